@@ -1,0 +1,348 @@
+"""The agent as a service: one object the CLI, the HTTP API and the app all talk to.
+
+It owns the compiled graph, its checkpointer and the turn log, serialises turns per session,
+and turns LangGraph's streams into simple items: ``("event", entry)``, ``("thinking", text)``,
+``("token", text)``, ``("answer", payload)`` when publish ran, ``("final", payload)`` at the end.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessageChunk, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from local2 import events
+from local2.config import Settings, load_settings
+from local2.graph import AUTO, build_services, compile_graph, default_checkpointer
+from local2.nodes.receive import validate_query
+from local2.payload import turn_payload
+from local2.prompt import build_prompt, prompt_as_json
+from local2.tools.base import Tool
+
+StreamItem = tuple[str, Any]
+
+
+class InvalidQuery(ValueError):
+    """The question cannot be asked (empty, too long); the message says why."""
+
+
+class UnknownTurn(LookupError):
+    """No such session, turn or checkpoint."""
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    configurable: dict[str, Any] = {"thread_id": session_id}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+class Agent:
+    """A LoCAL2 agent bound to a data directory."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        backend: str | None = None,
+        model: str | None = None,
+        chat_model: BaseChatModel | None = None,
+        tools: Sequence[Tool] | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        memory: Any = AUTO,
+        critic: Any = AUTO,
+        notice: str | None = None,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self.notice = notice
+        if chat_model is None:
+            from local2.models.backend import make_chat_model
+
+            chosen = make_chat_model(self.settings, backend=backend, model=model)
+            chat_model, model, backend = chosen.model, chosen.name, chosen.backend
+            self.notice = chosen.notice
+        self.services = build_services(
+            self.settings,
+            chat_model=chat_model,
+            tools=tools,
+            memory=memory,
+            critic=critic,
+            backend=backend,
+            model=model,
+        )
+        self.checkpointer = checkpointer or default_checkpointer(self.settings)
+        self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
+        self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
+        self._locks_guard = threading.Lock()
+
+    # -- turns -----------------------------------------------------------------------------
+
+    def _session_lock(self, session_id: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks[session_id]
+
+    def stream(self, query: str, session_id: str | None = None) -> Iterator[StreamItem]:
+        """Run one turn, yielding events, thinking and answer tokens as they happen."""
+        problem = validate_query(query, self.settings.generator.max_query_chars)
+        if problem:
+            raise InvalidQuery(problem)
+        session_id = session_id or new_session_id()
+        with self._session_lock(session_id):
+            yield from self._run({"query": query, "session_id": session_id}, _config(session_id))
+
+    def _run(self, graph_input: dict[str, Any] | None, config: dict[str, Any]) -> Iterator[StreamItem]:
+        final: dict[str, Any] = {}
+        for mode, data in self.graph.stream(
+            graph_input, config, stream_mode=["custom", "messages", "values"]
+        ):
+            if mode == "custom":
+                if "event" in data:
+                    yield ("event", data["event"])
+                if "payload" in data:
+                    yield ("answer", data["payload"])
+            elif mode == "messages":
+                chunk, meta = data
+                if meta.get("langgraph_node") != "generate" or not isinstance(chunk, AIMessageChunk):
+                    continue
+                reasoning = chunk.additional_kwargs.get("reasoning_content")
+                if reasoning:
+                    yield ("thinking", str(reasoning))
+                if isinstance(chunk.content, str) and chunk.content:
+                    yield ("token", chunk.content)
+            elif mode == "values":
+                final = data
+        payload = turn_payload(final)
+        yield ("final", payload)
+
+    def ask(
+        self,
+        query: str,
+        session_id: str | None = None,
+        on_item: Callable[[str, Any], None] | None = None,
+    ) -> dict[str, Any]:
+        """Run one turn and return its payload (``response.generation``)."""
+        payload: dict[str, Any] = {}
+        for kind, data in self.stream(query, session_id):
+            if on_item is not None:
+                on_item(kind, data)
+            if kind == "final":
+                payload = data
+        return payload
+
+    # -- reading a session -----------------------------------------------------------------
+
+    def state(self, session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+        snapshot = self.graph.get_state(_config(session_id, checkpoint_id))
+        if not snapshot.values:
+            raise UnknownTurn(f"No session '{session_id}'" + (
+                f" with checkpoint '{checkpoint_id}'" if checkpoint_id else ""))
+        return dict(snapshot.values)
+
+    def exists(self, session_id: str) -> bool:
+        return bool(self.graph.get_state(_config(session_id)).values)
+
+    def history(self, session_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """The session's clean turns (user, assistant, query_id), oldest first."""
+        state = self.state(session_id)
+        turns = self.services.turn_log.window(
+            state.get("history_head"), limit or max(1, state.get("turn_count", 0))
+        )
+        rewards = state.get("rewards") or {}
+        return [
+            {
+                "query_id": t.query_id,
+                "user": t.user,
+                "assistant": t.assistant,
+                "created_at": t.created_at,
+                "reward": rewards.get(t.query_id),
+            }
+            for t in turns
+        ]
+
+    def prompt_messages(self, session_id: str, checkpoint_id: str | None = None) -> list[dict]:
+        """The messages array the model saw at that point (thinking removed)."""
+        state = self.state(session_id, checkpoint_id)
+        gen = self.settings.generator
+        window = self.services.turn_log.window(state.get("history_head"), gen.max_turns)
+        working = list(state.get("messages") or [])
+        if working and state.get("answer") and state.get("history_head"):
+            # After publish the window already holds this turn; show it once.
+            window = window[:-1]
+        messages = build_prompt(gen.system_prompt, window, working, gen.history_token_budget)
+        return prompt_as_json(messages)
+
+    def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
+        return self.services.turn_log.sessions(limit)
+
+    def checkpoints(self, session_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        """A session's checkpoints, newest first: id, step, writer, time, next, summary."""
+        snapshots = list(self.graph.get_state_history(_config(session_id), limit=limit + 1))
+        if not snapshots:
+            raise UnknownTurn(f"No session '{session_id}'")
+        rows = []
+        for i, snap in enumerate(snapshots[:limit]):
+            parent = snapshots[i + 1] if i + 1 < len(snapshots) else None
+            meta = snap.metadata or {}
+            writer = ",".join(parent.next) if parent is not None and parent.next else (
+                meta.get("source") or "")
+            values = snap.values or {}
+            summary = values.get("answer") or values.get("query") or ""
+            rows.append(
+                {
+                    "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                    "parent_id": (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+                    "step": meta.get("step"),
+                    "source": meta.get("source"),
+                    "node": writer,
+                    "created_at": snap.created_at,
+                    "next": list(snap.next),
+                    "query_id": values.get("query_id"),
+                    "summary": " ".join(str(summary).split())[:100],
+                }
+            )
+        return rows
+
+    # -- time travel -----------------------------------------------------------------------
+
+    def replay(
+        self,
+        session_id: str,
+        checkpoint_id: str,
+        query: str | None = None,
+        model: str | None = None,
+    ) -> dict[str, Any]:
+        """Re-run from a past checkpoint as a new branch; the original stays intact.
+
+        With ``query`` the turn's question is replaced; with ``model`` another model answers.
+        Returns the new turn's payload plus ``branch`` (the new checkpoint ids, newest first).
+        """
+        agent = self if model is None else self.with_model(model)
+        config = _config(session_id, checkpoint_id)
+        snapshot = agent.graph.get_state(config)
+        if not snapshot.values and not snapshot.next:
+            raise UnknownTurn(f"No checkpoint '{checkpoint_id}' in session '{session_id}'")
+        if query is not None:
+            problem = validate_query(query, self.settings.generator.max_query_chars)
+            if problem:
+                raise InvalidQuery(problem)
+        with self._session_lock(session_id):
+            before = {c["checkpoint_id"] for c in self.checkpoints(session_id, limit=10_000)}
+            graph_input, run_config = agent._fork_point(snapshot, query)
+            payload: dict[str, Any] = {}
+            for kind, data in agent._run(graph_input, run_config):
+                if kind == "final":
+                    payload = data
+        after = self.checkpoints(session_id, limit=10_000)
+        payload["branch"] = [c["checkpoint_id"] for c in after if c["checkpoint_id"] not in before]
+        payload["replayed_from"] = checkpoint_id
+        return payload
+
+    def _fork_point(self, snapshot: Any, query: str | None) -> tuple[dict | None, dict]:
+        """Where to resume: the snapshot itself, or a fork of it with the question replaced."""
+        next_nodes = tuple(snapshot.next)
+        values = snapshot.values or {}
+        if query is None:
+            if not next_nodes:
+                raise UnknownTurn(
+                    "That checkpoint ends a turn, so there is nothing to re-run from it; pick an "
+                    "earlier one, or give a new question."
+                )
+            return None, snapshot.config
+        if not next_nodes or next_nodes == ("__start__",) or "receive" in next_nodes:
+            # Between turns (or before receive ran): start a new turn on top of it.
+            base = snapshot.config
+            if next_nodes and snapshot.parent_config:
+                base = snapshot.parent_config
+            return {"query": query, "session_id": values.get("session_id")}, base
+        # Mid-turn: replace the question and this turn's user message, then resume.
+        query_id = values.get("query_id", "")
+        forked = self.graph.update_state(
+            snapshot.config,
+            {"query": query, "messages": [HumanMessage(query, id=f"user-{query_id}")]},
+            as_node="receive",
+        )
+        return None, forked
+
+    def with_model(self, model: str) -> Agent:
+        """The same sessions, tools and memory, answered by another Ollama model."""
+        from local2.models.ollama import make_ollama_chat
+
+        twin = object.__new__(Agent)
+        twin.settings = self.settings
+        twin.notice = self.notice
+        twin.services = build_services(
+            self.settings,
+            chat_model=make_ollama_chat(self.settings, model),
+            tools=list(self.services.tools.values()),
+            memory=self.services.memory,
+            critic=self.services.critic,
+            turn_log=self.services.turn_log,
+            backend="ollama",
+            model=model,
+        )
+        twin.checkpointer = self.checkpointer
+        twin.graph = compile_graph(twin.services, self.checkpointer)
+        twin._locks = self._locks
+        twin._locks_guard = self._locks_guard
+        return twin
+
+    # -- ratings ---------------------------------------------------------------------------
+
+    def feedback(
+        self, session_id: str, query_id: str, rating: int, comment: str | None = None
+    ) -> dict[str, Any]:
+        """Record a person's 1-5 rating of a turn: ``user.feedback`` then ``reward.event``."""
+        if not isinstance(rating, int) or not 1 <= rating <= 5:
+            raise ValueError(f"A rating is a whole number from 1 to 5, got {rating!r}.")
+        if not self.exists(session_id):
+            raise UnknownTurn(f"No session '{session_id}'")
+        if self.services.turn_log.find(session_id, query_id) is None:
+            raise UnknownTurn(f"No turn '{query_id}' in session '{session_id}'")
+        now = time.time()
+        base = {"started_at": now}
+        from local2.nodes.common import event
+
+        given = event(base, events.USER_FEEDBACK, session_id=session_id, query_id=query_id,  # type: ignore[arg-type]
+                      rating=rating, comment=comment)
+        reward = event(base, events.REWARD_EVENT, session_id=session_id, query_id=query_id,  # type: ignore[arg-type]
+                       reward=rating)
+        self.graph.update_state(
+            _config(session_id),
+            {
+                "rewards": {query_id: {"rating": rating, "comment": comment, "at": now}},
+                "event_log": [given, reward],
+            },
+            as_node="ingest",
+        )
+        annotated = 0
+        if self.services.memory is not None:
+            try:
+                annotated = self.services.memory.annotate(query_id, reward=float(rating))
+            except Exception:  # the rating is kept in the session even if memory is down
+                annotated = 0
+        return {
+            "session_id": session_id,
+            "query_id": query_id,
+            "rating": rating,
+            "engrams_annotated": annotated,
+            "events": [given, reward],
+        }
+
+    def close(self) -> None:
+        self.services.runner.shutdown()
+        conn = getattr(self.checkpointer, "conn", None)
+        if conn is not None:
+            conn.close()
+        self.services.turn_log.close()

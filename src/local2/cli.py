@@ -1,0 +1,294 @@
+"""``local2``: the command line. Every failure is one readable message and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from local2.config import Settings, SettingsError, load_settings
+
+app = typer.Typer(
+    name="local2",
+    help="LoCAL2: a local research assistant you can see inside.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+BackendOpt = Annotated[
+    str | None,
+    typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
+]
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Ollama model to use.")]
+SessionOpt = Annotated[
+    str | None, typer.Option("--session", "-s", help="Session id to continue (default: a new one).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Config directory (default: $LOCAL2_CONFIG)."),
+    ] = None,
+) -> None:
+    try:
+        ctx.obj = {"settings": load_settings(config)}
+    except SettingsError as exc:
+        fail(f"Configuration error: {exc}")
+
+
+def fail(message: str, fix: str = "", code: int = 1) -> None:
+    err.print(f"[bold red]Error:[/] {message}")
+    if fix:
+        err.print(f"[yellow]Fix:[/] {fix}")
+    raise typer.Exit(code)
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    return ctx.obj["settings"]
+
+
+@contextmanager
+def friendly_errors() -> Iterator[None]:
+    """Turn the errors a person can act on into a message and an exit code."""
+    from local2.agent import InvalidQuery, UnknownTurn
+    from local2.models.errors import ModelError
+
+    try:
+        yield
+    except ModelError as exc:
+        fail(exc.message, exc.fix)
+    except InvalidQuery as exc:
+        fail(str(exc), code=2)
+    except UnknownTurn as exc:
+        fail(str(exc).strip("'\""), code=3)
+    except SettingsError as exc:
+        fail(f"Configuration error: {exc}")
+
+
+def make_agent(ctx: typer.Context, backend: str | None = None, model: str | None = None) -> Any:
+    from local2.agent import Agent
+
+    agent = Agent(settings_of(ctx), backend=backend, model=model)
+    if agent.notice:
+        err.print(f"[yellow]Notice:[/] {agent.notice}")
+    return agent
+
+
+def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
+    """Render one stream item for a person at a terminal."""
+    if kind == "thinking":
+        if not state.get("thinking"):
+            err.print("[dim]Thinking…[/]")
+            state["thinking"] = True
+        err.print(f"[dim]{data}[/]", end="")
+    elif kind == "token":
+        state.setdefault("tokens", []).append(data)
+    elif kind == "event":
+        subject = data["subject"]
+        if subject.startswith("tool.request."):
+            args = json.dumps(data.get("args"), ensure_ascii=False)
+            err.print(f"\n[cyan]⚙ {data['tool']}[/] {args} …")
+        elif subject.startswith("tool.result."):
+            status = f"[red]{data['error']}[/]" if data.get("error") else "[green]done[/]"
+            err.print(f"[cyan]⚙ {data['tool']}[/] {status} ({data.get('duration_s', 0):.2f}s)")
+        elif subject == "tool.loop_limit":
+            err.print(f"[yellow]Tool limit of {data['limit']} rounds reached: answering now.[/]")
+        elif subject == "memory.ingest_failed":
+            err.print(f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]")
+    elif kind == "answer":
+        if state.get("thinking"):
+            err.print()
+        out.print(data["answer"])
+        state["answered"] = True
+    elif kind == "final" and data.get("critique"):
+        crit = data["critique"]
+        score = crit.get("score")
+        err.print(f"[dim]Critic: {score if score is not None else 'no grade'}/5 — {crit.get('feedback', '')}[/]")
+
+
+@app.command()
+def ask(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="The question.")],
+    session: SessionOpt = None,
+    as_json: JsonOpt = False,
+    model: ModelOpt = None,
+    backend: BackendOpt = None,
+) -> None:
+    """Ask one question and print the answer (or the whole turn payload with --json)."""
+    with friendly_errors():
+        agent = make_agent(ctx, backend, model)
+        if as_json:
+            payload = agent.ask(query, session)
+            out.print_json(data=payload) if sys.stdout.isatty() else print(
+                json.dumps(payload, ensure_ascii=False, indent=2, default=str)
+            )
+        else:
+            view: dict[str, Any] = {}
+            payload = agent.ask(query, session, on_item=lambda k, d: _show_item(k, d, view))
+            err.print(f"[dim]session {payload['session_id']} · query {payload['query_id']}[/]")
+        agent.close()
+
+
+@app.command()
+def chat(
+    ctx: typer.Context,
+    session: SessionOpt = None,
+    model: ModelOpt = None,
+    backend: BackendOpt = None,
+) -> None:
+    """A conversation at the terminal. /new starts a new session, /exit leaves."""
+    from local2.agent import InvalidQuery, new_session_id
+    from local2.models.errors import ModelError
+
+    with friendly_errors():
+        agent = make_agent(ctx, backend, model)
+    session_id = session or new_session_id()
+    err.print(f"[dim]Session {session_id}. /new for a new session, /exit to leave.[/]")
+    while True:
+        try:
+            line = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            err.print()
+            break
+        if line.strip() in ("/exit", "/quit"):
+            break
+        if line.strip() == "/new":
+            session_id = new_session_id()
+            err.print(f"[dim]Session {session_id}.[/]")
+            continue
+        view: dict[str, Any] = {}
+        try:
+            agent.ask(line, session_id, on_item=lambda k, d, v=view: _show_item(k, d, v))
+        except InvalidQuery as exc:
+            err.print(f"[red]{exc}[/]")
+        except ModelError as exc:
+            err.print(f"[bold red]Error:[/] {exc.message}\n[yellow]Fix:[/] {exc.fix}")
+    agent.close()
+
+
+@app.command()
+def doctor(ctx: typer.Context, as_json: JsonOpt = False, backend: BackendOpt = None) -> None:
+    """Check Ollama, models, the data directory, search keys and MCP servers."""
+    from local2.doctor import run_checks
+
+    checks = run_checks(settings_of(ctx), backend=backend)
+    if as_json:
+        print(json.dumps([c.as_dict() for c in checks], indent=2))
+    else:
+        table = Table("check", "status", "detail", "fix")
+        colour = {"ok": "green", "warn": "yellow", "fail": "red"}
+        for c in checks:
+            table.add_row(c.name, f"[{colour[c.status]}]{c.status}[/]", c.detail, c.fix)
+        out.print(table)
+    if any(c.status == "fail" for c in checks):
+        raise typer.Exit(1)
+
+
+@app.command()
+def feedback(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="The session.")],
+    query_id: Annotated[str, typer.Argument(help="The turn's query id.")],
+    rating: Annotated[int, typer.Option("--rating", "-r", min=1, max=5, help="1 (bad) to 5 (good).")],
+    comment: Annotated[str | None, typer.Option("--comment", "-c")] = None,
+) -> None:
+    """Rate a turn: stored on its engram and in the session's state; changes recall ranking."""
+    with friendly_errors():
+        agent = _offline_agent(ctx)
+        result = agent.feedback(session_id, query_id, rating, comment)
+        out.print(
+            f"Recorded rating {rating} for {query_id} "
+            f"({result['engrams_annotated']} engram(s) annotated)."
+        )
+        agent.close()
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="The session.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 30,
+    as_json: JsonOpt = False,
+) -> None:
+    """A session's checkpoints, newest first: id, step, node, time, next, summary."""
+    with friendly_errors():
+        agent = _offline_agent(ctx)
+        rows = agent.checkpoints(session_id, limit)
+        agent.close()
+    if as_json:
+        print(json.dumps(rows, indent=2, default=str))
+        return
+    table = Table("checkpoint", "step", "node", "time", "next", "summary")
+    for r in rows:
+        table.add_row(r["checkpoint_id"], str(r["step"]), r["node"], str(r["created_at"])[:19],
+                      ",".join(r["next"]) or "-", r["summary"])
+    out.print(table)
+
+
+@app.command()
+def replay(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="The session.")],
+    checkpoint: Annotated[str, typer.Option("--checkpoint", help="Checkpoint id to re-run from.")],
+    query: Annotated[str | None, typer.Option("--query", help="Replace the question.")] = None,
+    model: ModelOpt = None,
+    backend: BackendOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-run from a checkpoint as a new branch; the original branch stays intact."""
+    with friendly_errors():
+        agent = make_agent(ctx, backend)
+        original = agent.state(session_id, checkpoint)
+        payload = agent.replay(session_id, checkpoint, query=query, model=model)
+        agent.close()
+    if as_json:
+        print(json.dumps(payload, indent=2, default=str))
+        return
+    table = Table("", "original", "replay")
+    table.add_row("question", str(original.get("query", "")), str(payload.get("query", "")))
+    table.add_row("answer", str(original.get("answer") or "(not answered yet)"), payload["answer"])
+    out.print(table)
+    out.print(f"New branch checkpoints: {', '.join(payload['branch'])}")
+
+
+def _offline_agent(ctx: typer.Context) -> Any:
+    """An agent for reading and rating sessions: no model server is needed for that."""
+    from local2.agent import Agent
+    from local2.models.scripted import ScriptedChatModel
+
+    return Agent(settings_of(ctx), chat_model=ScriptedChatModel(), critic=None, backend="none")
+
+
+def _mount(name: str, factory: Callable[[], typer.Typer]) -> None:
+    try:
+        app.add_typer(factory(), name=name)
+    except ImportError:  # a feature whose module is not installed
+        pass
+
+
+def _memory_app() -> typer.Typer:
+    from local2.memory.cli import memory_app
+
+    return memory_app
+
+
+_mount("memory", _memory_app)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

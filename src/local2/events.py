@@ -1,0 +1,25 @@
+"""Event subjects: the original message bus survives as the turn's event log."""
+
+QUERY_RECEIVED = "query.received"
+QUERY_REJECTED = "query.rejected"
+MEMORY_RECALL = "memory.recall"
+TOOL_REQUEST = "tool.request"  # + ".<tool>"
+TOOL_RESULT = "tool.result"  # + ".<tool>"
+TOOL_LOOP_LIMIT = "tool.loop_limit"
+TOOL_CALL_REPAIR = "tool.repair"
+RESPONSE_GENERATION = "response.generation"
+ANSWER_DIALOG = "answer.dialog"
+CRITIQUE_RESULT = "critique.result"
+MEMORY_INGESTED = "memory.ingested"
+MEMORY_INGEST_FAILED = "memory.ingest_failed"
+USER_FEEDBACK = "user.feedback"
+REWARD_EVENT = "reward.event"
+BACKEND_NOTICE = "backend.notice"
+
+
+def tool_request(tool: str) -> str:
+    return f"{TOOL_REQUEST}.{tool}"
+
+
+def tool_result(tool: str) -> str:
+    return f"{TOOL_RESULT}.{tool}"

@@ -1,0 +1,197 @@
+"""The topology: the original generator's state machine as a LangGraph ``StateGraph``.
+
+```
+START -> receive -> generate --(tool calls, under the limit)--> dispatch_tool -> await_tool
+                       ^                                                            |
+                       +------------------------------------------------------------+
+         generate --(final answer, or forced synthesis at the limit)--> publish
+         generate --(repair a malformed tool call / empty reply)--> generate
+         publish -> critique -> END        (in parallel)
+         publish -> ingest   -> END        (in parallel)
+         receive --(question rejected)--> END
+```
+Services (chat model, tools, memory, critic) are injected here, so tests and notebooks can
+swap any of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from local2.config import Settings, load_settings
+from local2.history import TurnLog
+from local2.nodes.await_tool import await_tool
+from local2.nodes.common import Services
+from local2.nodes.critique import critique
+from local2.nodes.dispatch_tool import dispatch_tool
+from local2.nodes.generate import generate
+from local2.nodes.ingest import ingest
+from local2.nodes.publish import publish
+from local2.nodes.receive import receive
+from local2.state import TurnState
+from local2.tools.base import Tool
+
+AUTO: Any = "auto"  # "build this service from settings"
+
+
+def after_receive(state: TurnState) -> Literal["generate", "__end__"]:
+    return END if state.get("error") else "generate"
+
+
+def after_generate(state: TurnState) -> Literal["dispatch_tool", "generate", "publish"]:
+    decision = state.get("decision")
+    if decision in ("dispatch_tool", "generate"):
+        return decision  # type: ignore[return-value]
+    return "publish"
+
+
+def recursion_limit(settings: Settings) -> int:
+    """Enough super-steps for every allowed tool round, a repair and the tail."""
+    return 12 + 3 * (settings.generator.max_tool_iterations + 3)
+
+
+def compile_graph(
+    services: Services, checkpointer: BaseCheckpointSaver | None = None
+) -> CompiledStateGraph:
+    def bind(fn: Callable[..., dict]) -> Callable[..., dict]:
+        return partial(fn, services=services)
+
+    graph = StateGraph(TurnState)
+    graph.add_node("receive", bind(receive))
+    graph.add_node("generate", bind(generate))
+    graph.add_node("dispatch_tool", bind(dispatch_tool))
+    graph.add_node("await_tool", bind(await_tool))
+    graph.add_node("publish", bind(publish))
+    graph.add_node("critique", bind(critique))
+    graph.add_node("ingest", bind(ingest))
+
+    graph.add_edge(START, "receive")
+    graph.add_conditional_edges("receive", after_receive, {"generate": "generate", END: END})
+    graph.add_conditional_edges(
+        "generate",
+        after_generate,
+        {"dispatch_tool": "dispatch_tool", "generate": "generate", "publish": "publish"},
+    )
+    graph.add_edge("dispatch_tool", "await_tool")
+    graph.add_edge("await_tool", "generate")
+    graph.add_edge("publish", "critique")
+    graph.add_edge("publish", "ingest")
+    graph.add_edge("critique", END)
+    graph.add_edge("ingest", END)
+    compiled = graph.compile(checkpointer=checkpointer, name="local2")
+    return compiled.with_config(recursion_limit=recursion_limit(services.settings))  # type: ignore[return-value]
+
+
+def build_services(
+    settings: Settings,
+    *,
+    chat_model: BaseChatModel | None = None,
+    tools: Sequence[Tool] | None = None,
+    memory: Any = AUTO,
+    critic: Any = AUTO,
+    turn_log: TurnLog | None = None,
+    backend: str | None = None,
+    model: str | None = None,
+) -> Services:
+    """Assemble the services from settings, keeping whatever the caller supplied."""
+    from local2.models.backend import make_chat_model
+    from local2.models.router import route
+    from local2.models.toolcall_text import parse_tool_calls, repair_message, validate_args
+
+    if chat_model is None:
+        chosen = make_chat_model(settings, backend=backend, model=model)
+        chat_model, model_name, backend_name = chosen.model, chosen.name, chosen.backend
+    else:
+        model_name = model or getattr(chat_model, "model", None) or type(chat_model).__name__
+        backend_name = backend or "custom"
+    if turn_log is None:
+        turn_log = default_turn_log(settings)
+    if memory is AUTO:
+        from local2.nodes.ingest import open_memory
+
+        memory = open_memory(settings) if settings.memory.enabled else None
+    if critic is AUTO:
+        from local2.critic import Critic
+
+        critic = Critic(chat_model, settings.critic) if settings.critic.enabled else None
+    if tools is None:
+        from local2.tools.registry import default_tools
+
+        tools = default_tools(settings, memory)
+    return Services(
+        settings=settings,
+        chat_model=chat_model,
+        turn_log=turn_log,
+        tools={t.name: t for t in tools},
+        model_name=str(model_name),
+        backend=backend_name,
+        memory=memory,
+        critic=critic,
+        tool_parser=parse_tool_calls,
+        router=route,
+        arg_validator=validate_args,
+        repair_message=repair_message,
+    )
+
+
+def default_turn_log(settings: Settings) -> TurnLog:
+    if settings.system.checkpointer == "memory":
+        return TurnLog(":memory:")
+    return TurnLog(settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite")
+
+
+def default_checkpointer(settings: Settings) -> BaseCheckpointSaver:
+    """SQLite under the data directory (WAL on), or in memory when configured."""
+    if settings.system.checkpointer == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return InMemorySaver()
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    saver = SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
+    saver.setup()
+    return saver
+
+
+def build_graph(
+    settings: Settings | None = None,
+    *,
+    chat_model: BaseChatModel | None = None,
+    tools: Sequence[Tool] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    memory: Any = AUTO,
+    critic: Any = AUTO,
+    turn_log: TurnLog | None = None,
+    backend: str | None = None,
+    model: str | None = None,
+) -> CompiledStateGraph:
+    """The compiled agent. Invoking it with a ``thread_id`` is one turn of that session.
+
+    ```python
+    graph = build_graph(load_settings())
+    state = graph.invoke({"query": "Hi"}, {"configurable": {"thread_id": "s1"}})
+    ```
+    """
+    settings = settings or load_settings()
+    services = build_services(
+        settings,
+        chat_model=chat_model,
+        tools=tools,
+        memory=memory,
+        critic=critic,
+        turn_log=turn_log,
+        backend=backend,
+        model=model,
+    )
+    return compile_graph(services, checkpointer or default_checkpointer(settings))

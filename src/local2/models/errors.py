@@ -1,0 +1,59 @@
+"""Model failures a person can act on: each names what went wrong and the fix."""
+
+from __future__ import annotations
+
+
+class ModelError(Exception):
+    """The chat model could not produce an answer; ``fix`` says what to do about it."""
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.fix}".strip()
+
+
+class ModelUnavailable(ModelError):
+    """The backend cannot be reached or the model is not there."""
+
+
+def describe_ollama_error(exc: BaseException, *, host: str, model: str) -> ModelError:
+    """Turn whatever the Ollama client raised into a :class:`ModelError` with its fix."""
+    import httpx
+
+    try:
+        from ollama import ResponseError
+    except ImportError:  # pragma: no cover - ollama is a dependency
+        ResponseError = ()  # type: ignore[assignment]
+
+    text = str(exc)
+    if isinstance(exc, ResponseError):
+        status = getattr(exc, "status_code", None)
+        if status == 404 or "not found" in text.lower():
+            return ModelUnavailable(
+                f"Model '{model}' is not available on the Ollama server at {host}.",
+                f"Pull it with: ollama pull {model}",
+            )
+        return ModelError(f"Ollama at {host} answered with an error ({status}): {exc.error}.")
+    if isinstance(exc, httpx.TimeoutException):
+        return ModelError(
+            f"Ollama at {host} did not answer in time.",
+            "Check the server's load, or raise generator.request_timeout_s.",
+        )
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)) or (
+        "incomplete" in text.lower() or "peer closed" in text.lower()
+    ):
+        return ModelError(
+            f"The stream from Ollama at {host} broke mid-answer; nothing was recorded.",
+            "Ask again; if it keeps happening, check the Ollama server's log.",
+        )
+    if isinstance(exc, (ConnectionError, httpx.ConnectError, httpx.NetworkError)) or (
+        "failed to connect" in text.lower()
+    ):
+        return ModelUnavailable(
+            f"Cannot reach Ollama at {host}.",
+            "Start it with: ollama serve (or set OLLAMA_HOST to where it runs).",
+        )
+    return ModelError(f"The model call failed: {type(exc).__name__}: {text}")

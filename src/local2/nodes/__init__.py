@@ -1,0 +1,1 @@
+"""The graph's nodes: each a small function of (state, services) with one job."""

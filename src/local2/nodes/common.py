@@ -1,0 +1,50 @@
+"""What every node shares: the injected services and the event emitter."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.config import get_stream_writer
+
+from local2.config import Settings
+from local2.state import EventEntry, TurnState
+from local2.tools.base import Tool
+from local2.tools.runner import ToolRunner
+
+if TYPE_CHECKING:
+    from local2.history import TurnLog
+
+
+@dataclass
+class Services:
+    """Everything a node may call, chosen when the graph is built so any part can be swapped."""
+
+    settings: Settings
+    chat_model: BaseChatModel
+    turn_log: TurnLog
+    tools: dict[str, Tool] = field(default_factory=dict)
+    model_name: str = ""
+    backend: str = ""
+    memory: Any | None = None  # local2.memory.store.EngramStore
+    critic: Any | None = None  # local2.critic.Critic
+    tool_parser: Any | None = None  # callable(text, tools) -> ParsedToolCalls
+    router: Any | None = None  # callable(query, tool_names) -> list[tool call dicts]
+    arg_validator: Any | None = None  # callable(args, schema) -> list[str] errors
+    repair_message: Any | None = None  # callable(errors, tools) -> str
+    runner: ToolRunner = field(default_factory=ToolRunner)
+
+
+def event(state: TurnState, subject: str, **payload: Any) -> EventEntry:
+    """Make an event entry timed from ``query.received`` and push it to the custom stream."""
+    started = state.get("started_at") or time.time()
+    entry: EventEntry = {"subject": subject, "t": round(time.time() - started, 3), **payload}
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # called outside a graph run (unit tests of helpers)
+        writer = None
+    if writer is not None:
+        writer({"event": entry})
+    return entry

@@ -1,0 +1,27 @@
+"""``dispatch_tool``: announce each requested tool call and start them all at once."""
+
+from __future__ import annotations
+
+from local2 import events
+from local2.nodes.common import Services, event
+from local2.state import TurnState
+from local2.tools.base import ToolContext
+
+
+def dispatch_tool(state: TurnState, services: Services) -> dict:
+    ctx = ToolContext(session_id=state["session_id"] or "", query_id=state["query_id"])
+    log = []
+    for call in state.get("pending_tool_calls", []):
+        log.append(
+            event(
+                state,
+                events.tool_request(call["name"]),
+                tool=call["name"],
+                args=call["args"],
+                call_id=call["id"],
+            )
+        )
+        tool = services.tools.get(call["name"])
+        if tool is not None:
+            services.runner.start(tool, call["args"], ctx, call["id"])
+    return {"event_log": log}

@@ -1,0 +1,69 @@
+"""``receive``: validate the question, name the turn, and start a fresh per-turn record."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from langchain_core.messages import HumanMessage, RemoveMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from local2 import events
+from local2.nodes.common import Services, event
+from local2.state import RESET, TurnState
+
+
+def validate_query(query: object, max_chars: int) -> str | None:
+    """The reason a question cannot be asked, or None when it is fine."""
+    if not isinstance(query, str) or not query.strip():
+        return "The question is empty: type something to ask."
+    if len(query) > max_chars:
+        return (
+            f"The question is {len(query)} characters long; the limit is {max_chars} "
+            "(generator.max_query_chars)."
+        )
+    return None
+
+
+def receive(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+    configurable = config.get("configurable", {})
+    session_id = state.get("session_id") or configurable.get("thread_id") or uuid.uuid4().hex
+    query_id = uuid.uuid4().hex[:12]
+    fresh: dict = {
+        "session_id": session_id,
+        "query_id": query_id,
+        "started_at": time.time(),
+        "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
+        "thinking": RESET,
+        "tool_calls": RESET,
+        "memory_hits": RESET,
+        "pending_tool_calls": [],
+        "tool_rounds": 0,
+        "repairs": 0,
+        "answer": "",
+        "critique": None,
+        "error": None,
+        "decision": "",
+        "model": services.model_name,
+        "backend": services.backend,
+    }
+    timing = {"started_at": fresh["started_at"]}
+    query = state.get("query")
+    problem = validate_query(query, services.settings.generator.max_query_chars)
+    if problem:
+        rejected = event(timing, events.QUERY_REJECTED, query_id=query_id, error=problem)  # type: ignore[arg-type]
+        return {**fresh, "error": problem, "event_log": [RESET, rejected]}
+    received = event(
+        timing,  # type: ignore[arg-type]
+        events.QUERY_RECEIVED,
+        session_id=session_id,
+        query_id=query_id,
+        query=query,
+    )
+    return {
+        **fresh,
+        "query": query.strip(),
+        "messages": [*fresh["messages"], HumanMessage(query.strip(), id=f"user-{query_id}")],
+        "event_log": [RESET, received],
+    }

@@ -1,0 +1,95 @@
+"""The state schema: everything one turn of the graph reads and writes.
+
+Two lifetimes live here. *Per-turn* fields (the working messages, thinking, tool calls,
+memory hits, events, critique) are reset by ``receive`` at the start of each turn, so a
+checkpoint never carries more than one turn of them. *Session* fields survive across turns
+and stay small: the conversation itself lives in the append-only :class:`~local2.history.TurnLog`
+and the state keeps only ``history_head``, the id of the last turn visible from this
+checkpoint. Storage per turn is therefore O(new content), and any past checkpoint still
+names exactly the history it saw, so it can be replayed or forked.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+RESET = "__reset__"
+
+
+def turn_list(current: list[Any] | None, update: list[Any] | str) -> list[Any]:
+    """Append to a per-turn list; :data:`RESET` (alone or first in the update) empties it."""
+    if update == RESET:
+        return []
+    if update and update[0] == RESET:
+        return list(update[1:])
+    return [*(current or []), *update]
+
+
+def merge_dict(current: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]:
+    return {**(current or {}), **update}
+
+
+class ToolCallRecord(TypedDict):
+    id: str
+    tool: str
+    args: dict[str, Any]
+    result: str
+    error: str | None
+    duration_s: float
+
+
+class MemoryHit(TypedDict):
+    id: str
+    content: str
+    similarity: float
+    age_s: float
+    reward: float | None
+    critic_score: int | None
+    kind: str
+
+
+class EventEntry(TypedDict, total=False):
+    subject: str
+    t: float
+
+
+class Critique(TypedDict, total=False):
+    score: int | None
+    feedback: str
+    flags: list[str]
+
+
+class Reward(TypedDict, total=False):
+    rating: int
+    comment: str | None
+    at: float
+
+
+class TurnState(TypedDict):
+    # Input of a turn.
+    query: str
+    session_id: NotRequired[str | None]
+    # Per turn: reset by `receive`.
+    query_id: NotRequired[str]
+    started_at: NotRequired[float]
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
+    thinking: NotRequired[Annotated[list[str], turn_list]]
+    answer: NotRequired[str]
+    pending_tool_calls: NotRequired[list[dict[str, Any]]]
+    tool_calls: NotRequired[Annotated[list[ToolCallRecord], turn_list]]
+    tool_rounds: NotRequired[int]
+    repairs: NotRequired[int]
+    decision: NotRequired[str]  # set by generate: dispatch_tool | generate | publish
+    memory_hits: NotRequired[Annotated[list[MemoryHit], turn_list]]
+    event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
+    model: NotRequired[str]
+    backend: NotRequired[str]
+    critique: NotRequired[Critique | None]
+    error: NotRequired[str | None]
+    # Session: survives across turns, stays small.
+    history_head: NotRequired[str | None]
+    turn_count: NotRequired[int]
+    rewards: NotRequired[Annotated[dict[str, Reward], merge_dict]]

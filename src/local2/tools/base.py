@@ -1,0 +1,62 @@
+"""What a tool is to the graph: a name, a schema, and a function that returns text.
+
+A tool returns text (or a :class:`ToolResult` carrying structured data beside the text) and
+signals failure by raising :class:`ToolError`; ``await_tool`` turns that into the
+``[tool error: ...]`` the model reads. Schemas come from config so they can be tuned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model should read, e.g. ``fetch failed: 404``."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who is asking: lets memory tools tag what they store."""
+
+    session_id: str
+    query_id: str
+
+
+@dataclass
+class ToolResult:
+    """Text for the model plus data for the payload (``memory_hits``) and extra events."""
+
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+
+ToolFn = Callable[[Mapping[str, Any], ToolContext], "str | ToolResult"]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool the model may call."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    run: ToolFn
+    timeout_s: float | None = None  # None: the generator's tool_timeout_s
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI/Ollama function schema bound to the chat model."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+def as_result(output: str | ToolResult) -> ToolResult:
+    return output if isinstance(output, ToolResult) else ToolResult(text=str(output))
