@@ -102,7 +102,9 @@ class Agent:
         with self._session_lock(session_id):
             yield from self._run({"query": query, "session_id": session_id}, _config(session_id))
 
-    def _run(self, graph_input: dict[str, Any] | None, config: dict[str, Any]) -> Iterator[StreamItem]:
+    def _run(
+        self, graph_input: dict[str, Any] | None, config: dict[str, Any]
+    ) -> Iterator[StreamItem]:
         final: dict[str, Any] = {}
         for mode, data in self.graph.stream(
             graph_input, config, stream_mode=["custom", "messages", "values"]
@@ -114,7 +116,9 @@ class Agent:
                     yield ("answer", data["payload"])
             elif mode == "messages":
                 chunk, meta = data
-                if meta.get("langgraph_node") != "generate" or not isinstance(chunk, AIMessageChunk):
+                if meta.get("langgraph_node") != "generate" or not isinstance(
+                    chunk, AIMessageChunk
+                ):
                     continue
                 reasoning = chunk.additional_kwargs.get("reasoning_content")
                 if reasoning:
@@ -146,8 +150,10 @@ class Agent:
     def state(self, session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
         snapshot = self.graph.get_state(_config(session_id, checkpoint_id))
         if not snapshot.values:
-            raise UnknownTurn(f"No session '{session_id}'" + (
-                f" with checkpoint '{checkpoint_id}'" if checkpoint_id else ""))
+            raise UnknownTurn(
+                f"No session '{session_id}'"
+                + (f" with checkpoint '{checkpoint_id}'" if checkpoint_id else "")
+            )
         return dict(snapshot.values)
 
     def exists(self, session_id: str) -> bool:
@@ -177,8 +183,8 @@ class Agent:
         gen = self.settings.generator
         window = self.services.turn_log.window(state.get("history_head"), gen.max_turns)
         working = list(state.get("messages") or [])
-        if working and state.get("answer") and state.get("history_head"):
-            # After publish the window already holds this turn; show it once.
+        if state.get("answer") and state.get("decision") == "publish" and window:
+            # After publish the window already holds this turn: show what the model saw then.
             window = window[:-1]
         messages = build_prompt(gen.system_prompt, window, working, gen.history_token_budget)
         return prompt_as_json(messages)
@@ -195,14 +201,19 @@ class Agent:
         for i, snap in enumerate(snapshots[:limit]):
             parent = snapshots[i + 1] if i + 1 < len(snapshots) else None
             meta = snap.metadata or {}
-            writer = ",".join(parent.next) if parent is not None and parent.next else (
-                meta.get("source") or "")
+            writer = (
+                ",".join(parent.next)
+                if parent is not None and parent.next
+                else (meta.get("source") or "")
+            )
             values = snap.values or {}
             summary = values.get("answer") or values.get("query") or ""
             rows.append(
                 {
                     "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
-                    "parent_id": (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+                    "parent_id": (snap.parent_config or {})
+                    .get("configurable", {})
+                    .get("checkpoint_id"),
                     "step": meta.get("step"),
                     "source": meta.get("source"),
                     "node": writer,
@@ -314,10 +325,21 @@ class Agent:
         base = {"started_at": now}
         from local2.nodes.common import event
 
-        given = event(base, events.USER_FEEDBACK, session_id=session_id, query_id=query_id,  # type: ignore[arg-type]
-                      rating=rating, comment=comment)
-        reward = event(base, events.REWARD_EVENT, session_id=session_id, query_id=query_id,  # type: ignore[arg-type]
-                       reward=rating)
+        given = event(
+            base,
+            events.USER_FEEDBACK,
+            session_id=session_id,
+            query_id=query_id,  # type: ignore[arg-type]
+            rating=rating,
+            comment=comment,
+        )
+        reward = event(
+            base,
+            events.REWARD_EVENT,
+            session_id=session_id,
+            query_id=query_id,  # type: ignore[arg-type]
+            reward=rating,
+        )
         self.graph.update_state(
             _config(session_id),
             {

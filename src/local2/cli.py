@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -108,7 +108,9 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
         elif subject == "tool.loop_limit":
             err.print(f"[yellow]Tool limit of {data['limit']} rounds reached: answering now.[/]")
         elif subject == "memory.ingest_failed":
-            err.print(f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]")
+            err.print(
+                f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]"
+            )
     elif kind == "answer":
         if state.get("thinking"):
             err.print()
@@ -117,7 +119,8 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
     elif kind == "final" and data.get("critique"):
         crit = data["critique"]
         score = crit.get("score")
-        err.print(f"[dim]Critic: {score if score is not None else 'no grade'}/5 — {crit.get('feedback', '')}[/]")
+        grade = f"{score}/5" if score is not None else "no grade"
+        err.print(f"[dim]Critic: {grade} — {crit.get('feedback', '')}[/]")
 
 
 @app.command()
@@ -204,7 +207,9 @@ def feedback(
     ctx: typer.Context,
     session_id: Annotated[str, typer.Argument(help="The session.")],
     query_id: Annotated[str, typer.Argument(help="The turn's query id.")],
-    rating: Annotated[int, typer.Option("--rating", "-r", min=1, max=5, help="1 (bad) to 5 (good).")],
+    rating: Annotated[
+        int, typer.Option("--rating", "-r", min=1, max=5, help="1 (bad) to 5 (good).")
+    ],
     comment: Annotated[str | None, typer.Option("--comment", "-c")] = None,
 ) -> None:
     """Rate a turn: stored on its engram and in the session's state; changes recall ranking."""
@@ -235,8 +240,14 @@ def history(
         return
     table = Table("checkpoint", "step", "node", "time", "next", "summary")
     for r in rows:
-        table.add_row(r["checkpoint_id"], str(r["step"]), r["node"], str(r["created_at"])[:19],
-                      ",".join(r["next"]) or "-", r["summary"])
+        table.add_row(
+            r["checkpoint_id"],
+            str(r["step"]),
+            r["node"],
+            str(r["created_at"])[:19],
+            ",".join(r["next"]) or "-",
+            r["summary"],
+        )
     out.print(table)
 
 
@@ -275,10 +286,8 @@ def _offline_agent(ctx: typer.Context) -> Any:
 
 
 def _mount(name: str, factory: Callable[[], typer.Typer]) -> None:
-    try:
+    with suppress(ImportError):  # a feature whose module is not installed
         app.add_typer(factory(), name=name)
-    except ImportError:  # a feature whose module is not installed
-        pass
 
 
 def _memory_app() -> typer.Typer:

@@ -43,8 +43,14 @@ def _ollama_checks(settings: Settings, backend: str) -> list[Check]:
             checks.append(Check("embedding model", "ok", f"{emb} is pulled"))
         else:
             status = "fail" if settings.memory.embedder == "ollama" else "warn"
-            checks.append(Check("embedding model", status, f"{emb} is not pulled (offline embedder used)",
-                                f"ollama pull {emb}"))
+            checks.append(
+                Check(
+                    "embedding model",
+                    status,
+                    f"{emb} is not pulled (offline embedder used)",
+                    f"ollama pull {emb}",
+                )
+            )
     return checks
 
 
@@ -53,8 +59,12 @@ def _embedded_check(backend: str) -> Check:
     if present:
         return Check("embedded model", "ok", "llama-cpp-python and SmolLM2-135M are installed")
     status = "fail" if backend == "embedded" else "warn"
-    return Check("embedded model", status, "the embedded demo model is not installed",
-                 "pip install 'local2[embedded]'")
+    return Check(
+        "embedded model",
+        status,
+        "the embedded demo model is not installed",
+        "pip install 'local2[embedded]'",
+    )
 
 
 def _data_dir_check(settings: Settings) -> Check:
@@ -64,34 +74,52 @@ def _data_dir_check(settings: Settings) -> Check:
         with tempfile.NamedTemporaryFile(dir=path, prefix=".doctor-"):
             pass
     except OSError as exc:
-        return Check("data directory", "fail", f"{path} is not writable: {exc.strerror}",
-                     "set LOCAL2_HOME to a writable directory")
+        return Check(
+            "data directory",
+            "fail",
+            f"{path} is not writable: {exc.strerror}",
+            "set LOCAL2_HOME to a writable directory",
+        )
     return Check("data directory", "ok", f"{path} is writable")
 
 
 def _search_check(settings: Settings) -> Check:
     provider = settings.web.search.provider
     if provider == "mock":
-        return Check("web search", "warn", "provider is mock: canned results, no real search",
-                     "set web.search.provider to tavily, searxng or brave in web.yaml")
+        return Check(
+            "web search",
+            "warn",
+            "provider is mock: canned results, no real search",
+            "set web.search.provider to tavily, searxng or brave in web.yaml",
+        )
     if provider == "brave" and not os.environ.get("BRAVE_API_KEY"):
-        return Check("web search", "fail", "provider brave needs BRAVE_API_KEY", "export BRAVE_API_KEY=...")
+        return Check(
+            "web search", "fail", "provider brave needs BRAVE_API_KEY", "export BRAVE_API_KEY=..."
+        )
     if provider == "tavily" and not os.environ.get("TAVILY_API_KEY"):
-        return Check("web search", "warn", "TAVILY_API_KEY is not set (keyless mode, if the service allows it)",
-                     "export TAVILY_API_KEY=...")
+        return Check(
+            "web search",
+            "warn",
+            "TAVILY_API_KEY is not set (keyless mode, if the service allows it)",
+            "export TAVILY_API_KEY=...",
+        )
     return Check("web search", "ok", f"provider {provider}")
 
 
 def _mcp_checks(settings: Settings) -> list[Check]:
     if not settings.mcp.servers:
         return []
-    from local2.tools.mcp import load_mcp_tools
+    from local2.tools.mcp import load_mcp_tools, shutdown_mcp
 
-    _tools, statuses = load_mcp_tools(settings)
+    tools, statuses = load_mcp_tools(settings)
+    shutdown_mcp(tools)  # doctor only looks: stop the servers it started
     return [
-        Check(f"mcp: {s.name}", "ok" if s.ok else "warn",
-              f"{len(s.tools)} tool(s): {', '.join(s.tools)}" if s.ok else f"skipped: {s.error}",
-              "" if s.ok else "check the server's command/url in mcp.yaml")
+        Check(
+            f"mcp: {s.name}",
+            "ok" if s.ok else "warn",
+            f"{len(s.tools)} tool(s): {', '.join(s.tools)}" if s.ok else f"skipped: {s.error}",
+            "" if s.ok else "check the server's command/url in mcp.yaml",
+        )
         for s in statuses
     ]
 

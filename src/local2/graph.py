@@ -153,15 +153,11 @@ def default_checkpointer(settings: Settings) -> BaseCheckpointSaver:
         from langgraph.checkpoint.memory import InMemorySaver
 
         return InMemorySaver()
-    import sqlite3
+    from local2.checkpoint import sqlite_checkpointer
 
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    path = settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    saver = SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
-    saver.setup()
-    return saver
+    return sqlite_checkpointer(
+        settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite"
+    )
 
 
 def build_graph(

@@ -134,7 +134,13 @@ class TurnLog:
                 (limit,),
             ).fetchall()
         return [
-            {"session_id": r[0], "turns": r[1], "started_at": r[2], "updated_at": r[3], "first": r[4]}
+            {
+                "session_id": r[0],
+                "turns": r[1],
+                "started_at": r[2],
+                "updated_at": r[3],
+                "first": r[4],
+            }
             for r in rows
         ]
 

@@ -57,7 +57,8 @@ def prompt_as_json(messages: Sequence[BaseMessage]) -> list[dict]:
         item = {"role": message.type, "content": data.get("content", "")}
         if data.get("tool_calls"):
             item["tool_calls"] = [
-                {"name": c["name"], "args": c["args"], "id": c.get("id")} for c in data["tool_calls"]
+                {"name": c["name"], "args": c["args"], "id": c.get("id")}
+                for c in data["tool_calls"]
             ]
         if data.get("tool_call_id"):
             item["tool_call_id"] = data["tool_call_id"]

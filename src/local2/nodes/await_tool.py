@@ -70,7 +70,9 @@ def await_tool(state: TurnState, services: Services) -> dict:
     for call in calls:
         tool = services.tools.get(call["name"])
         if tool is None:
-            finish(call, f"[unknown tool: {call['name']!r}]", f"unknown tool: {call['name']!r}", 0.0)
+            finish(
+                call, f"[unknown tool: {call['name']!r}]", f"unknown tool: {call['name']!r}", 0.0
+            )
             continue
         started = services.runner.take(ctx.query_id, call["id"]) or services.runner.start(
             tool, call["args"], ctx, call["id"]
@@ -80,8 +82,11 @@ def await_tool(state: TurnState, services: Services) -> dict:
     while running:
         now = time.time()
         next_deadline = min(s.started_at + t for _, s, t in running.values())
-        wait([s.future for _, s, _ in running.values()], timeout=max(0.0, next_deadline - now),
-             return_when=FIRST_COMPLETED)
+        wait(
+            [s.future for _, s, _ in running.values()],
+            timeout=max(0.0, next_deadline - now),
+            return_when=FIRST_COMPLETED,
+        )
         now = time.time()
         for call_id, (call, started, timeout) in list(running.items()):
             if started.future.done():
@@ -90,13 +95,17 @@ def await_tool(state: TurnState, services: Services) -> dict:
                 if result is not None:
                     finish(call, result.text, None, duration)
                     hits.extend(result.data.get("memory_hits", []))
-                    log.extend(event(state, subject, **payload) for subject, payload in result.events)
+                    log.extend(
+                        event(state, subject, **payload) for subject, payload in result.events
+                    )
                 else:
                     finish(call, f"[tool error: {error}]", error, duration)
             elif now >= started.started_at + timeout:
                 started.future.cancel()
                 shown = f"{timeout:g}"
-                finish(call, f"[tool timeout after {shown}s]", f"tool timeout after {shown}s", timeout)
+                finish(
+                    call, f"[tool timeout after {shown}s]", f"tool timeout after {shown}s", timeout
+                )
             else:
                 continue
             del running[call_id]

@@ -37,14 +37,18 @@ class Services:
     runner: ToolRunner = field(default_factory=ToolRunner)
 
 
+def push(item: dict[str, Any]) -> None:
+    """Send an item to LangGraph's custom stream (a no-op outside a graph run)."""
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # called outside a graph run (unit tests of helpers)
+        return
+    writer(item)
+
+
 def event(state: TurnState, subject: str, **payload: Any) -> EventEntry:
     """Make an event entry timed from ``query.received`` and push it to the custom stream."""
     started = state.get("started_at") or time.time()
     entry: EventEntry = {"subject": subject, "t": round(time.time() - started, 3), **payload}
-    try:
-        writer = get_stream_writer()
-    except RuntimeError:  # called outside a graph run (unit tests of helpers)
-        writer = None
-    if writer is not None:
-        writer({"event": entry})
+    push({"event": entry})
     return entry

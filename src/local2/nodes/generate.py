@@ -40,7 +40,9 @@ def _native_calls(reply: AIMessage) -> list[dict[str, Any]]:
     ]
 
 
-def call_model(services: Services, prompt: list, config: RunnableConfig, *, tools: bool) -> AIMessage:
+def call_model(
+    services: Services, prompt: list, config: RunnableConfig, *, tools: bool
+) -> AIMessage:
     """Invoke the chat model (with the tool schemas bound when ``tools``) and name failures."""
     model = services.chat_model
     if tools:
@@ -67,7 +69,10 @@ def _invalid_native_args(services: Services, calls: list[dict[str, Any]]) -> lis
     for call in calls:
         tool = services.tools.get(call["name"])
         if tool is not None:
-            errors.extend(f"{call['name']}: {e}" for e in services.arg_validator(call["args"], tool.parameters))
+            errors.extend(
+                f"{call['name']}: {e}"
+                for e in services.arg_validator(call["args"], tool.parameters)
+            )
     return errors
 
 
@@ -80,7 +85,9 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
     new_messages: list = []
     log: list = []
     if forced:
-        log.append(event(state, events.TOOL_LOOP_LIMIT, limit=gen.max_tool_iterations, rounds=rounds))
+        log.append(
+            event(state, events.TOOL_LOOP_LIMIT, limit=gen.max_tool_iterations, rounds=rounds)
+        )
         new_messages.append(HumanMessage(FORCED_SYNTHESIS, id=f"forced-{state['query_id']}"))
 
     history = services.turn_log.window(state.get("history_head"), gen.max_turns)
@@ -121,7 +128,10 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
     if calls:
         ai = AIMessage(
             content=text,
-            tool_calls=[{"name": c["name"], "args": c["args"], "id": c["id"], "type": "tool_call"} for c in calls],
+            tool_calls=[
+                {"name": c["name"], "args": c["args"], "id": c["id"], "type": "tool_call"}
+                for c in calls
+            ],
         )
         return {
             **update,
@@ -141,9 +151,11 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
                 "event_log": log,
             }
         text = EMPTY_ANSWER
+    # The final answer lives in `answer` (and, after publish, in the turn log); it is not
+    # kept in the working messages, which hold only what the model was shown.
     return {
         **update,
-        "messages": [*new_messages, AIMessage(text)],
+        "messages": new_messages,
         "answer": text,
         "decision": "publish",
         "event_log": log,

@@ -1,0 +1,18 @@
+# The two commands: `make app` sets up and starts the app; `make test` sets up and runs the tests.
+.PHONY: app test lint bench
+
+app:
+	@scripts/setup.sh
+	.venv/bin/local2 ui
+
+test:
+	@scripts/setup.sh --dev --browser
+	.venv/bin/ruff check src tests bench
+	.venv/bin/python -m pytest -q
+
+lint:
+	.venv/bin/ruff check src tests bench
+	.venv/bin/ruff format --check src tests bench
+
+bench:
+	.venv/bin/python bench/history_growth.py

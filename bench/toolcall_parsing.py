@@ -1,0 +1,103 @@
+"""Benchmark: how well text tool calls of small models are parsed (issue 8).
+
+Reads the raw outputs in tests/fixtures/toolcalls/ (one YAML file per model family) and
+prints, per family, the parse rate (a call was found), the correct-call rate (exactly the
+expected calls and leftover text) and false calls on prose that holds no call, as a
+Markdown table. Targets: >= 95% correct per family, 0 false calls.
+
+    .venv/bin/python bench/toolcall_parsing.py [--fixtures DIR] [--show-failures]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from local2.models.toolcall_text import parse_tool_calls
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "toolcalls"
+
+# The tools of DESIGN §3, as in the shipped generator.yaml.
+TOOLS: dict[str, dict[str, Any]] = {
+    "web_search": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+    },
+    "web_fetch": {
+        "type": "object",
+        "properties": {"url": {"type": "string"}},
+        "required": ["url"],
+    },
+    "recall_memory": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "k": {"type": "integer"}},
+        "required": ["query"],
+    },
+    "save_memory": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    },
+}
+
+
+def load_cases(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """Family name (the file stem) -> its cases."""
+    return {p.stem: yaml.safe_load(p.read_text("utf-8")) for p in sorted(folder.glob("*.yaml"))}
+
+
+def _expected(case: dict[str, Any]) -> list[tuple[str, dict]]:
+    return [(c["name"], c["args"]) for c in case.get("calls") or []]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fixtures", type=Path, default=FIXTURES)
+    ap.add_argument("--show-failures", action="store_true")
+    opts = ap.parse_args(argv)
+
+    rows, failures, ok = [], [], True
+    total_time, total_cases = 0.0, 0
+    for family, cases in load_cases(opts.fixtures).items():
+        if family == "errors":
+            continue
+        no_call = family == "no_call"
+        parsed = correct = false_calls = 0
+        for case in cases:
+            t0 = time.perf_counter()
+            got = parse_tool_calls(case["text"], TOOLS)
+            total_time += time.perf_counter() - t0
+            total_cases += 1
+            calls = [(c["name"], c["args"]) for c in got.calls]
+            want_text = case["text"].strip() if no_call else case.get("leftover", "")
+            parsed += bool(calls)
+            false_calls += bool(no_call and (calls or got.errors))
+            good = calls == _expected(case) and got.text == want_text and not got.errors
+            correct += good
+            if not good:
+                failures.append((family, case["text"], calls, got.text, got.errors))
+        n = len(cases)
+        rate = correct / n
+        ok &= (false_calls == 0) if no_call else rate >= 0.95
+        rows.append(
+            f"| {family} | {n} | {'-' if no_call else f'{parsed / n:.0%}'} "
+            f"| {rate:.0%} | {false_calls if no_call else '-'} |"
+        )
+    print("| family | cases | parse rate | correct | false calls |")
+    print("|---|---:|---:|---:|---:|")
+    print("\n".join(rows))
+    print(f"\n{total_cases} cases, {1000 * total_time / max(total_cases, 1):.2f} ms per parse")
+    if opts.show_failures:
+        for family, text, calls, left, errors in failures:
+            print(f"\n[{family}] {text!r}\n  calls={calls}\n  text={left!r}\n  errors={errors}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

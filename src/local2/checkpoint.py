@@ -1,0 +1,47 @@
+"""The checkpointer: LangGraph's SQLite saver, with every blob zlib-compressed.
+
+A checkpoint repeats the same channel names and version maps at every super-step; zlib
+shrinks that two- to three-fold for a few microseconds per write. Blobs written by an
+uncompressed saver still load (their type has no ``+zlib`` suffix).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+SUFFIX = "+zlib"
+
+
+class CompressedSerializer(SerializerProtocol):
+    """Wraps a serializer, compressing what it writes and reading both forms."""
+
+    def __init__(self, inner: SerializerProtocol | None = None, level: int = 6) -> None:
+        self.inner = inner or JsonPlusSerializer()
+        self.level = level
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        kind, data = self.inner.dumps_typed(obj)
+        return kind + SUFFIX, zlib.compress(data, self.level)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        kind, blob = data
+        if kind.endswith(SUFFIX):
+            return self.inner.loads_typed((kind[: -len(SUFFIX)], zlib.decompress(blob)))
+        return self.inner.loads_typed(data)
+
+
+def sqlite_checkpointer(path: str | Path) -> SqliteSaver:
+    """A set-up SQLite saver at ``path`` (WAL on), safe to share between threads."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    saver = SqliteSaver(
+        sqlite3.connect(str(path), check_same_thread=False), serde=CompressedSerializer()
+    )
+    saver.setup()
+    return saver

@@ -1,0 +1,382 @@
+"""Brains for the fake Ollama server: what the fake model says to a request.
+
+A brain is ``brain(request_json) -> Reply``. ``RuleBrain`` is a deterministic stand-in for a
+tool-calling model used by the acceptance stories; ``ScriptBrain`` replays exact replies;
+``LoopBrain`` never stops calling tools, for the loop guard.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ThinkMode = Literal["field", "inline", "none"]
+
+
+@dataclass
+class Reply:
+    """What the fake model answers to one request.
+
+    The optional fields override the server's behaviour for this reply only, so a script can
+    make exactly one response slow, dropped or failing.
+    """
+
+    content: str = ""
+    thinking: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    done_reason: str = "stop"
+    think_mode: ThinkMode | None = None
+    drop_after_chunks: int | None = None
+    delay_s: float | None = None
+    error: str | None = None  # answer with HTTP ``status`` and ``{"error": error}`` instead
+    status: int = 500
+
+
+Brain = Callable[[dict[str, Any]], "Reply | str"]
+
+
+# --------------------------------------------------------------------------- request helpers
+
+
+def tool_names(request: Mapping[str, Any]) -> list[str]:
+    """Names of the tools offered in an ``/api/chat`` request, in order."""
+    names = []
+    for tool in request.get("tools") or []:
+        function = tool.get("function") or {}
+        if function.get("name"):
+            names.append(str(function["name"]))
+    return names
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    content = message.get("content") or ""
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def _last_user_index(messages: Sequence[Mapping[str, Any]]) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            return i
+    return -1
+
+
+def call_parts(call: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(name, arguments)`` of a tool call in Ollama's shape or the short one."""
+    function = call.get("function", call)
+    args = function.get("arguments") or {}
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError:
+            args = {"raw": args}
+    return str(function.get("name", "")), dict(args)
+
+
+_URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
+
+
+def find_urls(text: str) -> list[str]:
+    """URLs in order of appearance, trailing punctuation removed, without duplicates."""
+    seen: dict[str, None] = {}
+    for match in _URL.findall(text):
+        seen.setdefault(match.rstrip(".,;:!?"), None)
+    return list(seen)
+
+
+# --------------------------------------------------------------------------- brains
+
+
+_FAVOURITE = re.compile(
+    r"\bmy\s+favou?rite\s+([\w ]{1,40}?)\s+(?:is|are)\s+([^?.!\n]{1,60}?)\s*(?:[.!\n]|$)",
+    re.IGNORECASE,
+)
+_SEARCH_WORDS = re.compile(
+    r"\b(news|this week|latest|current price|today's|top result|search the web)\b", re.I
+)
+_FETCH_WORDS = re.compile(r"\b(fetch|summari[sz]e|read)\b", re.I)
+_RECALL_WORDS = re.compile(r"\b(what did i tell you|remember|earlier|last time)\b", re.I)
+_TOP_RESULT = re.compile(r"summari[sz]e\b.*\btop result", re.I | re.S)
+_GIL = re.compile(r"\bGIL\b|global interpreter lock", re.I)
+_WHY_IT = re.compile(r"\bwhy\b.*\bit\b.*\bintroduced\b", re.I)
+_NOISE_LINE = re.compile(
+    r"^(?:today's date:|url:|extracted text:|<<<|<[^<>]*>$|[-=*#_`]{3,}$|\[\d+\]\s*$)", re.I
+)
+_LABEL = re.compile(r"^(?:\[\d+\]\s*)?(?:title|snippet|content):\s*", re.I)
+_FAILURE = re.compile(r"^\s*\[(?:tool error|tool timeout|unknown tool)", re.I)
+
+GENERIC_MARKER = "I have no specific rule for that"
+
+
+def _meaningful_lines(text: str, limit: int = 3) -> list[str]:
+    """The first lines of a tool result that carry content (labels and fences removed)."""
+    lines = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or _NOISE_LINE.match(line) or len(re.findall(r"\w+", line)) < 2:
+            continue
+        lines.append(_LABEL.sub("", line))
+        if len(lines) == limit:
+            break
+    return lines
+
+
+def _favourites(texts: Iterable[str]) -> list[tuple[str, str]]:
+    found = []
+    for text in texts:
+        found += [(m.group(1).strip(), m.group(2).strip()) for m in _FAVOURITE.finditer(text)]
+    return found
+
+
+class RuleBrain:
+    """A deterministic stand-in for a tool-calling model, with readable rules.
+
+    It never answers what it could not know: tool results drive the answers after a tool
+    call, pronouns resolve only when the history holds their referent, and only offered tools
+    are called. ``tool_style="text"`` writes calls as ``<tool_call>{json}</tool_call>`` text,
+    the way small models do, instead of native ``tool_calls``.
+    """
+
+    def __init__(self, *, tool_style: Literal["native", "text"] = "native") -> None:
+        self.tool_style = tool_style
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages: list[dict[str, Any]] = list(request.get("messages") or [])
+        tools = tool_names(request)
+        if any(
+            "[RESULT]" in message_text(m) and "###Response" in message_text(m) for m in messages
+        ):
+            return self._grade(messages)
+        if messages and messages[-1].get("role") == "tool":
+            return self._after_tools(messages, tools)
+        return self._answer(messages, tools)
+
+    # -- replies ----------------------------------------------------------------------
+
+    def _call(self, name: str, args: dict[str, Any], why: str) -> Reply:
+        thinking = f"{why} I will call {name} with {json.dumps(args, ensure_ascii=False)}."
+        if self.tool_style == "text":
+            payload = json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
+            return Reply(thinking=thinking, content=f"<tool_call>{payload}</tool_call>")
+        return Reply(thinking=thinking, tool_calls=[{"name": name, "arguments": args}])
+
+    def _answer(self, messages: list[dict[str, Any]], tools: list[str]) -> Reply:
+        index = _last_user_index(messages)
+        question = message_text(messages[index]).strip() if index >= 0 else ""
+        history = [
+            message_text(m)
+            for m in messages[: max(index, 0)]
+            if m.get("role") in ("user", "assistant")
+        ]
+        urls = find_urls(question)
+        statement = _favourites([question])
+
+        if urls and _FETCH_WORDS.search(question):
+            return self._tool_or_say(
+                "web_fetch", {"url": urls[0]}, tools, "The question names a URL to read."
+            )
+        if statement and "?" not in question:
+            thing, value = statement[0]
+            return Reply(
+                thinking="The user is telling me a personal preference; I acknowledge it.",
+                content=f"Got it: your favourite {thing} is {value}. I'll remember that.",
+            )
+        if _SEARCH_WORDS.search(question):
+            return self._tool_or_say(
+                "web_search",
+                {"query": question},
+                tools,
+                "This is time-sensitive or asks for search results, so my knowledge may be stale.",
+            )
+        if _RECALL_WORDS.search(question):
+            if "recall_memory" in tools:
+                return self._call(
+                    "recall_memory",
+                    {"query": question},
+                    "The user refers to something said before; I should look in my memory.",
+                )
+            facts = _favourites(history)
+            if facts:
+                thing, value = facts[-1]
+                return Reply(
+                    thinking="The conversation so far holds what the user told me.",
+                    content=f"You told me that your favourite {thing} is {value}.",
+                )
+            return Reply(
+                thinking="The user refers to something earlier, but I have no record of it.",
+                content="I don't have any record of you telling me about that.",
+            )
+        if re.search(r"capital of france", question, re.I):
+            return Reply(
+                thinking="A geography fact I know: France's capital is Paris. No tool needed.",
+                content="The capital of France is Paris.",
+            )
+        if _WHY_IT.search(question):
+            if any(_GIL.search(text) for text in history):
+                return Reply(
+                    thinking="'It' refers to the GIL we discussed earlier; I explain its origin.",
+                    content=(
+                        "The GIL was introduced in the early 1990s, when CPython gained threads, "
+                        "because CPython's memory management (reference counting) is not "
+                        "thread-safe: one Global Interpreter Lock was the simplest way to keep "
+                        "the interpreter and C extensions safe and single-threaded code fast."
+                    ),
+                )
+            return Reply(
+                thinking="'It' has no referent: nothing earlier in the conversation says what.",
+                content="What do you mean by 'it'? Could you tell me what you are asking about?",
+            )
+        if _GIL.search(question):
+            return Reply(
+                thinking="The user asks about the Python GIL, which I can explain directly.",
+                content=(
+                    "The Python GIL (Global Interpreter Lock) is a mutex in CPython that lets "
+                    "only one thread execute Python bytecode at a time. It simplifies memory "
+                    "management but limits CPU-bound multi-threaded programs."
+                ),
+            )
+        return Reply(
+            thinking="No rule matches this question and no tool seems needed; I echo it back.",
+            content=f"{GENERIC_MARKER}. You asked: {question}",
+        )
+
+    def _tool_or_say(self, name: str, args: dict[str, Any], tools: list[str], why: str) -> Reply:
+        if name in tools:
+            return self._call(name, args, why)
+        return Reply(
+            thinking=f"{why} But the {name} tool is not available, so I answer without it.",
+            content=f"I would need the {name} tool to answer this, and it is not available.",
+        )
+
+    def _after_tools(self, messages: list[dict[str, Any]], tools: list[str]) -> Reply:
+        index = _last_user_index(messages)
+        question = message_text(messages[index]) if index >= 0 else ""
+        turn = messages[index + 1 :]
+        called = [
+            call_parts(c)
+            for m in turn
+            if m.get("role") == "assistant"
+            for c in m.get("tool_calls") or []
+        ]
+        last_calls: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []
+        for message in reversed(turn):
+            if message.get("role") == "tool":
+                results.insert(0, message)
+            else:
+                last_calls = list(message.get("tool_calls") or [])
+                break
+        names = [call_parts(c)[0] for c in last_calls]
+        batch = [
+            (m.get("tool_name") or (names[i] if i < len(names) else "tool"), message_text(m))
+            for i, m in enumerate(results)
+        ]
+
+        fetched = any(name == "web_fetch" for name, _ in called)
+        if _TOP_RESULT.search(question) and not fetched and "web_fetch" in tools:
+            for name, text in batch:
+                urls = find_urls(text) if name == "web_search" else []
+                if urls:
+                    return self._call(
+                        "web_fetch",
+                        {"url": urls[0]},
+                        "The user wants the content of the top result, not just its snippet.",
+                    )
+
+        parts = [self._summarise(name, text) for name, text in batch]
+        return Reply(
+            thinking=(
+                f"I have {len(batch)} tool result(s) ({', '.join(n for n, _ in batch)}); "
+                "I answer from them and cite the sources."
+            ),
+            content="\n\n".join(parts) or "The tools returned nothing I can use.",
+        )
+
+    @staticmethod
+    def _summarise(name: str, text: str) -> str:
+        if _FAILURE.match(text):
+            return f"The {name} tool failed ({text.strip()}), so I cannot answer from it."
+        facts = _favourites([text]) if name == "recall_memory" else []
+        if facts:
+            thing, value = facts[0]
+            return f"You told me that your favourite {thing} is {value}."
+        lines = _meaningful_lines(text)
+        urls = find_urls(text)[:3]
+        if name == "web_fetch" and urls:
+            summary = f"Summary of the page {urls[0]}: " + " ".join(lines)
+        else:
+            summary = f"According to {name}: " + " ".join(lines)
+            if urls:
+                summary += "\nSources: " + ", ".join(urls)
+        return summary
+
+    @staticmethod
+    def _grade(messages: list[dict[str, Any]]) -> Reply:
+        prompt = "\n".join(message_text(m) for m in messages)
+        match = re.search(r"###Response to evaluate:\n(.*?)(?:\n\n###|\Z)", prompt, re.S)
+        response = match.group(1).strip() if match else ""
+        weak = not response or GENERIC_MARKER in response or "What do you mean" in response
+        score = 2 if weak else 4
+        feedback = (
+            "The response does not answer the instruction."
+            if weak
+            else "The response answers the instruction clearly and stays with the evidence."
+        )
+        return Reply(
+            thinking=f"I compare the response to the rubric; it deserves {score}.",
+            content=f"Feedback: {feedback} [RESULT] {score}",
+        )
+
+
+class ScriptBrain:
+    """Replies from a list, in order: for tests that need exact model output.
+
+    Items are :class:`Reply`, plain strings (content) or callables of the request. When the
+    script runs out, the server answers HTTP 500 so the test fails loudly.
+    """
+
+    def __init__(self, replies: Iterable[Reply | str | Brain]) -> None:
+        self._replies = list(replies)
+        self._lock = threading.Lock()
+        self.used = 0
+
+    def __call__(self, request: dict[str, Any]) -> Reply | str:
+        with self._lock:
+            if self.used >= len(self._replies):
+                return Reply(error=f"ScriptBrain: no reply left after {self.used}", status=500)
+            item = self._replies[self.used]
+            self.used += 1
+        return item(request) if callable(item) else item
+
+
+class LoopBrain:
+    """Calls a tool every time tools are offered: exercises the tool-loop guard.
+
+    Without tools (the forced synthesis) it answers from the tool results it was shown.
+    """
+
+    def __init__(self, tool: str = "web_search") -> None:
+        self.tool = tool
+        self._count = itertools.count(1)
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        n = next(self._count)
+        offered = tool_names(request)
+        if not offered:
+            seen = sum(1 for m in request.get("messages") or [] if m.get("role") == "tool")
+            return Reply(
+                thinking="No tools are offered any more; I must answer with what I gathered.",
+                content=f"Forced synthesis from {seen} tool results: I kept searching.",
+            )
+        name = self.tool if self.tool in offered else offered[0]
+        spec = next(t["function"] for t in request["tools"] if t["function"]["name"] == name)
+        params = spec.get("parameters") or {}
+        key = next(iter(params.get("required") or params.get("properties") or ["query"]))
+        return Reply(
+            thinking=f"I am not satisfied yet; calling {name} again (call {n}).",
+            tool_calls=[{"name": name, "arguments": {key: f"loop {n}"}}],
+        )

@@ -1,0 +1,529 @@
+"""A fake Ollama server speaking the real HTTP protocol, driven by a pluggable "brain".
+
+Tests, the story runner and the benchmarks point the real ``ChatOllama`` / ``ollama`` client at
+it, so every byte crosses a socket as it would with Ollama: NDJSON streaming over chunked
+HTTP, thinking in ``message.thinking`` or inline ``<think>``, whole tool calls in one chunk,
+Ollama's 404 text for a model that is not pulled, and connections that die mid-stream.
+
+Usage::
+
+    with FakeOllama(brain=RuleBrain()) as srv:
+        chat = ChatOllama(model="qwen3:4b", base_url=srv.url, reasoning=True)
+        chat.invoke("What is the capital of France?")
+        srv.chat_requests[-1]["messages"]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from local2.testing.brains import (
+    Brain,
+    LoopBrain,
+    Reply,
+    RuleBrain,
+    ScriptBrain,
+    ThinkMode,
+    call_parts,
+    message_text,
+    tool_names,
+)
+
+__all__ = [
+    "Brain",
+    "FakeOllama",
+    "LoopBrain",
+    "Recorded",
+    "Reply",
+    "RuleBrain",
+    "ScriptBrain",
+    "hash_embedding",
+    "tool_names",
+]
+
+DEFAULT_MODELS: tuple[str, ...] = ("qwen3:4b", "nomic-embed-text")
+OLLAMA_VERSION = "0.12.6"
+EMBED_DIM = 64
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request the server received."""
+
+    method: str
+    path: str
+    body: dict[str, Any]
+
+
+def hash_embedding(text: str, dim: int = EMBED_DIM) -> list[float]:
+    """A deterministic, L2-normalised signed bag-of-words vector.
+
+    Texts sharing words get a positive cosine similarity, unrelated texts land near zero, so
+    ranking and threshold logic can be tested without an embedding model.
+    """
+    vec = [0.0] * dim
+    for token in re.findall(r"\w+", text.lower()) or ["<empty>"]:
+        digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "little") % dim
+        vec[index] += 1.0 if digest[4] & 1 else -1.0
+    if not any(vec):  # the signs cancelled out exactly: still return a unit vector
+        vec[0] = 1.0
+    return _unit(vec)
+
+
+def _unit(vec: list[float]) -> list[float]:
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+def _pieces(text: str, words_per_chunk: int) -> list[str]:
+    """Split text into token-ish pieces that concatenate back to exactly ``text``."""
+    if not text:
+        return []
+    words = re.findall(r"\s*\S+\s*", text) or [text]
+    if "".join(words) != text:  # whitespace-only text
+        return [text]
+    size = max(1, words_per_chunk)
+    return ["".join(words[i : i + size]) for i in range(0, len(words), size)]
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _canonical(model: str) -> str:
+    """Ollama's name normalisation: ``name`` means ``name:latest``."""
+    return model if ":" in model.rsplit("/", 1)[-1] else f"{model}:latest"
+
+
+def _is_embedding_model(model: str) -> bool:
+    return "embed" in model or "minilm" in model
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # chunked transfer needs 1.1
+    timeout = 30  # idle keep-alive connections end by themselves
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet in test output
+        return
+
+    def do_HEAD(self) -> None:
+        self._dispatch("HEAD")
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def _dispatch(self, method: str) -> None:
+        fake = self.server.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except json.JSONDecodeError:
+            fake._record(method, self.path, {"_raw": raw.decode("utf-8", "replace")})
+            self._json(400, {"error": "invalid JSON in request body"})
+            return
+        path = self.path.split("?", 1)[0]
+        fake._record(method, path, body if isinstance(body, dict) else {"_body": body})
+        try:
+            fake._route(self, method, path, body)
+        except (BrokenPipeError, ConnectionResetError):
+            fake.errors.append(f"client went away during {method} {path}")
+            self.close_connection = True
+
+    # -- writing ----------------------------------------------------------------------
+
+    def _json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _text(self, status: int, text: str, head_only: bool = False) -> None:
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if not head_only:
+            self.wfile.write(data)
+
+    def _stream(
+        self, frames: Iterable[dict[str, Any]], drop_after: int | None, gap_s: float
+    ) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for sent, frame in enumerate(frames):
+            if drop_after is not None and sent >= drop_after:
+                self._drop()
+                return
+            if sent and gap_s:
+                time.sleep(gap_s)
+            line = json.dumps(frame).encode() + b"\n"
+            self.wfile.write(f"{len(line):X}\r\n".encode() + line + b"\r\n")
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _drop(self) -> None:
+        """End the connection abruptly, without the terminating chunk."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # never wait for a client's idle keep-alive connection
+    fake: FakeOllama
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import traceback
+
+        self.fake.errors.append(traceback.format_exc())
+
+
+class FakeOllama:
+    """An Ollama-compatible HTTP server on 127.0.0.1 in a background thread.
+
+    Behaviour knobs (all attributes may be changed while it runs):
+    ``think_mode`` ("field": thinking in ``message.thinking`` when the request has
+    ``think=true``, inline ``<think>`` when ``think`` is unset, dropped when false;
+    "inline": always inline in content; "none": never any thinking), ``drop_after_chunks``
+    (close the connection after N NDJSON lines), ``delay_s`` (before the response),
+    ``chunk_delay_s`` (between lines), ``words_per_chunk`` (content split into pieces).
+    """
+
+    def __init__(
+        self,
+        brain: Brain | None = None,
+        *,
+        models: Sequence[str] = DEFAULT_MODELS,
+        think_mode: ThinkMode = "field",
+        drop_after_chunks: int | None = None,
+        delay_s: float = 0.0,
+        chunk_delay_s: float = 0.0,
+        words_per_chunk: int = 1,
+        embed_dim: int = EMBED_DIM,
+        port: int = 0,
+    ) -> None:
+        self.brain: Brain = brain or RuleBrain()
+        self.models = list(models)
+        self.think_mode: ThinkMode = think_mode
+        self.drop_after_chunks = drop_after_chunks
+        self.delay_s = delay_s
+        self.chunk_delay_s = chunk_delay_s
+        self.words_per_chunk = words_per_chunk
+        self.embed_dim = embed_dim
+        self.log: list[Recorded] = []
+        self.errors: list[str] = []
+        self._port = port
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def start(self) -> FakeOllama:
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        httpd = _Server(("127.0.0.1", self._port), _Handler)
+        httpd.fake = self
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> FakeOllama:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeOllama is not running")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """Base URL for ``ChatOllama(base_url=...)`` and ``OLLAMA_HOST``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- recordings -------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request body received, in order (GET/HEAD ones are ``{}``)."""
+        with self._lock:
+            return [r.body for r in self.log]
+
+    def bodies(self, path: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r.body for r in self.log if r.path == path]
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return self.bodies("/api/chat")
+
+    @property
+    def embed_requests(self) -> list[dict[str, Any]]:
+        return self.bodies("/api/embed")
+
+    def _record(self, method: str, path: str, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.log.append(Recorded(method, path, body))
+
+    # -- routing ----------------------------------------------------------------------
+
+    def _known(self, model: str) -> str | None:
+        wanted = _canonical(model)
+        return next((m for m in self.models if _canonical(m) == wanted), None)
+
+    def _route(self, h: _Handler, method: str, path: str, body: dict[str, Any]) -> None:
+        if path == "/" and method in ("GET", "HEAD"):
+            h._text(200, "Ollama is running", head_only=method == "HEAD")
+        elif path == "/api/version" and method == "GET":
+            h._json(200, {"version": OLLAMA_VERSION})
+        elif path in ("/api/tags", "/api/ps") and method == "GET":
+            h._json(200, {"models": [self._tag(m) for m in self.models]})
+        elif path == "/api/show" and method == "POST":
+            self._show(h, body)
+        elif path in ("/api/chat", "/api/generate") and method == "POST":
+            self._generate(h, path, body)
+        elif path in ("/api/embed", "/api/embeddings") and method == "POST":
+            self._embed(h, path, body)
+        else:
+            h._text(404, "404 page not found")
+
+    @staticmethod
+    def _tag(model: str) -> dict[str, Any]:
+        family = re.split(r"[:\-]", model, maxsplit=1)[0]
+        return {
+            "name": _canonical(model),
+            "model": _canonical(model),
+            "modified_at": "2025-01-01T00:00:00Z",
+            "size": 2_500_000_000 if not _is_embedding_model(model) else 274_000_000,
+            "digest": hashlib.sha256(model.encode()).hexdigest(),
+            "details": {
+                "parent_model": "",
+                "format": "gguf",
+                "family": family,
+                "families": [family],
+                "parameter_size": "137M" if _is_embedding_model(model) else "4.0B",
+                "quantization_level": "F16" if _is_embedding_model(model) else "Q4_K_M",
+            },
+        }
+
+    def _show(self, h: _Handler, body: dict[str, Any]) -> None:
+        name = str(body.get("model") or body.get("name") or "")
+        model = self._known(name)
+        if model is None:
+            h._json(404, {"error": f"model '{name}' not found"})
+            return
+        tag = self._tag(model)
+        family = tag["details"]["family"]
+        embedding = _is_embedding_model(model)
+        h._json(
+            200,
+            {
+                "license": "",
+                "modelfile": f"FROM {model}\n",
+                "parameters": "temperature 0.6",
+                "template": "{{ .Prompt }}",
+                "details": tag["details"],
+                "model_info": {
+                    "general.architecture": family,
+                    f"{family}.context_length": 2048 if embedding else 40960,
+                    f"{family}.embedding_length": self.embed_dim if embedding else 2560,
+                },
+                "capabilities": ["embedding"] if embedding else ["completion", "tools", "thinking"],
+                "modified_at": tag["modified_at"],
+            },
+        )
+
+    def _not_found(self, h: _Handler, name: str) -> None:
+        h._json(404, {"error": f'model "{name}" not found, try pulling it first'})
+
+    def _embed(self, h: _Handler, path: str, body: dict[str, Any]) -> None:
+        name = str(body.get("model") or "")
+        if self._known(name) is None:
+            self._not_found(h, name)
+            return
+        if path == "/api/embeddings":  # the legacy single-prompt endpoint
+            prompt = str(body.get("prompt") or "")
+            h._json(200, {"embedding": hash_embedding(prompt, self.embed_dim)})
+            return
+        inputs = body.get("input", "")
+        texts = [inputs] if isinstance(inputs, str) else [str(t) for t in inputs]
+        dim = int(body.get("dimensions") or self.embed_dim)
+        vectors = [hash_embedding(t, dim) for t in texts]  # hashed straight to ``dimensions``
+        h._json(
+            200,
+            {
+                "model": name,
+                "embeddings": vectors,
+                "total_duration": 1_000_000,
+                "load_duration": 100_000,
+                "prompt_eval_count": sum(len(t.split()) for t in texts),
+            },
+        )
+
+    def _generate(self, h: _Handler, path: str, body: dict[str, Any]) -> None:
+        name = str(body.get("model") or "")
+        if not name:
+            h._json(400, {"error": "model is required"})
+            return
+        model = self._known(name)
+        if model is None:
+            self._not_found(h, name)
+            return
+        if _is_embedding_model(model):
+            h._json(400, {"error": f'"{name}" does not support {path.rsplit("/", 1)[-1]}'})
+            return
+        request = body if path == "/api/chat" else self._as_chat(body)
+        try:
+            reply = self.brain(request)
+        except Exception as exc:  # a brain bug must reach the test as an HTTP error
+            self.errors.append(f"brain failed: {exc!r}")
+            h._json(500, {"error": f"brain failed: {exc}"})
+            return
+        if isinstance(reply, str):
+            reply = Reply(content=reply)
+        delay = self.delay_s if reply.delay_s is None else reply.delay_s
+        if delay and self._stopping.wait(delay):
+            return
+        if reply.error is not None:
+            h._json(reply.status, {"error": reply.error})
+            return
+        frames = self._frames(path, name, request, reply)
+        if body.get("stream", True) is False:
+            h._json(200, self._merge(frames))
+            return
+        drop = reply.drop_after_chunks
+        if drop is None:
+            drop = self.drop_after_chunks
+        h._stream(frames, drop, self.chunk_delay_s)
+
+    @staticmethod
+    def _as_chat(body: dict[str, Any]) -> dict[str, Any]:
+        """An ``/api/generate`` body seen as a chat request, so one brain serves both."""
+        messages = []
+        if body.get("system"):
+            messages.append({"role": "system", "content": str(body["system"])})
+        messages.append({"role": "user", "content": str(body.get("prompt") or "")})
+        return {**body, "messages": messages}
+
+    def _frames(
+        self, path: str, model: str, request: dict[str, Any], reply: Reply
+    ) -> list[dict[str, Any]]:
+        mode = reply.think_mode or self.think_mode
+        think = request.get("think")
+        content, thinking = reply.content, ""
+        if reply.thinking and mode != "none":
+            if mode == "inline" or think is None:  # unset think: the model's default, inline
+                content = f"<think>\n{reply.thinking}\n</think>\n\n{content}"
+            elif think is not False:
+                thinking = reply.thinking
+        chat = path == "/api/chat"
+
+        def frame(text: str = "", thought: str = "", calls: list[Any] | None = None) -> dict:
+            out: dict[str, Any] = {"model": model, "created_at": _now()}
+            if chat:
+                message: dict[str, Any] = {"role": "assistant", "content": text}
+                if thought:
+                    message["thinking"] = thought
+                if calls:
+                    message["tool_calls"] = calls
+                out["message"] = message
+            else:
+                out["response"] = text
+                if thought:
+                    out["thinking"] = thought
+            out["done"] = False
+            return out
+
+        frames = [frame(thought=p) for p in _pieces(thinking, self.words_per_chunk)]
+        frames += [frame(text=p) for p in _pieces(content, self.words_per_chunk)]
+        if reply.tool_calls and chat:
+            calls = []
+            for i, call in enumerate(reply.tool_calls):
+                name, args = call_parts(call)
+                calls.append(
+                    {"id": f"call_{i}", "function": {"index": i, "name": name, "arguments": args}}
+                )
+            frames.append(frame(calls=calls))
+        prompt_words = sum(len(message_text(m).split()) for m in request.get("messages") or [])
+        final = frame()
+        final.update(
+            done=True,
+            done_reason=reply.done_reason,
+            total_duration=5_000_000,
+            load_duration=1_000_000,
+            prompt_eval_count=prompt_words,
+            prompt_eval_duration=1_000_000,
+            eval_count=max(1, len(frames)),
+            eval_duration=3_000_000,
+        )
+        return [*frames, final]
+
+    @staticmethod
+    def _merge(frames: list[dict[str, Any]]) -> dict[str, Any]:
+        """The non-streaming response: all pieces joined into the final frame."""
+        final = dict(frames[-1])
+        if "message" in final:
+            message: dict[str, Any] = {"role": "assistant", "content": ""}
+            for f in frames:
+                part = f["message"]
+                message["content"] += part.get("content", "")
+                if part.get("thinking"):
+                    message["thinking"] = message.get("thinking", "") + part["thinking"]
+                if part.get("tool_calls"):
+                    message["tool_calls"] = part["tool_calls"]
+            final["message"] = message
+        else:
+            final["response"] = "".join(f.get("response", "") for f in frames)
+            thinking = "".join(f.get("thinking", "") for f in frames)
+            if thinking:
+                final["thinking"] = thinking
+        return final

@@ -1,0 +1,53 @@
+"""The web tools as the graph sees them: ``web_search`` and ``web_fetch``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from local2.config.schema import Settings
+from local2.tools.base import Tool
+from local2.tools.web_fetch import WebFetch
+from local2.tools.web_search import WebSearch
+
+DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "web_search": (
+        "Search the web for current information. Returns titles, snippets and URLs.",
+        {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "Concise search query"}},
+            "required": ["query"],
+        },
+    ),
+    "web_fetch": (
+        "Fetch the main text of a web page whose URL you know.",
+        {
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "Full http:// or https:// URL"}
+            },
+            "required": ["url"],
+        },
+    ),
+}
+# Margin over the tool's own timeout so its precise message wins over the graph's generic one.
+TIMEOUT_MARGIN_S = 5.0
+
+
+def _described(settings: Settings, name: str) -> tuple[str, dict[str, Any]]:
+    schema = settings.generator.tool_schema(name)
+    if schema is None:
+        return DEFAULTS[name]
+    return schema.description, schema.parameters
+
+
+def web_tools(settings: Settings) -> list[Tool]:
+    """``web_search`` and ``web_fetch`` configured from ``settings.web``."""
+    web = settings.web
+    tools = []
+    for name, run, timeout in (
+        ("web_search", WebSearch(web.search), web.search.timeout_s),
+        ("web_fetch", WebFetch(web.fetch, favor=web.fetch.extract_favor), web.fetch.timeout_s),
+    ):
+        description, parameters = _described(settings, name)
+        tools.append(Tool(name, description, parameters, run, timeout + TIMEOUT_MARGIN_S))
+    return tools

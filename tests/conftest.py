@@ -1,0 +1,45 @@
+"""Shared fixtures: isolated data directories and settings for every test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local2.config import Settings, load_settings
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads the developer's config or data, or a real Ollama."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("LOCAL2_HOME", str(home))
+    monkeypatch.delenv("LOCAL2_CONFIG", raising=False)
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens on the discard port
+    for key in ("TAVILY_API_KEY", "BRAVE_API_KEY", "LOCAL2_API_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    return home
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    base: dict[str, Any] = {"system": {"data_dir": str(tmp_path / "data")}}
+    for section, values in overrides.items():
+        base[section] = {**base.get(section, {}), **values}
+    return load_settings(overrides=base)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
+
+
+@pytest.fixture
+def fake_ollama() -> Iterator[Any]:
+    from local2.testing.ollama_server import FakeOllama
+
+    with FakeOllama() as server:
+        yield server

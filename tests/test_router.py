@@ -1,0 +1,135 @@
+"""The keyword router: URL -> web_fetch, time words -> web_search, memory cues -> recall."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+from local2.models.router import route
+
+ALL = ("web_search", "web_fetch", "recall_memory", "save_memory")
+TODAY = dt.date(2026, 3, 14)
+
+
+def _routed(query: str, names: tuple[str, ...] = ALL) -> list[tuple[str, dict]]:
+    return [(c["name"], c["args"]) for c in route(query, names, today=TODAY)]
+
+
+@pytest.mark.parametrize(
+    ("query", "url"),
+    [
+        ("Summarize https://example.com/post/42", "https://example.com/post/42"),
+        ("What does http://info.cern.ch say?", "http://info.cern.ch"),
+        ("Read (https://en.wikipedia.org/wiki/Okapi).", "https://en.wikipedia.org/wiki/Okapi"),
+        ("Is <https://a.example/x?y=1&z=2> safe?", "https://a.example/x?y=1&z=2"),
+        (
+            "Compare https://a.example/one and https://b.example/two, please",
+            "https://a.example/one",
+        ),
+    ],
+)
+def test_a_url_is_fetched(query: str, url: str) -> None:
+    assert _routed(query) == [("web_fetch", {"url": url})]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What's the latest news about the Mars sample return mission?",
+        "What is the price of bitcoin?",
+        "Who is the current prime minister of Japan?",
+        "What happened in the stock market today?",
+        "Any news on the Artemis launch?",
+        "Who won the match yesterday?",
+        "What is the weather in Oslo right now?",
+        "Recent advances in battery chemistry",
+        "Who won the Nobel Prize in Physics in 2026?",
+        "What were the biggest tech layoffs of 2025?",
+        "Which phones came out this week?",
+        "Is the bridge open now?",
+        "How much does a Tesla Model 3 cost currently?",
+    ],
+)
+def test_time_sensitive_questions_search_the_web(query: str) -> None:
+    assert _routed(query) == [("web_search", {"query": query})]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Do you remember my dog's name?",
+        "What did I say about my trip to Lisbon?",
+        "Did I tell you where I work?",
+        "What did we discuss earlier about the budget?",
+        "Last time we talked about sourdough, what did you recommend?",
+        "Can you remember what I asked you about Rust?",
+        "Have I mentioned my sister before?",
+        "What was the book you recommended earlier?",
+        "What did I say last week about my knee?",  # memory cue wins over "last week"
+    ],
+)
+def test_questions_about_earlier_conversations_recall_memory(query: str) -> None:
+    assert _routed(query) == [("recall_memory", {"query": query})]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What is the capital of France?",
+        "Explain how photosynthesis works.",
+        "Write a haiku about autumn.",
+        "What is 17 times 23?",
+        "Who wrote Pride and Prejudice?",
+        "How do I reverse a list in Python?",
+        "What is now known as Istanbul?",
+        "What is the electric current through a 10 ohm resistor at 5 V?",
+        "What is price elasticity of demand?",
+        "Who won the 2018 World Cup?",
+        "When was the last time Halley's comet was visible?",
+        "How can I remember the order of the planets?",
+        "Which came earlier, the Roman Empire or the Han dynasty?",
+        "What is the most recent common ancestor of humans and chimpanzees?",
+        "Translate 'good morning' into Spanish.",
+        "Why is the sky blue?",
+        "Summarize the plot of Hamlet.",
+        "Define entropy in thermodynamics.",
+        "What does HTTP stand for?",
+        "Give me a recipe for pancakes.",
+        "",
+        "   ",
+    ],
+)
+def test_ordinary_questions_route_nowhere(query: str) -> None:
+    assert _routed(query) == []
+
+
+def test_only_tools_that_exist_are_routed() -> None:
+    assert _routed("Read https://a.example/x", ("web_search",)) == []
+    assert _routed("Latest news on Ariane 6?", ("web_fetch", "recall_memory")) == []
+    assert _routed("Do you remember my name?", ("web_search",)) == []
+    assert _routed("Latest news on Ariane 6?", {"web_search"}) == [
+        ("web_search", {"query": "Latest news on Ariane 6?"})
+    ]
+
+
+def test_url_and_memory_cue_give_one_call_each_and_no_search() -> None:
+    query = "Do you remember https://a.example/x? Is there news today on https://b.example/y?"
+    assert _routed(query) == [
+        ("web_fetch", {"url": "https://a.example/x"}),
+        ("recall_memory", {"query": query}),
+    ]
+
+
+def test_call_shape_matches_the_parser() -> None:
+    calls = route("Latest news?", ALL, today=TODAY)
+    assert len(calls) == 1
+    assert set(calls[0]) == {"name", "args", "id"}
+    assert re.fullmatch(r"call_[0-9a-f]{8}", calls[0]["id"])
+
+
+def test_years_count_relative_to_today() -> None:
+    q = "Who won the 2025 Tour de France?"
+    assert route(q, ALL, today=dt.date(2026, 1, 5))  # last year: after most training cut-offs
+    assert route(q, ALL, today=dt.date(2030, 1, 5)) == []
