@@ -43,7 +43,7 @@ def new_session_id() -> str:
 
 
 def _config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
-    configurable: dict[str, Any] = {"thread_id": session_id}
+    configurable: dict[str, Any] = {"thread_id": session_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}

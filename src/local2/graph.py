@@ -118,9 +118,7 @@ def build_services(
 
         memory = open_memory(settings) if settings.memory.enabled else None
     if critic is AUTO:
-        from local2.critic import Critic
-
-        critic = Critic(chat_model, settings.critic) if settings.critic.enabled else None
+        critic = default_critic(settings, chat_model, backend_name)
     if tools is None:
         from local2.tools.registry import default_tools
 
@@ -139,6 +137,24 @@ def build_services(
         arg_validator=validate_args,
         repair_message=repair_message,
     )
+
+
+def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) -> Any:
+    """The judge: ``critic.model`` on Ollama when set, else the generator's own model.
+
+    The embedded demo model rarely produces a parseable grade, so it gets one attempt only.
+    """
+    from local2.critic import make_critic
+
+    critic_settings = settings.critic
+    judge = chat_model
+    if critic_settings.model:
+        from local2.models.ollama import make_ollama_chat
+
+        judge = make_ollama_chat(settings, critic_settings.model)
+    elif backend == "embedded":
+        critic_settings = critic_settings.model_copy(update={"retries": 0})
+    return make_critic(judge, critic_settings)
 
 
 def default_turn_log(settings: Settings) -> TurnLog:

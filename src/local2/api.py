@@ -1,0 +1,141 @@
+"""The HTTP API (DESIGN §6): the same agent as the app, for scripts and the story runner.
+
+Handlers are plain ``def`` so FastAPI runs them in its thread pool: the SQLite checkpointer
+is synchronous and one slow answer must not block other sessions. Beyond loopback a bearer
+token (``LOCAL2_API_TOKEN``) is required.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+from typing import Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from local2.agent import Agent, InvalidQuery, UnknownTurn
+from local2.models.errors import ModelError, ModelUnavailable
+
+TOKEN_ENV = "LOCAL2_API_TOKEN"
+
+
+class QueryBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str
+    session_id: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class FeedbackBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    session_id: str = Field(min_length=1)
+    query_id: str = Field(min_length=1)
+    rating: int = Field(ge=1, le=5)
+    comment: str | None = Field(default=None, max_length=4000)
+
+
+class ReplayBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    checkpoint_id: str = Field(min_length=1)
+    query: str | None = None
+    model: str | None = None
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def require_token(host: str) -> str | None:
+    """The token requests must carry, or None when bound to loopback only."""
+    if is_loopback(host):
+        return None
+    token = os.environ.get(TOKEN_ENV)
+    if not token:
+        raise RuntimeError(
+            f"Serving on {host} (beyond this machine) needs a bearer token: set {TOKEN_ENV}."
+        )
+    return token
+
+
+def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = None) -> FastAPI:
+    """Add LoCAL2's routes to ``app`` (a new FastAPI app by default)."""
+    app = app or FastAPI(title="LoCAL2", version="0.1.0")
+
+    def authorised(request: Request) -> None:
+        if token is None:
+            return
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            raise HTTPException(status_code=401, detail="missing or wrong bearer token")
+
+    @app.exception_handler(RequestValidationError)
+    def invalid_body(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in exc.errors()
+        ]
+        return JSONResponse(status_code=422, content={"detail": "; ".join(problems)})
+
+    def model_failure(exc: ModelError) -> HTTPException:
+        status = 503 if isinstance(exc, ModelUnavailable) else 502
+        return HTTPException(status_code=status, detail={"error": exc.message, "fix": exc.fix})
+
+    @app.get("/health", dependencies=[Depends(authorised)])
+    def health() -> dict[str, Any]:
+        services = agent.services
+        return {
+            "status": "ok",
+            "model": services.model_name,
+            "backend": services.backend,
+            "notice": agent.notice,
+            "tools": sorted(services.tools),
+            "memory": services.memory is not None,
+            "critic": services.critic is not None,
+        }
+
+    @app.post("/query", dependencies=[Depends(authorised)])
+    def query(body: QueryBody) -> dict[str, Any]:
+        try:
+            return agent.ask(body.query, body.session_id)
+        except InvalidQuery as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        except ModelError as exc:
+            raise model_failure(exc) from exc
+
+    @app.post("/feedback", dependencies=[Depends(authorised)])
+    def feedback(body: FeedbackBody) -> dict[str, Any]:
+        try:
+            return agent.feedback(body.session_id, body.query_id, body.rating, body.comment)
+        except UnknownTurn as exc:
+            raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from exc
+
+    @app.get("/sessions/{session_id}/history", dependencies=[Depends(authorised)])
+    def history(session_id: str, limit: int = 50) -> dict[str, Any]:
+        try:
+            return {
+                "session_id": session_id,
+                "turns": agent.history(session_id),
+                "checkpoints": agent.checkpoints(session_id, max(1, min(limit, 1000))),
+            }
+        except UnknownTurn as exc:
+            raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from exc
+
+    @app.post("/sessions/{session_id}/replay", dependencies=[Depends(authorised)])
+    def replay(session_id: str, body: ReplayBody) -> dict[str, Any]:
+        try:
+            return agent.replay(session_id, body.checkpoint_id, query=body.query, model=body.model)
+        except UnknownTurn as exc:
+            raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from exc
+        except InvalidQuery as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        except ModelError as exc:
+            raise model_failure(exc) from exc
+
+    return app

