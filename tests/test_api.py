@@ -79,7 +79,9 @@ def test_query_history_feedback_replay(api_url: str) -> None:
         assert turns[0]["reward"]["rating"] == 5
 
         before_second = next(
-            c for c in history["checkpoints"] if c["next"] == ["generate"] and "again" in c["summary"]
+            c
+            for c in history["checkpoints"]
+            if c["next"] == ["generate"] and "again" in c["summary"]
         )
         replayed = client.post(
             "/sessions/s1/replay",
@@ -87,7 +89,10 @@ def test_query_history_feedback_replay(api_url: str) -> None:
         ).json()
         assert replayed["answer"] == "you said: changed" and replayed["branch"]
         # The original branch is intact: its checkpoints are still listed.
-        ids = {c["checkpoint_id"] for c in client.get("/sessions/s1/history?limit=500").json()["checkpoints"]}
+        ids = {
+            c["checkpoint_id"]
+            for c in client.get("/sessions/s1/history?limit=500").json()["checkpoints"]
+        }
         assert {c["checkpoint_id"] for c in history["checkpoints"]} <= ids
 
 
@@ -96,10 +101,14 @@ def test_invalid_bodies_get_422_and_unknown_sessions_404(api_url: str) -> None:
         assert client.post("/query", json={"query": ""}).status_code == 422
         missing = client.post("/query", json={"session_id": "x"})
         assert missing.status_code == 422 and "query" in missing.json()["detail"]
-        bad_rating = client.post("/feedback", json={"session_id": "s", "query_id": "q", "rating": 9})
+        bad_rating = client.post(
+            "/feedback", json={"session_id": "s", "query_id": "q", "rating": 9}
+        )
         assert bad_rating.status_code == 422
         assert client.get("/sessions/nope/history").status_code == 404
-        unknown = client.post("/feedback", json={"session_id": "nope", "query_id": "q", "rating": 3})
+        unknown = client.post(
+            "/feedback", json={"session_id": "nope", "query_id": "q", "rating": 3}
+        )
         assert unknown.status_code == 404
         replay = client.post("/sessions/nope/replay", json={"checkpoint_id": "x"})
         assert replay.status_code == 404
@@ -109,7 +118,9 @@ def test_two_concurrent_sessions_do_not_wait_or_mix(api_url: str) -> None:
     def converse(session: str) -> list[str]:
         with httpx.Client(base_url=api_url, timeout=30) as client:
             return [
-                client.post("/query", json={"query": f"{session}-{i}", "session_id": session}).json()["answer"]
+                client.post(
+                    "/query", json={"query": f"{session}-{i}", "session_id": session}
+                ).json()["answer"]
                 for i in range(3)
             ]
 

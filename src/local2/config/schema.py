@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Strict(BaseModel):
@@ -136,14 +136,28 @@ class CriticSettings(Strict):
 
 
 class FilesSettings(Strict):
-    roots: list[Path] = Field(default_factory=list)
+    """The local-files sandbox: no root, no file tools."""
+
+    roots: list[Path] = Field(default_factory=list)  # none: the file tools are off
     extensions: list[str] = Field(
         default_factory=lambda: [".md", ".txt", ".json", ".csv", ".py", ".yaml"]
     )
-    max_bytes: int = Field(1_000_000, ge=1)
-    max_chars: int = Field(6000, ge=100)
+    max_bytes: int = Field(1_000_000, ge=1)  # larger files: FILE_TOO_LARGE
+    max_chars: int = Field(6000, ge=100)  # read_file returns at most this much text
+    list_limit: int = Field(200, ge=1)  # most entries list_files/directory_tree/grep return
     index_collection: str = "files"
     chunk_lines: int = Field(40, ge=1)
+    chunk_chars: int = Field(1200, ge=100)  # MiniLM reads ~256 tokens: keep chunks short
+    embedder: Literal["auto", "ollama", "minilm", "lexical"] | None = None  # None: memory's
+    search_k: int = Field(5, ge=1, le=20)
+    auto_index: bool = True  # search_files brings the index up to date first
+    audit_log: bool = True  # every turn to <data_dir>/runs/<session>/<query_id>.json
+    audit_preview_chars: int = Field(240, ge=0)  # tool results kept in the audit log
+
+    @field_validator("extensions")
+    @classmethod
+    def _dotted_lower(cls, value: list[str]) -> list[str]:
+        return [e.lower() if e.startswith(".") else f".{e.lower()}" for e in value if e]
 
 
 class McpServer(Strict):
@@ -168,10 +182,16 @@ class McpSettings(Strict):
 
 
 class UiSettings(Strict):
+    """The web app and HTTP API server (``local2 ui`` / ``local2 serve``).
+
+    Loopback by default; beyond it ``LOCAL2_API_TOKEN`` is required. There is no public
+    share link: the app is served by LoCAL2's own server, never through a tunnel.
+    """
+
     host: str = "127.0.0.1"
     port: int = Field(7860, ge=0, le=65535)
-    share: bool = False
-    concurrency_limit: int = Field(8, ge=1)
+    concurrency_limit: int = Field(8, ge=1)  # answers streamed at once (Gradio's default is 1)
+    list_all_sessions: bool = False  # offer every session in the data dir, not just this browser's
 
 
 class Settings(Strict):

@@ -1,0 +1,32 @@
+"""The critic: a judge model grades each answer 1-5; grounding checks flag what was never seen.
+
+``make_critic`` returns ``None`` when the critic is switched off, which is how the
+graph knows to skip the ``critique`` node's work.
+"""
+
+from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+
+from local2.config.schema import CriticSettings
+from local2.critic.grounding import grounding_flags
+from local2.critic.judge import Critic, JudgeTimeout
+from local2.critic.parse import Grade, parse_grade
+from local2.critic.prompt import build_prompt, default_rubric
+
+
+def make_critic(chat_model: BaseChatModel, settings: CriticSettings) -> Critic | None:
+    """The critic for these settings, or ``None`` when ``enabled: false``."""
+    return Critic(chat_model, settings) if settings.enabled else None
+
+
+__all__ = [
+    "Critic",
+    "Grade",
+    "JudgeTimeout",
+    "build_prompt",
+    "default_rubric",
+    "grounding_flags",
+    "make_critic",
+    "parse_grade",
+]

@@ -1,0 +1,129 @@
+"""The critic: ask a judge model for a grade, within a deadline, and never guess one.
+
+The judge runs in a daemon thread so a slow or hung model costs at most ``timeout_s`` and
+cannot keep the process alive. The thread also starts without the graph's context, so the
+judge's tokens never reach LangGraph's ``messages`` stream as if they were the answer.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from local2.config.schema import CriticSettings
+from local2.critic.grounding import grounding_flags
+from local2.critic.parse import Grade, parse_grade
+from local2.critic.prompt import build_prompt
+from local2.state import Critique, ToolCallRecord
+
+RETRY_NUDGE = (
+    "Your reply did not end with a score. Reply again in exactly this format: "
+    '"Feedback: (your feedback) [RESULT] (an integer number between 1 and 5)"'
+)
+_MAX_FEEDBACK_CHARS = 2000
+
+
+class JudgeTimeout(Exception):
+    """The judge did not answer before the deadline."""
+
+
+def message_text(message: BaseMessage) -> str:
+    """The judge's visible text: content blocks of type text only, never its reasoning."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(
+        block if isinstance(block, str) else str(block.get("text", ""))
+        for block in content
+        if isinstance(block, str) or block.get("type") == "text"
+    )
+
+
+def call_with_deadline(fn: Callable[[], Any], timeout_s: float) -> Any:
+    """Run ``fn`` in a daemon thread and stop waiting after ``timeout_s``."""
+    box: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+
+    def run() -> None:
+        try:
+            box.put((True, fn()))
+        except BaseException as exc:  # handed to the waiting thread
+            box.put((False, exc))
+
+    threading.Thread(target=run, name="local2-critic", daemon=True).start()
+    try:
+        ok, value = box.get(timeout=max(timeout_s, 0.0))
+    except queue.Empty:
+        raise JudgeTimeout(f"no grade within {timeout_s:g}s") from None
+    if not ok:
+        raise value
+    return value
+
+
+class Critic:
+    """Grades an answer 1-5 against the rubric, with the turn's tool results as evidence."""
+
+    def __init__(self, chat_model: BaseChatModel, settings: CriticSettings) -> None:
+        self.chat_model = chat_model
+        self.settings = settings
+
+    def judge(
+        self, query: str, answer: str, evidence: list[ToolCallRecord], reference: str | None
+    ) -> Grade:
+        """Ask the judge, retrying on output without a score; raises JudgeTimeout."""
+        prompt = build_prompt(
+            query,
+            answer,
+            evidence,
+            self.settings.rubric,
+            reference,
+            max_evidence_chars=self.settings.evidence_max_chars,
+        )
+        messages: list[BaseMessage] = [HumanMessage(prompt)]
+        deadline = time.monotonic() + self.settings.timeout_s
+        grade = Grade(None, "", "the judge was not asked")
+        for _attempt in range(1 + self.settings.retries):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise JudgeTimeout(f"no grade within {self.settings.timeout_s:g}s")
+            reply = call_with_deadline(
+                lambda msgs=list(messages): self.chat_model.invoke(
+                    msgs, config={"run_name": "critic", "tags": ["critic"]}
+                ),
+                remaining,
+            )
+            text = message_text(reply)
+            grade = parse_grade(text)
+            if grade.score is not None:
+                return grade
+            messages += [AIMessage(text), HumanMessage(RETRY_NUDGE)]
+        return grade
+
+    def grade(
+        self,
+        query: str,
+        answer: str,
+        evidence: list[ToolCallRecord],
+        known_memory_ids: Callable[[str], bool] | None = None,
+        reference: str | None = None,
+    ) -> Critique:
+        """The critique of one answer; failures become ``score: None`` with the reason."""
+        flags = grounding_flags(answer, evidence, known_memory_ids)
+        attempts = 1 + self.settings.retries
+        try:
+            grade = self.judge(query, answer, evidence, reference)
+        except JudgeTimeout as exc:
+            return {"score": None, "feedback": f"critic timed out: {exc}", "flags": flags}
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            return {"score": None, "feedback": f"critic failed: {reason}", "flags": flags}
+        if grade.score is None:
+            feedback = f"no grade after {attempts} attempt(s): {grade.reason}"
+        else:
+            feedback = grade.feedback[:_MAX_FEEDBACK_CHARS]
+        return {"score": grade.score, "feedback": feedback, "flags": flags}

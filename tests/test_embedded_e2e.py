@@ -1,0 +1,46 @@
+"""A whole turn on the real embedded model (SmolLM2-135M via llama.cpp), no Ollama anywhere."""
+
+from __future__ import annotations
+
+import pytest
+
+from local2.agent import Agent
+from tests.conftest import make_settings
+
+pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory: pytest.TempPathFactory) -> Agent:
+    tmp = tmp_path_factory.mktemp("embedded")
+    settings = make_settings(tmp, embedded={"max_tokens": 48})
+    # backend auto with nothing listening at OLLAMA_HOST: the embedded model, with a notice.
+    return Agent(settings, memory=None, critic=None)
+
+
+def test_auto_falls_back_to_the_embedded_model_with_a_notice(agent: Agent) -> None:
+    assert agent.services.backend == "embedded"
+    assert agent.notice and "ollama serve" in agent.notice and "ollama pull" in agent.notice
+
+
+def test_a_question_is_answered_and_streamed(agent: Agent) -> None:
+    items: list[tuple[str, object]] = []
+    payload = agent.ask(
+        "What is the capital of France?", "e1", on_item=lambda k, d: items.append((k, d))
+    )
+    assert payload["answer"].strip()
+    assert payload["backend"] == "embedded"
+    assert sum(1 for k, _ in items if k == "token") >= 2, "the answer did not stream"
+    for subject in ("query.received", "response.generation", "answer.dialog"):
+        assert subject in payload["events"]
+
+
+def test_time_sensitive_question_takes_the_router_tool_path(agent: Agent) -> None:
+    payload = agent.ask("What major AI news broke this week?", "e2")
+    tools = [c["tool"] for c in payload["tool_calls"]]
+    assert "web_search" in tools
+    assert payload["tool_calls"][0]["result"].startswith("Today's date:")
+    events = payload["events"]
+    assert events.index("tool.request.web_search") < events.index("tool.result.web_search")
+    assert payload["answer"].strip()
