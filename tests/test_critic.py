@@ -181,8 +181,8 @@ def test_files_must_have_been_read() -> None:
     read = call("read_file", {"path": "notes/plan.md"}, "# Plan\nship it")
     answer = "Per notes/plan.md and docs/secret.md (also README.md), ship it. Node.js, e.g. x."
     assert grounding_flags(answer, [read]) == [
-        "unread file: docs/secret.md (not in any tool result)",
-        "unread file: README.md (not in any tool result)",
+        "unread file: docs/secret.md (never read this turn)",
+        "unread file: README.md (never read this turn)",
     ]
 
 
@@ -398,3 +398,26 @@ def test_node_streams_its_event_inside_a_graph(tmp_path: Path) -> None:
     assert final["critique"]["score"] == 2
     # The judge runs off the graph's context: its reply never looks like the answer's tokens.
     assert messages == []
+
+
+def test_a_file_only_listed_by_search_is_flagged_until_read() -> None:
+    search = {
+        "id": "c1",
+        "tool": "search_files",
+        "args": {"query": "budget"},
+        "result": "[1] notes/budget.md lines 1-4: the garden budget is 1200 euros",
+        "error": None,
+        "duration_s": 0.1,
+    }
+    read = {
+        **search,
+        "id": "c2",
+        "tool": "read_file",
+        "args": {"path": "notes/budget.md"},
+        "result": "File: notes/budget.md\nsha256: abc\nthe garden budget is 1200 euros",
+    }
+    answer = "According to notes/budget.md the budget is 1200 euros."
+    assert grounding_flags(answer, [search]) == [
+        "unread file: notes/budget.md (never read this turn)"
+    ]
+    assert grounding_flags(answer, [search, read]) == []

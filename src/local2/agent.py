@@ -15,12 +15,13 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from local2 import events
 from local2.config import Settings, load_settings
+from local2.files.audit import audit_turn
 from local2.graph import AUTO, build_services, compile_graph, default_checkpointer
 from local2.nodes.receive import validate_query
 from local2.payload import turn_payload
@@ -47,6 +48,22 @@ def _config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
+
+
+def _checkpoint_id(config: Any) -> str | None:
+    return ((config or {}).get("configurable") or {}).get("checkpoint_id")
+
+
+def _summary(snap: Any, writer: str) -> str:
+    """One line for a checkpoint: the question being asked, or the answer given."""
+    values = snap.values or {}
+    if writer == "input":
+        text = "new turn"
+    elif values.get("answer") and "receive" not in snap.next and writer not in ("receive",):
+        text = f"A: {values['answer']}"
+    else:
+        text = f"Q: {values.get('query') or ''}"
+    return " ".join(str(text).split())[:100]
 
 
 class Agent:
@@ -128,6 +145,7 @@ class Agent:
             elif mode == "values":
                 final = data
         payload = turn_payload(final)
+        audit_turn(self.settings, payload)
         yield ("final", payload)
 
     def ask(
@@ -193,37 +211,53 @@ class Agent:
         return self.services.turn_log.sessions(limit)
 
     def checkpoints(self, session_id: str, limit: int = 50) -> list[dict[str, Any]]:
-        """A session's checkpoints, newest first: id, step, writer, time, next, summary."""
-        snapshots = list(self.graph.get_state_history(_config(session_id), limit=limit + 1))
+        """A session's checkpoints, newest first: id, step, writer, time, next, summary.
+
+        ``current`` says whether a checkpoint is on the branch the session continues from
+        (forks leave the original branch listed, with ``current`` false).
+        """
+        snapshots = list(self.graph.get_state_history(_config(session_id), limit=limit))
         if not snapshots:
             raise UnknownTurn(f"No session '{session_id}'")
+        by_id = {_checkpoint_id(s.config): s for s in snapshots}
+        on_branch: set[str] = set()
+        walk: str | None = _checkpoint_id(snapshots[0].config)
+        while walk in by_id and walk not in on_branch:
+            on_branch.add(walk)
+            walk = _checkpoint_id(by_id[walk].parent_config)
         rows = []
-        for i, snap in enumerate(snapshots[:limit]):
-            parent = snapshots[i + 1] if i + 1 < len(snapshots) else None
+        for snap in snapshots:
             meta = snap.metadata or {}
-            writer = (
-                ",".join(parent.next)
-                if parent is not None and parent.next
-                else (meta.get("source") or "")
-            )
-            values = snap.values or {}
-            summary = values.get("answer") or values.get("query") or ""
+            writer = self._writer(snap, by_id)
+            checkpoint_id = _checkpoint_id(snap.config)
             rows.append(
                 {
-                    "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
-                    "parent_id": (snap.parent_config or {})
-                    .get("configurable", {})
-                    .get("checkpoint_id"),
+                    "checkpoint_id": checkpoint_id,
+                    "parent_id": _checkpoint_id(snap.parent_config),
                     "step": meta.get("step"),
                     "source": meta.get("source"),
                     "node": writer,
                     "created_at": snap.created_at,
                     "next": list(snap.next),
-                    "query_id": values.get("query_id"),
-                    "summary": " ".join(str(summary).split())[:100],
+                    "query_id": (snap.values or {}).get("query_id"),
+                    "current": checkpoint_id in on_branch,
+                    "summary": _summary(snap, writer),
                 }
             )
         return rows
+
+    def _writer(self, snap: Any, known: dict[str, Any]) -> str:
+        """The node(s) whose writes made this checkpoint: what its parent had next."""
+        meta = snap.metadata or {}
+        if meta.get("source") != "loop":
+            return str(meta.get("writer") or meta.get("source") or "")
+        parent_id = _checkpoint_id(snap.parent_config)
+        if parent_id is None:
+            return "input"
+        parent = known.get(parent_id)
+        if parent is None:
+            parent = known[parent_id] = self.graph.get_state(snap.parent_config)
+        return ",".join(parent.next) or "?"
 
     # -- time travel -----------------------------------------------------------------------
 
@@ -236,8 +270,14 @@ class Agent:
     ) -> dict[str, Any]:
         """Re-run from a past checkpoint as a new branch; the original stays intact.
 
-        With ``query`` the turn's question is replaced; with ``model`` another model answers.
-        Returns the new turn's payload plus ``branch`` (the new checkpoint ids, newest first).
+        Without ``query`` the run resumes exactly at that checkpoint (the nodes after it run
+        again, model calls included). With ``query`` the turn that checkpoint belongs to is
+        asked again with the new question, on the same history; from a checkpoint that ends
+        a turn, a new turn is asked on top of it. With ``model`` another model answers.
+        Returns the new turn's payload plus ``branch`` (the new checkpoint ids, newest
+        first), ``replayed_from`` and ``original`` (``{query_id, query, answer}`` of the turn
+        the original branch answered from there, or None). The session then continues from
+        the new branch; the original's checkpoints stay listed and replayable.
         """
         agent = self if model is None else self.with_model(model)
         config = _config(session_id, checkpoint_id)
@@ -249,21 +289,22 @@ class Agent:
             if problem:
                 raise InvalidQuery(problem)
         with self._session_lock(session_id):
-            before = {c["checkpoint_id"] for c in self.checkpoints(session_id, limit=10_000)}
+            original = self._original_turn(session_id, snapshot)
             graph_input, run_config = agent._fork_point(snapshot, query)
             payload: dict[str, Any] = {}
             for kind, data in agent._run(graph_input, run_config):
                 if kind == "final":
                     payload = data
-        after = self.checkpoints(session_id, limit=10_000)
-        payload["branch"] = [c["checkpoint_id"] for c in after if c["checkpoint_id"] not in before]
+            payload["branch"] = self._branch_since(
+                session_id, {checkpoint_id, _checkpoint_id(run_config) or checkpoint_id}
+            )
         payload["replayed_from"] = checkpoint_id
+        payload["original"] = original
         return payload
 
     def _fork_point(self, snapshot: Any, query: str | None) -> tuple[dict | None, dict]:
-        """Where to resume: the snapshot itself, or a fork of it with the question replaced."""
+        """Where to resume: the snapshot itself, or a new input at the start of its turn."""
         next_nodes = tuple(snapshot.next)
-        values = snapshot.values or {}
         if query is None:
             if not next_nodes:
                 raise UnknownTurn(
@@ -271,20 +312,54 @@ class Agent:
                     "earlier one, or give a new question."
                 )
             return None, snapshot.config
-        if not next_nodes or next_nodes == ("__start__",) or "receive" in next_nodes:
-            # Between turns (or before receive ran): start a new turn on top of it.
-            base = snapshot.config
-            if next_nodes and snapshot.parent_config:
-                base = snapshot.parent_config
-            return {"query": query, "session_id": values.get("session_id")}, base
-        # Mid-turn: replace the question and this turn's user message, then resume.
-        query_id = values.get("query_id", "")
-        forked = self.graph.update_state(
-            snapshot.config,
-            {"query": query, "messages": [HumanMessage(query, id=f"user-{query_id}")]},
-            as_node="receive",
-        )
-        return None, forked
+        turn_input = {"query": query, "session_id": snapshot.config["configurable"]["thread_id"]}
+        if not next_nodes or "__start__" in next_nodes or "receive" in next_nodes:
+            # Between turns (or before receive ran): the new question is asked from here.
+            return turn_input, snapshot.config
+        # Mid-turn: ask this turn again from its start, on the history it saw.
+        start = snapshot
+        for _ in range(10_000):
+            if start.parent_config is None:
+                break
+            start = self.graph.get_state(start.parent_config)
+            if "receive" in start.next or "__start__" in start.next:
+                return turn_input, start.config
+        raise UnknownTurn("Cannot find where that checkpoint's turn started.")
+
+    def _original_turn(self, session_id: str, snapshot: Any) -> dict[str, Any] | None:
+        """The turn the original branch answered from ``snapshot`` (before any replay)."""
+        values = snapshot.values or {}
+        head = values.get("history_head")
+        if not {"critique", "ingest"} & set(snapshot.next):  # not yet published here
+            tuples = list(self.checkpointer.list(_config(session_id)))
+            children: dict[str, list[Any]] = defaultdict(list)
+            for t in tuples:
+                children[_checkpoint_id(t.parent_config) or ""].append(t)
+            walk = _checkpoint_id(snapshot.config) or ""
+            published = None
+            while children.get(walk):
+                oldest = min(children[walk], key=lambda t: t.checkpoint["id"])
+                walk = oldest.checkpoint["id"]
+                new_head = oldest.checkpoint["channel_values"].get("history_head")
+                if new_head and new_head != head:
+                    published = new_head
+                    break
+            head = published
+        turns = self.services.turn_log.window(head, 1) if head else []
+        if not turns:
+            return None
+        return {"query_id": turns[0].query_id, "query": turns[0].user, "answer": turns[0].assistant}
+
+    def _branch_since(self, session_id: str, stop: set[str]) -> list[str]:
+        """Checkpoint ids from the session's newest back to (not including) one in ``stop``."""
+        ids: list[str] = []
+        found = self.checkpointer.get_tuple(_config(session_id))
+        while found is not None and found.checkpoint["id"] not in stop and len(ids) < 10_000:
+            ids.append(found.checkpoint["id"])
+            found = (
+                self.checkpointer.get_tuple(found.parent_config) if found.parent_config else None
+            )
+        return ids
 
     def with_model(self, model: str) -> Agent:
         """The same sessions, tools and memory, answered by another Ollama model."""

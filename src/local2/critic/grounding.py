@@ -100,6 +100,11 @@ def find_paths(text: str) -> list[str]:
     return _unique(paths)
 
 
+FILE_LISTING_TOOLS = frozenset(
+    {"search_files", "list_files", "grep_files", "directory_tree", "file_metadata"}
+)
+
+
 def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
@@ -142,8 +147,11 @@ def grounding_flags(
             continue
         if known_memory_ids is None or not _safe_known(known_memory_ids, memory_id):
             flags.append(f"unknown memory id: {memory_id}")
+    # A file counts as read like a page counts as fetched: only a tool that returned its
+    # content vouches for it; listing and search tools merely name files.
+    read = evidence_text([c for c in evidence if c.get("tool") not in FILE_LISTING_TOOLS])
     for path in find_paths(answer):
         bare = path.removeprefix("~/").removeprefix("./")
-        if not _mentions(seen, bare):
-            flags.append(f"unread file: {path} (not in any tool result)")
+        if not _mentions(read, bare):
+            flags.append(f"unread file: {path} (never read this turn)")
     return flags

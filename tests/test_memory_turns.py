@@ -1,0 +1,152 @@
+"""Memory, critic and ratings through whole turns: real graph, real Chroma, Ollama protocol."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from local2.agent import Agent
+from local2.models.scripted import ScriptedChatModel, reply
+from local2.testing.ollama_server import FakeOllama, RuleBrain
+from tests.conftest import make_settings
+
+FACTS = json.loads((Path(__file__).parent / "fixtures" / "planted_facts.json").read_text())
+
+
+def ollama_agent(tmp_path: Path, url: str) -> Agent:
+    settings = make_settings(
+        tmp_path,
+        system={"ollama_host": url},
+        generator={"backend": "ollama"},
+        memory={"embedder": "ollama"},
+    )
+    return Agent(settings, backend="ollama")
+
+
+def test_a_fact_told_in_one_session_is_recalled_in_another(tmp_path: Path) -> None:
+    with FakeOllama(RuleBrain()) as server:
+        agent = ollama_agent(tmp_path, server.url)
+        told = agent.ask("My favourite colour is teal.", "first")
+        assert "memory.ingested" in told["events"]
+        asked = agent.ask("What did I tell you about my favourite colour?", "second")
+        assert [c["tool"] for c in asked["tool_calls"]] == ["recall_memory"]
+        assert "memory.recall" in asked["events"]
+        hit = next(h for h in asked["memory_hits"] if "teal" in h["content"])
+        assert 0 < hit["similarity"] <= 1 and hit["age_s"] >= 0 and hit["kind"] == "episodic"
+        assert "teal" in asked["answer"].lower()
+        # nomic-embed-text's asymmetric prefixes reached the embedding server.
+        inputs = [i for body in server.embed_requests for i in body.get("input", [])]
+        assert any(i.startswith("search_document: ") for i in inputs)
+        assert any(i.startswith("search_query: ") for i in inputs)
+
+
+def test_critique_grades_each_turn_and_ratings_reach_the_engram(tmp_path: Path) -> None:
+    with FakeOllama(RuleBrain()) as server:
+        agent = ollama_agent(tmp_path, server.url)
+        payload = agent.ask("What is the capital of France?", "s1")
+        critique = payload["critique"]
+        assert critique["score"] in (1, 2, 3, 4, 5) and critique["feedback"]
+        assert "critique.result" in payload["events"]
+        engram = next(e for e in agent.services.memory.list() if "Paris" in e["content"])
+        assert engram["critic_score"] == critique["score"]
+
+        result = agent.feedback("s1", payload["query_id"], 5, "spot on")
+        assert [e["subject"] for e in result["events"]] == ["user.feedback", "reward.event"]
+        assert result["engrams_annotated"] == 1
+        engram = agent.services.memory.get(engram["id"])
+        assert engram["reward"] == 5
+        with pytest.raises(LookupError, match="No turn"):
+            agent.feedback("s1", "not-a-turn", 3)
+        agent.close()
+
+        # The rating survives a restart, in the session's state and its event log.
+        again = ollama_agent(tmp_path, server.url)
+        state = again.state("s1")
+        assert state["rewards"][payload["query_id"]]["rating"] == 5
+        assert [e["subject"] for e in state["event_log"]][-2:] == ["user.feedback", "reward.event"]
+        assert again.history("s1")[0]["reward"]["rating"] == 5
+
+
+def test_ratings_change_recall_order(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, memory={"embedder": "lexical"})
+    model = ScriptedChatModel(replies=[reply("Noted.")], repeat_last=True)
+    agent = Agent(settings, chat_model=model, tools=[], critic=None)
+    first = agent.ask("The harbour ferry leaves at 7 on weekdays.", "a")
+    second = agent.ask("The harbour ferry leaves at 9 on weekends.", "b")
+    store = agent.services.memory
+    query = "When does the harbour ferry leave?"
+    before = [h["content"] for h in store.recall(query, k=2)]
+    low, high = (first, second) if "7 on weekdays" in before[0] else (second, first)
+    agent.feedback(high["session_id"], high["query_id"], 5)
+    agent.feedback(low["session_id"], low["query_id"], 1)
+    after = store.recall(query, k=2, include_bad=True)
+    assert high["query"] in after[0]["content"], "a well-rated engram should rank first"
+    assert [h["content"] for h in store.recall(query, k=2)] == [after[0]["content"]], (
+        "an engram rated bad is left out of recall by default"
+    )
+
+
+def _recall_then_answer(messages: list[BaseMessage]) -> AIMessage:
+    """A model that recalls for every question, then answers with what recall returned."""
+    last = messages[-1]
+    if isinstance(last, ToolMessage):
+        return reply(str(last.content))
+    question = next(m for m in reversed(messages) if isinstance(m, HumanMessage)).content
+    return reply("", tool_calls=[{"name": "recall_memory", "args": {"query": question, "k": 3}}])
+
+
+@pytest.mark.slow
+def test_planted_facts_are_recalled_through_real_turns(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, memory={"embedder": "minilm"})
+    teller = ScriptedChatModel(replies=[reply("Noted.")], repeat_last=True)
+    agent = Agent(settings, chat_model=teller, tools=[], critic=None)
+    for i, item in enumerate(FACTS["facts"][:30]):
+        agent.ask(item["fact"], f"tell-{i}")
+    asker = Agent(
+        settings,
+        chat_model=ScriptedChatModel(replies=[_recall_then_answer], repeat_last=True),
+        memory=agent.services.memory,
+        critic=None,
+        checkpointer=agent.checkpointer,
+    )
+    found = 0
+    for i, item in enumerate(FACTS["facts"][:30]):
+        payload = asker.ask(item["question"], f"ask-{i}")
+        top3 = [h["content"] for h in payload["memory_hits"][:3]]
+        found += any(item["fact"] in content for content in top3)
+    recall_at_3 = found / 30
+    print(f"planted facts through turns: recall@3 = {recall_at_3:.3f} (30 facts, MiniLM)")
+    assert recall_at_3 >= 0.85
+
+
+def test_ask_json_has_a_critique_and_feedback_shows_in_memory_list(tmp_path: Path) -> None:
+    with FakeOllama(RuleBrain()) as server:
+        env = {**os.environ, "OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
+
+        def local2(*args: str) -> Any:
+            return subprocess.run(
+                [sys.executable, "-m", "local2.cli", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=180,
+            )
+
+        asked = local2("ask", "What is the capital of France?", "--json", "--backend", "ollama")
+        assert asked.returncode == 0, asked.stderr
+        payload = json.loads(asked.stdout)
+        assert payload["critique"]["score"] is not None and payload["critique"]["feedback"]
+        rated = local2("feedback", payload["session_id"], payload["query_id"], "--rating", "4")
+        assert rated.returncode == 0, rated.stderr
+        listed = local2("memory", "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        engrams = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
+        mine = next(e for e in engrams if "Paris" in e["content"])
+        assert mine["reward"] == 4
