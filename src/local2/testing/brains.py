@@ -104,7 +104,9 @@ _TOP_RESULT = re.compile(r"summari[sz]e\b.*\btop result", re.I | re.S)
 _GIL = re.compile(r"\bGIL\b|global interpreter lock", re.I)
 _WHY_IT = re.compile(r"\bwhy\b.*\bit\b.*\bintroduced\b", re.I)
 _NOISE_LINE = re.compile(
-    r"^(?:today's date:|url:|extracted text:|<<<|<[^<>]*>$|[-=*#_`]{3,}$|\[\d+\]\s*$)", re.I
+    r"^(?:today's date:|url:|extracted text:|<<<|<[^<>]*>$|[-=*#_`]{3,}$|\[\d+\]\s*$"
+    r"|\[tool output below)",
+    re.I,
 )
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?(?:title|snippet|content):\s*", re.I)
 _FAILURE = re.compile(r"^\s*\[(?:tool error|tool timeout|unknown tool)", re.I)

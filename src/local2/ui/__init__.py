@@ -1,0 +1,28 @@
+"""The Gradio web app and the server that hosts it with the HTTP API."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+# Gradio reports usage to its makers unless told not to; LoCAL2 talks only to hosts you set.
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+if TYPE_CHECKING:
+    import gradio as gr
+
+    from local2.agent import Agent
+
+__all__ = ["build_ui", "serve"]
+
+
+def build_ui(agent: Agent) -> gr.Blocks:
+    from local2.ui.app import build_ui as build
+
+    return build(agent)
+
+
+def serve(agent: Agent, host: str = "127.0.0.1", port: int = 7860, ui: bool = True) -> Any:
+    from local2.ui.server import serve as run
+
+    return run(agent, host, port, ui=ui)

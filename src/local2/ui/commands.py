@@ -1,0 +1,88 @@
+"""``local2 ui`` and ``local2 serve``: the web app and the HTTP API on one local server."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+HostOpt = Annotated[
+    str | None,
+    typer.Option("--host", help="Address to bind (default: ui.host, 127.0.0.1)."),
+]
+PortOpt = Annotated[
+    int | None,
+    typer.Option("--port", min=0, max=65535, help="Port (default: ui.port, 7860; 0 = any free)."),
+]
+# Declared here too (not imported from local2.cli, which imports this module while loading).
+BackendOpt = Annotated[
+    str | None,
+    typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
+]
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Ollama model to use.")]
+
+
+def _run(
+    ctx: typer.Context,
+    host: str | None,
+    port: int | None,
+    backend: str | None,
+    model: str | None,
+    with_ui: bool,
+) -> None:
+    from local2.api import TOKEN_ENV, require_token
+    from local2.cli import err, fail, friendly_errors, make_agent, out, settings_of
+
+    settings = settings_of(ctx).ui
+    host = host or settings.host
+    port = settings.port if port is None else port
+    try:
+        require_token(host)
+    except RuntimeError as exc:
+        fail(
+            str(exc),
+            f"export {TOKEN_ENV}=$(openssl rand -hex 24), or bind --host 127.0.0.1.",
+            code=2,
+        )
+    from local2.ui.server import serve
+
+    with friendly_errors():
+        agent = make_agent(ctx, backend, model)
+
+    def ready(url: str) -> None:
+        what = "LoCAL2 app and HTTP API" if with_ui else "LoCAL2 HTTP API"
+        out.print(f"{what} on {url}/  (API: {url}/health, /query, /docs; Ctrl+C stops)")
+
+    try:
+        serve(agent, host, port, ui=with_ui, on_ready=ready)
+    except OSError as exc:
+        fail(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.", "Pick another --port.")
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        err.print()
+    finally:
+        agent.close()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def ui(
+        ctx: typer.Context,
+        host: HostOpt = None,
+        port: PortOpt = None,
+        backend: BackendOpt = None,
+        model: ModelOpt = None,
+    ) -> None:
+        """Open the web app (with the HTTP API on the same server) at http://127.0.0.1:7860."""
+        _run(ctx, host, port, backend, model, with_ui=True)
+
+    @app.command()
+    def serve(
+        ctx: typer.Context,
+        no_ui: Annotated[bool, typer.Option("--no-ui", help="Serve the HTTP API alone.")] = False,
+        host: HostOpt = None,
+        port: PortOpt = None,
+        backend: BackendOpt = None,
+        model: ModelOpt = None,
+    ) -> None:
+        """Serve the HTTP API (and the web app unless --no-ui) for scripts and other machines."""
+        _run(ctx, host, port, backend, model, with_ui=not no_ui)

@@ -1,0 +1,91 @@
+"""One server for the app and the HTTP API: FastAPI routes first, the Gradio app at ``/``.
+
+LoCAL2 serves the app itself (uvicorn), so there is no Gradio share link or tunnel at all.
+Bound to loopback nothing is asked; beyond it every API call needs the bearer token from
+``LOCAL2_API_TOKEN`` and the app asks for the same token as its password.
+"""
+
+from __future__ import annotations
+
+import hmac
+import socket
+from collections.abc import Callable
+
+import uvicorn
+from fastapi import FastAPI
+
+from local2.agent import Agent
+from local2.api import create_api, require_token
+
+LOGIN_MESSAGE = "This LoCAL2 server is reachable beyond this machine: enter its LOCAL2_API_TOKEN."
+
+
+def _token_check(token: str) -> Callable[[str, str], bool]:
+    def check(username: str, password: str) -> bool:
+        return hmac.compare_digest(password.encode(), token.encode())
+
+    return check
+
+
+def create_app(
+    agent: Agent,
+    *,
+    ui: bool = True,
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 7860,
+) -> FastAPI:
+    """The FastAPI app: LoCAL2's API routes, plus the Gradio app at ``/`` when ``ui``."""
+    app = create_api(agent, token=token, app=FastAPI(title="LoCAL2", version="0.1.0"))
+    if not ui:
+        return app
+    import gradio as gr
+
+    from local2.ui.app import CSS, build_ui
+
+    return gr.mount_gradio_app(
+        app,
+        build_ui(agent),
+        path="/",
+        server_name=host,
+        server_port=port,
+        footer_links=["api"],
+        run_history=False,
+        ssr_mode=False,
+        css=CSS,
+        auth=_token_check(token) if token else None,
+        auth_message=LOGIN_MESSAGE if token else None,
+    )
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Bind before serving, so port 0 works and the real address can be printed."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def serve(
+    agent: Agent,
+    host: str = "127.0.0.1",
+    port: int = 7860,
+    ui: bool = True,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve until interrupted. Beyond loopback without ``LOCAL2_API_TOKEN``: RuntimeError."""
+    token = require_token(host)
+    sock = bind(host, port)
+    app = create_app(agent, ui=ui, token=token, host=host, port=sock.getsockname()[1])
+    if on_ready is not None:
+        on_ready(url_of(sock))
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
