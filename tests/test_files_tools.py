@@ -267,3 +267,49 @@ def test_injected_file_cannot_get_the_ssh_key_read(
     assert all(c["error"] and c["error"].startswith("PATH_DENIED: ") for c in refused), refused
     everything = repr(payload) + "".join(str(m.content) for m in seen[-1])
     assert "FAKEKEYMATERIAL123" not in everything
+
+
+def test_cli_ask_about_my_notes_searches_then_reads_with_evidence(tmp_path: Path) -> None:
+    """The issue's scenario as a person runs it: a notes folder in config, `local2 ask`."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from local2.testing.ollama_server import FakeOllama, RuleBrain
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "budget.md").write_text("# Budget\n\nThe garden budget for 2026 is 1200 euros.\n")
+    (notes / "trips.md").write_text("# Trips\n\nLisbon in May, by night train.\n")
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "files.yaml").write_text(f"roots: [{notes}]\n")
+    (conf / "memory.yaml").write_text("embedder: lexical\n")
+    with FakeOllama(RuleBrain()) as server:
+        env = {
+            **os.environ,
+            "OLLAMA_HOST": server.url,
+            "LOCAL2_HOME": str(tmp_path / "home"),
+            "LOCAL2_CONFIG": str(conf),
+        }
+
+        def local2(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "local2.cli", *args],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=180,
+            )
+
+        asked = local2(
+            "ask", "What does my notes file say about the budget?", "--json", "--backend", "ollama"
+        )
+        assert asked.returncode == 0, asked.stderr
+        payload = json.loads(asked.stdout)
+        assert [c["tool"] for c in payload["tool_calls"]] == ["search_files", "read_file"]
+        read = payload["tool_calls"][1]
+        assert read["args"]["path"].endswith("budget.md")
+        assert "sha256:" in read["result"] and "1200 euros" in payload["answer"]
+        assert payload["critique"]["flags"] == []

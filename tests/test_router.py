@@ -133,3 +133,18 @@ def test_years_count_relative_to_today() -> None:
     q = "Who won the 2025 Tour de France?"
     assert route(q, ALL, today=dt.date(2026, 1, 5))  # last year: after most training cut-offs
     assert route(q, ALL, today=dt.date(2030, 1, 5)) == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["What does my notes file say about the budget?", "Search my documents for the lease terms"],
+)
+def test_questions_about_own_files_search_them(query: str) -> None:
+    calls = route(query, ["search_files", "web_search", "read_file"])
+    assert [c["name"] for c in calls] == ["search_files"]
+    assert calls[0]["args"] == {"query": query}
+
+
+def test_own_files_cue_needs_the_tool_and_the_possessive() -> None:
+    assert route("What does my notes file say?", ["web_search"]) == []
+    assert route("How do I take better notes?", ["search_files"]) == []

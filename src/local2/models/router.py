@@ -70,6 +70,16 @@ def asks_about_memory(query: str) -> bool:
     )
 
 
+_OWN_FILES = re.compile(
+    r"\bmy (?:own )?(?:notes?|files?|documents?|docs|folders?|notebook|journal)\b", re.I
+)
+
+
+def asks_about_own_files(query: str) -> bool:
+    """Does the question ask about the person's own notes or files (``search_files``)?"""
+    return bool(_OWN_FILES.search(query))
+
+
 def route(query: str, tool_names: Collection[str], today: dt.date | None = None) -> list[dict]:
     """Calls (``{"name", "args", "id"}``) the question's cues ask for; at most one per tool.
 
@@ -91,6 +101,9 @@ def route(query: str, tool_names: Collection[str], today: dt.date | None = None)
     memory = asks_about_memory(query)
     if memory:
         add("recall_memory", {"query": query})
-    if not url and not memory and is_time_sensitive(query, today):
+    files = asks_about_own_files(query)
+    if files:
+        add("search_files", {"query": query})
+    if not url and not memory and not files and is_time_sensitive(query, today):
         add("web_search", {"query": query})
     return calls

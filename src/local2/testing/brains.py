@@ -105,10 +105,12 @@ _GIL = re.compile(r"\bGIL\b|global interpreter lock", re.I)
 _WHY_IT = re.compile(r"\bwhy\b.*\bit\b.*\bintroduced\b", re.I)
 _NOISE_LINE = re.compile(
     r"^(?:today's date:|url:|extracted text:|<<<|<[^<>]*>$|[-=*#_`]{3,}$|\[\d+\]\s*$"
-    r"|\[tool output below)",
+    r"|\[tool output below|sha256:|chars: \d|lines: \d)",
     re.I,
 )
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?(?:title|snippet|content):\s*", re.I)
+_OWN_FILES = re.compile(r"\bmy (?:own )?(?:notes?|files?|documents?|docs)\b", re.I)
+_FILE_HIT = re.compile(r"([\w./-]+\.(?:md|txt|json|csv|py|yaml))\b")
 _FAILURE = re.compile(r"^\s*\[(?:tool error|tool timeout|unknown tool)", re.I)
 
 GENERIC_MARKER = "I have no specific rule for that"
@@ -186,6 +188,12 @@ class RuleBrain:
             return Reply(
                 thinking="The user is telling me a personal preference; I acknowledge it.",
                 content=f"Got it: your favourite {thing} is {value}. I'll remember that.",
+            )
+        if _OWN_FILES.search(question) and "search_files" in tools:
+            return self._call(
+                "search_files",
+                {"query": question},
+                "The user asks about their own notes; I search their files first.",
             )
         if _SEARCH_WORDS.search(question):
             return self._tool_or_say(
@@ -287,6 +295,17 @@ class RuleBrain:
                         "web_fetch",
                         {"url": urls[0]},
                         "The user wants the content of the top result, not just its snippet.",
+                    )
+
+        read = any(name == "read_file" for name, _ in called)
+        if not read and "read_file" in tools:
+            for name, text in batch:
+                hit = _FILE_HIT.search(text) if name == "search_files" else None
+                if hit:
+                    return self._call(
+                        "read_file",
+                        {"path": hit.group(1)},
+                        "Search found a matching file; I read it before answering.",
                     )
 
         parts = [self._summarise(name, text) for name, text in batch]
