@@ -5,12 +5,18 @@ prints, per family, the parse rate (a call was found), the correct-call rate (ex
 expected calls and leftover text) and false calls on prose that holds no call, as a
 Markdown table. Targets: >= 95% correct per family, 0 false calls.
 
+The baseline, measured in the same run, is the parser many agent loops ship: Hermes
+``<tool_call>{json}</tool_call>`` tags, or the whole reply as one JSON object. Its column
+counts cases whose calls (not leftover text) are exactly right.
+
     .venv/bin/python bench/toolcall_parsing.py [--fixtures DIR] [--show-failures]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -56,6 +62,25 @@ def _expected(case: dict[str, Any]) -> list[tuple[str, dict]]:
     return [(c["name"], c["args"]) for c in case.get("calls") or []]
 
 
+_HERMES = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+
+
+def baseline_parse(text: str) -> list[tuple[str, dict]]:
+    """Hermes tags or a bare JSON object naming a known tool; nothing else."""
+    chunks = _HERMES.findall(text) or [text]
+    calls = []
+    for chunk in chunks:
+        try:
+            data = json.loads(chunk.strip())
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("name") in TOOLS:
+            args = data.get("arguments", data.get("parameters", {}))
+            if isinstance(args, dict):
+                calls.append((data["name"], args))
+    return calls
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fixtures", type=Path, default=FIXTURES)
@@ -68,13 +93,16 @@ def main(argv: list[str] | None = None) -> int:
         if family == "errors":
             continue
         no_call = family == "no_call"
-        parsed = correct = false_calls = 0
+        parsed = correct = false_calls = base_correct = base_false = 0
         for case in cases:
             t0 = time.perf_counter()
             got = parse_tool_calls(case["text"], TOOLS)
             total_time += time.perf_counter() - t0
             total_cases += 1
             calls = [(c["name"], c["args"]) for c in got.calls]
+            base = baseline_parse(case["text"])
+            base_correct += base == _expected(case)
+            base_false += bool(no_call and base)
             want_text = case["text"].strip() if no_call else case.get("leftover", "")
             parsed += bool(calls)
             false_calls += bool(no_call and (calls or got.errors))
@@ -87,10 +115,14 @@ def main(argv: list[str] | None = None) -> int:
         ok &= (false_calls == 0) if no_call else rate >= 0.95
         rows.append(
             f"| {family} | {n} | {'-' if no_call else f'{parsed / n:.0%}'} "
-            f"| {rate:.0%} | {false_calls if no_call else '-'} |"
+            f"| {rate:.0%} | {false_calls if no_call else '-'} "
+            f"| {base_correct / n:.0%} | {base_false if no_call else '-'} |"
         )
-    print("| family | cases | parse rate | correct | false calls |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| family | cases | parse rate | correct | false calls | baseline correct | "
+        "baseline false calls |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     print(f"\n{total_cases} cases, {1000 * total_time / max(total_cases, 1):.2f} ms per parse")
     if opts.show_failures:
