@@ -298,6 +298,8 @@ class Agent:
             payload["branch"] = self._branch_since(
                 session_id, {checkpoint_id, _checkpoint_id(run_config) or checkpoint_id}
             )
+        if model is not None:  # resuming mid-turn skips receive, which records the model
+            payload["model"], payload["backend"] = agent.services.model_name, agent.services.backend
         payload["replayed_from"] = checkpoint_id
         payload["original"] = original
         return payload
@@ -404,7 +406,7 @@ class Agent:
             base,
             events.USER_FEEDBACK,
             session_id=session_id,
-            query_id=query_id,  # type: ignore[arg-type]
+            query_id=query_id,
             rating=rating,
             comment=comment,
         )
@@ -412,7 +414,7 @@ class Agent:
             base,
             events.REWARD_EVENT,
             session_id=session_id,
-            query_id=query_id,  # type: ignore[arg-type]
+            query_id=query_id,
             reward=rating,
         )
         self.graph.update_state(

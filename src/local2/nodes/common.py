@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_stream_writer
 
 from local2.config import Settings
-from local2.state import EventEntry, TurnState
+from local2.state import EventEntry
 from local2.tools.base import Tool
 from local2.tools.runner import ToolRunner
 
@@ -46,8 +47,11 @@ def push(item: dict[str, Any]) -> None:
     writer(item)
 
 
-def event(state: TurnState, subject: str, **payload: Any) -> EventEntry:
-    """Make an event entry timed from ``query.received`` and push it to the custom stream."""
+def event(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
+    """Make an event entry timed from ``query.received`` and push it to the custom stream.
+
+    ``state`` is the turn's state, or any mapping with ``started_at`` (epoch seconds).
+    """
     started = state.get("started_at") or time.time()
     entry: EventEntry = {"subject": subject, "t": round(time.time() - started, 3), **payload}
     push({"event": entry})

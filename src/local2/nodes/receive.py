@@ -52,10 +52,10 @@ def receive(state: TurnState, services: Services, config: RunnableConfig) -> dic
     query = state.get("query")
     problem = validate_query(query, services.settings.generator.max_query_chars)
     if problem:
-        rejected = event(timing, events.QUERY_REJECTED, query_id=query_id, error=problem)  # type: ignore[arg-type]
+        rejected = event(timing, events.QUERY_REJECTED, query_id=query_id, error=problem)
         return {**fresh, "error": problem, "event_log": [RESET, rejected]}
     received = event(
-        timing,  # type: ignore[arg-type]
+        timing,
         events.QUERY_RECEIVED,
         session_id=session_id,
         query_id=query_id,
