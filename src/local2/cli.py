@@ -96,10 +96,14 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
             state["thinking"] = True
         err.print(f"[dim]{data}[/]", end="")
     elif kind == "token":
-        state.setdefault("tokens", []).append(data)
+        if state.get("thinking") and not state.get("live"):
+            err.print()
+        out.print(data, end="")
+        state["live"] = state.get("live", "") + data
     elif kind == "event":
         subject = data["subject"]
         if subject.startswith("tool.request."):
+            state["live"] = ""  # what streamed was a tool call, not the answer
             args = json.dumps(data.get("args"), ensure_ascii=False)
             err.print(f"\n[cyan]⚙ {data['tool']}[/] {args} …")
         elif subject.startswith("tool.result."):
@@ -112,10 +116,14 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
                 f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]"
             )
     elif kind == "answer":
-        if state.get("thinking"):
-            err.print()
-        out.print(data["answer"])
-        state["answered"] = True
+        # The streamed text is shown as it comes; print the clean answer when it differs
+        # (inline thinking or tool-call markup removed).
+        live = state.get("live", "")
+        if live.strip() != data["answer"].strip():
+            if live:
+                out.print()
+            out.print(data["answer"], end="")
+        out.print()
     elif kind == "final" and data.get("critique"):
         crit = data["critique"]
         score = crit.get("score")
@@ -230,25 +238,49 @@ def history(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 30,
     as_json: JsonOpt = False,
 ) -> None:
-    """A session's checkpoints, newest first: id, step, node, time, next, summary."""
+    """A session's checkpoints, newest first: id, step, node, time, next, summary.
+
+    Checkpoints of branches the session no longer continues from (the originals of replays)
+    are marked with ○; pass an id to `local2 replay` to re-run from it.
+    """
+    from local2.agent import Agent
+    from local2.models.scripted import ScriptedChatModel
+
     with friendly_errors():
-        agent = _offline_agent(ctx)
-        rows = agent.checkpoints(session_id, limit)
-        agent.close()
+        # Reading checkpoints needs no model, memory or tools.
+        agent = Agent(
+            settings_of(ctx), chat_model=ScriptedChatModel(), tools=[], memory=None, critic=None
+        )
+        try:
+            rows = agent.checkpoints(session_id, limit)
+        finally:
+            agent.close()
     if as_json:
         print(json.dumps(rows, indent=2, default=str))
         return
-    table = Table("checkpoint", "step", "node", "time", "next", "summary")
+    from datetime import datetime
+
+    table = Table(box=None, pad_edge=False)
+    table.add_column("")
+    table.add_column("checkpoint", no_wrap=True)
+    table.add_column("step", justify="right", no_wrap=True)
+    table.add_column("node", overflow="fold", min_width=9)
+    table.add_column("time", no_wrap=True)
+    table.add_column("next", overflow="fold", min_width=9)
+    table.add_column("summary", no_wrap=True, overflow="ellipsis", min_width=16, ratio=1)
     for r in rows:
         table.add_row(
+            "●" if r["current"] else "[dim]○[/]",
             r["checkpoint_id"],
             str(r["step"]),
             r["node"],
-            str(r["created_at"])[:19],
+            datetime.fromisoformat(r["created_at"]).astimezone().strftime("%m-%d %H:%M:%S"),
             ",".join(r["next"]) or "-",
             r["summary"],
         )
-    out.print(table)
+    # Piped output is not cut to 80 columns: ids must stay whole to be pasted back.
+    (out if out.is_terminal else Console(width=200, highlight=False)).print(table)
+    err.print("[dim]● the branch the session continues from · ○ another branch[/]")
 
 
 @app.command()
@@ -264,17 +296,24 @@ def replay(
     """Re-run from a checkpoint as a new branch; the original branch stays intact."""
     with friendly_errors():
         agent = make_agent(ctx, backend)
-        original = agent.state(session_id, checkpoint)
-        payload = agent.replay(session_id, checkpoint, query=query, model=model)
-        agent.close()
+        try:
+            payload = agent.replay(session_id, checkpoint, query=query, model=model)
+        finally:
+            agent.close()
     if as_json:
         print(json.dumps(payload, indent=2, default=str))
         return
+    original = payload.get("original") or {}
     table = Table("", "original", "replay")
-    table.add_row("question", str(original.get("query", "")), str(payload.get("query", "")))
-    table.add_row("answer", str(original.get("answer") or "(not answered yet)"), payload["answer"])
-    out.print(table)
-    out.print(f"New branch checkpoints: {', '.join(payload['branch'])}")
+    table.add_row("question", original.get("query", "(none)"), str(payload.get("query", "")))
+    table.add_row("answer", original.get("answer", "(none)"), payload["answer"])
+    table.add_row("model", "", f"{payload.get('model')} ({payload.get('backend')})")
+    (out if out.is_terminal else Console(width=160, highlight=False)).print(table)
+    out.print(f"New branch checkpoints (newest first): {', '.join(payload['branch'])}")
+    err.print(
+        "[dim]The session now continues from the new branch; the original branch's "
+        f"checkpoints are still listed by `local2 history {session_id}`.[/]"
+    )
 
 
 def _offline_agent(ctx: typer.Context) -> Any:

@@ -1,23 +1,4 @@
-"""Long-term memory: the engram store on Chroma and the embedders behind it."""
+"""Long-term memory: the engram store on Chroma (``store``) and its embedders (``embeddings``).
 
-from local2.memory.embeddings import (
-    Embedder,
-    EmbeddingError,
-    LexicalEmbedder,
-    MiniLMEmbedder,
-    OllamaEmbedder,
-    make_embedder,
-)
-from local2.memory.store import EmbedderMismatchError, EngramStore, MemoryStoreError
-
-__all__ = [
-    "Embedder",
-    "EmbedderMismatchError",
-    "EmbeddingError",
-    "EngramStore",
-    "LexicalEmbedder",
-    "MemoryStoreError",
-    "MiniLMEmbedder",
-    "OllamaEmbedder",
-    "make_embedder",
-]
+Import from the submodules; this package stays light so the CLI starts quickly.
+"""

@@ -5,15 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from local2.config import Settings, load_settings
-from local2.memory.embeddings import EmbeddingError
-from local2.memory.store import EngramStore, MemoryStoreError
+
+if TYPE_CHECKING:
+    from local2.memory.store import EngramStore
 
 memory_app = typer.Typer(
     help="Inspect and manage long-term memory (engrams).", no_args_is_help=True
@@ -28,6 +29,10 @@ def _settings(ctx: typer.Context) -> Settings:
 
 
 def _open(ctx: typer.Context) -> EngramStore:
+    # Imported here: chromadb takes seconds to import, and every `local2` command loads this.
+    from local2.memory.embeddings import EmbeddingError
+    from local2.memory.store import EngramStore, MemoryStoreError
+
     try:
         return EngramStore.open(_settings(ctx))
     except (MemoryStoreError, EmbeddingError, OSError) as exc:
@@ -99,6 +104,8 @@ def search_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
 ) -> None:
     """Recall memories for QUERY with the same ranking the model uses."""
+    from local2.memory.embeddings import EmbeddingError
+
     store = _open(ctx)
     try:
         hits = store.recall(query, k, include_bad=include_bad)
@@ -137,6 +144,9 @@ def export_cmd(
 @memory_app.command("reembed")
 def reembed_cmd(ctx: typer.Context) -> None:
     """Re-embed every memory with the configured embedder (after changing models)."""
+    from local2.memory.embeddings import EmbeddingError
+    from local2.memory.store import EngramStore, MemoryStoreError
+
     settings = _settings(ctx)
     try:
         store, n = EngramStore.reembed(settings)
