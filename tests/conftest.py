@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +46,22 @@ def fake_ollama() -> Iterator[Any]:
 
     with FakeOllama() as server:
         yield server
+
+
+def local2(
+    *args: str,
+    env: Mapping[str, str],
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 180,
+) -> subprocess.CompletedProcess[str]:
+    """Run the ``local2`` command as a person would: a real process with ``env`` added."""
+    return subprocess.run(
+        [sys.executable, "-m", "local2.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        input=stdin,
+        cwd=cwd,
+        timeout=timeout,
+    )

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from local2.testing.ollama_server import FakeOllama, RuleBrain
-
-LOCAL2 = [sys.executable, "-m", "local2.cli"]
-
-
-def run(
-    args: list[str], env_extra: dict[str, str], stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **env_extra}
-    return subprocess.run(
-        [*LOCAL2, *args], capture_output=True, text=True, env=env, input=stdin, timeout=120
-    )
+from tests.conftest import local2
 
 
 def test_ask_json_then_follow_up_in_the_same_session(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as server:
         env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
-        first = run(["ask", "What is the capital of France?", "--json", "--backend", "ollama"], env)
+        first = local2(
+            "ask", "What is the capital of France?", "--json", "--backend", "ollama", env=env
+        )
         assert first.returncode == 0, first.stderr
         payload = json.loads(first.stdout)
         assert "Paris" in payload["answer"]
@@ -35,27 +24,30 @@ def test_ask_json_then_follow_up_in_the_same_session(tmp_path: Path) -> None:
             assert subject in payload["events"]
 
         session = payload["session_id"]
-        run(
-            ["ask", "Tell me about the Python GIL.", "--session", session, "--backend", "ollama"],
-            env,
+        local2(
+            "ask",
+            "Tell me about the Python GIL.",
+            "--session",
+            session,
+            "--backend",
+            "ollama",
+            env=env,
         )
-        follow = run(
-            [
-                "ask",
-                "Why was it introduced?",
-                "--session",
-                session,
-                "--json",
-                "--backend",
-                "ollama",
-            ],
-            env,
+        follow = local2(
+            "ask",
+            "Why was it introduced?",
+            "--session",
+            session,
+            "--json",
+            "--backend",
+            "ollama",
+            env=env,
         )
         assert follow.returncode == 0, follow.stderr
         answer = json.loads(follow.stdout)["answer"]
         assert "What do you mean" not in answer and "GIL" in answer
 
-        history = run(["history", session, "--json"], env)
+        history = local2("history", session, "--json", env=env)
         assert history.returncode == 0, history.stderr
         rows = json.loads(history.stdout)
         assert rows and rows[0]["next"] == []
@@ -63,7 +55,7 @@ def test_ask_json_then_follow_up_in_the_same_session(tmp_path: Path) -> None:
 
 def test_ask_with_nothing_listening_exits_non_zero_with_the_fix(tmp_path: Path) -> None:
     env = {"OLLAMA_HOST": "http://127.0.0.1:9", "LOCAL2_HOME": str(tmp_path / "home")}
-    result = run(["ask", "hello", "--backend", "ollama"], env)
+    result = local2("ask", "hello", "--backend", "ollama", env=env)
     assert result.returncode != 0
     assert "ollama serve" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
@@ -74,7 +66,7 @@ def test_bad_config_stops_start_up_naming_file_and_key(tmp_path: Path) -> None:
     config.mkdir()
     (config / "generator.yaml").write_text("num_ctx: lots\n")
     env = {"LOCAL2_CONFIG": str(config), "LOCAL2_HOME": str(tmp_path / "home")}
-    result = run(["doctor"], env)
+    result = local2("doctor", env=env)
     assert result.returncode != 0
     assert "generator.yaml" in result.stderr and "num_ctx" in result.stderr
     assert "Traceback" not in result.stderr
@@ -83,9 +75,11 @@ def test_bad_config_stops_start_up_naming_file_and_key(tmp_path: Path) -> None:
 def test_chat_repl_streams_and_shows_tool_calls(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as server:
         env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
-        result = run(
-            ["chat", "--backend", "ollama"],
-            env,
+        result = local2(
+            "chat",
+            "--backend",
+            "ollama",
+            env=env,
             stdin="What major AI news broke this week?\n\n/exit\n",
         )
         assert result.returncode == 0, result.stderr
@@ -96,7 +90,7 @@ def test_chat_repl_streams_and_shows_tool_calls(tmp_path: Path) -> None:
 
 def test_doctor_json_reports_each_check_with_a_fix(tmp_path: Path) -> None:
     env = {"OLLAMA_HOST": "http://127.0.0.1:9", "LOCAL2_HOME": str(tmp_path / "home")}
-    result = run(["doctor", "--json", "--backend", "ollama"], env)
+    result = local2("doctor", "--json", "--backend", "ollama", env=env)
     checks = {c["name"]: c for c in json.loads(result.stdout)}
     assert result.returncode == 1
     assert checks["ollama"]["status"] == "fail" and "ollama serve" in checks["ollama"]["fix"]

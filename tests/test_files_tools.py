@@ -16,7 +16,7 @@ from local2.models.scripted import ScriptedChatModel, reply
 from local2.tools import files as file_tools_module
 from local2.tools.base import Tool, ToolContext, ToolError, ToolResult
 from local2.tools.files import file_tools
-from tests.conftest import make_settings
+from tests.conftest import local2, make_settings
 
 CTX = ToolContext(session_id="s", query_id="q")
 BUDGET = (
@@ -272,9 +272,6 @@ def test_injected_file_cannot_get_the_ssh_key_read(
 def test_cli_ask_about_my_notes_searches_then_reads_with_evidence(tmp_path: Path) -> None:
     """The issue's scenario as a person runs it: a notes folder in config, `local2 ask`."""
     import json
-    import os
-    import subprocess
-    import sys
 
     from local2.testing.ollama_server import FakeOllama, RuleBrain
 
@@ -288,23 +285,18 @@ def test_cli_ask_about_my_notes_searches_then_reads_with_evidence(tmp_path: Path
     (conf / "memory.yaml").write_text("embedder: lexical\n")
     with FakeOllama(RuleBrain()) as server:
         env = {
-            **os.environ,
             "OLLAMA_HOST": server.url,
             "LOCAL2_HOME": str(tmp_path / "home"),
             "LOCAL2_CONFIG": str(conf),
         }
 
-        def local2(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [sys.executable, "-m", "local2.cli", *args],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=180,
-            )
-
         asked = local2(
-            "ask", "What does my notes file say about the budget?", "--json", "--backend", "ollama"
+            "ask",
+            "What does my notes file say about the budget?",
+            "--json",
+            "--backend",
+            "ollama",
+            env=env,
         )
         assert asked.returncode == 0, asked.stderr
         payload = json.loads(asked.stdout)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +10,7 @@ from typing import Any
 import pytest
 
 from local2.testing.ollama_server import FakeOllama, Reply, ScriptBrain
+from tests.conftest import local2
 
 pytestmark = pytest.mark.slow
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "mcp_units_server.py"
@@ -47,27 +46,17 @@ def test_example_server_in_config_shows_in_doctor_and_answers_ask(tmp_path: Path
     )
     with FakeOllama(brain) as server:
         env = {
-            **os.environ,
             "OLLAMA_HOST": server.url,
             "LOCAL2_HOME": str(tmp_path / "home"),
             "LOCAL2_CONFIG": str(conf),
         }
 
-        def local2(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [sys.executable, "-m", "local2.cli", *args],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=180,
-            )
-
-        doctor = local2("doctor", "--json")
+        doctor = local2("doctor", "--json", env=env)
         checks = {c["name"]: c for c in json.loads(doctor.stdout)}
         assert checks["mcp: units"]["status"] == "ok", checks
         assert "convert_units" in checks["mcp: units"]["detail"]
 
-        asked = local2("ask", "How many miles is 5 km?", "--json", "--backend", "ollama")
+        asked = local2("ask", "How many miles is 5 km?", "--json", "--backend", "ollama", env=env)
         assert asked.returncode == 0, asked.stderr
         payload = json.loads(asked.stdout)
         [call] = payload["tool_calls"]

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -15,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from local2.agent import Agent
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.testing.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import make_settings
+from tests.conftest import local2, make_settings
 
 FACTS = json.loads((Path(__file__).parent / "fixtures" / "planted_facts.json").read_text())
 
@@ -128,24 +124,19 @@ def test_planted_facts_are_recalled_through_real_turns(tmp_path: Path) -> None:
 
 def test_ask_json_has_a_critique_and_feedback_shows_in_memory_list(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as server:
-        env = {**os.environ, "OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
+        env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
 
-        def local2(*args: str) -> Any:
-            return subprocess.run(
-                [sys.executable, "-m", "local2.cli", *args],
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=180,
-            )
-
-        asked = local2("ask", "What is the capital of France?", "--json", "--backend", "ollama")
+        asked = local2(
+            "ask", "What is the capital of France?", "--json", "--backend", "ollama", env=env
+        )
         assert asked.returncode == 0, asked.stderr
         payload = json.loads(asked.stdout)
         assert payload["critique"]["score"] is not None and payload["critique"]["feedback"]
-        rated = local2("feedback", payload["session_id"], payload["query_id"], "--rating", "4")
+        rated = local2(
+            "feedback", payload["session_id"], payload["query_id"], "--rating", "4", env=env
+        )
         assert rated.returncode == 0, rated.stderr
-        listed = local2("memory", "list", "--json")
+        listed = local2("memory", "list", "--json", env=env)
         assert listed.returncode == 0, listed.stderr
         engrams = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
         mine = next(e for e in engrams if "Paris" in e["content"])

@@ -4,15 +4,14 @@ then the same operations through the Python API."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from local2.agent import Agent, UnknownTurn
 from local2.testing.ollama_server import FakeOllama, RuleBrain
+from tests.conftest import local2 as run_local2
 from tests.conftest import make_settings
 
 FRANCE = "What is the capital of France?"
@@ -23,14 +22,8 @@ WHY = "Why was it introduced?"
 def local2(
     args: list[str], env: dict[str, str], stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "local2.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        input=stdin,
-        timeout=120,
-    )
+    """Run ``local2`` and require that it succeeded without a traceback."""
+    done = run_local2(*args, env=env, stdin=stdin, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     return done

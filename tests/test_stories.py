@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +25,7 @@ from local2.stories.runner import (
 )
 from local2.testing.brains import Reply
 from local2.testing.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import make_settings
+from tests.conftest import local2, make_settings
 
 STORIES = Path(__file__).parent / "stories"
 ROOT = Path(__file__).parents[1]
@@ -147,15 +144,8 @@ def test_a_wrong_model_fails_s1_with_reasons(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_local2_stories_runs_s1_to_s4_against_an_ollama_protocol_model(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as fake:
-        env = {**os.environ, "OLLAMA_HOST": fake.url, "LOCAL2_HOME": str(tmp_path / "home")}
-        done = subprocess.run(
-            [sys.executable, "-m", "local2.cli", "stories", "--backend", "ollama", "--json"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
+        env = {"OLLAMA_HOST": fake.url, "LOCAL2_HOME": str(tmp_path / "home")}
+        done = local2("stories", "--backend", "ollama", "--json", env=env, cwd=ROOT, timeout=240)
         assert done.returncode == 0, done.stdout + done.stderr
         results = json.loads(done.stdout)
         assert [(r["id"], r["status"]) for r in results] == [
@@ -169,14 +159,7 @@ def test_local2_stories_runs_s1_to_s4_against_an_ollama_protocol_model(tmp_path:
         fetches = [m for r in fake.chat_requests for m in r["messages"] if m.get("role") == "tool"]
         assert any("Kestrel" in str(m.get("content")) for m in fetches)
 
-        table = subprocess.run(
-            [sys.executable, "-m", "local2.cli", "stories", "--backend", "ollama", "--only", "S1"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        table = local2("stories", "--backend", "ollama", "--only", "S1", env=env, cwd=ROOT)
         assert table.returncode == 0, table.stderr
         assert "S1" in table.stdout and "PASS" in table.stdout and "1/1 passed" in table.stdout
     # The in-process run used a throwaway data directory, not the user's.
