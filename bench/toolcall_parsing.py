@@ -24,32 +24,15 @@ from typing import Any
 
 import yaml
 
+from local2.config import load_settings
 from local2.models.toolcall_text import parse_tool_calls
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "toolcalls"
 
-# The tools of DESIGN §3, as in the shipped generator.yaml.
+# The tools of DESIGN §3 with the parameter schemas of the shipped generator.yaml.
+BUILT_IN = ("web_search", "web_fetch", "recall_memory", "save_memory")
 TOOLS: dict[str, dict[str, Any]] = {
-    "web_search": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}},
-        "required": ["query"],
-    },
-    "web_fetch": {
-        "type": "object",
-        "properties": {"url": {"type": "string"}},
-        "required": ["url"],
-    },
-    "recall_memory": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}, "k": {"type": "integer"}},
-        "required": ["query"],
-    },
-    "save_memory": {
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    },
+    t.name: t.parameters for t in load_settings().generator.tools if t.name in BUILT_IN
 }
 
 
