@@ -24,8 +24,8 @@ class ChatBackend:
 def embedded_notice(settings: Settings, reason: str) -> str:
     model = settings.generator.model
     return (
-        f"Using the embedded demo model ({EMBEDDED_NAME}, a tiny model with weak answers) "
-        f"because {reason}. For a real model: start Ollama with `ollama serve` and run "
+        f"Using the embedded demo model ({EMBEDDED_NAME}: a tiny model with weak answers). "
+        f"{reason} For a real model: start Ollama with `ollama serve` and run "
         f"`ollama pull {model}`."
     )
 
@@ -55,8 +55,6 @@ def make_chat_model(
     try:
         check_ollama(settings.ollama_host, name)
     except ModelUnavailable as exc:
-        reason = exc.message[0].lower() + exc.message[1:].rstrip(".")
-        return ChatBackend(
-            make_embedded(settings), EMBEDDED_NAME, "embedded", embedded_notice(settings, reason)
-        )
+        notice = embedded_notice(settings, exc.message)
+        return ChatBackend(make_embedded(settings), EMBEDDED_NAME, "embedded", notice)
     return ChatBackend(make_ollama_chat(settings, name), name, "ollama")
