@@ -59,11 +59,13 @@ def create_app(
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """Bind before serving, so port 0 works and the real address can be printed."""
+    """Bind and listen before serving, so port 0 works and the printed address already
+    accepts connections (they wait in the backlog until the app is up)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(2048)
     sock.set_inheritable(True)
     return sock
 
