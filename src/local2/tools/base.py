@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from local2.config.schema import Settings
 
 
 class ToolError(Exception):
@@ -60,3 +63,19 @@ class Tool:
 
 def as_result(output: str | ToolResult) -> ToolResult:
     return output if isinstance(output, ToolResult) else ToolResult(text=str(output))
+
+
+def configured_tool(
+    settings: Settings,
+    name: str,
+    default: tuple[str, dict[str, Any]],
+    run: ToolFn,
+    timeout_s: float | None = None,
+) -> Tool:
+    """A tool whose description and parameters come from ``generator.tools`` when listed
+    there (tunable without code), else from ``default``."""
+    description, parameters = default
+    schema = settings.generator.tool_schema(name)
+    if schema is not None:
+        description, parameters = schema.description, schema.parameters
+    return Tool(name, description, parameters, run, timeout_s=timeout_s)

@@ -21,7 +21,7 @@ import regex
 
 from local2.config import Settings
 from local2.files.sandbox import FileRef, Sandbox, SandboxError, human_size
-from local2.tools.base import Tool, ToolContext, ToolError, ToolResult
+from local2.tools.base import Tool, ToolContext, ToolError, ToolResult, configured_tool
 
 FILE_READ = "file.read"
 FILE_SEARCH = "file.search"
@@ -328,11 +328,7 @@ def _grep(compiled: Any, ref: FileRef, text: str, deadline: float, room: int) ->
 
 
 def _tool(name: str, run: Any, settings: Settings, timeout_s: float | None = None) -> Tool:
-    description, parameters = _DEFAULTS[name]
-    schema = settings.generator.tool_schema(name)
-    if schema is not None:
-        description, parameters = schema.description, schema.parameters
-    return Tool(name, description, parameters, run, timeout_s=timeout_s)
+    return configured_tool(settings, name, _DEFAULTS[name], run, timeout_s)
 
 
 def file_tools(settings: Settings, sandbox: Sandbox | None = None, index: Any = None) -> list[Tool]:

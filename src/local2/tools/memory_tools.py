@@ -15,7 +15,7 @@ from local2.events import MEMORY_RECALL
 from local2.memory.embeddings import EmbeddingError
 from local2.memory.store import EngramStore
 from local2.state import MemoryHit
-from local2.tools.base import Tool, ToolContext, ToolError, ToolResult
+from local2.tools.base import Tool, ToolContext, ToolError, ToolResult, configured_tool
 
 MAX_K = 10
 MEMORY_SAVED = "memory.saved"
@@ -124,8 +124,4 @@ def memory_tools(store: EngramStore, settings: Settings) -> list[Tool]:
 
 
 def _tool(name: str, run: Any, settings: Settings) -> Tool:
-    description, parameters = _DEFAULTS[name]
-    schema = settings.generator.tool_schema(name)
-    if schema is not None:
-        description, parameters = schema.description, schema.parameters
-    return Tool(name=name, description=description, parameters=parameters, run=run)
+    return configured_tool(settings, name, _DEFAULTS[name], run)

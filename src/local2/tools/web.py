@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from local2.config.schema import Settings
-from local2.tools.base import Tool
+from local2.tools.base import Tool, configured_tool
 from local2.tools.web_fetch import WebFetch
 from local2.tools.web_search import WebSearch
 
@@ -33,13 +33,6 @@ DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 TIMEOUT_MARGIN_S = 5.0
 
 
-def _described(settings: Settings, name: str) -> tuple[str, dict[str, Any]]:
-    schema = settings.generator.tool_schema(name)
-    if schema is None:
-        return DEFAULTS[name]
-    return schema.description, schema.parameters
-
-
 def web_tools(settings: Settings) -> list[Tool]:
     """``web_search`` and ``web_fetch`` configured from ``settings.web``."""
     web = settings.web
@@ -48,6 +41,7 @@ def web_tools(settings: Settings) -> list[Tool]:
         ("web_search", WebSearch(web.search), web.search.timeout_s),
         ("web_fetch", WebFetch(web.fetch, favor=web.fetch.extract_favor), web.fetch.timeout_s),
     ):
-        description, parameters = _described(settings, name)
-        tools.append(Tool(name, description, parameters, run, timeout + TIMEOUT_MARGIN_S))
+        tools.append(
+            configured_tool(settings, name, DEFAULTS[name], run, timeout + TIMEOUT_MARGIN_S)
+        )
     return tools
