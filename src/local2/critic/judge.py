@@ -20,6 +20,7 @@ from local2.config.schema import CriticSettings
 from local2.critic.grounding import grounding_flags
 from local2.critic.parse import Grade, parse_grade
 from local2.critic.prompt import build_prompt
+from local2.models.thinking import message_text
 from local2.state import Critique, ToolCallRecord
 
 RETRY_NUDGE = (
@@ -31,18 +32,6 @@ _MAX_FEEDBACK_CHARS = 2000
 
 class JudgeTimeout(Exception):
     """The judge did not answer before the deadline."""
-
-
-def message_text(message: BaseMessage) -> str:
-    """The judge's visible text: content blocks of type text only, never its reasoning."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(
-        block if isinstance(block, str) else str(block.get("text", ""))
-        for block in content
-        if isinstance(block, str) or block.get("type") == "text"
-    )
 
 
 def call_with_deadline(fn: Callable[[], Any], timeout_s: float) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 _PAIRS = (
     (r"<think>", r"</think>"),
@@ -34,7 +34,8 @@ def split_thinking(content: str) -> tuple[str, str]:
     return "\n\n".join(t for t in thoughts if t), answer.strip()
 
 
-def message_text(message: AIMessage) -> str:
+def message_text(message: BaseMessage) -> str:
+    """The visible text of a message: string content, or its text blocks (never reasoning)."""
     content = message.content
     if isinstance(content, str):
         return content
