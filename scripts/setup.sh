@@ -28,9 +28,27 @@ args=()
 if [ -d /opt/wheels ] && ls /opt/wheels/torch-*+cpu-*.whl >/dev/null 2>&1; then
   args+=(--find-links /opt/wheels -c constraints.txt)
 fi
+# llama-cpp-python ships no wheel for this platform and uv does not reliably reuse its own
+# build, so build it once into a wheelhouse outside the checkout (fresh clones reuse it)
+# and pin the install to that wheel.
+wheelhouse="${LOCAL2_WHEELHOUSE:-${XDG_CACHE_HOME:-$HOME/.cache}/local2/wheels}"
+if [[ ",$extras," == *",embedded,"* ]]; then
+  if ! ls "$wheelhouse"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    echo "Building llama-cpp-python once (about 6 minutes on 2 cores)…" >&2
+    mkdir -p "$wheelhouse"
+    .venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
+      -w "$wheelhouse" "llama-cpp-python>=0.3.7,<0.4"  # the range in pyproject.toml
+  fi
+  wheel=$(ls "$wheelhouse"/llama_cpp_python-*.whl | sort -V | tail -n 1)
+  version=$(basename "$wheel" | cut -d- -f2)
+  pin=".venv/llama-pin.txt"
+  echo "llama-cpp-python==$version" > "$pin"
+  args+=(--find-links "$wheelhouse" -c "$pin")
+fi
+
 stamp=".venv/.installed-$extras"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "Installing LoCAL2 and its dependencies (first run builds llama.cpp: ~6 minutes)…" >&2
+  echo "Installing LoCAL2 and its dependencies…" >&2
   .venv/bin/uv pip install --quiet --python .venv/bin/python "${args[@]}" -e ".[$extras]"
   touch "$stamp"
 fi
