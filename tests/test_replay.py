@@ -104,6 +104,20 @@ def test_history_then_replay_with_a_new_question_keeps_the_original_branch(
         assert "mutex" in shown and "gemma3:1b" in shown  # the answers; the new model
         assert "New branch checkpoints" in shown
         assert any(r["model"] == "gemma3:1b" for r in fake.chat_requests)
+        # Resumed mid-turn (receive did not run again), the state still names the new model.
+        history = json.loads(local2(["history", session, "--json"], env).stdout)
+        latest = history[0]
+        assert latest["next"] == [] and latest["current"]
+        state = Agent(
+            make_settings(
+                tmp_path, system={"ollama_host": fake.url, "data_dir": str(tmp_path / "home")}
+            ),
+            backend="ollama",
+            tools=[],
+            memory=None,
+            critic=None,
+        ).state(session)
+        assert state["model"] == "gemma3:1b"
 
 
 def test_python_api_replay_and_fork(tmp_path: Path) -> None:

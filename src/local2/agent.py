@@ -298,8 +298,6 @@ class Agent:
             payload["branch"] = self._branch_since(
                 session_id, {checkpoint_id, _checkpoint_id(run_config) or checkpoint_id}
             )
-        if model is not None:  # resuming mid-turn skips receive, which records the model
-            payload["model"], payload["backend"] = agent.services.model_name, agent.services.backend
         payload["replayed_from"] = checkpoint_id
         payload["original"] = original
         return payload

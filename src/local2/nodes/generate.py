@@ -96,7 +96,12 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
     reply = call_model(services, prompt, config, tools=use_tools)
 
     thinking, text = thinking_and_answer(reply)
-    update: dict[str, Any] = {"thinking": [thinking] if thinking else []}
+    # The model that answered (a replay may resume here with another one).
+    update: dict[str, Any] = {
+        "thinking": [thinking] if thinking else [],
+        "model": services.model_name,
+        "backend": services.backend,
+    }
     calls = _native_calls(reply) if use_tools else []
     errors = _invalid_native_args(services, calls)
     if errors:
