@@ -96,6 +96,7 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
     reply = call_model(services, prompt, config, tools=use_tools)
 
     thinking, text = thinking_and_answer(reply)
+    written = text  # what the model wrote, before any call markup is taken out
     # The model that answered (a replay may resume here with another one).
     update: dict[str, Any] = {
         "thinking": [thinking] if thinking else [],
@@ -117,7 +118,7 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
             **update,
             "messages": [
                 *new_messages,
-                AIMessage(message_text_or_blank(reply)),
+                AIMessage(written),
                 HumanMessage(services.repair_message(errors, schemas)),
             ],
             "repairs": repairs + 1,
@@ -166,7 +167,3 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
         "event_log": log,
     }
 
-
-def message_text_or_blank(reply: AIMessage) -> str:
-    """The reply's text without thinking, for the repair exchange."""
-    return thinking_and_answer(reply)[1]
