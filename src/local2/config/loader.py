@@ -40,11 +40,12 @@ def _read_yaml(text: str, origin: str) -> dict[str, Any]:
     return data
 
 
-def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` merged in, mappings recursively (neither is modified)."""
     merged = dict(base)
     for key, value in over.items():
         if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
+            merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = value
     return merged
@@ -105,11 +106,11 @@ def load_settings(
         if user_dir is not None and (user_dir / filename).is_file():
             user_file = user_dir / filename
             user_data = _read_yaml(user_file.read_text(encoding="utf-8"), str(user_file))
-            data = _merge(data, user_data)
+            data = deep_merge(data, user_data)
             origin.update({k: str(user_file) for k in user_data})
             origin[""] = str(user_file)
         if overrides and name in overrides:
-            data = _merge(data, overrides[name])
+            data = deep_merge(data, overrides[name])
             origin.update({k: "overrides" for k in overrides[name]})
         sections[name] = _validate_section(name, data, origin)
     unknown = set(overrides or {}) - set(SECTIONS)

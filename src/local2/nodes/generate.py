@@ -166,4 +166,3 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
         "decision": "publish",
         "event_log": log,
     }
-

@@ -24,6 +24,7 @@ import typer
 from rich.table import Table
 
 from local2.config import Settings
+from local2.config.loader import deep_merge
 from local2.stories.runner import StoryError, StoryResult, load_stories, run_stories
 
 PAGE_SERVER = "page_server"  # the `requires:` hint of stories that fetch the local pages
@@ -45,18 +46,7 @@ def free_port() -> int:
 
 def with_overrides(settings: Settings, overrides: Mapping[str, Mapping[str, Any]]) -> Settings:
     """A copy of ``settings`` with ``{section: {key: value}}`` deep-merged in (validated)."""
-    data = settings.model_dump()
-
-    def merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-        merged = dict(base)
-        for key, value in over.items():
-            if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-                merged[key] = merge(merged[key], value)
-            else:
-                merged[key] = value
-        return merged
-
-    return Settings.model_validate(merge(data, overrides))
+    return Settings.model_validate(deep_merge(settings.model_dump(), overrides))
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
