@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from local2 import events
 from local2.config import Settings, SettingsError, load_settings
 
 app = typer.Typer(
@@ -109,9 +110,9 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
         elif subject.startswith("tool.result."):
             status = f"[red]{data['error']}[/]" if data.get("error") else "[green]done[/]"
             err.print(f"[cyan]⚙ {data['tool']}[/] {status} ({data.get('duration_s', 0):.2f}s)")
-        elif subject == "tool.loop_limit":
+        elif subject == events.TOOL_LOOP_LIMIT:
             err.print(f"[yellow]Tool limit of {data['limit']} rounds reached: answering now.[/]")
-        elif subject == "memory.ingest_failed":
+        elif subject == events.MEMORY_INGEST_FAILED:
             err.print(
                 f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]"
             )

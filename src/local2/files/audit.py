@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from local2 import events
+
 if TYPE_CHECKING:
     from local2.config import Settings
 
@@ -106,7 +108,7 @@ def _evidence(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     """What the turn read: files (``file.read`` events) and pages fetched."""
     found: list[dict[str, Any]] = []
     for entry in payload.get("event_log") or []:
-        if entry.get("subject") == "file.read":
+        if entry.get("subject") == events.FILE_READ:
             found.append({"kind": "file", **{k: v for k, v in entry.items() if k != "subject"}})
     for call in payload.get("tool_calls") or []:
         if call.get("tool") == "web_fetch" and not call.get("error"):

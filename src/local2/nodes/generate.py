@@ -129,7 +129,7 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
     if use_tools and not calls and rounds == 0 and gen.keyword_router and services.router:
         calls = services.router(state["query"], list(services.tools))
         if calls:
-            log.append(event(state, "tool.routed", tools=[c["name"] for c in calls]))
+            log.append(event(state, events.TOOL_ROUTED, tools=[c["name"] for c in calls]))
 
     if calls:
         ai = AIMessage(

@@ -20,11 +20,10 @@ from typing import Any
 import regex
 
 from local2.config import Settings
+from local2.events import FILE_READ, FILE_SEARCH
 from local2.files.sandbox import FileRef, Sandbox, SandboxError, human_size
 from local2.tools.base import Tool, ToolContext, ToolError, ToolResult, configured_tool
 
-FILE_READ = "file.read"
-FILE_SEARCH = "file.search"
 GREP_BUDGET_S = 8.0  # total time grep_files may spend; a hostile pattern cannot hang it
 _LINE_CHARS = 200
 _SNIPPET_CHARS = 300

@@ -18,6 +18,8 @@ from typing import Any
 from gradio import ChatMessage
 from langchain_core.messages import BaseMessage, message_to_dict
 
+from local2 import events
+
 THINKING = "Thinking"
 TOOLS = "Tool calls"
 CRITIC = "Critic"
@@ -183,7 +185,7 @@ class TurnView:
             if call is not None:
                 call.duration = float(entry.get("duration_s") or (now - call.started))
                 call.error = entry.get("error")
-        elif subject == "critique.result":
+        elif subject == events.CRITIQUE_RESULT:
             self.critique = {"score": entry.get("score"), "feedback": entry.get("feedback", "")}
 
     def _payload(self, payload: dict[str, Any]) -> None:
