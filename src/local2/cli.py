@@ -244,14 +244,8 @@ def history(
     Checkpoints of branches the session no longer continues from (the originals of replays)
     are marked with ○; pass an id to `local2 replay` to re-run from it.
     """
-    from local2.agent import Agent
-    from local2.models.scripted import ScriptedChatModel
-
     with friendly_errors():
-        # Reading checkpoints needs no model, memory or tools.
-        agent = Agent(
-            settings_of(ctx), chat_model=ScriptedChatModel(), tools=[], memory=None, critic=None
-        )
+        agent = _offline_agent(ctx, with_memory=False)
         try:
             rows = agent.checkpoints(session_id, limit)
         finally:
@@ -317,12 +311,21 @@ def replay(
     )
 
 
-def _offline_agent(ctx: typer.Context) -> Any:
-    """An agent for reading and rating sessions: no model server is needed for that."""
+def _offline_agent(ctx: typer.Context, *, with_memory: bool = True) -> Any:
+    """An agent for reading and rating sessions: no model server, tools or critic (rating a
+    turn needs only its memory; reading checkpoints not even that)."""
     from local2.agent import Agent
+    from local2.graph import AUTO
     from local2.models.scripted import ScriptedChatModel
 
-    return Agent(settings_of(ctx), chat_model=ScriptedChatModel(), critic=None, backend="none")
+    return Agent(
+        settings_of(ctx),
+        chat_model=ScriptedChatModel(),
+        tools=[],
+        memory=AUTO if with_memory else None,
+        critic=None,
+        backend="none",
+    )
 
 
 def _mount(name: str, factory: Callable[[], typer.Typer]) -> None:
