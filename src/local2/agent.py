@@ -23,6 +23,7 @@ from local2 import events
 from local2.config import Settings, load_settings
 from local2.files.audit import audit_turn
 from local2.graph import AUTO, build_services, compile_graph, default_checkpointer
+from local2.history import TurnLog
 from local2.nodes.receive import validate_query
 from local2.payload import turn_payload
 from local2.prompt import build_prompt, prompt_as_json
@@ -80,6 +81,7 @@ class Agent:
         checkpointer: BaseCheckpointSaver | None = None,
         memory: Any = AUTO,
         critic: Any = AUTO,
+        turn_log: TurnLog | None = None,
         notice: str | None = None,
     ) -> None:
         self.settings = settings or load_settings()
@@ -96,6 +98,7 @@ class Agent:
             tools=tools,
             memory=memory,
             critic=critic,
+            turn_log=turn_log,
             backend=backend,
             model=model,
         )
@@ -365,24 +368,18 @@ class Agent:
         """The same sessions, tools and memory, answered by another Ollama model."""
         from local2.models.ollama import make_ollama_chat
 
-        twin = object.__new__(Agent)
-        twin.settings = self.settings
-        twin.notice = self.notice
-        twin.services = build_services(
+        return Agent(
             self.settings,
             chat_model=make_ollama_chat(self.settings, model),
+            backend="ollama",
+            model=model,
             tools=list(self.services.tools.values()),
             memory=self.services.memory,
             critic=self.services.critic,
+            checkpointer=self.checkpointer,
             turn_log=self.services.turn_log,
-            backend="ollama",
-            model=model,
+            notice=self.notice,
         )
-        twin.checkpointer = self.checkpointer
-        twin.graph = compile_graph(twin.services, self.checkpointer)
-        twin._locks = self._locks
-        twin._locks_guard = self._locks_guard
-        return twin
 
     # -- ratings ---------------------------------------------------------------------------
 
