@@ -1,0 +1,35 @@
+"""Identifier rules: one documented rule for session ids (and run ids), checked at every entry.
+
+A session id names a LangGraph thread, a folder of the audit log and a path segment of the
+HTTP API, so it must survive all three unchanged: 1-128 characters from ``A-Z a-z 0-9 . _
+-``, not ``.`` or ``..``. Anything else is refused with :data:`SESSION_ID_RULE` in the
+message, never silently rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
+SESSION_ID_RULE = "1-128 characters from A-Z a-z 0-9 . _ - (not '.' or '..')"
+_SESSION_ID = re.compile(SESSION_ID_PATTERN)
+
+
+class InvalidId(ValueError):
+    """An identifier breaks its rule; the message names the rule."""
+
+
+def session_id_problem(value: object, what: str = "session id") -> str | None:
+    """Why ``value`` is not a valid session id, or None when it is."""
+    if not isinstance(value, str) or not _SESSION_ID.fullmatch(value) or value in (".", ".."):
+        shown = repr(value) if isinstance(value, str) and len(value) <= 200 else "that value"
+        return f"Invalid {what} {shown}: use {SESSION_ID_RULE}."
+    return None
+
+
+def check_session_id(value: object, what: str = "session id") -> str:
+    """Return ``value`` if it is a valid session id; raise :class:`InvalidId` otherwise."""
+    problem = session_id_problem(value, what)
+    if problem:
+        raise InvalidId(problem)
+    return value  # type: ignore[return-value]
