@@ -22,12 +22,10 @@ if [ ! -x .venv/bin/uv ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check uv
 fi
 
-# A CPU build of PyTorch (for the offline embedding model) is used from a local wheel
-# directory when the machine has one; otherwise the registry's build is taken.
-args=()
-if [ -d /opt/wheels ] && ls /opt/wheels/torch-*+cpu-*.whl >/dev/null 2>&1; then
-  args+=(--find-links /opt/wheels -c constraints.txt)
-fi
+# Dependencies of dependencies that LoCAL2 never imports are left out (PyTorch above all);
+# bytecode is compiled at install time, as pip does, so the first start does not compile
+# thousands of modules (and starts as fast when PYTHONDONTWRITEBYTECODE is set).
+args=(--excludes scripts/excludes.txt --compile-bytecode)
 # llama-cpp-python ships no wheel for this platform and uv does not reliably reuse its own
 # build, so build it once into a wheelhouse outside the checkout (fresh clones reuse it)
 # and pin the install to that wheel.
@@ -47,11 +45,13 @@ if [[ ",$extras," == *",embedded,"* ]]; then
 fi
 
 stamp=".venv/.installed-$extras"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/excludes.txt -nt "$stamp" ]; then
   echo "Installing LoCAL2 and its dependencies…" >&2
   .venv/bin/uv pip install --quiet --python .venv/bin/python "${args[@]}" -e ".[$extras]"
   touch "$stamp"
 fi
+# LoCAL2's own modules too (an editable install is not compiled by the installer).
+.venv/bin/python -m compileall -q src >/dev/null
 
 if [ "$browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

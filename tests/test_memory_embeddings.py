@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import pytest
 
@@ -118,7 +117,6 @@ def test_minilm_offline_normalised_and_semantic():
         ["My sister's cat is named Biscuit.", "The office door code is 7391."]
     )
     query = emb.embed_query("What did my sister call her kitten?")
-    assert os.environ["HF_HUB_OFFLINE"] == "1" and os.environ["TRANSFORMERS_OFFLINE"] == "1"
     assert len(query) == 384
     assert all(math.isclose(math.sqrt(_cos(v, v)), 1.0, rel_tol=1e-4) for v in [*docs, query])
     assert _cos(query, docs[0]) > _cos(query, docs[1]) + 0.2

