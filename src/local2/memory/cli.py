@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
-
-from local2.config import Settings, load_settings
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
+    from local2.config import Settings
     from local2.memory.store import EngramStore
 
 memory_app = typer.Typer(
@@ -23,6 +23,8 @@ console = Console()
 
 
 def _settings(ctx: typer.Context) -> Settings:
+    from local2.config import Settings, load_settings
+
     obj = ctx.obj if isinstance(ctx.obj, dict) else {}
     settings = obj.get("settings")
     return settings if isinstance(settings, Settings) else load_settings()
@@ -51,6 +53,8 @@ def _fmt(value: Any) -> str:
 
 
 def _table(rows: list[dict[str, Any]], title: str, similarity: bool = False) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, show_lines=False)
     table.add_column("id", style="cyan", no_wrap=True)
     if similarity:

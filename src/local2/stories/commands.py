@@ -17,15 +17,15 @@ from contextlib import ExitStack, contextmanager
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import httpx
 import typer
-from rich.table import Table
 
-from local2.config import Settings
-from local2.config.loader import deep_merge
-from local2.stories.runner import StoryError, StoryResult, load_stories, run_stories
+if TYPE_CHECKING:  # the runner, httpx, rich and pydantic load when the command runs
+    from rich.table import Table
+
+    from local2.config import Settings
+    from local2.stories.runner import StoryResult
 
 PAGE_SERVER = "page_server"  # the `requires:` hint of stories that fetch the local pages
 
@@ -46,6 +46,9 @@ def free_port() -> int:
 
 def with_overrides(settings: Settings, overrides: Mapping[str, Mapping[str, Any]]) -> Settings:
     """A copy of ``settings`` with ``{section: {key: value}}`` deep-merged in (validated)."""
+    from local2.config import Settings
+    from local2.config.loader import deep_merge
+
     return Settings.model_validate(deep_merge(settings.model_dump(), overrides))
 
 
@@ -75,6 +78,8 @@ def serve_pages(directory: Path) -> Iterator[str]:
 def serve_api(app: Any) -> Iterator[str]:
     """Run a FastAPI app under uvicorn on a free loopback port; yields its base URL."""
     import uvicorn
+
+    from local2.stories.runner import StoryError
 
     port = free_port()
     server = uvicorn.Server(
@@ -135,6 +140,8 @@ def local_stack(
 
 
 def results_table(results: list[StoryResult]) -> Table:
+    from rich.table import Table
+
     table = Table("story", "title", "result", "turns", "time", "reason")
     colour = {"pass": "green", "fail": "red", "skip": "yellow"}
     for r in results:
@@ -175,7 +182,10 @@ def register(app: typer.Typer) -> None:
         """Run the acceptance stories (tests/stories/*.yaml) and print a pass/fail table."""
         import os
 
+        import httpx
+
         from local2.cli import err, fail, friendly_errors, out
+        from local2.stories.runner import StoryError, load_stories, run_stories
 
         stories_dir = directory or default_stories_dir()
         try:
