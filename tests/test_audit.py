@@ -19,6 +19,7 @@ from local2.files.audit import (
     REDACTED,
     audit_record,
     audit_turn,
+    folder_name,
     list_runs,
     redact_secrets,
     show_run,
@@ -145,6 +146,35 @@ def test_hostile_ids_stay_inside_runs(tmp_path: Path) -> None:
     assert path.resolve().is_relative_to((settings.data_dir / "runs").resolve())
 
 
+def test_folder_names_are_one_to_one(tmp_path: Path) -> None:
+    """Ids that used to share a folder (``runs/_.._x``, ``runs/unknown``) get their own."""
+    settings = make_settings(tmp_path)
+    ids = [
+        "../../x",
+        "..\\..\\x",
+        "_.._x",
+        ".",
+        "..",
+        "unknown",
+        ".hidden",
+        "hidden",
+        None,
+        "~2e",
+        "a" * 128,
+        "é" * 300,
+        "é" * 301,
+    ]
+    names = [folder_name(i) for i in ids]
+    assert len(set(names)) == len(ids), names
+    assert folder_name("abc-DEF_1.2") == "abc-DEF_1.2"  # valid ids are their own name
+    assert all("/" not in n and "\\" not in n and n not in (".", "..") for n in names)
+    assert all(len(n) <= 255 for n in names)
+    paths = {write_audit(settings, {"session_id": i, "query_id": "q"}).parent for i in ids}
+    assert len(paths) == len(ids)
+    runs = (settings.data_dir / "runs").resolve()
+    assert all(p.resolve().parent == runs for p in paths)
+
+
 def test_list_and_show(tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
     for session, qid in (("a", "q1"), ("a", "q2"), ("b", "q3")):
@@ -180,6 +210,17 @@ def test_runs_commands(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and json.loads(shown.stdout)["session_id"] == "s9"
     missing = runner.invoke(app, ["runs", "show", "zzz"])
     assert missing.exit_code == 1
+
+
+def test_runs_list_never_cuts_ids(tmp_path: Path) -> None:
+    """Piped (as here) or in a narrow terminal, ids stay whole so `runs show` accepts them."""
+    settings = load_settings()
+    session = "acf766e9" * 8  # 64 characters
+    write_audit(settings, {"session_id": session, "query_id": "f00dfeedbeef", "query": "q " * 80})
+    out = CliRunner().invoke(app, ["runs", "list"], terminal_width=60)
+    assert out.exit_code == 0, out.output
+    assert session in out.stdout and "f00dfeedbeef" in out.stdout
+    assert "…" not in out.stdout
 
 
 def test_index_command(tmp_path: Path) -> None:

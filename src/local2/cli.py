@@ -1,4 +1,8 @@
-"""``local2``: the command line. Every failure is one readable message and a non-zero exit."""
+"""``local2``: the command line. Every failure is one readable message and a non-zero exit.
+
+Start-up matters here (``bench/startup.py``): this module imports only typer and rich;
+settings, the agent and everything heavy are imported inside the commands that use them.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from local2 import events
-from local2.config import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from local2.config import Settings
 
 app = typer.Typer(
     name="local2",
@@ -26,14 +31,32 @@ app = typer.Typer(
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
+
+def session_param(value: str | None) -> str | None:
+    """Check a session id given on the command line against the rule (``local2.ids``)."""
+    from local2.ids import session_id_problem
+
+    problem = session_id_problem(value) if value is not None else None
+    if problem:
+        raise typer.BadParameter(problem)
+    return value
+
+
 BackendOpt = Annotated[
     str | None,
     typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
 ]
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Ollama model to use.")]
 SessionOpt = Annotated[
-    str | None, typer.Option("--session", "-s", help="Session id to continue (default: a new one).")
+    str | None,
+    typer.Option(
+        "--session",
+        "-s",
+        help="Session id to continue (default: a new one).",
+        callback=session_param,
+    ),
 ]
+SessionArg = Annotated[str, typer.Argument(help="The session.", callback=session_param)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
@@ -45,6 +68,8 @@ def main(
         typer.Option("--config", help="Config directory (default: $LOCAL2_CONFIG)."),
     ] = None,
 ) -> None:
+    from local2.config import SettingsError, load_settings
+
     try:
         ctx.obj = {"settings": load_settings(config)}
     except SettingsError as exc:
@@ -66,6 +91,8 @@ def settings_of(ctx: typer.Context) -> Settings:
 def friendly_errors() -> Iterator[None]:
     """Turn the errors a person can act on into a message and an exit code."""
     from local2.agent import InvalidQuery, UnknownTurn
+    from local2.config import SettingsError
+    from local2.ids import InvalidId
     from local2.models.errors import ModelError
 
     try:
@@ -74,8 +101,10 @@ def friendly_errors() -> Iterator[None]:
         fail(exc.message, exc.fix)
     except InvalidQuery as exc:
         fail(str(exc), code=2)
+    except InvalidId as exc:
+        fail(str(exc), code=2)
     except UnknownTurn as exc:
-        fail(str(exc).strip("'\""), code=3)
+        fail(str(exc), code=3)
     except SettingsError as exc:
         fail(f"Configuration error: {exc}")
 
@@ -196,6 +225,8 @@ def chat(
 @app.command()
 def doctor(ctx: typer.Context, as_json: JsonOpt = False, backend: BackendOpt = None) -> None:
     """Check Ollama, models, the data directory, search keys and MCP servers."""
+    from rich.table import Table
+
     from local2.doctor import run_checks
 
     checks = run_checks(settings_of(ctx), backend=backend)
@@ -214,7 +245,7 @@ def doctor(ctx: typer.Context, as_json: JsonOpt = False, backend: BackendOpt = N
 @app.command()
 def feedback(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(help="The session.")],
+    session_id: SessionArg,
     query_id: Annotated[str, typer.Argument(help="The turn's query id.")],
     rating: Annotated[
         int, typer.Option("--rating", "-r", min=1, max=5, help="1 (bad) to 5 (good).")
@@ -235,7 +266,7 @@ def feedback(
 @app.command()
 def history(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(help="The session.")],
+    session_id: SessionArg,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 30,
     as_json: JsonOpt = False,
 ) -> None:
@@ -254,6 +285,8 @@ def history(
         print(json.dumps(rows, indent=2, default=str))
         return
     from datetime import datetime
+
+    from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
     table.add_column("")
@@ -281,7 +314,7 @@ def history(
 @app.command()
 def replay(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(help="The session.")],
+    session_id: SessionArg,
     checkpoint: Annotated[str, typer.Option("--checkpoint", help="Checkpoint id to re-run from.")],
     query: Annotated[str | None, typer.Option("--query", help="Replace the question.")] = None,
     model: ModelOpt = None,
@@ -298,6 +331,8 @@ def replay(
     if as_json:
         print(json.dumps(payload, indent=2, default=str))
         return
+    from rich.table import Table
+
     original = payload.get("original") or {}
     table = Table("", "original", "replay")
     table.add_row("question", original.get("query", "(none)"), str(payload.get("query", "")))

@@ -11,6 +11,7 @@ environment variables) is replaced by ``[REDACTED]`` everywhere in the record.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from local2 import events
+from local2.ids import session_id_problem
 
 if TYPE_CHECKING:
     from local2.config import Settings
@@ -56,7 +58,6 @@ _KEY_VALUE = re.compile(
     r"(?!\[REDACTED)([^\s\"',;#]{4,})"
 )
 _SECRET_ENV = re.compile(rf"(?i){_SECRET_NAME}")
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def _env_secrets() -> list[str]:
@@ -160,9 +161,23 @@ def audit_record(payload: Mapping[str, Any], preview_chars: int = 240) -> dict[s
     return _scrub(record, secrets)
 
 
-def _safe(name: Any) -> str:
-    text = _UNSAFE_NAME.sub("_", str(name or "unknown"))[:100].lstrip(".")
-    return text or "unknown"
+def folder_name(value: Any) -> str:
+    """The file or folder name for an id, one-to-one (two ids never share a folder).
+
+    A valid id (``local2.ids``: ``A-Z a-z 0-9 . _ -``, not ``.`` or ``..``) is its own name;
+    anything else (which the entry points refuse, but an old record may hold) becomes ``~``
+    and the hex of its UTF-8 bytes, or ``~~`` and their SHA-256 when long. ``~`` is not
+    allowed in ids, so the two kinds never meet.
+    """
+    if value is None:
+        return "~none"  # 'n' and 'o' are not hex digits
+    text = str(value)
+    if session_id_problem(text) is None:
+        return text
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= 100:
+        return "~" + raw.hex()
+    return "~~" + hashlib.sha256(raw).hexdigest()
 
 
 def runs_dir(settings: Settings) -> Path:
@@ -172,9 +187,9 @@ def runs_dir(settings: Settings) -> Path:
 def write_audit(settings: Settings, payload: Mapping[str, Any]) -> Path:
     """Write the turn's audit record (atomically, readable only by its owner); its path."""
     record = audit_record(payload, settings.files.audit_preview_chars)
-    folder = runs_dir(settings) / _safe(record["session_id"])
+    folder = runs_dir(settings) / folder_name(record["session_id"])
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    target = folder / f"{_safe(record['query_id'])}.json"
+    target = folder / f"{folder_name(record['query_id'])}.json"
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".audit-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -214,7 +229,7 @@ def list_runs(
 ) -> list[dict[str, Any]]:
     """Summaries of logged turns, newest first (optionally of one session)."""
     base = runs_dir(settings)
-    pattern = f"{_safe(session)}/*.json" if session else "*/*.json"
+    pattern = f"{folder_name(session)}/*.json" if session else "*/*.json"
     files = sorted(base.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
     rows = []
     for path in files[: max(0, limit)]:
@@ -242,10 +257,10 @@ def find_run(settings: Settings, query_id: str) -> Path | None:
     base = runs_dir(settings)
     if "/" in query_id:
         session, _, qid = query_id.partition("/")
-        path = base / _safe(session) / f"{_safe(qid)}.json"
+        path = base / folder_name(session) / f"{folder_name(qid)}.json"
         return path if path.is_file() else None
     found = sorted(
-        base.glob(f"*/{_safe(query_id)}.json"), key=lambda p: p.stat().st_mtime, reverse=True
+        base.glob(f"*/{folder_name(query_id)}.json"), key=lambda p: p.stat().st_mtime, reverse=True
     )
     return found[0] if found else None
 

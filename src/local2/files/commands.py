@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from local2.config import Settings, load_settings
+if TYPE_CHECKING:
+    from local2.config import Settings
 
 console = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -18,6 +17,8 @@ runs_app = typer.Typer(help="The audit log: every turn, its tools, evidence and 
 
 
 def _settings(ctx: typer.Context) -> Settings:
+    from local2.config import Settings, load_settings
+
     obj = ctx.obj if isinstance(ctx.obj, dict) else {}
     found = obj.get("settings")
     return found if isinstance(found, Settings) else load_settings()
@@ -37,6 +38,14 @@ def index(
     ] = False,
 ) -> None:
     """Index the allowed folders (files.roots) for search_files; only changed files re-embed."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     from local2.files.index import FileIndex
     from local2.memory.embeddings import EmbeddingError
 
@@ -97,18 +106,40 @@ def runs_list(
     if not rows:
         console.print("No runs logged yet.")
         return
-    table = Table("time", "session", "query id", "model", "tools", "score", "query")
+    table = runs_table(rows)
+    # Never narrower than the table's narrowest form (whole ids): a terminal wraps the
+    # long lines rather than the table cutting ids; piped output is not cut to 80 columns.
+    needed = console.measure(table, options=console.options.update_width(1000)).minimum
+    width = max(console.width, needed) if console.is_terminal else max(250, needed)
+    (console if width == console.width else Console(width=width, highlight=False)).print(table)
+
+
+def runs_table(rows: list[dict[str, Any]]) -> Any:
+    """The audit log as a table; ids are never cut (they are pasted into `runs show`)."""
+    from rich.table import Table
+
+    def widest(key: str) -> int:
+        return max(len(str(r[key] or "")) for r in rows)
+
+    table = Table()
+    table.add_column("time", no_wrap=True)
+    table.add_column("session", no_wrap=True, min_width=widest("session_id"))
+    table.add_column("query id", no_wrap=True, min_width=widest("query_id"))
+    table.add_column("model", overflow="fold")
+    table.add_column("tools", overflow="fold")
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("query", overflow="fold", ratio=1)
     for r in rows:
         table.add_row(
             str(r["written_at"] or "")[:19],
-            str(r["session_id"] or "")[:12],
+            str(r["session_id"] or ""),
             str(r["query_id"] or ""),
             str(r["model"] or ""),
             ",".join(str(t) for t in r["tools"]) or "-",
             "-" if r["score"] is None else str(r["score"]),
             r["query"],
         )
-    console.print(table)
+    return table
 
 
 @runs_app.command("show")

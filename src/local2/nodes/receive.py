@@ -10,6 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from local2 import events
+from local2.ids import session_id_problem
 from local2.nodes.common import Services, event
 from local2.state import RESET, TurnState
 
@@ -50,7 +51,10 @@ def receive(state: TurnState, services: Services, config: RunnableConfig) -> dic
     }
     timing = {"started_at": fresh["started_at"]}
     query = state.get("query")
-    problem = validate_query(query, services.settings.generator.max_query_chars)
+    # The graph may be invoked directly (notebooks): the session id's rule holds here too.
+    problem = session_id_problem(session_id) or validate_query(
+        query, services.settings.generator.max_query_chars
+    )
     if problem:
         rejected = event(timing, events.QUERY_REJECTED, query_id=query_id, error=problem)
         return {**fresh, "error": problem, "event_log": [RESET, rejected]}

@@ -17,6 +17,7 @@ from typing import Any
 import gradio as gr
 
 from local2.agent import Agent, InvalidQuery, UnknownTurn, new_session_id
+from local2.ids import InvalidId, session_id_problem
 from local2.models.errors import ModelError
 from local2.ui import render
 
@@ -344,6 +345,11 @@ class LocalUI:
 
     def resume_session(self, session_id: str | None) -> dict:
         session_id = (session_id or "").strip()
+        problem = session_id_problem(session_id) if session_id else None
+        if problem:
+            return {
+                self.banner: gr.update(value=render.banner(problem, kind="warning"), visible=True)
+            }
         if not session_id or not self.agent.exists(session_id):
             shown = session_id or "(none given)"
             return {
@@ -480,9 +486,7 @@ class LocalUI:
             result = self.agent.feedback(session_id, query_id, rating)
         except (UnknownTurn, ValueError) as exc:
             return {
-                self.banner: gr.update(
-                    value=render.banner(str(exc).strip("'\""), kind="warning"), visible=True
-                )
+                self.banner: gr.update(value=render.banner(str(exc), kind="warning"), visible=True)
             }
         state = self.agent.state(session_id)
         annotated = result["engrams_annotated"]
@@ -532,6 +536,10 @@ class LocalUI:
 
     def load_checkpoints(self, session_id: str | None) -> tuple[Any, ...]:
         session_id = (session_id or "").strip()
+        problem = session_id_problem(session_id) if session_id else None
+        if problem:
+            empty = _table(render.CHECKPOINT_COLUMNS, [])
+            return empty, gr.update(choices=[], value=None), self._tt_error(problem)
         try:
             rows = self.agent.checkpoints(session_id, limit=200) if session_id else []
         except UnknownTurn:
@@ -560,8 +568,8 @@ class LocalUI:
             return {}, "", gr.update(), ""
         try:
             state = self.agent.state(session_id, checkpoint_id)
-        except UnknownTurn as exc:
-            return {}, "", gr.update(), self._tt_error(str(exc).strip("'\""))
+        except (UnknownTurn, InvalidId) as exc:
+            return {}, "", gr.update(), self._tt_error(str(exc))
         question, answer = self._original(session_id, checkpoint_id, state)
         original = f"**Question:** {question}\n\n**Answer:** {answer}"
         return render.state_view(state), original, question, ""
@@ -606,8 +614,8 @@ class LocalUI:
             return {self.tt_status: self._tt_error("Load a session's checkpoints and pick one.")}
         try:
             payload = self.agent.replay(session_id, checkpoint_id, query=query)
-        except (UnknownTurn, InvalidQuery) as exc:
-            return {self.tt_status: self._tt_error(str(exc).strip("'\""))}
+        except (UnknownTurn, InvalidQuery, InvalidId) as exc:
+            return {self.tt_status: self._tt_error(str(exc))}
         except ModelError as exc:
             return {self.tt_status: render.banner(exc.message, exc.fix)}
         branch = set(payload.get("branch") or [])
