@@ -7,6 +7,7 @@ and turns LangGraph's streams into simple items: ``("event", entry)``, ``("think
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -24,12 +25,15 @@ from local2.config import Settings, load_settings
 from local2.files.audit import audit_turn
 from local2.graph import AUTO, build_services, compile_graph, default_checkpointer
 from local2.history import TurnLog
+from local2.ids import check_session_id
 from local2.nodes.receive import validate_query
 from local2.payload import turn_payload
 from local2.prompt import build_prompt, prompt_as_json
 from local2.tools.base import Tool
+from local2.turns import StreamItem, Turn
 
-StreamItem = tuple[str, Any]
+log = logging.getLogger(__name__)
+CLOSE_WAIT_S = 60.0  # how long close() waits for background turns (a critic grading)
 
 
 class InvalidQuery(ValueError):
@@ -45,6 +49,8 @@ def new_session_id() -> str:
 
 
 def _config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    """The thread config of a session; an id breaking the rule raises :class:`InvalidId`."""
+    check_session_id(session_id)
     configurable: dict[str, Any] = {"thread_id": session_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
@@ -106,6 +112,8 @@ class Agent:
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
         self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
         self._locks_guard = threading.Lock()
+        self._running: set[Turn] = set()  # turns finishing in the background
+        self._running_guard = threading.Lock()
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -114,13 +122,48 @@ class Agent:
             return self._locks[session_id]
 
     def stream(self, query: str, session_id: str | None = None) -> Iterator[StreamItem]:
-        """Run one turn, yielding events, thinking and answer tokens as they happen."""
+        """Run one turn, yielding events, thinking and answer tokens as they happen.
+
+        The question and the session id are checked here, before anything runs
+        (:class:`InvalidQuery`, :class:`~local2.ids.InvalidId`).
+        """
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
             raise InvalidQuery(problem)
-        session_id = session_id or new_session_id()
+        session_id = check_session_id(session_id) if session_id else new_session_id()
+        return self._locked_run(query, session_id)
+
+    def _locked_run(self, query: str, session_id: str) -> Iterator[StreamItem]:
         with self._session_lock(session_id):
             yield from self._run({"query": query, "session_id": session_id}, _config(session_id))
+
+    def start(self, query: str, session_id: str | None = None) -> Turn:
+        """Start one turn in its own thread; it runs to its end whoever reads it.
+
+        ``start(...).until_answer()`` is the payload at publish, while the critic grades;
+        iterating the :class:`~local2.turns.Turn` gives every item as it comes.
+        """
+        items = self.stream(query, session_id)  # raises on a bad question or id, here
+        with self._running_guard:
+            turn = Turn(items, on_done=self._turn_done)
+            self._running.add(turn)
+        return turn
+
+    def _turn_done(self, turn: Turn) -> None:
+        with self._running_guard:
+            self._running.discard(turn)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until turns started with :meth:`start` have ended; True if they all did."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._running_guard:
+                running = list(self._running)
+            if not running:
+                return True
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not running[0].join(left) and left == 0.0:
+                return False
 
     def _run(
         self, graph_input: dict[str, Any] | None, config: dict[str, Any]
@@ -434,7 +477,10 @@ class Agent:
             "events": [given, reward],
         }
 
-    def close(self) -> None:
+    def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
+        """Let turns still running (a critic grading) finish, then release everything."""
+        if not self.wait_idle(wait_s):
+            log.warning("closing with turns still running after %.0fs", wait_s)
         self.services.runner.shutdown()
         conn = getattr(self.checkpointer, "conn", None)
         if conn is not None:

@@ -10,31 +10,52 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from local2.agent import Agent, InvalidQuery, UnknownTurn
+from local2.ids import SESSION_ID_RULE, InvalidId, session_id_problem
 from local2.models.errors import ModelError, ModelUnavailable
+from local2.sse import answer_first, turn_events
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"
+
+
+def _session_id_rule(value: str | None) -> str | None:
+    problem = session_id_problem(value) if value is not None else None
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+Wait = Literal["answer", "critique"]
 
 
 class QueryBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str
-    session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    session_id: str | None = Field(default=None, description=f"Session id: {SESSION_ID_RULE}.")
+    wait: Wait | None = Field(
+        default=None,
+        description="answer (default): return at publish, critique pending; "
+        "critique: return once the critic has graded.",
+    )
+
+    _check_session = field_validator("session_id")(_session_id_rule)
 
 
 class FeedbackBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    session_id: str = Field(min_length=1)
+    session_id: str = Field(description=f"Session id: {SESSION_ID_RULE}.")
     query_id: str = Field(min_length=1)
     rating: int = Field(ge=1, le=5)
     comment: str | None = Field(default=None, max_length=4000)
+
+    _check_session = field_validator("session_id")(_session_id_rule)
 
 
 class ReplayBody(BaseModel):
@@ -87,6 +108,12 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         status = 503 if isinstance(exc, ModelUnavailable) else 502
         return HTTPException(status_code=status, detail={"error": exc.message, "fix": exc.fix})
 
+    @app.exception_handler(InvalidId)
+    def invalid_id(request: Request, exc: InvalidId) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"detail": str(exc)})
+
+    critic_on = agent.services.critic is not None
+
     @app.get("/health", dependencies=[Depends(authorised)])
     def health() -> dict[str, Any]:
         services = agent.services
@@ -101,20 +128,41 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         }
 
     @app.post("/query", dependencies=[Depends(authorised)])
-    def query(body: QueryBody) -> dict[str, Any]:
+    def query(body: QueryBody, wait: Wait | None = None) -> dict[str, Any]:
+        """The turn payload as soon as the answer is published (``critique: null``,
+        ``critique_pending: true``; the critic and memory finish after it), or once graded
+        with ``wait=critique`` (query parameter or body field)."""
         try:
-            return agent.ask(body.query, body.session_id)
+            turn = agent.start(body.query, body.session_id)
+            if (body.wait or wait) == "critique":
+                return {**turn.until_final(), "critique_pending": False}
+            return answer_first(turn.until_answer(), critic_on)
         except InvalidQuery as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except ModelError as exc:
             raise model_failure(exc) from exc
+
+    @app.post("/query/stream", dependencies=[Depends(authorised)])
+    def query_stream(body: QueryBody) -> StreamingResponse:
+        """The turn as server-sent events: thinking, tool calls, answer tokens, the answer,
+        then the critique and the final payload (see ``local2.sse``). The turn runs to its
+        end even if the client goes away."""
+        try:
+            turn = agent.start(body.query, body.session_id)
+        except InvalidQuery as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        return StreamingResponse(
+            turn_events(turn, critic_on),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
 
     @app.post("/feedback", dependencies=[Depends(authorised)])
     def feedback(body: FeedbackBody) -> dict[str, Any]:
         try:
             return agent.feedback(body.session_id, body.query_id, body.rating, body.comment)
         except UnknownTurn as exc:
-            raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from exc
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
 
     @app.get("/sessions/{session_id}/history", dependencies=[Depends(authorised)])
     def history(session_id: str, limit: int = 50) -> dict[str, Any]:
@@ -125,14 +173,14 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
                 "checkpoints": agent.checkpoints(session_id, max(1, min(limit, 1000))),
             }
         except UnknownTurn as exc:
-            raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from exc
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
 
     @app.post("/sessions/{session_id}/replay", dependencies=[Depends(authorised)])
     def replay(session_id: str, body: ReplayBody) -> dict[str, Any]:
         try:
             return agent.replay(session_id, body.checkpoint_id, query=body.query, model=body.model)
         except UnknownTurn as exc:
-            raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from exc
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
         except InvalidQuery as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except ModelError as exc:

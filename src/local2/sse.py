@@ -1,0 +1,62 @@
+"""A turn as server-sent events (``POST /query/stream``), in the order things happen.
+
+Events (``event:`` name, ``data:`` one JSON object):
+- ``thinking`` ``{text}`` and ``token`` ``{text}``: the model's thinking and answer as they
+  stream (tokens streamed before a tool call were the call's markup, not the answer);
+- ``tool_call`` and ``tool_result``: the ``tool.request.*`` / ``tool.result.*`` log entries;
+- ``answer``: the turn payload at publish (``critique: null``, ``critique_pending``);
+- ``critique``: the ``critique.result`` entry (score, feedback);
+- ``event``: any other event-log entry (``query.received``, ``memory.ingested``, ...);
+- ``done``: the final payload, critique included; or ``error`` ``{error, fix}`` instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from local2 import events
+from local2.turns import Turn
+
+
+def frame(name: str, data: Any) -> str:
+    """One server-sent event."""
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+def event_name(entry: dict[str, Any]) -> str:
+    subject = str(entry.get("subject", ""))
+    if subject.startswith(events.TOOL_REQUEST + "."):
+        return "tool_call"
+    if subject.startswith(events.TOOL_RESULT + "."):
+        return "tool_result"
+    if subject == events.CRITIQUE_RESULT:
+        return "critique"
+    return "event"
+
+
+def answer_first(payload: dict[str, Any], critic_on: bool) -> dict[str, Any]:
+    """The payload as handed over at publish: the critique is still to come."""
+    pending = critic_on and payload.get("critique") is None and not payload.get("error")
+    return {**payload, "critique": payload.get("critique"), "critique_pending": pending}
+
+
+def turn_events(turn: Turn, critic_on: bool) -> Iterator[str]:
+    """The turn's items as server-sent events; a model failure ends them with ``error``."""
+    from local2.models.errors import ModelError
+
+    try:
+        for kind, data in turn:
+            if kind in ("thinking", "token"):
+                yield frame(kind, {"text": data})
+            elif kind == "event":
+                yield frame(event_name(data), data)
+            elif kind == "answer":
+                yield frame("answer", answer_first(data, critic_on))
+            elif kind == "final":
+                yield frame("done", {**data, "critique_pending": False})
+    except ModelError as exc:
+        yield frame("error", {"error": exc.message, "fix": exc.fix})
+    except Exception as exc:  # the stream is already open: end it with a reason, not a reset
+        yield frame("error", {"error": f"the turn failed ({type(exc).__name__})", "fix": ""})

@@ -1,0 +1,88 @@
+"""A turn running in its own thread, so the answer can be handed over before the turn ends.
+
+``publish`` puts the answer in the stream; ``critique`` and ``ingest`` run after it. A caller
+that wants the answer first (``POST /query``) takes items until the answer and returns; one
+that streams (``POST /query/stream``) may go away mid-turn. Either way the turn runs to its
+end here (critic, memory, audit log), never cut off half-way by whoever was reading.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+StreamItem = tuple[str, Any]
+_END = object()
+
+
+class Turn:
+    """Drives a turn's item stream in a thread; iterate it to read the items as they come.
+
+    Items are those of :meth:`local2.agent.Agent.stream`. An exception the turn raises is
+    re-raised to the reader at the point it happened.
+    """
+
+    def __init__(
+        self,
+        items: Iterator[StreamItem],
+        name: str = "local2-turn",
+        on_done: Callable[[Turn], None] | None = None,
+    ) -> None:
+        self._items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._on_done = on_done
+        self.answered = False
+        self.payload: dict[str, Any] | None = None  # the final payload, when the turn ended
+        self._thread = threading.Thread(target=self._drive, args=(items,), name=name, daemon=True)
+        self._thread.start()
+
+    def _drive(self, items: Iterator[StreamItem]) -> None:
+        try:
+            for kind, data in items:
+                if kind == "answer":
+                    self.answered = True
+                elif kind == "final":
+                    self.payload = data
+                self._items.put((kind, data))
+        except BaseException as exc:  # handed to the reader; logged if it came after the answer
+            if self.answered:
+                log.warning("turn failed after its answer: %s: %s", type(exc).__name__, exc)
+            self._items.put(("error", exc))
+        finally:
+            self._items.put(_END)
+            if self._on_done is not None:
+                self._on_done(self)
+
+    def __iter__(self) -> Iterator[StreamItem]:
+        while True:
+            item = self._items.get()
+            if item is _END:
+                self._items.put(_END)  # later readers end too
+                return
+            kind, data = item
+            if kind == "error":
+                raise data
+            yield kind, data
+
+    def until_answer(self) -> dict[str, Any]:
+        """The payload as ``publish`` made it (or the final one if the turn never published)."""
+        for kind, data in self:
+            if kind in ("answer", "final"):
+                return data
+        raise RuntimeError("the turn ended without a payload")
+
+    def until_final(self) -> dict[str, Any]:
+        """The payload once critique and ingest have finished."""
+        for kind, data in self:
+            if kind == "final":
+                return data
+        raise RuntimeError("the turn ended without a payload")
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the turn to end; True if it did."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()

@@ -1,0 +1,199 @@
+"""The answer first: ``POST /query`` returns at publish, ``POST /query/stream`` streams the
+turn, and the critic grades afterwards. Real uvicorn, real ``ChatOllama`` against the fake
+Ollama server, real SQLite checkpointer and Chroma memory; the judge is made slow so that
+"before the critique" is a measurable fact.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from local2.agent import Agent
+from local2.api import create_api
+from local2.config import load_settings
+from local2.files.audit import show_run
+from local2.ids import SESSION_ID_RULE
+from local2.testing.ollama_server import FakeOllama, Reply, RuleBrain
+from tests.test_api import Served
+
+CRITIC_DELAY_S = 2.0
+
+
+class SlowJudge:
+    """RuleBrain, whose grading replies take ``CRITIC_DELAY_S``."""
+
+    def __init__(self) -> None:
+        self.rules = RuleBrain()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        reply = self.rules(request)
+        if "[RESULT]" in reply.content:
+            reply.delay_s = CRITIC_DELAY_S
+        return reply
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[tuple[str, Agent]]:
+    with FakeOllama(SlowJudge()) as fake:
+        settings = load_settings(
+            overrides={
+                "system": {"ollama_host": fake.url, "data_dir": str(tmp_path / "data")},
+                "generator": {"backend": "ollama"},
+                "memory": {"embedder": "lexical"},
+            }
+        )
+        agent = Agent(settings, backend="ollama")
+        with Served(create_api(agent)) as url:
+            yield url, agent
+        agent.close()
+
+
+def sse(response: httpx.Response) -> Iterator[tuple[str, dict[str, Any], float]]:
+    """``(event, data, seconds since the request)`` for each server-sent event."""
+    started = time.monotonic()
+    name, data = "", ""
+    for line in response.iter_lines():
+        if line.startswith("event: "):
+            name = line[7:]
+        elif line.startswith("data: "):
+            data = line[6:]
+        elif not line and name:
+            yield name, json.loads(data), time.monotonic() - started
+            name, data = "", ""
+
+
+def wait_for_audit(agent: Agent, query_id: str, timeout: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        record = show_run(agent.settings, query_id)
+        if record and record.get("critique"):
+            return record
+        time.sleep(0.1)
+    raise AssertionError(f"turn {query_id} never finished in the background")
+
+
+def test_query_returns_at_publish_and_the_critique_follows(stack) -> None:
+    url, agent = stack
+    with httpx.Client(base_url=url, timeout=60) as client:
+        started = time.monotonic()
+        first = client.post("/query", json={"query": "What is the capital of France?"})
+        answered_in = time.monotonic() - started
+        assert first.status_code == 200, first.text
+        body = first.json()
+        assert "Paris" in body["answer"]
+        assert body["critique"] is None and body["critique_pending"] is True
+        assert answered_in < CRITIC_DELAY_S, f"waited for the critic ({answered_in:.2f}s)"
+        assert "critique.result" not in body["events"]
+        assert "response.generation" in body["events"]
+
+        # The turn went on in the background: graded, remembered, logged.
+        record = wait_for_audit(agent, body["query_id"])
+        assert record["critique"]["score"] == 4
+        assert agent.wait_idle(30)
+        assert agent.services.memory.count() >= 1
+
+        # The same session continues; wait=critique returns the graded turn.
+        started = time.monotonic()
+        graded = client.post(
+            "/query?wait=critique",
+            json={"query": "What is the Python GIL?", "session_id": body["session_id"]},
+        ).json()
+        assert time.monotonic() - started >= CRITIC_DELAY_S
+        assert graded["critique"]["score"] == 4 and graded["critique_pending"] is False
+        assert "critique.result" in graded["events"]
+        in_body = client.post(
+            "/query", json={"query": "Hello there", "session_id": "s2", "wait": "critique"}
+        ).json()
+        assert in_body["critique"] is not None and in_body["critique_pending"] is False
+        turns = client.get(f"/sessions/{body['session_id']}/history").json()["turns"]
+        assert [t["user"] for t in turns] == [
+            "What is the capital of France?",
+            "What is the Python GIL?",
+        ]
+
+
+def test_stream_sends_thinking_tools_tokens_answer_then_critique(stack) -> None:
+    url, _ = stack
+    question = "What major AI news broke this week?"
+    with (
+        httpx.Client(base_url=url, timeout=60) as client,
+        client.stream("POST", "/query/stream", json={"query": question}) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        seen = list(sse(response))
+    names = [name for name, _, _ in seen]
+    first = {name: names.index(name) for name in reversed(names)}
+    assert first["thinking"] < first["tool_call"] < first["tool_result"] < first["token"]
+    assert first["token"] < first["answer"] < first["critique"] < first["done"]
+    assert names[-1] == "done"
+    call = seen[first["tool_call"]][1]
+    assert call["tool"] == "web_search" and call["args"]["query"]
+    answer = seen[first["answer"]]
+    assert answer[1]["critique"] is None and answer[1]["critique_pending"] is True
+    assert "open-weight" in answer[1]["answer"]
+    critique = seen[first["critique"]]
+    assert critique[1]["score"] == 4
+    assert critique[2] - answer[2] >= CRITIC_DELAY_S * 0.9  # the grade came after the answer
+    done = seen[-1][1]
+    assert done["critique"]["score"] == 4 and done["answer"] == answer[1]["answer"]
+    tokens = "".join(data["text"] for name, data, _ in seen if name == "token")
+    assert answer[1]["answer"] in tokens
+
+
+def test_a_client_leaving_mid_stream_does_not_stop_the_turn(stack) -> None:
+    url, agent = stack
+    with httpx.Client(base_url=url, timeout=60) as client:
+        with client.stream(
+            "POST", "/query/stream", json={"query": "What is the capital of France?"}
+        ) as response:
+            for name, data, _ in sse(response):
+                if name == "answer":
+                    query_id = data["query_id"]
+                    session = data["session_id"]
+                    break  # hang up before the critique
+        record = wait_for_audit(agent, query_id)
+        assert record["critique"]["score"] == 4
+        assert agent.wait_idle(30)
+        history = client.get(f"/sessions/{session}/history").json()
+        assert history["checkpoints"][0]["next"] == []  # the turn ran to its end
+        assert [t["query_id"] for t in history["turns"]] == [query_id]
+
+
+@pytest.mark.parametrize("bad", ["team/alice", "../../x", "..", "a b", "x" * 129, ""])
+def test_session_ids_breaking_the_rule_get_422_naming_it(stack, bad: str) -> None:
+    url, _ = stack
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for path in ("/query", "/query/stream"):
+            refused = client.post(path, json={"query": "hi", "session_id": bad})
+            assert refused.status_code == 422, (path, refused.text)
+            assert SESSION_ID_RULE in refused.json()["detail"]
+        rated = client.post("/feedback", json={"session_id": bad, "query_id": "q", "rating": 3})
+        assert rated.status_code == 422 and SESSION_ID_RULE in rated.json()["detail"]
+
+
+@pytest.mark.parametrize("bad", ["a b", "x" * 129, "é", "%2E%2E"])
+def test_session_paths_breaking_the_rule_get_422(stack, bad: str) -> None:
+    url, _ = stack
+    with httpx.Client(base_url=url, timeout=30) as client:
+        got = client.get(f"/sessions/{bad}/history")
+        assert got.status_code == 422 and SESSION_ID_RULE in got.json()["detail"], got.text
+        replay = client.post(f"/sessions/{bad}/replay", json={"checkpoint_id": "c"})
+        assert replay.status_code == 422
+
+
+def test_not_found_messages_keep_their_quotes(stack) -> None:
+    url, _ = stack
+    with httpx.Client(base_url=url, timeout=30) as client:
+        assert client.get("/sessions/nosuchsession/history").json() == {
+            "detail": "No session 'nosuchsession'"
+        }
+        rated = client.post("/feedback", json={"session_id": "nope", "query_id": "q", "rating": 2})
+        assert rated.json()["detail"] == "No session 'nope'"
