@@ -110,9 +110,30 @@ def friendly_errors() -> Iterator[None]:
 
 
 def make_agent(ctx: typer.Context, backend: str | None = None, model: str | None = None) -> Any:
+    """The agent for commands that run the model. The chat model is chosen first, so that
+    its warm-up (``local2.warmup``) runs while the graph and memory are still loading."""
+    from local2.models.backend import make_chat_model
+    from local2.warmup import Warmup, embedder_task, prompt_prefix_task
+
+    settings = settings_of(ctx)
+    chosen = make_chat_model(settings, backend=backend, model=model)
+    warmup = Warmup()
+    prefix = prompt_prefix_task(settings, chosen.model)
+    if prefix is not None:
+        warmup.add("prompt prefix", prefix)
+
     from local2.agent import Agent
 
-    agent = Agent(settings_of(ctx), backend=backend, model=model)
+    agent = Agent(
+        settings,
+        chat_model=chosen.model,
+        backend=chosen.backend,
+        model=chosen.name,
+        notice=chosen.notice,
+    )
+    loading = embedder_task(agent.services.memory)
+    if loading is not None:
+        warmup.add("embedding model", loading)
     if agent.notice:
         err.print(f"[yellow]Notice:[/] {agent.notice}")
     return agent

@@ -8,7 +8,8 @@ from langchain_core.language_models import BaseChatModel
 
 from local2.config import Settings
 from local2.models.errors import ModelError, ModelUnavailable
-from local2.models.ollama import check_ollama, make_ollama_chat
+
+# langchain-ollama (about a second to import) is imported only when Ollama is used.
 
 EMBEDDED_NAME = "smollm2-135m-instruct"
 
@@ -44,6 +45,8 @@ def make_embedded(settings: Settings) -> BaseChatModel:
 def make_chat_model(
     settings: Settings, backend: str | None = None, model: str | None = None
 ) -> ChatBackend:
+    from local2.models.ollama import check_ollama, make_ollama_chat
+
     choice = backend or settings.generator.backend
     name = model or settings.generator.model
     if choice == "ollama":

@@ -177,6 +177,19 @@ class EmbeddedChatModel(BaseChatModel):
         """Load (or reuse) the model now, e.g. to warm up before the first question."""
         return load_llama(self.resolved_path, self.n_ctx, self.n_threads)[0]
 
+    def warm_up(self, system_prompt: str, tools: Sequence[dict[str, Any]] = ()) -> None:
+        """Load the model and read the fixed start of every prompt (system prompt and tool
+        list), e.g. while the program starts or the person types: llama.cpp reuses the
+        longest prefix it has already read, so the first question pays only for its own
+        tokens (about 330 of 350 on the first turn, ~4 CPU seconds here)."""
+        llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
+        schemas = [convert_to_openai_tool(t) for t in tools]
+        messages = to_chat_messages([SystemMessage(system_prompt)], schemas)
+        with lock:
+            llama.create_chat_completion(
+                messages=[*messages, {"role": "user", "content": ""}], max_tokens=1
+            )
+
     def bind_tools(
         self,
         tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import httpx
-from langchain_ollama import ChatOllama
 
 from local2.config import Settings
 from local2.models.errors import ModelUnavailable, describe_ollama_error
 
+if TYPE_CHECKING:  # imported when an Ollama model is made: it takes about a second
+    from langchain_ollama import ChatOllama
+
 
 def make_ollama_chat(settings: Settings, model: str | None = None) -> ChatOllama:
+    from langchain_ollama import ChatOllama
+
     gen = settings.generator
     return ChatOllama(
         model=model or gen.model,

@@ -12,13 +12,15 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from local2.config import Settings
 from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED
-from local2.memory.store import EngramStore
 from local2.nodes.common import Services, event
 from local2.state import TurnState
+
+if TYPE_CHECKING:  # chromadb takes a second to import: only when memory is opened
+    from local2.memory.store import EngramStore
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,8 @@ def open_memory(settings: Settings) -> EngramStore | None:
     """The engram store, or None with a warning if it cannot be opened: the app still answers."""
     if not settings.memory.enabled:
         return None
+    from local2.memory.store import EngramStore
+
     try:
         return EngramStore.open(settings)
     except Exception as exc:

@@ -8,7 +8,8 @@ from local2.config import Settings
 from local2.tools.base import Tool
 
 
-def default_tools(settings: Settings, memory: Any | None) -> list[Tool]:
+def default_tools(settings: Settings, memory: Any | None, *, mcp: bool = True) -> list[Tool]:
+    """The configured tools; ``mcp=False`` leaves out MCP servers' tools (and starts none)."""
     from local2.tools.web import web_tools
 
     enabled = set(settings.generator.enabled_tools)
@@ -22,7 +23,7 @@ def default_tools(settings: Settings, memory: Any | None) -> list[Tool]:
         from local2.tools.files import file_tools
 
         tools.extend(file_tools(settings))
-    if settings.mcp.servers:
+    if mcp and settings.mcp.servers:
         from local2.tools.mcp import load_mcp_tools
 
         mcp_tools, _statuses = load_mcp_tools(settings)

@@ -1,0 +1,203 @@
+"""Start-up budget: how long LoCAL2's commands take to start, beside ``python -c pass``.
+
+Every command runs as a person runs it (the installed ``local2`` script, a fresh process), on
+a fresh data directory, with no Ollama (``OLLAMA_HOST`` points at a closed port), so the
+embedded model answers and memory uses the offline MiniLM. Measured, median of --repeat:
+- ``python -c pass``: the interpreter's own start, the baseline;
+- ``local2 --help``;
+- commands that run no model: ``memory list``, ``memory delete``, ``history``, ``feedback``,
+  ``runs list``;
+- ``local2 ask --backend embedded``: first answer token on stdout, and the whole command;
+- ``local2 ui --backend embedded``: until ``GET /`` serves the app's page.
+Wall time is what a person waits; CPU time (user + system of the process, all threads, up
+to the same moment) is printed beside it because on a shared machine the wall time mostly
+measures the queue for a core.
+
+    .venv/bin/python bench/startup.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+BIN = Path(sys.executable).parent
+LOCAL2 = str(BIN / "local2")
+QUESTION = "What is the capital of France?"
+TARGETS = {"help": 0.5, "model-free": 1.5, "ui": 5.0, "token": 3.0}
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # closed again when the block ends: nothing listens
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a running process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds of a command run to its end."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        assert proc.stderr is not None
+        raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stderr.read()!r}")
+    return elapsed, usage.ru_utime + usage.ru_stime
+
+
+def ask(env: dict[str, str], session: str) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(wall, CPU) seconds to the first byte of the answer on stdout, and to the end."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [LOCAL2, "ask", "--backend", "embedded", "-s", session, QUESTION],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    errors: list[bytes] = []
+    reader = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    first = proc.stdout.read(1)
+    first_token = (time.perf_counter() - started, proc_cpu(proc.pid))
+    proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or not first:
+        reader.join(5)
+        raise SystemExit(f"local2 ask failed: {b''.join(errors).decode()[-2000:]}")
+    return first_token, (time.perf_counter() - started, usage.ru_utime + usage.ru_stime)
+
+
+def ui(env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds until the app's page is served."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [LOCAL2, "ui", "--port", "0", "--backend", "embedded"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
+        if not match:
+            raise SystemExit(f"local2 ui printed no address: {line!r}")
+        while True:
+            try:
+                page = httpx.get(match.group(1) + "/", timeout=60)
+                if page.status_code == 200 and "gradio" in page.text.lower():
+                    return time.perf_counter() - started, proc_cpu(proc.pid)
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.perf_counter() - started > 300:
+                raise SystemExit("local2 ui never served its page")
+            time.sleep(0.02)
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+Row = tuple[str, tuple[float, float], str]
+
+
+def median(samples: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    n = args.repeat
+    work = Path(tempfile.mkdtemp(prefix="local2-startup-"))
+    env = {
+        **os.environ,
+        "LOCAL2_HOME": str(work / "home"),
+        "OLLAMA_HOST": f"http://127.0.0.1:{closed_port()}",
+    }
+    env.pop("LOCAL2_CONFIG", None)
+    rows: list[Row] = []
+
+    def add(name: str, samples: list[tuple[float, float]], kind: str = "") -> None:
+        rows.append((name, median(samples), kind))
+        print(f"# {name}: {rows[-1][1][0]:.2f} s", file=sys.stderr, flush=True)
+
+    try:
+        add("python -c pass", [timed([sys.executable, "-c", "pass"], env) for _ in range(2 * n)])
+        add("local2 --help", [timed([LOCAL2, "--help"], env) for _ in range(n)], "help")
+        asks = [ask(env, f"bench-{i}") for i in range(n)]
+        add("local2 ask --backend embedded: first answer token", [a[0] for a in asks], "token")
+        add("local2 ask --backend embedded: whole command", [a[1] for a in asks])
+        listed = subprocess.run(
+            [LOCAL2, "runs", "list", "--json"], env=env, capture_output=True, text=True, check=True
+        )
+        run = json.loads(listed.stdout)[0]
+        lines = subprocess.run(
+            [LOCAL2, "memory", "list", "--json"], env=env, capture_output=True, text=True
+        ).stdout.splitlines()
+        memories = [json.loads(line)["id"] for line in lines]
+        session, query_id = run["session_id"], run["query_id"]
+        model_free: dict[str, Callable[[int], list[str]]] = {
+            "local2 memory list": lambda i: [LOCAL2, "memory", "list"],
+            "local2 memory delete ID": lambda i: [LOCAL2, "memory", "delete", memories[i]],
+            "local2 history SESSION": lambda i: [LOCAL2, "history", session],
+            "local2 feedback SESSION QUERY -r 4": lambda i: [
+                *(LOCAL2, "feedback", session, query_id, "-r", "4")
+            ],
+            "local2 runs list": lambda i: [LOCAL2, "runs", "list"],
+        }
+        for name, command in model_free.items():
+            add(name, [timed(command(i), env) for i in range(n)], "model-free")
+        add("local2 ui --backend embedded: page served", [ui(env) for _ in range(n)], "ui")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    base_wall, base_cpu = rows[0][1]
+    print(
+        f"| command | wall s (median of {n}) | CPU s | wall over `python -c pass` "
+        "| target | met (wall) | met (CPU) |"
+    )
+    print("|---|---:|---:|---:|---|---|---|")
+    for name, (wall, cpu), kind in rows:
+        target = TARGETS.get(kind)
+        if target is None:
+            print(f"| `{name}` | {wall:.2f} | {cpu:.2f} | {wall - base_wall:+.2f} | | | |")
+            continue
+        # --help is measured over the interpreter's own start; the rest from the command's.
+        over = kind == "help"
+        spent_wall, spent_cpu = (wall - base_wall, cpu - base_cpu) if over else (wall, cpu)
+        shown = f"<= {target} s" + (" over" if over else "")
+        met = ["yes" if spent <= target else "**no**" for spent in (spent_wall, spent_cpu)]
+        print(
+            f"| `{name}` | {wall:.2f} | {cpu:.2f} | {wall - base_wall:+.2f} | {shown} "
+            f"| {met[0]} | {met[1]} |"
+        )
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\n(load average after the run: {load}; CPUs: {os.cpu_count()})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Heavy first-use work done in the background while LoCAL2 starts or the person types.
+
+The embedded model reads a ~330-token system prompt and tool list before its first word
+(about 4 CPU seconds on a small machine) and the offline MiniLM loads 90 MB of weights. Both
+are the same every time, so a daemon thread does them while the main thread is still
+importing the graph and the memory store, or while ``chat`` and the app wait for a question.
+A warm-up that fails changes nothing: the same work then happens on first use, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class Warmup:
+    """Runs tasks one after another in one daemon thread."""
+
+    def __init__(self) -> None:
+        self._tasks: list[tuple[str, Callable[[], Any]]] = []
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, name: str, task: Callable[[], Any]) -> None:
+        with self._lock:
+            self._tasks.append((name, task))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="local2-warmup", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._tasks:
+                    self._thread = None
+                    return
+                name, task = self._tasks.pop(0)
+            try:
+                task()
+            except Exception as exc:  # first use will do it again, and report any problem
+                log.info("warm-up of %s skipped: %s: %s", name, type(exc).__name__, exc)
+
+    def join(self, timeout: float | None = None) -> None:
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+
+def prompt_prefix_task(settings: Any, chat_model: Any) -> Callable[[], None] | None:
+    """Reading the fixed prompt start, for a chat model that can (the embedded one)."""
+    warm_up = getattr(chat_model, "warm_up", None)
+    if warm_up is None:
+        return None
+
+    def task() -> None:
+        from local2.tools.registry import default_tools
+
+        # The tools the agent will offer, as the generate node binds them; a memory tool
+        # only needs its store when called, so any object stands in for it here.
+        memory = object() if settings.memory.enabled else None
+        tools = default_tools(settings, memory, mcp=False)
+        warm_up(settings.generator.system_prompt, [t.schema() for t in tools])
+
+    return task
+
+
+def embedder_task(memory: Any) -> Callable[[], None] | None:
+    """Loading the memory's offline embedding model (only MiniLM has weights to load)."""
+    embedder = getattr(memory, "embedder", None)
+    if embedder is None or not hasattr(embedder, "model_path"):
+        return None
+    return lambda: embedder.model
