@@ -49,6 +49,7 @@ __all__ = [
     "Reply",
     "RuleBrain",
     "ScriptBrain",
+    "Served",
     "hash_embedding",
     "tool_names",
 ]
@@ -65,6 +66,17 @@ class Recorded:
     method: str
     path: str
     body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Served:
+    """One request the server answered, with when it arrived and when the reply ended
+    (``time.perf_counter()``): what the model took, for measuring the time around it."""
+
+    path: str
+    body: dict[str, Any]
+    started: float
+    ended: float
 
 
 def hash_embedding(text: str, dim: int = EMBED_DIM) -> list[float]:
@@ -123,6 +135,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet in test output
         return
 
+    def setup(self) -> None:
+        super().setup()
+        # Like Ollama (Go sets TCP_NODELAY on every connection): each NDJSON line leaves at
+        # once. Without it Nagle's algorithm meets the client's delayed ACK and every reply
+        # waits ~40 ms that the real server never adds.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def do_HEAD(self) -> None:
         self._dispatch("HEAD")
 
@@ -137,6 +156,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         fake = self.server.fake
+        started = time.perf_counter()
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -152,6 +172,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             fake.errors.append(f"client went away during {method} {path}")
             self.close_connection = True
+        with fake._lock:
+            fake.served.append(Served(path, body, started, time.perf_counter()))
 
     # -- writing ----------------------------------------------------------------------
 
@@ -240,6 +262,7 @@ class FakeOllama:
         self.words_per_chunk = words_per_chunk
         self.embed_dim = embed_dim
         self.log: list[Recorded] = []
+        self.served: list[Served] = []
         self.errors: list[str] = []
         self._port = port
         self._lock = threading.Lock()
