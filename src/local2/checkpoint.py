@@ -16,6 +16,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from local2.history import quick_commits
+
 SUFFIX = "+zlib"
 
 
@@ -40,8 +42,9 @@ class CompressedSerializer(SerializerProtocol):
 def sqlite_checkpointer(path: str | Path) -> SqliteSaver:
     """A set-up SQLite saver at ``path`` (WAL on), safe to share between threads."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    saver = SqliteSaver(
-        sqlite3.connect(str(path), check_same_thread=False), serde=CompressedSerializer()
-    )
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    saver = SqliteSaver(conn, serde=CompressedSerializer())
     saver.setup()
+    quick_commits(conn)
     return saver
+
