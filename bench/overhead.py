@@ -1,0 +1,150 @@
+"""Time outside the model: what a turn through the HTTP API costs beyond the model's own time.
+
+The real stack on loopback: uvicorn serving ``local2.api``, the agent with its SQLite
+checkpointer, Chroma memory (embeddings from the fake Ollama's ``/api/embed``), the critic
+and the default tools, and ``ChatOllama`` talking to the Ollama-protocol test server
+(``local2.testing.ollama_server``) whose every chat reply waits ``--delay`` seconds. One
+session, ``--turns`` turns (default 300), each ``POST /query`` (the answer first); between
+turns the critic and memory are let finish (untimed), as when a person reads the answer.
+
+Per turn: time to answer (client, request to response) and the model's share of it (the
+fake server's own time for the requests on the path to the answer: the generator's chats
+and query embeddings, not the critic's or the memory's writes); outside = answer - model.
+Baselines in the same run: ChatOllama alone against the same server (the client's own
+overhead per call), and ``wait=critique`` (what ``POST /query`` cost before: answer and
+grade).
+
+    .venv/bin/python bench/overhead.py [--turns 300] [--delay 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from local2.agent import Agent
+from local2.api import create_api
+from local2.config import load_settings
+from local2.stories.commands import serve_api
+from local2.testing.ollama_server import FakeOllama, RuleBrain, Served
+
+MODEL = "qwen3:4b"
+QUESTIONS = [
+    "What is the capital of France?",
+    "What is the Python GIL?",
+    "My favourite colour is teal.",
+    "Hello there",
+]
+
+
+def is_critic(request: Served) -> bool:
+    return any(
+        "###Response to evaluate" in str(m.get("content"))
+        for m in request.body.get("messages") or []
+    )
+
+
+def on_path(request: Served) -> bool:
+    """A model request the answer waits for: a generator chat or a query embedding."""
+    if request.path == "/api/chat":
+        return not is_critic(request)
+    if request.path == "/api/embed":
+        inputs = request.body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        return any(str(t).startswith("search_query: ") for t in texts)
+    return False
+
+
+def model_time(fake: FakeOllama, start: float, end: float) -> float:
+    """Seconds the fake model spent on requests on the path that began in [start, end]."""
+    with fake._lock:
+        served = list(fake.served)
+    return sum(r.ended - r.started for r in served if start <= r.started <= end and on_path(r))
+
+
+def chat_alone(fake: FakeOllama, n: int) -> list[float]:
+    """ChatOllama's own overhead per call: client time minus the server's time."""
+    from langchain_ollama import ChatOllama
+
+    chat = ChatOllama(model=MODEL, base_url=fake.url, reasoning=True, num_ctx=32000)
+    out = []
+    for i in range(n):
+        start = time.perf_counter()
+        chat.invoke(QUESTIONS[i % len(QUESTIONS)])
+        end = time.perf_counter()
+        out.append(end - start - model_time(fake, start, end))
+    return out
+
+
+def summary(values: list[float]) -> str:
+    return f"{statistics.mean(values) * 1000:.1f} / {statistics.median(values) * 1000:.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--delay", type=float, default=1.0, help="seconds per model reply")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="local2-overhead-"))
+    with FakeOllama(RuleBrain(), delay_s=args.delay) as fake:
+        settings = load_settings(
+            overrides={
+                "system": {"ollama_host": fake.url, "data_dir": str(work)},
+                "generator": {"backend": "ollama", "model": MODEL},
+                "files": {"audit_log": True},
+            }
+        )
+        agent = Agent(settings, backend="ollama")
+        print(f"# memory embedder: {agent.services.memory.embedder.name}", file=sys.stderr)
+        answers: list[float] = []
+        outside: list[float] = []
+        with serve_api(create_api(agent)) as url, httpx.Client(base_url=url, timeout=120) as client:
+            for i in range(args.turns):
+                body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "bench"}
+                start = time.perf_counter()
+                reply = client.post("/query", json=body)
+                end = time.perf_counter()
+                assert reply.status_code == 200 and reply.json()["answer"], reply.text
+                answers.append(end - start)
+                outside.append(end - start - model_time(fake, start, end))
+                agent.wait_idle(120)
+                if (i + 1) % 50 == 0:
+                    print(f"# {i + 1} turns", file=sys.stderr, flush=True)
+            graded = []
+            for i in range(10):
+                body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "graded"}
+                start = time.perf_counter()
+                client.post("/query?wait=critique", json=body).raise_for_status()
+                graded.append(time.perf_counter() - start)
+        agent.close()
+        alone = chat_alone(fake, 20)
+
+    first, last = slice(0, 10), slice(289, 300) if args.turns >= 300 else slice(-10, None)
+    last_label = "290-300" if args.turns >= 300 else f"last 10 of {args.turns}"
+    print(f"Model reply delay {args.delay:.2f} s; times in ms, mean / median.\n")
+    print("| | turns 1-10 | turns " + last_label + " |")
+    print("|---|---:|---:|")
+    print(
+        f"| time to answer (`POST /query`) | {summary(answers[first])} | {summary(answers[last])} |"
+    )
+    print(
+        f"| outside the model, on the path to the answer | {summary(outside[first])} "
+        f"| {summary(outside[last])} |"
+    )
+    share = statistics.mean(outside[last]) / statistics.mean(answers[last]) * 100
+    print(f"| outside / answer | | {share:.2f} % |")
+    print(f"| baseline: ChatOllama alone, outside the model per call | {summary(alone)} | |")
+    print(f"| baseline: answer and grade (`wait=critique`), 10 turns | {summary(graded)} | |")
+    worst = max(statistics.mean(outside[first]), statistics.mean(outside[last])) * 1000
+    verdict = "met" if worst <= 20 else "MISSED"
+    print(f"\nTarget <= 20 ms outside the model per turn: {verdict} ({worst:.1f} ms).")
+
+
+if __name__ == "__main__":
+    main()
