@@ -172,17 +172,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument(
-        "--torch-threads",
-        type=int,
-        default=1,
-        help="torch intra-op threads for MiniLM (1: best single-query latency on a busy CPU)",
-    )
     args = parser.parse_args()
-    if args.torch_threads:
-        import torch
-
-        torch.set_num_threads(args.torch_threads)
+    # MiniLM runs on numpy with one BLAS thread (local2.memory.minilm).
     minilm = MiniLMEmbedder()
     minilm.embed_query("warm up")  # load the model outside the timings
     rows = []
