@@ -250,3 +250,24 @@ def test_kill_9_mid_answer_leaves_no_head(tmp_path: Path) -> None:
             assert by_id[walk]["current"] and not by_id[walk]["abandoned"]
             walk = by_id[walk]["parent_id"]
         assert sum(r["abandoned"] for r in rows) >= 3
+
+
+def test_chat_says_what_it_loads_and_marks_an_answer_cut_off(tmp_path: Path) -> None:
+    brain = ScriptBrain(
+        [
+            Reply(content="Paris is the capital of France.", drop_after_chunks=3),
+            Reply(content="Berlin is the capital of Germany."),
+        ]
+    )
+    with FakeOllama(brain) as fake:
+        env = cli_env(tmp_path, fake.url)
+        done = local2(
+            "chat", "-s", "c", "--backend", "ollama", env=env, stdin=f"{FRANCE}\nAnd Germany?\n"
+        )
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    loading = done.stderr.index("Loading the ollama model, memory and tools")
+    assert loading < done.stderr.index("Ready in") < done.stderr.index("Session c.")
+    assert "Paris is the \n[abandoned: the answer above was cut off and is not recorded]" in (
+        done.stdout
+    )
+    assert "broke mid-answer" in done.stderr and "Berlin is the capital" in done.stdout

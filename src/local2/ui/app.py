@@ -24,7 +24,13 @@ from local2.ui.timetravel import TimeTravel
 CSS = """
 #local2-banner { border-left: 4px solid #d9534f; padding: 0.4em 0.8em; }
 #local2-notice { border-left: 4px solid #f0ad4e; padding: 0.4em 0.8em; }
-#local2-session code { font-size: 0.85em; }
+#local2-branch-row { border-left: 4px solid #5bc0de; padding: 0.4em 0.8em; align-items: center; }
+#local2-session code { font-size: 0.85em; word-break: break-all; }
+#local2-header h2 { margin: 0 0 0.2em 0; }
+#local2-header p { margin: 0; }
+/* Tables have fixed column widths (in the parts' code) and scroll sideways on a phone,
+   instead of wrapping their headers letter by letter. */
+#local2-memory th span, #local2-events th span, #tt-checkpoints th span { white-space: nowrap; }
 """
 
 
@@ -41,7 +47,8 @@ class LocalUI(Chat, Sessions, Ratings, TimeTravel):
                 f"Model **{services.model_name}** ({services.backend}) · tools: "
                 f"{', '.join(sorted(services.tools)) or 'none'} · memory "
                 f"{'on' if services.memory is not None else 'off'} · critic "
-                f"{'on' if services.critic is not None else 'off'}"
+                f"{'on' if services.critic is not None else 'off'}",
+                elem_id="local2-header",
             )
             gr.Markdown(
                 render.banner(agent.notice, kind="warning") if agent.notice else "",

@@ -1,4 +1,9 @@
-"""Sessions in the app: each browser tab its own, a list of this browser's, new and resume."""
+"""Sessions in the app: each browser tab its own, a list of this browser's, new and resume.
+
+A tab shows one branch of its session. After a replay or fork the session's current branch
+is the new one, but the tab keeps showing (and continuing) the branch the person was on,
+says so, and offers to switch: nothing disappears without the person choosing it.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,17 @@ from typing import Any
 
 import gradio as gr
 
-from local2.agent import new_session_id
-from local2.ui import render
+from local2.agent import UnknownTurn, new_session_id
+from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
 
 MY_SESSIONS_KEPT = 30
+TURNS_SHOWN = 200
+ON_EARLIER_BRANCH = (
+    "**You are on an earlier branch of this session.** A replay or fork made a new branch, "
+    "which is now the session's current one; this tab keeps showing the branch you were on, "
+    "and a question asked here continues it."
+)
 
 
 def _browser_secret(data_dir: Path) -> str:
@@ -37,12 +48,13 @@ def _new_secret(path: Path) -> str:
 
 
 class Sessions(UIPart):
-    """The session panel and the per-browser state: which session this tab is showing."""
+    """The session panel and the per-tab state: which session and branch this tab shows."""
 
     def _session_state(self) -> None:
         self.session_id = gr.State(None)
         self.chat_msgs = gr.State([])
-        self.query_ids = gr.State({})  # index of the user message -> query_id
+        self.query_ids = gr.State({})  # index of each question in the chat -> its query_id
+        self.branch = gr.State(None)  # checkpoint this tab continues from; None: the head
         self.my_sessions = gr.BrowserState(
             [], storage_key="local2-sessions", secret=_browser_secret(self.agent.settings.data_dir)
         )
@@ -60,15 +72,23 @@ class Sessions(UIPart):
             )
             self.resume = gr.Button("Resume", size="sm", elem_id="local2-resume")
 
-    def _wire_sessions(self, demo: gr.Blocks) -> None:
-        demo.load(
-            self.on_load,
-            [self.my_sessions],
-            [self.session_id, self.session_md, self.session_pick, self.tt_session],
-        )
-        session_outputs = [
+    def _branch_notice(self) -> None:
+        with gr.Row(visible=False, elem_id="local2-branch-row") as self.branch_row:
+            self.branch_md = gr.Markdown(ON_EARLIER_BRANCH, elem_id="local2-branch")
+            self.switch_branch = gr.Button(
+                "Continue on the new branch",
+                size="sm",
+                scale=0,
+                min_width=200,
+                elem_id="local2-switch-branch",
+            )
+
+    def _branch_outputs(self) -> list[Any]:
+        return [self.branch, self.branch_row, self.session_md]
+
+    def _session_outputs(self) -> list[Any]:
+        return [
             self.session_id,
-            self.session_md,
             self.chatbot,
             self.chat_msgs,
             self.query_ids,
@@ -76,12 +96,28 @@ class Sessions(UIPart):
             self.prompt_json,
             self.events_df,
             self.critic_md,
-            self.reward_md,
             self.banner,
             self.tt_session,
+            *self._branch_outputs(),
+            *self._rating_outputs(),
         ]
-        self.new_session.click(self.start_new_session, None, session_outputs)
-        self.resume.click(self.resume_session, [self.session_pick], session_outputs)
+
+    def _wire_sessions(self, demo: gr.Blocks) -> None:
+        demo.load(
+            self.on_load,
+            [self.my_sessions],
+            [self.session_id, self.session_md, self.session_pick, self.tt_session],
+        )
+        # Focus the question without scrolling: `autofocus` scrolled the title off-screen.
+        demo.load(
+            None,
+            js="() => document.querySelector('#local2-question textarea')"
+            "?.focus({preventScroll: true})",
+        )
+        outputs = self._session_outputs()
+        self.new_session.click(self.start_new_session, None, outputs)
+        self.resume.click(self.resume_session, [self.session_pick], outputs)
+        self.switch_branch.click(self.show_current_branch, [self.session_id], outputs)
 
     def _session_choices(self, mine: list[dict[str, Any]] | None) -> list[tuple[str, str]]:
         sessions = list(mine or [])
@@ -92,8 +128,17 @@ class Sessions(UIPart):
         return render.session_choices(sessions)
 
     @staticmethod
-    def _session_label(session_id: str) -> str:
-        return f"Session `{session_id}`"
+    def _session_label(session_id: str, branch: str | None = None) -> str:
+        where = "an earlier branch" if branch else "its current branch"
+        return f"Session `{session_id}` · showing {where}"
+
+    def _on_branch(self, session_id: str, branch: str | None) -> dict:
+        """Outputs saying which branch this tab is on (``branch`` None: the current one)."""
+        return {
+            self.branch: branch,
+            self.branch_row: gr.update(visible=bool(branch)),
+            self.session_md: self._session_label(session_id, branch),
+        }
 
     def on_load(self, mine: list[dict[str, Any]] | None) -> tuple[Any, ...]:
         session_id = new_session_id()
@@ -104,34 +149,41 @@ class Sessions(UIPart):
             session_id,
         )
 
-    def _session_view(self, session_id: str, chat: list[Any], ids: dict[int, str]) -> dict:
-        """Outputs that show a session: its chat, and the panels of its last turn."""
-        panels: dict[str, Any] = {"hits": [], "events": [], "prompt": [], "critique": None}
+    def _session_view(self, session_id: str, branch: str | None = None) -> dict:
+        """Outputs that show one branch of a session: every turn as it was, and the panels
+        of its last turn (all reset, so nothing of the previous session stays on screen)."""
+        turns: list[dict[str, Any]] = []
+        state: dict[str, Any] = {}
+        prompt: list[Any] = []
         if self.agent.exists(session_id):
-            state = self.agent.state(session_id)
-            panels = {
-                "hits": state.get("memory_hits") or [],
-                "events": state.get("event_log") or [],
-                "prompt": self.agent.prompt_messages(session_id),
-                "critique": state.get("critique"),
-            }
+            state = self.agent.state(session_id, branch)
+            turns = self.agent.history(session_id, TURNS_SHOWN, checkpoint_id=branch, detail=True)
+            prompt = self.agent.prompt_messages(session_id, branch)
+        if turns and not turns[-1].get("critique"):
+            turns[-1]["critique"] = state.get("critique")  # graded before grades were noted
+        chat, ids = transcript.history_messages(turns)
+        last = turns[-1] if turns else {}
         return {
             self.session_id: session_id,
-            self.session_md: self._session_label(session_id),
             self.chatbot: chat,
             self.chat_msgs: chat,
             self.query_ids: ids,
-            self.memory_df: table(render.MEMORY_COLUMNS, render.memory_rows(panels["hits"])),
-            self.prompt_json: panels["prompt"],
-            self.events_df: table(render.EVENT_COLUMNS, render.event_rows(panels["events"])),
-            self.critic_md: render.critique_text(panels["critique"]),
-            self.reward_md: "",
+            self.memory_df: table(
+                render.MEMORY_COLUMNS, render.memory_rows(state.get("memory_hits") or [])
+            ),
+            self.prompt_json: prompt,
+            self.events_df: table(
+                render.EVENT_COLUMNS, render.event_rows(state.get("event_log") or [])
+            ),
+            self.critic_md: render.critique_text(last.get("critique")),
             self.banner: gr.update(value="", visible=False),
             self.tt_session: session_id,
+            **self._on_branch(session_id, branch),
+            **self._rating_target(None, last.get("user"), enabled=bool(turns)),
         }
 
     def start_new_session(self) -> dict:
-        return self._session_view(new_session_id(), [], {})
+        return self._session_view(new_session_id())
 
     def resume_session(self, session_id: str | None) -> dict:
         session_id = (session_id or "").strip()
@@ -147,14 +199,16 @@ class Sessions(UIPart):
                     visible=True,
                 )
             }
-        chat, ids = self._history_chat(session_id)
-        return self._session_view(session_id, chat, ids)
+        return self._session_view(session_id)
 
-    def _history_chat(self, session_id: str) -> tuple[list[Any], dict[int, str]]:
-        turns = self.agent.history(session_id, limit=200)
-        chat = render.history_messages(turns)
-        ids = {2 * i: str(t["query_id"]) for i, t in enumerate(turns)}
-        return chat, ids
+    def show_current_branch(self, session_id: str | None) -> dict:
+        """Switch this tab to the session's current branch (after a replay or fork)."""
+        if not session_id:
+            return {}
+        try:
+            return self._session_view(session_id)
+        except UnknownTurn as exc:
+            return {self.banner: gr.update(value=render.banner(str(exc)), visible=True)}
 
     @staticmethod
     def _remember(

@@ -1,7 +1,13 @@
-"""The time-travel tab: a session's checkpoints, the state at one, replay and fork."""
+"""The time-travel tab: a session's checkpoints, the state at one, replay and fork.
+
+A replay or fork streams like a normal turn (thinking, tool cards, answer, grade) into the
+"New branch" panel. The Chat tab is left on the branch the person was on; it offers to
+switch (see :mod:`local2.ui.sessions`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import gradio as gr
@@ -9,7 +15,7 @@ import gradio as gr
 from local2.agent import InvalidQuery, UnknownTurn
 from local2.models.errors import ModelError
 from local2.ui import render
-from local2.ui.base import UIPart, table
+from local2.ui.base import UIPart, live, table
 
 
 class TimeTravel(UIPart):
@@ -30,7 +36,7 @@ class TimeTravel(UIPart):
             interactive=False,
             wrap=True,
             max_height=320,
-            column_widths=["24%", "6%", "11%", "13%", "12%", "28%", "6%"],
+            column_widths=["250px", "60px", "120px", "150px", "120px", "280px", "120px"],
             elem_id="tt-checkpoints",
         )
         self.tt_pick = gr.Dropdown(choices=[], label="Checkpoint", elem_id="tt-pick")
@@ -46,12 +52,20 @@ class TimeTravel(UIPart):
                     "Fork with edited question", variant="primary", elem_id="tt-fork"
                 )
         with gr.Row():
-            with gr.Column():
+            with gr.Column(min_width=300):
                 gr.Markdown("#### Original branch")
                 self.tt_original = gr.Markdown("", elem_id="tt-original")
-            with gr.Column():
+            with gr.Column(min_width=300):
                 gr.Markdown("#### New branch")
-                self.tt_new = gr.Markdown("", elem_id="tt-new")
+                self.tt_new = gr.Chatbot(
+                    label="New branch",
+                    show_label=False,
+                    height=420,
+                    elem_id="tt-new",
+                    placeholder="A replay or fork streams here.",
+                    buttons=["copy"],
+                )
+                self.tt_new_note = gr.Markdown("", elem_id="tt-new-note")
 
     def _wire_time_travel(self) -> None:
         limit = self.settings.concurrency_limit
@@ -66,22 +80,21 @@ class TimeTravel(UIPart):
         )
         tt_outputs = [
             self.tt_new,
+            self.tt_new_note,
             self.tt_table,
             self.tt_pick,
             self.tt_status,
-            self.chatbot,
-            self.chat_msgs,
-            self.query_ids,
+            *self._branch_outputs(),
         ]
         self.tt_replay.click(
             self.replay,
-            [self.tt_session, self.tt_pick, self.session_id],
+            [self.tt_session, self.tt_pick, self.session_id, self.branch],
             tt_outputs,
             concurrency_limit=limit,
         )
         self.tt_fork.click(
             self.fork,
-            [self.tt_session, self.tt_pick, self.tt_edit, self.session_id],
+            [self.tt_session, self.tt_pick, self.tt_edit, self.session_id, self.branch],
             tt_outputs,
             concurrency_limit=limit,
         )
@@ -145,13 +158,24 @@ class TimeTravel(UIPart):
                 return question, str(full.get("answer") or "")
         return question, "(no answer on this branch yet)"
 
-    def replay(self, session_id: str, checkpoint_id: str | None, current: str | None) -> dict:
-        return self._rerun(session_id, checkpoint_id, None, current)
+    def replay(
+        self,
+        session_id: str,
+        checkpoint_id: str | None,
+        current: str | None,
+        branch: str | None = None,
+    ) -> Iterator[dict]:
+        yield from self._rerun(session_id, checkpoint_id, None, current, branch)
 
     def fork(
-        self, session_id: str, checkpoint_id: str | None, edited: str, current: str | None
-    ) -> dict:
-        return self._rerun(session_id, checkpoint_id, edited or "", current)
+        self,
+        session_id: str,
+        checkpoint_id: str | None,
+        edited: str,
+        current: str | None,
+        branch: str | None = None,
+    ) -> Iterator[dict]:
+        yield from self._rerun(session_id, checkpoint_id, edited or "", current, branch)
 
     def _rerun(
         self,
@@ -159,34 +183,57 @@ class TimeTravel(UIPart):
         checkpoint_id: str | None,
         query: str | None,
         current: str | None,
-    ) -> dict:
+        branch: str | None,
+    ) -> Iterator[dict]:
+        """Stream a replay (``query`` None) or fork into the New branch panel.
+
+        ``current``/``branch``: the Chat tab's session and branch. When the rerun is in that
+        session, the Chat tab stays on the branch it showed and offers to switch.
+        """
         session_id = (session_id or "").strip()
         if not session_id or not checkpoint_id:
-            return {self.tt_status: self._tt_error("Load a session's checkpoints and pick one.")}
+            yield {self.tt_status: self._tt_error("Load a session's checkpoints and pick one.")}
+            return
         try:
-            payload = self.agent.replay(session_id, checkpoint_id, query=query)
-        except (UnknownTurn, InvalidQuery) as exc:
-            return {self.tt_status: self._tt_error(str(exc).strip("'\""))}
-        except ModelError as exc:
-            return {self.tt_status: render.banner(exc.message, exc.fix)}
-        branch = set(payload.get("branch") or [])
-        rows = self.agent.checkpoints(session_id, limit=200)
+            state = self.agent.state(session_id, checkpoint_id)
+        except UnknownTurn as exc:
+            yield {self.tt_status: self._tt_error(str(exc).strip("'\""))}
+            return
+        question = query if query is not None else str(state.get("query") or "")
+        stay_on = branch
+        if session_id == current and branch is None:
+            stay_on = self.agent.head_id(session_id)  # what the Chat tab shows right now
+        user = gr.ChatMessage(role="user", content=question)
+        view = render.TurnView(question)
         verb = "Forked" if query is not None else "Replayed"
-        new = (
-            f"**Question:** {payload.get('query')}\n\n**Answer:** {payload.get('answer')}\n\n"
-            f"{render.critique_text(payload.get('critique'))}\n\n"
-            f"_{verb} from `{checkpoint_id}`: {len(branch)} new checkpoint(s), marked "
-            f"“new” in the list._"
-        )
+        yield {self.tt_new: [user], self.tt_new_note: "", self.tt_status: f"{verb[:-2]}ing…"}
+        try:
+            for _ in live(self.agent.replay_stream(session_id, checkpoint_id, query=query), view):
+                yield {self.tt_new: [user, *view.messages()]}
+        except (UnknownTurn, InvalidQuery) as exc:
+            yield {self.tt_status: self._tt_error(str(exc).strip("'\""))}
+            return
+        except ModelError as exc:
+            view.fail(exc.message)
+            yield {
+                self.tt_new: [user, *view.messages()],
+                self.tt_status: render.banner(exc.message, exc.fix),
+            }
+            return
+        payload = view.payload or {}
+        new_ids = set(payload.get("branch") or [])
+        rows = self.agent.checkpoints(session_id, limit=200)
         out: dict[Any, Any] = {
-            self.tt_new: new,
+            self.tt_new: [user, *view.messages()],
+            self.tt_new_note: f"_{verb} from `{checkpoint_id}`: {len(new_ids)} new "
+            "checkpoint(s), marked “new” in the list._",
             self.tt_table: table(
-                render.CHECKPOINT_COLUMNS, render.checkpoint_rows(rows, frozenset(branch))
+                render.CHECKPOINT_COLUMNS, render.checkpoint_rows(rows, frozenset(new_ids))
             ),
             self.tt_pick: gr.update(choices=render.checkpoint_choices(rows)),
-            self.tt_status: f"{verb}: the session now continues from the new branch.",
+            self.tt_status: f"{verb}: the new branch is now the session's current branch.",
         }
-        if session_id == current:
-            chat, ids = self._history_chat(session_id)
-            out.update({self.chatbot: chat, self.chat_msgs: chat, self.query_ids: ids})
-        return out
+        if session_id == current and stay_on:
+            out[self.tt_status] += " The Chat tab stays on the branch you were on until you switch."
+            out.update(self._on_branch(session_id, stay_on))
+        yield out
