@@ -6,9 +6,9 @@ BeautifulSoup ``get_text``); BeautifulSoup is the fallback for pages it returns 
 (very short pages, app shells). ``bench/extraction.py`` measures both on our corpus.
 
 trafilatura's time grows faster than the page (0.4 s for 10k elements, 8-17 s for 160k
-here), so a page with more than ``max_elements`` tags, or one that outlasts its time budget
-in the extraction worker, gets ``fast_text`` instead: lxml's parser and one
-pass over the tree, linear in the page.
+here, on 2 busy cores), so a page with more than ``max_elements`` tags, or one that
+outlasts its time budget in the extraction worker, gets ``fast_text`` instead: lxml's
+parser and one pass over the tree, linear in the page.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _BLOCK_TAGS = (
 )  # fmt: skip
 _BLOCK_TAG = re.compile(rf"</?(?:{'|'.join(_BLOCK_TAGS)})\b[^>]*>", re.I)
 _ANY_TAG = re.compile(r"<[^>]*>")
-MAX_ELEMENTS = 100_000  # above this many tags trafilatura is skipped for fast_text
+MAX_ELEMENTS = 50_000  # above this many tags trafilatura is skipped for fast_text
 
 logging.getLogger("trafilatura").setLevel(logging.ERROR)
 # The parsers are imported where used: the server only decodes and cleans, and the

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from local2.tools.extract import truncate_paragraphs
 
 GAP = "[…]"
-MIN_PASSAGE = 400  # short lines (headings, list items) are grouped up to this size
-MAX_PASSAGE = 1200  # longer paragraphs are split at sentence ends
+MIN_PASSAGE = 300  # short lines (headings, list items) are grouped up to this size
+MAX_PASSAGE = 800  # longer paragraphs are split at sentence ends
 NEIGHBOUR_WEIGHT = 0.3  # a passage next to a strong one (a heading's paragraph) gains this
 _K1, _B = 1.2, 0.75
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[^\W_]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are as at be because been before
@@ -40,7 +40,10 @@ _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 def terms(text: str) -> list[str]:
-    """Lower-cased, lightly stemmed content words of ``text`` (stopwords dropped)."""
+    """Lower-cased, lightly stemmed content words of ``text`` (stopwords dropped).
+
+    Identifiers are split at underscores, so ``__slots__`` meets "slots".
+    """
     out = []
     for word in _WORD.findall(text.lower()):
         if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
@@ -50,15 +53,21 @@ def terms(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    """Strip a few English inflections, so ``prices``/``priced`` meet ``price``."""
-    if len(word) <= 4 or word.isdigit():
+    """Fold plurals, -ing, -ed and a final e, so "cases"/"case" and "created"/"create" meet.
+
+    Crude (Harman's S-stemmer plus two suffixes), but the same on both sides of the match.
+    """
+    if len(word) <= 3 or not word.isalpha():
         return word
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("ly", "")):
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith("ss"):
-                return word
-            return word[: -len(suffix)] + keep
-    return word
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def _split_long(line: str) -> list[str]:

@@ -143,6 +143,14 @@ def _looks_binary(head: bytes) -> bool:
     return controls > len(head) * 0.05
 
 
+RESULT_HEAD = "\nExtracted text:\n"
+
+
+def extracted_text(result: str) -> str:
+    """The page text of a ``URL: <url>\\nExtracted text:\\n<text>`` result."""
+    return result.partition(RESULT_HEAD)[2]
+
+
 def _url_words(url: str) -> str:
     """The words of a URL's path and query (``/wiki/Tidal_mill`` -> ``wiki Tidal mill``)."""
     try:
@@ -364,7 +372,7 @@ class WebFetch:
             "passages_total": page["passages_total"],
             "extraction": page["method"],
         }
-        return ToolResult(text=f"URL: {dl.url}\nExtracted text:\n{page['text']}", data=data)
+        return ToolResult(text=f"URL: {dl.url}{RESULT_HEAD}{page['text']}", data=data)
 
 
 def _is_ip(host: str) -> bool:
