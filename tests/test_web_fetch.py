@@ -13,7 +13,7 @@ import pytest
 from local2.config.schema import WebFetchSettings, WebSearchSettings
 from local2.testing.web_server import redirect, send
 from local2.tools.base import ToolContext, ToolError
-from local2.tools.web_fetch import WebFetch
+from local2.tools.web_fetch import WebFetch, extracted_text
 from local2.tools.web_search import WebSearch
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
@@ -474,3 +474,43 @@ def test_https_to_the_vetted_address_keeps_sni_and_certificate_checks(
     assert server.seen[0][1]["Host"] == f"pinned.test:{server.port}"
     with pytest.raises(ToolError, match=r"^fetch error: .*(CERTIFICATE_VERIFY_FAILED|hostname)"):
         f({"url": f"https://other.test:{server.port}/t"})
+
+
+def test_the_turns_question_focuses_web_fetch_in_the_graph(serve, tmp_path: Path) -> None:
+    """Through a real turn: the person's question (not the model's arguments) picks the
+    passages of a long page that reach the model."""
+    from local2.agent import Agent
+    from local2.models.scripted import ScriptedChatModel, reply
+    from tests.conftest import make_settings
+
+    paragraphs = long_page(fact_at=38, count=400)
+    server = serve({"/harbour": send("\n".join(paragraphs).encode(), "text/plain")})
+    call = {"name": "web_fetch", "args": {"url": server.url("/harbour")}}
+    model = ScriptedChatModel(replies=[reply("", tool_calls=[call]), reply("Biscuit.")])
+    settings = make_settings(
+        tmp_path,
+        generator={"enabled_tools": ["web_fetch"]},
+        web={"fetch": {"allow_hosts": ["127.0.0.1"]}},
+    )
+    agent = Agent(settings, chat_model=model, memory=None, critic=None)
+    try:
+        payload = agent.ask("What was the lighthouse keeper's cat called?", "s1")
+    finally:
+        agent.close()
+    [record] = payload["tool_calls"]
+    assert "cat called Biscuit" in record["result"]
+    assert "[Page shortened to fit the context" in record["result"]
+    assert len(extracted_text(record["result"])) <= 32000 * 0.125 * 3
+
+
+def test_page_budget_is_the_chosen_backends_context(tmp_path: Path) -> None:
+    from local2.tools.web import web_tools
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path)
+    budgets = {
+        backend: next(t for t in web_tools(settings, backend) if t.name == "web_fetch").run
+        for backend in ("ollama", "embedded")
+    }
+    assert budgets["ollama"].budget_chars == int(settings.generator.num_ctx * 0.125 * 3)
+    assert budgets["embedded"].budget_chars == int(settings.embedded.n_ctx * 0.125 * 3)
