@@ -19,7 +19,6 @@ import argparse
 import re
 import sys
 import time
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import httpx
 
 from local2.config.schema import WebFetchSettings
 from local2.testing.rss import peak_rss
-from local2.testing.web_server import LocalServer, send, send_encoded
+from local2.testing.web_server import LocalServer, gzip_bomb, send, send_encoded
 from local2.tools.base import ToolError
 from local2.tools.extract import decode_body, extract_main_text
 from local2.tools.extract_worker import WorkerPool
@@ -36,14 +35,6 @@ from local2.tools.web_fetch import WebFetch
 CORPUS = Path(__file__).parent / "extraction_corpus" / "pages"
 CAP = 2_000_000
 TIMEOUT_S = 15.0
-
-
-def gzip_bomb(size: int = 256 << 20) -> bytes:
-    packer = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    block = b"<div>" * (1 << 20)
-    parts = [packer.compress(b"<html><body>")]
-    parts += [packer.compress(block) for _ in range(size // len(block))]
-    return b"".join([*parts, packer.flush()])
 
 
 PAGES = {

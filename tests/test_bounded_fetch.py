@@ -22,7 +22,7 @@ from local2.agent import Agent
 from local2.config.schema import WebFetchSettings
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.testing.rss import peak_rss
-from local2.testing.web_server import LocalServer, send, send_encoded
+from local2.testing.web_server import LocalServer, gzip_bomb, send, send_encoded
 from local2.tools.base import Tool, ToolContext, ToolError
 from local2.tools.extract_worker import POOL
 from local2.tools.web_fetch import WebFetch
@@ -36,15 +36,6 @@ NORMAL = (
     b"will close the bridge to cars for eighteen months while engineers replace the pivot "
     b"bearing.</p></article><footer>Contact</footer></body></html>"
 )
-
-
-def gzip_bomb(size: int = 256 << 20) -> bytes:
-    """``size`` bytes of ``<div>`` compressed to about a thousandth of that."""
-    packer = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    block = b"<div>" * (1 << 20)
-    parts = [packer.compress(b"<html><body>")]
-    parts += [packer.compress(block) for _ in range(size // len(block))]
-    return b"".join([*parts, packer.flush()])
 
 
 @pytest.fixture(scope="module")

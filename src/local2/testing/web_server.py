@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import zlib
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -85,3 +86,12 @@ def send_encoded(body: bytes, encoding: str, ctype: str = "text/html") -> Route:
         h.wfile.write(body)
 
     return route
+
+
+def gzip_bomb(size: int = 256 << 20) -> bytes:
+    """``size`` bytes of ``<div>``, gzip-compressed to about a thousandth of that."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = b"<div>" * (1 << 20)
+    parts = [packer.compress(b"<html><body>")]
+    parts += [packer.compress(block) for _ in range(size // len(block))]
+    return b"".join([*parts, packer.flush()])
