@@ -16,6 +16,7 @@ from local2.agent import InvalidQuery, TurnCancelled, UnknownTurn, new_session_i
 from local2.models.errors import ModelError
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
+from local2.ui.safe_markdown import neutralise
 
 STOPPED = "you pressed Stop. Nothing was recorded for this question; it is back in the box."
 BUSY = (
@@ -139,7 +140,7 @@ class Chat(UIPart):
         if self.agent.is_running(session_id):
             yield {self.banner: self._note(BUSY), self.question: question}
             return
-        user = gr.ChatMessage(role="user", content=question)
+        user = gr.ChatMessage(role="user", content=neutralise(question))
         view = render.TurnView(question)
         shown = False
         try:

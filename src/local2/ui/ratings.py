@@ -16,6 +16,7 @@ import gradio as gr
 from local2.agent import UnknownTurn
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
+from local2.ui.safe_markdown import neutralise
 
 RATING_WORDS = transcript.RATING_WORDS
 
@@ -57,7 +58,7 @@ class Ratings(UIPart):
         if question:
             which = "the last answer" if query_id is None else "the answer"
             label = (
-                f"**Rate {which}** to “{render.short(question, 80)}” "
+                f"**Rate {which}** to “{neutralise(render.short(question, 80))}” "
                 "(or click another answer in the chat to rate that one):"
             )
         else:

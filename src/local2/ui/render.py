@@ -19,6 +19,7 @@ from gradio import ChatMessage
 from langchain_core.messages import BaseMessage, message_to_dict
 
 from local2 import events
+from local2.ui.safe_markdown import neutralise
 
 THINKING = "Thinking"
 TOOLS = "Tool calls"
@@ -72,7 +73,7 @@ def critique_text(critique: dict[str, Any] | None) -> str:
     score = critique.get("score")
     grade = f"{score}/5" if score is not None else "no grade (unparseable)"
     feedback = short(critique.get("feedback") or "", 400)
-    return f"**Critic: {grade}**" + (f" — {feedback}" if feedback else "")
+    return f"**Critic: {grade}**" + (f" — {neutralise(feedback)}" if feedback else "")
 
 
 # --------------------------------------------------------------------------- one turn
@@ -218,10 +219,16 @@ class TurnView:
             else:
                 out.extend(tool_round_messages(step, f"tools-{i}", now, self.finished))
         if self.answer:
-            text = f"{self.answer}\n\n{ABANDONED}" if self.error else self.answer
-            out.append(ChatMessage(role="assistant", content=text))
+            text = neutralise(self.answer)
+            out.append(
+                ChatMessage(
+                    role="assistant", content=f"{text}\n\n{ABANDONED}" if self.error else text
+                )
+            )
         if self.error:
-            out.append(ChatMessage(role="assistant", content=f"**Stopped:** {self.error}"))
+            out.append(
+                ChatMessage(role="assistant", content=f"**Stopped:** {neutralise(self.error)}")
+            )
         elif self.critique:
             out.append(critic_message(self.critique))
         elif self.answer_final and not self.finished:
@@ -243,7 +250,7 @@ def thinking_message(step: ThinkingStep, msg_id: str, now: float) -> ChatMessage
     }
     if step.timed:
         metadata["duration"] = round(step.duration(now), 3)
-    return ChatMessage(role="assistant", content=step.text.strip(), metadata=metadata)
+    return ChatMessage(role="assistant", content=neutralise(step.text.strip()), metadata=metadata)
 
 
 def tool_round_messages(
@@ -281,7 +288,7 @@ def tool_content(call: ToolCall) -> str:
         fenced(json.dumps(call.args, ensure_ascii=False, indent=2, default=str), "json"),
     ]
     if call.error:
-        parts.append(f"**Error:** {short(call.error, 500)}")
+        parts.append(f"**Error:** {neutralise(short(call.error, 500))}")
     if call.result is not None and not call.error:
         text = call.result
         more = ""
@@ -299,7 +306,7 @@ def critic_message(critique: dict[str, Any]) -> ChatMessage:
     grade = f"{score}/5" if score is not None else "no grade"
     return ChatMessage(
         role="assistant",
-        content=str(critique.get("feedback") or ""),
+        content=neutralise(str(critique.get("feedback") or "")),
         metadata={"title": f"{CRITIC}: {grade}", "status": "done"},
     )
 
@@ -414,7 +421,7 @@ def state_view(state: dict[str, Any]) -> dict[str, Any]:
 def banner(message: str, fix: str = "", kind: str = "error") -> str:
     """Markdown for the banner above the chat: what happened and what to do about it."""
     label = {"error": "Error", "warning": "Note", "info": "Note"}.get(kind, "Note")
-    text = f"**{label}: {message}**"
+    text = f"**{label}: {neutralise(message)}**"
     if fix:
-        text += f"  \n**Fix:** {fix}"
+        text += f"  \n**Fix:** {neutralise(fix)}"
     return text

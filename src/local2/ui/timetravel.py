@@ -16,6 +16,7 @@ from local2.agent import InvalidQuery, UnknownTurn
 from local2.models.errors import ModelError
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
+from local2.ui.safe_markdown import neutralise
 
 
 class TimeTravel(UIPart):
@@ -135,7 +136,7 @@ class TimeTravel(UIPart):
         except UnknownTurn as exc:
             return {}, "", gr.update(), self._tt_error(str(exc).strip("'\""))
         question, answer = self._original(session_id, checkpoint_id, state)
-        original = f"**Question:** {question}\n\n**Answer:** {answer}"
+        original = f"**Question:** {neutralise(question)}\n\n**Answer:** {neutralise(answer)}"
         return render.state_view(state), original, question, ""
 
     def _original(
@@ -203,7 +204,7 @@ class TimeTravel(UIPart):
         stay_on = branch
         if session_id == current and branch is None:
             stay_on = self.agent.head_id(session_id)  # what the Chat tab shows right now
-        user = gr.ChatMessage(role="user", content=question)
+        user = gr.ChatMessage(role="user", content=neutralise(question))
         view = render.TurnView(question)
         verb = "Forked" if query is not None else "Replayed"
         yield {self.tt_new: [user], self.tt_new_note: "", self.tt_status: f"{verb[:-2]}ing…"}

@@ -13,6 +13,7 @@ from typing import Any
 from gradio import ChatMessage
 
 from local2.ui import render
+from local2.ui.safe_markdown import neutralise
 
 RATING_WORDS = {1: "wrong", 2: "poor", 3: "okay", 4: "good", 5: "excellent"}
 RATED = "Your rating"
@@ -73,7 +74,7 @@ def history_messages(turns: list[dict[str, Any]]) -> tuple[list[ChatMessage], di
     ids: dict[int, str] = {}
     for turn in turns:
         ids[len(chat)] = str(turn.get("query_id") or "")
-        chat.append(ChatMessage(role="user", content=str(turn.get("user") or "")))
+        chat.append(ChatMessage(role="user", content=neutralise(str(turn.get("user") or ""))))
         chat.extend(turn_view(turn).messages())
         rating = rating_of(turn)
         if rating is not None:
