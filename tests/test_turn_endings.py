@@ -82,69 +82,68 @@ def slow_second() -> Iterator[FakeOllama]:
         yield fake
 
 
+@pytest.fixture
+def answered(tmp_path: Path, slow_second: FakeOllama) -> Iterator[Agent]:
+    """An agent whose session "s" has one finished turn; its next answer streams slowly."""
+    agent = ollama_agent(tmp_path, slow_second.url)
+    agent.ask(FRANCE, "s")
+    yield agent
+    agent.close()
+
+
 def test_stop_mid_answer_records_nothing_and_closes_the_model_stream(
-    tmp_path: Path, slow_second: FakeOllama
+    answered: Agent, slow_second: FakeOllama
 ) -> None:
-    agent = ollama_agent(tmp_path, slow_second.url)
-    try:
-        agent.ask(FRANCE, "s")
-        tokens: list[str] = []
-        with pytest.raises(TurnCancelled):
-            for kind, data in agent.stream("Tell me a long story.", "s"):
-                if kind == "token":
-                    tokens.append(data)
-                    if len(tokens) == 5:
-                        stopped_at = time.monotonic()
-                        assert agent.is_running("s") and agent.stop("s")
-        assert time.monotonic() - stopped_at < 1.0  # the caller is released at once
-        assert len(tokens) < 20
-        # The HTTP stream to the model was closed: the server saw its client go away.
-        wait_for(lambda: any("client went away" in e for e in slow_second.errors), what="close")
-        assert slow_second.lines_sent < 100
-        assert_only_finished_turns_count(agent, "s", [FRANCE])
+    agent = answered
+    tokens: list[str] = []
+    with pytest.raises(TurnCancelled):
+        for kind, data in agent.stream("Tell me a long story.", "s"):
+            if kind == "token":
+                tokens.append(data)
+                if len(tokens) == 5:
+                    stopped_at = time.monotonic()
+                    assert agent.is_running("s") and agent.stop("s")
+    assert time.monotonic() - stopped_at < 1.0  # the caller is released at once
+    assert len(tokens) < 20
+    # The HTTP stream to the model was closed: the server saw its client go away.
+    wait_for(lambda: any("client went away" in e for e in slow_second.errors), what="close")
+    assert slow_second.lines_sent < 100
+    assert_only_finished_turns_count(agent, "s", [FRANCE])
 
-        after = agent.ask("And Germany?", "s")
-        assert after["answer"] == "Berlin is the capital of Germany."
-        # The new turn continues from the first turn's end, not from the stopped turn.
-        assert [t["user"] for t in agent.history("s")] == [FRANCE, "And Germany?"]
-        rows = {r["checkpoint_id"]: r for r in agent.checkpoints("s", 200)}
-        walk, chain = next(iter(rows)), []
-        while walk in rows:
-            chain.append(rows[walk])
-            walk = rows[walk]["parent_id"]
-        assert not any(r["abandoned"] for r in chain)
-        assert all(r["current"] for r in chain) and chain[-1]["summary"] == "new turn"
-        assert not agent.stop("s")  # nothing left to stop
-    finally:
-        agent.close()
+    after = agent.ask("And Germany?", "s")
+    assert after["answer"] == "Berlin is the capital of Germany."
+    # The new turn continues from the first turn's end, not from the stopped turn.
+    assert [t["user"] for t in agent.history("s")] == [FRANCE, "And Germany?"]
+    rows = {r["checkpoint_id"]: r for r in agent.checkpoints("s", 200)}
+    walk, chain = next(iter(rows)), []
+    while walk in rows:
+        chain.append(rows[walk])
+        walk = rows[walk]["parent_id"]
+    assert not any(r["abandoned"] for r in chain)
+    assert all(r["current"] for r in chain) and chain[-1]["summary"] == "new turn"
+    assert not agent.stop("s")  # nothing left to stop
 
 
-def test_a_second_turn_of_a_busy_session_waits_or_is_refused(
-    tmp_path: Path, slow_second: FakeOllama
-) -> None:
-    agent = ollama_agent(tmp_path, slow_second.url)
-    try:
-        agent.ask(FRANCE, "s")
-        running = agent.stream("Tell me a long story.", "s")
-        next(running)
-        with pytest.raises(SessionBusy):
-            next(agent.stream("Another question?", "s", wait=False))
-        done = threading.Event()
+def test_a_second_turn_of_a_busy_session_waits_or_is_refused(answered: Agent) -> None:
+    agent = answered
+    running = agent.stream("Tell me a long story.", "s")
+    next(running)
+    with pytest.raises(SessionBusy):
+        next(agent.stream("Another question?", "s", wait=False))
+    done = threading.Event()
 
-        def stop_soon() -> None:
-            time.sleep(0.3)
-            agent.stop("s")
-            done.set()
+    def stop_soon() -> None:
+        time.sleep(0.3)
+        agent.stop("s")
+        done.set()
 
-        threading.Thread(target=stop_soon, daemon=True).start()
-        with pytest.raises(TurnCancelled):
-            for _ in running:
-                pass
-        assert done.is_set()
-        # A waiting turn starts once the stopped one has wound down.
-        assert agent.ask("And Germany?", "s")["answer"].startswith("Berlin")
-    finally:
-        agent.close()
+    threading.Thread(target=stop_soon, daemon=True).start()
+    with pytest.raises(TurnCancelled):
+        for _ in running:
+            pass
+    assert done.is_set()
+    # A waiting turn starts once the stopped one has wound down.
+    assert agent.ask("And Germany?", "s")["answer"].startswith("Berlin")
 
 
 def test_a_stream_dropped_mid_answer_leaves_no_head_and_the_cli_marks_the_text(
