@@ -105,10 +105,14 @@ def shot(page: Any, name: str, full_page: bool = False) -> None:
 
 def chat_to_top(page: Any) -> None:
     """Scroll the conversation to its first message (it follows the newest by itself)."""
+    page.wait_for_timeout(500)  # let the chat's own scroll to the newest message happen first
     page.evaluate(
         """() => document.querySelectorAll('#local2-chat *').forEach(el => {
-            if (el.scrollHeight > el.clientHeight + 4) el.scrollTop = 0; })"""
+            const style = getComputedStyle(el).overflowY;
+            if ((style === 'auto' || style === 'scroll') && el.scrollHeight > el.clientHeight)
+                el.scrollTop = 0; })"""
     )
+    page.wait_for_timeout(200)
 
 
 def text_of(page: Any, selector: str) -> str:
