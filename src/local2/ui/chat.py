@@ -161,6 +161,9 @@ class Chat(UIPart):
             gr.Warning(str(exc))
             yield {self.banner: self._note(str(exc)), self.question: question}
             return
+        except UnknownTurn as exc:  # the branch this tab was on is gone
+            yield {self.banner: self._note(str(exc).strip("'\"")), self.question: question}
+            return
         except TurnCancelled:
             view.fail(STOPPED)
             yield self._abandoned(chat, ids, user, view, question)

@@ -12,7 +12,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.agent import InvalidQuery, UnknownTurn
+from local2.agent import InvalidQuery, TurnCancelled, UnknownTurn
 from local2.models.errors import ModelError
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
@@ -99,6 +99,15 @@ class TimeTravel(UIPart):
             tt_outputs,
             concurrency_limit=limit,
         )
+
+    def _rerun_failed(
+        self, user: gr.ChatMessage, view: render.TurnView, message: str, fix: str = ""
+    ) -> dict:
+        view.fail(message)
+        return {
+            self.tt_new: [user, *view.messages()],
+            self.tt_status: render.banner(message, fix),
+        }
 
     def _tt_error(self, message: str) -> str:
         return render.banner(message, kind="warning")
@@ -215,11 +224,10 @@ class TimeTravel(UIPart):
             yield {self.tt_status: self._tt_error(str(exc).strip("'\""))}
             return
         except ModelError as exc:
-            view.fail(exc.message)
-            yield {
-                self.tt_new: [user, *view.messages()],
-                self.tt_status: render.banner(exc.message, exc.fix),
-            }
+            yield self._rerun_failed(user, view, exc.message, exc.fix)
+            return
+        except TurnCancelled:  # Stop pressed in the Chat tab of the same session
+            yield self._rerun_failed(user, view, "stopped; nothing was recorded for it.")
             return
         payload = view.payload or {}
         new_ids = set(payload.get("branch") or [])
