@@ -46,7 +46,7 @@ def test_first_turn_reads_only_its_own_tokens_after_the_warm_up(tmp_path: Path) 
         cold = evaluated_tokens(agent, "What is the capital of France?")
         llama.reset()
         warm = Warmup()
-        task = prompt_prefix_task(settings, model)
+        task = prompt_prefix_task(settings, model, "embedded")
         assert task is not None
         warm.add("prompt prefix", task)
         warm.join(120)

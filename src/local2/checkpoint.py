@@ -47,4 +47,3 @@ def sqlite_checkpointer(path: str | Path) -> SqliteSaver:
     saver.setup()
     quick_commits(conn)
     return saver
-

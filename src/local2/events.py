@@ -19,6 +19,7 @@ FILE_SEARCH = "file.search"
 USER_FEEDBACK = "user.feedback"
 REWARD_EVENT = "reward.event"
 BACKEND_NOTICE = "backend.notice"
+REPLAY_STARTED = "replay.started"  # a replayed turn's clock starts here (t = 0)
 
 
 def tool_request(tool: str) -> str:

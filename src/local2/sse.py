@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from local2 import events
-from local2.turns import Turn
+from local2.background import BackgroundTurn
 
 
 def frame(name: str, data: Any) -> str:
@@ -42,7 +42,7 @@ def answer_first(payload: dict[str, Any], critic_on: bool) -> dict[str, Any]:
     return {**payload, "critique": payload.get("critique"), "critique_pending": pending}
 
 
-def turn_events(turn: Turn, critic_on: bool) -> Iterator[str]:
+def turn_events(turn: BackgroundTurn, critic_on: bool) -> Iterator[str]:
     """The turn's items as server-sent events; a model failure ends them with ``error``."""
     from local2.models.errors import ModelError
 

@@ -50,7 +50,9 @@ class Warmup:
             thread.join(timeout)
 
 
-def prompt_prefix_task(settings: Any, chat_model: Any) -> Callable[[], None] | None:
+def prompt_prefix_task(
+    settings: Any, chat_model: Any, backend: str | None = None
+) -> Callable[[], None] | None:
     """Reading the fixed prompt start, for a chat model that can (the embedded one)."""
     warm_up = getattr(chat_model, "warm_up", None)
     if warm_up is None:
@@ -62,7 +64,7 @@ def prompt_prefix_task(settings: Any, chat_model: Any) -> Callable[[], None] | N
         # The tools the agent will offer, as the generate node binds them; a memory tool
         # only needs its store when called, so any object stands in for it here.
         memory = object() if settings.memory.enabled else None
-        tools = default_tools(settings, memory, mcp=False)
+        tools = default_tools(settings, memory, backend, mcp=False)
         warm_up(settings.generator.system_prompt, [t.schema() for t in tools])
 
     return task

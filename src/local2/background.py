@@ -14,14 +14,16 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from local2.running import StreamItem
+
 log = logging.getLogger(__name__)
 
-StreamItem = tuple[str, Any]
 _END = object()
 
 
-class Turn:
-    """Drives a turn's item stream in a thread; iterate it to read the items as they come.
+class BackgroundTurn:
+    """Drives a turn's item stream in its own thread; iterate it to read the items as they
+    come, or take :meth:`until_answer` and leave the rest to finish on its own.
 
     Items are those of :meth:`local2.agent.Agent.stream`. An exception the turn raises is
     re-raised to the reader at the point it happened.
@@ -31,7 +33,7 @@ class Turn:
         self,
         items: Iterator[StreamItem],
         name: str = "local2-turn",
-        on_done: Callable[[Turn], None] | None = None,
+        on_done: Callable[[BackgroundTurn], None] | None = None,
     ) -> None:
         self._items: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._on_done = on_done
