@@ -117,7 +117,7 @@ def terminal_approver(ask: Callable[[str], str], show: Callable[[str], None]) ->
     def approve(request: dict[str, Any]) -> dict[str, Any]:
         decisions: dict[str, bool] = {}
         for call in request.get("calls") or []:
-            show("The model wants to run a tool that needs your approval:")
+            show("\nThe model wants to run a tool that needs your approval:")
             for line in describe_call(call):
                 show(line)
             try:

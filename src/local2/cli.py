@@ -95,7 +95,13 @@ def approver(interactive: bool) -> Any:
 
     if not interactive or not sys.stdin.isatty():
         return nobody
-    return terminal_approver(lambda prompt: err.input(f"[bold yellow]{prompt}[/]"), err.print)
+    from rich.markup import escape
+
+    # What is shown came from the model and from pages: never read as console markup.
+    return terminal_approver(
+        lambda prompt: err.input(f"[bold yellow]{escape(prompt)}[/]"),
+        lambda line: err.print(line, markup=False, highlight=False),
+    )
 
 
 def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
