@@ -16,9 +16,10 @@ from typing import Any
 
 import gradio as gr
 
-from local2.agent import Agent, InvalidQuery, UnknownTurn, new_session_id
+from local2.agent import Agent, AwaitingApproval, InvalidQuery, UnknownTurn, new_session_id
 from local2.models.errors import ModelError
 from local2.ui import render
+from local2.ui.approval import ApprovalPanel
 
 RATINGS = ["1", "2", "3", "4", "5"]
 STREAM_INTERVAL_S = 0.05  # at most ~20 chat refreshes a second while tokens stream
@@ -117,6 +118,7 @@ class LocalUI:
                         autofocus=True,
                     )
                     self.send = gr.Button("Send", variant="primary", scale=1, elem_id="local2-send")
+                self.approval = ApprovalPanel()
                 self.critic_md = gr.Markdown("", elem_id="local2-critic")
                 with gr.Row(elem_id="local2-rating"):
                     self.rating = gr.Radio(
@@ -224,6 +226,7 @@ class LocalUI:
             self.query_ids,
             self.my_sessions,
         ]
+        chat_outputs += self.approval.outputs
         for trigger in (self.question.submit, self.send.click):
             trigger(
                 self.respond,
@@ -232,6 +235,11 @@ class LocalUI:
                 concurrency_limit=limit,
                 show_progress="minimal",
             )
+        decision_inputs = [self.session_id, self.approval.pending, self.query_ids, self.my_sessions]
+        self.approval.approve.click(
+            self.approve, decision_inputs, chat_outputs, concurrency_limit=limit
+        )
+        self.approval.deny.click(self.deny, decision_inputs, chat_outputs, concurrency_limit=limit)
         self.rate.click(
             self.rate_last,
             [self.rating, self.session_id, self.query_ids],
@@ -256,6 +264,7 @@ class LocalUI:
             self.banner,
             self.tt_session,
         ]
+        session_outputs += self.approval.outputs
         self.new_session.click(self.start_new_session, None, session_outputs)
         self.resume.click(self.resume_session, [self.session_pick], session_outputs)
 
@@ -337,7 +346,20 @@ class LocalUI:
             self.reward_md: "",
             self.banner: gr.update(value="", visible=False),
             self.tt_session: session_id,
+            **self._waiting_panel(session_id, chat),
         }
+
+    def _waiting_panel(self, session_id: str, chat: list[Any]) -> dict:
+        """The approval panel for a session whose last turn is paused (or hidden)."""
+        request = self.agent.pending_approval(session_id)
+        if request is None:
+            return self.approval.hide()
+        question = str(request.get("query") or "")
+        view = render.TurnView(question)
+        for asked in request.get("events") or []:
+            view.apply("event", asked)
+        user = gr.ChatMessage(role="user", content=question)
+        return self.approval.show(request, {"view": view, "chat": chat, "user": user})
 
     def start_new_session(self) -> dict:
         return self._session_view(new_session_id(), [], {})
@@ -397,10 +419,13 @@ class LocalUI:
         try:
             items = self.agent.stream(question, session_id)
             first = next(items)  # the question is validated before anything runs
-        except InvalidQuery as exc:
-            gr.Warning(str(exc))
+        except (InvalidQuery, AwaitingApproval) as exc:
+            message = str(exc)
+            if isinstance(exc, AwaitingApproval):
+                message = "A tool call in this session is waiting: approve or deny it first."
+            gr.Warning(message)
             yield {
-                self.banner: gr.update(value=render.banner(str(exc), kind="warning"), visible=True),
+                self.banner: gr.update(value=render.banner(message, kind="warning"), visible=True),
                 self.question: question,
             }
             return
@@ -414,6 +439,64 @@ class LocalUI:
             self.critic_md: "",
             self.reward_md: "",
         }
+        mine = self._remember(mine, session_id, question)
+        yield from self._follow(items, first, view, chat, user, session_id, ids, mine)
+
+    def approve(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
+        yield from self._decide(True, session_id, pending, ids, mine)
+
+    def deny(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
+        yield from self._decide(False, session_id, pending, ids, mine)
+
+    def _decide(
+        self,
+        approved: bool,
+        session_id: str | None,
+        pending: dict[str, Any] | None,
+        ids: dict[int, str],
+        mine: list[dict[str, Any]] | None,
+    ) -> Iterator[dict]:
+        """Continue the paused turn with the person's decision, in the same chat message."""
+        if not session_id or not pending:
+            yield {
+                **self.approval.hide(),
+                self.banner: gr.update(
+                    value=render.banner("Nothing is waiting for approval.", kind="info"),
+                    visible=True,
+                ),
+            }
+            return
+        try:
+            items = self.agent.resume(session_id, approved)
+            first = next(items)
+        except UnknownTurn as exc:
+            yield {
+                **self.approval.hide(),
+                self.banner: gr.update(
+                    value=render.banner(str(exc).strip("'\""), kind="warning"), visible=True
+                ),
+            }
+            return
+        except ModelError as exc:
+            yield self._model_failed(exc, "")
+            return
+        yield self.approval.hide()
+        view, chat, user = pending["view"], pending["chat"], pending["user"]
+        yield from self._follow(items, first, view, chat, user, session_id, ids, mine)
+
+    def _follow(
+        self,
+        items: Iterator[tuple[str, Any]],
+        first: tuple[str, Any],
+        view: render.TurnView,
+        chat: list[Any],
+        user: gr.ChatMessage,
+        session_id: str,
+        ids: dict[int, str],
+        mine: list[dict[str, Any]] | None,
+    ) -> Iterator[dict]:
+        """Stream a turn's items into the chat until it ends, or pauses for the person."""
+        question = view.query
         last = 0.0
         try:
             view.apply(*first)
@@ -439,12 +522,16 @@ class LocalUI:
         payload = view.payload or {}
         turn_chat = [*chat, user, *view.messages()]
         ids = {**(ids or {}), len(chat): str(payload.get("query_id") or "")}
-        mine = self._remember(mine, session_id, question)
         try:
             prompt = self.agent.prompt_messages(session_id)
         except UnknownTurn:
             prompt = []
+        paused: dict[Any, Any] = {}
+        if payload.get("status") == "awaiting_approval":
+            pending = {"view": view, "chat": chat, "user": user}
+            paused = self.approval.show(payload.get("approval") or {}, pending)
         yield {
+            **paused,
             self.chatbot: turn_chat,
             self.chat_msgs: turn_chat,
             self.query_ids: ids,
