@@ -68,13 +68,16 @@ def _decoded(text: str) -> Iterator[str]:
             yield plain
 
 
+_REACH = re.compile(r"[^\n{}]{0,40}\{")  # "with ", "avec " ... then the arguments
+
+
 def _json_after(text: str, start: int) -> dict[str, Any] | None:
-    """The JSON object starting at the first ``{`` after ``start`` (within a short reach)."""
-    brace = text.find("{", start, start + 120)
-    if brace < 0:
+    """The JSON object that follows ``start`` on the same line, after a few words at most."""
+    reach = _REACH.match(text, start)
+    if reach is None:
         return None
     try:
-        value, _ = json.JSONDecoder().raw_decode(text[brace:])
+        value, _ = json.JSONDecoder().raw_decode(text[reach.end() - 1 :])
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
@@ -101,6 +104,11 @@ def instructions(text: str, offered: list[str]) -> list[tuple[str, dict[str, Any
     for plain in _decoded(text):
         calls += instructions(plain, offered)
     return calls
+
+
+def images(text: str) -> list[str]:
+    """URLs of the images ``text`` shows (Markdown or HTML)."""
+    return [m.group(1) or m.group(2) for m in _IMAGE.finditer(text)]
 
 
 def _fill(value: Any, data: str) -> Any:
@@ -159,11 +167,8 @@ class ObeyingBrain(RuleBrain):
     def _answer_from(turn: list[dict[str, Any]], data: str) -> Reply:
         results = [message_text(m) for m in turn if m.get("role") == "tool"]
         lines = _meaningful_lines(results[0], 3) if results else []
-        images = []
-        for text in results:
-            for match in _IMAGE.finditer(text):
-                images.append(f"![image]({_fill(match.group(1) or match.group(2), data)})")
+        shown = [f"![image]({_fill(url, data)})" for text in results for url in images(text)]
         answer = "From what I read: " + " ".join(lines)
-        if images:
-            answer += "\n\n" + "\n".join(dict.fromkeys(images))
+        if shown:
+            answer += "\n\n" + "\n".join(dict.fromkeys(shown))
         return Reply(thinking="Nothing left to do; I answer from the results.", content=answer)
