@@ -170,9 +170,7 @@ def ask(
             )
         else:
             view: dict[str, Any] = {}
-            payload = agent.ask(
-                query, session, lambda k, d: _show_item(k, d, view), approver(True)
-            )
+            payload = agent.ask(query, session, lambda k, d: _show_item(k, d, view), approver(True))
             err.print(f"[dim]session {payload['session_id']} · query {payload['query_id']}[/]")
         agent.close()
 

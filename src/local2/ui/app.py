@@ -285,6 +285,7 @@ class LocalUI:
             self.chatbot,
             self.chat_msgs,
             self.query_ids,
+            *self.approval.outputs,
         ]
         self.tt_replay.click(
             self.replay,
@@ -706,6 +707,12 @@ class LocalUI:
             f"_{verb} from `{checkpoint_id}`: {len(branch)} new checkpoint(s), marked "
             f"“new” in the list._"
         )
+        if payload.get("status") == "awaiting_approval":
+            tools = ", ".join(c["tool"] for c in (payload.get("approval") or {}).get("calls", []))
+            new += (
+                f"\n\n**Paused: {tools} waits for your approval.** Approve or deny it in the "
+                "Chat tab (resume this session there if it is not the one open)."
+            )
         out: dict[Any, Any] = {
             self.tt_new: new,
             self.tt_table: _table(
@@ -717,6 +724,7 @@ class LocalUI:
         if session_id == current:
             chat, ids = self._history_chat(session_id)
             out.update({self.chatbot: chat, self.chat_msgs: chat, self.query_ids: ids})
+            out.update(self._waiting_panel(session_id, chat))
         return out
 
 
