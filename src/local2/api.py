@@ -16,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from local2.agent import Agent, InvalidQuery, UnknownTurn
+from local2.agent import Agent, AwaitingApproval, InvalidQuery, UnknownTurn
 from local2.ids import SESSION_ID_RULE, InvalidId, session_id_problem
 from local2.models.errors import ModelError, ModelUnavailable
 from local2.request_guard import is_loopback
@@ -56,6 +56,15 @@ class FeedbackBody(BaseModel):
     comment: str | None = Field(default=None, max_length=4000)
 
     _check_session = field_validator("session_id")(_session_id_rule)
+
+
+class ApprovalBody(BaseModel):
+    """The person's decision on a paused turn: ``approve`` for every waiting call, or
+    ``decisions`` per call id (a waiting call left out is denied)."""
+
+    model_config = ConfigDict(extra="forbid")
+    approve: bool | None = None
+    decisions: dict[str, bool] | None = None
 
 
 class ReplayBody(BaseModel):
@@ -118,6 +127,10 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
             "critic": services.critic is not None,
         }
 
+    def waiting(exc: AwaitingApproval) -> HTTPException:
+        detail = {"error": str(exc), "approval": exc.request, "resume": exc.request.get("resume")}
+        return HTTPException(status_code=409, detail=detail)
+
     @app.post("/query", dependencies=[Depends(authorised)])
     def query(body: QueryBody, wait: Wait | None = None) -> dict[str, Any]:
         """The turn payload as soon as the answer is published (``critique: null``,
@@ -129,6 +142,36 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
                 return {**turn.until_final(), "critique_pending": False}
             return answer_first(turn.until_answer(), critic_on)
         except InvalidQuery as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        except AwaitingApproval as exc:
+            raise waiting(exc) from exc
+        except ModelError as exc:
+            raise model_failure(exc) from exc
+
+    def checked(session_id: str) -> str:
+        problem = session_id_problem(session_id)
+        if problem:
+            raise HTTPException(status_code=422, detail=problem)
+        return session_id
+
+    @app.get("/sessions/{session_id}/approval", dependencies=[Depends(authorised)])
+    def pending(session_id: str) -> dict[str, Any]:
+        """What a paused turn of this session waits on (``pending`` is null when nothing)."""
+        return {"session_id": session_id, "pending": agent.pending_approval(checked(session_id))}
+
+    @app.post("/sessions/{session_id}/approval", dependencies=[Depends(authorised)])
+    def decide(session_id: str, body: ApprovalBody) -> dict[str, Any]:
+        """Approve or deny what a paused turn waits on; the turn goes on (and may wait again)."""
+        if (body.approve is None) == (body.decisions is None):
+            raise HTTPException(
+                status_code=422, detail="Give either approve (true/false) or decisions."
+            )
+        decision = body.approve if body.approve is not None else body.decisions
+        try:
+            return agent.decide(checked(session_id), decision)  # type: ignore[arg-type]
+        except UnknownTurn as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
+        except ValueError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except ModelError as exc:
             raise model_failure(exc) from exc

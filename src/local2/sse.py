@@ -7,7 +7,8 @@ Events (``event:`` name, ``data:`` one JSON object):
 - ``answer``: the turn payload at publish (``critique: null``, ``critique_pending``);
 - ``critique``: the ``critique.result`` entry (score, feedback);
 - ``event``: any other event-log entry (``query.received``, ``memory.ingested``, ...);
-- ``done``: the final payload, critique included; or ``error`` ``{error, fix}`` instead.
+- ``done``: the final payload, critique included (``status: awaiting_approval`` when a tool
+  call waits for the person); or ``error`` ``{error, fix}`` instead.
 """
 
 from __future__ import annotations
@@ -38,12 +39,14 @@ def event_name(entry: dict[str, Any]) -> str:
 
 def answer_first(payload: dict[str, Any], critic_on: bool) -> dict[str, Any]:
     """The payload as handed over at publish: the critique is still to come."""
-    pending = critic_on and payload.get("critique") is None and not payload.get("error")
+    answered = not payload.get("error") and payload.get("status") != "awaiting_approval"
+    pending = critic_on and answered and payload.get("critique") is None
     return {**payload, "critique": payload.get("critique"), "critique_pending": pending}
 
 
 def turn_events(turn: BackgroundTurn, critic_on: bool) -> Iterator[str]:
     """The turn's items as server-sent events; a model failure ends them with ``error``."""
+    from local2.agent import AwaitingApproval
     from local2.models.errors import ModelError
 
     try:
@@ -58,5 +61,7 @@ def turn_events(turn: BackgroundTurn, critic_on: bool) -> Iterator[str]:
                 yield frame("done", {**data, "critique_pending": False})
     except ModelError as exc:
         yield frame("error", {"error": exc.message, "fix": exc.fix})
+    except AwaitingApproval as exc:  # an earlier turn of the session waits for the person
+        yield frame("error", {"error": str(exc), "approval": exc.request, "fix": ""})
     except Exception as exc:  # the stream is already open: end it with a reason, not a reset
         yield frame("error", {"error": f"the turn failed ({type(exc).__name__})", "fix": ""})
