@@ -8,6 +8,7 @@ TOOL_RESULT = "tool.result"  # + ".<tool>"
 TOOL_LOOP_LIMIT = "tool.loop_limit"
 TOOL_CALL_REPAIR = "tool.repair"
 TOOL_ROUTED = "tool.routed"
+TOOL_FALLBACK = "tool.fallback"  # a provider failed; the next one was asked
 RESPONSE_GENERATION = "response.generation"
 ANSWER_DIALOG = "answer.dialog"
 CRITIQUE_RESULT = "critique.result"

@@ -39,6 +39,7 @@ class ToolCallRecord(TypedDict):
     result: str
     error: str | None
     duration_s: float
+    provider: NotRequired[str]  # the service that answered, e.g. the search provider
 
 
 class MemoryHit(TypedDict):

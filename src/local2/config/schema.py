@@ -76,7 +76,9 @@ class SystemSettings(Strict):
 
 
 class WebSearchSettings(Strict):
-    provider: Literal["tavily", "searxng", "brave", "mock"] = "mock"
+    # auto: Tavily with TAVILY_API_KEY, Brave with BRAVE_API_KEY, SearXNG when searxng_url
+    # answers, else ddgs (keyless); a provider that fails falls back to the next, never to mock.
+    provider: Literal["auto", "tavily", "searxng", "brave", "ddgs", "mock"] = "auto"
     max_results: int = Field(5, ge=1, le=50)
     timeout_s: float = Field(15.0, gt=0)
     searxng_url: str = "http://127.0.0.1:8888"
