@@ -2,7 +2,8 @@
 
 A tool returns text (or a :class:`ToolResult` carrying structured data beside the text) and
 signals failure by raising :class:`ToolError`; ``await_tool`` turns that into the
-``[tool error: ...]`` the model reads. Schemas come from config so they can be tuned.
+``[tool error: ...]`` the model reads. Schemas come from ``generator.yaml`` only, so they can
+be tuned without code and never drift from a copy.
 """
 
 from __future__ import annotations
@@ -80,16 +81,13 @@ def as_result(output: str | ToolResult) -> ToolResult:
 
 
 def configured_tool(
-    settings: Settings,
-    name: str,
-    default: tuple[str, dict[str, Any]],
-    run: ToolFn,
-    timeout_s: float | None = None,
+    settings: Settings, name: str, run: ToolFn, timeout_s: float | None = None
 ) -> Tool:
-    """A tool whose description and parameters come from ``generator.tools`` when listed
-    there (tunable without code), else from ``default``."""
-    description, parameters = default
-    schema = settings.generator.tool_schema(name)
-    if schema is not None:
-        description, parameters = schema.description, schema.parameters
-    return Tool(name, description, parameters, run, timeout_s=timeout_s)
+    """A built-in tool described as ``generator.tools`` says: the user's entry when listed,
+    else the shipped ``generator.yaml`` (descriptions are written nowhere else)."""
+    from local2.config.loader import shipped_tool_schemas
+
+    schema = settings.generator.tool_schema(name) or shipped_tool_schemas().get(name)
+    if schema is None:
+        raise ValueError(f"tool {name!r} has no description in generator.yaml")
+    return Tool(name, schema.description, schema.parameters, run, timeout_s=timeout_s)

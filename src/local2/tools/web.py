@@ -2,33 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from local2.config.schema import Settings
 from local2.tools.base import Tool, configured_tool
 from local2.tools.web_fetch import WebFetch
 from local2.tools.web_search import WebSearch
 
-DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "web_search": (
-        "Search the web for current information. Returns titles, snippets and URLs.",
-        {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "Concise search query"}},
-            "required": ["query"],
-        },
-    ),
-    "web_fetch": (
-        "Fetch the main text of a web page whose URL you know.",
-        {
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "Full http:// or https:// URL"}
-            },
-            "required": ["url"],
-        },
-    ),
-}
 # Margin over the tool's own timeout so its precise message wins over the graph's generic one.
 TIMEOUT_MARGIN_S = 5.0
 
@@ -41,7 +19,5 @@ def web_tools(settings: Settings) -> list[Tool]:
         ("web_search", WebSearch(web.search), web.search.timeout_s),
         ("web_fetch", WebFetch(web.fetch, favor=web.fetch.extract_favor), web.fetch.timeout_s),
     ):
-        tools.append(
-            configured_tool(settings, name, DEFAULTS[name], run, timeout + TIMEOUT_MARGIN_S)
-        )
+        tools.append(configured_tool(settings, name, run, timeout + TIMEOUT_MARGIN_S))
     return tools
