@@ -33,7 +33,7 @@ def local2(
 def test_history_then_replay_with_a_new_question_keeps_the_original_branch(
     tmp_path: Path,
 ) -> None:
-    with FakeOllama(RuleBrain(), models=["qwen3:4b", "gemma3:1b", "nomic-embed-text"]) as fake:
+    with FakeOllama(RuleBrain(), models=["gemma4:12b", "gemma3:1b", "nomic-embed-text"]) as fake:
         env = {"OLLAMA_HOST": fake.url, "LOCAL2_HOME": str(tmp_path / "home")}
         session = "three-turns"
         chat = local2(

@@ -59,6 +59,7 @@ def make_agent(data_dir: Path, ollama_url: str, **kwargs: Any) -> Agent:
         overrides={
             "system": {"ollama_host": ollama_url, "data_dir": str(data_dir)},
             "generator": {"backend": "ollama"},
+            "web": {"search": {"provider": "mock"}},
         }
     )
     return Agent(settings, backend="ollama", **kwargs)
@@ -186,6 +187,28 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     assert "This week in AI" in text_of(page, "#tt-original")  # the old branch, beside it
     assert "new" in text_of(page, "#tt-checkpoints").split()
     shot(page, "05-time-travel-fork")
+    page.context.close()
+
+
+def test_model_picker_offers_what_ollama_has_and_answers_with_the_pick(
+    stack: Stack, browser: Any
+) -> None:
+    page = open_page(browser, stack.url)
+    notice = text_of(page, "#local2-notice")
+    assert "mock provider: canned example results" in notice  # said once, at the top
+    page.click("#local2-model input")
+    offered = text_of(page, "#local2-model")
+    assert "gemma4:12b — tools, thinking · 131k context · 12B" in offered
+    assert "qwen3:4b — tools, thinking" in offered and "nomic-embed-text" not in offered
+    shot(page, "06-model-picker")
+    page.locator("#local2-model li[role=option]").filter(has_text="qwen3:4b").first.click()
+    before = len(stack.fake.chat_requests)
+    ask(page, "What is the capital of France?")
+    wait_text(page, "#local2-critic", "Critic:")
+    assert "Paris" in text_of(page, "#local2-chat")
+    answering = {r["model"] for r in stack.fake.chat_requests[before:] if r.get("tools")}
+    assert answering == {"qwen3:4b"}  # (the critic keeps its judge)
+    assert stack.agent.services.model_name == "gemma4:12b"  # other browsers keep theirs
     page.context.close()
 
 

@@ -83,6 +83,7 @@ class TurnState(TypedDict):
     tool_calls: NotRequired[Annotated[list[ToolCallRecord], turn_list]]
     tool_rounds: NotRequired[int]
     repairs: NotRequired[int]
+    tools_stopped: NotRequired[bool]  # a repeated call ended the tool loop: answer now
     decision: NotRequired[str]  # set by generate: dispatch_tool | generate | publish
     memory_hits: NotRequired[Annotated[list[MemoryHit], turn_list]]
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]

@@ -29,7 +29,7 @@ class ToolSchema(Strict):
 
 class GeneratorSettings(Strict):
     backend: Literal["auto", "ollama", "embedded"] = "auto"
-    model: str = "qwen3:4b"
+    model: str = "gemma4:12b"  # the seed's model
     num_ctx: int = Field(32000, ge=512)
     reasoning: bool | None = True
     keep_alive: str | int = "10m"
@@ -133,6 +133,9 @@ class CriticSettings(Strict):
     model: str | None = None  # default: the generator's model
     timeout_s: float = Field(60.0, gt=0)  # for the whole grade, retries included
     retries: int = Field(2, ge=0, le=5)  # extra attempts when the judge's output has no score
+    # The embedded demo model almost never produces a parseable grade, so with that backend
+    # the critic is off unless this is true (or ``model`` names an Ollama judge).
+    grade_embedded: bool = False
     evidence_max_chars: int = Field(1500, ge=100)  # each tool result shown to the judge
     rubric: CriticRubric | None = None  # default: the rubric shipped in critic.yaml
 

@@ -19,6 +19,7 @@ import gradio as gr
 from local2.agent import Agent, InvalidQuery, UnknownTurn, new_session_id
 from local2.models.errors import ModelError
 from local2.ui import render
+from local2.ui.models import ModelPicker
 
 RATINGS = ["1", "2", "3", "4", "5"]
 STREAM_INTERVAL_S = 0.05  # at most ~20 chat refreshes a second while tokens stream
@@ -82,9 +83,18 @@ class LocalUI:
                 f"{'on' if services.critic is not None else 'off'}"
             )
             gr.Markdown(
-                render.banner(agent.notice, kind="warning") if agent.notice else "",
-                visible=bool(agent.notice),
+                "\n\n".join(render.banner(n, kind="warning") for n in agent.notices),
+                visible=bool(agent.notices),
                 elem_id="local2-notice",
+            )
+            self.picker = ModelPicker.for_agent(agent)
+            self.model_pick = gr.Dropdown(
+                self.picker.choices,
+                value=self.picker.value,
+                label="Model",
+                info=self.picker.info,
+                interactive=len(self.picker.choices) > 1,
+                elem_id="local2-model",
             )
             self.banner = gr.Markdown("", visible=False, elem_id="local2-banner")
             with gr.Tabs():
@@ -223,6 +233,7 @@ class LocalUI:
             self.chat_msgs,
             self.query_ids,
             self.my_sessions,
+            self.model_pick,
         ]
         for trigger in (self.question.submit, self.send.click):
             trigger(
@@ -387,6 +398,7 @@ class LocalUI:
         chat: list[Any],
         ids: dict[int, str],
         mine: list[dict[str, Any]] | None,
+        model: str | None = None,
     ) -> Iterator[dict]:
         """Stream one turn into the chat; errors become a banner, never a traceback."""
         session_id = session_id or new_session_id()
@@ -395,7 +407,8 @@ class LocalUI:
         user = gr.ChatMessage(role="user", content=question)
         view = render.TurnView(question)
         try:
-            items = self.agent.stream(question, session_id)
+            agent = self.picker.agent_for(self.agent, model)
+            items = agent.stream(question, session_id)
             first = next(items)  # the question is validated before anything runs
         except InvalidQuery as exc:
             gr.Warning(str(exc))
@@ -441,7 +454,7 @@ class LocalUI:
         ids = {**(ids or {}), len(chat): str(payload.get("query_id") or "")}
         mine = self._remember(mine, session_id, question)
         try:
-            prompt = self.agent.prompt_messages(session_id)
+            prompt = agent.prompt_messages(session_id)
         except UnknownTurn:
             prompt = []
         yield {
