@@ -130,13 +130,15 @@ def test_doctor_without_the_default_model_prints_the_pull_line(tmp_path: Path) -
     with FakeOllama(models=["qwen3:4b", NO_TOOLS, "nomic-embed-text"]) as srv:
         env = {"OLLAMA_HOST": srv.url, "LOCAL2_HOME": str(tmp_path / "home")}
         table = local2("doctor", env=env)
+        embedded = json.loads(local2("doctor", "--json", "--backend", "embedded", env=env).stdout)
         checks = {c["name"]: c for c in json.loads(local2("doctor", "--json", env=env).stdout)}
         small = {
             c["name"]: c
             for c in json.loads(local2("doctor", "--json", "--model", "gemma3:1b", env=env).stdout)
         }
-    assert "ollama pull gemma4:12b" in table.stdout
-    assert checks["chat model"]["status"] == "warn"  # backend auto: a warning, not a failure
+    assert "ollama pull gemma4:12b" in table.stdout and table.returncode == 1
+    assert checks["chat model"]["status"] == "fail"  # Ollama answers: asking would fail
+    assert next(c for c in embedded if c["name"] == "chat model")["status"] == "warn"
     assert checks["chat model"]["detail"] == "gemma4:12b is not pulled"
     listed = checks["installed models"]["detail"]
     assert "qwen3:4b: tools, thinking · 41k context · 4.0B" in listed

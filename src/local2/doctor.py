@@ -44,7 +44,8 @@ def _ollama_checks(settings: Settings, backend: str, model: str) -> list[Check]:
             "" if chat_models(models) else f"ollama pull {model}",
         )
     )
-    checks.append(_chat_model_check(models, model, need))
+    # Ollama answers: unless the embedded backend is chosen, a missing model stops every answer.
+    checks.append(_chat_model_check(models, model, "warn" if backend == "embedded" else "fail"))
     if settings.memory.enabled and settings.memory.embedder in ("auto", "ollama"):
         emb = settings.memory.ollama_model
         if has_model([m.name for m in models], emb):

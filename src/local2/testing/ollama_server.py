@@ -29,7 +29,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -497,6 +497,8 @@ class FakeOllama:
             return
         if isinstance(reply, str):
             reply = Reply(content=reply)
+        if reply.thinking and "thinking" not in caps:  # such a model does not think aloud
+            reply = replace(reply, thinking="")
         delay = self.delay_s if reply.delay_s is None else reply.delay_s
         if delay and self._stopping.wait(delay):
             return
