@@ -85,13 +85,13 @@ class Agent:
         notice: str | None = None,
     ) -> None:
         self.settings = settings or load_settings()
-        self.notice = notice
+        self.backend_notice = notice
         if chat_model is None:
             from local2.models.backend import make_chat_model
 
             chosen = make_chat_model(self.settings, backend=backend, model=model)
             chat_model, model, backend = chosen.model, chosen.name, chosen.backend
-            self.notice = chosen.notice
+            self.backend_notice = chosen.notice
         self.services = build_services(
             self.settings,
             chat_model=chat_model,
@@ -102,6 +102,9 @@ class Agent:
             backend=backend,
             model=model,
         )
+        # What the person must be told: a fallback model, memory on a fallback or off.
+        notices = [self.backend_notice, *self.services.notices]
+        self.notice: str | None = "\n\n".join(n for n in notices if n) or None
         self.checkpointer = checkpointer or default_checkpointer(self.settings)
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
         self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
@@ -378,7 +381,7 @@ class Agent:
             critic=self.services.critic,
             checkpointer=self.checkpointer,
             turn_log=self.services.turn_log,
-            notice=self.notice,
+            notice=self.backend_notice,
         )
 
     # -- ratings ---------------------------------------------------------------------------
@@ -436,6 +439,8 @@ class Agent:
 
     def close(self) -> None:
         self.services.runner.shutdown()
+        if self.services.memory is not None and hasattr(self.services.memory, "close"):
+            self.services.memory.close()
         conn = getattr(self.checkpointer, "conn", None)
         if conn is not None:
             conn.close()

@@ -1,15 +1,17 @@
 """The topology: the original generator's state machine as a LangGraph ``StateGraph``.
 
 ```
-START -> receive -> generate --(tool calls, under the limit)--> dispatch_tool -> await_tool
-                       ^                                                            |
-                       +------------------------------------------------------------+
+START -> receive -> recall -> generate --(tool calls, under the limit)--> dispatch_tool
+                                 ^                                            |
+                                 +------------------ await_tool <-------------+
          generate --(final answer, or forced synthesis at the limit)--> publish
          generate --(repair a malformed tool call / empty reply)--> generate
          publish -> critique -> END        (in parallel)
          publish -> ingest   -> END        (in parallel)
          receive --(question rejected)--> END
 ```
+``recall`` saves what the person asked to be remembered and gives the model the memories
+most similar to the question, as data, before it answers.
 Services (chat model, tools, memory, critic) are injected here, so tests and notebooks can
 swap any of them.
 """
@@ -34,6 +36,7 @@ from local2.nodes.dispatch_tool import dispatch_tool
 from local2.nodes.generate import generate
 from local2.nodes.ingest import ingest
 from local2.nodes.publish import publish
+from local2.nodes.recall import recall
 from local2.nodes.receive import receive
 from local2.state import TurnState
 from local2.tools.base import Tool
@@ -41,8 +44,8 @@ from local2.tools.base import Tool
 AUTO: Any = "auto"  # "build this service from settings"
 
 
-def after_receive(state: TurnState) -> Literal["generate", "__end__"]:
-    return END if state.get("error") else "generate"
+def after_receive(state: TurnState) -> Literal["recall", "__end__"]:
+    return END if state.get("error") else "recall"
 
 
 def after_generate(state: TurnState) -> Literal["dispatch_tool", "generate", "publish"]:
@@ -54,7 +57,7 @@ def after_generate(state: TurnState) -> Literal["dispatch_tool", "generate", "pu
 
 def recursion_limit(settings: Settings) -> int:
     """Enough super-steps for every allowed tool round, a repair and the tail."""
-    return 12 + 3 * (settings.generator.max_tool_iterations + 3)
+    return 13 + 3 * (settings.generator.max_tool_iterations + 3)
 
 
 def compile_graph(
@@ -65,6 +68,7 @@ def compile_graph(
 
     graph = StateGraph(TurnState)
     graph.add_node("receive", bind(receive))
+    graph.add_node("recall", bind(recall))
     graph.add_node("generate", bind(generate))
     graph.add_node("dispatch_tool", bind(dispatch_tool))
     graph.add_node("await_tool", bind(await_tool))
@@ -73,7 +77,8 @@ def compile_graph(
     graph.add_node("ingest", bind(ingest))
 
     graph.add_edge(START, "receive")
-    graph.add_conditional_edges("receive", after_receive, {"generate": "generate", END: END})
+    graph.add_conditional_edges("receive", after_receive, {"recall": "recall", END: END})
+    graph.add_edge("recall", "generate")
     graph.add_conditional_edges(
         "generate",
         after_generate,
@@ -114,9 +119,12 @@ def build_services(
     if turn_log is None:
         turn_log = default_turn_log(settings)
     if memory is AUTO:
-        from local2.nodes.ingest import open_memory
+        from local2.nodes.ingest import open_memory_noting
 
-        memory = open_memory(settings) if settings.memory.enabled else None
+        memory, memory_notice = open_memory_noting(settings)
+    else:
+        memory_notice = getattr(memory, "notice", None)
+    notices = [memory_notice] if isinstance(memory_notice, str) and memory_notice else []
     if critic is AUTO:
         critic = default_critic(settings, chat_model, backend_name)
     if tools is None:
@@ -136,6 +144,7 @@ def build_services(
         router=route,
         arg_validator=validate_args,
         repair_message=repair_message,
+        notices=notices,
     )
 
 

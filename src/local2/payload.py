@@ -20,6 +20,7 @@ def turn_payload(state: TurnState | dict[str, Any]) -> dict[str, Any]:
             for call in state.get("tool_calls") or []
         ],
         "memory_hits": list(state.get("memory_hits") or []),
+        "memory_saved": list(state.get("memory_saved") or []),
         "model": state.get("model"),
         "backend": state.get("backend"),
         "events": [e["subject"] for e in event_log],

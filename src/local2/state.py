@@ -51,6 +51,15 @@ class MemoryHit(TypedDict):
     kind: str
 
 
+class SavedMemory(TypedDict):
+    """A fact the person asked to be remembered this turn ("Remember that ...")."""
+
+    id: str
+    content: str
+    superseded: list[str]
+    error: str | None
+
+
 class EventEntry(TypedDict, total=False):
     subject: str
     t: float
@@ -84,6 +93,7 @@ class TurnState(TypedDict):
     repairs: NotRequired[int]
     decision: NotRequired[str]  # set by generate: dispatch_tool | generate | publish
     memory_hits: NotRequired[Annotated[list[MemoryHit], turn_list]]
+    memory_saved: NotRequired[list[SavedMemory]]
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
     model: NotRequired[str]
     backend: NotRequired[str]
