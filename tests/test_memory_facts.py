@@ -22,6 +22,7 @@ from local2.memory.facts import (
     fact_key,
     grounded,
     rule_facts,
+    sentences,
     third_person,
 )
 from local2.memory.verbatim import without_tool_text
@@ -64,6 +65,14 @@ def test_rules_find_no_fact_in_questions_reminders_or_musings(message: str) -> N
     assert rule_facts(message) == []
 
 
+def test_sentences_do_not_end_at_abbreviations_or_inside_addresses() -> None:
+    assert sentences("My dentist is Dr. Okafor. I like Ursula K. Le Guin! See 127.0.0.1.") == [
+        "My dentist is Dr. Okafor.",
+        "I like Ursula K. Le Guin!",
+        "See 127.0.0.1.",
+    ]
+
+
 def test_explicit_requests_only_for_remember_that() -> None:
     assert [f.text for f in explicit_requests("Hi! Also, note that our office moved to B5.")] == [
         "The user's office moved to B5."
@@ -81,7 +90,9 @@ def test_explicit_requests_only_for_remember_that() -> None:
         ("I grew up in Porto", "The user grew up in Porto."),
         ("I'm vegetarian", "The user is vegetarian."),
         ("I've got two kids", "The user has got two kids."),
-        ("my dog bit me", "The user's dog bit the user."),
+        ("my dog bit me", "The user's dog bit them."),
+        ("I take my coffee black", "The user takes their coffee black."),
+        ("I keep my bike at Dr. Silva's", "The user keeps their bike at Dr. Silva's."),
     ],
 )
 def test_third_person(clause: str, expected: str) -> None:

@@ -50,7 +50,9 @@ class Fact:
 # --------------------------------------------------------------------------- keys
 
 
-_KEY_NOISE = re.compile(r"\b(?:the|a|an|my|your|our|user|users|person|persons|of)\b")
+_KEY_NOISE = re.compile(
+    r"\b(?:the|a|an|my|your|our|user|users|person|persons|of|new|current|present|latest)\b"
+)
 
 
 def fact_key(text: str) -> str:
@@ -131,6 +133,13 @@ def third_person(clause: str) -> str:
     text = re.sub(r"\bI\b", "the user", text)
     for pattern, replacement in _PRONOUNS:
         text = pattern.sub(replacement, text)
+    # Once "the user" has been named, later mentions are "their" / "them".
+    first = text.find("the user")
+    if first >= 0:
+        head, tail = text[: first + 8], text[first + 8 :]
+        tail = tail.replace("the user's", "their").replace("the user", "them")
+        tail = re.sub(r"\bthem (is|was|has|does|works|lives)\b", r"the user \1", tail)
+        text = head + tail
     text = text.rstrip(" .,;:!")
     if not text:
         return ""
@@ -141,6 +150,9 @@ def third_person(clause: str) -> str:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")  # not inside "127.0.0.1" or "3.5"
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mt|No|vs|etc|approx|e\.g|i\.e)|\b[A-Z])\.$"
+)  # "Dr. Okafor", "Ursula K. Le Guin": not the end of a sentence
 _LEAD = r"^(?:(?:please|also|and|oh|ok|okay|so|hey|btw|by the way|just)[,\s]+)*"
 _EXPLICIT = re.compile(
     _LEAD + r"(?:remember|note|keep in mind|don't forget|do not forget|never forget|make a note)"
@@ -149,17 +161,30 @@ _EXPLICIT = re.compile(
 )
 _NOT_A_FACT = re.compile(r"^(?:to\b|what\b|when\b|where\b|who\b|how\b|why\b|if\b|me\b)", re.I)
 _MY_X_IS_Y = re.compile(
-    r"\bmy\s+(?P<x>[\w' -]{1,40}?)\s+(?:is|are|was|were)\s+(?P<y>[^,;]{1,100})", re.I
+    r"\b(?:my|our)\s+(?P<x>[\w' -]{1,40}?)\s+(?:is|are|was|were)\s+(?P<y>[^,;]{1,100})", re.I
 )
-_STATEMENTS: list[tuple[re.Pattern[str], str]] = [
+_STATEMENTS: list[tuple[re.Pattern[str], str | None]] = [  # None: the key is the fact itself
     (re.compile(r"\bI(?:'m| am)?\s+(?:work|working)\s+(?:at|for)\s+\S", re.I), "workplace"),
     (re.compile(r"\bI(?:'ve| have)?\s+(?:live|living|lived)\s+in\s+\S", re.I), "home"),
-]
+    (re.compile(r"\bI\s+was\s+born\s+(?:in|on)\s+\S", re.I), "birth"),
+    (re.compile(r"\bI(?:'m| am)\s+(?:allergic|intolerant)\s+to\s+\S", re.I), None),
+    (re.compile(r"\bI(?:'m| am)\s+(?:lactose|gluten)\s+intolerant\b", re.I), None),
+    (re.compile(r"\bI\s+(?:have|own)\s+(?:a|an|one|two|three|\d+)\s+\w+\s*,?\s+"
+                r"(?:called|named)?\s*[A-Z]", re.I), None),
+]  # fmt: skip
 _CALL_ME = re.compile(r"\b(?:call me|I'm called|I am called)\s+(?P<name>[^,;.!?]{1,40})", re.I)
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    out: list[str] = []
+    for piece in (p.strip() for p in _SENTENCE_END.split(text)):
+        if not piece:
+            continue
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def _is_question(sentence: str) -> bool:
@@ -180,7 +205,8 @@ def _statement_fact(clause: str, source: Source) -> Fact | None:
     for pattern, key in _STATEMENTS:
         found = pattern.search(clause)
         if found:
-            return Fact(third_person(clause[found.start() :]), key, source)
+            text = third_person(clause[found.start() :])
+            return Fact(text, key or fact_key(text), source)
     called = _CALL_ME.search(clause)
     if called:
         return Fact(f"The user wants to be called {called.group('name').strip()}.", "name", source)

@@ -4,7 +4,7 @@ An answer that quotes a page would otherwise carry the page into the episodic re
 from there into every later prompt that recalls it (the issue that began this: "Q: ... A:
 <raw tool output>"). Runs of ``min_words`` or more words that also occur in one of the
 turn's tool results are replaced by a short marker naming the tool; what the model wrote in
-its own words stays.
+its own words stays, and so do URLs it cites (shorter than a run of words).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-MIN_WORDS = 8
+MIN_WORDS = 5  # a copied headline ("Chip makers report record quarterly revenue") is cut too
 _TOKEN = re.compile(r"\S+")
 
 

@@ -8,9 +8,9 @@ what deterministic rules can do:
   returns JSON matching the schema. It reads only what it is shown, so it never sees tool
   output; it ignores questions. Its coverage is wider than the product's rule fallback
   (which knows only a few sentence shapes), as a model's would be.
-- shown a ``<memory>`` block before the question, it answers a personal question from the
-  memory line sharing most words with it (the first, most similar, one on a tie), and
-  acknowledges what it was asked to remember.
+- shown a ``<memory>`` block before the question, it answers from the first (most similar)
+  memory when the question is about the person or shares a word with it, and acknowledges
+  what it was asked to remember.
 It is still rules: it cannot show how well a real model extracts or paraphrases.
 """
 
@@ -149,11 +149,13 @@ def second_person(fact: str) -> str:
 
 
 def answer_from_memory(question: str, recalled: list[tuple[str, str]]) -> str | None:
-    """Answer a personal question from the best-matching recalled memory, or None."""
-    if not recalled or not _FIRST_PERSON.search(question) or "?" not in question:
+    """Answer a question from the most similar memory shown (the first), when the question
+    is about the person or shares a word with that memory; else None."""
+    if not recalled or "?" not in question:
         return None
-    asked = _stems(question)
-    best = max(recalled, key=lambda hit: len(asked & _stems(hit[1])))  # first one on a tie
+    best = recalled[0]
+    if not _FIRST_PERSON.search(question) and not _stems(question) & _stems(best[1]):
+        return None  # an unrelated question that happened to recall something
     fact = best[1].split("\n")[0]
     if fact.startswith("Q: "):  # an episodic record: answer with what was said then
         return f"From our earlier conversation [{best[0]}]: {fact}"

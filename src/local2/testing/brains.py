@@ -107,6 +107,7 @@ _SEARCH_WORDS = re.compile(
     r"\b(news|this week|latest|current price|today's|top result|search the web)\b", re.I
 )
 _FETCH_WORDS = re.compile(r"\b(fetch|summari[sz]e|read)\b", re.I)
+_PERSONAL = re.compile(r"\b(?:I|I'm|I've|my|we|our)\b", re.I)
 _REMEMBER_THAT = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that\b|:)(?![^?]*\?\s*$)", re.I
 )
@@ -278,6 +279,11 @@ class RuleBrain:
                     "only one thread execute Python bytecode at a time. It simplifies memory "
                     "management but limits CPU-bound multi-threaded programs."
                 ),
+            )
+        if "?" not in question and _PERSONAL.search(question):
+            return Reply(
+                thinking="The user tells me something about themselves; I acknowledge it.",
+                content="Thanks for telling me.",
             )
         return Reply(
             thinking="No rule matches this question and no tool seems needed; I echo it back.",
