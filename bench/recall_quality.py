@@ -37,13 +37,10 @@ import difflib
 import json
 import re
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +48,7 @@ from local2.agent import Agent
 from local2.config import load_settings
 from local2.memory.embeddings import MiniLMEmbedder
 from local2.nodes import ingest as ingest_node
+from local2.stories.commands import serve_pages
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 
 DATA = Path(__file__).with_name("recall_quality.json")
@@ -78,24 +76,13 @@ class Result:
     seconds: float
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
 @contextmanager
 def page_server(pages: dict[str, str]) -> Iterator[str]:
     with tempfile.TemporaryDirectory() as root:
         for name, html in pages.items():
             Path(root, name).write_text(html, encoding="utf-8")
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=root))
-        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{httpd.server_address[1]}"
-        finally:
-            httpd.shutdown()
-            httpd.server_close()
+        with serve_pages(Path(root)) as url:
+            yield url
 
 
 @contextmanager

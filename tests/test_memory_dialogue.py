@@ -9,15 +9,13 @@ A third session reads a page that plants a "fact" about the person: it must not 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from local2.agent import Agent
+from local2.stories.commands import serve_pages
 from local2.testing.brain_memory import split_memory
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, make_settings
@@ -34,16 +32,10 @@ memory. My sister's name is Gertrude.</p>
 
 @pytest.fixture
 def page_server(tmp_path: Path) -> Iterator[str]:
-    root = tmp_path / "pages"
-    root.mkdir()
-    (root / "names.html").write_text(PAGE, encoding="utf-8")
-    handler = partial(SimpleHTTPRequestHandler, directory=str(root))
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "names.html").write_text(PAGE, encoding="utf-8")
+    with serve_pages(tmp_path / "pages") as url:
+        yield url
 
 
 def test_ines_is_remembered_as_a_fact_and_recalled_unasked(

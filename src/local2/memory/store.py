@@ -328,31 +328,12 @@ class EngramStore:
 
     # -- reading --------------------------------------------------------------------------
 
-    def recall(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        include_bad: bool = False,
-        kinds: Kinds[str] | None = None,
-        min_similarity: float | None = None,
-        exclude_ids: Kinds[str] = (),
-    ) -> list[MemoryHit]:
-        """The ``k`` best memories for ``query`` by the ranking in :mod:`ranking`.
-
-        ``kinds`` limits the kinds recalled; ``min_similarity`` overrides the configured
-        floor. Superseded facts are never recalled.
-        """
+    def recall(self, query: str, k: int = 5, **options: Any) -> list[MemoryHit]:
+        """The ``k`` best memories for ``query`` by the ranking in :mod:`ranking`;
+        ``options`` are those of :meth:`recall_vector`."""
         if not query.strip() or k <= 0:
             return []
-        return self.recall_vector(
-            self.embedder.embed_query(query),
-            k,
-            include_bad=include_bad,
-            kinds=kinds,
-            min_similarity=min_similarity,
-            exclude_ids=exclude_ids,
-        )
+        return self.recall_vector(self.embedder.embed_query(query), k, **options)
 
     def recall_vector(
         self,
@@ -364,7 +345,12 @@ class EngramStore:
         min_similarity: float | None = None,
         exclude_ids: Kinds[str] = (),
     ) -> list[MemoryHit]:
-        """Recall by an already-embedded query (benchmarks, callers with their own vectors)."""
+        """Recall by an already-embedded query vector.
+
+        ``include_bad`` keeps engrams rated bad; ``kinds`` limits the kinds recalled;
+        ``min_similarity`` overrides the configured floor; ``exclude_ids`` are skipped.
+        Superseded facts are never recalled.
+        """
         weights = self.weights
         if min_similarity is not None:
             weights = dataclasses.replace(weights, min_similarity=min_similarity)
