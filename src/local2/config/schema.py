@@ -118,6 +118,16 @@ class MemorySettings(Strict):
     weight_reward: float = 0.2
     recency_half_life_days: float = Field(30.0, gt=0)
     exclude_bad: bool = True
+    # Recall before answering: the best memories for the question, given to the model as data.
+    auto_recall: bool = True
+    auto_recall_k: int = Field(3, ge=1, le=20)
+    auto_recall_min_similarity: float = Field(0.25, ge=-1.0, le=1.0)
+    auto_recall_kinds: list[Literal["fact", "saved", "episodic"]] = Field(
+        default_factory=lambda: ["fact", "saved"]
+    )
+    # Facts distilled from each turn: auto = the chat model on Ollama, rules elsewhere.
+    facts: Literal["auto", "model", "rules", "off"] = "auto"
+    max_facts_per_turn: int = Field(8, ge=1, le=50)
 
 
 class CriticRubric(Strict):

@@ -39,6 +39,7 @@ class Services:
     arg_validator: Any | None = None  # callable(args, schema) -> list[str] errors
     repair_message: Any | None = None  # callable(errors, tools) -> str
     runner: ToolRunner = field(default_factory=ToolRunner)
+    notices: list[str] = field(default_factory=list)  # for the person (e.g. memory fallback)
 
 
 def push(item: dict[str, Any]) -> None:
