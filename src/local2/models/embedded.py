@@ -137,6 +137,21 @@ def to_chat_messages(
     return out
 
 
+def llama_response_format(fmt: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A ``response_format`` as llama-cpp-python takes it: ``{"type": "json_object",
+    "schema": ...}``, which it compiles to a JSON-schema grammar.
+
+    Accepts the OpenAI envelope (``{"type": "json_schema", "json_schema": {"schema": ...}}``),
+    so callers request a schema the same way from every backend but Ollama.
+    """
+    if not fmt:
+        return None
+    if fmt.get("type") == "json_schema":
+        schema = (fmt.get("json_schema") or {}).get("schema")
+        return {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
+    return fmt
+
+
 class EmbeddedChatModel(BaseChatModel):
     """SmolLM2-135M through llama-cpp-python, as a LangChain chat model."""
 
@@ -189,12 +204,16 @@ class EmbeddedChatModel(BaseChatModel):
     def _completion(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> dict[str, Any]:
-        return {
+        request = {
             "messages": to_chat_messages(messages, kwargs.get("tools")),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
             "temperature": kwargs.get("temperature", self.temperature),
             "stop": stop or [],
         }
+        response_format = llama_response_format(kwargs.get("response_format"))
+        if response_format is not None:
+            request["response_format"] = response_format
+        return request
 
     def _generate(
         self,
