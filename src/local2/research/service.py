@@ -216,6 +216,13 @@ class Research:
         payload["status"] = self._status(run_id, snapshot)
         return payload
 
+    def found(self, run_id: str) -> list[dict[str, Any]]:
+        """Every source the run has found or read so far (the whole ledger), by number."""
+        from local2.research.ledger import source_list
+
+        values = self.graph.get_state(_config(run_id)).values or {}
+        return source_list(values.get("ledger") or [])
+
     def _status(self, run_id: str, snapshot: Any) -> str:
         if run_id in self._running:
             return "running"

@@ -225,12 +225,26 @@ def _when(at: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else ""
 
 
+def safe_url(url: str) -> str | None:
+    """An http(s) URL fit for a Markdown link target (anything else is never linked)."""
+    if not re.match(r"https?://", url, re.IGNORECASE):
+        return None
+    return re.sub(r"[\s()<>\[\]]", lambda m: f"%{ord(m.group(0)):02X}", url)
+
+
+def plain(text: str) -> str:
+    """Untrusted text (a page title) shown in Markdown as text: no links, images or HTML."""
+    return re.sub(r"([\\`*_\[\]()<>!#|{}])", r"\\\1", " ".join(text.split()))
+
+
 def references_markdown(references: Iterable[Source]) -> str:
     lines = []
     for s in references:
-        title = s["title"].replace("[", "(").replace("]", ")")
         how = f"read {_when(s['read_at'])}" if s["kind"] == "page" else "search result"
-        lines.append(f"[{s['n']}] [{title}]({s['url']}) — {how}")
+        url = safe_url(s["url"])
+        title = plain(s["title"])
+        target = f"[{title}]({url})" if url else f"{title} ({plain(s['url'])})"
+        lines.append(f"[{s['n']}] {target} — {how}")
     return "\n\n".join(lines)
 
 
@@ -247,7 +261,7 @@ def report_markdown(question: str, verified: Verified, references: Sequence[Sour
 
 def link_citations(report: str, sources: Sequence[dict[str, Any]]) -> str:
     """``[n]`` made clickable (to the source's URL from the ledger), for the app."""
-    urls = {int(s["n"]): s["url"] for s in sources}
+    urls = {int(s["n"]): url for s in sources if (url := safe_url(str(s["url"])))}
 
     def link(match: re.Match[str]) -> str:
         numbers = [int(n) for n in re.split(r"[,;]", match.group(1))]
