@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 COMPOSE = "compose"
 SEARCH = "web_search"
@@ -23,8 +23,8 @@ RESEARCH_TOOLS = (SEARCH, FETCH)  # read-only: research never causes effects
 MAX_TOP = 5
 
 # Bounds that keep the worst-case JSON inside a small model's token budget.
-GOAL_CHARS = 160
-TEXT_CHARS = 120
+GOAL_CHARS = 100
+TEXT_CHARS = 80
 URL_CHARS = 300
 ID_CHARS = 8
 
@@ -35,6 +35,9 @@ _PLACEHOLDER = re.compile(
     r"|\b(?:url|link|result)s?[_ ]?(?:from|of)[_ ]?(?:step|the search|search|previous)",
     re.IGNORECASE,
 )
+
+
+_TEMPLATE_QUERIES = frozenset({"a web search query", "a short search query", "search query"})
 
 
 class StepArgs(BaseModel):
@@ -65,6 +68,13 @@ class Plan(BaseModel):
 class Gap(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1)
+
+    @field_validator("query")
+    @classmethod
+    def _real(cls, value: str) -> str:
+        if _PLACEHOLDER.search(value) or value.strip().lower() in _TEMPLATE_QUERIES:
+            raise ValueError(f"{value!r} is a placeholder, not a search query")
+        return value
 
 
 class Gaps(BaseModel):
@@ -218,6 +228,8 @@ def _check_args(step: PlanStep, tools: Sequence[str], known: Mapping[str, str]) 
     if step.tool == SEARCH:
         if not (args.query or "").strip():
             return ["a web_search step needs args.query"]
+        if args.query.strip().lower() in _TEMPLATE_QUERIES:
+            return [f"args.query {args.query!r} is a placeholder, not a search query"]
         if args.url or args.from_step:
             return ["a web_search step takes only args.query"]
         return []

@@ -13,37 +13,47 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from local2.research.ledger import Source
-from local2.research.plan import COMPOSE, FETCH, SEARCH
+from local2.research.plan import COMPOSE, FETCH, GOAL_CHARS, SEARCH, TEXT_CHARS
 
-EXAMPLE_PLAN = {
-    "goal": "Explain what caused the Tay Bridge disaster",
-    "steps": [
+
+def example_plan(query: str, tools: Sequence[str]) -> dict[str, Any]:
+    """A plan for ``query`` itself: a model that copies the example still plans the right
+    search (a fixed example about another topic gets copied word for word by small models)."""
+    steps: list[dict[str, Any]] = []
+    if SEARCH in tools:
+        steps.append(
+            {
+                "id": "s1",
+                "description": "Find sources",
+                "tool": SEARCH,
+                "args": {"query": " ".join(query.split())[:TEXT_CHARS]},
+                "requires": [],
+            }
+        )
+    if SEARCH in tools and FETCH in tools:
+        steps.append(
+            {
+                "id": "s2",
+                "description": "Read the two best results",
+                "tool": FETCH,
+                "args": {"from_step": "s1", "top": 2},
+                "requires": ["s1"],
+            }
+        )
+    steps.append(
         {
-            "id": "s1",
-            "description": "Find sources on the disaster",
-            "tool": SEARCH,
-            "args": {"query": "Tay Bridge disaster cause"},
-            "requires": [],
-        },
-        {
-            "id": "s2",
-            "description": "Read the two best results",
-            "tool": FETCH,
-            "args": {"from_step": "s1", "top": 2},
-            "requires": ["s1"],
-        },
-        {
-            "id": "s3",
+            "id": f"s{len(steps) + 1}",
             "description": "Write the report",
             "tool": COMPOSE,
             "args": {},
-            "requires": ["s2"],
-        },
-    ],
-}
+            "requires": [steps[-1]["id"]] if steps else [],
+        }
+    )
+    return {"goal": " ".join(query.split())[:GOAL_CHARS], "steps": steps}
+
 
 _TOOL_HELP = {
-    SEARCH: f'- {SEARCH}: args {{"query": "a short search query"}}: find sources.',
+    SEARCH: f'- {SEARCH}: args {{"query": ...}}, a few words to search for: finds sources.',
     FETCH: (
         f'- {FETCH}: args {{"url": "https://..."}} to read a page whose address you know, or '
         '{"from_step": "s1", "top": 2} to read the top results of the web_search step s1 '
@@ -52,7 +62,7 @@ _TOOL_HELP = {
 }
 
 
-def plan_system(tools: Sequence[str], max_steps: int) -> str:
+def plan_system(tools: Sequence[str], max_steps: int, query: str) -> str:
     helps = [_TOOL_HELP[t] for t in tools if t in _TOOL_HELP]
     return "\n".join(
         [
@@ -62,7 +72,7 @@ def plan_system(tools: Sequence[str], max_steps: int) -> str:
             f"- {COMPOSE}: the last step, exactly once, args {{}}: writes the report.",
             f"Rules: at most {max_steps} steps; unique ids; requires lists only earlier steps; "
             "no placeholders; no invented URLs.",
-            f"Example: {json.dumps(EXAMPLE_PLAN)}",
+            f"Example: {json.dumps(example_plan(query, tools), ensure_ascii=False)}",
         ]
     )
 
@@ -88,7 +98,8 @@ def plan_messages(
             + "\n".join(f"- {g}" for g in gaps)
             + f"\n\nPlan only new steps. Finished steps you may build on: {', '.join(done)}."
         )
-    return [SystemMessage(plan_system(tools, max_steps)), HumanMessage(user)]
+    example = gaps[0] if gaps else question
+    return [SystemMessage(plan_system(tools, max_steps, example)), HumanMessage(user)]
 
 
 def replan_messages(
@@ -107,16 +118,15 @@ def replan_messages(
         + "\n\nPlan the remaining steps with new ids, ending in compose. You may build on "
         "the finished steps listed above."
     )
-    return [SystemMessage(plan_system(tools, max_steps)), HumanMessage(user)]
+    return [SystemMessage(plan_system(tools, max_steps, question)), HumanMessage(user)]
 
 
 def reflect_messages(question: str, ledger: Sequence[Source], max_gaps: int) -> list[BaseMessage]:
     """Ask what the sources do not answer yet, as follow-up queries."""
     system = (
-        "You review research in progress. Reply with one JSON object only: "
-        f'{{"gaps": [{{"query": "a web search query"}}]}} with at most {max_gaps} queries '
-        "for what the sources below do not answer yet, or "
-        '{"gaps": []} when they answer the question.'
+        "You review research in progress. Reply with one JSON object only, listing at most "
+        f"{max_gaps} new web search queries for what the sources below do not answer yet, "
+        'as {"gaps": [{"query": ...}]}, or {"gaps": []} when they answer the question.'
     )
     sources = "\n".join(f"[{s['n']}] {s['title']}: {s['text'][:200]}" for s in ledger[:12])
     user = f"Question: {question}\n\nSources:\n{sources or '(none)'}"

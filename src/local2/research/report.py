@@ -24,7 +24,7 @@ from local2.research.state import ResearchState
 from local2.research.verify import report_markdown, verify
 
 EMPTY_DRAFT = "(The model wrote no report.)"
-CHARS_PER_TOKEN = 3  # conservative, so the prompt fits a small model's context
+CHARS_PER_TOKEN = 2.5  # conservative, so the prompt fits a small model's context
 
 
 def compose_budget(services: Services) -> int:
@@ -32,7 +32,7 @@ def compose_budget(services: Services) -> int:
     budget = services.settings.research.compose_chars
     if services.backend == "embedded":
         emb = services.settings.embedded
-        budget = min(budget, max(1000, (emb.n_ctx - emb.max_tokens - 400) * CHARS_PER_TOKEN))
+        budget = min(budget, max(1000, int((emb.n_ctx - emb.max_tokens - 600) * CHARS_PER_TOKEN)))
     return budget
 
 

@@ -53,6 +53,12 @@ def _config(run_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": run_id, "checkpoint_ns": ""}}
 
 
+def _finished(snapshot: Any) -> bool:
+    """Nothing left to run: no next node and no pending task (steps handed out by ``Send``
+    are tasks, not ``next``)."""
+    return not snapshot.next and not snapshot.tasks
+
+
 class Research:
     """Research runs over the agent's services, checkpointed under the data directory."""
 
@@ -150,7 +156,7 @@ class Research:
     ) -> Iterator[StreamItem]:
         with self._claim(run_id):
             yield ("run", {"run_id": run_id, "question": question, "resumed": snapshot is not None})
-            if snapshot is not None and not snapshot.next:
+            if snapshot is not None and _finished(snapshot):
                 yield ("final", research_payload(dict(snapshot.values)))
                 return
             self.index.start(run_id, question, self.services.model_name)
@@ -226,7 +232,7 @@ class Research:
     def _status(self, run_id: str, snapshot: Any) -> str:
         if run_id in self._running:
             return "running"
-        if not snapshot.next:
+        if _finished(snapshot):
             return "done"
         known = self.index.get(run_id) or {}
         return "failed" if known.get("status") == "failed" else "unfinished"

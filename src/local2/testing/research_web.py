@@ -145,6 +145,7 @@ class LoopbackWeb:
         self.pages = {p.name: p for p in pages}
         self.max_results = max_results
         self.search_failures: list[int] = []  # statuses for the next searches, in order
+        self.search_delay_s = 0.0  # each search answers after this long
         self.page_status: dict[str, int] = {}  # a page answering with this status
         self.hold_pages = threading.Event()  # set: page responses wait until released
         self.hits: list[Hit] = []
@@ -202,6 +203,8 @@ class LoopbackWeb:
         return [p for score, _, p in sorted(scored, key=lambda s: (-s[0], s[1])) if score > 0]
 
     def _search(self, query: str) -> tuple[int, bytes, str]:
+        if self.search_delay_s:
+            time.sleep(self.search_delay_s)
         with self._lock:
             failure = self.search_failures.pop(0) if self.search_failures else None
         if failure is not None:
