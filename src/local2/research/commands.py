@@ -161,6 +161,18 @@ def run_research(
 
     if not resume and not (question or "").strip():
         fail('Give a question: local2 research "QUESTION" (or `list`, or --resume RUN_ID).', code=2)
+    if resume:  # an unknown or finished run needs no model
+        reader = _offline(ctx)
+        try:
+            known = reader.payload(resume)
+        except (UnknownRun, InvalidId) as exc:
+            fail(str(exc).strip("'\""), code=3)
+        finally:
+            reader.close()
+        if known["status"] == "done":
+            err.print(f"run {resume} finished already")
+            _finish(known, as_json, out_file)
+            return
     research = None
     say = err if as_json else out
     checklist = Checklist(err)
@@ -192,6 +204,11 @@ def run_research(
     finally:
         if research is not None:
             research.close()
+    _finish(payload, as_json, out_file)
+
+
+def _finish(payload: dict[str, Any], as_json: bool, out_file: Path | None) -> None:
+    """The report to ``--out``, the payload (``--json``) or the report to stdout."""
     if out_file is not None:
         out_file.write_text(payload.get("report") or "", encoding="utf-8")
         err.print(f"Report written to {out_file}")

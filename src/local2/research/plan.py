@@ -287,7 +287,7 @@ def fallback_plan(
             continue
         search = PlanStep(
             id=f"f{len(steps) + 1}",
-            description=f"Search the web for: {query}",
+            description=f"Search the web for: {query}"[:TEXT_CHARS],
             tool=SEARCH,
             args=StepArgs(query=query),
         )
