@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from local2.agent import Agent
     from local2.research.service import Research
 
-ICONS = {"pending": "⚪", "running": "⏳", "done": "✅", "failed": "❌", "skipped": "➖"}
+# Plain symbols: they render without an emoji font.
+ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
 REFRESH_S = 0.2
 
 
@@ -75,7 +76,7 @@ class RunView:
             if step.get("tool") == "compose" and self.payload:
                 status = "done"
             args = ", ".join(f"{k}={v}" for k, v in (step.get("args") or {}).items())
-            line = f"{ICONS.get(status, '⚪')} **{step['id']}** `{step.get('tool', '')}`"
+            line = f"{ICONS.get(status, '○')} **{step['id']}** `{step.get('tool', '')}`"
             if args:
                 line += f" — {plain(args)[:120]}"
             if status == "running" and step.get("started"):
