@@ -20,6 +20,7 @@ import gradio as gr
 
 from local2 import events
 from local2.research.verify import link_citations, plain, safe_url
+from local2.ui.safe_markdown import neutralise
 
 if TYPE_CHECKING:
     from local2.agent import Agent
@@ -87,7 +88,7 @@ class RunView:
                 line += f"  \n  _{plain(str(step['error']))[:200]}_"
             lines.append(f"- {line}")
         notes = "\n".join(f"- {plain(n)[:300]}" for n in self.notes[-6:])
-        return "\n".join(lines) + (f"\n\n**Progress**\n{notes}" if notes else "")
+        return neutralise("\n".join(lines) + (f"\n\n**Progress**\n{notes}" if notes else ""))
 
 
 def sources_markdown(sources: list[dict[str, Any]]) -> str:
@@ -99,12 +100,14 @@ def sources_markdown(sources: list[dict[str, Any]]) -> str:
         url = safe_url(str(s.get("url") or ""))
         title = plain(str(s.get("title") or s.get("url") or ""))
         lines.append(f"{s['n']}. [{title}]({url}) · {kind}" if url else f"{s['n']}. {title}")
-    return "\n".join(lines)
+    return neutralise("\n".join(lines))
 
 
 def report_view(payload: dict[str, Any]) -> str:
-    """The verified report with each ``[n]`` a link to its source (from the ledger)."""
-    return link_citations(str(payload.get("report") or ""), payload.get("sources") or [])
+    """The verified report with each ``[n]`` a link to its source (from the ledger), through
+    the app's shared neutraliser like every other model text."""
+    report = link_citations(str(payload.get("report") or ""), payload.get("sources") or [])
+    return neutralise(report)
 
 
 def report_file(payload: dict[str, Any]) -> str:
