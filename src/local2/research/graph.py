@@ -101,6 +101,43 @@ def research_checkpointer(settings: Settings) -> BaseCheckpointSaver:
     return sqlite_checkpointer(settings.data_dir / "research.sqlite")
 
 
+def assemble_services(
+    settings: Settings,
+    *,
+    chat_model: BaseChatModel | None = None,
+    tools: Sequence[Tool] | None = None,
+    memory: Any = AUTO,
+    critic: Any = AUTO,
+    backend: str | None = None,
+    model: str | None = None,
+) -> tuple[Services, str | None]:
+    """The research services from settings (as the chat graph's, read-only tools only),
+    and the notice to show when ``backend: auto`` fell back to the embedded model."""
+    from local2.graph import build_services
+
+    notice = None
+    if chat_model is None:
+        from local2.models.backend import make_chat_model
+
+        chosen = make_chat_model(settings, backend=backend, model=model)
+        chat_model, model, backend, notice = (
+            chosen.model,
+            chosen.name,
+            chosen.backend,
+            chosen.notice,
+        )
+    services = build_services(
+        settings,
+        chat_model=chat_model,
+        tools=tools,
+        memory=memory,
+        critic=critic,
+        backend=backend,
+        model=model,
+    )
+    return research_services(services), notice
+
+
 def build_research_graph(
     settings: Settings | None = None,
     *,
@@ -120,10 +157,8 @@ def build_research_graph(
     print(run["report"])
     ```
     """
-    from local2.graph import build_services
-
     settings = settings or load_settings()
-    services = build_services(
+    services, _notice = assemble_services(
         settings,
         chat_model=chat_model,
         tools=tools,
@@ -132,6 +167,4 @@ def build_research_graph(
         backend=backend,
         model=model,
     )
-    return compile_research_graph(
-        research_services(services), checkpointer or research_checkpointer(settings)
-    )
+    return compile_research_graph(services, checkpointer or research_checkpointer(settings))

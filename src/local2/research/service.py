@@ -22,6 +22,7 @@ from local2.ids import check_session_id
 from local2.nodes.common import Services
 from local2.research.graph import (
     AUTO,
+    assemble_services,
     compile_research_graph,
     research_checkpointer,
     research_services,
@@ -79,15 +80,7 @@ class Research:
         self.settings = settings or load_settings()
         self.notice = notice
         if services is None:
-            from local2.graph import build_services
-
-            if chat_model is None:
-                from local2.models.backend import make_chat_model
-
-                chosen = make_chat_model(self.settings, backend=backend, model=model)
-                chat_model, model, backend = chosen.model, chosen.name, chosen.backend
-                self.notice = chosen.notice
-            services = build_services(
+            services, fell_back = assemble_services(
                 self.settings,
                 chat_model=chat_model,
                 tools=tools,
@@ -96,6 +89,7 @@ class Research:
                 backend=backend,
                 model=model,
             )
+            self.notice = notice or fell_back
         self.services = research_services(services)
         self._owns_checkpointer = checkpointer is None
         self.checkpointer = checkpointer or research_checkpointer(self.settings)
