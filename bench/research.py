@@ -11,7 +11,7 @@ resumed (against re-running it), and time outside the model per step (against a 
 of the same questions). Part 2, live on the embedded SmolLM2: schema-valid plans and runs
 that end on their own.
 
-    .venv/bin/python bench/research.py [--questions 20] [--embedded 20]
+    .venv/bin/python bench/research.py [--questions 20] [--embedded 20] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ def fake_part(n: int) -> dict[str, Any]:
     return totals
 
 
-def embedded_part(n: int) -> dict[str, Any]:
+def embedded_part(n: int, rounds: int) -> dict[str, Any]:
     pages = load_pages(CORPUS)
     rows = {
         "runs": 0,
@@ -252,7 +252,7 @@ def embedded_part(n: int) -> dict[str, Any]:
         "seconds": 0.0,
     }
     with LoopbackWeb(pages) as web, tempfile.TemporaryDirectory() as d:
-        settings = settings_for(web, "http://127.0.0.1:9", Path(d), max_rounds=2)
+        settings = settings_for(web, "http://127.0.0.1:9", Path(d), max_rounds=rounds)
         run = Research(settings, backend="embedded", memory=None)
         for i in range(n):
             question = QUESTIONS[i % len(QUESTIONS)]
@@ -293,9 +293,16 @@ def main() -> None:
     )
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--embedded", type=int, default=20, help="live embedded runs (0: skip)")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of each embedded run")
     args = parser.parse_args()
-    t = fake_part(args.questions)
-    print(f"\n### Over the Ollama-protocol server ({args.questions} questions)\n")
+    if args.questions:
+        report_fake(fake_part(args.questions), args.questions)
+    if args.embedded:
+        report_embedded(embedded_part(args.embedded, args.rounds), args.rounds)
+
+
+def report_fake(t: dict[str, Any], questions: int) -> None:
+    print(f"\n### Over the Ollama-protocol server ({questions} questions)\n")
     row("measure", "LoCAL2", "baseline (same run)", "target")
     row("---", "---:", "---:", "---:")
     first = pct(t["first_valid"], t["plans"])
@@ -339,20 +346,21 @@ def main() -> None:
         f"{per_call:.0f} ms per tool call of a chat turn",
         f"ratio {per_step / per_call:.2f}",
     )
-    if args.embedded:
-        e = embedded_part(args.embedded)
-        print(f"\n### Live on the embedded SmolLM2-135M ({e['runs']} questions)\n")
-        row("measure", "result", "target")
-        row("---", "---:", "---:")
-        row(
-            "schema-valid plans (every reply)",
-            f"{pct(e['schema_valid'], e['plans'])} ({int(e['plans'])} plans)",
-            "100 %",
-        )
-        row("runs that end on their own", pct(e["ended"], e["runs"]), "100 %")
-        row("plans keeping the rules at first reply", pct(e["rule_valid_first"], e["plans"]), "—")
-        row("plans from the fallback", pct(e["fallback"], e["plans"]), "—")
-        row("seconds per run", f"{e['seconds'] / max(1, e['runs']):.0f}", "—")
+
+
+def report_embedded(e: dict[str, Any], rounds: int) -> None:
+    print(f"\n### Live on the embedded SmolLM2-135M ({e['runs']} questions, {rounds} round(s))\n")
+    row("measure", "result", "target")
+    row("---", "---:", "---:")
+    row(
+        "schema-valid plans (every reply)",
+        f"{pct(e['schema_valid'], e['plans'])} ({int(e['plans'])} plans)",
+        "100 %",
+    )
+    row("runs that end on their own", pct(e["ended"], e["runs"]), "100 %")
+    row("plans keeping the rules at first reply", pct(e["rule_valid_first"], e["plans"]), "—")
+    row("plans from the fallback", pct(e["fallback"], e["plans"]), "—")
+    row("seconds per run", f"{e['seconds'] / max(1, e['runs']):.0f}", "—")
 
 
 if __name__ == "__main__":

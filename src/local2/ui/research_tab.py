@@ -41,8 +41,7 @@ class RunView:
     sources: list[dict[str, Any]] = field(default_factory=list)
     payload: dict[str, Any] | None = None
 
-    def apply(self, entry: dict[str, Any], now: float | None = None) -> None:
-        now = time.monotonic() if now is None else now
+    def apply(self, entry: dict[str, Any]) -> None:
         subject = entry.get("subject")
         if subject == events.RESEARCH_PLAN:
             for step in entry.get("steps") or []:
@@ -57,7 +56,6 @@ class RunView:
             step = self.steps.setdefault(str(entry.get("id")), {"id": entry.get("id"), "tool": ""})
             status = str(entry.get("status"))
             step["status"] = "running" if status == "started" else status
-            step["started"] = now if status == "started" else step.get("started")
             step["duration_s"] = entry.get("duration_s")
             step["error"] = entry.get("error") or entry.get("reason")
         elif subject == events.RESEARCH_REPLAN:
@@ -67,8 +65,7 @@ class RunView:
             what = "follow-up: " + "; ".join(gaps) if gaps else (entry.get("stop") or "done")
             self.notes.append(f"Round {entry.get('n')}: {what}")
 
-    def checklist(self, now: float | None = None) -> str:
-        now = time.monotonic() if now is None else now
+    def checklist(self) -> str:
         if not self.steps:
             return "_The plan appears here._"
         lines = []
@@ -80,8 +77,8 @@ class RunView:
             line = f"{ICONS.get(status, '○')} **{step['id']}** `{step.get('tool', '')}`"
             if args:
                 line += f" — {plain(args)[:120]}"
-            if status == "running" and step.get("started"):
-                line += f" ({now - step['started']:.1f} s)"
+            if status == "running":
+                line += " (running…)"
             elif step.get("duration_s") is not None and status in ("done", "failed"):
                 line += f" ({float(step['duration_s']):.2f} s)"
             if step.get("error"):
@@ -247,7 +244,7 @@ class ResearchTab:
                         continue
                     last = now
                     yield {
-                        self.plan: view.checklist(now),
+                        self.plan: view.checklist(),
                         self.sources: sources_markdown(view.sources),
                     }
                 elif kind in ("report", "final"):
