@@ -86,8 +86,6 @@ def test_research_report_keeps_only_real_citations_and_sources_read(
     cited = {s["url"] for s in payload["sources"] if s["kind"] == "result"}
     assert all(url.startswith(web.url) for url in cited)  # the rest are cited search results
     assert out.read_text(encoding="utf-8") == payload["report"]
-    listed = local2("research", "list", "--json", env=env)
-    assert [r["status"] for r in json.loads(listed.stdout)] == ["done"]
 
 
 def _lines(stream: object) -> queue.Queue[str]:
@@ -167,10 +165,14 @@ def test_bad_input_gets_a_clear_message(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_embedded_model_ends_with_a_schema_valid_plan_and_a_report(
     web: LoopbackWeb, tmp_path: Path
 ) -> None:
     env = environment(web, tmp_path, "http://127.0.0.1:9")
+    # The grade is not what this test is about; a shorter report prompt keeps it quick.
+    (tmp_path / "conf" / "critic.yaml").write_text("enabled: false\n")
+    (tmp_path / "conf" / "research.yaml").write_text("compose_chars: 3000\n")
     result = local2(
         "research",
         "How do tide mills work?",
