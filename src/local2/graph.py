@@ -122,7 +122,7 @@ def build_services(
     if tools is None:
         from local2.tools.registry import default_tools
 
-        tools = default_tools(settings, memory)
+        tools = default_tools(settings, memory, backend_name)
     return Services(
         settings=settings,
         chat_model=chat_model,

@@ -87,8 +87,11 @@ class WebSearchSettings(Strict):
 
 
 class WebFetchSettings(Strict):
-    max_chars: int = Field(3000, ge=100)
-    max_bytes: int = Field(2_000_000, ge=1024)
+    max_chars: int | None = Field(None, ge=1000)  # None: context_share of generator.num_ctx
+    context_share: float = Field(0.125, gt=0, le=0.5)  # of num_ctx one fetched page may fill
+    max_bytes: int = Field(2_000_000, ge=1024)  # also caps decompressed bytes
+    max_elements: int = Field(50_000, ge=1000)  # more tags: fast linear text, not trafilatura
+    extract_memory_mb: int = Field(768, ge=128)  # address-space limit of the extraction worker
     timeout_s: float = Field(15.0, gt=0)
     max_redirects: int = Field(5, ge=0, le=20)
     user_agent: str = "LoCAL2/0.1 (local research assistant)"

@@ -11,8 +11,8 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_stream_writer
 
 from local2.config import Settings
-from local2.state import EventEntry
-from local2.tools.base import Tool
+from local2.state import EventEntry, TurnState
+from local2.tools.base import Tool, ToolContext
 from local2.tools.runner import ToolRunner
 
 if TYPE_CHECKING:
@@ -56,3 +56,10 @@ def event(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
     entry: EventEntry = {"subject": subject, "t": round(time.time() - started, 3), **payload}
     push({"event": entry})
     return entry
+
+
+def tool_context(state: TurnState) -> ToolContext:
+    """The context this turn's tool calls run with: who asks, and the question."""
+    return ToolContext(
+        session_id=state["session_id"] or "", query_id=state["query_id"], query=state["query"]
+    )

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from local2 import events
-from local2.nodes.common import Services, event
+from local2.nodes.common import Services, event, tool_context
 from local2.state import TurnState
-from local2.tools.base import ToolContext
 
 
 def dispatch_tool(state: TurnState, services: Services) -> dict:
-    ctx = ToolContext(session_id=state["session_id"] or "", query_id=state["query_id"])
+    ctx = tool_context(state)
     log = []
     for call in state.get("pending_tool_calls", []):
         log.append(

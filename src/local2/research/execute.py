@@ -140,7 +140,11 @@ def execute(state: ResearchState, services: Services) -> dict[str, Any]:
 def after_execute(state: ResearchState) -> list[Send] | str:
     decision = state.get("decision")
     if decision == "run":
-        base = {"run_id": state.get("run_id", ""), "started_at": state.get("started_at")}
+        base = {
+            "run_id": state.get("run_id", ""),
+            "started_at": state.get("started_at"),
+            "question": state.get("question", ""),
+        }
         return [Send("run_step", {**base, **item}) for item in state.get("ready") or []]
     if decision in ("replan", "execute"):
         return decision
@@ -163,7 +167,7 @@ def call_tool(
         result = started.future.result(timeout=timeout)
         error = None
     except FutureTimeout:
-        started.future.cancel()
+        services.runner.stop([started])  # cancelled and waited for, not abandoned
         result, error = None, f"tool timeout after {timeout:g}s"
     except ToolError as exc:
         result, error = None, str(exc)
@@ -188,7 +192,12 @@ def run_step(payload: dict[str, Any], services: Services) -> dict[str, Any]:
     """Run one step's tool calls (with one retry of a transient failure each)."""
     step: StepRecord = payload["step"]
     timing = {"started_at": payload.get("started_at")}
-    ctx = ToolContext(session_id=payload.get("run_id", ""), query_id=payload.get("run_id", ""))
+    # The question lets web_fetch keep the passages of a page that matter to it.
+    ctx = ToolContext(
+        session_id=payload.get("run_id", ""),
+        query_id=payload.get("run_id", ""),
+        query=payload.get("question", ""),
+    )
     backoff = services.settings.research.retry_backoff_s
     log = [event(timing, events.RESEARCH_STEP, id=step["id"], status="started")]
     began = time.time()

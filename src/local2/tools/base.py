@@ -7,6 +7,7 @@ signals failure by raising :class:`ToolError`; ``await_tool`` turns that into th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,10 +22,14 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Who is asking: lets memory tools tag what they store."""
+    """Who is asking and why: memory tools tag what they store with the ids, web_fetch picks
+    the passages of a page relevant to ``query``. ``cancel`` is set when the graph gives up
+    on the call (timeout): a tool that can run long stops its work when it sees it."""
 
     session_id: str
     query_id: str
+    query: str = ""  # the person's question this turn
+    cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
 @dataclass
