@@ -25,6 +25,7 @@ RESEARCH_STEP = "research.step"  # {id, status: started|done|failed}
 RESEARCH_REPLAN = "research.replan"  # {reason, forbidden}
 RESEARCH_ROUND = "research.round"  # {n, gaps}
 RESEARCH_REPORT = "research.report"  # {sources, citations, unsupported}
+REPLAY_STARTED = "replay.started"  # a replayed turn's clock starts here (t = 0)
 
 
 def tool_request(tool: str) -> str:

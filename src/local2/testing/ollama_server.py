@@ -187,6 +187,8 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(gap_s)
             line = json.dumps(frame).encode() + b"\n"
             self.wfile.write(f"{len(line):X}\r\n".encode() + line + b"\r\n")
+            self.wfile.flush()
+            self.server.fake._count_line()
         self.wfile.write(b"0\r\n\r\n")
 
     def _drop(self) -> None:
@@ -216,6 +218,8 @@ class FakeOllama:
     "inline": always inline in content; "none": never any thinking), ``drop_after_chunks``
     (close the connection after N NDJSON lines), ``delay_s`` (before the response),
     ``chunk_delay_s`` (between lines), ``words_per_chunk`` (content split into pieces).
+    ``lines_sent`` counts the NDJSON lines streamed so far (to act mid-answer), and a client
+    that goes away mid-stream is noted in ``errors``.
     """
 
     def __init__(
@@ -244,6 +248,7 @@ class FakeOllama:
         # Replies that did not match the JSON schema their request sent as ``format``
         # (real Ollama constrains decoding to it; a brain may break it on purpose).
         self.format_violations: list[str] = []
+        self.lines_sent = 0
         self._port = port
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -316,6 +321,10 @@ class FakeOllama:
     def _record(self, method: str, path: str, body: dict[str, Any]) -> None:
         with self._lock:
             self.log.append(Recorded(method, path, body))
+
+    def _count_line(self) -> None:
+        with self._lock:
+            self.lines_sent += 1
 
     # -- routing ----------------------------------------------------------------------
 
@@ -447,7 +456,8 @@ class FakeOllama:
         drop = reply.drop_after_chunks
         if drop is None:
             drop = self.drop_after_chunks
-        h._stream(frames, drop, self.chunk_delay_s)
+        gap = self.chunk_delay_s if reply.chunk_delay_s is None else reply.chunk_delay_s
+        h._stream(frames, drop, gap)
 
     def _check_format(self, schema: Any, content: str) -> None:
         """Record a reply that breaks the requested ``format`` (a schema, or ``"json"``)."""

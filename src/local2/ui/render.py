@@ -24,6 +24,7 @@ from local2.ui.safe_markdown import neutralise
 THINKING = "Thinking"
 TOOLS = "Tool calls"
 CRITIC = "Critic"
+ABANDONED = "_Abandoned: this answer was cut off and is not part of the conversation._"
 RESULT_PREVIEW_CHARS = 3000
 
 MEMORY_COLUMNS = ["content", "similarity", "age", "reward", "critic score", "kind"]
@@ -83,6 +84,7 @@ class ThinkingStep:
     started: float
     text: str = ""
     ended: float | None = None
+    timed: bool = True  # false for a resumed turn: how long it took was not kept
 
     def duration(self, now: float) -> float:
         return (self.ended if self.ended is not None else now) - self.started
@@ -152,7 +154,8 @@ class TurnView:
             self.finished = True
 
     def fail(self, message: str) -> None:
-        """The turn stopped (model unreachable, ...): close what was open and say why."""
+        """The turn stopped (model unreachable, stream dropped, Stop pressed): close what was
+        open and say why; any partial answer is marked abandoned."""
         self._close_thinking(time.monotonic())
         self.error = message
         self.finished = True
@@ -216,7 +219,12 @@ class TurnView:
             else:
                 out.extend(tool_round_messages(step, f"tools-{i}", now, self.finished))
         if self.answer:
-            out.append(ChatMessage(role="assistant", content=neutralise(self.answer)))
+            text = neutralise(self.answer)
+            out.append(
+                ChatMessage(
+                    role="assistant", content=f"{text}\n\n{ABANDONED}" if self.error else text
+                )
+            )
         if self.error:
             out.append(
                 ChatMessage(role="assistant", content=f"**Stopped:** {neutralise(self.error)}")
@@ -235,16 +243,14 @@ class TurnView:
 
 
 def thinking_message(step: ThinkingStep, msg_id: str, now: float) -> ChatMessage:
-    return ChatMessage(
-        role="assistant",
-        content=neutralise(step.text.strip()),
-        metadata={
-            "title": THINKING,
-            "id": msg_id,
-            "status": "pending" if step.ended is None else "done",
-            "duration": round(step.duration(now), 3),
-        },
-    )
+    metadata: dict[str, Any] = {
+        "title": THINKING,
+        "id": msg_id,
+        "status": "pending" if step.ended is None else "done",
+    }
+    if step.timed:
+        metadata["duration"] = round(step.duration(now), 3)
+    return ChatMessage(role="assistant", content=neutralise(step.text.strip()), metadata=metadata)
 
 
 def tool_round_messages(
@@ -308,17 +314,6 @@ def critic_message(critique: dict[str, Any]) -> ChatMessage:
 # --------------------------------------------------------------------------- history and panels
 
 
-def history_messages(turns: list[dict[str, Any]]) -> list[ChatMessage]:
-    """A resumed session's clean turns (thinking and tool calls are not kept in history)."""
-    out: list[ChatMessage] = []
-    for turn in turns:
-        out.append(ChatMessage(role="user", content=neutralise(str(turn.get("user") or ""))))
-        out.append(
-            ChatMessage(role="assistant", content=neutralise(str(turn.get("assistant") or "")))
-        )
-    return out
-
-
 def memory_rows(hits: list[dict[str, Any]]) -> list[list[Any]]:
     rows = []
     for hit in hits:
@@ -337,8 +332,9 @@ def memory_rows(hits: list[dict[str, Any]]) -> list[list[Any]]:
 
 
 def event_rows(event_log: list[dict[str, Any]]) -> list[list[Any]]:
+    """One row per event, in time order (parallel nodes append theirs out of order)."""
     rows = []
-    for entry in event_log:
+    for entry in sorted(event_log, key=lambda e: float(e.get("t") or 0.0)):
         details = {k: v for k, v in entry.items() if k not in ("subject", "t")}
         rows.append(
             [
@@ -361,10 +357,21 @@ def checkpoint_rows(
             str(c.get("created_at") or "")[:19].replace("T", " "),
             ", ".join(c.get("next") or []) or "(end of turn)",
             c.get("summary") or "",
-            "new" if c["checkpoint_id"] in new_ids else "",
+            branch_label(c, c["checkpoint_id"] in new_ids),
         ]
         for c in checkpoints
     ]
+
+
+def branch_label(checkpoint: dict[str, Any], new: bool = False) -> str:
+    """Which branch a checkpoint is on: the session's current one, another, or abandoned."""
+    if checkpoint.get("abandoned"):
+        label = "abandoned"
+    elif checkpoint.get("current"):
+        label = "current"
+    else:
+        label = "other"
+    return f"{label} · new" if new else label
 
 
 def checkpoint_choices(checkpoints: list[dict[str, Any]]) -> list[tuple[str, str]]:
