@@ -247,3 +247,37 @@ def test_build_research_graph_for_notebooks(web: LoopbackWeb, tmp_path: Path) ->
         state = graph.invoke({"question": QUESTION}, {"configurable": {"thread_id": "nb1"}})
     assert state["run_id"] == "nb1" and state["report"].startswith(f"# {QUESTION}")
     assert json.dumps(state["sources"])  # plain data, ready for a notebook
+
+
+def test_a_url_no_one_gave_is_not_fetched(web: LoopbackWeb, tmp_path: Path) -> None:
+    """DESIGN §11: a URL the model made up could carry data out, and a run cannot ask."""
+    made_up = f"{web.url}/pages/13_council_budget?q=Kelsby"
+    given = web.page_url("06_tidal_mill")
+    plan = {
+        "goal": "read two pages",
+        "steps": [
+            {
+                "id": "a",
+                "description": "",
+                "tool": "web_fetch",
+                "args": {"url": made_up},
+                "requires": [],
+            },
+            {
+                "id": "b",
+                "description": "",
+                "tool": "web_fetch",
+                "args": {"url": given},
+                "requires": [],
+            },
+            {"id": "c", "description": "", "tool": "compose", "args": {}, "requires": ["a", "b"]},
+        ],
+    }
+    with FakeOllama(ResearchBrain(plans=[plan])) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1)
+        payload = run.run(f"How does the tide mill at {given} work?")
+        run.close()
+    assert web.pages_served() == ["06_tidal_mill"]  # only the page the question named
+    skipped = next(s for s in payload["steps"] if s["status"] == "skipped")
+    assert "neither the question nor a search gave" in skipped["error"]
+    assert [s["url"] for s in payload["sources"]] == [given]

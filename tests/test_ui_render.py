@@ -186,7 +186,7 @@ def flaky_tool() -> Tool:
     def run(args: Any, ctx: Any) -> str:
         raise ToolError("fetch failed: 503")
 
-    return Tool("flaky", "always fails", TEXT, run)
+    return Tool("flaky", "always fails", TEXT, run, effects="read")
 
 
 @pytest.fixture

@@ -2,7 +2,9 @@
 
 It owns the compiled graph, its checkpointer and the turn log, serialises turns per session,
 and turns LangGraph's streams into simple items: ``("event", entry)``, ``("thinking", text)``,
-``("token", text)``, ``("answer", payload)`` when publish ran, ``("final", payload)`` at the end.
+``("token", text)``, ``("answer", payload)`` when publish ran, ``("approval", request)`` when a
+tool call waits for the person, ``("final", payload)`` at the end. A turn paused for approval
+ends with a payload whose ``status`` is ``awaiting_approval``; :meth:`Agent.resume` goes on.
 A turn can be stopped before its answer (:meth:`Agent.stop`); one that is stopped, fails or
 is killed part-way leaves nothing the session continues from (:mod:`local2.branches`).
 """
@@ -13,7 +15,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -21,7 +23,8 @@ from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from local2 import branches, events
+from local2 import approval, branches, events
+from local2.approval import Approver, Decision
 from local2.config import Settings, load_settings
 from local2.files.audit import audit_turn
 from local2.graph import AUTO, build_services, compile_graph, default_checkpointer
@@ -33,7 +36,15 @@ from local2.running import RunningTurn, SessionBusy, StopSignal, StreamItem, Tur
 from local2.state import RESET
 from local2.tools.base import Tool
 
-__all__ = ["Agent", "InvalidQuery", "SessionBusy", "StreamItem", "TurnCancelled", "UnknownTurn"]
+__all__ = [
+    "Agent",
+    "AwaitingApproval",
+    "InvalidQuery",
+    "SessionBusy",
+    "StreamItem",
+    "TurnCancelled",
+    "UnknownTurn",
+]
 
 
 class InvalidQuery(ValueError):
@@ -42,6 +53,18 @@ class InvalidQuery(ValueError):
 
 class UnknownTurn(LookupError):
     """No such session, turn or checkpoint."""
+
+
+class AwaitingApproval(RuntimeError):
+    """The session's last turn waits for the person to approve or deny a tool call."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.request = request
+        tools = ", ".join(c["tool"] for c in request.get("calls") or [])
+        super().__init__(
+            f"Session '{request.get('session_id')}' is waiting for approval of {tools}: "
+            f"approve or deny it first (POST {request.get('resume')})."
+        )
 
 
 def new_session_id() -> str:
@@ -56,6 +79,17 @@ def _config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]
 
 
 _checkpoint_id = branches.checkpoint_id
+
+
+def _awaiting_payload(final: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    """The payload of a turn paused for approval: what it did so far, and what waits."""
+    payload = turn_payload(final)
+    asked = list(request.get("events") or [])
+    payload["event_log"] = [*payload["event_log"], *asked]
+    payload["events"] = [*payload["events"], *(e["subject"] for e in asked)]
+    payload["status"] = "awaiting_approval"
+    payload["approval"] = {"calls": request.get("calls") or [], "resume": request.get("resume")}
+    return payload
 
 
 def _summary(snap: Any, writer: str) -> str:
@@ -118,6 +152,7 @@ class Agent:
         self,
         query: str,
         session_id: str | None = None,
+        approve: Approver | None = None,
         *,
         checkpoint_id: str | None = None,
         wait: bool = True,
@@ -128,7 +163,9 @@ class Agent:
         turn on another branch, which the session then continues on). :meth:`stop` ends it
         before its answer with :class:`TurnCancelled` and nothing recorded. A turn of the
         same session already running is waited for, or refused (:class:`SessionBusy`) when
-        ``wait`` is false.
+        ``wait`` is false. A tool call that needs the person is put to ``approve`` (see
+        :mod:`local2.approval`) and the turn goes on; without one the turn pauses and ends
+        with an ``awaiting_approval`` payload, to be continued with :meth:`resume`.
         """
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
@@ -136,10 +173,51 @@ class Agent:
         session_id = session_id or new_session_id()
 
         def produce(turn: RunningTurn) -> Iterator[StreamItem]:
+            waiting = self.pending_approval(session_id)
+            if waiting is not None:
+                raise AwaitingApproval(waiting)
             config = self._continue_from(session_id, checkpoint_id)
-            yield from self._run({"query": query, "session_id": session_id}, config, turn)
+            turn_input = {"query": query, "session_id": session_id}
+            yield from self._run(turn_input, config, turn, approve)
 
         yield from self.turns.run(session_id, produce, wait=wait)
+
+    def pending_approval(self, session_id: str) -> dict[str, Any] | None:
+        """The request a paused turn of this session waits on, or None."""
+        snapshot = self.graph.get_state(_config(session_id))
+        return next(
+            (dict(i.value) for i in snapshot.interrupts if approval.is_request(i.value)), None
+        )
+
+    def resume(
+        self,
+        session_id: str,
+        decision: Decision,
+        approve: Approver | None = None,
+        by: str = approval.PERSON,
+    ) -> Iterator[StreamItem]:
+        """Continue a paused turn with the person's decision (all calls, or per call id)."""
+
+        def produce(turn: RunningTurn) -> Iterator[StreamItem]:
+            waiting = self.pending_approval(session_id)
+            if waiting is None:
+                raise UnknownTurn(f"Nothing in session '{session_id}' is waiting for approval")
+            from langgraph.types import Command
+
+            answer = approval.answer(waiting, decision, by=by)
+            yield from self._run(Command(resume=answer), _config(session_id), turn, approve)
+
+        yield from self.turns.run(session_id, produce)
+
+    def decide(
+        self, session_id: str, decision: Decision, approve: Approver | None = None
+    ) -> dict[str, Any]:
+        """:meth:`resume` to the end; returns the payload (which may wait again)."""
+        payload: dict[str, Any] = {}
+        for kind, data in self.resume(session_id, decision, approve):
+            if kind == "final":
+                payload = data
+        return payload
 
     def stop(self, session_id: str) -> bool:
         """Stop the running turn of ``session_id`` before its answer; False if there is none."""
@@ -174,10 +252,37 @@ class Agent:
 
     def _run(
         self,
-        graph_input: dict[str, Any] | None,
+        graph_input: Any,
         config: dict[str, Any],
         turn: RunningTurn | None = None,
+        approve: Approver | None = None,
     ) -> Iterator[StreamItem]:
+        while True:
+            final = yield from self._stream_graph(graph_input, config, turn)
+            request = next(
+                (i.value for i in final.get("__interrupt__") or () if approval.is_request(i.value)),
+                None,
+            )
+            if request is None:
+                break
+            yield ("approval", request)
+            if approve is None:
+                yield ("final", _awaiting_payload(final, request))
+                return
+            from langgraph.types import Command
+
+            # Resume at the thread's newest checkpoint (a replay's new branch included).
+            graph_input = Command(resume=approve(request))
+            config = _config(config["configurable"]["thread_id"])
+        payload = turn_payload(final)
+        payload["status"] = "done"
+        audit_turn(self.settings, payload)
+        yield ("final", payload)
+
+    def _stream_graph(
+        self, graph_input: Any, config: dict[str, Any], turn: RunningTurn | None
+    ) -> Generator[StreamItem, None, dict[str, Any]]:
+        """Stream one graph run as items; returns (``yield from``) the last state values."""
         final: dict[str, Any] = {}
         if turn is not None:  # a Stop raises inside the run, at the next token or step
             config = {**config, "callbacks": [StopSignal(turn)]}
@@ -202,19 +307,18 @@ class Agent:
                     yield ("token", chunk.content)
             elif mode == "values":
                 final = data
-        payload = turn_payload(final)
-        audit_turn(self.settings, payload)
-        yield ("final", payload)
+        return final
 
     def ask(
         self,
         query: str,
         session_id: str | None = None,
         on_item: Callable[[str, Any], None] | None = None,
+        approve: Approver | None = None,
     ) -> dict[str, Any]:
         """Run one turn and return its payload (``response.generation``)."""
         payload: dict[str, Any] = {}
-        for kind, data in self.stream(query, session_id):
+        for kind, data in self.stream(query, session_id, approve):
             if on_item is not None:
                 on_item(kind, data)
             if kind == "final":
@@ -364,6 +468,7 @@ class Agent:
         checkpoint_id: str,
         query: str | None = None,
         model: str | None = None,
+        approve: Approver | None = None,
     ) -> dict[str, Any]:
         """Re-run from a past checkpoint as a new branch; the original stays intact.
 
@@ -374,10 +479,12 @@ class Agent:
         Returns the new turn's payload plus ``branch`` (the new checkpoint ids, newest
         first), ``replayed_from`` and ``original`` (``{query_id, query, answer}`` of the turn
         the original branch answered from there, or None). The session then continues from
-        the new branch; the original's checkpoints stay listed and replayable.
+        the new branch; the original's checkpoints stay listed and replayable. A tool call
+        that needs the person is put to ``approve``; without one the replay pauses like a
+        turn (``status: awaiting_approval``), and :meth:`resume` goes on.
         """
         payload: dict[str, Any] = {}
-        for kind, data in self.replay_stream(session_id, checkpoint_id, query, model):
+        for kind, data in self.replay_stream(session_id, checkpoint_id, query, model, approve):
             if kind == "final":
                 payload = data
         return payload
@@ -388,6 +495,7 @@ class Agent:
         checkpoint_id: str,
         query: str | None = None,
         model: str | None = None,
+        approve: Approver | None = None,
     ) -> Iterator[StreamItem]:
         """:meth:`replay`, streamed like a turn: events, thinking, tokens, then the payload.
 
@@ -411,7 +519,7 @@ class Agent:
             if graph_input is None:  # resumed part-way: the replayed turn's own clock
                 run_config, started = agent._restart_clock(snapshot)
                 yield ("event", started)
-            for kind, data in agent._run(graph_input, run_config, turn):
+            for kind, data in agent._run(graph_input, run_config, turn, approve):
                 if kind == "final":
                     data = {
                         **data,

@@ -66,7 +66,7 @@ def settings_of(ctx: typer.Context) -> Settings:
 @contextmanager
 def friendly_errors() -> Iterator[None]:
     """Turn the errors a person can act on into a message and an exit code."""
-    from local2.agent import InvalidQuery, TurnCancelled, UnknownTurn
+    from local2.agent import AwaitingApproval, InvalidQuery, TurnCancelled, UnknownTurn
     from local2.models.errors import ModelError
 
     try:
@@ -75,7 +75,7 @@ def friendly_errors() -> Iterator[None]:
         fail(exc.message, exc.fix)
     except TurnCancelled:
         fail("Stopped before the answer: nothing was recorded.", code=130)
-    except InvalidQuery as exc:
+    except (InvalidQuery, AwaitingApproval) as exc:
         fail(str(exc), code=2)
     except UnknownTurn as exc:
         fail(str(exc).strip("'\""), code=3)
@@ -90,6 +90,21 @@ def make_agent(ctx: typer.Context, backend: str | None = None, model: str | None
     if agent.notice:
         err.print(f"[yellow]Notice:[/] {agent.notice}")
     return agent
+
+
+def approver(interactive: bool) -> Any:
+    """Who approves a tool call that needs the person: them, at this terminal, or nobody."""
+    from local2.approval import nobody, terminal_approver
+
+    if not interactive or not sys.stdin.isatty():
+        return nobody
+    from rich.markup import escape
+
+    # What is shown came from the model and from pages: never read as console markup.
+    return terminal_approver(
+        lambda prompt: err.input(f"[bold yellow]{escape(prompt)}[/]"),
+        lambda line: err.print(line, markup=False, highlight=False),
+    )
 
 
 def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
@@ -113,6 +128,10 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
         elif subject.startswith("tool.result."):
             status = f"[red]{data['error']}[/]" if data.get("error") else "[green]done[/]"
             err.print(f"[cyan]⚙ {data['tool']}[/] {status} ({data.get('duration_s', 0):.2f}s)")
+        elif subject in (events.TOOL_APPROVAL_GRANTED, events.TOOL_APPROVAL_DENIED):
+            verdict = "approved" if subject == events.TOOL_APPROVAL_GRANTED else "denied"
+            who = "" if data.get("by") == "person" else " (no one could be asked)"
+            err.print(f"[yellow]⚙ {data['tool']} {verdict}{who}[/]")
         elif subject == events.TOOL_LOOP_LIMIT:
             err.print(f"[yellow]Tool limit of {data['limit']} rounds reached: answering now.[/]")
         elif subject == events.MEMORY_INGEST_FAILED:
@@ -155,15 +174,17 @@ def ask(
     """Ask one question and print the answer (or the whole turn payload with --json)."""
     with friendly_errors():
         agent = make_agent(ctx, backend, model)
-        if as_json:
-            payload = agent.ask(query, session)
+        if as_json:  # a script reads the output: no one to ask, so waiting calls are denied
+            payload = agent.ask(query, session, approve=approver(False))
             out.print_json(data=payload) if sys.stdout.isatty() else print(
                 json.dumps(payload, ensure_ascii=False, indent=2, default=str)
             )
         else:
             view: dict[str, Any] = {}
             try:
-                payload = agent.ask(query, session, on_item=lambda k, d: _show_item(k, d, view))
+                payload = agent.ask(
+                    query, session, lambda k, d: _show_item(k, d, view), approver(True)
+                )
             except BaseException:  # the model failed, or Ctrl+C: nothing was recorded
                 _abandon(view)
                 raise
@@ -182,7 +203,7 @@ def chat(
     an answer (nothing is recorded for it)."""
     import time
 
-    from local2.agent import InvalidQuery, TurnCancelled, new_session_id
+    from local2.agent import AwaitingApproval, InvalidQuery, TurnCancelled, new_session_id
     from local2.models.errors import ModelError
 
     gen = settings_of(ctx).generator
@@ -195,6 +216,7 @@ def chat(
         f"[dim]Ready in {time.monotonic() - started:.1f} s: {agent.services.model_name} "
         f"({agent.services.backend}).[/]"
     )
+    approve = approver(True)
     session_id = session or new_session_id()
     err.print(
         f"[dim]Session {session_id}. /new for a new session, /exit to leave, "
@@ -214,8 +236,8 @@ def chat(
             continue
         view: dict[str, Any] = {}
         try:
-            agent.ask(line, session_id, on_item=lambda k, d, v=view: _show_item(k, d, v))
-        except InvalidQuery as exc:
+            agent.ask(line, session_id, lambda k, d, v=view: _show_item(k, d, v), approve)
+        except (InvalidQuery, AwaitingApproval) as exc:
             err.print(f"[red]{exc}[/]")
         except ModelError as exc:
             _abandon(view)

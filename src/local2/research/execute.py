@@ -39,6 +39,18 @@ def _satisfied(steps: dict[str, StepRecord], step: StepRecord) -> bool:
     return all(steps.get(r, {}).get("status") in ("done", "skipped") for r in step["requires"])
 
 
+def _given(state: ResearchState, url: str, ledger: list[Any]) -> bool:
+    """A URL the person wrote in the question or a search of this run found (DESIGN §11: a
+    URL the model made up could carry data out, and a run has no one to ask)."""
+    if state.get("trust_urls"):
+        return True
+    key = url_key(url)
+    question = state.get("question", "")
+    return key in {url_key(u) for u in re.findall(r"https?://\S+", question)} or any(
+        url_key(s["url"]) == key for s in ledger
+    )
+
+
 def _read_targets(
     state: ResearchState, step: StepRecord, room: int, forbidden: set[str]
 ) -> list[dict[str, str]]:
@@ -48,6 +60,8 @@ def _read_targets(
     known = {url_key(s["url"]) for s in ledger}
     args = step["args"]
     if args.get("url"):
+        if not _given(state, args["url"], ledger):
+            return []
         candidates = [{"url": args["url"], "title": ""}]
     else:
         source = (state.get("steps") or {}).get(args.get("from_step", ""), {})
@@ -119,7 +133,14 @@ def execute(state: ResearchState, services: Services) -> dict[str, Any]:
         if step["tool"] == FETCH:
             targets = _read_targets(view, step, room, banned)
             room -= len(targets)
-            why = "" if targets else "nothing left to read (already read, forbidden or no room)"
+            why = (
+                ""
+                if targets
+                else (
+                    "nothing left to read (already read, forbidden, no room, or a URL that neither "
+                    "the question nor a search gave)"
+                )
+            )
         elif room <= 0:
             why = f"the source budget ({settings.max_sources}) is spent"
         if why:

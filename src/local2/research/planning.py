@@ -140,6 +140,7 @@ def plan(state: ResearchState, services: Services, config: RunnableConfig) -> di
             "round": 1,
             "run_id": state.get("run_id") or thread or "",
             "max_rounds": state.get("max_rounds") or settings.max_rounds,
+            "trust_urls": services.settings.tools.approval == "never",
             "model": services.model_name,
             "backend": services.backend,
         }

@@ -126,6 +126,7 @@ class Research:
             "question": question.strip(),
             "run_id": run_id,
             "max_rounds": rounds,
+            "trust_urls": self.settings.tools.approval == "never",
             "started_at": time.time(),
             "round": 1,
             "model": self.services.model_name,

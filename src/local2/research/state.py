@@ -51,6 +51,7 @@ class ResearchState(TypedDict):
     run_id: NotRequired[str]
     started_at: NotRequired[float]
     max_rounds: NotRequired[int]
+    trust_urls: NotRequired[bool]  # tools.approval: never: fetch any URL a plan names
     round: NotRequired[int]
     goal: NotRequired[str]
     plans: NotRequired[Annotated[list[dict[str, Any]], turn_list]]  # each plan and its origin

@@ -40,11 +40,13 @@ from local2.testing.brains import (
     message_text,
     tool_names,
 )
+from local2.testing.obeying import ObeyingBrain
 
 __all__ = [
     "Brain",
     "FakeOllama",
     "LoopBrain",
+    "ObeyingBrain",
     "Recorded",
     "Reply",
     "RuleBrain",

@@ -2,7 +2,9 @@
 
 One turn at a time per session: a question sent while one runs is refused with a note (it
 stays in the box), and Stop ends the running turn before its answer with nothing recorded;
-what had streamed stays on screen, marked abandoned, as it does when the model fails.
+what had streamed stays on screen, marked abandoned, as it does when the model fails. A turn
+that pauses for the person's approval (DESIGN §11) shows the approval panel; Approve or Deny
+continues it in the same chat message.
 """
 
 from __future__ import annotations
@@ -12,13 +14,21 @@ from typing import Any
 
 import gradio as gr
 
-from local2.agent import InvalidQuery, TurnCancelled, UnknownTurn, new_session_id
+from local2.agent import (
+    AwaitingApproval,
+    InvalidQuery,
+    TurnCancelled,
+    UnknownTurn,
+    new_session_id,
+)
 from local2.models.errors import ModelError
 from local2.ui import render
+from local2.ui.approval import ApprovalPanel
 from local2.ui.base import UIPart, live, table
 from local2.ui.safe_markdown import neutralise
 
 STOPPED = "you pressed Stop. Nothing was recorded for this question; it is back in the box."
+WAITING = "A tool call in this session is waiting: approve or deny it first."
 BUSY = (
     "Still answering your previous question: wait for it, or press Stop. "
     "Your new question stays in the box."
@@ -61,6 +71,7 @@ class Chat(UIPart):
                         interactive=False,
                         elem_id="local2-stop",
                     )
+                self.approval = ApprovalPanel()
                 self.critic_md = gr.Markdown("", elem_id="local2-critic")
                 self._rating_row()
             with gr.Column(scale=2, min_width=300):
@@ -101,6 +112,7 @@ class Chat(UIPart):
             self.stop_btn,
             *self._rating_outputs(),
             *self._branch_outputs(),
+            *self.approval.outputs,
         ]
         chat_inputs = [
             self.question,
@@ -118,6 +130,17 @@ class Chat(UIPart):
                 concurrency_limit=self.settings.concurrency_limit,
                 show_progress="minimal",
                 trigger_mode="multiple",  # a second question gets an answer: "still busy"
+            )
+        decision_inputs = [self.session_id, self.approval.pending, self.query_ids, self.my_sessions]
+        for button, handler in (
+            (self.approval.approve, self.approve),
+            (self.approval.deny, self.deny),
+        ):
+            button.click(
+                handler,
+                decision_inputs,
+                chat_outputs,
+                concurrency_limit=self.settings.concurrency_limit,
             )
         self.stop_btn.click(
             self.stop_turn, [self.session_id], [self.stop_btn, self.banner], queue=False
@@ -142,9 +165,53 @@ class Chat(UIPart):
             return
         user = gr.ChatMessage(role="user", content=neutralise(question))
         view = render.TurnView(question)
+        items = self.agent.stream(question, session_id, checkpoint_id=branch)
+        yield from self._follow(items, view, chat, ids, user, session_id, mine, question)
+
+    def approve(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
+        yield from self._decide(True, session_id, pending, ids, mine)
+
+    def deny(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
+        yield from self._decide(False, session_id, pending, ids, mine)
+
+    def _decide(
+        self,
+        approved: bool,
+        session_id: str | None,
+        pending: dict[str, Any] | None,
+        ids: dict[int, str] | None,
+        mine: list[dict[str, Any]] | None,
+    ) -> Iterator[dict]:
+        """Continue the paused turn with the person's decision, in the same chat message."""
+        if not session_id or not pending:
+            yield {
+                **self.approval.hide(),
+                self.banner: gr.update(
+                    value=render.banner("Nothing is waiting for approval.", kind="info"),
+                    visible=True,
+                ),
+            }
+            return
+        yield self.approval.hide()
+        view, chat, user = pending["view"], list(pending["chat"]), pending["user"]
+        items = self.agent.resume(session_id, approved)
+        yield from self._follow(items, view, chat, dict(ids or {}), user, session_id, mine)
+
+    def _follow(
+        self,
+        items: Iterator[tuple[str, Any]],
+        view: render.TurnView,
+        chat: list[Any],
+        ids: dict[int, str],
+        user: gr.ChatMessage,
+        session_id: str,
+        mine: list[dict[str, Any]] | None,
+        question: str = "",
+    ) -> Iterator[dict]:
+        """Stream a turn's items into the chat until it ends, fails, stops, or pauses for
+        the person; errors become a banner, never a traceback."""
         shown = False
         try:
-            items = self.agent.stream(question, session_id, checkpoint_id=branch)
             for kind in live(items, view):
                 update: dict[Any, Any] = {self.chatbot: [*chat, user, *view.messages()]}
                 if not shown:
@@ -157,9 +224,10 @@ class Chat(UIPart):
                 elif kind == "answer":  # published: too late to stop, the grade follows
                     update[self.stop_btn] = gr.update(interactive=False)
                 yield update
-        except InvalidQuery as exc:
-            gr.Warning(str(exc))
-            yield {self.banner: self._note(str(exc)), self.question: question}
+        except (InvalidQuery, AwaitingApproval) as exc:
+            message = WAITING if isinstance(exc, AwaitingApproval) else str(exc)
+            gr.Warning(message)
+            yield {self.banner: self._note(message), self.question: question}
             return
         except UnknownTurn as exc:  # the branch this tab was on is gone
             yield {self.banner: self._note(str(exc).strip("'\"")), self.question: question}
@@ -207,7 +275,12 @@ class Chat(UIPart):
             prompt = self.agent.prompt_messages(session_id)
         except UnknownTurn:
             prompt = []
+        paused = self.approval.hide()
+        if payload.get("status") == "awaiting_approval":
+            pending = {"view": view, "chat": chat, "user": user}
+            paused = self.approval.show(payload.get("approval") or {}, pending)
         return {
+            **paused,
             self.chatbot: turn_chat,
             self.chat_msgs: turn_chat,
             self.query_ids: ids,
@@ -245,6 +318,18 @@ class Chat(UIPart):
             self.stop_btn: gr.update(value="Stop", interactive=False),
             **self._rating_enabled(any(ids.values())),
         }
+
+    def _waiting_panel(self, session_id: str, chat: list[Any]) -> dict:
+        """The approval panel for a session whose last turn is paused (or hidden)."""
+        request = self.agent.pending_approval(session_id)
+        if request is None:
+            return self.approval.hide()
+        question = str(request.get("query") or "")
+        view = render.TurnView(question)
+        for asked in request.get("events") or []:
+            view.apply("event", asked)
+        user = gr.ChatMessage(role="user", content=neutralise(question))
+        return self.approval.show(request, {"view": view, "chat": chat, "user": user})
 
     def stop_turn(self, session_id: str | None) -> dict:
         """Stop this tab's running turn; the streaming handler then shows what was cut off."""

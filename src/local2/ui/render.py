@@ -19,6 +19,7 @@ from gradio import ChatMessage
 from langchain_core.messages import BaseMessage, message_to_dict
 
 from local2 import events
+from local2.approval import DENIED
 from local2.ui.safe_markdown import neutralise
 
 THINKING = "Thinking"
@@ -127,6 +128,7 @@ class TurnView:
     error: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     payload: dict[str, Any] | None = None
+    awaiting: list[dict[str, Any]] = field(default_factory=list)  # calls waiting for the person
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -148,6 +150,8 @@ class TurnView:
         elif kind == "answer":
             self._payload(data)
             self.answer_final = True
+        elif kind == "final" and data.get("status") == "awaiting_approval":
+            self._payload(data)  # paused, not over: the person's decision continues it
         elif kind == "final":
             self._payload(data)
             self.answer_final = True
@@ -189,6 +193,10 @@ class TurnView:
             if call is not None:
                 call.duration = float(entry.get("duration_s") or (now - call.started))
                 call.error = entry.get("error")
+        elif subject == events.TOOL_APPROVAL_REQUESTED:
+            self.awaiting.append(entry)
+        elif subject in (events.TOOL_APPROVAL_GRANTED, events.TOOL_APPROVAL_DENIED):
+            self.awaiting = [a for a in self.awaiting if a.get("call_id") != entry.get("call_id")]
         elif subject == events.CRITIQUE_RESULT:
             self.critique = {"score": entry.get("score"), "feedback": entry.get("feedback", "")}
 
@@ -218,6 +226,8 @@ class TurnView:
                 out.append(thinking_message(step, f"think-{i}", now))
             else:
                 out.extend(tool_round_messages(step, f"tools-{i}", now, self.finished))
+        if self.awaiting:
+            out.append(awaiting_message(self.awaiting))
         if self.answer:
             text = neutralise(self.answer)
             out.append(
@@ -253,6 +263,16 @@ def thinking_message(step: ThinkingStep, msg_id: str, now: float) -> ChatMessage
     return ChatMessage(role="assistant", content=neutralise(step.text.strip()), metadata=metadata)
 
 
+def awaiting_message(waiting: list[dict[str, Any]]) -> ChatMessage:
+    """The chat's note that the turn is paused until the person decides (panel below)."""
+    calls = "\n".join(f"{w.get('tool')}({args_inline(w.get('args'), 200)})" for w in waiting)
+    return ChatMessage(
+        role="assistant",
+        content=fenced(calls, "text") + "\n\nApprove or deny it below the chat.",
+        metadata={"title": "Waiting for your approval", "status": "pending"},
+    )
+
+
 def tool_round_messages(
     step: ToolRound, parent_id: str, now: float, turn_over: bool = False
 ) -> list[ChatMessage]:
@@ -269,7 +289,10 @@ def tool_round_messages(
     out = [ChatMessage(role="assistant", content="", metadata=parent_meta)]
     for call in step.calls:
         running = not call.done and not turn_over
-        title = f"Tool: {call.tool}" if not call.error else f"Tool failed: {call.tool}"
+        title = f"Tool: {call.tool}"
+        if call.error:
+            refused = call.error.startswith(DENIED)
+            title = f"Tool {'denied' if refused else 'failed'}: {call.tool}"
         meta: dict[str, Any] = {
             "title": title,
             "id": f"tool-{call.call_id}",

@@ -100,6 +100,7 @@ class Sessions(UIPart):
             self.tt_session,
             *self._branch_outputs(),
             *self._rating_outputs(),
+            *self.approval.outputs,
         ]
 
     def _wire_sessions(self, demo: gr.Blocks) -> None:
@@ -180,6 +181,7 @@ class Sessions(UIPart):
             self.tt_session: session_id,
             **self._on_branch(session_id, branch),
             **self._rating_target(None, last.get("user"), enabled=bool(turns)),
+            **(self._waiting_panel(session_id, chat) if branch is None else self.approval.hide()),
         }
 
     def start_new_session(self) -> dict:

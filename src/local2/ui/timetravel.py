@@ -242,6 +242,12 @@ class TimeTravel(UIPart):
             self.tt_pick: gr.update(choices=render.checkpoint_choices(rows)),
             self.tt_status: f"{verb}: the new branch is now the session's current branch.",
         }
+        if payload.get("status") == "awaiting_approval":
+            tools = ", ".join(c["tool"] for c in (payload.get("approval") or {}).get("calls", []))
+            out[self.tt_new_note] += (
+                f"\n\n**Paused: {tools} waits for your approval.** Approve or deny it in the "
+                "Chat tab (switch to the new branch, or resume this session there)."
+            )
         if session_id == current and stay_on:
             out[self.tt_status] += " The Chat tab stays on the branch you were on until you switch."
             out.update(self._on_branch(session_id, stay_on))
