@@ -408,7 +408,12 @@ def _memory_app() -> typer.Typer:
 _mount("memory", _memory_app)
 
 # Feature modules add their own commands: each has `register(app: typer.Typer) -> None`.
-for _module in ("local2.ui.commands", "local2.stories.commands", "local2.files.commands"):
+for _module in (
+    "local2.ui.commands",
+    "local2.stories.commands",
+    "local2.files.commands",
+    "local2.research.commands",
+):
     with suppress(ImportError):
         __import__(_module, fromlist=["register"]).register(app)
 

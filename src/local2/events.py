@@ -29,6 +29,12 @@ FILE_SEARCH = "file.search"
 USER_FEEDBACK = "user.feedback"
 REWARD_EVENT = "reward.event"
 BACKEND_NOTICE = "backend.notice"
+# Research mode (DESIGN §10).
+RESEARCH_PLAN = "research.plan"
+RESEARCH_STEP = "research.step"  # {id, status: started|done|failed}
+RESEARCH_REPLAN = "research.replan"  # {reason, forbidden}
+RESEARCH_ROUND = "research.round"  # {n, gaps}
+RESEARCH_REPORT = "research.report"  # {sources, citations, unsupported}
 REPLAY_STARTED = "replay.started"  # a replayed turn's clock starts here (t = 0)
 
 
