@@ -47,6 +47,7 @@ def stack(tmp_path: Path) -> Iterator[tuple[str, Agent]]:
                 "system": {"ollama_host": fake.url, "data_dir": str(tmp_path / "data")},
                 "generator": {"backend": "ollama"},
                 "memory": {"embedder": "lexical"},
+                "web": {"search": {"provider": "mock"}},  # canned results, no network
             }
         )
         agent = Agent(settings, backend="ollama")
