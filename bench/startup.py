@@ -6,7 +6,7 @@ embedded model answers and memory uses the offline MiniLM. Measured, median of -
 - ``python -c pass``: the interpreter's own start, the baseline;
 - ``local2 --help``;
 - commands that run no model: ``memory list``, ``memory delete``, ``history``, ``feedback``,
-  ``runs list``;
+  ``runs list``, ``research list``;
 - ``local2 ask --backend embedded``: first answer token on stdout, and the whole command;
 - ``local2 ui --backend embedded``: until ``GET /`` serves the app's page.
 Wall time is what a person waits; CPU time (user + system of the process, all threads, up
@@ -168,6 +168,7 @@ def main() -> None:
                 *(LOCAL2, "feedback", session, query_id, "-r", "4")
             ],
             "local2 runs list": lambda i: [LOCAL2, "runs", "list"],
+            "local2 research list": lambda i: [LOCAL2, "research", "list"],
         }
         for name, command in model_free.items():
             add(name, [timed(command(i), env) for i in range(n)], "model-free")

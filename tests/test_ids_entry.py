@@ -29,11 +29,12 @@ def test_cli_refuses_bad_ids_before_starting_anything(tmp_path: Path) -> None:
         ("history", "../../x"),
         ("feedback", "a b", "q1", "--rating", "3"),
         ("replay", "..", "--checkpoint", "c1"),
+        ("research", "--resume", "../../x"),  # run ids follow the same rule
     ):
         done = local2(*args, env=env)
         assert done.returncode == 2, (args, done.stderr)
         flat = " ".join(done.stderr.replace("│", " ").split())
-        assert SESSION_ID_RULE in flat, (args, done.stderr)
+        assert SESSION_ID_RULE in flat and "Traceback" not in done.stderr, (args, done.stderr)
     assert not (tmp_path / "home").exists()  # nothing was created for a refused id
 
 

@@ -32,14 +32,22 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def session_param(value: str | None) -> str | None:
-    """Check a session id given on the command line against the rule (``local2.ids``)."""
-    from local2.ids import session_id_problem
+def id_param(what: str = "session id") -> Callable[[str | None], str | None]:
+    """A typer callback checking an id given on the command line against the rule
+    (``local2.ids``): session ids, and research run ids, which follow the same rule."""
 
-    problem = session_id_problem(value) if value is not None else None
-    if problem:
-        raise typer.BadParameter(problem)
-    return value
+    def check(value: str | None) -> str | None:
+        from local2.ids import session_id_problem
+
+        problem = session_id_problem(value, what) if value is not None else None
+        if problem:
+            raise typer.BadParameter(problem)
+        return value
+
+    return check
+
+
+session_param = id_param()
 
 
 BackendOpt = Annotated[

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Collection as Kinds
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import chromadb
 from chromadb.api.models.Collection import Collection
@@ -38,7 +38,9 @@ from local2.memory import per_embedder, ranking
 from local2.memory.embeddings import Embedder
 from local2.memory.facts import Fact
 from local2.memory.per_embedder import EmbedderMismatchError, MemoryStoreError
-from local2.state import MemoryHit
+
+if TYPE_CHECKING:  # local2.state imports langgraph: memory commands start without it
+    from local2.state import MemoryHit
 
 log = logging.getLogger(__name__)
 
@@ -533,12 +535,13 @@ def _metadata_of(row: Mapping[str, Any]) -> dict[str, Any]:
 def _hit(c: ranking.Candidate) -> MemoryHit:
     critic = c.meta.get("critic_score")
     reward = c.meta.get("reward")
-    return MemoryHit(
-        id=c.id,
-        content=c.content,
-        similarity=round(c.similarity, 4),
-        age_s=round(c.age_s, 1),
-        reward=float(reward) if reward is not None else None,
-        critic_score=int(critic) if critic is not None else None,
-        kind=str(c.meta.get("kind", "episodic")),
-    )
+    hit: MemoryHit = {
+        "id": c.id,
+        "content": c.content,
+        "similarity": round(c.similarity, 4),
+        "age_s": round(c.age_s, 1),
+        "reward": float(reward) if reward is not None else None,
+        "critic_score": int(critic) if critic is not None else None,
+        "kind": str(c.meta.get("kind", "episodic")),
+    }
+    return hit

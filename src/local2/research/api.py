@@ -77,6 +77,6 @@ def research_routes(agent: Agent) -> APIRouter:
         except InvalidId as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except UnknownRun as exc:
-            raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from exc
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
 
     return router

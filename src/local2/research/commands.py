@@ -15,7 +15,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from local2 import events
 
@@ -128,6 +127,8 @@ def show_runs(ctx: typer.Context, as_json: bool, limit: int) -> None:
         return
     from datetime import datetime
 
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False)
     for column in ("run", "status", "steps", "sources", "started", "question"):
         table.add_column(column, no_wrap=column != "question", overflow="fold")
@@ -166,7 +167,7 @@ def run_research(
         try:
             known = reader.payload(resume)
         except (UnknownRun, InvalidId) as exc:
-            fail(str(exc).strip("'\""), code=3)
+            fail(str(exc), code=3)
         finally:
             reader.close()
         if known["status"] == "done":
@@ -197,7 +198,7 @@ def run_research(
                 else:
                     checklist(kind, data)
     except (UnknownRun, RunBusy, InvalidId) as exc:
-        fail(str(exc).strip("'\""), code=3)
+        fail(str(exc), code=3)
     except KeyboardInterrupt:
         err.print("\n[yellow]Interrupted.[/] Resume with: local2 research --resume RUN_ID")
         raise typer.Exit(130) from None
@@ -219,6 +220,13 @@ def _finish(payload: dict[str, Any], as_json: bool, out_file: Path | None) -> No
         out.print(payload.get("report") or "", markup=False)
 
 
+def run_id_param(value: str | None) -> str | None:
+    """Run ids follow the session-id rule (``local2.ids``), checked before anything loads."""
+    from local2.cli import id_param
+
+    return id_param("run id")(value)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def research(
@@ -229,7 +237,11 @@ def register(app: typer.Typer) -> None:
         ] = None,
         resume: Annotated[
             str | None,
-            typer.Option("--resume", help="Continue this run from its last finished step."),
+            typer.Option(
+                "--resume",
+                help="Continue this run from its last finished step.",
+                callback=run_id_param,
+            ),
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the run's payload.")] = False,
         out_file: Annotated[
