@@ -13,6 +13,7 @@ import hashlib
 import logging
 import math
 import re
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -62,13 +63,21 @@ class OllamaEmbedder:
         self.scheme = scheme_for_model(model)
         self.timeout_s = timeout_s
         self._doc_prefix, self._query_prefix = PREFIX_SCHEMES[self.scheme]
+        self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
+
+    def _http(self) -> httpx.Client:
+        """One client for every request: recall embeds the question on the path to the
+        answer, and a new client per call (TLS context, new connection) cost 10-25 ms."""
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=self.timeout_s)
+            return self._client
 
     def _embed(self, inputs: list[str]) -> list[list[float]]:
         url = f"{self.host}/api/embed"
         try:
-            resp = httpx.post(
-                url, json={"model": self.name, "input": inputs}, timeout=self.timeout_s
-            )
+            resp = self._http().post(url, json={"model": self.name, "input": inputs})
         except httpx.TimeoutException:
             raise EmbeddingError(
                 f"Ollama embedding timed out after {self.timeout_s}s at {self.host}"
@@ -95,6 +104,12 @@ class OllamaEmbedder:
         if not texts:
             return []
         return self._embed([self._doc_prefix + t for t in texts])
+
+    def close(self) -> None:
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def embed_query(self, text: str) -> list[float]:
         return self._embed([self._query_prefix + text])[0]

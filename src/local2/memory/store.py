@@ -181,9 +181,13 @@ class EngramStore:
         return True
 
     def close(self) -> None:
-        """Stop a background re-embedding (it resumes at the next open)."""
+        """Stop a background re-embedding (it resumes at the next open); release the
+        embedder's connection."""
         self._stop.set()
         self.wait_for_sync(timeout=30)
+        closing = getattr(self.embedder, "close", None)
+        if closing is not None:
+            closing()
 
     @property
     def _all_collections(self) -> list[Collection]:
