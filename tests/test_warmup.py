@@ -70,3 +70,16 @@ def test_no_warm_up_for_models_without_one_and_embedder_loads_in_background(
     warm.add("embedding model", task)
     warm.join(120)
     assert _load_minilm.cache_info().currsize == 1  # the weights are in memory now
+
+
+def test_a_paused_warm_up_runs_nothing_until_started() -> None:
+    ran: list[str] = []
+    warm = Warmup(paused=True)
+    warm.add("first", lambda: ran.append("first"))
+    warm.join(0.2)
+    assert ran == []  # held while the app is still being built
+    warm.start()
+    warm.add("second", lambda: ran.append("second"))
+    warm.join(10)
+    warm.join(10)  # a task added while the first ran may be on a new thread
+    assert ran == ["first", "second"]

@@ -123,15 +123,21 @@ def friendly_errors() -> Iterator[None]:
         fail(f"Configuration error: {exc}")
 
 
-def make_agent(ctx: typer.Context, backend: str | None = None, model: str | None = None) -> Any:
+def make_agent(
+    ctx: typer.Context,
+    backend: str | None = None,
+    model: str | None = None,
+    warmup: Any = None,
+) -> Any:
     """The agent for commands that run the model. The chat model is chosen first, so that
-    its warm-up (``local2.warmup``) runs while the graph and memory are still loading."""
+    its warm-up (``local2.warmup``) runs while the graph and memory are still loading; a
+    paused ``warmup`` given by the caller holds it until the caller starts it."""
     from local2.models.backend import make_chat_model
     from local2.warmup import Warmup, embedder_task, prompt_prefix_task
 
     settings = settings_of(ctx)
     chosen = make_chat_model(settings, backend=backend, model=model)
-    warmup = Warmup()
+    warmup = warmup or Warmup()
     prefix = prompt_prefix_task(settings, chosen.model, chosen.backend)
     if prefix is not None:
         warmup.add("prompt prefix", prefix)

@@ -18,17 +18,33 @@ log = logging.getLogger(__name__)
 
 
 class Warmup:
-    """Runs tasks one after another in one daemon thread."""
+    """Runs tasks one after another in one daemon thread.
 
-    def __init__(self) -> None:
+    ``paused`` holds the tasks until :meth:`start`: the app starts them once its page can be
+    served, so that on a small machine they do not compete with the start-up itself.
+    """
+
+    def __init__(self, paused: bool = False) -> None:
         self._tasks: list[tuple[str, Callable[[], Any]]] = []
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._paused = paused
 
     def add(self, name: str, task: Callable[[], Any]) -> None:
         with self._lock:
             self._tasks.append((name, task))
-            if self._thread is None or not self._thread.is_alive():
+        self._wake()
+
+    def start(self) -> None:
+        """Run the tasks held so far, and later ones as they are added."""
+        with self._lock:
+            self._paused = False
+        self._wake()
+
+    def _wake(self) -> None:
+        with self._lock:
+            idle = self._thread is None or not self._thread.is_alive()
+            if self._tasks and not self._paused and idle:
                 self._thread = threading.Thread(target=self._run, name="local2-warmup", daemon=True)
                 self._thread.start()
 

@@ -51,12 +51,18 @@ def _run(
     except RuntimeError as exc:
         fail(str(exc), "Add them to server.yaml in your config directory.", code=2)
 
+    from local2.warmup import Warmup
+
+    # The model's warm-up waits until the app is built: on two cores it would slow the
+    # page's start by seconds, and the first question comes later anyway.
+    warmup = Warmup(paused=True)
     with friendly_errors():
-        agent = make_agent(ctx, backend, model)
+        agent = make_agent(ctx, backend, model, warmup)
 
     def ready(url: str) -> None:
         what = "LoCAL2 app and HTTP API" if with_ui else "LoCAL2 HTTP API"
         out.print(f"{what} on {url}/  (API: {url}/health, /query, /docs; Ctrl+C stops)")
+        warmup.start()
 
     try:
         serve(agent, host, port, ui=with_ui, on_ready=ready)
