@@ -51,9 +51,10 @@ def is_critic(request: Served) -> bool:
 
 
 def on_path(request: Served) -> bool:
-    """A model request the answer waits for: a generator chat or a query embedding."""
+    """A model request the answer waits for: a generator chat or a query embedding (not the
+    critic's grading, nor memory's fact extraction, a chat under a JSON-schema ``format``)."""
     if request.path == "/api/chat":
-        return not is_critic(request)
+        return not is_critic(request) and not request.body.get("format")
     if request.path == "/api/embed":
         inputs = request.body.get("input")
         texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
@@ -65,7 +66,9 @@ def model_time(fake: FakeOllama, start: float, end: float) -> float:
     """Seconds the fake model spent on requests on the path that began in [start, end]."""
     with fake._lock:
         served = list(fake.served)
-    return sum(r.ended - r.started for r in served if start <= r.started <= end and on_path(r))
+    return sum(
+        min(r.ended, end) - r.started for r in served if start <= r.started <= end and on_path(r)
+    )
 
 
 def chat_alone(fake: FakeOllama, n: int) -> list[float]:
@@ -98,6 +101,7 @@ def main() -> None:
                 "system": {"ollama_host": fake.url, "data_dir": str(work)},
                 "generator": {"backend": "ollama", "model": MODEL},
                 "files": {"audit_log": True},
+                "web": {"search": {"provider": "mock"}},  # canned results: no network
             }
         )
         agent = Agent(settings, backend="ollama")

@@ -83,10 +83,31 @@ def ask(env: dict[str, str], session: str) -> tuple[tuple[float, float], tuple[f
     first_token = (time.perf_counter() - started, proc_cpu(proc.pid))
     proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0 or not first:
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0 or not first:
         reader.join(5)
-        raise SystemExit(f"local2 ask failed: {b''.join(errors).decode()[-2000:]}")
+        said = b"".join(errors).decode()[-2000:]
+        raise SystemExit(f"local2 ask failed (exit {code}, stdout {first!r}): {said}")
     return first_token, (time.perf_counter() - started, usage.ru_utime + usage.ru_stime)
+
+
+SEED = """
+import sys
+from local2.config import load_settings
+from local2.memory.store import EngramStore
+store = EngramStore.open(load_settings())
+for i in range(int(sys.argv[1])):
+    print(store.save(f"Locker {i} has code {i}{i}{i}.", session_id="seed", query_id=f"seed-{i}"))
+store.close()
+"""
+
+
+def seed_memories(env: dict[str, str], n: int) -> list[str]:
+    """``n`` memories for ``memory delete`` to forget (questions alone leave no facts)."""
+    seeded = subprocess.run(
+        [sys.executable, "-c", SEED, str(n)], env=env, capture_output=True, text=True, check=True
+    )
+    return seeded.stdout.split()
 
 
 def ui(env: dict[str, str]) -> tuple[float, float]:
@@ -137,6 +158,8 @@ def main() -> None:
         **os.environ,
         "LOCAL2_HOME": str(work / "home"),
         "OLLAMA_HOST": f"http://127.0.0.1:{closed_port()}",
+        # Keyless web search (ddgs), should the model search, reaches a closed port: no network.
+        "DDGS_PROXY": f"http://127.0.0.1:{closed_port()}",
     }
     env.pop("LOCAL2_CONFIG", None)
     rows: list[Row] = []
@@ -155,10 +178,7 @@ def main() -> None:
             [LOCAL2, "runs", "list", "--json"], env=env, capture_output=True, text=True, check=True
         )
         run = json.loads(listed.stdout)[0]
-        lines = subprocess.run(
-            [LOCAL2, "memory", "list", "--json"], env=env, capture_output=True, text=True
-        ).stdout.splitlines()
-        memories = [json.loads(line)["id"] for line in lines]
+        memories = seed_memories(env, n)
         session, query_id = run["session_id"], run["query_id"]
         model_free: dict[str, Callable[[int], list[str]]] = {
             "local2 memory list": lambda i: [LOCAL2, "memory", "list"],
