@@ -173,8 +173,11 @@ class Chat(UIPart):
         except ModelError as exc:
             yield self._model_failed(exc, question)
             return
-        items = agent.stream(question, session_id, checkpoint_id=branch)
-        yield from self._follow(items, view, chat, ids, user, session_id, mine, question)
+
+        def items() -> Iterator[tuple[str, Any]]:  # a bad question raises inside _follow
+            yield from agent.stream(question, session_id, checkpoint_id=branch)
+
+        yield from self._follow(items(), view, chat, ids, user, session_id, mine, question)
 
     def approve(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
         yield from self._decide(True, session_id, pending, ids, mine)
