@@ -113,14 +113,25 @@ class Agent:
         with self._locks_guard:
             return self._locks[session_id]
 
-    def stream(self, query: str, session_id: str | None = None) -> Iterator[StreamItem]:
-        """Run one turn, yielding events, thinking and answer tokens as they happen."""
+    def stream(
+        self,
+        query: str,
+        session_id: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> Iterator[StreamItem]:
+        """Run one turn, yielding events, thinking and answer tokens as they happen.
+
+        ``options`` go into the run's config: ``{"compare": {"model", "temperature"}}`` has a
+        second respondent answer too (:mod:`local2.compare`), ``{"retry": ...}`` is a retry.
+        """
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
             raise InvalidQuery(problem)
         session_id = session_id or new_session_id()
+        config = _config(session_id)
+        config["configurable"].update(options or {})
         with self._session_lock(session_id):
-            yield from self._run({"query": query, "session_id": session_id}, _config(session_id))
+            yield from self._run({"query": query, "session_id": session_id}, config)
 
     def _run(
         self, graph_input: dict[str, Any] | None, config: dict[str, Any]
@@ -134,6 +145,8 @@ class Agent:
                     yield ("event", data["event"])
                 if "payload" in data:
                     yield ("answer", data["payload"])
+                if "respondent" in data:  # a compare turn: {id, kind, text} of one respondent
+                    yield ("respondent", data["respondent"])
             elif mode == "messages":
                 chunk, meta = data
                 if meta.get("langgraph_node") != "generate" or not isinstance(
@@ -156,10 +169,11 @@ class Agent:
         query: str,
         session_id: str | None = None,
         on_item: Callable[[str, Any], None] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Run one turn and return its payload (``response.generation``)."""
         payload: dict[str, Any] = {}
-        for kind, data in self.stream(query, session_id):
+        for kind, data in self.stream(query, session_id, options):
             if on_item is not None:
                 on_item(kind, data)
             if kind == "final":

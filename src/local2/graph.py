@@ -10,6 +10,12 @@ START -> receive -> generate --(tool calls, under the limit)--> dispatch_tool ->
          publish -> ingest   -> END        (in parallel)
          receive --(question rejected)--> END
 ```
+Two respondents (DESIGN §9), and a second attempt at a low-graded answer:
+```
+receive --(compare)--> compare -> respond(a) | respond(b)  (each its own generate/tool loop)
+          -> publish_pair -> critique_pair | ingest_pair -> settle_pair -> END
+receive --(retry)--> retry_context -> generate ... publish -> critique -> settle_retry -> END
+```
 Services (chat model, tools, memory, critic) are injected here, so tests and notebooks can
 swap any of them.
 """
@@ -21,6 +27,7 @@ from functools import partial
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -39,10 +46,16 @@ from local2.state import TurnState
 from local2.tools.base import Tool
 
 AUTO: Any = "auto"  # "build this service from settings"
+Binder = Callable[[Callable[..., dict]], Callable[..., dict]]
 
 
-def after_receive(state: TurnState) -> Literal["generate", "__end__"]:
-    return END if state.get("error") else "generate"
+def after_receive(
+    state: TurnState, config: RunnableConfig
+) -> Literal["generate", "compare", "retry_context", "__end__"]:
+    """Rejected: end. Otherwise one respondent answers, or two, or a retry (by the config)."""
+    from local2.compare.topology import answer_path
+
+    return END if state.get("error") else answer_path(config)
 
 
 def after_generate(state: TurnState) -> Literal["dispatch_tool", "generate", "publish"]:
@@ -57,33 +70,51 @@ def recursion_limit(settings: Settings) -> int:
     return 12 + 3 * (settings.generator.max_tool_iterations + 3)
 
 
+def add_answer_loop(graph: StateGraph, bind: Binder, done: str) -> None:
+    """generate -> dispatch_tool -> await_tool -> generate, until an answer goes to ``done``.
+
+    Declared once: the chat graph runs it before ``publish``, each respondent of a compare
+    turn runs it as its own subgraph (:mod:`local2.compare.respond`).
+    """
+    graph.add_node("generate", bind(generate))
+    graph.add_node("dispatch_tool", bind(dispatch_tool))
+    graph.add_node("await_tool", bind(await_tool))
+    graph.add_conditional_edges(
+        "generate",
+        after_generate,
+        {"dispatch_tool": "dispatch_tool", "generate": "generate", "publish": done},
+    )
+    graph.add_edge("dispatch_tool", "await_tool")
+    graph.add_edge("await_tool", "generate")
+
+
 def compile_graph(
     services: Services, checkpointer: BaseCheckpointSaver | None = None
 ) -> CompiledStateGraph:
+    from local2.compare import topology
+
     def bind(fn: Callable[..., dict]) -> Callable[..., dict]:
         return partial(fn, services=services)
 
     graph = StateGraph(TurnState)
     graph.add_node("receive", bind(receive))
-    graph.add_node("generate", bind(generate))
-    graph.add_node("dispatch_tool", bind(dispatch_tool))
-    graph.add_node("await_tool", bind(await_tool))
+    add_answer_loop(graph, bind, "publish")
     graph.add_node("publish", bind(publish))
     graph.add_node("critique", bind(critique))
     graph.add_node("ingest", bind(ingest))
+    topology.add_compare_and_retry(graph, bind, services)
 
     graph.add_edge(START, "receive")
-    graph.add_conditional_edges("receive", after_receive, {"generate": "generate", END: END})
     graph.add_conditional_edges(
-        "generate",
-        after_generate,
-        {"dispatch_tool": "dispatch_tool", "generate": "generate", "publish": "publish"},
+        "receive",
+        after_receive,
+        {"generate": "generate", "compare": "compare", "retry_context": "retry_context", END: END},
     )
-    graph.add_edge("dispatch_tool", "await_tool")
-    graph.add_edge("await_tool", "generate")
     graph.add_edge("publish", "critique")
     graph.add_edge("publish", "ingest")
-    graph.add_edge("critique", END)
+    graph.add_conditional_edges(
+        "critique", topology.after_critique, {"settle_retry": "settle_retry", END: END}
+    )
     graph.add_edge("ingest", END)
     compiled = graph.compile(checkpointer=checkpointer, name="local2")
     return compiled.with_config(recursion_limit=recursion_limit(services.settings))  # type: ignore[return-value]

@@ -36,6 +36,10 @@ class Services:
     arg_validator: Any | None = None  # callable(args, schema) -> list[str] errors
     repair_message: Any | None = None  # callable(errors, tools) -> str
     runner: ToolRunner = field(default_factory=ToolRunner)
+    # Compare turns: how a second respondent's chat model is made (None: from settings),
+    # and where the arena's votes are kept (opened on first use).
+    model_factory: Any | None = None  # callable(model, temperature) -> ChatBackend
+    votes: Any | None = None  # local2.arena.votes.VoteLog
 
 
 def push(item: dict[str, Any]) -> None:
@@ -54,6 +58,8 @@ def event(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
     """
     started = state.get("started_at") or time.time()
     entry: EventEntry = {"subject": subject, "t": round(time.time() - started, 3), **payload}
+    if "respondent_id" in state:  # a compare turn's respondent: every event says which
+        entry.setdefault("respondent_id", state["respondent_id"])  # type: ignore[typeddict-item]
     push({"event": entry})
     return entry
 

@@ -57,4 +57,6 @@ def critique(state: TurnState, services: Services) -> dict:
             services.memory.annotate(query_id, critic_score=result["score"])
         except Exception:
             log.warning("could not annotate engram of %s with the critic score", query_id)
-    return {"critique": result, "event_log": [entry]}
+    from local2.compare.retry import offer
+
+    return {"critique": result, "event_log": [entry, *offer(state, services, result)]}
