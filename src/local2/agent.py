@@ -104,6 +104,9 @@ class Agent:
         )
         self.checkpointer = checkpointer or default_checkpointer(self.settings)
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
+        # A second respondent the app and the API use unless a request says otherwise
+        # (``local2 serve --model-b``); see :mod:`local2.compare`.
+        self.compare_default: dict[str, Any] | None = None
         self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
         self._locks_guard = threading.Lock()
 

@@ -105,7 +105,7 @@ def prefer(
         head = _head(agent, session_id)
         values: dict[str, Any] = dict(head.values)
         pairwise = dict(values.get("pairwise") or {})
-        if pairwise.get("query_id") != query_id:
+        if query_id != pairwise.get("query_id") or query_id != values.get("query_id"):
             return _prefer_earlier(agent, session_id, query_id, preferred, comment)
         records = values.get("respondents") or {}
         shown = pairwise.get("shown") or "a"
