@@ -1,15 +1,16 @@
 """The topology: the original generator's state machine as a LangGraph ``StateGraph``.
 
 ```
-START -> receive -> generate --(tool calls, under the limit)--> dispatch_tool -> await_tool
-                       ^                                                            |
-                       +------------------------------------------------------------+
+START -> receive -> generate --(tool calls, under the limit)--> approve -> dispatch_tool
+                       ^                                                       |
+                       +------------------ await_tool <------------------------+
          generate --(final answer, or forced synthesis at the limit)--> publish
          generate --(repair a malformed tool call / empty reply)--> generate
          publish -> critique -> END        (in parallel)
          publish -> ingest   -> END        (in parallel)
          receive --(question rejected)--> END
 ```
+``approve`` pauses the turn (LangGraph ``interrupt``) while a call waits for the person.
 Two respondents (DESIGN §9), and a second attempt at a low-graded answer:
 ```
 receive --(compare)--> compare -> respond(a) | respond(b)  (each its own generate/tool loop)
@@ -34,6 +35,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from local2.config import Settings, load_settings
 from local2.history import TurnLog
+from local2.nodes.approve import approve
 from local2.nodes.await_tool import await_tool
 from local2.nodes.common import Services
 from local2.nodes.critique import critique
@@ -58,32 +60,37 @@ def after_receive(
     return END if state.get("error") else answer_path(config)
 
 
-def after_generate(state: TurnState) -> Literal["dispatch_tool", "generate", "publish"]:
+def after_generate(state: TurnState) -> Literal["approve", "generate", "publish"]:
     decision = state.get("decision")
-    if decision in ("dispatch_tool", "generate"):
-        return decision  # type: ignore[return-value]
+    if decision == "dispatch_tool":
+        return "approve"  # every tool call passes the person's gate first
+    if decision == "generate":
+        return "generate"
     return "publish"
 
 
 def recursion_limit(settings: Settings) -> int:
     """Enough super-steps for every allowed tool round, a repair and the tail."""
-    return 12 + 3 * (settings.generator.max_tool_iterations + 3)
+    return 12 + 4 * (settings.generator.max_tool_iterations + 3)
 
 
 def add_answer_loop(graph: StateGraph, bind: Binder, done: str) -> None:
-    """generate -> dispatch_tool -> await_tool -> generate, until an answer goes to ``done``.
+    """generate -> approve -> dispatch_tool -> await_tool -> generate, until an answer goes
+    to ``done``.
 
     Declared once: the chat graph runs it before ``publish``, each respondent of a compare
     turn runs it as its own subgraph (:mod:`local2.compare.respond`).
     """
     graph.add_node("generate", bind(generate))
+    graph.add_node("approve", bind(approve))
     graph.add_node("dispatch_tool", bind(dispatch_tool))
     graph.add_node("await_tool", bind(await_tool))
     graph.add_conditional_edges(
         "generate",
         after_generate,
-        {"dispatch_tool": "dispatch_tool", "generate": "generate", "publish": done},
+        {"approve": "approve", "generate": "generate", "publish": done},
     )
+    graph.add_edge("approve", "dispatch_tool")
     graph.add_edge("dispatch_tool", "await_tool")
     graph.add_edge("await_tool", "generate")
 

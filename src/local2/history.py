@@ -32,6 +32,13 @@ CREATE TABLE IF NOT EXISTS local2_turns (
 );
 CREATE INDEX IF NOT EXISTS local2_turns_session ON local2_turns (session_id, created_at);
 CREATE INDEX IF NOT EXISTS local2_turns_query ON local2_turns (session_id, query_id);
+CREATE TABLE IF NOT EXISTS local2_turn_notes (
+    turn_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS local2_turn_notes_turn ON local2_turn_notes (turn_id, created_at);
 """
 
 
@@ -92,23 +99,56 @@ class TurnLog:
             self._conn.commit()
         return turn_id
 
-    def window(self, head: str | None, max_turns: int) -> list[Turn]:
-        """The last ``max_turns`` turns ending at ``head``, oldest first."""
+    def window(self, head: str | None, max_turns: int, *, records: bool = False) -> list[Turn]:
+        """The last ``max_turns`` turns ending at ``head``, oldest first.
+
+        ``records``: also read each turn's record (its payload: thinking, tool calls, memory
+        hits, events), which prompts never need.
+        """
         turns: list[Turn] = []
         current = head
+        columns = "id, parent_id, session_id, query_id, user, assistant, created_at"
+        if records:
+            columns += ", record"
         with self._lock:
             while current is not None and len(turns) < max_turns:
                 row = self._conn.execute(
-                    "SELECT id, parent_id, session_id, query_id, user, assistant, created_at "
-                    "FROM local2_turns WHERE id = ?",
-                    (current,),
+                    f"SELECT {columns} FROM local2_turns WHERE id = ?", (current,)
                 ).fetchone()
                 if row is None:
                     break
-                turns.append(Turn(*row))
+                record = json.loads(row[7]) if records and row[7] else None
+                turns.append(Turn(*row[:7], record=record))
                 current = row[1]
         turns.reverse()
         return turns
+
+    def note(self, turn_id: str, kind: str, value: Any) -> None:
+        """Add what was learned about a turn after it was answered (its grade, a rating).
+
+        Notes are appended, never rewritten; the newest of each kind counts.
+        """
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO local2_turn_notes VALUES (?, ?, ?, ?)",
+                (turn_id, kind, json.dumps(value, default=str), time.time()),
+            )
+            self._conn.commit()
+
+    def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The newest note of each kind for each of ``turn_ids``: ``{turn_id: {kind: value}}``."""
+        found: dict[str, dict[str, Any]] = {}
+        with self._lock:
+            for start in range(0, len(turn_ids), 500):
+                chunk = turn_ids[start : start + 500]
+                rows = self._conn.execute(
+                    "SELECT turn_id, kind, value FROM local2_turn_notes WHERE turn_id IN "
+                    f"({', '.join('?' * len(chunk))}) ORDER BY created_at, rowid",
+                    chunk,
+                ).fetchall()
+                for turn_id, kind, value in rows:
+                    found.setdefault(turn_id, {})[kind] = json.loads(value)
+        return found
 
     def find(self, session_id: str, query_id: str) -> Turn | None:
         """The turn that answered ``query_id`` in ``session_id`` (the latest, if replayed)."""

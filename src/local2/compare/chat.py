@@ -14,6 +14,7 @@ def chat_command(
     session_id: str,
     last: dict[str, Any],
     on_item: Callable[[str, Any], None],
+    approve: Any = None,
 ) -> bool:
     """Handle ``line`` if it is one of these commands (about the ``last`` turn); True if so."""
     from local2.cli import err
@@ -39,7 +40,7 @@ def chat_command(
             session.show(agent, session_id, query_id, attempt)
             err.print(f"[dim]The conversation continues from attempt {attempt}.[/]")
         else:
-            for kind, data in session.retry(agent, session_id, query_id):
+            for kind, data in session.retry(agent, session_id, query_id, approve):
                 on_item(kind, data)
                 if kind == "final":
                     last.clear()

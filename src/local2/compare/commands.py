@@ -128,7 +128,7 @@ def retry(
 ) -> None:
     """Try an answer again with the critic's feedback; both attempts are kept, the
     higher-graded one continues the conversation (--show switches)."""
-    from local2.cli import _offline_agent, err, friendly_errors, make_agent, out
+    from local2.cli import _offline_agent, approver, err, friendly_errors, make_agent, out
     from local2.compare import session
 
     with friendly_errors():
@@ -157,7 +157,8 @@ def retry(
             payload: dict[str, Any] = {}
             from local2.cli import _show_item
 
-            for kind, data in session.retry(agent, session_id, query_id):
+            asks = approver(not as_json)  # a script reads --json: waiting calls are denied
+            for kind, data in session.retry(agent, session_id, query_id, asks):
                 if kind == "final":
                     payload = data
                 if not as_json:

@@ -197,6 +197,9 @@ def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
     )
     pairwise.update(winner=verdict["winner"], judge=verdict)
     shown = pairwise.get("shown") or "a"
+    turn_id = (records.get(shown) or {}).get("turn_id")
+    if turn_id:  # so a resumed session shows the grade of the answer it continues from
+        services.turn_log.note(str(turn_id), "critique", dict(critiques[shown]))
     return {
         "respondents": {rid: {"critique": critiques[rid]} for rid in RESPONDENT_IDS},
         "pairwise": pairwise,

@@ -52,18 +52,12 @@ def record_vote(services: Services, state: TurnState | dict, voter: str, winner:
     )
 
 
-def _config(session_id: str) -> dict[str, Any]:
-    from local2.agent import _config
-
-    return _config(session_id)
-
-
 def _head(agent: Agent, session_id: str) -> Any:
-    """The checkpoint the session continues from."""
+    """The checkpoint the session continues from (never a dead turn's leftover)."""
     from local2.agent import UnknownTurn
 
-    snapshot = agent.graph.get_state(_config(session_id))
-    if not snapshot.values:
+    snapshot = agent._head(session_id)
+    if snapshot is None or not snapshot.values:
         raise UnknownTurn(f"No session '{session_id}'")
     return snapshot
 
@@ -137,6 +131,8 @@ def prefer(
                     assistant=records[target]["answer"],
                     record={**_turn_record(view), "respondent_id": target},
                 )
+                if records[target].get("critique"):  # so a resumed session shows its grade
+                    services.turn_log.note(turn_id, "critique", dict(records[target]["critique"]))
             chosen = records[target]
             update = {
                 "history_head": turn_id,
@@ -267,12 +263,15 @@ def retry_request(agent: Agent, session_id: str, query_id: str) -> tuple[str, di
     return values.get("query") or turns[-1].user, first
 
 
-def retry(agent: Agent, session_id: str, query_id: str) -> Iterator[tuple[str, Any]]:
-    """Try ``query_id`` again with its critique as context: a turn, streamed like one."""
+def retry(
+    agent: Agent, session_id: str, query_id: str, approve: Any = None
+) -> Iterator[tuple[str, Any]]:
+    """Try ``query_id`` again with its critique as context: a turn, streamed like one
+    (``approve`` answers a tool call that waits for the person, as in :meth:`Agent.stream`)."""
     from local2.compare.retry import CONFIG_KEY
 
     query, first = retry_request(agent, session_id, query_id)
-    yield from agent.stream(query, session_id, options={CONFIG_KEY: first})
+    yield from agent.stream(query, session_id, approve, options={CONFIG_KEY: first})
 
 
 def show(agent: Agent, session_id: str, query_id: str, attempt: int) -> dict[str, Any]:

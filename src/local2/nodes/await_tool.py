@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from local2 import events
+from local2.approval import denial_error, denial_text
 from local2.nodes.common import Services, event, tool_context
 from local2.state import ToolCallRecord, TurnState
 from local2.tools.base import ToolError, ToolResult
@@ -76,6 +77,10 @@ def await_tool(state: TurnState, services: Services) -> dict:
     running: dict[str, tuple[dict, Started, float]] = {}
     for call in calls:
         tool = services.tools.get(call["name"])
+        if call.get("denied"):
+            by = call["denied"]
+            finish(call, denial_text(call["name"], by), denial_error(by), 0.0)
+            continue
         if tool is None:
             finish(
                 call, f"[unknown tool: {call['name']!r}]", f"unknown tool: {call['name']!r}", 0.0
@@ -133,8 +138,14 @@ def await_tool(state: TurnState, services: Services) -> dict:
             del running[call_id]
 
     ordered = [records[c["id"]] for c in calls]
+    refused = {c["id"] for c in calls if c.get("denied")}
     messages = [
-        ToolMessage(wrap_untrusted(r["tool"], r["result"]), tool_call_id=r["id"], name=r["tool"])
+        ToolMessage(
+            # A refusal is our own word to the model, not tool output.
+            r["result"] if r["id"] in refused else wrap_untrusted(r["tool"], r["result"]),
+            tool_call_id=r["id"],
+            name=r["tool"],
+        )
         for r in ordered
     ]
     return {

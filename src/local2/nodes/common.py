@@ -51,17 +51,23 @@ def push(item: dict[str, Any]) -> None:
     writer(item)
 
 
-def event(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
-    """Make an event entry timed from ``query.received`` and push it to the custom stream.
+def entry(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
+    """An event entry timed from ``query.received``, not yet sent anywhere.
 
     ``state`` is the turn's state, or any mapping with ``started_at`` (epoch seconds).
     """
     started = state.get("started_at") or time.time()
-    entry: EventEntry = {"subject": subject, "t": round(time.time() - started, 3), **payload}
+    made: EventEntry = {"subject": subject, "t": round(time.time() - started, 3), **payload}
     if "respondent_id" in state:  # a compare turn's respondent: every event says which
-        entry.setdefault("respondent_id", state["respondent_id"])  # type: ignore[typeddict-item]
-    push({"event": entry})
-    return entry
+        made.setdefault("respondent_id", state["respondent_id"])  # type: ignore[typeddict-item]
+    return made
+
+
+def event(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
+    """Make an event entry (see :func:`entry`) and push it to the custom stream."""
+    made = entry(state, subject, **payload)
+    push({"event": made})
+    return made
 
 
 def tool_context(state: TurnState) -> ToolContext:

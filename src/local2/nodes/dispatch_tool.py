@@ -1,4 +1,7 @@
-"""``dispatch_tool``: announce each requested tool call and start them all at once."""
+"""``dispatch_tool``: announce each requested tool call and start them all at once.
+
+A call the person refused (marked ``denied`` by ``approve``) is announced but never started.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +24,6 @@ def dispatch_tool(state: TurnState, services: Services) -> dict:
             )
         )
         tool = services.tools.get(call["name"])
-        if tool is not None:
+        if tool is not None and not call.get("denied"):
             services.runner.start(tool, call["args"], ctx, call["id"])
     return {"event_log": log}

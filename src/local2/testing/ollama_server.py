@@ -40,11 +40,13 @@ from local2.testing.brains import (
     message_text,
     tool_names,
 )
+from local2.testing.obeying import ObeyingBrain
 
 __all__ = [
     "Brain",
     "FakeOllama",
     "LoopBrain",
+    "ObeyingBrain",
     "Recorded",
     "Reply",
     "RuleBrain",
@@ -187,6 +189,8 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(gap_s)
             line = json.dumps(frame).encode() + b"\n"
             self.wfile.write(f"{len(line):X}\r\n".encode() + line + b"\r\n")
+            self.wfile.flush()
+            self.server.fake._count_line()
         self.wfile.write(b"0\r\n\r\n")
 
     def _drop(self) -> None:
@@ -216,6 +220,8 @@ class FakeOllama:
     "inline": always inline in content; "none": never any thinking), ``drop_after_chunks``
     (close the connection after N NDJSON lines), ``delay_s`` (before the response),
     ``chunk_delay_s`` (between lines), ``words_per_chunk`` (content split into pieces).
+    ``lines_sent`` counts the NDJSON lines streamed so far (to act mid-answer), and a client
+    that goes away mid-stream is noted in ``errors``.
     """
 
     def __init__(
@@ -241,6 +247,7 @@ class FakeOllama:
         self.embed_dim = embed_dim
         self.log: list[Recorded] = []
         self.errors: list[str] = []
+        self.lines_sent = 0
         self._port = port
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -313,6 +320,10 @@ class FakeOllama:
     def _record(self, method: str, path: str, body: dict[str, Any]) -> None:
         with self._lock:
             self.log.append(Recorded(method, path, body))
+
+    def _count_line(self) -> None:
+        with self._lock:
+            self.lines_sent += 1
 
     # -- routing ----------------------------------------------------------------------
 
@@ -443,7 +454,8 @@ class FakeOllama:
         drop = reply.drop_after_chunks
         if drop is None:
             drop = self.drop_after_chunks
-        h._stream(frames, drop, self.chunk_delay_s)
+        gap = self.chunk_delay_s if reply.chunk_delay_s is None else reply.chunk_delay_s
+        h._stream(frames, drop, gap)
 
     @staticmethod
     def _as_chat(body: dict[str, Any]) -> dict[str, Any]:

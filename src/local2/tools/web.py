@@ -49,18 +49,30 @@ def context_tokens(settings: Settings, backend: str | None = None) -> int:
 def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
     """``web_search`` and ``web_fetch`` configured from ``settings.web``."""
     web = settings.web
-    tools = []
-    for name, run, timeout in (
-        ("web_search", WebSearch(web.search), web.search.timeout_s),
-        (
-            "web_fetch",
-            WebFetch(
-                web.fetch, favor=web.fetch.extract_favor, num_ctx=context_tokens(settings, backend)
-            ),
-            web.fetch.timeout_s,
+    search = WebSearch(web.search)
+    fetch = WebFetch(
+        web.fetch, favor=web.fetch.extract_favor, num_ctx=context_tokens(settings, backend)
+    )
+    # Both only read, and both bring outside text into the context; web_fetch sends a
+    # request to whatever URL it is given, so it is also watched for where that URL came from.
+    return [
+        configured_tool(
+            settings,
+            "web_search",
+            DEFAULTS["web_search"],
+            search,
+            web.search.timeout_s + TIMEOUT_MARGIN_S,
+            effects="read",
+            output="untrusted",
         ),
-    ):
-        tools.append(
-            configured_tool(settings, name, DEFAULTS[name], run, timeout + TIMEOUT_MARGIN_S)
-        )
-    return tools
+        configured_tool(
+            settings,
+            "web_fetch",
+            DEFAULTS["web_fetch"],
+            fetch,
+            web.fetch.timeout_s + TIMEOUT_MARGIN_S,
+            effects="read",
+            output="untrusted",
+            url_arg="url",
+        ),
+    ]
