@@ -366,3 +366,53 @@ def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
     assert replayed["respondents"]["b"]["answer"] == payload["respondents"]["b"]["answer"]
     assert replayed["pairwise"]["winner"] == "a"
     agent.close()
+
+
+def test_both_respondents_can_wait_for_approval_and_each_is_answered(tmp_path: Path) -> None:
+    """A side effect in each branch pauses the turn; each request is decided in turn."""
+    from local2.approval import answer
+    from local2.models.backend import ChatBackend
+    from tests.test_approval import Notes, make_agent, obeying_script
+
+    def two_obeying(where: Path, notes: Notes) -> Agent:
+        agent = make_agent(where, notes)
+        model_b = ScriptedChatModel(replies=obeying_script(), repeat_last=True)
+        agent.services.model_factory = lambda model, temperature: ChatBackend(
+            model_b, "scripted-b", "custom"
+        )
+        return agent
+
+    notes = Notes()
+    agent = two_obeying(tmp_path / "one", notes)
+    compare = {"compare": {"model": "scripted-b"}}
+    paused = list(agent.stream("Summarise https://a.example/", "s1", options=compare))[-1][1]
+    assert paused["status"] == "awaiting_approval"
+    first = agent.pending_approval("s1")
+    assert first is not None and first["interrupt_id"]
+    again = agent.decide("s1", True)
+    assert again["status"] == "awaiting_approval"  # the other respondent asks too
+    second = agent.pending_approval("s1")
+    assert second is not None and second["interrupt_id"] != first["interrupt_id"]
+    done = agent.decide("s1", False)
+    assert done["status"] == "done"
+    assert notes.written == ["PLANTED"]  # one approved, one denied
+    errors = sorted(
+        str(c["error"]) for r in done["respondents"].values() for c in r["tool_calls"] if c["error"]
+    )
+    assert errors == ["denied by the person"]
+    assert all(r["answer"] == "The bridge opened in 1932." for r in done["respondents"].values())
+
+    # With someone to ask, the turn asks each request as it comes and runs to the end.
+    asked: list[str] = []
+
+    def deny(request: dict) -> dict:
+        asked.append(request["query_id"])
+        return answer(request, False)
+
+    agent.close()
+    notes = Notes()
+    agent = two_obeying(tmp_path / "two", notes)
+    final = agent.ask("Summarise https://a.example/", "s2", approve=deny, options=compare)
+    assert final["status"] == "done" and len(asked) == 2
+    assert notes.written == []
+    agent.close()

@@ -277,10 +277,12 @@ class Agent:
     ) -> Iterator[StreamItem]:
         while True:
             final = yield from self._stream_graph(graph_input, config, turn)
-            waiting = next(
-                (i for i in final.get("__interrupt__") or () if approval.is_request(i.value)),
-                None,
-            )
+            interrupts = list(final.get("__interrupt__") or ())
+            if not interrupts and not final.get("answer"):
+                # A compare turn resumed in one branch can still wait in the other.
+                thread = _config(config["configurable"]["thread_id"])
+                interrupts = list(self.graph.get_state(thread).interrupts)
+            waiting = next((i for i in interrupts if approval.is_request(i.value)), None)
             if waiting is None:
                 break
             request = waiting.value
