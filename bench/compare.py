@@ -40,7 +40,7 @@ def agent_for(url: str, model: str) -> Agent:
     return Agent(settings, backend="ollama", model=model)
 
 
-def timed(ask: Any) -> tuple[float, float]:
+def timed(agent: Agent, session: str, **options: Any) -> tuple[float, float]:
     """Seconds to the (last) answer published and to the end of the turn (critic done)."""
     started = time.perf_counter()
     answered: list[float] = []
@@ -49,7 +49,7 @@ def timed(ask: Any) -> tuple[float, float]:
         if kind == "answer":
             answered.append(time.perf_counter() - started)
 
-    ask(on_item)
+    agent.ask(QUESTION, session, on_item, options=options or None)
     return answered[-1], time.perf_counter() - started
 
 
@@ -62,17 +62,11 @@ def main(delay: float, rounds: int) -> None:
         calls: dict[str, int] = {}
         for n in range(rounds):
             before = len(server.chat_requests)
-            compare.append(
-                timed(
-                    lambda item: agent_a.ask(
-                        QUESTION, f"c{n}", item, options={"compare": {"model": B}}
-                    )
-                )
-            )
+            compare.append(timed(agent_a, f"c{n}", compare={"model": B}))
             calls["compare"] = len(server.chat_requests) - before
             before = len(server.chat_requests)
-            one_a = timed(lambda item: agent_a.ask(QUESTION, f"a{n}", item))
-            one_b = timed(lambda item: agent_b.ask(QUESTION, f"b{n}", item))
+            one_a = timed(agent_a, f"a{n}")
+            one_b = timed(agent_b, f"b{n}")
             baseline.append((one_a[1] + one_b[0], one_a[1] + one_b[1]))
             calls["baseline"] = len(server.chat_requests) - before
         agent_a.close()
