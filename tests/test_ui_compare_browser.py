@@ -16,9 +16,10 @@ from local2.testing.brains import HedgingBrain, ModelBrains
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.ui.server import create_app
 from tests.test_api import Served
-from tests.test_ui_browser import (
+from tests.test_ui_browser import (  # noqa: F401 - browser: the shared chromium fixture
     CHROMIUM,
     ask,
+    browser,
     make_agent,
     open_page,
     session_of,
@@ -46,26 +47,15 @@ def fake() -> Iterator[FakeOllama]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    from tests.test_ui_browser import ARTIFACTS, BROWSER_ARGS
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        yield chromium
-        chromium.close()
-
-
 def served(tmp_path: Path, fake: FakeOllama, model: str) -> tuple[Agent, Served]:
     agent = make_agent(tmp_path, fake.url, model=model)
     return agent, Served(create_app(agent))
 
 
 def test_compare_then_pick_b_and_the_next_turn_continues_from_b(
-    fake: FakeOllama, browser: Any, tmp_path: Path
+    fake: FakeOllama,
+    browser: Any,
+    tmp_path: Path,  # noqa: F811 - the fixture
 ) -> None:
     agent, server = served(tmp_path, fake, STRONG)
     with server as url:
@@ -115,7 +105,9 @@ def test_compare_then_pick_b_and_the_next_turn_continues_from_b(
 
 
 def test_a_low_grade_offers_a_retry_that_is_graded_again_and_switchable(
-    fake: FakeOllama, browser: Any, tmp_path: Path
+    fake: FakeOllama,
+    browser: Any,
+    tmp_path: Path,  # noqa: F811 - the fixture
 ) -> None:
     agent, server = served(tmp_path, fake, WEAK)
     with server as url:

@@ -18,7 +18,11 @@ from rich.table import Table
 
 ModelBOpt = Annotated[
     str | None,
-    typer.Option("--model-b", help="A second model answers too; the judge compares them."),
+    typer.Option(
+        "--model-b",
+        help="A second model answers too; the judge compares them (ui/serve: "
+        "the app's and the API's default).",
+    ),
 ]
 TemperatureBOpt = Annotated[
     float | None,

@@ -81,6 +81,21 @@ def _mark_engrams(services: Services, records: dict[str, Any], **fields: Any) ->
     return marked
 
 
+def _preference_event(
+    clock: dict[str, float], session_id: str, query_id: str, preferred: str, comment: str | None
+) -> Any:
+    """``user.feedback`` saying which answer the person prefers (no rating)."""
+    return event(
+        clock,
+        events.USER_FEEDBACK,
+        session_id=session_id,
+        query_id=query_id,
+        preferred=preferred,
+        comment=comment,
+        respondent_id=None,
+    )
+
+
 def prefer(
     agent: Agent, session_id: str, query_id: str, preferred: str, comment: str | None = None
 ) -> dict[str, Any]:
@@ -107,17 +122,7 @@ def prefer(
         if not (records.get(target) or {}).get("answer"):
             raise UnknownTurn(f"Respondent {target} gave no answer in turn '{query_id}'.")
         now = {"started_at": time.time()}
-        log = [
-            event(
-                now,
-                events.USER_FEEDBACK,
-                session_id=session_id,
-                query_id=query_id,
-                preferred=preferred,
-                comment=comment,
-                respondent_id=None,
-            )
-        ]
+        log = [_preference_event(now, session_id, query_id, preferred, comment)]
         update: dict[str, Any] = {}
         if target != shown:
             turn_id = records[target].get("turn_id")
@@ -203,15 +208,7 @@ def _prefer_earlier(
             )
         except Exception:  # the vote is kept in the arena
             marked = 0
-    given = event(
-        {"started_at": time.time()},
-        events.USER_FEEDBACK,
-        session_id=session_id,
-        query_id=query_id,
-        preferred=preferred,
-        comment=comment,
-        respondent_id=None,
-    )
+    given = _preference_event({"started_at": time.time()}, session_id, query_id, preferred, comment)
     return {
         "session_id": session_id,
         "query_id": query_id,

@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from local2.compare.commands import ModelBOpt, TemperatureBOpt  # the app's default second model
+
 HostOpt = Annotated[
     str | None,
     typer.Option("--host", help="Address to bind (default: ui.host, 127.0.0.1)."),
@@ -20,14 +22,6 @@ BackendOpt = Annotated[
     typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
 ]
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Ollama model to use.")]
-ModelBOpt = Annotated[
-    str | None,
-    typer.Option("--model-b", help="Compare with a second model by default (app and API)."),
-]
-TemperatureBOpt = Annotated[
-    float | None,
-    typer.Option("--temperature-b", min=0.0, max=2.0, help="The second respondent's temperature."),
-]
 
 
 def _run(
