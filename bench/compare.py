@@ -35,6 +35,7 @@ def agent_for(url: str, model: str) -> Agent:
         overrides={
             "system": {"ollama_host": url, "data_dir": tempfile.mkdtemp(prefix="bench-cmp-")},
             "generator": {"backend": "ollama", "model": model},
+            "web": {"search": {"provider": "mock"}},
         }
     )
     return Agent(settings, backend="ollama", model=model)

@@ -68,6 +68,7 @@ def make_agent(tmp_path: Path, url: str, model: str = STRONG) -> Agent:
         overrides={
             "system": {"ollama_host": url, "data_dir": str(tmp_path / "data")},
             "generator": {"backend": "ollama", "model": model},
+            "web": {"search": {"provider": "mock"}},
         }
     )
     return Agent(settings, backend="ollama", model=model)
@@ -87,7 +88,18 @@ def test_ask_model_b_json_then_prefer_b_continues_with_b_and_counts_in_the_arena
     server: FakeOllama, tmp_path: Path
 ) -> None:
     env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
-    asked = local2("ask", CAPITAL, "--model-b", WEAK, "--json", "--backend", "ollama", env=env)
+    asked = local2(
+        "ask",
+        CAPITAL,
+        "--model-b",
+        WEAK,
+        "--json",
+        "--backend",
+        "ollama",
+        "--model",
+        STRONG,
+        env=env,
+    )
     assert asked.returncode == 0, asked.stderr
     payload = json.loads(asked.stdout)
     a, b = payload["respondents"]["a"], payload["respondents"]["b"]
@@ -124,6 +136,8 @@ def test_ask_model_b_json_then_prefer_b_continues_with_b_and_counts_in_the_arena
         session_id,
         "--backend",
         "ollama",
+        "--model",
+        STRONG,
         env=env,
     )
     assert follow.returncode == 0, follow.stderr
@@ -210,8 +224,12 @@ def test_a_respondent_whose_model_fails_leaves_the_other_answer(
 def test_a_second_model_that_is_not_pulled_is_named_with_the_fix(tmp_path: Path) -> None:
     with two_models() as server:
         env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
-        result = local2("ask", "hi", "--model-b", "nope:7b", "--backend", "ollama", env=env)
-        bad = local2("ask", "hi", "--temperature-b", "9", "--backend", "ollama", env=env)
+        result = local2(
+            "ask", "hi", "--model-b", "nope:7b", "--backend", "ollama", "--model", STRONG, env=env
+        )
+        bad = local2(
+            "ask", "hi", "--temperature-b", "9", "--backend", "ollama", "--model", STRONG, env=env
+        )
     assert result.returncode != 0
     assert "ollama pull nope:7b" in result.stderr
     assert bad.returncode != 0 and "temperature" in bad.stderr.lower()
@@ -237,12 +255,12 @@ def test_a_grade_of_one_offers_the_retry_which_is_graded_again_and_switchable(
 ) -> None:
     with FakeOllama(HedgingBrain(), models=[STRONG, "nomic-embed-text"]) as server:
         env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
-        asked = local2("ask", CAPITAL, "--json", "--backend", "ollama", env=env)
+        asked = local2("ask", CAPITAL, "--json", "--backend", "ollama", "--model", STRONG, env=env)
         assert asked.returncode == 0, asked.stderr
         first = json.loads(asked.stdout)
         assert first["critique"]["score"] == 1 and first["retry_offered"] is True
         assert events.RETRY_OFFERED in first["events"]
-        shown = local2("ask", CAPITAL, "--backend", "ollama", env=env)
+        shown = local2("ask", CAPITAL, "--backend", "ollama", "--model", STRONG, env=env)
         assert "local2 retry" in shown.stderr  # the offer, in words, at a terminal
 
         retried = local2("retry", first["session_id"], first["query_id"], "--json", env=env)
@@ -291,7 +309,7 @@ def test_a_retry_that_grades_lower_keeps_the_first_attempt(tmp_path: Path) -> No
         settings = load_settings(
             overrides={
                 "system": {"ollama_host": server.url, "data_dir": str(tmp_path / "d")},
-                "generator": {"backend": "ollama"},
+                "generator": {"backend": "ollama", "model": STRONG},
                 **settings_override,
             }
         )

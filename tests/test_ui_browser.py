@@ -61,6 +61,7 @@ def make_agent(data_dir: Path, ollama_url: str, **kwargs: Any) -> Agent:
         overrides={
             "system": {"ollama_host": ollama_url, "data_dir": str(data_dir)},
             "generator": {"backend": "ollama"},
+            "web": {"search": {"provider": "mock"}},
         }
     )
     return Agent(settings, backend="ollama", **kwargs)
@@ -250,6 +251,28 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     assert "What did I tell you earlier" not in chat and "Critic:" in chat
     assert not page.is_visible("#local2-branch-row")
     assert "current branch" in text_of(page, "#local2-session")
+    page.context.close()
+
+
+def test_model_picker_offers_what_ollama_has_and_answers_with_the_pick(
+    stack: Stack, browser: Any
+) -> None:
+    page = open_page(browser, stack.url)
+    notice = text_of(page, "#local2-notice")
+    assert "mock provider: canned example results" in notice  # said once, at the top
+    page.click("#local2-model input")
+    offered = text_of(page, "#local2-model")
+    assert "gemma4:12b — tools, thinking · 131k context · 12B" in offered
+    assert "qwen3:4b — tools, thinking" in offered and "nomic-embed-text" not in offered
+    shot(page, "06-model-picker")
+    page.locator("#local2-model li[role=option]").filter(has_text="qwen3:4b").first.click()
+    before = len(stack.fake.chat_requests)
+    ask(page, "What is the capital of France?")
+    wait_text(page, "#local2-critic", "Critic:")
+    assert "Paris" in text_of(page, "#local2-chat")
+    answering = {r["model"] for r in stack.fake.chat_requests[before:] if r.get("tools")}
+    assert answering == {"qwen3:4b"}  # (the critic keeps its judge)
+    assert stack.agent.services.model_name == "gemma4:12b"  # other browsers keep theirs
     page.context.close()
 
 
@@ -465,7 +488,7 @@ def test_first_view_shows_the_top_and_tables_are_readable_on_a_phone(
 ) -> None:
     notice = "Ollama did not answer, so the embedded demo model answers (a weak demo model)."
     agent = make_agent(tmp_path, stack.fake.url, memory=None, critic=None)
-    agent.notice = notice  # as the embedded fallback sets it
+    agent.notices = [notice]  # as the embedded fallback sets it
     with Served(create_app(agent)) as url:
         page = open_page(browser, url, width=1280, height=800)
         time.sleep(1.0)  # anything that would scroll (autofocus) has happened by now
@@ -473,9 +496,8 @@ def test_first_view_shows_the_top_and_tables_are_readable_on_a_phone(
         for selector in ("#local2-header h2", "#local2-header p", "#local2-notice"):
             box = page.locator(selector).bounding_box()
             assert box and box["y"] >= 0 and box["y"] + box["height"] <= 800, selector
-        assert "LoCAL2" in text_of(page, "#local2-header") and "qwen3:4b" in text_of(
-            page, "#local2-header"
-        )
+        header = text_of(page, "#local2-header")
+        assert "LoCAL2" in header and agent.services.model_name in header
         focused = page.evaluate("document.activeElement?.closest('#local2-question') !== null")
         assert focused  # still ready to type
         shot(page, "first-view-1280-wide")

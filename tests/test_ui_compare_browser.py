@@ -54,8 +54,8 @@ def served(tmp_path: Path, fake: FakeOllama, model: str) -> tuple[Agent, Served]
 
 def test_compare_then_pick_b_and_the_next_turn_continues_from_b(
     fake: FakeOllama,
-    browser: Any,
-    tmp_path: Path,  # noqa: F811 - the fixture
+    browser: Any,  # noqa: F811 - the shared fixture, imported above
+    tmp_path: Path,
 ) -> None:
     agent, server = served(tmp_path, fake, STRONG)
     with server as url:
@@ -106,8 +106,8 @@ def test_compare_then_pick_b_and_the_next_turn_continues_from_b(
 
 def test_a_low_grade_offers_a_retry_that_is_graded_again_and_switchable(
     fake: FakeOllama,
-    browser: Any,
-    tmp_path: Path,  # noqa: F811 - the fixture
+    browser: Any,  # noqa: F811 - the shared fixture, imported above
+    tmp_path: Path,
 ) -> None:
     agent, server = served(tmp_path, fake, WEAK)
     with server as url:

@@ -120,15 +120,15 @@ class Agent:
         critic: Any = AUTO,
         turn_log: TurnLog | None = None,
         notice: str | None = None,
+        native_tools: bool | None = None,
     ) -> None:
         self.settings = settings or load_settings()
-        self.notice = notice
         if chat_model is None:
             from local2.models.backend import make_chat_model
 
             chosen = make_chat_model(self.settings, backend=backend, model=model)
             chat_model, model, backend = chosen.model, chosen.name, chosen.backend
-            self.notice = chosen.notice
+            native_tools, notice = chosen.native_tools, chosen.notice
         self.services = build_services(
             self.settings,
             chat_model=chat_model,
@@ -138,13 +138,22 @@ class Agent:
             turn_log=turn_log,
             backend=backend,
             model=model,
+            native_tools=native_tools,
         )
+        from local2.notices import startup_notices
+
+        self.notices: list[str] = startup_notices(self.settings, self.services, notice)
         self.checkpointer = checkpointer or default_checkpointer(self.settings)
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
         # A second respondent the app and the API use unless a request says otherwise
         # (``local2 serve --model-b``); see :mod:`local2.compare`.
         self.compare_default: dict[str, Any] | None = None
         self.turns = Turns()
+
+    @property
+    def notice(self) -> str | None:
+        """The start-up notices as one text (None when there are none)."""
+        return "\n\n".join(self.notices) or None
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -424,6 +433,11 @@ class Agent:
             # After publish the window already holds this turn: show what the model saw then.
             window = window[:-1]
         messages = build_prompt(gen.system_prompt, window, working, gen.history_token_budget)
+        if not self.services.native_tools:  # its tools were described in its prompt
+            from local2.models.prompted_tools import prompted_messages
+
+            schemas = [t.schema() for t in self.services.tools.values()]
+            messages = prompted_messages(messages, schemas or None)
         return prompt_as_json(messages)
 
     def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
@@ -641,21 +655,25 @@ class Agent:
         return ids
 
     def with_model(self, model: str) -> Agent:
-        """The same sessions, tools and memory, answered by another Ollama model."""
-        from local2.models.ollama import make_ollama_chat
+        """The same sessions, tools and memory, answered by another Ollama model (which
+        must be pulled: it is never silently replaced)."""
+        from local2.models.backend import make_chat_model
 
-        return Agent(
+        chosen = make_chat_model(self.settings, "ollama", model)
+        other = Agent(
             self.settings,
-            chat_model=make_ollama_chat(self.settings, model),
-            backend="ollama",
-            model=model,
+            chat_model=chosen.model,
+            backend=chosen.backend,
+            model=chosen.name,
+            native_tools=chosen.native_tools,
             tools=list(self.services.tools.values()),
             memory=self.services.memory,
             critic=self.services.critic,
             checkpointer=self.checkpointer,
             turn_log=self.services.turn_log,
-            notice=self.notice,
         )
+        other.turns = self.turns  # one turn at a time per session, whichever model answers
+        return other
 
     # -- ratings ---------------------------------------------------------------------------
 

@@ -32,7 +32,10 @@ BackendOpt = Annotated[
     str | None,
     typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
 ]
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Ollama model to use.")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="Ollama model, e.g. gemma4:12b (default: from config)."),
+]
 SessionOpt = Annotated[
     str | None, typer.Option("--session", "-s", help="Session id to continue (default: a new one).")
 ]
@@ -89,8 +92,8 @@ def make_agent(ctx: typer.Context, backend: str | None = None, model: str | None
     from local2.agent import Agent
 
     agent = Agent(settings_of(ctx), backend=backend, model=model)
-    if agent.notice:
-        err.print(f"[yellow]Notice:[/] {agent.notice}")
+    for notice in agent.notices:
+        err.print(f"[yellow]Notice:[/] {notice}")
     return agent
 
 
@@ -284,11 +287,14 @@ def chat(
 
 
 @app.command()
-def doctor(ctx: typer.Context, as_json: JsonOpt = False, backend: BackendOpt = None) -> None:
-    """Check Ollama, models, the data directory, search keys and MCP servers."""
+def doctor(
+    ctx: typer.Context, as_json: JsonOpt = False, backend: BackendOpt = None, model: ModelOpt = None
+) -> None:
+    """Check Ollama and its models (tools, thinking, context), the data directory, web search
+    and MCP servers."""
     from local2.doctor import run_checks
 
-    checks = run_checks(settings_of(ctx), backend=backend)
+    checks = run_checks(settings_of(ctx), backend=backend, model=model)
     if as_json:
         print(json.dumps([c.as_dict() for c in checks], indent=2))
     else:
@@ -409,9 +415,9 @@ def replay(
 ) -> None:
     """Re-run from a checkpoint as a new branch; the original branch stays intact."""
     with friendly_errors():
-        agent = make_agent(ctx, backend)
+        agent = make_agent(ctx, backend, model)  # the replay's model: checked before it runs
         try:
-            payload = agent.replay(session_id, checkpoint, query=query, model=model)
+            payload = agent.replay(session_id, checkpoint, query=query)
         finally:
             agent.close()
     if as_json:

@@ -137,8 +137,13 @@ def build_services(
     turn_log: TurnLog | None = None,
     backend: str | None = None,
     model: str | None = None,
+    native_tools: bool | None = None,
 ) -> Services:
-    """Assemble the services from settings, keeping whatever the caller supplied."""
+    """Assemble the services from settings, keeping whatever the caller supplied.
+
+    ``native_tools`` says whether a supplied ``chat_model`` calls tools natively (default
+    yes); a model built here knows it from its backend and Ollama's capabilities.
+    """
     from local2.models.backend import make_chat_model
     from local2.models.router import route
     from local2.models.toolcall_text import parse_tool_calls, repair_message, validate_args
@@ -146,6 +151,7 @@ def build_services(
     if chat_model is None:
         chosen = make_chat_model(settings, backend=backend, model=model)
         chat_model, model_name, backend_name = chosen.model, chosen.name, chosen.backend
+        native_tools = chosen.native_tools
     else:
         model_name = model or getattr(chat_model, "model", None) or type(chat_model).__name__
         backend_name = backend or "custom"
@@ -168,6 +174,7 @@ def build_services(
         tools={t.name: t for t in tools},
         model_name=str(model_name),
         backend=backend_name,
+        native_tools=True if native_tools is None else native_tools,
         memory=memory,
         critic=critic,
         tool_parser=parse_tool_calls,
@@ -180,7 +187,8 @@ def build_services(
 def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) -> Any:
     """The judge: ``critic.model`` on Ollama when set, else the generator's own model.
 
-    The embedded demo model rarely produces a parseable grade, so it gets one attempt only.
+    The embedded demo model almost never produces a parseable grade, so with it the critic is
+    off unless ``critic.grade_embedded`` (then it gets one attempt only).
     """
     from local2.critic import make_critic
 
@@ -191,6 +199,8 @@ def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) 
 
         judge = make_ollama_chat(settings, critic_settings.model)
     elif backend == "embedded":
+        if not critic_settings.grade_embedded:
+            return None
         critic_settings = critic_settings.model_copy(update={"retries": 0})
     return make_critic(judge, critic_settings)
 
@@ -225,6 +235,7 @@ def build_graph(
     turn_log: TurnLog | None = None,
     backend: str | None = None,
     model: str | None = None,
+    native_tools: bool | None = None,
 ) -> CompiledStateGraph:
     """The compiled agent. Invoking it with a ``thread_id`` is one turn of that session.
 
@@ -243,5 +254,6 @@ def build_graph(
         turn_log=turn_log,
         backend=backend,
         model=model,
+        native_tools=native_tools,
     )
     return compile_graph(services, checkpointer or default_checkpointer(settings))

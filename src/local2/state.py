@@ -39,6 +39,7 @@ class ToolCallRecord(TypedDict):
     result: str
     error: str | None
     duration_s: float
+    provider: NotRequired[str]  # the service that answered, e.g. the search provider
 
 
 class MemoryHit(TypedDict):
@@ -131,6 +132,7 @@ class TurnState(TypedDict):
     tool_calls: NotRequired[Annotated[list[ToolCallRecord], turn_list]]
     tool_rounds: NotRequired[int]
     repairs: NotRequired[int]
+    tools_stopped: NotRequired[bool]  # a repeated call ended the tool loop: answer now
     decision: NotRequired[str]  # set by generate: dispatch_tool | generate | publish
     memory_hits: NotRequired[Annotated[list[MemoryHit], turn_list]]
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]

@@ -82,12 +82,8 @@ def default_factory(services: Services) -> ModelFactory:
         if temperature is not None:
             generator = settings.generator.model_copy(update={"temperature": temperature})
             settings = settings.model_copy(update={"generator": generator})
-        name = model or services.model_name
-        if backend == "ollama":
-            from local2.models.ollama import check_ollama
-
-            check_ollama(settings.ollama_host, name)
-        chosen = make_chat_model(settings, backend, name)
+        # A model Ollama does not have is a clear error here (ModelNotPulled), before answers.
+        chosen = make_chat_model(settings, backend, model or services.model_name)
         with lock:
             made[key] = chosen
         return chosen
@@ -103,7 +99,11 @@ def respondent_services(services: Services, respondent_id: str, spec: Mapping | 
         services.model_factory = default_factory(services)
     chosen = services.model_factory(spec.get("model"), spec.get("temperature"))
     return dataclasses.replace(
-        services, chat_model=chosen.model, model_name=chosen.name, backend=chosen.backend
+        services,
+        chat_model=chosen.model,
+        model_name=chosen.name,
+        backend=chosen.backend,
+        native_tools=getattr(chosen, "native_tools", True),
     )
 
 

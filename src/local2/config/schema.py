@@ -29,7 +29,7 @@ class ToolSchema(Strict):
 
 class GeneratorSettings(Strict):
     backend: Literal["auto", "ollama", "embedded"] = "auto"
-    model: str = "qwen3:4b"
+    model: str = "gemma4:12b"  # the seed's model
     num_ctx: int = Field(32000, ge=512)
     reasoning: bool | None = True
     keep_alive: str | int = "10m"
@@ -76,7 +76,9 @@ class SystemSettings(Strict):
 
 
 class WebSearchSettings(Strict):
-    provider: Literal["tavily", "searxng", "brave", "mock"] = "mock"
+    # auto: Tavily with TAVILY_API_KEY, Brave with BRAVE_API_KEY, SearXNG when searxng_url
+    # answers, else ddgs (keyless); a provider that fails falls back to the next, never to mock.
+    provider: Literal["auto", "tavily", "searxng", "brave", "ddgs", "mock"] = "auto"
     max_results: int = Field(5, ge=1, le=50)
     timeout_s: float = Field(15.0, gt=0)
     searxng_url: str = "http://127.0.0.1:8888"
@@ -134,6 +136,9 @@ class CriticSettings(Strict):
     model: str | None = None  # default: the generator's model
     timeout_s: float = Field(60.0, gt=0)  # for the whole grade, retries included
     retries: int = Field(2, ge=0, le=5)  # extra attempts when the judge's output has no score
+    # The embedded demo model almost never produces a parseable grade, so with that backend
+    # the critic is off unless this is true (or ``model`` names an Ollama judge).
+    grade_embedded: bool = False
     evidence_max_chars: int = Field(1500, ge=100)  # each tool result shown to the judge
     rubric: CriticRubric | None = None  # default: the rubric shipped in critic.yaml
     retry_below: int = Field(2, ge=0, le=5)  # a grade at or below it offers a retry (0: never)

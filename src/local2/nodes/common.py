@@ -29,6 +29,9 @@ class Services:
     tools: dict[str, Tool] = field(default_factory=dict)
     model_name: str = ""
     backend: str = ""
+    # False: the model cannot call tools natively (the embedded model, an Ollama model whose
+    # capabilities lack ``tools``): tools go in its prompt and the keyword router may help.
+    native_tools: bool = True
     memory: Any | None = None  # local2.memory.store.EngramStore
     critic: Any | None = None  # local2.critic.Critic
     tool_parser: Any | None = None  # callable(text, tools) -> ParsedToolCalls

@@ -41,6 +41,7 @@ def receive(state: TurnState, services: Services, config: RunnableConfig) -> dic
         "pending_tool_calls": [],
         "tool_rounds": 0,
         "repairs": 0,
+        "tools_stopped": False,
         "answer": "",
         "critique": None,
         "error": None,

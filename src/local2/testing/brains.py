@@ -106,7 +106,7 @@ _GIL = re.compile(r"\bGIL\b|global interpreter lock", re.I)
 _WHY_IT = re.compile(r"\bwhy\b.*\bit\b.*\bintroduced\b", re.I)
 _NOISE_LINE = re.compile(
     r"^(?:today's date:|url:|extracted text:|<<<|<[^<>]*>$|[-=*#_`]{3,}$|\[\d+\]\s*$"
-    r"|\[tool output below|sha256:|chars: \d|lines: \d)",
+    r"|\[tool output below|\[canned results|sha256:|chars: \d|lines: \d)",
     re.I,
 )
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?(?:title|snippet|content):\s*", re.I)

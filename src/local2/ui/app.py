@@ -20,6 +20,7 @@ from local2.ui import render
 from local2.ui.arena import Arena
 from local2.ui.chat import Chat
 from local2.ui.compare import Compare
+from local2.ui.models import ModelPicker
 from local2.ui.ratings import Ratings
 from local2.ui.sessions import Sessions
 from local2.ui.timetravel import TimeTravel
@@ -54,9 +55,18 @@ class LocalUI(Chat, Sessions, Ratings, TimeTravel, Compare, Arena):
                 elem_id="local2-header",
             )
             gr.Markdown(
-                render.banner(agent.notice, kind="warning") if agent.notice else "",
-                visible=bool(agent.notice),
+                "\n\n".join(render.banner(n, kind="warning") for n in agent.notices),
+                visible=bool(agent.notices),
                 elem_id="local2-notice",
+            )
+            self.picker = ModelPicker.for_agent(agent)
+            self.model_pick = gr.Dropdown(
+                self.picker.choices,
+                value=self.picker.value,
+                label="Model",
+                info=self.picker.info,
+                interactive=len(self.picker.choices) > 1,
+                elem_id="local2-model",
             )
             self.banner = gr.Markdown("", visible=False, elem_id="local2-banner")
             with gr.Tabs():

@@ -21,27 +21,12 @@ import gradio as gr
 from local2.agent import UnknownTurn
 from local2.compare import session
 from local2.compare.spec import compare_spec
-from local2.models.errors import ModelError
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.safe_markdown import neutralise
 
 PREFER_LABELS = {"a": "A is better", "tie": "Tie", "b": "B is better"}
 VERDICTS = {"a": "A is better", "b": "B is better", "tie": "a tie (the two orders disagreed)"}
-
-
-def model_choices(agent: Any) -> list[str]:
-    """Chat models the server has, for the second-model picker (empty when unknown)."""
-    services = agent.services
-    if services.backend != "ollama":
-        return []
-    try:
-        from local2.models.ollama import ollama_models
-
-        names = ollama_models(services.settings.ollama_host, timeout_s=2.0)
-    except ModelError:
-        return []
-    return [n for n in names if "embed" not in n]
 
 
 def answer_card(rid: str, respondent: dict[str, Any], shown: str) -> str:
@@ -86,7 +71,7 @@ class Compare(UIPart):
                 elem_id="local2-compare",
             )
             self.model_b = gr.Dropdown(
-                choices=model_choices(self.agent),
+                choices=list(self.picker.choices),  # the models Ollama has (local2.ui.models)
                 value=default.get("model"),
                 label="Model B (blank: the same model)",
                 allow_custom_value=True,
