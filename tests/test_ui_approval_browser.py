@@ -73,13 +73,18 @@ def panel(page: Any) -> str:
 
 
 def decide(page: Any, button: str) -> None:
-    """Click Approve or Deny; wait until that question is gone (hidden, or the next one)."""
-    before = text_of(page, "#local2-approval")
+    """Click Approve or Deny; wait until that question is gone (hidden, or the next one).
+
+    The question's own text is compared, not the whole panel's: while the handler runs,
+    Gradio's progress timer ("0.1s") changes the panel's text with the old question still
+    in it."""
+    before = text_of(page, "#local2-approval-details")
     page.click(f"#local2-{button}")
     page.wait_for_function(
         """(before) => {
             const box = document.querySelector('#local2-approval');
-            return !box || box.offsetParent === null || box.innerText !== before;
+            const details = document.querySelector('#local2-approval-details');
+            return !box || box.offsetParent === null || details.innerText !== before;
         }""",
         arg=before,
     )

@@ -16,10 +16,10 @@ from local2.testing.brains import HedgingBrain, ModelBrains
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.ui.server import create_app
 from tests.test_api import Served
-from tests.test_ui_browser import (  # noqa: F401 - browser: the shared chromium fixture
+from tests import test_ui_browser
+from tests.test_ui_browser import (
     CHROMIUM,
     ask,
-    browser,
     make_agent,
     open_page,
     session_of,
@@ -28,6 +28,8 @@ from tests.test_ui_browser import (  # noqa: F401 - browser: the shared chromium
     text_of,
     wait_text,
 )
+
+browser = test_ui_browser.browser  # the same chromium fixture (one per module)
 
 pytestmark = [
     pytest.mark.slow,
@@ -54,7 +56,7 @@ def served(tmp_path: Path, fake: FakeOllama, model: str) -> tuple[Agent, Served]
 
 def test_compare_then_pick_b_and_the_next_turn_continues_from_b(
     fake: FakeOllama,
-    browser: Any,  # noqa: F811 - the shared fixture, imported above
+    browser: Any,
     tmp_path: Path,
 ) -> None:
     agent, server = served(tmp_path, fake, STRONG)
@@ -106,7 +108,7 @@ def test_compare_then_pick_b_and_the_next_turn_continues_from_b(
 
 def test_a_low_grade_offers_a_retry_that_is_graded_again_and_switchable(
     fake: FakeOllama,
-    browser: Any,  # noqa: F811 - the shared fixture, imported above
+    browser: Any,
     tmp_path: Path,
 ) -> None:
     agent, server = served(tmp_path, fake, WEAK)

@@ -118,6 +118,18 @@ class Retry(TypedDict, total=False):
     shown: int  # 1 or 2: the attempt the history continues from
 
 
+def cleared_compare(state: dict[str, Any] | TurnState) -> dict[str, Any]:
+    """Updates that empty an earlier turn's compare and retry records (none when there are
+    none, so sessions that never compare keep the checkpoints they always had)."""
+    update: dict[str, Any] = {}
+    if state.get("respondents"):
+        update["respondents"] = RESET
+    for key in ("pairwise", "retry"):
+        if state.get(key):
+            update[key] = None
+    return update
+
+
 class TurnState(TypedDict):
     # Input of a turn.
     query: str
@@ -144,8 +156,8 @@ class TurnState(TypedDict):
     history_head: NotRequired[str | None]
     turn_count: NotRequired[int]
     rewards: NotRequired[Annotated[dict[str, Reward], merge_dict]]
-    # Compare and retry turns (DESIGN §9); each record names its query_id, so a later turn
-    # never mistakes an earlier record for its own.
+    # Compare and retry turns (DESIGN §9): per turn, emptied by `receive` when a later turn
+    # starts; each record names its query_id too.
     respondents: NotRequired[Annotated[dict[str, Respondent], merge_respondents]]
     pairwise: NotRequired[Pairwise | None]
     retry: NotRequired[Retry | None]
