@@ -15,8 +15,8 @@ from local2.agent import Agent
 from local2.testing.brains import HedgingBrain, ModelBrains
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.ui.server import create_app
-from tests.test_api import Served
 from tests import test_ui_browser
+from tests.test_api import Served
 from tests.test_ui_browser import (
     CHROMIUM,
     ask,
