@@ -75,11 +75,12 @@ def make_agent(tmp_path: Path, url: str, model: str = STRONG) -> Agent:
 
 
 def generation_requests(server: FakeOllama, model: str) -> list[dict[str, Any]]:
-    """The answering requests a model got (not the judge's)."""
+    """The answering requests a model got (not the judge's, nor fact extraction's)."""
     return [
         r
         for r in server.chat_requests
         if r.get("model") == model
+        and not r.get("format")  # a JSON schema: memory's fact extraction
         and not any("###Task Description" in str(m.get("content")) for m in r["messages"])
     ]
 
@@ -364,14 +365,16 @@ def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
     agent = make_agent(tmp_path, server.url)
     agent.ask(CAPITAL, "plain")
     plain = [r["node"] for r in reversed(agent.checkpoints("plain"))]
-    # As on main before compare existed.
-    assert plain == ["input", "__start__", "receive", "generate", "publish", "critique,ingest"]
+    # The chat graph's own path, untouched by compare.
+    plain_path = ["input", "__start__", "receive", "recall", "generate", "publish"]
+    assert plain == [*plain_path, "critique,ingest"]
     payload = agent.ask(CAPITAL, "pair", options={"compare": {"model": WEAK}})
     nodes = [r["node"] for r in reversed(agent.checkpoints("pair"))]
     assert nodes == [
         "input",
         "__start__",
         "receive",
+        "recall",
         "compare",
         "respond,respond",
         "publish_pair",

@@ -203,9 +203,10 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     shot(page, "03-rated")
 
     # A question that recalls memory: the panel shows the first turn with its reward.
-    ask(page, "What did I tell you earlier about open-weight models?")
+    # (about the question: the answer quoted the search results, which memory does not keep)
+    ask(page, "What did I tell you earlier about major AI stories that broke?")
     wait_text(page, "#local2-chat", "Tool: recall_memory")
-    wait_text(page, "#local2-memory", "This week in AI")
+    wait_text(page, "#local2-memory", "Q: What major AI news")
     wait_text(page, "#local2-critic", "Critic:")
     memory = text_of(page, "#local2-memory")
     row = memory[memory.index("Q: What major AI news") :].split("episodic")[0]
@@ -328,6 +329,41 @@ def test_unreachable_model_and_empty_question_show_clear_notes(
         shot(page, "07-model-unreachable")
         page.context.close()
     agent.close()
+
+
+def test_memory_says_it_fell_back_and_recalls_a_fact_in_a_new_session(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ollama serves the chat model but not the embedding model, and (as on a machine without
+    # the offline model package) MiniLM cannot load: memory falls back to the lexical
+    # embedder and the app says so, instead of switching memory off.
+    monkeypatch.setattr("local2.memory.fallback.minilm_available", lambda: False)
+    with FakeOllama(RuleBrain(), models=["gemma4:12b"]) as fake:
+        settings = load_settings(
+            overrides={
+                "system": {"ollama_host": fake.url, "data_dir": str(tmp_path)},
+                "generator": {"backend": "ollama"},
+                "memory": {"embedder": "ollama"},
+            }
+        )
+        agent = Agent(settings, backend="ollama", critic=None)
+        with Served(create_app(agent)) as url:
+            page = open_page(browser, url)
+            notice = text_of(page, "#local2-notice")
+            assert "fallback embedder lexical-hash-512" in notice and "ollama serve" in notice
+            ask(page, "Remember that my sister's name is Ines.")
+            wait_text(page, "#local2-chat", "I will remember that")
+            page.click("text=New session")
+            page.wait_for_function(
+                "document.querySelector('#local2-chat')?.innerText.indexOf('Ines') === -1"
+            )
+            ask(page, "What is my sister's name?")
+            wait_text(page, "#local2-chat", "Your sister's name is Ines")
+            wait_text(page, "#local2-memory", "The user's sister's name is Ines.")
+            assert "fact" in text_of(page, "#local2-memory")
+            shot(page, "08-memory-fallback-fact-recalled")
+            page.context.close()
+        agent.close()
 
 
 def test_api_alone_serves_no_app(stack: Stack, tmp_path: Path) -> None:

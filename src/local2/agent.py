@@ -142,7 +142,12 @@ class Agent:
         )
         from local2.notices import startup_notices
 
-        self.notices: list[str] = startup_notices(self.settings, self.services, notice)
+        # What the person must be told: a fallback model, canned search, a critic that is
+        # off, memory on a fallback embedder or off.
+        self.notices: list[str] = [
+            *startup_notices(self.settings, self.services, notice),
+            *self.services.notices,
+        ]
         self.checkpointer = checkpointer or default_checkpointer(self.settings)
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
         # A second respondent the app and the API use unless a request says otherwise
@@ -763,6 +768,8 @@ class Agent:
 
     def close(self) -> None:
         self.services.runner.shutdown()
+        if self.services.memory is not None and hasattr(self.services.memory, "close"):
+            self.services.memory.close()
         conn = getattr(self.checkpointer, "conn", None)
         if conn is not None:
             conn.close()

@@ -188,4 +188,7 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
             raise model_failure(exc) from exc
 
     add_compare_routes(app, agent, authorised)
+    from local2.research.api import research_routes
+
+    app.include_router(research_routes(agent), dependencies=[Depends(authorised)])
     return app

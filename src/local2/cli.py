@@ -473,6 +473,7 @@ for _module in (
     "local2.stories.commands",
     "local2.files.commands",
     "local2.compare.commands",
+    "local2.research.commands",
 ):
     with suppress(ImportError):
         __import__(_module, fromlist=["register"]).register(app)

@@ -3,6 +3,7 @@
 QUERY_RECEIVED = "query.received"
 QUERY_REJECTED = "query.rejected"
 MEMORY_RECALL = "memory.recall"
+MEMORY_RECALL_FAILED = "memory.recall_failed"
 TOOL_REQUEST = "tool.request"  # + ".<tool>"
 TOOL_RESULT = "tool.result"  # + ".<tool>"
 TOOL_LOOP_LIMIT = "tool.loop_limit"
@@ -22,11 +23,18 @@ CRITIQUE_RESULT = "critique.result"
 MEMORY_INGESTED = "memory.ingested"
 MEMORY_INGEST_FAILED = "memory.ingest_failed"
 MEMORY_SAVED = "memory.saved"
+MEMORY_SAVE_FAILED = "memory.save_failed"
 FILE_READ = "file.read"
 FILE_SEARCH = "file.search"
 USER_FEEDBACK = "user.feedback"
 REWARD_EVENT = "reward.event"
 BACKEND_NOTICE = "backend.notice"
+# Research mode (DESIGN §10).
+RESEARCH_PLAN = "research.plan"
+RESEARCH_STEP = "research.step"  # {id, status: started|done|failed}
+RESEARCH_REPLAN = "research.replan"  # {reason, forbidden}
+RESEARCH_ROUND = "research.round"  # {n, gaps}
+RESEARCH_REPORT = "research.report"  # {sources, citations, unsupported}
 REPLAY_STARTED = "replay.started"  # a replayed turn's clock starts here (t = 0)
 # Two respondents answer one question (DESIGN §9); the judge compares them.
 COMPARE_STARTED = "compare.started"

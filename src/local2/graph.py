@@ -1,21 +1,23 @@
 """The topology: the original generator's state machine as a LangGraph ``StateGraph``.
 
 ```
-START -> receive -> generate --(tool calls, under the limit)--> approve -> dispatch_tool
-                       ^                                                       |
-                       +------------------ await_tool <------------------------+
+START -> receive -> recall -> generate --(tool calls, under the limit)--> approve -> dispatch_tool
+                                 ^                                                        |
+                                 +--------------------- await_tool <----------------------+
          generate --(final answer, or forced synthesis at the limit)--> publish
          generate --(repair a malformed tool call / empty reply)--> generate
          publish -> critique -> END        (in parallel)
          publish -> ingest   -> END        (in parallel)
          receive --(question rejected)--> END
 ```
-``approve`` pauses the turn (LangGraph ``interrupt``) while a call waits for the person.
+``recall`` saves what the person asked to be remembered and gives the model the memories
+most similar to the question, as data, before it answers. ``approve`` pauses the turn
+(LangGraph ``interrupt``) while a call waits for the person.
 Two respondents (DESIGN §9), and a second attempt at a low-graded answer:
 ```
-receive --(compare)--> compare -> respond(a) | respond(b)  (each its own generate/tool loop)
-          -> publish_pair -> critique_pair | ingest_pair -> settle_pair -> END
-receive --(retry)--> retry_context -> generate ... publish -> critique -> settle_retry -> END
+recall --(compare)--> compare -> respond(a) | respond(b)  (each its own generate/tool loop)
+         -> publish_pair -> critique_pair | ingest_pair -> settle_pair -> END
+recall --(retry)--> retry_context -> generate ... publish -> critique -> settle_retry -> END
 ```
 Services (chat model, tools, memory, critic) are injected here, so tests and notebooks can
 swap any of them.
@@ -43,6 +45,7 @@ from local2.nodes.dispatch_tool import dispatch_tool
 from local2.nodes.generate import generate
 from local2.nodes.ingest import ingest
 from local2.nodes.publish import publish
+from local2.nodes.recall import recall
 from local2.nodes.receive import receive
 from local2.state import TurnState
 from local2.tools.base import Tool
@@ -51,13 +54,17 @@ AUTO: Any = "auto"  # "build this service from settings"
 Binder = Callable[[Callable[..., dict]], Callable[..., dict]]
 
 
-def after_receive(
+def after_receive(state: TurnState) -> Literal["recall", "__end__"]:
+    return END if state.get("error") else "recall"
+
+
+def after_recall(
     state: TurnState, config: RunnableConfig
-) -> Literal["generate", "compare", "retry_context", "__end__"]:
-    """Rejected: end. Otherwise one respondent answers, or two, or a retry (by the config)."""
+) -> Literal["generate", "compare", "retry_context"]:
+    """One respondent answers, or two, or a retry (as the run's config says)."""
     from local2.compare.topology import answer_path
 
-    return END if state.get("error") else answer_path(config)
+    return answer_path(config)
 
 
 def after_generate(state: TurnState) -> Literal["approve", "generate", "publish"]:
@@ -71,7 +78,7 @@ def after_generate(state: TurnState) -> Literal["approve", "generate", "publish"
 
 def recursion_limit(settings: Settings) -> int:
     """Enough super-steps for every allowed tool round, a repair and the tail."""
-    return 12 + 4 * (settings.generator.max_tool_iterations + 3)
+    return 13 + 4 * (settings.generator.max_tool_iterations + 3)
 
 
 def add_answer_loop(graph: StateGraph, bind: Binder, done: str) -> None:
@@ -105,6 +112,7 @@ def compile_graph(
 
     graph = StateGraph(TurnState)
     graph.add_node("receive", bind(receive))
+    graph.add_node("recall", bind(recall))
     add_answer_loop(graph, bind, "publish")
     graph.add_node("publish", bind(publish))
     graph.add_node("critique", bind(critique))
@@ -112,10 +120,11 @@ def compile_graph(
     topology.add_compare_and_retry(graph, bind, services)
 
     graph.add_edge(START, "receive")
+    graph.add_conditional_edges("receive", after_receive, {"recall": "recall", END: END})
     graph.add_conditional_edges(
-        "receive",
-        after_receive,
-        {"generate": "generate", "compare": "compare", "retry_context": "retry_context", END: END},
+        "recall",
+        after_recall,
+        {"generate": "generate", "compare": "compare", "retry_context": "retry_context"},
     )
     graph.add_edge("publish", "critique")
     graph.add_edge("publish", "ingest")
@@ -158,9 +167,12 @@ def build_services(
     if turn_log is None:
         turn_log = default_turn_log(settings)
     if memory is AUTO:
-        from local2.nodes.ingest import open_memory
+        from local2.nodes.ingest import open_memory_noting
 
-        memory = open_memory(settings) if settings.memory.enabled else None
+        memory, memory_notice = open_memory_noting(settings)
+    else:
+        memory_notice = getattr(memory, "notice", None)
+    notices = [memory_notice] if isinstance(memory_notice, str) and memory_notice else []
     if critic is AUTO:
         critic = default_critic(settings, chat_model, backend_name)
     if tools is None:
@@ -181,6 +193,7 @@ def build_services(
         router=route,
         arg_validator=validate_args,
         repair_message=repair_message,
+        notices=notices,
     )
 
 

@@ -24,6 +24,7 @@ def turn_payload(state: TurnState | dict[str, Any]) -> dict[str, Any]:
         "thinking": "\n\n".join(t for t in state.get("thinking") or [] if t),
         "tool_calls": [_tool_call(call) for call in state.get("tool_calls") or []],
         "memory_hits": list(state.get("memory_hits") or []),
+        "memory_saved": list(state.get("memory_saved") or []),
         "model": state.get("model"),
         "backend": state.get("backend"),
         "events": [e["subject"] for e in event_log],

@@ -52,6 +52,15 @@ class MemoryHit(TypedDict):
     kind: str
 
 
+class SavedMemory(TypedDict):
+    """A fact the person asked to be remembered this turn ("Remember that ...")."""
+
+    id: str
+    content: str
+    superseded: list[str]
+    error: str | None
+
+
 class EventEntry(TypedDict, total=False):
     subject: str
     t: float
@@ -147,6 +156,7 @@ class TurnState(TypedDict):
     tools_stopped: NotRequired[bool]  # a repeated call ended the tool loop: answer now
     decision: NotRequired[str]  # set by generate: dispatch_tool | generate | publish
     memory_hits: NotRequired[Annotated[list[MemoryHit], turn_list]]
+    memory_saved: NotRequired[list[SavedMemory]]
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
     model: NotRequired[str]
     backend: NotRequired[str]

@@ -17,6 +17,7 @@ compare -> respond(a) | respond(b) -> publish_pair -> critique_pair | ingest_pai
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -209,11 +210,22 @@ def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
 
 
 def ingest_pair(state: TurnState, services: Services) -> dict[str, Any]:
-    """Both answers into memory, each as its own engram (see :func:`ingest`)."""
+    """Both answers into memory, each as its own engram (see :func:`ingest`). Facts are
+    distilled from the turn of the answer shown only: two answers must not each set what
+    the person said, nor one's claims supersede the other's."""
     engrams: dict[str, dict[str, Any]] = {}
     log_entries: list[Any] = []
+    shown = (state.get("pairwise") or {}).get("shown") or "a"
+    settings = services.settings
+    no_facts = dataclasses.replace(
+        services,
+        settings=settings.model_copy(
+            update={"memory": settings.memory.model_copy(update={"facts": "off"})}
+        ),
+    )
     for rid in RESPONDENT_IDS:
-        update = ingest(respondent_view(state, rid), services)  # type: ignore[arg-type]
+        own = services if rid == shown else no_facts
+        update = ingest(respondent_view(state, rid), own)  # type: ignore[arg-type]
         for entry in update.get("event_log") or []:
             log_entries.append(entry)
             if entry.get("subject") == events.MEMORY_INGESTED and entry.get("id"):

@@ -96,6 +96,21 @@ def to_chat_messages(
     ]
 
 
+def llama_response_format(fmt: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A ``response_format`` as llama-cpp-python takes it: ``{"type": "json_object",
+    "schema": ...}``, which it compiles to a JSON-schema grammar.
+
+    Accepts the OpenAI envelope (``{"type": "json_schema", "json_schema": {"schema": ...}}``),
+    so callers request a schema the same way from every backend but Ollama.
+    """
+    if not fmt:
+        return None
+    if fmt.get("type") == "json_schema":
+        schema = (fmt.get("json_schema") or {}).get("schema")
+        return {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
+    return fmt
+
+
 class RepetitionGuard:
     """Notices a generation stuck in a loop: a run of ``n`` words seen ``limit`` times.
 
@@ -186,15 +201,24 @@ class EmbeddedChatModel(BaseChatModel):
         kwargs.pop("tool_choice", None)  # a prompt cannot force a choice
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
+    def _guarded(self, kwargs: dict[str, Any]) -> bool:
+        """The repetition guard watches free text only: output under a JSON-schema grammar is
+        bounded by the schema, and cutting it would break the document."""
+        return self.repetition_guard and not kwargs.get("response_format")
+
     def _completion(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> dict[str, Any]:
-        return {
+        request = {
             "messages": to_chat_messages(messages, kwargs.get("tools")),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
             "temperature": kwargs.get("temperature", self.temperature),
             "stop": stop or [],
         }
+        response_format = llama_response_format(kwargs.get("response_format"))
+        if response_format is not None:
+            request["response_format"] = response_format
+        return request
 
     def _generate(
         self,
@@ -210,7 +234,7 @@ class EmbeddedChatModel(BaseChatModel):
         usage = result.get("usage") or {}
         content = choice["message"].get("content") or ""
         finish_reason = choice.get("finish_reason")
-        looped = RepetitionGuard().cut(content) if self.repetition_guard else None
+        looped = RepetitionGuard().cut(content) if self._guarded(kwargs) else None
         if looped is not None:  # not streamed, so it ran to the end: keep what the stream would
             content, finish_reason = looped + REPETITION_NOTE, "repetition"
         message = AIMessage(
@@ -233,7 +257,7 @@ class EmbeddedChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
         request = self._completion(messages, stop, kwargs)
-        guard = RepetitionGuard() if self.repetition_guard else None
+        guard = RepetitionGuard() if self._guarded(kwargs) else None
         pieces = 0
         with lock:  # held until the stream ends or is closed
             finish_reason = None

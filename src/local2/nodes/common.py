@@ -43,6 +43,7 @@ class Services:
     # and where the arena's votes are kept (opened on first use).
     model_factory: Any | None = None  # callable(model, temperature) -> ChatBackend
     votes: Any | None = None  # local2.arena.votes.VoteLog
+    notices: list[str] = field(default_factory=list)  # for the person (e.g. memory fallback)
 
 
 def push(item: dict[str, Any]) -> None:

@@ -38,6 +38,7 @@ def receive(state: TurnState, services: Services, config: RunnableConfig) -> dic
         "thinking": RESET,
         "tool_calls": RESET,
         "memory_hits": RESET,
+        "memory_saved": [],
         "pending_tool_calls": [],
         "tool_rounds": 0,
         "repairs": 0,

@@ -290,6 +290,9 @@ class FakeOllama:
         self.embed_dim = embed_dim
         self.log: list[Recorded] = []
         self.errors: list[str] = []
+        # Replies that did not match the JSON schema their request sent as ``format``
+        # (real Ollama constrains decoding to it; a brain may break it on purpose).
+        self.format_violations: list[str] = []
         self.lines_sent = 0
         self._port = port
         self._lock = threading.Lock()
@@ -516,6 +519,7 @@ class FakeOllama:
         if reply.error is not None:
             h._json(reply.status, {"error": reply.error})
             return
+        self._check_format(request.get("format"), reply.content)
         frames = self._frames(path, name, request, reply)
         if body.get("stream", True) is False:
             h._json(200, self._merge(frames))
@@ -525,6 +529,24 @@ class FakeOllama:
             drop = self.drop_after_chunks
         gap = self.chunk_delay_s if reply.chunk_delay_s is None else reply.chunk_delay_s
         h._stream(frames, drop, gap)
+
+    def _check_format(self, schema: Any, content: str) -> None:
+        """Record a reply that breaks the requested ``format`` (a schema, or ``"json"``)."""
+        if not schema:
+            return
+        try:
+            document = json.loads(content)
+        except json.JSONDecodeError as exc:
+            self.format_violations.append(f"not JSON: {exc.msg}")
+            return
+        if isinstance(schema, dict):
+            import jsonschema
+
+            problem = jsonschema.exceptions.best_match(
+                jsonschema.Draft202012Validator(schema).iter_errors(document)
+            )
+            if problem is not None:
+                self.format_violations.append(problem.message[:200])
 
     @staticmethod
     def _as_chat(body: dict[str, Any]) -> dict[str, Any]:

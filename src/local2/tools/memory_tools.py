@@ -35,8 +35,8 @@ def format_hit(hit: MemoryHit) -> str:
         parts.append(f"reward {hit['reward']:g}")
     if hit["critic_score"] is not None:
         parts.append(f"critic {hit['critic_score']}")
-    if hit["kind"] == "saved":
-        parts.append("saved fact")
+    if hit["kind"] in ("saved", "fact"):
+        parts.append("saved fact" if hit["kind"] == "saved" else "fact")
     content = hit["content"].strip().replace("\n", "\n    ")
     return f"[{hit['id']}] ({', '.join(parts)}) {content}"
 

@@ -76,6 +76,10 @@ class LocalUI(Chat, Sessions, Ratings, TimeTravel, Compare, Arena):
                     self._time_travel_tab()
                 with gr.Tab("Arena", id="arena") as self.arena_tab_item:
                     self._arena_tab()
+                with gr.Tab("Research", id="research"):
+                    from local2.ui.research_tab import research_tab
+
+                    research_tab(agent, self.settings.concurrency_limit)
             self._wire(demo)
         demo.queue(default_concurrency_limit=self.settings.concurrency_limit)
         return demo
