@@ -68,13 +68,19 @@ def planted(agent: Agent) -> list[str]:
 
 
 def panel(page: Any, after: str | None = None) -> str:
-    """The approval panel's text once shown (with a question other than ``after``)."""
+    """The approval panel's text once it shows a question (other than ``after``).
+
+    The question's details are waited for, not only the panel: between two questions the
+    panel can show with its buttons and empty details for a moment."""
     page.wait_for_selector("#local2-approval", state="visible")
-    if after is not None:
-        page.wait_for_function(
-            "(after) => document.querySelector('#local2-approval-details').innerText !== after",
-            arg=after,
-        )
+    page.wait_for_function(
+        """(after) => {
+            const details = document.querySelector('#local2-approval-details');
+            const text = details ? details.innerText.trim() : '';
+            return text !== '' && text !== (after || '').trim();
+        }""",
+        arg=after,
+    )
     return text_of(page, "#local2-approval")
 
 
@@ -91,7 +97,7 @@ def decide(page: Any, button: str) -> str:
         """(before) => {
             const box = document.querySelector('#local2-approval');
             const details = document.querySelector('#local2-approval-details');
-            return !box || box.offsetParent === null || details.innerText !== before;
+            return !box || box.offsetParent === null || !details || details.innerText !== before;
         }""",
         arg=before,
     )
