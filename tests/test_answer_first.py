@@ -20,7 +20,8 @@ from local2.api import create_api
 from local2.config import load_settings
 from local2.files.audit import show_run
 from local2.ids import SESSION_ID_RULE
-from local2.testing.ollama_server import FakeOllama, Reply, RuleBrain
+from local2.testing.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
+from local2.testing.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain
 from tests.test_api import Served
 
 CRITIC_DELAY_S = 2.0
@@ -39,9 +40,13 @@ class SlowJudge:
         return reply
 
 
+WEAK = "hedge:1b"  # a second model for compare turns: it says it does not know
+
+
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[tuple[str, Agent]]:
-    with FakeOllama(SlowJudge()) as fake:
+    brains = ModelBrains({WEAK: HedgingBrain()}, default=SlowJudge())
+    with FakeOllama(brains, models=[*DEFAULT_MODELS, WEAK]) as fake:
         settings = load_settings(
             overrides={
                 "system": {"ollama_host": fake.url, "data_dir": str(tmp_path / "data")},
@@ -166,6 +171,42 @@ def test_a_client_leaving_mid_stream_does_not_stop_the_turn(stack) -> None:
         history = client.get(f"/sessions/{session}/history").json()
         assert history["checkpoints"][0]["next"] == []  # the turn ran to its end
         assert [t["query_id"] for t in history["turns"]] == [query_id]
+
+
+def test_a_compare_turn_answers_first_and_streams_whose_each_event_is(stack) -> None:
+    url, agent = stack
+    question = "What is the capital of France?"
+    with httpx.Client(base_url=url, timeout=60) as client:
+        started = time.monotonic()
+        body = client.post("/query", json={"query": question, "model_b": WEAK}).json()
+        assert time.monotonic() - started < CRITIC_DELAY_S, "waited for the judge"
+        assert body["critique"] is None and body["critique_pending"] is True
+        assert body["pairwise"]["winner"] is None  # the judge compares after the answer
+        assert "Paris" in body["respondents"]["a"]["answer"]
+        assert HEDGE_MARKER in body["respondents"]["b"]["answer"]
+        assert agent.wait_idle(60)
+        asked = {"query": question, "model_b": WEAK, "session_id": body["session_id"]}
+        with client.stream("POST", "/query/stream", json=asked) as response:
+            seen = list(sse(response))
+    names = [name for name, _, _ in seen]
+    assert names[-1] == "done" and "error" not in names
+    events_ = [(name, data) for name, data, _ in seen if name not in ("answer", "done")]
+    assert all("respondent_id" in data for _, data in events_), events_
+    said = {
+        rid: "".join(d["text"] for n, d in events_ if n == "token" and d["respondent_id"] == rid)
+        for rid in ("a", "b")
+    }
+    assert "Paris" in said["a"] and HEDGE_MARKER in said["b"]
+    received = next(d for n, d in events_ if d.get("subject") == "query.received")
+    assert received["respondent_id"] is None  # the turn's shared events
+    critiques = sorted(d["respondent_id"] for n, d in events_ if n == "critique")
+    assert critiques == ["a", "b"]
+    verdict = next(d for n, d in events_ if n == "pairwise")
+    assert verdict["winner"] == "a" and verdict["respondent_id"] is None
+    assert names.index("answer") < names.index("critique") < names.index("pairwise")
+    answer = seen[names.index("answer")][1]
+    assert answer["critique_pending"] is True and answer["pairwise"]["winner"] is None
+    assert seen[-1][1]["pairwise"]["winner"] == "a"
 
 
 @pytest.mark.parametrize("bad", ["team/alice", "../../x", "..", "a b", "x" * 129, ""])

@@ -14,9 +14,10 @@ from typing import Any, Literal
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from local2.agent import Agent, AwaitingApproval, InvalidQuery, UnknownTurn
+from local2.compare.api import add_compare_routes, prefer_or_404, turn_options
 from local2.ids import SESSION_ID_RULE, InvalidId, session_id_problem
 from local2.models.errors import ModelError, ModelUnavailable
 from local2.request_guard import is_loopback
@@ -44,6 +45,8 @@ class QueryBody(BaseModel):
         description="answer (default): return at publish, critique pending; "
         "critique: return once the critic has graded.",
     )
+    model_b: str | None = Field(default=None, description="A second respondent's model.")
+    temperature_b: float | None = Field(default=None, ge=0, le=2)
 
     _check_session = field_validator("session_id")(_session_id_rule)
 
@@ -52,10 +55,17 @@ class FeedbackBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     session_id: str = Field(description=f"Session id: {SESSION_ID_RULE}.")
     query_id: str = Field(min_length=1)
-    rating: int = Field(ge=1, le=5)
+    rating: int | None = Field(default=None, ge=1, le=5)
+    preferred: Literal["a", "b", "tie"] | None = None  # for a compared turn
     comment: str | None = Field(default=None, max_length=4000)
 
     _check_session = field_validator("session_id")(_session_id_rule)
+
+    @model_validator(mode="after")
+    def rating_or_preference(self) -> FeedbackBody:
+        if self.rating is None and self.preferred is None:
+            raise ValueError("give a rating (1-5) or, for a compared turn, preferred (a|b|tie)")
+        return self
 
 
 class ApprovalBody(BaseModel):
@@ -137,7 +147,7 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         ``critique_pending: true``; the critic and memory finish after it), or once graded
         with ``wait=critique`` (query parameter or body field)."""
         try:
-            turn = agent.start(body.query, body.session_id)
+            turn = agent.start(body.query, body.session_id, turn_options(agent, body))
             if (body.wait or wait) == "critique":
                 return {**turn.until_final(), "critique_pending": False}
             return answer_first(turn.until_answer(), critic_on)
@@ -182,11 +192,12 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         then the critique and the final payload (see ``local2.sse``). The turn runs to its
         end even if the client goes away."""
         try:
-            turn = agent.start(body.query, body.session_id)
+            options = turn_options(agent, body)
+            turn = agent.start(body.query, body.session_id, options)
         except InvalidQuery as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         return StreamingResponse(
-            turn_events(turn, critic_on),
+            turn_events(turn, critic_on, compare=options is not None),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -194,7 +205,11 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
     @app.post("/feedback", dependencies=[Depends(authorised)])
     def feedback(body: FeedbackBody) -> dict[str, Any]:
         try:
-            return agent.feedback(body.session_id, body.query_id, body.rating, body.comment)
+            result = prefer_or_404(agent, body) if body.preferred else {}
+            if body.rating is None:
+                return result
+            rated = agent.feedback(body.session_id, body.query_id, body.rating, body.comment)
+            return {**rated, **({"preference": result} if result else {})}
         except UnknownTurn as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
 
@@ -220,6 +235,7 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         except ModelError as exc:
             raise model_failure(exc) from exc
 
+    add_compare_routes(app, agent, authorised)
     from local2.research.api import research_routes
 
     app.include_router(research_routes(agent), dependencies=[Depends(authorised)])

@@ -9,6 +9,12 @@ Events (``event:`` name, ``data:`` one JSON object):
 - ``event``: any other event-log entry (``query.received``, ``memory.ingested``, ...);
 - ``done``: the final payload, critique included (``status: awaiting_approval`` when a tool
   call waits for the person); or ``error`` ``{error, fix}`` instead.
+
+On a compare turn (``model_b``, :mod:`local2.compare`) both respondents answer at once: every
+event's data carries ``respondent_id`` (``a``, ``b``, or null for the turn's shared ones such
+as the question and the judge's ``pairwise`` verdict), so ``token``/``thinking`` of the two
+can be told apart, and there is one ``critique`` per respondent. ``answer`` and ``done`` hold
+both answers in the payload's ``respondents``.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ def event_name(entry: dict[str, Any]) -> str:
         return "tool_result"
     if subject == events.CRITIQUE_RESULT:
         return "critique"
+    if subject == events.PAIRWISE_RESULT:
+        return "pairwise"
     return "event"
 
 
@@ -44,17 +52,23 @@ def answer_first(payload: dict[str, Any], critic_on: bool) -> dict[str, Any]:
     return {**payload, "critique": payload.get("critique"), "critique_pending": pending}
 
 
-def turn_events(turn: BackgroundTurn, critic_on: bool) -> Iterator[str]:
-    """The turn's items as server-sent events; a model failure ends them with ``error``."""
+def turn_events(turn: BackgroundTurn, critic_on: bool, compare: bool = False) -> Iterator[str]:
+    """The turn's items as server-sent events; a model failure ends them with ``error``.
+    ``compare``: two respondents answer, and every event says whose it is."""
     from local2.agent import AwaitingApproval
     from local2.models.errors import ModelError
+
+    def whose(data: dict[str, Any]) -> dict[str, Any]:
+        return {"respondent_id": None, **data} if compare else data
 
     try:
         for kind, data in turn:
             if kind in ("thinking", "token"):
-                yield frame(kind, {"text": data})
+                yield frame(kind, whose({"text": data}))
+            elif kind == "respondent":  # one respondent's thinking or token
+                yield frame(data["kind"], {"text": data["text"], "respondent_id": data["id"]})
             elif kind == "event":
-                yield frame(event_name(data), data)
+                yield frame(event_name(data), whose(data))
             elif kind == "answer":
                 yield frame("answer", answer_first(data, critic_on))
             elif kind == "final":

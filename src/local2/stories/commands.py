@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -52,15 +51,16 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Mapping[str, Any]
     return Settings.model_validate(deep_merge(settings.model_dump(), overrides))
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @contextmanager
 def serve_pages(directory: Path) -> Iterator[str]:
     """Serve ``directory`` over HTTP on 127.0.0.1; yields the base URL."""
-    handler = partial(_QuietHandler, directory=str(directory))
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer  # 40 ms: when used
+
+    class QuietHandler(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    handler = partial(QuietHandler, directory=str(directory))
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1})
