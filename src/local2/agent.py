@@ -7,7 +7,6 @@ and turns LangGraph's streams into simple items: ``("event", entry)``, ``("think
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections import defaultdict
@@ -22,11 +21,12 @@ from langgraph.graph.state import CompiledStateGraph
 from local2 import events
 from local2.config import Settings, load_settings
 from local2.files.audit import audit_turn
-from local2.graph import AUTO, build_services, compile_graph, default_checkpointer
+from local2.graph import AUTO, build_services, compile_graph
 from local2.history import TurnLog
 from local2.nodes.receive import validate_query
 from local2.payload import turn_payload
 from local2.prompt import build_prompt, prompt_as_json
+from local2.storage import LocalLocks, open_storage
 from local2.tools.base import Tool
 
 StreamItem = tuple[str, Any]
@@ -83,6 +83,7 @@ class Agent:
         critic: Any = AUTO,
         turn_log: TurnLog | None = None,
         notice: str | None = None,
+        session_locks: LocalLocks | None = None,
     ) -> None:
         self.settings = settings or load_settings()
         self.notice = notice
@@ -92,26 +93,28 @@ class Agent:
             chosen = make_chat_model(self.settings, backend=backend, model=model)
             chat_model, model, backend = chosen.model, chosen.name, chosen.backend
             self.notice = chosen.notice
+        # Checkpoints, turn log and session locks (SQLite file, or Postgres shared by processes).
+        self.storage = open_storage(
+            self.settings, checkpointer=checkpointer, turn_log=turn_log, locks=session_locks
+        )
         self.services = build_services(
             self.settings,
             chat_model=chat_model,
             tools=tools,
             memory=memory,
             critic=critic,
-            turn_log=turn_log,
+            turn_log=self.storage.turn_log,
             backend=backend,
             model=model,
         )
-        self.checkpointer = checkpointer or default_checkpointer(self.settings)
+        self.checkpointer = self.storage.checkpointer
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
-        self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
-        self._locks_guard = threading.Lock()
 
     # -- turns -----------------------------------------------------------------------------
 
-    def _session_lock(self, session_id: str) -> threading.Lock:
-        with self._locks_guard:
-            return self._locks[session_id]
+    def _session_lock(self, session_id: str) -> Any:
+        """Held for a whole turn: no two turns of one session run at once, in any process."""
+        return self.storage.locks.hold(session_id)
 
     def stream(self, query: str, session_id: str | None = None) -> Iterator[StreamItem]:
         """Run one turn, yielding events, thinking and answer tokens as they happen."""
@@ -365,13 +368,15 @@ class Agent:
         return ids
 
     def with_model(self, model: str) -> Agent:
-        """The same sessions, tools and memory, answered by another Ollama model."""
-        from local2.models.ollama import make_ollama_chat
+        """The same sessions, tools and memory, answered by another model on the same kind of
+        server (Ollama unless this agent talks to an OpenAI-compatible one)."""
+        from local2.models.backend import make_chat_model
 
+        backend = "openai" if self.services.backend == "openai" else "ollama"
         return Agent(
             self.settings,
-            chat_model=make_ollama_chat(self.settings, model),
-            backend="ollama",
+            chat_model=make_chat_model(self.settings, backend, model).model,
+            backend=backend,
             model=model,
             tools=list(self.services.tools.values()),
             memory=self.services.memory,
@@ -379,6 +384,7 @@ class Agent:
             checkpointer=self.checkpointer,
             turn_log=self.services.turn_log,
             notice=self.notice,
+            session_locks=self.storage.locks,
         )
 
     # -- ratings ---------------------------------------------------------------------------
@@ -436,7 +442,4 @@ class Agent:
 
     def close(self) -> None:
         self.services.runner.shutdown()
-        conn = getattr(self.checkpointer, "conn", None)
-        if conn is not None:
-            conn.close()
-        self.services.turn_log.close()
+        self.storage.close()

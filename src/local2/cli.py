@@ -28,7 +28,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 BackendOpt = Annotated[
     str | None,
-    typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
+    typer.Option("--backend", help="ollama | openai | embedded | auto (default: from config)."),
 ]
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Ollama model to use.")]
 SessionOpt = Annotated[
@@ -67,10 +67,11 @@ def friendly_errors() -> Iterator[None]:
     """Turn the errors a person can act on into a message and an exit code."""
     from local2.agent import InvalidQuery, UnknownTurn
     from local2.models.errors import ModelError
+    from local2.storage import StorageUnavailable
 
     try:
         yield
-    except ModelError as exc:
+    except (ModelError, StorageUnavailable) as exc:
         fail(exc.message, exc.fix)
     except InvalidQuery as exc:
         fail(str(exc), code=2)

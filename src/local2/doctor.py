@@ -125,8 +125,11 @@ def _mcp_checks(settings: Settings) -> list[Check]:
 
 
 def run_checks(settings: Settings, backend: str | None = None) -> list[Check]:
+    from local2.deploy_checks import deploy_checks
+
     chosen = backend or settings.generator.backend
-    checks = _ollama_checks(settings, chosen)
+    checks = [] if chosen == "openai" else _ollama_checks(settings, chosen)
+    checks.extend(deploy_checks(settings, chosen))
     checks.append(_embedded_check(chosen))
     checks.append(_data_dir_check(settings))
     checks.append(_search_check(settings))

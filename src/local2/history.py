@@ -1,11 +1,15 @@
-"""The conversation as an append-only log of clean turns.
+"""The conversation as an append-only log of clean turns, behind one small interface.
 
-LangGraph's SQLite saver serialises every channel at every super-step, so a conversation
+LangGraph's checkpointers serialise every channel at every super-step, so a conversation
 kept in state costs O(N^2) storage. Instead each answered turn is written once here, as a
 row that points at the turn before it, and the graph state keeps only the id of the last
 turn it can see (``history_head``). A fork appends a row whose parent is an older turn, so
 branches share their common past and nothing is ever rewritten. Reading the window for a
-prompt walks at most ``max_turns`` parent links.
+prompt follows at most ``max_turns`` parent links, in one recursive query.
+
+Implementations: :class:`SqliteTurnLog` (the default, in the checkpoint file),
+``local2.postgres.PostgresTurnLog`` (a team server) and ``local2.history_store.StoreTurnLog``
+(LangGraph Server's own store). The SQL ones share their queries here.
 """
 
 from __future__ import annotations
@@ -15,11 +19,15 @@ import sqlite3
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA = """
+TURN_COLUMNS = 'id, parent_id, session_id, query_id, "user", assistant, created_at'
+
+SQLITE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS local2_turns (
     id TEXT PRIMARY KEY,
     parent_id TEXT,
@@ -33,6 +41,33 @@ CREATE TABLE IF NOT EXISTS local2_turns (
 CREATE INDEX IF NOT EXISTS local2_turns_session ON local2_turns (session_id, created_at);
 CREATE INDEX IF NOT EXISTS local2_turns_query ON local2_turns (session_id, query_id);
 """
+
+# The last `depth` turns ending at a head, newest first: one round trip however long.
+WINDOW_SQL = f"""
+WITH RECURSIVE chain({TURN_COLUMNS}, depth) AS (
+    SELECT {TURN_COLUMNS}, 1 FROM local2_turns WHERE id = ?
+    UNION ALL
+    SELECT t.id, t.parent_id, t.session_id, t.query_id, t."user", t.assistant, t.created_at,
+           c.depth + 1
+    FROM local2_turns t JOIN chain c ON t.id = c.parent_id
+    WHERE c.depth < ?
+)
+SELECT {TURN_COLUMNS} FROM chain ORDER BY depth DESC
+"""
+
+FIND_SQL = f"""
+SELECT {TURN_COLUMNS}, record FROM local2_turns WHERE session_id = ? AND query_id = ?
+ORDER BY created_at DESC LIMIT 1
+"""
+
+SESSIONS_SQL = """
+SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at),
+       (SELECT t2."user" FROM local2_turns t2 WHERE t2.session_id = t.session_id
+        ORDER BY t2.created_at LIMIT 1)
+FROM local2_turns t GROUP BY session_id ORDER BY MAX(created_at) DESC LIMIT ?
+"""
+
+INSERT_SQL = f"INSERT INTO local2_turns ({TURN_COLUMNS}, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 @dataclass(frozen=True)
@@ -49,20 +84,61 @@ class Turn:
     record: dict[str, Any] | None = None
 
 
-class TurnLog:
-    """Append-only turns in SQLite (the checkpoint database by default)."""
+class TurnLog(ABC):
+    """Append-only clean turns: what every storage engine must offer the graph and the agent."""
 
-    def __init__(self, path: str | Path = ":memory:") -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, check_same_thread=False)
-        self._lock = threading.Lock()
-        with self._lock:
-            if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(SCHEMA)
-            self._conn.commit()
+    @abstractmethod
+    def append(
+        self,
+        *,
+        parent_id: str | None,
+        session_id: str,
+        query_id: str,
+        user: str,
+        assistant: str,
+        record: dict[str, Any] | None = None,
+    ) -> str:
+        """Store one turn after ``parent_id``; returns the new turn's id (the new head)."""
+
+    @abstractmethod
+    def window(self, head: str | None, max_turns: int) -> list[Turn]:
+        """The last ``max_turns`` turns ending at ``head``, oldest first."""
+
+    @abstractmethod
+    def find(self, session_id: str, query_id: str) -> Turn | None:
+        """The turn that answered ``query_id`` in ``session_id`` (the latest, if replayed)."""
+
+    @abstractmethod
+    def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Recent sessions: ``session_id, turns, started_at, updated_at, first`` (question)."""
+
+    def close(self) -> None:  # noqa: B027 - nothing to release by default
+        """Release connections."""
+
+
+def new_turn_id() -> str:
+    return uuid.uuid4().hex
+
+
+def encode_record(record: dict[str, Any] | None) -> str | None:
+    return json.dumps(record, default=str) if record is not None else None
+
+
+def session_row(row: Sequence[Any]) -> dict[str, Any]:
+    keys = ("session_id", "turns", "started_at", "updated_at", "first")
+    return dict(zip(keys, row, strict=True))
+
+
+class SqlTurnLog(TurnLog):
+    """The turn log over a DB-API database; subclasses say how to run a statement."""
+
+    @abstractmethod
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
+        """Run a query written with ``?`` placeholders and return its rows."""
+
+    @abstractmethod
+    def _write(self, sql: str, params: Sequence[Any]) -> None:
+        """Run one statement written with ``?`` placeholders and commit it."""
 
     def append(
         self,
@@ -74,75 +150,61 @@ class TurnLog:
         assistant: str,
         record: dict[str, Any] | None = None,
     ) -> str:
-        turn_id = uuid.uuid4().hex
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO local2_turns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    turn_id,
-                    parent_id,
-                    session_id,
-                    query_id,
-                    user,
-                    assistant,
-                    time.time(),
-                    json.dumps(record, default=str) if record is not None else None,
-                ),
-            )
-            self._conn.commit()
+        turn_id = new_turn_id()
+        self._write(
+            INSERT_SQL,
+            (
+                turn_id,
+                parent_id,
+                session_id,
+                query_id,
+                user,
+                assistant,
+                time.time(),
+                encode_record(record),
+            ),
+        )
         return turn_id
 
     def window(self, head: str | None, max_turns: int) -> list[Turn]:
-        """The last ``max_turns`` turns ending at ``head``, oldest first."""
-        turns: list[Turn] = []
-        current = head
-        with self._lock:
-            while current is not None and len(turns) < max_turns:
-                row = self._conn.execute(
-                    "SELECT id, parent_id, session_id, query_id, user, assistant, created_at "
-                    "FROM local2_turns WHERE id = ?",
-                    (current,),
-                ).fetchone()
-                if row is None:
-                    break
-                turns.append(Turn(*row))
-                current = row[1]
-        turns.reverse()
-        return turns
+        if head is None or max_turns < 1:
+            return []
+        return [Turn(*row) for row in self._fetch(WINDOW_SQL, (head, max_turns))]
 
     def find(self, session_id: str, query_id: str) -> Turn | None:
-        """The turn that answered ``query_id`` in ``session_id`` (the latest, if replayed)."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT id, parent_id, session_id, query_id, user, assistant, created_at, record "
-                "FROM local2_turns WHERE session_id = ? AND query_id = ? "
-                "ORDER BY created_at DESC LIMIT 1",
-                (session_id, query_id),
-            ).fetchone()
-        if row is None:
+        rows = self._fetch(FIND_SQL, (session_id, query_id))
+        if not rows:
             return None
+        row = rows[0]
         return Turn(*row[:7], record=json.loads(row[7]) if row[7] else None)
 
     def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
-        """Recent sessions with their turn count and first question."""
+        return [session_row(r) for r in self._fetch(SESSIONS_SQL, (limit,))]
+
+
+class SqliteTurnLog(SqlTurnLog):
+    """The turn log in SQLite (the checkpoint database by default)."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, check_same_thread=False)
+        self._lock = threading.Lock()
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at), "
-                "(SELECT user FROM local2_turns t2 WHERE t2.session_id = t.session_id "
-                " ORDER BY created_at LIMIT 1) "
-                "FROM local2_turns t GROUP BY session_id ORDER BY MAX(created_at) DESC LIMIT ?",
-                (limit,),
-            ).fetchall()
-        return [
-            {
-                "session_id": r[0],
-                "turns": r[1],
-                "started_at": r[2],
-                "updated_at": r[3],
-                "first": r[4],
-            }
-            for r in rows
-        ]
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.executescript(SQLITE_SCHEMA)
+            self._conn.commit()
+
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
+        with self._lock:
+            return self._conn.execute(sql, tuple(params)).fetchall()
+
+    def _write(self, sql: str, params: Sequence[Any]) -> None:
+        with self._lock:
+            self._conn.execute(sql, tuple(params))
+            self._conn.commit()
 
     def close(self) -> None:
         with self._lock:

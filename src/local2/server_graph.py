@@ -1,22 +1,34 @@
 """The graph for LangGraph Server (``langgraph dev`` / ``langgraph up``), named in langgraph.json.
 
-LangGraph Server brings its own checkpointer and thread store, so the graph is compiled
-without one (the clean turns still go to the turn log under the data directory). Model,
-tools, memory and critic come from the usual settings (``LOCAL2_CONFIG``, ``LOCAL2_HOME``,
-``OLLAMA_HOST``). A run's input is ``{"query": ...}``; the server's thread is the session.
+LangGraph Server brings its own checkpointer and store: the graph is compiled without a
+checkpointer, and the clean turns go to the platform's store (``local2.history_store``), so
+nothing about the conversation is kept in a local file. Model, tools, memory and critic
+come from the usual settings (``LOCAL2_CONFIG``, ``LOCAL2_HOME``, ``OLLAMA_HOST``; memory on
+a Chroma server with ``memory.chroma_url``). A run's input is ``{"query": ...}``; the
+server's thread is the session.
 """
 
 from __future__ import annotations
 
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 
 from local2.config import Settings, load_settings
 from local2.graph import build_services, compile_graph
+from local2.history_store import StoreTurnLog
 
 
-def make_graph(settings: Settings | None = None) -> CompiledStateGraph:
-    """The LoCAL2 graph with no checkpointer of its own (the server supplies one)."""
-    return compile_graph(build_services(settings or load_settings()), checkpointer=None)
+def make_graph(
+    settings: Settings | None = None, store: BaseStore | None = None
+) -> CompiledStateGraph:
+    """The LoCAL2 graph with no checkpointer of its own (the server supplies one).
+
+    ``store`` serves runs outside the server (a notebook, a test); the server replaces it
+    with its own when it loads the graph.
+    """
+    services = build_services(settings or load_settings(), turn_log=StoreTurnLog())
+    return compile_graph(services, checkpointer=None, store=store or InMemoryStore())
 
 
 # Built when LangGraph Server loads this file (it looks the name up in the module).

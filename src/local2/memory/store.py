@@ -21,13 +21,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import chromadb
 from chromadb.api.models.Collection import Collection
-from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import NotFoundError
 
 from local2.config import Settings
 from local2.memory import ranking
+from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import Embedder, make_embedder
 from local2.state import MemoryHit
 
@@ -59,13 +58,6 @@ def turn_text(query: str, answer: str) -> str:
     return f"Q: {query.strip()}\nA: {answer.strip()}"
 
 
-def _chroma_client(path: Path) -> Any:
-    path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(
-        path=str(path), settings=ChromaSettings(anonymized_telemetry=False)
-    )
-
-
 class EngramStore:
     """Store, recall, rate and manage engrams in one Chroma collection."""
 
@@ -92,7 +84,7 @@ class EngramStore:
         Refuses a collection recorded with another embedder unless ``allow_mismatch``
         (used only by :meth:`reembed`).
         """
-        client = _chroma_client(Path(settings.data_dir) / "chroma")
+        client = chroma_client(settings, "chroma")
         name = settings.memory.collection
         existing = _existing_metadata(client, name)
         if embedder is None:
@@ -310,7 +302,7 @@ class EngramStore:
         vectors: list[list[float]] = []
         for i in range(0, len(rows), batch):
             vectors += embedder.embed_documents([r["content"] for r in rows[i : i + batch]])
-        client = _chroma_client(Path(settings.data_dir) / "chroma")
+        client = chroma_client(settings, "chroma")
         client.delete_collection(settings.memory.collection)
         new = cls.open(settings, embedder=embedder)
         limit = client.get_max_batch_size()

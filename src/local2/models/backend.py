@@ -17,7 +17,7 @@ EMBEDDED_NAME = "smollm2-135m-instruct"
 class ChatBackend:
     model: BaseChatModel
     name: str
-    backend: str  # "ollama" | "embedded"
+    backend: str  # "ollama" | "embedded" | "openai"
     notice: str | None = None  # shown to the person when auto fell back
 
 
@@ -50,8 +50,14 @@ def make_chat_model(
         return ChatBackend(make_ollama_chat(settings, name), name, "ollama")
     if choice == "embedded":
         return ChatBackend(make_embedded(settings), EMBEDDED_NAME, "embedded")
+    if choice == "openai":  # an OpenAI-compatible server (vLLM, llama.cpp, LM Studio)
+        from local2.models.openai_compat import make_openai_chat
+
+        return ChatBackend(make_openai_chat(settings, name), name, "openai")
     if choice != "auto":
-        raise ModelError(f"Unknown backend '{choice}'.", "Use one of: auto, ollama, embedded.")
+        raise ModelError(
+            f"Unknown backend '{choice}'.", "Use one of: auto, ollama, embedded, openai."
+        )
     try:
         check_ollama(settings.ollama_host, name)
     except ModelUnavailable as exc:

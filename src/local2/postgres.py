@@ -1,0 +1,161 @@
+"""Conversations on Postgres: the checkpointer, the turn log and the per-session lock.
+
+Several ``local2 serve`` processes share one database. LangGraph's checkpointer does not stop
+two of them from running a turn of the same thread at once (each would read the same last
+checkpoint and one answer would vanish from the history), so every turn holds a Postgres
+advisory lock on its session for its whole run. The lock lives in the database session of
+one connection: if the process dies, Postgres drops the connection and the lock with it.
+
+psycopg is imported here only, and this module only when ``checkpointer: postgres``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from langgraph.checkpoint.postgres import PostgresSaver
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import dict_row, tuple_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from local2.checkpoint import CompressedSerializer
+from local2.history import SqlTurnLog
+from local2.storage import LocalLocks, Storage, StorageUnavailable
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS local2_turns (
+    id TEXT PRIMARY KEY,
+    parent_id TEXT,
+    session_id TEXT NOT NULL,
+    query_id TEXT NOT NULL,
+    "user" TEXT NOT NULL,
+    assistant TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    record TEXT
+);
+CREATE INDEX IF NOT EXISTS local2_turns_session ON local2_turns (session_id, created_at);
+CREATE INDEX IF NOT EXISTS local2_turns_query ON local2_turns (session_id, query_id);
+"""
+LOCK_SQL = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
+UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+SETUP_KEY = "local2:setup"  # processes starting together create the tables one at a time
+MAX_WAITING_TURNS = 64  # lock connections per process (turns running or waiting at once)
+
+
+def describe(url: str) -> str:
+    """Where the database is, for messages: host, port and name, never the password."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "the configured database"
+    host = parts.get("host") or "localhost"
+    return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or ''}"
+
+
+def open_pool(url: str, max_size: int, **kwargs: Any) -> ConnectionPool:
+    """An open pool of autocommit connections, or :class:`StorageUnavailable` saying why."""
+    pool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max(2, max_size),
+        kwargs={"autocommit": True, "prepare_threshold": 0, **kwargs},
+        open=False,
+        name="local2",
+    )
+    try:
+        pool.open(wait=True, timeout=10)
+    except PoolTimeout as exc:
+        pool.close()
+        try:  # one direct attempt, for the server's own reason
+            psycopg.connect(url, connect_timeout=5).close()
+            reason = str(exc)
+        except psycopg.Error as direct:
+            reason = str(direct).strip().splitlines()[-1]
+        raise StorageUnavailable(
+            f"Cannot reach Postgres at {describe(url)}: {reason}",
+            "Start the server (docs/deploy.md) and check LOCAL2_POSTGRES_URL.",
+        ) from None
+    return pool
+
+
+class PostgresTurnLog(SqlTurnLog):
+    """The turn log in a ``local2_turns`` table, through a connection pool."""
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
+        with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            cur.execute(sql.replace("?", "%s"), tuple(params))
+            return cur.fetchall()
+
+    def _write(self, sql: str, params: Sequence[Any]) -> None:
+        with self._pool.connection() as conn:
+            conn.execute(sql.replace("?", "%s"), tuple(params))
+
+
+class AdvisoryLocks(LocalLocks):
+    """One turn per session across every process: an in-process lock, then Postgres's."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self._pool = ConnectionPool(
+            url,
+            min_size=0,
+            max_size=MAX_WAITING_TURNS,
+            kwargs={"autocommit": True},
+            name="local2-locks",
+            open=True,
+        )
+
+    @contextmanager
+    def hold(self, session_id: str) -> Iterator[None]:
+        with super().hold(session_id), self._pool.connection() as conn:
+            key = f"local2:session:{session_id}"
+            conn.execute(LOCK_SQL, (key,))
+            try:
+                yield
+            finally:
+                try:
+                    conn.execute(UNLOCK_SQL, (key,))
+                except psycopg.Error:
+                    conn.close()  # a broken connection: the server has already let go
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def setup_schema(pool: ConnectionPool, saver: PostgresSaver) -> None:
+    """Create LoCAL2's table and LangGraph's, once, even when processes start together."""
+    with pool.connection() as conn:
+        conn.execute(LOCK_SQL, (SETUP_KEY,))
+        try:
+            for statement in filter(str.strip, SCHEMA.split(";")):
+                conn.execute(statement)
+            saver.setup()
+        finally:
+            conn.execute(UNLOCK_SQL, (SETUP_KEY,))
+
+
+def open_postgres(url: str, pool_size: int) -> Storage:
+    """Checkpointer, turn log and session locks over one database at ``url``."""
+    pool = open_pool(url, pool_size, row_factory=dict_row)
+    saver = PostgresSaver(pool, serde=CompressedSerializer())  # type: ignore[arg-type]
+    try:
+        setup_schema(pool, saver)
+    except psycopg.Error as exc:
+        pool.close()
+        raise StorageUnavailable(
+            f"Cannot set up LoCAL2's tables in {describe(url)}: {exc}",
+            "The database user needs CREATE on the database (docs/deploy.md).",
+        ) from exc
+    locks = AdvisoryLocks(url)
+    return Storage(
+        checkpointer=saver,
+        turn_log=PostgresTurnLog(pool),
+        locks=locks,
+        closers=[locks.close, pool.close],
+    )

@@ -1,0 +1,95 @@
+"""Where conversations live: the checkpointer, the turn log and the per-session turn lock.
+
+``system.checkpointer`` chooses: ``sqlite`` (one file under the data directory, the
+default), ``postgres`` (a server several processes share; see :mod:`local2.postgres`) or
+``memory`` (nothing kept). The three parts are opened together so they share one
+connection pool, and closed together.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from local2.config import Settings
+from local2.history import SqliteTurnLog, TurnLog
+
+
+class StorageUnavailable(RuntimeError):
+    """The conversation store cannot be opened; ``fix`` says what to do about it."""
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+
+class LocalLocks:
+    """One turn at a time per session, within this process."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def hold(self, session_id: str) -> Iterator[None]:
+        with self._guard:
+            lock = self._locks[session_id]
+        with lock:
+            yield
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+@dataclass
+class Storage:
+    checkpointer: BaseCheckpointSaver
+    turn_log: TurnLog
+    locks: LocalLocks
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        for close in self.closers:
+            close()
+        self.closers.clear()
+
+
+def open_storage(
+    settings: Settings,
+    *,
+    checkpointer: BaseCheckpointSaver | None = None,
+    turn_log: TurnLog | None = None,
+    locks: LocalLocks | None = None,
+) -> Storage:
+    """The configured store, keeping any part the caller supplied (and not closing those)."""
+    kind = settings.system.checkpointer
+    if checkpointer is not None and turn_log is not None:
+        return Storage(checkpointer, turn_log, locks or LocalLocks())
+    if kind == "postgres":
+        from local2.postgres import open_postgres
+
+        assert settings.system.postgres_url, "load_settings() requires the URL"
+        opened = open_postgres(settings.system.postgres_url, settings.system.postgres_pool_size)
+    elif kind == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        log = SqliteTurnLog(":memory:")
+        opened = Storage(InMemorySaver(), log, LocalLocks(), [log.close])
+    else:
+        from local2.checkpoint import sqlite_checkpointer
+
+        path = settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite"
+        saver = sqlite_checkpointer(path)
+        log = SqliteTurnLog(path)
+        opened = Storage(saver, log, LocalLocks(), [log.close, saver.conn.close])
+    if checkpointer is not None or turn_log is not None or locks is not None:
+        opened.checkpointer = checkpointer or opened.checkpointer
+        opened.turn_log = turn_log or opened.turn_log
+        opened.locks = locks or opened.locks
+    return opened
