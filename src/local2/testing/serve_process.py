@@ -1,0 +1,101 @@
+"""A real ``local2 serve --no-ui`` process on a free loopback port, for tests and benchmarks.
+
+    with ServeProcess(config_dir, env={"LOCAL2_POSTGRES_URL": url}) as api:
+        httpx.post(f"{api.url}/query", json={"query": "Hi"})
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import httpx
+
+from local2.testing.postgres import free_port
+
+
+class ServeProcess:
+    """One API process; :meth:`kill` ends it at once (SIGKILL), as a crash would."""
+
+    def __init__(
+        self,
+        config_dir: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        start_timeout_s: float = 120.0,
+    ) -> None:
+        self.config_dir = config_dir
+        self.env = dict(env or {})
+        self.start_timeout_s = start_timeout_s
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log = Path(tempfile.mkstemp(prefix="local2-serve-", suffix=".log")[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ServeProcess:
+        return self.launch().wait_ready()
+
+    def launch(self) -> ServeProcess:
+        """Start the process without waiting (start several, then :meth:`wait_ready` each)."""
+        self.port = free_port()
+        command = [sys.executable, "-m", "local2.cli", "--config", str(self.config_dir)]
+        command += ["serve", "--no-ui", "--host", "127.0.0.1", "--port", str(self.port)]
+        with self._log.open("wb") as log:
+            self.process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **self.env},
+                start_new_session=True,
+            )
+        return self
+
+    def wait_ready(self) -> ServeProcess:
+        assert self.process is not None, "launch() first"
+        deadline = time.monotonic() + self.start_timeout_s
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"local2 serve exited: {self.log()}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
+                    return self
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"local2 serve did not answer in time: {self.log()}")
+            time.sleep(0.2)
+
+    def log(self) -> str:
+        return self._log.read_text(errors="replace")[-3000:] if self._log.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up runs, connections drop, as in a crash."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.process = None
+        self._log.unlink(missing_ok=True)
+
+    def __enter__(self) -> ServeProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
