@@ -1,6 +1,7 @@
 """Does a long conversation cost more per turn? LoCAL2's graph against plain MessagesState.
 
-Runs N turns (default 300) of ~1 KB answers from a scripted model through
+Runs N turns (default 300) of ~1 KB answers (different words at every turn) from a
+scripted model through
 (a) LoCAL2's graph with its checkpointer and append-only turn log, and
 (b) the baseline: a one-node ``MessagesState`` graph with LangGraph's saver, same content,
 in the same process, one after the other — on SQLite (a file) and on Postgres (a throwaway
@@ -13,8 +14,10 @@ stored bytes per turn at turns 1-10 and N-10..N, the total size, and the target 
 from __future__ import annotations
 
 import argparse
+import random
 import sqlite3
 import statistics
+import string
 import sys
 import tempfile
 import time
@@ -30,7 +33,21 @@ from local2.agent import Agent
 from local2.config import load_settings
 from local2.models.scripted import ScriptedChatModel
 
-ANSWER = ("LoCAL2 keeps history as an append-only log. " * 24)[:1000]
+_RNG = random.Random(2)
+VOCABULARY = [
+    "".join(_RNG.choice(string.ascii_lowercase) for _ in range(_RNG.randint(2, 9)))
+    for _ in range(800)
+]
+
+
+def answer_text(turn: int) -> str:
+    """~1 KB of text-like words, different at every turn: identical answers would let a
+    compressing store (Postgres compresses large values) fold the whole history into one."""
+    rng = random.Random(turn)
+    words: list[str] = []
+    while sum(len(w) + 1 for w in words) < 1000:
+        words.append(rng.choice(VOCABULARY))
+    return " ".join(words)[:1000]
 
 
 class SqliteDb:
@@ -138,8 +155,10 @@ def measure(turns: int, run_turn: Callable[[int], None], db: Any) -> tuple[list[
 
 def local2_run(workdir: Path, db: Any, turns: int) -> tuple[list[float], list[int], int]:
     settings = load_settings(overrides={"system": {"data_dir": str(workdir), **db.overrides()}})
-    model = ScriptedChatModel(replies=[AIMessage(ANSWER)], repeat_last=True)
-    agent = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
+    replies = [AIMessage(answer_text(i)) for i in range(turns)]
+    agent = Agent(
+        settings, chat_model=ScriptedChatModel(replies=replies), tools=[], memory=None, critic=None
+    )
     ms, grown = measure(turns, lambda i: agent.ask(f"Question number {i}?", "bench"), db)
     agent.close()
     return ms, grown, db.size()
@@ -149,7 +168,7 @@ def baseline_run(db: Any, turns: int) -> tuple[list[float], list[int], int]:
     saver = db.saver()
 
     def answer(state: MessagesState) -> dict:
-        return {"messages": [AIMessage(ANSWER)]}
+        return {"messages": [AIMessage(answer_text(len(state["messages"]) // 2))]}
 
     graph = StateGraph(MessagesState)
     graph.add_node("answer", answer)

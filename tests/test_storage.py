@@ -119,6 +119,18 @@ def test_unreachable_postgres_is_one_clear_error_without_the_password(tmp_path: 
     assert "LOCAL2_POSTGRES_URL" in text and "hunter2" not in text
 
 
+def test_doctor_checks_the_database(tmp_path: Path, postgres_url: str) -> None:
+    from local2.doctor import run_checks
+    from local2.testing.postgres import free_port
+
+    ok = {c.name: c for c in run_checks(pg_settings(tmp_path, postgres_url))}["postgres"]
+    assert ok.status == "ok" and "(server " in ok.detail
+    down = f"postgresql://team:hunter2@127.0.0.1:{free_port()}/local2"
+    bad = {c.name: c for c in run_checks(pg_settings(tmp_path, down))}["postgres"]
+    assert bad.status == "fail" and "hunter2" not in bad.detail
+    assert "LOCAL2_POSTGRES_URL" in bad.fix
+
+
 # -- the agent on Postgres -------------------------------------------------------------------
 
 
