@@ -8,7 +8,6 @@ token (``LOCAL2_API_TOKEN``) is required.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import os
 from typing import Any
 
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from local2.agent import Agent, InvalidQuery, UnknownTurn
 from local2.models.errors import ModelError, ModelUnavailable
+from local2.request_guard import is_loopback
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"
 
@@ -42,15 +42,6 @@ class ReplayBody(BaseModel):
     checkpoint_id: str = Field(min_length=1)
     query: str | None = None
     model: str | None = None
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def require_token(host: str) -> str | None:

@@ -209,6 +209,15 @@ class UiSettings(Strict):
     port: int = Field(7860, ge=0, le=65535)
     concurrency_limit: int = Field(8, ge=1)  # answers streamed at once (Gradio's default is 1)
     list_all_sessions: bool = False  # offer every session in the data dir, not just this browser's
+    image_hosts: list[str] = Field(default_factory=list)  # hosts answers may load images from
+
+
+class ServerSettings(Strict):
+    """Who may talk to the server (DESIGN §11): Host names beyond the loopback ones, and
+    other sites' origins allowed to send state-changing requests (with CORS headers)."""
+
+    allowed_hosts: list[str] = Field(default_factory=list)
+    cors_origins: list[str] = Field(default_factory=list)
 
 
 class Settings(Strict):
@@ -221,6 +230,7 @@ class Settings(Strict):
     files: FilesSettings = Field(default_factory=FilesSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     # Resolved at load time (not read from YAML).
     @property

@@ -19,6 +19,7 @@ import gradio as gr
 from local2.agent import Agent, InvalidQuery, UnknownTurn, new_session_id
 from local2.models.errors import ModelError
 from local2.ui import render
+from local2.ui.safe_markdown import neutralise
 
 RATINGS = ["1", "2", "3", "4", "5"]
 STREAM_INTERVAL_S = 0.05  # at most ~20 chat refreshes a second while tokens stream
@@ -563,7 +564,7 @@ class LocalUI:
         except UnknownTurn as exc:
             return {}, "", gr.update(), self._tt_error(str(exc).strip("'\""))
         question, answer = self._original(session_id, checkpoint_id, state)
-        original = f"**Question:** {question}\n\n**Answer:** {answer}"
+        original = f"**Question:** {neutralise(question)}\n\n**Answer:** {neutralise(answer)}"
         return render.state_view(state), original, question, ""
 
     def _original(
@@ -614,7 +615,8 @@ class LocalUI:
         rows = self.agent.checkpoints(session_id, limit=200)
         verb = "Forked" if query is not None else "Replayed"
         new = (
-            f"**Question:** {payload.get('query')}\n\n**Answer:** {payload.get('answer')}\n\n"
+            f"**Question:** {neutralise(str(payload.get('query') or ''))}\n\n"
+            f"**Answer:** {neutralise(str(payload.get('answer') or ''))}\n\n"
             f"{render.critique_text(payload.get('critique'))}\n\n"
             f"_{verb} from `{checkpoint_id}`: {len(branch)} new checkpoint(s), marked "
             f"“new” in the list._"

@@ -44,7 +44,12 @@ def _run(
             f"export {TOKEN_ENV}=$(openssl rand -hex 24), or bind --host 127.0.0.1.",
             code=2,
         )
-    from local2.ui.server import serve
+    from local2.ui.server import require_allowed_hosts, serve
+
+    try:
+        require_allowed_hosts(host, settings_of(ctx).server.allowed_hosts)
+    except RuntimeError as exc:
+        fail(str(exc), "Add them to server.yaml in your config directory.", code=2)
 
     with friendly_errors():
         agent = make_agent(ctx, backend, model)

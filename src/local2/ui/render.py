@@ -19,6 +19,7 @@ from gradio import ChatMessage
 from langchain_core.messages import BaseMessage, message_to_dict
 
 from local2 import events
+from local2.ui.safe_markdown import neutralise
 
 THINKING = "Thinking"
 TOOLS = "Tool calls"
@@ -71,7 +72,7 @@ def critique_text(critique: dict[str, Any] | None) -> str:
     score = critique.get("score")
     grade = f"{score}/5" if score is not None else "no grade (unparseable)"
     feedback = short(critique.get("feedback") or "", 400)
-    return f"**Critic: {grade}**" + (f" — {feedback}" if feedback else "")
+    return f"**Critic: {grade}**" + (f" — {neutralise(feedback)}" if feedback else "")
 
 
 # --------------------------------------------------------------------------- one turn
@@ -215,9 +216,11 @@ class TurnView:
             else:
                 out.extend(tool_round_messages(step, f"tools-{i}", now, self.finished))
         if self.answer:
-            out.append(ChatMessage(role="assistant", content=self.answer))
+            out.append(ChatMessage(role="assistant", content=neutralise(self.answer)))
         if self.error:
-            out.append(ChatMessage(role="assistant", content=f"**Stopped:** {self.error}"))
+            out.append(
+                ChatMessage(role="assistant", content=f"**Stopped:** {neutralise(self.error)}")
+            )
         elif self.critique:
             out.append(critic_message(self.critique))
         elif self.answer_final and not self.finished:
@@ -234,7 +237,7 @@ class TurnView:
 def thinking_message(step: ThinkingStep, msg_id: str, now: float) -> ChatMessage:
     return ChatMessage(
         role="assistant",
-        content=step.text.strip(),
+        content=neutralise(step.text.strip()),
         metadata={
             "title": THINKING,
             "id": msg_id,
@@ -279,7 +282,7 @@ def tool_content(call: ToolCall) -> str:
         fenced(json.dumps(call.args, ensure_ascii=False, indent=2, default=str), "json"),
     ]
     if call.error:
-        parts.append(f"**Error:** {short(call.error, 500)}")
+        parts.append(f"**Error:** {neutralise(short(call.error, 500))}")
     if call.result is not None and not call.error:
         text = call.result
         more = ""
@@ -297,7 +300,7 @@ def critic_message(critique: dict[str, Any]) -> ChatMessage:
     grade = f"{score}/5" if score is not None else "no grade"
     return ChatMessage(
         role="assistant",
-        content=str(critique.get("feedback") or ""),
+        content=neutralise(str(critique.get("feedback") or "")),
         metadata={"title": f"{CRITIC}: {grade}", "status": "done"},
     )
 
@@ -309,8 +312,10 @@ def history_messages(turns: list[dict[str, Any]]) -> list[ChatMessage]:
     """A resumed session's clean turns (thinking and tool calls are not kept in history)."""
     out: list[ChatMessage] = []
     for turn in turns:
-        out.append(ChatMessage(role="user", content=str(turn.get("user") or "")))
-        out.append(ChatMessage(role="assistant", content=str(turn.get("assistant") or "")))
+        out.append(ChatMessage(role="user", content=neutralise(str(turn.get("user") or ""))))
+        out.append(
+            ChatMessage(role="assistant", content=neutralise(str(turn.get("assistant") or "")))
+        )
     return out
 
 
@@ -409,7 +414,7 @@ def state_view(state: dict[str, Any]) -> dict[str, Any]:
 def banner(message: str, fix: str = "", kind: str = "error") -> str:
     """Markdown for the banner above the chat: what happened and what to do about it."""
     label = {"error": "Error", "warning": "Note", "info": "Note"}.get(kind, "Note")
-    text = f"**{label}: {message}**"
+    text = f"**{label}: {neutralise(message)}**"
     if fix:
-        text += f"  \n**Fix:** {fix}"
+        text += f"  \n**Fix:** {neutralise(fix)}"
     return text

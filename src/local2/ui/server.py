@@ -1,8 +1,10 @@
 """One server for the app and the HTTP API: FastAPI routes first, the Gradio app at ``/``.
 
 LoCAL2 serves the app itself (uvicorn), so there is no Gradio share link or tunnel at all.
-Bound to loopback nothing is asked; beyond it every API call needs the bearer token from
-``LOCAL2_API_TOKEN`` and the app asks for the same token as its password.
+Every request passes :class:`~local2.request_guard.RequestGuard` (Host and Origin checks)
+and every response carries the app's Content-Security-Policy. Bound to loopback nothing is
+asked; beyond it every API call needs the bearer token from ``LOCAL2_API_TOKEN`` (the app
+asks for it as its password) and ``server.allowed_hosts`` must name the server.
 """
 
 from __future__ import annotations
@@ -16,6 +18,13 @@ from fastapi import FastAPI
 
 from local2.agent import Agent
 from local2.api import create_api, require_token
+from local2.request_guard import (
+    ContentSecurityPolicy,
+    HostRules,
+    RequestGuard,
+    content_security_policy,
+    is_loopback,
+)
 
 LOGIN_MESSAGE = "This LoCAL2 server is reachable beyond this machine: enter its LOCAL2_API_TOKEN."
 
@@ -35,14 +44,37 @@ def create_app(
     host: str = "127.0.0.1",
     port: int = 7860,
 ) -> FastAPI:
-    """The FastAPI app: LoCAL2's API routes, plus the Gradio app at ``/`` when ``ui``."""
+    """The FastAPI app: LoCAL2's API routes, plus the Gradio app at ``/`` when ``ui``,
+    behind the Host/Origin guard and the page policy."""
+    settings = agent.settings
     app = create_api(agent, token=token, app=FastAPI(title="LoCAL2", version="0.1.0"))
+    # Added last, so outermost: nothing reaches a route (Gradio's included) unchecked.
+    app.add_middleware(
+        ContentSecurityPolicy, policy=content_security_policy(settings.ui.image_hosts)
+    )
+    app.add_middleware(
+        RequestGuard,
+        rules=HostRules.build(host, settings.server.allowed_hosts),
+        cors_origins=settings.server.cors_origins,
+    )
+    if settings.server.cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        # Gradio adds its own CORS for local origins unless the parent app configures CORS.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.server.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+        )
     if not ui:
         return app
     import gradio as gr
 
     from local2.ui.app import CSS, build_ui
+    from local2.ui.safe_markdown import set_image_hosts
 
+    set_image_hosts(settings.ui.image_hosts)
     return gr.mount_gradio_app(
         app,
         build_ui(agent),
@@ -56,6 +88,15 @@ def create_app(
         auth=_token_check(token) if token else None,
         auth_message=LOGIN_MESSAGE if token else None,
     )
+
+
+def require_allowed_hosts(host: str, allowed: list[str]) -> None:
+    """Beyond loopback the names people use must be configured: refuse to start otherwise."""
+    if not is_loopback(host) and not allowed:
+        raise RuntimeError(
+            f"Serving on {host} (beyond this machine) needs the host names people will use "
+            "in server.allowed_hosts (e.g. [local2.example.org]); other Host headers get 403."
+        )
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -83,8 +124,10 @@ def serve(
     ui: bool = True,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve until interrupted. Beyond loopback without ``LOCAL2_API_TOKEN``: RuntimeError."""
+    """Serve until interrupted. Beyond loopback without ``LOCAL2_API_TOKEN`` or
+    ``server.allowed_hosts``: RuntimeError."""
     token = require_token(host)
+    require_allowed_hosts(host, agent.settings.server.allowed_hosts)
     sock = bind(host, port)
     app = create_app(agent, ui=ui, token=token, host=host, port=sock.getsockname()[1])
     if on_ready is not None:
