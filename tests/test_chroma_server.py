@@ -16,7 +16,7 @@ from local2.memory.chroma import ChromaUnavailable, chroma_client
 from local2.memory.embeddings import LexicalEmbedder
 from local2.memory.store import EngramStore
 from local2.nodes.ingest import open_memory
-from local2.testing.postgres import free_port
+from local2.testing.processes import free_port
 from tests.conftest import make_settings
 
 

@@ -11,7 +11,7 @@ import pytest
 from local2.agent import Agent
 from local2.models.errors import ModelError, ModelUnavailable
 from local2.testing.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain
-from local2.testing.postgres import free_port
+from local2.testing.processes import free_port
 from tests.conftest import local2, make_settings
 
 

@@ -21,7 +21,7 @@ import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,6 @@ class Turn:
 class TurnLog(ABC):
     """Append-only clean turns: what every storage engine must offer the graph and the agent."""
 
-    @abstractmethod
     def append(
         self,
         *,
@@ -99,6 +98,15 @@ class TurnLog(ABC):
         record: dict[str, Any] | None = None,
     ) -> str:
         """Store one turn after ``parent_id``; returns the new turn's id (the new head)."""
+        turn = Turn(
+            new_turn_id(), parent_id, session_id, query_id, user, assistant, time.time(), record
+        )
+        self._insert(turn)
+        return turn.id
+
+    @abstractmethod
+    def _insert(self, turn: Turn) -> None:
+        """Write one new turn."""
 
     @abstractmethod
     def window(self, head: str | None, max_turns: int) -> list[Turn]:
@@ -140,31 +148,8 @@ class SqlTurnLog(TurnLog):
     def _write(self, sql: str, params: Sequence[Any]) -> None:
         """Run one statement written with ``?`` placeholders and commit it."""
 
-    def append(
-        self,
-        *,
-        parent_id: str | None,
-        session_id: str,
-        query_id: str,
-        user: str,
-        assistant: str,
-        record: dict[str, Any] | None = None,
-    ) -> str:
-        turn_id = new_turn_id()
-        self._write(
-            INSERT_SQL,
-            (
-                turn_id,
-                parent_id,
-                session_id,
-                query_id,
-                user,
-                assistant,
-                time.time(),
-                encode_record(record),
-            ),
-        )
-        return turn_id
+    def _insert(self, turn: Turn) -> None:
+        self._write(INSERT_SQL, (*astuple(turn)[:7], encode_record(turn.record)))
 
     def window(self, head: str | None, max_turns: int) -> list[Turn]:
         if head is None or max_turns < 1:

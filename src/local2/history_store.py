@@ -8,13 +8,13 @@ a local file. Same append-only shape as the SQL logs: each item names its parent
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from local2.history import Turn, TurnLog, new_turn_id
+from local2.history import Turn, TurnLog
 
 NAMESPACE = ("local2", "turns")
 
@@ -48,28 +48,9 @@ class StoreTurnLog(TurnLog):
     def __init__(self, store_of: Callable[[], BaseStore] = platform_store) -> None:
         self._store_of = store_of
 
-    def append(
-        self,
-        *,
-        parent_id: str | None,
-        session_id: str,
-        query_id: str,
-        user: str,
-        assistant: str,
-        record: dict[str, Any] | None = None,
-    ) -> str:
-        turn_id = new_turn_id()
-        value = {
-            "parent_id": parent_id,
-            "session_id": session_id,
-            "query_id": query_id,
-            "user": user,
-            "assistant": assistant,
-            "created_at": time.time(),
-            "record": record,
-        }
-        self._store_of().put(NAMESPACE, turn_id, value, index=False)
-        return turn_id
+    def _insert(self, turn: Turn) -> None:
+        value = {k: v for k, v in asdict(turn).items() if k != "id"}
+        self._store_of().put(NAMESPACE, turn.id, value, index=False)
 
     def window(self, head: str | None, max_turns: int) -> list[Turn]:
         store = self._store_of()

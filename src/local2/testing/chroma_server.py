@@ -7,19 +7,14 @@ with TempChroma() as chroma:
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import httpx
-
-from local2.testing.postgres import free_port
+from local2.testing.processes import end_group, free_port, wait_until_answers
 
 
 def chroma_command() -> Path:
@@ -56,31 +51,21 @@ class TempChroma:
         )
         log.close()
         atexit.register(self.stop)
-        deadline = time.monotonic() + self.start_timeout_s
-        while True:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"chroma run exited: {self.log()}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/api/v2/heartbeat", timeout=2).status_code == 200:
-                    return self
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("chroma run did not answer in time")
-            time.sleep(0.2)
+        try:
+            wait_until_answers(
+                self._process, f"{self.url}/api/v2/heartbeat", self.start_timeout_s, self.log
+            )
+        except RuntimeError:
+            self.stop()
+            raise
+        return self
 
     def log(self) -> str:
         path = (self.dir or Path("/nonexistent")) / "server.log"
         return path.read_text(errors="replace")[-2000:] if path.exists() else ""
 
     def stop(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._process.pid, signal.SIGTERM)
-            try:
-                self._process.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._process.pid, signal.SIGKILL)
-                self._process.wait(5)
+        end_group(self._process)
         self._process = None
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)

@@ -29,7 +29,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -458,19 +458,8 @@ class FakeOllama:
             h._json(400, {"error": f'"{name}" does not support {path.rsplit("/", 1)[-1]}'})
             return
         request = body if path == "/api/chat" else self._as_chat(body)
-        try:
-            reply = self.brain(request)
-        except Exception as exc:  # a brain bug must reach the test as an HTTP error
-            self.errors.append(f"brain failed: {exc!r}")
-            h._json(500, {"error": f"brain failed: {exc}"})
-            return
-        if isinstance(reply, str):
-            reply = Reply(content=reply)
-        delay = self.delay_s if reply.delay_s is None else reply.delay_s
-        if delay and self._stopping.wait(delay):
-            return
-        if reply.error is not None:
-            h._json(reply.status, {"error": reply.error})
+        reply = self._reply(request, lambda status, text: h._json(status, {"error": text}))
+        if reply is None:
             return
         frames = self._frames(path, name, request, reply)
         if body.get("stream", True) is False:
@@ -480,6 +469,25 @@ class FakeOllama:
         if drop is None:
             drop = self.drop_after_chunks
         h._stream(frames, drop, self.chunk_delay_s)
+
+    def _reply(self, request: dict[str, Any], fail: Callable[[int, str], None]) -> Reply | None:
+        """The brain's reply after its delay, or None once ``fail(status, text)`` has answered
+        (a brain bug, a scripted error) or the server is stopping."""
+        try:
+            reply = self.brain(request)
+        except Exception as exc:  # a brain bug must reach the test as an HTTP error
+            self.errors.append(f"brain failed: {exc!r}")
+            fail(500, f"brain failed: {exc}")
+            return None
+        if isinstance(reply, str):
+            reply = Reply(content=reply)
+        delay = self.delay_s if reply.delay_s is None else reply.delay_s
+        if delay and self._stopping.wait(delay):
+            return None
+        if reply.error is not None:
+            fail(reply.status, reply.error)
+            return None
+        return reply
 
     @staticmethod
     def _as_chat(body: dict[str, Any]) -> dict[str, Any]:
@@ -588,19 +596,10 @@ class FakeOllama:
             _openai_error(h, 404, f"The model `{name}` does not exist.", "model_not_found")
             return
         request = self._openai_as_chat(body)
-        try:
-            reply = self.brain(request)
-        except Exception as exc:  # a brain bug must reach the test as an HTTP error
-            self.errors.append(f"brain failed: {exc!r}")
-            _openai_error(h, 500, f"brain failed: {exc}", "server_error")
-            return
-        if isinstance(reply, str):
-            reply = Reply(content=reply)
-        delay = self.delay_s if reply.delay_s is None else reply.delay_s
-        if delay and self._stopping.wait(delay):
-            return
-        if reply.error is not None:
-            _openai_error(h, reply.status, reply.error, "server_error")
+        reply = self._reply(
+            request, lambda status, text: _openai_error(h, status, text, "server_error")
+        )
+        if reply is None:
             return
         content, thinking = reply.content, ""
         mode = reply.think_mode or self.think_mode

@@ -16,10 +16,11 @@ import contextlib
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
+
+from local2.testing.processes import free_port
 
 ROLE = "local2"
 RUN_AS = "postgres"  # the user Debian's package creates
@@ -27,12 +28,6 @@ RUN_AS = "postgres"  # the user Debian's package creates
 
 class PostgresMissing(RuntimeError):
     """No Postgres server binaries on this machine."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def find_bindir() -> Path:

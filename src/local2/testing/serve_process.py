@@ -1,24 +1,20 @@
 """A real ``local2 serve --no-ui`` process on a free loopback port, for tests and benchmarks.
 
-    with ServeProcess(config_dir, env={"LOCAL2_POSTGRES_URL": url}) as api:
-        httpx.post(f"{api.url}/query", json={"query": "Hi"})
+with ServeProcess(config_dir, env={"LOCAL2_POSTGRES_URL": url}) as api:
+    httpx.post(f"{api.url}/query", json={"query": "Hi"})
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
-import httpx
-
-from local2.testing.postgres import free_port
+from local2.testing.processes import end_group, free_port, wait_until_answers
 
 
 class ServeProcess:
@@ -63,17 +59,12 @@ class ServeProcess:
 
     def wait_ready(self) -> ServeProcess:
         assert self.process is not None, "launch() first"
-        deadline = time.monotonic() + self.start_timeout_s
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"local2 serve exited: {self.log()}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return self
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"local2 serve did not answer in time: {self.log()}")
-            time.sleep(0.2)
+        try:
+            wait_until_answers(self.process, f"{self.url}/health", self.start_timeout_s, self.log)
+        except RuntimeError:
+            self.stop()
+            raise
+        return self
 
     def log(self) -> str:
         return self._log.read_text(errors="replace")[-3000:] if self._log.exists() else ""
@@ -85,12 +76,7 @@ class ServeProcess:
             self.process.wait(10)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        end_group(self.process, grace_s=20)
         self.process = None
         self._log.unlink(missing_ok=True)
 
