@@ -253,3 +253,28 @@ def test_a_turn_published_but_not_checkpointed_is_adopted(tmp_path: Path) -> Non
     done = {**state, "history_head": second, "turn_count": 2}
     assert unrecorded_turn(done, services) == {}  # checkpointed normally
     agent.close()
+
+
+def test_processes_starting_together_set_up_the_database_once(postgres_url: str) -> None:
+    """Two processes open a fresh database while a third holds the setup lock; when it lets
+    go, one sets up (LangGraph builds its indexes CONCURRENTLY, which waits for every running
+    statement) while the other waits for its turn without a statement of its own running."""
+    from local2.postgres import SETUP_KEY, UNLOCK_SQL, open_postgres
+
+    holder = psycopg.connect(postgres_url, autocommit=True)
+    holder.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (SETUP_KEY,))
+    opened: list[Any] = []
+    threads = [
+        threading.Thread(target=lambda: opened.append(open_postgres(postgres_url, 2)))
+        for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    time.sleep(1.0)
+    holder.execute(UNLOCK_SQL, (SETUP_KEY,))
+    for t in threads:
+        t.join(60)
+    holder.close()
+    assert len(opened) == 2, "a process starting beside another never finished its setup"
+    for storage in opened:
+        storage.close()

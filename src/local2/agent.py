@@ -11,6 +11,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -112,7 +113,7 @@ class Agent:
 
     # -- turns -----------------------------------------------------------------------------
 
-    def _session_lock(self, session_id: str) -> Any:
+    def _session_lock(self, session_id: str) -> AbstractContextManager[None]:
         """Held for a whole turn: no two turns of one session run at once, in any process."""
         return self.storage.locks.hold(session_id)
 

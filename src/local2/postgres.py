@@ -11,6 +11,7 @@ psycopg is imported here only, and this module only when ``checkpointer: postgre
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -40,6 +41,7 @@ CREATE INDEX IF NOT EXISTS local2_turns_session ON local2_turns (session_id, cre
 CREATE INDEX IF NOT EXISTS local2_turns_query ON local2_turns (session_id, query_id);
 """
 LOCK_SQL = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
+TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS locked"
 UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
 SETUP_KEY = "local2:setup"  # processes starting together create the tables one at a time
 MAX_WAITING_TURNS = 64  # lock connections per process (turns running or waiting at once)
@@ -128,10 +130,19 @@ class AdvisoryLocks(LocalLocks):
         self._pool.close()
 
 
-def setup_schema(pool: ConnectionPool, saver: PostgresSaver) -> None:
-    """Create LoCAL2's table and LangGraph's, once, even when processes start together."""
+def setup_schema(pool: ConnectionPool, saver: PostgresSaver, wait_s: float = 300) -> None:
+    """Create LoCAL2's table and LangGraph's, once, even when processes start together.
+
+    The lock is polled, not waited for: LangGraph's migrations build indexes
+    CONCURRENTLY, which waits for every running statement — a blocked
+    ``pg_advisory_lock`` of a second process included, a deadlock Postgres cannot see.
+    """
     with pool.connection() as conn:
-        conn.execute(LOCK_SQL, (SETUP_KEY,))
+        deadline = time.monotonic() + wait_s
+        while not conn.execute(TRY_LOCK_SQL, (SETUP_KEY,)).fetchone()["locked"]:  # type: ignore[index]
+            if time.monotonic() > deadline:
+                raise psycopg.OperationalError("another process kept the setup lock")
+            time.sleep(0.1)
         try:
             for statement in filter(str.strip, SCHEMA.split(";")):
                 conn.execute(statement)

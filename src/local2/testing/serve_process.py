@@ -6,6 +6,7 @@ with ServeProcess(config_dir, env={"LOCAL2_POSTGRES_URL": url}) as api:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -25,7 +26,7 @@ class ServeProcess:
         config_dir: Path,
         *,
         env: Mapping[str, str] | None = None,
-        start_timeout_s: float = 120.0,
+        start_timeout_s: float = 300.0,  # a loaded CI machine imports slowly
     ) -> None:
         self.config_dir = config_dir
         self.env = dict(env or {})
@@ -52,7 +53,7 @@ class ServeProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, **self.env},
+                env={**os.environ, "PYTHONFAULTHANDLER": "1", **self.env},
                 start_new_session=True,
             )
         return self
@@ -61,9 +62,14 @@ class ServeProcess:
         assert self.process is not None, "launch() first"
         try:
             wait_until_answers(self.process, f"{self.url}/health", self.start_timeout_s, self.log)
-        except RuntimeError:
+        except RuntimeError as exc:
+            if self.process.poll() is None:  # stuck: have it print where (faulthandler)
+                os.kill(self.process.pid, signal.SIGABRT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(5)
+            stuck = self.log()
             self.stop()
-            raise
+            raise RuntimeError(f"{exc}\n{stuck}") from None
         return self
 
     def log(self) -> str:
