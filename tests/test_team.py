@@ -74,7 +74,7 @@ class Team:
 
 @pytest.fixture
 def team(tmp_path: Path, postgres_url: str, chroma_server: Any) -> Iterator[Team]:
-    with FakeOllama(echo_brain, delay_s=0.2) as fake:
+    with FakeOllama(echo_brain, delay_s=0.1) as fake:
         crew = Team(tmp_path, fake, postgres_url, chroma_server)
         try:
             yield crew
@@ -202,7 +202,7 @@ def test_killing_a_process_mid_turn_loses_nothing_answered(team: Team) -> None:
         a.kill()
         waiting.join(30)
         assert failed, "the killed process cannot have answered"
-        team.fake.delay_s = 0.2
+        team.fake.delay_s = 0.1
         started = time.monotonic()
         ask(client, b.url, session, f"[{session}] four")
         assert time.monotonic() - started < 20  # the dead process's session lock went with it
