@@ -21,6 +21,9 @@ import os
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+
+READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 # Factor to the base unit of each dimension (metre, kilogram, second, litre).
 _LINEAR: dict[str, tuple[str, float]] = {
@@ -78,7 +81,7 @@ def convert(value: float, from_unit: str, to_unit: str) -> float:
 def build_server(test_tools: bool = False) -> MCPServer:
     server = MCPServer("units", instructions="Unit conversion and arithmetic.")
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def convert_units(value: float, from_unit: str, to_unit: str) -> str:
         """Convert a quantity between units, e.g. 5 km to mi, 100 f to c, 2 lb to kg.
 
@@ -90,7 +93,7 @@ def build_server(test_tools: bool = False) -> MCPServer:
             raise ToolError(str(exc)) from None
         return f"{value:g} {from_unit} = {result:.6g} {to_unit}"
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def add(a: float, b: float) -> str:
         """Add two numbers."""
         return f"{a + b:g}"

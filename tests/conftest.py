@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from local2.config import Settings, load_settings
+from local2.testing.web_server import LocalServer, Route
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +39,20 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return make_settings(tmp_path)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[dict[str, Route]], LocalServer]]:
+    """Start real HTTP servers on 127.0.0.1 (``serve(routes)``); all stopped after the test."""
+    servers: list[LocalServer] = []
+
+    def start(routes: dict[str, Route]) -> LocalServer:
+        servers.append(LocalServer(routes))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.close()
 
 
 @pytest.fixture

@@ -25,14 +25,14 @@ def echo_tool(name: str = "echo", delay: float = 0.0, timeout: float | None = No
         time.sleep(delay)
         return f"{name}: {args['text']}"
 
-    return Tool(name, f"{name} tool", TEXT, run, timeout_s=timeout)
+    return Tool(name, f"{name} tool", TEXT, run, timeout_s=timeout, effects="read")
 
 
 def failing_tool() -> Tool:
     def run(args: Any, ctx: Any) -> str:
         raise ToolError("fetch failed: 503")
 
-    return Tool("flaky", "fails", TEXT, run)
+    return Tool("flaky", "fails", TEXT, run, effects="read")
 
 
 def make_agent(tmp_path: Path, replies: list, tools: list[Tool] | None = None, **gen: Any) -> Agent:

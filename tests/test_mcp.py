@@ -164,6 +164,14 @@ def test_allow_and_deny_filter_what_is_offered(loaded) -> None:
     assert "units__convert_units" in tools and "web__add" in tools
 
 
+def test_tools_are_side_effecting_unless_the_server_marks_them_read_only(loaded) -> None:
+    tools, _, _ = loaded
+    assert tools["units__convert_units"].effects == "read"  # readOnlyHint
+    assert tools["web__add"].effects == "read"
+    assert tools["units__fail"].effects == "write"  # no hint: assume it changes things
+    assert {t.output for t in tools.values()} == {"untrusted"}
+
+
 def test_broken_servers_are_reported_not_fatal(loaded) -> None:
     tools, statuses, elapsed = loaded
     broken, refused = statuses["broken"], statuses["refused"]

@@ -102,6 +102,8 @@ def test_history_then_replay_with_a_new_question_keeps_the_original_branch(
             env,
         ).stdout
         assert "mutex" in shown and "gemma3:1b" in shown  # the answers; the new model
+        model_row = next(line for line in shown.splitlines() if "gemma3:1b" in line)
+        assert "qwen3:4b (ollama)" in model_row  # and, beside it, the original's
         assert "New branch checkpoints" in shown
         assert any(r["model"] == "gemma3:1b" for r in fake.chat_requests)
         # Resumed mid-turn (receive did not run again), the state still names the new model.

@@ -37,7 +37,8 @@ def test_config_directory_overrides_deep_merge(tmp_path: Path) -> None:
     assert settings.generator.max_tool_iterations == 2
     assert settings.generator.num_ctx == 32000  # untouched default
     assert settings.web.search.max_results == 3
-    assert settings.web.fetch.max_chars == 3000
+    assert settings.web.fetch.max_chars is None  # untouched: a share of num_ctx
+    assert settings.web.fetch.max_bytes == 2_000_000
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from local2.history import SqliteTurnLog, TurnLog
 from local2.history_store import StoreTurnLog
 from local2.models.scripted import ScriptedChatModel
 from local2.nodes.receive import unrecorded_turn
-from local2.storage import LocalLocks, StorageUnavailable, open_storage
+from local2.storage import SharedLocks, StorageUnavailable, open_storage
 from tests.conftest import make_settings
 
 
@@ -198,7 +198,7 @@ def slow_echo(messages: list[BaseMessage]) -> AIMessage:
     return echo_history(messages)
 
 
-def race_two_processes(tmp_path: Path, url: str, locks: list[LocalLocks | None]) -> list[str]:
+def race_two_processes(tmp_path: Path, url: str, locks: list[SharedLocks | None]) -> list[str]:
     """Two agents on one database (as two processes would be), one turn each, same session,
     at the same moment; returns the session's history afterwards."""
     settings = pg_settings(tmp_path, url)
@@ -236,7 +236,7 @@ def test_without_the_lock_the_checkpointer_alone_loses_a_turn(
 ) -> None:
     """Why the lock exists: LangGraph's checkpointer lets two runs of one thread start from
     the same checkpoint, and the one that finishes last hides the other's answer."""
-    history = race_two_processes(tmp_path, postgres_url, [LocalLocks(), LocalLocks()])
+    history = race_two_processes(tmp_path, postgres_url, [SharedLocks(), SharedLocks()])
     assert history[0] == "first" and len(history) == 2
 
 

@@ -2,7 +2,8 @@
 
 The agent talks to a fake Ollama over HTTP (``RuleBrain``: it searches the web for "news this
 week" questions and thinks out loud), with real memory and the real critic. Screenshots of
-each stage go to ``artifacts/screenshots/``.
+each stage go to ``artifacts/screenshots/``; the README shows the first view and a resumed
+session at 1280 and 390 px wide.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from local2 import events
 from local2.agent import Agent
 from local2.config import load_settings
 from local2.testing.ollama_server import FakeOllama, RuleBrain
@@ -85,8 +87,8 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-def open_page(browser: Any, url: str) -> Any:
-    context = browser.new_context(viewport={"width": 1500, "height": 1250})
+def open_page(browser: Any, url: str, width: int = 1500, height: int = 1250) -> Any:
+    context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(url)
@@ -95,9 +97,22 @@ def open_page(browser: Any, url: str) -> Any:
     return page
 
 
-def shot(page: Any, name: str) -> None:
-    # Not full_page: resizing the viewport re-renders the chat and closes opened sections.
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+def shot(page: Any, name: str, full_page: bool = False) -> None:
+    # Mostly not full_page: resizing the viewport re-renders the chat and closes opened
+    # sections (fine for a first look at a phone-sized page).
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
+
+
+def chat_to_top(page: Any) -> None:
+    """Scroll the conversation to its first message (it follows the newest by itself)."""
+    page.wait_for_timeout(500)  # let the chat's own scroll to the newest message happen first
+    page.evaluate(
+        """() => document.querySelectorAll('#local2-chat *').forEach(el => {
+            const style = getComputedStyle(el).overflowY;
+            if ((style === 'auto' || style === 'scroll') && el.scrollHeight > el.clientHeight)
+                el.scrollTop = 0; })"""
+    )
+    page.wait_for_timeout(200)
 
 
 def text_of(page: Any, selector: str) -> str:
@@ -121,6 +136,38 @@ def session_of(page: Any) -> str:
     return text_of(page, "#local2-session code").strip()
 
 
+def table_rows(page: Any, selector: str) -> list[list[str]]:
+    """The cells of a ``gr.Dataframe`` as shown (its data rows, not its sizing rows)."""
+    return page.evaluate(
+        """(sel) => [...document.querySelectorAll(sel + ' [role=row]')]
+            .map(r => [...r.querySelectorAll('.body-cell')].map(c => c.innerText.trim()))
+            .filter(cells => cells.length)""",
+        selector,
+    )
+
+
+def answered(page: Any, needle: str) -> None:
+    """Wait for a turn to finish: its answer is on screen and the rating buttons are back."""
+    wait_text(page, "#local2-chat", needle)
+    page.wait_for_selector("#local2-rate-1:not([disabled])")
+
+
+def feedback_count(agent: Agent, session: str) -> int:
+    log = agent.state(session).get("event_log") or []
+    return sum(e["subject"] == events.USER_FEEDBACK for e in log)
+
+
+def rate(page: Any, rating: int) -> None:
+    page.wait_for_selector(f"#local2-rate-{rating}:not([disabled])")
+    page.click(f"#local2-rate-{rating}")
+
+
+def resume(page: Any, session: str) -> None:
+    page.fill("#local2-session-pick input", session)
+    page.keyboard.press("Enter")
+    page.click("#local2-resume")
+
+
 def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, browser: Any) -> None:
     page = open_page(browser, stack.url)
     session = session_of(page)
@@ -142,15 +189,16 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     wait_text(page, "#local2-chat", "Result (")  # the tool call, opened
     expanded = text_of(page, "#local2-chat")
     assert "Arguments" in expanded and "news.example.org" in expanded
-    assert page.is_visible("#local2-memory") and page.is_visible("#local2-rating-choice")
     shot(page, "02-answer-thinking-tool-call")
 
-    # Rate it: the reward is recorded in the session and on the memory engram.
-    page.click("#local2-rating-choice label:has-text('5')")
-    page.click("#local2-rate")
-    wait_text(page, "#local2-reward", "Recorded reward 5/5")
+    # Rate it with one click: the reward is recorded once, in the session and on the engram,
+    # and shown on the answer.
+    assert page.is_visible("#local2-memory") and page.is_visible("#local2-rate-5")
+    rate(page, 5)
+    wait_text(page, "#local2-reward", "Recorded 5/5 (excellent)")
+    wait_text(page, "#local2-chat", "Your rating: 5/5 (excellent)")
     [turn] = stack.agent.history(session)
-    assert turn["reward"]["rating"] == 5
+    assert turn["reward"]["rating"] == 5 and feedback_count(stack.agent, session) == 1
     shot(page, "03-rated")
 
     # A question that recalls memory: the panel shows the first turn with its reward.
@@ -169,7 +217,7 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     assert "I will call" not in prompt  # thinking is never in what the model is sent
     shot(page, "04-memory-prompt-events")
 
-    # Time travel: fork the first turn with an edited question.
+    # Time travel: fork the first turn with an edited question. It streams like a turn.
     page.click("button[role=tab]:has-text('Time travel')")
     assert page.input_value("#tt-session textarea") == session
     page.click("#tt-load")
@@ -183,9 +231,25 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     page.fill("#tt-edit textarea", "What is the capital of France?")
     page.click("#tt-fork")
     wait_text(page, "#tt-new", "The capital of France is Paris.")
+    wait_text(page, "#tt-status", "Forked")
+    assert "Thinking" in text_of(page, "#tt-new")
     assert "This week in AI" in text_of(page, "#tt-original")  # the old branch, beside it
-    assert "new" in text_of(page, "#tt-checkpoints").split()
+    assert "current · new" in text_of(page, "#tt-checkpoints")
     shot(page, "05-time-travel-fork")
+
+    # The Chat tab still shows the branch the person was on, until they switch.
+    page.click("button[role=tab]:has-text('Chat')")
+    chat = text_of(page, "#local2-chat")
+    assert "What did I tell you earlier" in chat and "capital of France" not in chat
+    assert page.is_visible("#local2-branch-row")
+    assert "earlier branch" in text_of(page, "#local2-session")
+    shot(page, "05b-chat-stays-on-its-branch")
+    page.click("#local2-switch-branch")
+    wait_text(page, "#local2-chat", "The capital of France is Paris.")
+    chat = text_of(page, "#local2-chat")
+    assert "What did I tell you earlier" not in chat and "Critic:" in chat
+    assert not page.is_visible("#local2-branch-row")
+    assert "current branch" in text_of(page, "#local2-session")
     page.context.close()
 
 
@@ -285,3 +349,188 @@ def test_local2_ui_command_opens_app_and_api(stack: Stack, tmp_path: Path) -> No
     finally:
         proc.terminate()
         proc.wait(20)
+
+
+def test_stop_ends_a_running_turn_with_nothing_recorded(stack: Stack, browser: Any) -> None:
+    page = open_page(browser, stack.url)
+    session = session_of(page)
+    ask(page, "What is the capital of France?")
+    answered(page, "Paris")
+    stack.fake.chunk_delay_s = 0.4  # words now arrive slowly: there is time to press Stop
+    try:
+        ask(page, "Tell me about the Python GIL.")
+        wait_text(page, "#local2-chat", "The Python GIL")  # part of the answer is on screen
+        # A second question while this one runs is refused, visibly, and kept in the box.
+        ask(page, "And one more thing?")
+        wait_text(page, "#local2-banner", "Still answering your previous question")
+        assert page.input_value("#local2-question textarea") == "And one more thing?"
+        page.click("#local2-stop")
+        wait_text(page, "#local2-chat", "you pressed Stop")
+    finally:
+        stack.fake.chunk_delay_s = 0.02
+    chat = text_of(page, "#local2-chat")
+    assert "Abandoned: this answer was cut off" in chat
+    assert "Global Interpreter Lock) is a mutex" not in chat  # it never finished
+    assert page.input_value("#local2-question textarea") == "Tell me about the Python GIL."
+    shot(page, "08-stopped")
+    # Nothing was recorded: the history and the head are the first turn's.
+    assert [t["user"] for t in stack.agent.history(session)] == ["What is the capital of France?"]
+    rows = stack.agent.checkpoints(session, 100)
+    assert any(r["abandoned"] for r in rows)
+    assert not any(r["current"] and "GIL" in r["summary"] for r in rows)
+    # The next question continues from the first turn, and the stopped one cannot be rated.
+    ask(page, NEWS)
+    answered(page, "This week in AI")
+    assert [t["user"] for t in stack.agent.history(session)][-1] == NEWS
+    page.context.close()
+
+
+def test_each_rating_control_writes_one_record(stack: Stack, browser: Any) -> None:
+    page = open_page(browser, stack.url)
+    session = session_of(page)
+    ask(page, "What is the capital of France?")
+    answered(page, "Paris")
+    ask(page, "What is the Python GIL?")
+    answered(page, "Global Interpreter Lock")
+    first, second = (t["query_id"] for t in stack.agent.history(session))
+
+    # The buttons rate the last answer: one click, one record; the same again, none.
+    rate(page, 4)
+    wait_text(page, "#local2-reward", "Recorded 4/5 (good)")
+    assert feedback_count(stack.agent, session) == 1
+    rate(page, 4)
+    wait_text(page, "#local2-reward", "already rated 4/5")
+    assert feedback_count(stack.agent, session) == 1
+
+    # Clicking an earlier answer picks it; re-rating it later replaces, and says so.
+    page.click("#local2-chat >> text=The capital of France is Paris.")
+    wait_text(page, "#local2-rate-label", "Rate the answer to “What is the capital of France?”")
+    rate(page, 2)
+    wait_text(page, "#local2-reward", "Recorded 2/5 (poor)")
+    rate(page, 5)
+    wait_text(page, "#local2-reward", "Replaced your earlier rating 2/5")
+    assert feedback_count(stack.agent, session) == 3
+    ratings = {
+        t["query_id"]: t["rating"]["rating"] for t in stack.agent.history(session, detail=True)
+    }
+    assert ratings == {first: 5, second: 4}
+    chat = text_of(page, "#local2-chat")
+    assert chat.count("Your rating: ") == 2 and "Your rating: 2/5" not in chat
+    shot(page, "09-ratings")
+    page.context.close()
+
+
+def test_a_resumed_session_shows_every_turn_as_it_was(stack: Stack, browser: Any) -> None:
+    page = open_page(browser, stack.url)
+    session = session_of(page)
+    ask(page, NEWS)
+    answered(page, "This week in AI")
+    rate(page, 4)
+    wait_text(page, "#local2-reward", "Recorded 4/5")
+
+    # Another tab of the same browser, busy with its own session, resumes the first one.
+    other = page.context.new_page()
+    other.set_default_timeout(30_000)
+    other.goto(stack.url)
+    other.wait_for_selector("#local2-question textarea")
+    ask(other, "What is the capital of France?")
+    answered(other, "Paris")
+    rate(other, 2)
+    wait_text(other, "#local2-reward", "Recorded 2/5")
+    resume(other, session)
+    wait_text(other, "#local2-chat", "Tool: web_search")
+    chat = text_of(other, "#local2-chat")
+    assert "Paris" not in chat and "Thinking" in chat and "Tool calls" in chat
+    assert "Critic: 4/5" in chat and "Your rating: 4/5 (good)" in chat
+    assert text_of(other, "#local2-reward").strip() == ""  # the other session's is gone
+    assert "Critic: 4/5" in text_of(other, "#local2-critic")
+    assert NEWS in text_of(other, "#local2-rate-label")
+    other.set_viewport_size({"width": 1280, "height": 800})
+    other.click("#local2-chat >> text=Tool: web_search")
+    wait_text(other, "#local2-chat", "Result (")  # the tool card opens on its result
+    chat_to_top(other)
+    shot(other, "resumed-session-1280-wide")
+    page.context.close()
+
+    narrow = open_page(browser, stack.url, width=390, height=844)
+    resume(narrow, session)
+    wait_text(narrow, "#local2-chat", "Tool: web_search")
+    chat_to_top(narrow)
+    shot(narrow, "resumed-session-390-wide", full_page=True)
+    narrow.context.close()
+
+
+def test_first_view_shows_the_top_and_tables_are_readable_on_a_phone(
+    stack: Stack, browser: Any, tmp_path: Path
+) -> None:
+    notice = "Ollama did not answer, so the embedded demo model answers (a weak demo model)."
+    agent = make_agent(tmp_path, stack.fake.url, memory=None, critic=None)
+    agent.notice = notice  # as the embedded fallback sets it
+    with Served(create_app(agent)) as url:
+        page = open_page(browser, url, width=1280, height=800)
+        time.sleep(1.0)  # anything that would scroll (autofocus) has happened by now
+        assert page.evaluate("window.scrollY") == 0
+        for selector in ("#local2-header h2", "#local2-header p", "#local2-notice"):
+            box = page.locator(selector).bounding_box()
+            assert box and box["y"] >= 0 and box["y"] + box["height"] <= 800, selector
+        assert "LoCAL2" in text_of(page, "#local2-header") and "qwen3:4b" in text_of(
+            page, "#local2-header"
+        )
+        focused = page.evaluate("document.activeElement?.closest('#local2-question') !== null")
+        assert focused  # still ready to type
+        shot(page, "first-view-1280-wide")
+        page.context.close()
+
+        phone = open_page(browser, url, width=390, height=844)
+        assert phone.evaluate("window.scrollY") == 0
+        shot(phone, "first-view-390-wide", full_page=True)
+        ask(phone, "What is the capital of France?")
+        wait_text(phone, "#local2-chat", "Paris")
+        headers = phone.locator("#local2-memory th span.header")
+        assert headers.count() == 6
+        heights = [headers.nth(i).bounding_box()["height"] for i in range(6)]
+        assert max(heights) < 1.6 * min(heights), heights  # no header wraps letter by letter
+        phone.click("button[role=tab]:has-text('Time travel')")
+        phone.click("#tt-load")
+        wait_text(phone, "#tt-status", "checkpoint(s)")
+        first_id = phone.locator("#tt-checkpoints .body-cell.first-column").first
+        box = first_id.bounding_box()
+        assert box and box["width"] >= 200  # a checkpoint id is readable, the table scrolls
+        assert len(first_id.inner_text().strip()) >= 30
+        shot(phone, "10-time-travel-390-wide")
+        phone.context.close()
+    agent.close()
+
+
+def test_a_replay_streams_tool_cards_on_its_own_clock(stack: Stack, browser: Any) -> None:
+    page = open_page(browser, stack.url)
+    session = session_of(page)
+    ask(page, NEWS)
+    answered(page, "This week in AI")
+    time.sleep(2.0)  # so the original question's clock would show
+    page.click("button[role=tab]:has-text('Time travel')")
+    page.click("#tt-load")
+    wait_text(page, "#tt-status", "checkpoint(s)")
+    page.click("#tt-pick input")
+    page.locator("#tt-pick li[role=option]").filter(has_text="after receive").first.click()
+    wait_text(page, "#tt-original", "This week in AI")
+    started = time.monotonic()
+    page.click("#tt-replay")
+    wait_text(page, "#tt-new", "Tool: web_search")  # the tool card, while it streams
+    wait_text(page, "#tt-status", "Replayed")
+    took = time.monotonic() - started
+    assert "This week in AI" in text_of(page, "#tt-new")
+    page.click("button[role=tab]:has-text('Chat')")
+    page.click("#local2-switch-branch")
+    page.click("text=Event log")
+    wait_text(page, "#local2-events", events.REPLAY_STARTED)
+    page.wait_for_selector("#local2-events .body-cell")
+    rows = table_rows(page, "#local2-events")
+    times = [float(row[0]) for row in rows]
+    subjects = [row[1] for row in rows]
+    assert subjects[0] == events.REPLAY_STARTED and times[0] == 0
+    assert times == sorted(times) and max(times) < took  # counted from the replay's start
+    [turn] = stack.agent.history(session)
+    assert turn["user"] == NEWS
+    shot(page, "11-replay-clock")
+    page.context.close()

@@ -134,9 +134,11 @@ def test_planted_images_frames_css_and_prefetch_cause_no_request(
         page.on("request", lambda request: seen.append(request.url))
         ask(page, "What does the page say?")
         wait_text(page, "#local2-chat", "MARKER-ANSWER")
-        wait_text(page, "#local2-chat", "MARKER-CRITIC")
+        wait_text(page, "#local2-chat", "Critic: 2/5")  # graded; the section may be open or not
         page.locator("#local2-chat [role=button]").filter(has_text="Thinking").first.click()
-        page.locator("#local2-chat [role=button]").filter(has_text="Critic").first.click()
+        if "MARKER-CRITIC" not in page.inner_text("#local2-chat"):
+            page.locator("#local2-chat [role=button]").filter(has_text="Critic").first.click()
+        wait_text(page, "#local2-chat", "MARKER-CRITIC")
         wait_text(page, "#local2-chat", "Thinking about it.")
         page.wait_for_function(
             "() => [...document.querySelectorAll('#local2-chat img')]"

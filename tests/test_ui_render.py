@@ -186,7 +186,7 @@ def flaky_tool() -> Tool:
     def run(args: Any, ctx: Any) -> str:
         raise ToolError("fetch failed: 503")
 
-    return Tool("flaky", "always fails", TEXT, run)
+    return Tool("flaky", "always fails", TEXT, run, effects="read")
 
 
 @pytest.fixture
@@ -218,13 +218,31 @@ def test_respond_streams_then_fills_panels_and_rating_records_reward(agent: Agen
     assert "query.received" in subjects and "answer.dialog" in subjects
     assert final[ui.my_sessions][0]["session_id"] == "s1"
     ids = final[ui.query_ids]
-    rated = ui.rate_last("5", "s1", ids)
-    assert "Recorded reward **5/5**" in rated[ui.reward_md]
+    rated = ui.rate(5, "s1", None, ids, chat)
+    assert "Recorded **5/5 (excellent)**" in rated[ui.reward_md]
     assert agent.history("s1")[0]["reward"]["rating"] == 5
     assert "reward.event" in [row[1] for row in rated[ui.events_df]["data"]]
+    assert meta(rated[ui.chatbot][-1])["title"] == "Your rating: 5/5 (excellent)"
+    same = ui.rate(5, "s1", None, rated[ui.query_ids], rated[ui.chat_msgs])
+    assert "already rated 5/5" in same[ui.reward_md]
+    changed = ui.rate(3, "s1", None, same[ui.query_ids], same[ui.chat_msgs])
+    assert "Replaced your earlier rating 5/5" in changed[ui.reward_md]
+    titles = [meta(m).get("title") for m in changed[ui.chatbot]]
+    assert (
+        titles.count("Your rating: 3/5 (okay)") == 1
+        and "Your rating: 5/5 (excellent)" not in titles
+    )
+    subjects = [row[1] for row in changed[ui.events_df]["data"]]
+    assert subjects.count("user.feedback") == 2  # two different ratings; the repeat wrote none
 
     resumed = ui.resume_session("s1")
-    assert [m.content for m in resumed[ui.chatbot]] == ["hello", "you said: hello"]
+    shown = resumed[ui.chatbot]
+    assert [m.content for m in shown if not meta(m)] == ["hello", "you said: hello"]
+    assert [meta(m).get("title") for m in shown if meta(m)] == [
+        render.THINKING,
+        "Your rating: 3/5 (okay)",
+    ]
+    assert "duration" not in meta(shown[1])  # how long it thought was not kept
     assert resumed[ui.query_ids] == ids
 
 
@@ -282,13 +300,25 @@ def test_fork_shows_the_new_branch_and_keeps_the_original(agent: Agent) -> None:
     state, original, edit, _status = ui.show_checkpoint("s1", start["checkpoint_id"])
     json.dumps(state)  # the state view is plain JSON
     assert "you said: first" in original and edit == "first"
-    out = ui.fork("s1", start["checkpoint_id"], "second", "s1")
-    assert "you said: second" in out[ui.tt_new]
-    marked = [row for row in out[ui.tt_table]["data"] if row[-1] == "new"]
+    head = agent.head_id("s1")
+    steps = list(ui.fork("s1", start["checkpoint_id"], "second", "s1", None))
+    out = steps[-1]
+    assert len(steps) > 2  # it streamed
+    assert [m.content for m in out[ui.tt_new] if not meta(m)] == ["second", "you said: second"]
+    marked = [row for row in out[ui.tt_table]["data"] if row[-1] == "current · new"]
     assert marked and len(marked) == len(
         {c["checkpoint_id"] for c in agent.checkpoints("s1")} - {r["checkpoint_id"] for r in rows}
     )
-    assert [m.content for m in out[ui.chatbot]] == ["second", "you said: second"]
+    # The chat tab is not rewritten: it stays on the branch it showed, and says so.
+    assert ui.chatbot not in out
+    assert out[ui.branch] == head and value(out[ui.branch_row]) is None
+    assert out[ui.branch_row]["visible"] is True
+    switched = ui.show_current_branch("s1")
+    assert switched[ui.branch] is None
+    assert [m.content for m in switched[ui.chatbot] if not meta(m)] == [
+        "second",
+        "you said: second",
+    ]
     # The original branch is intact: its last checkpoint still holds the first answer.
     end = next(r for r in rows if not r["next"])
     assert agent.state("s1", end["checkpoint_id"])["answer"] == "you said: first"

@@ -3,99 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import threading
 import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from local2.config.schema import WebFetchSettings, WebSearchSettings
-from local2.tools.base import ToolError
-from local2.tools.web_fetch import WebFetch
+from local2.testing.web_server import redirect, send
+from local2.tools.base import ToolContext, ToolError
+from local2.tools.web_fetch import WebFetch, extracted_text
 from local2.tools.web_search import WebSearch
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
-Route = Callable[[BaseHTTPRequestHandler], None]
-
-
-class LocalServer:
-    """A threaded HTTP server on 127.0.0.1 with routes ``path -> handler(request)``."""
-
-    def __init__(self, routes: dict[str, Route]):
-        self.routes = routes
-        self.seen: list[tuple[str, dict[str, str]]] = []
-        self.state: dict[str, object] = {}
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                outer.seen.append((self.path, dict(self.headers)))
-                route = outer.routes.get(self.path.split("?", 1)[0])
-                if route is None:
-                    self.send_error(404)
-                    return
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    route(self)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self.thread.start()
-
-    def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
-
-    def paths(self) -> list[str]:
-        return [p for p, _ in self.seen]
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[dict[str, Route]], LocalServer]]:
-    servers: list[LocalServer] = []
-
-    def start(routes: dict[str, Route]) -> LocalServer:
-        servers.append(LocalServer(routes))
-        return servers[-1]
-
-    yield start
-    for s in servers:
-        s.close()
-
-
-def send(body: bytes, ctype: str = "text/html; charset=utf-8", status: int = 200) -> Route:
-    def route(h: BaseHTTPRequestHandler) -> None:
-        h.send_response(status)
-        if ctype:
-            h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        h.wfile.write(body)
-
-    return route
-
-
-def redirect(location: str, status: int = 302) -> Route:
-    def route(h: BaseHTTPRequestHandler) -> None:
-        h.send_response(status)
-        h.send_header("Location", location)
-        h.send_header("Content-Length", "0")
-        h.end_headers()
-
-    return route
 
 
 def fetcher(**cfg: object) -> WebFetch:
@@ -142,16 +63,66 @@ def test_fetch_keeps_main_text_and_drops_boilerplate(serve, page: str) -> None:
     assert server.seen[0][1]["User-Agent"].startswith("LoCAL2/")
 
 
-def test_truncates_at_paragraph_boundary(serve) -> None:
-    paragraphs = [f"Paragraph {i} " + "word " * 30 for i in range(40)]
-    server = serve({"/t": send("\n\n".join(paragraphs).encode(), "text/plain")})
-    result = fetcher(max_chars=500)({"url": server.url("/t")})
+def long_page(fact_at: int, count: int = 40) -> list[str]:
+    """``count`` paragraphs about a harbour; the one at ``fact_at`` names the keeper's cat."""
+    paragraphs = [
+        f"Paragraph {i}: the harbour wall was repaired again in season {i}, and the fishing "
+        f"boats waited in the outer basin while the masons worked on the stones. " * 2
+        for i in range(count)
+    ]
+    paragraphs[fact_at] = (
+        "The lighthouse keeper kept a ginger cat called Biscuit, who slept on the lamp gallery."
+    )
+    return paragraphs
+
+
+def test_long_page_shows_the_passages_relevant_to_the_question(serve) -> None:
+    paragraphs = long_page(fact_at=31)
+    server = serve({"/t": send("\n".join(paragraphs).encode(), "text/plain")})
+    ctx = ToolContext("s1", "q1", query="What was the name of the lighthouse keeper's cat?")
+    result = fetcher(max_chars=2000)({"url": server.url("/t")}, ctx)
     body = text_of(result.text)
-    assert len(body) <= 500
-    assert body.endswith("[… truncated]")
-    kept = body.removesuffix("[… truncated]").rstrip().split("\n")
-    assert all(line.strip() in {p.strip() for p in paragraphs} for line in kept if line)
-    assert result.data["truncated_chars"] is True
+    assert len(body) <= 2000
+    assert "cat called Biscuit" in body
+    kept = [p for p in paragraphs if p.strip() in body]
+    assert 1 < len(kept) < len(paragraphs)
+    assert [paragraphs.index(p) for p in kept] == sorted(paragraphs.index(p) for p in kept)
+    assert "[…]" in body
+    assert body.rstrip().endswith(
+        "To read other parts, call web_fetch again with a `query` naming what you are looking for.]"
+    )
+    assert "chosen for relevance to the question" in body
+    data = result.data
+    assert data["truncated_chars"] is True
+    assert data["passages_shown"] < data["passages_total"]
+    assert data["chars_shown"] < data["chars"] == len("\n".join(paragraphs).strip())
+
+
+def test_the_models_query_argument_focuses_the_page_too(serve) -> None:
+    paragraphs = long_page(fact_at=35)
+    server = serve({"/t": send("\n".join(paragraphs).encode(), "text/plain")})
+    args = {"url": server.url("/t"), "query": "lighthouse cat name"}
+    body = text_of(fetcher(max_chars=2000)(args).text)
+    assert "cat called Biscuit" in body
+
+
+def test_without_a_question_the_page_is_shown_from_the_top(serve) -> None:
+    paragraphs = long_page(fact_at=35)
+    server = serve({"/t": send("\n".join(paragraphs).encode(), "text/plain")})
+    body = text_of(fetcher(max_chars=2000)({"url": server.url("/t")}).text)
+    assert body.startswith(paragraphs[0].strip())
+    assert "Biscuit" not in body
+    assert "from the top (nothing on the page matched the question's words)" in body
+
+
+def test_page_budget_follows_the_models_context(serve) -> None:
+    paragraphs = long_page(fact_at=5, count=300)
+    server = serve({"/t": send("\n".join(paragraphs).encode(), "text/plain")})
+    cfg = WebFetchSettings(allow_hosts=["127.0.0.1"], timeout_s=5)
+    small = WebFetch(cfg, num_ctx=8000)({"url": server.url("/t")})
+    large = WebFetch(cfg, num_ctx=64000)({"url": server.url("/t")})
+    assert len(text_of(small.text)) <= 8000 * cfg.context_share * 3
+    assert len(text_of(small.text)) < len(text_of(large.text)) <= 64000 * cfg.context_share * 3
 
 
 def test_short_text_is_not_truncated(serve) -> None:
@@ -503,3 +474,43 @@ def test_https_to_the_vetted_address_keeps_sni_and_certificate_checks(
     assert server.seen[0][1]["Host"] == f"pinned.test:{server.port}"
     with pytest.raises(ToolError, match=r"^fetch error: .*(CERTIFICATE_VERIFY_FAILED|hostname)"):
         f({"url": f"https://other.test:{server.port}/t"})
+
+
+def test_the_turns_question_focuses_web_fetch_in_the_graph(serve, tmp_path: Path) -> None:
+    """Through a real turn: the person's question (not the model's arguments) picks the
+    passages of a long page that reach the model."""
+    from local2.agent import Agent
+    from local2.models.scripted import ScriptedChatModel, reply
+    from tests.conftest import make_settings
+
+    paragraphs = long_page(fact_at=38, count=400)
+    server = serve({"/harbour": send("\n".join(paragraphs).encode(), "text/plain")})
+    call = {"name": "web_fetch", "args": {"url": server.url("/harbour")}}
+    model = ScriptedChatModel(replies=[reply("", tool_calls=[call]), reply("Biscuit.")])
+    settings = make_settings(
+        tmp_path,
+        generator={"enabled_tools": ["web_fetch"]},
+        web={"fetch": {"allow_hosts": ["127.0.0.1"]}},
+    )
+    agent = Agent(settings, chat_model=model, memory=None, critic=None)
+    try:
+        payload = agent.ask("What was the lighthouse keeper's cat called?", "s1")
+    finally:
+        agent.close()
+    [record] = payload["tool_calls"]
+    assert "cat called Biscuit" in record["result"]
+    assert "[Page shortened to fit the context" in record["result"]
+    assert len(extracted_text(record["result"])) <= 32000 * 0.125 * 3
+
+
+def test_page_budget_is_the_chosen_backends_context(tmp_path: Path) -> None:
+    from local2.tools.web import web_tools
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path)
+    budgets = {
+        backend: next(t for t in web_tools(settings, backend) if t.name == "web_fetch").run
+        for backend in ("ollama", "embedded")
+    }
+    assert budgets["ollama"].budget_chars == int(settings.generator.num_ctx * 0.125 * 3)
+    assert budgets["embedded"].budget_chars == int(settings.embedded.n_ctx * 0.125 * 3)

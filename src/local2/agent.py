@@ -2,7 +2,11 @@
 
 It owns the compiled graph, its checkpointer and the turn log, serialises turns per session,
 and turns LangGraph's streams into simple items: ``("event", entry)``, ``("thinking", text)``,
-``("token", text)``, ``("answer", payload)`` when publish ran, ``("final", payload)`` at the end.
+``("token", text)``, ``("answer", payload)`` when publish ran, ``("approval", request)`` when a
+tool call waits for the person, ``("final", payload)`` at the end. A turn paused for approval
+ends with a payload whose ``status`` is ``awaiting_approval``; :meth:`Agent.resume` goes on.
+A turn can be stopped before its answer (:meth:`Agent.stop`); one that is stopped, fails or
+is killed part-way leaves nothing the session continues from (:mod:`local2.branches`).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -19,7 +23,8 @@ from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from local2 import events
+from local2 import approval, branches, events
+from local2.approval import Approver, Decision
 from local2.config import Settings, load_settings
 from local2.files.audit import audit_turn
 from local2.graph import AUTO, build_services, compile_graph
@@ -27,10 +32,20 @@ from local2.history import TurnLog
 from local2.nodes.receive import validate_query
 from local2.payload import turn_payload
 from local2.prompt import build_prompt, prompt_as_json
-from local2.storage import LocalLocks, open_storage
+from local2.running import RunningTurn, SessionBusy, StopSignal, StreamItem, TurnCancelled, Turns
+from local2.state import RESET
+from local2.storage import SharedLocks, open_storage
 from local2.tools.base import Tool
 
-StreamItem = tuple[str, Any]
+__all__ = [
+    "Agent",
+    "AwaitingApproval",
+    "InvalidQuery",
+    "SessionBusy",
+    "StreamItem",
+    "TurnCancelled",
+    "UnknownTurn",
+]
 
 
 class InvalidQuery(ValueError):
@@ -39,6 +54,18 @@ class InvalidQuery(ValueError):
 
 class UnknownTurn(LookupError):
     """No such session, turn or checkpoint."""
+
+
+class AwaitingApproval(RuntimeError):
+    """The session's last turn waits for the person to approve or deny a tool call."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.request = request
+        tools = ", ".join(c["tool"] for c in request.get("calls") or [])
+        super().__init__(
+            f"Session '{request.get('session_id')}' is waiting for approval of {tools}: "
+            f"approve or deny it first (POST {request.get('resume')})."
+        )
 
 
 def new_session_id() -> str:
@@ -52,8 +79,18 @@ def _config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]
     return {"configurable": configurable}
 
 
-def _checkpoint_id(config: Any) -> str | None:
-    return ((config or {}).get("configurable") or {}).get("checkpoint_id")
+_checkpoint_id = branches.checkpoint_id
+
+
+def _awaiting_payload(final: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    """The payload of a turn paused for approval: what it did so far, and what waits."""
+    payload = turn_payload(final)
+    asked = list(request.get("events") or [])
+    payload["event_log"] = [*payload["event_log"], *asked]
+    payload["events"] = [*payload["events"], *(e["subject"] for e in asked)]
+    payload["status"] = "awaiting_approval"
+    payload["approval"] = {"calls": request.get("calls") or [], "resume": request.get("resume")}
+    return payload
 
 
 def _summary(snap: Any, writer: str) -> str:
@@ -84,7 +121,7 @@ class Agent:
         critic: Any = AUTO,
         turn_log: TurnLog | None = None,
         notice: str | None = None,
-        session_locks: LocalLocks | None = None,
+        session_locks: SharedLocks | None = None,
     ) -> None:
         self.settings = settings or load_settings()
         self.notice = notice
@@ -110,26 +147,154 @@ class Agent:
         )
         self.checkpointer = self.storage.checkpointer
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
+        # One turn at a time per session: in this process, and in every process sharing
+        # the store (a Postgres advisory lock when the store is Postgres).
+        self.turns = Turns(self.storage.locks)
 
     # -- turns -----------------------------------------------------------------------------
 
     def _session_lock(self, session_id: str) -> AbstractContextManager[None]:
-        """Held for a whole turn: no two turns of one session run at once, in any process."""
-        return self.storage.locks.hold(session_id)
+        """Held while a turn of ``session_id`` runs, in any process (ratings wait for it)."""
+        return self.turns.hold(session_id)
 
-    def stream(self, query: str, session_id: str | None = None) -> Iterator[StreamItem]:
-        """Run one turn, yielding events, thinking and answer tokens as they happen."""
+    def stream(
+        self,
+        query: str,
+        session_id: str | None = None,
+        approve: Approver | None = None,
+        *,
+        checkpoint_id: str | None = None,
+        wait: bool = True,
+    ) -> Iterator[StreamItem]:
+        """Run one turn, yielding events, thinking and answer tokens as they happen.
+
+        The turn continues the session from its head, or from ``checkpoint_id`` (the end of a
+        turn on another branch, which the session then continues on). :meth:`stop` ends it
+        before its answer with :class:`TurnCancelled` and nothing recorded. A turn of the
+        same session already running is waited for, or refused (:class:`SessionBusy`) when
+        ``wait`` is false. A tool call that needs the person is put to ``approve`` (see
+        :mod:`local2.approval`) and the turn goes on; without one the turn pauses and ends
+        with an ``awaiting_approval`` payload, to be continued with :meth:`resume`.
+        """
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
             raise InvalidQuery(problem)
         session_id = session_id or new_session_id()
-        with self._session_lock(session_id):
-            yield from self._run({"query": query, "session_id": session_id}, _config(session_id))
+
+        def produce(turn: RunningTurn) -> Iterator[StreamItem]:
+            waiting = self.pending_approval(session_id)
+            if waiting is not None:
+                raise AwaitingApproval(waiting)
+            config = self._continue_from(session_id, checkpoint_id)
+            turn_input = {"query": query, "session_id": session_id}
+            yield from self._run(turn_input, config, turn, approve)
+
+        yield from self.turns.run(session_id, produce, wait=wait)
+
+    def pending_approval(self, session_id: str) -> dict[str, Any] | None:
+        """The request a paused turn of this session waits on, or None."""
+        snapshot = self.graph.get_state(_config(session_id))
+        return next(
+            (dict(i.value) for i in snapshot.interrupts if approval.is_request(i.value)), None
+        )
+
+    def resume(
+        self,
+        session_id: str,
+        decision: Decision,
+        approve: Approver | None = None,
+        by: str = approval.PERSON,
+    ) -> Iterator[StreamItem]:
+        """Continue a paused turn with the person's decision (all calls, or per call id)."""
+
+        def produce(turn: RunningTurn) -> Iterator[StreamItem]:
+            waiting = self.pending_approval(session_id)
+            if waiting is None:
+                raise UnknownTurn(f"Nothing in session '{session_id}' is waiting for approval")
+            from langgraph.types import Command
+
+            answer = approval.answer(waiting, decision, by=by)
+            yield from self._run(Command(resume=answer), _config(session_id), turn, approve)
+
+        yield from self.turns.run(session_id, produce)
+
+    def decide(
+        self, session_id: str, decision: Decision, approve: Approver | None = None
+    ) -> dict[str, Any]:
+        """:meth:`resume` to the end; returns the payload (which may wait again)."""
+        payload: dict[str, Any] = {}
+        for kind, data in self.resume(session_id, decision, approve):
+            if kind == "final":
+                payload = data
+        return payload
+
+    def stop(self, session_id: str) -> bool:
+        """Stop the running turn of ``session_id`` before its answer; False if there is none."""
+        return self.turns.stop(session_id)
+
+    def is_running(self, session_id: str) -> bool:
+        """Whether a turn of ``session_id`` is running here (and not being stopped)."""
+        turn = self.turns.running(session_id)
+        return turn is not None and not turn.stop_requested.is_set()
+
+    def _continue_from(self, session_id: str, checkpoint_id: str | None) -> dict[str, Any]:
+        """Where the next turn of a session starts: its head, or a chosen turn's end."""
+        if checkpoint_id:
+            chosen = self.graph.get_state(_config(session_id, checkpoint_id))
+            if not chosen.values:
+                raise UnknownTurn(f"No checkpoint '{checkpoint_id}' in session '{session_id}'")
+            return chosen.config
+        config = _config(session_id)
+        latest = self.graph.get_state(config)
+        head = branches.find_head(self.graph, config, latest=latest)
+        if head is latest:
+            return config
+        if head is None:  # every turn so far died: start again from the very first checkpoint
+            start = branches.root(self.graph, config)
+            return start.config if start is not None else config
+        return head.config
+
+    def _head(self, session_id: str) -> Any:
+        """The checkpoint a session continues from (a StateSnapshot), or None."""
+        live = self.turns.running(session_id) is not None
+        return branches.find_head(self.graph, _config(session_id), live=live)
 
     def _run(
-        self, graph_input: dict[str, Any] | None, config: dict[str, Any]
+        self,
+        graph_input: Any,
+        config: dict[str, Any],
+        turn: RunningTurn | None = None,
+        approve: Approver | None = None,
     ) -> Iterator[StreamItem]:
+        while True:
+            final = yield from self._stream_graph(graph_input, config, turn)
+            request = next(
+                (i.value for i in final.get("__interrupt__") or () if approval.is_request(i.value)),
+                None,
+            )
+            if request is None:
+                break
+            yield ("approval", request)
+            if approve is None:
+                yield ("final", _awaiting_payload(final, request))
+                return
+            from langgraph.types import Command
+
+            # Resume at the thread's newest checkpoint (a replay's new branch included).
+            graph_input = Command(resume=approve(request))
+            config = _config(config["configurable"]["thread_id"])
+        payload = turn_payload(final)
+        payload["status"] = "done"
+        audit_turn(self.settings, payload)
+        yield ("final", payload)
+
+    def _stream_graph(
+        self, graph_input: Any, config: dict[str, Any], turn: RunningTurn | None
+    ) -> Generator[StreamItem, None, dict[str, Any]]:
+        """Stream one graph run as items; returns (``yield from``) the last state values."""
         final: dict[str, Any] = {}
+        if turn is not None:  # a Stop raises inside the run, at the next token or step
+            config = {**config, "callbacks": [StopSignal(turn)]}
         for mode, data in self.graph.stream(
             graph_input, config, stream_mode=["custom", "messages", "values"]
         ):
@@ -151,19 +316,18 @@ class Agent:
                     yield ("token", chunk.content)
             elif mode == "values":
                 final = data
-        payload = turn_payload(final)
-        audit_turn(self.settings, payload)
-        yield ("final", payload)
+        return final
 
     def ask(
         self,
         query: str,
         session_id: str | None = None,
         on_item: Callable[[str, Any], None] | None = None,
+        approve: Approver | None = None,
     ) -> dict[str, Any]:
         """Run one turn and return its payload (``response.generation``)."""
         payload: dict[str, Any] = {}
-        for kind, data in self.stream(query, session_id):
+        for kind, data in self.stream(query, session_id, approve):
             if on_item is not None:
                 on_item(kind, data)
             if kind == "final":
@@ -173,8 +337,12 @@ class Agent:
     # -- reading a session -----------------------------------------------------------------
 
     def state(self, session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
-        snapshot = self.graph.get_state(_config(session_id, checkpoint_id))
-        if not snapshot.values:
+        """The state at a checkpoint, or at the session's head (never a dead turn's leftover)."""
+        if checkpoint_id:
+            snapshot = self.graph.get_state(_config(session_id, checkpoint_id))
+        else:
+            snapshot = self._head(session_id)
+        if snapshot is None or not snapshot.values:
             raise UnknownTurn(
                 f"No session '{session_id}'"
                 + (f" with checkpoint '{checkpoint_id}'" if checkpoint_id else "")
@@ -182,25 +350,54 @@ class Agent:
         return dict(snapshot.values)
 
     def exists(self, session_id: str) -> bool:
-        return bool(self.graph.get_state(_config(session_id)).values)
+        """Whether the session has something to continue from (a turn that settled)."""
+        return self._head(session_id) is not None
 
-    def history(self, session_id: str, limit: int | None = None) -> list[dict[str, Any]]:
-        """The session's clean turns (user, assistant, query_id), oldest first."""
-        state = self.state(session_id)
+    def head_id(self, session_id: str) -> str | None:
+        """The id of the checkpoint the session continues from (its current branch's end)."""
+        head = self._head(session_id)
+        return _checkpoint_id(head.config) if head is not None else None
+
+    def history(
+        self,
+        session_id: str,
+        limit: int | None = None,
+        *,
+        checkpoint_id: str | None = None,
+        detail: bool = False,
+    ) -> list[dict[str, Any]]:
+        """The session's clean turns (user, assistant, query_id), oldest first.
+
+        ``checkpoint_id``: the turns as seen from that checkpoint (another branch).
+        ``detail``: also each turn's ``record`` (thinking, tool calls, memory hits, events),
+        its critic grade (``critique``) and the person's latest ``rating``.
+        """
+        state = self.state(session_id, checkpoint_id)
         turns = self.services.turn_log.window(
-            state.get("history_head"), limit or max(1, state.get("turn_count", 0))
+            state.get("history_head"),
+            limit or max(1, state.get("turn_count", 0)),
+            records=detail,
         )
         rewards = state.get("rewards") or {}
-        return [
-            {
+        notes = self.services.turn_log.notes([t.id for t in turns]) if detail else {}
+        rows = []
+        for t in turns:
+            row = {
                 "query_id": t.query_id,
                 "user": t.user,
                 "assistant": t.assistant,
                 "created_at": t.created_at,
                 "reward": rewards.get(t.query_id),
             }
-            for t in turns
-        ]
+            if detail:
+                noted = notes.get(t.id, {})
+                row.update(
+                    record=t.record or {},
+                    critique=noted.get("critique"),
+                    rating=noted.get("rating") or rewards.get(t.query_id),
+                )
+            rows.append(row)
+        return rows
 
     def prompt_messages(self, session_id: str, checkpoint_id: str | None = None) -> list[dict]:
         """The messages array the model saw at that point (thinking removed)."""
@@ -221,14 +418,16 @@ class Agent:
         """A session's checkpoints, newest first: id, step, writer, time, next, summary.
 
         ``current`` says whether a checkpoint is on the branch the session continues from
-        (forks leave the original branch listed, with ``current`` false).
+        (forks leave the original branch listed, with ``current`` false); ``abandoned`` marks
+        what a turn that was stopped, failed or was killed part-way left behind.
         """
         snapshots = list(self.graph.get_state_history(_config(session_id), limit=limit))
         if not snapshots:
             raise UnknownTurn(f"No session '{session_id}'")
         by_id = {_checkpoint_id(s.config): s for s in snapshots}
+        head = branches.pick_head(snapshots, live=self.turns.running(session_id) is not None)
         on_branch: set[str] = set()
-        walk: str | None = _checkpoint_id(snapshots[0].config)
+        walk: str | None = _checkpoint_id(head.config) if head is not None else None
         while walk in by_id and walk not in on_branch:
             on_branch.add(walk)
             walk = _checkpoint_id(by_id[walk].parent_config)
@@ -248,9 +447,13 @@ class Agent:
                     "next": list(snap.next),
                     "query_id": (snap.values or {}).get("query_id"),
                     "current": checkpoint_id in on_branch,
+                    "settled": branches.settled(snap),
                     "summary": _summary(snap, writer),
                 }
             )
+        dead = branches.abandoned(rows, on_branch)
+        for row in rows:
+            row["abandoned"] = row["checkpoint_id"] in dead
         return rows
 
     def _writer(self, snap: Any, known: dict[str, Any]) -> str:
@@ -274,6 +477,7 @@ class Agent:
         checkpoint_id: str,
         query: str | None = None,
         model: str | None = None,
+        approve: Approver | None = None,
     ) -> dict[str, Any]:
         """Re-run from a past checkpoint as a new branch; the original stays intact.
 
@@ -284,7 +488,28 @@ class Agent:
         Returns the new turn's payload plus ``branch`` (the new checkpoint ids, newest
         first), ``replayed_from`` and ``original`` (``{query_id, query, answer}`` of the turn
         the original branch answered from there, or None). The session then continues from
-        the new branch; the original's checkpoints stay listed and replayable.
+        the new branch; the original's checkpoints stay listed and replayable. A tool call
+        that needs the person is put to ``approve``; without one the replay pauses like a
+        turn (``status: awaiting_approval``), and :meth:`resume` goes on.
+        """
+        payload: dict[str, Any] = {}
+        for kind, data in self.replay_stream(session_id, checkpoint_id, query, model, approve):
+            if kind == "final":
+                payload = data
+        return payload
+
+    def replay_stream(
+        self,
+        session_id: str,
+        checkpoint_id: str,
+        query: str | None = None,
+        model: str | None = None,
+        approve: Approver | None = None,
+    ) -> Iterator[StreamItem]:
+        """:meth:`replay`, streamed like a turn: events, thinking, tokens, then the payload.
+
+        A turn resumed part-way gets its own clock: its event times count from the replay's
+        start (``replay.started`` at t=0), not from the original question.
         """
         agent = self if model is None else self.with_model(model)
         config = _config(session_id, checkpoint_id)
@@ -295,19 +520,44 @@ class Agent:
             problem = validate_query(query, self.settings.generator.max_query_chars)
             if problem:
                 raise InvalidQuery(problem)
-        with self._session_lock(session_id):
+
+        def produce(turn: RunningTurn) -> Iterator[StreamItem]:
             original = self._original_turn(session_id, snapshot)
             graph_input, run_config = agent._fork_point(snapshot, query)
-            payload: dict[str, Any] = {}
-            for kind, data in agent._run(graph_input, run_config):
+            stop = {checkpoint_id, _checkpoint_id(run_config) or checkpoint_id}
+            if graph_input is None:  # resumed part-way: the replayed turn's own clock
+                run_config, started = agent._restart_clock(snapshot)
+                yield ("event", started)
+            for kind, data in agent._run(graph_input, run_config, turn, approve):
                 if kind == "final":
-                    payload = data
-            payload["branch"] = self._branch_since(
-                session_id, {checkpoint_id, _checkpoint_id(run_config) or checkpoint_id}
-            )
-        payload["replayed_from"] = checkpoint_id
-        payload["original"] = original
-        return payload
+                    data = {
+                        **data,
+                        "branch": self._branch_since(session_id, stop),
+                        "replayed_from": checkpoint_id,
+                        "original": original,
+                    }
+                yield kind, data
+
+        yield from self.turns.run(session_id, produce)
+
+    def _restart_clock(self, snapshot: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A new checkpoint beside ``snapshot`` whose turn starts now, with a fresh event log."""
+        from local2.nodes.common import event
+
+        now = time.time()
+        started = event(
+            {"started_at": now},
+            events.REPLAY_STARTED,
+            from_checkpoint=_checkpoint_id(snapshot.config),
+            query_id=(snapshot.values or {}).get("query_id"),
+        )
+        writer = self._writer(snapshot, {})
+        config = self.graph.update_state(
+            snapshot.config,
+            {"started_at": now, "event_log": [RESET, started]},
+            as_node=writer if writer in self.graph.nodes else None,
+        )
+        return config, started
 
     def _fork_point(self, snapshot: Any, query: str | None) -> tuple[dict | None, dict]:
         """Where to resume: the snapshot itself, or a new input at the start of its turn."""
@@ -352,10 +602,17 @@ class Agent:
                     published = new_head
                     break
             head = published
-        turns = self.services.turn_log.window(head, 1) if head else []
+        turns = self.services.turn_log.window(head, 1, records=True) if head else []
         if not turns:
             return None
-        return {"query_id": turns[0].query_id, "query": turns[0].user, "answer": turns[0].assistant}
+        record = turns[0].record or {}
+        return {
+            "query_id": turns[0].query_id,
+            "query": turns[0].user,
+            "answer": turns[0].assistant,
+            "model": record.get("model"),
+            "backend": record.get("backend"),
+        }
 
     def _branch_since(self, session_id: str, stop: set[str]) -> list[str]:
         """Checkpoint ids from the session's newest back to (not including) one in ``stop``."""
@@ -393,40 +650,33 @@ class Agent:
     def feedback(
         self, session_id: str, query_id: str, rating: int, comment: str | None = None
     ) -> dict[str, Any]:
-        """Record a person's 1-5 rating of a turn: ``user.feedback`` then ``reward.event``."""
+        """Record a person's 1-5 rating of a turn: ``user.feedback`` then ``reward.event``.
+
+        One rating per answer: the same rating again records nothing (``unchanged``); another
+        one replaces it (``previous`` says what it was). Waits for a running turn of the
+        session, so the rating lands on the session's head, never inside a turn.
+        """
         if not isinstance(rating, int) or not 1 <= rating <= 5:
             raise ValueError(f"A rating is a whole number from 1 to 5, got {rating!r}.")
-        if not self.exists(session_id):
-            raise UnknownTurn(f"No session '{session_id}'")
-        if self.services.turn_log.find(session_id, query_id) is None:
-            raise UnknownTurn(f"No turn '{query_id}' in session '{session_id}'")
-        now = time.time()
-        base = {"started_at": now}
-        from local2.nodes.common import event
-
-        given = event(
-            base,
-            events.USER_FEEDBACK,
-            session_id=session_id,
-            query_id=query_id,
-            rating=rating,
-            comment=comment,
-        )
-        reward = event(
-            base,
-            events.REWARD_EVENT,
-            session_id=session_id,
-            query_id=query_id,
-            reward=rating,
-        )
-        self.graph.update_state(
-            _config(session_id),
-            {
-                "rewards": {query_id: {"rating": rating, "comment": comment, "at": now}},
-                "event_log": [given, reward],
-            },
-            as_node="ingest",
-        )
+        with self._session_lock(session_id):
+            head = self._head(session_id)
+            if head is None:
+                raise UnknownTurn(f"No session '{session_id}'")
+            turn = self.services.turn_log.find(session_id, query_id)
+            if turn is None:
+                raise UnknownTurn(f"No turn '{query_id}' in session '{session_id}'")
+            before = self._rating_of(head.values, turn.id, query_id)
+            result = {"session_id": session_id, "query_id": query_id, "rating": rating}
+            if (
+                before is not None
+                and before.get("rating") == rating
+                and (comment is None or before.get("comment") == comment)
+            ):
+                return {**result, "unchanged": True, "engrams_annotated": 0, "events": []}
+            previous = before.get("rating") if before else None
+            given, reward = self._record_rating(
+                head.config, turn.id, query_id, rating, comment, previous
+            )
         annotated = 0
         if self.services.memory is not None:
             try:
@@ -434,12 +684,52 @@ class Agent:
             except Exception:  # the rating is kept in the session even if memory is down
                 annotated = 0
         return {
-            "session_id": session_id,
-            "query_id": query_id,
-            "rating": rating,
+            **result,
+            "previous": previous,
             "engrams_annotated": annotated,
             "events": [given, reward],
         }
+
+    def _rating_of(self, values: dict[str, Any], turn_id: str, query_id: str) -> dict | None:
+        """The rating a turn has now: its note, else the one in the session's state."""
+        noted = self.services.turn_log.notes([turn_id]).get(turn_id, {}).get("rating")
+        return noted or (values.get("rewards") or {}).get(query_id)
+
+    def _record_rating(
+        self,
+        head_config: dict[str, Any],
+        turn_id: str,
+        query_id: str,
+        rating: int,
+        comment: str | None,
+        previous: int | None,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Write the rating once: the two events and the reward on the head, a note on the turn."""
+        from local2.nodes.common import event
+
+        now = time.time()
+        base = {"started_at": now}
+        session_id = head_config["configurable"]["thread_id"]
+        given = event(
+            base,
+            events.USER_FEEDBACK,
+            session_id=session_id,
+            query_id=query_id,
+            rating=rating,
+            comment=comment,
+            replaces=previous,
+        )
+        reward = event(
+            base, events.REWARD_EVENT, session_id=session_id, query_id=query_id, reward=rating
+        )
+        entry = {"rating": rating, "comment": comment, "at": now}
+        self.graph.update_state(
+            head_config,
+            {"rewards": {query_id: entry}, "event_log": [given, reward]},
+            as_node="ingest",
+        )
+        self.services.turn_log.note(turn_id, "rating", entry)
+        return given, reward
 
     def close(self) -> None:
         self.services.runner.shutdown()

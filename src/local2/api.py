@@ -16,7 +16,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from local2.agent import Agent, InvalidQuery, UnknownTurn
+from local2.agent import Agent, AwaitingApproval, InvalidQuery, UnknownTurn
+from local2.ids import session_id_problem
 from local2.models.errors import ModelError, ModelUnavailable
 from local2.request_guard import is_loopback
 
@@ -35,6 +36,15 @@ class FeedbackBody(BaseModel):
     query_id: str = Field(min_length=1)
     rating: int = Field(ge=1, le=5)
     comment: str | None = Field(default=None, max_length=4000)
+
+
+class ApprovalBody(BaseModel):
+    """The person's decision on a paused turn: ``approve`` for every waiting call, or
+    ``decisions`` per call id (a waiting call left out is denied)."""
+
+    model_config = ConfigDict(extra="forbid")
+    approve: bool | None = None
+    decisions: dict[str, bool] | None = None
 
 
 class ReplayBody(BaseModel):
@@ -91,11 +101,45 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
             "critic": services.critic is not None,
         }
 
+    def waiting(exc: AwaitingApproval) -> HTTPException:
+        detail = {"error": str(exc), "approval": exc.request, "resume": exc.request.get("resume")}
+        return HTTPException(status_code=409, detail=detail)
+
     @app.post("/query", dependencies=[Depends(authorised)])
     def query(body: QueryBody) -> dict[str, Any]:
         try:
             return agent.ask(body.query, body.session_id)
         except InvalidQuery as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        except AwaitingApproval as exc:
+            raise waiting(exc) from exc
+        except ModelError as exc:
+            raise model_failure(exc) from exc
+
+    def checked(session_id: str) -> str:
+        problem = session_id_problem(session_id)
+        if problem:
+            raise HTTPException(status_code=422, detail=problem)
+        return session_id
+
+    @app.get("/sessions/{session_id}/approval", dependencies=[Depends(authorised)])
+    def pending(session_id: str) -> dict[str, Any]:
+        """What a paused turn of this session waits on (``pending`` is null when nothing)."""
+        return {"session_id": session_id, "pending": agent.pending_approval(checked(session_id))}
+
+    @app.post("/sessions/{session_id}/approval", dependencies=[Depends(authorised)])
+    def decide(session_id: str, body: ApprovalBody) -> dict[str, Any]:
+        """Approve or deny what a paused turn waits on; the turn goes on (and may wait again)."""
+        if (body.approve is None) == (body.decisions is None):
+            raise HTTPException(
+                status_code=422, detail="Give either approve (true/false) or decisions."
+            )
+        decision = body.approve if body.approve is not None else body.decisions
+        try:
+            return agent.decide(checked(session_id), decision)  # type: ignore[arg-type]
+        except UnknownTurn as exc:
+            raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from exc
+        except ValueError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except ModelError as exc:
             raise model_failure(exc) from exc

@@ -35,6 +35,7 @@ SessionOpt = Annotated[
     str | None, typer.Option("--session", "-s", help="Session id to continue (default: a new one).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+ABANDONED = "[abandoned: the answer above was cut off and is not recorded]"
 
 
 @app.callback()
@@ -65,7 +66,7 @@ def settings_of(ctx: typer.Context) -> Settings:
 @contextmanager
 def friendly_errors() -> Iterator[None]:
     """Turn the errors a person can act on into a message and an exit code."""
-    from local2.agent import InvalidQuery, UnknownTurn
+    from local2.agent import AwaitingApproval, InvalidQuery, TurnCancelled, UnknownTurn
     from local2.models.errors import ModelError
     from local2.storage import StorageUnavailable
 
@@ -73,7 +74,9 @@ def friendly_errors() -> Iterator[None]:
         yield
     except (ModelError, StorageUnavailable) as exc:
         fail(exc.message, exc.fix)
-    except InvalidQuery as exc:
+    except TurnCancelled:
+        fail("Stopped before the answer: nothing was recorded.", code=130)
+    except (InvalidQuery, AwaitingApproval) as exc:
         fail(str(exc), code=2)
     except UnknownTurn as exc:
         fail(str(exc).strip("'\""), code=3)
@@ -88,6 +91,21 @@ def make_agent(ctx: typer.Context, backend: str | None = None, model: str | None
     if agent.notice:
         err.print(f"[yellow]Notice:[/] {agent.notice}")
     return agent
+
+
+def approver(interactive: bool) -> Any:
+    """Who approves a tool call that needs the person: them, at this terminal, or nobody."""
+    from local2.approval import nobody, terminal_approver
+
+    if not interactive or not sys.stdin.isatty():
+        return nobody
+    from rich.markup import escape
+
+    # What is shown came from the model and from pages: never read as console markup.
+    return terminal_approver(
+        lambda prompt: err.input(f"[bold yellow]{escape(prompt)}[/]"),
+        lambda line: err.print(line, markup=False, highlight=False),
+    )
 
 
 def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
@@ -111,6 +129,10 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
         elif subject.startswith("tool.result."):
             status = f"[red]{data['error']}[/]" if data.get("error") else "[green]done[/]"
             err.print(f"[cyan]⚙ {data['tool']}[/] {status} ({data.get('duration_s', 0):.2f}s)")
+        elif subject in (events.TOOL_APPROVAL_GRANTED, events.TOOL_APPROVAL_DENIED):
+            verdict = "approved" if subject == events.TOOL_APPROVAL_GRANTED else "denied"
+            who = "" if data.get("by") == "person" else " (no one could be asked)"
+            err.print(f"[yellow]⚙ {data['tool']} {verdict}{who}[/]")
         elif subject == events.TOOL_LOOP_LIMIT:
             err.print(f"[yellow]Tool limit of {data['limit']} rounds reached: answering now.[/]")
         elif subject == events.MEMORY_INGEST_FAILED:
@@ -118,6 +140,7 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
                 f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]"
             )
     elif kind == "answer":
+        state["answered"] = True
         # The streamed text is shown as it comes; print the clean answer when it differs
         # (inline thinking or tool-call markup removed).
         live = state.get("live", "")
@@ -133,6 +156,13 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
         err.print(f"[dim]Critic: {grade} — {crit.get('feedback', '')}[/]")
 
 
+def _abandon(state: dict[str, Any]) -> None:
+    """The turn failed or was stopped: mark answer text already printed as not recorded."""
+    if state.get("live") and not state.get("answered"):
+        out.print()
+        out.print(ABANDONED, markup=False)
+
+
 @app.command()
 def ask(
     ctx: typer.Context,
@@ -145,14 +175,20 @@ def ask(
     """Ask one question and print the answer (or the whole turn payload with --json)."""
     with friendly_errors():
         agent = make_agent(ctx, backend, model)
-        if as_json:
-            payload = agent.ask(query, session)
+        if as_json:  # a script reads the output: no one to ask, so waiting calls are denied
+            payload = agent.ask(query, session, approve=approver(False))
             out.print_json(data=payload) if sys.stdout.isatty() else print(
                 json.dumps(payload, ensure_ascii=False, indent=2, default=str)
             )
         else:
             view: dict[str, Any] = {}
-            payload = agent.ask(query, session, on_item=lambda k, d: _show_item(k, d, view))
+            try:
+                payload = agent.ask(
+                    query, session, lambda k, d: _show_item(k, d, view), approver(True)
+                )
+            except BaseException:  # the model failed, or Ctrl+C: nothing was recorded
+                _abandon(view)
+                raise
             err.print(f"[dim]session {payload['session_id']} · query {payload['query_id']}[/]")
         agent.close()
 
@@ -164,14 +200,29 @@ def chat(
     model: ModelOpt = None,
     backend: BackendOpt = None,
 ) -> None:
-    """A conversation at the terminal. /new starts a new session, /exit leaves."""
-    from local2.agent import InvalidQuery, new_session_id
+    """A conversation at the terminal. /new starts a new session, /exit leaves; Ctrl+C stops
+    an answer (nothing is recorded for it)."""
+    import time
+
+    from local2.agent import AwaitingApproval, InvalidQuery, TurnCancelled, new_session_id
     from local2.models.errors import ModelError
 
+    gen = settings_of(ctx).generator
+    what = f"{backend or gen.backend} model" + (f" {model}" if model else "")
+    err.print(f"[dim]Loading the {what}, memory and tools… (the first start takes longest)[/]")
+    started = time.monotonic()
     with friendly_errors():
         agent = make_agent(ctx, backend, model)
+    err.print(
+        f"[dim]Ready in {time.monotonic() - started:.1f} s: {agent.services.model_name} "
+        f"({agent.services.backend}).[/]"
+    )
+    approve = approver(True)
     session_id = session or new_session_id()
-    err.print(f"[dim]Session {session_id}. /new for a new session, /exit to leave.[/]")
+    err.print(
+        f"[dim]Session {session_id}. /new for a new session, /exit to leave, "
+        "Ctrl+C stops an answer.[/]"
+    )
     while True:
         try:
             line = input("you> ")
@@ -186,11 +237,15 @@ def chat(
             continue
         view: dict[str, Any] = {}
         try:
-            agent.ask(line, session_id, on_item=lambda k, d, v=view: _show_item(k, d, v))
-        except InvalidQuery as exc:
+            agent.ask(line, session_id, lambda k, d, v=view: _show_item(k, d, v), approve)
+        except (InvalidQuery, AwaitingApproval) as exc:
             err.print(f"[red]{exc}[/]")
         except ModelError as exc:
+            _abandon(view)
             err.print(f"[bold red]Error:[/] {exc.message}\n[yellow]Fix:[/] {exc.fix}")
+        except (KeyboardInterrupt, TurnCancelled):
+            _abandon(view)
+            err.print("[yellow]Stopped: nothing was recorded for that question.[/]")
     agent.close()
 
 
@@ -243,7 +298,8 @@ def history(
     """A session's checkpoints, newest first: id, step, node, time, next, summary.
 
     Checkpoints of branches the session no longer continues from (the originals of replays)
-    are marked with ○; pass an id to `local2 replay` to re-run from it.
+    are marked with ○, those left by a turn that was stopped, failed or was killed part-way
+    with ✕; pass an id to `local2 replay` to re-run from it.
     """
     with friendly_errors():
         agent = _offline_agent(ctx, with_memory=False)
@@ -266,7 +322,7 @@ def history(
     table.add_column("summary", no_wrap=True, overflow="ellipsis", min_width=16, ratio=1)
     for r in rows:
         table.add_row(
-            "●" if r["current"] else "[dim]○[/]",
+            "●" if r["current"] else "[red]✕[/]" if r.get("abandoned") else "[dim]○[/]",
             r["checkpoint_id"],
             str(r["step"]),
             r["node"],
@@ -276,7 +332,10 @@ def history(
         )
     # Piped output is not cut to 80 columns: ids must stay whole to be pasted back.
     (out if out.is_terminal else Console(width=200, highlight=False)).print(table)
-    err.print("[dim]● the branch the session continues from · ○ another branch[/]")
+    err.print(
+        "[dim]● the branch the session continues from · ○ another branch · "
+        "✕ left by a turn that never finished (not continued from)[/]"
+    )
 
 
 @app.command()
@@ -303,7 +362,8 @@ def replay(
     table = Table("", "original", "replay")
     table.add_row("question", original.get("query", "(none)"), str(payload.get("query", "")))
     table.add_row("answer", original.get("answer", "(none)"), payload["answer"])
-    table.add_row("model", "", f"{payload.get('model')} ({payload.get('backend')})")
+    was = f"{original['model']} ({original.get('backend')})" if original.get("model") else ""
+    table.add_row("model", was, f"{payload.get('model')} ({payload.get('backend')})")
     (out if out.is_terminal else Console(width=160, highlight=False)).print(table)
     out.print(f"New branch checkpoints (newest first): {', '.join(payload['branch'])}")
     err.print(

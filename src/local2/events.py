@@ -8,6 +8,10 @@ TOOL_RESULT = "tool.result"  # + ".<tool>"
 TOOL_LOOP_LIMIT = "tool.loop_limit"
 TOOL_CALL_REPAIR = "tool.repair"
 TOOL_ROUTED = "tool.routed"
+# A side-effecting call (or a fetch that could carry private data) waits for the person.
+TOOL_APPROVAL_REQUESTED = "tool.approval.requested"
+TOOL_APPROVAL_GRANTED = "tool.approval.granted"
+TOOL_APPROVAL_DENIED = "tool.approval.denied"
 RESPONSE_GENERATION = "response.generation"
 ANSWER_DIALOG = "answer.dialog"
 CRITIQUE_RESULT = "critique.result"
@@ -19,6 +23,7 @@ FILE_SEARCH = "file.search"
 USER_FEEDBACK = "user.feedback"
 REWARD_EVENT = "reward.event"
 BACKEND_NOTICE = "backend.notice"
+REPLAY_STARTED = "replay.started"  # a replayed turn's clock starts here (t = 0)
 
 
 def tool_request(tool: str) -> str:

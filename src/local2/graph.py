@@ -1,15 +1,16 @@
 """The topology: the original generator's state machine as a LangGraph ``StateGraph``.
 
 ```
-START -> receive -> generate --(tool calls, under the limit)--> dispatch_tool -> await_tool
-                       ^                                                            |
-                       +------------------------------------------------------------+
+START -> receive -> generate --(tool calls, under the limit)--> approve -> dispatch_tool
+                       ^                                                       |
+                       +------------------ await_tool <------------------------+
          generate --(final answer, or forced synthesis at the limit)--> publish
          generate --(repair a malformed tool call / empty reply)--> generate
          publish -> critique -> END        (in parallel)
          publish -> ingest   -> END        (in parallel)
          receive --(question rejected)--> END
 ```
+``approve`` pauses the turn (LangGraph ``interrupt``) while a call waits for the person.
 Services (chat model, tools, memory, critic) are injected here, so tests and notebooks can
 swap any of them.
 """
@@ -28,6 +29,7 @@ from langgraph.store.base import BaseStore
 
 from local2.config import Settings, load_settings
 from local2.history import TurnLog
+from local2.nodes.approve import approve
 from local2.nodes.await_tool import await_tool
 from local2.nodes.common import Services
 from local2.nodes.critique import critique
@@ -46,16 +48,18 @@ def after_receive(state: TurnState) -> Literal["generate", "__end__"]:
     return END if state.get("error") else "generate"
 
 
-def after_generate(state: TurnState) -> Literal["dispatch_tool", "generate", "publish"]:
+def after_generate(state: TurnState) -> Literal["approve", "generate", "publish"]:
     decision = state.get("decision")
-    if decision in ("dispatch_tool", "generate"):
-        return decision  # type: ignore[return-value]
+    if decision == "dispatch_tool":
+        return "approve"  # every tool call passes the person's gate first
+    if decision == "generate":
+        return "generate"
     return "publish"
 
 
 def recursion_limit(settings: Settings) -> int:
     """Enough super-steps for every allowed tool round, a repair and the tail."""
-    return 12 + 3 * (settings.generator.max_tool_iterations + 3)
+    return 12 + 4 * (settings.generator.max_tool_iterations + 3)
 
 
 def compile_graph(
@@ -69,6 +73,7 @@ def compile_graph(
     graph = StateGraph(TurnState)
     graph.add_node("receive", bind(receive))
     graph.add_node("generate", bind(generate))
+    graph.add_node("approve", bind(approve))
     graph.add_node("dispatch_tool", bind(dispatch_tool))
     graph.add_node("await_tool", bind(await_tool))
     graph.add_node("publish", bind(publish))
@@ -80,8 +85,9 @@ def compile_graph(
     graph.add_conditional_edges(
         "generate",
         after_generate,
-        {"dispatch_tool": "dispatch_tool", "generate": "generate", "publish": "publish"},
+        {"approve": "approve", "generate": "generate", "publish": "publish"},
     )
+    graph.add_edge("approve", "dispatch_tool")
     graph.add_edge("dispatch_tool", "await_tool")
     graph.add_edge("await_tool", "generate")
     graph.add_edge("publish", "critique")
@@ -127,7 +133,7 @@ def build_services(
     if tools is None:
         from local2.tools.registry import default_tools
 
-        tools = default_tools(settings, memory)
+        tools = default_tools(settings, memory, backend_name)
     return Services(
         settings=settings,
         chat_model=chat_model,

@@ -40,20 +40,29 @@ CREATE TABLE IF NOT EXISTS local2_turns (
 );
 CREATE INDEX IF NOT EXISTS local2_turns_session ON local2_turns (session_id, created_at);
 CREATE INDEX IF NOT EXISTS local2_turns_query ON local2_turns (session_id, query_id);
+CREATE TABLE IF NOT EXISTS local2_turn_notes (
+    turn_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS local2_turn_notes_turn ON local2_turn_notes (turn_id, created_at);
 """
 
 # The last `depth` turns ending at a head, newest first: one round trip however long.
 WINDOW_SQL = f"""
-WITH RECURSIVE chain({TURN_COLUMNS}, depth) AS (
-    SELECT {TURN_COLUMNS}, 1 FROM local2_turns WHERE id = ?
+WITH RECURSIVE chain({TURN_COLUMNS}, record, depth) AS (
+    SELECT {TURN_COLUMNS}, {{record}}, 1 FROM local2_turns WHERE id = ?
     UNION ALL
     SELECT t.id, t.parent_id, t.session_id, t.query_id, t."user", t.assistant, t.created_at,
-           c.depth + 1
+           {{t_record}}, c.depth + 1
     FROM local2_turns t JOIN chain c ON t.id = c.parent_id
     WHERE c.depth < ?
 )
-SELECT {TURN_COLUMNS} FROM chain ORDER BY depth DESC
+SELECT {TURN_COLUMNS}, record FROM chain ORDER BY depth DESC
 """
+WINDOW_PLAIN_SQL = WINDOW_SQL.format(record="NULL", t_record="NULL")  # prompts never need it
+WINDOW_RECORDS_SQL = WINDOW_SQL.format(record="record", t_record="t.record")
 
 FIND_SQL = f"""
 SELECT {TURN_COLUMNS}, record FROM local2_turns WHERE session_id = ? AND query_id = ?
@@ -109,8 +118,23 @@ class TurnLog(ABC):
         """Write one new turn."""
 
     @abstractmethod
-    def window(self, head: str | None, max_turns: int) -> list[Turn]:
-        """The last ``max_turns`` turns ending at ``head``, oldest first."""
+    def window(self, head: str | None, max_turns: int, *, records: bool = False) -> list[Turn]:
+        """The last ``max_turns`` turns ending at ``head``, oldest first.
+
+        ``records``: also read each turn's record (its payload: thinking, tool calls, memory
+        hits, events), which prompts never need.
+        """
+
+    @abstractmethod
+    def note(self, turn_id: str, kind: str, value: Any) -> None:
+        """Add what was learned about a turn after it was answered (its grade, a rating).
+
+        Notes are appended, never rewritten; the newest of each kind counts.
+        """
+
+    @abstractmethod
+    def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The newest note of each kind for each of ``turn_ids``: ``{turn_id: {kind: value}}``."""
 
     @abstractmethod
     def find(self, session_id: str, query_id: str) -> Turn | None:
@@ -151,10 +175,35 @@ class SqlTurnLog(TurnLog):
     def _insert(self, turn: Turn) -> None:
         self._write(INSERT_SQL, (*astuple(turn)[:7], encode_record(turn.record)))
 
-    def window(self, head: str | None, max_turns: int) -> list[Turn]:
+    NOTE_ORDER = "created_at, rowid"  # the order notes were written in
+
+    def window(self, head: str | None, max_turns: int, *, records: bool = False) -> list[Turn]:
         if head is None or max_turns < 1:
             return []
-        return [Turn(*row) for row in self._fetch(WINDOW_SQL, (head, max_turns))]
+        sql = WINDOW_RECORDS_SQL if records else WINDOW_PLAIN_SQL
+        return [
+            Turn(*row[:7], record=json.loads(row[7]) if row[7] else None)
+            for row in self._fetch(sql, (head, max_turns))
+        ]
+
+    def note(self, turn_id: str, kind: str, value: Any) -> None:
+        self._write(
+            "INSERT INTO local2_turn_notes (turn_id, kind, value, created_at) VALUES (?, ?, ?, ?)",
+            (turn_id, kind, json.dumps(value, default=str), time.time()),
+        )
+
+    def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(turn_ids), 500):
+            chunk = turn_ids[start : start + 500]
+            rows = self._fetch(
+                "SELECT turn_id, kind, value FROM local2_turn_notes WHERE turn_id IN "
+                f"({', '.join('?' * len(chunk))}) ORDER BY {self.NOTE_ORDER}",
+                chunk,
+            )
+            for turn_id, kind, value in rows:
+                found.setdefault(turn_id, {})[kind] = json.loads(value)
+        return found
 
     def find(self, session_id: str, query_id: str) -> Turn | None:
         rows = self._fetch(FIND_SQL, (session_id, query_id))

@@ -8,6 +8,8 @@ a local file. Same append-only shape as the SQL logs: each item names its parent
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -17,6 +19,7 @@ from langgraph.store.base import BaseStore
 from local2.history import Turn, TurnLog
 
 NAMESPACE = ("local2", "turns")
+NOTES = ("local2", "turn_notes")  # then the turn's id: what was learned after the answer
 
 
 def platform_store() -> BaseStore:
@@ -52,7 +55,7 @@ class StoreTurnLog(TurnLog):
         value = {k: v for k, v in asdict(turn).items() if k != "id"}
         self._store_of().put(NAMESPACE, turn.id, value, index=False)
 
-    def window(self, head: str | None, max_turns: int) -> list[Turn]:
+    def window(self, head: str | None, max_turns: int, *, records: bool = False) -> list[Turn]:
         store = self._store_of()
         turns: list[Turn] = []
         current = head
@@ -60,10 +63,23 @@ class StoreTurnLog(TurnLog):
             item = store.get(NAMESPACE, current)
             if item is None:
                 break
-            turns.append(_turn(item.key, item.value))
+            turns.append(_turn(item.key, item.value, with_record=records))
             current = item.value.get("parent_id")
         turns.reverse()
         return turns
+
+    def note(self, turn_id: str, kind: str, value: Any) -> None:
+        entry = {"kind": kind, "value": value, "created_at": time.time()}
+        self._store_of().put((*NOTES, turn_id), uuid.uuid4().hex, entry, index=False)
+
+    def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        store = self._store_of()
+        for turn_id in turn_ids:
+            items = store.search((*NOTES, turn_id), limit=1000)
+            for item in sorted(items, key=lambda i: float(i.value["created_at"])):
+                found.setdefault(turn_id, {})[item.value["kind"]] = item.value["value"]
+        return found
 
     def find(self, session_id: str, query_id: str) -> Turn | None:
         found = self._store_of().search(

@@ -11,9 +11,9 @@ psycopg is imported here only, and this module only when ``checkpointer: postgre
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -24,7 +24,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from local2.checkpoint import CompressedSerializer
 from local2.history import SqlTurnLog
-from local2.storage import LocalLocks, Storage, StorageUnavailable
+from local2.storage import SharedLocks, Storage, StorageUnavailable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS local2_turns (
@@ -39,6 +39,14 @@ CREATE TABLE IF NOT EXISTS local2_turns (
 );
 CREATE INDEX IF NOT EXISTS local2_turns_session ON local2_turns (session_id, created_at);
 CREATE INDEX IF NOT EXISTS local2_turns_query ON local2_turns (session_id, query_id);
+CREATE TABLE IF NOT EXISTS local2_turn_notes (
+    seq BIGSERIAL PRIMARY KEY,
+    turn_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS local2_turn_notes_turn ON local2_turn_notes (turn_id, created_at);
 """
 LOCK_SQL = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
 TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS locked"
@@ -86,6 +94,8 @@ def open_pool(url: str, max_size: int, **kwargs: Any) -> ConnectionPool:
 class PostgresTurnLog(SqlTurnLog):
     """The turn log in a ``local2_turns`` table, through a connection pool."""
 
+    NOTE_ORDER = "created_at, seq"
+
     def __init__(self, pool: ConnectionPool) -> None:
         self._pool = pool
 
@@ -99,11 +109,11 @@ class PostgresTurnLog(SqlTurnLog):
             conn.execute(sql.replace("?", "%s"), tuple(params))
 
 
-class AdvisoryLocks(LocalLocks):
-    """One turn per session across every process: an in-process lock, then Postgres's."""
+class AdvisoryLocks(SharedLocks):
+    """One turn per session across every process: Postgres advisory locks, each held on a
+    connection of its own for the whole turn."""
 
     def __init__(self, url: str) -> None:
-        super().__init__()
         self._pool = ConnectionPool(
             url,
             min_size=0,
@@ -112,19 +122,36 @@ class AdvisoryLocks(LocalLocks):
             name="local2-locks",
             open=True,
         )
+        self._held: dict[str, psycopg.Connection[Any]] = {}
+        self._guard = threading.Lock()
 
-    @contextmanager
-    def hold(self, session_id: str) -> Iterator[None]:
-        with super().hold(session_id), self._pool.connection() as conn:
-            key = f"local2:session:{session_id}"
-            conn.execute(LOCK_SQL, (key,))
-            try:
-                yield
-            finally:
-                try:
-                    conn.execute(UNLOCK_SQL, (key,))
-                except psycopg.Error:
-                    conn.close()  # a broken connection: the server has already let go
+    def acquire(self, session_id: str, blocking: bool = True) -> bool:
+        key = f"local2:session:{session_id}"
+        conn = self._pool.getconn()
+        try:
+            if blocking:
+                conn.execute(LOCK_SQL, (key,))
+            elif not conn.execute(TRY_LOCK_SQL, (key,)).fetchone()[0]:  # type: ignore[index]
+                self._pool.putconn(conn)
+                return False
+        except BaseException:
+            conn.close()  # a wait cut short must not leave the lock to a pooled connection
+            self._pool.putconn(conn)
+            raise
+        with self._guard:
+            self._held[session_id] = conn
+        return True
+
+    def release(self, session_id: str) -> None:
+        with self._guard:
+            conn = self._held.pop(session_id, None)
+        if conn is None:
+            return
+        try:
+            conn.execute(UNLOCK_SQL, (f"local2:session:{session_id}",))
+        except psycopg.Error:
+            conn.close()  # a broken connection: the server has already let go
+        self._pool.putconn(conn)
 
     def close(self) -> None:
         self._pool.close()

@@ -1,4 +1,4 @@
-"""Where conversations live: the checkpointer, the turn log and the per-session turn lock.
+"""Where conversations live: the checkpointer, the turn log and the session lock processes share.
 
 ``system.checkpointer`` chooses: ``sqlite`` (one file under the data directory, the
 default), ``postgres`` (a server several processes share; see :mod:`local2.postgres`) or
@@ -8,10 +8,7 @@ connection pool, and closed together.
 
 from __future__ import annotations
 
-import threading
-from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -29,19 +26,16 @@ class StorageUnavailable(RuntimeError):
         self.fix = fix
 
 
-class LocalLocks:
-    """One turn at a time per session, within this process."""
+class SharedLocks:
+    """Session locks other processes see. A store only this process uses needs none (one
+    turn per session within the process is :class:`local2.running.Turns`'s job)."""
 
-    def __init__(self) -> None:
-        self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
-        self._guard = threading.Lock()
+    def acquire(self, session_id: str, blocking: bool = True) -> bool:
+        """Take the session's lock (False if ``blocking`` is off and another holds it)."""
+        return True
 
-    @contextmanager
-    def hold(self, session_id: str) -> Iterator[None]:
-        with self._guard:
-            lock = self._locks[session_id]
-        with lock:
-            yield
+    def release(self, session_id: str) -> None:
+        """Let the next turn of the session go ahead (may be called from another thread)."""
 
     def close(self) -> None:
         """Nothing to release."""
@@ -51,7 +45,7 @@ class LocalLocks:
 class Storage:
     checkpointer: BaseCheckpointSaver
     turn_log: TurnLog
-    locks: LocalLocks
+    locks: SharedLocks
     closers: list[Callable[[], None]] = field(default_factory=list)
 
     def close(self) -> None:
@@ -65,12 +59,12 @@ def open_storage(
     *,
     checkpointer: BaseCheckpointSaver | None = None,
     turn_log: TurnLog | None = None,
-    locks: LocalLocks | None = None,
+    locks: SharedLocks | None = None,
 ) -> Storage:
     """The configured store, keeping any part the caller supplied (and not closing those)."""
     kind = settings.system.checkpointer
     if checkpointer is not None and turn_log is not None:
-        return Storage(checkpointer, turn_log, locks or LocalLocks())
+        return Storage(checkpointer, turn_log, locks or SharedLocks())
     if kind == "postgres":
         from local2.postgres import open_postgres
 
@@ -80,14 +74,14 @@ def open_storage(
         from langgraph.checkpoint.memory import InMemorySaver
 
         log = SqliteTurnLog(":memory:")
-        opened = Storage(InMemorySaver(), log, LocalLocks(), [log.close])
+        opened = Storage(InMemorySaver(), log, SharedLocks(), [log.close])
     else:
         from local2.checkpoint import sqlite_checkpointer
 
         path = settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite"
         saver = sqlite_checkpointer(path)
         log = SqliteTurnLog(path)
-        opened = Storage(saver, log, LocalLocks(), [log.close, saver.conn.close])
+        opened = Storage(saver, log, SharedLocks(), [log.close, saver.conn.close])
     if checkpointer is not None or turn_log is not None or locks is not None:
         opened.checkpointer = checkpointer or opened.checkpointer
         opened.turn_log = turn_log or opened.turn_log

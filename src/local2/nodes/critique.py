@@ -57,4 +57,6 @@ def critique(state: TurnState, services: Services) -> dict:
             services.memory.annotate(query_id, critic_score=result["score"])
         except Exception:
             log.warning("could not annotate engram of %s with the critic score", query_id)
+    if state.get("history_head"):  # so a resumed session shows each turn's grade
+        services.turn_log.note(str(state["history_head"]), "critique", dict(result))
     return {"critique": result, "event_log": [entry]}

@@ -1,15 +1,17 @@
-"""``dispatch_tool``: announce each requested tool call and start them all at once."""
+"""``dispatch_tool``: announce each requested tool call and start them all at once.
+
+A call the person refused (marked ``denied`` by ``approve``) is announced but never started.
+"""
 
 from __future__ import annotations
 
 from local2 import events
-from local2.nodes.common import Services, event
+from local2.nodes.common import Services, event, tool_context
 from local2.state import TurnState
-from local2.tools.base import ToolContext
 
 
 def dispatch_tool(state: TurnState, services: Services) -> dict:
-    ctx = ToolContext(session_id=state["session_id"] or "", query_id=state["query_id"])
+    ctx = tool_context(state)
     log = []
     for call in state.get("pending_tool_calls", []):
         log.append(
@@ -22,6 +24,6 @@ def dispatch_tool(state: TurnState, services: Services) -> dict:
             )
         )
         tool = services.tools.get(call["name"])
-        if tool is not None:
+        if tool is not None and not call.get("denied"):
             services.runner.start(tool, call["args"], ctx, call["id"])
     return {"event_log": log}

@@ -33,6 +33,7 @@ class Reply:
     think_mode: ThinkMode | None = None
     drop_after_chunks: int | None = None
     delay_s: float | None = None
+    chunk_delay_s: float | None = None  # between NDJSON lines (a slow stream)
     error: str | None = None  # answer with HTTP ``status`` and ``{"error": error}`` instead
     status: int = 500
 

@@ -46,11 +46,13 @@ from local2.testing.brains import (
     message_text,
     tool_names,
 )
+from local2.testing.obeying import ObeyingBrain
 
 __all__ = [
     "Brain",
     "FakeOllama",
     "LoopBrain",
+    "ObeyingBrain",
     "Recorded",
     "Reply",
     "RuleBrain",
@@ -200,6 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(gap_s)
             line = (f"data: {text}\n\n" if sse else f"{text}\n").encode()
             self.wfile.write(f"{len(line):X}\r\n".encode() + line + b"\r\n")
+            self.wfile.flush()
+            self.server.fake._count_line()
         self.wfile.write(b"0\r\n\r\n")
 
     def _drop(self) -> None:
@@ -229,6 +233,8 @@ class FakeOllama:
     "inline": always inline in content; "none": never any thinking), ``drop_after_chunks``
     (close the connection after N NDJSON lines), ``delay_s`` (before the response),
     ``chunk_delay_s`` (between lines), ``words_per_chunk`` (content split into pieces).
+    ``lines_sent`` counts the NDJSON lines streamed so far (to act mid-answer), and a client
+    that goes away mid-stream is noted in ``errors``.
     """
 
     def __init__(
@@ -258,6 +264,7 @@ class FakeOllama:
         self.openai_reasoning_field = openai_reasoning_field
         self.log: list[Recorded] = []
         self.errors: list[str] = []
+        self.lines_sent = 0
         self._port = port
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -339,6 +346,10 @@ class FakeOllama:
     def _record(self, method: str, path: str, body: dict[str, Any]) -> None:
         with self._lock:
             self.log.append(Recorded(method, path, body))
+
+    def _count_line(self) -> None:
+        with self._lock:
+            self.lines_sent += 1
 
     # -- routing ----------------------------------------------------------------------
 
@@ -468,7 +479,8 @@ class FakeOllama:
         drop = reply.drop_after_chunks
         if drop is None:
             drop = self.drop_after_chunks
-        h._stream(frames, drop, self.chunk_delay_s)
+        gap = self.chunk_delay_s if reply.chunk_delay_s is None else reply.chunk_delay_s
+        h._stream(frames, drop, gap)
 
     def _reply(self, request: dict[str, Any], fail: Callable[[int, str], None]) -> Reply | None:
         """The brain's reply after its delay, or None once ``fail(status, text)`` has answered

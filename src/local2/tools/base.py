@@ -7,9 +7,10 @@ signals failure by raising :class:`ToolError`; ``await_tool`` turns that into th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from local2.config.schema import Settings
@@ -21,10 +22,14 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Who is asking: lets memory tools tag what they store."""
+    """Who is asking and why: memory tools tag what they store with the ids, web_fetch picks
+    the passages of a page relevant to ``query``. ``cancel`` is set when the graph gives up
+    on the call (timeout): a tool that can run long stops its work when it sees it."""
 
     session_id: str
     query_id: str
+    query: str = ""  # the person's question this turn
+    cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
 @dataclass
@@ -38,6 +43,11 @@ class ToolResult:
 
 ToolFn = Callable[[Mapping[str, Any], ToolContext], "str | ToolResult"]
 
+# What a tool does to the world, and what its output brings into the model's context
+# (DESIGN §11). An unclassified tool is assumed to have effects and to return outside text.
+Effects = Literal["read", "write"]
+Output = Literal["untrusted", "private", "own"]  # outside content | the person's data | ours
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -48,6 +58,9 @@ class Tool:
     parameters: dict[str, Any]
     run: ToolFn
     timeout_s: float | None = None  # None: the generator's tool_timeout_s
+    effects: Effects = "write"
+    output: Output = "untrusted"
+    url_arg: str | None = None  # the argument naming a URL the tool sends a request to
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI/Ollama function schema bound to the chat model."""
@@ -71,11 +84,24 @@ def configured_tool(
     default: tuple[str, dict[str, Any]],
     run: ToolFn,
     timeout_s: float | None = None,
+    *,
+    effects: Effects,
+    output: Output,
+    url_arg: str | None = None,
 ) -> Tool:
     """A tool whose description and parameters come from ``generator.tools`` when listed
-    there (tunable without code), else from ``default``."""
+    there (tunable without code), else from ``default``; its class is the caller's to say."""
     description, parameters = default
     schema = settings.generator.tool_schema(name)
     if schema is not None:
         description, parameters = schema.description, schema.parameters
-    return Tool(name, description, parameters, run, timeout_s=timeout_s)
+    return Tool(
+        name,
+        description,
+        parameters,
+        run,
+        timeout_s=timeout_s,
+        effects=effects,
+        output=output,
+        url_arg=url_arg,
+    )

@@ -4,18 +4,20 @@ trafilatura finds the article and drops navigation, cookie banners, comments and
 links (F1 0.958 on the public article-extraction benchmark, against 0.665 for plain
 BeautifulSoup ``get_text``); BeautifulSoup is the fallback for pages it returns nothing for
 (very short pages, app shells). ``bench/extraction.py`` measures both on our corpus.
+
+trafilatura's time grows faster than the page (0.4 s for 10k elements, 8-17 s for 160k
+here, on 2 busy cores), so a page with more than ``max_elements`` tags, or one that
+outlasts its time budget in the extraction worker, gets ``fast_text`` instead: lxml's
+parser and one pass over the tree, linear in the page.
 """
 
 from __future__ import annotations
 
 import codecs
+import html as htmllib
 import logging
 import re
 from typing import Literal
-
-import charset_normalizer
-import trafilatura
-from bs4 import BeautifulSoup
 
 Favor = Literal["balanced", "precision", "recall"]
 
@@ -27,8 +29,17 @@ _CONTROL = re.compile(
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _BOILERPLATE_TAGS = ["script", "style", "noscript", "template", "svg", "iframe", "form"]
 _LAYOUT_TAGS = ["nav", "header", "footer", "aside"]
+_BLOCK_TAGS = (
+    "p", "div", "section", "article", "main", "li", "dt", "dd", "tr", "br", "pre", "blockquote",
+    "h1", "h2", "h3", "h4", "h5", "h6", "table", "ul", "ol", "dl", "figure", "figcaption",
+)  # fmt: skip
+_BLOCK_TAG = re.compile(rf"</?(?:{'|'.join(_BLOCK_TAGS)})\b[^>]*>", re.I)
+_ANY_TAG = re.compile(r"<[^>]*>")
+MAX_ELEMENTS = 50_000  # above this many tags trafilatura is skipped for fast_text
 
 logging.getLogger("trafilatura").setLevel(logging.ERROR)
+# The parsers are imported where used: the server only decodes and cleans, and the
+# extraction worker (``extract_worker``) imports them once when it starts.
 
 
 def clean_text(text: str) -> str:
@@ -60,6 +71,8 @@ def decode_body(body: bytes, header_charset: str | None, is_html: bool) -> str:
         match = _META_CHARSET.search(body[:8192])
         encoding = _codec(match.group(1).decode("ascii", "ignore")) if match else None
     if encoding is None:
+        import charset_normalizer
+
         best = charset_normalizer.from_bytes(body[:200_000]).best()
         encoding = _codec(best.encoding) if best is not None else None
     return body.decode(encoding or "utf-8", errors="replace")
@@ -67,6 +80,8 @@ def decode_body(body: bytes, header_charset: str | None, is_html: bool) -> str:
 
 def soup_text(html: str, drop_layout: bool = True) -> str:
     """BeautifulSoup ``get_text`` without scripts/styles (and, by default, nav/header/footer)."""
+    from bs4 import BeautifulSoup
+
     soup = BeautifulSoup(html, "lxml")
     for tag in soup(_BOILERPLATE_TAGS + (_LAYOUT_TAGS if drop_layout else [])):
         tag.decompose()
@@ -75,6 +90,8 @@ def soup_text(html: str, drop_layout: bool = True) -> str:
 
 def extract_main_text(html: str, url: str | None = None, favor: Favor = "precision") -> str:
     """The page's main text, one paragraph per line; BeautifulSoup when trafilatura fails."""
+    import trafilatura
+
     text = None
     try:
         text = trafilatura.extract(
@@ -91,6 +108,36 @@ def extract_main_text(html: str, url: str | None = None, favor: Favor = "precisi
     if not text or not text.strip():
         return soup_text(html)
     return _collapse(text)
+
+
+def fast_text(html: str) -> str:
+    """Every block's text, one per line, in time linear in the page (no main-text scoring).
+
+    lxml parses and drops scripts, styles and layout; the tree is serialised back (tags now
+    well formed, attributes escaped) and block tags become line breaks by regex: all in C,
+    where setting a newline on each of 700k elements in Python took 4 s.
+    """
+    import lxml.html
+    from lxml import etree
+
+    try:
+        doc = lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError):
+        return ""
+    etree.strip_elements(doc, etree.Comment, *_BOILERPLATE_TAGS, *_LAYOUT_TAGS, with_tail=False)
+    markup = etree.tostring(doc, encoding="unicode", method="html")
+    text = _ANY_TAG.sub("", _BLOCK_TAG.sub("\n", markup))
+    return _collapse(htmllib.unescape(text))
+
+
+def extract_page(
+    html: str, url: str | None = None, favor: Favor = "precision", max_elements: int = MAX_ELEMENTS
+) -> tuple[str, str]:
+    """The page's main text and how it was found: ``trafilatura``, or ``fast`` and why."""
+    tags = html.count("<")
+    if tags > max_elements:
+        return fast_text(html), f"fast: {tags:,} tags over the {max_elements:,} cap"
+    return extract_main_text(html, url, favor), "trafilatura"
 
 
 def truncate_paragraphs(text: str, max_chars: int, marker: str = "\n[… truncated]") -> str:

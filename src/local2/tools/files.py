@@ -327,7 +327,10 @@ def _grep(compiled: Any, ref: FileRef, text: str, deadline: float, room: int) ->
 
 
 def _tool(name: str, run: Any, settings: Settings, timeout_s: float | None = None) -> Tool:
-    return configured_tool(settings, name, _DEFAULTS[name], run, timeout_s)
+    # The sandbox only reads; what it reads is the person's own, private data.
+    return configured_tool(
+        settings, name, _DEFAULTS[name], run, timeout_s, effects="read", output="private"
+    )
 
 
 def file_tools(settings: Settings, sandbox: Sandbox | None = None, index: Any = None) -> list[Tool]:

@@ -357,8 +357,19 @@ def _make_tool(conn: _Connection, spec: mcp_types.Tool, name: str) -> Tool:
     parameters.setdefault("properties", {})
     parameters.pop("title", None)
     run = _McpCall(conn, spec.name, name)
+    # Side-effecting unless the server says the tool only reads (``tools.read_only`` and
+    # ``tools.side_effecting`` in config can say otherwise); its output is outside content.
+    read_only = bool(spec.annotations and spec.annotations.read_only_hint)
     # The graph's own timeout is a backstop; the server's bound reports first.
-    return Tool(name, description, parameters, run, timeout_s=conn.server.timeout_s + _GRACE_S)
+    return Tool(
+        name,
+        description,
+        parameters,
+        run,
+        timeout_s=conn.server.timeout_s + _GRACE_S,
+        effects="read" if read_only else "write",
+        output="untrusted",
+    )
 
 
 def _offered(server: McpServer, remote: str) -> bool:

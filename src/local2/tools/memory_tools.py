@@ -119,8 +119,18 @@ def memory_tools(store: EngramStore, settings: Settings) -> list[Tool]:
             raise ToolError(f"memory save failed: {type(exc).__name__}: {exc}") from None
         return ToolResult(text=f"Saved to memory as [{eid}].", events=[(MEMORY_SAVED, {"id": eid})])
 
-    return [_tool("recall_memory", recall, settings), _tool("save_memory", save, settings)]
-
-
-def _tool(name: str, run: Any, settings: Settings) -> Tool:
-    return configured_tool(settings, name, _DEFAULTS[name], run)
+    # Recalled memories are the person's private data; saving one changes what later
+    # conversations are told, so it is a side effect the person must be able to refuse.
+    return [
+        configured_tool(
+            settings,
+            "recall_memory",
+            _DEFAULTS["recall_memory"],
+            recall,
+            effects="read",
+            output="private",
+        ),
+        configured_tool(
+            settings, "save_memory", _DEFAULTS["save_memory"], save, effects="write", output="own"
+        ),
+    ]

@@ -8,11 +8,12 @@ from local2.config import Settings
 from local2.tools.base import Tool
 
 
-def default_tools(settings: Settings, memory: Any | None) -> list[Tool]:
+def default_tools(settings: Settings, memory: Any | None, backend: str | None = None) -> list[Tool]:
+    """``backend`` is the one chosen (``auto`` resolved): it sizes how much page text fits."""
     from local2.tools.web import web_tools
 
     enabled = set(settings.generator.enabled_tools)
-    tools: list[Tool] = list(web_tools(settings))
+    tools: list[Tool] = list(web_tools(settings, backend))
     if memory is not None:
         from local2.tools.memory_tools import memory_tools
 

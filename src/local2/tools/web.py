@@ -23,7 +23,12 @@ DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "type": "object",
             "properties": {
-                "url": {"type": "string", "description": "Full http:// or https:// URL"}
+                "url": {"type": "string", "description": "Full http:// or https:// URL"},
+                "query": {
+                    "type": "string",
+                    "description": "What you are looking for on the page (long pages are cut "
+                    "to the passages about it)",
+                },
             },
             "required": ["url"],
         },
@@ -33,15 +38,41 @@ DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 TIMEOUT_MARGIN_S = 5.0
 
 
-def web_tools(settings: Settings) -> list[Tool]:
+def context_tokens(settings: Settings, backend: str | None = None) -> int:
+    """The chat model's context size (of ``backend``, default the configured one): what a
+    fetched page's share is taken of."""
+    if (backend or settings.generator.backend) == "embedded":
+        return settings.embedded.n_ctx
+    return settings.generator.num_ctx
+
+
+def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
     """``web_search`` and ``web_fetch`` configured from ``settings.web``."""
     web = settings.web
-    tools = []
-    for name, run, timeout in (
-        ("web_search", WebSearch(web.search), web.search.timeout_s),
-        ("web_fetch", WebFetch(web.fetch, favor=web.fetch.extract_favor), web.fetch.timeout_s),
-    ):
-        tools.append(
-            configured_tool(settings, name, DEFAULTS[name], run, timeout + TIMEOUT_MARGIN_S)
-        )
-    return tools
+    search = WebSearch(web.search)
+    fetch = WebFetch(
+        web.fetch, favor=web.fetch.extract_favor, num_ctx=context_tokens(settings, backend)
+    )
+    # Both only read, and both bring outside text into the context; web_fetch sends a
+    # request to whatever URL it is given, so it is also watched for where that URL came from.
+    return [
+        configured_tool(
+            settings,
+            "web_search",
+            DEFAULTS["web_search"],
+            search,
+            web.search.timeout_s + TIMEOUT_MARGIN_S,
+            effects="read",
+            output="untrusted",
+        ),
+        configured_tool(
+            settings,
+            "web_fetch",
+            DEFAULTS["web_fetch"],
+            fetch,
+            web.fetch.timeout_s + TIMEOUT_MARGIN_S,
+            effects="read",
+            output="untrusted",
+            url_arg="url",
+        ),
+    ]

@@ -1,32 +1,44 @@
-"""The ``web_fetch`` tool: download one page safely and return its main text.
+"""The ``web_fetch`` tool: download one page safely and return the text the model needs.
 
 Fetching is hostile ground, so every hop is vetted by :class:`NetGuard` and the request is
 sent to the vetted address (Host header and TLS SNI keep the name); redirects are followed
-by hand and re-vetted; the body is streamed with a byte cap; and one deadline covers the
-whole fetch (DNS, connects, redirects, a server trickling one byte at a time), which is
-why the core is async: ``asyncio.timeout`` bounds it all, where per-read timeouts do not.
+by hand and re-vetted; the body is streamed with a byte cap that also bounds decompression
+(a gzip bomb is refused); and one deadline covers the whole fetch (DNS, connects,
+redirects, a server trickling one byte at a time, and extraction). The download is async
+because ``asyncio.timeout`` bounds it all, where per-read timeouts do not; extraction runs
+in a limited worker process (``extract_worker``) that is killed at the deadline. Either
+stops early when the tool call is cancelled (``ToolContext.cancel``).
+
+Long pages are cut to the passages most relevant to the question (the turn's query plus the
+model's arguments), within a share of ``num_ctx`` (``passages``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import ssl
+import threading
+import time
+import zlib
 from collections.abc import Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 
 from local2.config.schema import WebFetchSettings
 from local2.tools.base import ToolContext, ToolError, ToolResult
-from local2.tools.extract import (
-    Favor,
-    clean_text,
-    decode_body,
-    extract_main_text,
-    truncate_paragraphs,
+from local2.tools.extract import Favor, clean_text
+from local2.tools.extract_worker import (
+    POOL,
+    ExtractionCancelled,
+    ExtractionFailed,
+    ExtractionTimeout,
+    WorkerPool,
 )
 from local2.tools.netguard import NetGuard, Refused, Resolver, Target, system_resolve
 
@@ -37,7 +49,9 @@ TEXT_TYPES = frozenset(
     {"application/json", "application/ld+json", "application/xml", "application/javascript"}
 )
 _TEXT_CONTROLS = frozenset({9, 10, 12, 13, 27})
-EMPTY_TEXT = "(no readable text found on this page)"
+CHARS_PER_TOKEN = 3.0  # on the safe side: English runs ~4, code and other scripts fewer
+MAX_RATIO = 100  # decompressed/compressed beyond this, past the byte cap, is a bomb
+_POLL_S = 0.05
 
 # Name resolution blocks; it runs here so the fetch deadline can abandon a hung lookup
 # without asyncio.run() waiting for it on exit.
@@ -55,6 +69,44 @@ class Download:
     body: bytes
     truncated: bool
     redirects: list[str]
+
+
+class Cancelled(Exception):
+    """The tool call was cancelled (the graph gave up on it)."""
+
+
+class _Decoder:
+    """Content-Encoding decoding that never produces more than asked (a gzip bomb stays small)."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding.strip().lower()
+        self.consumed = 0  # compressed bytes turned into output so far
+        self._z: Any = None
+        if self.encoding in ("gzip", "x-gzip"):
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif self.encoding == "deflate":
+            self._z = zlib.decompressobj()
+        elif self.encoding not in ("", "identity"):
+            raise ToolError(f"fetch error: unsupported content encoding {encoding!r}")
+
+    @property
+    def compressed(self) -> bool:
+        return self._z is not None
+
+    def decode(self, data: bytes, room: int) -> bytes:
+        """At most ``room`` bytes of output for ``data``."""
+        if self._z is None:
+            self.consumed += len(data)
+            return data[:room]
+        try:
+            out = self._z.decompress(data, room)
+        except zlib.error:
+            if self.encoding != "deflate" or self.consumed:
+                raise
+            self._z = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
+            out = self._z.decompress(data, room)
+        self.consumed += len(data) - len(self._z.unconsumed_tail)
+        return out
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -91,6 +143,43 @@ def _looks_binary(head: bytes) -> bool:
     return controls > len(head) * 0.05
 
 
+RESULT_HEAD = "\nExtracted text:\n"
+
+
+def extracted_text(result: str) -> str:
+    """The page text of a ``URL: <url>\\nExtracted text:\\n<text>`` result."""
+    return result.partition(RESULT_HEAD)[2]
+
+
+def _url_words(url: str) -> str:
+    """The words of a URL's path and query (``/wiki/Tidal_mill`` -> ``wiki Tidal mill``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    return re.sub(r"[\W_]+", " ", f"{parts.path} {parts.query}").strip()
+
+
+def question_for(args: Mapping[str, Any], ctx: ToolContext | None) -> str:
+    """What the page is read for: the turn's query and the model's own arguments."""
+    parts = [ctx.query if ctx is not None else ""]
+    for key, value in args.items():
+        if isinstance(value, str):
+            parts.append(_url_words(value) if key == "url" else value)
+    return "\n".join(p for p in parts if p.strip())
+
+
+async def _unless_cancelled(coro: Coroutine[Any, Any, T], cancel: threading.Event | None) -> T:
+    task = asyncio.ensure_future(coro)
+    while cancel is not None and not task.done():
+        if cancel.is_set():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise Cancelled
+        await asyncio.wait({task}, timeout=_POLL_S)
+    return await task
+
+
 def _host_header(url: httpx.URL) -> str:
     host = url.host
     if ":" in host:
@@ -99,7 +188,11 @@ def _host_header(url: httpx.URL) -> str:
 
 
 class WebFetch:
-    """Callable tool body; ``resolver``, ``transport`` and ``verify`` are injectable for tests."""
+    """Callable tool body; ``resolver``, ``transport`` and ``verify`` are injectable for tests.
+
+    ``num_ctx`` (the chat model's context, in tokens) sets how much page text the model is
+    shown, unless ``max_chars`` is configured.
+    """
 
     def __init__(
         self,
@@ -108,28 +201,38 @@ class WebFetch:
         transport: httpx.AsyncBaseTransport | None = None,
         favor: Favor = "precision",
         verify: ssl.SSLContext | bool = True,
+        num_ctx: int = 32000,
+        pool: WorkerPool = POOL,
     ):
         self.cfg = cfg
         self._verify = verify
         self.guard = NetGuard(cfg.allow_hosts, resolver)
         self.favor = favor
         self._transport = transport
+        self.pool = pool
+        self.budget_chars = cfg.max_chars or int(num_ctx * cfg.context_share * CHARS_PER_TOKEN)
 
     def __call__(self, args: Mapping[str, Any], ctx: ToolContext | None = None) -> ToolResult:
         url = args.get("url") if isinstance(args, Mapping) else None
         if not isinstance(url, str) or not url.strip():
             raise ToolError("missing url argument")
-        return run_sync(self.fetch(clean_text(url).strip()))
-
-    async def fetch(self, url: str) -> ToolResult:
-        """Fetch ``url`` within the deadline and return ``URL: ...\\nExtracted text:\\n...``."""
-        timeout = self.cfg.timeout_s
+        url = clean_text(url).strip()
+        cancel = ctx.cancel if ctx is not None else None
+        deadline = time.monotonic() + self.cfg.timeout_s
         try:
-            async with asyncio.timeout(timeout):
-                download = await self._download(url)
-        except (TimeoutError, httpx.TimeoutException):
-            raise ToolError(f"fetch timeout after {timeout:g}s: {url}") from None
-        return self._render(url, download)
+            self.pool.prepare(self.cfg.extract_memory_mb)  # starts while the page downloads
+            download = run_sync(self._download_within(url, deadline, cancel))
+            return self._render(url, download, question_for(args, ctx), deadline, cancel)
+        except (TimeoutError, httpx.TimeoutException, ExtractionTimeout):
+            raise ToolError(f"fetch timeout after {self.cfg.timeout_s:g}s: {url}") from None
+        except (Cancelled, ExtractionCancelled):
+            raise ToolError(f"fetch cancelled: {url}") from None
+
+    async def _download_within(
+        self, url: str, deadline: float, cancel: threading.Event | None
+    ) -> Download:
+        async with asyncio.timeout(deadline - time.monotonic()):
+            return await _unless_cancelled(self._download(url), cancel)
 
     async def _vet(self, url: str) -> Target:
         loop = asyncio.get_running_loop()
@@ -166,6 +269,7 @@ class WebFetch:
             headers={
                 "User-Agent": self.cfg.user_agent,
                 "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
+                "Accept-Encoding": "gzip, deflate",  # the ones _Decoder bounds
             },
         ) as client:
             current = url
@@ -200,33 +304,59 @@ class WebFetch:
         if media and _kind(media, b"") in ("pdf", "binary"):
             raise ToolError(_unsupported(media))
         charset = response.charset_encoding
+        decoder = _Decoder(response.headers.get("content-encoding", ""))
+        cap = self.cfg.max_bytes
         body = bytearray()
         truncated = False
         try:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) >= self.cfg.max_bytes:
+            async for chunk in response.aiter_raw():
+                body += decoder.decode(chunk, cap + 1 - len(body))
+                if len(body) > cap:
                     truncated = True
-                    del body[self.cfg.max_bytes :]
+                    del body[cap:]
                     break
-        except httpx.DecodingError as exc:
+        except zlib.error as exc:
             raise ToolError(f"fetch error: cannot decode the response ({exc})") from None
         except httpx.TransportError as exc:
             if isinstance(exc, httpx.TimeoutException):
                 raise
             raise ToolError(f"fetch error: {type(exc).__name__}: {exc}") from None
+        if truncated and decoder.compressed and cap > MAX_RATIO * max(decoder.consumed, 1):
+            raise ToolError(
+                f"fetch error: refused a {decoder.encoding} response that expands more than "
+                f"{MAX_RATIO}-fold past the {cap:,}-byte cap (a decompression bomb)"
+            )
         return Download(
             url, response.status_code, media, charset, bytes(body), truncated, redirects
         )
 
-    def _render(self, requested: str, dl: Download) -> ToolResult:
+    def _render(
+        self,
+        requested: str,
+        dl: Download,
+        question: str,
+        deadline: float,
+        cancel: threading.Event | None,
+    ) -> ToolResult:
         kind = _kind(dl.content_type, dl.body[:4096])
         if kind in ("pdf", "binary"):
             raise ToolError(_unsupported(dl.content_type or "unknown", kind))
-        decoded = decode_body(dl.body, dl.charset, kind == "html")
-        raw = extract_main_text(decoded, dl.url, self.favor) if kind == "html" else decoded
-        text = clean_text(raw).strip()
-        shown = truncate_paragraphs(text, self.cfg.max_chars) if text else EMPTY_TEXT
+        left = deadline - time.monotonic()
+        header = {
+            "kind": kind,
+            "charset": dl.charset,
+            "url": dl.url,
+            "favor": self.favor,
+            "question": question,
+            "budget_chars": self.budget_chars,
+            "max_elements": self.cfg.max_elements,
+            "extract_s": left - min(3.0, left / 3),  # the rest for the linear fallback
+            "cpu_s": left + 1,
+        }
+        try:
+            page = self.pool.run(header, dl.body, self.cfg.extract_memory_mb, deadline, cancel)
+        except ExtractionFailed as exc:
+            raise ToolError(f"fetch error: {exc}") from None
         data = {
             "url": requested,
             "final_url": dl.url,
@@ -235,10 +365,14 @@ class WebFetch:
             "content_type": dl.content_type,
             "bytes": len(dl.body),
             "truncated_bytes": dl.truncated,
-            "chars": len(text),
-            "truncated_chars": len(shown) < len(text),
+            "chars": page["chars"],
+            "chars_shown": page["chars_shown"],
+            "truncated_chars": page["chars_shown"] < page["chars"],
+            "passages_shown": page["passages_shown"],
+            "passages_total": page["passages_total"],
+            "extraction": page["method"],
         }
-        return ToolResult(text=f"URL: {dl.url}\nExtracted text:\n{shown}", data=data)
+        return ToolResult(text=f"URL: {dl.url}{RESULT_HEAD}{page['text']}", data=data)
 
 
 def _is_ip(host: str) -> bool:

@@ -19,11 +19,13 @@ from gradio import ChatMessage
 from langchain_core.messages import BaseMessage, message_to_dict
 
 from local2 import events
+from local2.approval import DENIED
 from local2.ui.safe_markdown import neutralise
 
 THINKING = "Thinking"
 TOOLS = "Tool calls"
 CRITIC = "Critic"
+ABANDONED = "_Abandoned: this answer was cut off and is not part of the conversation._"
 RESULT_PREVIEW_CHARS = 3000
 
 MEMORY_COLUMNS = ["content", "similarity", "age", "reward", "critic score", "kind"]
@@ -83,6 +85,7 @@ class ThinkingStep:
     started: float
     text: str = ""
     ended: float | None = None
+    timed: bool = True  # false for a resumed turn: how long it took was not kept
 
     def duration(self, now: float) -> float:
         return (self.ended if self.ended is not None else now) - self.started
@@ -125,6 +128,7 @@ class TurnView:
     error: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     payload: dict[str, Any] | None = None
+    awaiting: list[dict[str, Any]] = field(default_factory=list)  # calls waiting for the person
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -146,13 +150,16 @@ class TurnView:
         elif kind == "answer":
             self._payload(data)
             self.answer_final = True
+        elif kind == "final" and data.get("status") == "awaiting_approval":
+            self._payload(data)  # paused, not over: the person's decision continues it
         elif kind == "final":
             self._payload(data)
             self.answer_final = True
             self.finished = True
 
     def fail(self, message: str) -> None:
-        """The turn stopped (model unreachable, ...): close what was open and say why."""
+        """The turn stopped (model unreachable, stream dropped, Stop pressed): close what was
+        open and say why; any partial answer is marked abandoned."""
         self._close_thinking(time.monotonic())
         self.error = message
         self.finished = True
@@ -186,6 +193,10 @@ class TurnView:
             if call is not None:
                 call.duration = float(entry.get("duration_s") or (now - call.started))
                 call.error = entry.get("error")
+        elif subject == events.TOOL_APPROVAL_REQUESTED:
+            self.awaiting.append(entry)
+        elif subject in (events.TOOL_APPROVAL_GRANTED, events.TOOL_APPROVAL_DENIED):
+            self.awaiting = [a for a in self.awaiting if a.get("call_id") != entry.get("call_id")]
         elif subject == events.CRITIQUE_RESULT:
             self.critique = {"score": entry.get("score"), "feedback": entry.get("feedback", "")}
 
@@ -215,8 +226,15 @@ class TurnView:
                 out.append(thinking_message(step, f"think-{i}", now))
             else:
                 out.extend(tool_round_messages(step, f"tools-{i}", now, self.finished))
+        if self.awaiting:
+            out.append(awaiting_message(self.awaiting))
         if self.answer:
-            out.append(ChatMessage(role="assistant", content=neutralise(self.answer)))
+            text = neutralise(self.answer)
+            out.append(
+                ChatMessage(
+                    role="assistant", content=f"{text}\n\n{ABANDONED}" if self.error else text
+                )
+            )
         if self.error:
             out.append(
                 ChatMessage(role="assistant", content=f"**Stopped:** {neutralise(self.error)}")
@@ -235,15 +253,23 @@ class TurnView:
 
 
 def thinking_message(step: ThinkingStep, msg_id: str, now: float) -> ChatMessage:
+    metadata: dict[str, Any] = {
+        "title": THINKING,
+        "id": msg_id,
+        "status": "pending" if step.ended is None else "done",
+    }
+    if step.timed:
+        metadata["duration"] = round(step.duration(now), 3)
+    return ChatMessage(role="assistant", content=neutralise(step.text.strip()), metadata=metadata)
+
+
+def awaiting_message(waiting: list[dict[str, Any]]) -> ChatMessage:
+    """The chat's note that the turn is paused until the person decides (panel below)."""
+    calls = "\n".join(f"{w.get('tool')}({args_inline(w.get('args'), 200)})" for w in waiting)
     return ChatMessage(
         role="assistant",
-        content=neutralise(step.text.strip()),
-        metadata={
-            "title": THINKING,
-            "id": msg_id,
-            "status": "pending" if step.ended is None else "done",
-            "duration": round(step.duration(now), 3),
-        },
+        content=fenced(calls, "text") + "\n\nApprove or deny it below the chat.",
+        metadata={"title": "Waiting for your approval", "status": "pending"},
     )
 
 
@@ -263,7 +289,10 @@ def tool_round_messages(
     out = [ChatMessage(role="assistant", content="", metadata=parent_meta)]
     for call in step.calls:
         running = not call.done and not turn_over
-        title = f"Tool: {call.tool}" if not call.error else f"Tool failed: {call.tool}"
+        title = f"Tool: {call.tool}"
+        if call.error:
+            refused = call.error.startswith(DENIED)
+            title = f"Tool {'denied' if refused else 'failed'}: {call.tool}"
         meta: dict[str, Any] = {
             "title": title,
             "id": f"tool-{call.call_id}",
@@ -308,17 +337,6 @@ def critic_message(critique: dict[str, Any]) -> ChatMessage:
 # --------------------------------------------------------------------------- history and panels
 
 
-def history_messages(turns: list[dict[str, Any]]) -> list[ChatMessage]:
-    """A resumed session's clean turns (thinking and tool calls are not kept in history)."""
-    out: list[ChatMessage] = []
-    for turn in turns:
-        out.append(ChatMessage(role="user", content=neutralise(str(turn.get("user") or ""))))
-        out.append(
-            ChatMessage(role="assistant", content=neutralise(str(turn.get("assistant") or "")))
-        )
-    return out
-
-
 def memory_rows(hits: list[dict[str, Any]]) -> list[list[Any]]:
     rows = []
     for hit in hits:
@@ -337,8 +355,9 @@ def memory_rows(hits: list[dict[str, Any]]) -> list[list[Any]]:
 
 
 def event_rows(event_log: list[dict[str, Any]]) -> list[list[Any]]:
+    """One row per event, in time order (parallel nodes append theirs out of order)."""
     rows = []
-    for entry in event_log:
+    for entry in sorted(event_log, key=lambda e: float(e.get("t") or 0.0)):
         details = {k: v for k, v in entry.items() if k not in ("subject", "t")}
         rows.append(
             [
@@ -361,10 +380,21 @@ def checkpoint_rows(
             str(c.get("created_at") or "")[:19].replace("T", " "),
             ", ".join(c.get("next") or []) or "(end of turn)",
             c.get("summary") or "",
-            "new" if c["checkpoint_id"] in new_ids else "",
+            branch_label(c, c["checkpoint_id"] in new_ids),
         ]
         for c in checkpoints
     ]
+
+
+def branch_label(checkpoint: dict[str, Any], new: bool = False) -> str:
+    """Which branch a checkpoint is on: the session's current one, another, or abandoned."""
+    if checkpoint.get("abandoned"):
+        label = "abandoned"
+    elif checkpoint.get("current"):
+        label = "current"
+    else:
+        label = "other"
+    return f"{label} · new" if new else label
 
 
 def checkpoint_choices(checkpoints: list[dict[str, Any]]) -> list[tuple[str, str]]:

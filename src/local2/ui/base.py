@@ -1,0 +1,47 @@
+"""What every part of the app shares: the agent, its UI settings, tables, live redraws."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from local2.agent import Agent
+from local2.ui import render
+
+STREAM_INTERVAL_S = 0.05  # at most ~20 chat refreshes a second while tokens stream
+
+
+def table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:
+    """A ``gr.Dataframe`` value: headers and rows."""
+    return {"headers": columns, "data": rows}
+
+
+class UIPart:
+    """Base of the app's parts (chat, sessions, ratings, time travel).
+
+    Each part lays out its own components on ``self`` and wires its own handlers; they share
+    components through ``self`` (outputs are keyed by component), so they are mixed into one
+    :class:`~local2.ui.app.LocalUI`.
+    """
+
+    agent: Agent
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.settings = agent.settings.ui
+
+
+def live(
+    items: Iterator[tuple[str, Any]], view: render.TurnView, interval_s: float = STREAM_INTERVAL_S
+) -> Iterator[str]:
+    """Feed a turn's stream items to ``view``; yield an item's kind when the chat should be
+    redrawn (thinking and answer tokens at most every ``interval_s``, everything else at once)."""
+    last = 0.0
+    for kind, data in items:
+        view.apply(kind, data)
+        now = time.monotonic()
+        if kind in ("thinking", "token") and now - last < interval_s:
+            continue
+        last = now
+        yield kind

@@ -1,0 +1,351 @@
+"""The chat tab: a question streams into thinking, tool calls, the answer and the grade.
+
+One turn at a time per session: a question sent while one runs is refused with a note (it
+stays in the box), and Stop ends the running turn before its answer with nothing recorded;
+what had streamed stays on screen, marked abandoned, as it does when the model fails. A turn
+that pauses for the person's approval (DESIGN §11) shows the approval panel; Approve or Deny
+continues it in the same chat message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+
+from local2.agent import (
+    AwaitingApproval,
+    InvalidQuery,
+    TurnCancelled,
+    UnknownTurn,
+    new_session_id,
+)
+from local2.models.errors import ModelError
+from local2.ui import render
+from local2.ui.approval import ApprovalPanel
+from local2.ui.base import UIPart, live, table
+from local2.ui.safe_markdown import neutralise
+
+STOPPED = "you pressed Stop. Nothing was recorded for this question; it is back in the box."
+WAITING = "A tool call in this session is waiting: approve or deny it first."
+BUSY = (
+    "Still answering your previous question: wait for it, or press Stop. "
+    "Your new question stays in the box."
+)
+
+
+class Chat(UIPart):
+    """The conversation, the question box and the panels of the current turn."""
+
+    def _chat_tab(self) -> None:
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=3, min_width=320):
+                self._branch_notice()
+                self.chatbot = gr.Chatbot(
+                    label="Conversation",
+                    height="58vh",
+                    min_height=320,
+                    elem_id="local2-chat",
+                    feedback_options=None,
+                    placeholder="Ask a question. The model's thinking, each tool call and "
+                    "the critic's grade appear here as they happen.",
+                    buttons=["copy"],
+                )
+                with gr.Row():
+                    self.question = gr.Textbox(
+                        placeholder="Ask something, e.g. What major AI news broke this week?",
+                        show_label=False,
+                        scale=5,
+                        min_width=180,
+                        elem_id="local2-question",
+                    )
+                    self.send = gr.Button(
+                        "Send", variant="primary", scale=1, min_width=70, elem_id="local2-send"
+                    )
+                    self.stop_btn = gr.Button(
+                        "Stop",
+                        variant="stop",
+                        scale=1,
+                        min_width=70,
+                        interactive=False,
+                        elem_id="local2-stop",
+                    )
+                self.approval = ApprovalPanel()
+                self.critic_md = gr.Markdown("", elem_id="local2-critic")
+                self._rating_row()
+            with gr.Column(scale=2, min_width=300):
+                self._session_panel()
+                with gr.Accordion("Memory hits of this turn", open=True):
+                    self.memory_df = gr.Dataframe(
+                        value=table(render.MEMORY_COLUMNS, []),
+                        interactive=False,
+                        wrap=True,
+                        column_widths=["240px", "120px", "80px", "90px", "130px", "90px"],
+                        elem_id="local2-memory",
+                    )
+                with gr.Accordion("Messages the model saw (thinking removed)", open=False):
+                    self.prompt_json = gr.JSON(value=[], elem_id="local2-prompt")
+                with gr.Accordion("Event log", open=False):
+                    self.events_df = gr.Dataframe(
+                        value=table(render.EVENT_COLUMNS, []),
+                        interactive=False,
+                        wrap=True,
+                        column_widths=["70px", "200px", "380px"],
+                        elem_id="local2-events",
+                    )
+
+    def _wire_chat(self) -> None:
+        chat_outputs = [
+            self.chatbot,
+            self.chat_msgs,
+            self.question,
+            self.banner,
+            self.memory_df,
+            self.prompt_json,
+            self.events_df,
+            self.critic_md,
+            self.query_ids,
+            self.my_sessions,
+            self.session_pick,
+            self.reward_md,
+            self.stop_btn,
+            *self._rating_outputs(),
+            *self._branch_outputs(),
+            *self.approval.outputs,
+        ]
+        chat_inputs = [
+            self.question,
+            self.session_id,
+            self.chat_msgs,
+            self.query_ids,
+            self.my_sessions,
+            self.branch,
+        ]
+        for trigger in (self.question.submit, self.send.click):
+            trigger(
+                self.respond,
+                chat_inputs,
+                chat_outputs,
+                concurrency_limit=self.settings.concurrency_limit,
+                show_progress="minimal",
+                trigger_mode="multiple",  # a second question gets an answer: "still busy"
+            )
+        decision_inputs = [self.session_id, self.approval.pending, self.query_ids, self.my_sessions]
+        for button, handler in (
+            (self.approval.approve, self.approve),
+            (self.approval.deny, self.deny),
+        ):
+            button.click(
+                handler,
+                decision_inputs,
+                chat_outputs,
+                concurrency_limit=self.settings.concurrency_limit,
+            )
+        self.stop_btn.click(
+            self.stop_turn, [self.session_id], [self.stop_btn, self.banner], queue=False
+        )
+
+    # -- a turn ----------------------------------------------------------------------------
+
+    def respond(
+        self,
+        question: str,
+        session_id: str | None,
+        chat: list[Any],
+        ids: dict[int, str],
+        mine: list[dict[str, Any]] | None,
+        branch: str | None = None,
+    ) -> Iterator[dict]:
+        """Stream one turn into the chat; errors become a banner, never a traceback."""
+        session_id = session_id or new_session_id()
+        chat, ids, question = list(chat or []), dict(ids or {}), question or ""
+        if self.agent.is_running(session_id):
+            yield {self.banner: self._note(BUSY), self.question: question}
+            return
+        user = gr.ChatMessage(role="user", content=neutralise(question))
+        view = render.TurnView(question)
+        items = self.agent.stream(question, session_id, checkpoint_id=branch)
+        yield from self._follow(items, view, chat, ids, user, session_id, mine, question)
+
+    def approve(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
+        yield from self._decide(True, session_id, pending, ids, mine)
+
+    def deny(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
+        yield from self._decide(False, session_id, pending, ids, mine)
+
+    def _decide(
+        self,
+        approved: bool,
+        session_id: str | None,
+        pending: dict[str, Any] | None,
+        ids: dict[int, str] | None,
+        mine: list[dict[str, Any]] | None,
+    ) -> Iterator[dict]:
+        """Continue the paused turn with the person's decision, in the same chat message."""
+        if not session_id or not pending:
+            yield {
+                **self.approval.hide(),
+                self.banner: gr.update(
+                    value=render.banner("Nothing is waiting for approval.", kind="info"),
+                    visible=True,
+                ),
+            }
+            return
+        yield self.approval.hide()
+        view, chat, user = pending["view"], list(pending["chat"]), pending["user"]
+        items = self.agent.resume(session_id, approved)
+        yield from self._follow(items, view, chat, dict(ids or {}), user, session_id, mine)
+
+    def _follow(
+        self,
+        items: Iterator[tuple[str, Any]],
+        view: render.TurnView,
+        chat: list[Any],
+        ids: dict[int, str],
+        user: gr.ChatMessage,
+        session_id: str,
+        mine: list[dict[str, Any]] | None,
+        question: str = "",
+    ) -> Iterator[dict]:
+        """Stream a turn's items into the chat until it ends, fails, stops, or pauses for
+        the person; errors become a banner, never a traceback."""
+        shown = False
+        try:
+            for kind in live(items, view):
+                update: dict[Any, Any] = {self.chatbot: [*chat, user, *view.messages()]}
+                if not shown:
+                    shown = True
+                    update.update(self._turn_started())
+                if kind == "event":
+                    update[self.events_df] = table(
+                        render.EVENT_COLUMNS, render.event_rows(view.events)
+                    )
+                elif kind == "answer":  # published: too late to stop, the grade follows
+                    update[self.stop_btn] = gr.update(interactive=False)
+                yield update
+        except (InvalidQuery, AwaitingApproval) as exc:
+            message = WAITING if isinstance(exc, AwaitingApproval) else str(exc)
+            gr.Warning(message)
+            yield {self.banner: self._note(message), self.question: question}
+            return
+        except UnknownTurn as exc:  # the branch this tab was on is gone
+            yield {self.banner: self._note(str(exc).strip("'\"")), self.question: question}
+            return
+        except TurnCancelled:
+            view.fail(STOPPED)
+            yield self._abandoned(chat, ids, user, view, question)
+            return
+        except ModelError as exc:
+            if not shown:  # nothing reached the screen: the banner says it all
+                yield self._model_failed(exc, question)
+                return
+            view.fail(exc.message)
+            yield {
+                **self._abandoned(chat, ids, user, view, question),
+                **self._model_failed(exc, question),
+            }
+            return
+        yield self._turn_done(session_id, chat, ids, user, view, mine)
+
+    def _turn_started(self) -> dict:
+        return {
+            self.question: "",
+            self.banner: gr.update(value="", visible=False),
+            self.critic_md: "",
+            self.reward_md: "",
+            self.stop_btn: gr.update(value="Stop", interactive=True),
+            **self._rating_enabled(False),
+        }
+
+    def _turn_done(
+        self,
+        session_id: str,
+        chat: list[Any],
+        ids: dict[int, str],
+        user: gr.ChatMessage,
+        view: render.TurnView,
+        mine: list[dict[str, Any]] | None,
+    ) -> dict:
+        payload = view.payload or {}
+        turn_chat = [*chat, user, *view.messages()]
+        ids = {**ids, len(chat): str(payload.get("query_id") or "")}
+        mine = self._remember(mine, session_id, view.query)
+        try:
+            prompt = self.agent.prompt_messages(session_id)
+        except UnknownTurn:
+            prompt = []
+        paused = self.approval.hide()
+        if payload.get("status") == "awaiting_approval":
+            pending = {"view": view, "chat": chat, "user": user}
+            paused = self.approval.show(payload.get("approval") or {}, pending)
+        return {
+            **paused,
+            self.chatbot: turn_chat,
+            self.chat_msgs: turn_chat,
+            self.query_ids: ids,
+            self.my_sessions: mine,
+            self.session_pick: gr.update(choices=self._session_choices(mine)),
+            self.memory_df: table(
+                render.MEMORY_COLUMNS, render.memory_rows(payload.get("memory_hits") or [])
+            ),
+            self.prompt_json: prompt,
+            self.events_df: table(render.EVENT_COLUMNS, render.event_rows(view.events)),
+            self.critic_md: render.critique_text(view.critique)
+            or ("Critic: off" if self.agent.services.critic is None else ""),
+            self.stop_btn: gr.update(value="Stop", interactive=False),
+            # A turn asked on an earlier branch continues that branch, now the current one.
+            **self._on_branch(session_id, None),
+            **self._rating_target(None, view.query, enabled=True),
+        }
+
+    def _abandoned(
+        self,
+        chat: list[Any],
+        ids: dict[int, str],
+        user: gr.ChatMessage,
+        view: render.TurnView,
+        question: str,
+    ) -> dict:
+        """A turn that ended before its answer: kept on screen, marked, never rated."""
+        turn_chat = [*chat, user, *view.messages()]
+        return {
+            self.chatbot: turn_chat,
+            self.chat_msgs: turn_chat,
+            self.query_ids: {**ids, len(chat): ""},  # a turn with no record
+            self.question: question,
+            self.banner: gr.update(value="", visible=False),
+            self.stop_btn: gr.update(value="Stop", interactive=False),
+            **self._rating_enabled(any(ids.values())),
+        }
+
+    def _waiting_panel(self, session_id: str, chat: list[Any]) -> dict:
+        """The approval panel for a session whose last turn is paused (or hidden)."""
+        request = self.agent.pending_approval(session_id)
+        if request is None:
+            return self.approval.hide()
+        question = str(request.get("query") or "")
+        view = render.TurnView(question)
+        for asked in request.get("events") or []:
+            view.apply("event", asked)
+        user = gr.ChatMessage(role="user", content=neutralise(question))
+        return self.approval.show(request, {"view": view, "chat": chat, "user": user})
+
+    def stop_turn(self, session_id: str | None) -> dict:
+        """Stop this tab's running turn; the streaming handler then shows what was cut off."""
+        if session_id and self.agent.stop(session_id):
+            return {self.stop_btn: gr.update(value="Stopping…", interactive=False)}
+        return {
+            self.stop_btn: gr.update(interactive=False),
+            self.banner: self._note("Nothing to stop: the answer is already out."),
+        }
+
+    def _note(self, message: str) -> Any:
+        return gr.update(value=render.banner(message, kind="warning"), visible=True)
+
+    def _model_failed(self, exc: ModelError, question: str) -> dict:
+        """The model could not answer: say what and how to fix it; keep the question."""
+        return {
+            self.banner: gr.update(value=render.banner(exc.message, exc.fix), visible=True),
+            self.question: question,
+        }

@@ -1,0 +1,172 @@
+"""Ratings in the app: a person's 1-5 for an answer becomes ``user.feedback`` and a reward.
+
+Five labelled buttons under the chat rate the last answer, or the answer the person clicked
+in the chat. One click writes one record; the same rating again writes nothing, another one
+replaces it, and the note under the buttons says which happened. (Gradio's own feedback
+menu on chat messages fires each choice twice and stays open, so it is not used.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gradio as gr
+
+from local2.agent import UnknownTurn
+from local2.ui import render, transcript
+from local2.ui.base import UIPart, table
+from local2.ui.safe_markdown import neutralise
+
+RATING_WORDS = transcript.RATING_WORDS
+
+
+def _last_answer(ids: dict[int, str]) -> str | None:
+    return next((q for _, q in sorted(ids.items(), reverse=True) if q), None)
+
+
+class Ratings(UIPart):
+    """The rating buttons, which answer they rate, and what was recorded."""
+
+    def _rating_row(self) -> None:
+        self.rate_target = gr.State(None)  # query id of the answer picked; None: the last
+        with gr.Group(elem_id="local2-rating"):
+            self.rate_label = gr.Markdown(
+                "Rate an answer once there is one.", elem_id="local2-rate-label"
+            )
+            with gr.Row(elem_id="local2-rate-buttons"):
+                self.rate_buttons = [
+                    gr.Button(
+                        f"{n} · {word}",
+                        size="sm",
+                        min_width=60,
+                        interactive=False,
+                        elem_id=f"local2-rate-{n}",
+                    )
+                    for n, word in RATING_WORDS.items()
+                ]
+        self.reward_md = gr.Markdown("", elem_id="local2-reward")
+
+    def _rating_outputs(self) -> list[Any]:
+        return [self.rate_target, self.rate_label, self.reward_md, *self.rate_buttons]
+
+    def _rating_enabled(self, enabled: bool) -> dict:
+        return {button: gr.update(interactive=enabled) for button in self.rate_buttons}
+
+    def _rating_target(self, query_id: str | None, question: str | None, enabled: bool) -> dict:
+        """Outputs naming the answer the buttons rate (``query_id`` None: the last one)."""
+        if question:
+            which = "the last answer" if query_id is None else "the answer"
+            label = (
+                f"**Rate {which}** to “{neutralise(render.short(question, 80))}” "
+                "(or click another answer in the chat to rate that one):"
+            )
+        else:
+            label = "Rate an answer once there is one."
+        return {
+            self.rate_target: query_id,
+            self.rate_label: label,
+            self.reward_md: "",
+            **self._rating_enabled(enabled),
+        }
+
+    def _wire_ratings(self) -> None:
+        inputs = [self.session_id, self.rate_target, self.query_ids, self.chat_msgs]
+        outputs = [
+            self.reward_md,
+            self.events_df,
+            self.banner,
+            self.chatbot,
+            self.chat_msgs,
+            self.query_ids,
+        ]
+        for rating, button in zip(RATING_WORDS, self.rate_buttons, strict=True):
+            button.click(self._rater(rating), inputs, outputs)
+        self.chatbot.select(
+            self.pick_answer,
+            [self.session_id, self.query_ids],
+            [*self._rating_outputs(), self.memory_df, self.events_df],
+        )
+
+    def _rater(self, rating: int) -> Callable[..., dict]:
+        def rate(
+            session_id: str | None, target: str | None, ids: dict[int, str], chat: list[Any]
+        ) -> dict:
+            return self.rate(rating, session_id, target, ids, chat)
+
+        return rate
+
+    def _warn(self, message: str, kind: str = "warning") -> dict:
+        return {self.banner: gr.update(value=render.banner(message, kind=kind), visible=True)}
+
+    def rate(
+        self,
+        rating: int,
+        session_id: str | None,
+        target: str | None,
+        ids: dict[int, str] | None,
+        chat: list[Any] | None,
+    ) -> dict:
+        """Record one rating for the picked (or last) answer and show it on that answer."""
+        ids = dict(ids or {})
+        query_id = target or _last_answer(ids)
+        if not session_id or not query_id:
+            return self._warn("There is no answer to rate yet.", kind="info")
+        try:
+            result = self.agent.feedback(session_id, query_id, rating)
+        except (UnknownTurn, ValueError) as exc:
+            return self._warn(str(exc).strip("'\""))
+        given = transcript.rating_text(rating)
+        if result.get("unchanged"):
+            said = f"This answer is already rated {given}: nothing new was recorded."
+        elif result.get("previous"):
+            said = (
+                f"Replaced your earlier rating {result['previous']}/5 of this answer with "
+                f"**{given}** (one new `user.feedback` → `reward.event`)."
+            )
+        else:
+            said = (
+                f"Recorded **{given}** for this answer (`user.feedback` → `reward.event`; "
+                f"{result['engrams_annotated']} memory engram(s) annotated)."
+            )
+        state = self.agent.state(session_id)
+        shown, ids = transcript.with_rating(list(chat or []), ids, query_id, rating)
+        return {
+            self.reward_md: said,
+            self.events_df: table(
+                render.EVENT_COLUMNS, render.event_rows(state.get("event_log") or [])
+            ),
+            self.banner: gr.update(value="", visible=False),
+            self.chatbot: shown,
+            self.chat_msgs: shown,
+            self.query_ids: ids,
+        }
+
+    def pick_answer(
+        self, session_id: str | None, ids: dict[int, str] | None, selected: gr.SelectData
+    ) -> dict:
+        """Clicking a message in the chat picks its turn: the buttons rate that answer, and
+        the side panels show that turn's memory hits and events."""
+        index = selected.index[0] if isinstance(selected.index, list | tuple) else selected.index
+        query_id = transcript.turn_at(dict(ids or {}), int(index))
+        turn = (
+            self.agent.services.turn_log.find(session_id, query_id)
+            if session_id and query_id
+            else None
+        )
+        if turn is None:
+            return {
+                self.rate_label: "That turn was stopped before its answer, so there is nothing "
+                "to rate.",
+                **self._rating_enabled(False),
+            }
+        record = turn.record or {}
+        return {
+            **self._rating_target(query_id, turn.user, enabled=True),
+            self.memory_df: table(
+                render.MEMORY_COLUMNS, render.memory_rows(record.get("memory_hits") or [])
+            ),
+            self.events_df: table(
+                render.EVENT_COLUMNS, render.event_rows(record.get("event_log") or [])
+            ),
+        }

@@ -1,0 +1,254 @@
+"""The time-travel tab: a session's checkpoints, the state at one, replay and fork.
+
+A replay or fork streams like a normal turn (thinking, tool cards, answer, grade) into the
+"New branch" panel. The Chat tab is left on the branch the person was on; it offers to
+switch (see :mod:`local2.ui.sessions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+
+from local2.agent import InvalidQuery, TurnCancelled, UnknownTurn
+from local2.models.errors import ModelError
+from local2.ui import render
+from local2.ui.base import UIPart, live, table
+from local2.ui.safe_markdown import neutralise
+
+
+class TimeTravel(UIPart):
+    """Inspect any past step of a session; replay it or fork it with an edited question."""
+
+    def _time_travel_tab(self) -> None:
+        gr.Markdown(
+            "Pick a session, load its checkpoints (newest first), inspect the state at one, "
+            "then replay from it or fork it with an edited question. The original branch stays "
+            "intact; the new one appears beside it."
+        )
+        with gr.Row():
+            self.tt_session = gr.Textbox(label="Session id", scale=4, elem_id="tt-session")
+            self.tt_load = gr.Button("Load checkpoints", scale=1, elem_id="tt-load")
+        self.tt_status = gr.Markdown("", elem_id="tt-status")
+        self.tt_table = gr.Dataframe(
+            value=table(render.CHECKPOINT_COLUMNS, []),
+            interactive=False,
+            wrap=True,
+            max_height=320,
+            column_widths=["250px", "60px", "120px", "150px", "120px", "280px", "120px"],
+            elem_id="tt-checkpoints",
+        )
+        self.tt_pick = gr.Dropdown(choices=[], label="Checkpoint", elem_id="tt-pick")
+        with gr.Accordion("State at this checkpoint", open=False):
+            self.tt_state = gr.JSON(value={}, elem_id="tt-state")
+        with gr.Row():
+            self.tt_edit = gr.Textbox(
+                label="Edited question (for a fork)", scale=4, elem_id="tt-edit"
+            )
+            with gr.Column(scale=1):
+                self.tt_replay = gr.Button("Replay from here", elem_id="tt-replay")
+                self.tt_fork = gr.Button(
+                    "Fork with edited question", variant="primary", elem_id="tt-fork"
+                )
+        with gr.Row():
+            with gr.Column(min_width=300):
+                gr.Markdown("#### Original branch")
+                self.tt_original = gr.Markdown("", elem_id="tt-original")
+            with gr.Column(min_width=300):
+                gr.Markdown("#### New branch")
+                self.tt_new = gr.Chatbot(
+                    label="New branch",
+                    show_label=False,
+                    height=420,
+                    elem_id="tt-new",
+                    placeholder="A replay or fork streams here.",
+                    buttons=["copy"],
+                )
+                self.tt_new_note = gr.Markdown("", elem_id="tt-new-note")
+
+    def _wire_time_travel(self) -> None:
+        limit = self.settings.concurrency_limit
+        self.tt_load.click(
+            self.load_checkpoints, [self.tt_session], [self.tt_table, self.tt_pick, self.tt_status]
+        )
+        self.tt_table.select(self.pick_row, None, [self.tt_pick])
+        self.tt_pick.change(
+            self.show_checkpoint,
+            [self.tt_session, self.tt_pick],
+            [self.tt_state, self.tt_original, self.tt_edit, self.tt_status],
+        )
+        tt_outputs = [
+            self.tt_new,
+            self.tt_new_note,
+            self.tt_table,
+            self.tt_pick,
+            self.tt_status,
+            *self._branch_outputs(),
+        ]
+        self.tt_replay.click(
+            self.replay,
+            [self.tt_session, self.tt_pick, self.session_id, self.branch],
+            tt_outputs,
+            concurrency_limit=limit,
+        )
+        self.tt_fork.click(
+            self.fork,
+            [self.tt_session, self.tt_pick, self.tt_edit, self.session_id, self.branch],
+            tt_outputs,
+            concurrency_limit=limit,
+        )
+
+    def _rerun_failed(
+        self, user: gr.ChatMessage, view: render.TurnView, message: str, fix: str = ""
+    ) -> dict:
+        view.fail(message)
+        return {
+            self.tt_new: [user, *view.messages()],
+            self.tt_status: render.banner(message, fix),
+        }
+
+    def _tt_error(self, message: str) -> str:
+        return render.banner(message, kind="warning")
+
+    def load_checkpoints(self, session_id: str | None) -> tuple[Any, ...]:
+        session_id = (session_id or "").strip()
+        try:
+            rows = self.agent.checkpoints(session_id, limit=200) if session_id else []
+        except UnknownTurn:
+            rows = []
+        if not rows:
+            message = "No checkpoints: ask something first, or paste a session id."
+            return (
+                table(render.CHECKPOINT_COLUMNS, []),
+                gr.update(choices=[], value=None),
+                self._tt_error(message),
+            )
+        return (
+            table(render.CHECKPOINT_COLUMNS, render.checkpoint_rows(rows)),
+            gr.update(choices=render.checkpoint_choices(rows), value=None),
+            f"{len(rows)} checkpoint(s) in session `{session_id}`.",
+        )
+
+    @staticmethod
+    def pick_row(selected: gr.SelectData) -> Any:
+        """Clicking a row of the checkpoint table picks that checkpoint."""
+        row = selected.row_value or []
+        return gr.update(value=row[0]) if row else gr.update()
+
+    def show_checkpoint(self, session_id: str | None, checkpoint_id: str | None) -> tuple:
+        if not session_id or not checkpoint_id:
+            return {}, "", gr.update(), ""
+        try:
+            state = self.agent.state(session_id, checkpoint_id)
+        except UnknownTurn as exc:
+            return {}, "", gr.update(), self._tt_error(str(exc).strip("'\""))
+        question, answer = self._original(session_id, checkpoint_id, state)
+        original = f"**Question:** {neutralise(question)}\n\n**Answer:** {neutralise(answer)}"
+        return render.state_view(state), original, question, ""
+
+    def _original(
+        self, session_id: str, checkpoint_id: str, state: dict[str, Any]
+    ) -> tuple[str, str]:
+        """The question at a checkpoint and the answer its branch went on to give."""
+        question = str(state.get("query") or "")
+        if state.get("answer"):
+            return question, str(state["answer"])
+        rows = self.agent.checkpoints(session_id, limit=1000)
+        parent = {r["checkpoint_id"]: r.get("parent_id") for r in rows}
+        for row in rows:  # newest first: the latest descendant that ended a turn
+            if row["next"] or row.get("query_id") != state.get("query_id"):
+                continue
+            node: str | None = row["checkpoint_id"]
+            while node and node != checkpoint_id:
+                node = parent.get(node)
+            if node == checkpoint_id:
+                full = self.agent.state(session_id, row["checkpoint_id"])
+                return question, str(full.get("answer") or "")
+        return question, "(no answer on this branch yet)"
+
+    def replay(
+        self,
+        session_id: str,
+        checkpoint_id: str | None,
+        current: str | None,
+        branch: str | None = None,
+    ) -> Iterator[dict]:
+        yield from self._rerun(session_id, checkpoint_id, None, current, branch)
+
+    def fork(
+        self,
+        session_id: str,
+        checkpoint_id: str | None,
+        edited: str,
+        current: str | None,
+        branch: str | None = None,
+    ) -> Iterator[dict]:
+        yield from self._rerun(session_id, checkpoint_id, edited or "", current, branch)
+
+    def _rerun(
+        self,
+        session_id: str,
+        checkpoint_id: str | None,
+        query: str | None,
+        current: str | None,
+        branch: str | None,
+    ) -> Iterator[dict]:
+        """Stream a replay (``query`` None) or fork into the New branch panel.
+
+        ``current``/``branch``: the Chat tab's session and branch. When the rerun is in that
+        session, the Chat tab stays on the branch it showed and offers to switch.
+        """
+        session_id = (session_id or "").strip()
+        if not session_id or not checkpoint_id:
+            yield {self.tt_status: self._tt_error("Load a session's checkpoints and pick one.")}
+            return
+        try:
+            state = self.agent.state(session_id, checkpoint_id)
+        except UnknownTurn as exc:
+            yield {self.tt_status: self._tt_error(str(exc).strip("'\""))}
+            return
+        question = query if query is not None else str(state.get("query") or "")
+        stay_on = branch
+        if session_id == current and branch is None:
+            stay_on = self.agent.head_id(session_id)  # what the Chat tab shows right now
+        user = gr.ChatMessage(role="user", content=neutralise(question))
+        view = render.TurnView(question)
+        verb = "Forked" if query is not None else "Replayed"
+        yield {self.tt_new: [user], self.tt_new_note: "", self.tt_status: f"{verb[:-2]}ing…"}
+        try:
+            for _ in live(self.agent.replay_stream(session_id, checkpoint_id, query=query), view):
+                yield {self.tt_new: [user, *view.messages()]}
+        except (UnknownTurn, InvalidQuery) as exc:
+            yield {self.tt_status: self._tt_error(str(exc).strip("'\""))}
+            return
+        except ModelError as exc:
+            yield self._rerun_failed(user, view, exc.message, exc.fix)
+            return
+        except TurnCancelled:  # Stop pressed in the Chat tab of the same session
+            yield self._rerun_failed(user, view, "stopped; nothing was recorded for it.")
+            return
+        payload = view.payload or {}
+        new_ids = set(payload.get("branch") or [])
+        rows = self.agent.checkpoints(session_id, limit=200)
+        out: dict[Any, Any] = {
+            self.tt_new: [user, *view.messages()],
+            self.tt_new_note: f"_{verb} from `{checkpoint_id}`: {len(new_ids)} new "
+            "checkpoint(s), marked “new” in the list._",
+            self.tt_table: table(
+                render.CHECKPOINT_COLUMNS, render.checkpoint_rows(rows, frozenset(new_ids))
+            ),
+            self.tt_pick: gr.update(choices=render.checkpoint_choices(rows)),
+            self.tt_status: f"{verb}: the new branch is now the session's current branch.",
+        }
+        if payload.get("status") == "awaiting_approval":
+            tools = ", ".join(c["tool"] for c in (payload.get("approval") or {}).get("calls", []))
+            out[self.tt_new_note] += (
+                f"\n\n**Paused: {tools} waits for your approval.** Approve or deny it in the "
+                "Chat tab (switch to the new branch, or resume this session there)."
+            )
+        if session_id == current and stay_on:
+            out[self.tt_status] += " The Chat tab stays on the branch you were on until you switch."
+            out.update(self._on_branch(session_id, stay_on))
+        yield out

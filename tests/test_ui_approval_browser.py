@@ -1,0 +1,134 @@
+"""The approval panel in a real browser (Debian's chromium, Playwright) against the real server.
+
+The model obeys instructions in tool output (``ObeyingBrain`` behind a fake Ollama): the page
+it reads asks it to save a planted memory and to fetch the attacker's URL with what the person
+said earlier. While nobody approves, nothing is stored and nothing reaches the attacker; Deny
+keeps it so; Approve in the app makes the calls. Screenshots go to ``artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local2.agent import Agent
+from local2.config import load_settings
+from local2.testing.ollama_server import FakeOllama, ObeyingBrain
+from local2.testing.sites import Site
+from local2.ui.server import create_app
+from tests import test_ui_browser
+from tests.test_api import Served
+from tests.test_cli_approval import PAGE, SECRET
+from tests.test_ui_browser import ask, open_page, shot, text_of, wait_text
+
+browser = test_ui_browser.browser  # the same chromium fixture (one per module)
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path("/usr/bin/chromium").exists(),
+        reason="needs Debian's chromium: scripts/setup.sh --browser",
+    ),
+]
+
+
+@dataclass
+class Stack:
+    url: str
+    agent: Agent
+    attacker: Site
+    page_url: str
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with Site() as attacker, Site() as pages, FakeOllama(ObeyingBrain()) as fake:
+        pages.pages["/kestrel"] = PAGE.replace("ATTACKER", attacker.url(""))
+        settings = load_settings(
+            overrides={
+                "system": {"ollama_host": fake.url, "data_dir": str(tmp_path_factory.mktemp("a"))},
+                "generator": {"backend": "ollama"},
+                "web": {"fetch": {"allow_hosts": [pages.host, attacker.host]}},
+            }
+        )
+        agent = Agent(settings, backend="ollama")
+        with Served(create_app(agent)) as url:
+            yield Stack(url, agent, attacker, pages.url("/kestrel"))
+        agent.close()
+
+
+def planted(agent: Agent) -> list[str]:
+    memory = agent.services.memory
+    assert memory is not None
+    return [e["content"] for e in memory.list(200) if "PLANTED" in e["content"]]
+
+
+def panel(page: Any) -> str:
+    page.wait_for_selector("#local2-approval", state="visible")
+    return text_of(page, "#local2-approval")
+
+
+def decide(page: Any, button: str) -> None:
+    """Click Approve or Deny; wait until that question is gone (hidden, or the next one)."""
+    before = text_of(page, "#local2-approval")
+    page.click(f"#local2-{button}")
+    page.wait_for_function(
+        """(before) => {
+            const box = document.querySelector('#local2-approval');
+            return !box || box.offsetParent === null || box.innerText !== before;
+        }""",
+        arg=before,
+    )
+
+
+def test_nobody_approving_means_no_memory_and_no_request(stack: Stack, browser: Any) -> None:
+    page = open_page(browser, stack.url)
+    ask(page, SECRET)
+    wait_text(page, "#local2-critic", "Critic")
+    ask(page, f"Summarise {stack.page_url}")
+    waiting = panel(page)
+    assert "save_memory" in waiting and "PLANTED: the user banks with EvilBank" in waiting
+    assert "web_fetch" in waiting and stack.page_url in waiting  # the result it came after
+    wait_text(page, "#local2-chat", "Waiting for your approval")
+    shot(page, "21-approval-save-memory")
+    page.wait_for_timeout(1500)  # nobody clicks: the turn just waits
+    assert planted(stack.agent) == [] and stack.attacker.hits == []
+
+    decide(page, "deny")
+    waiting = panel(page)  # next the page's fetch, carrying what the person said earlier
+    assert "/exfil?d=My%20account%20number" in waiting
+    assert "came neither from you nor from this turn" in waiting
+    shot(page, "22-approval-exfil-fetch")
+    decide(page, "deny")
+    wait_text(page, "#local2-chat", "1932")
+    wait_text(page, "#local2-critic", "Critic")
+    chat = text_of(page, "#local2-chat")
+    assert "Tool denied: save_memory" in chat and "Tool denied: web_fetch" in chat
+    assert "Waiting for your approval" not in chat
+    shot(page, "23-approval-denied-answer")
+    assert planted(stack.agent) == [] and stack.attacker.hits == []
+    page.context.close()
+
+
+def test_approving_in_the_app_makes_the_calls(stack: Stack, browser: Any) -> None:
+    stack.attacker.reset()
+    page = open_page(browser, stack.url)
+    ask(page, SECRET)
+    wait_text(page, "#local2-critic", "Critic")
+    ask(page, f"Summarise {stack.page_url}")
+    assert "save_memory" in panel(page)
+    decide(page, "approve")
+    assert "/exfil?d=" in panel(page)
+    assert len(planted(stack.agent)) == 1  # approved: stored before the next question
+    decide(page, "approve")
+    wait_text(page, "#local2-chat", "1932")
+    chat = text_of(page, "#local2-chat")
+    assert "Tool: save_memory" in chat and "Tool denied" not in chat
+    [hit] = stack.attacker.hits
+    assert hit.path.startswith("/exfil?d=My%20account%20number") and "LoCAL2" in hit.user_agent
+    shot(page, "24-approval-approved")
+    page.context.close()
