@@ -90,6 +90,15 @@ def test_turn_log_contract(turn_log: TurnLog) -> None:
     assert [t.user for t in turn_log.window(fork, 50)] == ["Q0", "Q1", "Q2'"]
     assert [t.user for t in turn_log.window(head, 50)][-1] == "Q4"
     assert turn_log.find("s1", "q2").user == "Q2'"  # the latest answer to that question
+    assert turn_log.window(head, 1)[0].record is None  # prompts do not read records
+    assert turn_log.window(head, 2, records=True)[0].record == {"n": 3}
+    turn_log.note(head, "rating", {"rating": 2})
+    turn_log.note(head, "rating", {"rating": 5})  # the newest of a kind counts
+    turn_log.note(q1.id, "grade", 4)
+    assert turn_log.notes([head, q1.id, fork]) == {
+        head: {"rating": {"rating": 5}},
+        q1.id: {"grade": 4},
+    }
     sessions = {s["session_id"]: s for s in turn_log.sessions()}
     assert sessions["s1"]["turns"] == 6 and sessions["s1"]["first"] == "Q0"
     assert sessions["s2"]["turns"] == 1
