@@ -22,6 +22,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LOCAL2_HOME", str(home))
     monkeypatch.delenv("LOCAL2_CONFIG", raising=False)
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens on the discard port
+    # Keyless web search (ddgs) reaches public hosts through its own client: in tests (and the
+    # processes they start) it goes through a proxy where nothing listens, so it can only fail.
+    monkeypatch.setenv("DDGS_PROXY", "http://127.0.0.1:9")
     for key in ("TAVILY_API_KEY", "BRAVE_API_KEY", "LOCAL2_API_TOKEN"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -34,6 +37,14 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
     for section, values in overrides.items():
         base[section] = {**base.get(section, {}), **values}
     return load_settings(overrides=base)
+
+
+def mock_search_config(directory: Path) -> Path:
+    """A config directory whose web search is the canned mock provider (for ``LOCAL2_CONFIG``
+    in tests that start ``local2`` and need search results without the internet)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "web.yaml").write_text("search:\n  provider: mock\n")
+    return directory
 
 
 @pytest.fixture

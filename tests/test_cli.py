@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from local2.testing.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2
+from tests.conftest import local2, mock_search_config
 
 
 def test_ask_json_then_follow_up_in_the_same_session(tmp_path: Path) -> None:
@@ -74,7 +74,11 @@ def test_bad_config_stops_start_up_naming_file_and_key(tmp_path: Path) -> None:
 
 def test_chat_repl_streams_and_shows_tool_calls(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as server:
-        env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
+        env = {
+            "OLLAMA_HOST": server.url,
+            "LOCAL2_HOME": str(tmp_path / "home"),
+            "LOCAL2_CONFIG": str(mock_search_config(tmp_path / "conf")),
+        }
         result = local2(
             "chat",
             "--backend",
@@ -84,6 +88,8 @@ def test_chat_repl_streams_and_shows_tool_calls(tmp_path: Path) -> None:
         )
         assert result.returncode == 0, result.stderr
         assert "⚙ web_search" in result.stderr and "done" in result.stderr
+        assert "mock provider: canned example results" in result.stderr  # said once, at start
+        assert result.stderr.count("canned example results") == 1
         assert "question is empty" in result.stderr
         assert result.stdout.strip()
 

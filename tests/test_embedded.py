@@ -16,10 +16,10 @@ from local2.models.embedded import (
     MODEL_NAME,
     EmbeddedChatModel,
     default_model_path,
-    describe_tools,
     load_llama,
     to_chat_messages,
 )
+from local2.models.prompted_tools import describe_tools
 
 
 @tool

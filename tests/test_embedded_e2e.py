@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 
 from local2.agent import Agent
+from local2.config import load_settings
+from local2.nodes.answer_guard import unusable_reason
+from local2.tools.web_search import CANNED_NOTE
 from tests.conftest import make_settings
 
 pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
@@ -14,14 +17,26 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory: pytest.TempPathFactory) -> Agent:
     tmp = tmp_path_factory.mktemp("embedded")
-    settings = make_settings(tmp, embedded={"max_tokens": 48})
+    settings = make_settings(tmp, embedded={"max_tokens": 48}, web={"search": {"provider": "mock"}})
     # backend auto with nothing listening at OLLAMA_HOST: the embedded model, with a notice.
     return Agent(settings, memory=None, critic=None)
 
 
 def test_auto_falls_back_to_the_embedded_model_with_a_notice(agent: Agent) -> None:
-    assert agent.services.backend == "embedded"
+    assert agent.services.backend == "embedded" and not agent.services.native_tools
     assert agent.notice and "ollama serve" in agent.notice and "ollama pull" in agent.notice
+    assert any("critic is off with the embedded demo model" in n for n in agent.notices)
+
+
+def test_the_critic_is_off_by_default_with_the_embedded_model(tmp_path) -> None:
+    settings = make_settings(tmp_path, web={"search": {"provider": "mock"}})
+    agent = Agent(settings, memory=None)
+    try:
+        assert agent.services.critic is None
+        payload = agent.ask("Say hello.", "c1")
+        assert "critique" not in payload and "critique.result" not in payload["events"]
+    finally:
+        agent.close()
 
 
 def test_a_question_is_answered_and_streamed(agent: Agent) -> None:
@@ -40,7 +55,9 @@ def test_time_sensitive_question_takes_the_router_tool_path(agent: Agent) -> Non
     payload = agent.ask("What major AI news broke this week?", "e2")
     tools = [c["tool"] for c in payload["tool_calls"]]
     assert "web_search" in tools
-    assert payload["tool_calls"][0]["result"].startswith("Today's date:")
+    assert payload["tool_calls"][0]["result"].startswith(f"{CANNED_NOTE}\nToday's date:")
     events = payload["events"]
     assert events.index("tool.request.web_search") < events.index("tool.result.web_search")
-    assert payload["answer"].strip()
+    assert "tool.routed" in events  # the embedded model cannot call tools natively
+    schemas = {t.name: t.parameters for t in load_settings().generator.tools}
+    assert payload["answer"].strip() and unusable_reason(payload["answer"], schemas) is None

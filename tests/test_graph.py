@@ -110,8 +110,10 @@ def test_timeout_error_and_unknown_tool_resume_generation(tmp_path: Path) -> Non
 
 
 def test_loop_guard_forces_synthesis_without_tools(tmp_path: Path) -> None:
-    looping = reply("", tool_calls=[{"name": "echo", "args": {"text": "again"}}])
-    model = ScriptedChatModel(replies=[looping] * 3 + [reply("Best effort answer.")])
+    looping = [
+        reply("", tool_calls=[{"name": "echo", "args": {"text": f"again {i}"}}]) for i in range(3)
+    ]  # each call new (a repeated identical call would end the loop sooner)
+    model = ScriptedChatModel(replies=[*looping, reply("Best effort answer.")])
     settings = make_settings(tmp_path, generator={"max_tool_iterations": 3})
     agent = Agent(settings, chat_model=model, tools=[echo_tool()], memory=None, critic=None)
     payload = agent.ask("loop forever", "s1")

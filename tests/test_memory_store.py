@@ -9,13 +9,22 @@ import sys
 import textwrap
 from pathlib import Path
 
+import chromadb
 import pytest
+from chromadb.config import Settings as ChromaSettings
 from typer.testing import CliRunner
 
 from local2.config import load_settings
 from local2.memory.cli import memory_app
 from local2.memory.embeddings import LexicalEmbedder, MiniLMEmbedder
-from local2.memory.store import EmbedderMismatchError, EngramStore, engram_id, turn_text
+from local2.memory.facts import USER_MESSAGE, USER_REQUEST, Fact
+from local2.memory.store import (
+    EmbedderMismatchError,
+    EngramStore,
+    FactSaved,
+    engram_id,
+    turn_text,
+)
 
 FACTS = Path(__file__).parent / "fixtures" / "planted_facts.json"
 
@@ -212,23 +221,131 @@ def test_persists_across_processes(tmp_path):
     assert out.stdout.split() == ["2.0", "1"]
 
 
-def test_other_embedder_is_refused_then_reembedded(tmp_path):
+def test_each_embedder_has_its_own_collection_kept_in_step(tmp_path):
     store = EngramStore.open(_settings(tmp_path), LexicalEmbedder(512))
     eid = store.save("The office door code is 7391.", session_id="s", query_id="q")
     _turn(store, "q2", "Door code?", "7391")
     store.annotate("q2", reward=4)
-    with pytest.raises(EmbedderMismatchError) as err:
-        EngramStore.open(_settings(tmp_path), LexicalEmbedder(256))
-    assert "lexical-hash-512" in str(err.value) and "local2 memory reembed" in str(err.value)
+    assert store.collection.name == "engrams.lexical-hash-512"
 
-    new, n = EngramStore.reembed(_settings(tmp_path), LexicalEmbedder(256))
-    assert n == 2 and new.count() == 2
-    assert new.recall("office door code", k=1)[0]["id"] == eid
-    assert EngramStore.open(_settings(tmp_path), LexicalEmbedder(256)).count() == 2
-    assert next(r for r in new.list() if r["query_id"] == "q2")["reward"] == 4.0
+    # Another embedder never reads these vectors: it gets its own collection, filled by
+    # re-embedding the text, with the metadata (the rating) carried over.
+    other = EngramStore.open(_settings(tmp_path), LexicalEmbedder(256), sync="no")
+    assert other.collection.name == "engrams.lexical-hash-256" and other.count() == 0
+    assert other.sync() == 2 and other.count() == 2
+    assert other.recall("office door code", k=1)[0]["id"] == eid
+    assert next(r for r in other.list() if r["query_id"] == "q2")["reward"] == 4.0
+
+    # Ratings and deletions reach every collection, so re-embedding never revives them.
+    other.annotate("q2", reward=1)
+    assert store.get(next(r["id"] for r in store.list() if r["query_id"] == "q2"))["reward"] == 1
+    assert other.delete(eid) and store.get(eid) is None
+    assert EngramStore.open(_settings(tmp_path), LexicalEmbedder(512), sync="now").count() == 1
+
+
+def test_reembed_fills_the_configured_collection_and_rebuild_starts_over(tmp_path):
+    first = EngramStore.open(_settings(tmp_path), LexicalEmbedder(256))
+    eid = first.save("The spare key is under the blue pot.", session_id="s", query_id="q")
+    store, n = EngramStore.reembed(_settings(tmp_path))  # memory.embedder: lexical (512)
+    assert (store.embedder.name, n, store.count()) == ("lexical-hash-512", 1, 1)
+    assert EngramStore.reembed(_settings(tmp_path))[1] == 0  # nothing missing any more
+    rebuilt, n = EngramStore.reembed(_settings(tmp_path), rebuild=True)
+    assert n == 1 and rebuilt.recall("spare key", k=1)[0]["id"] == eid
     assert list(tmp_path.glob("memory_backup_*.jsonl"))
-    with pytest.raises(EmbedderMismatchError):
-        EngramStore.open(_settings(tmp_path), LexicalEmbedder(512))
+
+
+def test_a_collection_of_earlier_versions_is_renamed_for_its_embedder(tmp_path):
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / "chroma"), settings=ChromaSettings(anonymized_telemetry=False)
+    )
+    legacy = client.create_collection(
+        "engrams",
+        configuration={"hnsw": {"space": "cosine"}},
+        metadata={"embedder": "lexical-hash-512", "embedder_scheme": "none"},
+        embedding_function=None,
+    )
+    text = "Q: Where is the ferry?\nA: Pier 4."
+    legacy.add(
+        ids=[engram_id(text)],
+        embeddings=LexicalEmbedder().embed_documents([text]),
+        documents=[text],
+        metadatas=[{"kind": "episodic", "query_id": "q1", "created_at": 1.0}],
+    )
+    store = EngramStore.open(_settings(tmp_path))  # lexical, as recorded
+    assert store.collection.name == "engrams.lexical-hash-512" and store.count() == 1
+    assert [c.name for c in client.list_collections()] == ["engrams.lexical-hash-512"]
+
+
+def test_a_collection_recording_another_prefix_scheme_is_refused(tmp_path):
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / "chroma"), settings=ChromaSettings(anonymized_telemetry=False)
+    )
+    client.create_collection(
+        "engrams.lexical-hash-512",
+        metadata={"embedder": "lexical-hash-512", "embedder_scheme": "nomic"},
+        embedding_function=None,
+    )
+    with pytest.raises(EmbedderMismatchError, match="reembed --rebuild"):
+        EngramStore.open(_settings(tmp_path), LexicalEmbedder())
+
+
+def test_a_newer_fact_supersedes_the_older_one(tmp_path):
+    store = _store(tmp_path)
+    ines = store.save_fact(
+        Fact("The user's sister's name is Ines.", "sister name", USER_REQUEST),
+        session_id="s1",
+        query_id="q1",
+    )
+    assert ines.created and ines.superseded == []
+    # The same turn saying it again in other words adds nothing.
+    again = store.save_fact(
+        Fact("The user's sister is called Ines.", "sister name", USER_MESSAGE, "model"),
+        session_id="s1",
+        query_id="q1",
+    )
+    assert again == FactSaved(ines.id, False, [])
+    ana = store.save_fact(
+        Fact("The user's sister's name is Ana.", "sister name", USER_MESSAGE),
+        session_id="s2",
+        query_id="q2",
+    )
+    assert ana.superseded == [ines.id]
+    old = store.get(ines.id)
+    assert old["superseded_by"] == ana.id and old["superseded_at"] > 0  # kept, marked
+    hits = store.recall("what is my sister's name", k=5, include_bad=True)
+    assert [h["id"] for h in hits] == [ana.id] and hits[0]["kind"] == "fact"
+    fact = store.get(ana.id)
+    assert (fact["kind"], fact["key"], fact["source"], fact["query_id"]) == (
+        "fact",
+        "sister name",
+        USER_MESSAGE,
+        "q2",
+    )
+    # Saying the first thing again brings it back and retires the other.
+    back = store.save_fact(
+        Fact("The user's sister's name is Ines.", "sister name", USER_REQUEST),
+        session_id="s3",
+        query_id="q3",
+    )
+    assert back == FactSaved(ines.id, False, [ana.id])
+    assert [h["id"] for h in store.recall("sister's name", k=5)] == [ines.id]
+    assert [r["id"] for r in store.list(kind="fact")] == [ana.id, ines.id]
+
+
+def test_recall_by_kind_floor_and_exclusions(tmp_path):
+    store = _store(tmp_path)
+    turn = _turn(store, "q1", "Which platform for Edinburgh trains?", "Platform 9.")
+    fact = store.save_fact(
+        Fact("The user takes the Edinburgh train from platform 9.", "train platform",
+             USER_MESSAGE),
+        session_id="s1",
+        query_id="q1",
+    ).id  # fmt: skip
+    query = "Edinburgh train platform"
+    assert {h["id"] for h in store.recall(query, k=5)} == {turn, fact}
+    assert [h["id"] for h in store.recall(query, k=5, kinds=["fact"])] == [fact]
+    assert [h["id"] for h in store.recall(query, k=5, exclude_ids={fact})] == [turn]
+    assert store.recall(query, k=5, min_similarity=0.99) == []
 
 
 def test_cli_list_search_delete_export(tmp_path):

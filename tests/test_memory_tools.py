@@ -230,7 +230,7 @@ def test_ingest_into_broken_store_never_raises(tmp_path):
     other = chromadb.PersistentClient(
         path=str(tmp_path / "chroma"), settings=ChromaSettings(anonymized_telemetry=False)
     )
-    other.delete_collection(settings.memory.collection)
+    other.delete_collection(store.collection.name)
     out = ingest(_state("q1", "Still there?", "Yes."), _services(settings, store))
     (entry,) = out["event_log"]
     assert entry["subject"] == MEMORY_INGEST_FAILED and entry["error"]

@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from local2.agent import Agent
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.testing.brain_memory import split_memory
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, make_settings
 
@@ -94,7 +95,8 @@ def _recall_then_answer(messages: list[BaseMessage]) -> AIMessage:
     last = messages[-1]
     if isinstance(last, ToolMessage):
         return reply(str(last.content))
-    question = next(m for m in reversed(messages) if isinstance(m, HumanMessage)).content
+    asked = next(m for m in reversed(messages) if isinstance(m, HumanMessage)).content
+    question = split_memory(str(asked))[2]  # the question, not the memories recalled with it
     return reply("", tool_calls=[{"name": "recall_memory", "args": {"query": question, "k": 3}}])
 
 
@@ -115,8 +117,10 @@ def test_planted_facts_are_recalled_through_real_turns(tmp_path: Path) -> None:
     found = 0
     for i, item in enumerate(FACTS["facts"][:30]):
         payload = asker.ask(item["question"], f"ask-{i}")
-        top3 = [h["content"] for h in payload["memory_hits"][:3]]
-        found += any(item["fact"] in content for content in top3)
+        # The turn's hits: first those recalled before answering, then the tool's top 3.
+        auto = next(e["hits"] for e in payload["event_log"] if e.get("auto"))
+        top3 = [h["content"] for h in payload["memory_hits"][auto : auto + 3]]
+        found += any(item["answer"] in content for content in top3)
     recall_at_3 = found / 30
     print(f"planted facts through turns: recall@3 = {recall_at_3:.3f} (30 facts, MiniLM)")
     assert recall_at_3 >= 0.85

@@ -17,6 +17,7 @@ def ollama_agent(tmp_path: Path, url: str, **gen: object) -> Agent:
         tmp_path,
         system={"ollama_host": url},
         generator={"backend": "ollama", **gen},
+        web={"search": {"provider": "mock"}},
     )
     return Agent(settings, backend="ollama", memory=None, critic=None)
 
@@ -31,7 +32,7 @@ def test_thinking_arrives_apart_and_never_reaches_history(tmp_path: Path) -> Non
         assert "Paris" in payload["answer"]
         assert payload["thinking"].strip()
         assert payload["thinking"] not in payload["answer"]
-        assert payload["backend"] == "ollama" and payload["model"] == "qwen3:4b"
+        assert payload["backend"] == "ollama" and payload["model"] == "gemma4:12b"
         kinds = [k for k, _ in items]
         assert kinds.count("thinking") >= 2 and kinds.count("token") >= 2, (
             "thinking and answer stream"
@@ -53,7 +54,8 @@ def test_native_tool_calls_through_the_whole_loop(tmp_path: Path) -> None:
         agent = ollama_agent(tmp_path, server.url)
         payload = agent.ask("What major AI news broke this week?", "s1")
         assert [c["tool"] for c in payload["tool_calls"]] == ["web_search"]
-        assert payload["tool_calls"][0]["result"].startswith("Today's date: ")
+        assert "Today's date: " in payload["tool_calls"][0]["result"]
+        assert payload["tool_calls"][0]["provider"] == "mock"
         events = payload["events"]
         assert events.index("tool.request.web_search") < events.index("tool.result.web_search")
         tool_message = server.chat_requests[-1]["messages"][-1]
@@ -69,10 +71,20 @@ def test_inline_think_tags_are_moved_to_thinking(tmp_path: Path) -> None:
 
 def test_model_not_pulled_names_the_pull_command(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain(), models=["other:1b"]) as server:
+        with pytest.raises(ModelUnavailable) as info:
+            ollama_agent(tmp_path, server.url)  # known before any question is asked
+        assert "ollama pull gemma4:12b" in info.value.fix
+        assert "installed: other:1b" in info.value.message
+        assert server.chat_requests == []
+
+
+def test_model_removed_after_start_names_the_pull_command(tmp_path: Path) -> None:
+    with FakeOllama(RuleBrain()) as server:
         agent = ollama_agent(tmp_path, server.url)
+        server.models = ["other:1b"]  # `ollama rm gemma4:12b` while the app runs
         with pytest.raises(ModelUnavailable) as info:
             agent.ask("hello", "s1")
-        assert "ollama pull qwen3:4b" in info.value.fix
+        assert "ollama pull gemma4:12b" in info.value.fix
 
 
 def test_stream_broken_mid_answer_records_no_half_turn(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from langchain_core.tools import tool
 from langchain_ollama import ChatOllama, OllamaEmbeddings
 
 from local2.testing.ollama_server import (
+    FakeModel,
     FakeOllama,
     LoopBrain,
     Reply,
@@ -384,13 +385,44 @@ def test_root_version_tags_and_show(srv):
     assert httpx.head(srv.url).status_code == 200
     assert httpx.get(f"{srv.url}/api/version").json()["version"]
     client = ollama.Client(host=srv.url)
-    assert [m.model for m in client.list().models] == ["qwen3:4b", "nomic-embed-text:latest"]
+    assert [m.model for m in client.list().models] == [
+        "gemma4:12b",
+        "qwen3:4b",
+        "nomic-embed-text:latest",
+    ]
     shown = client.show("qwen3:4b")
     assert "tools" in shown.capabilities and "thinking" in shown.capabilities
     assert client.show("nomic-embed-text").capabilities == ["embedding"]
+    gemma = client.show("gemma4:12b")
+    assert gemma.modelinfo["gemma4.context_length"] == 131072
+    assert gemma.details.parameter_size == "12B"
     assert httpx.get(f"{srv.url}/api/nothing").status_code == 404
     paths = [r.path for r in srv.log]
     assert paths[:3] == ["/", "/", "/api/version"]
+
+
+def test_requests_are_held_to_each_models_capabilities():
+    """Like Ollama: a model without ``tools``/``thinking`` refuses them with HTTP 400."""
+    plain = FakeModel("gemma3:1b", ("completion",), context_length=32768, parameter_size="1B")
+    with FakeOllama(RuleBrain(), models=[plain, "qwen3:4b"]) as server:
+        client = ollama.Client(host=server.url)
+        shown = client.show("gemma3:1b")
+        assert shown.capabilities == ["completion"]
+        assert shown.modelinfo["gemma3.context_length"] == 32768
+        search = {"type": "function", "function": {"name": "web_search", "parameters": {}}}
+        with pytest.raises(ollama.ResponseError) as info:
+            client.chat("gemma3:1b", [{"role": "user", "content": "news?"}], tools=[search])
+        assert info.value.status_code == 400
+        assert info.value.error == '"gemma3:1b" does not support tools'
+        with pytest.raises(ollama.ResponseError) as info:
+            client.chat("gemma3:1b", [{"role": "user", "content": "hi"}], think=True)
+        assert info.value.error == '"gemma3:1b" does not support thinking'
+        answer = client.chat("gemma3:1b", [{"role": "user", "content": "capital of France?"}])
+        assert "Paris" in answer.message.content  # without tools or think it answers
+        server.add_model("llama3.2", capabilities=["completion", "tools"])
+        assert client.show("llama3.2").capabilities == ["completion", "tools"]
+        assert "llama3.2" in [m.model.split(":")[0] for m in client.list().models]
+        client.chat("qwen3:4b", [{"role": "user", "content": "hi"}], tools=[search], think=True)
 
 
 def test_custom_model_list():

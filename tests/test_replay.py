@@ -33,7 +33,7 @@ def local2(
 def test_history_then_replay_with_a_new_question_keeps_the_original_branch(
     tmp_path: Path,
 ) -> None:
-    with FakeOllama(RuleBrain(), models=["qwen3:4b", "gemma3:1b", "nomic-embed-text"]) as fake:
+    with FakeOllama(RuleBrain(), models=["gemma4:12b", "gemma3:1b", "nomic-embed-text"]) as fake:
         env = {"OLLAMA_HOST": fake.url, "LOCAL2_HOME": str(tmp_path / "home")}
         session = "three-turns"
         chat = local2(
@@ -103,7 +103,7 @@ def test_history_then_replay_with_a_new_question_keeps_the_original_branch(
         ).stdout
         assert "mutex" in shown and "gemma3:1b" in shown  # the answers; the new model
         model_row = next(line for line in shown.splitlines() if "gemma3:1b" in line)
-        assert "qwen3:4b (ollama)" in model_row  # and, beside it, the original's
+        assert "gemma4:12b (ollama)" in model_row  # and, beside it, the original's
         assert "New branch checkpoints" in shown
         assert any(r["model"] == "gemma3:1b" for r in fake.chat_requests)
         # Resumed mid-turn (receive did not run again), the state still names the new model.

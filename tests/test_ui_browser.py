@@ -61,6 +61,7 @@ def make_agent(data_dir: Path, ollama_url: str, **kwargs: Any) -> Agent:
         overrides={
             "system": {"ollama_host": ollama_url, "data_dir": str(data_dir)},
             "generator": {"backend": "ollama"},
+            "web": {"search": {"provider": "mock"}},
         }
     )
     return Agent(settings, backend="ollama", **kwargs)
@@ -202,9 +203,10 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     shot(page, "03-rated")
 
     # A question that recalls memory: the panel shows the first turn with its reward.
-    ask(page, "What did I tell you earlier about open-weight models?")
+    # (about the question: the answer quoted the search results, which memory does not keep)
+    ask(page, "What did I tell you earlier about major AI stories that broke?")
     wait_text(page, "#local2-chat", "Tool: recall_memory")
-    wait_text(page, "#local2-memory", "This week in AI")
+    wait_text(page, "#local2-memory", "Q: What major AI news")
     wait_text(page, "#local2-critic", "Critic:")
     memory = text_of(page, "#local2-memory")
     row = memory[memory.index("Q: What major AI news") :].split("episodic")[0]
@@ -250,6 +252,28 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     assert "What did I tell you earlier" not in chat and "Critic:" in chat
     assert not page.is_visible("#local2-branch-row")
     assert "current branch" in text_of(page, "#local2-session")
+    page.context.close()
+
+
+def test_model_picker_offers_what_ollama_has_and_answers_with_the_pick(
+    stack: Stack, browser: Any
+) -> None:
+    page = open_page(browser, stack.url)
+    notice = text_of(page, "#local2-notice")
+    assert "mock provider: canned example results" in notice  # said once, at the top
+    page.click("#local2-model input")
+    offered = text_of(page, "#local2-model")
+    assert "gemma4:12b — tools, thinking · 131k context · 12B" in offered
+    assert "qwen3:4b — tools, thinking" in offered and "nomic-embed-text" not in offered
+    shot(page, "06-model-picker")
+    page.locator("#local2-model li[role=option]").filter(has_text="qwen3:4b").first.click()
+    before = len(stack.fake.chat_requests)
+    ask(page, "What is the capital of France?")
+    wait_text(page, "#local2-critic", "Critic:")
+    assert "Paris" in text_of(page, "#local2-chat")
+    answering = {r["model"] for r in stack.fake.chat_requests[before:] if r.get("tools")}
+    assert answering == {"qwen3:4b"}  # (the critic keeps its judge)
+    assert stack.agent.services.model_name == "gemma4:12b"  # other browsers keep theirs
     page.context.close()
 
 
@@ -305,6 +329,41 @@ def test_unreachable_model_and_empty_question_show_clear_notes(
         shot(page, "07-model-unreachable")
         page.context.close()
     agent.close()
+
+
+def test_memory_says_it_fell_back_and_recalls_a_fact_in_a_new_session(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ollama serves the chat model but not the embedding model, and (as on a machine without
+    # the offline model package) MiniLM cannot load: memory falls back to the lexical
+    # embedder and the app says so, instead of switching memory off.
+    monkeypatch.setattr("local2.memory.fallback.minilm_available", lambda: False)
+    with FakeOllama(RuleBrain(), models=["gemma4:12b"]) as fake:
+        settings = load_settings(
+            overrides={
+                "system": {"ollama_host": fake.url, "data_dir": str(tmp_path)},
+                "generator": {"backend": "ollama"},
+                "memory": {"embedder": "ollama"},
+            }
+        )
+        agent = Agent(settings, backend="ollama", critic=None)
+        with Served(create_app(agent)) as url:
+            page = open_page(browser, url)
+            notice = text_of(page, "#local2-notice")
+            assert "fallback embedder lexical-hash-512" in notice and "ollama serve" in notice
+            ask(page, "Remember that my sister's name is Ines.")
+            wait_text(page, "#local2-chat", "I will remember that")
+            page.click("text=New session")
+            page.wait_for_function(
+                "document.querySelector('#local2-chat')?.innerText.indexOf('Ines') === -1"
+            )
+            ask(page, "What is my sister's name?")
+            wait_text(page, "#local2-chat", "Your sister's name is Ines")
+            wait_text(page, "#local2-memory", "The user's sister's name is Ines.")
+            assert "fact" in text_of(page, "#local2-memory")
+            shot(page, "08-memory-fallback-fact-recalled")
+            page.context.close()
+        agent.close()
 
 
 def test_api_alone_serves_no_app(stack: Stack, tmp_path: Path) -> None:
@@ -465,7 +524,7 @@ def test_first_view_shows_the_top_and_tables_are_readable_on_a_phone(
 ) -> None:
     notice = "Ollama did not answer, so the embedded demo model answers (a weak demo model)."
     agent = make_agent(tmp_path, stack.fake.url, memory=None, critic=None)
-    agent.notice = notice  # as the embedded fallback sets it
+    agent.notices = [notice]  # as the embedded fallback sets it
     with Served(create_app(agent)) as url:
         page = open_page(browser, url, width=1280, height=800)
         time.sleep(1.0)  # anything that would scroll (autofocus) has happened by now
@@ -473,9 +532,8 @@ def test_first_view_shows_the_top_and_tables_are_readable_on_a_phone(
         for selector in ("#local2-header h2", "#local2-header p", "#local2-notice"):
             box = page.locator(selector).bounding_box()
             assert box and box["y"] >= 0 and box["y"] + box["height"] <= 800, selector
-        assert "LoCAL2" in text_of(page, "#local2-header") and "qwen3:4b" in text_of(
-            page, "#local2-header"
-        )
+        header = text_of(page, "#local2-header")
+        assert "LoCAL2" in header and agent.services.model_name in header
         focused = page.evaluate("document.activeElement?.closest('#local2-question') !== null")
         assert focused  # still ready to type
         shot(page, "first-view-1280-wide")

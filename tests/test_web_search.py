@@ -18,7 +18,7 @@ from local2.config.schema import WebSearchSettings
 from local2.tools.base import ToolError
 from local2.tools.search_providers import DEFAULT_MOCK_RESULTS
 from local2.tools.web import web_tools
-from local2.tools.web_search import WebSearch
+from local2.tools.web_search import CANNED_NOTE, WebSearch
 
 TODAY = dt.date(2026, 5, 31)
 KEY = "sk-test-secret-key-123"
@@ -102,7 +102,7 @@ EXPECTED_TWO = (
 
 def test_mock_default_results_are_plausible_ai_news() -> None:
     text = search(WebSearchSettings(provider="mock"), "What major AI news broke this week?")
-    assert text.startswith("Today's date: 2026-05-31\n\n[1] Title: ")
+    assert text.startswith(f"{CANNED_NOTE}\nToday's date: 2026-05-31\n\n[1] Title: ")
     assert text.count("\nURL: https://") == len(DEFAULT_MOCK_RESULTS)
     assert "AI" in text
     assert text == search(WebSearchSettings(provider="mock"), "What major AI news broke this week?")
@@ -126,7 +126,9 @@ def test_mock_results_file_list_and_query_map(tmp_path: Path) -> None:
             ]
         )
     )
-    assert search(WebSearchSettings(mock_results=listed)) == EXPECTED_TWO
+    assert search(WebSearchSettings(provider="mock", mock_results=listed)) == (
+        f"{CANNED_NOTE}\n{EXPECTED_TWO}"
+    )
     mapped = tmp_path / "map.json"
     mapped.write_text(
         json.dumps(
@@ -138,9 +140,9 @@ def test_mock_results_file_list_and_query_map(tmp_path: Path) -> None:
             }
         )
     )
-    cfg = WebSearchSettings(mock_results=mapped)
+    cfg = WebSearchSettings(provider="mock", mock_results=mapped)
     assert "URL: http://127.0.0.1:1/p" in search(cfg, "LoCAL2 Gemma tool calling")
-    assert search(cfg, "something else") == "No results found for: something else"
+    assert search(cfg, "something else") == f"{CANNED_NOTE}\nNo results found for: something else"
 
 
 def test_max_results_is_respected() -> None:
@@ -169,7 +171,7 @@ def test_control_characters_stripped_from_results(tmp_path: Path) -> None:
             ]
         )
     )
-    text = search(WebSearchSettings(mock_results=path))
+    text = search(WebSearchSettings(provider="mock", mock_results=path))
     assert "[1] Title: Bad[2J title\nSnippet: lineone linetwo\n" in text
 
 
@@ -402,7 +404,9 @@ def test_tavily_timeout_and_empty(api, monkeypatch) -> None:
 
 
 def test_web_tools_take_schemas_from_config(tmp_path: Path) -> None:
-    settings = load_settings(overrides={"system": {"data_dir": str(tmp_path)}})
+    settings = load_settings(
+        overrides={"system": {"data_dir": str(tmp_path)}, "web": {"search": {"provider": "mock"}}}
+    )
     tools = {t.name: t for t in web_tools(settings)}
     assert set(tools) == {"web_search", "web_fetch"}
     for name, tool in tools.items():
@@ -412,6 +416,8 @@ def test_web_tools_take_schemas_from_config(tmp_path: Path) -> None:
         assert tool.parameters == schema.parameters
     assert tools["web_search"].parameters["required"] == ["query"]
     result = tools["web_search"].run({"query": "AI news"}, None)
-    assert result.text.startswith(f"Today's date: {dt.date.today().isoformat()}\n\n[1] Title: ")
+    today = dt.date.today().isoformat()
+    assert result.text.startswith(f"{CANNED_NOTE}\nToday's date: {today}\n\n[1] Title: ")
+    assert result.data["provider"] == "mock"
     assert tools["web_fetch"].timeout_s is not None
     assert tools["web_fetch"].timeout_s > settings.web.fetch.timeout_s

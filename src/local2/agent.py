@@ -122,15 +122,15 @@ class Agent:
         turn_log: TurnLog | None = None,
         notice: str | None = None,
         session_locks: SharedLocks | None = None,
+        native_tools: bool | None = None,
     ) -> None:
         self.settings = settings or load_settings()
-        self.notice = notice
         if chat_model is None:
             from local2.models.backend import make_chat_model
 
             chosen = make_chat_model(self.settings, backend=backend, model=model)
             chat_model, model, backend = chosen.model, chosen.name, chosen.backend
-            self.notice = chosen.notice
+            native_tools, notice = chosen.native_tools, chosen.notice
         # Checkpoints, turn log and session locks (SQLite file, or Postgres shared by processes).
         self.storage = open_storage(
             self.settings, checkpointer=checkpointer, turn_log=turn_log, locks=session_locks
@@ -144,12 +144,26 @@ class Agent:
             turn_log=self.storage.turn_log,
             backend=backend,
             model=model,
+            native_tools=native_tools,
         )
+        from local2.notices import startup_notices
+
+        # What the person must be told: a fallback model, canned search, a critic that is
+        # off, memory on a fallback embedder or off.
+        self.notices: list[str] = [
+            *startup_notices(self.settings, self.services, notice),
+            *self.services.notices,
+        ]
         self.checkpointer = self.storage.checkpointer
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
         # One turn at a time per session: in this process, and in every process sharing
         # the store (a Postgres advisory lock when the store is Postgres).
         self.turns = Turns(self.storage.locks)
+
+    @property
+    def notice(self) -> str | None:
+        """The start-up notices as one text (None when there are none)."""
+        return "\n\n".join(self.notices) or None
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -409,6 +423,11 @@ class Agent:
             # After publish the window already holds this turn: show what the model saw then.
             window = window[:-1]
         messages = build_prompt(gen.system_prompt, window, working, gen.history_token_budget)
+        if not self.services.native_tools:  # its tools were described in its prompt
+            from local2.models.prompted_tools import prompted_messages
+
+            schemas = [t.schema() for t in self.services.tools.values()]
+            messages = prompted_messages(messages, schemas or None)
         return prompt_as_json(messages)
 
     def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
@@ -627,23 +646,26 @@ class Agent:
 
     def with_model(self, model: str) -> Agent:
         """The same sessions, tools and memory, answered by another model on the same kind of
-        server (Ollama unless this agent talks to an OpenAI-compatible one)."""
+        server (Ollama unless this agent talks to an OpenAI-compatible one; an Ollama model
+        must be pulled: it is never silently replaced)."""
         from local2.models.backend import make_chat_model
 
-        backend = "openai" if self.services.backend == "openai" else "ollama"
-        return Agent(
+        kind = "openai" if self.services.backend == "openai" else "ollama"
+        chosen = make_chat_model(self.settings, kind, model)
+        other = Agent(
             self.settings,
-            chat_model=make_chat_model(self.settings, backend, model).model,
-            backend=backend,
-            model=model,
+            chat_model=chosen.model,
+            backend=chosen.backend,
+            model=chosen.name,
+            native_tools=chosen.native_tools,
             tools=list(self.services.tools.values()),
             memory=self.services.memory,
             critic=self.services.critic,
             checkpointer=self.checkpointer,
             turn_log=self.services.turn_log,
-            notice=self.notice,
-            session_locks=self.storage.locks,
         )
+        other.turns = self.turns  # one turn at a time per session, whichever model answers
+        return other
 
     # -- ratings ---------------------------------------------------------------------------
 
@@ -733,4 +755,6 @@ class Agent:
 
     def close(self) -> None:
         self.services.runner.shutdown()
+        if self.services.memory is not None and hasattr(self.services.memory, "close"):
+            self.services.memory.close()
         self.storage.close()

@@ -173,4 +173,7 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         except ModelError as exc:
             raise model_failure(exc) from exc
 
+    from local2.research.api import research_routes
+
+    app.include_router(research_routes(agent), dependencies=[Depends(authorised)])
     return app

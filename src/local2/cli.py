@@ -30,7 +30,10 @@ BackendOpt = Annotated[
     str | None,
     typer.Option("--backend", help="ollama | openai | embedded | auto (default: from config)."),
 ]
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Ollama model to use.")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="Ollama model, e.g. gemma4:12b (default: from config)."),
+]
 SessionOpt = Annotated[
     str | None, typer.Option("--session", "-s", help="Session id to continue (default: a new one).")
 ]
@@ -88,8 +91,8 @@ def make_agent(ctx: typer.Context, backend: str | None = None, model: str | None
     from local2.agent import Agent
 
     agent = Agent(settings_of(ctx), backend=backend, model=model)
-    if agent.notice:
-        err.print(f"[yellow]Notice:[/] {agent.notice}")
+    for notice in agent.notices:
+        err.print(f"[yellow]Notice:[/] {notice}")
     return agent
 
 
@@ -250,11 +253,14 @@ def chat(
 
 
 @app.command()
-def doctor(ctx: typer.Context, as_json: JsonOpt = False, backend: BackendOpt = None) -> None:
-    """Check Ollama, models, the data directory, search keys and MCP servers."""
+def doctor(
+    ctx: typer.Context, as_json: JsonOpt = False, backend: BackendOpt = None, model: ModelOpt = None
+) -> None:
+    """Check Ollama and its models (tools, thinking, context), the data directory, web search
+    and MCP servers."""
     from local2.doctor import run_checks
 
-    checks = run_checks(settings_of(ctx), backend=backend)
+    checks = run_checks(settings_of(ctx), backend=backend, model=model)
     if as_json:
         print(json.dumps([c.as_dict() for c in checks], indent=2))
     else:
@@ -350,9 +356,9 @@ def replay(
 ) -> None:
     """Re-run from a checkpoint as a new branch; the original branch stays intact."""
     with friendly_errors():
-        agent = make_agent(ctx, backend)
+        agent = make_agent(ctx, backend, model)  # the replay's model: checked before it runs
         try:
-            payload = agent.replay(session_id, checkpoint, query=query, model=model)
+            payload = agent.replay(session_id, checkpoint, query=query)
         finally:
             agent.close()
     if as_json:
@@ -403,7 +409,12 @@ def _memory_app() -> typer.Typer:
 _mount("memory", _memory_app)
 
 # Feature modules add their own commands: each has `register(app: typer.Typer) -> None`.
-for _module in ("local2.ui.commands", "local2.stories.commands", "local2.files.commands"):
+for _module in (
+    "local2.ui.commands",
+    "local2.stories.commands",
+    "local2.files.commands",
+    "local2.research.commands",
+):
     with suppress(ImportError):
         __import__(_module, fromlist=["register"]).register(app)
 

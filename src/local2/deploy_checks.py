@@ -15,7 +15,7 @@ def _check(name: str, status: str, detail: str, fix: str = "") -> Any:
     return Check(name, status, detail, fix)
 
 
-def openai_check(settings: Settings) -> Any:
+def openai_check(settings: Settings, model: str) -> Any:
     import httpx
 
     conf = settings.generator.openai
@@ -39,7 +39,6 @@ def openai_check(settings: Settings) -> Any:
     if response.status_code != 200:
         return _check("model server", "fail", f"{url} answered {response.status_code}")
     served = [m.get("id") for m in response.json().get("data", [])]
-    model = settings.generator.model
     if model not in served:
         return _check(
             "model server",
@@ -85,10 +84,10 @@ def chroma_check(settings: Settings) -> Any:
     return _check("chroma server", "ok", f"reachable at {settings.memory.chroma_url}")
 
 
-def deploy_checks(settings: Settings, backend: str) -> list[Any]:
+def deploy_checks(settings: Settings, backend: str, model: str) -> list[Any]:
     checks = []
     if backend == "openai":
-        checks.append(openai_check(settings))
+        checks.append(openai_check(settings, model))
     if settings.system.checkpointer == "postgres":
         checks.append(postgres_check(settings))
     if settings.memory.chroma_url:

@@ -8,8 +8,11 @@ import tempfile
 from dataclasses import asdict, dataclass
 
 from local2.config import Settings
+from local2.config.schema import GeneratorSettings
 from local2.models.errors import ModelUnavailable
-from local2.models.ollama import has_model, ollama_models
+from local2.models.ollama_catalog import ModelInfo, canonical, chat_models, has_model, list_models
+
+SEED_MODEL = str(GeneratorSettings.model_fields["model"].default)
 
 
 @dataclass
@@ -23,23 +26,29 @@ class Check:
         return asdict(self)
 
 
-def _ollama_checks(settings: Settings, backend: str) -> list[Check]:
+def _ollama_checks(settings: Settings, backend: str, model: str) -> list[Check]:
     host = settings.ollama_host
     need = "fail" if backend == "ollama" else "warn"
     try:
-        available = ollama_models(host)
+        models = list_models(host)
     except ModelUnavailable as exc:
         fallback = "" if backend == "ollama" else " (the embedded demo model will answer instead)"
         return [Check("ollama", need, f"{exc.message}{fallback}", exc.fix)]
     checks = [Check("ollama", "ok", f"reachable at {host}")]
-    model = settings.generator.model
-    if has_model(available, model):
-        checks.append(Check("chat model", "ok", f"{model} is pulled"))
-    else:
-        checks.append(Check("chat model", need, f"{model} is not pulled", f"ollama pull {model}"))
+    listing = "\n".join(f"{m.name}: {m.summary()}" for m in models)
+    checks.append(
+        Check(
+            "installed models",
+            "ok" if chat_models(models) else "warn",
+            listing or "no models pulled",
+            "" if chat_models(models) else f"ollama pull {model}",
+        )
+    )
+    # Ollama answers: unless the embedded backend is chosen, a missing model stops every answer.
+    checks.append(_chat_model_check(models, model, "warn" if backend == "embedded" else "fail"))
     if settings.memory.enabled and settings.memory.embedder in ("auto", "ollama"):
         emb = settings.memory.ollama_model
-        if has_model(available, emb):
+        if has_model([m.name for m in models], emb):
             checks.append(Check("embedding model", "ok", f"{emb} is pulled"))
         else:
             status = "fail" if settings.memory.embedder == "ollama" else "warn"
@@ -52,6 +61,28 @@ def _ollama_checks(settings: Settings, backend: str) -> list[Check]:
                 )
             )
     return checks
+
+
+def _chat_model_check(models: list[ModelInfo], model: str, need: str) -> Check:
+    """Is the chosen model pulled, and can it call tools (the model decides which)?"""
+    info = next((m for m in models if canonical(m.name) == canonical(model)), None)
+    if info is None:
+        return Check("chat model", need, f"{model} is not pulled", f"ollama pull {model}")
+    if info.can("tools") is False:
+        capable = [m.name for m in chat_models(models) if m.can("tools")]
+        fix = (
+            f"pick one that can, e.g. --model {capable[0]}"
+            if capable
+            else f"ollama pull {SEED_MODEL}"
+        )
+        return Check(
+            "chat model",
+            "warn",
+            f"{model} lacks tool calling (its capabilities have no `tools`): tools are "
+            "described in its prompt and a keyword router stands in for its choices",
+            fix,
+        )
+    return Check("chat model", "ok", f"{model} is pulled: {info.summary()}")
 
 
 def _embedded_check(backend: str) -> Check:
@@ -84,14 +115,26 @@ def _data_dir_check(settings: Settings) -> Check:
 
 
 def _search_check(settings: Settings) -> Check:
-    provider = settings.web.search.provider
+    cfg = settings.web.search
+    provider = cfg.provider
     if provider == "mock":
         return Check(
             "web search",
             "warn",
             "provider is mock: canned results, no real search",
-            "set web.search.provider to tavily, searxng or brave in web.yaml",
+            "set web.search.provider: auto in web.yaml (keyless real search through ddgs)",
         )
+    if provider == "auto":
+        from local2.tools.search_chain import auto_reasons
+
+        order = auto_reasons(cfg)
+        first, why = order[0]
+        if first == "ddgs" and importlib.util.find_spec("ddgs") is None:
+            return Check("web search", "fail", "ddgs is not installed", "pip install ddgs")
+        chain = " → ".join(name for name, _ in order)
+        return Check("web search", "ok", f"auto: {first} ({why}); order {chain}")
+    if provider == "ddgs" and importlib.util.find_spec("ddgs") is None:
+        return Check("web search", "fail", "provider ddgs is not installed", "pip install ddgs")
     if provider == "brave" and not os.environ.get("BRAVE_API_KEY"):
         return Check(
             "web search", "fail", "provider brave needs BRAVE_API_KEY", "export BRAVE_API_KEY=..."
@@ -124,12 +167,15 @@ def _mcp_checks(settings: Settings) -> list[Check]:
     ]
 
 
-def run_checks(settings: Settings, backend: str | None = None) -> list[Check]:
+def run_checks(
+    settings: Settings, backend: str | None = None, model: str | None = None
+) -> list[Check]:
     from local2.deploy_checks import deploy_checks
 
     chosen = backend or settings.generator.backend
-    checks = [] if chosen == "openai" else _ollama_checks(settings, chosen)
-    checks.extend(deploy_checks(settings, chosen))
+    wanted = model or settings.generator.model
+    checks = [] if chosen == "openai" else _ollama_checks(settings, chosen, wanted)
+    checks.extend(deploy_checks(settings, chosen, wanted))
     checks.append(_embedded_check(chosen))
     checks.append(_data_dir_check(settings))
     checks.append(_search_check(settings))

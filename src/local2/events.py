@@ -3,6 +3,7 @@
 QUERY_RECEIVED = "query.received"
 QUERY_REJECTED = "query.rejected"
 MEMORY_RECALL = "memory.recall"
+MEMORY_RECALL_FAILED = "memory.recall_failed"
 TOOL_REQUEST = "tool.request"  # + ".<tool>"
 TOOL_RESULT = "tool.result"  # + ".<tool>"
 TOOL_LOOP_LIMIT = "tool.loop_limit"
@@ -12,17 +13,28 @@ TOOL_ROUTED = "tool.routed"
 TOOL_APPROVAL_REQUESTED = "tool.approval.requested"
 TOOL_APPROVAL_GRANTED = "tool.approval.granted"
 TOOL_APPROVAL_DENIED = "tool.approval.denied"
+TOOL_FALLBACK = "tool.fallback"  # a provider failed; the next one was asked
+TOOL_REPEATED = "tool.repeated"  # an identical call in one turn, answered from the first
+TOOL_TEMPLATE_ECHO = "tool.template_echo"  # the model copied the tool template: no call
+ANSWER_FALLBACK = "answer.fallback"  # the model's reply was unusable; an extract replaced it
 RESPONSE_GENERATION = "response.generation"
 ANSWER_DIALOG = "answer.dialog"
 CRITIQUE_RESULT = "critique.result"
 MEMORY_INGESTED = "memory.ingested"
 MEMORY_INGEST_FAILED = "memory.ingest_failed"
 MEMORY_SAVED = "memory.saved"
+MEMORY_SAVE_FAILED = "memory.save_failed"
 FILE_READ = "file.read"
 FILE_SEARCH = "file.search"
 USER_FEEDBACK = "user.feedback"
 REWARD_EVENT = "reward.event"
 BACKEND_NOTICE = "backend.notice"
+# Research mode (DESIGN §10).
+RESEARCH_PLAN = "research.plan"
+RESEARCH_STEP = "research.step"  # {id, status: started|done|failed}
+RESEARCH_REPLAN = "research.replan"  # {reason, forbidden}
+RESEARCH_ROUND = "research.round"  # {n, gaps}
+RESEARCH_REPORT = "research.report"  # {sources, citations, unsupported}
 REPLAY_STARTED = "replay.started"  # a replayed turn's clock starts here (t = 0)
 
 

@@ -1,16 +1,18 @@
 """The topology: the original generator's state machine as a LangGraph ``StateGraph``.
 
 ```
-START -> receive -> generate --(tool calls, under the limit)--> approve -> dispatch_tool
-                       ^                                                       |
-                       +------------------ await_tool <------------------------+
+START -> receive -> recall -> generate --(tool calls, under the limit)--> approve -> dispatch_tool
+                                 ^                                                        |
+                                 +--------------------- await_tool <----------------------+
          generate --(final answer, or forced synthesis at the limit)--> publish
          generate --(repair a malformed tool call / empty reply)--> generate
          publish -> critique -> END        (in parallel)
          publish -> ingest   -> END        (in parallel)
          receive --(question rejected)--> END
 ```
-``approve`` pauses the turn (LangGraph ``interrupt``) while a call waits for the person.
+``recall`` saves what the person asked to be remembered and gives the model the memories
+most similar to the question, as data, before it answers. ``approve`` pauses the turn
+(LangGraph ``interrupt``) while a call waits for the person.
 Services (chat model, tools, memory, critic) are injected here, so tests and notebooks can
 swap any of them.
 """
@@ -37,6 +39,7 @@ from local2.nodes.dispatch_tool import dispatch_tool
 from local2.nodes.generate import generate
 from local2.nodes.ingest import ingest
 from local2.nodes.publish import publish
+from local2.nodes.recall import recall
 from local2.nodes.receive import receive
 from local2.state import TurnState
 from local2.tools.base import Tool
@@ -44,8 +47,8 @@ from local2.tools.base import Tool
 AUTO: Any = "auto"  # "build this service from settings"
 
 
-def after_receive(state: TurnState) -> Literal["generate", "__end__"]:
-    return END if state.get("error") else "generate"
+def after_receive(state: TurnState) -> Literal["recall", "__end__"]:
+    return END if state.get("error") else "recall"
 
 
 def after_generate(state: TurnState) -> Literal["approve", "generate", "publish"]:
@@ -59,7 +62,7 @@ def after_generate(state: TurnState) -> Literal["approve", "generate", "publish"
 
 def recursion_limit(settings: Settings) -> int:
     """Enough super-steps for every allowed tool round, a repair and the tail."""
-    return 12 + 4 * (settings.generator.max_tool_iterations + 3)
+    return 13 + 4 * (settings.generator.max_tool_iterations + 3)
 
 
 def compile_graph(
@@ -72,6 +75,7 @@ def compile_graph(
 
     graph = StateGraph(TurnState)
     graph.add_node("receive", bind(receive))
+    graph.add_node("recall", bind(recall))
     graph.add_node("generate", bind(generate))
     graph.add_node("approve", bind(approve))
     graph.add_node("dispatch_tool", bind(dispatch_tool))
@@ -81,7 +85,8 @@ def compile_graph(
     graph.add_node("ingest", bind(ingest))
 
     graph.add_edge(START, "receive")
-    graph.add_conditional_edges("receive", after_receive, {"generate": "generate", END: END})
+    graph.add_conditional_edges("receive", after_receive, {"recall": "recall", END: END})
+    graph.add_edge("recall", "generate")
     graph.add_conditional_edges(
         "generate",
         after_generate,
@@ -108,8 +113,13 @@ def build_services(
     turn_log: TurnLog | None = None,
     backend: str | None = None,
     model: str | None = None,
+    native_tools: bool | None = None,
 ) -> Services:
-    """Assemble the services from settings, keeping whatever the caller supplied."""
+    """Assemble the services from settings, keeping whatever the caller supplied.
+
+    ``native_tools`` says whether a supplied ``chat_model`` calls tools natively (default
+    yes); a model built here knows it from its backend and Ollama's capabilities.
+    """
     from local2.models.backend import make_chat_model
     from local2.models.router import route
     from local2.models.toolcall_text import parse_tool_calls, repair_message, validate_args
@@ -117,6 +127,7 @@ def build_services(
     if chat_model is None:
         chosen = make_chat_model(settings, backend=backend, model=model)
         chat_model, model_name, backend_name = chosen.model, chosen.name, chosen.backend
+        native_tools = chosen.native_tools
     else:
         model_name = model or getattr(chat_model, "model", None) or type(chat_model).__name__
         backend_name = backend or "custom"
@@ -125,9 +136,12 @@ def build_services(
 
         turn_log = open_storage(settings).turn_log
     if memory is AUTO:
-        from local2.nodes.ingest import open_memory
+        from local2.nodes.ingest import open_memory_noting
 
-        memory = open_memory(settings) if settings.memory.enabled else None
+        memory, memory_notice = open_memory_noting(settings)
+    else:
+        memory_notice = getattr(memory, "notice", None)
+    notices = [memory_notice] if isinstance(memory_notice, str) and memory_notice else []
     if critic is AUTO:
         critic = default_critic(settings, chat_model, backend_name)
     if tools is None:
@@ -141,19 +155,22 @@ def build_services(
         tools={t.name: t for t in tools},
         model_name=str(model_name),
         backend=backend_name,
+        native_tools=True if native_tools is None else native_tools,
         memory=memory,
         critic=critic,
         tool_parser=parse_tool_calls,
         router=route,
         arg_validator=validate_args,
         repair_message=repair_message,
+        notices=notices,
     )
 
 
 def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) -> Any:
     """The judge: ``critic.model`` (on the generator's server) when set, else the generator's model.
 
-    The embedded demo model rarely produces a parseable grade, so it gets one attempt only.
+    The embedded demo model almost never produces a parseable grade, so with it the critic is
+    off unless ``critic.grade_embedded`` (then it gets one attempt only).
     """
     from local2.critic import make_critic
 
@@ -165,6 +182,8 @@ def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) 
         judge_backend = "openai" if backend == "openai" else "ollama"
         judge = make_chat_model(settings, judge_backend, critic_settings.model).model
     elif backend == "embedded":
+        if not critic_settings.grade_embedded:
+            return None
         critic_settings = critic_settings.model_copy(update={"retries": 0})
     return make_critic(judge, critic_settings)
 
@@ -180,6 +199,7 @@ def build_graph(
     turn_log: TurnLog | None = None,
     backend: str | None = None,
     model: str | None = None,
+    native_tools: bool | None = None,
 ) -> CompiledStateGraph:
     """The compiled agent. Invoking it with a ``thread_id`` is one turn of that session.
 
@@ -201,5 +221,6 @@ def build_graph(
         turn_log=storage.turn_log,
         backend=backend,
         model=model,
+        native_tools=native_tools,
     )
     return compile_graph(services, storage.checkpointer)

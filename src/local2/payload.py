@@ -7,6 +7,13 @@ from typing import Any
 from local2.state import TurnState
 
 
+def _tool_call(call: Any) -> dict[str, Any]:
+    out = {k: call.get(k) for k in ("tool", "args", "result", "error", "duration_s")}
+    if call.get("provider"):
+        out["provider"] = call["provider"]
+    return out
+
+
 def turn_payload(state: TurnState | dict[str, Any]) -> dict[str, Any]:
     event_log = list(state.get("event_log") or [])
     payload: dict[str, Any] = {
@@ -15,11 +22,9 @@ def turn_payload(state: TurnState | dict[str, Any]) -> dict[str, Any]:
         "query": state.get("query"),
         "answer": state.get("answer") or "",
         "thinking": "\n\n".join(t for t in state.get("thinking") or [] if t),
-        "tool_calls": [
-            {k: call.get(k) for k in ("tool", "args", "result", "error", "duration_s")}
-            for call in state.get("tool_calls") or []
-        ],
+        "tool_calls": [_tool_call(call) for call in state.get("tool_calls") or []],
         "memory_hits": list(state.get("memory_hits") or []),
+        "memory_saved": list(state.get("memory_saved") or []),
         "model": state.get("model"),
         "backend": state.get("backend"),
         "events": [e["subject"] for e in event_log],

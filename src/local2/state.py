@@ -39,6 +39,7 @@ class ToolCallRecord(TypedDict):
     result: str
     error: str | None
     duration_s: float
+    provider: NotRequired[str]  # the service that answered, e.g. the search provider
 
 
 class MemoryHit(TypedDict):
@@ -49,6 +50,15 @@ class MemoryHit(TypedDict):
     reward: float | None
     critic_score: int | None
     kind: str
+
+
+class SavedMemory(TypedDict):
+    """A fact the person asked to be remembered this turn ("Remember that ...")."""
+
+    id: str
+    content: str
+    superseded: list[str]
+    error: str | None
 
 
 class EventEntry(TypedDict, total=False):
@@ -82,8 +92,10 @@ class TurnState(TypedDict):
     tool_calls: NotRequired[Annotated[list[ToolCallRecord], turn_list]]
     tool_rounds: NotRequired[int]
     repairs: NotRequired[int]
+    tools_stopped: NotRequired[bool]  # a repeated call ended the tool loop: answer now
     decision: NotRequired[str]  # set by generate: dispatch_tool | generate | publish
     memory_hits: NotRequired[Annotated[list[MemoryHit], turn_list]]
+    memory_saved: NotRequired[list[SavedMemory]]
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
     model: NotRequired[str]
     backend: NotRequired[str]

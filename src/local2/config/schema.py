@@ -39,7 +39,7 @@ class OpenAISettings(Strict):
 
 class GeneratorSettings(Strict):
     backend: Literal["auto", "ollama", "embedded", "openai"] = "auto"
-    model: str = "qwen3:4b"
+    model: str = "gemma4:12b"  # the seed's model
     num_ctx: int = Field(32000, ge=512)
     reasoning: bool | None = True
     keep_alive: str | int = "10m"
@@ -90,7 +90,9 @@ class SystemSettings(Strict):
 
 
 class WebSearchSettings(Strict):
-    provider: Literal["tavily", "searxng", "brave", "mock"] = "mock"
+    # auto: Tavily with TAVILY_API_KEY, Brave with BRAVE_API_KEY, SearXNG when searxng_url
+    # answers, else ddgs (keyless); a provider that fails falls back to the next, never to mock.
+    provider: Literal["auto", "tavily", "searxng", "brave", "ddgs", "mock"] = "auto"
     max_results: int = Field(5, ge=1, le=50)
     timeout_s: float = Field(15.0, gt=0)
     searxng_url: str = "http://127.0.0.1:8888"
@@ -133,6 +135,16 @@ class MemorySettings(Strict):
     weight_reward: float = 0.2
     recency_half_life_days: float = Field(30.0, gt=0)
     exclude_bad: bool = True
+    # Recall before answering: the best memories for the question, given to the model as data.
+    auto_recall: bool = True
+    auto_recall_k: int = Field(3, ge=1, le=20)
+    auto_recall_min_similarity: float = Field(0.25, ge=-1.0, le=1.0)
+    auto_recall_kinds: list[Literal["fact", "saved", "episodic"]] = Field(
+        default_factory=lambda: ["fact", "saved"]
+    )
+    # Facts distilled from each turn: auto = the chat model on Ollama, rules elsewhere.
+    facts: Literal["auto", "model", "rules", "off"] = "auto"
+    max_facts_per_turn: int = Field(8, ge=1, le=50)
 
 
 class CriticRubric(Strict):
@@ -151,6 +163,9 @@ class CriticSettings(Strict):
     model: str | None = None  # default: the generator's model
     timeout_s: float = Field(60.0, gt=0)  # for the whole grade, retries included
     retries: int = Field(2, ge=0, le=5)  # extra attempts when the judge's output has no score
+    # The embedded demo model almost never produces a parseable grade, so with that backend
+    # the critic is off unless this is true (or ``model`` names an Ollama judge).
+    grade_embedded: bool = False
     evidence_max_chars: int = Field(1500, ge=100)  # each tool result shown to the judge
     rubric: CriticRubric | None = None  # default: the rubric shipped in critic.yaml
 
@@ -237,6 +252,22 @@ class ServerSettings(Strict):
     cors_origins: list[str] = Field(default_factory=list)
 
 
+class ResearchSettings(Strict):
+    """Research mode (DESIGN §10): budgets of a plan-execute-reflect run."""
+
+    max_rounds: int = Field(3, ge=1, le=10)  # plan-execute rounds, the first one included
+    max_sources: int = Field(12, ge=1, le=100)  # ledger entries (pages read + results found)
+    max_steps: int = Field(8, ge=2, le=20)  # steps in one plan, the compose step included
+    max_parallel: int = Field(3, ge=1, le=16)  # independent steps run at once
+    max_replans: int = Field(2, ge=0, le=10)  # then the plan that calls no tools
+    max_gaps: int = Field(3, ge=0, le=10)  # follow-up queries named after each round
+    read_top: int = Field(2, ge=1, le=5)  # results the fallback plan reads per search
+    retry_backoff_s: float = Field(1.0, ge=0)  # wait before the one retry of a transient failure
+    source_chars: int = Field(1500, ge=200)  # text of each source shown when composing
+    compose_chars: int = Field(12000, ge=1000)  # all sources shown when composing
+    structured_max_tokens: int = Field(1200, ge=200)  # embedded model: room for a whole plan
+
+
 class Settings(Strict):
     generator: GeneratorSettings = Field(default_factory=GeneratorSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
@@ -249,6 +280,7 @@ class Settings(Strict):
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    research: ResearchSettings = Field(default_factory=ResearchSettings)
 
     # Resolved at load time (not read from YAML).
     @property

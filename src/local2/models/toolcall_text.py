@@ -117,17 +117,21 @@ def validate_args(args: dict, schema: dict) -> list[str]:
     return errors
 
 
+REPAIR_HEADER = "Your tool call could not be used:"
+REPAIR_TOOLS_LINE = "Tools and their arguments (* = required):"
+
+
 def repair_message(errors: list[str], tools: Mapping[str, dict]) -> str:
     """One message telling the model what was wrong and how a correct call looks."""
     named = [n for n in tools if any(e.startswith(f"{n}:") for e in errors)]
-    lines = ["Your tool call could not be used:"]
+    lines = [REPAIR_HEADER]
     lines += [f"- {e}" for e in errors] or ["- the call could not be read"]
     lines.append("")
     lines.append(
         "To call a tool, reply with only one JSON object per call, inside tags: "
         '<tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call>'
     )
-    lines.append("Tools and their arguments (* = required):")
+    lines.append(REPAIR_TOOLS_LINE)
     for name in named or list(tools):
         lines.append(f"- {name}({_signature(tools[name])})")
     lines.append("Or, if no tool is needed, answer the question directly.")

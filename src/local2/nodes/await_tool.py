@@ -33,13 +33,15 @@ def wrap_untrusted(tool: str, text: str) -> str:
     return f'{UNTRUSTED_NOTE}\n<tool_output tool="{tool}">\n{safe}\n</tool_output>'
 
 
-def _outcome(started: Started) -> tuple[ToolResult | None, str | None]:
+def _outcome(started: Started) -> tuple[ToolResult | None, str | None, list, dict]:
+    """``(result, error, events, data)`` of a finished call."""
     try:
-        return started.future.result(timeout=0), None
+        result = started.future.result(timeout=0)
+        return result, None, list(result.events), result.data
     except ToolError as exc:
-        return None, str(exc)
+        return None, str(exc), list(exc.events), exc.data
     except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}"
+        return None, f"{type(exc).__name__}: {exc}", [], {}
 
 
 def await_tool(state: TurnState, services: Services) -> dict:
@@ -51,7 +53,12 @@ def await_tool(state: TurnState, services: Services) -> dict:
     hits: list[Any] = []
 
     def finish(
-        call: dict, result: str, error: str | None, duration: float, **extra: object
+        call: dict,
+        result: str,
+        error: str | None,
+        duration: float,
+        provider: str | None = None,
+        **extra: object,
     ) -> None:
         records[call["id"]] = {
             "id": call["id"],
@@ -61,6 +68,8 @@ def await_tool(state: TurnState, services: Services) -> dict:
             "error": error,
             "duration_s": round(duration, 3),
         }
+        if provider:  # the service that answered (e.g. which search provider)
+            records[call["id"]]["provider"] = provider
         log.append(
             event(
                 state,
@@ -123,16 +132,14 @@ def await_tool(state: TurnState, services: Services) -> dict:
                     stopped=stopped[call_id],
                 )
             elif started.future.done():
-                result, error = _outcome(started)
+                result, error, emitted, data = _outcome(started)
                 duration = now - started.started_at
+                log.extend(event(state, subject, **payload) for subject, payload in emitted)
                 if result is not None:
-                    finish(call, result.text, None, duration)
-                    hits.extend(result.data.get("memory_hits", []))
-                    log.extend(
-                        event(state, subject, **payload) for subject, payload in result.events
-                    )
+                    finish(call, result.text, None, duration, data.get("provider"))
+                    hits.extend(data.get("memory_hits", []))
                 else:
-                    finish(call, f"[tool error: {error}]", error, duration)
+                    finish(call, f"[tool error: {error}]", error, duration, data.get("provider"))
             else:
                 continue
             del running[call_id]

@@ -29,6 +29,9 @@ class Services:
     tools: dict[str, Tool] = field(default_factory=dict)
     model_name: str = ""
     backend: str = ""
+    # False: the model cannot call tools natively (the embedded model, an Ollama model whose
+    # capabilities lack ``tools``): tools go in its prompt and the keyword router may help.
+    native_tools: bool = True
     memory: Any | None = None  # local2.memory.store.EngramStore
     critic: Any | None = None  # local2.critic.Critic
     tool_parser: Any | None = None  # callable(text, tools) -> ParsedToolCalls
@@ -36,6 +39,7 @@ class Services:
     arg_validator: Any | None = None  # callable(args, schema) -> list[str] errors
     repair_message: Any | None = None  # callable(errors, tools) -> str
     runner: ToolRunner = field(default_factory=ToolRunner)
+    notices: list[str] = field(default_factory=list)  # for the person (e.g. memory fallback)
 
 
 def push(item: dict[str, Any]) -> None:

@@ -1,22 +1,36 @@
 """``generate``: one chat-model call, then decide what happens next.
 
 The reply is split into thinking and answer; tool calls are taken natively, else parsed from
-text (small models), else proposed by the keyword router on the first round. A malformed
-call gets one repair message. Past ``max_tool_iterations`` the model must answer without
-tools from what it gathered.
+text; for a model that cannot call tools natively the keyword router proposes calls on the
+first round (a tool-capable model's choice is never overridden). A malformed call gets one
+repair message; an echo of the tool template is not a call. A call identical to one already
+run this turn is answered from the first result and ends the tool loop, as does
+``max_tool_iterations``: the model must then answer from what it gathered. A final reply that
+is raw tool output, a template echo or an unexecuted call is never shown: a labelled extract
+of the tool results replaces it.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
 from local2.models.errors import ModelError, describe_ollama_error
+from local2.models.prompted_tools import prompted_messages
 from local2.models.thinking import thinking_and_answer
+from local2.nodes.answer_guard import (
+    UNEXECUTED_CALL,
+    echoes_template,
+    fallback_answer,
+    prose_beside_call,
+    unusable_reason,
+)
+from local2.nodes.await_tool import wrap_untrusted
 from local2.nodes.common import Services, event
 from local2.prompt import build_prompt
 from local2.state import TurnState
@@ -24,6 +38,10 @@ from local2.state import TurnState
 FORCED_SYNTHESIS = (
     "You have used all the tool calls allowed for this question. Do not call any more tools: "
     "answer now from what you have gathered, and say what is still uncertain."
+)
+REPEATED_CALLS = (
+    "You already made that tool call in this turn; its result is repeated above. Do not call "
+    "any more tools: answer the question now from the results you have."
 )
 EMPTY_NUDGE = "Your reply was empty. Please answer the question now."
 EMPTY_ANSWER = "(The model returned an empty answer.)"
@@ -43,10 +61,14 @@ def _native_calls(reply: AIMessage) -> list[dict[str, Any]]:
 def call_model(
     services: Services, prompt: list, config: RunnableConfig, *, tools: bool
 ) -> AIMessage:
-    """Invoke the chat model (with the tool schemas bound when ``tools``) and name failures."""
+    """Invoke the chat model and name failures. With ``tools`` the schemas are bound natively,
+    or, for a model that cannot call tools, described in its prompt."""
     model = services.chat_model
-    if tools:
-        model = model.bind_tools([t.schema() for t in services.tools.values()])  # type: ignore[assignment]
+    schemas = [t.schema() for t in services.tools.values()] if tools else None
+    if schemas and services.native_tools:
+        model = model.bind_tools(schemas)  # type: ignore[assignment]
+    elif not services.native_tools:
+        prompt = prompted_messages(prompt, schemas)
     try:
         reply = model.invoke(prompt, config)
     except ModelError:
@@ -76,15 +98,53 @@ def _invalid_native_args(services: Services, calls: list[dict[str, Any]]) -> lis
     return errors
 
 
+def _call_key(name: str, args: Any) -> str:
+    return json.dumps([name, args], sort_keys=True, default=str)
+
+
+def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list:
+    """For calls already run this turn: the call message and the first result, not re-run."""
+    first = {_call_key(r["tool"], r["args"]): r for r in state.get("tool_calls") or []}
+    ai = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": c["name"], "args": c["args"], "id": c["id"], "type": "tool_call"}
+            for c in calls
+        ],
+    )
+    results = [
+        ToolMessage(
+            wrap_untrusted(c["name"], first[_call_key(c["name"], c["args"])]["result"]),
+            tool_call_id=c["id"],
+            name=c["name"],
+        )
+        for c in calls
+    ]
+    return [ai, *results, HumanMessage(REPEATED_CALLS)]
+
+
+def _final_answer(state: TurnState, services: Services, written: str, text: str, log: list) -> str:
+    """The answer the person sees: the model's, unless it is not an answer at all."""
+    schemas = {n: t.parameters for n, t in services.tools.items()}
+    reason = unusable_reason(written, schemas) if written.strip() else None
+    if reason is None:
+        return text
+    prose = prose_beside_call(written, schemas) if reason == UNEXECUTED_CALL else None
+    if prose:
+        return prose
+    log.append(event(state, events.ANSWER_FALLBACK, reason=reason, chars=len(written)))
+    return fallback_answer(reason, list(state.get("tool_calls") or []))
+
+
 def generate(state: TurnState, services: Services, config: RunnableConfig) -> dict:
     gen = services.settings.generator
     rounds = state.get("tool_rounds", 0)
     repairs = state.get("repairs", 0)
     forced = bool(services.tools) and rounds >= gen.max_tool_iterations
-    use_tools = bool(services.tools) and not forced
+    use_tools = bool(services.tools) and not forced and not state.get("tools_stopped")
     new_messages: list = []
     log: list = []
-    if forced:
+    if forced and not state.get("tools_stopped"):
         log.append(
             event(state, events.TOOL_LOOP_LIMIT, limit=gen.max_tool_iterations, rounds=rounds)
         )
@@ -110,6 +170,10 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
     elif use_tools and not calls and gen.text_tool_calls and services.tool_parser is not None:
         parsed = services.tool_parser(text, {n: t.parameters for n, t in services.tools.items()})
         calls, text, errors = parsed.calls, parsed.text, parsed.errors
+    if errors and not calls and echoes_template(written, list(services.tools)):
+        # A copy of the prompt's tool list or call template is not a malformed call: no repair.
+        log.append(event(state, events.TOOL_TEMPLATE_ECHO, chars=len(written)))
+        errors = []
 
     if errors and not calls and repairs < 1 and services.repair_message is not None:
         schemas = {n: t.parameters for n, t in services.tools.items()}
@@ -126,10 +190,32 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
             "event_log": log,
         }
 
-    if use_tools and not calls and rounds == 0 and gen.keyword_router and services.router:
+    routable = use_tools and not calls and rounds == 0 and not services.native_tools
+    if routable and gen.keyword_router and services.router:
         calls = services.router(state["query"], list(services.tools))
         if calls:
             log.append(event(state, events.TOOL_ROUTED, tools=[c["name"] for c in calls]))
+
+    done = {_call_key(r["tool"], r["args"]) for r in state.get("tool_calls") or []}
+    repeated = [c for c in calls if _call_key(c["name"], c["args"]) in done]
+    if repeated:
+        log.append(
+            event(
+                state,
+                events.TOOL_REPEATED,
+                tools=[c["name"] for c in repeated],
+                args=[c["args"] for c in repeated],
+            )
+        )
+        calls = [c for c in calls if c not in repeated]
+        if not calls:  # nothing new asked: stop the loop and answer from what is there
+            return {
+                **update,
+                "messages": [*new_messages, *_answer_repeats(state, repeated)],
+                "tools_stopped": True,
+                "decision": "generate",
+                "event_log": log,
+            }
 
     if calls:
         ai = AIMessage(
@@ -147,6 +233,7 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
             "event_log": log,
         }
 
+    text = _final_answer(state, services, written, text, log)
     if not text.strip():
         if repairs < 1:
             return {

@@ -15,6 +15,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from local2.testing.brain_memory import (
+    answer_from_memory,
+    extraction_reply,
+    is_extraction,
+    second_person,
+    split_memory,
+)
+
 ThinkMode = Literal["field", "inline", "none"]
 
 
@@ -100,13 +108,17 @@ _SEARCH_WORDS = re.compile(
     r"\b(news|this week|latest|current price|today's|top result|search the web)\b", re.I
 )
 _FETCH_WORDS = re.compile(r"\b(fetch|summari[sz]e|read)\b", re.I)
+_PERSONAL = re.compile(r"\b(?:I|I'm|I've|my|we|our)\b", re.I)
+_REMEMBER_THAT = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that\b|:)(?![^?]*\?\s*$)", re.I
+)
 _RECALL_WORDS = re.compile(r"\b(what did i tell you|remember|earlier|last time)\b", re.I)
 _TOP_RESULT = re.compile(r"summari[sz]e\b.*\btop result", re.I | re.S)
 _GIL = re.compile(r"\bGIL\b|global interpreter lock", re.I)
 _WHY_IT = re.compile(r"\bwhy\b.*\bit\b.*\bintroduced\b", re.I)
 _NOISE_LINE = re.compile(
     r"^(?:today's date:|url:|extracted text:|<<<|<[^<>]*>$|[-=*#_`]{3,}$|\[\d+\]\s*$"
-    r"|\[tool output below|sha256:|chars: \d|lines: \d)",
+    r"|\[tool output below|\[canned results|sha256:|chars: \d|lines: \d)",
     re.I,
 )
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?(?:title|snippet|content):\s*", re.I)
@@ -152,6 +164,8 @@ class RuleBrain:
     def __call__(self, request: dict[str, Any]) -> Reply:
         messages: list[dict[str, Any]] = list(request.get("messages") or [])
         tools = tool_names(request)
+        if is_extraction(request):
+            return Reply(content=extraction_reply(messages))
         if any(
             "[RESULT]" in message_text(m) and "###Response" in message_text(m) for m in messages
         ):
@@ -172,6 +186,23 @@ class RuleBrain:
     def _answer(self, messages: list[dict[str, Any]], tools: list[str]) -> Reply:
         index = _last_user_index(messages)
         question = message_text(messages[index]).strip() if index >= 0 else ""
+        recalled, saved, question = split_memory(question)
+        if saved:
+            return Reply(
+                thinking="The user asked me to remember something, and it has been saved.",
+                content=f"Noted, I will remember that: {second_person(saved[0][1])}",
+            )
+        if _REMEMBER_THAT.match(question):
+            return Reply(
+                thinking="The user tells me something to remember; I acknowledge it.",
+                content="Noted, I will remember that.",
+            )
+        from_memory = answer_from_memory(question, recalled)
+        if from_memory:
+            return Reply(
+                thinking="What I remember from earlier conversations answers this question.",
+                content=from_memory,
+            )
         history = [
             message_text(m)
             for m in messages[: max(index, 0)]
@@ -249,6 +280,11 @@ class RuleBrain:
                     "only one thread execute Python bytecode at a time. It simplifies memory "
                     "management but limits CPU-bound multi-threaded programs."
                 ),
+            )
+        if "?" not in question and _PERSONAL.search(question):
+            return Reply(
+                thinking="The user tells me something about themselves; I acknowledge it.",
+                content="Thanks for telling me.",
             )
         return Reply(
             thinking="No rule matches this question and no tool seems needed; I echo it back.",

@@ -11,6 +11,11 @@ vLLM, llama.cpp's server and LM Studio do: reasoning in ``reasoning_content`` (o
 field, ``openai_reasoning_field``), tool calls with JSON-string arguments, an optional API
 key (``api_key``: 401 without it).
 
+Each pulled model has capabilities (``/api/show``), and requests are held to them as Ollama
+does: ``tools`` for a model without ``tools``, or ``think: true`` for one without
+``thinking``, is refused with HTTP 400. Register models as names (chat models can do
+everything, names with "embed" are embedding models) or as :class:`FakeModel`.
+
 Usage::
 
     with FakeOllama(brain=RuleBrain()) as srv:
@@ -30,7 +35,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -50,6 +55,7 @@ from local2.testing.obeying import ObeyingBrain
 
 __all__ = [
     "Brain",
+    "FakeModel",
     "FakeOllama",
     "LoopBrain",
     "ObeyingBrain",
@@ -61,9 +67,41 @@ __all__ = [
     "tool_names",
 ]
 
-DEFAULT_MODELS: tuple[str, ...] = ("qwen3:4b", "nomic-embed-text")
 OLLAMA_VERSION = "0.12.6"
 EMBED_DIM = 64
+CHAT_CAPABILITIES = ("completion", "tools", "thinking")
+
+
+@dataclass(frozen=True)
+class FakeModel:
+    """A pulled model and what ``/api/show`` says about it (None: the defaults for its kind)."""
+
+    name: str
+    capabilities: tuple[str, ...] | None = None
+    context_length: int | None = None
+    parameter_size: str | None = None
+
+    @property
+    def embedding(self) -> bool:
+        return _is_embedding_model(self.name)
+
+    def caps(self) -> tuple[str, ...]:
+        if self.capabilities is not None:
+            return tuple(self.capabilities)
+        return ("embedding",) if self.embedding else CHAT_CAPABILITIES
+
+    def context(self) -> int:
+        return self.context_length or (2048 if self.embedding else 40960)
+
+    def size(self) -> str:
+        return self.parameter_size or ("137M" if self.embedding else "4.0B")
+
+
+DEFAULT_MODELS: tuple[str | FakeModel, ...] = (
+    FakeModel("gemma4:12b", CHAT_CAPABILITIES, 131072, "12B"),
+    "qwen3:4b",
+    "nomic-embed-text",
+)
 
 
 @dataclass(frozen=True)
@@ -241,7 +279,7 @@ class FakeOllama:
         self,
         brain: Brain | None = None,
         *,
-        models: Sequence[str] = DEFAULT_MODELS,
+        models: Sequence[str | FakeModel] = DEFAULT_MODELS,
         think_mode: ThinkMode = "field",
         drop_after_chunks: int | None = None,
         delay_s: float = 0.0,
@@ -253,7 +291,12 @@ class FakeOllama:
         openai_reasoning_field: str = "reasoning_content",
     ) -> None:
         self.brain: Brain = brain or RuleBrain()
-        self.models = list(models)
+        self.models: list[str] = []  # names; a test may reassign it to "unpull" models
+        self.specs: dict[str, FakeModel] = {}
+        for model in models:
+            spec = model if isinstance(model, FakeModel) else FakeModel(model)
+            self.specs[_canonical(spec.name)] = spec
+            self.models.append(spec.name)
         self.think_mode: ThinkMode = think_mode
         self.drop_after_chunks = drop_after_chunks
         self.delay_s = delay_s
@@ -264,12 +307,32 @@ class FakeOllama:
         self.openai_reasoning_field = openai_reasoning_field
         self.log: list[Recorded] = []
         self.errors: list[str] = []
+        # Replies that did not match the JSON schema their request sent as ``format``
+        # (real Ollama constrains decoding to it; a brain may break it on purpose).
+        self.format_violations: list[str] = []
         self.lines_sent = 0
         self._port = port
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+
+    def add_model(
+        self,
+        name: str,
+        *,
+        capabilities: Sequence[str] | None = None,
+        context_length: int | None = None,
+        parameter_size: str | None = None,
+    ) -> None:
+        """Pull ``name`` with these capabilities (None: the defaults for its kind)."""
+        caps = tuple(capabilities) if capabilities is not None else None
+        self.specs[_canonical(name)] = FakeModel(name, caps, context_length, parameter_size)
+        if self._known(name) is None:
+            self.models.append(name)
+
+    def spec(self, name: str) -> FakeModel:
+        return self.specs.get(_canonical(name)) or FakeModel(name)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -383,9 +446,9 @@ class FakeOllama:
         else:
             h._text(404, "404 page not found")
 
-    @staticmethod
-    def _tag(model: str) -> dict[str, Any]:
+    def _tag(self, model: str) -> dict[str, Any]:
         family = re.split(r"[:\-]", model, maxsplit=1)[0]
+        spec = self.spec(model)
         return {
             "name": _canonical(model),
             "model": _canonical(model),
@@ -397,7 +460,7 @@ class FakeOllama:
                 "format": "gguf",
                 "family": family,
                 "families": [family],
-                "parameter_size": "137M" if _is_embedding_model(model) else "4.0B",
+                "parameter_size": spec.size(),
                 "quantization_level": "F16" if _is_embedding_model(model) else "Q4_K_M",
             },
         }
@@ -410,7 +473,8 @@ class FakeOllama:
             return
         tag = self._tag(model)
         family = tag["details"]["family"]
-        embedding = _is_embedding_model(model)
+        spec = self.spec(model)
+        embedding = spec.embedding
         h._json(
             200,
             {
@@ -421,10 +485,10 @@ class FakeOllama:
                 "details": tag["details"],
                 "model_info": {
                     "general.architecture": family,
-                    f"{family}.context_length": 2048 if embedding else 40960,
+                    f"{family}.context_length": spec.context(),
                     f"{family}.embedding_length": self.embed_dim if embedding else 2560,
                 },
-                "capabilities": ["embedding"] if embedding else ["completion", "tools", "thinking"],
+                "capabilities": list(spec.caps()),
                 "modified_at": tag["modified_at"],
             },
         )
@@ -465,13 +529,22 @@ class FakeOllama:
         if model is None:
             self._not_found(h, name)
             return
-        if _is_embedding_model(model):
+        caps = self.spec(model).caps()
+        if "completion" not in caps:
             h._json(400, {"error": f'"{name}" does not support {path.rsplit("/", 1)[-1]}'})
             return
+        wanted = [("tools", bool(body.get("tools"))), ("thinking", body.get("think") is True)]
+        for capability, asked in wanted:
+            if asked and capability not in caps:  # Ollama refuses, it does not ignore
+                h._json(400, {"error": f'"{name}" does not support {capability}'})
+                return
         request = body if path == "/api/chat" else self._as_chat(body)
         reply = self._reply(request, lambda status, text: h._json(status, {"error": text}))
         if reply is None:
             return
+        if reply.thinking and "thinking" not in caps:  # such a model does not think aloud
+            reply = replace(reply, thinking="")
+        self._check_format(request.get("format"), reply.content)
         frames = self._frames(path, name, request, reply)
         if body.get("stream", True) is False:
             h._json(200, self._merge(frames))
@@ -500,6 +573,24 @@ class FakeOllama:
             fail(reply.status, reply.error)
             return None
         return reply
+
+    def _check_format(self, schema: Any, content: str) -> None:
+        """Record a reply that breaks the requested ``format`` (a schema, or ``"json"``)."""
+        if not schema:
+            return
+        try:
+            document = json.loads(content)
+        except json.JSONDecodeError as exc:
+            self.format_violations.append(f"not JSON: {exc.msg}")
+            return
+        if isinstance(schema, dict):
+            import jsonschema
+
+            problem = jsonschema.exceptions.best_match(
+                jsonschema.Draft202012Validator(schema).iter_errors(document)
+            )
+            if problem is not None:
+                self.format_violations.append(problem.message[:200])
 
     @staticmethod
     def _as_chat(body: dict[str, Any]) -> dict[str, Any]:

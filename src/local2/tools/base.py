@@ -2,7 +2,8 @@
 
 A tool returns text (or a :class:`ToolResult` carrying structured data beside the text) and
 signals failure by raising :class:`ToolError`; ``await_tool`` turns that into the
-``[tool error: ...]`` the model reads. Schemas come from config so they can be tuned.
+``[tool error: ...]`` the model reads. Schemas come from ``generator.yaml`` only, so they can
+be tuned without code and never drift from a copy.
 """
 
 from __future__ import annotations
@@ -17,7 +18,21 @@ if TYPE_CHECKING:
 
 
 class ToolError(Exception):
-    """A tool failed in a way the model should read, e.g. ``fetch failed: 404``."""
+    """A tool failed in a way the model should read, e.g. ``fetch failed: 404``.
+
+    ``events`` are emitted like a result's (e.g. the fallbacks tried before the failure) and
+    ``data`` is kept like a result's (e.g. the provider that failed last).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        events: list[tuple[str, dict[str, Any]]] | None = None,
+        data: dict[str, Any] | None = None,
+    ):
+        super().__init__(message)
+        self.events = list(events or [])
+        self.data = dict(data or {})
 
 
 @dataclass(frozen=True)
@@ -81,7 +96,6 @@ def as_result(output: str | ToolResult) -> ToolResult:
 def configured_tool(
     settings: Settings,
     name: str,
-    default: tuple[str, dict[str, Any]],
     run: ToolFn,
     timeout_s: float | None = None,
     *,
@@ -89,16 +103,18 @@ def configured_tool(
     output: Output,
     url_arg: str | None = None,
 ) -> Tool:
-    """A tool whose description and parameters come from ``generator.tools`` when listed
-    there (tunable without code), else from ``default``; its class is the caller's to say."""
-    description, parameters = default
-    schema = settings.generator.tool_schema(name)
-    if schema is not None:
-        description, parameters = schema.description, schema.parameters
+    """A built-in tool described as ``generator.tools`` says: the user's entry when listed,
+    else the shipped ``generator.yaml`` (descriptions are written nowhere else); its class
+    (effects, output) is the caller's to say."""
+    from local2.config.loader import shipped_tool_schemas
+
+    schema = settings.generator.tool_schema(name) or shipped_tool_schemas().get(name)
+    if schema is None:
+        raise ValueError(f"tool {name!r} has no description in generator.yaml")
     return Tool(
         name,
-        description,
-        parameters,
+        schema.description,
+        schema.parameters,
         run,
         timeout_s=timeout_s,
         effects=effects,

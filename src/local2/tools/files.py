@@ -28,72 +28,14 @@ GREP_BUDGET_S = 8.0  # total time grep_files may spend; a hostile pattern cannot
 _LINE_CHARS = 200
 _SNIPPET_CHARS = 300
 
-_PATH_PARAM = {
-    "type": "string",
-    "description": "File path as shown by list_files or search_files, e.g. notes/todo.md",
-}
-_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "read_file": (
-        "Read a text file from the user's allowed folders. Returns the text with its path and "
-        "sha256. Long files are truncated: call again with start_line to read on.",
-        {
-            "type": "object",
-            "properties": {
-                "path": _PATH_PARAM,
-                "start_line": {"type": "integer", "description": "First line to read (1-based)"},
-            },
-            "required": ["path"],
-        },
-    ),
-    "list_files": (
-        "List the files in the user's allowed folders, optionally filtered by a glob pattern.",
-        {
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Glob, e.g. *.md or notes/*.txt"},
-                "limit": {"type": "integer", "description": "Most files to list"},
-            },
-        },
-    ),
-    "grep_files": (
-        "Find lines matching a regular expression (case-insensitive) in the user's files.",
-        {
-            "type": "object",
-            "properties": {"pattern": {"type": "string", "description": "Text or regex"}},
-            "required": ["pattern"],
-        },
-    ),
-    "directory_tree": (
-        "Show the folders and files of the user's allowed folders as a tree.",
-        {
-            "type": "object",
-            "properties": {
-                "max_depth": {"type": "integer", "description": "How many levels, default 3"}
-            },
-        },
-    ),
-    "file_metadata": (
-        "Size, modification time, line count and sha256 of one file, without its text.",
-        {
-            "type": "object",
-            "properties": {"name": _PATH_PARAM},
-            "required": ["name"],
-        },
-    ),
-    "search_files": (
-        "Search the user's local files (notes, documents) by meaning. Returns the best "
-        "matching passages with file path and line range; then read_file the file.",
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What to look for"},
-                "k": {"type": "integer", "description": "How many passages, 1-20"},
-            },
-            "required": ["query"],
-        },
-    ),
-}
-TOOL_NAMES = tuple(_DEFAULTS)
+TOOL_NAMES = (
+    "read_file",
+    "list_files",
+    "grep_files",
+    "directory_tree",
+    "file_metadata",
+    "search_files",
+)
 
 
 def _text_arg(args: Mapping[str, Any], key: str) -> str:
@@ -328,9 +270,7 @@ def _grep(compiled: Any, ref: FileRef, text: str, deadline: float, room: int) ->
 
 def _tool(name: str, run: Any, settings: Settings, timeout_s: float | None = None) -> Tool:
     # The sandbox only reads; what it reads is the person's own, private data.
-    return configured_tool(
-        settings, name, _DEFAULTS[name], run, timeout_s, effects="read", output="private"
-    )
+    return configured_tool(settings, name, run, timeout_s, effects="read", output="private")
 
 
 def file_tools(settings: Settings, sandbox: Sandbox | None = None, index: Any = None) -> list[Tool]:

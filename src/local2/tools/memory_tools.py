@@ -19,30 +19,6 @@ from local2.tools.base import Tool, ToolContext, ToolError, ToolResult, configur
 
 MAX_K = 10
 
-_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "recall_memory": (
-        "Recall what was said or learned in earlier conversations, by similarity.",
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What to look for"},
-                "k": {"type": "integer", "description": "How many memories, 1-10"},
-            },
-            "required": ["query"],
-        },
-    ),
-    "save_memory": (
-        "Save a fact worth remembering in later conversations.",
-        {
-            "type": "object",
-            "properties": {
-                "text": {"type": "string", "description": "The fact, in one or two sentences"}
-            },
-            "required": ["text"],
-        },
-    ),
-}
-
 
 def humanize_age(age_s: float) -> str:
     """'just now', '5 minutes ago', '3 days ago': how old a memory is, for the model."""
@@ -59,8 +35,8 @@ def format_hit(hit: MemoryHit) -> str:
         parts.append(f"reward {hit['reward']:g}")
     if hit["critic_score"] is not None:
         parts.append(f"critic {hit['critic_score']}")
-    if hit["kind"] == "saved":
-        parts.append("saved fact")
+    if hit["kind"] in ("saved", "fact"):
+        parts.append("saved fact" if hit["kind"] == "saved" else "fact")
     content = hit["content"].strip().replace("\n", "\n    ")
     return f"[{hit['id']}] ({', '.join(parts)}) {content}"
 
@@ -122,15 +98,6 @@ def memory_tools(store: EngramStore, settings: Settings) -> list[Tool]:
     # Recalled memories are the person's private data; saving one changes what later
     # conversations are told, so it is a side effect the person must be able to refuse.
     return [
-        configured_tool(
-            settings,
-            "recall_memory",
-            _DEFAULTS["recall_memory"],
-            recall,
-            effects="read",
-            output="private",
-        ),
-        configured_tool(
-            settings, "save_memory", _DEFAULTS["save_memory"], save, effects="write", output="own"
-        ),
+        configured_tool(settings, "recall_memory", recall, effects="read", output="private"),
+        configured_tool(settings, "save_memory", save, effects="write", output="own"),
     ]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -61,11 +63,11 @@ def _hit(title: Any, url: Any, snippet: Any) -> SearchHit | None:
     return SearchHit(title=str(title or url), url=url, snippet=str(snippet or ""))
 
 
-def _hits(items: Any, snippet_key: str, max_results: int) -> list[SearchHit]:
+def _hits(items: Any, snippet_key: str, max_results: int, url_key: str = "url") -> list[SearchHit]:
     hits = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict):
-            hit = _hit(item.get("title"), item.get("url"), item.get(snippet_key))
+            hit = _hit(item.get("title"), item.get(url_key), item.get(snippet_key))
             if hit:
                 hits.append(hit)
     return hits[:max_results]
@@ -218,6 +220,54 @@ class TavilyProvider:
         return _hits(results, "content", max_results)
 
 
+def _ddgs_client(timeout_s: float) -> Any:
+    from ddgs import DDGS
+
+    return DDGS(timeout=max(1, round(timeout_s)))
+
+
+def _ddgs_reason(exc: Exception) -> str:
+    """``ConnectError: ConnectError('x > y')`` (how ddgs wraps its client's errors) as
+    ``ConnectError: x > y``, on one line and short."""
+    reason = " ".join(str(exc).split())
+    wrapped = re.fullmatch(r"(\w+): \1\((['\"])(.*)\2\)", reason)
+    if wrapped:
+        reason = f"{wrapped.group(1)}: {wrapped.group(3)}"
+    return reason if len(reason) <= 200 else reason[:199] + "…"
+
+
+class DdgsProvider:
+    """Keyless search through the ``ddgs`` package (DuckDuckGo and other engines).
+
+    ``ddgs`` talks to fixed public hosts through its own HTTP client, so tests pass a
+    ``client_factory`` returning a stand-in with the recorded return values and errors.
+    """
+
+    name = "ddgs"
+
+    def __init__(self, timeout_s: float, client_factory: Callable[[float], Any] | None = None):
+        self.timeout_s = timeout_s
+        self.client_factory = client_factory or _ddgs_client
+
+    def search(self, query: str, max_results: int) -> list[SearchHit]:
+        try:
+            from ddgs.exceptions import DDGSException, TimeoutException
+        except ImportError:
+            raise ToolError(
+                "search unavailable: the ddgs package is not installed (pip install ddgs)"
+            ) from None
+        try:
+            items = self.client_factory(self.timeout_s).text(query, max_results=max_results)
+        except TimeoutException:
+            raise search_timeout(self.timeout_s) from None
+        except DDGSException as exc:
+            reason = _ddgs_reason(exc)
+            if reason.startswith("No results found"):
+                return []
+            raise ToolError(f"search error: ddgs: {reason}") from None
+        return _hits(items, "body", max_results, url_key="href")
+
+
 DEFAULT_MOCK_RESULTS: list[dict[str, str]] = [
     {
         "title": "This week in AI: open-weight models close the gap on reasoning benchmarks",
@@ -242,7 +292,7 @@ DEFAULT_MOCK_RESULTS: list[dict[str, str]] = [
 
 
 class MockProvider:
-    """Canned, deterministic results for tests and offline demos.
+    """Canned, deterministic results for tests and offline demos (the result says so).
 
     ``results_path`` is a JSON file: a list of ``{title, url, snippet}``, or an object
     ``{"results": [...]}``, or ``{"queries": {"substring": [...]}, "default": [...]}`` where
@@ -250,6 +300,7 @@ class MockProvider:
     """
 
     name = "mock"
+    canned = True
 
     def __init__(self, results_path: Path | None = None):
         self.results_path = results_path

@@ -2,38 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from local2.config.schema import Settings
 from local2.tools.base import Tool, configured_tool
 from local2.tools.web_fetch import WebFetch
 from local2.tools.web_search import WebSearch
 
-DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "web_search": (
-        "Search the web for current information. Returns titles, snippets and URLs.",
-        {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "Concise search query"}},
-            "required": ["query"],
-        },
-    ),
-    "web_fetch": (
-        "Fetch the main text of a web page whose URL you know.",
-        {
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "Full http:// or https:// URL"},
-                "query": {
-                    "type": "string",
-                    "description": "What you are looking for on the page (long pages are cut "
-                    "to the passages about it)",
-                },
-            },
-            "required": ["url"],
-        },
-    ),
-}
 # Margin over the tool's own timeout so its precise message wins over the graph's generic one.
 TIMEOUT_MARGIN_S = 5.0
 
@@ -59,7 +32,6 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
         configured_tool(
             settings,
             "web_search",
-            DEFAULTS["web_search"],
             search,
             web.search.timeout_s + TIMEOUT_MARGIN_S,
             effects="read",
@@ -68,7 +40,6 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
         configured_tool(
             settings,
             "web_fetch",
-            DEFAULTS["web_fetch"],
             fetch,
             web.fetch.timeout_s + TIMEOUT_MARGIN_S,
             effects="read",

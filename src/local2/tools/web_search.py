@@ -14,27 +14,12 @@ from typing import Any
 from local2.config.schema import WebSearchSettings
 from local2.tools.base import ToolContext, ToolError, ToolResult
 from local2.tools.extract import clean_text
-from local2.tools.search_providers import (
-    BraveProvider,
-    MockProvider,
-    SearchHit,
-    SearchProvider,
-    SearxngProvider,
-    TavilyProvider,
-)
+from local2.tools.search_chain import ProviderChain, SearchAnswer, fallback_events, make_chain
+from local2.tools.search_providers import SearchHit, SearchProvider
 
 SNIPPET_CHARS = 600
-
-
-def make_provider(cfg: WebSearchSettings) -> SearchProvider:
-    """The provider named in settings."""
-    if cfg.provider == "tavily":
-        return TavilyProvider(cfg.timeout_s, cfg.tavily_url, cfg.tavily_search_depth)
-    if cfg.provider == "searxng":
-        return SearxngProvider(cfg.searxng_url, cfg.timeout_s)
-    if cfg.provider == "brave":
-        return BraveProvider(cfg.brave_url, cfg.timeout_s)
-    return MockProvider(cfg.mock_results)
+# First line of mock results, so neither the model nor the person takes them for a search.
+CANNED_NOTE = "[Canned results from the mock search provider: this was not a real web search.]"
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -44,9 +29,11 @@ def _one_line(text: str, limit: int) -> str:
     return flat[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def format_hits(hits: list[SearchHit], today: dt.date) -> str:
-    """The exact result text of DESIGN §3."""
+def format_hits(hits: list[SearchHit], today: dt.date, canned: bool = False) -> str:
+    """The exact result text of DESIGN §3 (after :data:`CANNED_NOTE` for mock results)."""
     blocks = [f"Today's date: {today.isoformat()}"]
+    if canned:
+        blocks[0] = f"{CANNED_NOTE}\n{blocks[0]}"
     for i, hit in enumerate(hits, 1):
         blocks.append(
             f"[{i}] Title: {_one_line(hit.title, 200)}\n"
@@ -57,16 +44,21 @@ def format_hits(hits: list[SearchHit], today: dt.date) -> str:
 
 
 class WebSearch:
-    """Callable tool body: validates the query, searches, formats."""
+    """Callable tool body: validates the query, searches (with fallbacks), formats."""
 
     def __init__(
         self,
         cfg: WebSearchSettings,
-        provider: SearchProvider | None = None,
+        provider: SearchProvider | ProviderChain | None = None,
         today: Callable[[], dt.date] = dt.date.today,
     ):
         self.cfg = cfg
-        self.provider = provider or make_provider(cfg)
+        if provider is None:
+            provider = make_chain(cfg)
+        elif not isinstance(provider, ProviderChain):
+            single = provider
+            provider = ProviderChain(lambda: [single])
+        self.chain = provider
         self.today = today
 
     def __call__(self, args: Mapping[str, Any], ctx: ToolContext | None = None) -> ToolResult:
@@ -74,8 +66,15 @@ class WebSearch:
         if not isinstance(query, str) or not query.strip():
             raise ToolError("missing query argument")
         query = re.sub(r"\s+", " ", clean_text(query)).strip()
-        hits = self.provider.search(query, self.cfg.max_results)
-        data = {"provider": self.provider.name, "count": len(hits), "urls": [h.url for h in hits]}
+        found: SearchAnswer = self.chain.search(query, self.cfg.max_results)
+        hits = found.hits
+        data = {"provider": found.provider, "count": len(hits), "urls": [h.url for h in hits]}
+        events = fallback_events(found.fallbacks)
         if not hits:
-            return ToolResult(text=f"No results found for: {query}", data=data)
-        return ToolResult(text=format_hits(hits, self.today()), data=data)
+            text = f"No results found for: {query}"
+            if found.canned:
+                text = f"{CANNED_NOTE}\n{text}"
+            return ToolResult(text=text, data=data, events=events)
+        return ToolResult(
+            text=format_hits(hits, self.today(), found.canned), data=data, events=events
+        )

@@ -17,6 +17,7 @@ import gradio as gr
 from local2.agent import Agent
 from local2.ui import render
 from local2.ui.chat import Chat
+from local2.ui.models import ModelPicker
 from local2.ui.ratings import Ratings
 from local2.ui.sessions import Sessions
 from local2.ui.timetravel import TimeTravel
@@ -51,9 +52,18 @@ class LocalUI(Chat, Sessions, Ratings, TimeTravel):
                 elem_id="local2-header",
             )
             gr.Markdown(
-                render.banner(agent.notice, kind="warning") if agent.notice else "",
-                visible=bool(agent.notice),
+                "\n\n".join(render.banner(n, kind="warning") for n in agent.notices),
+                visible=bool(agent.notices),
                 elem_id="local2-notice",
+            )
+            self.picker = ModelPicker.for_agent(agent)
+            self.model_pick = gr.Dropdown(
+                self.picker.choices,
+                value=self.picker.value,
+                label="Model",
+                info=self.picker.info,
+                interactive=len(self.picker.choices) > 1,
+                elem_id="local2-model",
             )
             self.banner = gr.Markdown("", visible=False, elem_id="local2-banner")
             with gr.Tabs():
@@ -61,6 +71,10 @@ class LocalUI(Chat, Sessions, Ratings, TimeTravel):
                     self._chat_tab()
                 with gr.Tab("Time travel", id="time-travel"):
                     self._time_travel_tab()
+                with gr.Tab("Research", id="research"):
+                    from local2.ui.research_tab import research_tab
+
+                    research_tab(agent, self.settings.concurrency_limit)
             self._wire(demo)
         demo.queue(default_concurrency_limit=self.settings.concurrency_limit)
         return demo

@@ -121,6 +121,7 @@ class Chat(UIPart):
             self.query_ids,
             self.my_sessions,
             self.branch,
+            self.model_pick,
         ]
         for trigger in (self.question.submit, self.send.click):
             trigger(
@@ -156,8 +157,10 @@ class Chat(UIPart):
         ids: dict[int, str],
         mine: list[dict[str, Any]] | None,
         branch: str | None = None,
+        model: str | None = None,
     ) -> Iterator[dict]:
-        """Stream one turn into the chat; errors become a banner, never a traceback."""
+        """Stream one turn into the chat (answered by ``model`` from the picker); errors
+        become a banner, never a traceback."""
         session_id = session_id or new_session_id()
         chat, ids, question = list(chat or []), dict(ids or {}), question or ""
         if self.agent.is_running(session_id):
@@ -165,7 +168,12 @@ class Chat(UIPart):
             return
         user = gr.ChatMessage(role="user", content=neutralise(question))
         view = render.TurnView(question)
-        items = self.agent.stream(question, session_id, checkpoint_id=branch)
+        try:
+            agent = self.picker.agent_for(self.agent, model)
+        except ModelError as exc:
+            yield self._model_failed(exc, question)
+            return
+        items = agent.stream(question, session_id, checkpoint_id=branch)
         yield from self._follow(items, view, chat, ids, user, session_id, mine, question)
 
     def approve(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:

@@ -1,0 +1,170 @@
+"""The research graph (DESIGN §10), beside the chat graph and on the same services.
+
+```
+START -> plan -> execute --(ready steps, side by side)--> run_step -> execute
+                    |  a step failed for good --> replan -> execute
+                    |  skipped steps freed others --> execute
+                    v  nothing left to run
+                 reflect --(gaps, rounds and sources left)--> plan   (the next round)
+                 reflect --(no gaps / budget spent)--> compose
+         compose -> verify -> publish -> critique -> END    (in parallel)
+                                      -> ingest   -> END    (in parallel)
+```
+Each node's writes are checkpointed as it finishes (thread = run id), so a run killed
+mid-way resumes from its last finished step without repeating that step's tool calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from local2.config import Settings, load_settings
+from local2.nodes.common import Services
+from local2.research.execute import after_execute, execute, run_step
+from local2.research.planning import plan, replan
+from local2.research.reflect import after_reflect, reflect
+from local2.research.report import compose, critique_run, ingest_run, publish, verify_report
+from local2.research.state import ResearchState
+from local2.tools.base import Tool
+
+AUTO: Any = "auto"
+
+
+def recursion_limit(settings: Settings) -> int:
+    """Super-steps for every round's plan, steps, replans and skips, plus the tail."""
+    r = settings.research
+    per_round = 2 * (r.max_steps + r.max_replans) * (r.max_replans + 1) + 6
+    return 20 + r.max_rounds * per_round
+
+
+def compile_research_graph(
+    services: Services, checkpointer: BaseCheckpointSaver | None = None
+) -> CompiledStateGraph:
+    def bind(fn: Callable[..., dict]) -> Callable[..., dict]:
+        return partial(fn, services=services)
+
+    graph = StateGraph(ResearchState)
+    graph.add_node("plan", bind(plan))
+    graph.add_node("execute", bind(execute))
+    graph.add_node("run_step", bind(run_step))
+    graph.add_node("replan", bind(replan))
+    graph.add_node("reflect", bind(reflect))
+    graph.add_node("compose", bind(compose))
+    graph.add_node("verify", bind(verify_report))
+    graph.add_node("publish", bind(publish))
+    graph.add_node("critique", bind(critique_run))
+    graph.add_node("ingest", bind(ingest_run))
+
+    graph.add_edge(START, "plan")
+    graph.add_edge("plan", "execute")
+    graph.add_conditional_edges(
+        "execute", after_execute, ["run_step", "replan", "execute", "reflect"]
+    )
+    graph.add_edge("run_step", "execute")
+    graph.add_edge("replan", "execute")
+    graph.add_conditional_edges("reflect", after_reflect, {"plan": "plan", "compose": "compose"})
+    graph.add_edge("compose", "verify")
+    graph.add_edge("verify", "publish")
+    graph.add_edge("publish", "critique")
+    graph.add_edge("publish", "ingest")
+    graph.add_edge("critique", END)
+    graph.add_edge("ingest", END)
+    compiled = graph.compile(checkpointer=checkpointer, name="local2-research")
+    return compiled.with_config(recursion_limit=recursion_limit(services.settings))  # type: ignore[return-value]
+
+
+def research_services(services: Services) -> Services:
+    """The chat services with only the read-only research tools: research causes no effects."""
+    import dataclasses
+
+    from local2.research.plan import RESEARCH_TOOLS
+
+    tools = {n: t for n, t in services.tools.items() if n in RESEARCH_TOOLS}
+    return dataclasses.replace(services, tools=tools)
+
+
+def research_checkpointer(settings: Settings) -> BaseCheckpointSaver:
+    """Runs are checkpointed in ``<data_dir>/research.sqlite`` (in memory when configured)."""
+    if settings.system.checkpointer == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return InMemorySaver()
+    from local2.checkpoint import sqlite_checkpointer
+
+    return sqlite_checkpointer(settings.data_dir / "research.sqlite")
+
+
+def assemble_services(
+    settings: Settings,
+    *,
+    chat_model: BaseChatModel | None = None,
+    tools: Sequence[Tool] | None = None,
+    memory: Any = AUTO,
+    critic: Any = AUTO,
+    backend: str | None = None,
+    model: str | None = None,
+) -> tuple[Services, str | None]:
+    """The research services from settings (as the chat graph's, read-only tools only),
+    and the notice to show when ``backend: auto`` fell back to the embedded model."""
+    from local2.graph import build_services
+
+    notice = None
+    if chat_model is None:
+        from local2.models.backend import make_chat_model
+
+        chosen = make_chat_model(settings, backend=backend, model=model)
+        chat_model, model, backend, notice = (
+            chosen.model,
+            chosen.name,
+            chosen.backend,
+            chosen.notice,
+        )
+    services = build_services(
+        settings,
+        chat_model=chat_model,
+        tools=tools,
+        memory=memory,
+        critic=critic,
+        backend=backend,
+        model=model,
+    )
+    return research_services(services), notice
+
+
+def build_research_graph(
+    settings: Settings | None = None,
+    *,
+    chat_model: BaseChatModel | None = None,
+    tools: Sequence[Tool] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    memory: Any = AUTO,
+    critic: Any = AUTO,
+    backend: str | None = None,
+    model: str | None = None,
+) -> CompiledStateGraph:
+    """The compiled research graph. Invoking it with a ``thread_id`` (the run id) is a run.
+
+    ```python
+    graph = build_research_graph(load_settings())
+    run = graph.invoke({"question": "..."}, {"configurable": {"thread_id": "r1"}})
+    print(run["report"])
+    ```
+    """
+    settings = settings or load_settings()
+    services, _notice = assemble_services(
+        settings,
+        chat_model=chat_model,
+        tools=tools,
+        memory=memory,
+        critic=critic,
+        backend=backend,
+        model=model,
+    )
+    return compile_research_graph(services, checkpointer or research_checkpointer(settings))

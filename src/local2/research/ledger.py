@@ -1,0 +1,152 @@
+"""The evidence ledger: every source a run found or read, under a stable number.
+
+A search result enters as a ``result`` (its snippet is its text); reading its page later
+upgrades the same entry to a ``page`` with the page text, keeping its number. Numbers are
+given in the order sources arrive and never change, so ``[n]`` means the same source from
+the first round to the report. The references list is built from here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, TypedDict
+from urllib.parse import urlsplit, urlunsplit
+
+_HIT = re.compile(
+    r"^\[\d+\]\s*Title:\s*(?P<title>.*?)\s*\n\s*Snippet:\s*(?P<snippet>.*?)\s*\n\s*URL:\s*(?P<url>\S+)",
+    re.MULTILINE | re.DOTALL,
+)
+_PAGE = re.compile(r"\AURL:\s*(?P<url>\S+)\s*\nExtracted text:\n?(?P<text>.*)\Z", re.DOTALL)
+
+
+class Found(TypedDict):
+    """A source as a step saw it, before the ledger numbers it."""
+
+    url: str
+    title: str
+    text: str
+    kind: str  # "result" (a search hit) | "page" (read)
+    at: float
+    step: str
+
+
+class Source(TypedDict):
+    n: int
+    url: str
+    title: str
+    text: str
+    kind: str
+    found_at: float
+    read_at: float | None
+    step: str
+
+
+def url_key(url: str) -> str:
+    """The same page however its URL is written: no fragment, lower-case host, no final '/'."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url.strip()
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+def search_hits(text: str, step: str, at: float | None = None) -> list[Found]:
+    """The hits in a ``web_search`` result text (DESIGN §3 format)."""
+    when = time.time() if at is None else at
+    return [
+        Found(
+            url=m.group("url"),
+            title=" ".join(m.group("title").split()),
+            text=" ".join(m.group("snippet").split()),
+            kind="result",
+            at=when,
+            step=step,
+        )
+        for m in _HIT.finditer(text)
+    ]
+
+
+def page_read(
+    text: str, requested: str, step: str, title: str = "", at: float | None = None
+) -> Found | None:
+    """The page in a ``web_fetch`` result text, filed under the URL that was asked for."""
+    match = _PAGE.match(text.strip())
+    if match is None:
+        return None
+    body = match.group("text").strip()
+    if not title:
+        first = next((line.strip() for line in body.splitlines() if line.strip()), "")
+        title = first[:100] if 0 < len(first) <= 100 else urlsplit(requested).netloc
+    return Found(
+        url=requested,
+        title=title,
+        text=body,
+        kind="page",
+        at=time.time() if at is None else at,
+        step=step,
+    )
+
+
+def file_sources(
+    ledger: Sequence[Source], found: Iterable[Found], max_sources: int
+) -> tuple[list[Source], list[int]]:
+    """The ledger with ``found`` filed in: new sources numbered while there is room, a page
+    read of a known result upgrading that entry. Returns the new ledger and touched numbers."""
+    entries = [dict(s) for s in ledger]
+    by_url = {url_key(s["url"]): s for s in entries}
+    touched: list[int] = []
+    for item in found:
+        key = url_key(item["url"])
+        known = by_url.get(key)
+        if known is not None:
+            if item["kind"] == "page" and (known["kind"] != "page" or not known["text"]):
+                known.update(kind="page", text=item["text"], read_at=item["at"])
+                if item["title"] and known["title"] in ("", known["url"]):
+                    known["title"] = item["title"]
+                touched.append(known["n"])
+            continue
+        if len(entries) >= max_sources:
+            continue
+        source: dict[str, Any] = {
+            "n": len(entries) + 1,
+            "url": item["url"],
+            "title": item["title"] or item["url"],
+            "text": item["text"],
+            "kind": item["kind"],
+            "found_at": item["at"],
+            "read_at": item["at"] if item["kind"] == "page" else None,
+            "step": item["step"],
+        }
+        entries.append(source)
+        by_url[key] = source
+        touched.append(source["n"])
+    return [Source(**e) for e in entries], touched  # type: ignore[typeddict-item]
+
+
+def find(ledger: Sequence[Source], url: str) -> Source | None:
+    key = url_key(url)
+    return next((s for s in ledger if url_key(s["url"]) == key), None)
+
+
+def title_for(ledger: Sequence[Source], url: str) -> str:
+    known = find(ledger, url)
+    return known["title"] if known else ""
+
+
+def source_list(ledger: Sequence[Source], numbers: Iterable[int] | None = None) -> list[dict]:
+    """``[{n, title, url, kind, read_at}]`` for the payload (all, or just ``numbers``)."""
+    wanted = None if numbers is None else set(numbers)
+    return [
+        {
+            "n": s["n"],
+            "title": s["title"],
+            "url": s["url"],
+            "kind": s["kind"],
+            "read_at": s["read_at"],
+        }
+        for s in ledger
+        if wanted is None or s["n"] in wanted
+    ]

@@ -1,0 +1,52 @@
+"""The research payload: one dict that says everything about a run (CLI ``--json``, API, app)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from local2.research.plan import COMPOSE
+
+STEP_FIELDS = ("id", "description", "tool", "args", "requires", "round", "status", "error")
+
+
+def step_rows(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run's steps in plan order, without the text they found (that is in the ledger)."""
+    steps = state.get("steps") or {}
+    rows = []
+    for step_id in state.get("order") or []:
+        step = steps.get(step_id)
+        if step is None:
+            continue
+        row = {k: step.get(k) for k in STEP_FIELDS}
+        row["duration_s"] = step.get("duration_s", 0.0)
+        row["calls"] = list(step.get("calls") or [])
+        row["sources"] = len(step.get("found") or [])
+        if step.get("tool") == COMPOSE and state.get("report"):
+            row["status"] = "done"
+        rows.append(row)
+    return rows
+
+
+def research_payload(state: dict[str, Any]) -> dict[str, Any]:
+    event_log = list(state.get("event_log") or [])
+    return {
+        "run_id": state.get("run_id"),
+        "question": state.get("question"),
+        "status": "done" if state.get("report") else "unfinished",
+        "goal": state.get("goal", ""),
+        "plan": list(state.get("plans") or []),
+        "steps": step_rows(state),
+        "rounds": list(state.get("rounds") or []),
+        "sources": list(state.get("sources") or []),
+        "ledger_size": len(state.get("ledger") or []),
+        "report": state.get("report", ""),
+        "unsupported": list(state.get("unsupported") or []),
+        "removed_links": list(state.get("removed_links") or []),
+        "citations": state.get("citations", 0),
+        "replans": state.get("replans", 0),
+        "model": state.get("model"),
+        "backend": state.get("backend"),
+        "events": [e["subject"] for e in event_log],
+        "event_log": event_log,
+        "critique": state.get("critique"),
+    }

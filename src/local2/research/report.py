@@ -1,0 +1,123 @@
+"""``compose``, ``verify`` and ``publish``; then the chat graph's ``critique`` and ``ingest``.
+
+``compose`` asks for the report over the ledger's numbered sources, within the model's
+context; ``verify`` keeps what the sources support and appends the references built from
+the ledger; ``publish`` announces the payload. Grading and remembering reuse the chat
+graph's nodes on a turn-shaped view of the run, so both behave exactly as for a chat turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from local2 import events
+from local2.models.thinking import thinking_and_answer
+from local2.nodes.common import Services, event, push
+from local2.nodes.critique import critique
+from local2.nodes.generate import call_model
+from local2.research.ledger import source_list
+from local2.research.payload import research_payload
+from local2.research.prompts import compose_messages
+from local2.research.state import ResearchState
+from local2.research.verify import report_markdown, verify
+
+EMPTY_DRAFT = "(The model wrote no report.)"
+CHARS_PER_TOKEN = 2.5  # conservative, so the prompt fits a small model's context
+
+
+def compose_budget(services: Services) -> int:
+    """Characters of sources the model can be shown: the setting, or what fits its context."""
+    budget = services.settings.research.compose_chars
+    if services.backend == "embedded":
+        emb = services.settings.embedded
+        budget = min(budget, max(1000, int((emb.n_ctx - emb.max_tokens - 600) * CHARS_PER_TOKEN)))
+    return budget
+
+
+def compose(state: ResearchState, services: Services, config: RunnableConfig) -> dict[str, Any]:
+    settings = services.settings.research
+    messages = compose_messages(
+        state["question"],
+        state.get("ledger") or [],
+        settings.source_chars,
+        compose_budget(services),
+    )
+    reply = call_model(services, messages, config, tools=False)
+    _thinking, draft = thinking_and_answer(reply)
+    steps = state.get("steps") or {}
+    finished = {
+        i: {**s, "status": "done"}
+        for i, s in steps.items()
+        if s["tool"] == "compose" and s["status"] == "pending"
+    }
+    return {"draft": draft.strip() or EMPTY_DRAFT, "steps": finished}
+
+
+def verify_report(state: ResearchState, services: Services) -> dict[str, Any]:
+    ledger = state.get("ledger") or []
+    checked = verify(state.get("draft") or "", ledger, state["question"])
+    references = checked.references(ledger)
+    report = report_markdown(state["question"], checked, references)
+    unsupported = [u.as_dict() for u in checked.unsupported]
+    sources = source_list(references)
+    entry = event(
+        state,
+        events.RESEARCH_REPORT,
+        sources=len(sources),
+        citations=checked.citations,
+        unsupported=len(unsupported),
+        removed_links=len(checked.removed_links),
+    )
+    return {
+        "report": report,
+        "body": checked.body,
+        "unsupported": unsupported,
+        "sources": sources,
+        "citations": checked.citations,
+        "removed_links": checked.removed_links,
+        "event_log": [entry],
+    }
+
+
+def publish(state: ResearchState, services: Services) -> dict[str, Any]:
+    push({"payload": research_payload(dict(state))})
+    return {}
+
+
+def _as_turn(state: ResearchState) -> dict[str, Any]:
+    """The run as the chat graph's nodes see a turn: the report answers the question, and
+    each ledger source is the evidence a tool call brought."""
+    evidence = [
+        {
+            "id": f"source-{s['n']}",
+            "tool": "web_fetch" if s["kind"] == "page" else "web_search",
+            "args": {"url": s["url"]},
+            "result": f"[{s['n']}] {s['title']}\nURL: {s['url']}\n{s['text']}",
+            "error": None,
+            "duration_s": 0.0,
+        }
+        for s in state.get("ledger") or []
+    ]
+    return {
+        "query": state["question"],
+        "answer": state.get("report") or "",
+        "tool_calls": evidence,
+        "memory_hits": [],
+        "query_id": state.get("run_id", ""),
+        "session_id": state.get("run_id", ""),
+        "started_at": state.get("started_at"),
+        "model": state.get("model", ""),
+        "error": None,
+    }
+
+
+def critique_run(state: ResearchState, services: Services) -> dict[str, Any]:
+    return critique(_as_turn(state), services)  # type: ignore[arg-type]
+
+
+def ingest_run(state: ResearchState, services: Services) -> dict[str, Any]:
+    from local2.nodes.ingest import ingest  # Chroma is slow to import: only when remembering
+
+    return ingest(_as_turn(state), services)  # type: ignore[arg-type]

@@ -1,0 +1,80 @@
+"""The state of one research run (thread = run id), checkpointed after every step.
+
+Steps are kept by id in ``steps`` (merged, so steps running side by side each write their
+own record; a ``None`` value deletes a step a replan replaced). Only ``execute`` writes the
+ledger, in step order, so source numbers do not depend on which step finished first.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from local2.research.ledger import Found, Source
+from local2.state import EventEntry, turn_list
+
+
+def merge_steps(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
+    merged = dict(current or {})
+    for key, value in (update or {}).items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+class CallRecord(TypedDict):
+    tool: str
+    args: dict[str, Any]
+    error: str | None
+    duration_s: float
+    attempts: int
+    chars: int
+
+
+class StepRecord(TypedDict, total=False):
+    id: str
+    description: str
+    tool: str  # web_search | web_fetch | compose
+    args: dict[str, Any]
+    requires: list[str]
+    round: int
+    status: str  # pending | done | failed | skipped
+    error: str | None
+    calls: list[CallRecord]
+    found: list[Found]
+    duration_s: float
+
+
+class ResearchState(TypedDict):
+    question: str
+    run_id: NotRequired[str]
+    started_at: NotRequired[float]
+    max_rounds: NotRequired[int]
+    trust_urls: NotRequired[bool]  # tools.approval: never: fetch any URL a plan names
+    round: NotRequired[int]
+    goal: NotRequired[str]
+    plans: NotRequired[Annotated[list[dict[str, Any]], turn_list]]  # each plan and its origin
+    steps: NotRequired[Annotated[dict[str, StepRecord], merge_steps]]
+    order: NotRequired[list[str]]  # step ids in plan order
+    ready: NotRequired[list[dict[str, Any]]]  # what execute hands to run_step next
+    decision: NotRequired[str]
+    forbidden: NotRequired[list[str]]  # call keys (plan.call_key) that failed for good
+    handled: NotRequired[list[str]]  # failed steps already replanned around
+    replans: NotRequired[int]
+    filed: NotRequired[list[str]]  # steps whose sources are in the ledger
+    ledger: NotRequired[list[Source]]
+    gaps: NotRequired[list[str]]
+    rounds: NotRequired[Annotated[list[dict[str, Any]], turn_list]]
+    draft: NotRequired[str]
+    report: NotRequired[str]
+    body: NotRequired[str]
+    unsupported: NotRequired[list[dict[str, Any]]]
+    sources: NotRequired[list[dict[str, Any]]]
+    citations: NotRequired[int]
+    removed_links: NotRequired[list[str]]
+    event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
+    critique: NotRequired[dict[str, Any] | None]
+    model: NotRequired[str]
+    backend: NotRequired[str]
+    error: NotRequired[str | None]

@@ -1,0 +1,273 @@
+"""``verify``: keep only what the sources support, and build the references from the ledger.
+
+Every sentence of the draft is checked. A sentence that cites ``[n]`` must cite numbers that
+are in the ledger, and the numbers and proper names it states must appear in the text of the
+sources it cites. A sentence that cites nothing may stay only if what it states is in some
+source (or the question). What fails is removed from the report and listed, with the
+reason, as unsupported. URLs the model typed never survive as links: a URL that is a ledger
+source becomes its citation, any other is dropped. The model's own reference list is
+discarded; the one appended is built from the ledger (title, URL, when read).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from local2.research.ledger import Source, find
+
+CITATION = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
+_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((\S+?)(?:\s+\"[^\"\n]*\")?\)")
+_URL = re.compile(r"<?\bhttps?://[^\s<>\"'`)\]]+>?", re.IGNORECASE)
+_TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,200}>")
+_OWN_REFERENCES = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*)?(?:references|sources|bibliography|works cited)\b", re.I
+)
+_LIST_MARK = re.compile(r"^(\s*(?:[-*+]|\d{1,3}[.)])\s+|\s*>\s*|\s*#{1,6}\s+)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(\[]?[A-Z0-9])")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,\u202f\u00a0]\d{3})*(?:[.,]\d+)?(?:st|nd|rd|th)?")
+_NAME = re.compile(r"\b[A-Z][\w'’-]*\w|\b[A-Z]\b")
+_TRAILING_MARKS = re.compile(r"^((?:\s*\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\])+)(.*)$", re.S)
+_NOT_NAMES = frozenset({"I", "A", "OK"})
+
+
+@dataclass
+class Unsupported:
+    sentence: str
+    reason: str
+    citations: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sentence": self.sentence, "reason": self.reason, "citations": self.citations}
+
+
+@dataclass
+class Verified:
+    body: str  # the report without references
+    unsupported: list[Unsupported]
+    cited: list[int]  # ledger numbers cited by sentences that survived, in order
+    citations: int  # citation marks that survived
+    removed_links: list[str]
+
+    def references(self, ledger: Sequence[Source]) -> list[Source]:
+        """Sources read (pages) plus any result the surviving text cites, by number."""
+        cited = set(self.cited)
+        return [s for s in ledger if s["kind"] == "page" or s["n"] in cited]
+
+
+def cited_numbers(text: str) -> list[int]:
+    return [int(n) for m in CITATION.finditer(text) for n in re.split(r"[,;]", m.group(1))]
+
+
+def normal_number(token: str) -> str:
+    """``1,450`` / ``1 450`` -> ``1450``; ``3,5`` -> ``3.5``; ``2nd`` -> ``2``."""
+    token = re.sub(r"(?:st|nd|rd|th)$", "", token)
+    token = re.sub(r"[\u202f\u00a0]", "", token)
+    token = re.sub(r",(?=\d{3}(?:\D|$))", "", token)
+    return token.replace(",", ".")
+
+
+def numbers_in(text: str) -> set[str]:
+    return {normal_number(m.group(0)) for m in _NUMBER.finditer(text)}
+
+
+def claims(sentence: str) -> tuple[list[str], list[str]]:
+    """The numbers and proper names a sentence states (citation marks and list marks aside).
+
+    The first word is not taken for a name: any sentence starts with a capital.
+    """
+    text = CITATION.sub(" ", _LIST_MARK.sub("", sentence, count=1))
+    numbers = [normal_number(m.group(0)) for m in _NUMBER.finditer(text)]
+    words = list(_NAME.finditer(text))
+    first = re.search(r"[A-Za-z0-9]", text)
+    names = [
+        m.group(0)
+        for m in words
+        if (first is None or m.start() != first.start()) and m.group(0) not in _NOT_NAMES
+    ]
+    return list(dict.fromkeys(numbers)), list(dict.fromkeys(names))
+
+
+def _has_name(name: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+def missing_claims(sentence: str, evidence: str) -> list[str]:
+    """What ``sentence`` states that ``evidence`` does not contain."""
+    numbers, names = claims(sentence)
+    known = numbers_in(evidence)
+    missing = [n for n in numbers if n not in known]
+    missing += [n for n in names if not _has_name(n, evidence)]
+    return missing
+
+
+def _evidence(source: Source) -> str:
+    return f"{source['title']}\n{source['text']}"
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of one paragraph; citation marks after a full stop stay with its sentence."""
+    pieces = [p for p in _SENTENCE_END.split(text.strip()) if p.strip()]
+    out: list[str] = []
+    for piece in pieces:
+        marks = _TRAILING_MARKS.match(piece)
+        if marks and out:
+            out[-1] = f"{out[-1]} {marks.group(1).strip()}"
+            piece = marks.group(2).strip()
+            if not piece:
+                continue
+        out.append(piece)
+    return out
+
+
+REMOVED_LINK = "‹link removed›"
+
+
+def _clean_links(text: str, ledger: Sequence[Source], removed: list[str]) -> str:
+    """Images become their alt text, HTML tags go, and every URL the model wrote becomes the
+    citation of its ledger source, or :data:`REMOVED_LINK` (which fails its sentence)."""
+    text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _TAG.sub("", text)
+
+    def link(match: re.Match[str]) -> str:
+        label, url = match.group(1), match.group(2).strip("<>")
+        source = find(ledger, url)
+        if source is not None:
+            return f"{label} [{source['n']}]"
+        removed.append(url)
+        return f"{label} {REMOVED_LINK}"
+
+    def bare(match: re.Match[str]) -> str:
+        url = match.group(0).strip("<>").rstrip(".,;:!?")
+        tail = match.group(0).strip("<>")[len(url) :]
+        source = find(ledger, url)
+        if source is not None:
+            return f"[{source['n']}]{tail}"
+        removed.append(url)
+        return f"{REMOVED_LINK}{tail}"
+
+    return _URL.sub(bare, _LINK.sub(link, text))
+
+
+def _drop_own_references(text: str) -> str:
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if i > 0 and _OWN_REFERENCES.match(line) and len(line.strip()) < 40:
+            return "\n".join(lines[:i])
+    return text
+
+
+def check_sentence(sentence: str, ledger: Sequence[Source], question: str) -> Unsupported | None:
+    numbers = cited_numbers(sentence)
+    if REMOVED_LINK in sentence:
+        return Unsupported(sentence, "links to a page that no source found or read has", numbers)
+    if numbers:
+        by_n = {s["n"]: s for s in ledger}
+        unknown = [n for n in numbers if n not in by_n]
+        if unknown:
+            listed = ", ".join(f"[{n}]" for n in unknown)
+            return Unsupported(
+                sentence, f"cites {listed}, which no source found or read has", numbers
+            )
+        evidence = "\n".join(_evidence(by_n[n]) for n in dict.fromkeys(numbers))
+        missing = missing_claims(sentence, evidence)
+        if missing:
+            cited = ", ".join(f"[{n}]" for n in dict.fromkeys(numbers))
+            stated = ", ".join(repr(m) for m in missing[:4])
+            return Unsupported(sentence, f"{stated} not in the cited source {cited}", numbers)
+        return None
+    missing = missing_claims(sentence, "\n".join([question, *(_evidence(s) for s in ledger)]))
+    if missing:
+        stated = ", ".join(repr(m) for m in missing[:4])
+        return Unsupported(sentence, f"cites no source, and {stated} is in none", [])
+    return None
+
+
+def verify(draft: str, ledger: Sequence[Source], question: str = "") -> Verified:
+    """Check every sentence of ``draft`` against ``ledger`` (see the module docstring)."""
+    removed_links: list[str] = []
+    text = _clean_links(_drop_own_references(draft.strip()), ledger, removed_links)
+    unsupported: list[Unsupported] = []
+    kept_lines: list[str] = []
+    cited: list[int] = []
+    for line in text.splitlines():
+        if not line.strip():
+            kept_lines.append("")
+            continue
+        mark = _LIST_MARK.match(line)
+        prefix = mark.group(1) if mark else ""
+        body = line[len(prefix) :]
+        kept = []
+        for sentence in split_sentences(body):
+            problem = check_sentence(sentence, ledger, question)
+            if problem is None:
+                kept.append(sentence)
+                cited.extend(cited_numbers(sentence))
+            else:
+                unsupported.append(problem)
+        if kept:
+            kept_lines.append(prefix + " ".join(kept))
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(kept_lines)).strip()
+    return Verified(
+        body=body,
+        unsupported=unsupported,
+        cited=list(dict.fromkeys(cited)),
+        citations=len(cited),
+        removed_links=removed_links,
+    )
+
+
+def _when(at: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else ""
+
+
+def safe_url(url: str) -> str | None:
+    """An http(s) URL fit for a Markdown link target (anything else is never linked)."""
+    if not re.match(r"https?://", url, re.IGNORECASE):
+        return None
+    return re.sub(r"[\s()<>\[\]]", lambda m: f"%{ord(m.group(0)):02X}", url)
+
+
+def plain(text: str) -> str:
+    """Untrusted text (a page title) shown in Markdown as text: no links, images or HTML."""
+    return re.sub(r"([\\`*_\[\]()<>!#|{}])", r"\\\1", " ".join(text.split()))
+
+
+def references_markdown(references: Iterable[Source]) -> str:
+    lines = []
+    for s in references:
+        how = f"read {_when(s['read_at'])}" if s["kind"] == "page" else "search result"
+        url = safe_url(s["url"])
+        title = plain(s["title"])
+        target = f"[{title}]({url})" if url else f"{title} ({plain(s['url'])})"
+        lines.append(f"[{s['n']}] {target} — {how}")
+    return "\n\n".join(lines)
+
+
+def report_markdown(question: str, verified: Verified, references: Sequence[Source]) -> str:
+    """The report as a Markdown document: question, verified text, references from the ledger."""
+    parts = [f"# {question.strip()}", verified.body or "_No statement survived verification._"]
+    if references:
+        parts += ["## References", references_markdown(references)]
+    if verified.unsupported:
+        listed = "\n".join(f"- ~~{u.sentence}~~ ({u.reason})" for u in verified.unsupported)
+        parts += ["## Removed as unsupported", listed]
+    return "\n\n".join(parts) + "\n"
+
+
+def link_citations(report: str, sources: Sequence[dict[str, Any]]) -> str:
+    """``[n]`` made clickable (to the source's URL from the ledger), for the app."""
+    urls = {int(s["n"]): url for s in sources if (url := safe_url(str(s["url"])))}
+
+    def link(match: re.Match[str]) -> str:
+        numbers = [int(n) for n in re.split(r"[,;]", match.group(1))]
+        if not all(n in urls for n in numbers):
+            return match.group(0)
+        return "".join(f"[\\[{n}\\]]({urls[n]})" for n in numbers)
+
+    # Only citation marks: a reference line "[n] [title](url)" is left as it is.
+    return re.sub(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\](?!\s*\[)", link, report)

@@ -1,0 +1,152 @@
+"""Which search provider answers: the one configured, or for ``auto`` the first that can.
+
+``auto`` orders the providers that can serve right now: Tavily when ``TAVILY_API_KEY`` is
+set, Brave when ``BRAVE_API_KEY`` is set, SearXNG when ``searxng_url`` answers, and ``ddgs``
+(keyless) last. A provider that fails hands the query to the next, and each hand-over is a
+``tool.fallback`` event; mock is never a fallback, only a configured choice.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from local2 import events
+from local2.config.schema import WebSearchSettings
+from local2.tools.base import ToolError
+from local2.tools.search_providers import (
+    BraveProvider,
+    DdgsProvider,
+    MockProvider,
+    SearchHit,
+    SearchProvider,
+    SearxngProvider,
+    TavilyProvider,
+)
+
+PROBE_TIMEOUT_S = 0.5
+PROBE_TTL_S = 60.0
+_probes: dict[str, tuple[float, bool]] = {}
+_probes_lock = threading.Lock()
+
+
+def searxng_answers(url: str) -> bool:
+    """Does anything answer HTTP at ``url``? Remembered for a minute (checked per search)."""
+    now = time.monotonic()
+    with _probes_lock:
+        known = _probes.get(url)
+        if known and now - known[0] < PROBE_TTL_S:
+            return known[1]
+    try:
+        httpx.get(url, timeout=PROBE_TIMEOUT_S, trust_env=False)
+        answers = True
+    except httpx.HTTPError:
+        answers = False
+    with _probes_lock:
+        _probes[url] = (now, answers)
+    return answers
+
+
+def _has(env: Mapping[str, str], key: str) -> bool:
+    return bool(env.get(key, "").strip())
+
+
+def auto_reasons(
+    cfg: WebSearchSettings,
+    env: Mapping[str, str] | None = None,
+    probe: Callable[[str], bool] = searxng_answers,
+) -> list[tuple[str, str]]:
+    """``(provider, why)`` in the order ``auto`` tries them."""
+    env = os.environ if env is None else env
+    order = []
+    if _has(env, "TAVILY_API_KEY"):
+        order.append(("tavily", "TAVILY_API_KEY is set"))
+    if _has(env, "BRAVE_API_KEY"):
+        order.append(("brave", "BRAVE_API_KEY is set"))
+    if probe(cfg.searxng_url):
+        order.append(("searxng", f"SearXNG answers at {cfg.searxng_url}"))
+    order.append(("ddgs", "keyless DuckDuckGo and other engines through the ddgs package"))
+    return order
+
+
+def named_provider(
+    name: str, cfg: WebSearchSettings, ddgs_client: Callable[[float], Any] | None = None
+) -> SearchProvider:
+    if name == "tavily":
+        return TavilyProvider(cfg.timeout_s, cfg.tavily_url, cfg.tavily_search_depth)
+    if name == "searxng":
+        return SearxngProvider(cfg.searxng_url, cfg.timeout_s)
+    if name == "brave":
+        return BraveProvider(cfg.brave_url, cfg.timeout_s)
+    if name == "ddgs":
+        return DdgsProvider(cfg.timeout_s, ddgs_client)
+    if name == "mock":
+        return MockProvider(cfg.mock_results)
+    raise ValueError(f"unknown search provider {name!r}")
+
+
+@dataclass
+class SearchAnswer:
+    hits: list[SearchHit]
+    provider: str  # the one that answered
+    canned: bool = False  # mock results
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)  # tool.fallback payloads
+
+
+def fallback_events(fallbacks: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    return [(events.TOOL_FALLBACK, f) for f in fallbacks]
+
+
+class ProviderChain:
+    """The providers to try, in order; ``providers`` is re-evaluated per search (keys and a
+    local SearXNG may come and go while the app runs)."""
+
+    def __init__(self, providers: Callable[[], Sequence[SearchProvider]]):
+        self.providers = providers
+
+    def search(self, query: str, max_results: int) -> SearchAnswer:
+        chain = list(self.providers())
+        fallbacks: list[dict[str, Any]] = []
+        for i, provider in enumerate(chain):
+            try:
+                hits = provider.search(query, max_results)
+            except ToolError as exc:
+                if i + 1 == len(chain):
+                    raise ToolError(
+                        str(exc), fallback_events(fallbacks), {"provider": provider.name}
+                    ) from None
+                fallbacks.append(
+                    {
+                        "tool": "web_search",
+                        "failed": provider.name,
+                        "error": str(exc),
+                        "next": chain[i + 1].name,
+                    }
+                )
+                continue
+            canned = bool(getattr(provider, "canned", False))
+            return SearchAnswer(hits, provider.name, canned, fallbacks)
+        raise ToolError("search unavailable: no provider configured")
+
+
+def make_chain(
+    cfg: WebSearchSettings,
+    env: Mapping[str, str] | None = None,
+    probe: Callable[[str], bool] = searxng_answers,
+    ddgs_client: Callable[[float], Any] | None = None,
+) -> ProviderChain:
+    """The chain for ``cfg.provider``: one named provider, or ``auto``'s ordered list."""
+    if cfg.provider != "auto":
+        single = named_provider(cfg.provider, cfg, ddgs_client)
+        return ProviderChain(lambda: [single])
+
+    def auto() -> list[SearchProvider]:
+        return [named_provider(name, cfg, ddgs_client) for name, _ in auto_reasons(cfg, env, probe)]
+
+    return ProviderChain(auto)

@@ -1,0 +1,285 @@
+"""The app's Research tab: a question in, the plan as a live checklist, sources, the report.
+
+The checklist follows the run's events (each step pending, running, done or failed, with its
+duration); the sources panel lists what the ledger holds; the report shows citations as
+links to their sources and offers a Markdown download. Past runs can be reopened, and an
+unfinished one resumed. Everything the model or a page wrote is shown as text: citations
+and references link only to ledger URLs, and nothing loads by itself.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import gradio as gr
+
+from local2 import events
+from local2.research.verify import link_citations, plain, safe_url
+from local2.ui.safe_markdown import neutralise
+
+if TYPE_CHECKING:
+    from local2.agent import Agent
+    from local2.research.service import Research
+
+# Plain symbols: they render without an emoji font.
+ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
+REFRESH_S = 0.2
+
+
+@dataclass
+class RunView:
+    """One run as its events arrive: steps by id in plan order, and what happened."""
+
+    run_id: str = ""
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    payload: dict[str, Any] | None = None
+
+    def apply(self, entry: dict[str, Any]) -> None:
+        subject = entry.get("subject")
+        if subject == events.RESEARCH_PLAN:
+            for step in entry.get("steps") or []:
+                self.steps[step["id"]] = {**step, "status": "pending"}
+            for step_id, step in list(self.steps.items()):
+                if step["status"] == "pending" and step_id not in {
+                    s["id"] for s in entry.get("steps") or []
+                }:
+                    del self.steps[step_id]  # replaced by this plan
+            self.notes.append(f"Plan for round {entry.get('round')} ({entry.get('origin')})")
+        elif subject == events.RESEARCH_STEP:
+            step = self.steps.setdefault(str(entry.get("id")), {"id": entry.get("id"), "tool": ""})
+            status = str(entry.get("status"))
+            step["status"] = "running" if status == "started" else status
+            step["duration_s"] = entry.get("duration_s")
+            step["error"] = entry.get("error") or entry.get("reason")
+        elif subject == events.RESEARCH_REPLAN:
+            self.notes.append(f"Replanned: {entry.get('reason')}")
+        elif subject == events.RESEARCH_ROUND:
+            gaps = entry.get("gaps") or []
+            what = "follow-up: " + "; ".join(gaps) if gaps else (entry.get("stop") or "done")
+            self.notes.append(f"Round {entry.get('n')}: {what}")
+
+    def checklist(self) -> str:
+        if not self.steps:
+            return "_The plan appears here._"
+        lines = []
+        for step in self.steps.values():
+            status = step.get("status", "pending")
+            if step.get("tool") == "compose" and self.payload:
+                status = "done"
+            args = ", ".join(f"{k}={v}" for k, v in (step.get("args") or {}).items())
+            line = f"{ICONS.get(status, '○')} **{step['id']}** `{step.get('tool', '')}`"
+            if args:
+                line += f" — {plain(args)[:120]}"
+            if status == "running":
+                line += " (running…)"
+            elif step.get("duration_s") is not None and status in ("done", "failed"):
+                line += f" ({float(step['duration_s']):.2f} s)"
+            if step.get("error"):
+                line += f"  \n  _{plain(str(step['error']))[:200]}_"
+            lines.append(f"- {line}")
+        notes = "\n".join(f"- {plain(n)[:300]}" for n in self.notes[-6:])
+        return neutralise("\n".join(lines) + (f"\n\n**Progress**\n{notes}" if notes else ""))
+
+
+def sources_markdown(sources: list[dict[str, Any]]) -> str:
+    if not sources:
+        return "_Sources found and read appear here._"
+    lines = []
+    for s in sources:
+        kind = "read" if s.get("kind") == "page" else "found"
+        url = safe_url(str(s.get("url") or ""))
+        title = plain(str(s.get("title") or s.get("url") or ""))
+        lines.append(f"{s['n']}. [{title}]({url}) · {kind}" if url else f"{s['n']}. {title}")
+    return neutralise("\n".join(lines))
+
+
+def report_view(payload: dict[str, Any]) -> str:
+    """The verified report with each ``[n]`` a link to its source (from the ledger), through
+    the app's shared neutraliser like every other model text."""
+    report = link_citations(str(payload.get("report") or ""), payload.get("sources") or [])
+    return neutralise(report)
+
+
+def report_file(payload: dict[str, Any]) -> str:
+    folder = Path(tempfile.gettempdir()) / "local2-research"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"report-{payload.get('run_id') or 'run'}.md"
+    path.write_text(str(payload.get("report") or ""), encoding="utf-8")
+    return str(path)
+
+
+def run_choices(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(f"{r['status']} · {r['question'][:60]} · {r['run_id']}", r["run_id"]) for r in runs]
+
+
+class ResearchTab:
+    """Builds the tab's components (inside an open ``gr.Tab``) and handles its events."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self._research: Research | None = None
+
+    @property
+    def research(self) -> Research:
+        if self._research is None:
+            from local2.research.service import research_for
+
+            self._research = research_for(self.agent)
+        return self._research
+
+    def build(self, concurrency_limit: int) -> None:
+        settings = self.agent.settings.research
+        gr.Markdown(
+            "Research a question in rounds: a plan you can watch, searches and pages read "
+            "side by side, and a report whose every citation is a source that was found or "
+            "read. Statements the sources do not support are removed and listed."
+        )
+        with gr.Row():
+            self.question = gr.Textbox(
+                label="Research question",
+                placeholder="e.g. Why did Kelsby keep its old swing bridge?",
+                scale=5,
+                elem_id="research-question",
+            )
+            self.rounds = gr.Slider(
+                1,
+                10,
+                value=settings.max_rounds,
+                step=1,
+                label="Rounds",
+                scale=1,
+                elem_id="research-rounds",
+            )
+            self.start = gr.Button("Research", variant="primary", scale=1, elem_id="research-run")
+        self.status = gr.Markdown("", elem_id="research-status")
+        with gr.Row():
+            with gr.Column(scale=2):
+                gr.Markdown("#### Plan")
+                self.plan = gr.Markdown("_The plan appears here._", elem_id="research-plan")
+                gr.Markdown("#### Sources")
+                self.sources = gr.Markdown(sources_markdown([]), elem_id="research-sources")
+            with gr.Column(scale=3):
+                gr.Markdown("#### Report")
+                self.report = gr.Markdown("", elem_id="research-report")
+                self.download = gr.DownloadButton(
+                    "Download report (Markdown)", visible=False, elem_id="research-download"
+                )
+        with gr.Accordion("Past runs", open=False), gr.Row():
+            self.past = gr.Dropdown(
+                choices=[],
+                label="Run",
+                scale=4,
+                allow_custom_value=True,
+                elem_id="research-past",
+            )
+            self.refresh = gr.Button("Refresh", scale=1, size="sm")
+            self.open = gr.Button("Open / resume", scale=1, elem_id="research-open")
+        outputs = [self.status, self.plan, self.sources, self.report, self.download, self.question]
+        for trigger in (self.start.click, self.question.submit):
+            trigger(
+                self.run,
+                [self.question, self.rounds],
+                outputs,
+                concurrency_limit=concurrency_limit,
+                show_progress="minimal",
+            )
+        self.open.click(self.reopen, [self.past], outputs, concurrency_limit=concurrency_limit)
+        self.refresh.click(self.list_runs, None, [self.past])
+
+    # -- handlers --------------------------------------------------------------------------
+
+    def list_runs(self) -> Any:
+        return gr.update(choices=run_choices(self.research.runs(30)))
+
+    def run(self, question: str, rounds: float | None) -> Iterator[dict]:
+        from local2.agent import InvalidQuery
+
+        try:
+            items = self.research.stream(question or "", max_rounds=int(rounds or 0) or None)
+        except InvalidQuery as exc:
+            yield {self.status: f"**Note:** {exc}"}
+            return
+        yield from self._follow(items, question)
+
+    def reopen(self, run_id: str | None) -> Iterator[dict]:
+        from local2.ids import InvalidId
+        from local2.research.service import RunBusy, UnknownRun
+
+        try:
+            items = self.research.resume((run_id or "").strip())
+        except (InvalidId, UnknownRun, RunBusy) as exc:
+            yield {self.status: f"**Note:** {plain(str(exc))}"}
+            return
+        yield from self._follow(items, None)
+
+    def _follow(self, items: Iterator[tuple[str, Any]], question: str | None) -> Iterator[dict]:
+        from local2.models.errors import ModelError
+        from local2.research.service import RunBusy
+
+        view = RunView()
+        last = 0.0
+        try:
+            for kind, data in items:
+                if kind == "run":
+                    view.run_id = data["run_id"]
+                    yield {
+                        self.status: f"Run `{view.run_id}` · {plain(data['question'])}",
+                        self.report: "",
+                        self.download: gr.update(visible=False),
+                        self.question: data["question"] if question is None else "",
+                    }
+                elif kind == "event":
+                    view.apply(data)
+                    now = time.monotonic()
+                    if data.get("subject") == events.RESEARCH_STEP:
+                        view.sources = self.research.found(view.run_id)
+                    elif now - last < REFRESH_S:
+                        continue
+                    last = now
+                    yield {
+                        self.plan: view.checklist(),
+                        self.sources: sources_markdown(view.sources),
+                    }
+                elif kind in ("report", "final"):
+                    view.payload = data
+                    yield self._show(view, data, final=kind == "final")
+        except (ModelError, RunBusy) as exc:
+            message = exc.message if isinstance(exc, ModelError) else str(exc)
+            fix = f" **Fix:** {exc.fix}" if isinstance(exc, ModelError) and exc.fix else ""
+            yield {
+                self.status: f"**Stopped:** {plain(message)}{fix} The run can be resumed "
+                f"from its last finished step: `{view.run_id}` under Past runs."
+            }
+
+    def _show(self, view: RunView, payload: dict[str, Any], final: bool) -> dict:
+        crit = payload.get("critique") or {}
+        grade = ""
+        if crit:
+            score = crit.get("score")
+            grade = f" · critic {score}/5" if score is not None else " · critic: no grade"
+        removed = len(payload.get("unsupported") or [])
+        return {
+            self.status: (
+                f"Run `{view.run_id}` {'finished' if final else 'reported'} · "
+                f"{len(payload.get('sources') or [])} sources · {payload.get('citations', 0)} "
+                f"citations · {removed} unsupported statement(s) removed{grade}"
+            ),
+            self.plan: view.checklist(),
+            self.sources: sources_markdown(payload.get("sources") or []),
+            self.report: report_view(payload),
+            self.download: gr.update(value=report_file(payload), visible=True),
+        }
+
+
+def research_tab(agent: Agent, concurrency_limit: int = 8) -> ResearchTab:
+    """Lay out the Research tab in the current ``gr.Tab`` and wire its events."""
+    tab = ResearchTab(agent)
+    tab.build(concurrency_limit)
+    return tab

@@ -1,0 +1,67 @@
+"""``POST /research`` (server-sent events, then the payload) and ``GET /research/{run_id}``
+over a real socket: uvicorn serving the API, httpx streaming, the fake Ollama and web."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from local2.agent import Agent
+from local2.api import create_api
+from local2.config import load_settings
+from local2.testing.ollama_server import FakeOllama
+from local2.testing.research_brain import ResearchBrain
+from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
+from tests.test_api import Served
+
+CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
+
+
+def read_events(response: httpx.Response) -> list[tuple[str, Any]]:
+    received, name = [], ""
+    for line in response.iter_lines():
+        if line.startswith("event: "):
+            name = line.removeprefix("event: ")
+        elif line.startswith("data: "):
+            received.append((name, json.loads(line.removeprefix("data: "))))
+    return received
+
+
+def test_post_research_streams_events_then_the_payload(tmp_path: Path) -> None:
+    brain = ResearchBrain(extra=["Kelsby also has a castle [42]."])
+    with FakeOllama(brain) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        overrides = research_overrides(web, tmp_path / "data")
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["memory"] = {"enabled": False}
+        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
+            with client.stream(
+                "POST",
+                "/research",
+                json={"question": "Why did Kelsby keep its bridge?", "max_rounds": 1},
+            ) as response:
+                assert response.status_code == 200
+                assert response.headers["content-type"].startswith("text/event-stream")
+                received = read_events(response)
+            names = [n for n, _ in received]
+            assert names[0] == "run" and names[-1] == "payload"
+            assert names.index("research.plan") < names.index("research.step")
+            assert "tool.request.web_search" in names and "research.report" in names
+            assert names.index("report") < names.index("critique.result")
+            payload = received[-1][1]
+            run_id = received[0][1]["run_id"]
+            assert payload["run_id"] == run_id and payload["status"] == "done"
+            assert payload["unsupported"][0]["sentence"] == "Kelsby also has a castle [42]."
+
+            stored = client.get(f"/research/{run_id}").json()
+            assert stored["report"] == payload["report"] and stored["status"] == "done"
+            assert client.get("/research").json()["runs"][0]["run_id"] == run_id
+            assert client.get("/research/nope").status_code == 404
+            assert client.get("/research/bad%20id").status_code == 422
+            assert client.post("/research", json={"question": " "}).status_code == 422
+            extra = client.post("/research", json={"question": "q", "rounds": 2})
+            assert extra.status_code == 422
+        agent.close()

@@ -1,0 +1,201 @@
+"""``local2 research`` as a person runs it: a real process, the Ollama-protocol server, the
+loopback web of captured pages; killed mid-run and resumed; and on the embedded model."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from local2.research.plan import RESEARCH_TOOLS, plan_schema
+from local2.research.structured import schema_errors
+from local2.testing.ollama_server import FakeOllama
+from local2.testing.research_brain import ResearchBrain
+from local2.testing.research_web import LoopbackWeb, load_pages
+from tests.conftest import local2
+
+CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
+QUESTION = "Why did Kelsby keep its harbour swing bridge?"
+
+
+@pytest.fixture
+def web() -> Iterator[LoopbackWeb]:
+    with LoopbackWeb(load_pages(CORPUS)) as served:
+        yield served
+
+
+def environment(web: LoopbackWeb, tmp_path: Path, ollama: str, memory: bool = False) -> dict:
+    conf = tmp_path / "conf"
+    conf.mkdir(exist_ok=True)
+    (conf / "web.yaml").write_text(
+        f"search:\n  provider: searxng\n  searxng_url: {web.url}\n"
+        f"fetch:\n  allow_hosts: ['{web.host}']\n"
+    )
+    (conf / "memory.yaml").write_text(f"enabled: {str(memory).lower()}\n")
+    (conf / "research.yaml").write_text("retry_backoff_s: 0.05\n")
+    return {
+        "OLLAMA_HOST": ollama,
+        "LOCAL2_HOME": str(tmp_path / "home"),
+        "LOCAL2_CONFIG": str(conf),
+    }
+
+
+def test_research_report_keeps_only_real_citations_and_sources_read(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    brain = ResearchBrain(
+        extra=["The bridge carries 48,000 cars a day [1].", "Kelsby also has a castle [42]."]
+    )
+    with FakeOllama(brain) as fake:
+        env = environment(web, tmp_path, fake.url)
+        out = tmp_path / "report.md"
+        result = local2(
+            "research",
+            QUESTION,
+            "--json",
+            "--out",
+            str(out),
+            "--max-rounds",
+            "1",
+            "--backend",
+            "ollama",
+            env=env,
+        )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert result.stderr.startswith(f"run {payload['run_id']}")
+    assert "✓ s1 web_search" in result.stderr and "Report:" in result.stderr
+    body = payload["report"].split("## References")[0]
+    assert "48,000" not in body and "castle" not in body
+    assert {u["sentence"] for u in payload["unsupported"]} == {
+        "The bridge carries 48,000 cars a day [1].",
+        "Kelsby also has a castle [42].",
+    }
+    read = {web.page_url(name) for name in web.pages_served()}
+    pages = {s["url"] for s in payload["sources"] if s["kind"] == "page"}
+    assert pages == read and len(read) == 2  # the references hold exactly the pages read
+    cited = {s["url"] for s in payload["sources"] if s["kind"] == "result"}
+    assert all(url.startswith(web.url) for url in cited)  # the rest are cited search results
+    assert out.read_text(encoding="utf-8") == payload["report"]
+
+
+def _lines(stream: object) -> queue.Queue[str]:
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:  # type: ignore[attr-defined]
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def test_a_killed_run_resumes_without_repeating_a_finished_steps_calls(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        env = environment(web, tmp_path, fake.url)
+        web.hold_pages.set()  # the read step hangs: the run is killed inside it
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "local2.cli",
+                "research",
+                QUESTION,
+                "--json",
+                "--max-rounds",
+                "1",
+                "--backend",
+                "ollama",
+            ],
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        lines = _lines(process.stderr)
+        seen: list[str] = []
+        deadline = time.time() + 120
+        while not any("✓ s1" in line for line in seen):
+            assert time.time() < deadline and process.poll() is None, "".join(seen)
+            try:
+                seen.append(lines.get(timeout=1))
+            except queue.Empty:
+                continue
+        time.sleep(0.3)  # the read step has started its fetches
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+        run_id = seen[0].split()[-1]
+        web.release()
+        assert web.searches() == [QUESTION]
+        listed = json.loads(local2("research", "list", "--json", env=env).stdout)
+        assert [(r["run_id"], r["status"]) for r in listed] == [(run_id, "unfinished")]
+
+        resumed = local2("research", "--resume", run_id, "--json", "--backend", "ollama", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr.startswith(f"resuming run {run_id}")
+    payload = json.loads(resumed.stdout)
+    assert payload["status"] == "done" and payload["run_id"] == run_id
+    assert web.searches() == [QUESTION]  # the finished search was not repeated
+    assert "✓ s1" not in resumed.stderr  # nor shown as run again
+    assert [s["status"] for s in payload["steps"]] == ["done", "done", "done"]
+    again = local2("research", "--resume", run_id, "--json", env=env)
+    assert "finished already" in again.stderr  # finished: just returned, no model needed
+    assert json.loads(again.stdout)["report"] == payload["report"]
+
+
+def test_bad_input_gets_a_clear_message(tmp_path: Path) -> None:
+    env = {"LOCAL2_HOME": str(tmp_path / "home")}
+    missing = local2("research", "--resume", "nope", "--backend", "embedded", env=env)
+    assert missing.returncode == 3 and "No research run 'nope'" in missing.stderr
+    empty = local2("research", env=env)
+    assert empty.returncode == 2 and "Give a question" in empty.stderr
+    for result in (missing, empty):
+        assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_embedded_model_ends_with_a_schema_valid_plan_and_a_report(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    env = environment(web, tmp_path, "http://127.0.0.1:9")
+    # The grade is not what this test is about; a shorter report prompt keeps it quick.
+    (tmp_path / "conf" / "critic.yaml").write_text("enabled: false\n")
+    (tmp_path / "conf" / "research.yaml").write_text("compose_chars: 3000\n")
+    result = local2(
+        "research",
+        "How do tide mills work?",
+        "--json",
+        "--max-rounds",
+        "1",
+        "--backend",
+        "embedded",
+        env=env,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    payload = json.loads(result.stdout)
+    plan = payload["plan"][0]
+    assert plan["origin"] in ("model", "repaired", "fallback")
+    assert plan["attempts"] and all(a["schema_valid"] for a in plan["attempts"])
+    steps = [
+        {k: s[k] for k in ("id", "description", "tool", "args", "requires")} for s in plan["steps"]
+    ]
+    assert (
+        schema_errors({"goal": plan["goal"][:100], "steps": steps}, plan_schema(RESEARCH_TOOLS, 8))
+        == []
+    )
+    assert payload["status"] == "done" and payload["report"].startswith("# How do tide mills work?")
+    assert web.searches()  # it searched the loopback web

@@ -1,0 +1,283 @@
+"""Research runs end to end in-process: the real ChatOllama against the Ollama-protocol server,
+the real searxng provider and web_fetch against a loopback web of captured pages, the real
+SQLite checkpointer (and real Chroma where memory is on)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local2.config import load_settings
+from local2.research.plan import call_key
+from local2.research.service import Research
+from local2.testing.ollama_server import FakeOllama
+from local2.testing.research_brain import ResearchBrain, default_plan
+from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
+
+CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
+QUESTION = "Why did Kelsby keep its harbour swing bridge?"
+
+
+@pytest.fixture(scope="module")
+def pages() -> list[Any]:
+    return load_pages(CORPUS)
+
+
+@pytest.fixture
+def web(pages: list[Any]) -> Iterator[LoopbackWeb]:
+    with LoopbackWeb(pages) as served:
+        yield served
+
+
+def research(
+    fake: FakeOllama, web: LoopbackWeb, tmp_path: Path, memory: bool = False, **section: Any
+) -> Research:
+    overrides = research_overrides(web, tmp_path / "data")
+    overrides["system"]["ollama_host"] = fake.url
+    overrides["generator"] = {"backend": "ollama"}
+    overrides["memory"] = {"enabled": memory}
+    overrides["research"].update(section)
+    return Research(load_settings(overrides=overrides), backend="ollama")
+
+
+def subjects(payload: dict[str, Any]) -> list[str]:
+    return payload["events"]
+
+
+def test_invented_citation_number_and_url_do_not_survive(web: LoopbackWeb, tmp_path: Path) -> None:
+    brain = ResearchBrain(
+        extra=[
+            "The bridge carries 48,000 cars a day [1].",
+            "Kelsby also has a castle [42].",
+            "Read more at https://invented.example.com/bridge-story.",
+        ]
+    )
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, memory=True, max_rounds=1)
+        payload = run.run(QUESTION)
+        run.close()
+    report = payload["report"]
+    body = report.split("## References")[0]
+    assert "48,000" not in body and "[42]" not in body and "invented.example" not in body
+    reasons = " | ".join(u["reason"] for u in payload["unsupported"])
+    assert "'48000' not in the cited source [1]" in reasons
+    assert "cites [42]" in reasons and "links to a page" in reasons
+    # The references are the pages read (and cited results), all from the ledger.
+    read = {web.page_url(name) for name in web.pages_served()}
+    assert read and read <= {s["url"] for s in payload["sources"]}
+    assert all(s["url"].startswith(web.url) for s in payload["sources"])
+    assert "Residents of Kelsby voted on Tuesday" in body and "since 1894" in body
+    for subject in ("research.plan", "research.step", "research.round", "research.report"):
+        assert subject in subjects(payload)
+    assert "critique.result" in subjects(payload) and "memory.ingested" in subjects(payload)
+    assert payload["critique"]["score"] == 4
+    # Every structured request carried its JSON schema; the brain's replies kept to it.
+    formats = [r.get("format") for r in fake.chat_requests if r.get("format")]
+    assert [f["title"] for f in formats] == ["ResearchPlan"]
+    assert fake.format_violations == []
+
+
+def test_a_search_failing_twice_leads_to_a_replan_and_a_report(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    web.search_failures = [503, 503]  # the first search and its one retry
+    brain = ResearchBrain(replan_query="Kelsby swing bridge vote")
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1)
+        payload = run.run(QUESTION)
+        run.close()
+    assert web.searches() == [QUESTION, QUESTION, "Kelsby swing bridge vote"]
+    replan = next(e for e in payload["event_log"] if e["subject"] == "research.replan")
+    assert "search failed: 503" in replan["reason"]
+    assert call_key("web_search", {"query": QUESTION}) in replan["forbidden"]
+    failed = [s for s in payload["steps"] if s["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["calls"][0]["attempts"] == 2
+    assert payload["status"] == "done" and payload["sources"]
+    assert "Kelsby" in payload["report"]
+
+
+def test_a_replan_that_breaks_the_rules_gets_the_fallback(web: LoopbackWeb, tmp_path: Path) -> None:
+    top = [p.name for p in web.rank(QUESTION)[:2]]
+    web.page_status = dict.fromkeys(top, 404)  # the two best results cannot be read
+    brain = ResearchBrain(plans=[default_plan(QUESTION), "not json", "still not json"])
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1)
+        payload = run.run(QUESTION)
+        run.close()
+    assert [p["origin"] for p in payload["plan"]] == ["model", "fallback"]
+    assert brain.requests["plan"] == 3  # the plan, the replan and its one repair
+    served = web.pages_served()
+    assert served[:2] == top and len(served) == 4  # the fallback read the next two results
+    assert web.searches() == [QUESTION]  # and did not search again
+    assert payload["status"] == "done" and len(payload["sources"]) >= 2
+
+
+def test_when_every_search_fails_the_last_fallback_calls_no_tools(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    web.search_failures = [404] * 20
+    brain = ResearchBrain(plans=[default_plan(QUESTION), "not json", "still not json"])
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=2, max_replans=2)
+        payload = run.run(QUESTION)
+        run.close()
+    # The replan broke the rules; its fallback would search the question again, which
+    # failed and is forbidden: what is left is the plan that calls no tools.
+    assert [p["origin"] for p in payload["plan"]] == ["model", "no-tools"]
+    assert payload["status"] == "done" and payload["sources"] == []
+    assert payload["report"].startswith(f"# {QUESTION}")
+    assert web.searches() == [QUESTION]  # 404 is not transient: no retry
+
+
+def test_a_broken_plan_is_repaired_once_and_the_schema_was_sent(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    good = default_plan(QUESTION)
+    brain = ResearchBrain(plans=['{"goal": "x", "steps": [', good])
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1)
+        payload = run.run(QUESTION)
+        run.close()
+    assert payload["plan"][0]["origin"] == "repaired"
+    assert [a["schema_valid"] for a in payload["plan"][0]["attempts"]] == [False, True]
+    plan_requests = [r for r in fake.chat_requests if r.get("format")]
+    assert len(plan_requests) == 2 and plan_requests[0]["format"]["title"] == "ResearchPlan"
+    assert fake.format_violations and "not JSON" in fake.format_violations[0]
+    assert "That reply cannot be used" in plan_requests[1]["messages"][-1]["content"]
+
+
+def test_independent_steps_run_side_by_side(web: LoopbackWeb, tmp_path: Path) -> None:
+    web.search_delay_s = 0.6
+    plan = {
+        "goal": "two searches",
+        "steps": [
+            {
+                "id": "a",
+                "description": "",
+                "tool": "web_search",
+                "args": {"query": "otters Lune"},
+                "requires": [],
+            },
+            {
+                "id": "b",
+                "description": "",
+                "tool": "web_search",
+                "args": {"query": "earthworms no-till"},
+                "requires": [],
+            },
+            {"id": "c", "description": "", "tool": "compose", "args": {}, "requires": ["a", "b"]},
+        ],
+    }
+    with FakeOllama(ResearchBrain(plans=[plan])) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1)
+        payload = run.run("What do otters and earthworms have in common?")
+        run.close()
+    log = [e for e in payload["event_log"] if e["subject"] == "research.step"]
+    started = [e["t"] for e in log if e["status"] == "started"]
+    ended = [e["t"] for e in log if e["status"] == "done"]
+    assert len(started) == 2 and max(started) < min(ended)  # both began before either ended
+    assert {s["id"] for s in payload["steps"] if s["status"] == "done"} == {"s1", "s2", "s3"}
+
+
+def test_rounds_follow_the_gaps_and_end_when_none_are_left(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    brain = ResearchBrain(gaps=[["otters river Lune survey"], []])
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=3)
+        payload = run.run(QUESTION)
+        run.close()
+    rounds = payload["rounds"]
+    assert [r["gaps"] for r in rounds] == [["otters river Lune survey"], []]
+    assert rounds[-1]["stop"] == "no gaps named"
+    assert [p["round"] for p in payload["plan"]] == [1, 2]
+    assert "otters river Lune survey" in web.searches()
+    assert any("Lune" in s["title"] for s in payload["sources"])
+
+
+def test_round_and_source_budgets_hold(web: LoopbackWeb, tmp_path: Path) -> None:
+    brain = ResearchBrain(gaps=[["otters river Lune survey"]] * 5)
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1, max_sources=3)
+        payload = run.run(QUESTION)
+        run.close()
+    assert "gaps" not in brain.requests  # one round allowed: no follow-up asked
+    assert payload["rounds"][0]["stop"].startswith(("round limit", "source budget"))
+    assert payload["ledger_size"] <= 3
+
+
+def test_a_stopped_run_resumes_without_repeating_finished_steps(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1)
+        items = run.stream(QUESTION)
+        run_id = ""
+        for kind, data in items:
+            if kind == "run":
+                run_id = data["run_id"]
+            if kind == "event" and data["subject"] == "research.step" and data["status"] == "done":
+                break  # the first step is done: stop here, as a crash would
+        items.close()
+        assert run.payload(run_id)["status"] == "unfinished"
+        assert [r["status"] for r in run.runs()] == ["unfinished"]
+        searches, pages = list(web.searches()), list(web.pages_served())
+        payload = run.resume_run(run_id)
+        assert payload["status"] == "done"
+        assert web.searches() == searches  # the finished search was not run again
+        assert len(web.pages_served()) > len(pages)
+        assert run.payload(run_id)["report"] == payload["report"]
+        run.close()
+
+
+def test_build_research_graph_for_notebooks(web: LoopbackWeb, tmp_path: Path) -> None:
+    from local2.research import build_research_graph
+
+    overrides = research_overrides(web, tmp_path / "data")
+    with FakeOllama(ResearchBrain()) as fake:
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["memory"] = {"enabled": False}
+        overrides["critic"] = {"enabled": False}
+        settings = load_settings(overrides=overrides)
+        graph = build_research_graph(settings, backend="ollama", critic=None)
+        state = graph.invoke({"question": QUESTION}, {"configurable": {"thread_id": "nb1"}})
+    assert state["run_id"] == "nb1" and state["report"].startswith(f"# {QUESTION}")
+    assert json.dumps(state["sources"])  # plain data, ready for a notebook
+
+
+def test_a_url_no_one_gave_is_not_fetched(web: LoopbackWeb, tmp_path: Path) -> None:
+    """DESIGN §11: a URL the model made up could carry data out, and a run cannot ask."""
+    made_up = f"{web.url}/pages/13_council_budget?q=Kelsby"
+    given = web.page_url("06_tidal_mill")
+    plan = {
+        "goal": "read two pages",
+        "steps": [
+            {
+                "id": "a",
+                "description": "",
+                "tool": "web_fetch",
+                "args": {"url": made_up},
+                "requires": [],
+            },
+            {
+                "id": "b",
+                "description": "",
+                "tool": "web_fetch",
+                "args": {"url": given},
+                "requires": [],
+            },
+            {"id": "c", "description": "", "tool": "compose", "args": {}, "requires": ["a", "b"]},
+        ],
+    }
+    with FakeOllama(ResearchBrain(plans=[plan])) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1)
+        payload = run.run(f"How does the tide mill at {given} work?")
+        run.close()
+    assert web.pages_served() == ["06_tidal_mill"]  # only the page the question named
+    skipped = next(s for s in payload["steps"] if s["status"] == "skipped")
+    assert "neither the question nor a search gave" in skipped["error"]
+    assert [s["url"] for s in payload["sources"]] == [given]

@@ -1,0 +1,172 @@
+"""Verification: citations must resolve to the ledger, and what a sentence states must be in
+the source it cites; references come from the ledger; URLs the model typed never link."""
+
+from __future__ import annotations
+
+from local2.research.ledger import Found, file_sources, page_read, search_hits
+from local2.research.verify import (
+    claims,
+    link_citations,
+    references_markdown,
+    report_markdown,
+    split_sentences,
+    verify,
+)
+
+BRIDGE = (
+    "Residents of Kelsby voted on Tuesday to repair the iron swing bridge that has crossed "
+    "the harbour mouth since 1894. The repair plan passed with 61 percent of the vote and "
+    "will cost 4,200,000 pounds."
+)
+OTTERS = "Volunteers found signs of otters at 78 of the 90 sites on the river Lune in 2026."
+
+
+def ledger() -> list:
+    found = [
+        Found(
+            url="https://news.example/bridge",
+            title="Bridge vote",
+            text=BRIDGE,
+            kind="page",
+            at=1.0,
+            step="s2",
+        ),
+        Found(
+            url="https://nature.example/otters",
+            title="Otter count",
+            text=OTTERS,
+            kind="result",
+            at=1.0,
+            step="s1",
+        ),
+        Found(
+            url="https://other.example/x",
+            title="Unused",
+            text="Nothing here.",
+            kind="result",
+            at=1.0,
+            step="s1",
+        ),
+    ]
+    entries, _ = file_sources([], found, max_sources=12)
+    return entries
+
+
+def test_supported_sentences_survive_and_others_are_listed_with_reasons() -> None:
+    draft = (
+        "Kelsby voted to repair its bridge, which dates from 1894 [1]. "
+        "The plan passed with 61 percent of the vote [1]. "
+        "The plan passed with 75 percent of the vote [1]. "
+        "Otters were found at 78 of 90 sites on the Lune [2]. "
+        "The council of Glasgow approved it [1]. "
+        "A later study found 120 otters [7]."
+    )
+    checked = verify(draft, ledger(), "Why did Kelsby keep its bridge?")
+    assert "1894 [1]" in checked.body and "61 percent" in checked.body
+    assert "78 of 90" in checked.body
+    assert "75 percent" not in checked.body and "Glasgow" not in checked.body
+    assert "[7]" not in checked.body
+    reasons = {u.sentence.split(" [")[0]: u.reason for u in checked.unsupported}
+    assert (
+        "'75' not in the cited source [1]" in reasons["The plan passed with 75 percent of the vote"]
+    )
+    assert "'Glasgow'" in reasons["The council of Glasgow approved it"]
+    assert "[7], which no source" in reasons["A later study found 120 otters"]
+    assert checked.cited == [1, 2]
+
+
+def test_references_are_the_pages_read_plus_cited_results_never_typed_urls() -> None:
+    entries = ledger()
+    draft = (
+        "The bridge dates from 1894 [1]. Read more at https://invented.example/story. "
+        "See [the survey](https://nature.example/otters) for details. "
+        "![chart](https://tracker.example/pixel.png) Otters were counted in 2026 [2]."
+    )
+    checked = verify(draft, entries, "")
+    refs = checked.references(entries)
+    assert [s["n"] for s in refs] == [1, 2]  # the page read, and the result cited
+    assert "invented.example" not in checked.body
+    assert "tracker.example" not in checked.body  # the image is gone, nothing auto-loads
+    assert "See the survey [2] for details." in checked.body  # a ledger URL became a citation
+    assert any("links to a page" in u.reason for u in checked.unsupported)
+    assert checked.removed_links == ["https://invented.example/story"]
+    markdown = report_markdown("Q?", checked, refs)
+    assert "## References" in markdown and "https://news.example/bridge" in markdown
+    assert "https://other.example/x" not in markdown  # found, never read, never cited
+
+
+def test_uncited_sentences_stay_only_when_no_claim_is_unsupported() -> None:
+    checked = verify(
+        "Here is what the sources say. Kelsby kept its bridge. Paris has 9 bridges.",
+        ledger(),
+        "What about Kelsby?",
+    )
+    assert "Here is what the sources say." in checked.body
+    assert "Kelsby kept its bridge." in checked.body
+    assert [u.sentence for u in checked.unsupported] == ["Paris has 9 bridges."]
+
+
+def test_the_models_own_reference_list_and_html_are_dropped() -> None:
+    draft = (
+        "The bridge dates from 1894 [1].\n\n<script>alert(1)</script>\n\n"
+        "## References\n1. https://invented.example/a\n"
+    )
+    checked = verify(draft, ledger(), "")
+    assert "invented" not in checked.body and "<script>" not in checked.body
+    assert checked.body == "The bridge dates from 1894 [1]."
+
+
+def test_claims_sentences_and_numbers() -> None:
+    numbers, names = claims("In March 2024, Kelsby spent 4,200,000 on the bridge [1].")
+    assert numbers == ["2024", "4200000"] and names == ["March", "Kelsby"]
+    assert split_sentences("One is here. [1] Two is there [2]. Three.") == [
+        "One is here. [1]",
+        "Two is there [2].",
+        "Three.",
+    ]
+
+
+def test_ledger_numbers_are_stable_and_reading_upgrades_a_result() -> None:
+    text = (
+        "Today's date: 2026-11-23\n\n[1] Title: Otter count\nSnippet: 78 of 90 sites.\n"
+        "URL: https://nature.example/otters\n\n[2] Title: Bridge\nSnippet: s\n"
+        "URL: https://news.example/bridge/"
+    )
+    hits = search_hits(text, "s1")
+    assert [h["url"] for h in hits] == [
+        "https://nature.example/otters",
+        "https://news.example/bridge/",
+    ]
+    entries, _ = file_sources([], hits, max_sources=12)
+    page = page_read(
+        "URL: https://news.example/bridge\nExtracted text:\nFull text.",
+        "https://news.example/bridge#top",
+        "s2",
+    )
+    assert page is not None
+    entries, touched = file_sources(entries, [page], max_sources=12)
+    assert touched == [2] and entries[1]["kind"] == "page" and entries[1]["text"] == "Full text."
+    full, _ = file_sources(entries, search_hits(text.replace("otters", "owls"), "s3"), 2)
+    assert len(full) == 2  # the ledger holds max_sources at most
+
+
+def test_citations_link_to_ledger_urls_only_and_titles_stay_text() -> None:
+    sources = [{"n": 1, "url": "https://a.example/x"}, {"n": 2, "url": "javascript:alert(1)"}]
+    linked = link_citations("Fact [1]. Other [2]. Both [1, 2].", sources)
+    assert "[\\[1\\]](https://a.example/x)" in linked
+    assert "javascript" not in linked and "Other [2]." in linked
+    refs = references_markdown(
+        [
+            {
+                "n": 1,
+                "url": "https://a.example/x",
+                "title": "![x](https://t.example/p.png) <b>",
+                "text": "",
+                "kind": "page",
+                "found_at": 0,
+                "read_at": 0,
+                "step": "s1",
+            }
+        ]
+    )
+    assert "\\!\\[x\\]" in refs and "\\<b\\>" in refs

@@ -1,0 +1,65 @@
+"""What the model is told about each built-in tool is written once, in generator.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from local2.config import load_settings
+from local2.config.loader import shipped_tool_schemas
+from local2.memory.store import EngramStore
+from local2.tools.files import TOOL_NAMES as FILE_TOOLS
+from local2.tools.registry import default_tools
+from tests.conftest import make_settings
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "local2"
+BUILT_IN = {"web_search", "web_fetch", "recall_memory", "save_memory", *FILE_TOOLS}
+
+
+def built(tmp_path: Path, config_dir: Path | None = None) -> dict:
+    """Every built-in tool: web, memory (a real store) and files (a notes folder)."""
+    (tmp_path / "notes").mkdir(exist_ok=True)
+    settings = load_settings(
+        config_dir,
+        overrides={
+            "system": {"data_dir": str(tmp_path / "data")},
+            "memory": {"embedder": "lexical"},
+            "files": {"roots": [str(tmp_path / "notes")]},
+        },
+    )
+    return {t.name: t for t in default_tools(settings, EngramStore.open(settings))}
+
+
+def test_every_built_in_tool_is_described_by_the_shipped_yaml(tmp_path: Path) -> None:
+    shipped = shipped_tool_schemas()
+    assert set(shipped) == BUILT_IN
+    tools = built(tmp_path)
+    assert set(tools) == BUILT_IN
+    for name, tool in tools.items():
+        assert (tool.description, tool.parameters) == (
+            shipped[name].description,
+            shipped[name].parameters,
+        ), name
+
+
+def test_no_description_is_written_again_in_code() -> None:
+    code = "\n".join(p.read_text(encoding="utf-8") for p in SRC.rglob("*.py"))
+    for name, schema in shipped_tool_schemas().items():
+        head = schema.description[:40]
+        assert head not in code, f"{name}'s description is copied into the code"
+
+
+def test_a_tuned_description_replaces_only_its_own_tool(tmp_path: Path) -> None:
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "generator.yaml").write_text(
+        "tools:\n"
+        "  - name: web_search\n"
+        "    description: Search the web for recent facts only.\n"
+        "    parameters: {type: object, properties: {query: {type: string}}, required: [query]}\n"
+    )
+    tools = built(tmp_path, conf)
+    assert tools["web_search"].description == "Search the web for recent facts only."
+    shipped = shipped_tool_schemas()
+    assert tools["web_fetch"].description == shipped["web_fetch"].description
+    assert tools["recall_memory"].parameters == shipped["recall_memory"].parameters
+    assert make_settings(tmp_path).generator.tool_schema("web_fetch") is not None
