@@ -27,27 +27,32 @@ from typing import Any
 
 TURN_COLUMNS = 'id, parent_id, session_id, query_id, "user", assistant, created_at'
 
-SQLITE_SCHEMA = """
+# One schema for every SQL turn log; {time} and {seq} are the engine's own spellings.
+TURNS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS local2_turns (
     id TEXT PRIMARY KEY,
     parent_id TEXT,
     session_id TEXT NOT NULL,
     query_id TEXT NOT NULL,
-    user TEXT NOT NULL,
+    "user" TEXT NOT NULL,
     assistant TEXT NOT NULL,
-    created_at REAL NOT NULL,
+    created_at {time} NOT NULL,
     record TEXT
 );
 CREATE INDEX IF NOT EXISTS local2_turns_session ON local2_turns (session_id, created_at);
 CREATE INDEX IF NOT EXISTS local2_turns_query ON local2_turns (session_id, query_id);
 CREATE TABLE IF NOT EXISTS local2_turn_notes (
-    turn_id TEXT NOT NULL,
+    {seq}turn_id TEXT NOT NULL,
     kind TEXT NOT NULL,
     value TEXT NOT NULL,
-    created_at REAL NOT NULL
+    created_at {time} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS local2_turn_notes_turn ON local2_turn_notes (turn_id, created_at);
 """
+SQLITE_SCHEMA = TURNS_SCHEMA.format(time="REAL", seq="")  # notes are ordered by rowid
+POSTGRES_SCHEMA = TURNS_SCHEMA.format(
+    time="DOUBLE PRECISION", seq="seq BIGSERIAL PRIMARY KEY,\n    "
+)
 
 # The last `depth` turns ending at a head, newest first: one round trip however long.
 WINDOW_SQL = f"""

@@ -23,36 +23,19 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from local2.checkpoint import CompressedSerializer
+from local2.history import POSTGRES_SCHEMA as TURNS_SCHEMA
 from local2.history import SqlTurnLog
+from local2.research.runs import POSTGRES_SCHEMA as RUNS_SCHEMA
+from local2.research.runs import RunIndex
+from local2.research.storage import ResearchStorage
 from local2.storage import SharedLocks, Storage, StorageUnavailable
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS local2_turns (
-    id TEXT PRIMARY KEY,
-    parent_id TEXT,
-    session_id TEXT NOT NULL,
-    query_id TEXT NOT NULL,
-    "user" TEXT NOT NULL,
-    assistant TEXT NOT NULL,
-    created_at DOUBLE PRECISION NOT NULL,
-    record TEXT
-);
-CREATE INDEX IF NOT EXISTS local2_turns_session ON local2_turns (session_id, created_at);
-CREATE INDEX IF NOT EXISTS local2_turns_query ON local2_turns (session_id, query_id);
-CREATE TABLE IF NOT EXISTS local2_turn_notes (
-    seq BIGSERIAL PRIMARY KEY,
-    turn_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    value TEXT NOT NULL,
-    created_at DOUBLE PRECISION NOT NULL
-);
-CREATE INDEX IF NOT EXISTS local2_turn_notes_turn ON local2_turn_notes (turn_id, created_at);
-"""
 LOCK_SQL = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
 TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS locked"
 UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
 SETUP_KEY = "local2:setup"  # processes starting together create the tables one at a time
 MAX_WAITING_TURNS = 64  # lock connections per process (turns running or waiting at once)
+RESEARCH_SCHEMA = "local2_research"  # research runs' checkpoints and run list
 
 
 def describe(url: str) -> str:
@@ -91,10 +74,8 @@ def open_pool(url: str, max_size: int, **kwargs: Any) -> ConnectionPool:
     return pool
 
 
-class PostgresTurnLog(SqlTurnLog):
-    """The turn log in a ``local2_turns`` table, through a connection pool."""
-
-    NOTE_ORDER = "created_at, seq"
+class PooledSql:
+    """Runs the shared SQLite-style statements (``?`` parameters) through a connection pool."""
 
     def __init__(self, pool: ConnectionPool) -> None:
         self._pool = pool
@@ -109,11 +90,22 @@ class PostgresTurnLog(SqlTurnLog):
             conn.execute(sql.replace("?", "%s"), tuple(params))
 
 
-class AdvisoryLocks(SharedLocks):
-    """One turn per session across every process: Postgres advisory locks, each held on a
-    connection of its own for the whole turn."""
+class PostgresTurnLog(PooledSql, SqlTurnLog):
+    """The turn log in a ``local2_turns`` table, through a connection pool."""
 
-    def __init__(self, url: str) -> None:
+    NOTE_ORDER = "created_at, seq"
+
+
+class PostgresRunIndex(PooledSql, RunIndex):
+    """The research runs table, in the research schema (the pool's search path)."""
+
+
+class AdvisoryLocks(SharedLocks):
+    """One turn per session (or one run of a research run, ``kind="research"``) across every
+    process: Postgres advisory locks, each held on a connection of its own while it runs."""
+
+    def __init__(self, url: str, kind: str = "session") -> None:
+        self._kind = kind
         self._pool = ConnectionPool(
             url,
             min_size=0,
@@ -126,7 +118,7 @@ class AdvisoryLocks(SharedLocks):
         self._guard = threading.Lock()
 
     def acquire(self, session_id: str, blocking: bool = True) -> bool:
-        key = f"local2:session:{session_id}"
+        key = self._key(session_id)
         conn = self._pool.getconn()
         try:
             if blocking:
@@ -142,13 +134,27 @@ class AdvisoryLocks(SharedLocks):
             self._held[session_id] = conn
         return True
 
+    def _key(self, name: str) -> str:
+        return f"local2:{self._kind}:{name}"
+
+    def held_elsewhere(self, session_id: str) -> bool:
+        with self._guard:
+            if session_id in self._held:
+                return False
+        with self._pool.connection() as conn:
+            key = self._key(session_id)
+            if not conn.execute(TRY_LOCK_SQL, (key,)).fetchone()[0]:  # type: ignore[index]
+                return True
+            conn.execute(UNLOCK_SQL, (key,))
+        return False
+
     def release(self, session_id: str) -> None:
         with self._guard:
             conn = self._held.pop(session_id, None)
         if conn is None:
             return
         try:
-            conn.execute(UNLOCK_SQL, (f"local2:session:{session_id}",))
+            conn.execute(UNLOCK_SQL, (self._key(session_id),))
         except psycopg.Error:
             conn.close()  # a broken connection: the server has already let go
         self._pool.putconn(conn)
@@ -157,7 +163,9 @@ class AdvisoryLocks(SharedLocks):
         self._pool.close()
 
 
-def setup_schema(pool: ConnectionPool, saver: PostgresSaver, wait_s: float = 300) -> None:
+def setup_schema(
+    pool: ConnectionPool, saver: PostgresSaver, statements: str, wait_s: float = 300
+) -> None:
     """Create LoCAL2's table and LangGraph's, once, even when processes start together.
 
     The lock is polled, not waited for: LangGraph's migrations build indexes
@@ -171,29 +179,60 @@ def setup_schema(pool: ConnectionPool, saver: PostgresSaver, wait_s: float = 300
                 raise psycopg.OperationalError("another process kept the setup lock")
             time.sleep(0.1)
         try:
-            for statement in filter(str.strip, SCHEMA.split(";")):
+            for statement in filter(str.strip, statements.split(";")):
                 conn.execute(statement)
             saver.setup()
         finally:
             conn.execute(UNLOCK_SQL, (SETUP_KEY,))
 
 
-def open_postgres(url: str, pool_size: int) -> Storage:
-    """Checkpointer, turn log and session locks over one database at ``url``."""
-    pool = open_pool(url, pool_size, row_factory=dict_row)
+def _open_saver(
+    url: str, pool_size: int, statements: str, **kwargs: Any
+) -> tuple[ConnectionPool, PostgresSaver]:
+    """A pool and a checkpointer over it, with LangGraph's tables and ``statements`` set up."""
+    pool = open_pool(url, pool_size, row_factory=dict_row, **kwargs)
     saver = PostgresSaver(pool, serde=CompressedSerializer())  # type: ignore[arg-type]
     try:
-        setup_schema(pool, saver)
+        setup_schema(pool, saver, statements)
     except psycopg.Error as exc:
         pool.close()
         raise StorageUnavailable(
             f"Cannot set up LoCAL2's tables in {describe(url)}: {exc}",
             "The database user needs CREATE on the database (docs/deploy.md).",
         ) from exc
+    return pool, saver
+
+
+def open_postgres(url: str, pool_size: int) -> Storage:
+    """Checkpointer, turn log and session locks over one database at ``url``."""
+    pool, saver = _open_saver(url, pool_size, TURNS_SCHEMA)
     locks = AdvisoryLocks(url)
     return Storage(
         checkpointer=saver,
         turn_log=PostgresTurnLog(pool),
+        locks=locks,
+        closers=[locks.close, pool.close],
+    )
+
+
+def research_saver(url: str, pool_size: int) -> tuple[ConnectionPool, PostgresSaver]:
+    """Research runs' checkpoints, in LangGraph's tables of their own schema: run ids and
+    session ids are both thread ids, and one must never read the other's state."""
+    return _open_saver(
+        url,
+        pool_size,
+        f"CREATE SCHEMA IF NOT EXISTS {RESEARCH_SCHEMA};{RUNS_SCHEMA}",
+        options=f"-c search_path={RESEARCH_SCHEMA}",
+    )
+
+
+def open_research_postgres(url: str, pool_size: int) -> ResearchStorage:
+    """Checkpointer, run list and run locks of research mode over the database at ``url``."""
+    pool, saver = research_saver(url, pool_size)
+    locks = AdvisoryLocks(url, kind="research")
+    return ResearchStorage(
+        checkpointer=saver,
+        index=PostgresRunIndex(pool),
         locks=locks,
         closers=[locks.close, pool.close],
     )

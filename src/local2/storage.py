@@ -37,21 +37,31 @@ class SharedLocks:
     def release(self, session_id: str) -> None:
         """Let the next turn of the session go ahead (may be called from another thread)."""
 
+    def held_elsewhere(self, session_id: str) -> bool:
+        """Whether another process holds the lock now (none can, without a shared store)."""
+        return False
+
     def close(self) -> None:
         """Nothing to release."""
 
 
-@dataclass
-class Storage:
-    checkpointer: BaseCheckpointSaver
-    turn_log: TurnLog
-    locks: SharedLocks
-    closers: list[Callable[[], None]] = field(default_factory=list)
+class ClosedTogether:
+    """Parts opened together (over one pool) and closed together, by ``closers`` in order."""
+
+    closers: list[Callable[[], None]]
 
     def close(self) -> None:
         for close in self.closers:
             close()
         self.closers.clear()
+
+
+@dataclass
+class Storage(ClosedTogether):
+    checkpointer: BaseCheckpointSaver
+    turn_log: TurnLog
+    locks: SharedLocks
+    closers: list[Callable[[], None]] = field(default_factory=list)
 
 
 def open_storage(
