@@ -14,6 +14,7 @@ from local2.doctor import run_checks
 from local2.files.index import FileIndex
 from local2.memory.chroma import ChromaUnavailable, chroma_client
 from local2.memory.embeddings import LexicalEmbedder
+from local2.memory.per_embedder import collection_name
 from local2.memory.store import EngramStore
 from local2.nodes.ingest import open_memory
 from local2.testing.processes import free_port
@@ -45,7 +46,29 @@ def test_two_processes_share_memory_through_the_server(tmp_path: Path, chroma_se
     assert not (settings.data_dir / "chroma").exists()
     remote = chromadb.HttpClient(host="127.0.0.1", port=chroma_server.port)
     names = [c.name for c in remote.list_collections()]
-    assert settings.memory.collection in names
+    assert collection_name(settings.memory.collection, "lexical-hash-512") in names
+
+
+def test_each_embedder_has_its_collection_on_the_server(tmp_path: Path, chroma_server: Any) -> None:
+    """A process whose embedder differs (say its Ollama is down) gets its own collection on
+    the shared server, filled from the others; the first process's collection is untouched."""
+    settings = server_settings(tmp_path, chroma_server.url)
+    first = EngramStore.open(settings, embedder=LexicalEmbedder(), sync="no")
+    engram = first.save(
+        "The staging database is rebuilt every Sunday night.", session_id="s1", query_id="q1"
+    )
+    other = EngramStore.open(settings, embedder=LexicalEmbedder(dim=256), sync="now")
+    assert other.collection.name != first.collection.name
+    assert other.get(engram)["content"].startswith("The staging database")
+    assert other.recall("When is the staging database rebuilt?", k=1)[0]["id"] == engram
+    remote = chromadb.HttpClient(host="127.0.0.1", port=chroma_server.port)
+    base = settings.memory.collection
+    mine = sorted(c.name for c in remote.list_collections() if c.name.startswith(base))
+    assert mine == [
+        collection_name(base, "lexical-hash-256"),
+        collection_name(base, "lexical-hash-512"),
+    ]
+    assert first.collection.count() == other.collection.count() == 1
 
 
 def test_file_index_on_the_server(tmp_path: Path, chroma_server: Any) -> None:

@@ -9,15 +9,20 @@ from pathlib import Path
 import pytest
 
 from local2.agent import Agent
+from local2.doctor import SEED_MODEL
 from local2.models.errors import ModelError, ModelUnavailable
 from local2.testing.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain
 from local2.testing.processes import free_port
-from tests.conftest import local2, make_settings
+from tests.conftest import local2, make_settings, mock_search_config
 
 
 def openai_agent(tmp_path: Path, base_url: str, key_env: str = "OPENAI_API_KEY") -> Agent:
     openai = {"base_url": base_url, "api_key_env": key_env}
-    settings = make_settings(tmp_path, generator={"backend": "openai", "openai": openai})
+    settings = make_settings(
+        tmp_path,
+        generator={"backend": "openai", "openai": openai},
+        web={"search": {"provider": "mock"}},  # canned results: no test reaches the internet
+    )
     return Agent(settings, memory=None, critic=None)
 
 
@@ -35,7 +40,7 @@ def test_reasoning_streams_apart_and_never_reaches_history(tmp_path: Path, field
         assert kinds.count("thinking") >= 2 and kinds.count("token") >= 2  # both streamed
         assert kinds.index("thinking") < kinds.index("token")
         request = server.openai_requests[-1]
-        assert request["stream"] is True and request["model"] == "qwen3:4b"
+        assert request["stream"] is True and request["model"] == SEED_MODEL
 
         agent.ask("Tell me about the Python GIL.", "s1")
         follow_up = agent.ask("Why was it introduced?", "s1")
@@ -51,7 +56,7 @@ def test_native_tool_calls_round_trip_in_openai_form(tmp_path: Path) -> None:
         agent = openai_agent(tmp_path, server.openai_url)
         payload = agent.ask("What major AI news broke this week?", "s1")
         assert [c["tool"] for c in payload["tool_calls"]] == ["web_search"]
-        assert payload["tool_calls"][0]["result"].startswith("Today's date: ")
+        assert "Today's date: " in payload["tool_calls"][0]["result"]
         first, second = server.openai_requests[-2:]
         assert {t["function"]["name"] for t in first["tools"]} >= {"web_search"}
         call = next(m for m in second["messages"] if m.get("tool_calls"))["tool_calls"][0]
@@ -105,8 +110,7 @@ def test_server_error_is_a_model_error_and_records_nothing(tmp_path: Path) -> No
 
 
 def test_cli_ask_and_doctor_with_the_openai_backend(tmp_path: Path) -> None:
-    conf = tmp_path / "conf"
-    conf.mkdir()
+    conf = mock_search_config(tmp_path / "conf")
     with FakeOllama(RuleBrain()) as server:
         (conf / "generator.yaml").write_text(
             f"backend: openai\nopenai:\n  base_url: {server.openai_url}\n"
@@ -118,4 +122,4 @@ def test_cli_ask_and_doctor_with_the_openai_backend(tmp_path: Path) -> None:
         doctor = local2("doctor", "--json", env=env)
     assert asked.returncode == 0, asked.stderr
     assert "Paris" in asked.stdout
-    assert '"model server"' in doctor.stdout and "qwen3:4b served" in doctor.stdout
+    assert '"model server"' in doctor.stdout and f"{SEED_MODEL} served" in doctor.stdout

@@ -117,6 +117,22 @@ def test_postgres_needs_a_url_and_reads_it_from_the_environment(
     assert settings.system.postgres_url == "postgresql://team@db:5432/local2"
 
 
+def test_team_libraries_are_imported_only_when_configured() -> None:
+    """psycopg, the OpenAI client and Chroma cost start-up time every command would pay."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, local2.cli, local2.agent, local2.api, local2.storage, local2.doctor\n"
+        "import local2.research.service\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'psycopg', 'psycopg_pool', 'langchain_openai', 'openai', 'chromadb'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_unreachable_postgres_is_one_clear_error_without_the_password(tmp_path: Path) -> None:
     from local2.testing.processes import free_port
 

@@ -22,6 +22,8 @@ import chromadb
 import httpx
 import pytest
 
+from local2.memory.per_embedder import collection_name
+from local2.testing.obeying import ObeyingBrain
 from local2.testing.ollama_server import FakeOllama, Reply
 from local2.testing.serve_process import ServeProcess
 from tests.conftest import local2
@@ -147,10 +149,14 @@ def test_two_processes_serve_interleaved_sessions_without_loss_or_crosstalk(team
         duplicated += len(questions) - len(set(questions))
     assert (lost, duplicated) == (0, 0)
 
-    # Every turn was remembered once, in the shared Chroma server, by whichever process ran it.
+    # Every turn was remembered once, in the shared Chroma server, by whichever process ran it
+    # (in the collection of the embedder both processes use).
     remote = chromadb.HttpClient(host="127.0.0.1", port=team.chroma.port)
-    stored = remote.get_collection(team.collection).count()
-    assert stored == SESSIONS * (TURNS + 2)
+    memory = remote.get_collection(collection_name(team.collection, "nomic-embed-text"))
+    records = memory.get(where={"kind": "episodic"}, include=["metadatas"])["metadatas"]
+    assert sorted(str(m["query_id"]) for m in records) == sorted(
+        t["query_id"] for s in sessions for t in history(servers[0].url, s)
+    )
 
     # The CLI reads the same database: every turn once, in order; replay works on it.
     env = {**team.env, "LOCAL2_HOME": str(team.root / "cli"), "OLLAMA_HOST": team.fake.url}
@@ -213,3 +219,42 @@ def test_killing_a_process_mid_turn_loses_nothing_answered(team: Team) -> None:
         f"[{session}] two",
         f"[{session}] four",
     ]
+
+
+def test_a_turn_paused_for_approval_in_one_process_is_decided_in_the_other(
+    tmp_path: Path, postgres_url: str, chroma_server: Any
+) -> None:
+    """The pause (LangGraph's interrupt) is in the Postgres checkpoints, so any process sees
+    what waits, refuses a new turn of the session meanwhile, and can continue it."""
+    note = "The team lunch moved to Fridays."
+    with FakeOllama(ObeyingBrain(), delay_s=0.05) as fake:
+        crew = Team(tmp_path, fake, postgres_url, chroma_server)
+        (crew.config / "tools.yaml").write_text("approval: always\n")
+        try:
+            a, b = crew.serve("a", "b")
+            session = "approve-1"
+            with httpx.Client(timeout=120) as client:
+                asked = f'Please call save_memory with {{"text": "{note}"}}'
+                paused = ask(client, a.url, session, asked)
+                assert paused["status"] == "awaiting_approval", paused
+                [call] = paused["approval"]["calls"]
+                assert call["tool"] == "save_memory" and call["args"] == {"text": note}
+
+                seen = client.get(f"{b.url}/sessions/{session}/approval").json()["pending"]
+                assert seen["calls"] == [call]
+                refused = client.post(
+                    f"{b.url}/query", json={"query": "Anything else?", "session_id": session}
+                )
+                assert refused.status_code == 409 and "approval" in refused.text
+
+                done = client.post(f"{b.url}/sessions/{session}/approval", json={"approve": True})
+                assert done.status_code == 200, done.text
+                assert done.json()["status"] == "done"
+                assert client.get(f"{a.url}/sessions/{session}/approval").json()["pending"] is None
+            assert [t["user"] for t in history(a.url, session)] == [asked]
+            remote = chromadb.HttpClient(host="127.0.0.1", port=chroma_server.port)
+            memory = remote.get_collection(collection_name(crew.collection, "nomic-embed-text"))
+            saved = memory.get(where={"kind": "saved"}, include=["documents"])["documents"]
+            assert saved == [note]  # saved once, after the decision, in the shared memory
+        finally:
+            crew.stop()

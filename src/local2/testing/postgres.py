@@ -47,6 +47,16 @@ def find_bindir() -> Path:
     )
 
 
+def _temp_root() -> str:
+    """The temporary directory, if the ``postgres`` user can reach it (as root, TMPDIR may be
+    inside a home only root can enter), else /tmp."""
+    root = Path(tempfile.gettempdir()).resolve()
+    if os.geteuid() != 0:
+        return str(root)
+    reachable = all(p.stat().st_mode & 0o001 for p in (root, *root.parents))
+    return str(root) if reachable else "/tmp"
+
+
 class TempPostgres:
     """A Postgres cluster in a temporary directory, listening on 127.0.0.1 only."""
 
@@ -73,7 +83,7 @@ class TempPostgres:
 
     def start(self) -> TempPostgres:
         bindir = find_bindir()
-        self.dir = Path(tempfile.mkdtemp(prefix="local2-pg-"))
+        self.dir = Path(tempfile.mkdtemp(prefix="local2-pg-", dir=_temp_root()))
         if os.geteuid() == 0:
             user = pwd.getpwnam(RUN_AS)
             os.chown(self.dir, user.pw_uid, user.pw_gid)
