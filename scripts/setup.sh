@@ -55,25 +55,24 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 
-if [ "$browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+# Debian packages the tests need: installed when root, else the command to run is printed.
+apt_install() {  # package, what for
   if [ "$(id -u)" = 0 ]; then
-    echo "Installing Debian's chromium for the browser tests…" >&2
+    echo "Installing Debian's $1 for $2…" >&2
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
   else
-    echo "chromium is missing: run 'sudo apt-get install chromium' for the browser tests" >&2
+    echo "$1 is missing: run 'sudo apt-get install $1' for $2" >&2
   fi
+}
+
+if [ "$browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  apt_install chromium "the browser tests"
 fi
 
 have_postgres() {
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1
 }
 if [ "$dev" = 1 ] && ! have_postgres; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "Installing Debian's postgresql for the team-scale tests…" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-  else
-    echo "postgresql is missing: run 'sudo apt-get install postgresql' for the team-scale tests" >&2
-  fi
+  apt_install postgresql "the team-scale tests"
 fi
