@@ -394,7 +394,11 @@ def test_node_streams_its_event_inside_a_graph(tmp_path: Path) -> None:
             messages.append(chunk)
         else:
             final = chunk
-    assert [c["event"]["subject"] for c in custom] == [events.CRITIQUE_RESULT]
+    # A grade of 2 is at critic.retry_below (default 2): a second attempt is offered.
+    assert [c["event"]["subject"] for c in custom] == [
+        events.CRITIQUE_RESULT,
+        events.RETRY_OFFERED,
+    ]
     assert final["critique"]["score"] == 2
     # The judge runs off the graph's context: its reply never looks like the answer's tokens.
     assert messages == []

@@ -67,22 +67,41 @@ def planted(agent: Agent) -> list[str]:
     return [e["content"] for e in memory.list(200) if "PLANTED" in e["content"]]
 
 
-def panel(page: Any) -> str:
+def panel(page: Any, after: str | None = None) -> str:
+    """The approval panel's text once it shows a question (other than ``after``).
+
+    The question's details are waited for, not only the panel: between two questions the
+    panel can show with its buttons and empty details for a moment."""
     page.wait_for_selector("#local2-approval", state="visible")
+    page.wait_for_function(
+        """(after) => {
+            const details = document.querySelector('#local2-approval-details');
+            const text = details ? details.innerText.trim() : '';
+            return text !== '' && text !== (after || '').trim();
+        }""",
+        arg=after,
+    )
     return text_of(page, "#local2-approval")
 
 
-def decide(page: Any, button: str) -> None:
-    """Click Approve or Deny; wait until that question is gone (hidden, or the next one)."""
-    before = text_of(page, "#local2-approval")
+def decide(page: Any, button: str) -> str:
+    """Click Approve or Deny; wait until that question is gone (hidden, or the next one).
+    Returns the question's text, for :func:`panel` to wait for the next one.
+
+    The question's own text is compared, not the whole panel's: while the handler runs,
+    Gradio's progress timer ("0.1s") changes the panel's text with the old question still
+    in it, and the old panel can show again for a moment before the next question fills it."""
+    before = text_of(page, "#local2-approval-details")
     page.click(f"#local2-{button}")
     page.wait_for_function(
         """(before) => {
             const box = document.querySelector('#local2-approval');
-            return !box || box.offsetParent === null || box.innerText !== before;
+            const details = document.querySelector('#local2-approval-details');
+            return !box || box.offsetParent === null || !details || details.innerText !== before;
         }""",
         arg=before,
     )
+    return before
 
 
 def test_nobody_approving_means_no_memory_and_no_request(stack: Stack, browser: Any) -> None:
@@ -98,8 +117,8 @@ def test_nobody_approving_means_no_memory_and_no_request(stack: Stack, browser: 
     page.wait_for_timeout(1500)  # nobody clicks: the turn just waits
     assert planted(stack.agent) == [] and stack.attacker.hits == []
 
-    decide(page, "deny")
-    waiting = panel(page)  # next the page's fetch, carrying what the person said earlier
+    first = decide(page, "deny")
+    waiting = panel(page, after=first)  # next the page's fetch, with what the person said
     assert "/exfil?d=My%20account%20number" in waiting
     assert "came neither from you nor from this turn" in waiting
     shot(page, "22-approval-exfil-fetch")
@@ -121,8 +140,8 @@ def test_approving_in_the_app_makes_the_calls(stack: Stack, browser: Any) -> Non
     wait_text(page, "#local2-critic", "Critic")
     ask(page, f"Summarise {stack.page_url}")
     assert "save_memory" in panel(page)
-    decide(page, "approve")
-    assert "/exfil?d=" in panel(page)
+    first = decide(page, "approve")
+    assert "/exfil?d=" in panel(page, after=first)
     assert len(planted(stack.agent)) == 1  # approved: stored before the next question
     decide(page, "approve")
     wait_text(page, "#local2-chat", "1932")

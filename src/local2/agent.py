@@ -156,6 +156,9 @@ class Agent:
         ]
         self.checkpointer = self.storage.checkpointer
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
+        # A second respondent the app and the API use unless a request says otherwise
+        # (``local2 serve --model-b``); see :mod:`local2.compare`.
+        self.compare_default: dict[str, Any] | None = None
         # One turn at a time per session: in this process, and in every process sharing
         # the store (a Postgres advisory lock when the store is Postgres).
         self.turns = Turns(self.storage.locks)
@@ -179,6 +182,7 @@ class Agent:
         *,
         checkpoint_id: str | None = None,
         wait: bool = True,
+        options: dict[str, Any] | None = None,
     ) -> Iterator[StreamItem]:
         """Run one turn, yielding events, thinking and answer tokens as they happen.
 
@@ -189,6 +193,8 @@ class Agent:
         ``wait`` is false. A tool call that needs the person is put to ``approve`` (see
         :mod:`local2.approval`) and the turn goes on; without one the turn pauses and ends
         with an ``awaiting_approval`` payload, to be continued with :meth:`resume`.
+        ``options`` go into the run's config: ``{"compare": {"model", "temperature"}}`` has a
+        second respondent answer too (:mod:`local2.compare`), ``{"retry": ...}`` is a retry.
         """
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
@@ -200,16 +206,27 @@ class Agent:
             if waiting is not None:
                 raise AwaitingApproval(waiting)
             config = self._continue_from(session_id, checkpoint_id)
+            if options:
+                config = {**config, "configurable": {**config["configurable"], **options}}
             turn_input = {"query": query, "session_id": session_id}
             yield from self._run(turn_input, config, turn, approve)
 
         yield from self.turns.run(session_id, produce, wait=wait)
 
     def pending_approval(self, session_id: str) -> dict[str, Any] | None:
-        """The request a paused turn of this session waits on, or None."""
+        """The request a paused turn of this session waits on, or None.
+
+        ``interrupt_id`` names it: a compare turn can wait on both respondents at once, and
+        each request is answered in turn.
+        """
         snapshot = self.graph.get_state(_config(session_id))
         return next(
-            (dict(i.value) for i in snapshot.interrupts if approval.is_request(i.value)), None
+            (
+                {**dict(i.value), "interrupt_id": i.id}
+                for i in snapshot.interrupts
+                if approval.is_request(i.value)
+            ),
+            None,
         )
 
     def resume(
@@ -228,7 +245,8 @@ class Agent:
             from langgraph.types import Command
 
             answer = approval.answer(waiting, decision, by=by)
-            yield from self._run(Command(resume=answer), _config(session_id), turn, approve)
+            resume = Command(resume={waiting["interrupt_id"]: answer})
+            yield from self._run(resume, _config(session_id), turn, approve)
 
         yield from self.turns.run(session_id, produce)
 
@@ -282,12 +300,15 @@ class Agent:
     ) -> Iterator[StreamItem]:
         while True:
             final = yield from self._stream_graph(graph_input, config, turn)
-            request = next(
-                (i.value for i in final.get("__interrupt__") or () if approval.is_request(i.value)),
-                None,
-            )
-            if request is None:
+            interrupts = list(final.get("__interrupt__") or ())
+            if not interrupts and not final.get("answer"):
+                # A compare turn resumed in one branch can still wait in the other.
+                thread = _config(config["configurable"]["thread_id"])
+                interrupts = list(self.graph.get_state(thread).interrupts)
+            waiting = next((i for i in interrupts if approval.is_request(i.value)), None)
+            if waiting is None:
                 break
+            request = waiting.value
             yield ("approval", request)
             if approve is None:
                 yield ("final", _awaiting_payload(final, request))
@@ -295,7 +316,7 @@ class Agent:
             from langgraph.types import Command
 
             # Resume at the thread's newest checkpoint (a replay's new branch included).
-            graph_input = Command(resume=approve(request))
+            graph_input = Command(resume={waiting.id: approve(request)})
             config = _config(config["configurable"]["thread_id"])
         payload = turn_payload(final)
         payload["status"] = "done"
@@ -317,6 +338,8 @@ class Agent:
                     yield ("event", data["event"])
                 if "payload" in data:
                     yield ("answer", data["payload"])
+                if "respondent" in data:  # a compare turn: {id, kind, text} of one respondent
+                    yield ("respondent", data["respondent"])
             elif mode == "messages":
                 chunk, meta = data
                 if meta.get("langgraph_node") != "generate" or not isinstance(
@@ -338,10 +361,11 @@ class Agent:
         session_id: str | None = None,
         on_item: Callable[[str, Any], None] | None = None,
         approve: Approver | None = None,
+        options: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Run one turn and return its payload (``response.generation``)."""
         payload: dict[str, Any] = {}
-        for kind, data in self.stream(query, session_id, approve):
+        for kind, data in self.stream(query, session_id, approve, options=options):
             if on_item is not None:
                 on_item(kind, data)
             if kind == "final":
@@ -606,7 +630,7 @@ class Agent:
         """The turn the original branch answered from ``snapshot`` (before any replay)."""
         values = snapshot.values or {}
         head = values.get("history_head")
-        if not {"critique", "ingest"} & set(snapshot.next):  # not yet published here
+        if not branches.AFTER_PUBLISH & set(snapshot.next):  # not yet published here
             tuples = list(self.checkpointer.list(_config(session_id)))
             children: dict[str, list[Any]] = defaultdict(list)
             for t in tuples:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hmac
 import os
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from local2.agent import Agent, AwaitingApproval, InvalidQuery, UnknownTurn
+from local2.compare.api import add_compare_routes, prefer_or_404, turn_options
 from local2.ids import session_id_problem
 from local2.models.errors import ModelError, ModelUnavailable
 from local2.request_guard import is_loopback
@@ -28,14 +29,23 @@ class QueryBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str
     session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    model_b: str | None = Field(default=None, description="A second respondent's model.")
+    temperature_b: float | None = Field(default=None, ge=0, le=2)
 
 
 class FeedbackBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     session_id: str = Field(min_length=1)
     query_id: str = Field(min_length=1)
-    rating: int = Field(ge=1, le=5)
+    rating: int | None = Field(default=None, ge=1, le=5)
+    preferred: Literal["a", "b", "tie"] | None = None  # for a compared turn
     comment: str | None = Field(default=None, max_length=4000)
+
+    @model_validator(mode="after")
+    def rating_or_preference(self) -> FeedbackBody:
+        if self.rating is None and self.preferred is None:
+            raise ValueError("give a rating (1-5) or, for a compared turn, preferred (a|b|tie)")
+        return self
 
 
 class ApprovalBody(BaseModel):
@@ -108,7 +118,7 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
     @app.post("/query", dependencies=[Depends(authorised)])
     def query(body: QueryBody) -> dict[str, Any]:
         try:
-            return agent.ask(body.query, body.session_id)
+            return agent.ask(body.query, body.session_id, options=turn_options(agent, body))
         except InvalidQuery as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except AwaitingApproval as exc:
@@ -147,7 +157,11 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
     @app.post("/feedback", dependencies=[Depends(authorised)])
     def feedback(body: FeedbackBody) -> dict[str, Any]:
         try:
-            return agent.feedback(body.session_id, body.query_id, body.rating, body.comment)
+            result = prefer_or_404(agent, body) if body.preferred else {}
+            if body.rating is None:
+                return result
+            rated = agent.feedback(body.session_id, body.query_id, body.rating, body.comment)
+            return {**rated, **({"preference": result} if result else {})}
         except UnknownTurn as exc:
             raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from exc
 
@@ -173,6 +187,7 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         except ModelError as exc:
             raise model_failure(exc) from exc
 
+    add_compare_routes(app, agent, authorised)
     from local2.research.api import research_routes
 
     app.include_router(research_routes(agent), dependencies=[Depends(authorised)])

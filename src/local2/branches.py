@@ -22,7 +22,10 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
-AFTER_PUBLISH = frozenset({"critique", "ingest"})
+AFTER_PUBLISH = frozenset(
+    # and their counterparts in compare and retry turns (local2.compare)
+    {"critique", "ingest", "critique_pair", "ingest_pair", "settle_pair", "settle_retry"}
+)
 SEARCH_LIMIT = 500  # checkpoints looked through for the head (a dead turn leaves a handful)
 
 

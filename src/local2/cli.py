@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from local2 import events
+from local2.compare.commands import ModelBOpt, TemperatureBOpt
+from local2.compare.commands import options as compare_options
 from local2.config import Settings, SettingsError, load_settings
 
 app = typer.Typer(
@@ -113,6 +115,10 @@ def approver(interactive: bool) -> Any:
 
 def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
     """Render one stream item for a person at a terminal."""
+    from local2.compare.commands import show_item
+
+    if show_item(kind, data, state, out, err):  # two respondents, or a retry
+        return
     if kind == "thinking":
         if not state.get("thinking"):
             err.print("[dim]Thinking…[/]")
@@ -174,12 +180,15 @@ def ask(
     as_json: JsonOpt = False,
     model: ModelOpt = None,
     backend: BackendOpt = None,
+    model_b: ModelBOpt = None,
+    temperature_b: TemperatureBOpt = None,
 ) -> None:
     """Ask one question and print the answer (or the whole turn payload with --json)."""
+    compare = compare_options(model_b, temperature_b)
     with friendly_errors():
         agent = make_agent(ctx, backend, model)
         if as_json:  # a script reads the output: no one to ask, so waiting calls are denied
-            payload = agent.ask(query, session, approve=approver(False))
+            payload = agent.ask(query, session, approve=approver(False), options=compare)
             out.print_json(data=payload) if sys.stdout.isatty() else print(
                 json.dumps(payload, ensure_ascii=False, indent=2, default=str)
             )
@@ -187,7 +196,11 @@ def ask(
             view: dict[str, Any] = {}
             try:
                 payload = agent.ask(
-                    query, session, lambda k, d: _show_item(k, d, view), approver(True)
+                    query,
+                    session,
+                    lambda k, d: _show_item(k, d, view),
+                    approver(True),
+                    options=compare,
                 )
             except BaseException:  # the model failed, or Ctrl+C: nothing was recorded
                 _abandon(view)
@@ -202,13 +215,22 @@ def chat(
     session: SessionOpt = None,
     model: ModelOpt = None,
     backend: BackendOpt = None,
+    model_b: ModelBOpt = None,
+    temperature_b: TemperatureBOpt = None,
 ) -> None:
     """A conversation at the terminal. /new starts a new session, /exit leaves; Ctrl+C stops
-    an answer (nothing is recorded for it)."""
+    an answer (nothing is recorded for it).
+
+    With --model-b every question is answered by both models; /prefer a|b|tie picks the
+    answer the conversation continues from. After a low grade, /retry tries again.
+    """
     import time
 
     from local2.agent import AwaitingApproval, InvalidQuery, TurnCancelled, new_session_id
+    from local2.compare.chat import chat_command
     from local2.models.errors import ModelError
+
+    compare = compare_options(model_b, temperature_b)
 
     gen = settings_of(ctx).generator
     what = f"{backend or gen.backend} model" + (f" {model}" if model else "")
@@ -226,6 +248,7 @@ def chat(
         f"[dim]Session {session_id}. /new for a new session, /exit to leave, "
         "Ctrl+C stops an answer.[/]"
     )
+    last: dict[str, Any] = {}  # the latest turn's payload, for /prefer and /retry
     while True:
         try:
             line = input("you> ")
@@ -240,7 +263,19 @@ def chat(
             continue
         view: dict[str, Any] = {}
         try:
-            agent.ask(line, session_id, lambda k, d, v=view: _show_item(k, d, v), approve)
+            if chat_command(
+                agent, line, session_id, last, lambda k, d, v=view: _show_item(k, d, v), approve
+            ):
+                continue
+            last.update(
+                agent.ask(
+                    line,
+                    session_id,
+                    lambda k, d, v=view: _show_item(k, d, v),
+                    approve,
+                    options=compare,
+                )
+            )
         except (InvalidQuery, AwaitingApproval) as exc:
             err.print(f"[red]{exc}[/]")
         except ModelError as exc:
@@ -279,19 +314,44 @@ def feedback(
     session_id: Annotated[str, typer.Argument(help="The session.")],
     query_id: Annotated[str, typer.Argument(help="The turn's query id.")],
     rating: Annotated[
-        int, typer.Option("--rating", "-r", min=1, max=5, help="1 (bad) to 5 (good).")
-    ],
+        int | None, typer.Option("--rating", "-r", min=1, max=5, help="1 (bad) to 5 (good).")
+    ] = None,
     comment: Annotated[str | None, typer.Option("--comment", "-c")] = None,
+    prefer: Annotated[
+        str | None,
+        typer.Option("--prefer", help="For a compared turn: a, b or tie (the arena counts it)."),
+    ] = None,
 ) -> None:
-    """Rate a turn: stored on its engram and in the session's state; changes recall ranking."""
+    """Rate a turn, or say which of two compared answers is better.
+
+    A rating is stored on the turn's engram and in the session's state and changes recall
+    ranking; a preference continues the conversation from the preferred answer.
+    """
+    if rating is None and prefer is None:
+        fail("Give --rating 1-5, or --prefer a|b|tie for a compared turn.", code=2)
+    if prefer is not None and prefer not in ("a", "b", "tie"):
+        fail(f"--prefer takes a, b or tie, not {prefer!r}.", code=2)
     with friendly_errors():
         agent = _offline_agent(ctx)
-        result = agent.feedback(session_id, query_id, rating, comment)
-        out.print(
-            f"Recorded rating {rating} for {query_id} "
-            f"({result['engrams_annotated']} engram(s) annotated)."
-        )
-        agent.close()
+        try:
+            if prefer is not None:
+                from local2.compare.session import prefer as record_preference
+
+                result = record_preference(agent, session_id, query_id, prefer, comment)
+                follows = (
+                    f"the conversation continues from {result['continues'].upper()}"
+                    if result["continues_history"]
+                    else result["note"]
+                )
+                out.print(f"Recorded preference {prefer} for {query_id}: {follows}.")
+            if rating is not None:
+                result = agent.feedback(session_id, query_id, rating, comment)
+                out.print(
+                    f"Recorded rating {rating} for {query_id} "
+                    f"({result['engrams_annotated']} engram(s) annotated)."
+                )
+        finally:
+            agent.close()
 
 
 @app.command()
@@ -413,6 +473,7 @@ for _module in (
     "local2.ui.commands",
     "local2.stories.commands",
     "local2.files.commands",
+    "local2.compare.commands",
     "local2.research.commands",
 ):
     with suppress(ImportError):

@@ -36,6 +36,14 @@ RESEARCH_REPLAN = "research.replan"  # {reason, forbidden}
 RESEARCH_ROUND = "research.round"  # {n, gaps}
 RESEARCH_REPORT = "research.report"  # {sources, citations, unsupported}
 REPLAY_STARTED = "replay.started"  # a replayed turn's clock starts here (t = 0)
+# Two respondents answer one question (DESIGN §9); the judge compares them.
+COMPARE_STARTED = "compare.started"
+PAIRWISE_RESULT = "pairwise.result"
+# Which of a turn's answers the session continues from: a preference or a retry's grade.
+HISTORY_SWITCHED = "history.switched"
+# The critic graded at or below critic.retry_below: a second attempt is offered.
+RETRY_OFFERED = "critique.retry_offered"
+RETRY_STARTED = "retry.started"
 
 
 def tool_request(tool: str) -> str:

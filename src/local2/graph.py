@@ -13,6 +13,12 @@ START -> receive -> recall -> generate --(tool calls, under the limit)--> approv
 ``recall`` saves what the person asked to be remembered and gives the model the memories
 most similar to the question, as data, before it answers. ``approve`` pauses the turn
 (LangGraph ``interrupt``) while a call waits for the person.
+Two respondents (DESIGN §9), and a second attempt at a low-graded answer:
+```
+recall --(compare)--> compare -> respond(a) | respond(b)  (each its own generate/tool loop)
+         -> publish_pair -> critique_pair | ingest_pair -> settle_pair -> END
+recall --(retry)--> retry_context -> generate ... publish -> critique -> settle_retry -> END
+```
 Services (chat model, tools, memory, critic) are injected here, so tests and notebooks can
 swap any of them.
 """
@@ -24,6 +30,7 @@ from functools import partial
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -45,10 +52,20 @@ from local2.state import TurnState
 from local2.tools.base import Tool
 
 AUTO: Any = "auto"  # "build this service from settings"
+Binder = Callable[[Callable[..., dict]], Callable[..., dict]]
 
 
 def after_receive(state: TurnState) -> Literal["recall", "__end__"]:
     return END if state.get("error") else "recall"
+
+
+def after_recall(
+    state: TurnState, config: RunnableConfig
+) -> Literal["generate", "compare", "retry_context"]:
+    """One respondent answers, or two, or a retry (as the run's config says)."""
+    from local2.compare.topology import answer_path
+
+    return answer_path(config)
 
 
 def after_generate(state: TurnState) -> Literal["approve", "generate", "publish"]:
@@ -65,39 +82,58 @@ def recursion_limit(settings: Settings) -> int:
     return 13 + 4 * (settings.generator.max_tool_iterations + 3)
 
 
+def add_answer_loop(graph: StateGraph, bind: Binder, done: str) -> None:
+    """generate -> approve -> dispatch_tool -> await_tool -> generate, until an answer goes
+    to ``done``.
+
+    Declared once: the chat graph runs it before ``publish``, each respondent of a compare
+    turn runs it as its own subgraph (:mod:`local2.compare.respond`).
+    """
+    graph.add_node("generate", bind(generate))
+    graph.add_node("approve", bind(approve))
+    graph.add_node("dispatch_tool", bind(dispatch_tool))
+    graph.add_node("await_tool", bind(await_tool))
+    graph.add_conditional_edges(
+        "generate",
+        after_generate,
+        {"approve": "approve", "generate": "generate", "publish": done},
+    )
+    graph.add_edge("approve", "dispatch_tool")
+    graph.add_edge("dispatch_tool", "await_tool")
+    graph.add_edge("await_tool", "generate")
+
+
 def compile_graph(
     services: Services,
     checkpointer: BaseCheckpointSaver | None = None,
     store: BaseStore | None = None,
 ) -> CompiledStateGraph:
+    from local2.compare import topology
+
     def bind(fn: Callable[..., dict]) -> Callable[..., dict]:
         return partial(fn, services=services)
 
     graph = StateGraph(TurnState)
     graph.add_node("receive", bind(receive))
     graph.add_node("recall", bind(recall))
-    graph.add_node("generate", bind(generate))
-    graph.add_node("approve", bind(approve))
-    graph.add_node("dispatch_tool", bind(dispatch_tool))
-    graph.add_node("await_tool", bind(await_tool))
+    add_answer_loop(graph, bind, "publish")
     graph.add_node("publish", bind(publish))
     graph.add_node("critique", bind(critique))
     graph.add_node("ingest", bind(ingest))
+    topology.add_compare_and_retry(graph, bind, services)
 
     graph.add_edge(START, "receive")
     graph.add_conditional_edges("receive", after_receive, {"recall": "recall", END: END})
-    graph.add_edge("recall", "generate")
     graph.add_conditional_edges(
-        "generate",
-        after_generate,
-        {"approve": "approve", "generate": "generate", "publish": "publish"},
+        "recall",
+        after_recall,
+        {"generate": "generate", "compare": "compare", "retry_context": "retry_context"},
     )
-    graph.add_edge("approve", "dispatch_tool")
-    graph.add_edge("dispatch_tool", "await_tool")
-    graph.add_edge("await_tool", "generate")
     graph.add_edge("publish", "critique")
     graph.add_edge("publish", "ingest")
-    graph.add_edge("critique", END)
+    graph.add_conditional_edges(
+        "critique", topology.after_critique, {"settle_retry": "settle_retry", END: END}
+    )
     graph.add_edge("ingest", END)
     compiled = graph.compile(checkpointer=checkpointer, store=store, name="local2")
     return compiled.with_config(recursion_limit=recursion_limit(services.settings))  # type: ignore[return-value]

@@ -34,4 +34,7 @@ def turn_payload(state: TurnState | dict[str, Any]) -> dict[str, Any]:
         payload["critique"] = state.get("critique")
     if state.get("error"):
         payload["error"] = state.get("error")
+    from local2.compare.payload import compare_parts  # two respondents, or a retry
+
+    payload.update(compare_parts(state))
     return payload

@@ -78,6 +78,67 @@ class Reward(TypedDict, total=False):
     at: float
 
 
+class Respondent(TypedDict, total=False):
+    """One respondent's answer in a compare turn (DESIGN §9): its own thinking, tools, memory."""
+
+    respondent_id: str  # "a" | "b"
+    model: str
+    backend: str
+    temperature: float | None
+    answer: str
+    thinking: list[str]
+    tool_calls: list[ToolCallRecord]
+    memory_hits: list[MemoryHit]
+    critique: Critique | None
+    turn_id: str | None  # its row in the turn log, once it continues the history
+    engram_id: str | None
+    error: str | None
+
+
+def merge_respondents(
+    current: dict[str, Respondent] | None, update: dict[str, Respondent] | str
+) -> dict[str, Respondent]:
+    """Merge each respondent's fields (parallel branches write their own); RESET empties."""
+    if update == RESET:
+        return {}
+    merged = dict(current or {})
+    for rid, fields in update.items():  # type: ignore[union-attr]
+        merged[rid] = {**merged.get(rid, {}), **fields}  # type: ignore[typeddict-item]
+    return merged
+
+
+class Pairwise(TypedDict, total=False):
+    """What a compare turn decided: the judge's verdict, the person's, the answer shown."""
+
+    query_id: str
+    parent_head: str | None  # the history both respondents answered from
+    winner: str | None  # the judge's: "a" | "b" | "tie"; None when it gave no verdict
+    judge: dict[str, Any]  # scores, both orders' verdicts and feedback
+    preferred: str | None  # the person's: "a" | "b" | "tie"
+    shown: str  # the respondent whose answer continues the history
+
+
+class Retry(TypedDict, total=False):
+    """A second attempt at a low-graded answer, with the critique as context (DESIGN §9)."""
+
+    query_id: str  # this attempt
+    of: str  # the first attempt's query_id
+    first: dict[str, Any]  # turn_id, answer, score, feedback of the first attempt
+    shown: int  # 1 or 2: the attempt the history continues from
+
+
+def cleared_compare(state: dict[str, Any] | TurnState) -> dict[str, Any]:
+    """Updates that empty an earlier turn's compare and retry records (none when there are
+    none, so sessions that never compare keep the checkpoints they always had)."""
+    update: dict[str, Any] = {}
+    if state.get("respondents"):
+        update["respondents"] = RESET
+    for key in ("pairwise", "retry"):
+        if state.get(key):
+            update[key] = None
+    return update
+
+
 class TurnState(TypedDict):
     # Input of a turn.
     query: str
@@ -105,3 +166,8 @@ class TurnState(TypedDict):
     history_head: NotRequired[str | None]
     turn_count: NotRequired[int]
     rewards: NotRequired[Annotated[dict[str, Reward], merge_dict]]
+    # Compare and retry turns (DESIGN §9): per turn, emptied by `receive` when a later turn
+    # starts; each record names its query_id too.
+    respondents: NotRequired[Annotated[dict[str, Respondent], merge_respondents]]
+    pairwise: NotRequired[Pairwise | None]
+    retry: NotRequired[Retry | None]

@@ -168,6 +168,7 @@ class CriticSettings(Strict):
     grade_embedded: bool = False
     evidence_max_chars: int = Field(1500, ge=100)  # each tool result shown to the judge
     rubric: CriticRubric | None = None  # default: the rubric shipped in critic.yaml
+    retry_below: int = Field(2, ge=0, le=5)  # a grade at or below it offers a retry (0: never)
 
 
 class FilesSettings(Strict):

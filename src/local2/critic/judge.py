@@ -11,7 +11,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -28,6 +28,7 @@ RETRY_NUDGE = (
     '"Feedback: (your feedback) [RESULT] (an integer number between 1 and 5)"'
 )
 _MAX_FEEDBACK_CHARS = 2000
+Verdict = TypeVar("Verdict")
 
 
 class JudgeTimeout(Exception):
@@ -73,9 +74,22 @@ class Critic:
             reference,
             max_evidence_chars=self.settings.evidence_max_chars,
         )
+        first = Grade(None, "", "the judge was not asked")
+        return self.ask(prompt, parse_grade, RETRY_NUDGE, first, lambda g: g.score is not None)
+
+    def ask(
+        self,
+        prompt: str,
+        parse: Callable[[str], Verdict],
+        nudge: str,
+        nothing: Verdict,
+        parsed: Callable[[Verdict], bool],
+    ) -> Verdict:
+        """One judge prompt, asked again with ``nudge`` while ``parse`` finds no verdict in
+        the reply (``1 + retries`` attempts, all within ``timeout_s``); raises JudgeTimeout."""
         messages: list[BaseMessage] = [HumanMessage(prompt)]
         deadline = time.monotonic() + self.settings.timeout_s
-        grade = Grade(None, "", "the judge was not asked")
+        verdict = nothing
         for _attempt in range(1 + self.settings.retries):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -87,11 +101,11 @@ class Critic:
                 remaining,
             )
             text = message_text(reply)
-            grade = parse_grade(text)
-            if grade.score is not None:
-                return grade
-            messages += [AIMessage(text), HumanMessage(RETRY_NUDGE)]
-        return grade
+            verdict = parse(text)
+            if parsed(verdict):
+                return verdict
+            messages += [AIMessage(text), HumanMessage(nudge)]
+        return verdict
 
     def grade(
         self,

@@ -111,3 +111,37 @@ def parse_grade(output: str) -> Grade:
     if not 1 <= score <= 5:
         return Grade(None, feedback, f"score {score} is out of the range 1-5")
     return Grade(score, feedback)
+
+
+_CHOICE_AT_END = re.compile(
+    rf"\[RESULT\]{_EMPH}:?{_EMPH}\(?{_EMPH}(?:Response{_EMPH})?(?P<c>[AB]){_EMPH}\)?\Z",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Choice:
+    """A judge's relative verdict: which response is better, ``"A"`` or ``"B"``."""
+
+    choice: str | None
+    feedback: str
+    reason: str | None = None
+
+
+def parse_choice(output: str) -> Choice:
+    """``[RESULT] A`` or ``[RESULT] B`` at the very end of ``output`` (Prometheus' relative
+    form); like :func:`parse_grade`, never taken from the middle."""
+    output = output or ""
+    text = strip_thinking(output)
+    body = _strip_tail(text)
+    if not body.strip():
+        return Choice(None, "", "empty judge output")
+    marker = _CHOICE_AT_END.search(body, max(0, len(body) - _WINDOW))
+    if marker is None:
+        reason = (
+            "the judge output does not end with [RESULT] A or B"
+            if "[RESULT]" in body.upper()
+            else "no choice found at the end of the judge output"
+        )
+        return Choice(None, _feedback(body), reason)
+    return Choice(marker.group("c").upper(), _feedback(body[: marker.start()]))

@@ -318,6 +318,29 @@ class EngramStore:
             self._update_everywhere(list(found["ids"]), metas)
         return len(found["ids"])
 
+    def mark(
+        self, engram_id: str | None = None, *, query_id: str | None = None, **fields: Any
+    ) -> int:
+        """Merge ``fields`` into an engram's metadata without re-embedding it (a compared
+        answer's ``respondent_id``, ``pairwise_winner``, grade): the engram ``engram_id``, or
+        every answer stored for ``query_id``. Returns how many were updated."""
+        if engram_id is not None:
+            where: dict[str, Any] = {"ids": [engram_id]}
+        elif query_id:
+            where = {"where": {"$and": [{"query_id": query_id}, {"kind": "episodic"}]}}
+        else:
+            return 0
+        with self._lock:
+            found = self.collection.get(**where, include=["metadatas"])
+            if not found["ids"]:
+                return 0
+            metas = [
+                {**fields, "bad": ranking.is_bad({**(old or {}), **fields})}
+                for old in found["metadatas"] or []
+            ]
+            self._update_everywhere(list(found["ids"]), metas)
+        return len(found["ids"])
+
     # -- reading --------------------------------------------------------------------------
 
     def recall(self, query: str, k: int = 5, **options: Any) -> list[MemoryHit]:

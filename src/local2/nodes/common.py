@@ -39,6 +39,10 @@ class Services:
     arg_validator: Any | None = None  # callable(args, schema) -> list[str] errors
     repair_message: Any | None = None  # callable(errors, tools) -> str
     runner: ToolRunner = field(default_factory=ToolRunner)
+    # Compare turns: how a second respondent's chat model is made (None: from settings),
+    # and where the arena's votes are kept (opened on first use).
+    model_factory: Any | None = None  # callable(model, temperature) -> ChatBackend
+    votes: Any | None = None  # local2.arena.votes.VoteLog
     notices: list[str] = field(default_factory=list)  # for the person (e.g. memory fallback)
 
 
@@ -57,7 +61,10 @@ def entry(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
     ``state`` is the turn's state, or any mapping with ``started_at`` (epoch seconds).
     """
     started = state.get("started_at") or time.time()
-    return {"subject": subject, "t": round(time.time() - started, 3), **payload}
+    made: EventEntry = {"subject": subject, "t": round(time.time() - started, 3), **payload}
+    if "respondent_id" in state:  # a compare turn's respondent: every event says which
+        made.setdefault("respondent_id", state["respondent_id"])  # type: ignore[typeddict-item]
+    return made
 
 
 def event(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:

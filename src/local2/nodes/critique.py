@@ -59,4 +59,6 @@ def critique(state: TurnState, services: Services) -> dict:
             log.warning("could not annotate engram of %s with the critic score", query_id)
     if state.get("history_head"):  # so a resumed session shows each turn's grade
         services.turn_log.note(str(state["history_head"]), "critique", dict(result))
-    return {"critique": result, "event_log": [entry]}
+    from local2.compare.retry import offer
+
+    return {"critique": result, "event_log": [entry, *offer(state, services, result)]}

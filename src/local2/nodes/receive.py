@@ -11,7 +11,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from local2 import events
 from local2.nodes.common import Services, event
-from local2.state import RESET, TurnState
+from local2.state import RESET, TurnState, cleared_compare
 
 
 def validate_query(query: object, max_chars: int) -> str | None:
@@ -67,6 +67,7 @@ def receive(state: TurnState, services: Services, config: RunnableConfig) -> dic
         "decision": "",
         "model": services.model_name,
         "backend": services.backend,
+        **cleared_compare(state),
     }
     timing = {"started_at": fresh["started_at"]}
     query = state.get("query")

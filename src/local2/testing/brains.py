@@ -127,6 +127,7 @@ _FILE_HIT = re.compile(r"([\w./-]+\.(?:md|txt|json|csv|py|yaml))\b")
 _FAILURE = re.compile(r"^\s*\[(?:tool error|tool timeout|unknown tool)", re.I)
 
 GENERIC_MARKER = "I have no specific rule for that"
+HEDGE_MARKER = "I don't know"
 
 
 def _meaningful_lines(text: str, limit: int = 3) -> list[str]:
@@ -166,6 +167,10 @@ class RuleBrain:
         tools = tool_names(request)
         if is_extraction(request):
             return Reply(content=extraction_reply(messages))
+        if any(
+            "[RESULT]" in message_text(m) and "###Response A" in message_text(m) for m in messages
+        ):
+            return self._choose(messages)
         if any(
             "[RESULT]" in message_text(m) and "###Response" in message_text(m) for m in messages
         ):
@@ -377,8 +382,8 @@ class RuleBrain:
         prompt = "\n".join(message_text(m) for m in messages)
         match = re.search(r"###Response to evaluate:\n(.*?)(?:\n\n###|\Z)", prompt, re.S)
         response = match.group(1).strip() if match else ""
-        weak = not response or GENERIC_MARKER in response or "What do you mean" in response
-        score = 2 if weak else 4
+        weak = _weakness(response)
+        score = {2: 1, 1: 2}.get(weak, 4)
         feedback = (
             "The response does not answer the instruction."
             if weak
@@ -388,6 +393,74 @@ class RuleBrain:
             thinking=f"I compare the response to the rubric; it deserves {score}.",
             content=f"Feedback: {feedback} [RESULT] {score}",
         )
+
+    @staticmethod
+    def _choose(messages: list[dict[str, Any]]) -> Reply:
+        """Relative grading: the stronger response wins; between equals it picks the first,
+        as position-biased judges do (so asking in both orders makes it a tie)."""
+        prompt = "\n".join(message_text(m) for m in messages)
+        found = {
+            label: re.search(rf"###Response {label}:\n(.*?)(?:\n\n###|\Z)", prompt, re.S)
+            for label in "AB"
+        }
+        weak = {label: _weakness(m.group(1).strip() if m else "") for label, m in found.items()}
+        choice = "B" if weak["B"] < weak["A"] else "A"
+        why = "it answers the question" if weak["A"] != weak["B"] else "they are equally good"
+        return Reply(
+            thinking=f"I compare both responses to the rubric: {why}.",
+            content=f"Feedback: Response {choice} is the better one; {why}. [RESULT] {choice}",
+        )
+
+
+def _weakness(response: str) -> int:
+    """0: a real answer; 1: none, an echo or a question back; 2: "I don't know"."""
+    if HEDGE_MARKER in response:
+        return 2
+    if not response or GENERIC_MARKER in response or "What do you mean" in response:
+        return 1
+    return 0
+
+
+class HedgingBrain:
+    """A weaker model than :class:`RuleBrain`: it first says it does not know (graded 1),
+    and answers like RuleBrain once shown a reviewer's feedback on that - for the retry."""
+
+    def __init__(self, rules: RuleBrain | None = None) -> None:
+        self.rules = rules or RuleBrain()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages: list[dict[str, Any]] = list(request.get("messages") or [])
+        text = "\n".join(message_text(m) for m in messages)
+        if "[RESULT]" in text and "###Response" in text:
+            return self.rules(request)
+        index = _last_user_index(messages)
+        last = message_text(messages[index]) if index >= 0 else ""
+        if "A reviewer graded your answer" in last:
+            # Answer the question that was asked before the first attempt.
+            asked = _last_user_index(messages[:index])
+            return self.rules({**request, "messages": messages[: asked + 1]})
+        return Reply(
+            thinking="I am not confident about this one.",
+            content=f"{HEDGE_MARKER}, sorry. You asked: {last.strip()}",
+        )
+
+
+class ModelBrains:
+    """A brain per model name: two models that answer differently behind one server."""
+
+    def __init__(self, brains: Mapping[str, Brain], default: Brain | None = None) -> None:
+        self.brains = {_base_name(name): brain for name, brain in brains.items()}
+        self.default = default
+
+    def __call__(self, request: dict[str, Any]) -> Reply | str:
+        brain = self.brains.get(_base_name(str(request.get("model") or ""))) or self.default
+        if brain is None:
+            return Reply(error=f"ModelBrains: no brain for {request.get('model')!r}", status=500)
+        return brain(request)
+
+
+def _base_name(model: str) -> str:
+    return model if ":" in model.rsplit("/", 1)[-1] else f"{model}:latest"
 
 
 class ScriptBrain:

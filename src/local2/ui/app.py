@@ -6,8 +6,9 @@ see each other's conversations. Handlers are sync generators over :meth:`Agent.s
 queue runs several at once, so one slow answer does not hold up anyone else's.
 
 The app is assembled from parts, one module each: :mod:`~local2.ui.chat` (the conversation
-and its panels), :mod:`~local2.ui.sessions`, :mod:`~local2.ui.ratings` and
-:mod:`~local2.ui.timetravel`. This module lays them out and wires them together.
+and its panels), :mod:`~local2.ui.sessions`, :mod:`~local2.ui.ratings`,
+:mod:`~local2.ui.timetravel`, :mod:`~local2.ui.compare` (two models side by side, the
+retry) and :mod:`~local2.ui.arena`. This module lays them out and wires them together.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import gradio as gr
 
 from local2.agent import Agent
 from local2.ui import render
+from local2.ui.arena import Arena
 from local2.ui.chat import Chat
+from local2.ui.compare import Compare
 from local2.ui.models import ModelPicker
 from local2.ui.ratings import Ratings
 from local2.ui.sessions import Sessions
@@ -35,7 +38,7 @@ CSS = """
 """
 
 
-class LocalUI(Chat, Sessions, Ratings, TimeTravel):
+class LocalUI(Chat, Sessions, Ratings, TimeTravel, Compare, Arena):
     """The app's components and handlers; :meth:`build` lays them out in a ``gr.Blocks``."""
 
     def build(self) -> gr.Blocks:
@@ -71,6 +74,8 @@ class LocalUI(Chat, Sessions, Ratings, TimeTravel):
                     self._chat_tab()
                 with gr.Tab("Time travel", id="time-travel"):
                     self._time_travel_tab()
+                with gr.Tab("Arena", id="arena") as self.arena_tab_item:
+                    self._arena_tab()
                 with gr.Tab("Research", id="research"):
                     from local2.ui.research_tab import research_tab
 
@@ -84,6 +89,7 @@ class LocalUI(Chat, Sessions, Ratings, TimeTravel):
         self._wire_chat()
         self._wire_ratings()
         self._wire_time_travel()
+        self._wire_arena()
 
 
 def build_ui(agent: Agent) -> gr.Blocks:

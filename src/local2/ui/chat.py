@@ -71,7 +71,9 @@ class Chat(UIPart):
                         interactive=False,
                         elem_id="local2-stop",
                     )
+                self._compare_controls()
                 self.approval = ApprovalPanel()
+                self._compare_panel()
                 self.critic_md = gr.Markdown("", elem_id="local2-critic")
                 self._rating_row()
             with gr.Column(scale=2, min_width=300):
@@ -113,6 +115,7 @@ class Chat(UIPart):
             *self._rating_outputs(),
             *self._branch_outputs(),
             *self.approval.outputs,
+            *self._compare_outputs(),
         ]
         chat_inputs = [
             self.question,
@@ -122,6 +125,7 @@ class Chat(UIPart):
             self.my_sessions,
             self.branch,
             self.model_pick,
+            *self._compare_inputs(),
         ]
         for trigger in (self.question.submit, self.send.click):
             trigger(
@@ -146,6 +150,7 @@ class Chat(UIPart):
         self.stop_btn.click(
             self.stop_turn, [self.session_id], [self.stop_btn, self.banner], queue=False
         )
+        self._wire_compare(chat_outputs)
 
     # -- a turn ----------------------------------------------------------------------------
 
@@ -158,6 +163,7 @@ class Chat(UIPart):
         mine: list[dict[str, Any]] | None,
         branch: str | None = None,
         model: str | None = None,
+        *compare: Any,  # the Compare switch, model B, temperature B (local2.ui.compare)
     ) -> Iterator[dict]:
         """Stream one turn into the chat (answered by ``model`` from the picker); errors
         become a banner, never a traceback."""
@@ -166,6 +172,10 @@ class Chat(UIPart):
         if self.agent.is_running(session_id):
             yield {self.banner: self._note(BUSY), self.question: question}
             return
+        options, problem = self._compare_options(*compare) if compare else (None, None)
+        if problem:
+            yield {self.banner: self._note(problem), self.question: question}
+            return
         user = gr.ChatMessage(role="user", content=neutralise(question))
         view = render.TurnView(question)
         try:
@@ -173,7 +183,7 @@ class Chat(UIPart):
         except ModelError as exc:
             yield self._model_failed(exc, question)
             return
-        items = agent.stream(question, session_id, checkpoint_id=branch)
+        items = agent.stream(question, session_id, checkpoint_id=branch, options=options)
         yield from self._follow(items, view, chat, ids, user, session_id, mine, question)
 
     def approve(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
@@ -264,6 +274,7 @@ class Chat(UIPart):
             self.reward_md: "",
             self.stop_btn: gr.update(value="Stop", interactive=True),
             **self._rating_enabled(False),
+            **self._compare_hidden(),
         }
 
     def _turn_done(
@@ -305,6 +316,7 @@ class Chat(UIPart):
             # A turn asked on an earlier branch continues that branch, now the current one.
             **self._on_branch(session_id, None),
             **self._rating_target(None, view.query, enabled=True),
+            **self._compare_done(payload),
         }
 
     def _abandoned(

@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from local2.compare.commands import ModelBOpt, TemperatureBOpt  # the app's default second model
+
 HostOpt = Annotated[
     str | None,
     typer.Option("--host", help="Address to bind (default: ui.host, 127.0.0.1)."),
@@ -29,6 +31,7 @@ def _run(
     backend: str | None,
     model: str | None,
     with_ui: bool,
+    compare: dict | None = None,
 ) -> None:
     from local2.api import TOKEN_ENV, require_token
     from local2.cli import err, fail, friendly_errors, make_agent, out, settings_of
@@ -53,6 +56,7 @@ def _run(
 
     with friendly_errors():
         agent = make_agent(ctx, backend, model)
+    agent.compare_default = (compare or {}).get("compare")
 
     def ready(url: str) -> None:
         what = "LoCAL2 app and HTTP API" if with_ui else "LoCAL2 HTTP API"
@@ -68,6 +72,12 @@ def _run(
         agent.close()
 
 
+def _compare(model_b: str | None, temperature_b: float | None) -> dict | None:
+    from local2.compare.commands import options
+
+    return options(model_b, temperature_b)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def ui(
@@ -76,9 +86,12 @@ def register(app: typer.Typer) -> None:
         port: PortOpt = None,
         backend: BackendOpt = None,
         model: ModelOpt = None,
+        model_b: ModelBOpt = None,
+        temperature_b: TemperatureBOpt = None,
     ) -> None:
         """Open the web app (with the HTTP API on the same server) at http://127.0.0.1:7860."""
-        _run(ctx, host, port, backend, model, with_ui=True)
+        compare = _compare(model_b, temperature_b)
+        _run(ctx, host, port, backend, model, with_ui=True, compare=compare)
 
     @app.command()
     def serve(
@@ -88,6 +101,9 @@ def register(app: typer.Typer) -> None:
         port: PortOpt = None,
         backend: BackendOpt = None,
         model: ModelOpt = None,
+        model_b: ModelBOpt = None,
+        temperature_b: TemperatureBOpt = None,
     ) -> None:
         """Serve the HTTP API (and the web app unless --no-ui) for scripts and other machines."""
-        _run(ctx, host, port, backend, model, with_ui=not no_ui)
+        compare = _compare(model_b, temperature_b)
+        _run(ctx, host, port, backend, model, with_ui=not no_ui, compare=compare)

@@ -1,0 +1,6 @@
+"""The arena: which model answers this person's questions best (DESIGN §9).
+
+Every compare turn leaves votes - the judge's at once, the person's when they prefer an
+answer - in :mod:`.votes`; :mod:`.ratings` turns them into a Bradley-Terry rating per model
+with a bootstrap confidence interval, people's and the judge's apart.
+"""

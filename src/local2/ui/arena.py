@@ -1,0 +1,93 @@
+"""The Arena tab: which model answers this person's questions best (DESIGN §9).
+
+Two tables, from the votes of compared turns: the person's preferences and the judge's
+verdicts, each a Bradley-Terry rating per model with its 95% interval and vote counts
+(:mod:`local2.arena.ratings`), and both as CSV or JSON downloads.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from local2.arena.report import arena, as_csv, as_json
+from local2.compare.session import votes_of
+from local2.ui.base import UIPart, table
+
+COLUMNS = ["model", "rating", "95% interval", "votes", "wins", "losses", "ties"]
+EXPLAINED = (
+    "Every compared turn (**Compare with a second model** in the Chat tab) is a game: the "
+    "judge votes when it grades the pair (asked twice with the order swapped; a disagreement "
+    "is a tie), you vote with *A is better / Tie / B is better*. Ratings are Bradley-Terry "
+    "on an Elo-like scale (mean 1000; 400 points = 10:1 odds), ties half a win."
+)
+
+
+def rows(ratings: list[Any]) -> list[list[Any]]:
+    return [
+        [
+            r.model,
+            round(r.rating),
+            f"{r.ci_low:.0f}–{r.ci_high:.0f}",
+            r.votes,
+            r.wins,
+            r.losses,
+            r.ties,
+        ]
+        for r in ratings
+    ]
+
+
+class Arena(UIPart):
+    def _arena_tab(self) -> None:
+        gr.Markdown(EXPLAINED, elem_id="arena-about")
+        self.arena_refresh = gr.Button("Refresh", size="sm", elem_id="arena-refresh")
+        self.arena_summary = gr.Markdown("", elem_id="arena-summary")
+        gr.Markdown("#### People's votes")
+        self.arena_people = gr.Dataframe(
+            value=table(COLUMNS, []), interactive=False, elem_id="arena-people"
+        )
+        gr.Markdown("#### The judge's votes")
+        self.arena_judge = gr.Dataframe(
+            value=table(COLUMNS, []), interactive=False, elem_id="arena-judge"
+        )
+        with gr.Row():
+            self.arena_csv = gr.DownloadButton("Download CSV", size="sm", elem_id="arena-csv")
+            self.arena_json = gr.DownloadButton("Download JSON", size="sm", elem_id="arena-json")
+
+    def _wire_arena(self) -> None:
+        outputs = [
+            self.arena_summary,
+            self.arena_people,
+            self.arena_judge,
+            self.arena_csv,
+            self.arena_json,
+        ]
+        self.arena_refresh.click(self.arena_view, None, outputs)
+        self.arena_tab_item.select(self.arena_view, None, outputs)
+
+    def arena_view(self) -> dict:
+        votes = votes_of(self.agent.services).votes()
+        ratings = arena(votes)
+        if getattr(self, "_arena_dir", None) is None:  # one folder per app, reused
+            self._arena_dir = Path(tempfile.mkdtemp(prefix="local2-arena-"))
+        folder = self._arena_dir
+        csv_file, json_file = folder / "arena.csv", folder / "arena.json"
+        csv_file.write_text(as_csv(ratings), encoding="utf-8")
+        json_file.write_text(as_json(ratings, votes), encoding="utf-8")
+        people = sum(v.voter == "person" for v in votes)
+        summary = (
+            f"{people} vote(s) from people, {len(votes) - people} from the judge."
+            if votes
+            else "No votes yet: compare two models in the Chat tab."
+        )
+        return {
+            self.arena_summary: summary,
+            self.arena_people: table(COLUMNS, rows(ratings["people"])),
+            self.arena_judge: table(COLUMNS, rows(ratings["judge"])),
+            self.arena_csv: str(csv_file),
+            self.arena_json: str(json_file),
+        }

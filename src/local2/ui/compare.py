@@ -1,0 +1,309 @@
+"""Comparing two models in the app, and the critic in the loop (DESIGN §9).
+
+- Under the question: a "Compare" switch, the second model (a picker of the models the
+  Ollama server has, or any name typed) and its temperature. With it on, both answer.
+- Under the chat, for a compared turn: both answers side by side with their grades, the
+  judge's verdict, and "A is better / Tie / B is better". The chat shows the answer the
+  conversation continues from (A until the person prefers B); a preference redraws it.
+- After a low grade: "Try again with the critic's feedback"; the second attempt streams into
+  the chat like a turn, and "Show attempt 1 / 2" switches which one the conversation keeps.
+
+All model text is shown through :func:`neutralise`, like every answer in the app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+
+from local2.agent import UnknownTurn
+from local2.compare import session
+from local2.compare.spec import compare_spec
+from local2.ui import render
+from local2.ui.base import UIPart
+from local2.ui.safe_markdown import neutralise
+
+PREFER_LABELS = {"a": "A is better", "tie": "Tie", "b": "B is better"}
+VERDICTS = {"a": "A is better", "b": "B is better", "tie": "a tie (the two orders disagreed)"}
+
+
+def answer_card(rid: str, respondent: dict[str, Any], shown: str) -> str:
+    grade = render.critique_text(respondent.get("critique")) or "_Critic: grading…_"
+    name = neutralise(str(respondent.get("label") or respondent.get("model")))
+    head = f"**{rid.upper()} · {name}**"
+    if rid == shown:
+        head += " · continues the conversation"
+    if respondent.get("error"):
+        body = f"**No answer:** {neutralise(render.short(respondent['error'], 400))}"
+    else:
+        body = neutralise(str(respondent.get("answer") or ""))
+    tools = [c.get("tool") for c in respondent.get("tool_calls") or []]
+    used = f"\n\n_Tools: {', '.join(map(str, tools))}_" if tools else ""
+    return f"{head}\n\n{body}{used}\n\n{grade}"
+
+
+def verdict_text(pairwise: dict[str, Any]) -> str:
+    winner = pairwise.get("winner")
+    judge = VERDICTS.get(winner or "", f"no verdict ({pairwise.get('reason') or 'not judged'})")
+    scores = pairwise.get("scores") or {}
+    line = f"**Judge (asked twice, order swapped):** {judge}"
+    if scores:
+        line += f" · grades A {scores.get('a')}/5, B {scores.get('b')}/5"
+    preferred = pairwise.get("preferred")
+    if preferred:
+        line += f"  \n**You:** {PREFER_LABELS[preferred]}"
+    return line
+
+
+class Compare(UIPart):
+    """The compare switch, the side-by-side answers, the preference and the retry."""
+
+    def _compare_controls(self) -> None:
+        default = self.agent.compare_default or {}
+        with gr.Row(equal_height=True, elem_id="local2-compare-row"):
+            self.compare_on = gr.Checkbox(
+                value=bool(default),
+                label="Compare with a second model",
+                scale=1,
+                min_width=160,
+                elem_id="local2-compare",
+            )
+            self.model_b = gr.Dropdown(
+                choices=list(self.picker.choices),  # the models Ollama has (local2.ui.models)
+                value=default.get("model"),
+                label="Model B (blank: the same model)",
+                allow_custom_value=True,
+                scale=2,
+                min_width=160,
+                elem_id="local2-model-b",
+            )
+            # A text box, not gr.Number: a blank number field arrives as 0, not "default".
+            temperature = default.get("temperature")
+            self.temperature_b = gr.Textbox(
+                value="" if temperature is None else f"{temperature:g}",
+                label="Temperature B (0-2; blank: default)",
+                placeholder="default",
+                scale=1,
+                min_width=120,
+                elem_id="local2-temperature-b",
+            )
+
+    def _compare_panel(self) -> None:
+        self.pair_target = gr.State(None)  # the compared turn's query id
+        with gr.Group(visible=False, elem_id="local2-pair") as self.pair_box:
+            with gr.Row(equal_height=False):
+                self.pair_a = gr.Markdown("", elem_id="local2-answer-a")
+                self.pair_b = gr.Markdown("", elem_id="local2-answer-b")
+            self.pair_verdict = gr.Markdown("", elem_id="local2-verdict")
+            with gr.Row():
+                self.prefer_buttons = {
+                    choice: gr.Button(label, size="sm", elem_id=f"local2-prefer-{choice}")
+                    for choice, label in PREFER_LABELS.items()
+                }
+        self.retry_target = gr.State(None)  # the query id the retry row is about
+        with gr.Group(visible=False, elem_id="local2-retry-box") as self.retry_box:
+            self.retry_md = gr.Markdown("", elem_id="local2-retry-note")
+            with gr.Row():
+                self.retry_btn = gr.Button(
+                    "Try again with the critic's feedback", size="sm", elem_id="local2-retry"
+                )
+                self.show_buttons = {
+                    n: gr.Button(f"Show attempt {n}", size="sm", elem_id=f"local2-show-{n}")
+                    for n in (1, 2)
+                }
+
+    def _compare_inputs(self) -> list[Any]:
+        return [self.compare_on, self.model_b, self.temperature_b]
+
+    def _compare_outputs(self) -> list[Any]:
+        return [
+            self.pair_target,
+            self.pair_box,
+            self.pair_a,
+            self.pair_b,
+            self.pair_verdict,
+            *self.prefer_buttons.values(),
+            self.retry_target,
+            self.retry_box,
+            self.retry_md,
+            self.retry_btn,
+            *self.show_buttons.values(),
+        ]
+
+    def _compare_options(
+        self, on: bool | None, model: str | None, temperature: str | None
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        """The turn's options and a problem to show instead (a bad temperature, say)."""
+        if not on:
+            return None, None
+        text = (temperature or "").strip()
+        try:
+            value = float(text) if text else None
+        except ValueError:
+            return None, f"Temperature B must be a number from 0 to 2, or blank; got {text!r}."
+        try:
+            spec = compare_spec((model or "").strip() or None, value)
+        except ValueError as exc:
+            return None, str(exc)
+        # Compare with nothing changed: the same model again (another sample of it).
+        return {"compare": spec or {"model": None, "temperature": None}}, None
+
+    def _compare_hidden(self) -> dict:
+        return {
+            self.pair_box: gr.update(visible=False),
+            self.retry_box: gr.update(visible=False),
+        }
+
+    def _compare_done(self, payload: dict[str, Any]) -> dict:
+        """The panels for a finished turn: side by side when compared, the retry offer or
+        the attempts when graded low."""
+        update = self._compare_hidden()
+        query_id = payload.get("query_id")
+        if payload.get("respondents"):
+            update.update(self._pair_view(payload))
+        if payload.get("retry"):
+            retry = payload["retry"]
+            first, second = retry["first"].get("score"), retry["second"].get("score")
+            update.update(
+                {
+                    self.retry_target: query_id,
+                    self.retry_box: gr.update(visible=True),
+                    self.retry_md: (
+                        f"**Two attempts:** the first graded {first}/5, this one {second}/5. "
+                        f"The conversation continues from **attempt {retry['shown']}**."
+                    ),
+                    self.retry_btn: gr.update(visible=False),
+                    **{
+                        button: gr.update(visible=True, interactive=n != retry["shown"])
+                        for n, button in self.show_buttons.items()
+                    },
+                }
+            )
+        elif payload.get("retry_offered"):
+            score = (payload.get("critique") or {}).get("score")
+            update.update(
+                {
+                    self.retry_target: query_id,
+                    self.retry_box: gr.update(visible=True),
+                    self.retry_md: f"The critic graded this answer **{score}/5**. The model "
+                    "can try again, seeing the critique; both attempts are kept.",
+                    self.retry_btn: gr.update(visible=True, interactive=True),
+                    **{b: gr.update(visible=False) for b in self.show_buttons.values()},
+                }
+            )
+        return update
+
+    def _pair_view(self, payload: dict[str, Any]) -> dict:
+        respondents = payload["respondents"]
+        pairwise = payload.get("pairwise") or {}
+        shown = pairwise.get("shown") or "a"
+        return {
+            self.pair_target: payload.get("query_id"),
+            self.pair_box: gr.update(visible=True),
+            self.pair_a: answer_card("a", respondents["a"], shown),
+            self.pair_b: answer_card("b", respondents["b"], shown),
+            self.pair_verdict: verdict_text(pairwise),
+            **{
+                button: gr.update(interactive=c == "tie" or bool(respondents[c]["answer"]))
+                for c, button in self.prefer_buttons.items()
+            },
+        }
+
+    def _wire_compare(self, chat_outputs: list[Any]) -> None:
+        after = [*self._session_outputs(), *self._compare_outputs()]
+        for choice, button in self.prefer_buttons.items():
+            button.click(self._preferrer(choice), [self.session_id, self.pair_target], after)
+        for n, button in self.show_buttons.items():
+            button.click(self._shower(n), [self.session_id, self.retry_target], after)
+        self.retry_btn.click(
+            self.retry_turn,
+            [self.session_id, self.retry_target, self.chat_msgs, self.query_ids, self.my_sessions],
+            chat_outputs,
+            concurrency_limit=self.settings.concurrency_limit,
+        )
+        for button in (self.new_session, self.resume):
+            button.click(self._compare_hidden, None, [self.pair_box, self.retry_box])
+
+    def _preferrer(self, choice: str) -> Any:
+        def prefer(session_id: str | None, query_id: str | None) -> dict:
+            return self.prefer(choice, session_id, query_id)
+
+        return prefer
+
+    def _shower(self, attempt: int) -> Any:
+        def show(session_id: str | None, query_id: str | None) -> dict:
+            return self.show_attempt(attempt, session_id, query_id)
+
+        return show
+
+    def _redrawn(self, session_id: str, note: str) -> dict:
+        """The chat redrawn from the session's history (it continues from the choice)."""
+        return {
+            **self._session_view(session_id),
+            self.reward_md: note,
+        }
+
+    def prefer(self, choice: str, session_id: str | None, query_id: str | None) -> dict:
+        if not session_id or not query_id:
+            return {self.banner: self._note("There is no compared answer to prefer.")}
+        try:
+            result = session.prefer(self.agent, session_id, query_id, choice)
+        except (UnknownTurn, ValueError) as exc:
+            return {self.banner: self._note(str(exc).strip("'\""))}
+        payload = self.agent.state(session_id)
+        from local2.payload import turn_payload
+
+        note = (
+            f"Recorded: **{PREFER_LABELS[choice]}**. The conversation continues from "
+            f"**{(result['continues'] or '').upper()}**; your vote counts in the Arena."
+            if result["continues_history"]
+            else f"Recorded: **{PREFER_LABELS[choice]}**. {result['note']}"
+        )
+        view = turn_payload(payload)
+        return {
+            **self._redrawn(session_id, note),
+            **(self._pair_view(view) if view.get("respondents") else {}),
+        }
+
+    def show_attempt(self, attempt: int, session_id: str | None, query_id: str | None) -> dict:
+        if not session_id or not query_id:
+            return {self.banner: self._note("There are no attempts to switch between.")}
+        try:
+            session.show(self.agent, session_id, query_id, attempt)
+        except (UnknownTurn, ValueError) as exc:
+            return {self.banner: self._note(str(exc).strip("'\""))}
+        from local2.payload import turn_payload
+
+        view = turn_payload(self.agent.state(session_id))
+        return {
+            **self._redrawn(session_id, f"The conversation continues from attempt {attempt}."),
+            **self._compare_done(view),
+        }
+
+    def retry_turn(
+        self,
+        session_id: str | None,
+        query_id: str | None,
+        chat: list[Any],
+        ids: dict[int, str],
+        mine: list[dict[str, Any]] | None,
+    ) -> Iterator[dict]:
+        """Stream the second attempt into the chat like a turn."""
+        if not session_id or not query_id:
+            yield {self.banner: self._note("There is no answer to try again.")}
+            return
+        try:
+            question, _ = session.retry_request(self.agent, session_id, query_id)
+        except (UnknownTurn, ValueError) as exc:
+            yield {self.banner: self._note(str(exc).strip("'\""))}
+            return
+        user = gr.ChatMessage(
+            role="user", content=f"{neutralise(question)}\n\n_(again, with the critic's feedback)_"
+        )
+        view = render.TurnView(question)
+        items = session.retry(self.agent, session_id, query_id)
+        chat, ids = list(chat or []), dict(ids or {})
+        yield {self.retry_btn: gr.update(interactive=False)}
+        yield from self._follow(items, view, chat, ids, user, session_id, mine)

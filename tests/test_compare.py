@@ -1,0 +1,439 @@
+"""Two respondents in one turn, the judge's comparison, the person's preference, the arena and
+the low-score retry - against the Ollama-protocol test server with two models that answer
+differently (``qwen3:4b`` knows, ``hedge:1b`` says it does not), through the real
+``ChatOllama`` client, real SQLite checkpoints, real Chroma memory and the real critic.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from local2 import events
+from local2.agent import Agent
+from local2.compare import session
+from local2.config import load_settings
+from local2.models.scripted import ScriptedChatModel
+from local2.testing.brains import HedgingBrain, ModelBrains, Reply
+from local2.testing.ollama_server import FakeOllama, RuleBrain
+from tests.conftest import local2
+
+STRONG, WEAK = "qwen3:4b", "hedge:1b"
+MODELS = [STRONG, WEAK, "rules:2b", "broken:1b", "nomic-embed-text"]
+CAPITAL = "What is the capital of France?"
+NEWS = "What major AI news broke this week?"
+
+
+class Recording:
+    """A brain per model that also records when each request arrived."""
+
+    def __init__(self, brains: dict[str, Any]) -> None:
+        self.inner = ModelBrains(brains)
+        self.spans: list[tuple[str, float, float]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        start = time.monotonic()
+        result = self.inner(request)
+        with self.lock:
+            self.spans.append((str(request.get("model")), start, time.monotonic()))
+        return result
+
+
+def two_models(**kw: Any) -> FakeOllama:
+    brains = {
+        STRONG: RuleBrain(),
+        WEAK: HedgingBrain(),
+        "rules:2b": RuleBrain(),
+        "broken:1b": lambda request: Reply(error="model crashed", status=500),
+    }
+    return FakeOllama(Recording(brains), models=MODELS, **kw)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOllama]:
+    with two_models() as fake:
+        yield fake
+
+
+def make_agent(tmp_path: Path, url: str, model: str = STRONG) -> Agent:
+    settings = load_settings(
+        overrides={
+            "system": {"ollama_host": url, "data_dir": str(tmp_path / "data")},
+            "generator": {"backend": "ollama", "model": model},
+            "web": {"search": {"provider": "mock"}},
+        }
+    )
+    return Agent(settings, backend="ollama", model=model)
+
+
+def generation_requests(server: FakeOllama, model: str) -> list[dict[str, Any]]:
+    """The answering requests a model got (not the judge's, nor fact extraction's)."""
+    return [
+        r
+        for r in server.chat_requests
+        if r.get("model") == model
+        and not r.get("format")  # a JSON schema: memory's fact extraction
+        and not any("###Task Description" in str(m.get("content")) for m in r["messages"])
+    ]
+
+
+def test_ask_model_b_json_then_prefer_b_continues_with_b_and_counts_in_the_arena(
+    server: FakeOllama, tmp_path: Path
+) -> None:
+    env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
+    asked = local2(
+        "ask",
+        CAPITAL,
+        "--model-b",
+        WEAK,
+        "--json",
+        "--backend",
+        "ollama",
+        "--model",
+        STRONG,
+        env=env,
+    )
+    assert asked.returncode == 0, asked.stderr
+    payload = json.loads(asked.stdout)
+    a, b = payload["respondents"]["a"], payload["respondents"]["b"]
+    assert (a["model"], b["model"]) == (STRONG, WEAK)
+    assert "Paris" in a["answer"] and "I don't know" in b["answer"]
+    assert a["thinking"] and b["thinking"] and a["thinking"] != b["thinking"]
+    # The turn's answer is A's until the person prefers B.
+    assert payload["answer"] == a["answer"] and a["continues_history"]
+    # Every event names its respondent: a, b, or null for the turn's shared ones.
+    assert all("respondent_id" in e for e in payload["event_log"])
+    by_subject: dict[str, list[Any]] = {}
+    for e in payload["event_log"]:
+        by_subject.setdefault(e["subject"], []).append(e["respondent_id"])
+    assert sorted(by_subject[events.RESPONSE_GENERATION]) == ["a", "b"]
+    assert sorted(by_subject[events.CRITIQUE_RESULT]) == ["a", "b"]
+    assert by_subject[events.PAIRWISE_RESULT] == [None]
+    assert by_subject[events.QUERY_RECEIVED] == [None]
+    # Graded absolutely, then compared in both orders: both say A.
+    assert payload["pairwise"]["scores"] == {"a": 4, "b": 1}
+    assert payload["pairwise"]["verdicts"] == {"a_first": "a", "b_first": "a"}
+    assert payload["pairwise"]["winner"] == "a"
+    result = next(e for e in payload["event_log"] if e["subject"] == events.PAIRWISE_RESULT)
+    assert result["winner"] == "a" and result["query_id"] == payload["query_id"]
+
+    session_id, query_id = payload["session_id"], payload["query_id"]
+    preferred = local2("feedback", session_id, query_id, "--prefer", "b", env=env)
+    assert preferred.returncode == 0, preferred.stderr
+    assert "continues from B" in preferred.stdout
+
+    follow = local2(
+        "ask",
+        "Tell me about the Python GIL.",
+        "--session",
+        session_id,
+        "--backend",
+        "ollama",
+        "--model",
+        STRONG,
+        env=env,
+    )
+    assert follow.returncode == 0, follow.stderr
+    seen = generation_requests(server, STRONG)[-1]["messages"]
+    said = [m["content"] for m in seen if m["role"] == "assistant"]
+    assert said == [b["answer"]]  # the history holds B's answer, not A's
+
+    arena = local2("arena", "--json", env=env)
+    assert arena.returncode == 0, arena.stderr
+    table = json.loads(arena.stdout)
+    assert [r["model"] for r in table["people"]] == [WEAK, STRONG]
+    assert [r["model"] for r in table["judge"]] == [STRONG, WEAK]
+    assert table["votes"] == {"people": 1, "judge": 1}
+    printed = local2("arena", env=env)
+    assert "People's votes" in printed.stdout and WEAK in printed.stdout
+
+
+def test_respondents_run_concurrently_each_with_its_own_tools(tmp_path: Path) -> None:
+    with two_models(delay_s=0.4) as server:
+        agent = make_agent(tmp_path, server.url)
+        items: list[tuple[str, Any]] = []
+        payload = agent.ask(
+            NEWS,
+            "s1",
+            on_item=lambda kind, data: items.append((kind, data)),
+            options={"compare": {"model": "rules:2b"}},
+        )
+        agent.close()
+    spans = server.brain.spans  # type: ignore[attr-defined]
+    first = {model: next(s for s in spans if s[0] == model) for model in (STRONG, "rules:2b")}
+    # Every reply takes 0.4 s and each respondent needs two (tool call, answer): one after
+    # the other, b's first request would come 0.8 s after a's; in parallel, together.
+    (_, start_a, _), (_, start_b, _) = first.values()
+    assert abs(start_a - start_b) < 0.3
+    for rid in ("a", "b"):
+        own = payload["respondents"][rid]
+        assert [c["tool"] for c in own["tool_calls"]] == ["web_search"]
+        requests = [e for e in payload["event_log"] if e["subject"] == "tool.request.web_search"]
+        assert rid in {e["respondent_id"] for e in requests}
+    streamed = {data["id"] for kind, data in items if kind == "respondent"}
+    assert streamed == {"a", "b"}
+
+
+def test_equally_good_answers_and_a_position_biased_judge_make_a_tie(
+    server: FakeOllama, tmp_path: Path
+) -> None:
+    agent = make_agent(tmp_path, server.url)
+    payload = agent.ask(CAPITAL, "s1", options={"compare": {"model": "rules:2b"}})
+    # RuleBrain picks Response A between equals: each order names a different respondent.
+    assert payload["pairwise"]["verdicts"] == {"a_first": "a", "b_first": "b"}
+    assert payload["pairwise"]["winner"] == "tie"
+    assert [v.winner for v in session.votes_of(agent.services).votes("judge")] == ["tie"]
+    agent.close()
+
+
+def test_engrams_carry_respondent_and_pairwise_winner(server: FakeOllama, tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, server.url)
+    payload = agent.ask(CAPITAL, "s1", options={"compare": {"model": WEAK}})
+    store = agent.services.memory
+    rows = {r["respondent_id"]: r for r in store.list() if r.get("query_id") == payload["query_id"]}
+    assert set(rows) == {"a", "b"}
+    assert {r["pairwise_winner"] for r in rows.values()} == {"a"}  # the judge's, so far
+    assert (rows["a"]["critic_score"], rows["b"]["critic_score"]) == (4, 1)
+    session.prefer(agent, "s1", payload["query_id"], "b")
+    rows = {r["respondent_id"]: r for r in store.list() if r.get("query_id") == payload["query_id"]}
+    assert {(r["pairwise_winner"], r["pairwise_by"]) for r in rows.values()} == {("b", "person")}
+    agent.close()
+
+
+def test_a_respondent_whose_model_fails_leaves_the_other_answer(
+    server: FakeOllama, tmp_path: Path
+) -> None:
+    agent = make_agent(tmp_path, server.url)
+    payload = agent.ask(CAPITAL, "s1", options={"compare": {"model": "broken:1b"}})
+    assert "Paris" in payload["answer"]
+    assert payload["respondents"]["b"]["answer"] == ""
+    assert "model crashed" in payload["respondents"]["b"]["error"]
+    assert payload["pairwise"]["winner"] is None
+    assert session.votes_of(agent.services).votes() == []  # no verdict, no vote
+    assert agent.history("s1")[-1]["assistant"] == payload["answer"]
+    agent.close()
+
+
+def test_a_second_model_that_is_not_pulled_is_named_with_the_fix(tmp_path: Path) -> None:
+    with two_models() as server:
+        env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
+        result = local2(
+            "ask", "hi", "--model-b", "nope:7b", "--backend", "ollama", "--model", STRONG, env=env
+        )
+        bad = local2(
+            "ask", "hi", "--temperature-b", "9", "--backend", "ollama", "--model", STRONG, env=env
+        )
+    assert result.returncode != 0
+    assert "ollama pull nope:7b" in result.stderr
+    assert bad.returncode != 0 and "temperature" in bad.stderr.lower()
+
+
+def test_a_preference_after_later_turns_is_recorded_without_rewriting_history(
+    server: FakeOllama, tmp_path: Path
+) -> None:
+    agent = make_agent(tmp_path, server.url)
+    first = agent.ask(CAPITAL, "s1", options={"compare": {"model": WEAK}})
+    agent.ask("Tell me about the Python GIL.", "s1")
+    result = session.prefer(agent, "s1", first["query_id"], "b")
+    assert result["continues_history"] is False
+    assert agent.history("s1")[0]["assistant"] == first["answer"]  # A's, still
+    assert [v.winner for v in session.votes_of(agent.services).votes("person")] == ["b"]
+    with pytest.raises(LookupError, match="not a comparison"):
+        session.prefer(agent, "s1", agent.history("s1")[-1]["query_id"], "a")
+    agent.close()
+
+
+def test_a_grade_of_one_offers_the_retry_which_is_graded_again_and_switchable(
+    tmp_path: Path,
+) -> None:
+    with FakeOllama(HedgingBrain(), models=[STRONG, "nomic-embed-text"]) as server:
+        env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
+        asked = local2("ask", CAPITAL, "--json", "--backend", "ollama", "--model", STRONG, env=env)
+        assert asked.returncode == 0, asked.stderr
+        first = json.loads(asked.stdout)
+        assert first["critique"]["score"] == 1 and first["retry_offered"] is True
+        assert events.RETRY_OFFERED in first["events"]
+        shown = local2("ask", CAPITAL, "--backend", "ollama", "--model", STRONG, env=env)
+        assert "local2 retry" in shown.stderr  # the offer, in words, at a terminal
+
+        retried = local2("retry", first["session_id"], first["query_id"], "--json", env=env)
+        assert retried.returncode == 0, retried.stderr
+        second = json.loads(retried.stdout)
+        assert "Paris" in second["answer"] and second["critique"]["score"] == 4
+        assert second["retry"]["first"]["score"] == 1 and second["retry"]["shown"] == 2
+        assert events.RETRY_STARTED in second["events"]
+        assert events.RETRY_OFFERED not in second["events"]
+        # The model saw its first answer and the critique.
+        seen = generation_requests(server, STRONG)[-1]["messages"]
+        assert seen[-2]["content"] == first["answer"]
+        assert "graded your answer above 1/5" in seen[-1]["content"]
+
+        again = local2("retry", first["session_id"], second["query_id"], env=env)
+        assert again.returncode != 0 and "already a second attempt" in again.stderr
+        switched = local2("retry", first["session_id"], second["query_id"], "--show", "1", env=env)
+        assert switched.returncode == 0, switched.stderr
+
+    # The CLI's data directory is this test's LOCAL2_HOME (see conftest): read it here.
+    agent = Agent(
+        load_settings(), chat_model=ScriptedChatModel(), tools=[], memory=None, critic=None
+    )
+    turns = agent.history(first["session_id"])
+    assert [t["assistant"] for t in turns] == [first["answer"]]  # attempt 1, as switched
+    agent.close()
+
+
+def test_a_retry_that_grades_lower_keeps_the_first_attempt(tmp_path: Path) -> None:
+    """The higher-graded attempt is shown: here the first, though the retry is kept."""
+
+    class Worse:
+        def __init__(self) -> None:
+            self.rules = RuleBrain()
+
+        def __call__(self, request: dict[str, Any]) -> Any:
+            text = json.dumps(request.get("messages"))
+            if "###Task Description" in text:
+                return self.rules(request)
+            if "A reviewer graded" in text:
+                return Reply(content="I don't know, sorry.")
+            return Reply(content="The GIL is CPython's global interpreter lock.")
+
+    settings_override = {"critic": {"retry_below": 4}}
+    with FakeOllama(Worse(), models=[STRONG, "nomic-embed-text"]) as server:
+        settings = load_settings(
+            overrides={
+                "system": {"ollama_host": server.url, "data_dir": str(tmp_path / "d")},
+                "generator": {"backend": "ollama", "model": STRONG},
+                **settings_override,
+            }
+        )
+        agent = Agent(settings, backend="ollama")
+        first = agent.ask("What is the GIL?", "s1")
+        assert first["critique"]["score"] == 4 and first["retry_offered"]
+        items = list(session.retry(agent, "s1", first["query_id"]))
+        second = items[-1][1]
+        assert second["critique"]["score"] == 1
+        assert second["retry"]["shown"] == 1
+        assert events.HISTORY_SWITCHED in second["events"]
+        assert agent.history("s1")[-1]["assistant"] == first["answer"]
+        session.show(agent, "s1", second["query_id"], 2)
+        assert agent.history("s1")[-1]["assistant"] == second["answer"]
+        with pytest.raises(session.CannotRetry, match="already a second attempt"):
+            session.retry_request(agent, "s1", second["query_id"])
+        agent.close()
+
+
+def test_http_api_compare_prefer_arena_and_retry(server: FakeOllama, tmp_path: Path) -> None:
+    from local2.api import create_api
+    from tests.test_api import Served
+
+    agent = make_agent(tmp_path, server.url)
+    with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        turn = client.post("/query", json={"query": CAPITAL, "model_b": WEAK}).json()
+        assert turn["pairwise"]["winner"] == "a"
+        ids = {"session_id": turn["session_id"], "query_id": turn["query_id"]}
+        nothing = client.post("/feedback", json=ids)
+        assert nothing.status_code == 422 and "preferred" in nothing.text
+        picked = client.post("/feedback", json={**ids, "preferred": "b"})
+        assert picked.status_code == 200 and picked.json()["continues"] == "b"
+        history = client.get(f"/sessions/{turn['session_id']}/history").json()
+        assert history["turns"][-1]["assistant"] == turn["respondents"]["b"]["answer"]
+        csv_text = client.get("/arena", params={"format": "csv"}).text
+        assert csv_text.splitlines()[0].startswith("voters,model,rating")
+        assert f"people,{WEAK}" in csv_text and f"judge,{STRONG}" in csv_text
+        refused = client.post(f"/sessions/{turn['session_id']}/retry", json={"query_id": "x"})
+        assert refused.status_code == 404
+        compared = client.post(
+            f"/sessions/{turn['session_id']}/retry", json={"query_id": turn["query_id"]}
+        )
+        assert compared.status_code == 409 and "prefer" in compared.json()["detail"]
+        bad = client.post("/query", json={"query": CAPITAL, "temperature_b": 7})
+        assert bad.status_code == 422
+    agent.close()
+
+
+def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
+    server: FakeOllama, tmp_path: Path
+) -> None:
+    agent = make_agent(tmp_path, server.url)
+    agent.ask(CAPITAL, "plain")
+    plain = [r["node"] for r in reversed(agent.checkpoints("plain"))]
+    # The chat graph's own path, untouched by compare.
+    plain_path = ["input", "__start__", "receive", "recall", "generate", "publish"]
+    assert plain == [*plain_path, "critique,ingest"]
+    payload = agent.ask(CAPITAL, "pair", options={"compare": {"model": WEAK}})
+    nodes = [r["node"] for r in reversed(agent.checkpoints("pair"))]
+    assert nodes == [
+        "input",
+        "__start__",
+        "receive",
+        "recall",
+        "compare",
+        "respond,respond",
+        "publish_pair",
+        "critique_pair,ingest_pair",
+        "settle_pair",
+    ]
+    # Time travel: replaying from before the respondents answers again, as a new branch.
+    before = next(r for r in agent.checkpoints("pair") if r["node"] == "compare")
+    replayed = agent.replay("pair", before["checkpoint_id"])
+    assert replayed["respondents"]["b"]["answer"] == payload["respondents"]["b"]["answer"]
+    assert replayed["pairwise"]["winner"] == "a"
+    agent.close()
+
+
+def test_both_respondents_can_wait_for_approval_and_each_is_answered(tmp_path: Path) -> None:
+    """A side effect in each branch pauses the turn; each request is decided in turn."""
+    from local2.approval import answer
+    from local2.models.backend import ChatBackend
+    from tests.test_approval import Notes, make_agent, obeying_script
+
+    def two_obeying(where: Path, notes: Notes) -> Agent:
+        agent = make_agent(where, notes)
+        model_b = ScriptedChatModel(replies=obeying_script(), repeat_last=True)
+        agent.services.model_factory = lambda model, temperature: ChatBackend(
+            model_b, "scripted-b", "custom"
+        )
+        return agent
+
+    notes = Notes()
+    agent = two_obeying(tmp_path / "one", notes)
+    compare = {"compare": {"model": "scripted-b"}}
+    paused = list(agent.stream("Summarise https://a.example/", "s1", options=compare))[-1][1]
+    assert paused["status"] == "awaiting_approval"
+    first = agent.pending_approval("s1")
+    assert first is not None and first["interrupt_id"]
+    again = agent.decide("s1", True)
+    assert again["status"] == "awaiting_approval"  # the other respondent asks too
+    second = agent.pending_approval("s1")
+    assert second is not None and second["interrupt_id"] != first["interrupt_id"]
+    done = agent.decide("s1", False)
+    assert done["status"] == "done"
+    assert notes.written == ["PLANTED"]  # one approved, one denied
+    errors = sorted(
+        str(c["error"]) for r in done["respondents"].values() for c in r["tool_calls"] if c["error"]
+    )
+    assert errors == ["denied by the person"]
+    assert all(r["answer"] == "The bridge opened in 1932." for r in done["respondents"].values())
+
+    # With someone to ask, the turn asks each request as it comes and runs to the end.
+    asked: list[str] = []
+
+    def deny(request: dict) -> dict:
+        asked.append(request["query_id"])
+        return answer(request, False)
+
+    agent.close()
+    notes = Notes()
+    agent = two_obeying(tmp_path / "two", notes)
+    final = agent.ask("Summarise https://a.example/", "s2", approve=deny, options=compare)
+    assert final["status"] == "done" and len(asked) == 2
+    assert notes.written == []
+    agent.close()
