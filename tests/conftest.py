@@ -122,7 +122,11 @@ def postgres_url(postgres_cluster: Any, request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def chroma_server() -> Iterator[Any]:
     """``chroma run`` on a free loopback port, for the whole test session."""
-    from local2.testing.chroma_server import TempChroma
+    from local2.testing.chroma_server import ChromaMissing, TempChroma, chroma_command
 
+    try:
+        chroma_command()
+    except ChromaMissing as exc:
+        pytest.skip(str(exc))
     with TempChroma() as server:
         yield server

@@ -146,6 +146,7 @@ class Agent:
             model=model,
             native_tools=native_tools,
         )
+        self.services.votes = self.storage.votes  # None: SQLite, opened on first vote
         from local2.notices import startup_notices
 
         # What the person must be told: a fallback model, canned search, a critic that is
@@ -781,4 +782,6 @@ class Agent:
         self.services.runner.shutdown()
         if self.services.memory is not None and hasattr(self.services.memory, "close"):
             self.services.memory.close()
+        if self.services.votes is not None:
+            self.services.votes.close()
         self.storage.close()

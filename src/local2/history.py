@@ -15,8 +15,6 @@ Implementations: :class:`SqliteTurnLog` (the default, in the checkpoint file),
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -24,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
+
+from local2.sqlite_sql import SqliteSql
 
 TURN_COLUMNS = 'id, parent_id, session_id, query_id, "user", assistant, created_at'
 
@@ -221,30 +221,8 @@ class SqlTurnLog(TurnLog):
         return [session_row(r) for r in self._fetch(SESSIONS_SQL, (limit,))]
 
 
-class SqliteTurnLog(SqlTurnLog):
+class SqliteTurnLog(SqliteSql, SqlTurnLog):
     """The turn log in SQLite (the checkpoint database by default)."""
 
     def __init__(self, path: str | Path = ":memory:") -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, check_same_thread=False)
-        self._lock = threading.Lock()
-        with self._lock:
-            if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(SQLITE_SCHEMA)
-            self._conn.commit()
-
-    def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
-        with self._lock:
-            return self._conn.execute(sql, tuple(params)).fetchall()
-
-    def _write(self, sql: str, params: Sequence[Any]) -> None:
-        with self._lock:
-            self._conn.execute(sql, tuple(params))
-            self._conn.commit()
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        super().__init__(path, SQLITE_SCHEMA)

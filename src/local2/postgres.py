@@ -22,6 +22,8 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from local2.arena.votes import POSTGRES_SCHEMA as VOTES_SCHEMA
+from local2.arena.votes import SqlVoteLog
 from local2.checkpoint import CompressedSerializer
 from local2.history import POSTGRES_SCHEMA as TURNS_SCHEMA
 from local2.history import SqlTurnLog
@@ -75,10 +77,12 @@ def open_pool(url: str, max_size: int, **kwargs: Any) -> ConnectionPool:
 
 
 class PooledSql:
-    """Runs the shared SQLite-style statements (``?`` parameters) through a connection pool."""
+    """Runs the shared SQLite-style statements (``?`` parameters) through a connection pool
+    (closed with this object only when it ``owns_pool``; else with the storage it is part of)."""
 
-    def __init__(self, pool: ConnectionPool) -> None:
+    def __init__(self, pool: ConnectionPool, owns_pool: bool = False) -> None:
         self._pool = pool
+        self._owns_pool = owns_pool
 
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
         with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
@@ -89,6 +93,10 @@ class PooledSql:
         with self._pool.connection() as conn:
             conn.execute(sql.replace("?", "%s"), tuple(params))
 
+    def close(self) -> None:
+        if self._owns_pool:
+            self._pool.close()
+
 
 class PostgresTurnLog(PooledSql, SqlTurnLog):
     """The turn log in a ``local2_turns`` table, through a connection pool."""
@@ -98,6 +106,12 @@ class PostgresTurnLog(PooledSql, SqlTurnLog):
 
 class PostgresRunIndex(PooledSql, RunIndex):
     """The research runs table, in the research schema (the pool's search path)."""
+
+
+class PostgresVoteLog(PooledSql, SqlVoteLog):
+    """The arena's votes in a ``local2_votes`` table, beside the turn log."""
+
+    ORDER = "created_at, seq"
 
 
 class AdvisoryLocks(SharedLocks):
@@ -164,9 +178,10 @@ class AdvisoryLocks(SharedLocks):
 
 
 def setup_schema(
-    pool: ConnectionPool, saver: PostgresSaver, statements: str, wait_s: float = 300
+    pool: ConnectionPool, saver: PostgresSaver | None, statements: str, wait_s: float = 300
 ) -> None:
-    """Create LoCAL2's table and LangGraph's, once, even when processes start together.
+    """Create LoCAL2's tables (and LangGraph's, given its ``saver``), once, even when
+    processes start together.
 
     The lock is polled, not waited for: LangGraph's migrations build indexes
     CONCURRENTLY, which waits for every running statement — a blocked
@@ -181,7 +196,8 @@ def setup_schema(
         try:
             for statement in filter(str.strip, statements.split(";")):
                 conn.execute(statement)
-            saver.setup()
+            if saver is not None:
+                saver.setup()
         finally:
             conn.execute(UNLOCK_SQL, (SETUP_KEY,))
 
@@ -192,6 +208,12 @@ def _open_saver(
     """A pool and a checkpointer over it, with LangGraph's tables and ``statements`` set up."""
     pool = open_pool(url, pool_size, row_factory=dict_row, **kwargs)
     saver = PostgresSaver(pool, serde=CompressedSerializer())  # type: ignore[arg-type]
+    _set_up(url, pool, saver, statements)
+    return pool, saver
+
+
+def _set_up(url: str, pool: ConnectionPool, saver: PostgresSaver | None, statements: str) -> None:
+    """:func:`setup_schema`, or the pool closed and one clear error saying what is needed."""
     try:
         setup_schema(pool, saver, statements)
     except psycopg.Error as exc:
@@ -200,19 +222,26 @@ def _open_saver(
             f"Cannot set up LoCAL2's tables in {describe(url)}: {exc}",
             "The database user needs CREATE on the database (docs/deploy.md).",
         ) from exc
-    return pool, saver
 
 
 def open_postgres(url: str, pool_size: int) -> Storage:
-    """Checkpointer, turn log and session locks over one database at ``url``."""
-    pool, saver = _open_saver(url, pool_size, TURNS_SCHEMA)
+    """Checkpointer, turn log, arena votes and session locks over one database at ``url``."""
+    pool, saver = _open_saver(url, pool_size, TURNS_SCHEMA + VOTES_SCHEMA)
     locks = AdvisoryLocks(url)
     return Storage(
         checkpointer=saver,
         turn_log=PostgresTurnLog(pool),
         locks=locks,
         closers=[locks.close, pool.close],
+        votes=PostgresVoteLog(pool),
     )
+
+
+def open_postgres_votes(url: str) -> PostgresVoteLog:
+    """The arena's votes alone (``local2 arena``), over a small pool of their own."""
+    pool = open_pool(url, 2, row_factory=dict_row)
+    _set_up(url, pool, None, VOTES_SCHEMA)
+    return PostgresVoteLog(pool, owns_pool=True)
 
 
 def research_saver(url: str, pool_size: int) -> tuple[ConnectionPool, PostgresSaver]:

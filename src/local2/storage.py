@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from local2.config import Settings
 from local2.history import SqliteTurnLog, TurnLog
+
+if TYPE_CHECKING:
+    from local2.arena.votes import VoteLog
 
 
 class StorageUnavailable(RuntimeError):
@@ -62,6 +66,9 @@ class Storage(ClosedTogether):
     turn_log: TurnLog
     locks: SharedLocks
     closers: list[Callable[[], None]] = field(default_factory=list)
+    # The arena's votes, when the store keeps them too (Postgres); else opened on first use
+    # (``local2.compare.session.votes_of``).
+    votes: VoteLog | None = None
 
 
 def open_storage(

@@ -8,13 +8,13 @@ the team's Postgres server (``checkpointer: postgres``). Both share the queries 
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from local2.sqlite_sql import SqliteSql
 
 COLUMNS = ("run_id", "question", "model", "status", "created_at", "updated_at")
 
@@ -67,21 +67,8 @@ class RunIndex(ABC):
         return [dict(zip(COLUMNS, row, strict=True)) for row in rows]
 
 
-class SqliteRunIndex(RunIndex):
+class SqliteRunIndex(SqliteSql, RunIndex):
+    """The runs table beside the run checkpoints (``research.sqlite``)."""
+
     def __init__(self, path: str | Path) -> None:
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        self._lock = threading.Lock()
-        self._write(SQLITE_SCHEMA, ())
-
-    def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
-
-    def _write(self, sql: str, params: Sequence[Any]) -> None:
-        with self._lock, self._conn:
-            self._conn.execute(sql, params)
-
-    def close(self) -> None:
-        self._conn.close()
+        super().__init__(path, SQLITE_SCHEMA)

@@ -17,9 +17,18 @@ from pathlib import Path
 from local2.testing.processes import end_group, free_port, wait_until_answers
 
 
+class ChromaMissing(RuntimeError):
+    """No ``chroma`` command beside this Python."""
+
+
 def chroma_command() -> Path:
     """The ``chroma`` CLI installed beside this Python (it comes with chromadb)."""
-    return Path(sys.executable).with_name("chroma")
+    command = Path(sys.executable).with_name("chroma")
+    if not command.exists():
+        raise ChromaMissing(
+            f"{command} is missing: chromadb is not installed here (scripts/setup.sh --dev)."
+        )
+    return command
 
 
 class TempChroma:
@@ -36,10 +45,11 @@ class TempChroma:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> TempChroma:
+        chroma = chroma_command()
         self.dir = Path(tempfile.mkdtemp(prefix="local2-chroma-"))
         self.port = free_port()
         log = (self.dir / "server.log").open("wb")
-        command = [str(chroma_command()), "run", "--path", str(self.dir / "data")]
+        command = [str(chroma), "run", "--path", str(self.dir / "data")]
         command += ["--host", "127.0.0.1", "--port", str(self.port)]
         self._process = subprocess.Popen(
             command,
