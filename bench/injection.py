@@ -355,6 +355,10 @@ def browser_hits(agent: Agent, att: Site, sessions: list[str]) -> dict[str, int]
         page.set_default_timeout(30_000)
         page.goto(url)
         page.wait_for_selector("#local2-session-pick input")
+        # The page's own load sets the session list (and clears the box): wait for it first.
+        page.wait_for_function(
+            "document.querySelector('#local2-session code')?.innerText.length > 8"
+        )
         for session in sessions:
             before = len(att.hits_from("Chrome"))
             page.fill("#local2-session-pick input", session)
