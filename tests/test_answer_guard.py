@@ -3,6 +3,7 @@ an echo of the tool template is not a malformed call, and a repeated call ends t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from local2.nodes.answer_guard import (
     UNEXECUTED_CALL,
     fallback_answer,
     unusable_reason,
+    without_listing_lines,
 )
 from local2.nodes.await_tool import wrap_untrusted
 from local2.tools.base import Tool
@@ -236,3 +238,37 @@ def test_a_tool_capable_model_answering_directly_is_not_routed(tmp_path: Path) -
     assert calls == [] and "tool.routed" not in payload["events"]
     assert payload["answer"] == "I can answer this without searching."
     assert model.bound_tools, "the capable model was offered the tools natively"
+
+
+# ------------------------------------------------------ a recall listing copied after an answer
+
+LISTING_ECHO = json.loads(
+    (Path(__file__).parent / "fixtures" / "embedded_run" / "listing_echo.json").read_text()
+)
+
+
+def test_the_real_models_copied_recall_listing_is_cut_and_its_answer_kept() -> None:
+    kept, cut = without_listing_lines(LISTING_ECHO["reply"])
+    assert cut == 3 and "[m" not in kept and "similarity" not in kept
+    assert kept.startswith("The user's sister's name is Ines.")
+    files = "[1] notes/a.md (lines 3-9, similarity 0.71)\n    the snippet\nIt is 4."
+    assert without_listing_lines(files) == ("It is 4.", 1)
+    prose = "See [1] for details (similarity is high)."
+    assert without_listing_lines(prose) == (prose, 0)
+
+
+def test_in_the_graph_the_listing_never_reaches_the_answer(tmp_path: Path) -> None:
+    agent = text_agent(tmp_path, [reply(LISTING_ECHO["reply"])], [])
+    payload = agent.ask(LISTING_ECHO["query"], "s1")
+    assert payload["answer"].startswith("The user's sister's name is Ines.")
+    assert "similarity" not in payload["answer"] and "answer.trimmed" in payload["events"]
+    assert agent.history("s1")[0]["assistant"] == payload["answer"]
+
+
+def test_a_reply_that_is_only_the_listing_gets_the_fallback(tmp_path: Path) -> None:
+    only = "\n".join(LISTING_ECHO["reply"].splitlines()[1:3])
+    agent = text_agent(tmp_path, [reply(only)], [])
+    payload = agent.ask(LISTING_ECHO["query"], "s1")  # no tool ran: nothing to extract
+    assert payload["answer"].startswith("The model could not answer this question")
+    assert "similarity" not in payload["answer"]
+    assert {"answer.trimmed", "answer.fallback"} <= set(payload["events"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2.testing.ollama_server import FakeOllama, RuleBrain, ScriptBrain
 from tests.conftest import local2, mock_search_config
 
 
@@ -101,3 +101,17 @@ def test_doctor_json_reports_each_check_with_a_fix(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert checks["ollama"]["status"] == "fail" and "ollama serve" in checks["ollama"]["fix"]
     assert checks["data directory"]["status"] == "ok"
+
+
+def test_a_cleaned_answer_is_printed_again_and_said_to_be_the_recorded_one(tmp_path: Path) -> None:
+    echo = json.loads(
+        (Path(__file__).parent / "fixtures" / "embedded_run" / "listing_echo.json").read_text()
+    )  # the real SmolLM2 reply: an answer, then a copied recall listing
+    with FakeOllama(ScriptBrain([echo["reply"]])) as server:
+        env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
+        result = local2("ask", "Who is Ines?", "--backend", "ollama", env=env)
+    assert result.returncode == 0, result.stderr
+    streamed, _, recorded = result.stdout.rpartition("The user's sister's name is Ines.")
+    assert "(similarity 0.62" in streamed  # tokens are shown as they come...
+    assert "similarity" not in recorded  # ...and the recorded answer is printed last,
+    assert "The answer as recorded" in result.stderr  # and said to be the one kept

@@ -192,9 +192,9 @@ def test_files_must_have_been_read() -> None:
     ids=["long-id", "brackets", "ids"],
 )
 def test_pathological_answers_are_checked_fast(answer: str) -> None:
-    start = time.perf_counter()
+    start = time.perf_counter()  # linear: milliseconds; backtracking: minutes
     grounding_flags(answer, [SEARCH], None)
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 2.0
 
 
 # -- the judge ----------------------------------------------------------------------------

@@ -133,6 +133,8 @@ def test_strip_thinking_keeps_the_answer() -> None:
     ids=["spaces", "scores", "opens", "closes", "end-tokens", "emphasis"],
 )
 def test_pathological_output_parses_fast(output: str) -> None:
+    # Linear parsing takes milliseconds; a backtracking regex on these 10k-60k character
+    # inputs takes minutes. The bound leaves room for a busy shared machine.
     start = time.perf_counter()
     parse_grade(output)
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 2.0

@@ -161,3 +161,17 @@ def test_a_queued_turn_keeps_its_facts_until_memory_is_back(tmp_path: Path) -> N
     assert ingested["retried"] == 1
     assert [r["content"] for r in store.list(kind="fact")] == ["The user's car is a green Fiat."]
     assert isinstance(good, LexicalEmbedder)
+
+
+def test_a_memory_recalled_twice_in_a_turn_is_listed_once(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, memory={"embedder": "lexical"})
+    call = {"name": "recall_memory", "args": {"query": "my dog's name"}}
+    model = ScriptedChatModel(replies=[reply("", tool_calls=[call]), reply("Rex.")])
+    agent = Agent(settings, chat_model=model, critic=None)  # the real recall_memory tool
+    fid = _fact(agent, "The user's dog is called Rex.", "dog name")
+
+    payload = agent.ask("What is my dog called?", "s1")
+    assert [c["tool"] for c in payload["tool_calls"]] == ["recall_memory"]
+    assert fid in payload["tool_calls"][0]["result"]  # the tool found it again
+    ids = [h["id"] for h in payload["memory_hits"]]
+    assert ids.count(fid) == 1 and len(ids) == len(set(ids))

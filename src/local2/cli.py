@@ -156,6 +156,7 @@ def _show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
         if live.strip() != data["answer"].strip():
             if live:
                 out.print()
+                err.print("[dim]The answer as recorded (what streamed above was cleaned up):[/]")
             out.print(data["answer"], end="")
         out.print()
     elif kind == "final" and data.get("critique"):

@@ -17,6 +17,7 @@ TOOL_FALLBACK = "tool.fallback"  # a provider failed; the next one was asked
 TOOL_REPEATED = "tool.repeated"  # an identical call in one turn, answered from the first
 TOOL_TEMPLATE_ECHO = "tool.template_echo"  # the model copied the tool template: no call
 ANSWER_FALLBACK = "answer.fallback"  # the model's reply was unusable; an extract replaced it
+ANSWER_TRIMMED = "answer.trimmed"  # lines the model copied from a memory/file listing cut
 RESPONSE_GENERATION = "response.generation"
 ANSWER_DIALOG = "answer.dialog"
 CRITIQUE_RESULT = "critique.result"

@@ -55,6 +55,27 @@ _TEMPLATE_PARTS = tuple(
 )
 
 
+# An entry of a memory or file listing as the tools write it: "[m4137aae64303] (similarity
+# 0.62, just now, fact) ..." or "[1] notes/a.md (lines 3-9, similarity 0.71)", with its
+# indented continuation lines.
+_LISTING_LINE = re.compile(
+    r"^[ \t]*\[[^\]\n]{1,64}\][ \t]*(?:\S[^\n(]*)?"
+    r"\((?:[^)\n]*, )?similarity \d\.\d\d\b[^)\n]*\)[^\n]*(?:\n|\Z)"
+    r"(?:    [^\n]*(?:\n|\Z))*",  # the entry's indented continuation lines
+    re.M,
+)
+
+
+def without_listing_lines(text: str) -> tuple[str, int]:
+    """``text`` without the lines it copied from a memory or file listing, and how many.
+
+    Small models answer, then append the recall listing they were shown (seen from the
+    real SmolLM2: tests/fixtures/embedded_run/listing_echo.json). Those lines are tool
+    output, not the answer; prose around them stays."""
+    kept, cut = _LISTING_LINE.subn("", text)
+    return (kept.strip("\n") if cut else text), cut
+
+
 def _signature_line(tool_names: Sequence[str]) -> re.Pattern[str] | None:
     """A line listing a tool the way the prompt does: ``- web_fetch(url*: string): ...``."""
     if not tool_names:

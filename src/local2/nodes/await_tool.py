@@ -19,7 +19,7 @@ from langchain_core.messages import ToolMessage
 from local2 import events
 from local2.approval import denial_error, denial_text
 from local2.nodes.common import Services, event, tool_context
-from local2.state import ToolCallRecord, TurnState
+from local2.state import MemoryHit, ToolCallRecord, TurnState
 from local2.tools.base import ToolError, ToolResult
 from local2.tools.runner import Started
 
@@ -155,10 +155,18 @@ def await_tool(state: TurnState, services: Services) -> dict:
         )
         for r in ordered
     ]
+    # A memory the turn already holds (recalled before answering, or by an earlier call) is
+    # one hit, not two: the payload and the app list each memory once.
+    seen = {h["id"] for h in state.get("memory_hits") or []}
+    unique: list[MemoryHit] = []
+    for hit in hits:
+        if hit["id"] not in seen:
+            seen.add(hit["id"])
+            unique.append(hit)
     return {
         "messages": messages,
         "tool_calls": ordered,
-        "memory_hits": hits,
+        "memory_hits": unique,
         "tool_rounds": state.get("tool_rounds", 0) + 1,
         "pending_tool_calls": [],
         "event_log": log,

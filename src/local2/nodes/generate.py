@@ -20,15 +20,18 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
+from local2.models.embedded import REPETITION_NOTE
 from local2.models.errors import ModelError, describe_ollama_error
 from local2.models.prompted_tools import prompted_messages
 from local2.models.thinking import thinking_and_answer
 from local2.nodes.answer_guard import (
+    RAW_OUTPUT,
     UNEXECUTED_CALL,
     echoes_template,
     fallback_answer,
     prose_beside_call,
     unusable_reason,
+    without_listing_lines,
 )
 from local2.nodes.await_tool import wrap_untrusted
 from local2.nodes.common import Services, event
@@ -126,6 +129,13 @@ def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list:
 def _final_answer(state: TurnState, services: Services, written: str, text: str, log: list) -> str:
     """The answer the person sees: the model's, unless it is not an answer at all."""
     schemas = {n: t.parameters for n, t in services.tools.items()}
+    trimmed, cut = without_listing_lines(written)
+    if cut:
+        log.append(event(state, events.ANSWER_TRIMMED, lines=cut))
+        written, text = trimmed, without_listing_lines(text)[0]
+        if not written.removesuffix(REPETITION_NOTE).strip():  # nothing but the listing
+            log.append(event(state, events.ANSWER_FALLBACK, reason=RAW_OUTPUT, chars=0))
+            return fallback_answer(RAW_OUTPUT, list(state.get("tool_calls") or []))
     reason = unusable_reason(written, schemas) if written.strip() else None
     if reason is None:
         return text

@@ -78,6 +78,7 @@ def receive(state: TurnState, services: Services, config: RunnableConfig) -> dic
     received = event(
         timing,
         events.QUERY_RECEIVED,
+        t=0.0,  # the turn's clock starts here, however busy the machine
         session_id=session_id,
         query_id=query_id,
         query=query,
