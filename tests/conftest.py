@@ -91,3 +91,42 @@ def local2(
         cwd=cwd,
         timeout=timeout,
     )
+
+
+# -- the team-scale parts, started once per test session on loopback -------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Any]:
+    """A throwaway Postgres cluster (Debian's package, installed by setup.sh --dev)."""
+    from local2.testing.postgres import PostgresMissing, TempPostgres
+
+    try:
+        cluster = TempPostgres().start()
+    except PostgresMissing as exc:
+        pytest.skip(str(exc))
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: Any, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty database in the session's cluster for this test."""
+    import re
+    import uuid
+
+    name = re.sub(r"\W", "_", request.node.name.lower())[:40] + "_" + uuid.uuid4().hex[:6]
+    return postgres_cluster.create_database(name)
+
+
+@pytest.fixture(scope="session")
+def chroma_server() -> Iterator[Any]:
+    """``chroma run`` on a free loopback port, for the whole test session."""
+    from local2.testing.chroma_server import ChromaMissing, TempChroma, chroma_command
+
+    try:
+        chroma_command()
+    except ChromaMissing as exc:
+        pytest.skip(str(exc))
+    with TempChroma() as server:
+        yield server

@@ -1,4 +1,5 @@
-"""Arena ratings: Bradley-Terry fitted on votes, with honest intervals, and the vote log."""
+"""Arena ratings: Bradley-Terry fitted on votes, with honest intervals, and the vote log
+(one contract over SQLite, Postgres and a LangGraph store)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,15 @@ import csv
 import io
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langgraph.store.memory import InMemoryStore
 
 from local2.arena.ratings import rate, strengths
 from local2.arena.report import arena, as_csv, as_json
-from local2.arena.votes import VoteLog
+from local2.arena.votes import SqliteVoteLog, StoreVoteLog, VoteLog
 
 
 def by_model(rows):  # type: ignore[no-untyped-def]
@@ -68,25 +71,56 @@ def test_same_model_on_both_sides_is_not_a_game() -> None:
     assert rate([("x", "x", "a")]) == []
 
 
-def test_votes_replace_the_same_voters_earlier_vote(tmp_path: Path) -> None:
-    log = VoteLog(tmp_path / "db.sqlite")
-    log.record(session_id="s", query_id="q", voter="person", model_a="x", model_b="y", winner="a")
-    log.record(session_id="s", query_id="q", voter="person", model_a="x", model_b="y", winner="b")
-    log.record(session_id="s", query_id="q", voter="judge", model_a="x", model_b="y", winner="tie")
-    assert [(v.voter, v.winner) for v in log.votes()] == [("person", "b"), ("judge", "tie")]
-    assert [v.winner for v in log.votes("person")] == ["b"]
-    with pytest.raises(ValueError, match="winner"):
-        log.record(
-            session_id="s", query_id="q", voter="judge", model_a="x", model_b="y", winner="c"
-        )
+@pytest.fixture(params=["sqlite", "postgres", "store"])
+def vote_log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VoteLog]:
+    """The three places votes are kept: SQLite (default), the team's Postgres (the real
+    throwaway cluster), LangGraph Server's store."""
+    if request.param == "store":
+        store = InMemoryStore()
+        yield StoreVoteLog(lambda: store)
+        return
+    if request.param == "sqlite":
+        log: VoteLog = SqliteVoteLog(tmp_path / "db.sqlite")
+    else:
+        from local2.postgres import open_postgres_votes
+
+        log = open_postgres_votes(request.getfixturevalue("postgres_url"))
+    yield log
     log.close()
-    reopened = VoteLog(tmp_path / "db.sqlite")
-    assert len(reopened.votes()) == 2
+
+
+def test_vote_log_contract(vote_log: VoteLog) -> None:
+    assert vote_log.votes() == []
+    vote = {"session_id": "s", "model_a": "x", "model_b": "y"}
+    vote_log.record(query_id="q", voter="person", winner="a", **vote)
+    vote_log.record(query_id="q", voter="person", winner="b", **vote)  # changed their mind
+    vote_log.record(query_id="q", voter="judge", winner="tie", **vote)
+    vote_log.record(query_id="q2", voter="judge", winner="a", **vote)
+    assert [(v.query_id, v.voter, v.winner) for v in vote_log.votes()] == [
+        ("q", "person", "b"),
+        ("q", "judge", "tie"),
+        ("q2", "judge", "a"),
+    ]
+    assert [v.winner for v in vote_log.votes("person")] == ["b"]
+    assert [v.query_id for v in vote_log.votes("judge")] == ["q", "q2"]
+    with pytest.raises(ValueError, match="winner"):
+        vote_log.record(query_id="q", voter="judge", winner="c", **vote)
+    with pytest.raises(ValueError, match="voter"):
+        vote_log.record(query_id="q", voter="crowd", winner="a", **vote)  # type: ignore[arg-type]
+    assert len(vote_log.votes()) == 3
+
+
+def test_sqlite_votes_outlive_the_process(tmp_path: Path) -> None:
+    log = SqliteVoteLog(tmp_path / "db.sqlite")
+    log.record(session_id="s", query_id="q", voter="judge", model_a="x", model_b="y", winner="a")
+    log.close()
+    reopened = SqliteVoteLog(tmp_path / "db.sqlite")
+    assert [v.winner for v in reopened.votes()] == ["a"]
     reopened.close()
 
 
 def test_people_and_judge_apart_and_exports(tmp_path: Path) -> None:
-    log = VoteLog()
+    log = SqliteVoteLog()
     for i in range(3):
         log.record(
             session_id="s", query_id=f"q{i}", voter="person", model_a="x", model_b="y", winner="b"

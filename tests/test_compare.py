@@ -438,3 +438,51 @@ def test_both_respondents_can_wait_for_approval_and_each_is_answered(tmp_path: P
     assert final["status"] == "done" and len(asked) == 2
     assert notes.written == []
     agent.close()
+
+
+def test_on_postgres_every_process_shares_the_arena(
+    server: FakeOllama, tmp_path: Path, postgres_url: str
+) -> None:
+    """``checkpointer: postgres``: the judge's vote cast in one process and the person's
+    preference given through another land in the same table on the real server, and
+    ``local2 arena`` on a third machine's settings reads them; no local file is written."""
+
+    def on_postgres(name: str) -> Agent:
+        settings = load_settings(
+            overrides={
+                "system": {
+                    "ollama_host": server.url,
+                    "data_dir": str(tmp_path / name),
+                    "checkpointer": "postgres",
+                    "postgres_url": postgres_url,
+                },
+                "generator": {"backend": "ollama", "model": STRONG},
+                "web": {"search": {"provider": "mock"}},
+                "memory": {"enabled": False},
+            }
+        )
+        return Agent(settings, backend="ollama", model=STRONG)
+
+    first, second = on_postgres("a"), on_postgres("b")
+    payload = first.ask(CAPITAL, "s1", options={"compare": {"model": WEAK}})
+    assert payload["pairwise"]["winner"] == "a"
+    session.prefer(second, "s1", payload["query_id"], "b")
+    seen = [(v.voter, v.winner) for v in session.votes_of(first.services).votes()]
+    assert seen == [("judge", "a"), ("person", "b")]
+    first.close()
+    second.close()
+
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "system.yaml").write_text("checkpointer: postgres\n")
+    env = {
+        "LOCAL2_HOME": str(tmp_path / "c"),
+        "LOCAL2_CONFIG": str(conf),
+        "LOCAL2_POSTGRES_URL": postgres_url,
+    }
+    arena = local2("arena", "--json", env=env)
+    assert arena.returncode == 0, arena.stderr
+    table = json.loads(arena.stdout)
+    assert table["votes"] == {"people": 1, "judge": 1}
+    assert table["people"][0]["model"] == WEAK and table["judge"][0]["model"] == STRONG
+    assert not list(tmp_path.rglob("*.sqlite"))

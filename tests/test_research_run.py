@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from local2.agent import Agent
 from local2.config import load_settings
+from local2.models.scripted import ScriptedChatModel, reply
 from local2.research.plan import call_key
-from local2.research.service import Research
+from local2.research.service import Research, RunBusy
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain, default_plan
 from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
@@ -281,3 +283,52 @@ def test_a_url_no_one_gave_is_not_fetched(web: LoopbackWeb, tmp_path: Path) -> N
     skipped = next(s for s in payload["steps"] if s["status"] == "skipped")
     assert "neither the question nor a search gave" in skipped["error"]
     assert [s["url"] for s in payload["sources"]] == [given]
+
+
+def test_on_postgres_any_process_lists_and_resumes_a_run_but_never_runs_it_twice(
+    web: LoopbackWeb, tmp_path: Path, postgres_url: str
+) -> None:
+    """``checkpointer: postgres``: runs live on the server like conversations, in tables of
+    their own (a run id may equal a session id without either seeing the other's state)."""
+
+    def on_postgres(name: str) -> Any:
+        overrides = research_overrides(web, tmp_path / name)  # nothing local is shared
+        overrides["system"].update(
+            ollama_host=fake.url, checkpointer="postgres", postgres_url=postgres_url
+        )
+        overrides["generator"] = {"backend": "ollama"}
+        overrides["memory"] = {"enabled": False}
+        overrides["research"].update(max_rounds=1)
+        return load_settings(overrides=overrides)
+
+    with FakeOllama(ResearchBrain()) as fake:
+        first = Research(on_postgres("a"), backend="ollama")
+        second = Research(on_postgres("b"), backend="ollama")  # as another process would
+        items = first.stream(QUESTION, run_id="shared-1")
+        for kind, data in items:
+            if kind == "event" and data["subject"] == "research.step" and data["status"] == "done":
+                break  # the first step is done, and the run still belongs to the first
+        with pytest.raises(RunBusy, match="running in another process"):
+            list(second.resume("shared-1"))
+        assert [(r["run_id"], r["status"]) for r in second.runs()] == [("shared-1", "running")]
+        items.close()  # the first process lets go of it (as when it is stopped or dies)
+        assert second.payload("shared-1")["status"] == "unfinished"
+        searches = list(web.searches())
+        payload = second.resume_run("shared-1")
+        assert payload["status"] == "done" and web.searches() == searches
+        assert first.payload("shared-1")["report"] == payload["report"]
+        assert [r["status"] for r in first.runs()] == ["done"]
+
+        chat = Agent(
+            on_postgres("a"),
+            chat_model=ScriptedChatModel(replies=[reply("Hello.")]),
+            memory=None,
+            critic=None,
+        )
+        assert chat.ask("Hi", "shared-1")["answer"] == "Hello."  # a session named like the run
+        assert [t["user"] for t in chat.history("shared-1")] == ["Hi"]
+        assert first.payload("shared-1")["report"] == payload["report"]
+        chat.close()
+        first.close()
+        second.close()
+    assert not list(tmp_path.glob("*/research.sqlite"))

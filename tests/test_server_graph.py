@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from langgraph.store.memory import InMemoryStore
 
 from local2.server_graph import make_graph
 from local2.testing.ollama_server import FakeOllama, RuleBrain
@@ -38,10 +39,14 @@ def test_factory_builds_a_graph_without_its_own_checkpointer(tmp_path: Path) -> 
             memory={"enabled": False},
             critic={"enabled": False},
         )
-        graph = make_graph(settings)
+        store = InMemoryStore()
+        graph = make_graph(settings, store=store)
         assert graph.checkpointer is None  # LangGraph Server supplies its own
         state = graph.invoke({"query": "What is the capital of France?"})
     assert "Paris" in state["answer"] and state["thinking"]
+    (turn,) = store.search(("local2", "turns"))
+    assert turn.key == state["history_head"] and "Paris" in turn.value["assistant"]
+    assert not (settings.data_dir / "checkpoints.sqlite").exists()
 
 
 def free_port() -> int:
@@ -99,6 +104,10 @@ def test_langgraph_dev_serves_the_graph_with_threads_as_sessions(tmp_path: Path)
                     assert run.status_code == 200, run.text
                     answers.append(run.json()["answer"])
                 history = client.post(f"/threads/{thread}/history", json={"limit": 50}).json()
+                stored = client.post(
+                    "/store/items/search",
+                    json={"namespace_prefix": ["local2", "turns"], "limit": 50},
+                ).json()["items"]
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(30)
@@ -108,3 +117,10 @@ def test_langgraph_dev_serves_the_graph_with_threads_as_sessions(tmp_path: Path)
         "introduced" in answers[1] and "What do you mean" not in answers[1]
     )  # the thread's history
     assert len(history) > 6  # the server's checkpointer kept every step
+    # The clean turns are in the platform's store, not in a local file.
+    assert sorted(i["value"]["user"] for i in stored) == [
+        "Tell me about the Python GIL.",
+        "Why was it introduced?",
+    ]
+    assert {i["value"]["session_id"] for i in stored} == {thread}
+    assert not (tmp_path / "home" / "checkpoints.sqlite").exists()

@@ -17,6 +17,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -29,7 +30,7 @@ from local2.approval import Approver, Decision
 from local2.background import BackgroundTurn
 from local2.config import Settings, load_settings
 from local2.files.audit import audit_turn
-from local2.graph import AUTO, build_services, compile_graph, default_checkpointer
+from local2.graph import AUTO, build_services, compile_graph
 from local2.history import TurnLog
 from local2.ids import check_session_id
 from local2.nodes.receive import validate_query
@@ -37,6 +38,7 @@ from local2.payload import turn_payload
 from local2.prompt import build_prompt, prompt_as_json
 from local2.running import RunningTurn, SessionBusy, StopSignal, StreamItem, TurnCancelled, Turns
 from local2.state import RESET
+from local2.storage import SharedLocks, open_storage
 from local2.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -128,6 +130,7 @@ class Agent:
         critic: Any = AUTO,
         turn_log: TurnLog | None = None,
         notice: str | None = None,
+        session_locks: SharedLocks | None = None,
         native_tools: bool | None = None,
     ) -> None:
         self.settings = settings or load_settings()
@@ -137,17 +140,22 @@ class Agent:
             chosen = make_chat_model(self.settings, backend=backend, model=model)
             chat_model, model, backend = chosen.model, chosen.name, chosen.backend
             native_tools, notice = chosen.native_tools, chosen.notice
+        # Checkpoints, turn log and session locks (SQLite file, or Postgres shared by processes).
+        self.storage = open_storage(
+            self.settings, checkpointer=checkpointer, turn_log=turn_log, locks=session_locks
+        )
         self.services = build_services(
             self.settings,
             chat_model=chat_model,
             tools=tools,
             memory=memory,
             critic=critic,
-            turn_log=turn_log,
+            turn_log=self.storage.turn_log,
             backend=backend,
             model=model,
             native_tools=native_tools,
         )
+        self.services.votes = self.storage.votes  # None: SQLite, opened on first vote
         from local2.notices import startup_notices
 
         # What the person must be told: a fallback model, canned search, a critic that is
@@ -156,12 +164,14 @@ class Agent:
             *startup_notices(self.settings, self.services, notice),
             *self.services.notices,
         ]
-        self.checkpointer = checkpointer or default_checkpointer(self.settings)
+        self.checkpointer = self.storage.checkpointer
         self.graph: CompiledStateGraph = compile_graph(self.services, self.checkpointer)
         # A second respondent the app and the API use unless a request says otherwise
         # (``local2 serve --model-b``); see :mod:`local2.compare`.
         self.compare_default: dict[str, Any] | None = None
-        self.turns = Turns()
+        # One turn at a time per session: in this process, and in every process sharing
+        # the store (a Postgres advisory lock when the store is Postgres).
+        self.turns = Turns(self.storage.locks)
         self._running: set[BackgroundTurn] = set()  # turns finishing in the background (start())
         self._running_guard = threading.Lock()
 
@@ -172,8 +182,9 @@ class Agent:
 
     # -- turns -----------------------------------------------------------------------------
 
-    def _session_lock(self, session_id: str) -> threading.Lock:
-        return self.turns.lock(session_id)
+    def _session_lock(self, session_id: str) -> AbstractContextManager[None]:
+        """Held while a turn of ``session_id`` runs, in any process (ratings wait for it)."""
+        return self.turns.hold(session_id)
 
     def stream(
         self,
@@ -706,11 +717,13 @@ class Agent:
         return ids
 
     def with_model(self, model: str) -> Agent:
-        """The same sessions, tools and memory, answered by another Ollama model (which
+        """The same sessions, tools and memory, answered by another model on the same kind of
+        server (Ollama unless this agent talks to an OpenAI-compatible one; an Ollama model
         must be pulled: it is never silently replaced)."""
         from local2.models.backend import make_chat_model
 
-        chosen = make_chat_model(self.settings, "ollama", model)
+        kind = "openai" if self.services.backend == "openai" else "ollama"
+        chosen = make_chat_model(self.settings, kind, model)
         other = Agent(
             self.settings,
             chat_model=chosen.model,
@@ -819,7 +832,6 @@ class Agent:
         self.services.runner.shutdown()
         if self.services.memory is not None and hasattr(self.services.memory, "close"):
             self.services.memory.close()
-        conn = getattr(self.checkpointer, "conn", None)
-        if conn is not None:
-            conn.close()
-        self.services.turn_log.close()
+        if self.services.votes is not None:
+            self.services.votes.close()
+        self.storage.close()

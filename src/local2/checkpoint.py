@@ -16,7 +16,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from local2.history import quick_commits
+from local2.sqlite_sql import quick_commits
 
 SUFFIX = "+zlib"
 

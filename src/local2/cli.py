@@ -54,7 +54,7 @@ session_param = id_param()
 
 BackendOpt = Annotated[
     str | None,
-    typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
+    typer.Option("--backend", help="ollama | openai | embedded | auto (default: from config)."),
 ]
 ModelOpt = Annotated[
     str | None,
@@ -108,10 +108,11 @@ def friendly_errors() -> Iterator[None]:
     from local2.config import SettingsError
     from local2.ids import InvalidId
     from local2.models.errors import ModelError
+    from local2.storage import StorageUnavailable
 
     try:
         yield
-    except ModelError as exc:
+    except (ModelError, StorageUnavailable) as exc:
         fail(exc.message, exc.fix)
     except TurnCancelled:
         fail("Stopped before the answer: nothing was recorded.", code=130)

@@ -170,8 +170,12 @@ def _mcp_checks(settings: Settings) -> list[Check]:
 def run_checks(
     settings: Settings, backend: str | None = None, model: str | None = None
 ) -> list[Check]:
+    from local2.deploy_checks import deploy_checks
+
     chosen = backend or settings.generator.backend
-    checks = _ollama_checks(settings, chosen, model or settings.generator.model)
+    wanted = model or settings.generator.model
+    checks = [] if chosen == "openai" else _ollama_checks(settings, chosen, wanted)
+    checks.extend(deploy_checks(settings, chosen, wanted))
     checks.append(_embedded_check(chosen))
     checks.append(_data_dir_check(settings))
     checks.append(_search_check(settings))

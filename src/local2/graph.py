@@ -34,6 +34,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 
 from local2.config import Settings, load_settings
 from local2.history import TurnLog
@@ -103,7 +104,9 @@ def add_answer_loop(graph: StateGraph, bind: Binder, done: str) -> None:
 
 
 def compile_graph(
-    services: Services, checkpointer: BaseCheckpointSaver | None = None
+    services: Services,
+    checkpointer: BaseCheckpointSaver | None = None,
+    store: BaseStore | None = None,
 ) -> CompiledStateGraph:
     from local2.compare import topology
 
@@ -132,7 +135,7 @@ def compile_graph(
         "critique", topology.after_critique, {"settle_retry": "settle_retry", END: END}
     )
     graph.add_edge("ingest", END)
-    compiled = graph.compile(checkpointer=checkpointer, name="local2")
+    compiled = graph.compile(checkpointer=checkpointer, store=store, name="local2")
     return compiled.with_config(recursion_limit=recursion_limit(services.settings))  # type: ignore[return-value]
 
 
@@ -165,7 +168,9 @@ def build_services(
         model_name = model or getattr(chat_model, "model", None) or type(chat_model).__name__
         backend_name = backend or "custom"
     if turn_log is None:
-        turn_log = default_turn_log(settings)
+        from local2.storage import open_storage
+
+        turn_log = open_storage(settings).turn_log
     if memory is AUTO:
         from local2.nodes.ingest import open_memory_noting
 
@@ -198,7 +203,7 @@ def build_services(
 
 
 def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) -> Any:
-    """The judge: ``critic.model`` on Ollama when set, else the generator's own model.
+    """The judge: ``critic.model`` (on the generator's server) when set, else the generator's model.
 
     The embedded demo model almost never produces a parseable grade, so with it the critic is
     off unless ``critic.grade_embedded`` (then it gets one attempt only).
@@ -208,33 +213,15 @@ def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) 
     critic_settings = settings.critic
     judge = chat_model
     if critic_settings.model:
-        from local2.models.ollama import make_ollama_chat
+        from local2.models.backend import make_chat_model
 
-        judge = make_ollama_chat(settings, critic_settings.model)
+        judge_backend = "openai" if backend == "openai" else "ollama"
+        judge = make_chat_model(settings, judge_backend, critic_settings.model).model
     elif backend == "embedded":
         if not critic_settings.grade_embedded:
             return None
         critic_settings = critic_settings.model_copy(update={"retries": 0})
     return make_critic(judge, critic_settings)
-
-
-def default_turn_log(settings: Settings) -> TurnLog:
-    if settings.system.checkpointer == "memory":
-        return TurnLog(":memory:")
-    return TurnLog(settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite")
-
-
-def default_checkpointer(settings: Settings) -> BaseCheckpointSaver:
-    """SQLite under the data directory (WAL on), or in memory when configured."""
-    if settings.system.checkpointer == "memory":
-        from langgraph.checkpoint.memory import InMemorySaver
-
-        return InMemorySaver()
-    from local2.checkpoint import sqlite_checkpointer
-
-    return sqlite_checkpointer(
-        settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite"
-    )
 
 
 def build_graph(
@@ -257,16 +244,19 @@ def build_graph(
     state = graph.invoke({"query": "Hi"}, {"configurable": {"thread_id": "s1"}})
     ```
     """
+    from local2.storage import open_storage
+
     settings = settings or load_settings()
+    storage = open_storage(settings, checkpointer=checkpointer, turn_log=turn_log)
     services = build_services(
         settings,
         chat_model=chat_model,
         tools=tools,
         memory=memory,
         critic=critic,
-        turn_log=turn_log,
+        turn_log=storage.turn_log,
         backend=backend,
         model=model,
         native_tools=native_tools,
     )
-    return compile_graph(services, checkpointer or default_checkpointer(settings))
+    return compile_graph(services, storage.checkpointer)

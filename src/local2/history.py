@@ -1,45 +1,87 @@
-"""The conversation as an append-only log of clean turns.
+"""The conversation as an append-only log of clean turns, behind one small interface.
 
-LangGraph's SQLite saver serialises every channel at every super-step, so a conversation
+LangGraph's checkpointers serialise every channel at every super-step, so a conversation
 kept in state costs O(N^2) storage. Instead each answered turn is written once here, as a
 row that points at the turn before it, and the graph state keeps only the id of the last
 turn it can see (``history_head``). A fork appends a row whose parent is an older turn, so
 branches share their common past and nothing is ever rewritten. Reading the window for a
-prompt walks at most ``max_turns`` parent links.
+prompt follows at most ``max_turns`` parent links, in one recursive query.
+
+Implementations: :class:`SqliteTurnLog` (the default, in the checkpoint file),
+``local2.postgres.PostgresTurnLog`` (a team server) and ``local2.history_store.StoreTurnLog``
+(LangGraph Server's own store). The SQL ones share their queries here.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
 import uuid
-from dataclasses import dataclass
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA = """
+from local2.sqlite_sql import SqliteSql
+
+TURN_COLUMNS = 'id, parent_id, session_id, query_id, "user", assistant, created_at'
+
+# One schema for every SQL turn log; {time} and {seq} are the engine's own spellings.
+TURNS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS local2_turns (
     id TEXT PRIMARY KEY,
     parent_id TEXT,
     session_id TEXT NOT NULL,
     query_id TEXT NOT NULL,
-    user TEXT NOT NULL,
+    "user" TEXT NOT NULL,
     assistant TEXT NOT NULL,
-    created_at REAL NOT NULL,
+    created_at {time} NOT NULL,
     record TEXT
 );
 CREATE INDEX IF NOT EXISTS local2_turns_session ON local2_turns (session_id, created_at);
 CREATE INDEX IF NOT EXISTS local2_turns_query ON local2_turns (session_id, query_id);
 CREATE TABLE IF NOT EXISTS local2_turn_notes (
-    turn_id TEXT NOT NULL,
+    {seq}turn_id TEXT NOT NULL,
     kind TEXT NOT NULL,
     value TEXT NOT NULL,
-    created_at REAL NOT NULL
+    created_at {time} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS local2_turn_notes_turn ON local2_turn_notes (turn_id, created_at);
 """
+SQLITE_SCHEMA = TURNS_SCHEMA.format(time="REAL", seq="")  # notes are ordered by rowid
+POSTGRES_SCHEMA = TURNS_SCHEMA.format(
+    time="DOUBLE PRECISION", seq="seq BIGSERIAL PRIMARY KEY,\n    "
+)
+
+# The last `depth` turns ending at a head, newest first: one round trip however long.
+WINDOW_SQL = f"""
+WITH RECURSIVE chain({TURN_COLUMNS}, record, depth) AS (
+    SELECT {TURN_COLUMNS}, {{record}}, 1 FROM local2_turns WHERE id = ?
+    UNION ALL
+    SELECT t.id, t.parent_id, t.session_id, t.query_id, t."user", t.assistant, t.created_at,
+           {{t_record}}, c.depth + 1
+    FROM local2_turns t JOIN chain c ON t.id = c.parent_id
+    WHERE c.depth < ?
+)
+SELECT {TURN_COLUMNS}, record FROM chain ORDER BY depth DESC
+"""
+WINDOW_PLAIN_SQL = WINDOW_SQL.format(record="NULL", t_record="NULL")  # prompts never need it
+WINDOW_RECORDS_SQL = WINDOW_SQL.format(record="record", t_record="t.record")
+
+FIND_SQL = f"""
+SELECT {TURN_COLUMNS}, record FROM local2_turns WHERE session_id = ? AND query_id = ?
+ORDER BY created_at DESC LIMIT 1
+"""
+
+SESSIONS_SQL = """
+SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at),
+       (SELECT t2."user" FROM local2_turns t2 WHERE t2.session_id = t.session_id
+        ORDER BY t2.created_at LIMIT 1)
+FROM local2_turns t GROUP BY session_id ORDER BY MAX(created_at) DESC LIMIT ?
+"""
+
+INSERT_SQL = f"INSERT INTO local2_turns ({TURN_COLUMNS}, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 @dataclass(frozen=True)
@@ -56,30 +98,8 @@ class Turn:
     record: dict[str, Any] | None = None
 
 
-def quick_commits(conn: sqlite3.Connection) -> None:
-    """WAL with ``synchronous=NORMAL``: a commit no longer waits for the disk (the WAL is
-    synced at its checkpoints). SQLite's advice for WAL: the database stays consistent, and
-    only a power cut or OS crash can lose the last commits, never a crash of LoCAL2. A turn
-    makes about a dozen commits (checkpoints, turn log); each fsync cost milliseconds on the
-    path to the answer (``bench/overhead.py``)."""
-    conn.execute("PRAGMA synchronous=NORMAL")
-
-
-class TurnLog:
-    """Append-only turns in SQLite (the checkpoint database by default)."""
-
-    def __init__(self, path: str | Path = ":memory:") -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, check_same_thread=False)
-        self._lock = threading.Lock()
-        with self._lock:
-            if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                quick_commits(self._conn)
-            self._conn.executescript(SCHEMA)
-            self._conn.commit()
+class TurnLog(ABC):
+    """Append-only clean turns: what every storage engine must offer the graph and the agent."""
 
     def append(
         self,
@@ -91,109 +111,118 @@ class TurnLog:
         assistant: str,
         record: dict[str, Any] | None = None,
     ) -> str:
-        turn_id = uuid.uuid4().hex
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO local2_turns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    turn_id,
-                    parent_id,
-                    session_id,
-                    query_id,
-                    user,
-                    assistant,
-                    time.time(),
-                    json.dumps(record, default=str) if record is not None else None,
-                ),
-            )
-            self._conn.commit()
-        return turn_id
+        """Store one turn after ``parent_id``; returns the new turn's id (the new head)."""
+        turn = Turn(
+            new_turn_id(), parent_id, session_id, query_id, user, assistant, time.time(), record
+        )
+        self._insert(turn)
+        return turn.id
 
+    @abstractmethod
+    def _insert(self, turn: Turn) -> None:
+        """Write one new turn."""
+
+    @abstractmethod
     def window(self, head: str | None, max_turns: int, *, records: bool = False) -> list[Turn]:
         """The last ``max_turns`` turns ending at ``head``, oldest first.
 
         ``records``: also read each turn's record (its payload: thinking, tool calls, memory
         hits, events), which prompts never need.
         """
-        turns: list[Turn] = []
-        current = head
-        columns = "id, parent_id, session_id, query_id, user, assistant, created_at"
-        if records:
-            columns += ", record"
-        with self._lock:
-            while current is not None and len(turns) < max_turns:
-                row = self._conn.execute(
-                    f"SELECT {columns} FROM local2_turns WHERE id = ?", (current,)
-                ).fetchone()
-                if row is None:
-                    break
-                record = json.loads(row[7]) if records and row[7] else None
-                turns.append(Turn(*row[:7], record=record))
-                current = row[1]
-        turns.reverse()
-        return turns
 
+    @abstractmethod
     def note(self, turn_id: str, kind: str, value: Any) -> None:
         """Add what was learned about a turn after it was answered (its grade, a rating).
 
         Notes are appended, never rewritten; the newest of each kind counts.
         """
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO local2_turn_notes VALUES (?, ?, ?, ?)",
-                (turn_id, kind, json.dumps(value, default=str), time.time()),
-            )
-            self._conn.commit()
 
+    @abstractmethod
     def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
         """The newest note of each kind for each of ``turn_ids``: ``{turn_id: {kind: value}}``."""
+
+    @abstractmethod
+    def find(self, session_id: str, query_id: str) -> Turn | None:
+        """The turn that answered ``query_id`` in ``session_id`` (the latest, if replayed)."""
+
+    @abstractmethod
+    def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Recent sessions: ``session_id, turns, started_at, updated_at, first`` (question)."""
+
+    def close(self) -> None:  # noqa: B027 - nothing to release by default
+        """Release connections."""
+
+
+def new_turn_id() -> str:
+    return uuid.uuid4().hex
+
+
+def encode_record(record: dict[str, Any] | None) -> str | None:
+    return json.dumps(record, default=str) if record is not None else None
+
+
+def session_row(row: Sequence[Any]) -> dict[str, Any]:
+    keys = ("session_id", "turns", "started_at", "updated_at", "first")
+    return dict(zip(keys, row, strict=True))
+
+
+class SqlTurnLog(TurnLog):
+    """The turn log over a DB-API database; subclasses say how to run a statement."""
+
+    @abstractmethod
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
+        """Run a query written with ``?`` placeholders and return its rows."""
+
+    @abstractmethod
+    def _write(self, sql: str, params: Sequence[Any]) -> None:
+        """Run one statement written with ``?`` placeholders and commit it."""
+
+    def _insert(self, turn: Turn) -> None:
+        self._write(INSERT_SQL, (*astuple(turn)[:7], encode_record(turn.record)))
+
+    NOTE_ORDER = "created_at, rowid"  # the order notes were written in
+
+    def window(self, head: str | None, max_turns: int, *, records: bool = False) -> list[Turn]:
+        if head is None or max_turns < 1:
+            return []
+        sql = WINDOW_RECORDS_SQL if records else WINDOW_PLAIN_SQL
+        return [
+            Turn(*row[:7], record=json.loads(row[7]) if row[7] else None)
+            for row in self._fetch(sql, (head, max_turns))
+        ]
+
+    def note(self, turn_id: str, kind: str, value: Any) -> None:
+        self._write(
+            "INSERT INTO local2_turn_notes (turn_id, kind, value, created_at) VALUES (?, ?, ?, ?)",
+            (turn_id, kind, json.dumps(value, default=str), time.time()),
+        )
+
+    def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
-        with self._lock:
-            for start in range(0, len(turn_ids), 500):
-                chunk = turn_ids[start : start + 500]
-                rows = self._conn.execute(
-                    "SELECT turn_id, kind, value FROM local2_turn_notes WHERE turn_id IN "
-                    f"({', '.join('?' * len(chunk))}) ORDER BY created_at, rowid",
-                    chunk,
-                ).fetchall()
-                for turn_id, kind, value in rows:
-                    found.setdefault(turn_id, {})[kind] = json.loads(value)
+        for start in range(0, len(turn_ids), 500):
+            chunk = turn_ids[start : start + 500]
+            rows = self._fetch(
+                "SELECT turn_id, kind, value FROM local2_turn_notes WHERE turn_id IN "
+                f"({', '.join('?' * len(chunk))}) ORDER BY {self.NOTE_ORDER}",
+                chunk,
+            )
+            for turn_id, kind, value in rows:
+                found.setdefault(turn_id, {})[kind] = json.loads(value)
         return found
 
     def find(self, session_id: str, query_id: str) -> Turn | None:
-        """The turn that answered ``query_id`` in ``session_id`` (the latest, if replayed)."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT id, parent_id, session_id, query_id, user, assistant, created_at, record "
-                "FROM local2_turns WHERE session_id = ? AND query_id = ? "
-                "ORDER BY created_at DESC LIMIT 1",
-                (session_id, query_id),
-            ).fetchone()
-        if row is None:
+        rows = self._fetch(FIND_SQL, (session_id, query_id))
+        if not rows:
             return None
+        row = rows[0]
         return Turn(*row[:7], record=json.loads(row[7]) if row[7] else None)
 
     def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
-        """Recent sessions with their turn count and first question."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at), "
-                "(SELECT user FROM local2_turns t2 WHERE t2.session_id = t.session_id "
-                " ORDER BY created_at LIMIT 1) "
-                "FROM local2_turns t GROUP BY session_id ORDER BY MAX(created_at) DESC LIMIT ?",
-                (limit,),
-            ).fetchall()
-        return [
-            {
-                "session_id": r[0],
-                "turns": r[1],
-                "started_at": r[2],
-                "updated_at": r[3],
-                "first": r[4],
-            }
-            for r in rows
-        ]
+        return [session_row(r) for r in self._fetch(SESSIONS_SQL, (limit,))]
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+
+class SqliteTurnLog(SqliteSql, SqlTurnLog):
+    """The turn log in SQLite (the checkpoint database by default)."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        super().__init__(path, SQLITE_SCHEMA)

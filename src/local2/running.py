@@ -18,10 +18,13 @@ import queue
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
+
+from local2.storage import SharedLocks
 
 StreamItem = tuple[str, Any]
 POLL_S = 0.1  # how often a waiting caller looks for a Stop
@@ -78,7 +81,8 @@ class StopSignal(BaseCallbackHandler):
 class Turns:
     """The turns running in this process, one lock per session."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: SharedLocks | None = None) -> None:
+        self._shared = shared or SharedLocks()  # other processes' view of the session lock
         self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
         self._running: dict[str, RunningTurn] = {}
         self._guard = threading.Lock()
@@ -87,6 +91,34 @@ class Turns:
         """The lock held while a turn of ``session_id`` runs (ratings wait for it too)."""
         with self._guard:
             return self._locks[session_id]
+
+    def _acquire(self, session_id: str, wait: bool) -> threading.Lock:
+        """This process's lock, then the one other processes see; SessionBusy if not waiting."""
+        lock = self.lock(session_id)
+        if not lock.acquire(blocking=wait):
+            raise SessionBusy(f"A turn of session '{session_id}' is still running.")
+        try:
+            if not self._shared.acquire(session_id, blocking=wait):
+                raise SessionBusy(f"A turn of session '{session_id}' is running elsewhere.")
+        except BaseException:
+            lock.release()
+            raise
+        return lock
+
+    def _release(self, session_id: str, lock: threading.Lock) -> None:
+        try:
+            self._shared.release(session_id)
+        finally:
+            lock.release()
+
+    @contextmanager
+    def hold(self, session_id: str) -> Iterator[None]:
+        """Wait for the session's running turn (in any process) and keep the next one out."""
+        lock = self._acquire(session_id, wait=True)
+        try:
+            yield
+        finally:
+            self._release(session_id, lock)
 
     def running(self, session_id: str) -> RunningTurn | None:
         with self._guard:
@@ -113,9 +145,7 @@ class Turns:
         :class:`SessionBusy` when ``wait`` is false and the session already has a turn. A
         caller that stops reading early (closes this generator) stops the turn the same way.
         """
-        lock = self.lock(session_id)
-        if not lock.acquire(blocking=wait):
-            raise SessionBusy(f"A turn of session '{session_id}' is still running.")
+        lock = self._acquire(session_id, wait)
         turn = RunningTurn(session_id)
         with self._guard:
             self._running[session_id] = turn
@@ -132,7 +162,7 @@ class Turns:
             finally:
                 with self._guard:
                     self._running.pop(session_id, None)
-                lock.release()
+                self._release(session_id, lock)
                 items.put(_DONE)
 
         worker = threading.Thread(target=work, name=f"turn-{session_id[:12]}", daemon=True)
@@ -141,7 +171,7 @@ class Turns:
         except BaseException:
             with self._guard:
                 self._running.pop(session_id, None)
-            lock.release()
+            self._release(session_id, lock)
             raise
         finished = False
         try:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from local2.config.schema import SECTIONS, Settings, ToolSchema
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+POSTGRES_URL_ENV = "LOCAL2_POSTGRES_URL"
 
 
 class SettingsError(Exception):
@@ -130,6 +131,13 @@ def _resolve_environment(settings: Settings) -> None:
     system.data_dir = Path(system.data_dir).expanduser()
     if system.checkpoint_path is None:
         system.checkpoint_path = system.data_dir / "checkpoints.sqlite"
+    if system.postgres_url is None:
+        system.postgres_url = os.environ.get(POSTGRES_URL_ENV) or None
+    if system.checkpointer == "postgres" and not system.postgres_url:
+        raise SettingsError(
+            f"system.yaml: checkpointer: postgres needs a database: set {POSTGRES_URL_ENV} "
+            "(or system.postgres_url), e.g. postgresql://local2@db-host:5432/local2"
+        )
     env_host = os.environ.get("OLLAMA_HOST")
     if system.ollama_host is None:
         system.ollama_host = env_host or DEFAULT_OLLAMA_HOST

@@ -27,8 +27,18 @@ class ToolSchema(Strict):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
+class OpenAISettings(Strict):
+    """An OpenAI-compatible server (vLLM, llama.cpp's server, LM Studio) for ``backend: openai``.
+
+    The key is read from the environment variable named here, never from a file.
+    """
+
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+
+
 class GeneratorSettings(Strict):
-    backend: Literal["auto", "ollama", "embedded"] = "auto"
+    backend: Literal["auto", "ollama", "embedded", "openai"] = "auto"
     model: str = "gemma4:12b"  # the seed's model
     num_ctx: int = Field(32000, ge=512)
     reasoning: bool | None = True
@@ -45,6 +55,7 @@ class GeneratorSettings(Strict):
     system_prompt: str = ""
     enabled_tools: list[str] = Field(default_factory=list)
     tools: list[ToolSchema] = Field(default_factory=list)
+    openai: OpenAISettings = Field(default_factory=OpenAISettings)
 
     @model_validator(mode="after")
     def _budget_fits(self) -> GeneratorSettings:
@@ -69,8 +80,11 @@ class EmbeddedSettings(Strict):
 
 class SystemSettings(Strict):
     data_dir: Path | None = None  # default: $LOCAL2_HOME or ~/.local2
-    checkpointer: Literal["sqlite", "memory"] = "sqlite"
+    checkpointer: Literal["sqlite", "postgres", "memory"] = "sqlite"
     checkpoint_path: Path | None = None  # default: <data_dir>/checkpoints.sqlite
+    # checkpointer: postgres. Default: $LOCAL2_POSTGRES_URL (keep the password out of files).
+    postgres_url: str | None = None
+    postgres_pool_size: int = Field(10, ge=1)  # connections per process for checkpoints and turns
     ollama_host: str | None = None  # default: $OLLAMA_HOST or http://127.0.0.1:11434
     log_level: str = "WARNING"
 
@@ -111,6 +125,9 @@ class MemorySettings(Strict):
     embedder: Literal["auto", "ollama", "minilm", "lexical"] = "auto"
     ollama_model: str = "nomic-embed-text"
     collection: str = "engrams"
+    # A Chroma server (`chroma run`) for memory and the file index, e.g. http://127.0.0.1:8000;
+    # unset: embedded under the data directory. A token, if it wants one: $LOCAL2_CHROMA_TOKEN.
+    chroma_url: str | None = None
     recall_k: int = Field(5, ge=1, le=50)
     min_similarity: float = Field(0.2, ge=-1.0, le=1.0)
     weight_similarity: float = 1.0

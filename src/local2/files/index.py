@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import chromadb
-from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import NotFoundError
 
 from local2.config import Settings
 from local2.files.sandbox import FileRef, Sandbox, SandboxError
+from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import Embedder, make_embedder
 
 log = logging.getLogger(__name__)
@@ -111,10 +110,7 @@ class FileIndex:
         self.settings = settings
         self.sandbox = sandbox or Sandbox.from_settings(settings)
         self.path = Path(settings.data_dir) / "file_index"
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.client = chromadb.PersistentClient(
-            path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False)
-        )
+        self.client = chroma_client(settings, "file_index")  # or the team's Chroma server
         self.name = settings.files.index_collection
         existing = self._existing_metadata()
         self.embedder = embedder or _embedder_for(settings, (existing or {}).get("embedder"))

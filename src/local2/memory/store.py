@@ -29,12 +29,11 @@ from collections.abc import Collection as Kinds
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import chromadb
 from chromadb.api.models.Collection import Collection
-from chromadb.config import Settings as ChromaSettings
 
 from local2.config import Settings
 from local2.memory import per_embedder, ranking
+from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import Embedder
 from local2.memory.facts import Fact
 from local2.memory.per_embedder import EmbedderMismatchError, MemoryStoreError
@@ -62,13 +61,6 @@ def engram_id(text: str) -> str:
 
 def turn_text(query: str, answer: str) -> str:
     return f"Q: {query.strip()}\nA: {answer.strip()}"
-
-
-def _chroma_client(path: Path) -> Any:
-    path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(
-        path=str(path), settings=ChromaSettings(anonymized_telemetry=False)
-    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,7 +114,7 @@ class EngramStore:
         """
         from local2.memory.fallback import choose_embedder
 
-        client = _chroma_client(Path(settings.data_dir) / "chroma")
+        client = chroma_client(settings, "chroma")
         base = settings.memory.collection
         notice = None
         if embedder is None:
@@ -514,7 +506,7 @@ class EngramStore:
                 vectors += embedder.embed_documents([r["content"] for r in part])
                 if progress is not None:
                     progress(len(vectors), len(rows))
-            client = _chroma_client(Path(settings.data_dir) / "chroma")
+            client = chroma_client(settings, "chroma")
             client.delete_collection(store.collection.name)
             store = cls.open(settings, embedder, sync="no")
             limit = client.get_max_batch_size()

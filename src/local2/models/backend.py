@@ -24,7 +24,7 @@ EMBEDDED_NAME = "smollm2-135m-instruct"
 class ChatBackend:
     model: BaseChatModel
     name: str
-    backend: str  # "ollama" | "embedded"
+    backend: str  # "ollama" | "embedded" | "openai"
     notice: str | None = None  # shown to the person when auto fell back
     # False: the model cannot call tools natively, so tools are described in its prompt,
     # calls are read from its text and the keyword router is the last fallback (DESIGN §2).
@@ -86,10 +86,18 @@ def auto_backend(settings: Settings, name: str) -> ChatBackend:
     return ollama_backend(settings, name)
 
 
+def openai_backend(settings: Settings, name: str) -> ChatBackend:
+    """An OpenAI-compatible server (vLLM, llama.cpp's server, LM Studio) on a GPU host."""
+    from local2.models.openai_compat import make_openai_chat
+
+    return ChatBackend(make_openai_chat(settings, name), name, "openai")
+
+
 BUILDERS: dict[str, Callable[[Settings, str], ChatBackend]] = {
     "auto": auto_backend,
     "ollama": ollama_backend,
     "embedded": embedded_backend,
+    "openai": openai_backend,
 }
 
 

@@ -27,8 +27,26 @@ def validate_query(query: object, max_chars: int) -> str | None:
     return None
 
 
+def unrecorded_turn(state: TurnState, services: Services) -> dict:
+    """The last turn, if it was published but its process died before checkpointing that.
+
+    ``publish`` writes the turn log first; the checkpoint naming the new head follows. A
+    process killed in between leaves the state one turn behind, still holding that turn's
+    ``query_id``: adopting the logged turn means nothing already answered is lost.
+    """
+    query_id, session_id = state.get("query_id"), state.get("session_id")
+    if not query_id or not session_id:
+        return {}
+    head = state.get("history_head")
+    found = services.turn_log.find(session_id, query_id)
+    if found is None or found.id == head or found.parent_id != head:
+        return {}
+    return {"history_head": found.id, "turn_count": state.get("turn_count", 0) + 1}
+
+
 def receive(state: TurnState, services: Services, config: RunnableConfig) -> dict:
     configurable = config.get("configurable", {})
+    recovered = unrecorded_turn(state, services)
     session_id = state.get("session_id") or configurable.get("thread_id") or uuid.uuid4().hex
     query_id = uuid.uuid4().hex[:12]
     fresh: dict = {
@@ -60,7 +78,7 @@ def receive(state: TurnState, services: Services, config: RunnableConfig) -> dic
     )
     if problem:
         rejected = event(timing, events.QUERY_REJECTED, query_id=query_id, error=problem)
-        return {**fresh, "error": problem, "event_log": [RESET, rejected]}
+        return {**fresh, **recovered, "error": problem, "event_log": [RESET, rejected]}
     received = event(
         timing,
         events.QUERY_RECEIVED,
@@ -71,6 +89,7 @@ def receive(state: TurnState, services: Services, config: RunnableConfig) -> dic
     )
     return {
         **fresh,
+        **recovered,
         "query": query.strip(),
         "messages": [*fresh["messages"], HumanMessage(query.strip(), id=f"user-{query_id}")],
         "event_log": [RESET, received],

@@ -91,14 +91,11 @@ def research_services(services: Services) -> Services:
 
 
 def research_checkpointer(settings: Settings) -> BaseCheckpointSaver:
-    """Runs are checkpointed in ``<data_dir>/research.sqlite`` (in memory when configured)."""
-    if settings.system.checkpointer == "memory":
-        from langgraph.checkpoint.memory import InMemorySaver
+    """Where runs are checkpointed: ``<data_dir>/research.sqlite``, in memory, or on Postgres,
+    as ``system.checkpointer`` says (:mod:`local2.research.storage`)."""
+    from local2.research.storage import open_research_storage
 
-        return InMemorySaver()
-    from local2.checkpoint import sqlite_checkpointer
-
-    return sqlite_checkpointer(settings.data_dir / "research.sqlite")
+    return open_research_storage(settings).checkpointer
 
 
 def assemble_services(

@@ -1,16 +1,22 @@
 """The list of research runs: question, when, model, last known status.
 
 The checkpoints hold each run's state; this small table only makes ``research list`` and
-``GET /research`` cheap, without reading every run's checkpoints.
+``GET /research`` cheap, without reading every run's checkpoints. :class:`SqliteRunIndex`
+keeps it beside the run checkpoints in ``research.sqlite``; ``local2.postgres`` keeps it on
+the team's Postgres server (``checkpointer: postgres``). Both share the queries here.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from local2.sqlite_sql import SqliteSql
+
+COLUMNS = ("run_id", "question", "model", "status", "created_at", "updated_at")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS research_runs (
@@ -18,36 +24,36 @@ CREATE TABLE IF NOT EXISTS research_runs (
     question TEXT NOT NULL,
     model TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
+    created_at {time} NOT NULL,
+    updated_at {time} NOT NULL
 )
 """
+SQLITE_SCHEMA = SCHEMA.format(time="REAL")
+POSTGRES_SCHEMA = SCHEMA.format(time="DOUBLE PRECISION")
 
 
-class RunIndex:
-    def __init__(self, path: str | Path) -> None:
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        self._lock = threading.Lock()
-        with self._lock, self._conn:
-            self._conn.execute(SCHEMA)
+class RunIndex(ABC):
+    """The runs table; subclasses say how a statement reaches the database (``?`` params)."""
+
+    @abstractmethod
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]: ...
+
+    @abstractmethod
+    def _write(self, sql: str, params: Sequence[Any]) -> None: ...
 
     def start(self, run_id: str, question: str, model: str) -> None:
         now = time.time()
-        with self._lock, self._conn:
-            self._conn.execute(
-                "INSERT INTO research_runs VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT(run_id) "
-                "DO UPDATE SET status='running', updated_at=excluded.updated_at",
-                (run_id, question, model, now, now),
-            )
+        self._write(
+            "INSERT INTO research_runs VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT(run_id) "
+            "DO UPDATE SET status='running', updated_at=excluded.updated_at",
+            (run_id, question, model, now, now),
+        )
 
     def set_status(self, run_id: str, status: str) -> None:
-        with self._lock, self._conn:
-            self._conn.execute(
-                "UPDATE research_runs SET status=?, updated_at=? WHERE run_id=?",
-                (status, time.time(), run_id),
-            )
+        self._write(
+            "UPDATE research_runs SET status=?, updated_at=? WHERE run_id=?",
+            (status, time.time(), run_id),
+        )
 
     def get(self, run_id: str) -> dict[str, Any] | None:
         rows = self._select("WHERE run_id=?", (run_id,))
@@ -57,14 +63,12 @@ class RunIndex:
         return self._select("ORDER BY created_at DESC LIMIT ?", (limit,))
 
     def _select(self, clause: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        with self._lock:
-            cursor = self._conn.execute(
-                "SELECT run_id, question, model, status, created_at, updated_at "
-                f"FROM research_runs {clause}",
-                params,
-            )
-            names = [c[0] for c in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        rows = self._fetch(f"SELECT {', '.join(COLUMNS)} FROM research_runs {clause}", params)
+        return [dict(zip(COLUMNS, row, strict=True)) for row in rows]
 
-    def close(self) -> None:
-        self._conn.close()
+
+class SqliteRunIndex(SqliteSql, RunIndex):
+    """The runs table beside the run checkpoints (``research.sqlite``)."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path, SQLITE_SCHEMA)

@@ -24,11 +24,10 @@ from local2.research.graph import (
     AUTO,
     assemble_services,
     compile_research_graph,
-    research_checkpointer,
     research_services,
 )
 from local2.research.payload import research_payload
-from local2.research.runs import RunIndex
+from local2.research.storage import ResearchStorage, open_research_storage
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -43,7 +42,7 @@ class UnknownRun(LookupError):
 
 
 class RunBusy(RuntimeError):
-    """The run is already going on in this process."""
+    """The run is already going on (in this process or, on Postgres, in another one)."""
 
 
 def new_run_id() -> str:
@@ -61,7 +60,8 @@ def _finished(snapshot: Any) -> bool:
 
 
 class Research:
-    """Research runs over the agent's services, checkpointed under the data directory."""
+    """Research runs over the agent's services, checkpointed where ``system.checkpointer``
+    says (:mod:`local2.research.storage`)."""
 
     def __init__(
         self,
@@ -91,12 +91,9 @@ class Research:
             )
             self.notice = notice or fell_back
         self.services = research_services(services)
-        self._owns_checkpointer = checkpointer is None
-        self.checkpointer = checkpointer or research_checkpointer(self.settings)
-        in_memory = self.settings.system.checkpointer == "memory"
-        self.index = RunIndex(
-            ":memory:" if in_memory else self.settings.data_dir / "research.sqlite"
-        )
+        self.storage: ResearchStorage = open_research_storage(self.settings, checkpointer)
+        self.checkpointer = self.storage.checkpointer
+        self.index = self.storage.index
         self.graph = compile_research_graph(self.services, self.checkpointer)
         self._running: set[str] = set()
         self._guard = threading.Lock()
@@ -181,12 +178,18 @@ class Research:
 
     @contextmanager
     def _claim(self, run_id: str) -> Iterator[None]:
+        """The run is this process's until it ends; every other process is refused it too."""
         with self._guard:
             if run_id in self._running:
                 raise RunBusy(f"Run {run_id} is already running.")
             self._running.add(run_id)
         try:
-            yield
+            if not self.storage.locks.acquire(run_id, blocking=False):
+                raise RunBusy(f"Run {run_id} is already running in another process.")
+            try:
+                yield
+            finally:
+                self.storage.locks.release(run_id)
         finally:
             with self._guard:
                 self._running.discard(run_id)
@@ -230,6 +233,8 @@ class Research:
         if _finished(snapshot):
             return "done"
         known = self.index.get(run_id) or {}
+        if known.get("status") == "running" and self.storage.locks.held_elsewhere(run_id):
+            return "running"  # in another process sharing the database
         return "failed" if known.get("status") == "failed" else "unfinished"
 
     def runs(self, limit: int = 20) -> list[dict[str, Any]]:
@@ -252,10 +257,7 @@ class Research:
         return rows
 
     def close(self) -> None:
-        self.index.close()
-        conn = getattr(self.checkpointer, "conn", None)
-        if self._owns_checkpointer and conn is not None:
-            conn.close()
+        self.storage.close()
 
 
 def _collect(items: Iterator[StreamItem], on_item: Callable[[str, Any], None] | None) -> dict:

@@ -5,6 +5,12 @@ it, so every byte crosses a socket as it would with Ollama: NDJSON streaming ove
 HTTP, thinking in ``message.thinking`` or inline ``<think>``, whole tool calls in one chunk,
 Ollama's 404 text for a model that is not pulled, and connections that die mid-stream.
 
+Like Ollama, it also speaks the OpenAI chat-completions protocol under ``/v1``
+(``/v1/models``, ``/v1/chat/completions`` with server-sent events when streaming), the way
+vLLM, llama.cpp's server and LM Studio do: reasoning in ``reasoning_content`` (or another
+field, ``openai_reasoning_field``), tool calls with JSON-string arguments, an optional API
+key (``api_key``: 401 without it).
+
 Each pulled model has capabilities (``/api/show``), and requests are held to them as Ollama
 does: ``tools`` for a model without ``tools``, or ``think: true`` for one without
 ``thinking``, is refused with HTTP 400. Register models as names (chat models can do
@@ -28,7 +34,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -235,19 +241,26 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _stream(
-        self, frames: Iterable[dict[str, Any]], drop_after: int | None, gap_s: float
+        self,
+        frames: Iterable[dict[str, Any]],
+        drop_after: int | None,
+        gap_s: float,
+        *,
+        sse: bool = False,
     ) -> None:
+        """NDJSON lines (Ollama), or server-sent events ending in ``[DONE]`` (OpenAI)."""
         self.send_response(200)
-        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Content-Type", "text/event-stream" if sse else "application/x-ndjson")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for sent, frame in enumerate(frames):
+        lines = [json.dumps(frame) for frame in frames] + (["[DONE]"] if sse else [])
+        for sent, text in enumerate(lines):
             if drop_after is not None and sent >= drop_after:
                 self._drop()
                 return
             if sent and gap_s:
                 time.sleep(gap_s)
-            line = json.dumps(frame).encode() + b"\n"
+            line = (f"data: {text}\n\n" if sse else f"{text}\n").encode()
             self.wfile.write(f"{len(line):X}\r\n".encode() + line + b"\r\n")
             self.wfile.flush()
             self.server.fake._count_line()
@@ -296,6 +309,8 @@ class FakeOllama:
         words_per_chunk: int = 1,
         embed_dim: int = EMBED_DIM,
         port: int = 0,
+        api_key: str | None = None,
+        openai_reasoning_field: str = "reasoning_content",
     ) -> None:
         self.brain: Brain = brain or RuleBrain()
         self.models: list[str] = []  # names; a test may reassign it to "unpull" models
@@ -310,6 +325,8 @@ class FakeOllama:
         self.chunk_delay_s = chunk_delay_s
         self.words_per_chunk = words_per_chunk
         self.embed_dim = embed_dim
+        self.api_key = api_key  # required as a bearer token by the /v1 endpoints when set
+        self.openai_reasoning_field = openai_reasoning_field
         self.log: list[Recorded] = []
         self.served: list[Served] = []
         self.errors: list[str] = []
@@ -403,6 +420,15 @@ class FakeOllama:
     def embed_requests(self) -> list[dict[str, Any]]:
         return self.bodies("/api/embed")
 
+    @property
+    def openai_requests(self) -> list[dict[str, Any]]:
+        return self.bodies("/v1/chat/completions")
+
+    @property
+    def openai_url(self) -> str:
+        """Base URL for an OpenAI client (``base_url``)."""
+        return f"{self.url}/v1"
+
     def _record(self, method: str, path: str, body: dict[str, Any]) -> None:
         with self._lock:
             self.log.append(Recorded(method, path, body))
@@ -430,6 +456,16 @@ class FakeOllama:
             self._generate(h, path, body)
         elif path in ("/api/embed", "/api/embeddings") and method == "POST":
             self._embed(h, path, body)
+        elif path.startswith("/v1/") and not self._key_ok(h):
+            _openai_error(h, 401, "Incorrect API key provided.", "invalid_api_key")
+        elif path == "/v1/models" and method == "GET":
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "local2"}
+                for m in self.models
+            ]
+            h._json(200, {"object": "list", "data": data})
+        elif path == "/v1/chat/completions" and method == "POST":
+            self._openai_chat(h, body)
         else:
             h._text(404, "404 page not found")
 
@@ -526,22 +562,11 @@ class FakeOllama:
                 h._json(400, {"error": f'"{name}" does not support {capability}'})
                 return
         request = body if path == "/api/chat" else self._as_chat(body)
-        try:
-            reply = self.brain(request)
-        except Exception as exc:  # a brain bug must reach the test as an HTTP error
-            self.errors.append(f"brain failed: {exc!r}")
-            h._json(500, {"error": f"brain failed: {exc}"})
+        reply = self._reply(request, lambda status, text: h._json(status, {"error": text}))
+        if reply is None:
             return
-        if isinstance(reply, str):
-            reply = Reply(content=reply)
         if reply.thinking and "thinking" not in caps:  # such a model does not think aloud
             reply = replace(reply, thinking="")
-        delay = self.delay_s if reply.delay_s is None else reply.delay_s
-        if delay and self._stopping.wait(delay):
-            return
-        if reply.error is not None:
-            h._json(reply.status, {"error": reply.error})
-            return
         self._check_format(request.get("format"), reply.content)
         frames = self._frames(path, name, request, reply)
         if body.get("stream", True) is False:
@@ -552,6 +577,25 @@ class FakeOllama:
             drop = self.drop_after_chunks
         gap = self.chunk_delay_s if reply.chunk_delay_s is None else reply.chunk_delay_s
         h._stream(frames, drop, gap)
+
+    def _reply(self, request: dict[str, Any], fail: Callable[[int, str], None]) -> Reply | None:
+        """The brain's reply after its delay, or None once ``fail(status, text)`` has answered
+        (a brain bug, a scripted error) or the server is stopping."""
+        try:
+            reply = self.brain(request)
+        except Exception as exc:  # a brain bug must reach the test as an HTTP error
+            self.errors.append(f"brain failed: {exc!r}")
+            fail(500, f"brain failed: {exc}")
+            return None
+        if isinstance(reply, str):
+            reply = Reply(content=reply)
+        delay = self.delay_s if reply.delay_s is None else reply.delay_s
+        if delay and self._stopping.wait(delay):
+            return None
+        if reply.error is not None:
+            fail(reply.status, reply.error)
+            return None
+        return reply
 
     def _check_format(self, schema: Any, content: str) -> None:
         """Record a reply that breaks the requested ``format`` (a schema, or ``"json"``)."""
@@ -653,3 +697,91 @@ class FakeOllama:
             if thinking:
                 final["thinking"] = thinking
         return final
+
+    # -- the OpenAI-compatible protocol (/v1) -------------------------------------------
+
+    def _key_ok(self, h: _Handler) -> bool:
+        if self.api_key is None:
+            return True
+        return h.headers.get("Authorization", "") == f"Bearer {self.api_key}"
+
+    @staticmethod
+    def _openai_as_chat(body: dict[str, Any]) -> dict[str, Any]:
+        """An OpenAI request seen as an Ollama chat request, so one brain serves both."""
+        messages = []
+        for message in body.get("messages") or []:
+            content = message.get("content") or ""
+            if isinstance(content, list):  # content parts: keep the text ones
+                content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            messages.append({**message, "content": content})
+        return {**body, "messages": messages, "think": True}
+
+    def _openai_chat(self, h: _Handler, body: dict[str, Any]) -> None:
+        name = str(body.get("model") or "")
+        if self._known(name) is None or _is_embedding_model(name):
+            _openai_error(h, 404, f"The model `{name}` does not exist.", "model_not_found")
+            return
+        request = self._openai_as_chat(body)
+        reply = self._reply(
+            request, lambda status, text: _openai_error(h, status, text, "server_error")
+        )
+        if reply is None:
+            return
+        content, thinking = reply.content, ""
+        mode = reply.think_mode or self.think_mode
+        if reply.thinking and mode == "inline":
+            content = f"<think>\n{reply.thinking}\n</think>\n\n{content}"
+        elif reply.thinking and mode != "none":
+            thinking = reply.thinking
+        calls = []
+        for i, call in enumerate(reply.tool_calls):
+            tool, args = call_parts(call)
+            calls.append(
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": tool, "arguments": json.dumps(args)},
+                }
+            )
+        finish = "tool_calls" if calls else ("length" if reply.done_reason == "length" else "stop")
+        words = sum(len(message_text(m).split()) for m in request["messages"])
+        usage = {
+            "prompt_tokens": words,
+            "completion_tokens": len(content.split()) + 1,
+            "total_tokens": words + len(content.split()) + 1,
+        }
+        base = {"id": f"chatcmpl-{len(self.log)}", "created": int(time.time()), "model": name}
+        field = self.openai_reasoning_field
+        if body.get("stream") is not True:
+            message: dict[str, Any] = {"role": "assistant", "content": content}
+            if thinking:
+                message[field] = thinking
+            if calls:
+                message["tool_calls"] = calls
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            h._json(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
+            return
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+            return {**base, "object": "chat.completion.chunk", "choices": [choice]}
+
+        frames = [chunk({"role": "assistant", "content": ""})]
+        frames += [chunk({field: p}) for p in _pieces(thinking, self.words_per_chunk)]
+        frames += [chunk({"content": p}) for p in _pieces(content, self.words_per_chunk)]
+        if calls:
+            frames.append(chunk({"tool_calls": [{"index": i, **c} for i, c in enumerate(calls)]}))
+        frames.append(chunk({}, finish))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            frames.append(
+                {**base, "object": "chat.completion.chunk", "choices": [], "usage": usage}
+            )
+        drop = reply.drop_after_chunks
+        if drop is None:
+            drop = self.drop_after_chunks
+        h._stream(frames, drop, self.chunk_delay_s, sse=True)
+
+
+def _openai_error(h: _Handler, status: int, message: str, code: str) -> None:
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    h._json(status, {"error": {"message": message, "type": kind, "param": None, "code": code}})

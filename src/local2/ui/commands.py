@@ -19,7 +19,7 @@ PortOpt = Annotated[
 # Declared here too (not imported from local2.cli, which imports this module while loading).
 BackendOpt = Annotated[
     str | None,
-    typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
+    typer.Option("--backend", help="ollama | openai | embedded | auto (default: from config)."),
 ]
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Ollama model to use.")]
 

@@ -1,0 +1,51 @@
+"""Which Chroma memory and the file index talk to: embedded on disk, or a Chroma server.
+
+Embedded (the default) keeps each collection's directory under the data directory; one
+process at a time may open it. A team shares a Chroma server instead (``chroma run --path
+DIR --port 8000``, ``memory.chroma_url: http://host:8000``), which any number of LoCAL2
+processes can use at once. A token, if the server wants one, comes from
+``LOCAL2_CHROMA_TOKEN``. This is the only place that chooses.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+TOKEN_ENV = "LOCAL2_CHROMA_TOKEN"
+
+
+class ChromaUnavailable(RuntimeError):
+    """The configured Chroma server cannot be reached; the message names the fix."""
+
+
+def chroma_client(settings: Any, subdir: str) -> Any:
+    """A Chroma client: ``HttpClient`` for ``memory.chroma_url``, else a persistent directory
+    ``<data_dir>/<subdir>``."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    url = settings.memory.chroma_url
+    if not url:
+        path = Path(settings.data_dir) / subdir
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    ssl = parts.scheme == "https"
+    token = os.environ.get(TOKEN_ENV)
+    try:
+        return chromadb.HttpClient(
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or (443 if ssl else 8000),
+            ssl=ssl,
+            headers={"Authorization": f"Bearer {token}"} if token else None,
+            settings=chroma_settings,
+        )
+    except ValueError as exc:  # chromadb's "Could not connect to a Chroma server"
+        raise ChromaUnavailable(
+            f"Cannot reach the Chroma server at {url} ({exc}). Start it with "
+            "`chroma run --path DIR --port PORT`, or unset memory.chroma_url for embedded."
+        ) from exc

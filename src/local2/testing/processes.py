@@ -1,0 +1,49 @@
+"""What the throwaway servers of tests and benchmarks share: a free port, waiting until a
+started process answers over HTTP, and ending its process group."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until_answers(
+    process: subprocess.Popen[bytes], url: str, timeout_s: float, log: Callable[[], str]
+) -> None:
+    """Return once ``url`` answers 200; raise with the process's log if it exits or is slow."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args[0]} exited: {log()}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{url} did not answer in {timeout_s:.0f} s: {log()}")
+        time.sleep(0.2)
+
+
+def end_group(process: subprocess.Popen[bytes] | None, grace_s: float = 15) -> None:
+    """SIGTERM the process's group, SIGKILL it if it lingers past ``grace_s``."""
+    if process is None or process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(5)

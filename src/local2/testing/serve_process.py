@@ -1,0 +1,93 @@
+"""A real ``local2 serve --no-ui`` process on a free loopback port, for tests and benchmarks.
+
+with ServeProcess(config_dir, env={"LOCAL2_POSTGRES_URL": url}) as api:
+    httpx.post(f"{api.url}/query", json={"query": "Hi"})
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from local2.testing.processes import end_group, free_port, wait_until_answers
+
+
+class ServeProcess:
+    """One API process; :meth:`kill` ends it at once (SIGKILL), as a crash would."""
+
+    def __init__(
+        self,
+        config_dir: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        start_timeout_s: float = 300.0,  # a loaded CI machine imports slowly
+    ) -> None:
+        self.config_dir = config_dir
+        self.env = dict(env or {})
+        self.start_timeout_s = start_timeout_s
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log = Path(tempfile.mkstemp(prefix="local2-serve-", suffix=".log")[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ServeProcess:
+        return self.launch().wait_ready()
+
+    def launch(self) -> ServeProcess:
+        """Start the process without waiting (start several, then :meth:`wait_ready` each)."""
+        self.port = free_port()
+        command = [sys.executable, "-m", "local2.cli", "--config", str(self.config_dir)]
+        command += ["serve", "--no-ui", "--host", "127.0.0.1", "--port", str(self.port)]
+        with self._log.open("wb") as log:
+            self.process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONFAULTHANDLER": "1", **self.env},
+                start_new_session=True,
+            )
+        return self
+
+    def wait_ready(self) -> ServeProcess:
+        assert self.process is not None, "launch() first"
+        try:
+            wait_until_answers(self.process, f"{self.url}/health", self.start_timeout_s, self.log)
+        except RuntimeError as exc:
+            if self.process.poll() is None:  # stuck: have it print where (faulthandler)
+                os.kill(self.process.pid, signal.SIGABRT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(5)
+            stuck = self.log()
+            self.stop()
+            raise RuntimeError(f"{exc}\n{stuck}") from None
+        return self
+
+    def log(self) -> str:
+        return self._log.read_text(errors="replace")[-3000:] if self._log.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up runs, connections drop, as in a crash."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        end_group(self.process, grace_s=20)
+        self.process = None
+        self._log.unlink(missing_ok=True)
+
+    def __enter__(self) -> ServeProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
