@@ -107,6 +107,16 @@ def test_the_extract_quotes_titles_snippets_urls_and_the_page() -> None:
     assert unusable_reason(text, SCHEMAS) == EARLIER_EXTRACT
 
 
+def test_a_save_is_quoted_with_what_was_saved() -> None:
+    # The embedded model's reply to "Remember that ..." is often the tool's own line.
+    said = "Remember that my sister's name is Ines."
+    call = {"tool": "save_memory", "args": {"text": said}, "error": None}
+    text = fallback_answer(RAW_OUTPUT, [{**call, "result": "Saved to memory as [m4137aae64303]."}])
+    assert text.endswith(f"Saved to memory as [m4137aae64303]:\n> {said}")
+    odd = fallback_answer(RAW_OUTPUT, [{**call, "result": "Something else."}])
+    assert odd.endswith("From save_memory:\n> Something else.")  # any other result: quoted
+
+
 def test_without_results_the_model_plainly_could_not_answer() -> None:
     failed = {"tool": "web_search", "args": {}, "result": "[tool error: x]", "error": "x"}
     assert fallback_answer(TEMPLATE_ECHO, []) == (

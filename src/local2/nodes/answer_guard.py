@@ -132,6 +132,7 @@ _SEARCH_HIT = re.compile(
 )
 _FETCHED = re.compile(r"\AURL: (?P<url>\S+)\s*\nExtracted text:\n(?P<text>.*)\Z", re.S)
 _MEMORY = re.compile(r"^\[(?P<id>[^\]]+)\] \((?P<meta>[^)]*)\) (?P<text>.+)$", re.M)
+_SAVED = re.compile(r"\ASaved to memory as \[(?P<id>[^\]]+)\]\.\Z")
 
 
 def _cut(text: str, limit: int) -> str:
@@ -178,19 +179,32 @@ def _memory_extract(call: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _saved_extract(call: Mapping[str, Any]) -> list[str]:
+    """What was saved, not only its id: "Remember that ..." is often a first question."""
+    m = _SAVED.match(str(call.get("result") or "").strip())
+    text = (call.get("args") or {}).get("text")
+    if not m or not isinstance(text, str) or not text.strip():
+        return _quoted(call)
+    return [f"Saved to memory as [{m['id']}]:", f"> {_cut(text, SNIPPET_CHARS)}"]
+
+
 _EXTRACTORS = {
     "web_search": _search_extract,
     "web_fetch": _fetch_extract,
     "recall_memory": _memory_extract,
+    "save_memory": _saved_extract,
 }
 
 
 def _extract(call: Mapping[str, Any]) -> list[str]:
     if call.get("error"):
         return []
-    extractor = _EXTRACTORS.get(str(call.get("tool")))
-    if extractor is not None:
-        return extractor(call)
+    extractor = _EXTRACTORS.get(str(call.get("tool")), _quoted)
+    return extractor(call)
+
+
+def _quoted(call: Mapping[str, Any]) -> list[str]:
+    """Any other tool's result, quoted as it came."""
     result = str(call.get("result") or "").strip()
     return [f"From {call.get('tool')}:", f"> {_cut(result, EXCERPT_CHARS)}"] if result else []
 
