@@ -133,10 +133,10 @@ def _final_answer(state: TurnState, services: Services, written: str, text: str,
     if cut:
         log.append(event(state, events.ANSWER_TRIMMED, lines=cut))
         written, text = trimmed, without_listing_lines(text)[0]
-        if not written.removesuffix(REPETITION_NOTE).strip():  # nothing but the listing
-            log.append(event(state, events.ANSWER_FALLBACK, reason=RAW_OUTPUT, chars=0))
-            return fallback_answer(RAW_OUTPUT, list(state.get("tool_calls") or []))
-    reason = unusable_reason(written, schemas) if written.strip() else None
+    if cut and not written.removesuffix(REPETITION_NOTE).strip():  # nothing but the listing
+        reason: str | None = RAW_OUTPUT
+    else:
+        reason = unusable_reason(written, schemas) if written.strip() else None
     if reason is None:
         return text
     prose = prose_beside_call(written, schemas) if reason == UNEXECUTED_CALL else None
