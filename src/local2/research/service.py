@@ -90,7 +90,9 @@ class Research:
                 model=model,
             )
             self.notice = notice or fell_back
-        self.services = research_services(services)
+        else:  # assembled services are research services already
+            services = research_services(services)
+        self.services = services
         self.storage: ResearchStorage = open_research_storage(self.settings, checkpointer)
         self.checkpointer = self.storage.checkpointer
         self.index = self.storage.index
