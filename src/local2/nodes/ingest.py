@@ -8,15 +8,14 @@ newer fact supersedes an older one with the same key.
 
 A store that cannot write (full disk, an unwritable directory, a Chroma error, Ollama down
 for embedding) emits ``memory.ingest_failed`` and the turn, facts included, waits in
-``<data_dir>/memory_retry.jsonl``; the queue is retried before the next ingest, so a passing
-outage loses nothing.
+``<data_dir>/memory_retry.jsonl`` (a :class:`~local2.memory.jsonl_queue.JsonlQueue`, safe
+for several processes); the queue is retried before the next ingest, so a passing outage
+loses nothing.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from local2.config import Settings
 from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED
 from local2.memory.extract import Distilled, distill
 from local2.memory.facts import Fact
+from local2.memory.jsonl_queue import JsonlQueue
 from local2.memory.verbatim import without_tool_text
 from local2.nodes.common import Services, event
 from local2.state import TurnState
@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opene
 log = logging.getLogger(__name__)
 
 RETRY_FILE = "memory_retry.jsonl"
-_queue_lock = threading.Lock()
 _FIELDS = {"session_id", "query_id", "query", "answer", "tools_used", "model"}
 _OPTIONAL = {"facts"}
 
@@ -143,52 +142,15 @@ def _store(store: EngramStore, record: dict[str, Any]) -> tuple[str, list[FactSa
 
 def _drain(store: EngramStore, queue: Path) -> int:
     """Store queued turns, oldest first; stop at the first failure (the store is still down)."""
-    with _queue_lock:
-        pending = _read_queue(queue)
-        if not pending:
-            return 0
-        done = 0
-        try:
-            for record in pending:
-                _store(store, record)
-                done += 1
-        finally:
-            _write_queue(queue, pending[done:])
-        return done
+    return _retry_queue(queue).drain(lambda record: _store(store, record))
 
 
 def _enqueue(queue: Path, record: dict[str, Any]) -> None:
-    with _queue_lock:
-        try:
-            queue.parent.mkdir(parents=True, exist_ok=True)
-            with queue.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        except OSError as exc:  # even the queue cannot be written: the turn is lost, say so
-            log.error("memory retry queue %s is not writable: %s", queue, exc)
-
-
-def _read_queue(queue: Path) -> list[dict[str, Any]]:
     try:
-        lines = queue.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return []
-    records = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            record = None
-        if isinstance(record, dict) and _FIELDS <= set(record) <= _FIELDS | _OPTIONAL:
-            records.append(record)
-        else:
-            log.warning("memory retry queue: dropping a malformed line")
-    return records
+        _retry_queue(queue).append(record)
+    except OSError as exc:  # even the queue cannot be written: the turn is lost, say so
+        log.error("memory retry queue %s is not writable: %s", queue, exc)
 
 
-def _write_queue(queue: Path, records: list[dict[str, Any]]) -> None:
-    if not records:
-        queue.unlink(missing_ok=True)
-        return
-    tmp = queue.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
-    tmp.replace(queue)
+def _retry_queue(path: Path) -> JsonlQueue:
+    return JsonlQueue(path, valid=lambda r: _FIELDS <= set(r) <= _FIELDS | _OPTIONAL)
