@@ -71,7 +71,10 @@ def test_critique_grades_each_turn_and_ratings_reach_the_engram(tmp_path: Path) 
         assert again.history("s1")[0]["reward"]["rating"] == 5
 
 
-def test_ratings_change_recall_order(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rated_with", ["memory open", "memory not open"])
+def test_ratings_change_recall_order(tmp_path: Path, rated_with: str) -> None:
+    """Rated where memory is open (the app), or where it is not (`local2 feedback`): then
+    the annotation waits, and the open store applies it before its next recall."""
     settings = make_settings(tmp_path, memory={"embedder": "lexical"})
     model = ScriptedChatModel(replies=[reply("Noted.")], repeat_last=True)
     agent = Agent(settings, chat_model=model, tools=[], critic=None)
@@ -81,8 +84,15 @@ def test_ratings_change_recall_order(tmp_path: Path) -> None:
     query = "When does the harbour ferry leave?"
     before = [h["content"] for h in store.recall(query, k=2)]
     low, high = (first, second) if "7 on weekdays" in before[0] else (second, first)
-    agent.feedback(high["session_id"], high["query_id"], 5)
-    agent.feedback(low["session_id"], low["query_id"], 1)
+    rater = agent
+    if rated_with == "memory not open":
+        rater = Agent(settings, chat_model=model, tools=[], critic=None, memory=None)
+    given = [
+        rater.feedback(high["session_id"], high["query_id"], 5),
+        rater.feedback(low["session_id"], low["query_id"], 1),
+    ]
+    counts = [1, 1] if rater is agent else [None, None]  # None: waits for memory
+    assert [g["engrams_annotated"] for g in given] == counts
     after = store.recall(query, k=2, include_bad=True)
     assert high["query"] in after[0]["content"], "a well-rated engram should rank first"
     assert [h["content"] for h in store.recall(query, k=2)] == [after[0]["content"]], (

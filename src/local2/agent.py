@@ -749,6 +749,9 @@ class Agent:
         One rating per answer: the same rating again records nothing (``unchanged``); another
         one replaces it (``previous`` says what it was). Waits for a running turn of the
         session, so the rating lands on the session's head, never inside a turn.
+        ``engrams_annotated`` counts the turn's engrams given the rating; None when memory is
+        not open in this process: the rating then waits and is applied when it next opens
+        (:mod:`local2.memory.deferred`).
         """
         if not isinstance(rating, int) or not 1 <= rating <= 5:
             raise ValueError(f"A rating is a whole number from 1 to 5, got {rating!r}.")
@@ -771,12 +774,13 @@ class Agent:
             given, reward = self._record_rating(
                 head.config, turn.id, query_id, rating, comment, previous
             )
-        annotated = 0
-        if self.services.memory is not None:
-            try:
-                annotated = self.services.memory.annotate(query_id, reward=float(rating))
-            except Exception:  # the rating is kept in the session even if memory is down
-                annotated = 0
+        from local2.memory import deferred
+
+        # Memory not open here (`local2 feedback`), or down: the annotation waits for the
+        # next process that opens it, and ``engrams_annotated`` is None.
+        annotated = deferred.annotate(
+            self.services.memory, self.settings, query_id, reward=float(rating)
+        )
         return {
             **result,
             "previous": previous,

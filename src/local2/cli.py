@@ -393,14 +393,16 @@ def feedback(
     """Rate a turn, or say which of two compared answers is better.
 
     A rating is stored on the turn's engram and in the session's state and changes recall
-    ranking; a preference continues the conversation from the preferred answer.
+    ranking; a preference continues the conversation from the preferred answer. Memory is
+    not opened here: the engram's annotation waits until memory is next opened (a running
+    app or API server applies it before its next recall).
     """
     if rating is None and prefer is None:
         fail("Give --rating 1-5, or --prefer a|b|tie for a compared turn.", code=2)
     if prefer is not None and prefer not in ("a", "b", "tie"):
         fail(f"--prefer takes a, b or tie, not {prefer!r}.", code=2)
     with friendly_errors():
-        agent = _offline_agent(ctx)
+        agent = _offline_agent(ctx)  # no Chroma: a rating waits for memory (local2.memory.deferred)
         try:
             if prefer is not None:
                 from local2.compare.session import prefer as record_preference
@@ -414,10 +416,7 @@ def feedback(
                 out.print(f"Recorded preference {prefer} for {query_id}: {follows}.")
             if rating is not None:
                 result = agent.feedback(session_id, query_id, rating, comment)
-                out.print(
-                    f"Recorded rating {rating} for {query_id} "
-                    f"({result['engrams_annotated']} engram(s) annotated)."
-                )
+                out.print(_rated(result))
         finally:
             agent.close()
 
@@ -436,7 +435,7 @@ def history(
     with ✕; pass an id to `local2 replay` to re-run from it.
     """
     with friendly_errors():
-        agent = _offline_agent(ctx, with_memory=False)
+        agent = _offline_agent(ctx)
         try:
             rows = agent.checkpoints(session_id, limit)
         finally:
@@ -510,9 +509,23 @@ def replay(
     )
 
 
-def _offline_agent(ctx: typer.Context, *, with_memory: bool = True) -> Any:
-    """An agent for reading and rating sessions: no model server, tools or critic (rating a
-    turn needs only its memory; reading checkpoints not even that)."""
+def _rated(result: dict[str, Any]) -> str:
+    """What a rating did, said honestly: memory may not have it yet."""
+    rating, query_id = result["rating"], result["query_id"]
+    if result.get("unchanged"):
+        return f"{query_id} is already rated {rating}: nothing new was recorded."
+    said = f"Recorded rating {rating} for {query_id}"
+    if result.get("previous"):
+        said += f" (it replaces {result['previous']})"
+    annotated = result.get("engrams_annotated")
+    if annotated is None:
+        return f"{said}. Memory gives it to the turn's engrams when it is next opened."
+    return f"{said} ({annotated} engram(s) annotated)."
+
+
+def _offline_agent(ctx: typer.Context, *, with_memory: bool = False) -> Any:
+    """An agent for reading and rating sessions: no model server, tools or critic, and no
+    memory unless asked (a rating's annotation waits for memory: local2.memory.deferred)."""
     from local2.agent import Agent
     from local2.graph import AUTO
     from local2.models.scripted import ScriptedChatModel

@@ -140,7 +140,7 @@ def retry(
 
     with friendly_errors():
         if show is not None:
-            agent = _offline_agent(ctx, with_memory=False)
+            agent = _offline_agent(ctx)
             try:
                 result = session.show(agent, session_id, query_id, show)
             finally:
@@ -149,7 +149,7 @@ def retry(
                 f"The conversation now continues from attempt {show}."
             )
             return
-        reader = _offline_agent(ctx, with_memory=False)
+        reader = _offline_agent(ctx)
         try:
             first_model = session.retry_request(reader, session_id, query_id)[1]["model"]
         except session.CannotRetry as exc:

@@ -67,18 +67,17 @@ def _turn_record(view: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in payload.items() if k not in ("query", "answer")}
 
 
-def _mark_engrams(services: Services, records: dict[str, Any], **fields: Any) -> int:
-    if services.memory is None:
-        return 0
-    marked = 0
-    for rid in RESPONDENT_IDS:
-        engram = (records.get(rid) or {}).get("engram_id")
-        if engram:
-            try:
-                marked += services.memory.mark(engram, **fields)
-            except Exception:  # the preference is kept in the session and the arena
-                continue
-    return marked
+def _mark_engrams(services: Services, records: dict[str, Any], **fields: Any) -> int | None:
+    """Mark both respondents' engrams; None when memory is not open here and the marks wait
+    for it (:mod:`local2.memory.deferred`)."""
+    from local2.memory import deferred
+
+    counts = [
+        deferred.mark(services.memory, services.settings, engram, **fields)
+        for engram in ((records.get(rid) or {}).get("engram_id") for rid in RESPONDENT_IDS)
+        if engram
+    ]
+    return None if None in counts else sum(c or 0 for c in counts)
 
 
 def _preference_event(
@@ -200,14 +199,15 @@ def _prefer_earlier(
         model_b=labels.get("b", ""),
         winner=preferred,
     )
-    marked = 0
-    if services.memory is not None:
-        try:
-            marked = services.memory.mark(
-                query_id=query_id, pairwise_winner=preferred, pairwise_by="person"
-            )
-        except Exception:  # the vote is kept in the arena
-            marked = 0
+    from local2.memory import deferred
+
+    marked = deferred.mark(
+        services.memory,
+        services.settings,
+        query_id=query_id,
+        pairwise_winner=preferred,
+        pairwise_by="person",
+    )
     given = _preference_event({"started_at": time.time()}, session_id, query_id, preferred, comment)
     return {
         "session_id": session_id,

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from chromadb.api.models.Collection import Collection
 
 from local2.config import Settings
-from local2.memory import per_embedder, ranking
+from local2.memory import deferred, per_embedder, ranking
 from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import Embedder
 from local2.memory.facts import Fact
@@ -94,6 +94,7 @@ class EngramStore:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._sync_thread: threading.Thread | None = None
+        self._deferred = deferred.queue_of(settings)
 
     # -- opening --------------------------------------------------------------------------
 
@@ -123,6 +124,7 @@ class EngramStore:
         per_embedder.migrate_legacy(client, base, embedder.name)
         collection, siblings = per_embedder.open_family(client, base, embedder)
         store = cls(collection, embedder, settings, siblings=siblings, notice=notice)
+        store.catch_up()
         if sync == "now":
             store.sync()
         elif sync == "background":
@@ -180,6 +182,19 @@ class EngramStore:
         closing = getattr(self.embedder, "close", None)
         if closing is not None:
             closing()
+
+    def catch_up(self) -> int:
+        """Apply the annotations other processes queued while memory was not open
+        (:mod:`local2.memory.deferred`); returns how many. Cheap when there are none (two
+        ``stat`` calls): run on opening and before every recall and listing. A failure is
+        logged and the annotations stay queued."""
+        if not self._deferred.waiting():
+            return 0
+        try:
+            return deferred.apply(self)
+        except Exception as exc:
+            log.warning("memory: queued annotations not applied yet: %s", exc)
+            return 0
 
     @property
     def _all_collections(self) -> list[Collection]:
@@ -372,6 +387,7 @@ class EngramStore:
         ``min_similarity`` overrides the configured floor; ``exclude_ids`` are skipped.
         Superseded facts are never recalled.
         """
+        self.catch_up()
         weights = self.weights
         if min_similarity is not None:
             weights = dataclasses.replace(weights, min_similarity=min_similarity)
@@ -411,6 +427,7 @@ class EngramStore:
         return [_hit(c) for c in ranked]
 
     def get(self, engram_id: str) -> dict[str, Any] | None:
+        self.catch_up()
         found = self.collection.get(ids=[engram_id], include=["documents", "metadatas"])
         if not found["ids"]:
             return None
@@ -420,6 +437,7 @@ class EngramStore:
         self, limit: int = 50, offset: int = 0, kind: str | None = None
     ) -> list[dict[str, Any]]:
         """Engrams newest first, optionally of one kind."""
+        self.catch_up()
         if kind is not None:
             found = self.collection.get(where={"kind": kind}, include=["documents", "metadatas"])
             rows = _rows(found)
@@ -438,6 +456,7 @@ class EngramStore:
 
     def iter_all(self, include_embeddings: bool = False) -> Iterator[dict[str, Any]]:
         """Every engram, page by page, in insertion order."""
+        self.catch_up()
         include: list[Any] = ["documents", "metadatas"]
         if include_embeddings:
             include.append("embeddings")

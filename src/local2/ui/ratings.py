@@ -125,9 +125,15 @@ class Ratings(UIPart):
                 f"**{given}** (one new `user.feedback` → `reward.event`)."
             )
         else:
+            annotated = result.get("engrams_annotated")
+            memory = (
+                "memory gives it to the answer's engrams when it is next opened"
+                if annotated is None  # memory is down here: the annotation waits for it
+                else f"{annotated} memory engram(s) annotated"
+            )
             said = (
                 f"Recorded **{given}** for this answer (`user.feedback` → `reward.event`; "
-                f"{result['engrams_annotated']} memory engram(s) annotated)."
+                f"{memory})."
             )
         state = self.agent.state(session_id)
         shown, ids = transcript.with_rating(list(chat or []), ids, query_id, rating)

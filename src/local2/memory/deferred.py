@@ -1,0 +1,110 @@
+"""Ratings and marks given while memory is not open: applied by whoever opens it next.
+
+``local2 feedback`` rates a turn without opening memory: Chroma takes most of a second to
+import and open, and an embedded store may be open in the running app anyway. The rating is
+recorded in the session at once; its annotation of the turn's engrams waits in
+``<data_dir>/memory_annotations.jsonl`` (a :class:`~local2.memory.jsonl_queue.JsonlQueue`) and
+is applied by :meth:`EngramStore.open <local2.memory.store.EngramStore.open>` in any process,
+and by a store already open (a running ``ui`` or ``serve``) before its next recall or
+listing. The same turn rated twice before then: the newest rating wins. A turn whose engrams
+were deleted meanwhile: nothing to annotate, nothing happens.
+
+With memory open (the app, the API) the annotation is made at once, as before, after any
+that were waiting, so an older queued rating never overwrites a newer one.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from local2.memory.jsonl_queue import JsonlQueue, Record
+
+if TYPE_CHECKING:
+    from local2.config import Settings
+    from local2.memory.store import EngramStore
+
+log = logging.getLogger(__name__)
+
+FILE = "memory_annotations.jsonl"
+OPS = ("annotate", "mark")
+
+
+def _valid(record: Record) -> bool:
+    return (
+        record.get("op") in OPS
+        and isinstance(record.get("fields"), dict)
+        and bool(record.get("query_id") or record.get("engram_id"))
+    )
+
+
+def queue_of(settings: Settings) -> JsonlQueue:
+    return JsonlQueue(Path(settings.data_dir) / FILE, valid=_valid)
+
+
+def annotate(
+    store: EngramStore | None, settings: Settings, query_id: str, **fields: Any
+) -> int | None:
+    """:meth:`EngramStore.annotate` the turn now if memory is open (how many engrams), else
+    queue it for the next open (None). 0: memory is off, nothing will be annotated."""
+    if store is not None:
+        try:
+            store.catch_up()
+            return store.annotate(query_id, **fields)
+        except Exception as exc:  # memory is down: the annotation waits for it
+            log.warning("memory annotation deferred, the store failed: %s", exc)
+    return _defer(settings, {"op": "annotate", "query_id": query_id, "fields": fields})
+
+
+def mark(
+    store: EngramStore | None,
+    settings: Settings,
+    engram_id: str | None = None,
+    *,
+    query_id: str | None = None,
+    **fields: Any,
+) -> int | None:
+    """:meth:`EngramStore.mark` now if memory is open (how many engrams), else queue it
+    (None)."""
+    if store is not None:
+        try:
+            store.catch_up()
+            return store.mark(engram_id, query_id=query_id, **fields)
+        except Exception as exc:
+            log.warning("memory mark deferred, the store failed: %s", exc)
+    record = {"op": "mark", "engram_id": engram_id, "query_id": query_id, "fields": fields}
+    return _defer(settings, record)
+
+
+def _defer(settings: Settings, record: Record) -> int | None:
+    if not settings.memory.enabled:
+        return 0
+    try:
+        queue_of(settings).append(record)
+    except OSError as exc:  # the session keeps the rating; memory will not have it
+        log.error("memory annotation lost: %s is not writable: %s", FILE, exc)
+        return 0
+    return None
+
+
+def apply(store: EngramStore) -> int:
+    """Apply every queued annotation to ``store``; returns how many records were applied."""
+    return queue_of(store.settings).drain(lambda r: _apply(store, r), compact=newest)
+
+
+def _apply(store: EngramStore, record: Record) -> None:
+    if record["op"] == "annotate":
+        store.annotate(record["query_id"], **record["fields"])
+    else:
+        store.mark(record.get("engram_id"), query_id=record.get("query_id"), **record["fields"])
+
+
+def newest(records: list[Record]) -> list[Record]:
+    """One record per target, its fields merged oldest to newest: the newest value wins."""
+    merged: dict[tuple[str, str | None, str | None], Record] = {}
+    for record in records:
+        key = (record["op"], record.get("query_id"), record.get("engram_id"))
+        before = merged.get(key, {}).get("fields", {})
+        merged[key] = {**record, "fields": {**before, **record["fields"]}}
+    return list(merged.values())
