@@ -2,12 +2,22 @@
 
 Start-up matters here (``bench/startup.py``): this module imports only typer and rich;
 settings, the agent and everything heavy are imported inside the commands that use them.
+Started as the program, it first pauses the cyclic garbage collector for the imports
+(:mod:`local2.gc_pause`); commands that keep running resume it once they are set up.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import sys
+
+from local2 import gc_pause
+
+# Started as the program (`local2 ...`, `python -m local2.cli`), not imported by a test.
+if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "local2":
+    gc_pause.pause()  # before the imports below
+
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -253,6 +263,7 @@ def ask(
     compare = compare_options(model_b, temperature_b)
     with friendly_errors():
         agent = make_agent(ctx, backend, model)
+        gc_pause.resume("ask")  # the turn may run for minutes
         if as_json:  # a script reads the output: no one to ask, so waiting calls are denied
             payload = agent.ask(query, session, approve=approver(False), options=compare)
             out.print_json(data=payload) if sys.stdout.isatty() else print(
@@ -304,6 +315,7 @@ def chat(
     started = time.monotonic()
     with friendly_errors():
         agent = make_agent(ctx, backend, model)
+    gc_pause.resume("chat")
     err.print(
         f"[dim]Ready in {time.monotonic() - started:.1f} s: {agent.services.model_name} "
         f"({agent.services.backend}).[/]"
@@ -486,6 +498,7 @@ def replay(
     """Re-run from a checkpoint as a new branch; the original branch stays intact."""
     with friendly_errors():
         agent = make_agent(ctx, backend, model)  # the replay's model: checked before it runs
+        gc_pause.resume("replay")
         try:
             payload = agent.replay(session_id, checkpoint, query=query)
         finally:

@@ -135,6 +135,7 @@ def retry(
 ) -> None:
     """Try an answer again with the critic's feedback; both attempts are kept, the
     higher-graded one continues the conversation (--show switches)."""
+    from local2 import gc_pause
     from local2.cli import _offline_agent, approver, err, friendly_errors, make_agent, out
     from local2.compare import session
 
@@ -159,6 +160,7 @@ def retry(
             fail(str(exc), code=2)
         reader.close()
         agent = make_agent(ctx, None, model or first_model)
+        gc_pause.resume("retry")  # the second attempt may run for minutes
         try:
             view: dict[str, Any] = {}
             payload: dict[str, Any] = {}

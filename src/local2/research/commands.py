@@ -156,6 +156,7 @@ def run_research(
     backend: str | None,
     model: str | None,
 ) -> None:
+    from local2 import gc_pause
     from local2.cli import fail, friendly_errors
     from local2.ids import InvalidId
     from local2.research.service import Research, RunBusy, UnknownRun
@@ -180,6 +181,7 @@ def run_research(
     try:
         with friendly_errors():
             research = Research(_settings(ctx), backend=backend, model=model)
+            gc_pause.resume("research")  # the run takes minutes
             if research.notice:
                 err.print(f"[yellow]Notice:[/] {research.notice}")
             items = (

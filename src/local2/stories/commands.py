@@ -124,6 +124,7 @@ def local_stack(
     ctx: typer.Context, stories_dir: Path, backend: str | None, model: str | None
 ) -> Iterator[str]:
     """The live stack in this process; yields the API's base URL."""
+    from local2 import gc_pause
     from local2.api import create_api
     from local2.cli import make_agent, settings_of
 
@@ -135,6 +136,7 @@ def local_stack(
         settings.system.checkpoint_path = settings.data_dir / "checkpoints.sqlite"
         ctx.obj = {**(ctx.obj or {}), "settings": settings}
         agent = make_agent(ctx, backend, model)
+        gc_pause.resume("stories")  # the stories run for minutes
         stack.callback(agent.close)
         yield stack.enter_context(serve_api(create_api(agent)))
 

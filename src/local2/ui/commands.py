@@ -33,6 +33,7 @@ def _run(
     with_ui: bool,
     compare: dict | None = None,
 ) -> None:
+    from local2 import gc_pause
     from local2.api import TOKEN_ENV, require_token
     from local2.cli import err, fail, friendly_errors, make_agent, out, settings_of
 
@@ -64,6 +65,8 @@ def _run(
     agent.compare_default = (compare or {}).get("compare")
 
     def ready(url: str) -> None:
+        # Set up and listening: the collector paused for start-up runs again from here on.
+        gc_pause.resume("ui" if with_ui else "serve")
         what = "LoCAL2 app and HTTP API" if with_ui else "LoCAL2 HTTP API"
         out.print(f"{what} on {url}/  (API: {url}/health, /query, /docs; Ctrl+C stops)")
         warmup.start()
