@@ -194,7 +194,10 @@ def test_equally_good_answers_and_a_position_biased_judge_make_a_tie(
     agent.close()
 
 
-def test_engrams_carry_respondent_and_pairwise_winner(server: FakeOllama, tmp_path: Path) -> None:
+@pytest.mark.parametrize("preferred_with", ["memory open", "memory not open"])
+def test_engrams_carry_respondent_and_pairwise_winner(
+    server: FakeOllama, tmp_path: Path, preferred_with: str
+) -> None:
     agent = make_agent(tmp_path, server.url)
     payload = agent.ask(CAPITAL, "s1", options={"compare": {"model": WEAK}})
     store = agent.services.memory
@@ -202,7 +205,11 @@ def test_engrams_carry_respondent_and_pairwise_winner(server: FakeOllama, tmp_pa
     assert set(rows) == {"a", "b"}
     assert {r["pairwise_winner"] for r in rows.values()} == {"a"}  # the judge's, so far
     assert (rows["a"]["critic_score"], rows["b"]["critic_score"]) == (4, 1)
-    session.prefer(agent, "s1", payload["query_id"], "b")
+    chooser = agent
+    if preferred_with == "memory not open":  # as `local2 feedback --prefer`: marks wait
+        chooser = Agent(agent.settings, chat_model=ScriptedChatModel(), tools=[], memory=None)
+    chosen = session.prefer(chooser, "s1", payload["query_id"], "b")
+    assert chosen["engrams_annotated"] == (2 if chooser is agent else None)
     rows = {r["respondent_id"]: r for r in store.list() if r.get("query_id") == payload["query_id"]}
     assert {(r["pairwise_winner"], r["pairwise_by"]) for r in rows.values()} == {("b", "person")}
     agent.close()

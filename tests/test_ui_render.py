@@ -220,6 +220,7 @@ def test_respond_streams_then_fills_panels_and_rating_records_reward(agent: Agen
     ids = final[ui.query_ids]
     rated = ui.rate(5, "s1", None, ids, chat)
     assert "Recorded **5/5 (excellent)**" in rated[ui.reward_md]
+    assert "engrams when it is next opened" in rated[ui.reward_md]  # memory is not open here
     assert agent.history("s1")[0]["reward"]["rating"] == 5
     assert "reward.event" in [row[1] for row in rated[ui.events_df]["data"]]
     assert meta(rated[ui.chatbot][-1])["title"] == "Your rating: 5/5 (excellent)"

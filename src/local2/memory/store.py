@@ -11,7 +11,9 @@ Vectors are always computed here by an explicit
 model). Each embedder has its own collection (:mod:`local2.memory.per_embedder`), so vectors
 from two models never meet, and memory falls back to another embedder instead of switching
 off. Ratings and supersession arrive later and are merged into the metadata of every
-collection without re-embedding. Exact duplicates share one id: a hash of the normalised text.
+collection without re-embedding; a rating given where memory was not open waits in a queue
+file (:mod:`local2.memory.deferred`) that :meth:`EngramStore.catch_up` applies. Exact
+duplicates share one id: a hash of the normalised text.
 """
 
 from __future__ import annotations
