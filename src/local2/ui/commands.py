@@ -62,6 +62,7 @@ def _run(
     with friendly_errors():
         agent = make_agent(ctx, backend, model, warmup)
     agent.compare_default = (compare or {}).get("compare")
+    warmup.add("first turn", agent.warm_up)
 
     def ready(url: str) -> None:
         what = "LoCAL2 app and HTTP API" if with_ui else "LoCAL2 HTTP API"
