@@ -3,7 +3,9 @@
 The real stack on loopback: uvicorn serving ``local2.api``, the agent with its SQLite
 checkpointer, Chroma memory (embeddings from the fake Ollama's ``/api/embed``), the critic
 and the default tools, and ``ChatOllama`` talking to the Ollama-protocol test server
-(``local2.testing.ollama_server``) whose every chat reply waits ``--delay`` seconds. One
+(``local2.testing.ollama_server``) whose every chat reply waits ``--delay`` seconds, then
+streams its chunks ``--chunk-gap`` seconds apart (0: all at once; a real model streams its
+tokens as it makes them, and the client handles each chunk while the next is made). One
 session, ``--turns`` turns (default 300), each ``POST /query`` (the answer first); between
 turns the critic and memory are let finish (untimed), as when a person reads the answer.
 
@@ -14,7 +16,7 @@ Baselines in the same run: ChatOllama alone against the same server (the client'
 overhead per call), and ``wait=critique`` (what ``POST /query`` cost before: answer and
 grade).
 
-    .venv/bin/python bench/overhead.py [--turns 300] [--delay 1.0]
+    .venv/bin/python bench/overhead.py [--turns 300] [--delay 1.0] [--chunk-gap 0.0]
 """
 
 from __future__ import annotations
@@ -92,10 +94,17 @@ def summary(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=300)
-    parser.add_argument("--delay", type=float, default=1.0, help="seconds per model reply")
+    parser.add_argument("--delay", type=float, default=1.0, help="seconds before a reply")
+    parser.add_argument(
+        "--chunk-gap",
+        type=float,
+        default=0.0,
+        help="seconds between a reply's streamed chunks, as a model generating tokens "
+        "(0: the whole reply at once after --delay)",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="local2-overhead-"))
-    with FakeOllama(RuleBrain(), delay_s=args.delay) as fake:
+    with FakeOllama(RuleBrain(), delay_s=args.delay, chunk_delay_s=args.chunk_gap) as fake:
         settings = load_settings(
             overrides={
                 "system": {"ollama_host": fake.url, "data_dir": str(work)},
@@ -105,6 +114,7 @@ def main() -> None:
             }
         )
         agent = Agent(settings, backend="ollama")
+        agent.warm_up()  # as `local2 serve` does once it listens
         print(f"# memory embedder: {agent.services.memory.embedder.name}", file=sys.stderr)
         answers: list[float] = []
         outside: list[float] = []
@@ -131,7 +141,10 @@ def main() -> None:
 
     first, last = slice(0, 10), slice(289, 300) if args.turns >= 300 else slice(-10, None)
     last_label = "290-300" if args.turns >= 300 else f"last 10 of {args.turns}"
-    print(f"Model reply delay {args.delay:.2f} s; times in ms, mean / median.\n")
+    print(
+        f"Model reply delay {args.delay:.2f} s, {args.chunk_gap * 1000:.0f} ms between chunks; "
+        "times in ms, mean / median.\n"
+    )
     print("| | turns 1-10 | turns " + last_label + " |")
     print("|---|---:|---:|")
     print(

@@ -125,6 +125,20 @@ def test_query_returns_at_publish_and_the_critique_follows(stack) -> None:
         ]
 
 
+def test_a_turn_without_tokens_streams_none_and_loses_nothing(stack) -> None:
+    """``POST /query`` wants only the answer: its turn runs without per-token streaming, and
+    records the same answer and thinking as a streamed one."""
+    _, agent = stack
+    streamed = list(agent.start("What is the capital of France?", "tokens-on"))
+    quiet = list(agent.start("What is the capital of France?", "tokens-off", tokens=False))
+    assert {"token", "thinking"} <= {kind for kind, _ in streamed}
+    assert not {"token", "thinking"} & {kind for kind, _ in quiet}
+    on, off = (next(data for kind, data in items if kind == "final") for items in (streamed, quiet))
+    assert "Paris" in off["answer"] and off["answer"] == on["answer"]
+    assert off["thinking"] and off["thinking"] == on["thinking"]
+    assert [e["subject"] for e in off["event_log"]] == [e["subject"] for e in on["event_log"]]
+
+
 def test_stream_sends_thinking_tools_tokens_answer_then_critique(stack) -> None:
     url, _ = stack
     question = "What major AI news broke this week?"

@@ -374,7 +374,7 @@ def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
     agent.ask(CAPITAL, "plain")
     plain = [r["node"] for r in reversed(agent.checkpoints("plain"))]
     # The chat graph's own path, untouched by compare.
-    plain_path = ["input", "__start__", "receive", "recall", "generate", "publish"]
+    plain_path = ["input", "__start__", "receive", "generate", "publish"]
     assert plain == [*plain_path, "critique,ingest"]
     payload = agent.ask(CAPITAL, "pair", options={"compare": {"model": WEAK}})
     nodes = [r["node"] for r in reversed(agent.checkpoints("pair"))]
@@ -382,7 +382,6 @@ def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
         "input",
         "__start__",
         "receive",
-        "recall",
         "compare",
         "respond,respond",
         "publish_pair",

@@ -91,6 +91,18 @@ def _config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]
 _checkpoint_id = branches.checkpoint_id
 
 
+def _pending_in(snapshot: Any) -> dict[str, Any] | None:
+    """The approval request a checkpoint (a StateSnapshot) waits on, or None."""
+    return next(
+        (
+            {**dict(i.value), "interrupt_id": i.id}
+            for i in snapshot.interrupts
+            if approval.is_request(i.value)
+        ),
+        None,
+    )
+
+
 def _awaiting_payload(final: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     """The payload of a turn paused for approval: what it did so far, and what waits."""
     payload = turn_payload(final)
@@ -180,6 +192,28 @@ class Agent:
         """The start-up notices as one text (None when there are none)."""
         return "\n\n".join(self.notices) or None
 
+    def warm_up(self) -> None:
+        """Do a first turn's one-time work before the first question, for a server that has
+        just started: memory's client and index, the tool schemas bound to the model, the
+        reply checks' patterns compiled. A first turn took ~100 ms more than later ones
+        without it (``bench/overhead.py``). Writes nothing; a failure is only logged."""
+        from local2.nodes.answer_guard import unusable_reason, without_listing_lines
+
+        services = self.services
+        try:
+            schemas = {name: tool.parameters for name, tool in services.tools.items()}
+            if schemas and services.native_tools:
+                services.chat_model.bind_tools([t.schema() for t in services.tools.values()])
+            sample = "Warming up."
+            unusable_reason(sample, schemas)
+            without_listing_lines(sample)
+            if services.tool_parser is not None:
+                services.tool_parser(sample, schemas)
+            if services.memory is not None and hasattr(services.memory, "warm_up"):
+                services.memory.warm_up()
+        except Exception as exc:  # the first turn does the same work, and reports problems
+            log.warning("warm-up failed: %s: %s", type(exc).__name__, exc)
+
     # -- turns -----------------------------------------------------------------------------
 
     def _session_lock(self, session_id: str) -> AbstractContextManager[None]:
@@ -195,6 +229,7 @@ class Agent:
         checkpoint_id: str | None = None,
         wait: bool = True,
         options: dict[str, Any] | None = None,
+        tokens: bool = True,
     ) -> Iterator[StreamItem]:
         """Run one turn, yielding events, thinking and answer tokens as they happen.
 
@@ -209,6 +244,9 @@ class Agent:
         with an ``awaiting_approval`` payload, to be continued with :meth:`resume`.
         ``options`` go into the run's config: ``{"compare": {"model", "temperature"}}`` has a
         second respondent answer too (:mod:`local2.compare`), ``{"retry": ...}`` is a retry.
+        Without ``tokens`` no ``thinking``/``token`` items come (the payload still has both):
+        the model is not streamed through LangGraph, a few ms less per turn for a caller
+        that wants only the answer (``POST /query``, ``bench/overhead.py``).
         """
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
@@ -216,14 +254,15 @@ class Agent:
         session_id = check_session_id(session_id) if session_id else new_session_id()
 
         def produce(turn: RunningTurn) -> Iterator[StreamItem]:
-            waiting = self.pending_approval(session_id)
+            latest = self.graph.get_state(_config(session_id))  # read once, used twice
+            waiting = _pending_in(latest)
             if waiting is not None:
                 raise AwaitingApproval(waiting)
-            config = self._continue_from(session_id, checkpoint_id)
+            config = self._continue_from(session_id, checkpoint_id, latest)
             if options:
                 config = {**config, "configurable": {**config["configurable"], **options}}
             turn_input = {"query": query, "session_id": session_id}
-            yield from self._run(turn_input, config, turn, approve)
+            yield from self._run(turn_input, config, turn, approve, tokens=tokens)
 
         return self.turns.run(session_id, produce, wait=wait)
 
@@ -233,15 +272,7 @@ class Agent:
         ``interrupt_id`` names it: a compare turn can wait on both respondents at once, and
         each request is answered in turn.
         """
-        snapshot = self.graph.get_state(_config(session_id))
-        return next(
-            (
-                {**dict(i.value), "interrupt_id": i.id}
-                for i in snapshot.interrupts
-                if approval.is_request(i.value)
-            ),
-            None,
-        )
+        return _pending_in(self.graph.get_state(_config(session_id)))
 
     def resume(
         self,
@@ -283,15 +314,20 @@ class Agent:
         turn = self.turns.running(session_id)
         return turn is not None and not turn.stop_requested.is_set()
 
-    def _continue_from(self, session_id: str, checkpoint_id: str | None) -> dict[str, Any]:
-        """Where the next turn of a session starts: its head, or a chosen turn's end."""
+    def _continue_from(
+        self, session_id: str, checkpoint_id: str | None, latest: Any = None
+    ) -> dict[str, Any]:
+        """Where the next turn of a session starts: its head, or a chosen turn's end.
+
+        ``latest``: the session's newest checkpoint (a StateSnapshot), if already read."""
         if checkpoint_id:
             chosen = self.graph.get_state(_config(session_id, checkpoint_id))
             if not chosen.values:
                 raise UnknownTurn(f"No checkpoint '{checkpoint_id}' in session '{session_id}'")
             return chosen.config
         config = _config(session_id)
-        latest = self.graph.get_state(config)
+        if latest is None:
+            latest = self.graph.get_state(config)
         head = branches.find_head(self.graph, config, latest=latest)
         if head is latest:
             return config
@@ -310,14 +346,16 @@ class Agent:
         query: str,
         session_id: str | None = None,
         options: dict[str, Any] | None = None,
+        *,
+        tokens: bool = True,
     ) -> BackgroundTurn:
         """Start one turn in its own thread; it runs to its end whoever reads it.
 
         ``start(...).until_answer()`` is the payload at publish, while the critic grades;
         iterating the :class:`~local2.background.BackgroundTurn` gives every item as it comes.
-        ``options`` are :meth:`stream`'s (a second respondent, a retry).
+        ``options`` and ``tokens`` are :meth:`stream`'s.
         """
-        items = self.stream(query, session_id, options=options)  # raises on a bad question here
+        items = self.stream(query, session_id, options=options, tokens=tokens)  # checks first
         with self._running_guard:
             turn = BackgroundTurn(items, on_done=self._turn_done)
             self._running.add(turn)
@@ -345,9 +383,11 @@ class Agent:
         config: dict[str, Any],
         turn: RunningTurn | None = None,
         approve: Approver | None = None,
+        *,
+        tokens: bool = True,
     ) -> Iterator[StreamItem]:
         while True:
-            final = yield from self._stream_graph(graph_input, config, turn)
+            final = yield from self._stream_graph(graph_input, config, turn, tokens=tokens)
             interrupts = list(final.get("__interrupt__") or ())
             if not interrupts and not final.get("answer"):
                 # A compare turn resumed in one branch can still wait in the other.
@@ -372,14 +412,21 @@ class Agent:
         yield ("final", payload)
 
     def _stream_graph(
-        self, graph_input: Any, config: dict[str, Any], turn: RunningTurn | None
+        self,
+        graph_input: Any,
+        config: dict[str, Any],
+        turn: RunningTurn | None,
+        *,
+        tokens: bool = True,
     ) -> Generator[StreamItem, None, dict[str, Any]]:
         """Stream one graph run as items; returns (``yield from``) the last state values."""
         final: dict[str, Any] = {}
         if turn is not None:  # a Stop raises inside the run, at the next token or step
             config = {**config, "callbacks": [StopSignal(turn)]}
         for mode, data in self.graph.stream(
-            graph_input, config, stream_mode=["custom", "messages", "values"]
+            graph_input,
+            config,
+            stream_mode=["custom", "messages", "values"] if tokens else ["custom", "values"],
         ):
             if mode == "custom":
                 if "event" in data:

@@ -147,7 +147,8 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         ``critique_pending: true``; the critic and memory finish after it), or once graded
         with ``wait=critique`` (query parameter or body field)."""
         try:
-            turn = agent.start(body.query, body.session_id, turn_options(agent, body))
+            options = turn_options(agent, body)
+            turn = agent.start(body.query, body.session_id, options, tokens=False)
             if (body.wait or wait) == "critique":
                 return {**turn.until_final(), "critique_pending": False}
             return answer_first(turn.until_answer(), critic_on)

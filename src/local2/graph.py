@@ -1,23 +1,24 @@
 """The topology: the original generator's state machine as a LangGraph ``StateGraph``.
 
 ```
-START -> receive -> recall -> generate --(tool calls, under the limit)--> approve -> dispatch_tool
-                                 ^                                                        |
-                                 +--------------------- await_tool <----------------------+
+START -> receive -> generate --(tool calls, under the limit)--> approve -> dispatch_tool
+                       ^                                                        |
+                       +--------------------- await_tool <----------------------+
          generate --(final answer, or forced synthesis at the limit)--> publish
          generate --(repair a malformed tool call / empty reply)--> generate
          publish -> critique -> END        (in parallel)
          publish -> ingest   -> END        (in parallel)
          receive --(question rejected)--> END
 ```
-``recall`` saves what the person asked to be remembered and gives the model the memories
-most similar to the question, as data, before it answers. ``approve`` pauses the turn
+``receive`` also recalls (``local2.nodes.recall``, in the same step): it saves what the
+person asked to be remembered and gives the model the memories most similar to the
+question, as data, before it answers. ``approve`` pauses the turn
 (LangGraph ``interrupt``) while a call waits for the person.
 Two respondents (DESIGN §9), and a second attempt at a low-graded answer:
 ```
-recall --(compare)--> compare -> respond(a) | respond(b)  (each its own generate/tool loop)
-         -> publish_pair -> critique_pair | ingest_pair -> settle_pair -> END
-recall --(retry)--> retry_context -> generate ... publish -> critique -> settle_retry -> END
+receive --(compare)--> compare -> respond(a) | respond(b)  (each its own generate/tool loop)
+          -> publish_pair -> critique_pair | ingest_pair -> settle_pair -> END
+receive --(retry)--> retry_context -> generate ... publish -> critique -> settle_retry -> END
 ```
 Services (chat model, tools, memory, critic) are injected here, so tests and notebooks can
 swap any of them.
@@ -46,8 +47,7 @@ from local2.nodes.dispatch_tool import dispatch_tool
 from local2.nodes.generate import generate
 from local2.nodes.ingest import ingest
 from local2.nodes.publish import publish
-from local2.nodes.recall import recall
-from local2.nodes.receive import receive
+from local2.nodes.recall import receive_and_recall
 from local2.state import TurnState
 from local2.tools.base import Tool
 
@@ -55,14 +55,13 @@ AUTO: Any = "auto"  # "build this service from settings"
 Binder = Callable[[Callable[..., dict]], Callable[..., dict]]
 
 
-def after_receive(state: TurnState) -> Literal["recall", "__end__"]:
-    return END if state.get("error") else "recall"
-
-
-def after_recall(
+def after_receive(
     state: TurnState, config: RunnableConfig
-) -> Literal["generate", "compare", "retry_context"]:
-    """One respondent answers, or two, or a retry (as the run's config says)."""
+) -> Literal["generate", "compare", "retry_context", "__end__"]:
+    """A rejected question ends the turn; else one respondent answers, or two, or a retry
+    (as the run's config says)."""
+    if state.get("error"):
+        return END
     from local2.compare.topology import answer_path
 
     return answer_path(config)
@@ -114,8 +113,7 @@ def compile_graph(
         return partial(fn, services=services)
 
     graph = StateGraph(TurnState)
-    graph.add_node("receive", bind(receive))
-    graph.add_node("recall", bind(recall))
+    graph.add_node("receive", bind(receive_and_recall))
     add_answer_loop(graph, bind, "publish")
     graph.add_node("publish", bind(publish))
     graph.add_node("critique", bind(critique))
@@ -123,11 +121,10 @@ def compile_graph(
     topology.add_compare_and_retry(graph, bind, services)
 
     graph.add_edge(START, "receive")
-    graph.add_conditional_edges("receive", after_receive, {"recall": "recall", END: END})
     graph.add_conditional_edges(
-        "recall",
-        after_recall,
-        {"generate": "generate", "compare": "compare", "retry_context": "retry_context"},
+        "receive",
+        after_receive,
+        {"generate": "generate", "compare": "compare", "retry_context": "retry_context", END: END},
     )
     graph.add_edge("publish", "critique")
     graph.add_edge("publish", "ingest")

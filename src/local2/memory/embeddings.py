@@ -105,6 +105,10 @@ class OllamaEmbedder:
             return []
         return self._embed([self._doc_prefix + t for t in texts])
 
+    def warm_up(self) -> None:
+        """Make the HTTP client now (its TLS context loads the CA bundle: ~40 ms)."""
+        self._http()
+
     def close(self) -> None:
         with self._client_lock:
             client, self._client = self._client, None

@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -393,8 +394,9 @@ class EngramStore:
         weights = self.weights
         if min_similarity is not None:
             weights = dataclasses.replace(weights, min_similarity=min_similarity)
-        total = self.collection.count()
-        n = ranking.candidate_count(k, total)
+        # No count() first (a round trip on every recall): a query asking for more than the
+        # collection holds returns what there is, and fewer than asked means that was all.
+        n = ranking.candidate_count(k, sys.maxsize)
         while n > 0:
             # No Chroma `where` here: a metadata filter turns HNSW search into a much slower
             # filtered scan (bench/memory.py: 179 ms vs 9 ms p50 at 50k). Bad, superseded and
@@ -419,14 +421,24 @@ class EngramStore:
             ranked = ranking.rank(
                 rows, k, weights, time.time(), include_bad=include_bad, kinds=kinds
             )
-            if len(ranked) >= k or n >= total or not result["ids"][0]:
+            if len(ranked) >= k or len(result["ids"][0]) < n:
                 break
             if 1.0 - float(result["distances"][0][-1]) < weights.min_similarity:
                 break  # the rest are even less similar: a bigger pool would not help
-            n = min(total, n * 4)
+            n *= 4
         else:
             return []
         return [_hit(c) for c in ranked]
+
+    def warm_up(self) -> None:
+        """A first recall's one-time work, before any question: the embedder's client and
+        the collection's index (a query by a stored engram's vector: nothing is embedded)."""
+        warm = getattr(self.embedder, "warm_up", None)
+        if warm is not None:
+            warm()
+        stored = self.collection.peek(1)["embeddings"]
+        if stored is not None and len(stored):
+            self.recall_vector(list(stored[0]), 1)
 
     def get(self, engram_id: str) -> dict[str, Any] | None:
         self.catch_up()

@@ -1,4 +1,4 @@
-"""``recall``: memory before the model answers.
+"""``recall``: memory before the model answers, in the same step as ``receive``.
 
 Two things, both before any outside content can enter the turn:
 - what the person explicitly asks to be remembered ("Remember that my sister's name is
@@ -8,6 +8,10 @@ Two things, both before any outside content can enter the turn:
   ``memory.auto_recall_min_similarity``, of ``memory.auto_recall_kinds``) are given to the
   model as data, delimited in this turn's message, and become the turn's memory hits.
 ``recall_memory`` stays a tool for deeper searches.
+
+The graph runs it inside its ``receive`` node (:func:`receive_and_recall`): a step of its own
+would cost a checkpoint and a thread hand-off on the path to the answer
+(``bench/overhead.py``), and nothing can happen between the two.
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ import logging
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 
 from local2 import events
 from local2.memory.facts import explicit_requests
 from local2.nodes.common import Services, event
-from local2.state import MemoryHit, SavedMemory, TurnState
+from local2.nodes.receive import receive
+from local2.state import RESET, MemoryHit, SavedMemory, TurnState
 
 log = logging.getLogger(__name__)
 
@@ -124,4 +130,21 @@ def recall(state: TurnState, services: Services) -> dict[str, Any]:
         content = f"{memory_block(hits, saved)}\n\n{state['query']}"
         update["messages"] = [HumanMessage(content, id=f"user-{state['query_id']}")]
         update["memory_hits"] = hits
+    return update
+
+
+def receive_and_recall(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+    """The graph's ``receive`` node: :func:`~local2.nodes.receive.receive`, then
+    :func:`recall` on the turn as received, as one update (a rejected question recalls
+    nothing)."""
+    received = receive(state, services, config)
+    if received.get("error"):
+        return received
+    recalled = recall({**state, **received}, services)  # type: ignore[typeddict-item]
+    update = {**received, **recalled}
+    update["event_log"] = [*received["event_log"], *recalled.get("event_log", [])]
+    if "messages" in recalled:  # the question's message, now carrying the memory block
+        update["messages"] = [*received["messages"][:-1], *recalled["messages"]]
+    if "memory_hits" in recalled:  # receive emptied the list; recall's hits fill it
+        update["memory_hits"] = [RESET, *recalled["memory_hits"]]
     return update

@@ -63,6 +63,7 @@ def _run(
     with friendly_errors():
         agent = make_agent(ctx, backend, model, warmup)
     agent.compare_default = (compare or {}).get("compare")
+    warmup.add("first turn", agent.warm_up)
 
     def ready(url: str) -> None:
         # Set up and listening: the collector paused for start-up runs again from here on.
