@@ -26,17 +26,23 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import yaml
 
 from local2.agent import Agent
 from local2.api import create_api
 from local2.config import load_settings
+from local2.files.audit import folder_name, runs_dir
 from local2.stories.commands import serve_api
 from local2.testing.ollama_server import FakeOllama, RuleBrain, Served
+from local2.testing.serve_process import ServeProcess
 
 MODEL = "qwen3:4b"
+Waiter = Callable[[str, str], None]
 QUESTIONS = [
     "What is the capital of France?",
     "What is the Python GIL?",
@@ -91,6 +97,41 @@ def summary(values: list[float]) -> str:
     return f"{statistics.mean(values) * 1000:.1f} / {statistics.median(values) * 1000:.1f}"
 
 
+@contextmanager
+def local2_server(fake: FakeOllama, work: Path, in_process: bool) -> Iterator[tuple[str, Waiter]]:
+    """The LoCAL2 server under test: its URL, and a wait for a turn's critic and memory."""
+    overrides = {
+        "system": {"ollama_host": fake.url, "data_dir": str(work / "data")},
+        "generator": {"backend": "ollama", "model": MODEL},
+        "files": {"audit_log": True},
+        "web": {"search": {"provider": "mock"}},  # canned results: no network
+    }
+    settings = load_settings(overrides=overrides)
+
+    def audited(session_id: str, query_id: str, timeout: float = 120) -> None:
+        """The audit record is written once the turn has ended (critic and memory done)."""
+        record = runs_dir(settings) / folder_name(session_id) / f"{folder_name(query_id)}.json"
+        deadline = time.monotonic() + timeout
+        while not record.exists():
+            if time.monotonic() > deadline:
+                raise SystemExit(f"turn {query_id} never ended")
+            time.sleep(0.01)
+
+    if in_process:
+        agent = Agent(settings, backend="ollama")
+        agent.warm_up()  # as `local2 serve` does once it listens
+        with serve_api(create_api(agent)) as url:
+            yield url, audited
+        agent.close()
+        return
+    config = work / "config"
+    config.mkdir()
+    for section, values in overrides.items():
+        (config / f"{section}.yaml").write_text(yaml.safe_dump(values))
+    with ServeProcess(config, env={"LOCAL2_HOME": str(work / "home")}) as served:
+        yield served.url, audited
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=300)
@@ -102,23 +143,19 @@ def main() -> None:
         help="seconds between a reply's streamed chunks, as a model generating tokens "
         "(0: the whole reply at once after --delay)",
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="serve from this process (sharing its interpreter with the client and the model "
+        "server) instead of a `local2 serve` process",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="local2-overhead-"))
     with FakeOllama(RuleBrain(), delay_s=args.delay, chunk_delay_s=args.chunk_gap) as fake:
-        settings = load_settings(
-            overrides={
-                "system": {"ollama_host": fake.url, "data_dir": str(work)},
-                "generator": {"backend": "ollama", "model": MODEL},
-                "files": {"audit_log": True},
-                "web": {"search": {"provider": "mock"}},  # canned results: no network
-            }
-        )
-        agent = Agent(settings, backend="ollama")
-        agent.warm_up()  # as `local2 serve` does once it listens
-        print(f"# memory embedder: {agent.services.memory.embedder.name}", file=sys.stderr)
         answers: list[float] = []
         outside: list[float] = []
-        with serve_api(create_api(agent)) as url, httpx.Client(base_url=url, timeout=120) as client:
+        server = local2_server(fake, work, args.in_process)
+        with server as (url, ended), httpx.Client(base_url=url, timeout=120) as client:
             for i in range(args.turns):
                 body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "bench"}
                 start = time.perf_counter()
@@ -127,7 +164,7 @@ def main() -> None:
                 assert reply.status_code == 200 and reply.json()["answer"], reply.text
                 answers.append(end - start)
                 outside.append(end - start - model_time(fake, start, end))
-                agent.wait_idle(120)
+                ended("bench", reply.json()["query_id"])
                 if (i + 1) % 50 == 0:
                     print(f"# {i + 1} turns", file=sys.stderr, flush=True)
             graded = []
@@ -136,14 +173,14 @@ def main() -> None:
                 start = time.perf_counter()
                 client.post("/query?wait=critique", json=body).raise_for_status()
                 graded.append(time.perf_counter() - start)
-        agent.close()
         alone = chat_alone(fake, 20)
 
     first, last = slice(0, 10), slice(289, 300) if args.turns >= 300 else slice(-10, None)
     last_label = "290-300" if args.turns >= 300 else f"last 10 of {args.turns}"
+    where = "this process" if args.in_process else "a `local2 serve` process"
     print(
-        f"Model reply delay {args.delay:.2f} s, {args.chunk_gap * 1000:.0f} ms between chunks; "
-        "times in ms, mean / median.\n"
+        f"LoCAL2 served from {where}; model reply delay {args.delay:.2f} s, "
+        f"{args.chunk_gap * 1000:.0f} ms between chunks; times in ms, mean / median.\n"
     )
     print("| | turns 1-10 | turns " + last_label + " |")
     print("|---|---:|---:|")
