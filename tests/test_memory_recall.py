@@ -90,6 +90,26 @@ def test_remember_that_saves_before_answering_and_the_payload_says_so(tmp_path: 
     assert len(agent.services.memory.list(kind="fact")) == 1
 
 
+def test_a_remember_request_is_saved_once_for_a_model_that_cannot_call_tools(
+    tmp_path: Path,
+) -> None:
+    """The embedded model's path: the keyword router would also call ``save_memory`` for
+    "Remember that ...", which the turn already saved as it began."""
+    settings = make_settings(tmp_path, memory={"embedder": "lexical"})
+    model = ScriptedChatModel(replies=[reply("Noted: your sister is Ines.")], repeat_last=True)
+    agent = Agent(settings, chat_model=model, critic=None, native_tools=False)
+    assert "save_memory" in agent.services.tools and agent.services.router is not None
+    payload = agent.ask("Remember that my sister's name is Ines.", "s1")
+    assert [s["content"] for s in payload["memory_saved"]] == ["The user's sister's name is Ines."]
+    assert payload["events"].count("memory.saved") == 1
+    assert "tool.request.save_memory" not in payload["events"]
+    assert payload["tool_calls"] == []
+    # A question still gets the router's help.
+    asked = agent.ask("What did I tell you about my sister?", "s2")
+    assert [c["tool"] for c in asked["tool_calls"]] == ["recall_memory"]
+    agent.close()
+
+
 def test_a_newer_fact_from_a_turn_replaces_the_older_in_recall(tmp_path: Path) -> None:
     agent = _agent(tmp_path)
     first = agent.ask("My sister's name is Ines.", "s1")

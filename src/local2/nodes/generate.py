@@ -203,6 +203,9 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
     routable = use_tools and not calls and rounds == 0 and not services.native_tools
     if routable and gen.keyword_router and services.router:
         calls = services.router(state["query"], list(services.tools))
+        if any(not saved.get("error") for saved in state.get("memory_saved") or []):
+            # "Remember that ..." was saved as the turn began (recall): not a second time.
+            calls = [c for c in calls if c["name"] != "save_memory"]
         if calls:
             log.append(event(state, events.TOOL_ROUTED, tools=[c["name"] for c in calls]))
 
