@@ -134,10 +134,24 @@ def _quoted(line: str) -> str:
     return text.replace(" …", "").strip()
 
 
+# Changed on purpose since the recording: "Remember that my dog's name is Rex." (q09) was
+# saved as the turn began and then again by the keyword router's save_memory; now only the
+# first, so the model's first reply (written to the same prompt) is the answer.
+SAVED_ONCE_NOW = "q09"
+SAVED_TWICE = "- Remember that my dog's name is Rex."  # the second save, quoted by later recalls
+
+
 def test_the_replay_gives_the_answers_recorded(replayed: list[tuple[dict, dict]]) -> None:
     """The graph, given the same replies, still does what it did when they were recorded."""
     for record, payload in replayed:
-        assert payload["answer"] == record["answer"], record["id"]
+        if record["id"] == SAVED_ONCE_NOW:
+            assert payload["tool_calls"] == [] and record["answer"] != record["replies"][0]
+            assert payload["answer"].startswith(record["replies"][0][:80])
+            continue
+        recorded = "\n".join(
+            line for line in record["answer"].split("\n") if line.strip() != SAVED_TWICE
+        )
+        assert payload["answer"] == recorded, record["id"]
         assert [c["tool"] for c in payload["tool_calls"]] == [
             c["tool"] for c in record["tool_calls"]
         ], record["id"]
@@ -149,7 +163,9 @@ def _tools_called(payload: dict[str, Any]) -> list[str]:
 
 def test_personal_questions_recall_and_remember_saves(replayed: list[tuple[dict, dict]]) -> None:
     by_id = {r["id"]: p for r, p in replayed}
-    assert _tools_called(by_id["q09"])[:1] == ["save_memory"]  # "Remember that my dog's ..."
+    # "Remember that my dog's ...": saved as the turn began, not a second time by a tool
+    assert _tools_called(by_id["q09"]) == []
+    assert [s["content"] for s in by_id["q09"]["memory_saved"]] == ["The user's dog's name is Rex."]
     assert _tools_called(by_id["q10"])[:1] == ["recall_memory"]  # "What is my dog's name?"
     assert _tools_called(by_id["q11"])[:1] == ["recall_memory"]  # "What did I tell you ..."
     assert _tools_called(by_id["q01"]) == []  # "What is the capital of France?"
