@@ -15,6 +15,7 @@ from pathlib import Path
 
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.testing.processes import end_group, free_port
+from tests.test_feedback_deferred import lexical_config
 
 
 def python(code: str, *args: str, env: dict[str, str] | None = None) -> str:
@@ -134,17 +135,9 @@ finally:
 """
 
 
-def _config(tmp_path: Path) -> Path:
-    config = tmp_path / "conf"
-    config.mkdir()
-    (config / "memory.yaml").write_text("embedder: lexical\n")
-    (config / "critic.yaml").write_text("enabled: false\n")
-    return config
-
-
 def test_a_started_serve_process_collects_again_once_it_serves(tmp_path: Path) -> None:
     report, port = tmp_path / "gc.json", free_port()
-    command = ["--config", str(_config(tmp_path)), "serve", "--no-ui", "--backend", "ollama"]
+    command = ["--config", str(lexical_config(tmp_path)), "serve", "--no-ui", "--backend", "ollama"]
     command += ["--host", "127.0.0.1", "--port", str(port)]
     log = tmp_path / "serve.log"
     with FakeOllama(RuleBrain()) as ollama, log.open("wb") as out:
@@ -175,7 +168,7 @@ def test_ask_collects_again_before_its_turn(tmp_path: Path) -> None:
             WATCHED,
             str(report),
             "-",
-            *("--config", str(_config(tmp_path)), "ask", "What is the capital of France?"),
+            *("--config", str(lexical_config(tmp_path)), "ask", "What is the capital of France?"),
             *("--backend", "ollama"),
             env={"OLLAMA_HOST": ollama.url, "LOCAL2_HOME": str(tmp_path / "home")},
         )

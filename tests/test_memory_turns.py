@@ -23,6 +23,7 @@ def ollama_agent(tmp_path: Path, url: str) -> Agent:
         system={"ollama_host": url},
         generator={"backend": "ollama"},
         memory={"embedder": "ollama"},
+        web={"search": {"provider": "mock"}},  # canned results, should the model search
     )
     return Agent(settings, backend="ollama")
 

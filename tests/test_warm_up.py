@@ -10,20 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from local2.agent import Agent
 from local2.testing.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import make_settings
-
-
-def ollama_agent(tmp_path: Path, url: str) -> Agent:
-    settings = make_settings(
-        tmp_path,
-        system={"ollama_host": url},
-        generator={"backend": "ollama"},
-        memory={"embedder": "ollama"},
-        web={"search": {"provider": "mock"}},
-    )
-    return Agent(settings, backend="ollama")
+from tests.test_memory_turns import ollama_agent
 
 
 def test_warm_up_asks_no_model_and_writes_nothing(tmp_path: Path) -> None:
