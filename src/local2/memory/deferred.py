@@ -88,9 +88,10 @@ def _defer(settings: Settings, record: Record) -> int | None:
     return None
 
 
-def apply(store: EngramStore) -> int:
-    """Apply every queued annotation to ``store``; returns how many records were applied."""
-    return queue_of(store.settings).drain(lambda r: _apply(store, r), compact=newest)
+def apply(store: EngramStore, queue: JsonlQueue) -> int:
+    """Apply every annotation waiting in ``queue`` (the store's own :func:`queue_of`, kept
+    so that one process drains it a thread at a time) to ``store``; returns how many."""
+    return queue.drain(lambda r: _apply(store, r), compact=newest)
 
 
 def _apply(store: EngramStore, record: Record) -> None:

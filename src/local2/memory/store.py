@@ -194,7 +194,7 @@ class EngramStore:
         if not self._deferred.waiting():
             return 0
         try:
-            return deferred.apply(self)
+            return deferred.apply(self, self._deferred)
         except Exception as exc:
             log.warning("memory: queued annotations not applied yet: %s", exc)
             return 0
