@@ -230,6 +230,7 @@ class Agent:
         wait: bool = True,
         options: dict[str, Any] | None = None,
         tokens: bool = True,
+        handed_over: threading.Event | None = None,
     ) -> Iterator[StreamItem]:
         """Run one turn, yielding events, thinking and answer tokens as they happen.
 
@@ -247,6 +248,8 @@ class Agent:
         Without ``tokens`` no ``thinking``/``token`` items come (the payload still has both):
         the model is not streamed through LangGraph, a few ms less per turn for a caller
         that wants only the answer (``POST /query``, ``bench/overhead.py``).
+        The critic and memory start once the answer is yielded, or, with ``handed_over``, once
+        the caller sets it (a reader in another thread; see :mod:`local2.running`).
         """
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
@@ -264,7 +267,7 @@ class Agent:
             turn_input = {"query": query, "session_id": session_id}
             yield from self._run(turn_input, config, turn, approve, tokens=tokens)
 
-        return self.turns.run(session_id, produce, wait=wait)
+        return self.turns.run(session_id, produce, wait=wait, handed_over=handed_over)
 
     def pending_approval(self, session_id: str) -> dict[str, Any] | None:
         """The request a paused turn of this session waits on, or None.
@@ -355,9 +358,12 @@ class Agent:
         iterating the :class:`~local2.background.BackgroundTurn` gives every item as it comes.
         ``options`` and ``tokens`` are :meth:`stream`'s.
         """
-        items = self.stream(query, session_id, options=options, tokens=tokens)  # checks first
+        handed_over = threading.Event()  # set by the turn's reader when it takes the answer
+        items = self.stream(  # checks first
+            query, session_id, options=options, tokens=tokens, handed_over=handed_over
+        )
         with self._running_guard:
-            turn = BackgroundTurn(items, on_done=self._turn_done)
+            turn = BackgroundTurn(items, on_done=self._turn_done, handed_over=handed_over)
             self._running.add(turn)
         return turn
 
