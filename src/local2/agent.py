@@ -17,6 +17,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -33,6 +34,7 @@ from local2.files.audit import audit_turn
 from local2.graph import AUTO, build_services, compile_graph
 from local2.history import TurnLog
 from local2.ids import check_session_id
+from local2.nodes.recall import AHEAD_KEY, recall_ahead
 from local2.nodes.receive import validate_query
 from local2.payload import turn_payload
 from local2.prompt import build_prompt, prompt_as_json
@@ -186,6 +188,8 @@ class Agent:
         self.turns = Turns(self.storage.locks)
         self._running: set[BackgroundTurn] = set()  # turns finishing in the background (start())
         self._running_guard = threading.Lock()
+        # Where a turn's memory recall runs while the graph starts (local2.nodes.recall).
+        self._ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="local2-recall")
 
     @property
     def notice(self) -> str | None:
@@ -257,13 +261,17 @@ class Agent:
         session_id = check_session_id(session_id) if session_id else new_session_id()
 
         def produce(turn: RunningTurn) -> Iterator[StreamItem]:
+            # Memory is searched for the question while LangGraph starts the run (the
+            # session's lock is held: the last turn's memory writes are done).
+            ahead = recall_ahead(self.services, query, self._ahead.submit)
             latest = self.graph.get_state(_config(session_id))  # read once, used twice
             waiting = _pending_in(latest)
             if waiting is not None:
                 raise AwaitingApproval(waiting)
             config = self._continue_from(session_id, checkpoint_id, latest)
-            if options:
-                config = {**config, "configurable": {**config["configurable"], **options}}
+            extra = {**(options or {}), **({AHEAD_KEY: ahead} if ahead else {})}
+            if extra:
+                config = {**config, "configurable": {**config["configurable"], **extra}}
             turn_input = {"query": query, "session_id": session_id}
             yield from self._run(turn_input, config, turn, approve, tokens=tokens)
 
@@ -887,6 +895,7 @@ class Agent:
         if not self.wait_idle(wait_s):
             log.warning("closing with turns still running after %.0fs", wait_s)
         self.services.runner.shutdown()
+        self._ahead.shutdown(wait=True)
         if self.services.memory is not None and hasattr(self.services.memory, "close"):
             self.services.memory.close()
         if self.services.votes is not None:
