@@ -153,6 +153,13 @@ def test_a_turn_without_tokens_streams_none_and_loses_nothing(stack) -> None:
     assert "Paris" in off["answer"] and off["answer"] == on["answer"]
     assert off["thinking"] and off["thinking"] == on["thinking"]
     assert [e["subject"] for e in off["event_log"]] == [e["subject"] for e in on["event_log"]]
+    # The answer is handed out at publish, before the critic's grade, in the same form.
+    kinds = [kind for kind, _ in quiet]
+    assert kinds.count("answer") == 1 and kinds.index("answer") < kinds.index("final")
+    answers = [next(data for kind, data in got if kind == "answer") for got in (streamed, quiet)]
+    assert answers[1].keys() == answers[0].keys() and answers[1]["answer"] == off["answer"]
+    assert "critique.result" not in answers[1]["events"] and "critique.result" in off["events"]
+    assert answers[1]["events"] == answers[0]["events"]
 
 
 @pytest.mark.parametrize(

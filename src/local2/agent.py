@@ -249,9 +249,10 @@ class Agent:
         with an ``awaiting_approval`` payload, to be continued with :meth:`resume`.
         ``options`` go into the run's config: ``{"compare": {"model", "temperature"}}`` has a
         second respondent answer too (:mod:`local2.compare`), ``{"retry": ...}`` is a retry.
-        Without ``tokens`` no ``thinking``/``token`` items come (the payload still has both):
-        the model is not streamed through LangGraph, a few ms less per turn for a caller
-        that wants only the answer (``POST /query``, ``bench/overhead.py``).
+        Without ``tokens`` no ``thinking``/``token`` items come (the payload still has both),
+        nor, unless two respondents answer, ``event`` items (the payload's ``event_log`` has
+        them): the model is not streamed through LangGraph, a few ms less per turn for a
+        caller that wants only the answer (``POST /query``, ``bench/overhead.py``).
         The critic and memory start once the answer is yielded, or, with ``handed_over``, once
         the caller sets it (a reader in another thread; see :mod:`local2.running`).
         """
@@ -433,15 +434,31 @@ class Agent:
         *,
         tokens: bool = True,
     ) -> Generator[StreamItem, None, dict[str, Any]]:
-        """Stream one graph run as items; returns (``yield from``) the last state values."""
+        """Stream one graph run as items; returns (``yield from``) the last state values.
+
+        Without ``tokens``, a one-respondent turn is run without LangGraph's custom stream:
+        with it, every step's node runs in a pool thread with a waiter thread beside it, so
+        that items can come out mid-step; without it, a one-node step runs in this thread
+        (~2.5 ms less per turn, ``bench/overhead.py``). Events then come only in the
+        payload's ``event_log``, and the answer is the state's payload once ``publish`` has
+        run, handed out before the critic and memory start.
+        """
+        from local2.compare.spec import spec_of
+
         final: dict[str, Any] = {}
         if turn is not None:  # a Stop raises inside the run, at the next token or step
             config = {**config, "callbacks": [StopSignal(turn)]}
-        for mode, data in self.graph.stream(
-            graph_input,
-            config,
-            stream_mode=["custom", "messages", "values"] if tokens else ["custom", "values"],
-        ):
+        if tokens:
+            modes = ["custom", "messages", "values"]
+        else:
+            modes = ["custom", "values"] if spec_of(config) else ["updates", "values"]
+        published = False  # publish ran in the step whose values come next (updates mode)
+        for mode, data in self.graph.stream(graph_input, config, stream_mode=modes):
+            if mode == "updates":
+                published = published or "publish" in data
+            elif mode == "values" and published:
+                published = False
+                yield ("answer", turn_payload(data))
             if mode == "custom":
                 if "event" in data:
                     yield ("event", data["event"])
