@@ -140,8 +140,9 @@ def test_a_question_asked_during_the_warm_up_waits_for_it(tmp_path: Path) -> Non
 
 
 def test_after_another_prompt_the_saved_start_is_loaded_again(tmp_path: Path) -> None:
-    """The critic shares the model and grades between turns with its own prompt; the next
-    question then loads the saved start instead of reading it again."""
+    """A critic that grades with the embedded model (``critic.grade_embedded``) shares it and
+    runs its own prompt between turns; the next question then loads the saved start instead
+    of reading it again."""
     model = new_process_model()
     assert model.warm_up(SYSTEM, TOOLS, state_dir=tmp_path) == "read and saved"
     first, _ = answer(model)

@@ -275,8 +275,8 @@ class EmbeddedChatModel(BaseChatModel):
 
     def _restore_prefix(self, llama: Llama, messages: list[dict[str, str]]) -> None:
         """Before a prompt that opens like the warm-up's, load the saved state if the model
-        now holds another prompt (the critic shares the model and grades between turns):
-        milliseconds, where reading that start again takes seconds."""
+        now holds another prompt (a critic with ``grade_embedded`` or a research plan shares
+        the loaded model): milliseconds, where reading that start again takes seconds."""
         from local2.models import prefix_state
 
         system = opening_system_turn(messages)
