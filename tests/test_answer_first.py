@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from local2 import running
 from local2.agent import Agent
 from local2.api import create_api
 from local2.config import load_settings
@@ -44,7 +45,7 @@ WEAK = "hedge:1b"  # a second model for compare turns: it says it does not know
 
 
 @pytest.fixture
-def stack(tmp_path: Path) -> Iterator[tuple[str, Agent]]:
+def served(tmp_path: Path) -> Iterator[tuple[str, Agent, FakeOllama]]:
     brains = ModelBrains({WEAK: HedgingBrain()}, default=SlowJudge())
     with FakeOllama(brains, models=[*DEFAULT_MODELS, WEAK]) as fake:
         settings = load_settings(
@@ -57,8 +58,23 @@ def stack(tmp_path: Path) -> Iterator[tuple[str, Agent]]:
         )
         agent = Agent(settings, backend="ollama")
         with Served(create_api(agent)) as url:
-            yield url, agent
+            yield url, agent, fake
         agent.close()
+
+
+@pytest.fixture
+def stack(served: tuple[str, Agent, FakeOllama]) -> tuple[str, Agent]:
+    url, agent, _ = served
+    return url, agent
+
+
+def is_grading(body: dict[str, Any]) -> bool:
+    return any("###Response to evaluate" in str(m.get("content")) for m in body["messages"])
+
+
+def generator_chats(fake: FakeOllama) -> list[dict[str, Any]]:
+    """The generator's chat requests (not the critic's grading, nor memory's JSON asks)."""
+    return [b for b in fake.chat_requests if not is_grading(b) and not b.get("format")]
 
 
 def sse(response: httpx.Response) -> Iterator[tuple[str, dict[str, Any], float]]:
@@ -137,6 +153,72 @@ def test_a_turn_without_tokens_streams_none_and_loses_nothing(stack) -> None:
     assert "Paris" in off["answer"] and off["answer"] == on["answer"]
     assert off["thinking"] and off["thinking"] == on["thinking"]
     assert [e["subject"] for e in off["event_log"]] == [e["subject"] for e in on["event_log"]]
+    # The answer is handed out at publish, before the critic's grade, in the same form.
+    kinds = [kind for kind, _ in quiet]
+    assert kinds.count("answer") == 1 and kinds.index("answer") < kinds.index("final")
+    answers = [next(data for kind, data in got if kind == "answer") for got in (streamed, quiet)]
+    assert answers[1].keys() == answers[0].keys() and answers[1]["answer"] == off["answer"]
+    assert "critique.result" not in answers[1]["events"] and "critique.result" in off["events"]
+    assert answers[1]["events"] == answers[0]["events"]
+
+
+@pytest.mark.parametrize(
+    "question", ["What is the capital of France?", "What major AI news broke this week?"]
+)
+def test_without_tokens_the_model_is_asked_for_its_whole_reply_with_the_same_turn(
+    served, question: str
+) -> None:
+    """Nobody reads the tokens: Ollama is asked not to stream (one response, not one chunk
+    per token), and the turn is the one a streamed reply makes, tool calls included."""
+    _, agent, fake = served
+    asked = len(generator_chats(fake))
+    streamed = list(agent.start(question, "tokens-on"))
+    on_requests = generator_chats(fake)[asked:]
+    asked = len(generator_chats(fake))
+    quiet = list(agent.start(question, "tokens-off", tokens=False))
+    off_requests = generator_chats(fake)[asked:]
+    assert on_requests and all(r.get("stream", True) is True for r in on_requests)
+    assert off_requests and all(r.get("stream") is False for r in off_requests)
+    assert len(on_requests) == len(off_requests)
+    on, off = (next(data for kind, data in items if kind == "final") for items in (streamed, quiet))
+    assert off["answer"] and off["answer"] == on["answer"]
+    assert off["thinking"] and off["thinking"] == on["thinking"]
+    calls = [[(c["tool"], c["args"], c["result"]) for c in p["tool_calls"]] for p in (on, off)]
+    assert calls[0] == calls[1]
+    assert bool(calls[0]) == ("news" in question)
+    assert [e["subject"] for e in off["event_log"]] == [e["subject"] for e in on["event_log"]]
+
+
+def test_the_critic_starts_once_the_answer_is_handed_over(
+    served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The critic and memory would share the CPU with the answer on its way to the person:
+    they wait until the reader has handed it over."""
+    _, agent, fake = served
+    monkeypatch.setattr(running, "HANDOVER_WAIT_S", 60.0)
+    turn = agent.start("What is the capital of France?", "handover", tokens=False)
+    payload = turn.until_answer(hand_over=False)
+    assert "Paris" in payload["answer"]
+    time.sleep(0.3)  # time enough for the critic to ask, were it not held
+    handed_over = time.perf_counter()
+    turn.hand_over()
+    assert turn.join(60)
+    assert turn.payload is not None and turn.payload["critique"]["score"] == 4
+    with fake._lock:
+        grading = [r for r in fake.served if r.path == "/api/chat" and is_grading(r.body)]
+    assert len(grading) == 1 and grading[0].started >= handed_over
+
+
+def test_post_query_hands_the_answer_over_once_sent(stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``POST /query`` lets the turn go on after its response is sent (else the critic would
+    wait for ``HANDOVER_WAIT_S``)."""
+    url, agent = stack
+    monkeypatch.setattr(running, "HANDOVER_WAIT_S", 600.0)
+    with httpx.Client(base_url=url, timeout=60) as client:
+        body = client.post("/query", json={"query": "What is the capital of France?"}).json()
+    assert body["critique_pending"] is True
+    assert agent.wait_idle(60), "the turn was never handed over"
+    assert wait_for_audit(agent, body["query_id"])["critique"]["score"] == 4
 
 
 def test_stream_sends_thinking_tools_tokens_answer_then_critique(stack) -> None:

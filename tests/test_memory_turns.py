@@ -156,3 +156,59 @@ def test_ask_json_has_a_critique_and_feedback_shows_in_memory_list(tmp_path: Pat
         engrams = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
         mine = next(e for e in engrams if "Paris" in e["content"])
         assert mine["reward"] == 4
+
+
+def search_embeds(server: FakeOllama) -> int:
+    """How many questions were embedded for a memory search."""
+    inputs = [i for body in server.embed_requests for i in body.get("input", [])]
+    return sum(i.startswith("search_query: ") for i in inputs)
+
+
+def test_the_recall_started_ahead_is_the_turns_recall(tmp_path: Path) -> None:
+    """The agent starts the question's memory search before the graph runs; the turn takes
+    that search (nothing embedded twice) and its hits are those the node would find."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from local2.nodes.recall import AHEAD_KEY, RecallAhead, recall_ahead
+
+    question = "What did I tell you about my favourite colour?"
+    with FakeOllama(RuleBrain()) as server, ThreadPoolExecutor(1) as pool:
+        settings = make_settings(
+            tmp_path,
+            system={"ollama_host": server.url},
+            generator={"backend": "ollama"},
+            # Every engram is similar enough to be recalled: the hash embeddings are crude.
+            memory={"embedder": "ollama", "auto_recall_min_similarity": -1.0},
+            web={"search": {"provider": "mock"}},
+        )
+        agent = Agent(settings, backend="ollama")
+        agent.ask("My favourite colour is teal.", "first")
+        agent.wait_idle(30)
+
+        ahead = recall_ahead(agent.services, f"  {question} ", pool.submit)
+        assert ahead is not None and ahead.query == question
+        found = ahead.hits.result()
+        assert any("teal" in h["content"] for h in found)
+        before = search_embeds(server)
+        asked = agent.ask(question, "second")  # the agent's own search ahead: one embedding
+        assert search_embeds(server) == before + 1
+        auto = next(e for e in asked["event_log"] if e["subject"] == "memory.recall")
+        assert auto["ids"] == [h["id"] for h in found]
+
+        # The node takes a search started ahead for its question, and only for it.
+        planted: Future = Future()
+        planted.set_result([{**found[0], "content": "planted ahead"}])
+        for asked_ahead, expected in ((question, ["planted ahead"]), ("Another question?", [])):
+            config = {"configurable": {"thread_id": f"direct-{len(expected)}"}}
+            config["configurable"][AHEAD_KEY] = RecallAhead(asked_ahead, planted)
+            before = search_embeds(server)
+            state = agent.graph.invoke({"query": question}, config)
+            contents = [h["content"] for h in state["memory_hits"]]
+            if expected:
+                assert contents == expected and search_embeds(server) == before
+            else:
+                assert "planted ahead" not in contents and search_embeds(server) == before + 1
+
+        # "Remember that ..." is saved first, so its search cannot start ahead.
+        assert recall_ahead(agent.services, "Remember that my sister is Ines.", pool.submit) is None
+        agent.close()

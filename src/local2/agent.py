@@ -17,6 +17,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -33,6 +34,7 @@ from local2.files.audit import audit_turn
 from local2.graph import AUTO, build_services, compile_graph
 from local2.history import TurnLog
 from local2.ids import check_session_id
+from local2.nodes.recall import AHEAD_KEY, recall_ahead
 from local2.nodes.receive import validate_query
 from local2.payload import turn_payload
 from local2.prompt import build_prompt, prompt_as_json
@@ -186,6 +188,8 @@ class Agent:
         self.turns = Turns(self.storage.locks)
         self._running: set[BackgroundTurn] = set()  # turns finishing in the background (start())
         self._running_guard = threading.Lock()
+        # Where a turn's memory recall runs while the graph starts (local2.nodes.recall).
+        self._ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="local2-recall")
 
     @property
     def notice(self) -> str | None:
@@ -230,6 +234,7 @@ class Agent:
         wait: bool = True,
         options: dict[str, Any] | None = None,
         tokens: bool = True,
+        handed_over: threading.Event | None = None,
     ) -> Iterator[StreamItem]:
         """Run one turn, yielding events, thinking and answer tokens as they happen.
 
@@ -244,9 +249,12 @@ class Agent:
         with an ``awaiting_approval`` payload, to be continued with :meth:`resume`.
         ``options`` go into the run's config: ``{"compare": {"model", "temperature"}}`` has a
         second respondent answer too (:mod:`local2.compare`), ``{"retry": ...}`` is a retry.
-        Without ``tokens`` no ``thinking``/``token`` items come (the payload still has both):
-        the model is not streamed through LangGraph, a few ms less per turn for a caller
-        that wants only the answer (``POST /query``, ``bench/overhead.py``).
+        Without ``tokens`` no ``thinking``/``token`` items come (the payload still has both),
+        nor, unless two respondents answer, ``event`` items (the payload's ``event_log`` has
+        them): the model is not streamed through LangGraph, a few ms less per turn for a
+        caller that wants only the answer (``POST /query``, ``bench/overhead.py``).
+        The critic and memory start once the answer is yielded, or, with ``handed_over``, once
+        the caller sets it (a reader in another thread; see :mod:`local2.running`).
         """
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
@@ -254,17 +262,21 @@ class Agent:
         session_id = check_session_id(session_id) if session_id else new_session_id()
 
         def produce(turn: RunningTurn) -> Iterator[StreamItem]:
+            # Memory is searched for the question while LangGraph starts the run (the
+            # session's lock is held: the last turn's memory writes are done).
+            ahead = recall_ahead(self.services, query, self._ahead.submit)
             latest = self.graph.get_state(_config(session_id))  # read once, used twice
             waiting = _pending_in(latest)
             if waiting is not None:
                 raise AwaitingApproval(waiting)
             config = self._continue_from(session_id, checkpoint_id, latest)
-            if options:
-                config = {**config, "configurable": {**config["configurable"], **options}}
+            extra = {**(options or {}), **({AHEAD_KEY: ahead} if ahead else {})}
+            if extra:
+                config = {**config, "configurable": {**config["configurable"], **extra}}
             turn_input = {"query": query, "session_id": session_id}
             yield from self._run(turn_input, config, turn, approve, tokens=tokens)
 
-        return self.turns.run(session_id, produce, wait=wait)
+        return self.turns.run(session_id, produce, wait=wait, handed_over=handed_over)
 
     def pending_approval(self, session_id: str) -> dict[str, Any] | None:
         """The request a paused turn of this session waits on, or None.
@@ -355,9 +367,12 @@ class Agent:
         iterating the :class:`~local2.background.BackgroundTurn` gives every item as it comes.
         ``options`` and ``tokens`` are :meth:`stream`'s.
         """
-        items = self.stream(query, session_id, options=options, tokens=tokens)  # checks first
+        handed_over = threading.Event()  # set by the turn's reader when it takes the answer
+        items = self.stream(  # checks first
+            query, session_id, options=options, tokens=tokens, handed_over=handed_over
+        )
         with self._running_guard:
-            turn = BackgroundTurn(items, on_done=self._turn_done)
+            turn = BackgroundTurn(items, on_done=self._turn_done, handed_over=handed_over)
             self._running.add(turn)
         return turn
 
@@ -419,15 +434,31 @@ class Agent:
         *,
         tokens: bool = True,
     ) -> Generator[StreamItem, None, dict[str, Any]]:
-        """Stream one graph run as items; returns (``yield from``) the last state values."""
+        """Stream one graph run as items; returns (``yield from``) the last state values.
+
+        Without ``tokens``, a one-respondent turn is run without LangGraph's custom stream:
+        with it, every step's node runs in a pool thread with a waiter thread beside it, so
+        that items can come out mid-step; without it, a one-node step runs in this thread
+        (~2.5 ms less per turn, ``bench/overhead.py``). Events then come only in the
+        payload's ``event_log``, and the answer is the state's payload once ``publish`` has
+        run, handed out before the critic and memory start.
+        """
+        from local2.compare.spec import spec_of
+
         final: dict[str, Any] = {}
         if turn is not None:  # a Stop raises inside the run, at the next token or step
             config = {**config, "callbacks": [StopSignal(turn)]}
-        for mode, data in self.graph.stream(
-            graph_input,
-            config,
-            stream_mode=["custom", "messages", "values"] if tokens else ["custom", "values"],
-        ):
+        if tokens:
+            modes = ["custom", "messages", "values"]
+        else:
+            modes = ["custom", "values"] if spec_of(config) else ["updates", "values"]
+        published = False  # publish ran in the step whose values come next (updates mode)
+        for mode, data in self.graph.stream(graph_input, config, stream_mode=modes):
+            if mode == "updates":
+                published = published or "publish" in data
+            elif mode == "values" and published:
+                published = False
+                yield ("answer", turn_payload(data))
             if mode == "custom":
                 if "event" in data:
                     yield ("event", data["event"])
@@ -881,6 +912,7 @@ class Agent:
         if not self.wait_idle(wait_s):
             log.warning("closing with turns still running after %.0fs", wait_s)
         self.services.runner.shutdown()
+        self._ahead.shutdown(wait=True)
         if self.services.memory is not None and hasattr(self.services.memory, "close"):
             self.services.memory.close()
         if self.services.votes is not None:

@@ -12,9 +12,11 @@ import os
 from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from starlette.background import BackgroundTask
 
 from local2.agent import Agent, AwaitingApproval, InvalidQuery, UnknownTurn
 from local2.compare.api import add_compare_routes, prefer_or_404, turn_options
@@ -141,8 +143,8 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         detail = {"error": str(exc), "approval": exc.request, "resume": exc.request.get("resume")}
         return HTTPException(status_code=409, detail=detail)
 
-    @app.post("/query", dependencies=[Depends(authorised)])
-    def query(body: QueryBody, wait: Wait | None = None) -> dict[str, Any]:
+    @app.post("/query", dependencies=[Depends(authorised)], response_model=dict[str, Any])
+    def query(body: QueryBody, wait: Wait | None = None) -> Any:
         """The turn payload as soon as the answer is published (``critique: null``,
         ``critique_pending: true``; the critic and memory finish after it), or once graded
         with ``wait=critique`` (query parameter or body field)."""
@@ -151,7 +153,11 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
             turn = agent.start(body.query, body.session_id, options, tokens=False)
             if (body.wait or wait) == "critique":
                 return {**turn.until_final(), "critique_pending": False}
-            return answer_first(turn.until_answer(), critic_on)
+            payload = answer_first(turn.until_answer(hand_over=False), critic_on)
+            # The critic and memory go on once the response is sent, not while it is.
+            return JSONResponse(
+                jsonable_encoder(payload), background=BackgroundTask(turn.hand_over)
+            )
         except InvalidQuery as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except AwaitingApproval as exc:

@@ -3,7 +3,9 @@
 ``publish`` puts the answer in the stream; ``critique`` and ``ingest`` run after it. A caller
 that wants the answer first (``POST /query``) takes items until the answer and returns; one
 that streams (``POST /query/stream``) may go away mid-turn. Either way the turn runs to its
-end here (critic, memory, audit log), never cut off half-way by whoever was reading.
+end here (critic, memory, audit log), never cut off half-way by whoever was reading. The
+critic and memory start once the answer has been handed to the reader (``handed_over``, see
+:mod:`local2.running`), not while it is on its way.
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ class BackgroundTurn:
         items: Iterator[StreamItem],
         name: str = "local2-turn",
         on_done: Callable[[BackgroundTurn], None] | None = None,
+        handed_over: threading.Event | None = None,
     ) -> None:
         self._items: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._on_done = on_done
+        # Set when a reader takes the answer (the turn's items wait for it, see Agent.start).
+        self.handed_over = handed_over or threading.Event()
         self.answered = False
         self.payload: dict[str, Any] | None = None  # the final payload, when the turn ended
         self._thread = threading.Thread(target=self._drive, args=(items,), name=name, daemon=True)
@@ -55,11 +60,15 @@ class BackgroundTurn:
                 log.warning("turn failed after its answer: %s: %s", type(exc).__name__, exc)
             self._items.put(("error", exc))
         finally:
+            self.handed_over.set()  # the turn is over: nothing waits for a reader any more
             self._items.put(_END)
             if self._on_done is not None:
                 self._on_done(self)
 
     def __iter__(self) -> Iterator[StreamItem]:
+        return self._read(hand_over=True)
+
+    def _read(self, *, hand_over: bool) -> Iterator[StreamItem]:
         while True:
             item = self._items.get()
             if item is _END:
@@ -68,11 +77,22 @@ class BackgroundTurn:
             kind, data = item
             if kind == "error":
                 raise data
+            if kind == "answer" and hand_over:
+                self.hand_over()
             yield kind, data
 
-    def until_answer(self) -> dict[str, Any]:
-        """The payload as ``publish`` made it (or the final one if the turn never published)."""
-        for kind, data in self:
+    def hand_over(self) -> None:
+        """The answer has been taken: the turn goes on to the critic and memory."""
+        self.handed_over.set()
+
+    def until_answer(self, *, hand_over: bool = True) -> dict[str, Any]:
+        """The payload as ``publish`` made it (or the final one if the turn never published).
+
+        ``hand_over=False``: the caller calls :meth:`hand_over` once the answer is on its way
+        (an HTTP response sent); until then, for at most
+        :data:`~local2.running.HANDOVER_WAIT_S`, the critic and memory wait.
+        """
+        for kind, data in self._read(hand_over=hand_over):
             if kind in ("answer", "final"):
                 return data
         raise RuntimeError("the turn ended without a payload")

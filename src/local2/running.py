@@ -10,6 +10,11 @@ finish their work.
 
 The session's lock is held from the start of a turn until its worker has ended, so the next
 turn of that session waits for a stopped one to wind down and never interleaves with it.
+
+Once the answer is out, the worker holds the graph until the answer has been handed over
+(``RunningTurn.handed_over``, at most :data:`HANDOVER_WAIT_S`): the critic and memory, which
+start as soon as the graph goes on, would otherwise share the CPU with the answer on its way
+to the person (~5 ms of a ``POST /query``, ``bench/overhead.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from local2.storage import SharedLocks
 
 StreamItem = tuple[str, Any]
 POLL_S = 0.1  # how often a waiting caller looks for a Stop
+HANDOVER_WAIT_S = 0.1  # the longest the critic and memory wait for the answer to be taken
 _DONE: StreamItem = ("__done__", None)  # compared by identity
 
 
@@ -51,6 +57,8 @@ class RunningTurn:
     session_id: str
     stop_requested: threading.Event = field(default_factory=threading.Event)
     published: bool = False
+    # Set once the answer has reached whoever waits for it; the turn then goes on.
+    handed_over: threading.Event = field(default_factory=threading.Event)
 
     @property
     def stopping(self) -> bool:
@@ -138,15 +146,22 @@ class Turns:
         produce: Callable[[RunningTurn], Iterator[StreamItem]],
         *,
         wait: bool = True,
+        handed_over: threading.Event | None = None,
     ) -> Iterator[StreamItem]:
         """Run ``produce(turn)`` in a worker under the session's lock; yield its items.
 
         Raises :class:`TurnCancelled` when the turn is stopped before its answer, and
         :class:`SessionBusy` when ``wait`` is false and the session already has a turn. A
         caller that stops reading early (closes this generator) stops the turn the same way.
+        The answer counts as handed over when it is yielded here, unless the caller passes
+        ``handed_over`` and sets it itself (a reader in another thread, such as
+        :class:`~local2.background.BackgroundTurn`).
         """
         lock = self._acquire(session_id, wait)
         turn = RunningTurn(session_id)
+        own_handover = handed_over is None
+        if handed_over is not None:
+            turn.handed_over = handed_over
         with self._guard:
             self._running[session_id] = turn
         items: queue.SimpleQueue[StreamItem] = queue.SimpleQueue()
@@ -154,9 +169,12 @@ class Turns:
         def work() -> None:
             try:
                 for item in produce(turn):
-                    if item[0] == "answer":
+                    answer = item[0] == "answer"
+                    if answer:
                         turn.published = True
                     items.put(item)
+                    if answer:  # the graph goes on (critic, memory) once the answer is out
+                        turn.handed_over.wait(HANDOVER_WAIT_S)
             except BaseException as exc:  # handed to the caller's thread, which re-raises
                 items.put(("__error__", exc))
             finally:
@@ -190,7 +208,11 @@ class Turns:
                     raise item[1]
                 if turn.stopping:
                     raise TurnCancelled(f"turn of session {session_id} stopped")
+                if own_handover and item[0] == "answer":
+                    turn.handed_over.set()
                 yield item
         finally:
+            if own_handover:
+                turn.handed_over.set()  # no one to wait for any more
             if not finished:  # stopped, or the caller went away: the worker stops too
                 turn.stop_requested.set()

@@ -12,11 +12,20 @@ Two things, both before any outside content can enter the turn:
 The graph runs it inside its ``receive`` node (:func:`receive_and_recall`): a step of its own
 would cost a checkpoint and a thread hand-off on the path to the answer
 (``bench/overhead.py``), and nothing can happen between the two.
+
+The question is known before the graph runs, so :class:`~local2.agent.Agent` starts the
+recall (the question's embedding and the store's search: mostly waiting, off the
+interpreter) as the turn begins, alongside LangGraph's own start, and hands it to the run in
+its config (:func:`recall_ahead`); the node takes that result, or recalls itself when there
+is none (a notebook's run, a replay).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -85,17 +94,53 @@ def _save_requests(state: TurnState, services: Services) -> tuple[list[SavedMemo
     return saved, log_entries
 
 
-def _recall(state: TurnState, services: Services, skip: set[str]) -> tuple[list[MemoryHit], list]:
+AHEAD_KEY = "local2_recall_ahead"  # the run's configurable entry holding a RecallAhead
+
+
+@dataclass(frozen=True)
+class RecallAhead:
+    """The automatic recall of ``query``, started before the graph ran."""
+
+    query: str
+    hits: Future[list[MemoryHit]]
+
+
+def _search(services: Services, query: str, skip: set[str]) -> list[MemoryHit]:
+    memory = services.settings.memory
+    return services.memory.recall(  # type: ignore[union-attr]
+        query,
+        memory.auto_recall_k,
+        include_bad=not memory.exclude_bad,
+        kinds=memory.auto_recall_kinds,
+        min_similarity=memory.auto_recall_min_similarity,
+        exclude_ids=skip,
+    )
+
+
+def recall_ahead(
+    services: Services, query: str, submit: Callable[..., Future]
+) -> RecallAhead | None:
+    """Start the turn's automatic recall now (``submit``: an executor's), or None when it
+    must wait for the node: memory or its recall off, or facts to save first ("Remember
+    that ..." may supersede what a search now would find)."""
+    settings = services.settings.memory
+    if services.memory is None or not settings.auto_recall:
+        return None
+    query = query.strip()
+    if settings.facts != "off" and explicit_requests(query):
+        return None
+    return RecallAhead(query, submit(_search, services, query, set()))
+
+
+def _recall(
+    state: TurnState, services: Services, skip: set[str], ahead: RecallAhead | None = None
+) -> tuple[list[MemoryHit], list]:
     memory = services.settings.memory
     try:
-        hits = services.memory.recall(  # type: ignore[union-attr]
-            state["query"],
-            memory.auto_recall_k,
-            include_bad=not memory.exclude_bad,
-            kinds=memory.auto_recall_kinds,
-            min_similarity=memory.auto_recall_min_similarity,
-            exclude_ids=skip,
-        )
+        if ahead is not None and ahead.query == state["query"] and not skip:
+            hits = ahead.hits.result()
+        else:
+            hits = _search(services, state["query"], skip)
     except Exception as exc:  # answering without memory beats not answering
         reason = f"{type(exc).__name__}: {exc}"[:300]
         log.warning("automatic memory recall failed: %s", reason)
@@ -113,7 +158,9 @@ def _recall(state: TurnState, services: Services, skip: set[str]) -> tuple[list[
     return hits, [entry]
 
 
-def recall(state: TurnState, services: Services) -> dict[str, Any]:
+def recall(
+    state: TurnState, services: Services, ahead: RecallAhead | None = None
+) -> dict[str, Any]:
     if services.memory is None:
         return {}
     saved, log_entries = [], []
@@ -121,7 +168,7 @@ def recall(state: TurnState, services: Services) -> dict[str, Any]:
         saved, log_entries = _save_requests(state, services)
     hits: list[MemoryHit] = []
     if services.settings.memory.auto_recall:
-        hits, entries = _recall(state, services, {s["id"] for s in saved if s["id"]})
+        hits, entries = _recall(state, services, {s["id"] for s in saved if s["id"]}, ahead)
         log_entries += entries
     update: dict[str, Any] = {"event_log": log_entries, "memory_saved": saved}
     if hits or saved:
@@ -136,11 +183,13 @@ def recall(state: TurnState, services: Services) -> dict[str, Any]:
 def receive_and_recall(state: TurnState, services: Services, config: RunnableConfig) -> dict:
     """The graph's ``receive`` node: :func:`~local2.nodes.receive.receive`, then
     :func:`recall` on the turn as received, as one update (a rejected question recalls
-    nothing)."""
+    nothing). A recall started ahead (``AHEAD_KEY`` in the run's config) is used when it
+    was of this very question."""
     received = receive(state, services, config)
     if received.get("error"):
         return received
-    recalled = recall({**state, **received}, services)  # type: ignore[typeddict-item]
+    ahead = config.get("configurable", {}).get(AHEAD_KEY)
+    recalled = recall({**state, **received}, services, ahead)  # type: ignore[typeddict-item]
     update = {**received, **recalled}
     update["event_log"] = [*received["event_log"], *recalled.get("event_log", [])]
     if "messages" in recalled:  # the question's message, now carrying the memory block
