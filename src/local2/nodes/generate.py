@@ -18,7 +18,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+try:  # LangChain's own marker of a token-reading callback (private: its chat models use it)
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+except ImportError:  # moved in another langchain-core: then always stream, as before
+    _StreamingCallbackHandler = None  # type: ignore[assignment,misc]
 
 from local2 import events
 from local2.models.embedded import REPETITION_NOTE
@@ -65,6 +69,8 @@ def _native_calls(reply: AIMessage) -> list[dict[str, Any]]:
 def streams_tokens(config: RunnableConfig) -> bool:
     """Whether a callback takes the reply token by token (LangGraph's ``messages`` stream):
     the test LangChain's own chat models make before streaming."""
+    if _StreamingCallbackHandler is None:
+        return True
     callbacks = config.get("callbacks")
     handlers = getattr(callbacks, "handlers", callbacks) or []
     return any(isinstance(h, _StreamingCallbackHandler) for h in handlers)
