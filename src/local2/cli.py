@@ -536,18 +536,17 @@ def _rated(result: dict[str, Any]) -> str:
     return f"{said} ({annotated} engram(s) annotated)."
 
 
-def _offline_agent(ctx: typer.Context, *, with_memory: bool = False) -> Any:
-    """An agent for reading and rating sessions: no model server, tools or critic, and no
-    memory unless asked (a rating's annotation waits for memory: local2.memory.deferred)."""
+def _offline_agent(ctx: typer.Context) -> Any:
+    """An agent for reading and rating sessions: no model server, tools, critic or memory
+    (a rating's annotation waits for memory: local2.memory.deferred)."""
     from local2.agent import Agent
-    from local2.graph import AUTO
     from local2.models.scripted import ScriptedChatModel
 
     return Agent(
         settings_of(ctx),
         chat_model=ScriptedChatModel(),
         tools=[],
-        memory=AUTO if with_memory else None,
+        memory=None,
         critic=None,
         backend="none",
     )

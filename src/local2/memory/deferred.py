@@ -48,13 +48,8 @@ def annotate(
 ) -> int | None:
     """:meth:`EngramStore.annotate` the turn now if memory is open (how many engrams), else
     queue it for the next open (None). 0: memory is off, nothing will be annotated."""
-    if store is not None:
-        try:
-            store.catch_up()
-            return store.annotate(query_id, **fields)
-        except Exception as exc:  # memory is down: the annotation waits for it
-            log.warning("memory annotation deferred, the store failed: %s", exc)
-    return _defer(settings, {"op": "annotate", "query_id": query_id, "fields": fields})
+    record = {"op": "annotate", "query_id": query_id, "fields": fields}
+    return _now_or_later(store, settings, record)
 
 
 def mark(
@@ -67,13 +62,18 @@ def mark(
 ) -> int | None:
     """:meth:`EngramStore.mark` now if memory is open (how many engrams), else queue it
     (None)."""
+    record = {"op": "mark", "engram_id": engram_id, "query_id": query_id, "fields": fields}
+    return _now_or_later(store, settings, record)
+
+
+def _now_or_later(store: EngramStore | None, settings: Settings, record: Record) -> int | None:
+    """Apply ``record`` to the open ``store`` (after what waits), or queue it."""
     if store is not None:
         try:
             store.catch_up()
-            return store.mark(engram_id, query_id=query_id, **fields)
-        except Exception as exc:
-            log.warning("memory mark deferred, the store failed: %s", exc)
-    record = {"op": "mark", "engram_id": engram_id, "query_id": query_id, "fields": fields}
+            return _apply(store, record)
+        except Exception as exc:  # memory is down: the record waits for it
+            log.warning("memory %s deferred, the store failed: %s", record["op"], exc)
     return _defer(settings, record)
 
 
@@ -94,11 +94,11 @@ def apply(store: EngramStore, queue: JsonlQueue) -> int:
     return queue.drain(lambda r: _apply(store, r), compact=newest)
 
 
-def _apply(store: EngramStore, record: Record) -> None:
+def _apply(store: EngramStore, record: Record) -> int:
+    """Do one queued or immediate record; how many engrams it touched."""
     if record["op"] == "annotate":
-        store.annotate(record["query_id"], **record["fields"])
-    else:
-        store.mark(record.get("engram_id"), query_id=record.get("query_id"), **record["fields"])
+        return store.annotate(record["query_id"], **record["fields"])
+    return store.mark(record.get("engram_id"), query_id=record.get("query_id"), **record["fields"])
 
 
 def newest(records: list[Record]) -> list[Record]:
