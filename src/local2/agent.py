@@ -34,6 +34,7 @@ from local2.files.audit import audit_turn
 from local2.graph import AUTO, build_services, compile_graph
 from local2.history import TurnLog
 from local2.ids import check_session_id
+from local2.nodes.publish import HAND_OUT_KEY
 from local2.nodes.recall import AHEAD_KEY, recall_ahead
 from local2.nodes.receive import validate_query
 from local2.payload import turn_payload
@@ -256,6 +257,19 @@ class Agent:
         The critic and memory start once the answer is yielded, or, with ``handed_over``, once
         the caller sets it (a reader in another thread; see :mod:`local2.running`).
         """
+        session_id, produce = self._turn(query, session_id, checkpoint_id, options, approve, tokens)
+        return self.turns.run(session_id, produce, wait=wait, handed_over=handed_over)
+
+    def _turn(
+        self,
+        query: str,
+        session_id: str | None,
+        checkpoint_id: str | None,
+        options: dict[str, Any] | None,
+        approve: Approver | None,
+        tokens: bool,
+    ) -> tuple[str, Callable[[RunningTurn], Iterator[StreamItem]]]:
+        """The checked session id, and the turn's item producer (see :meth:`stream`)."""
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
             raise InvalidQuery(problem)
@@ -276,7 +290,7 @@ class Agent:
             turn_input = {"query": query, "session_id": session_id}
             yield from self._run(turn_input, config, turn, approve, tokens=tokens)
 
-        return self.turns.run(session_id, produce, wait=wait, handed_over=handed_over)
+        return session_id, produce
 
     def pending_approval(self, session_id: str) -> dict[str, Any] | None:
         """The request a paused turn of this session waits on, or None.
@@ -367,13 +381,17 @@ class Agent:
         iterating the :class:`~local2.background.BackgroundTurn` gives every item as it comes.
         ``options`` and ``tokens`` are :meth:`stream`'s.
         """
-        handed_over = threading.Event()  # set by the turn's reader when it takes the answer
-        items = self.stream(  # checks first
-            query, session_id, options=options, tokens=tokens, handed_over=handed_over
-        )
+        session_id, produce = self._turn(query, session_id, None, options, None, tokens)
+        turn = BackgroundTurn(on_done=self._turn_done)
         with self._running_guard:
-            turn = BackgroundTurn(items, on_done=self._turn_done, handed_over=handed_over)
             self._running.add(turn)
+        try:
+            turn.turn = self.turns.launch(
+                session_id, produce, turn.put, turn.end, handed_over=turn.handed_over
+            )
+        except BaseException:
+            self._turn_done(turn)
+            raise
         return turn
 
     def _turn_done(self, turn: BackgroundTurn) -> None:
@@ -440,8 +458,10 @@ class Agent:
         with it, every step's node runs in a pool thread with a waiter thread beside it, so
         that items can come out mid-step; without it, a one-node step runs in this thread
         (~2.5 ms less per turn, ``bench/overhead.py``). Events then come only in the
-        payload's ``event_log``, and the answer is the state's payload once ``publish`` has
-        run, handed out before the critic and memory start.
+        payload's ``event_log``; ``publish`` hands the answer to the running turn itself
+        (:meth:`~local2.running.RunningTurn.hand_out`, before LangGraph finishes the step),
+        or, with no running turn, it is the state's payload once ``publish`` has run. Either
+        way it is out before the critic and memory start.
         """
         from local2.compare.spec import spec_of
 
@@ -450,15 +470,21 @@ class Agent:
             config = {**config, "callbacks": [StopSignal(turn)]}
         if tokens:
             modes = ["custom", "messages", "values"]
+        elif spec_of(config):
+            modes = ["custom", "values"]
         else:
-            modes = ["custom", "values"] if spec_of(config) else ["updates", "values"]
+            modes = ["updates", "values"]
+            if turn is not None:  # publish hands the answer out itself, mid-step
+                configurable = {**config["configurable"], HAND_OUT_KEY: turn.hand_out}
+                config = {**config, "configurable": configurable}
         published = False  # publish ran in the step whose values come next (updates mode)
         for mode, data in self.graph.stream(graph_input, config, stream_mode=modes):
             if mode == "updates":
                 published = published or "publish" in data
             elif mode == "values" and published:
                 published = False
-                yield ("answer", turn_payload(data))
+                if turn is None or not turn.answered:
+                    yield ("answer", turn_payload(data))
             if mode == "custom":
                 if "event" in data:
                     yield ("event", data["event"])

@@ -1,4 +1,4 @@
-"""A turn running in its own thread, so the answer can be handed over before the turn ends.
+"""A turn running in its own worker, so the answer can be handed over before the turn ends.
 
 ``publish`` puts the answer in the stream; ``critique`` and ``ingest`` run after it. A caller
 that wants the answer first (``POST /query``) takes items until the answer and returns; one
@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from local2.running import StreamItem
+from local2.running import POLL_S, RunningTurn, StreamItem, TurnCancelled
 
 log = logging.getLogger(__name__)
 
@@ -24,53 +24,61 @@ _END = object()
 
 
 class BackgroundTurn:
-    """Drives a turn's item stream in its own thread; iterate it to read the items as they
-    come, or take :meth:`until_answer` and leave the rest to finish on its own.
+    """A turn's items as its worker hands them over; iterate it to read them as they come,
+    or take :meth:`until_answer` and leave the rest to finish on its own.
 
-    Items are those of :meth:`local2.agent.Agent.stream`. An exception the turn raises is
-    re-raised to the reader at the point it happened.
+    The worker (:meth:`local2.running.Turns.launch`) feeds :meth:`put` and calls
+    :meth:`end`; items are those of :meth:`local2.agent.Agent.stream`. An exception the turn
+    raises is re-raised to the reader at the point it happened; a Stop asked for before the
+    answer (``turn``) ends the reading at once, while the worker winds down on its own.
     """
 
     def __init__(
         self,
-        items: Iterator[StreamItem],
-        name: str = "local2-turn",
         on_done: Callable[[BackgroundTurn], None] | None = None,
         handed_over: threading.Event | None = None,
     ) -> None:
         self._items: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._on_done = on_done
-        # Set when a reader takes the answer (the turn's items wait for it, see Agent.start).
+        # Set when a reader takes the answer (the turn's worker waits for it, see Agent.start).
         self.handed_over = handed_over or threading.Event()
         self.answered = False
         self.payload: dict[str, Any] | None = None  # the final payload, when the turn ended
-        self._thread = threading.Thread(target=self._drive, args=(items,), name=name, daemon=True)
-        self._thread.start()
+        self.turn: RunningTurn | None = None  # the running turn, once launched
+        self._ended = threading.Event()
 
-    def _drive(self, items: Iterator[StreamItem]) -> None:
-        try:
-            for kind, data in items:
-                if kind == "answer":
-                    self.answered = True
-                elif kind == "final":
-                    self.payload = data
-                self._items.put((kind, data))
-        except BaseException as exc:  # handed to the reader; logged if it came after the answer
+    def put(self, item: StreamItem) -> None:
+        """One item from the worker."""
+        kind, data = item
+        if kind == "answer":
+            self.answered = True
+        elif kind == "final":
+            self.payload = data
+        self._items.put(item)
+
+    def end(self, failure: BaseException | None) -> None:
+        """The worker has ended (the session's lock released), with ``failure`` if it failed."""
+        if failure is not None:  # handed to the reader; logged if it came after the answer
             if self.answered:
-                log.warning("turn failed after its answer: %s: %s", type(exc).__name__, exc)
-            self._items.put(("error", exc))
-        finally:
-            self.handed_over.set()  # the turn is over: nothing waits for a reader any more
-            self._items.put(_END)
-            if self._on_done is not None:
-                self._on_done(self)
+                log.warning("turn failed after its answer: %s: %s", type(failure).__name__, failure)
+            self._items.put(("error", failure))
+        self.handed_over.set()  # the turn is over: nothing waits for a reader any more
+        self._items.put(_END)
+        self._ended.set()
+        if self._on_done is not None:
+            self._on_done(self)
 
     def __iter__(self) -> Iterator[StreamItem]:
         return self._read(hand_over=True)
 
     def _read(self, *, hand_over: bool) -> Iterator[StreamItem]:
         while True:
-            item = self._items.get()
+            try:
+                item = self._items.get(timeout=POLL_S)
+            except queue.Empty:
+                if self.turn is not None and self.turn.stopping:
+                    raise TurnCancelled(f"turn of session {self.turn.session_id} stopped") from None
+                continue
             if item is _END:
                 self._items.put(_END)  # later readers end too
                 return
@@ -106,5 +114,4 @@ class BackgroundTurn:
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the turn to end; True if it did."""
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
+        return self._ended.wait(timeout)

@@ -59,11 +59,28 @@ class RunningTurn:
     published: bool = False
     # Set once the answer has reached whoever waits for it; the turn then goes on.
     handed_over: threading.Event = field(default_factory=threading.Event)
+    # Where the worker hands the turn's items (see Turns.launch).
+    sink: Callable[[StreamItem], None] | None = None
+    answered: bool = False  # the answer has gone to the sink
 
     @property
     def stopping(self) -> bool:
         """A Stop applies until the answer is published; after that the turn completes."""
         return self.stop_requested.is_set() and not self.published
+
+    def hand_out(self, payload: dict[str, Any]) -> None:
+        """Give the reader the answer, once, and wait (at most :data:`HANDOVER_WAIT_S`) for
+        it to be taken before the turn goes on to the critic and memory.
+
+        Called by the worker for the stream's ``answer`` item, or earlier from inside
+        ``publish`` itself (``HAND_OUT_KEY`` in :mod:`local2.nodes.publish`): the answer then
+        leaves before LangGraph has finished the step's bookkeeping.
+        """
+        if self.answered or self.sink is None:
+            return
+        self.published = self.answered = True
+        self.sink(("answer", payload))
+        self.handed_over.wait(HANDOVER_WAIT_S)
 
 
 class StopSignal(BaseCallbackHandler):
@@ -140,6 +157,57 @@ class Turns:
         turn.stop_requested.set()
         return True
 
+    def launch(
+        self,
+        session_id: str,
+        produce: Callable[[RunningTurn], Iterator[StreamItem]],
+        sink: Callable[[StreamItem], None],
+        ended: Callable[[BaseException | None], None],
+        *,
+        wait: bool = True,
+        handed_over: threading.Event | None = None,
+    ) -> RunningTurn:
+        """Run ``produce(turn)`` in a worker thread under the session's lock.
+
+        Each item goes to ``sink`` as it comes (the answer through
+        :meth:`RunningTurn.hand_out`); once the worker has ended and the lock is released,
+        ``ended`` gets the exception the turn raised, or None. The caller waits here for a
+        turn of the same session already running, or gets :class:`SessionBusy` when
+        ``wait`` is false.
+        """
+        lock = self._acquire(session_id, wait)
+        turn = RunningTurn(session_id, sink=sink)
+        if handed_over is not None:
+            turn.handed_over = handed_over
+        with self._guard:
+            self._running[session_id] = turn
+
+        def work() -> None:
+            failure: BaseException | None = None
+            try:
+                for item in produce(turn):
+                    if item[0] == "answer":
+                        turn.hand_out(item[1])  # a no-op if publish handed it out already
+                    else:
+                        sink(item)
+            except BaseException as exc:  # handed to the caller, which re-raises it
+                failure = exc
+            finally:
+                with self._guard:
+                    self._running.pop(session_id, None)
+                self._release(session_id, lock)
+            ended(failure)
+
+        worker = threading.Thread(target=work, name=f"turn-{session_id[:12]}", daemon=True)
+        try:
+            worker.start()
+        except BaseException:
+            with self._guard:
+                self._running.pop(session_id, None)
+            self._release(session_id, lock)
+            raise
+        return turn
+
     def run(
         self,
         session_id: str,
@@ -154,43 +222,17 @@ class Turns:
         :class:`SessionBusy` when ``wait`` is false and the session already has a turn. A
         caller that stops reading early (closes this generator) stops the turn the same way.
         The answer counts as handed over when it is yielded here, unless the caller passes
-        ``handed_over`` and sets it itself (a reader in another thread, such as
-        :class:`~local2.background.BackgroundTurn`).
+        ``handed_over`` and sets it itself.
         """
-        lock = self._acquire(session_id, wait)
-        turn = RunningTurn(session_id)
-        own_handover = handed_over is None
-        if handed_over is not None:
-            turn.handed_over = handed_over
-        with self._guard:
-            self._running[session_id] = turn
         items: queue.SimpleQueue[StreamItem] = queue.SimpleQueue()
 
-        def work() -> None:
-            try:
-                for item in produce(turn):
-                    answer = item[0] == "answer"
-                    if answer:
-                        turn.published = True
-                    items.put(item)
-                    if answer:  # the graph goes on (critic, memory) once the answer is out
-                        turn.handed_over.wait(HANDOVER_WAIT_S)
-            except BaseException as exc:  # handed to the caller's thread, which re-raises
-                items.put(("__error__", exc))
-            finally:
-                with self._guard:
-                    self._running.pop(session_id, None)
-                self._release(session_id, lock)
-                items.put(_DONE)
+        def ended(failure: BaseException | None) -> None:
+            items.put(_DONE if failure is None else ("__error__", failure))
 
-        worker = threading.Thread(target=work, name=f"turn-{session_id[:12]}", daemon=True)
-        try:
-            worker.start()
-        except BaseException:
-            with self._guard:
-                self._running.pop(session_id, None)
-            self._release(session_id, lock)
-            raise
+        own_handover = handed_over is None
+        turn = self.launch(
+            session_id, produce, items.put, ended, wait=wait, handed_over=handed_over
+        )
         finished = False
         try:
             while True:
