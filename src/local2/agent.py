@@ -374,12 +374,13 @@ class Agent:
         options: dict[str, Any] | None = None,
         *,
         tokens: bool = True,
+        wait: bool = True,
     ) -> BackgroundTurn:
         """Start one turn in its own thread; it runs to its end whoever reads it.
 
         ``start(...).until_answer()`` is the payload at publish, while the critic grades;
         iterating the :class:`~local2.background.BackgroundTurn` gives every item as it comes.
-        ``options`` and ``tokens`` are :meth:`stream`'s.
+        ``options``, ``tokens`` and ``wait`` are :meth:`stream`'s.
         """
         session_id, produce = self._turn(query, session_id, None, options, None, tokens)
         turn = BackgroundTurn(on_done=self._turn_done)
@@ -387,12 +388,29 @@ class Agent:
             self._running.add(turn)
         try:
             turn.turn = self.turns.launch(
-                session_id, produce, turn.put, turn.end, handed_over=turn.handed_over
+                session_id, produce, turn.put, turn.end, wait=wait, handed_over=turn.handed_over
             )
         except BaseException:
             self._turn_done(turn)
             raise
         return turn
+
+    def start_now(
+        self,
+        query: str,
+        session_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        *,
+        tokens: bool = True,
+    ) -> BackgroundTurn | None:
+        """:meth:`start`, if that means no waiting (so an event loop may call it): None when
+        a turn of the session is running, or its lock is taken over the network."""
+        if self.turns.remote:
+            return None
+        try:
+            return self.start(query, session_id, options, tokens=tokens, wait=False)
+        except SessionBusy:
+            return None
 
     def _turn_done(self, turn: BackgroundTurn) -> None:
         with self._running_guard:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import os
+from functools import partial
 from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -17,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
 
 from local2.agent import Agent, AwaitingApproval, InvalidQuery, UnknownTurn
 from local2.compare.api import add_compare_routes, prefer_or_404, turn_options
@@ -102,7 +104,7 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
     """Add LoCAL2's routes to ``app`` (a new FastAPI app by default)."""
     app = app or FastAPI(title="LoCAL2", version="0.1.0")
 
-    def authorised(request: Request) -> None:
+    async def authorised(request: Request) -> None:  # async: no thread hop per request
         if token is None:
             return
         given = request.headers.get("authorization", "")
@@ -144,20 +146,27 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         return HTTPException(status_code=409, detail=detail)
 
     @app.post("/query", dependencies=[Depends(authorised)], response_model=dict[str, Any])
-    def query(body: QueryBody, wait: Wait | None = None) -> Any:
+    async def query(body: QueryBody, wait: Wait | None = None) -> Any:
         """The turn payload as soon as the answer is published (``critique: null``,
         ``critique_pending: true``; the critic and memory finish after it), or once graded
-        with ``wait=critique`` (query parameter or body field)."""
+        with ``wait=critique`` (query parameter or body field).
+
+        Async, so that no thread waits for the turn: it starts from the event loop (unless
+        its session's lock must be waited for) and the answer wakes the loop itself."""
         try:
             options = turn_options(agent, body)
-            turn = agent.start(body.query, body.session_id, options, tokens=False)
+            begin = partial(agent.start, body.query, body.session_id, options, tokens=False)
+            turn = agent.start_now(body.query, body.session_id, options, tokens=False)
+            turn = turn or await run_in_threadpool(begin)
             if (body.wait or wait) == "critique":
-                return {**turn.until_final(), "critique_pending": False}
-            payload = answer_first(turn.until_answer(hand_over=False), critic_on)
+                return {**await run_in_threadpool(turn.until_final), "critique_pending": False}
+            payload = answer_first(await turn.answer(), critic_on)
+
+            async def hand_over() -> None:
+                turn.hand_over()
+
             # The critic and memory go on once the response is sent, not while it is.
-            return JSONResponse(
-                jsonable_encoder(payload), background=BackgroundTask(turn.hand_over)
-            )
+            return JSONResponse(jsonable_encoder(payload), background=BackgroundTask(hand_over))
         except InvalidQuery as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except AwaitingApproval as exc:

@@ -10,6 +10,7 @@ critic and memory start once the answer has been handed to the reader (``handed_
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import queue
 import threading
@@ -21,6 +22,11 @@ from local2.running import POLL_S, RunningTurn, StreamItem, TurnCancelled
 log = logging.getLogger(__name__)
 
 _END = object()
+
+
+def _wake(woken: asyncio.Future[None]) -> None:
+    if not woken.done():
+        woken.set_result(None)
 
 
 class BackgroundTurn:
@@ -46,6 +52,9 @@ class BackgroundTurn:
         self.payload: dict[str, Any] | None = None  # the final payload, when the turn ended
         self.turn: RunningTurn | None = None  # the running turn, once launched
         self._ended = threading.Event()
+        # An event loop's reader waiting for the next item (see answer()).
+        self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+        self._waiter_guard = threading.Lock()
 
     def put(self, item: StreamItem) -> None:
         """One item from the worker."""
@@ -54,16 +63,24 @@ class BackgroundTurn:
             self.answered = True
         elif kind == "final":
             self.payload = data
+        self._enqueue(item)
+
+    def _enqueue(self, item: Any) -> None:
         self._items.put(item)
+        with self._waiter_guard:
+            waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            loop, woken = waiter
+            loop.call_soon_threadsafe(_wake, woken)
 
     def end(self, failure: BaseException | None) -> None:
         """The worker has ended (the session's lock released), with ``failure`` if it failed."""
         if failure is not None:  # handed to the reader; logged if it came after the answer
             if self.answered:
                 log.warning("turn failed after its answer: %s: %s", type(failure).__name__, failure)
-            self._items.put(("error", failure))
+            self._enqueue(("error", failure))
         self.handed_over.set()  # the turn is over: nothing waits for a reader any more
-        self._items.put(_END)
+        self._enqueue(_END)
         self._ended.set()
         if self._on_done is not None:
             self._on_done(self)
@@ -104,6 +121,31 @@ class BackgroundTurn:
             if kind in ("answer", "final"):
                 return data
         raise RuntimeError("the turn ended without a payload")
+
+    async def answer(self) -> dict[str, Any]:
+        """:meth:`until_answer` (``hand_over=False``) for a reader on an event loop: the loop
+        is woken when the answer comes, with no thread of its own waiting for it."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                item = self._items.get_nowait()
+            except queue.Empty:
+                woken: asyncio.Future[None] = loop.create_future()
+                with self._waiter_guard:
+                    registered = self._items.empty()
+                    if registered:
+                        self._waiter = (loop, woken)
+                if registered:
+                    await woken
+                continue
+            if item is _END:
+                self._items.put(_END)  # later readers end too
+                raise RuntimeError("the turn ended without a payload")
+            kind, data = item
+            if kind == "error":
+                raise data
+            if kind in ("answer", "final"):
+                return data
 
     def until_final(self) -> dict[str, Any]:
         """The payload once critique and ingest have finished."""

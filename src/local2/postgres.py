@@ -118,6 +118,8 @@ class AdvisoryLocks(SharedLocks):
     """One turn per session (or one run of a research run, ``kind="research"``) across every
     process: Postgres advisory locks, each held on a connection of its own while it runs."""
 
+    remote = True
+
     def __init__(self, url: str, kind: str = "session") -> None:
         self._kind = kind
         self._pool = ConnectionPool(

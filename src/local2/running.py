@@ -112,6 +112,11 @@ class Turns:
         self._running: dict[str, RunningTurn] = {}
         self._guard = threading.Lock()
 
+    @property
+    def remote(self) -> bool:
+        """Whether taking a session's lock is a round trip to a server (Postgres)."""
+        return self._shared.remote
+
     def lock(self, session_id: str) -> threading.Lock:
         """The lock held while a turn of ``session_id`` runs (ratings wait for it too)."""
         with self._guard:

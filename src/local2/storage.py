@@ -34,6 +34,8 @@ class SharedLocks:
     """Session locks other processes see. A store only this process uses needs none (one
     turn per session within the process is :class:`local2.running.Turns`'s job)."""
 
+    remote = False  # taking a lock is a round trip to a server (never on an event loop)
+
     def acquire(self, session_id: str, blocking: bool = True) -> bool:
         """Take the session's lock (False if ``blocking`` is off and another holds it)."""
         return True

@@ -116,8 +116,10 @@ class Recorded:
 
 @dataclass(frozen=True)
 class Served:
-    """One request the server answered, with when it arrived and when the reply ended
-    (``time.perf_counter()``): what the model took, for measuring the time around it."""
+    """One request the server answered, with when it arrived (its request line read) and when
+    the reply ended (``time.perf_counter()``): what the model took, for measuring the time
+    around it. The server's own parsing of the request counts as the model's, as a real
+    Ollama's would."""
 
     path: str
     body: dict[str, Any]
@@ -177,6 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # chunked transfer needs 1.1
     timeout = 30  # idle keep-alive connections end by themselves
     server: _Server
+    arrived = 0.0  # perf_counter() when the current request's first line was read
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet in test output
         return
@@ -187,6 +190,10 @@ class _Handler(BaseHTTPRequestHandler):
         # once. Without it Nagle's algorithm meets the client's delayed ACK and every reply
         # waits ~40 ms that the real server never adds.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def parse_request(self) -> bool:
+        self.arrived = time.perf_counter()  # the request line has just been read
+        return super().parse_request()
 
     def do_HEAD(self) -> None:
         self._dispatch("HEAD")
@@ -202,7 +209,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         fake = self.server.fake
-        started = time.perf_counter()
+        started = self.arrived
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
