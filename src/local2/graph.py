@@ -107,7 +107,10 @@ def compile_graph(
     checkpointer: BaseCheckpointSaver | None = None,
     store: BaseStore | None = None,
 ) -> CompiledStateGraph:
+    from local2 import graph_pool
     from local2.compare import topology
+
+    graph_pool.install()  # runs reuse one thread pool instead of starting threads each turn
 
     def bind(fn: Callable[..., dict]) -> Callable[..., dict]:
         return partial(fn, services=services)
