@@ -221,6 +221,50 @@ def test_post_query_hands_the_answer_over_once_sent(stack, monkeypatch: pytest.M
     assert wait_for_audit(agent, body["query_id"])["critique"]["score"] == 4
 
 
+def test_publish_hands_the_answer_out_before_its_step_is_done(
+    served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without tokens the answer leaves from inside ``publish``: LangGraph has not yet
+    finished that step (nothing after ``publish`` is checkpointed) when the reader has it."""
+    _, agent, _ = served
+    monkeypatch.setattr(running, "HANDOVER_WAIT_S", 60.0)
+    turn = agent.start("What is the capital of France?", "inside", tokens=False)
+    payload = turn.until_answer(hand_over=False)
+    assert "Paris" in payload["answer"]
+    newest = agent.graph.get_state({"configurable": {"thread_id": "inside"}})
+    assert newest.next == ("publish",)  # publish's step is still under way
+    turn.hand_over()
+    assert turn.join(60)
+    assert turn.payload is not None and turn.payload["answer"] == payload["answer"]
+    assert agent.graph.get_state({"configurable": {"thread_id": "inside"}}).next == ()
+
+
+def test_a_query_for_a_busy_session_waits_without_holding_up_the_server(served) -> None:
+    """``POST /query`` starts its turn from the event loop; a second question for a session
+    whose turn is running waits for it in a worker thread, so the server answers others
+    meanwhile, and both questions are answered in order."""
+    url, agent, fake = served
+    fake.delay_s = 1.0  # the first turn is still running when the second question comes
+    question = {"query": "What is the capital of France?", "session_id": "busy"}
+    with httpx.Client(base_url=url, timeout=60) as client:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(client.post, "/query", json=question)
+            while not agent.is_running("busy"):
+                time.sleep(0.01)
+            second = pool.submit(client.post, "/query", json=question)
+            time.sleep(0.2)  # the second request has reached the server and waits
+            assert client.get("/health").status_code == 200
+            assert agent.is_running("busy") and not first.done()  # answered meanwhile
+            replies = [first.result(), second.result()]
+    assert [r.status_code for r in replies] == [200, 200]
+    assert all("Paris" in r.json()["answer"] for r in replies)
+    assert agent.wait_idle(60)
+    history = agent.history("busy")
+    assert [t["query_id"] for t in history] == [r.json()["query_id"] for r in replies]
+
+
 def test_stream_sends_thinking_tools_tokens_answer_then_critique(stack) -> None:
     url, _ = stack
     question = "What major AI news broke this week?"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import socket
+import time
 
 import httpx
 import ollama
@@ -465,3 +468,23 @@ def test_embed_dimensions_and_unknown_model(srv):
         client.embed(model="mxbai-embed-large", input="x")
     assert info.value.status_code == 404
     assert info.value.error == 'model "mxbai-embed-large" not found, try pulling it first'
+
+
+def test_a_request_counts_from_its_first_line(srv):
+    """``Served.started`` is when the request line was read: the server's own parsing of the
+    rest is the model server's time, not the client's (``bench/overhead.py``)."""
+    body = json.dumps({"model": "qwen3:4b", "messages": [{"role": "user", "content": "hi"}]})
+    with socket.create_connection(("127.0.0.1", srv.port)) as conn:
+        conn.sendall(b"POST /api/chat HTTP/1.1\r\n")
+        time.sleep(0.3)  # the headers and body come later
+        rest_sent = time.perf_counter()
+        conn.sendall(
+            f"Host: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            f"Connection: close\r\n\r\n{body}".encode()
+        )
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+    deadline = time.monotonic() + 5
+    while not srv.served and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (served,) = srv.served
+    assert served.started < rest_sent - 0.2 < served.ended
