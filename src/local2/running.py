@@ -1,7 +1,9 @@
 """Turns in flight: one at a time per session, each run in a worker the person can stop.
 
-A turn runs its graph in a worker thread and hands its stream items to the caller through a
-queue, so a Stop is honoured at once, even while the model has not sent a token yet. The
+A turn runs its graph in a worker thread and hands its stream items to a sink
+(:meth:`Turns.launch`): the caller's queue (:meth:`Turns.run`), or a
+:class:`~local2.background.BackgroundTurn` that any thread or event loop reads. A reader
+waiting on the queue honours a Stop at once, even while the model has not sent a token yet. The
 worker itself stops at the next token, node or tool boundary (:class:`StopSignal` raises
 :class:`TurnCancelled` there), which also closes the model's HTTP stream. Before its answer
 is published such a turn records nothing a session continues from (see
@@ -14,7 +16,9 @@ turn of that session waits for a stopped one to wind down and never interleaves 
 Once the answer is out, the worker holds the graph until the answer has been handed over
 (``RunningTurn.handed_over``, at most :data:`HANDOVER_WAIT_S`): the critic and memory, which
 start as soon as the graph goes on, would otherwise share the CPU with the answer on its way
-to the person (~5 ms of a ``POST /query``, ``bench/overhead.py``).
+to the person (~5 ms of a ``POST /query``, ``bench/overhead.py``). A turn run without tokens
+hands its answer out from inside ``publish`` (:meth:`RunningTurn.hand_out`), before LangGraph
+has done the step's bookkeeping.
 """
 
 from __future__ import annotations
