@@ -1,8 +1,10 @@
 """The HTTP API (DESIGN §6): the same agent as the app, for scripts and the story runner.
 
 Handlers are plain ``def`` so FastAPI runs them in its thread pool: the SQLite checkpointer
-is synchronous and one slow answer must not block other sessions. Beyond loopback a bearer
-token (``LOCAL2_API_TOKEN``) is required.
+is synchronous and one slow answer must not block other sessions. ``POST /query`` is the
+exception: its turn runs in a worker of its own, so the handler starts it from the event loop
+and awaits the answer without a thread of its own. Beyond loopback a bearer token
+(``LOCAL2_API_TOKEN``) is required.
 """
 
 from __future__ import annotations
