@@ -104,6 +104,51 @@ def test_turn_log_contract(turn_log: TurnLog) -> None:
     assert sessions["s2"]["turns"] == 1
 
 
+def test_a_prompt_window_after_a_turn_written_here_needs_no_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each turn's prompt reads the history window ending at the last turn: once a window
+    has been read, the turns written after it extend it without a query, and a process that
+    did not write them (a fresh log on the same file) reads the same window."""
+    path = tmp_path / "turns.sqlite"
+    here, elsewhere = SqliteTurnLog(path), SqliteTurnLog(path)
+    head = here.append(parent_id=None, session_id="s", query_id="q0", user="Q0", assistant="A0")
+    assert [t.user for t in here.window(head, 3)] == ["Q0"]  # read once
+    queries: list[str] = []
+    fetch = SqliteTurnLog._fetch
+
+    def counted(self: SqliteTurnLog, sql: str, params: Any) -> Any:
+        queries.append(sql)
+        return fetch(self, sql, params)
+
+    monkeypatch.setattr(SqliteTurnLog, "_fetch", counted)
+    for i in range(1, 5):
+        head = here.append(
+            parent_id=head,
+            session_id="s",
+            query_id=f"q{i}",
+            user=f"Q{i}",
+            assistant=f"A{i}",
+            record={"n": i},
+        )
+        assert [t.user for t in here.window(head, 3)] == [
+            f"Q{n}" for n in range(max(0, i - 2), i + 1)
+        ]
+    assert queries == []
+    assert here.window(head, 3) == elsewhere.window(head, 3)  # the other one asked the file
+    assert len(queries) == 1 and all(t.record is None for t in here.window(head, 3))
+    # A turn another process wrote is read from the file, and then extended here too.
+    theirs = elsewhere.append(
+        parent_id=head, session_id="s", query_id="q5", user="Q5", assistant="A5"
+    )
+    assert [t.user for t in here.window(theirs, 3)] == ["Q3", "Q4", "Q5"]
+    mine = here.append(parent_id=theirs, session_id="s", query_id="q6", user="Q6", assistant="A6")
+    assert [t.user for t in here.window(mine, 3)] == ["Q4", "Q5", "Q6"]
+    assert len(queries) == 2  # theirs read once from the file; mine extended theirs
+    here.close()
+    elsewhere.close()
+
+
 # -- configuration ---------------------------------------------------------------------------
 
 

@@ -15,11 +15,14 @@ Implementations: :class:`SqliteTurnLog` (the default, in the checkpoint file),
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +169,46 @@ def session_row(row: Sequence[Any]) -> dict[str, Any]:
     return dict(zip(keys, row, strict=True))
 
 
+class WindowCache:
+    """Prompt windows (turns without records) already read, by head and length.
+
+    Turns are never changed or deleted, so a window ending at a given turn never changes,
+    and a turn written here extends its parent's window: the next turn's prompt then needs
+    no query (the history window was ~0.5 ms of each turn's path to the answer).
+    """
+
+    SIZE = 64  # windows kept (the least recently used goes first)
+
+    def __init__(self) -> None:
+        self._windows: OrderedDict[tuple[str, int], tuple[Turn, ...]] = OrderedDict()
+        self._guard = threading.Lock()
+
+    def get(self, head: str, max_turns: int) -> list[Turn] | None:
+        with self._guard:
+            found = self._windows.get((head, max_turns))
+            if found is not None:
+                self._windows.move_to_end((head, max_turns))
+        return list(found) if found is not None else None
+
+    def put(self, head: str, max_turns: int, turns: Sequence[Turn]) -> None:
+        with self._guard:
+            self._windows[(head, max_turns)] = tuple(turns)
+            while len(self._windows) > self.SIZE:
+                self._windows.popitem(last=False)
+
+    def extend(self, turn: Turn) -> None:
+        """``turn`` was just written: its window is its parent's and then itself."""
+        if turn.parent_id is None:
+            return
+        plain = replace(turn, record=None)
+        with self._guard:
+            lengths = [m for (head, m) in self._windows if head == turn.parent_id]
+        for m in lengths:
+            parent = self.get(turn.parent_id, m)
+            if parent is not None:
+                self.put(turn.id, m, [*parent, plain][-m:])
+
+
 class SqlTurnLog(TurnLog):
     """The turn log over a DB-API database; subclasses say how to run a statement."""
 
@@ -179,17 +222,27 @@ class SqlTurnLog(TurnLog):
 
     def _insert(self, turn: Turn) -> None:
         self._write(INSERT_SQL, (*astuple(turn)[:7], encode_record(turn.record)))
+        self._windows.extend(turn)
 
     NOTE_ORDER = "created_at, rowid"  # the order notes were written in
+
+    @cached_property
+    def _windows(self) -> WindowCache:
+        return WindowCache()
 
     def window(self, head: str | None, max_turns: int, *, records: bool = False) -> list[Turn]:
         if head is None or max_turns < 1:
             return []
+        if not records and (known := self._windows.get(head, max_turns)) is not None:
+            return known
         sql = WINDOW_RECORDS_SQL if records else WINDOW_PLAIN_SQL
-        return [
+        turns = [
             Turn(*row[:7], record=json.loads(row[7]) if row[7] else None)
             for row in self._fetch(sql, (head, max_turns))
         ]
+        if not records:
+            self._windows.put(head, max_turns, turns)
+        return turns
 
     def note(self, turn_id: str, kind: str, value: Any) -> None:
         self._write(
