@@ -10,8 +10,9 @@ session, ``--turns`` turns (default 300), each ``POST /query`` (the answer first
 turns the critic and memory are let finish (untimed), as when a person reads the answer.
 
 Per turn: time to answer (client, request to response) and the model's share of it (the
-fake server's own time for the requests on the path to the answer: the generator's chats
-and query embeddings, not the critic's or the memory's writes); outside = answer - model.
+fake server's own time, from reading a request's first line to the end of its reply, for
+the requests on the path to the answer: the generator's chats and query embeddings, not the
+critic's or the memory's writes); outside = answer - model.
 Baselines in the same run: ChatOllama alone against the same server (the client's own
 overhead per call), and ``wait=critique`` (what ``POST /query`` cost before: answer and
 grade).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -246,18 +247,15 @@ def test_a_query_for_a_busy_session_waits_without_holding_up_the_server(served) 
     url, agent, fake = served
     fake.delay_s = 1.0  # the first turn is still running when the second question comes
     question = {"query": "What is the capital of France?", "session_id": "busy"}
-    with httpx.Client(base_url=url, timeout=60) as client:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(2) as pool:
-            first = pool.submit(client.post, "/query", json=question)
-            while not agent.is_running("busy"):
-                time.sleep(0.01)
-            second = pool.submit(client.post, "/query", json=question)
-            time.sleep(0.2)  # the second request has reached the server and waits
-            assert client.get("/health").status_code == 200
-            assert agent.is_running("busy") and not first.done()  # answered meanwhile
-            replies = [first.result(), second.result()]
+    with httpx.Client(base_url=url, timeout=60) as client, ThreadPoolExecutor(2) as pool:
+        first = pool.submit(client.post, "/query", json=question)
+        while not agent.is_running("busy"):
+            time.sleep(0.01)
+        second = pool.submit(client.post, "/query", json=question)
+        time.sleep(0.2)  # the second request has reached the server and waits
+        assert client.get("/health").status_code == 200
+        assert agent.is_running("busy") and not first.done()  # answered meanwhile
+        replies = [first.result(), second.result()]
     assert [r.status_code for r in replies] == [200, 200]
     assert all("Paris" in r.json()["answer"] for r in replies)
     assert agent.wait_idle(60)
