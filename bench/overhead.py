@@ -15,9 +15,12 @@ the requests on the path to the answer: the generator's chats and query embeddin
 critic's or the memory's writes); outside = answer - model.
 Baselines in the same run: ChatOllama alone against the same server (the client's own
 overhead per call), and ``wait=critique`` (what ``POST /query`` cost before: answer and
-grade).
+grade). With ``--baseline-tree`` a second server runs another source tree (an earlier
+commit's worktree) and the two take turns (A B B A ...), so that both see the same minutes of
+this shared, noisy machine; the table then gives their ratio.
 
     .venv/bin/python bench/overhead.py [--turns 300] [--delay 1.0] [--chunk-gap 0.0]
+        [--baseline-tree ../earlier-worktree]
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -43,6 +46,7 @@ from local2.testing.ollama_server import FakeOllama, RuleBrain, Served
 from local2.testing.serve_process import ServeProcess
 
 MODEL = "qwen3:4b"
+SETTLE_S = 3.0  # after the servers answer, before the first timed turn
 Waiter = Callable[[str, str], None]
 QUESTIONS = [
     "What is the capital of France?",
@@ -99,8 +103,12 @@ def summary(values: list[float]) -> str:
 
 
 @contextmanager
-def local2_server(fake: FakeOllama, work: Path, in_process: bool) -> Iterator[tuple[str, Waiter]]:
-    """The LoCAL2 server under test: its URL, and a wait for a turn's critic and memory."""
+def local2_server(
+    fake: FakeOllama, work: Path, in_process: bool, tree: Path | None = None
+) -> Iterator[tuple[str, Waiter]]:
+    """The LoCAL2 server under test: its URL, and a wait for a turn's critic and memory.
+    ``tree``: serve the source tree there (its ``src``) instead of this one."""
+    work.mkdir(parents=True, exist_ok=True)
     overrides = {
         "system": {"ollama_host": fake.url, "data_dir": str(work / "data")},
         "generator": {"backend": "ollama", "model": MODEL},
@@ -129,7 +137,10 @@ def local2_server(fake: FakeOllama, work: Path, in_process: bool) -> Iterator[tu
     config.mkdir()
     for section, values in overrides.items():
         (config / f"{section}.yaml").write_text(yaml.safe_dump(values))
-    with ServeProcess(config, env={"LOCAL2_HOME": str(work / "home")}) as served:
+    env = {"LOCAL2_HOME": str(work / "home")}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree.resolve() / "src")
+    with ServeProcess(config, env=env) as served:
         yield served.url, audited
 
 
@@ -150,30 +161,54 @@ def main() -> None:
         help="serve from this process (sharing its interpreter with the client and the model "
         "server) instead of a `local2 serve` process",
     )
+    parser.add_argument(
+        "--baseline-tree",
+        type=Path,
+        help="also serve LoCAL2 from this source tree (e.g. a worktree of an earlier commit), "
+        "alternating turns with this one (A B B A ...), and compare the two",
+    )
     args = parser.parse_args()
+    if args.baseline_tree and args.in_process:
+        parser.error("--baseline-tree needs `local2 serve` processes (not --in-process)")
     work = Path(tempfile.mkdtemp(prefix="local2-overhead-"))
-    with FakeOllama(RuleBrain(), delay_s=args.delay, chunk_delay_s=args.chunk_gap) as fake:
-        answers: list[float] = []
-        outside: list[float] = []
-        server = local2_server(fake, work, args.in_process)
-        with server as (url, ended), httpx.Client(base_url=url, timeout=120) as client:
-            for i in range(args.turns):
-                body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "bench"}
+    trees: dict[str, Path | None] = {"this tree": None}
+    if args.baseline_tree:
+        trees["baseline tree"] = args.baseline_tree
+    answers: dict[str, list[float]] = {name: [] for name in trees}
+    outside: dict[str, list[float]] = {name: [] for name in trees}
+    with (
+        FakeOllama(RuleBrain(), delay_s=args.delay, chunk_delay_s=args.chunk_gap) as fake,
+        ExitStack() as stack,
+    ):
+        served: dict[str, tuple[httpx.Client, Waiter]] = {}
+        for n, (name, tree) in enumerate(trees.items()):
+            url, ended = stack.enter_context(
+                local2_server(fake, work / str(n), args.in_process, tree)
+            )
+            served[name] = (stack.enter_context(httpx.Client(base_url=url, timeout=120)), ended)
+        # A server warms up in the background once it answers: let that end (as it would
+        # while a person types the first question), not share the CPU with the first turns.
+        time.sleep(SETTLE_S)
+        for i in range(args.turns):
+            body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "bench"}
+            for name in list(trees) if i % 2 == 0 else list(trees)[::-1]:
+                client, ended = served[name]
                 start = time.perf_counter()
                 reply = client.post("/query", json=body)
                 end = time.perf_counter()
                 assert reply.status_code == 200 and reply.json()["answer"], reply.text
-                answers.append(end - start)
-                outside.append(end - start - model_time(fake, start, end))
+                answers[name].append(end - start)
+                outside[name].append(end - start - model_time(fake, start, end))
                 ended("bench", reply.json()["query_id"])
-                if (i + 1) % 50 == 0:
-                    print(f"# {i + 1} turns", file=sys.stderr, flush=True)
-            graded = []
-            for i in range(10):
-                body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "graded"}
-                start = time.perf_counter()
-                client.post("/query?wait=critique", json=body).raise_for_status()
-                graded.append(time.perf_counter() - start)
+            if (i + 1) % 50 == 0:
+                print(f"# {i + 1} turns", file=sys.stderr, flush=True)
+        client = served["this tree"][0]
+        graded = []
+        for i in range(10):
+            body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "graded"}
+            start = time.perf_counter()
+            client.post("/query?wait=critique", json=body).raise_for_status()
+            graded.append(time.perf_counter() - start)
         alone = chat_alone(fake, 20)
 
     first, last = slice(0, 10), slice(289, 300) if args.turns >= 300 else slice(-10, None)
@@ -185,18 +220,30 @@ def main() -> None:
     )
     print("| | turns 1-10 | turns " + last_label + " |")
     print("|---|---:|---:|")
+    mine, theirs = outside["this tree"], outside.get("baseline tree")
+    answered = answers["this tree"]
     print(
-        f"| time to answer (`POST /query`) | {summary(answers[first])} | {summary(answers[last])} |"
+        f"| time to answer (`POST /query`) | {summary(answered[first])} "
+        f"| {summary(answered[last])} |"
     )
     print(
-        f"| outside the model, on the path to the answer | {summary(outside[first])} "
-        f"| {summary(outside[last])} |"
+        f"| outside the model, on the path to the answer | {summary(mine[first])} "
+        f"| {summary(mine[last])} |"
     )
-    share = statistics.mean(outside[last]) / statistics.mean(answers[last]) * 100
+    share = statistics.mean(mine[last]) / statistics.mean(answered[last]) * 100
     print(f"| outside / answer | | {share:.2f} % |")
+    if theirs:
+        print(
+            f"| baseline tree `{args.baseline_tree}`: outside the model, turns alternated "
+            f"| {summary(theirs[first])} | {summary(theirs[last])} |"
+        )
+        ratios = [
+            statistics.mean(mine[part]) / statistics.mean(theirs[part]) for part in (first, last)
+        ]
+        print(f"| this tree / baseline tree | {ratios[0]:.2f}x | {ratios[1]:.2f}x |")
     print(f"| baseline: ChatOllama alone, outside the model per call | {summary(alone)} | |")
     print(f"| baseline: answer and grade (`wait=critique`), 10 turns | {summary(graded)} | |")
-    worst = max(statistics.mean(outside[first]), statistics.mean(outside[last])) * 1000
+    worst = max(statistics.mean(mine[first]), statistics.mean(mine[last])) * 1000
     verdict = "met" if worst <= 20 else "MISSED"
     print(f"\nTarget <= 20 ms outside the model per turn: {verdict} ({worst:.1f} ms).")
 
