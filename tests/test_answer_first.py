@@ -232,12 +232,18 @@ def test_publish_hands_the_answer_out_before_its_step_is_done(
     turn = agent.start("What is the capital of France?", "inside", tokens=False)
     payload = turn.until_answer(hand_over=False)
     assert "Paris" in payload["answer"]
-    newest = agent.graph.get_state({"configurable": {"thread_id": "inside"}})
-    assert newest.next == ("publish",)  # publish's step is still under way
+    thread = {"configurable": {"thread_id": "inside"}}
+    # Checkpoints are written in the background: wait for the one before publish, and see
+    # that nothing after it is written while publish waits for the hand-over.
+    deadline = time.monotonic() + 10
+    while (waiting := agent.graph.get_state(thread).next) != ("publish",):
+        assert "critique" not in waiting, "the step after publish ran before the hand-over"
+        assert time.monotonic() < deadline, waiting
+        time.sleep(0.01)
     turn.hand_over()
     assert turn.join(60)
     assert turn.payload is not None and turn.payload["answer"] == payload["answer"]
-    assert agent.graph.get_state({"configurable": {"thread_id": "inside"}}).next == ()
+    assert agent.graph.get_state(thread).next == ()
 
 
 def test_a_query_for_a_busy_session_waits_without_holding_up_the_server(served) -> None:
