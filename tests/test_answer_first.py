@@ -222,30 +222,6 @@ def test_post_query_hands_the_answer_over_once_sent(stack, monkeypatch: pytest.M
     assert wait_for_audit(agent, body["query_id"])["critique"]["score"] == 4
 
 
-def test_publish_hands_the_answer_out_before_its_step_is_done(
-    served, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without tokens the answer leaves from inside ``publish``: LangGraph has not yet
-    finished that step (nothing after ``publish`` is checkpointed) when the reader has it."""
-    _, agent, _ = served
-    monkeypatch.setattr(running, "HANDOVER_WAIT_S", 60.0)
-    turn = agent.start("What is the capital of France?", "inside", tokens=False)
-    payload = turn.until_answer(hand_over=False)
-    assert "Paris" in payload["answer"]
-    thread = {"configurable": {"thread_id": "inside"}}
-    # Checkpoints are written in the background: wait for the one before publish, and see
-    # that nothing after it is written while publish waits for the hand-over.
-    deadline = time.monotonic() + 10
-    while (waiting := agent.graph.get_state(thread).next) != ("publish",):
-        assert "critique" not in waiting, "the step after publish ran before the hand-over"
-        assert time.monotonic() < deadline, waiting
-        time.sleep(0.01)
-    turn.hand_over()
-    assert turn.join(60)
-    assert turn.payload is not None and turn.payload["answer"] == payload["answer"]
-    assert agent.graph.get_state(thread).next == ()
-
-
 def test_a_query_for_a_busy_session_waits_without_holding_up_the_server(served) -> None:
     """``POST /query`` starts its turn from the event loop; a second question for a session
     whose turn is running waits for it in a worker thread, so the server answers others

@@ -34,7 +34,6 @@ from local2.files.audit import audit_turn
 from local2.graph import AUTO, build_services, compile_graph
 from local2.history import TurnLog
 from local2.ids import check_session_id
-from local2.nodes.publish import HAND_OUT_KEY
 from local2.nodes.recall import AHEAD_KEY, recall_ahead
 from local2.nodes.receive import validate_query
 from local2.payload import turn_payload
@@ -476,10 +475,10 @@ class Agent:
         with it, every step's node runs in a pool thread with a waiter thread beside it, so
         that items can come out mid-step; without it, a one-node step runs in this thread
         (~2.5 ms less per turn, ``bench/overhead.py``). Events then come only in the
-        payload's ``event_log``; ``publish`` hands the answer to the running turn itself
-        (:meth:`~local2.running.RunningTurn.hand_out`, before LangGraph finishes the step),
-        or, with no running turn, it is the state's payload once ``publish`` has run. Either
-        way it is out before the critic and memory start.
+        payload's ``event_log``, and the answer is the state's payload once ``publish`` has
+        run, handed out before the critic and memory start. (Not from inside ``publish``: the
+        step's checkpoint would then come after the answer, and a client reading the
+        session's history at once could miss the turn it was just answered.)
         """
         from local2.compare.spec import spec_of
 
@@ -488,21 +487,15 @@ class Agent:
             config = {**config, "callbacks": [StopSignal(turn)]}
         if tokens:
             modes = ["custom", "messages", "values"]
-        elif spec_of(config):
-            modes = ["custom", "values"]
         else:
-            modes = ["updates", "values"]
-            if turn is not None:  # publish hands the answer out itself, mid-step
-                configurable = {**config["configurable"], HAND_OUT_KEY: turn.hand_out}
-                config = {**config, "configurable": configurable}
+            modes = ["custom", "values"] if spec_of(config) else ["updates", "values"]
         published = False  # publish ran in the step whose values come next (updates mode)
         for mode, data in self.graph.stream(graph_input, config, stream_mode=modes):
             if mode == "updates":
                 published = published or "publish" in data
             elif mode == "values" and published:
                 published = False
-                if turn is None or not turn.answered:
-                    yield ("answer", turn_payload(data))
+                yield ("answer", turn_payload(data))
             if mode == "custom":
                 if "event" in data:
                     yield ("event", data["event"])

@@ -16,9 +16,7 @@ turn of that session waits for a stopped one to wind down and never interleaves 
 Once the answer is out, the worker holds the graph until the answer has been handed over
 (``RunningTurn.handed_over``, at most :data:`HANDOVER_WAIT_S`): the critic and memory, which
 start as soon as the graph goes on, would otherwise share the CPU with the answer on its way
-to the person (~5 ms of a ``POST /query``, ``bench/overhead.py``). A turn run without tokens
-hands its answer out from inside ``publish`` (:meth:`RunningTurn.hand_out`), before LangGraph
-has done the step's bookkeeping.
+to the person (~5 ms of a ``POST /query``, ``bench/overhead.py``).
 """
 
 from __future__ import annotations
@@ -74,12 +72,7 @@ class RunningTurn:
 
     def hand_out(self, payload: dict[str, Any]) -> None:
         """Give the reader the answer, once, and wait (at most :data:`HANDOVER_WAIT_S`) for
-        it to be taken before the turn goes on to the critic and memory.
-
-        Called by the worker for the stream's ``answer`` item, or earlier from inside
-        ``publish`` itself (``HAND_OUT_KEY`` in :mod:`local2.nodes.publish`): the answer then
-        leaves before LangGraph has finished the step's bookkeeping.
-        """
+        it to be taken before the turn goes on to the critic and memory."""
         if self.answered or self.sink is None:
             return
         self.published = self.answered = True
@@ -196,7 +189,7 @@ class Turns:
             try:
                 for item in produce(turn):
                     if item[0] == "answer":
-                        turn.hand_out(item[1])  # a no-op if publish handed it out already
+                        turn.hand_out(item[1])
                     else:
                         sink(item)
             except BaseException as exc:  # handed to the caller, which re-raises it

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-from langchain_core.runnables import RunnableConfig
-
 from local2 import events
 from local2.nodes.common import Services, event, push
 from local2.payload import turn_payload
 from local2.state import TurnState
 
 PREVIEW_CHARS = 160
-# The run's configurable entry holding a callable that takes the answer's payload at once
-# (a turn run without a custom stream, see Agent._stream_graph); else it goes to the stream.
-HAND_OUT_KEY = "local2_hand_out"
 
 
 def preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
-def publish(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+def publish(state: TurnState, services: Services) -> dict:
     answer = state.get("answer") or ""
     generation = event(
         state,
@@ -48,11 +43,7 @@ def publish(state: TurnState, services: Services, config: RunnableConfig) -> dic
         assistant=answer,
         record=record,
     )
-    hand_out = (config.get("configurable") or {}).get(HAND_OUT_KEY)
-    if hand_out is not None:
-        hand_out(payload)
-    else:
-        push({"payload": payload})
+    push({"payload": payload})
     return {
         "history_head": head,
         "turn_count": state.get("turn_count", 0) + 1,
