@@ -85,6 +85,15 @@ class BackgroundTurn:
         if self._on_done is not None:
             self._on_done(self)
 
+    def _take(self, item: Any) -> StreamItem | None:
+        """A queued item as the reader gets it: None at the end, the turn's error raised."""
+        if item is _END:
+            self._items.put(_END)  # later readers end too
+            return None
+        if item[0] == "error":
+            raise item[1]
+        return item
+
     def __iter__(self) -> Iterator[StreamItem]:
         return self._read(hand_over=True)
 
@@ -96,12 +105,9 @@ class BackgroundTurn:
                 if self.turn is not None and self.turn.stopping:
                     raise TurnCancelled(f"turn of session {self.turn.session_id} stopped") from None
                 continue
-            if item is _END:
-                self._items.put(_END)  # later readers end too
+            if (taken := self._take(item)) is None:
                 return
-            kind, data = item
-            if kind == "error":
-                raise data
+            kind, data = taken
             if kind == "answer" and hand_over:
                 self.hand_over()
             yield kind, data
@@ -138,12 +144,9 @@ class BackgroundTurn:
                 if registered:
                     await woken
                 continue
-            if item is _END:
-                self._items.put(_END)  # later readers end too
+            if (taken := self._take(item)) is None:
                 raise RuntimeError("the turn ended without a payload")
-            kind, data = item
-            if kind == "error":
-                raise data
+            kind, data = taken
             if kind in ("answer", "final"):
                 return data
 

@@ -61,23 +61,11 @@ class RunningTurn:
     published: bool = False
     # Set once the answer has reached whoever waits for it; the turn then goes on.
     handed_over: threading.Event = field(default_factory=threading.Event)
-    # Where the worker hands the turn's items (see Turns.launch).
-    sink: Callable[[StreamItem], None] | None = None
-    answered: bool = False  # the answer has gone to the sink
 
     @property
     def stopping(self) -> bool:
         """A Stop applies until the answer is published; after that the turn completes."""
         return self.stop_requested.is_set() and not self.published
-
-    def hand_out(self, payload: dict[str, Any]) -> None:
-        """Give the reader the answer, once, and wait (at most :data:`HANDOVER_WAIT_S`) for
-        it to be taken before the turn goes on to the critic and memory."""
-        if self.answered or self.sink is None:
-            return
-        self.published = self.answered = True
-        self.sink(("answer", payload))
-        self.handed_over.wait(HANDOVER_WAIT_S)
 
 
 class StopSignal(BaseCallbackHandler):
@@ -171,14 +159,14 @@ class Turns:
     ) -> RunningTurn:
         """Run ``produce(turn)`` in a worker thread under the session's lock.
 
-        Each item goes to ``sink`` as it comes (the answer through
-        :meth:`RunningTurn.hand_out`); once the worker has ended and the lock is released,
-        ``ended`` gets the exception the turn raised, or None. The caller waits here for a
+        Each item goes to ``sink`` as it comes; after the answer the worker waits for it to
+        be handed over. Once the worker has ended and the lock is released, ``ended`` gets
+        the exception the turn raised, or None. The caller waits here for a
         turn of the same session already running, or gets :class:`SessionBusy` when
         ``wait`` is false.
         """
         lock = self._acquire(session_id, wait)
-        turn = RunningTurn(session_id, sink=sink)
+        turn = RunningTurn(session_id)
         if handed_over is not None:
             turn.handed_over = handed_over
         with self._guard:
@@ -188,10 +176,12 @@ class Turns:
             failure: BaseException | None = None
             try:
                 for item in produce(turn):
-                    if item[0] == "answer":
-                        turn.hand_out(item[1])
-                    else:
-                        sink(item)
+                    answer = item[0] == "answer"
+                    if answer:
+                        turn.published = True
+                    sink(item)
+                    if answer:  # the graph goes on (critic, memory) once the answer is out
+                        turn.handed_over.wait(HANDOVER_WAIT_S)
             except BaseException as exc:  # handed to the caller, which re-raises it
                 failure = exc
             finally:
