@@ -21,8 +21,8 @@ import tempfile
 import time
 from typing import Any
 
-from local2.agent import Agent
 from local2.config import load_settings
+from local2.service.agent import Agent
 from local2.testing.brains import ModelBrains
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 

@@ -35,9 +35,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from local2.agent import Agent
-from local2.approval import nobody
 from local2.config import load_settings
+from local2.contracts.approval import nobody
+from local2.service.agent import Agent
 from local2.testing.obeying import images, instructions
 from local2.testing.ollama_server import FakeOllama, ObeyingBrain
 from local2.testing.sites import Site

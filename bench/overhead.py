@@ -1,6 +1,6 @@
 """Time outside the model: what a turn through the HTTP API costs beyond the model's own time.
 
-The real stack on loopback: uvicorn serving ``local2.api``, the agent with its SQLite
+The real stack on loopback: uvicorn serving ``local2.http.app``, the agent with its SQLite
 checkpointer, Chroma memory (embeddings from the fake Ollama's ``/api/embed``), the critic
 and the default tools, and ``ChatOllama`` talking to the Ollama-protocol test server
 (``local2.testing.ollama_server``) whose every chat reply waits ``--delay`` seconds, then
@@ -37,11 +37,11 @@ from pathlib import Path
 import httpx
 import yaml
 
-from local2.agent import Agent
-from local2.api import create_api
+from local2.cli.stories import serve_api
 from local2.config import load_settings
-from local2.files.audit import folder_name, runs_dir
-from local2.stories.commands import serve_api
+from local2.http.app import create_api
+from local2.service.agent import Agent
+from local2.storage.audit_log import folder_name, runs_dir
 from local2.testing.ollama_server import FakeOllama, RuleBrain, Served
 from local2.testing.serve_process import ServeProcess
 

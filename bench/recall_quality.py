@@ -44,11 +44,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from local2.agent import Agent
+from local2.cli.stories import serve_pages
 from local2.config import load_settings
+from local2.graph.nodes import ingest as ingest_node
 from local2.memory.embeddings import MiniLMEmbedder
-from local2.nodes import ingest as ingest_node
-from local2.stories.commands import serve_pages
+from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 
 DATA = Path(__file__).with_name("recall_quality.json")

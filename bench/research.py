@@ -27,10 +27,10 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 
 from local2.config import load_settings
-from local2.research.plan import RESEARCH_TOOLS, plan_schema
-from local2.research.service import Research
+from local2.research.plan_schema import RESEARCH_TOOLS, plan_schema
 from local2.research.structured import schema_errors
 from local2.research.verify import check_sentence, cited_numbers, split_sentences
+from local2.service.research import Research
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.testing.research_brain import ResearchBrain, default_plan
 from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
@@ -219,7 +219,7 @@ def fake_part(n: int) -> dict[str, Any]:
             run.close()
 
             # Baseline for time outside the model: a chat turn (search, read, answer).
-            from local2.agent import Agent
+            from local2.service.agent import Agent
 
             fake.brain = RuleBrain()
             chat_timer = ModelTimer()

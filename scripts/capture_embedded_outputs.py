@@ -29,10 +29,10 @@ from typing import Any
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
 
-from local2.agent import Agent
+from local2.service.agent import Agent
 from local2.models.backend import EMBEDDED_NAME
 from local2.models.embedded import EmbeddedChatModel
-from local2.stories.commands import serve_pages
+from local2.cli.stories import serve_pages
 from local2.testing.embedded_run import load_questions, run_settings, with_pages, without_pages
 
 ROOT = Path(__file__).resolve().parents[1]

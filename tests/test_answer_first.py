@@ -16,12 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from local2 import running
-from local2.agent import Agent
-from local2.api import create_api
 from local2.config import load_settings
-from local2.files.audit import show_run
+from local2.http.app import create_api
 from local2.ids import SESSION_ID_RULE
+from local2.service import running
+from local2.service.agent import Agent
+from local2.storage.audit_log import show_run
 from local2.testing.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
 from local2.testing.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain
 from tests.test_api import Served

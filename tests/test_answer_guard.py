@@ -9,12 +9,8 @@ from typing import Any
 
 import pytest
 
-from local2.agent import Agent
 from local2.config import load_settings
-from local2.models.prompted_tools import describe_tools
-from local2.models.scripted import ScriptedChatModel, reply
-from local2.models.toolcall_text import repair_message
-from local2.nodes.answer_guard import (
+from local2.graph.nodes.answer_guard import (
     EARLIER_EXTRACT,
     RAW_OUTPUT,
     TEMPLATE_ECHO,
@@ -23,7 +19,11 @@ from local2.nodes.answer_guard import (
     unusable_reason,
     without_listing_lines,
 )
-from local2.nodes.await_tool import wrap_untrusted
+from local2.graph.nodes.await_tool import wrap_untrusted
+from local2.models.prompted_tools import describe_tools
+from local2.models.scripted import ScriptedChatModel, reply
+from local2.models.toolcall_text import repair_message
+from local2.service.agent import Agent
 from local2.tools.base import Tool
 from tests.conftest import make_settings
 

@@ -15,9 +15,9 @@ import pytest
 import uvicorn
 from langchain_core.messages import AIMessage, BaseMessage
 
-from local2.agent import Agent
-from local2.api import create_api, require_token
+from local2.http.app import create_api, require_token
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.service.agent import Agent
 from tests.conftest import make_settings
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import httpx
 
-from local2.agent import Agent
-from local2.api import create_api
+from local2.http.app import create_api
 from local2.models.scripted import ScriptedChatModel
+from local2.service.agent import Agent
 from tests.conftest import make_settings
 from tests.test_api import Served
 from tests.test_approval import Notes, obeying_script, page_tool

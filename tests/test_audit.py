@@ -11,11 +11,12 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from local2.agent import Agent
-from local2.cli import main as cli_main
+from local2.cli import files as commands
+from local2.cli.main import main as cli_main
 from local2.config import load_settings
-from local2.files import commands
-from local2.files.audit import (
+from local2.models.scripted import ScriptedChatModel, reply
+from local2.service.agent import Agent
+from local2.storage.audit_log import (
     REDACTED,
     audit_record,
     audit_turn,
@@ -25,7 +26,6 @@ from local2.files.audit import (
     show_run,
     write_audit,
 )
-from local2.models.scripted import ScriptedChatModel, reply
 from local2.tools.files import file_tools
 from tests.conftest import make_settings
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from local2.agent import Agent
 from local2.config.schema import WebFetchSettings
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.service.agent import Agent
 from local2.testing.rss import peak_rss
 from local2.testing.web_server import LocalServer, gzip_bomb, send, send_encoded
 from local2.tools.base import Tool, ToolContext, ToolError

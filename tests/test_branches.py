@@ -12,8 +12,8 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, BaseMessage
 
 from local2 import events
-from local2.agent import Agent
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.service.agent import Agent
 from tests.conftest import make_settings
 
 THINK_S = 0.4

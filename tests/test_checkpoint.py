@@ -7,7 +7,12 @@ import zlib
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from local2.checkpoint import MIN_COMPRESSED, SUFFIX, CompressedSerializer, sqlite_checkpointer
+from local2.storage.checkpointer import (
+    MIN_COMPRESSED,
+    SUFFIX,
+    CompressedSerializer,
+    sqlite_checkpointer,
+)
 
 
 def test_small_values_are_stored_uncompressed_and_load() -> None:

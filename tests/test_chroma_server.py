@@ -10,13 +10,13 @@ from typing import Any
 import chromadb
 import pytest
 
-from local2.doctor import run_checks
 from local2.files.index import FileIndex
+from local2.graph.nodes.ingest import open_memory
 from local2.memory.chroma import ChromaUnavailable, chroma_client
 from local2.memory.embeddings import LexicalEmbedder
 from local2.memory.per_embedder import collection_name
 from local2.memory.store import EngramStore
-from local2.nodes.ingest import open_memory
+from local2.service.doctor import run_checks
 from local2.testing.processes import free_port
 from tests.conftest import make_settings
 

@@ -17,10 +17,10 @@ import httpx
 import pytest
 
 from local2 import events
-from local2.agent import Agent
-from local2.compare import session
 from local2.config import load_settings
 from local2.models.scripted import ScriptedChatModel
+from local2.service import compare as session
+from local2.service.agent import Agent
 from local2.testing.brains import HedgingBrain, ModelBrains, Reply
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2
@@ -338,7 +338,7 @@ def test_a_retry_that_grades_lower_keeps_the_first_attempt(tmp_path: Path) -> No
 
 
 def test_http_api_compare_prefer_arena_and_retry(server: FakeOllama, tmp_path: Path) -> None:
-    from local2.api import create_api
+    from local2.http.app import create_api
     from tests.test_api import Served
 
     agent = make_agent(tmp_path, server.url)
@@ -398,7 +398,7 @@ def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
 
 def test_both_respondents_can_wait_for_approval_and_each_is_answered(tmp_path: Path) -> None:
     """A side effect in each branch pauses the turn; each request is decided in turn."""
-    from local2.approval import answer
+    from local2.contracts.approval import answer
     from local2.models.backend import ChatBackend
     from tests.test_approval import Notes, make_agent, obeying_script
 

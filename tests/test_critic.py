@@ -18,11 +18,11 @@ from local2 import events
 from local2.config import load_settings
 from local2.config.schema import CriticRubric, CriticSettings
 from local2.critic import Critic, build_prompt, default_rubric, grounding_flags, make_critic
+from local2.graph.nodes.common import Services
+from local2.graph.nodes.critique import critique
+from local2.graph.state import ToolCallRecord, TurnState
 from local2.memory.embeddings import LexicalEmbedder
 from local2.memory.store import EngramStore
-from local2.nodes.common import Services
-from local2.nodes.critique import critique
-from local2.state import ToolCallRecord, TurnState
 
 SEARCH_RESULT = (
     "Today's date: 2025-01-01\n\n[1] Title: Python 3.13 released\n"

@@ -70,8 +70,11 @@ def test_the_real_model_is_stopped_when_it_loops() -> None:
     assert merged.response_metadata["finish_reason"] == "repetition"
     assert merged.response_metadata["pieces"] < 120  # of up to 600 tokens
     kept = text.removesuffix(REPETITION_NOTE)
-    assert poem["text"].startswith(kept)  # greedy: the captured text, cut short
-    assert kept.count("Abe a sea of dreams") <= 6 < 30 < poem["text"].count("Abe a sea of dreams")
+    # Greedy: what the same model writes unguarded in this run, cut short. (Not the captured
+    # text: another llama.cpp release writes another poem, which loops all the same.)
+    unguarded = EmbeddedChatModel(max_tokens=600, temperature=0.0, repetition_guard=False)
+    looping = str(unguarded.invoke([HumanMessage(poem["prompt"])]).content)
+    assert looping.startswith(kept) and len(kept) < len(looping) / 2
     whole = model.invoke([HumanMessage(poem["prompt"])])  # not streamed: cut the same way
     assert whole.content.endswith(REPETITION_NOTE)
     assert whole.response_metadata["finish_reason"] == "repetition"

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from local2.agent import Agent
+from local2.cli.stories import serve_pages
 from local2.config import load_settings
+from local2.graph.nodes.answer_guard import unusable_reason
 from local2.models.backend import EMBEDDED_NAME
 from local2.models.scripted import ScriptedChatModel
 from local2.models.toolcall_text import parse_tool_calls
-from local2.nodes.answer_guard import unusable_reason
-from local2.stories.commands import serve_pages
+from local2.service.agent import Agent
 from local2.testing.embedded_run import load_questions, run_settings, with_pages
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from local2.agent import Agent
 from local2.config import Settings, load_settings
 from local2.memory import deferred
 from local2.memory.store import EngramStore
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.service.agent import Agent
 from tests.conftest import local2
 
 QUERY = "When does the harbour ferry leave?"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from local2.agent import Agent
-from local2.stories.commands import serve_pages
+from local2.cli.stories import serve_pages
+from local2.service.agent import Agent
 from local2.testing.brain_memory import split_memory
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, make_settings

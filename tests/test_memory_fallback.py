@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from local2.agent import Agent
 from local2.cli import app
 from local2.memory.embeddings import LexicalEmbedder, MiniLMEmbedder, OllamaEmbedder
 from local2.memory.facts import USER_REQUEST, Fact
 from local2.memory.fallback import choose_embedder
 from local2.memory.store import EngramStore
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama
 from tests.conftest import make_settings
 

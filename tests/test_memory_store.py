@@ -14,8 +14,8 @@ import pytest
 from chromadb.config import Settings as ChromaSettings
 from typer.testing import CliRunner
 
+from local2.cli.memory import memory_app
 from local2.config import load_settings
-from local2.memory.cli import memory_app
 from local2.memory.embeddings import LexicalEmbedder, MiniLMEmbedder
 from local2.memory.facts import USER_MESSAGE, USER_REQUEST, Fact
 from local2.memory.store import (

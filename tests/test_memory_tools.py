@@ -13,10 +13,10 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from local2.config import load_settings
 from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED, MEMORY_RECALL
+from local2.graph.nodes.common import Services
+from local2.graph.nodes.ingest import RETRY_FILE, ingest, open_memory
 from local2.memory.embeddings import LexicalEmbedder, OllamaEmbedder
 from local2.memory.store import EngramStore
-from local2.nodes.common import Services
-from local2.nodes.ingest import RETRY_FILE, ingest, open_memory
 from local2.testing.ollama_server import FakeOllama
 from local2.tools.base import ToolContext, ToolError, ToolResult
 from local2.tools.memory_tools import humanize_age, memory_tools

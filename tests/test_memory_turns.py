@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from local2.agent import Agent
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.service.agent import Agent
 from local2.testing.brain_memory import split_memory
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, make_settings
@@ -169,7 +169,7 @@ def test_the_recall_started_ahead_is_the_turns_recall(tmp_path: Path) -> None:
     that search (nothing embedded twice) and its hits are those the node would find."""
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from local2.nodes.recall import AHEAD_KEY, RecallAhead, recall_ahead
+    from local2.graph.nodes.recall import AHEAD_KEY, RecallAhead, recall_ahead
 
     question = "What did I tell you about my favourite colour?"
     with FakeOllama(RuleBrain()) as server, ThreadPoolExecutor(1) as pool:

@@ -13,8 +13,8 @@ from local2.config.schema import CriticSettings
 from local2.critic import Critic
 from local2.critic.pairwise import build_relative_prompt, combine, judge_pair
 from local2.critic.parse import parse_choice
+from local2.graph.state import Respondent
 from local2.models.scripted import ScriptedChatModel
-from local2.state import Respondent
 
 PARIS = "The capital of France is Paris."
 UNSURE = "I am not sure which city it is."

@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 
-from local2.agent import Agent
-from local2.api import create_api
 from local2.config import load_settings
+from local2.http.app import create_api
+from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
 from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.research.plan import RESEARCH_TOOLS, plan_schema
+from local2.research.plan_schema import RESEARCH_TOOLS, plan_schema
 from local2.research.structured import schema_errors
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from local2.graph import build_services
+from local2.graph.topology import build_services
 from local2.models.scripted import ScriptedChatModel, reply
-from local2.research.plan import (
+from local2.research.plan_schema import (
     RESEARCH_TOOLS,
     Gaps,
     call_key,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from local2.agent import Agent
 from local2.config import load_settings
+from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
 from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides

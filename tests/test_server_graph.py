@@ -1,4 +1,4 @@
-"""The graph as LangGraph Server loads it: langgraph.json -> local2.server_graph:graph."""
+"""The graph as LangGraph Server loads it: langgraph.json -> local2.platform.graph:graph."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import httpx
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from local2.server_graph import make_graph
+from local2.platform.graph import make_graph
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import make_settings
 

@@ -15,13 +15,13 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.store.memory import InMemoryStore
 
-from local2.agent import Agent
 from local2.config import SettingsError, load_settings
-from local2.history import SqliteTurnLog, TurnLog
-from local2.history_store import StoreTurnLog
+from local2.graph.nodes.receive import unrecorded_turn
 from local2.models.scripted import ScriptedChatModel
-from local2.nodes.receive import unrecorded_turn
-from local2.storage import SharedLocks, StorageUnavailable, open_storage
+from local2.service.agent import Agent
+from local2.storage.conversations import SharedLocks, StorageUnavailable, open_storage
+from local2.storage.store_turn_log import StoreTurnLog
+from local2.storage.turn_log import SqliteTurnLog, TurnLog
 from tests.conftest import make_settings
 
 
@@ -168,8 +168,9 @@ def test_team_libraries_are_imported_only_when_configured() -> None:
     import sys
 
     code = (
-        "import sys, local2.cli, local2.agent, local2.api, local2.storage, local2.doctor\n"
-        "import local2.research.service\n"
+        "import sys, local2.cli, local2.service.agent, local2.http.app\n"
+        "import local2.storage.conversations, local2.service.doctor\n"
+        "import local2.service.research\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'psycopg', 'psycopg_pool', 'langchain_openai', 'openai', 'chromadb'}))"
     )
@@ -190,7 +191,7 @@ def test_unreachable_postgres_is_one_clear_error_without_the_password(tmp_path: 
 
 
 def test_doctor_checks_the_database(tmp_path: Path, postgres_url: str) -> None:
-    from local2.doctor import run_checks
+    from local2.service.doctor import run_checks
     from local2.testing.processes import free_port
 
     ok = {c.name: c for c in run_checks(pg_settings(tmp_path, postgres_url))}["postgres"]
@@ -329,7 +330,7 @@ def test_processes_starting_together_set_up_the_database_once(postgres_url: str)
     """Two processes open a fresh database while a third holds the setup lock; when it lets
     go, one sets up (LangGraph builds its indexes CONCURRENTLY, which waits for every running
     statement) while the other waits for its turn without a statement of its own running."""
-    from local2.postgres import SETUP_KEY, UNLOCK_SQL, open_postgres
+    from local2.storage.postgres import SETUP_KEY, UNLOCK_SQL, open_postgres
 
     holder = psycopg.connect(postgres_url, autocommit=True)
     holder.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (SETUP_KEY,))

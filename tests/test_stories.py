@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from local2.agent import Agent
-from local2.api import create_api
-from local2.stories.commands import serve_api
+from local2.cli.stories import serve_api
+from local2.http.app import create_api
+from local2.service.agent import Agent
 from local2.stories.runner import (
     EventChecks,
     PayloadChecks,

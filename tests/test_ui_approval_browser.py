@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from local2.agent import Agent
 from local2.config import load_settings
+from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama, ObeyingBrain
 from local2.testing.sites import Site
 from local2.ui.server import create_app

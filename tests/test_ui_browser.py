@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from local2 import events
-from local2.agent import Agent
 from local2.config import load_settings
+from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.ui.server import create_app
 from tests.test_api import Served

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from local2.agent import Agent
+from local2.service.agent import Agent
 from local2.testing.brains import HedgingBrain, ModelBrains
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.ui.server import create_app

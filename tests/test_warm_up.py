@@ -49,7 +49,7 @@ def test_a_failing_warm_up_is_logged_and_changes_nothing(
             raise RuntimeError("index unreadable")
 
         memory.warm_up = broken  # type: ignore[method-assign]
-        with caplog.at_level(logging.WARNING, logger="local2.agent"):
+        with caplog.at_level(logging.WARNING, logger="local2.service.agent"):
             agent.warm_up()
         assert "warm-up failed: RuntimeError: index unreadable" in caplog.text
         assert "Paris" in agent.ask("What is the capital of France?", "t")["answer"]

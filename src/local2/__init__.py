@@ -17,7 +17,7 @@ def __getattr__(name: str) -> Any:
 
         return load_settings
     if name == "build_graph":
-        from local2.graph import build_graph
+        from local2.graph.topology import build_graph
 
         return build_graph
     raise AttributeError(f"module 'local2' has no attribute {name!r}")

@@ -20,8 +20,8 @@ from local2.config.schema import CriticSettings
 from local2.critic.grounding import grounding_flags
 from local2.critic.parse import Grade, parse_grade
 from local2.critic.prompt import build_prompt
+from local2.graph.state import Critique, ToolCallRecord
 from local2.models.thinking import message_text
-from local2.state import Critique, ToolCallRecord
 
 RETRY_NUDGE = (
     "Your reply did not end with a score. Reply again in exactly this format: "

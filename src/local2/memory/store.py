@@ -41,8 +41,8 @@ from local2.memory.embeddings import Embedder
 from local2.memory.facts import Fact
 from local2.memory.per_embedder import EmbedderMismatchError, MemoryStoreError
 
-if TYPE_CHECKING:  # local2.state imports langgraph: memory commands start without it
-    from local2.state import MemoryHit
+if TYPE_CHECKING:  # local2.graph.state imports langgraph: memory commands start without it
+    from local2.graph.state import MemoryHit
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from local2.config import Settings, load_settings
-from local2.nodes.common import Services
+from local2.graph.nodes.common import Services
 from local2.research.execute import after_execute, execute, run_step
-from local2.research.planning import plan, replan
+from local2.research.planner import plan, replan
 from local2.research.reflect import after_reflect, reflect
 from local2.research.report import compose, critique_run, ingest_run, publish, verify_report
 from local2.research.state import ResearchState
@@ -84,7 +84,7 @@ def research_services(services: Services) -> Services:
     """The chat services with only the read-only research tools: research causes no effects."""
     import dataclasses
 
-    from local2.research.plan import RESEARCH_TOOLS
+    from local2.research.plan_schema import RESEARCH_TOOLS
 
     tools = {n: t for n, t in services.tools.items() if n in RESEARCH_TOOLS}
     return dataclasses.replace(services, tools=tools)
@@ -92,8 +92,8 @@ def research_services(services: Services) -> Services:
 
 def research_checkpointer(settings: Settings) -> BaseCheckpointSaver:
     """Where runs are checkpointed: ``<data_dir>/research.sqlite``, in memory, or on Postgres,
-    as ``system.checkpointer`` says (:mod:`local2.research.storage`)."""
-    from local2.research.storage import open_research_storage
+    as ``system.checkpointer`` says (:mod:`local2.storage.research`)."""
+    from local2.storage.research import open_research_storage
 
     return open_research_storage(settings).checkpointer
 
@@ -110,7 +110,7 @@ def assemble_services(
 ) -> tuple[Services, str | None]:
     """The research services from settings (as the chat graph's, read-only tools only),
     and the notice to show when ``backend: auto`` fell back to the embedded model."""
-    from local2.graph import build_services
+    from local2.graph.topology import build_services
 
     notice = None
     if chat_model is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from local2.research.plan import COMPOSE
+from local2.research.plan_schema import COMPOSE
 
 STEP_FIELDS = ("id", "description", "tool", "args", "requires", "round", "status", "error")
 

@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from local2.research.ledger import Source
-from local2.research.plan import COMPOSE, FETCH, GOAL_CHARS, SEARCH, TEXT_CHARS
+from local2.research.plan_schema import COMPOSE, FETCH, GOAL_CHARS, SEARCH, TEXT_CHARS
 
 
 def example_plan(query: str, tools: Sequence[str]) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
+from local2.graph.nodes.common import Services, event, push
+from local2.graph.nodes.critique import critique
+from local2.graph.nodes.generate import call_model
 from local2.models.thinking import thinking_and_answer
-from local2.nodes.common import Services, event, push
-from local2.nodes.critique import critique
-from local2.nodes.generate import call_model
 from local2.research.ledger import source_list
 from local2.research.payload import research_payload
 from local2.research.prompts import compose_messages
@@ -118,6 +118,6 @@ def critique_run(state: ResearchState, services: Services) -> dict[str, Any]:
 
 
 def ingest_run(state: ResearchState, services: Services) -> dict[str, Any]:
-    from local2.nodes.ingest import ingest  # Chroma is slow to import: only when remembering
+    from local2.graph.nodes.ingest import ingest  # Chroma is slow to import: only when remembering
 
     return ingest(_as_turn(state), services)  # type: ignore[arg-type]

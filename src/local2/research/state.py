@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired, TypedDict
 
+from local2.graph.state import EventEntry, turn_list
 from local2.research.ledger import Found, Source
-from local2.state import EventEntry, turn_list
 
 
 def merge_steps(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:

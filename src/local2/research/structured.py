@@ -19,9 +19,9 @@ from typing import Any, Generic, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
+from local2.graph.nodes.common import Services
+from local2.graph.nodes.generate import call_model
 from local2.models.thinking import thinking_and_answer
-from local2.nodes.common import Services
-from local2.nodes.generate import call_model
 
 T = TypeVar("T")
 Validator = Callable[[Any], tuple[T | None, list[str]]]

@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from local2.approval import DENIED
 from local2.config.schema import ToolsSettings
+from local2.contracts.approval import DENIED
 from local2.tools.base import Effects, Tool
 
 SEARCH_TOOLS = frozenset({"web_search"})  # their result URLs count as given for this turn

@@ -11,7 +11,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 if TYPE_CHECKING:
     import gradio as gr
 
-    from local2.agent import Agent
+    from local2.service.agent import Agent
 
 __all__ = ["build_ui", "serve"]
 

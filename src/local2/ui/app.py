@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from local2.agent import Agent
+from local2.service.agent import Agent
 from local2.ui import render
 from local2.ui.arena import Arena
 from local2.ui.chat import Chat

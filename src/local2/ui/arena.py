@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 
 from local2.arena.report import arena, as_csv, as_json
-from local2.compare.session import votes_of
+from local2.service.compare import votes_of
 from local2.ui.base import UIPart, table
 
 COLUMNS = ["model", "rating", "95% interval", "votes", "wins", "losses", "ties"]

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from local2.agent import Agent
+from local2.service.agent import Agent
 from local2.ui import render
 
 STREAM_INTERVAL_S = 0.05  # at most ~20 chat refreshes a second while tokens stream

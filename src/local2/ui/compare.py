@@ -18,9 +18,9 @@ from typing import Any
 
 import gradio as gr
 
-from local2.agent import UnknownTurn
-from local2.compare import session
-from local2.compare.spec import compare_spec
+from local2.graph.compare.spec import compare_spec
+from local2.service import compare as session
+from local2.service.agent import UnknownTurn
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.safe_markdown import neutralise
@@ -253,7 +253,7 @@ class Compare(UIPart):
         except (UnknownTurn, ValueError) as exc:
             return {self.banner: self._note(str(exc).strip("'\""))}
         payload = self.agent.state(session_id)
-        from local2.payload import turn_payload
+        from local2.graph.payload import turn_payload
 
         note = (
             f"Recorded: **{PREFER_LABELS[choice]}**. The conversation continues from "
@@ -274,7 +274,7 @@ class Compare(UIPart):
             session.show(self.agent, session_id, query_id, attempt)
         except (UnknownTurn, ValueError) as exc:
             return {self.banner: self._note(str(exc).strip("'\""))}
-        from local2.payload import turn_payload
+        from local2.graph.payload import turn_payload
 
         view = turn_payload(self.agent.state(session_id))
         return {

@@ -14,7 +14,7 @@ from local2.models.errors import ModelUnavailable
 from local2.models.ollama_catalog import canonical, chat_models, list_models
 
 if TYPE_CHECKING:
-    from local2.agent import Agent
+    from local2.service.agent import Agent
 
 
 @dataclass

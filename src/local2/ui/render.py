@@ -19,7 +19,7 @@ from gradio import ChatMessage
 from langchain_core.messages import BaseMessage, message_to_dict
 
 from local2 import events
-from local2.approval import DENIED
+from local2.contracts.approval import DENIED
 from local2.ui.safe_markdown import neutralise
 
 THINKING = "Thinking"

@@ -23,8 +23,8 @@ from local2.research.verify import link_citations, plain, safe_url
 from local2.ui.safe_markdown import neutralise
 
 if TYPE_CHECKING:
-    from local2.agent import Agent
-    from local2.research.service import Research
+    from local2.service.agent import Agent
+    from local2.service.research import Research
 
 # Plain symbols: they render without an emoji font.
 ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
@@ -129,7 +129,7 @@ class ResearchTab:
     @property
     def research(self) -> Research:
         if self._research is None:
-            from local2.research.service import research_for
+            from local2.service.research import research_for
 
             self._research = research_for(self.agent)
         return self._research
@@ -199,7 +199,7 @@ class ResearchTab:
         return gr.update(choices=run_choices(self.research.runs(30)))
 
     def run(self, question: str, rounds: float | None) -> Iterator[dict]:
-        from local2.agent import InvalidQuery
+        from local2.service.agent import InvalidQuery
 
         try:
             items = self.research.stream(question or "", max_rounds=int(rounds or 0) or None)
@@ -210,7 +210,7 @@ class ResearchTab:
 
     def reopen(self, run_id: str | None) -> Iterator[dict]:
         from local2.ids import InvalidId
-        from local2.research.service import RunBusy, UnknownRun
+        from local2.service.research import RunBusy, UnknownRun
 
         try:
             items = self.research.resume((run_id or "").strip())
@@ -221,7 +221,7 @@ class ResearchTab:
 
     def _follow(self, items: Iterator[tuple[str, Any]], question: str | None) -> Iterator[dict]:
         from local2.models.errors import ModelError
-        from local2.research.service import RunBusy
+        from local2.service.research import RunBusy
 
         view = RunView()
         last = 0.0

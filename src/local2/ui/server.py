@@ -1,7 +1,7 @@
 """One server for the app and the HTTP API: FastAPI routes first, the Gradio app at ``/``.
 
 LoCAL2 serves the app itself (uvicorn), so there is no Gradio share link or tunnel at all.
-Every request passes :class:`~local2.request_guard.RequestGuard` (Host and Origin checks)
+Every request passes :class:`~local2.http.guard.RequestGuard` (Host and Origin checks)
 and every response carries the app's Content-Security-Policy. Bound to loopback nothing is
 asked; beyond it every API call needs the bearer token from ``LOCAL2_API_TOKEN`` (the app
 asks for it as its password) and ``server.allowed_hosts`` must name the server.
@@ -16,15 +16,15 @@ from collections.abc import Callable
 import uvicorn
 from fastapi import FastAPI
 
-from local2.agent import Agent
-from local2.api import create_api, require_token
-from local2.request_guard import (
+from local2.http.app import create_api, require_token
+from local2.http.guard import (
     ContentSecurityPolicy,
     HostRules,
     RequestGuard,
     content_security_policy,
     is_loopback,
 )
+from local2.service.agent import Agent
 
 LOGIN_MESSAGE = "This LoCAL2 server is reachable beyond this machine: enter its LOCAL2_API_TOKEN."
 

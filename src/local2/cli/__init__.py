@@ -1,0 +1,25 @@
+"""The ``local2`` command: one module per command group, each adding itself with
+``register(app)`` (:mod:`local2.cli.main` assembles them).
+
+- :mod:`.common`: the consoles, the shared options, how an agent is made;
+- :mod:`.errors`: the errors a person can act on, as a message and an exit code;
+- :mod:`.render`: how a turn looks at a terminal;
+- :mod:`.turns` (ask, chat), :mod:`.sessions` (history, replay, feedback), :mod:`.doctor`,
+  :mod:`.memory`, :mod:`.files`, :mod:`.compare` (retry, arena), :mod:`.research`,
+  :mod:`.stories`, :mod:`.serve` (ui, serve).
+
+Importing this package imports nothing else (``import local2.cli`` leaves the garbage
+collector alone); ``app`` is the Typer application, loaded on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from local2.cli.main import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,161 @@
+"""What every command shares: the two consoles, the options, and how an agent is made.
+
+Start-up matters (``bench/startup.py``): this module imports only typer and rich; settings,
+the agent and everything heavy are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from local2.config import Settings
+    from local2.service.agent import Agent
+    from local2.service.warmup import Warmup
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail(message: str, fix: str = "", code: int = 1) -> NoReturn:
+    """Print the error (and what to do about it) on stderr and exit with ``code``."""
+    err.print(f"[bold red]Error:[/] {message}")
+    if fix:
+        err.print(f"[yellow]Fix:[/] {fix}")
+    raise typer.Exit(code)
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    return ctx.obj["settings"]
+
+
+def id_param(what: str = "session id") -> Callable[[str | None], str | None]:
+    """A typer callback checking an id given on the command line against the rule
+    (``local2.ids``): session ids, and research run ids, which follow the same rule."""
+
+    def check(value: str | None) -> str | None:
+        from local2.ids import session_id_problem
+
+        problem = session_id_problem(value, what) if value is not None else None
+        if problem:
+            raise typer.BadParameter(problem)
+        return value
+
+    return check
+
+
+session_param = id_param()
+
+BackendOpt = Annotated[
+    str | None,
+    typer.Option("--backend", help="ollama | openai | embedded | auto (default: from config)."),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="Ollama model, e.g. gemma4:12b (default: from config)."),
+]
+SessionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--session",
+        "-s",
+        help="Session id to continue (default: a new one).",
+        callback=session_param,
+    ),
+]
+SessionArg = Annotated[str, typer.Argument(help="The session.", callback=session_param)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+ModelBOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model-b",
+        help="A second model answers too; the judge compares them (ui/serve: "
+        "the app's and the API's default).",
+    ),
+]
+TemperatureBOpt = Annotated[
+    float | None,
+    typer.Option("--temperature-b", min=0.0, max=2.0, help="The second respondent's temperature."),
+]
+
+
+def compare_options(model_b: str | None, temperature_b: float | None) -> dict[str, Any] | None:
+    """The turn options for a second respondent; a bad value stops with a clear message."""
+    from local2.graph.compare.spec import compare_spec
+
+    try:
+        spec = compare_spec(model_b, temperature_b)
+    except ValueError as exc:
+        fail(str(exc), code=2)
+    return {"compare": spec} if spec else None
+
+
+def make_agent(
+    ctx: typer.Context,
+    backend: str | None = None,
+    model: str | None = None,
+    warmup: Warmup | None = None,
+) -> Agent:
+    """The agent for commands that run the model. The chat model is chosen first, so that
+    its warm-up (``local2.service.warmup``) runs while the graph and memory are still
+    loading; a paused ``warmup`` given by the caller holds it until the caller starts it."""
+    from local2.models.backend import make_chat_model
+    from local2.service.agent import Agent
+    from local2.service.warmup import Warmup, embedder_task, prompt_prefix_task
+
+    settings = settings_of(ctx)
+    chosen = make_chat_model(settings, backend=backend, model=model)
+    warmup = warmup or Warmup()
+    prefix = prompt_prefix_task(settings, chosen.model, chosen.backend)
+    if prefix is not None:
+        warmup.add("prompt prefix", prefix)
+    agent = Agent(
+        settings,
+        chat_model=chosen.model,
+        backend=chosen.backend,
+        model=chosen.name,
+        notice=chosen.notice,
+        native_tools=chosen.native_tools,
+    )
+    loading = embedder_task(agent.services.memory)
+    if loading is not None:
+        warmup.add("embedding model", loading)
+    for notice in agent.notices:
+        err.print(f"[yellow]Notice:[/] {notice}")
+    return agent
+
+
+def offline_agent(ctx: typer.Context) -> Agent:
+    """An agent for reading and rating sessions: no model server, tools, critic or memory
+    (a rating's annotation waits for memory: local2.memory.deferred)."""
+    from local2.models.scripted import ScriptedChatModel
+    from local2.service.agent import Agent
+
+    return Agent(
+        settings_of(ctx),
+        chat_model=ScriptedChatModel(),
+        tools=[],
+        memory=None,
+        critic=None,
+        backend="none",
+    )
+
+
+def approver(interactive: bool) -> Any:
+    """Who approves a tool call that needs the person: them, at this terminal, or nobody."""
+    from local2.contracts.approval import nobody, terminal_approver
+
+    if not interactive or not sys.stdin.isatty():
+        return nobody
+    from rich.markup import escape
+
+    # What is shown came from the model and from pages: never read as console markup.
+    return terminal_approver(
+        lambda prompt: err.input(f"[bold yellow]{escape(prompt)}[/]"),
+        lambda line: err.print(line, markup=False, highlight=False),
+    )

@@ -1,0 +1,135 @@
+"""``local2 retry`` and ``local2 arena``: a second attempt at a low-graded answer, and the
+ratings per model that compare turns leave (``ask``/``chat`` take ``--model-b``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from local2.cli import gc_pause
+from local2.cli.common import approver, err, fail, make_agent, offline_agent, out, settings_of
+from local2.cli.errors import friendly_errors
+from local2.cli.render import print_json, show_item
+
+
+def retry(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="The session.")],
+    query_id: Annotated[str, typer.Argument(help="The low-graded answer's query id.")],
+    show: Annotated[
+        int | None,
+        typer.Option("--show", min=1, max=2, help="Switch the conversation to attempt 1 or 2."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Default: the first attempt's model.")
+    ] = None,
+) -> None:
+    """Try an answer again with the critic's feedback; both attempts are kept, the
+    higher-graded one continues the conversation (--show switches)."""
+    from local2.service import compare as session
+
+    with friendly_errors():
+        if show is not None:
+            agent = offline_agent(ctx)
+            try:
+                result = session.show(agent, session_id, query_id, show)
+            finally:
+                agent.close()
+            print_json(result) if as_json else out.print(
+                f"The conversation now continues from attempt {show}."
+            )
+            return
+        reader = offline_agent(ctx)
+        try:
+            first_model = session.retry_request(reader, session_id, query_id)[1]["model"]
+        except session.CannotRetry as exc:
+            reader.close()
+            fail(str(exc), code=2)
+        reader.close()
+        agent = make_agent(ctx, None, model or first_model)
+        gc_pause.resume("retry")  # the second attempt may run for minutes
+        try:
+            view: dict[str, Any] = {}
+            payload: dict[str, Any] = {}
+            asks = approver(not as_json)  # a script reads --json: waiting calls are denied
+            for kind, data in session.retry(agent, session_id, query_id, asks):
+                if kind == "final":
+                    payload = data
+                if not as_json:
+                    show_item(kind, data, view)
+        finally:
+            agent.close()
+    if as_json:
+        print_json(payload)
+    else:
+        err.print(f"[dim]session {payload['session_id']} · query {payload['query_id']}[/]")
+
+
+def arena(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="Write the export here (.json or .csv).")
+    ] = None,
+) -> None:
+    """Ratings per model from compare turns: Bradley-Terry with a 95% interval and vote
+    counts, people's votes and the judge's apart."""
+    from local2.arena.report import arena as table_of
+    from local2.arena.report import as_csv as csv_text
+    from local2.arena.report import as_json as json_text
+    from local2.storage.votes import open_votes
+
+    votes_log = open_votes(settings_of(ctx))
+    try:
+        votes = votes_log.votes()
+    finally:
+        votes_log.close()
+    table = table_of(votes)
+    if out_file is not None:
+        text = csv_text(table) if out_file.suffix.lower() == ".csv" else json_text(table, votes)
+        out_file.write_text(text, encoding="utf-8")
+        out.print(f"Wrote {out_file}.")
+        return
+    if as_json or as_csv:
+        sys.stdout.write(csv_text(table) if as_csv else json_text(table, votes) + "\n")
+        return
+    if not votes:
+        out.print("No votes yet: ask with --model-b (or Compare in the app) to start the arena.")
+        return
+    from rich.table import Table
+
+    for group, title in (("people", "People's votes"), ("judge", "The judge's votes")):
+        rows = table[group]
+        grid = Table(title=title, title_justify="left")
+        for column, justify in (
+            ("model", "left"),
+            ("rating", "right"),
+            ("95% interval", "right"),
+            ("votes", "right"),
+            ("W-L-T", "right"),
+        ):
+            grid.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for r in rows:
+            grid.add_row(
+                r.model,
+                f"{r.rating:.0f}",
+                f"{r.ci_low:.0f}–{r.ci_high:.0f}",
+                str(r.votes),
+                f"{r.wins}-{r.losses}-{r.ties}",
+            )
+        out.print(grid if rows else f"{title}: none yet.")
+    out.print(
+        "[dim]Bradley-Terry, ties half a win, mean 1000; 400 points = 10:1 odds. "
+        "Export: --csv, --json, --out FILE.[/]"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(retry)
+    app.command()(arena)

@@ -1,0 +1,66 @@
+"""``local2``: the command line. Every failure is one readable message and a non-zero exit.
+
+Start-up matters here (``bench/startup.py``): this module imports only typer and rich;
+settings, the agent and everything heavy are imported inside the commands that use them.
+Started as the program, it first pauses the cyclic garbage collector for the imports
+(:mod:`local2.cli.gc_pause`); commands that keep running resume it once they are set up.
+
+Each command group is a module with ``register(app)``; this one only assembles them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from local2.cli import gc_pause
+
+# Started as the program (`local2 ...`), not imported by a test.
+if os.path.basename(sys.argv[0]) == "local2":
+    gc_pause.pause()  # before the imports below
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from local2.cli import (
+    compare,
+    doctor,
+    files,
+    memory,
+    research,
+    serve,
+    sessions,
+    stories,
+    turns,
+)
+from local2.cli.common import fail
+
+app = typer.Typer(
+    name="local2",
+    help="LoCAL2: a local research assistant you can see inside.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Config directory (default: $LOCAL2_CONFIG)."),
+    ] = None,
+) -> None:
+    from local2.config import SettingsError, load_settings
+
+    try:
+        ctx.obj = {"settings": load_settings(config)}
+    except SettingsError as exc:
+        fail(f"Configuration error: {exc}")
+
+
+for _group in (turns, doctor, sessions, memory, serve, stories, files, compare, research):
+    _group.register(app)

@@ -1,0 +1,207 @@
+"""``local2 memory``: list, search, delete, export and re-embed what LoCAL2 remembers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from local2.config import Settings
+    from local2.memory.store import EngramStore
+
+memory_app = typer.Typer(
+    help="Inspect and manage long-term memory (engrams).", no_args_is_help=True
+)
+console = Console()
+notices = Console(stderr=True)  # stdout stays clean for --json
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    from local2.config import Settings, load_settings
+
+    obj = ctx.obj if isinstance(ctx.obj, dict) else {}
+    settings = obj.get("settings")
+    return settings if isinstance(settings, Settings) else load_settings()
+
+
+def _open(ctx: typer.Context) -> EngramStore:
+    # Imported here: chromadb takes seconds to import, and every `local2` command loads this.
+    from local2.memory.embeddings import EmbeddingError
+    from local2.memory.store import EngramStore, MemoryStoreError
+
+    try:
+        # No background re-embedding in a short command: `reembed` does it, and so does the
+        # next `local2 ui`/`serve`/`chat`.
+        store = EngramStore.open(_settings(ctx), sync="no")
+    except (MemoryStoreError, EmbeddingError, OSError) as exc:
+        console.print(f"[red]cannot open memory:[/red] {exc}")
+        raise typer.Exit(1) from None
+    if store.notice:
+        notices.print(f"[yellow]Notice:[/yellow] {store.notice}")
+    return store
+
+
+def _when(ts: Any) -> str:
+    if not isinstance(ts, int | float):
+        return "?"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+def _fmt(value: Any) -> str:
+    return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _table(rows: list[dict[str, Any]], title: str, similarity: bool = False) -> Table:
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False)
+    table.add_column("id", style="cyan", no_wrap=True)
+    if similarity:
+        table.add_column("sim", justify="right")
+    table.add_column("kind")
+    table.add_column("turn", no_wrap=True)
+    table.add_column("created")
+    table.add_column("reward", justify="right")
+    table.add_column("critic", justify="right")
+    table.add_column("content", overflow="fold")
+    for row in rows:
+        cells = [row["id"]]
+        if similarity:
+            cells.append(f"{row['similarity']:.2f}")
+        content = row["content"].replace("\n", " ")
+        if row.get("superseded_by"):
+            content = f"[dim](superseded by {row['superseded_by']})[/dim] {content}"
+        cells += [
+            _kind(row),
+            str(row.get("query_id") or "-"),
+            _when(row.get("created_at")),
+            _fmt(row.get("reward")),
+            _fmt(row.get("critic_score")),
+            content if len(content) <= 160 else content[:157] + "...",
+        ]
+        table.add_row(*cells)
+    return table
+
+
+def _kind(row: dict[str, Any]) -> str:
+    """'fact (user_request)': the kind, and where a fact came from."""
+    kind = str(row.get("kind", ""))
+    source = row.get("source")
+    return f"{kind} ({source})" if kind in ("fact", "saved") and source else kind
+
+
+@memory_app.command("list")
+def list_cmd(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many, newest first")] = 50,
+    offset: Annotated[int, typer.Option(help="Skip this many newest")] = 0,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="Only this kind: fact, episodic or saved")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
+) -> None:
+    """List memories, newest first: kind, source turn, reward and critic score.
+
+    Facts a newer fact replaced are listed as superseded (kept, but never recalled).
+    """
+    store = _open(ctx)
+    rows = store.list(limit=limit, offset=offset, kind=kind)
+    if as_json:
+        for row in rows:
+            typer.echo(json.dumps(row, ensure_ascii=False))
+        return
+    console.print(_table(rows, f"memories ({len(rows)} of {store.count()})"))
+
+
+@memory_app.command("search")
+def search_cmd(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for")],
+    k: Annotated[int, typer.Option("--k", "-k", help="How many hits")] = 5,
+    include_bad: Annotated[
+        bool, typer.Option("--all", help="Include memories rated bad or graded low")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
+) -> None:
+    """Recall memories for QUERY with the same ranking the model uses."""
+    from local2.memory.embeddings import EmbeddingError
+
+    store = _open(ctx)
+    try:
+        hits = store.recall(query, k, include_bad=include_bad)
+    except EmbeddingError as exc:
+        console.print(f"[red]search failed:[/red] {exc}")
+        raise typer.Exit(1) from None
+    if as_json:
+        for hit in hits:
+            typer.echo(json.dumps(hit, ensure_ascii=False))
+        return
+    if not hits:
+        console.print(f"No memories found for: {query}")
+        return
+    rows = [{**(store.get(h["id"]) or {}), **h} for h in hits]
+    console.print(_table(rows, f"recall: {query}", similarity=True))
+
+
+@memory_app.command("delete")
+def delete_cmd(ctx: typer.Context, engram_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Forget one memory by id."""
+    if not _open(ctx).delete(engram_id):
+        console.print(f"[red]no memory with id {engram_id}[/red]")
+        raise typer.Exit(1)
+    console.print(f"deleted {engram_id}")
+
+
+@memory_app.command("export")
+def export_cmd(
+    ctx: typer.Context, file: Annotated[Path, typer.Argument(help="JSON-lines file to write")]
+) -> None:
+    """Write every memory (content and metadata) to FILE as JSON lines."""
+    n = _open(ctx).export(file)
+    console.print(f"exported {n} memories to {file}")
+
+
+@memory_app.command("reembed")
+def reembed_cmd(
+    ctx: typer.Context,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Re-embed everything, not only what is missing")
+    ] = False,
+) -> None:
+    """Bring the configured embedder's collection up to date with every memory.
+
+    Each embedder keeps its own collection; memories saved while another embedder stood in
+    (Ollama down) are re-embedded with the configured one. Run it after changing models.
+    """
+    from rich.progress import Progress
+
+    from local2.memory.embeddings import EmbeddingError
+    from local2.memory.store import EngramStore, MemoryStoreError
+
+    settings = _settings(ctx)
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("re-embedding", total=None)
+        try:
+            store, n = EngramStore.reembed(
+                settings,
+                rebuild=rebuild,
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+        except (MemoryStoreError, EmbeddingError, OSError) as exc:
+            console.print(f"[red]re-embedding failed:[/red] {exc}")
+            raise typer.Exit(1) from None
+    console.print(
+        f"re-embedded {n} memories with {store.embedder.name} "
+        f"({store.count()} in collection {store.collection.name})"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(memory_app, name="memory")

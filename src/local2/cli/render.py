@@ -1,0 +1,166 @@
+"""How a turn looks at a terminal: thinking and tool calls on stderr, the answer on stdout.
+
+A compare turn prints both answers side by side, the judge's verdict and what to do next
+(``local2 feedback ... --prefer``, ``local2 retry``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from local2 import events
+from local2.cli.common import err, out
+
+ABANDONED = "[abandoned: the answer above was cut off and is not recorded]"
+
+
+def _grade(critique: dict | None) -> str:
+    score = (critique or {}).get("score")
+    return f"{score}/5" if score is not None else "no grade"
+
+
+def print_pair(payload: dict[str, Any]) -> None:
+    """Both answers side by side, each with its model and grade."""
+    from rich.table import Table
+
+    respondents = payload["respondents"]
+    table = Table(show_lines=True, expand=True)
+    for rid in ("a", "b"):
+        r = respondents[rid]
+        table.add_column(f"{rid.upper()} · {r.get('label') or r.get('model')}", ratio=1)
+    cells = []
+    for rid in ("a", "b"):
+        r = respondents[rid]
+        text = r.get("answer") or f"[red](no answer: {r.get('error')})[/]"
+        if r.get("critique"):
+            text += f"\n[dim]critic: {_grade(r['critique'])}[/]"
+        cells.append(text)
+    table.add_row(*cells)
+    out.print(table)
+
+
+def print_verdict(payload: dict[str, Any]) -> None:
+    pairwise = payload.get("pairwise") or {}
+    winner = pairwise.get("winner")
+    verdict = {"a": "A is better", "b": "B is better", "tie": "a tie"}.get(
+        winner or "", f"no verdict ({pairwise.get('reason') or 'not judged'})"
+    )
+    err.print(f"[dim]Judge (both orders): {verdict}.[/]")
+    err.print(
+        f"[dim]Your turn: local2 feedback {payload['session_id']} {payload['query_id']} "
+        "--prefer a|b|tie (A continues the conversation until you prefer B).[/]"
+    )
+
+
+def show_compare_item(kind: str, data: Any, view: dict[str, Any]) -> bool:
+    """Render a compare or retry item; False when it is an ordinary one."""
+    if kind == "respondent":
+        rid = data["id"]
+        if rid not in view.setdefault("answering", set()):
+            view["answering"].add(rid)
+            err.print(f"[dim]{rid.upper()} is answering…[/]")
+        return True
+    if kind == "answer" and data.get("respondents"):
+        print_pair(data)
+        return True
+    if kind == "final" and data.get("pairwise"):
+        print_verdict(data)
+        return True
+    if kind == "final" and data.get("retry"):
+        retry = data["retry"]
+        first, second = retry["first"].get("score"), retry["second"].get("score")
+        err.print(
+            f"[dim]Critic: first attempt {_grade({'score': first})}, this one "
+            f"{_grade({'score': second})}; the conversation continues from attempt "
+            f"{retry['shown']} (local2 retry {data['session_id']} {data['query_id']} "
+            "--show 1|2 switches).[/]"
+        )
+        return True
+    if kind == "final" and data.get("retry_offered"):
+        critique = data.get("critique") or {}
+        err.print(f"[dim]Critic: {_grade(critique)} — {critique.get('feedback', '')}[/]")
+        err.print(
+            "[yellow]Low grade. Try again with the critic's feedback: "
+            f"local2 retry {data['session_id']} {data['query_id']}[/]"
+        )
+        return True
+    return False
+
+
+def _show_event(data: dict[str, Any], state: dict[str, Any]) -> None:
+    subject = data["subject"]
+    if subject.startswith("tool.request."):
+        state["live"] = ""  # what streamed was a tool call, not the answer
+        args = json.dumps(data.get("args"), ensure_ascii=False)
+        err.print(f"\n[cyan]⚙ {data['tool']}[/] {args} …")
+    elif subject.startswith("tool.result."):
+        status = f"[red]{data['error']}[/]" if data.get("error") else "[green]done[/]"
+        err.print(f"[cyan]⚙ {data['tool']}[/] {status} ({data.get('duration_s', 0):.2f}s)")
+    elif subject in (events.TOOL_APPROVAL_GRANTED, events.TOOL_APPROVAL_DENIED):
+        verdict = "approved" if subject == events.TOOL_APPROVAL_GRANTED else "denied"
+        who = "" if data.get("by") == "person" else " (no one could be asked)"
+        err.print(f"[yellow]⚙ {data['tool']} {verdict}{who}[/]")
+    elif subject == events.TOOL_LOOP_LIMIT:
+        err.print(f"[yellow]Tool limit of {data['limit']} rounds reached: answering now.[/]")
+    elif subject == events.MEMORY_INGEST_FAILED:
+        err.print(f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]")
+
+
+def show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
+    """Render one stream item for a person at a terminal."""
+    if show_compare_item(kind, data, state):  # two respondents, or a retry
+        return
+    if kind == "thinking":
+        if not state.get("thinking"):
+            err.print("[dim]Thinking…[/]")
+            state["thinking"] = True
+        err.print(f"[dim]{data}[/]", end="")
+    elif kind == "token":
+        if state.get("thinking") and not state.get("live"):
+            err.print()
+        out.print(data, end="")
+        state["live"] = state.get("live", "") + data
+    elif kind == "event":
+        _show_event(data, state)
+    elif kind == "answer":
+        state["answered"] = True
+        # The streamed text is shown as it comes; print the clean answer when it differs
+        # (inline thinking or tool-call markup removed).
+        live = state.get("live", "")
+        if live.strip() != data["answer"].strip():
+            if live:
+                out.print()
+                err.print("[dim]The answer as recorded (what streamed above was cleaned up):[/]")
+            out.print(data["answer"], end="")
+        out.print()
+    elif kind == "final" and data.get("critique"):
+        crit = data["critique"]
+        score = crit.get("score")
+        grade = f"{score}/5" if score is not None else "no grade"
+        err.print(f"[dim]Critic: {grade} — {crit.get('feedback', '')}[/]")
+
+
+def abandon(state: dict[str, Any]) -> None:
+    """The turn failed or was stopped: mark answer text already printed as not recorded."""
+    if state.get("live") and not state.get("answered"):
+        out.print()
+        out.print(ABANDONED, markup=False)
+
+
+def rated(result: dict[str, Any]) -> str:
+    """What a rating did, said honestly: memory may not have it yet."""
+    rating, query_id = result["rating"], result["query_id"]
+    if result.get("unchanged"):
+        return f"{query_id} is already rated {rating}: nothing new was recorded."
+    said = f"Recorded rating {rating} for {query_id}"
+    if result.get("previous"):
+        said += f" (it replaces {result['previous']})"
+    annotated = result.get("engrams_annotated")
+    if annotated is None:
+        return f"{said}. Memory gives it to the turn's engrams when it is next opened."
+    return f"{said} ({annotated} engram(s) annotated)."
+
+
+def print_json(payload: Any) -> None:
+    print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))

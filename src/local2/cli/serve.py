@@ -1,0 +1,118 @@
+"""``local2 ui`` and ``local2 serve``: the web app and the HTTP API on one local server."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from local2.cli import gc_pause
+from local2.cli.common import (
+    BackendOpt,
+    ModelBOpt,  # the app's and the API's default second model
+    TemperatureBOpt,
+    compare_options,
+    err,
+    fail,
+    make_agent,
+    out,
+    settings_of,
+)
+from local2.cli.errors import friendly_errors
+
+HostOpt = Annotated[
+    str | None,
+    typer.Option("--host", help="Address to bind (default: ui.host, 127.0.0.1)."),
+]
+PortOpt = Annotated[
+    int | None,
+    typer.Option("--port", min=0, max=65535, help="Port (default: ui.port, 7860; 0 = any free)."),
+]
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Ollama model to use.")]
+
+
+def _run(
+    ctx: typer.Context,
+    host: str | None,
+    port: int | None,
+    backend: str | None,
+    model: str | None,
+    with_ui: bool,
+    compare: dict | None = None,
+) -> None:
+    from local2.http.app import TOKEN_ENV, require_token
+
+    settings = settings_of(ctx).ui
+    host = host or settings.host
+    port = settings.port if port is None else port
+    try:
+        require_token(host)
+    except RuntimeError as exc:
+        fail(
+            str(exc),
+            f"export {TOKEN_ENV}=$(openssl rand -hex 24), or bind --host 127.0.0.1.",
+            code=2,
+        )
+    from local2.ui.server import require_allowed_hosts, serve
+
+    try:
+        require_allowed_hosts(host, settings_of(ctx).server.allowed_hosts)
+    except RuntimeError as exc:
+        fail(str(exc), "Add them to server.yaml in your config directory.", code=2)
+
+    from local2.service.warmup import Warmup
+
+    # The model's warm-up waits until the app is built: on two cores it would slow the
+    # page's start by seconds, and the first question comes later anyway.
+    warmup = Warmup(paused=True)
+    with friendly_errors():
+        agent = make_agent(ctx, backend, model, warmup)
+    agent.compare_default = (compare or {}).get("compare")
+    warmup.add("first turn", agent.warm_up)
+
+    def ready(url: str) -> None:
+        # Set up and listening: the collector paused for start-up runs again from here on.
+        gc_pause.resume("ui" if with_ui else "serve")
+        what = "LoCAL2 app and HTTP API" if with_ui else "LoCAL2 HTTP API"
+        out.print(f"{what} on {url}/  (API: {url}/health, /query, /docs; Ctrl+C stops)")
+        warmup.start()
+
+    try:
+        serve(agent, host, port, ui=with_ui, on_ready=ready)
+    except OSError as exc:
+        fail(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.", "Pick another --port.")
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        err.print()
+    finally:
+        agent.close()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def ui(
+        ctx: typer.Context,
+        host: HostOpt = None,
+        port: PortOpt = None,
+        backend: BackendOpt = None,
+        model: ModelOpt = None,
+        model_b: ModelBOpt = None,
+        temperature_b: TemperatureBOpt = None,
+    ) -> None:
+        """Open the web app (with the HTTP API on the same server) at http://127.0.0.1:7860."""
+        compare = compare_options(model_b, temperature_b)
+        _run(ctx, host, port, backend, model, with_ui=True, compare=compare)
+
+    @app.command()
+    def serve(
+        ctx: typer.Context,
+        no_ui: Annotated[bool, typer.Option("--no-ui", help="Serve the HTTP API alone.")] = False,
+        host: HostOpt = None,
+        port: PortOpt = None,
+        backend: BackendOpt = None,
+        model: ModelOpt = None,
+        model_b: ModelBOpt = None,
+        temperature_b: TemperatureBOpt = None,
+    ) -> None:
+        """Serve the HTTP API (and the web app unless --no-ui) for scripts and other machines."""
+        compare = compare_options(model_b, temperature_b)
+        _run(ctx, host, port, backend, model, with_ui=not no_ui, compare=compare)

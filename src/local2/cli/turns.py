@@ -1,0 +1,190 @@
+"""``local2 ask`` and ``local2 chat``: a question at a time, or a conversation, at a terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from local2.cli import gc_pause
+from local2.cli.common import (
+    BackendOpt,
+    JsonOpt,
+    ModelBOpt,
+    ModelOpt,
+    SessionOpt,
+    TemperatureBOpt,
+    approver,
+    compare_options,
+    err,
+    make_agent,
+    out,
+    settings_of,
+)
+from local2.cli.errors import friendly_errors
+from local2.cli.render import abandon, show_item
+
+CHAT_HELP = "/prefer a|b|tie after a compared answer · /retry after a low grade · /show 1|2"
+
+
+def ask(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="The question.")],
+    session: SessionOpt = None,
+    as_json: JsonOpt = False,
+    model: ModelOpt = None,
+    backend: BackendOpt = None,
+    model_b: ModelBOpt = None,
+    temperature_b: TemperatureBOpt = None,
+) -> None:
+    """Ask one question and print the answer (or the whole turn payload with --json)."""
+    compare = compare_options(model_b, temperature_b)
+    with friendly_errors():
+        agent = make_agent(ctx, backend, model)
+        gc_pause.resume("ask")  # the turn may run for minutes
+        if as_json:  # a script reads the output: no one to ask, so waiting calls are denied
+            payload = agent.ask(query, session, approve=approver(False), options=compare)
+            out.print_json(data=payload) if sys.stdout.isatty() else print(
+                json.dumps(payload, ensure_ascii=False, indent=2, default=str)
+            )
+        else:
+            view: dict[str, Any] = {}
+            try:
+                payload = agent.ask(
+                    query,
+                    session,
+                    lambda k, d: show_item(k, d, view),
+                    approver(True),
+                    options=compare,
+                )
+            except BaseException:  # the model failed, or Ctrl+C: nothing was recorded
+                abandon(view)
+                raise
+            err.print(f"[dim]session {payload['session_id']} · query {payload['query_id']}[/]")
+        agent.close()
+
+
+def chat_command(
+    agent: Any,
+    line: str,
+    session_id: str,
+    last: dict[str, Any],
+    on_item: Callable[[str, Any], None],
+    approve: Any = None,
+) -> bool:
+    """Handle ``line`` if it is /prefer, /retry or /show (about the ``last`` turn); True if so."""
+    from local2.service import compare as session
+
+    words = line.strip().split()
+    if not words or words[0] not in ("/prefer", "/retry", "/show"):
+        return False
+    query_id = last.get("query_id")
+    if not query_id:
+        err.print("[yellow]Ask something first.[/]")
+        return True
+    try:
+        if words[0] == "/prefer":
+            choice = words[1] if len(words) > 1 else ""
+            result = session.prefer(agent, session_id, query_id, choice)
+            err.print(
+                f"[dim]Noted: {choice}. The conversation continues from "
+                f"{(result['continues'] or 'the answer shown').upper()}.[/]"
+            )
+        elif words[0] == "/show":
+            attempt = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
+            session.show(agent, session_id, query_id, attempt)
+            err.print(f"[dim]The conversation continues from attempt {attempt}.[/]")
+        else:
+            for kind, data in session.retry(agent, session_id, query_id, approve):
+                on_item(kind, data)
+                if kind == "final":
+                    last.clear()
+                    last.update(data)
+    except (ValueError, LookupError) as exc:
+        err.print(f"[red]{exc}[/]  [dim]({CHAT_HELP})[/]")
+    return True
+
+
+def chat(
+    ctx: typer.Context,
+    session: SessionOpt = None,
+    model: ModelOpt = None,
+    backend: BackendOpt = None,
+    model_b: ModelBOpt = None,
+    temperature_b: TemperatureBOpt = None,
+) -> None:
+    """A conversation at the terminal. /new starts a new session, /exit leaves; Ctrl+C stops
+    an answer (nothing is recorded for it).
+
+    With --model-b every question is answered by both models; /prefer a|b|tie picks the
+    answer the conversation continues from. After a low grade, /retry tries again.
+    """
+    import time
+
+    from local2.models.errors import ModelError
+    from local2.service.agent import AwaitingApproval, InvalidQuery, TurnCancelled, new_session_id
+
+    compare = compare_options(model_b, temperature_b)
+
+    gen = settings_of(ctx).generator
+    what = f"{backend or gen.backend} model" + (f" {model}" if model else "")
+    err.print(f"[dim]Loading the {what}, memory and tools… (the first start takes longest)[/]")
+    started = time.monotonic()
+    with friendly_errors():
+        agent = make_agent(ctx, backend, model)
+    gc_pause.resume("chat")
+    err.print(
+        f"[dim]Ready in {time.monotonic() - started:.1f} s: {agent.services.model_name} "
+        f"({agent.services.backend}).[/]"
+    )
+    approve = approver(True)
+    session_id = session or new_session_id()
+    err.print(
+        f"[dim]Session {session_id}. /new for a new session, /exit to leave, "
+        "Ctrl+C stops an answer.[/]"
+    )
+    last: dict[str, Any] = {}  # the latest turn's payload, for /prefer and /retry
+    while True:
+        try:
+            line = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            err.print()
+            break
+        if line.strip() in ("/exit", "/quit"):
+            break
+        if line.strip() == "/new":
+            session_id = new_session_id()
+            err.print(f"[dim]Session {session_id}.[/]")
+            continue
+        view: dict[str, Any] = {}
+        try:
+            if chat_command(
+                agent, line, session_id, last, lambda k, d, v=view: show_item(k, d, v), approve
+            ):
+                continue
+            last.update(
+                agent.ask(
+                    line,
+                    session_id,
+                    lambda k, d, v=view: show_item(k, d, v),
+                    approve,
+                    options=compare,
+                )
+            )
+        except (InvalidQuery, AwaitingApproval) as exc:
+            err.print(f"[red]{exc}[/]")
+        except ModelError as exc:
+            abandon(view)
+            err.print(f"[bold red]Error:[/] {exc.message}\n[yellow]Fix:[/] {exc.fix}")
+        except (KeyboardInterrupt, TurnCancelled):
+            abandon(view)
+            err.print("[yellow]Stopped: nothing was recorded for that question.[/]")
+    agent.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(ask)
+    app.command()(chat)

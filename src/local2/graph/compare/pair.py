@@ -1,0 +1,258 @@
+"""The compare turn's own nodes, around the two respondents (DESIGN §9).
+
+```
+compare -> respond(a) | respond(b) -> publish_pair -> critique_pair | ingest_pair -> settle_pair
+```
+- ``compare``: name both respondents (and check the second model is there) before anyone
+  answers.
+- ``publish_pair``: announce both answers; respondent ``a``'s continues the history until
+  the person prefers ``b`` (:mod:`local2.service.compare`), and is the turn's answer
+  meanwhile; ``b``'s stays in the checkpoint.
+- ``critique_pair``: the judge grades each answer, then compares them in both orders
+  (:mod:`local2.critic.pairwise`) and emits ``pairwise.result``.
+- ``ingest_pair``: both answers become engrams, each with its ``respondent_id``.
+- ``settle_pair``: once both are done, the engrams get their grade and ``pairwise_winner``,
+  and the judge's verdict becomes an arena vote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from local2 import events
+from local2.graph.compare.spec import RESPONDENT_IDS, respondent_services, spec_of, specs
+from local2.graph.nodes.common import Services, event, push
+from local2.graph.nodes.critique import _memory_lookup
+from local2.graph.nodes.ingest import ingest
+from local2.graph.nodes.publish import preview
+from local2.graph.payload import turn_payload
+from local2.graph.state import RESET, Respondent, TurnState
+from local2.models.errors import ModelError
+
+log = logging.getLogger(__name__)
+
+
+def respondent_view(state: TurnState, rid: str) -> dict[str, Any]:
+    """The turn as respondent ``rid`` answered it: what critique and ingest read."""
+    own: Respondent = (state.get("respondents") or {}).get(rid) or {}  # type: ignore[assignment]
+    return {
+        **state,
+        "respondent_id": rid,
+        "answer": own.get("answer") or "",
+        "thinking": list(own.get("thinking") or []),
+        "tool_calls": list(own.get("tool_calls") or []),
+        "memory_hits": list(own.get("memory_hits") or []),
+        "model": own.get("model") or "",
+        "backend": own.get("backend") or "",
+        "critique": own.get("critique"),
+    }
+
+
+def compare(state: TurnState, services: Services, config: RunnableConfig) -> dict[str, Any]:
+    spec_b = spec_of(config) or {}
+    named = specs(services, spec_b)
+    respondent_services(services, "b", spec_b)  # a missing model fails here, before answers
+    started = event(
+        state,
+        events.COMPARE_STARTED,
+        query_id=state.get("query_id"),
+        respondents={rid: named[rid]["label"] for rid in RESPONDENT_IDS},
+        respondent_id=None,
+    )
+    return {
+        "pairwise": {
+            "query_id": state["query_id"],
+            "parent_head": state.get("history_head"),
+            "specs": named,
+            "winner": None,
+            "preferred": None,
+            "shown": "a",
+        },
+        "respondents": RESET,
+        "event_log": [started],
+    }
+
+
+def _complete(state: TurnState) -> dict[str, Respondent]:
+    """Both records, with the model filled in for one that failed before answering."""
+    named = (state.get("pairwise") or {}).get("specs") or {}
+    records = dict(state.get("respondents") or {})
+    for rid in RESPONDENT_IDS:
+        record: Respondent = dict(records.get(rid) or {"respondent_id": rid})  # type: ignore[assignment]
+        record.setdefault("temperature", (named.get(rid) or {}).get("temperature"))
+        if not record.get("model"):
+            record["model"] = (named.get(rid) or {}).get("model") or ""
+        records[rid] = record
+    return records
+
+
+def publish_pair(state: TurnState, services: Services) -> dict[str, Any]:
+    records = _complete(state)
+    answered = [rid for rid in RESPONDENT_IDS if (records[rid].get("answer") or "").strip()]
+    if not answered:
+        reasons = "; ".join(f"{rid}: {records[rid].get('error')}" for rid in RESPONDENT_IDS)
+        raise ModelError(f"Neither respondent answered ({reasons}).")
+    shown = answered[0]
+    log_entries = []
+    for rid in RESPONDENT_IDS:
+        answer = records[rid].get("answer") or ""
+        log_entries.append(
+            event(
+                state,
+                events.RESPONSE_GENERATION,
+                session_id=state["session_id"],
+                query_id=state["query_id"],
+                answer_chars=len(answer),
+                thinking_chars=sum(len(t) for t in records[rid].get("thinking") or []),
+                tool_calls=len(records[rid].get("tool_calls") or []),
+                model=records[rid].get("model"),
+                error=records[rid].get("error"),
+                respondent_id=rid,
+            )
+        )
+        if answer:
+            dialog = {"session_id": state["session_id"], "query": state["query"], "answer": answer}
+            log_entries.append(
+                event(
+                    state,
+                    events.ANSWER_DIALOG,
+                    **{**dialog, "answer": preview(answer)},
+                    respondent_id=rid,
+                )
+            )
+            push({"dialog": {**dialog, "respondent_id": rid}})
+    pairwise = {**(state.get("pairwise") or {}), "shown": shown}
+    chosen = records[shown]
+    update: dict[str, Any] = {
+        "answer": chosen.get("answer") or "",
+        "model": chosen.get("model") or "",
+        "backend": chosen.get("backend") or "",
+        "thinking": [RESET, *(chosen.get("thinking") or [])],
+        "tool_calls": [RESET, *(chosen.get("tool_calls") or [])],
+        "memory_hits": [RESET, *(chosen.get("memory_hits") or [])],
+        "pairwise": pairwise,
+    }
+    after = {
+        **state,
+        **{k: v for k, v in update.items() if k not in ("thinking", "tool_calls", "memory_hits")},
+        "thinking": list(chosen.get("thinking") or []),
+        "tool_calls": list(chosen.get("tool_calls") or []),
+        "memory_hits": list(chosen.get("memory_hits") or []),
+        "respondents": records,
+        "event_log": [*(state.get("event_log") or []), *log_entries],
+    }
+    payload = turn_payload(after)
+    record = {k: v for k, v in payload.items() if k not in ("query", "answer")}
+    record["respondent_id"] = shown
+    head = services.turn_log.append(
+        parent_id=state.get("history_head"),
+        session_id=state["session_id"] or "",
+        query_id=state["query_id"],
+        user=state["query"],
+        assistant=chosen.get("answer") or "",
+        record=record,
+    )
+    push({"payload": payload})
+    records[shown] = {**records[shown], "turn_id": head}
+    return {
+        **update,
+        "respondents": records,
+        "history_head": head,
+        "turn_count": state.get("turn_count", 0) + 1,
+        "event_log": log_entries,
+    }
+
+
+def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
+    if services.critic is None:
+        return {}
+    from local2.critic.pairwise import judge_pair
+
+    views = {rid: respondent_view(state, rid) for rid in RESPONDENT_IDS}
+    records = state.get("respondents") or {}
+    lookups = {rid: _memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}  # type: ignore[arg-type]
+    critiques, verdict = judge_pair(
+        services.critic, state["query"], records.get("a") or {}, records.get("b") or {}, lookups
+    )
+    pairwise = {**(state.get("pairwise") or {})}
+    labels = {rid: spec.get("label") for rid, spec in (pairwise.get("specs") or {}).items()}
+    common = {"query_id": state.get("query_id"), "session_id": state.get("session_id")}
+    log_entries = [
+        event(
+            state,
+            events.CRITIQUE_RESULT,
+            score=critiques[rid].get("score"),
+            feedback=critiques[rid].get("feedback", ""),
+            flags=list(critiques[rid].get("flags", [])),
+            **common,
+            respondent_id=rid,
+        )
+        for rid in RESPONDENT_IDS
+    ]
+    log_entries.append(
+        event(state, events.PAIRWISE_RESULT, **verdict, **common, models=labels, respondent_id=None)
+    )
+    pairwise.update(winner=verdict["winner"], judge=verdict)
+    shown = pairwise.get("shown") or "a"
+    turn_id = (records.get(shown) or {}).get("turn_id")
+    if turn_id:  # so a resumed session shows the grade of the answer it continues from
+        services.turn_log.note(str(turn_id), "critique", dict(critiques[shown]))
+    return {
+        "respondents": {rid: {"critique": critiques[rid]} for rid in RESPONDENT_IDS},
+        "pairwise": pairwise,
+        "critique": critiques[shown],
+        "event_log": log_entries,
+    }
+
+
+def ingest_pair(state: TurnState, services: Services) -> dict[str, Any]:
+    """Both answers into memory, each as its own engram (see :func:`ingest`). Facts are
+    distilled from the turn of the answer shown only: two answers must not each set what
+    the person said, nor one's claims supersede the other's."""
+    engrams: dict[str, dict[str, Any]] = {}
+    log_entries: list[Any] = []
+    shown = (state.get("pairwise") or {}).get("shown") or "a"
+    settings = services.settings
+    no_facts = dataclasses.replace(
+        services,
+        settings=settings.model_copy(
+            update={"memory": settings.memory.model_copy(update={"facts": "off"})}
+        ),
+    )
+    for rid in RESPONDENT_IDS:
+        own = services if rid == shown else no_facts
+        update = ingest(respondent_view(state, rid), own)  # type: ignore[arg-type]
+        for entry in update.get("event_log") or []:
+            log_entries.append(entry)
+            if entry.get("subject") == events.MEMORY_INGESTED and entry.get("id"):
+                engrams[rid] = {"engram_id": entry["id"]}
+    return {"respondents": engrams, "event_log": log_entries} if log_entries else {}
+
+
+def settle_pair(state: TurnState, services: Services) -> dict[str, Any]:
+    """Once graded and stored: annotate the engrams, and count the judge's vote."""
+    pairwise = state.get("pairwise") or {}
+    records = state.get("respondents") or {}
+    winner = pairwise.get("winner")
+    if services.memory is not None:
+        for rid in RESPONDENT_IDS:
+            engram = (records.get(rid) or {}).get("engram_id")
+            if not engram:
+                continue
+            fields: dict[str, Any] = {"respondent_id": rid, "pairwise_winner": winner or ""}
+            score = ((records.get(rid) or {}).get("critique") or {}).get("score")
+            if score is not None:
+                fields["critic_score"] = int(score)
+            try:
+                services.memory.mark(engram, **fields)
+            except Exception as exc:  # memory is an extra: the turn stands without it
+                log.warning("could not annotate engram %s: %s", engram, exc)
+    if winner in ("a", "b", "tie"):
+        from local2.service.compare import record_vote
+
+        record_vote(services, state, "judge", winner)
+    return {}

@@ -1,0 +1,133 @@
+"""One respondent of a compare turn: the chat graph's generate/tool loop as a subgraph.
+
+The ``respond`` node is sent once per respondent (LangGraph ``Send``), so both run as
+parallel branches of one super-step, each with its own working state: messages, thinking,
+tool calls, memory hits. The subgraph is the very loop the chat graph runs
+(:func:`local2.graph.topology.add_answer_loop`), with each node given the respondent's services, and
+it checkpoints under its own namespace, so a tool call that waits for approval pauses just
+that branch and resumes it. Its events carry ``respondent_id``; its tokens and thinking are
+forwarded to the turn's stream as ``{"respondent": {id, kind, text}}`` items.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, NotRequired
+
+from langchain_core.messages import AIMessageChunk
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Send
+
+from local2.graph.compare.spec import RESPONDENT_IDS, respondent_services
+from local2.graph.nodes.common import Services, push
+from local2.graph.state import Respondent, TurnState
+from local2.models.errors import ModelError
+
+# What both respondents start from: the question, its id and clock, the history and the
+# working messages after receive (and recall) - the same for both.
+SHARED = ("query", "session_id", "query_id", "started_at", "history_head", "messages")
+
+
+class RespondentState(TurnState):
+    respondent_id: str
+    respondent_spec: NotRequired[dict[str, Any] | None]
+
+
+def _bind_for_respondent(services: Services) -> Callable[[Callable[..., dict]], Callable]:
+    """Bind a chat-graph node to the services of the respondent it runs for."""
+
+    def bind(fn: Callable[..., dict]) -> Callable[..., dict]:
+        wants_config = "config" in inspect.signature(fn).parameters
+
+        def node(state: RespondentState, config: RunnableConfig) -> dict:
+            own = respondent_services(
+                services, state["respondent_id"], state.get("respondent_spec")
+            )
+            if wants_config:
+                return fn(state, services=own, config=config)
+            return fn(state, services=own)
+
+        node.__name__ = getattr(fn, "__name__", "node")
+        return node
+
+    return bind
+
+
+def build_respondent_graph(services: Services) -> CompiledStateGraph:
+    from local2.graph.topology import add_answer_loop
+
+    graph = StateGraph(RespondentState)
+    add_answer_loop(graph, _bind_for_respondent(services), END)
+    graph.add_edge(START, "generate")
+    return graph.compile(name="respondent")
+
+
+def fan_out(state: TurnState) -> list[Send]:
+    """Send the question to both respondents, each with its own spec."""
+    specs = (state.get("pairwise") or {}).get("specs") or {}
+    base = {key: state.get(key) for key in SHARED}
+    base["memory_hits"] = list(state.get("memory_hits") or [])
+    return [
+        Send(
+            "respond",
+            {**base, "respondent_id": rid, "respondent_spec": (specs.get(rid) or {}).get("spec")},
+        )
+        for rid in RESPONDENT_IDS
+    ]
+
+
+def record_of(values: dict[str, Any], rid: str, error: str | None = None) -> Respondent:
+    """What a respondent's run leaves for the turn: its answer and how it got there."""
+    return {
+        "respondent_id": rid,
+        "model": values.get("model") or "",
+        "backend": values.get("backend") or "",
+        "answer": "" if error else values.get("answer") or "",
+        "thinking": [t for t in values.get("thinking") or [] if t],
+        "tool_calls": list(values.get("tool_calls") or []),
+        "memory_hits": list(values.get("memory_hits") or []),
+        "error": error,
+    }
+
+
+def _forward(rid: str, mode: str, data: Any) -> None:
+    """Pass a subgraph stream item on to the turn's stream."""
+    if mode == "custom":
+        push(data)
+        return
+    chunk, meta = data
+    if meta.get("langgraph_node") != "generate" or not isinstance(chunk, AIMessageChunk):
+        return
+    reasoning = chunk.additional_kwargs.get("reasoning_content")
+    if reasoning:
+        push({"respondent": {"id": rid, "kind": "thinking", "text": str(reasoning)}})
+    if isinstance(chunk.content, str) and chunk.content:
+        push({"respondent": {"id": rid, "kind": "token", "text": chunk.content}})
+
+
+def respond(
+    state: RespondentState, config: RunnableConfig, *, loop: CompiledStateGraph
+) -> dict[str, Any]:
+    """Run one respondent to its answer. A model that fails leaves an ``error`` instead of
+    failing the turn: the other respondent's answer still counts."""
+    rid = state["respondent_id"]
+    values: dict[str, Any] = dict(state)
+    try:
+        for mode, data in loop.stream(state, config, stream_mode=["custom", "messages", "values"]):
+            if mode == "values":
+                values = data
+            else:
+                _forward(rid, mode, data)
+    except ModelError as exc:
+        message = f"{exc.message} {exc.fix}".strip()
+        return {
+            "respondents": {rid: record_of(values, rid, error=message)},
+            "event_log": list(values.get("event_log") or []),
+        }
+    return {
+        "respondents": {rid: record_of(values, rid)},
+        "event_log": list(values.get("event_log") or []),
+    }

@@ -1,0 +1,64 @@
+"""``critique``: grade the published answer, flag ungrounded citations, annotate the engram.
+
+Runs after ``publish`` beside ``ingest``. It can only add information: a disabled critic
+emits nothing, and a judge that fails or times out yields ``score: None``, never an error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from local2 import events
+from local2.graph.nodes.common import Services, event
+from local2.graph.state import Critique, TurnState
+
+log = logging.getLogger(__name__)
+
+
+def _memory_lookup(state: TurnState, services: Services) -> Callable[[str], bool] | None:
+    """Whether an engram id exists: recalled this turn, or found in the store."""
+    recalled = {hit["id"] for hit in state.get("memory_hits") or []}
+    get = getattr(services.memory, "get", None)
+    if get is None:
+        return recalled.__contains__ if recalled else None
+    return lambda memory_id: memory_id in recalled or get(memory_id) is not None
+
+
+def critique(state: TurnState, services: Services) -> dict:
+    if services.critic is None:
+        return {}
+    answer = state.get("answer") or ""
+    result: Critique
+    if not answer.strip():
+        result = {"score": None, "feedback": "no answer to grade", "flags": []}
+    else:
+        try:
+            result = services.critic.grade(
+                state["query"],
+                answer,
+                list(state.get("tool_calls") or []),
+                _memory_lookup(state, services),
+            )
+        except Exception as exc:  # Critic.grade should not raise; the turn must not break
+            result = {"score": None, "feedback": f"critic failed: {exc}"[:300], "flags": []}
+    query_id = state.get("query_id")
+    entry = event(
+        state,
+        events.CRITIQUE_RESULT,
+        score=result.get("score"),
+        feedback=result.get("feedback", ""),
+        flags=list(result.get("flags", [])),
+        query_id=query_id,
+        session_id=state.get("session_id"),
+    )
+    if services.memory is not None and result.get("score") is not None and query_id:
+        try:
+            services.memory.annotate(query_id, critic_score=result["score"])
+        except Exception:
+            log.warning("could not annotate engram of %s with the critic score", query_id)
+    if state.get("history_head"):  # so a resumed session shows each turn's grade
+        services.turn_log.note(str(state["history_head"]), "critique", dict(result))
+    from local2.graph.nodes.retry import offer
+
+    return {"critique": result, "event_log": [entry, *offer(state, services, result)]}

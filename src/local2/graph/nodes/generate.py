@@ -1,0 +1,288 @@
+"""``generate``: one chat-model call, then decide what happens next.
+
+The reply is split into thinking and answer; tool calls are taken natively, else parsed from
+text; for a model that cannot call tools natively the keyword router proposes calls on the
+first round (a tool-capable model's choice is never overridden). A malformed call gets one
+repair message; an echo of the tool template is not a call. A call identical to one already
+run this turn is answered from the first result and ends the tool loop, as does
+``max_tool_iterations``: the model must then answer from what it gathered. A final reply that
+is raw tool output, a template echo or an unexecuted call is never shown: a labelled extract
+of the tool results replaces it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+
+try:  # LangChain's own marker of a token-reading callback (private: its chat models use it)
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+except ImportError:  # moved in another langchain-core: then always stream, as before
+    _StreamingCallbackHandler = None  # type: ignore[assignment,misc]
+
+from local2 import events
+from local2.graph.nodes.answer_guard import (
+    RAW_OUTPUT,
+    UNEXECUTED_CALL,
+    echoes_template,
+    fallback_answer,
+    prose_beside_call,
+    unusable_reason,
+    without_listing_lines,
+)
+from local2.graph.nodes.await_tool import wrap_untrusted
+from local2.graph.nodes.common import Services, event
+from local2.graph.prompt import build_prompt
+from local2.graph.state import TurnState
+from local2.models.embedded import REPETITION_NOTE
+from local2.models.errors import ModelError, describe_ollama_error
+from local2.models.prompted_tools import prompted_messages
+from local2.models.thinking import thinking_and_answer
+
+FORCED_SYNTHESIS = (
+    "You have used all the tool calls allowed for this question. Do not call any more tools: "
+    "answer now from what you have gathered, and say what is still uncertain."
+)
+REPEATED_CALLS = (
+    "You already made that tool call in this turn; its result is repeated above. Do not call "
+    "any more tools: answer the question now from the results you have."
+)
+EMPTY_NUDGE = "Your reply was empty. Please answer the question now."
+EMPTY_ANSWER = "(The model returned an empty answer.)"
+
+
+def _call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:8]}"
+
+
+def _native_calls(reply: AIMessage) -> list[dict[str, Any]]:
+    return [
+        {"name": c["name"], "args": dict(c.get("args") or {}), "id": c.get("id") or _call_id()}
+        for c in reply.tool_calls
+    ]
+
+
+def streams_tokens(config: RunnableConfig) -> bool:
+    """Whether a callback takes the reply token by token (LangGraph's ``messages`` stream):
+    the test LangChain's own chat models make before streaming."""
+    if _StreamingCallbackHandler is None:
+        return True
+    callbacks = config.get("callbacks")
+    handlers = getattr(callbacks, "handlers", callbacks) or []
+    return any(isinstance(h, _StreamingCallbackHandler) for h in handlers)
+
+
+def call_model(
+    services: Services, prompt: list, config: RunnableConfig, *, tools: bool
+) -> AIMessage:
+    """Invoke the chat model and name failures. With ``tools`` the schemas are bound natively,
+    or, for a model that cannot call tools, described in its prompt.
+
+    ChatOllama streams its HTTP reply even when nobody reads the tokens, building a message
+    chunk per token; when no one does (``POST /query``), it is asked for the whole reply at
+    once: the same message, ~3 ms less per call (``bench/overhead.py``)."""
+    model = services.chat_model
+    schemas = [t.schema() for t in services.tools.values()] if tools else None
+    if schemas and services.native_tools:
+        model = model.bind_tools(schemas)  # type: ignore[assignment]
+    elif not services.native_tools:
+        prompt = prompted_messages(prompt, schemas)
+    whole = services.backend == "ollama" and not streams_tokens(config)
+    try:
+        reply = model.invoke(prompt, config, **({"stream": False} if whole else {}))
+    except ModelError:
+        raise
+    except Exception as exc:
+        if services.backend == "ollama":
+            raise describe_ollama_error(
+                exc, host=services.settings.ollama_host, model=services.model_name
+            ) from exc
+        raise ModelError(f"The {services.backend or 'chat'} model failed: {exc}") from exc
+    if not isinstance(reply, AIMessage):
+        reply = AIMessage(content=getattr(reply, "content", str(reply)))
+    return reply
+
+
+def _invalid_native_args(services: Services, calls: list[dict[str, Any]]) -> list[str]:
+    if services.arg_validator is None:
+        return []
+    errors: list[str] = []
+    for call in calls:
+        tool = services.tools.get(call["name"])
+        if tool is not None:
+            errors.extend(
+                f"{call['name']}: {e}"
+                for e in services.arg_validator(call["args"], tool.parameters)
+            )
+    return errors
+
+
+def _call_key(name: str, args: Any) -> str:
+    return json.dumps([name, args], sort_keys=True, default=str)
+
+
+def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list:
+    """For calls already run this turn: the call message and the first result, not re-run."""
+    first = {_call_key(r["tool"], r["args"]): r for r in state.get("tool_calls") or []}
+    ai = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": c["name"], "args": c["args"], "id": c["id"], "type": "tool_call"}
+            for c in calls
+        ],
+    )
+    results = [
+        ToolMessage(
+            wrap_untrusted(c["name"], first[_call_key(c["name"], c["args"])]["result"]),
+            tool_call_id=c["id"],
+            name=c["name"],
+        )
+        for c in calls
+    ]
+    return [ai, *results, HumanMessage(REPEATED_CALLS)]
+
+
+def _final_answer(state: TurnState, services: Services, written: str, text: str, log: list) -> str:
+    """The answer the person sees: the model's, unless it is not an answer at all."""
+    schemas = {n: t.parameters for n, t in services.tools.items()}
+    trimmed, cut = without_listing_lines(written)
+    if cut:
+        log.append(event(state, events.ANSWER_TRIMMED, lines=cut))
+        written, text = trimmed, without_listing_lines(text)[0]
+    if cut and not written.removesuffix(REPETITION_NOTE).strip():  # nothing but the listing
+        reason: str | None = RAW_OUTPUT
+    else:
+        reason = unusable_reason(written, schemas) if written.strip() else None
+    if reason is None:
+        return text
+    prose = prose_beside_call(written, schemas) if reason == UNEXECUTED_CALL else None
+    if prose:
+        return prose
+    log.append(event(state, events.ANSWER_FALLBACK, reason=reason, chars=len(written)))
+    return fallback_answer(reason, list(state.get("tool_calls") or []))
+
+
+def generate(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+    gen = services.settings.generator
+    rounds = state.get("tool_rounds", 0)
+    repairs = state.get("repairs", 0)
+    forced = bool(services.tools) and rounds >= gen.max_tool_iterations
+    use_tools = bool(services.tools) and not forced and not state.get("tools_stopped")
+    new_messages: list = []
+    log: list = []
+    if forced and not state.get("tools_stopped"):
+        log.append(
+            event(state, events.TOOL_LOOP_LIMIT, limit=gen.max_tool_iterations, rounds=rounds)
+        )
+        new_messages.append(HumanMessage(FORCED_SYNTHESIS, id=f"forced-{state['query_id']}"))
+
+    history = services.turn_log.window(state.get("history_head"), gen.max_turns)
+    working = [*state.get("messages", []), *new_messages]
+    prompt = build_prompt(gen.system_prompt, history, working, gen.history_token_budget)
+    reply = call_model(services, prompt, config, tools=use_tools)
+
+    thinking, text = thinking_and_answer(reply)
+    written = text  # what the model wrote, before any call markup is taken out
+    # The model that answered (a replay may resume here with another one).
+    update: dict[str, Any] = {
+        "thinking": [thinking] if thinking else [],
+        "model": services.model_name,
+        "backend": services.backend,
+    }
+    calls = _native_calls(reply) if use_tools else []
+    errors = _invalid_native_args(services, calls)
+    if errors:
+        calls = []
+    elif use_tools and not calls and gen.text_tool_calls and services.tool_parser is not None:
+        parsed = services.tool_parser(text, {n: t.parameters for n, t in services.tools.items()})
+        calls, text, errors = parsed.calls, parsed.text, parsed.errors
+    if errors and not calls and echoes_template(written, list(services.tools)):
+        # A copy of the prompt's tool list or call template is not a malformed call: no repair.
+        log.append(event(state, events.TOOL_TEMPLATE_ECHO, chars=len(written)))
+        errors = []
+
+    if errors and not calls and repairs < 1 and services.repair_message is not None:
+        schemas = {n: t.parameters for n, t in services.tools.items()}
+        log.append(event(state, events.TOOL_CALL_REPAIR, errors=errors))
+        return {
+            **update,
+            "messages": [
+                *new_messages,
+                AIMessage(written),
+                HumanMessage(services.repair_message(errors, schemas)),
+            ],
+            "repairs": repairs + 1,
+            "decision": "generate",
+            "event_log": log,
+        }
+
+    routable = use_tools and not calls and rounds == 0 and not services.native_tools
+    if routable and gen.keyword_router and services.router:
+        calls = services.router(state["query"], list(services.tools))
+        if any(not saved.get("error") for saved in state.get("memory_saved") or []):
+            # "Remember that ..." was saved as the turn began (recall): not a second time.
+            calls = [c for c in calls if c["name"] != "save_memory"]
+        if calls:
+            log.append(event(state, events.TOOL_ROUTED, tools=[c["name"] for c in calls]))
+
+    done = {_call_key(r["tool"], r["args"]) for r in state.get("tool_calls") or []}
+    repeated = [c for c in calls if _call_key(c["name"], c["args"]) in done]
+    if repeated:
+        log.append(
+            event(
+                state,
+                events.TOOL_REPEATED,
+                tools=[c["name"] for c in repeated],
+                args=[c["args"] for c in repeated],
+            )
+        )
+        calls = [c for c in calls if c not in repeated]
+        if not calls:  # nothing new asked: stop the loop and answer from what is there
+            return {
+                **update,
+                "messages": [*new_messages, *_answer_repeats(state, repeated)],
+                "tools_stopped": True,
+                "decision": "generate",
+                "event_log": log,
+            }
+
+    if calls:
+        ai = AIMessage(
+            content=text,
+            tool_calls=[
+                {"name": c["name"], "args": c["args"], "id": c["id"], "type": "tool_call"}
+                for c in calls
+            ],
+        )
+        return {
+            **update,
+            "messages": [*new_messages, ai],
+            "pending_tool_calls": calls,
+            "decision": "dispatch_tool",
+            "event_log": log,
+        }
+
+    text = _final_answer(state, services, written, text, log)
+    if not text.strip():
+        if repairs < 1:
+            return {
+                **update,
+                "messages": [*new_messages, HumanMessage(EMPTY_NUDGE)],
+                "repairs": repairs + 1,
+                "decision": "generate",
+                "event_log": log,
+            }
+        text = EMPTY_ANSWER
+    # The final answer lives in `answer` (and, after publish, in the turn log); it is not
+    # kept in the working messages, which hold only what the model was shown.
+    return {
+        **update,
+        "messages": new_messages,
+        "answer": text,
+        "decision": "publish",
+        "event_log": log,
+    }

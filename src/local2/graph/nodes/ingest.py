@@ -1,0 +1,156 @@
+"""``ingest``: remember the answered turn, without ever failing the turn.
+
+Runs after ``publish`` beside ``critique``. The turn is stored twice over: as an episodic
+record (question and answer, with any text the answer copied from a tool cut out), and as
+the short facts distilled from it (:mod:`local2.memory.extract`: the model with a JSON
+schema on Ollama, rules elsewhere), each its own ``fact`` engram linked to the turn; a
+newer fact supersedes an older one with the same key.
+
+A store that cannot write (full disk, an unwritable directory, a Chroma error, Ollama down
+for embedding) emits ``memory.ingest_failed`` and the turn, facts included, waits in
+``<data_dir>/memory_retry.jsonl`` (a :class:`~local2.memory.jsonl_queue.JsonlQueue`, safe
+for several processes); the queue is retried before the next ingest, so a passing outage
+loses nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from local2.config import Settings
+from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED
+from local2.graph.nodes.common import Services, event
+from local2.graph.state import TurnState
+from local2.memory.extract import Distilled, distill
+from local2.memory.facts import Fact
+from local2.memory.jsonl_queue import JsonlQueue
+from local2.memory.verbatim import without_tool_text
+
+if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opened
+    from local2.memory.store import EngramStore, FactSaved
+
+log = logging.getLogger(__name__)
+
+RETRY_FILE = "memory_retry.jsonl"
+_FIELDS = {"session_id", "query_id", "query", "answer", "tools_used", "model"}
+_OPTIONAL = {"facts"}
+
+
+def open_memory(settings: Settings) -> EngramStore | None:
+    """The engram store, or None with a warning if it cannot be opened: the app still answers."""
+    return open_memory_noting(settings)[0]
+
+
+def open_memory_noting(settings: Settings) -> tuple[EngramStore | None, str | None]:
+    """The engram store and what the person must be told about it: that memory runs on a
+    fallback embedder, or that it is off for this run and why. Memory is never off silently."""
+    if not settings.memory.enabled:
+        return None, None
+    try:
+        from local2.memory.store import EngramStore
+
+        store = EngramStore.open(settings)
+    except Exception as exc:
+        log.warning("memory disabled for this run: cannot open the engram store: %s", exc)
+        return None, (
+            f"Memory is off for this run: the engram store under {settings.data_dir} cannot "
+            f"be opened ({type(exc).__name__}: {exc})."
+        )
+    return store, store.notice
+
+
+def ingest(state: TurnState, services: Services) -> dict[str, Any]:
+    """Store this turn and its facts; on failure emit ``memory.ingest_failed`` and queue it."""
+    store = services.memory
+    answer = state.get("answer") or ""
+    if store is None or not answer.strip() or state.get("error"):
+        return {}
+    distilled = _distill(state, services)
+    record, cut = _turn_record(state, distilled.facts)
+    queue = Path(services.settings.data_dir) / RETRY_FILE
+    try:
+        retried = _drain(store, queue)
+        eid, facts = _store(store, record)
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+        log.warning("memory ingest failed, queued for retry: %s", reason)
+        _enqueue(queue, record)
+        return {"event_log": [event(state, MEMORY_INGEST_FAILED, error=reason)]}
+    payload: dict[str, Any] = {
+        "id": eid,
+        "facts": [f.id for f in facts],
+        "superseded": [old for f in facts for old in f.superseded],
+        "extractor": distilled.extractor,
+    }
+    for key, value in (
+        ("retried", retried),
+        ("dropped_facts", distilled.dropped),
+        ("fallback", distilled.fallback),
+        ("tool_words_cut", cut),
+    ):
+        if value:
+            payload[key] = value
+    return {"event_log": [event(state, MEMORY_INGESTED, **payload)]}
+
+
+def _distill(state: TurnState, services: Services) -> Distilled:
+    memory = services.settings.memory
+    tools = [c.get("tool", "") for c in state.get("tool_calls") or []]
+    return distill(
+        state.get("query") or "",
+        state.get("answer") or "",
+        tools_used=tools,
+        chat_model=services.chat_model,
+        backend=services.backend,
+        mode=memory.facts,
+        limit=memory.max_facts_per_turn,
+    )
+
+
+def _turn_record(state: TurnState, facts: list[Fact]) -> tuple[dict[str, Any], int]:
+    """The turn as it is stored (and queued): no tool output in it, even quoted."""
+    calls = state.get("tool_calls") or []
+    tools = [c.get("tool", "") for c in calls]
+    answer, cut = without_tool_text(
+        state.get("answer") or "", [(c.get("tool", ""), c.get("result") or "") for c in calls]
+    )
+    record = {
+        "session_id": state.get("session_id") or "",
+        "query_id": state.get("query_id") or "",
+        "query": state.get("query") or "",
+        "answer": answer,
+        "tools_used": list(dict.fromkeys(t for t in tools if t)),
+        "model": state.get("model") or "",
+        "facts": [f.as_dict() for f in facts],
+    }
+    return record, cut
+
+
+def _store(store: EngramStore, record: dict[str, Any]) -> tuple[str, list[FactSaved]]:
+    """The episodic record, then each fact; safe to repeat (both are deduplicated)."""
+    eid = store.ingest_turn(**{k: record[k] for k in _FIELDS})
+    saved = [
+        store.save_fact(
+            Fact.from_dict(fact), session_id=record["session_id"], query_id=record["query_id"]
+        )
+        for fact in record.get("facts") or []
+    ]
+    return eid, saved
+
+
+def _drain(store: EngramStore, queue: Path) -> int:
+    """Store queued turns, oldest first; stop at the first failure (the store is still down)."""
+    return _retry_queue(queue).drain(lambda record: _store(store, record))
+
+
+def _enqueue(queue: Path, record: dict[str, Any]) -> None:
+    try:
+        _retry_queue(queue).append(record)
+    except OSError as exc:  # even the queue cannot be written: the turn is lost, say so
+        log.error("memory retry queue %s is not writable: %s", queue, exc)
+
+
+def _retry_queue(path: Path) -> JsonlQueue:
+    return JsonlQueue(path, valid=lambda r: _FIELDS <= set(r) <= _FIELDS | _OPTIONAL)

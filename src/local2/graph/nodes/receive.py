@@ -1,0 +1,96 @@
+"""``receive``: validate the question, name the turn, and start a fresh per-turn record."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from langchain_core.messages import HumanMessage, RemoveMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from local2 import events
+from local2.graph.nodes.common import Services, event
+from local2.graph.state import RESET, TurnState, cleared_compare
+from local2.ids import session_id_problem
+
+
+def validate_query(query: object, max_chars: int) -> str | None:
+    """The reason a question cannot be asked, or None when it is fine."""
+    if not isinstance(query, str) or not query.strip():
+        return "The question is empty: type something to ask."
+    if len(query) > max_chars:
+        return (
+            f"The question is {len(query)} characters long; the limit is {max_chars} "
+            "(generator.max_query_chars)."
+        )
+    return None
+
+
+def unrecorded_turn(state: TurnState, services: Services) -> dict:
+    """The last turn, if it was published but its process died before checkpointing that.
+
+    ``publish`` writes the turn log first; the checkpoint naming the new head follows. A
+    process killed in between leaves the state one turn behind, still holding that turn's
+    ``query_id``: adopting the logged turn means nothing already answered is lost.
+    """
+    query_id, session_id = state.get("query_id"), state.get("session_id")
+    if not query_id or not session_id:
+        return {}
+    head = state.get("history_head")
+    found = services.turn_log.find(session_id, query_id)
+    if found is None or found.id == head or found.parent_id != head:
+        return {}
+    return {"history_head": found.id, "turn_count": state.get("turn_count", 0) + 1}
+
+
+def receive(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+    configurable = config.get("configurable", {})
+    recovered = unrecorded_turn(state, services)
+    session_id = state.get("session_id") or configurable.get("thread_id") or uuid.uuid4().hex
+    query_id = uuid.uuid4().hex[:12]
+    fresh: dict = {
+        "session_id": session_id,
+        "query_id": query_id,
+        "started_at": time.time(),
+        "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
+        "thinking": RESET,
+        "tool_calls": RESET,
+        "memory_hits": RESET,
+        "memory_saved": [],
+        "pending_tool_calls": [],
+        "tool_rounds": 0,
+        "repairs": 0,
+        "tools_stopped": False,
+        "answer": "",
+        "critique": None,
+        "error": None,
+        "decision": "",
+        "model": services.model_name,
+        "backend": services.backend,
+        **cleared_compare(state),
+    }
+    timing = {"started_at": fresh["started_at"]}
+    query = state.get("query")
+    # The graph may be invoked directly (notebooks): the session id's rule holds here too.
+    problem = session_id_problem(session_id) or validate_query(
+        query, services.settings.generator.max_query_chars
+    )
+    if problem:
+        rejected = event(timing, events.QUERY_REJECTED, query_id=query_id, error=problem)
+        return {**fresh, **recovered, "error": problem, "event_log": [RESET, rejected]}
+    received = event(
+        timing,
+        events.QUERY_RECEIVED,
+        t=0.0,  # the turn's clock starts here, however busy the machine
+        session_id=session_id,
+        query_id=query_id,
+        query=query,
+    )
+    return {
+        **fresh,
+        **recovered,
+        "query": query.strip(),
+        "messages": [*fresh["messages"], HumanMessage(query.strip(), id=f"user-{query_id}")],
+        "event_log": [RESET, received],
+    }

@@ -1,0 +1,121 @@
+"""The critic in the loop: a second attempt at a low-graded answer (DESIGN §9).
+
+When the critic grades an answer at or below ``critic.retry_below``, ``critique`` emits
+``critique.retry_offered``. A retry is a turn whose config carries
+``configurable["retry"]`` (the first attempt: its turn, answer and critique):
+
+```
+receive -> retry_context -> generate ... publish -> critique -> settle_retry
+```
+- ``retry_context`` puts the turn back on the history the first attempt answered from, and
+  shows the model its first answer and the critique, asking for a better one;
+- ``publish`` then appends the second attempt beside the first in the turn log (both are
+  kept), and the critic grades it;
+- ``settle_retry`` keeps the higher-graded attempt as the one the session continues from
+  (the second on a tie). The person can switch (:func:`local2.service.compare.show`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+from local2 import events
+from local2.graph.nodes.common import Services, event
+from local2.graph.state import Critique, TurnState
+
+CONFIG_KEY = "retry"
+
+RETRY_NOTE = (
+    "A reviewer graded your answer above {score}/5 for the question before it. Their "
+    "feedback:\n{feedback}\n\nAnswer the question again, better: fix what the feedback "
+    "points out (use the tools if facts need checking). Reply with the new answer only; do "
+    "not mention the review."
+)
+
+
+def retry_of(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The first attempt a run retries, or None."""
+    return ((config or {}).get("configurable") or {}).get(CONFIG_KEY) or None
+
+
+def offer(state: TurnState, services: Services, result: Critique) -> list[Any]:
+    """``critique.retry_offered`` when the grade is at or below the threshold (not for a
+    turn that is itself a retry: two attempts are the most offered)."""
+    threshold = services.settings.critic.retry_below
+    score = result.get("score")
+    retry = state.get("retry") or {}
+    if score is None or score > threshold or retry.get("query_id") == state.get("query_id"):
+        return []
+    return [
+        event(
+            state,
+            events.RETRY_OFFERED,
+            query_id=state.get("query_id"),
+            session_id=state.get("session_id"),
+            score=score,
+            threshold=threshold,
+        )
+    ]
+
+
+def retry_context(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+    first = retry_of(config) or {}
+    query_id = state["query_id"]
+    note = RETRY_NOTE.format(
+        score=first.get("score"), feedback=(first.get("feedback") or "(none)").strip()
+    )
+    started = event(
+        state,
+        events.RETRY_STARTED,
+        query_id=query_id,
+        of=first.get("query_id"),
+        score=first.get("score"),
+    )
+    return {
+        "messages": [
+            AIMessage(first.get("answer") or "", id=f"retry-first-{query_id}"),
+            HumanMessage(note, id=f"retry-note-{query_id}"),
+        ],
+        # The history the first attempt answered from: publish appends beside it.
+        "history_head": first.get("parent_id"),
+        "turn_count": max(0, state.get("turn_count", 0) - 1),
+        "retry": {
+            "query_id": query_id,
+            "of": first.get("query_id"),
+            "first": {k: first.get(k) for k in ("turn_id", "answer", "score", "feedback", "model")},
+            "shown": 2,
+        },
+        "event_log": [started],
+    }
+
+
+def _rank(score: int | None) -> int:
+    return -1 if score is None else int(score)
+
+
+def settle_retry(state: TurnState, services: Services) -> dict:
+    """Keep the higher-graded attempt in the history (the second one on a tie)."""
+    retry = dict(state.get("retry") or {})
+    first = retry.get("first") or {}
+    second_score = (state.get("critique") or {}).get("score")
+    retry["second"] = {"turn_id": state.get("history_head"), "score": second_score}
+    if _rank(first.get("score")) <= _rank(second_score) or not first.get("turn_id"):
+        return {"retry": {**retry, "shown": 2}}
+    switched = event(
+        state,
+        events.HISTORY_SWITCHED,
+        query_id=state.get("query_id"),
+        shown="attempt 1",
+        turn_id=first["turn_id"],
+        by="critic",
+        scores={"1": first.get("score"), "2": second_score},
+    )
+    return {
+        "retry": {**retry, "shown": 1},
+        "history_head": first["turn_id"],
+        "event_log": [switched],
+    }

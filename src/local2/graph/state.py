@@ -1,0 +1,174 @@
+"""The state schema: everything one turn of the graph reads and writes.
+
+Two lifetimes live here. *Per-turn* fields (the working messages, thinking, tool calls,
+memory hits, events, critique) are reset by ``receive`` at the start of each turn, so a
+checkpoint never carries more than one turn of them. *Session* fields survive across turns
+and stay small: the conversation itself lives in the append-only
+:class:`~local2.storage.turn_log.TurnLog` and the state keeps only ``history_head``, the id
+of the last turn visible from this checkpoint. Storage per turn is therefore O(new content),
+and any past checkpoint still names exactly the history it saw, so it can be replayed or
+forked.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+RESET = "__reset__"
+
+
+def turn_list(current: list[Any] | None, update: list[Any] | str) -> list[Any]:
+    """Append to a per-turn list; :data:`RESET` (alone or first in the update) empties it."""
+    if update == RESET:
+        return []
+    if update and update[0] == RESET:
+        return list(update[1:])
+    return [*(current or []), *update]
+
+
+def merge_dict(current: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]:
+    return {**(current or {}), **update}
+
+
+class ToolCallRecord(TypedDict):
+    id: str
+    tool: str
+    args: dict[str, Any]
+    result: str
+    error: str | None
+    duration_s: float
+    provider: NotRequired[str]  # the service that answered, e.g. the search provider
+
+
+class MemoryHit(TypedDict):
+    id: str
+    content: str
+    similarity: float
+    age_s: float
+    reward: float | None
+    critic_score: int | None
+    kind: str
+
+
+class SavedMemory(TypedDict):
+    """A fact the person asked to be remembered this turn ("Remember that ...")."""
+
+    id: str
+    content: str
+    superseded: list[str]
+    error: str | None
+
+
+class EventEntry(TypedDict, total=False):
+    subject: str
+    t: float
+
+
+class Critique(TypedDict, total=False):
+    score: int | None
+    feedback: str
+    flags: list[str]
+
+
+class Reward(TypedDict, total=False):
+    rating: int
+    comment: str | None
+    at: float
+
+
+class Respondent(TypedDict, total=False):
+    """One respondent's answer in a compare turn (DESIGN §9): its own thinking, tools, memory."""
+
+    respondent_id: str  # "a" | "b"
+    model: str
+    backend: str
+    temperature: float | None
+    answer: str
+    thinking: list[str]
+    tool_calls: list[ToolCallRecord]
+    memory_hits: list[MemoryHit]
+    critique: Critique | None
+    turn_id: str | None  # its row in the turn log, once it continues the history
+    engram_id: str | None
+    error: str | None
+
+
+def merge_respondents(
+    current: dict[str, Respondent] | None, update: dict[str, Respondent] | str
+) -> dict[str, Respondent]:
+    """Merge each respondent's fields (parallel branches write their own); RESET empties."""
+    if update == RESET:
+        return {}
+    merged = dict(current or {})
+    for rid, fields in update.items():  # type: ignore[union-attr]
+        merged[rid] = {**merged.get(rid, {}), **fields}  # type: ignore[typeddict-item]
+    return merged
+
+
+class Pairwise(TypedDict, total=False):
+    """What a compare turn decided: the judge's verdict, the person's, the answer shown."""
+
+    query_id: str
+    parent_head: str | None  # the history both respondents answered from
+    winner: str | None  # the judge's: "a" | "b" | "tie"; None when it gave no verdict
+    judge: dict[str, Any]  # scores, both orders' verdicts and feedback
+    preferred: str | None  # the person's: "a" | "b" | "tie"
+    shown: str  # the respondent whose answer continues the history
+
+
+class Retry(TypedDict, total=False):
+    """A second attempt at a low-graded answer, with the critique as context (DESIGN §9)."""
+
+    query_id: str  # this attempt
+    of: str  # the first attempt's query_id
+    first: dict[str, Any]  # turn_id, answer, score, feedback of the first attempt
+    shown: int  # 1 or 2: the attempt the history continues from
+
+
+def cleared_compare(state: dict[str, Any] | TurnState) -> dict[str, Any]:
+    """Updates that empty an earlier turn's compare and retry records (none when there are
+    none, so sessions that never compare keep the checkpoints they always had)."""
+    update: dict[str, Any] = {}
+    if state.get("respondents"):
+        update["respondents"] = RESET
+    for key in ("pairwise", "retry"):
+        if state.get(key):
+            update[key] = None
+    return update
+
+
+class TurnState(TypedDict):
+    # Input of a turn.
+    query: str
+    session_id: NotRequired[str | None]
+    # Per turn: reset by `receive`.
+    query_id: NotRequired[str]
+    started_at: NotRequired[float]
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
+    thinking: NotRequired[Annotated[list[str], turn_list]]
+    answer: NotRequired[str]
+    pending_tool_calls: NotRequired[list[dict[str, Any]]]
+    tool_calls: NotRequired[Annotated[list[ToolCallRecord], turn_list]]
+    tool_rounds: NotRequired[int]
+    repairs: NotRequired[int]
+    tools_stopped: NotRequired[bool]  # a repeated call ended the tool loop: answer now
+    decision: NotRequired[str]  # set by generate: dispatch_tool | generate | publish
+    memory_hits: NotRequired[Annotated[list[MemoryHit], turn_list]]
+    memory_saved: NotRequired[list[SavedMemory]]
+    event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
+    model: NotRequired[str]
+    backend: NotRequired[str]
+    critique: NotRequired[Critique | None]
+    error: NotRequired[str | None]
+    # Session: survives across turns, stays small.
+    history_head: NotRequired[str | None]
+    turn_count: NotRequired[int]
+    rewards: NotRequired[Annotated[dict[str, Reward], merge_dict]]
+    # Compare and retry turns (DESIGN §9): per turn, emptied by `receive` when a later turn
+    # starts; each record names its query_id too.
+    respondents: NotRequired[Annotated[dict[str, Respondent], merge_respondents]]
+    pairwise: NotRequired[Pairwise | None]
+    retry: NotRequired[Retry | None]

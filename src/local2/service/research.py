@@ -1,0 +1,285 @@
+"""Research runs as a service: start, stream, resume, read and list them.
+
+One object the CLI, the HTTP API and the app share. It turns the graph's stream into simple
+items: ``("run", {run_id, question})`` first, then ``("event", entry)`` as steps happen,
+``("report", payload)`` when the report is published (the critique follows) and
+``("final", payload)`` at the end. Run ids follow the session-id rule (:mod:`local2.ids`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from local2.config import Settings, load_settings
+from local2.graph.nodes.common import Services
+from local2.ids import check_session_id
+from local2.research.graph import (
+    AUTO,
+    assemble_services,
+    compile_research_graph,
+    research_services,
+)
+from local2.research.payload import research_payload
+from local2.storage.research import ResearchStorage, open_research_storage
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from local2.service.agent import Agent
+
+StreamItem = tuple[str, Any]
+
+
+class UnknownRun(LookupError):
+    """No research run with that id."""
+
+
+class RunBusy(RuntimeError):
+    """The run is already going on (in this process or, on Postgres, in another one)."""
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _config(run_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": run_id, "checkpoint_ns": ""}}
+
+
+def _finished(snapshot: Any) -> bool:
+    """Nothing left to run: no next node and no pending task (steps handed out by ``Send``
+    are tasks, not ``next``)."""
+    return not snapshot.next and not snapshot.tasks
+
+
+class Research:
+    """Research runs over the agent's services, checkpointed where ``system.checkpointer``
+    says (:mod:`local2.storage.research`)."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        services: Services | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        chat_model: BaseChatModel | None = None,
+        backend: str | None = None,
+        model: str | None = None,
+        tools: Any = None,
+        memory: Any = AUTO,
+        critic: Any = AUTO,
+        notice: str | None = None,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self.notice = notice
+        if services is None:
+            services, fell_back = assemble_services(
+                self.settings,
+                chat_model=chat_model,
+                tools=tools,
+                memory=memory,
+                critic=critic,
+                backend=backend,
+                model=model,
+            )
+            self.notice = notice or fell_back
+        else:  # assembled services are research services already
+            services = research_services(services)
+        self.services = services
+        self.storage: ResearchStorage = open_research_storage(self.settings, checkpointer)
+        self.checkpointer = self.storage.checkpointer
+        self.index = self.storage.index
+        self.graph = compile_research_graph(self.services, self.checkpointer)
+        self._running: set[str] = set()
+        self._guard = threading.Lock()
+
+    @classmethod
+    def from_agent(cls, agent: Agent) -> Research:
+        """Research on the agent's model, tools (the read-only ones), memory and critic."""
+        return cls(agent.settings, services=agent.services, notice=agent.notice)
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def stream(
+        self, question: str, *, max_rounds: int | None = None, run_id: str | None = None
+    ) -> Iterator[StreamItem]:
+        """Start a run; the question is checked before anything runs."""
+        from local2.graph.nodes.receive import validate_query
+        from local2.service.agent import InvalidQuery
+
+        problem = validate_query(question, self.settings.generator.max_query_chars)
+        if problem:
+            raise InvalidQuery(problem)
+        run_id = check_session_id(run_id, "run id") if run_id else new_run_id()
+        if self.graph.get_state(_config(run_id)).values:
+            raise RunBusy(f"Run {run_id} exists already: resume it, or pick another id.")
+        rounds = max_rounds or self.settings.research.max_rounds
+        graph_input = {
+            "question": question.strip(),
+            "run_id": run_id,
+            "max_rounds": rounds,
+            "trust_urls": self.settings.tools.approval == "never",
+            "started_at": time.time(),
+            "round": 1,
+            "model": self.services.model_name,
+            "backend": self.services.backend,
+        }
+        return self._drive(graph_input, run_id, question.strip())
+
+    def resume(self, run_id: str) -> Iterator[StreamItem]:
+        """Continue a run from its last finished step (a finished run is just returned)."""
+        check_session_id(run_id, "run id")
+        snapshot = self.graph.get_state(_config(run_id))
+        if not snapshot.values:
+            raise UnknownRun(f"No research run '{run_id}'.")
+        return self._drive(None, run_id, snapshot.values.get("question", ""), snapshot)
+
+    def _drive(
+        self,
+        graph_input: dict[str, Any] | None,
+        run_id: str,
+        question: str,
+        snapshot: Any = None,
+    ) -> Iterator[StreamItem]:
+        with self._claim(run_id):
+            yield ("run", {"run_id": run_id, "question": question, "resumed": snapshot is not None})
+            if snapshot is not None and _finished(snapshot):
+                yield ("final", research_payload(dict(snapshot.values)))
+                return
+            self.index.start(run_id, question, self.services.model_name)
+            final: dict[str, Any] = {}
+            status = "interrupted"
+            try:
+                for mode, data in self.graph.stream(
+                    graph_input,
+                    _config(run_id),
+                    stream_mode=["custom", "values"],
+                    durability="sync",
+                ):
+                    if mode == "custom":
+                        if "event" in data:
+                            yield ("event", data["event"])
+                        if "payload" in data:
+                            yield ("report", data["payload"])
+                    else:
+                        final = data
+                status = "done" if final.get("report") else "unfinished"
+            except Exception:
+                status = "failed"
+                raise
+            finally:
+                self.index.set_status(run_id, status)
+            yield ("final", research_payload(final))
+
+    @contextmanager
+    def _claim(self, run_id: str) -> Iterator[None]:
+        """The run is this process's until it ends; every other process is refused it too."""
+        with self._guard:
+            if run_id in self._running:
+                raise RunBusy(f"Run {run_id} is already running.")
+            self._running.add(run_id)
+        try:
+            if not self.storage.locks.acquire(run_id, blocking=False):
+                raise RunBusy(f"Run {run_id} is already running in another process.")
+            try:
+                yield
+            finally:
+                self.storage.locks.release(run_id)
+        finally:
+            with self._guard:
+                self._running.discard(run_id)
+
+    def run(
+        self,
+        question: str,
+        *,
+        max_rounds: int | None = None,
+        on_item: Callable[[str, Any], None] | None = None,
+    ) -> dict[str, Any]:
+        """Run to the end and return the payload."""
+        return _collect(self.stream(question, max_rounds=max_rounds), on_item)
+
+    def resume_run(
+        self, run_id: str, on_item: Callable[[str, Any], None] | None = None
+    ) -> dict[str, Any]:
+        return _collect(self.resume(run_id), on_item)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def payload(self, run_id: str) -> dict[str, Any]:
+        check_session_id(run_id, "run id")
+        snapshot = self.graph.get_state(_config(run_id))
+        if not snapshot.values:
+            raise UnknownRun(f"No research run '{run_id}'.")
+        payload = research_payload(dict(snapshot.values))
+        payload["status"] = self._status(run_id, snapshot)
+        return payload
+
+    def found(self, run_id: str) -> list[dict[str, Any]]:
+        """Every source the run has found or read so far (the whole ledger), by number."""
+        from local2.research.ledger import source_list
+
+        values = self.graph.get_state(_config(run_id)).values or {}
+        return source_list(values.get("ledger") or [])
+
+    def _status(self, run_id: str, snapshot: Any) -> str:
+        if run_id in self._running:
+            return "running"
+        if _finished(snapshot):
+            return "done"
+        known = self.index.get(run_id) or {}
+        if known.get("status") == "running" and self.storage.locks.held_elsewhere(run_id):
+            return "running"  # in another process sharing the database
+        return "failed" if known.get("status") == "failed" else "unfinished"
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Recent runs, newest first, with their state (``unfinished`` ones can be resumed)."""
+        rows = []
+        for row in self.index.recent(limit):
+            snapshot = self.graph.get_state(_config(row["run_id"]))
+            values = snapshot.values or {}
+            steps = values.get("steps") or {}
+            done = sum(1 for s in steps.values() if s.get("status") == "done")
+            rows.append(
+                {
+                    **row,
+                    "status": self._status(row["run_id"], snapshot),
+                    "steps_done": done,
+                    "steps": len(steps),
+                    "sources": len(values.get("ledger") or []),
+                }
+            )
+        return rows
+
+    def close(self) -> None:
+        self.storage.close()
+
+
+def _collect(items: Iterator[StreamItem], on_item: Callable[[str, Any], None] | None) -> dict:
+    payload: dict[str, Any] = {}
+    for kind, data in items:
+        if on_item is not None:
+            on_item(kind, data)
+        if kind == "final":
+            payload = data
+    return payload
+
+
+_shared: dict[int, Research] = {}
+_shared_lock = threading.Lock()
+
+
+def research_for(agent: Agent) -> Research:
+    """The one :class:`Research` of an agent, shared by its API routes and its app."""
+    with _shared_lock:
+        found = _shared.get(id(agent))
+        if found is None or found.services.chat_model is not agent.services.chat_model:
+            found = _shared[id(agent)] = Research.from_agent(agent)
+        return found

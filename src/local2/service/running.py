@@ -1,0 +1,252 @@
+"""Turns in flight: one at a time per session, each run in a worker the person can stop.
+
+A turn runs its graph in a worker thread and hands its stream items to a sink
+(:meth:`Turns.launch`): the caller's queue (:meth:`Turns.run`), or a
+:class:`~local2.service.background.BackgroundTurn` that any thread or event loop reads. A reader
+waiting on the queue honours a Stop at once, even while the model has not sent a token yet. The
+worker itself stops at the next token, node or tool boundary (:class:`StopSignal` raises
+:class:`TurnCancelled` there), which also closes the model's HTTP stream. Before its answer
+is published such a turn records nothing a session continues from (see
+:mod:`local2.graph.branches`); once published, a Stop no longer applies and the critic and memory
+finish their work.
+
+The session's lock is held from the start of a turn until its worker has ended, so the next
+turn of that session waits for a stopped one to wind down and never interleaves with it.
+
+Once the answer is out, the worker holds the graph until the answer has been handed over
+(``RunningTurn.handed_over``, at most :data:`HANDOVER_WAIT_S`): the critic and memory, which
+start as soon as the graph goes on, would otherwise share the CPU with the answer on its way
+to the person (~5 ms of a ``POST /query``, ``bench/overhead.py``).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+from local2.storage.conversations import SharedLocks
+
+StreamItem = tuple[str, Any]
+POLL_S = 0.1  # how often a waiting caller looks for a Stop
+HANDOVER_WAIT_S = 0.1  # the longest the critic and memory wait for the answer to be taken
+_DONE: StreamItem = ("__done__", None)  # compared by identity
+
+
+class TurnCancelled(BaseException):
+    """The person stopped the turn before its answer was published; nothing was recorded.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that no ``except Exception`` on its way
+    out of a node (the model client, the generate node naming model errors, a retry policy)
+    turns it into an ordinary failure.
+    """
+
+
+class SessionBusy(RuntimeError):
+    """A turn of this session is already running."""
+
+
+@dataclass
+class RunningTurn:
+    """One turn in flight: whether a Stop was asked for and whether the answer is out."""
+
+    session_id: str
+    stop_requested: threading.Event = field(default_factory=threading.Event)
+    published: bool = False
+    # Set once the answer has reached whoever waits for it; the turn then goes on.
+    handed_over: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def stopping(self) -> bool:
+        """A Stop applies until the answer is published; after that the turn completes."""
+        return self.stop_requested.is_set() and not self.published
+
+
+class StopSignal(BaseCallbackHandler):
+    """Raises :class:`TurnCancelled` inside the graph run once its turn is stopping."""
+
+    raise_error = True
+    run_inline = True
+
+    def __init__(self, turn: RunningTurn) -> None:
+        self.turn = turn
+
+    def _check(self, *args: Any, **kwargs: Any) -> None:
+        if self.turn.stopping:
+            raise TurnCancelled(f"turn of session {self.turn.session_id} stopped")
+
+    on_llm_new_token = _check
+    on_chat_model_start = _check
+    on_llm_start = _check
+    on_chain_start = _check
+    on_tool_start = _check
+
+
+class Turns:
+    """The turns running in this process, one lock per session."""
+
+    def __init__(self, shared: SharedLocks | None = None) -> None:
+        self._shared = shared or SharedLocks()  # other processes' view of the session lock
+        self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
+        self._running: dict[str, RunningTurn] = {}
+        self._guard = threading.Lock()
+
+    @property
+    def remote(self) -> bool:
+        """Whether taking a session's lock is a round trip to a server (Postgres)."""
+        return self._shared.remote
+
+    def lock(self, session_id: str) -> threading.Lock:
+        """The lock held while a turn of ``session_id`` runs (ratings wait for it too)."""
+        with self._guard:
+            return self._locks[session_id]
+
+    def _acquire(self, session_id: str, wait: bool) -> threading.Lock:
+        """This process's lock, then the one other processes see; SessionBusy if not waiting."""
+        lock = self.lock(session_id)
+        if not lock.acquire(blocking=wait):
+            raise SessionBusy(f"A turn of session '{session_id}' is still running.")
+        try:
+            if not self._shared.acquire(session_id, blocking=wait):
+                raise SessionBusy(f"A turn of session '{session_id}' is running elsewhere.")
+        except BaseException:
+            lock.release()
+            raise
+        return lock
+
+    def _release(self, session_id: str, lock: threading.Lock) -> None:
+        try:
+            self._shared.release(session_id)
+        finally:
+            lock.release()
+
+    @contextmanager
+    def hold(self, session_id: str) -> Iterator[None]:
+        """Wait for the session's running turn (in any process) and keep the next one out."""
+        lock = self._acquire(session_id, wait=True)
+        try:
+            yield
+        finally:
+            self._release(session_id, lock)
+
+    def running(self, session_id: str) -> RunningTurn | None:
+        with self._guard:
+            return self._running.get(session_id)
+
+    def stop(self, session_id: str) -> bool:
+        """Ask the running turn of ``session_id`` to stop; False when none can be stopped."""
+        turn = self.running(session_id)
+        if turn is None or turn.published:
+            return False
+        turn.stop_requested.set()
+        return True
+
+    def launch(
+        self,
+        session_id: str,
+        produce: Callable[[RunningTurn], Iterator[StreamItem]],
+        sink: Callable[[StreamItem], None],
+        ended: Callable[[BaseException | None], None],
+        *,
+        wait: bool = True,
+        handed_over: threading.Event | None = None,
+    ) -> RunningTurn:
+        """Run ``produce(turn)`` in a worker thread under the session's lock.
+
+        Each item goes to ``sink`` as it comes; after the answer the worker waits for it to
+        be handed over. Once the worker has ended and the lock is released, ``ended`` gets
+        the exception the turn raised, or None. The caller waits here for a
+        turn of the same session already running, or gets :class:`SessionBusy` when
+        ``wait`` is false.
+        """
+        lock = self._acquire(session_id, wait)
+        turn = RunningTurn(session_id)
+        if handed_over is not None:
+            turn.handed_over = handed_over
+        with self._guard:
+            self._running[session_id] = turn
+
+        def work() -> None:
+            failure: BaseException | None = None
+            try:
+                for item in produce(turn):
+                    answer = item[0] == "answer"
+                    if answer:
+                        turn.published = True
+                    sink(item)
+                    if answer:  # the graph goes on (critic, memory) once the answer is out
+                        turn.handed_over.wait(HANDOVER_WAIT_S)
+            except BaseException as exc:  # handed to the caller, which re-raises it
+                failure = exc
+            finally:
+                with self._guard:
+                    self._running.pop(session_id, None)
+                self._release(session_id, lock)
+            ended(failure)
+
+        worker = threading.Thread(target=work, name=f"turn-{session_id[:12]}", daemon=True)
+        try:
+            worker.start()
+        except BaseException:
+            with self._guard:
+                self._running.pop(session_id, None)
+            self._release(session_id, lock)
+            raise
+        return turn
+
+    def run(
+        self,
+        session_id: str,
+        produce: Callable[[RunningTurn], Iterator[StreamItem]],
+        *,
+        wait: bool = True,
+        handed_over: threading.Event | None = None,
+    ) -> Iterator[StreamItem]:
+        """Run ``produce(turn)`` in a worker under the session's lock; yield its items.
+
+        Raises :class:`TurnCancelled` when the turn is stopped before its answer, and
+        :class:`SessionBusy` when ``wait`` is false and the session already has a turn. A
+        caller that stops reading early (closes this generator) stops the turn the same way.
+        The answer counts as handed over when it is yielded here, unless the caller passes
+        ``handed_over`` and sets it itself.
+        """
+        items: queue.SimpleQueue[StreamItem] = queue.SimpleQueue()
+
+        def ended(failure: BaseException | None) -> None:
+            items.put(_DONE if failure is None else ("__error__", failure))
+
+        own_handover = handed_over is None
+        turn = self.launch(
+            session_id, produce, items.put, ended, wait=wait, handed_over=handed_over
+        )
+        finished = False
+        try:
+            while True:
+                try:
+                    item = items.get(timeout=POLL_S)
+                except queue.Empty:
+                    if turn.stopping:
+                        raise TurnCancelled(f"turn of session {session_id} stopped") from None
+                    continue
+                if item is _DONE:
+                    finished = True
+                    return
+                if item[0] == "__error__":
+                    finished = True
+                    raise item[1]
+                if turn.stopping:
+                    raise TurnCancelled(f"turn of session {session_id} stopped")
+                if own_handover and item[0] == "answer":
+                    turn.handed_over.set()
+                yield item
+        finally:
+            if own_handover:
+                turn.handed_over.set()  # no one to wait for any more
+            if not finished:  # stopped, or the caller went away: the worker stops too
+                turn.stop_requested.set()

@@ -1,0 +1,269 @@
+"""Conversations on Postgres: the checkpointer, the turn log and the per-session lock.
+
+Several ``local2 serve`` processes share one database. LangGraph's checkpointer does not stop
+two of them from running a turn of the same thread at once (each would read the same last
+checkpoint and one answer would vanish from the history), so every turn holds a Postgres
+advisory lock on its session for its whole run. The lock lives in the database session of
+one connection: if the process dies, Postgres drops the connection and the lock with it.
+
+psycopg is imported here only, and this module only when ``checkpointer: postgres``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from langgraph.checkpoint.postgres import PostgresSaver
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import dict_row, tuple_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from local2.storage.checkpointer import CompressedSerializer
+from local2.storage.conversations import SharedLocks, Storage, StorageUnavailable
+from local2.storage.research import ResearchStorage
+from local2.storage.research_runs import POSTGRES_SCHEMA as RUNS_SCHEMA
+from local2.storage.research_runs import RunIndex
+from local2.storage.turn_log import POSTGRES_SCHEMA as TURNS_SCHEMA
+from local2.storage.turn_log import SqlTurnLog
+from local2.storage.votes import POSTGRES_SCHEMA as VOTES_SCHEMA
+from local2.storage.votes import SqlVoteLog
+
+LOCK_SQL = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
+TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS locked"
+UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+SETUP_KEY = "local2:setup"  # processes starting together create the tables one at a time
+MAX_WAITING_TURNS = 64  # lock connections per process (turns running or waiting at once)
+RESEARCH_SCHEMA = "local2_research"  # research runs' checkpoints and run list
+
+
+def describe(url: str) -> str:
+    """Where the database is, for messages: host, port and name, never the password."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "the configured database"
+    host = parts.get("host") or "localhost"
+    return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or ''}"
+
+
+def open_pool(url: str, max_size: int, **kwargs: Any) -> ConnectionPool:
+    """An open pool of autocommit connections, or :class:`StorageUnavailable` saying why."""
+    pool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max(2, max_size),
+        kwargs={"autocommit": True, "prepare_threshold": 0, **kwargs},
+        open=False,
+        name="local2",
+    )
+    try:
+        pool.open(wait=True, timeout=10)
+    except PoolTimeout as exc:
+        pool.close()
+        try:  # one direct attempt, for the server's own reason
+            psycopg.connect(url, connect_timeout=5).close()
+            reason = str(exc)
+        except psycopg.Error as direct:
+            reason = str(direct).strip().splitlines()[-1]
+        raise StorageUnavailable(
+            f"Cannot reach Postgres at {describe(url)}: {reason}",
+            "Start the server (docs/deploy.md) and check LOCAL2_POSTGRES_URL.",
+        ) from None
+    return pool
+
+
+class PooledSql:
+    """Runs the shared SQLite-style statements (``?`` parameters) through a connection pool
+    (closed with this object only when it ``owns_pool``; else with the storage it is part of)."""
+
+    def __init__(self, pool: ConnectionPool, owns_pool: bool = False) -> None:
+        self._pool = pool
+        self._owns_pool = owns_pool
+
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
+        with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            cur.execute(sql.replace("?", "%s"), tuple(params))
+            return cur.fetchall()
+
+    def _write(self, sql: str, params: Sequence[Any]) -> None:
+        with self._pool.connection() as conn:
+            conn.execute(sql.replace("?", "%s"), tuple(params))
+
+    def close(self) -> None:
+        if self._owns_pool:
+            self._pool.close()
+
+
+class PostgresTurnLog(PooledSql, SqlTurnLog):
+    """The turn log in a ``local2_turns`` table, through a connection pool."""
+
+    NOTE_ORDER = "created_at, seq"
+
+
+class PostgresRunIndex(PooledSql, RunIndex):
+    """The research runs table, in the research schema (the pool's search path)."""
+
+
+class PostgresVoteLog(PooledSql, SqlVoteLog):
+    """The arena's votes in a ``local2_votes`` table, beside the turn log."""
+
+    ORDER = "created_at, seq"
+
+
+class AdvisoryLocks(SharedLocks):
+    """One turn per session (or one run of a research run, ``kind="research"``) across every
+    process: Postgres advisory locks, each held on a connection of its own while it runs."""
+
+    remote = True
+
+    def __init__(self, url: str, kind: str = "session") -> None:
+        self._kind = kind
+        self._pool = ConnectionPool(
+            url,
+            min_size=0,
+            max_size=MAX_WAITING_TURNS,
+            kwargs={"autocommit": True},
+            name="local2-locks",
+            open=True,
+        )
+        self._held: dict[str, psycopg.Connection[Any]] = {}
+        self._guard = threading.Lock()
+
+    def acquire(self, session_id: str, blocking: bool = True) -> bool:
+        key = self._key(session_id)
+        conn = self._pool.getconn()
+        try:
+            if blocking:
+                conn.execute(LOCK_SQL, (key,))
+            elif not conn.execute(TRY_LOCK_SQL, (key,)).fetchone()[0]:  # type: ignore[index]
+                self._pool.putconn(conn)
+                return False
+        except BaseException:
+            conn.close()  # a wait cut short must not leave the lock to a pooled connection
+            self._pool.putconn(conn)
+            raise
+        with self._guard:
+            self._held[session_id] = conn
+        return True
+
+    def _key(self, name: str) -> str:
+        return f"local2:{self._kind}:{name}"
+
+    def held_elsewhere(self, session_id: str) -> bool:
+        with self._guard:
+            if session_id in self._held:
+                return False
+        with self._pool.connection() as conn:
+            key = self._key(session_id)
+            if not conn.execute(TRY_LOCK_SQL, (key,)).fetchone()[0]:  # type: ignore[index]
+                return True
+            conn.execute(UNLOCK_SQL, (key,))
+        return False
+
+    def release(self, session_id: str) -> None:
+        with self._guard:
+            conn = self._held.pop(session_id, None)
+        if conn is None:
+            return
+        try:
+            conn.execute(UNLOCK_SQL, (self._key(session_id),))
+        except psycopg.Error:
+            conn.close()  # a broken connection: the server has already let go
+        self._pool.putconn(conn)
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def setup_schema(
+    pool: ConnectionPool, saver: PostgresSaver | None, statements: str, wait_s: float = 300
+) -> None:
+    """Create LoCAL2's tables (and LangGraph's, given its ``saver``), once, even when
+    processes start together.
+
+    The lock is polled, not waited for: LangGraph's migrations build indexes
+    CONCURRENTLY, which waits for every running statement — a blocked
+    ``pg_advisory_lock`` of a second process included, a deadlock Postgres cannot see.
+    """
+    with pool.connection() as conn:
+        deadline = time.monotonic() + wait_s
+        while not conn.execute(TRY_LOCK_SQL, (SETUP_KEY,)).fetchone()["locked"]:  # type: ignore[index]
+            if time.monotonic() > deadline:
+                raise psycopg.OperationalError("another process kept the setup lock")
+            time.sleep(0.1)
+        try:
+            for statement in filter(str.strip, statements.split(";")):
+                conn.execute(statement)
+            if saver is not None:
+                saver.setup()
+        finally:
+            conn.execute(UNLOCK_SQL, (SETUP_KEY,))
+
+
+def _open_saver(
+    url: str, pool_size: int, statements: str, **kwargs: Any
+) -> tuple[ConnectionPool, PostgresSaver]:
+    """A pool and a checkpointer over it, with LangGraph's tables and ``statements`` set up."""
+    pool = open_pool(url, pool_size, row_factory=dict_row, **kwargs)
+    saver = PostgresSaver(pool, serde=CompressedSerializer())  # type: ignore[arg-type]
+    _set_up(url, pool, saver, statements)
+    return pool, saver
+
+
+def _set_up(url: str, pool: ConnectionPool, saver: PostgresSaver | None, statements: str) -> None:
+    """:func:`setup_schema`, or the pool closed and one clear error saying what is needed."""
+    try:
+        setup_schema(pool, saver, statements)
+    except psycopg.Error as exc:
+        pool.close()
+        raise StorageUnavailable(
+            f"Cannot set up LoCAL2's tables in {describe(url)}: {exc}",
+            "The database user needs CREATE on the database (docs/deploy.md).",
+        ) from exc
+
+
+def open_postgres(url: str, pool_size: int) -> Storage:
+    """Checkpointer, turn log, arena votes and session locks over one database at ``url``."""
+    pool, saver = _open_saver(url, pool_size, TURNS_SCHEMA + VOTES_SCHEMA)
+    locks = AdvisoryLocks(url)
+    return Storage(
+        checkpointer=saver,
+        turn_log=PostgresTurnLog(pool),
+        locks=locks,
+        closers=[locks.close, pool.close],
+        votes=PostgresVoteLog(pool),
+    )
+
+
+def open_postgres_votes(url: str) -> PostgresVoteLog:
+    """The arena's votes alone (``local2 arena``), over a small pool of their own."""
+    pool = open_pool(url, 2, row_factory=dict_row)
+    _set_up(url, pool, None, VOTES_SCHEMA)
+    return PostgresVoteLog(pool, owns_pool=True)
+
+
+def research_saver(url: str, pool_size: int) -> tuple[ConnectionPool, PostgresSaver]:
+    """Research runs' checkpoints, in LangGraph's tables of their own schema: run ids and
+    session ids are both thread ids, and one must never read the other's state."""
+    return _open_saver(
+        url,
+        pool_size,
+        f"CREATE SCHEMA IF NOT EXISTS {RESEARCH_SCHEMA};{RUNS_SCHEMA}",
+        options=f"-c search_path={RESEARCH_SCHEMA}",
+    )
+
+
+def open_research_postgres(url: str, pool_size: int) -> ResearchStorage:
+    """Checkpointer, run list and run locks of research mode over the database at ``url``."""
+    pool, saver = research_saver(url, pool_size)
+    locks = AdvisoryLocks(url, kind="research")
+    return ResearchStorage(
+        checkpointer=saver,
+        index=PostgresRunIndex(pool),
+        locks=locks,
+        closers=[locks.close, pool.close],
+    )

@@ -1,0 +1,74 @@
+"""The list of research runs: question, when, model, last known status.
+
+The checkpoints hold each run's state; this small table only makes ``research list`` and
+``GET /research`` cheap, without reading every run's checkpoints. :class:`SqliteRunIndex`
+keeps it beside the run checkpoints in ``research.sqlite``; ``local2.storage.postgres`` keeps it on
+the team's Postgres server (``checkpointer: postgres``). Both share the queries here.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from local2.storage.sqlite import SqliteSql
+
+COLUMNS = ("run_id", "question", "model", "status", "created_at", "updated_at")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS research_runs (
+    run_id TEXT PRIMARY KEY,
+    question TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL,
+    created_at {time} NOT NULL,
+    updated_at {time} NOT NULL
+)
+"""
+SQLITE_SCHEMA = SCHEMA.format(time="REAL")
+POSTGRES_SCHEMA = SCHEMA.format(time="DOUBLE PRECISION")
+
+
+class RunIndex(ABC):
+    """The runs table; subclasses say how a statement reaches the database (``?`` params)."""
+
+    @abstractmethod
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]: ...
+
+    @abstractmethod
+    def _write(self, sql: str, params: Sequence[Any]) -> None: ...
+
+    def start(self, run_id: str, question: str, model: str) -> None:
+        now = time.time()
+        self._write(
+            "INSERT INTO research_runs VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT(run_id) "
+            "DO UPDATE SET status='running', updated_at=excluded.updated_at",
+            (run_id, question, model, now, now),
+        )
+
+    def set_status(self, run_id: str, status: str) -> None:
+        self._write(
+            "UPDATE research_runs SET status=?, updated_at=? WHERE run_id=?",
+            (status, time.time(), run_id),
+        )
+
+    def get(self, run_id: str) -> dict[str, Any] | None:
+        rows = self._select("WHERE run_id=?", (run_id,))
+        return rows[0] if rows else None
+
+    def recent(self, limit: int = 20) -> list[dict[str, Any]]:
+        return self._select("ORDER BY created_at DESC LIMIT ?", (limit,))
+
+    def _select(self, clause: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        rows = self._fetch(f"SELECT {', '.join(COLUMNS)} FROM research_runs {clause}", params)
+        return [dict(zip(COLUMNS, row, strict=True)) for row in rows]
+
+
+class SqliteRunIndex(SqliteSql, RunIndex):
+    """The runs table beside the run checkpoints (``research.sqlite``)."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path, SQLITE_SCHEMA)
