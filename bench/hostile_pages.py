@@ -25,9 +25,9 @@ from pathlib import Path
 import httpx
 
 from local2.config.schema import WebFetchSettings
+from local2.errors import ToolError
 from local2.testing.rss import peak_rss
 from local2.testing.web_server import LocalServer, gzip_bomb, send, send_encoded
-from local2.tools.base import ToolError
 from local2.tools.extract import decode_body, extract_main_text
 from local2.tools.extract_worker import WorkerPool
 from local2.tools.web_fetch import WebFetch

@@ -13,8 +13,9 @@ import pytest
 from langchain_core.messages import BaseMessage, ToolMessage
 
 from local2.contracts.approval import answer, nobody
+from local2.errors import AwaitingApproval, UnknownTurn
 from local2.models.scripted import ScriptedChatModel, reply
-from local2.service.agent import Agent, AwaitingApproval, UnknownTurn
+from local2.service.agent import Agent
 from local2.tools.base import Tool
 from tests.conftest import make_settings
 

@@ -10,9 +10,10 @@ from typing import Any
 import chromadb
 import pytest
 
+from local2.errors import ChromaUnavailable
 from local2.files.index import FileIndex
 from local2.graph.nodes.ingest import open_memory
-from local2.memory.chroma import ChromaUnavailable, chroma_client
+from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import LexicalEmbedder
 from local2.memory.per_embedder import collection_name
 from local2.memory.store import EngramStore

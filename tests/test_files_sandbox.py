@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from local2.errors import SandboxError, ToolError
 from local2.files.sandbox import (
     AMBIGUOUS_PATH,
     FILE_NOT_FOUND,
@@ -14,9 +15,7 @@ from local2.files.sandbox import (
     NOT_TEXT,
     PATH_DENIED,
     Sandbox,
-    SandboxError,
 )
-from local2.tools.base import ToolError
 from local2.tools.registry import default_tools
 from tests.conftest import make_settings
 

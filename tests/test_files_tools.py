@@ -11,10 +11,11 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from local2.critic.grounding import grounding_flags
+from local2.errors import ToolError
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools import files as file_tools_module
-from local2.tools.base import Tool, ToolContext, ToolError, ToolResult
+from local2.tools.base import Tool, ToolContext, ToolResult
 from local2.tools.files import file_tools
 from tests.conftest import local2, make_settings
 

@@ -11,10 +11,11 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from local2.errors import InvalidQuery, ToolError
 from local2.graph.topology import build_graph
 from local2.models.scripted import ScriptedChatModel, reply
-from local2.service.agent import Agent, InvalidQuery
-from local2.tools.base import Tool, ToolError
+from local2.service.agent import Agent
+from local2.tools.base import Tool
 from tests.conftest import make_settings
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}

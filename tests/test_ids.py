@@ -2,7 +2,8 @@
 
 import pytest
 
-from local2.ids import SESSION_ID_RULE, InvalidId, check_session_id, session_id_problem
+from local2.errors import InvalidId
+from local2.ids import SESSION_ID_RULE, check_session_id, session_id_problem
 
 
 @pytest.mark.parametrize("ok", ["a", "abc-DEF_12.3", "x" * 128, "0f3a9c2e1b7d4e6f"])

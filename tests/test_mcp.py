@@ -15,7 +15,8 @@ import pytest
 
 from local2.config import Settings, load_settings
 from local2.config.schema import McpServer
-from local2.tools.base import Tool, ToolContext, ToolError
+from local2.errors import ToolError
+from local2.tools.base import Tool, ToolContext
 from local2.tools.mcp import (
     MAX_NAME,
     McpServerStatus,

@@ -7,9 +7,9 @@ import math
 import pytest
 
 from local2.config import load_settings
+from local2.errors import EmbeddingError
 from local2.memory.embeddings import (
     MINILM_NAME,
-    EmbeddingError,
     LexicalEmbedder,
     MiniLMEmbedder,
     OllamaEmbedder,

@@ -7,13 +7,8 @@ import json
 import pytest
 from langchain_core.messages import BaseMessage
 
-from local2.memory.extract import (
-    FACTS_SCHEMA,
-    FactParseError,
-    answer_is_a_source,
-    distill,
-    parse_facts,
-)
+from local2.errors import FactParseError
+from local2.memory.extract import FACTS_SCHEMA, answer_is_a_source, distill, parse_facts
 from local2.memory.facts import (
     ANSWER,
     USER_MESSAGE,

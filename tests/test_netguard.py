@@ -6,7 +6,8 @@ import ipaddress
 
 import pytest
 
-from local2.tools.netguard import NetGuard, Refused, parse_ip_host, parse_legacy_ipv4
+from local2.errors import FetchRefused
+from local2.tools.netguard import NetGuard, parse_ip_host, parse_legacy_ipv4
 
 
 def no_dns(host: str, port: int) -> list[str]:
@@ -77,7 +78,7 @@ def test_names_and_invalid_forms_are_not_addresses(name: str) -> None:
     ],
 )
 def test_non_public_targets_are_refused(url: str, reason: str) -> None:
-    with pytest.raises(Refused, match=f"refused {reason}"):
+    with pytest.raises(FetchRefused, match=f"refused {reason}"):
         NetGuard(resolver=no_dns).vet(url)
 
 
@@ -100,13 +101,13 @@ def test_public_literals_pass_without_dns(url: str, address: str) -> None:
     "url", ["ftp://example.com/x", "file:///etc/passwd", "gopher://x/", "example.com", "//x/y"]
 )
 def test_only_http_and_https(url: str) -> None:
-    with pytest.raises(Refused, match="only http:// and https://"):
+    with pytest.raises(FetchRefused, match="only http:// and https://"):
         NetGuard(resolver=no_dns).vet(url)
 
 
 def test_every_resolved_address_is_checked() -> None:
     guard = NetGuard(resolver=lambda h, p: ["93.184.216.34", "::1"])
-    with pytest.raises(Refused, match=r"refused loopback address ::1 \(evil.example resolves"):
+    with pytest.raises(FetchRefused, match=r"refused loopback address ::1 \(evil.example resolves"):
         guard.vet("https://evil.example/")
     ok = NetGuard(resolver=lambda h, p: ["93.184.216.34", "2606:4700::1"]).vet("http://a.example/")
     assert ok.addresses == ("93.184.216.34", "2606:4700::1")
@@ -117,7 +118,7 @@ def test_resolution_failure_is_a_refusal() -> None:
     def fail(host: str, port: int) -> list[str]:
         raise OSError("no such host")
 
-    with pytest.raises(Refused, match=r"cannot resolve host 'gone\.example'"):
+    with pytest.raises(FetchRefused, match=r"cannot resolve host 'gone\.example'"):
         NetGuard(resolver=fail).vet("http://gone.example/")
 
 
@@ -126,14 +127,14 @@ def test_allow_list_matches_the_written_host_only() -> None:
     target = guard.vet("http://localhost:8080/")
     assert target.trusted and target.addresses == ("127.0.0.1",)
     for alias in ("http://127.0.0.1:8080/", "http://[::1]:8080/", "http://2130706433/"):
-        with pytest.raises(Refused, match="loopback"):
+        with pytest.raises(FetchRefused, match="loopback"):
             guard.vet(alias)
 
 
 def test_allow_list_ip_entry_covers_other_spellings_of_that_ip() -> None:
     guard = NetGuard(["127.0.0.1"], resolver=no_dns)
     assert guard.vet("http://2130706433/").trusted
-    with pytest.raises(Refused):
+    with pytest.raises(FetchRefused):
         guard.vet("http://127.0.0.2/")
 
 
@@ -144,7 +145,7 @@ def test_allow_list_port_and_wildcard_rules() -> None:
     assert guard.vet("http://wiki.intranet.test/").trusted
     assert guard.is_trusted("a.b.intranet.test", 443)
     assert not guard.is_trusted("intranet.test.evil.example", 80)
-    with pytest.raises(Refused, match="private"):
+    with pytest.raises(FetchRefused, match="private"):
         guard.vet("http://intranet-test.example/")
 
 

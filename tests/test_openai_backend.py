@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.models.errors import ModelError, ModelUnavailable
+from local2.errors import ModelError, ModelUnavailable
 from local2.service.agent import Agent
 from local2.service.doctor import SEED_MODEL
 from local2.testing.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
+from local2.errors import RunBusy
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.research.plan_schema import call_key
 from local2.service.agent import Agent
-from local2.service.research import Research, RunBusy
+from local2.service.research import Research
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain, default_plan
 from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides

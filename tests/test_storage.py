@@ -16,10 +16,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.store.memory import InMemoryStore
 
 from local2.config import SettingsError, load_settings
+from local2.errors import StorageUnavailable
 from local2.graph.nodes.receive import unrecorded_turn
 from local2.models.scripted import ScriptedChatModel
 from local2.service.agent import Agent
-from local2.storage.conversations import SharedLocks, StorageUnavailable, open_storage
+from local2.storage.conversations import SharedLocks, open_storage
 from local2.storage.store_turn_log import StoreTurnLog
 from local2.storage.turn_log import SqliteTurnLog, TurnLog
 from tests.conftest import make_settings

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from local2.cli.stories import serve_api
+from local2.errors import StoryError
 from local2.http.app import create_api
 from local2.service.agent import Agent
 from local2.stories.runner import (
     EventChecks,
     PayloadChecks,
-    StoryError,
     TurnSpec,
     check_events,
     check_expected_content,

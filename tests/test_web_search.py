@@ -15,7 +15,7 @@ import pytest
 
 from local2.config import load_settings
 from local2.config.schema import WebSearchSettings
-from local2.tools.base import ToolError
+from local2.errors import ToolError
 from local2.tools.search_providers import DEFAULT_MOCK_RESULTS
 from local2.tools.web import web_tools
 from local2.tools.web_search import CANNED_NOTE, WebSearch

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import re
 
+from local2.errors import InvalidId
+
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
 SESSION_ID_RULE = "1-128 characters from A-Z a-z 0-9 . _ - (not '.' or '..')"
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
-
-
-class InvalidId(ValueError):
-    """An identifier breaks its rule; the message names the rule."""
 
 
 def session_id_problem(value: object, what: str = "session id") -> str | None:

@@ -12,10 +12,15 @@ from local2.cli.common import fail
 def friendly_errors() -> Iterator[None]:
     """Turn the errors a person can act on into a message and an exit code."""
     from local2.config import SettingsError
-    from local2.ids import InvalidId
-    from local2.models.errors import ModelError
-    from local2.service.agent import AwaitingApproval, InvalidQuery, TurnCancelled, UnknownTurn
-    from local2.storage.conversations import StorageUnavailable
+    from local2.errors import (
+        AwaitingApproval,
+        InvalidId,
+        InvalidQuery,
+        ModelError,
+        StorageUnavailable,
+        UnknownTurn,
+    )
+    from local2.service.agent import TurnCancelled
 
     try:
         yield

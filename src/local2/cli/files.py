@@ -46,8 +46,8 @@ def index(
         TimeElapsedColumn,
     )
 
+    from local2.errors import EmbeddingError
     from local2.files.index import FileIndex
-    from local2.memory.embeddings import EmbeddingError
 
     settings = _settings(ctx)
     if not settings.files.roots:

@@ -33,7 +33,7 @@ def _settings(ctx: typer.Context) -> Settings:
 
 def _open(ctx: typer.Context) -> EngramStore:
     # Imported here: chromadb takes seconds to import, and every `local2` command loads this.
-    from local2.memory.embeddings import EmbeddingError
+    from local2.errors import EmbeddingError
     from local2.memory.store import EngramStore, MemoryStoreError
 
     try:
@@ -131,7 +131,7 @@ def search_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
 ) -> None:
     """Recall memories for QUERY with the same ranking the model uses."""
-    from local2.memory.embeddings import EmbeddingError
+    from local2.errors import EmbeddingError
 
     store = _open(ctx)
     try:
@@ -182,7 +182,7 @@ def reembed_cmd(
     """
     from rich.progress import Progress
 
-    from local2.memory.embeddings import EmbeddingError
+    from local2.errors import EmbeddingError
     from local2.memory.store import EngramStore, MemoryStoreError
 
     settings = _settings(ctx)

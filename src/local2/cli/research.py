@@ -150,8 +150,8 @@ def run_research(
     backend: str | None,
     model: str | None,
 ) -> None:
-    from local2.ids import InvalidId
-    from local2.service.research import Research, RunBusy, UnknownRun
+    from local2.errors import InvalidId, RunBusy, UnknownRun
+    from local2.service.research import Research
 
     if not resume and not (question or "").strip():
         fail('Give a question: local2 research "QUESTION" (or `list`, or --resume RUN_ID).', code=2)

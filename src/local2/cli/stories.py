@@ -83,7 +83,7 @@ def serve_api(app: Any) -> Iterator[str]:
     """Run a FastAPI app under uvicorn on a free loopback port; yields its base URL."""
     import uvicorn
 
-    from local2.stories.runner import StoryError
+    from local2.errors import StoryError
 
     port = free_port()
     server = uvicorn.Server(
@@ -188,7 +188,8 @@ def register(app: typer.Typer) -> None:
 
         import httpx
 
-        from local2.stories.runner import StoryError, load_stories, run_stories
+        from local2.errors import StoryError
+        from local2.stories.runner import load_stories, run_stories
 
         stories_dir = directory or default_stories_dir()
         try:

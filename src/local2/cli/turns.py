@@ -124,8 +124,8 @@ def chat(
     """
     import time
 
-    from local2.models.errors import ModelError
-    from local2.service.agent import AwaitingApproval, InvalidQuery, TurnCancelled, new_session_id
+    from local2.errors import AwaitingApproval, InvalidQuery, ModelError
+    from local2.service.agent import TurnCancelled, new_session_id
 
     compare = compare_options(model_b, temperature_b)
 

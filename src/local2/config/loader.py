@@ -18,13 +18,10 @@ import yaml
 from pydantic import ValidationError
 
 from local2.config.schema import SECTIONS, Settings, ToolSchema
+from local2.errors import SettingsError
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 POSTGRES_URL_ENV = "LOCAL2_POSTGRES_URL"
-
-
-class SettingsError(Exception):
-    """A config file that cannot be used; the message names the file and the key."""
 
 
 def _read_yaml(text: str, origin: str) -> dict[str, Any]:

@@ -10,9 +10,10 @@ from langchain_core.language_models import BaseChatModel
 
 from local2.config.schema import CriticSettings
 from local2.critic.grounding import grounding_flags
-from local2.critic.judge import Critic, JudgeTimeout
+from local2.critic.judge import Critic
 from local2.critic.parse import Grade, parse_grade
 from local2.critic.prompt import build_prompt, default_rubric
+from local2.errors import JudgeTimeout
 
 
 def make_critic(chat_model: BaseChatModel, settings: CriticSettings) -> Critic | None:

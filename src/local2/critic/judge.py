@@ -20,6 +20,7 @@ from local2.config.schema import CriticSettings
 from local2.critic.grounding import grounding_flags
 from local2.critic.parse import Grade, parse_grade
 from local2.critic.prompt import build_prompt
+from local2.errors import JudgeTimeout
 from local2.graph.state import Critique, ToolCallRecord
 from local2.models.thinking import message_text
 
@@ -29,10 +30,6 @@ RETRY_NUDGE = (
 )
 _MAX_FEEDBACK_CHARS = 2000
 Verdict = TypeVar("Verdict")
-
-
-class JudgeTimeout(Exception):
-    """The judge did not answer before the deadline."""
 
 
 def call_with_deadline(fn: Callable[[], Any], timeout_s: float) -> Any:

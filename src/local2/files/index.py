@@ -22,7 +22,8 @@ from typing import Any
 from chromadb.errors import NotFoundError
 
 from local2.config import Settings
-from local2.files.sandbox import FileRef, Sandbox, SandboxError
+from local2.errors import SandboxError
+from local2.files.sandbox import FileRef, Sandbox
 from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import Embedder, make_embedder
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from local2.tools.base import ToolError
+from local2.errors import SandboxError
 
 if TYPE_CHECKING:
     from local2.config import Settings
@@ -33,15 +33,6 @@ NOT_TEXT = "NOT_TEXT"
 
 MAX_WALK_FILES = 50_000  # a root that is someone's whole disk must not hang a tool call
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # file://..., C:\..., smb:...
-
-
-class SandboxError(ToolError):
-    """A refused file access: ``str()`` is ``"<CODE>: <message>"``, what the model reads."""
-
-    def __init__(self, code: str, message: str):
-        self.code = code
-        self.message = message
-        super().__init__(f"{code}: {message}")
 
 
 @dataclass(frozen=True)

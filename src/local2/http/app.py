@@ -22,12 +22,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
+from local2.errors import (
+    AwaitingApproval,
+    InvalidId,
+    InvalidQuery,
+    ModelError,
+    ModelUnavailable,
+    UnknownTurn,
+)
 from local2.http.compare import add_compare_routes, prefer_or_404, turn_options
 from local2.http.guard import is_loopback
 from local2.http.sse import answer_first, turn_events
-from local2.ids import SESSION_ID_RULE, InvalidId, session_id_problem
-from local2.models.errors import ModelError, ModelUnavailable
-from local2.service.agent import Agent, AwaitingApproval, InvalidQuery, UnknownTurn
+from local2.ids import SESSION_ID_RULE, session_id_problem
+from local2.service.agent import Agent
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"
 

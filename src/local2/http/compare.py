@@ -16,9 +16,10 @@ from fastapi import Depends, FastAPI, HTTPException
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from local2.errors import InvalidQuery, UnknownTurn
 from local2.graph.compare.spec import compare_spec
 from local2.service import compare as session
-from local2.service.agent import Agent, InvalidQuery, UnknownTurn
+from local2.service.agent import Agent
 
 
 class RetryBody(BaseModel):
@@ -68,7 +69,7 @@ def add_compare_routes(app: FastAPI, agent: Agent, authorised: Callable[..., Non
 
     @app.post("/sessions/{session_id}/retry", dependencies=[Depends(authorised)])
     def retry(session_id: str, body: RetryBody) -> dict[str, Any]:
-        from local2.models.errors import ModelError
+        from local2.errors import ModelError
 
         try:
             payload: dict[str, Any] = {}

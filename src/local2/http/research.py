@@ -32,7 +32,7 @@ def sse(event: str, data: Any) -> str:
 
 
 def _events(items: Iterator[tuple[str, Any]]) -> Iterator[str]:
-    from local2.models.errors import ModelError
+    from local2.errors import ModelError
 
     try:
         for kind, data in items:
@@ -48,9 +48,8 @@ def _events(items: Iterator[tuple[str, Any]]) -> Iterator[str]:
 
 def research_routes(agent: Agent) -> APIRouter:
     """The research routes over ``agent``'s services (see :func:`research_for`)."""
-    from local2.ids import InvalidId
-    from local2.service.agent import InvalidQuery
-    from local2.service.research import UnknownRun, research_for
+    from local2.errors import InvalidId, InvalidQuery, UnknownRun
+    from local2.service.research import research_for
 
     router = APIRouter()
 

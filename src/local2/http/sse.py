@@ -55,8 +55,7 @@ def answer_first(payload: dict[str, Any], critic_on: bool) -> dict[str, Any]:
 def turn_events(turn: BackgroundTurn, critic_on: bool, compare: bool = False) -> Iterator[str]:
     """The turn's items as server-sent events; a model failure ends them with ``error``.
     ``compare``: two respondents answer, and every event says whose it is."""
-    from local2.models.errors import ModelError
-    from local2.service.agent import AwaitingApproval
+    from local2.errors import AwaitingApproval, ModelError
 
     def whose(data: dict[str, Any]) -> dict[str, Any]:
         return {"respondent_id": None, **data} if compare else data

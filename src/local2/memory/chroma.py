@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from local2.errors import ChromaUnavailable
+
 TOKEN_ENV = "LOCAL2_CHROMA_TOKEN"
-
-
-class ChromaUnavailable(RuntimeError):
-    """The configured Chroma server cannot be reached; the message names the fix."""
 
 
 def chroma_client(settings: Any, subdir: str) -> Any:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 
+from local2.errors import EmbeddingError
+
 if TYPE_CHECKING:
     from local2.config import Settings
 
@@ -31,10 +33,6 @@ PREFIX_SCHEMES: dict[str, tuple[str, str]] = {
     "nomic": ("search_document: ", "search_query: "),
 }
 MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-
-
-class EmbeddingError(RuntimeError):
-    """Embedding failed; the message names the fix (``ollama serve``, ``ollama pull ...``)."""
 
 
 @runtime_checkable

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from local2.errors import FactParseError
 from local2.memory.facts import (
     ANSWER,
     MAX_FACT_CHARS,
@@ -76,10 +77,6 @@ Rules:
 _FIRST_PERSON = re.compile(
     r"\b(?:i|i'm|i've|i'd|i'll|my|mine|me|we|we're|our|ours|us|remember)\b", re.I
 )
-
-
-class FactParseError(ValueError):
-    """The model's reply is not the JSON the schema asks for."""
 
 
 class _FactOut(BaseModel):

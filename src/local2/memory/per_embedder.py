@@ -20,20 +20,13 @@ from typing import Any
 from chromadb.api.models.Collection import Collection
 from chromadb.errors import NotFoundError
 
+from local2.errors import EmbedderMismatchError
 from local2.memory.embeddings import Embedder
 
 log = logging.getLogger(__name__)
 
 PAGE = 1000  # rows per Chroma get() when walking a collection
 EMBED_BATCH = 32
-
-
-class MemoryStoreError(RuntimeError):
-    """Base class for memory-store errors with a message meant for people."""
-
-
-class EmbedderMismatchError(MemoryStoreError):
-    """A collection records another embedding model or prefix scheme than its name says."""
 
 
 def collection_name(base: str, embedder_name: str) -> str:

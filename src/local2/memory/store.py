@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from chromadb.api.models.Collection import Collection
 
 from local2.config import Settings
+from local2.errors import EmbedderMismatchError, MemoryStoreError
 from local2.memory import deferred, per_embedder, ranking
 from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import Embedder
 from local2.memory.facts import Fact
-from local2.memory.per_embedder import EmbedderMismatchError, MemoryStoreError
 
 if TYPE_CHECKING:  # local2.graph.state imports langgraph: memory commands start without it
     from local2.graph.state import MemoryHit
@@ -557,7 +557,7 @@ class EngramStore:
 
 def configured_embedder(settings: Settings) -> Embedder:
     """The embedder ``memory.embedder`` asks for (``auto``: the best available), no fallback."""
-    from local2.memory.embeddings import EmbeddingError
+    from local2.errors import EmbeddingError
     from local2.memory.fallback import choose_embedder
 
     choice = choose_embedder(settings)

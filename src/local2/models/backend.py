@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 
 from local2.config import Settings
-from local2.models.errors import ModelError, ModelNotPulled, ModelUnavailable
+from local2.errors import ModelError, ModelNotPulled, ModelUnavailable
 
 # langchain-ollama (about a second to import) is imported only when Ollama is used.
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import httpx
 
-from local2.models.errors import ModelNotPulled, ModelUnavailable, describe_ollama_error
+from local2.errors import ModelNotPulled, ModelUnavailable
+from local2.models.ollama_failures import describe_ollama_error
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
 from local2.config import Settings
-from local2.models.errors import ModelError, ModelUnavailable
+from local2.errors import ModelError, ModelUnavailable
 
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 NO_KEY = "no-key"  # local servers take any key; the client insists on one

@@ -20,11 +20,12 @@ from typing import Any
 from langgraph.types import Send
 
 from local2 import events
+from local2.errors import ToolError
 from local2.graph.nodes.common import Services, event
 from local2.research.ledger import Found, file_sources, page_read, search_hits, url_key
 from local2.research.plan_schema import COMPOSE, FETCH, SEARCH, call_key
 from local2.research.state import CallRecord, ResearchState, StepRecord
-from local2.tools.base import ToolContext, ToolError, ToolResult
+from local2.tools.base import ToolContext, ToolResult
 
 _TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\b", re.I)
 NO_TEXT = "(no readable text found on this page)"

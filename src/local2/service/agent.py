@@ -30,6 +30,7 @@ from local2 import events
 from local2.config import Settings, load_settings
 from local2.contracts import approval
 from local2.contracts.approval import Approver, Decision
+from local2.errors import AwaitingApproval, InvalidQuery, SessionBusy, TurnCancelled, UnknownTurn
 from local2.graph import branches
 from local2.graph.nodes.recall import AHEAD_KEY, recall_ahead
 from local2.graph.nodes.receive import validate_query
@@ -39,14 +40,7 @@ from local2.graph.state import RESET
 from local2.graph.topology import AUTO, build_services, compile_graph
 from local2.ids import check_session_id
 from local2.service.background import BackgroundTurn
-from local2.service.running import (
-    RunningTurn,
-    SessionBusy,
-    StopSignal,
-    StreamItem,
-    TurnCancelled,
-    Turns,
-)
+from local2.service.running import RunningTurn, StopSignal, StreamItem, Turns
 from local2.storage.audit_log import audit_turn
 from local2.storage.conversations import SharedLocks, open_storage
 from local2.storage.turn_log import TurnLog
@@ -64,26 +58,6 @@ __all__ = [
     "TurnCancelled",
     "UnknownTurn",
 ]
-
-
-class InvalidQuery(ValueError):
-    """The question cannot be asked (empty, too long); the message says why."""
-
-
-class UnknownTurn(LookupError):
-    """No such session, turn or checkpoint."""
-
-
-class AwaitingApproval(RuntimeError):
-    """The session's last turn waits for the person to approve or deny a tool call."""
-
-    def __init__(self, request: dict[str, Any]) -> None:
-        self.request = request
-        tools = ", ".join(c["tool"] for c in request.get("calls") or [])
-        super().__init__(
-            f"Session '{request.get('session_id')}' is waiting for approval of {tools}: "
-            f"approve or deny it first (POST {request.get('resume')})."
-        )
 
 
 def new_session_id() -> str:

@@ -17,7 +17,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from local2.service.running import POLL_S, RunningTurn, StreamItem, TurnCancelled
+from local2.errors import TurnCancelled
+from local2.service.running import POLL_S, RunningTurn, StreamItem
 
 log = logging.getLogger(__name__)
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from local2 import events
+from local2.errors import CannotRetry
 from local2.graph.compare.spec import RESPONDENT_IDS
 from local2.graph.nodes.common import Services, event
 from local2.graph.payload import turn_payload
@@ -24,10 +25,6 @@ if TYPE_CHECKING:
     from local2.service.agent import Agent
 
 PREFERENCES = ("a", "b", "tie")
-
-
-class CannotRetry(ValueError):
-    """This answer cannot be tried again (the message says why and what to do)."""
 
 
 def votes_of(services: Services) -> Any:
@@ -54,7 +51,7 @@ def record_vote(services: Services, state: TurnState | dict, voter: str, winner:
 
 def _head(agent: Agent, session_id: str) -> Any:
     """The checkpoint the session continues from (never a dead turn's leftover)."""
-    from local2.service.agent import UnknownTurn
+    from local2.errors import UnknownTurn
 
     snapshot = agent._head(session_id)
     if snapshot is None or not snapshot.values:
@@ -103,8 +100,8 @@ def prefer(
     The preferred answer continues the session's history (a tie keeps the one shown); the
     vote counts in the arena and marks both engrams' ``pairwise_winner``.
     """
+    from local2.errors import UnknownTurn
     from local2.graph.compare.pair import respondent_view
-    from local2.service.agent import UnknownTurn
 
     if preferred not in PREFERENCES:
         raise ValueError(f"A preference is one of a, b or tie, got {preferred!r}.")
@@ -178,7 +175,7 @@ def _prefer_earlier(
     agent: Agent, session_id: str, query_id: str, preferred: str, comment: str | None
 ) -> dict[str, Any]:
     """A preference on a compare turn that is no longer the last: recorded, history kept."""
-    from local2.service.agent import UnknownTurn
+    from local2.errors import UnknownTurn
 
     services = agent.services
     turn = services.turn_log.find(session_id, query_id)
@@ -226,7 +223,7 @@ def retry_request(agent: Agent, session_id: str, query_id: str) -> tuple[str, di
 
     Only the session's last answer, graded by the critic, and not itself a second attempt.
     """
-    from local2.service.agent import UnknownTurn
+    from local2.errors import UnknownTurn
 
     values = dict(_head(agent, session_id).values)
     if values.get("query_id") != query_id:
@@ -273,7 +270,7 @@ def retry(
 
 def show(agent: Agent, session_id: str, query_id: str, attempt: int) -> dict[str, Any]:
     """Continue the session from attempt 1 or 2 of a retried answer (the person's switch)."""
-    from local2.service.agent import UnknownTurn
+    from local2.errors import UnknownTurn
 
     if attempt not in (1, 2):
         raise ValueError(f"An attempt is 1 or 2, got {attempt!r}.")

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 
 from local2.config import Settings
 from local2.config.schema import GeneratorSettings
-from local2.models.errors import ModelUnavailable
+from local2.errors import ModelUnavailable
 from local2.models.ollama_catalog import ModelInfo, canonical, chat_models, has_model, list_models
 
 SEED_MODEL = str(GeneratorSettings.model_fields["model"].default)

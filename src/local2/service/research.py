@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from local2.config import Settings, load_settings
+from local2.errors import RunBusy, UnknownRun
 from local2.graph.nodes.common import Services
 from local2.ids import check_session_id
 from local2.research.graph import (
@@ -35,14 +36,6 @@ if TYPE_CHECKING:
     from local2.service.agent import Agent
 
 StreamItem = tuple[str, Any]
-
-
-class UnknownRun(LookupError):
-    """No research run with that id."""
-
-
-class RunBusy(RuntimeError):
-    """The run is already going on (in this process or, on Postgres, in another one)."""
 
 
 def new_run_id() -> str:
@@ -111,8 +104,8 @@ class Research:
         self, question: str, *, max_rounds: int | None = None, run_id: str | None = None
     ) -> Iterator[StreamItem]:
         """Start a run; the question is checked before anything runs."""
+        from local2.errors import InvalidQuery
         from local2.graph.nodes.receive import validate_query
-        from local2.service.agent import InvalidQuery
 
         problem = validate_query(question, self.settings.generator.max_query_chars)
         if problem:

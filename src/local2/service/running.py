@@ -31,25 +31,13 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 
+from local2.errors import SessionBusy, TurnCancelled
 from local2.storage.conversations import SharedLocks
 
 StreamItem = tuple[str, Any]
 POLL_S = 0.1  # how often a waiting caller looks for a Stop
 HANDOVER_WAIT_S = 0.1  # the longest the critic and memory wait for the answer to be taken
 _DONE: StreamItem = ("__done__", None)  # compared by identity
-
-
-class TurnCancelled(BaseException):
-    """The person stopped the turn before its answer was published; nothing was recorded.
-
-    A ``BaseException``, like ``KeyboardInterrupt``, so that no ``except Exception`` on its way
-    out of a node (the model client, the generate node naming model errors, a retry policy)
-    turns it into an ordinary failure.
-    """
-
-
-class SessionBusy(RuntimeError):
-    """A turn of this session is already running."""
 
 
 @dataclass

@@ -21,15 +21,6 @@ if TYPE_CHECKING:
     from local2.storage.votes import VoteLog
 
 
-class StorageUnavailable(RuntimeError):
-    """The conversation store cannot be opened; ``fix`` says what to do about it."""
-
-    def __init__(self, message: str, fix: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.fix = fix
-
-
 class SharedLocks:
     """Session locks other processes see. A store only this process uses needs none (one
     turn per session within the process is :class:`local2.service.running.Turns`'s job)."""

@@ -19,11 +19,9 @@ import httpx
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from local2.errors import StoryError
+
 Needle = str | list[str]  # a string, or a list of alternatives of which one must appear
-
-
-class StoryError(Exception):
-    """A story file that cannot be used; the message names the file and the problem."""
 
 
 class _Spec(BaseModel):

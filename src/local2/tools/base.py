@@ -17,24 +17,6 @@ if TYPE_CHECKING:
     from local2.config.schema import Settings
 
 
-class ToolError(Exception):
-    """A tool failed in a way the model should read, e.g. ``fetch failed: 404``.
-
-    ``events`` are emitted like a result's (e.g. the fallbacks tried before the failure) and
-    ``data`` is kept like a result's (e.g. the provider that failed last).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        events: list[tuple[str, dict[str, Any]]] | None = None,
-        data: dict[str, Any] | None = None,
-    ):
-        super().__init__(message)
-        self.events = list(events or [])
-        self.data = dict(data or {})
-
-
 @dataclass(frozen=True)
 class ToolContext:
     """Who is asking and why: memory tools tag what they store with the ids, web_fetch picks

@@ -29,6 +29,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from local2.errors import ExtractionCancelled, ExtractionFailed, ExtractionTimeout
 from local2.tools.extract import (
     MAX_ELEMENTS,
     clean_text,
@@ -43,23 +44,11 @@ MAX_IDLE = 2
 _POLL_S = 0.05
 
 
-class OverBudget(BaseException):
+class _OverBudget(BaseException):
     """Raised inside trafilatura by the worker's timer.
 
     A BaseException, because trafilatura catches ``Exception`` and would swallow it.
     """
-
-
-class ExtractionFailed(Exception):
-    """The worker could not make the page's text; the message says why."""
-
-
-class ExtractionTimeout(Exception):
-    """The deadline passed before the worker answered; it was killed."""
-
-
-class ExtractionCancelled(Exception):
-    """The tool call was cancelled while the worker ran; it was killed."""
 
 
 # ------------------------------------------------------------------------------------ the job
@@ -73,7 +62,7 @@ def page_job(
     """Decode, extract, clean and focus one page: the reply the worker sends back.
 
     ``limit(seconds)`` bounds the trafilatura run (the worker's timer raising
-    :class:`OverBudget`); in-process callers (benchmarks) pass nothing.
+    :class:`_OverBudget`); in-process callers (benchmarks) pass nothing.
     """
     kind = header.get("kind", "html")
     decoded = decode_body(body, header.get("charset"), kind == "html")
@@ -88,7 +77,7 @@ def page_job(
                     header.get("favor", "precision"),
                     int(header.get("max_elements", MAX_ELEMENTS)),
                 )
-        except OverBudget:
+        except _OverBudget:
             raw, method = fast_text(decoded), "fast: extraction over its time budget"
     else:
         raw = decoded
@@ -110,7 +99,7 @@ def page_job(
 
 
 def _on_alarm(signum: int, frame: object) -> None:
-    raise OverBudget
+    raise _OverBudget
 
 
 @contextlib.contextmanager
@@ -162,7 +151,7 @@ def serve(memory_mb: int) -> None:
                 "error": f"the page needs more than the {memory_mb} MB extraction may use",
                 "recycle": True,
             }
-        except OverBudget:  # the timer fired just outside trafilatura
+        except _OverBudget:  # the timer fired just outside trafilatura
             reply = {"ok": False, "error": "extraction ran out of time", "recycle": True}
         out.write(json.dumps(reply).encode("ascii") + b"\n")
         out.flush()

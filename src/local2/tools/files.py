@@ -20,9 +20,10 @@ from typing import Any
 import regex
 
 from local2.config import Settings
+from local2.errors import SandboxError, ToolError
 from local2.events import FILE_READ, FILE_SEARCH
-from local2.files.sandbox import FileRef, Sandbox, SandboxError, human_size
-from local2.tools.base import Tool, ToolContext, ToolError, ToolResult, configured_tool
+from local2.files.sandbox import FileRef, Sandbox, human_size
+from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool
 
 GREP_BUDGET_S = 8.0  # total time grep_files may spend; a hostile pattern cannot hang it
 _LINE_CHARS = 200

@@ -46,7 +46,8 @@ from mcp.shared.exceptions import MCPError
 
 from local2.config import Settings
 from local2.config.schema import McpServer
-from local2.tools.base import Tool, ToolContext, ToolError
+from local2.errors import ToolError
+from local2.tools.base import Tool, ToolContext
 
 log = logging.getLogger(__name__)
 

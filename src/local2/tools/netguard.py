@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from local2.errors import FetchRefused
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
 
@@ -59,10 +61,6 @@ _CATEGORIES: tuple[tuple[str, str], ...] = (
     ("is_reserved", "reserved"),
     ("is_site_local", "site-local"),
 )
-
-
-class Refused(Exception):
-    """The URL must not be fetched; the message says why (shown as ``fetch error: ...``)."""
 
 
 @dataclass(frozen=True)
@@ -194,45 +192,45 @@ class NetGuard:
         return False
 
     def vet(self, url: str | httpx.URL) -> Target:
-        """Check one hop; raise :class:`Refused` naming the reason."""
+        """Check one hop; raise :class:`FetchRefused` naming the reason."""
         raw = str(url).strip()
         try:
             split = urlsplit(raw)
             explicit_port = split.port
         except ValueError as exc:
-            raise Refused(f"invalid URL: {exc}") from None
+            raise FetchRefused(f"invalid URL: {exc}") from None
         scheme = split.scheme.lower()
         if scheme not in ALLOWED_SCHEMES:
             given = f"{scheme}:" if scheme else repr(raw[:100])
-            raise Refused(f"only http:// and https:// URLs can be fetched, not {given}")
+            raise FetchRefused(f"only http:// and https:// URLs can be fetched, not {given}")
         name = _norm_host(split.hostname or "")
         if not name:
-            raise Refused("URL has no host")
+            raise FetchRefused("URL has no host")
         port = explicit_port or (443 if scheme == "https" else 80)
         trusted = self.is_trusted(name, port)
         literal = parse_ip_host(name)
         if not trusted:
             if name in METADATA_HOSTS:
-                raise Refused(f"refused cloud metadata host {name}")
+                raise FetchRefused(f"refused cloud metadata host {name}")
             if literal is not None:
                 why = refusal_reason(literal)
                 if why:
-                    raise Refused(f"refused {why} address {literal} (host {name})")
+                    raise FetchRefused(f"refused {why} address {literal} (host {name})")
         try:
             parsed = httpx.URL(raw)
         except (httpx.InvalidURL, ValueError) as exc:
-            raise Refused(f"invalid URL: {exc}") from None
+            raise FetchRefused(f"invalid URL: {exc}") from None
         if literal is not None:
             return Target(parsed, name, port, (str(literal),), trusted)
         try:
             addresses = self._resolve(name, port)
         except (OSError, UnicodeError) as exc:
-            raise Refused(f"cannot resolve host {name!r} ({exc})") from None
+            raise FetchRefused(f"cannot resolve host {name!r} ({exc})") from None
         if not addresses:
-            raise Refused(f"cannot resolve host {name!r}")
+            raise FetchRefused(f"cannot resolve host {name!r}")
         if not trusted:
             for addr in addresses:
                 why = refusal_reason(ipaddress.ip_address(addr))
                 if why:
-                    raise Refused(f"refused {why} address {addr} ({name} resolves to it)")
+                    raise FetchRefused(f"refused {why} address {addr} ({name} resolves to it)")
         return Target(parsed, name, port, tuple(addresses), trusted)

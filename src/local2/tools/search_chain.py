@@ -19,7 +19,7 @@ import httpx
 
 from local2 import events
 from local2.config.schema import WebSearchSettings
-from local2.tools.base import ToolError
+from local2.errors import ToolError
 from local2.tools.search_providers import (
     BraveProvider,
     DdgsProvider,

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from local2.tools.base import ToolError
+from local2.errors import ToolError
 
 STATUS_HINTS = {
     401: "the API key was rejected: check {env}",

@@ -31,16 +31,17 @@ from urllib.parse import urlsplit
 import httpx
 
 from local2.config.schema import WebFetchSettings
-from local2.tools.base import ToolContext, ToolError, ToolResult
-from local2.tools.extract import Favor, clean_text
-from local2.tools.extract_worker import (
-    POOL,
+from local2.errors import (
     ExtractionCancelled,
     ExtractionFailed,
     ExtractionTimeout,
-    WorkerPool,
+    FetchRefused,
+    ToolError,
 )
-from local2.tools.netguard import NetGuard, Refused, Resolver, Target, system_resolve
+from local2.tools.base import ToolContext, ToolResult
+from local2.tools.extract import Favor, clean_text
+from local2.tools.extract_worker import POOL, WorkerPool
+from local2.tools.netguard import NetGuard, Resolver, Target, system_resolve
 
 T = TypeVar("T")
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -71,7 +72,7 @@ class Download:
     redirects: list[str]
 
 
-class Cancelled(Exception):
+class _Cancelled(Exception):
     """The tool call was cancelled (the graph gave up on it)."""
 
 
@@ -175,7 +176,7 @@ async def _unless_cancelled(coro: Coroutine[Any, Any, T], cancel: threading.Even
         if cancel.is_set():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-            raise Cancelled
+            raise _Cancelled
         await asyncio.wait({task}, timeout=_POLL_S)
     return await task
 
@@ -225,7 +226,7 @@ class WebFetch:
             return self._render(url, download, question_for(args, ctx), deadline, cancel)
         except (TimeoutError, httpx.TimeoutException, ExtractionTimeout):
             raise ToolError(f"fetch timeout after {self.cfg.timeout_s:g}s: {url}") from None
-        except (Cancelled, ExtractionCancelled):
+        except (_Cancelled, ExtractionCancelled):
             raise ToolError(f"fetch cancelled: {url}") from None
 
     async def _download_within(
@@ -238,7 +239,7 @@ class WebFetch:
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(_DNS_POOL, self.guard.vet, url)
-        except Refused as exc:
+        except FetchRefused as exc:
             raise ToolError(f"fetch error: {exc}") from None
 
     async def _open(self, client: httpx.AsyncClient, target: Target) -> httpx.Response:

@@ -18,9 +18,9 @@ from typing import Any
 
 import gradio as gr
 
+from local2.errors import UnknownTurn
 from local2.graph.compare.spec import compare_spec
 from local2.service import compare as session
-from local2.service.agent import UnknownTurn
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.safe_markdown import neutralise

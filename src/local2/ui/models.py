@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from local2.models.errors import ModelUnavailable
+from local2.errors import ModelUnavailable
 from local2.models.ollama_catalog import canonical, chat_models, list_models
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class ModelPicker:
 
     def agent_for(self, agent: Agent, name: str | None) -> Agent:
         """``agent``, or one sharing its sessions and memory that answers with ``name``.
-        Raises :class:`~local2.models.errors.ModelError` when that model cannot be used."""
+        Raises :class:`~local2.models.ollama_failures.ModelError` when that model cannot be used."""
         if not name or canonical(name) == canonical(agent.services.model_name):
             return agent
         if name not in self._agents:

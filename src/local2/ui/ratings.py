@@ -13,7 +13,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.service.agent import UnknownTurn
+from local2.errors import UnknownTurn
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
 from local2.ui.safe_markdown import neutralise

@@ -199,7 +199,7 @@ class ResearchTab:
         return gr.update(choices=run_choices(self.research.runs(30)))
 
     def run(self, question: str, rounds: float | None) -> Iterator[dict]:
-        from local2.service.agent import InvalidQuery
+        from local2.errors import InvalidQuery
 
         try:
             items = self.research.stream(question or "", max_rounds=int(rounds or 0) or None)
@@ -209,8 +209,7 @@ class ResearchTab:
         yield from self._follow(items, question)
 
     def reopen(self, run_id: str | None) -> Iterator[dict]:
-        from local2.ids import InvalidId
-        from local2.service.research import RunBusy, UnknownRun
+        from local2.errors import InvalidId, RunBusy, UnknownRun
 
         try:
             items = self.research.resume((run_id or "").strip())
@@ -220,8 +219,7 @@ class ResearchTab:
         yield from self._follow(items, None)
 
     def _follow(self, items: Iterator[tuple[str, Any]], question: str | None) -> Iterator[dict]:
-        from local2.models.errors import ModelError
-        from local2.service.research import RunBusy
+        from local2.errors import ModelError, RunBusy
 
         view = RunView()
         last = 0.0

@@ -14,8 +14,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from local2.errors import ModelError
 from local2.graph.nodes.common import Services
-from local2.models.errors import ModelError
 
 CONFIG_KEY = "compare"
 RESPONDENT_IDS = ("a", "b")

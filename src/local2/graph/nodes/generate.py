@@ -25,6 +25,7 @@ except ImportError:  # moved in another langchain-core: then always stream, as b
     _StreamingCallbackHandler = None  # type: ignore[assignment,misc]
 
 from local2 import events
+from local2.errors import ModelError
 from local2.graph.nodes.answer_guard import (
     RAW_OUTPUT,
     UNEXECUTED_CALL,
@@ -39,7 +40,7 @@ from local2.graph.nodes.common import Services, event
 from local2.graph.prompt import build_prompt
 from local2.graph.state import TurnState
 from local2.models.embedded import REPETITION_NOTE
-from local2.models.errors import ModelError, describe_ollama_error
+from local2.models.ollama_failures import describe_ollama_error
 from local2.models.prompted_tools import prompted_messages
 from local2.models.thinking import thinking_and_answer
 

@@ -1,26 +1,8 @@
-"""Model failures a person can act on: each names what went wrong and the fix."""
+"""How the Ollama client's failures become a :class:`~local2.errors.ModelError` naming the fix."""
 
 from __future__ import annotations
 
-
-class ModelError(Exception):
-    """The chat model could not produce an answer; ``fix`` says what to do about it."""
-
-    def __init__(self, message: str, fix: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.fix = fix
-
-    def __str__(self) -> str:
-        return f"{self.message} {self.fix}".strip()
-
-
-class ModelUnavailable(ModelError):
-    """The backend cannot be reached or the model is not there."""
-
-
-class ModelNotPulled(ModelUnavailable):
-    """Ollama answers, but the chosen model is not pulled (never silently replaced)."""
+from local2.errors import ModelError, ModelNotPulled, ModelUnavailable
 
 
 def describe_ollama_error(exc: BaseException, *, host: str, model: str) -> ModelError:

@@ -1,0 +1,214 @@
+"""Every error LoCAL2 raises, in one tree under :class:`Local2Error`.
+
+Each error says what went wrong (``message``) and, where there is one, what to do about it
+(``fix``). The branches say what kind of failure it is, and each surface maps the branches
+once: to HTTP statuses (:mod:`local2.http.errors`), to exit codes and messages
+(:mod:`local2.cli.errors`) and to the app's notices (:mod:`local2.ui.notices`)::
+
+    Local2Error
+    ├── InvalidInput          the request cannot be done as asked (422, exit 2)
+    ├── NotFound              no such session, turn, checkpoint or run (404, exit 3)
+    ├── Conflict              not now: something else is going on (409, exit 2)
+    ├── Unavailable           a part LoCAL2 needs does not answer (503, exit 1)
+    │   └── StorageFull       the disk under the data directory is full (507, exit 1)
+    ├── ModelError            the model could not produce an answer (502, exit 1)
+    ├── SettingsError         a config file that cannot be used (exit 1)
+    ├── StoryError            an acceptance story that cannot be used (exit 2)
+    └── ToolError             a tool failed; the model reads the message (never a surface's)
+
+The classes also derive from the built-in they used to be (``ValueError``, ``LookupError``,
+``RuntimeError``), so ``except ValueError`` around a question still catches a bad one.
+:class:`TurnCancelled` is the one exception outside the tree: see its docstring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class Local2Error(Exception):
+    """Base of every error LoCAL2 raises: ``message`` and, when there is one, ``fix``."""
+
+    def __init__(self, message: str = "", fix: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+
+# -- the request -------------------------------------------------------------------------
+
+
+class InvalidInput(Local2Error, ValueError):
+    """The request cannot be done as asked; the message says why."""
+
+
+class InvalidQuery(InvalidInput):
+    """The question cannot be asked (empty, too long); the message says why."""
+
+
+class InvalidId(InvalidInput):
+    """An identifier breaks its rule; the message names the rule."""
+
+
+class CannotRetry(InvalidInput):
+    """This answer cannot be tried again (the message says why and what to do)."""
+
+
+class NotFound(Local2Error, LookupError):
+    """No such session, turn, checkpoint or run (someone else's looks the same)."""
+
+
+class UnknownTurn(NotFound):
+    """No such session, turn or checkpoint."""
+
+
+class UnknownRun(NotFound):
+    """No research run with that id."""
+
+
+class Conflict(Local2Error, RuntimeError):
+    """Not now: something else is going on with the same session or run."""
+
+
+class SessionBusy(Conflict):
+    """A turn of this session is already running."""
+
+
+class RunBusy(Conflict):
+    """The run is already going on (in this process or, on Postgres, in another one)."""
+
+
+class AwaitingApproval(Conflict):
+    """The session's last turn waits for the person to approve or deny a tool call."""
+
+    def __init__(self, request: Mapping[str, Any]) -> None:
+        self.request = dict(request)
+        tools = ", ".join(c["tool"] for c in request.get("calls") or [])
+        super().__init__(
+            f"Session '{request.get('session_id')}' is waiting for approval of {tools}: "
+            f"approve or deny it first (POST {request.get('resume')})."
+        )
+
+
+# -- the parts ---------------------------------------------------------------------------
+
+
+class Unavailable(Local2Error, RuntimeError):
+    """A part LoCAL2 needs (the model server, the store, memory) does not answer."""
+
+
+class StorageUnavailable(Unavailable):
+    """The conversation store cannot be opened; ``fix`` says what to do about it."""
+
+
+class StorageFull(Unavailable):
+    """The disk under the data directory (or the database's) is full."""
+
+
+class ChromaUnavailable(Unavailable):
+    """The configured Chroma server cannot be reached; the message names the fix."""
+
+
+class EmbeddingError(Unavailable):
+    """Embedding failed; the message names the fix (``ollama serve``, ``ollama pull ...``)."""
+
+
+class MemoryStoreError(Unavailable):
+    """Memory cannot be used; the message is meant for people."""
+
+
+class EmbedderMismatchError(MemoryStoreError):
+    """A collection records another embedding model or prefix scheme than its name says."""
+
+
+class JudgeTimeout(Unavailable):
+    """The critic gave no grade in time."""
+
+
+class ModelError(Local2Error):
+    """The chat model could not produce an answer; ``fix`` says what to do about it."""
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.fix}".strip()
+
+
+class ModelUnavailable(Unavailable, ModelError):
+    """The backend cannot be reached or the model is not there."""
+
+
+class ModelNotPulled(ModelUnavailable):
+    """Ollama answers, but the chosen model is not pulled (never silently replaced)."""
+
+
+class FactParseError(Local2Error, ValueError):
+    """The model's reply is not the JSON the fact schema asks for."""
+
+
+# -- configuration and stories -----------------------------------------------------------
+
+
+class SettingsError(Local2Error):
+    """A config file that cannot be used; the message names the file and the key."""
+
+
+class StoryError(Local2Error):
+    """A story file that cannot be used; the message names the file and the problem."""
+
+
+# -- tools (what the model reads) --------------------------------------------------------
+
+
+class ToolError(Local2Error):
+    """A tool failed in a way the model should read, e.g. ``fetch failed: 404``.
+
+    ``events`` are emitted like a result's (e.g. the fallbacks tried before the failure) and
+    ``data`` is kept like a result's (e.g. the provider that failed last).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        events: list[tuple[str, dict[str, Any]]] | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.events = list(events or [])
+        self.data = dict(data or {})
+
+
+class SandboxError(ToolError):
+    """A refused file access: ``str()`` is ``"<CODE>: <message>"``, what the model reads."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class FetchRefused(Local2Error):
+    """The URL must not be fetched; the message says why (shown as ``fetch error: ...``)."""
+
+
+class ExtractionFailed(Local2Error):
+    """The extraction worker could not make the page's text; the message says why."""
+
+
+class ExtractionTimeout(Local2Error):
+    """The deadline passed before the extraction worker answered; it was killed."""
+
+
+class ExtractionCancelled(Local2Error):
+    """The tool call was cancelled while the extraction worker ran; it was killed."""
+
+
+# -- outside the tree --------------------------------------------------------------------
+
+
+class TurnCancelled(BaseException):
+    """The person stopped the turn before its answer was published; nothing was recorded.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that no ``except Exception`` on its way
+    out of a node (the model client, the generate node naming model errors, a retry policy)
+    turns it into an ordinary failure.
+    """
