@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
-from local2.graph.state import ToolCallRecord
+from local2.contracts.records import ToolCallRecord
 
 _URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:!?*_"

@@ -17,11 +17,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from local2.config.schema import CriticSettings
+from local2.contracts.records import Critique, ToolCallRecord
 from local2.critic.grounding import grounding_flags
 from local2.critic.parse import Grade, parse_grade
 from local2.critic.prompt import build_prompt
 from local2.errors import JudgeTimeout
-from local2.graph.state import Critique, ToolCallRecord
 from local2.models.thinking import message_text
 
 RETRY_NUDGE = (

@@ -16,11 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from local2.config.schema import CriticRubric
+from local2.contracts.records import Critique, Respondent, ToolCallRecord
 from local2.critic.judge import Critic
 from local2.critic.parse import Choice, parse_choice
 from local2.critic.prompt import default_rubric, format_evidence
 from local2.errors import JudgeTimeout
-from local2.graph.state import Critique, Respondent, ToolCallRecord
 
 RELATIVE_NUDGE = (
     "Your reply did not end with a choice. Reply again in exactly this format: "

@@ -13,7 +13,7 @@ from importlib import resources
 import yaml
 
 from local2.config.schema import CriticRubric
-from local2.graph.state import ToolCallRecord
+from local2.contracts.records import ToolCallRecord
 
 EVIDENCE_OPEN = "<<<EVIDENCE {n}: {tool}>>>"
 EVIDENCE_CLOSE = "<<<END EVIDENCE {n}>>>"

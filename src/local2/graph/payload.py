@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from local2.contracts.turn import TurnPayload
 from local2.graph.state import TurnState
 
 
@@ -14,9 +16,9 @@ def _tool_call(call: Any) -> dict[str, Any]:
     return out
 
 
-def turn_payload(state: TurnState | dict[str, Any]) -> dict[str, Any]:
+def turn_payload(state: TurnState | Mapping[str, Any]) -> TurnPayload:
     event_log = list(state.get("event_log") or [])
-    payload: dict[str, Any] = {
+    payload: TurnPayload = {
         "session_id": state.get("session_id"),
         "query_id": state.get("query_id"),
         "query": state.get("query"),
@@ -36,5 +38,5 @@ def turn_payload(state: TurnState | dict[str, Any]) -> dict[str, Any]:
         payload["error"] = state.get("error")
     from local2.graph.compare.payload import compare_parts  # two respondents, or a retry
 
-    payload.update(compare_parts(state))
+    payload.update(compare_parts(state))  # type: ignore[typeddict-item]
     return payload

@@ -17,6 +17,18 @@ from typing import Annotated, Any, NotRequired, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from local2.contracts.records import (
+    Critique,
+    EventEntry,
+    MemoryHit,
+    Pairwise,
+    Respondent,
+    Retry,
+    Reward,
+    SavedMemory,
+    ToolCallRecord,
+)
+
 RESET = "__reset__"
 
 
@@ -33,69 +45,6 @@ def merge_dict(current: dict[str, Any] | None, update: dict[str, Any]) -> dict[s
     return {**(current or {}), **update}
 
 
-class ToolCallRecord(TypedDict):
-    id: str
-    tool: str
-    args: dict[str, Any]
-    result: str
-    error: str | None
-    duration_s: float
-    provider: NotRequired[str]  # the service that answered, e.g. the search provider
-
-
-class MemoryHit(TypedDict):
-    id: str
-    content: str
-    similarity: float
-    age_s: float
-    reward: float | None
-    critic_score: int | None
-    kind: str
-
-
-class SavedMemory(TypedDict):
-    """A fact the person asked to be remembered this turn ("Remember that ...")."""
-
-    id: str
-    content: str
-    superseded: list[str]
-    error: str | None
-
-
-class EventEntry(TypedDict, total=False):
-    subject: str
-    t: float
-
-
-class Critique(TypedDict, total=False):
-    score: int | None
-    feedback: str
-    flags: list[str]
-
-
-class Reward(TypedDict, total=False):
-    rating: int
-    comment: str | None
-    at: float
-
-
-class Respondent(TypedDict, total=False):
-    """One respondent's answer in a compare turn (DESIGN §9): its own thinking, tools, memory."""
-
-    respondent_id: str  # "a" | "b"
-    model: str
-    backend: str
-    temperature: float | None
-    answer: str
-    thinking: list[str]
-    tool_calls: list[ToolCallRecord]
-    memory_hits: list[MemoryHit]
-    critique: Critique | None
-    turn_id: str | None  # its row in the turn log, once it continues the history
-    engram_id: str | None
-    error: str | None
-
-
 def merge_respondents(
     current: dict[str, Respondent] | None, update: dict[str, Respondent] | str
 ) -> dict[str, Respondent]:
@@ -106,26 +55,6 @@ def merge_respondents(
     for rid, fields in update.items():  # type: ignore[union-attr]
         merged[rid] = {**merged.get(rid, {}), **fields}  # type: ignore[typeddict-item]
     return merged
-
-
-class Pairwise(TypedDict, total=False):
-    """What a compare turn decided: the judge's verdict, the person's, the answer shown."""
-
-    query_id: str
-    parent_head: str | None  # the history both respondents answered from
-    winner: str | None  # the judge's: "a" | "b" | "tie"; None when it gave no verdict
-    judge: dict[str, Any]  # scores, both orders' verdicts and feedback
-    preferred: str | None  # the person's: "a" | "b" | "tie"
-    shown: str  # the respondent whose answer continues the history
-
-
-class Retry(TypedDict, total=False):
-    """A second attempt at a low-graded answer, with the critique as context (DESIGN §9)."""
-
-    query_id: str  # this attempt
-    of: str  # the first attempt's query_id
-    first: dict[str, Any]  # turn_id, answer, score, feedback of the first attempt
-    shown: int  # 1 or 2: the attempt the history continues from
 
 
 def cleared_compare(state: dict[str, Any] | TurnState) -> dict[str, Any]:

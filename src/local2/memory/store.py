@@ -42,7 +42,7 @@ from local2.memory.embeddings import Embedder
 from local2.memory.facts import Fact
 
 if TYPE_CHECKING:  # local2.graph.state imports langgraph: memory commands start without it
-    from local2.graph.state import MemoryHit
+    from local2.contracts.records import MemoryHit
 
 log = logging.getLogger(__name__)
 

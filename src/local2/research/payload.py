@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from local2.contracts.research import ResearchPayload, ResearchStep
 from local2.research.plan_schema import COMPOSE
 
 STEP_FIELDS = ("id", "description", "tool", "args", "requires", "round", "status", "error")
 
 
-def step_rows(state: dict[str, Any]) -> list[dict[str, Any]]:
+def step_rows(state: Mapping[str, Any]) -> list[ResearchStep]:
     """The run's steps in plan order, without the text they found (that is in the ledger)."""
     steps = state.get("steps") or {}
     rows = []
@@ -27,7 +29,7 @@ def step_rows(state: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def research_payload(state: dict[str, Any]) -> dict[str, Any]:
+def research_payload(state: Mapping[str, Any]) -> ResearchPayload:
     event_log = list(state.get("event_log") or [])
     return {
         "run_id": state.get("run_id"),

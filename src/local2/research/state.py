@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from local2.graph.state import EventEntry, turn_list
+from local2.contracts.records import EventEntry
+from local2.graph.state import turn_list
 from local2.research.ledger import Found, Source
 
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from local2.config import Settings
+from local2.contracts.records import MemoryHit
 from local2.errors import EmbeddingError, ToolError
 from local2.events import MEMORY_RECALL, MEMORY_SAVED
-from local2.graph.state import MemoryHit
 from local2.memory.store import EngramStore
 from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool
 

@@ -24,6 +24,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
+from local2.contracts.records import Respondent
 from local2.errors import ModelError
 from local2.graph.compare.spec import RESPONDENT_IDS, respondent_services, spec_of, specs
 from local2.graph.nodes.common import Services, event, push
@@ -31,7 +32,7 @@ from local2.graph.nodes.critique import _memory_lookup
 from local2.graph.nodes.ingest import ingest
 from local2.graph.nodes.publish import preview
 from local2.graph.payload import turn_payload
-from local2.graph.state import RESET, Respondent, TurnState
+from local2.graph.state import RESET, TurnState
 
 log = logging.getLogger(__name__)
 

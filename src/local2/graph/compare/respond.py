@@ -21,10 +21,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
+from local2.contracts.records import Respondent
 from local2.errors import ModelError
 from local2.graph.compare.spec import RESPONDENT_IDS, respondent_services
 from local2.graph.nodes.common import Services, push
-from local2.graph.state import Respondent, TurnState
+from local2.graph.state import TurnState
 
 # What both respondents start from: the question, its id and clock, the history and the
 # working messages after receive (and recall) - the same for both.

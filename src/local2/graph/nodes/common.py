@@ -11,7 +11,8 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_stream_writer
 
 from local2.config import Settings
-from local2.graph.state import EventEntry, TurnState
+from local2.contracts.records import EventEntry
+from local2.graph.state import TurnState
 from local2.tools.base import Tool, ToolContext
 from local2.tools.runner import ToolRunner
 

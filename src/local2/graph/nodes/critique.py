@@ -10,8 +10,9 @@ import logging
 from collections.abc import Callable
 
 from local2 import events
+from local2.contracts.records import Critique
 from local2.graph.nodes.common import Services, event
-from local2.graph.state import Critique, TurnState
+from local2.graph.state import TurnState
 
 log = logging.getLogger(__name__)
 

@@ -32,9 +32,10 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
+from local2.contracts.records import MemoryHit, SavedMemory
 from local2.graph.nodes.common import Services, event
 from local2.graph.nodes.receive import receive
-from local2.graph.state import RESET, MemoryHit, SavedMemory, TurnState
+from local2.graph.state import RESET, TurnState
 from local2.memory.facts import explicit_requests
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
+from local2.contracts.records import Critique
 from local2.graph.nodes.common import Services, event
-from local2.graph.state import Critique, TurnState
+from local2.graph.state import TurnState
 
 CONFIG_KEY = "retry"
 

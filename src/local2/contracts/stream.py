@@ -1,0 +1,21 @@
+"""What a running turn or research run hands out as it goes: ``(kind, data)`` items.
+
+The kinds are literal, so a reader's ``if kind == "final"`` is checked against them:
+
+- a turn (:meth:`local2.service.agent.Agent.stream`): ``event`` (an event-log entry),
+  ``thinking`` and ``token`` (text as the model streams it), ``respondent`` (one of two
+  respondents' ``{id, kind, text}``), ``answer`` (the payload at publish, before the critic),
+  ``approval`` (a tool call waits for the person), ``final`` (the payload at the end);
+- a research run (:class:`local2.service.research.Research`): ``run`` (its id, first),
+  ``event``, ``report`` (the payload at publish) and ``final``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+TurnItemKind = Literal["event", "thinking", "token", "respondent", "answer", "approval", "final"]
+ResearchItemKind = Literal["run", "event", "report", "final"]
+
+StreamItem = tuple[TurnItemKind, Any]
+ResearchItem = tuple[ResearchItemKind, Any]

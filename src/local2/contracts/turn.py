@@ -1,0 +1,203 @@
+"""The turn payload (``response.generation``) and what the session endpoints return.
+
+TypedDicts, not classes: the graph builds the payload as a plain dict on every turn (no
+validation on the path to the answer), and the HTTP API names these types as its response
+models, so ``/openapi.json`` documents every field.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NotRequired
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from local2.contracts.records import EventEntry, MemoryHit, SavedMemory
+
+
+class ToolCall(TypedDict):
+    """One tool call of the turn, as the person sees it."""
+
+    tool: str
+    args: dict[str, Any]
+    result: str | None
+    error: Annotated[str | None, Field(description="Why the call failed; null when it did not.")]
+    duration_s: float | None
+    provider: NotRequired[str]  # the service that answered, e.g. the search provider
+
+
+class Grade(TypedDict, total=False):
+    """The critic's grade of an answer (1-5, or null when it could not grade)."""
+
+    score: int | None
+    feedback: str
+    flags: list[str]  # grounding problems found beside the grade
+
+
+class RespondentAnswer(TypedDict, total=False):
+    """One of two respondents' answers in a compare turn."""
+
+    respondent_id: Literal["a", "b"]
+    label: str | None
+    model: str | None
+    backend: str | None
+    temperature: float | None
+    answer: str | None
+    thinking: str
+    tool_calls: list[ToolCall]
+    memory_hits: list[MemoryHit]
+    critique: Grade | None
+    error: str | None
+    continues_history: bool
+
+
+class PairwiseVerdict(TypedDict, total=False):
+    """What a compare turn decided: the judge's verdict (both orders), the person's."""
+
+    winner: Literal["a", "b", "tie"] | None
+    scores: dict[str, Any] | None
+    verdicts: Any
+    feedback: Any
+    reason: str | None
+    preferred: Literal["a", "b", "tie"] | None
+    shown: Literal["a", "b"]
+    models: dict[str, str | None]
+
+
+class RetryAttempts(TypedDict, total=False):
+    """A second attempt at a low-graded answer: both attempts' grades and which is shown."""
+
+    of: str | None
+    first: dict[str, Any]
+    second: dict[str, Any]
+    shown: int
+
+
+class ApprovalWait(TypedDict):
+    """The tool calls a paused turn waits on, and where to answer."""
+
+    calls: list[dict[str, Any]]
+    resume: str | None
+
+
+class OriginalTurn(TypedDict):
+    """The turn the original branch answered from a replayed checkpoint."""
+
+    query_id: str
+    query: str
+    answer: str
+    model: str | None
+    backend: str | None
+
+
+class TurnPayload(TypedDict):
+    """Everything about one turn: the answer, the thinking, each tool call, each memory
+    recalled, the model, the event log and (once it has run) the critic's grade."""
+
+    session_id: str | None
+    query_id: str | None
+    query: str | None
+    answer: Annotated[str, Field(description="The answer the session continues from.")]
+    thinking: Annotated[str, Field(description="The model's thinking; never sent back to it.")]
+    tool_calls: list[ToolCall]
+    memory_hits: Annotated[
+        list[MemoryHit], Field(description="Memories recalled for this turn, as data.")
+    ]
+    memory_saved: list[SavedMemory]
+    model: str | None
+    backend: str | None
+    events: Annotated[list[str], Field(description="The subjects of event_log, in order.")]
+    event_log: list[EventEntry]
+    critique: NotRequired[
+        Annotated[
+            Grade | None,
+            Field(description="The critic's grade; null while it is pending or when it is off."),
+        ]
+    ]
+    critique_pending: NotRequired[
+        Annotated[bool, Field(description="True when the grade will come after this payload.")]
+    ]
+    status: NotRequired[
+        Annotated[
+            Literal["done", "awaiting_approval"],
+            Field(description="awaiting_approval: a tool call waits for the person."),
+        ]
+    ]
+    approval: NotRequired[ApprovalWait]
+    error: NotRequired[str]
+    # A compare turn (two respondents), and a retry of a low-graded answer.
+    respondents: NotRequired[dict[str, RespondentAnswer]]
+    pairwise: NotRequired[PairwiseVerdict]
+    retry: NotRequired[RetryAttempts]
+    retry_offered: NotRequired[bool]
+    # A replay: the new branch and what the original branch answered.
+    branch: NotRequired[list[str]]
+    replayed_from: NotRequired[str]
+    original: NotRequired[OriginalTurn | None]
+
+
+class FeedbackResult(TypedDict, total=False):
+    """What a rating or a preference recorded."""
+
+    session_id: str
+    query_id: str
+    rating: int
+    preferred: Literal["a", "b", "tie"]
+    unchanged: bool  # the same rating again: nothing new was recorded
+    previous: int | None  # the rating this one replaces
+    continues: Literal["a", "b"] | None
+    continues_history: bool
+    note: str
+    engrams_annotated: Annotated[
+        int | None, Field(description="null: memory gets it when it next opens.")
+    ]
+    events: list[EventEntry]
+    preference: dict[str, Any]  # a preference given with a rating, what it recorded
+
+
+class HistoryTurn(TypedDict):
+    """One clean turn of a session's history (thinking never among it)."""
+
+    query_id: str
+    user: str
+    assistant: str
+    created_at: float
+    reward: dict[str, Any] | None
+    record: NotRequired[dict[str, Any]]
+    critique: NotRequired[Grade | None]
+    rating: NotRequired[dict[str, Any] | None]
+
+
+class CheckpointRow(TypedDict):
+    """One checkpoint of a session, as time travel lists it (newest first)."""
+
+    checkpoint_id: str | None
+    parent_id: str | None
+    step: int | None
+    source: str | None
+    node: str
+    created_at: str | None
+    next: list[str]
+    query_id: str | None
+    current: Annotated[bool, Field(description="On the branch the session continues from.")]
+    settled: bool
+    summary: str
+    abandoned: Annotated[bool, Field(description="Left by a turn that never finished.")]
+
+
+class SessionHistory(TypedDict):
+    """``GET /sessions/{id}/history``: the session's turns and checkpoints."""
+
+    session_id: str
+    turns: list[HistoryTurn]
+    checkpoints: list[CheckpointRow]
+
+
+class SessionSummary(TypedDict):
+    """One session in a list of sessions (newest first)."""
+
+    session_id: str
+    turns: int
+    started_at: float
+    updated_at: float
+    first: Annotated[str, Field(description="The session's first question.")]
