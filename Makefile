@@ -8,11 +8,13 @@ app:
 test:
 	@scripts/setup.sh --dev --browser
 	.venv/bin/ruff check src tests bench
+	.venv/bin/lint-imports
 	.venv/bin/python -m pytest -q
 
 lint:
 	.venv/bin/ruff check src tests bench
 	.venv/bin/ruff format --check src tests bench
+	.venv/bin/lint-imports
 
 bench:
 	.venv/bin/python bench/history_growth.py

@@ -22,7 +22,7 @@ from local2.graph.nodes.answer_guard import (
 from local2.graph.nodes.await_tool import wrap_untrusted
 from local2.models.prompted_tools import describe_tools
 from local2.models.scripted import ScriptedChatModel, reply
-from local2.models.toolcall_text import repair_message
+from local2.models.toolcall_args import repair_message
 from local2.service.agent import Agent
 from local2.tools.base import Tool
 from tests.conftest import make_settings

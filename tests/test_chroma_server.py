@@ -12,9 +12,9 @@ import pytest
 
 from local2.errors import ChromaUnavailable
 from local2.files.index import FileIndex
-from local2.graph.nodes.ingest import open_memory
 from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import LexicalEmbedder
+from local2.memory.open import open_memory
 from local2.memory.per_embedder import collection_name
 from local2.memory.store import EngramStore
 from local2.service.doctor import run_checks

@@ -18,8 +18,8 @@ import pytest
 
 from local2 import events
 from local2.config import load_settings
+from local2.errors import CannotRetry
 from local2.models.scripted import ScriptedChatModel
-from local2.service import compare as session
 from local2.service.agent import Agent
 from local2.testing.brains import HedgingBrain, ModelBrains, Reply
 from local2.testing.ollama_server import FakeOllama, RuleBrain
@@ -190,7 +190,7 @@ def test_equally_good_answers_and_a_position_biased_judge_make_a_tie(
     # RuleBrain picks Response A between equals: each order names a different respondent.
     assert payload["pairwise"]["verdicts"] == {"a_first": "a", "b_first": "b"}
     assert payload["pairwise"]["winner"] == "tie"
-    assert [v.winner for v in session.votes_of(agent.services).votes("judge")] == ["tie"]
+    assert [v.winner for v in agent.votes("judge")] == ["tie"]
     agent.close()
 
 
@@ -208,7 +208,7 @@ def test_engrams_carry_respondent_and_pairwise_winner(
     chooser = agent
     if preferred_with == "memory not open":  # as `local2 feedback --prefer`: marks wait
         chooser = Agent(agent.settings, chat_model=ScriptedChatModel(), tools=[], memory=None)
-    chosen = session.prefer(chooser, "s1", payload["query_id"], "b")
+    chosen = chooser.prefer("s1", payload["query_id"], "b")
     assert chosen["engrams_annotated"] == (2 if chooser is agent else None)
     rows = {r["respondent_id"]: r for r in store.list() if r.get("query_id") == payload["query_id"]}
     assert {(r["pairwise_winner"], r["pairwise_by"]) for r in rows.values()} == {("b", "person")}
@@ -224,7 +224,7 @@ def test_a_respondent_whose_model_fails_leaves_the_other_answer(
     assert payload["respondents"]["b"]["answer"] == ""
     assert "model crashed" in payload["respondents"]["b"]["error"]
     assert payload["pairwise"]["winner"] is None
-    assert session.votes_of(agent.services).votes() == []  # no verdict, no vote
+    assert agent.votes() == []  # no verdict, no vote
     assert agent.history("s1")[-1]["assistant"] == payload["answer"]
     agent.close()
 
@@ -249,12 +249,12 @@ def test_a_preference_after_later_turns_is_recorded_without_rewriting_history(
     agent = make_agent(tmp_path, server.url)
     first = agent.ask(CAPITAL, "s1", options={"compare": {"model": WEAK}})
     agent.ask("Tell me about the Python GIL.", "s1")
-    result = session.prefer(agent, "s1", first["query_id"], "b")
+    result = agent.prefer("s1", first["query_id"], "b")
     assert result["continues_history"] is False
     assert agent.history("s1")[0]["assistant"] == first["answer"]  # A's, still
-    assert [v.winner for v in session.votes_of(agent.services).votes("person")] == ["b"]
+    assert [v.winner for v in agent.votes("person")] == ["b"]
     with pytest.raises(LookupError, match="not a comparison"):
-        session.prefer(agent, "s1", agent.history("s1")[-1]["query_id"], "a")
+        agent.prefer("s1", agent.history("s1")[-1]["query_id"], "a")
     agent.close()
 
 
@@ -324,16 +324,16 @@ def test_a_retry_that_grades_lower_keeps_the_first_attempt(tmp_path: Path) -> No
         agent = Agent(settings, backend="ollama")
         first = agent.ask("What is the GIL?", "s1")
         assert first["critique"]["score"] == 4 and first["retry_offered"]
-        items = list(session.retry(agent, "s1", first["query_id"]))
+        items = list(agent.retry("s1", first["query_id"]))
         second = items[-1][1]
         assert second["critique"]["score"] == 1
         assert second["retry"]["shown"] == 1
         assert events.HISTORY_SWITCHED in second["events"]
         assert agent.history("s1")[-1]["assistant"] == first["answer"]
-        session.show(agent, "s1", second["query_id"], 2)
+        agent.show("s1", second["query_id"], 2)
         assert agent.history("s1")[-1]["assistant"] == second["answer"]
-        with pytest.raises(session.CannotRetry, match="already a second attempt"):
-            session.retry_request(agent, "s1", second["query_id"])
+        with pytest.raises(CannotRetry, match="already a second attempt"):
+            agent.retries.retry_request("s1", second["query_id"])
         agent.close()
 
 
@@ -472,8 +472,8 @@ def test_on_postgres_every_process_shares_the_arena(
     first, second = on_postgres("a"), on_postgres("b")
     payload = first.ask(CAPITAL, "s1", options={"compare": {"model": WEAK}})
     assert payload["pairwise"]["winner"] == "a"
-    session.prefer(second, "s1", payload["query_id"], "b")
-    seen = [(v.voter, v.winner) for v in session.votes_of(first.services).votes()]
+    second.prefer("s1", payload["query_id"], "b")
+    seen = [(v.voter, v.winner) for v in first.votes()]
     assert seen == [("judge", "a"), ("person", "b")]
     first.close()
     second.close()

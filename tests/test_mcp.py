@@ -353,7 +353,7 @@ def test_duplicate_server_names_are_reported(tmp_path: Path) -> None:
 
 
 def test_mcp_tool_through_a_whole_turn(tmp_path: Path) -> None:
-    graph_mod = pytest.importorskip("local2.graph.topology")
+    graph_mod = pytest.importorskip("local2.service.wiring")
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
     from langgraph.checkpoint.memory import InMemorySaver
 

@@ -14,9 +14,10 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from local2.config import load_settings
 from local2.errors import ToolError
 from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED, MEMORY_RECALL
-from local2.graph.nodes.common import Services
-from local2.graph.nodes.ingest import RETRY_FILE, ingest, open_memory
+from local2.graph.nodes.ingest import RETRY_FILE, ingest
+from local2.graph.services import Services
 from local2.memory.embeddings import LexicalEmbedder, OllamaEmbedder
+from local2.memory.open import open_memory
 from local2.memory.store import EngramStore
 from local2.testing.ollama_server import FakeOllama
 from local2.tools.base import ToolContext, ToolResult

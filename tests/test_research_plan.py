@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from local2.graph.topology import build_services
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.research.plan_schema import (
     RESEARCH_TOOLS,
@@ -23,6 +22,7 @@ from local2.research.plan_schema import (
     renumber,
 )
 from local2.research.structured import ask_structured, decode_json, schema_errors
+from local2.service.wiring import wire
 from local2.testing.research_brain import default_plan
 from tests.conftest import make_settings
 
@@ -99,9 +99,9 @@ def test_decode_json_tolerates_fences_and_prose() -> None:
 
 def _ask(replies: list[Any], tmp_path: Path) -> tuple[Any, ScriptedChatModel]:
     model = ScriptedChatModel(replies=replies)
-    services = build_services(
+    services = wire(
         make_settings(tmp_path), chat_model=model, tools=[], memory=None, critic=None
-    )
+    ).services
 
     def validate(data: Any) -> tuple[Any, list[str]]:
         plan, errors = parse_plan(data)

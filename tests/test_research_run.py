@@ -238,7 +238,7 @@ def test_a_stopped_run_resumes_without_repeating_finished_steps(
 
 
 def test_build_research_graph_for_notebooks(web: LoopbackWeb, tmp_path: Path) -> None:
-    from local2.research import build_research_graph
+    from local2 import build_research_graph
 
     overrides = research_overrides(web, tmp_path / "data")
     with FakeOllama(ResearchBrain()) as fake:

@@ -20,7 +20,8 @@ from local2.errors import StorageUnavailable
 from local2.graph.nodes.receive import unrecorded_turn
 from local2.models.scripted import ScriptedChatModel
 from local2.service.agent import Agent
-from local2.storage.conversations import SharedLocks, open_storage
+from local2.storage.locks import SharedLocks
+from local2.storage.open import open_storage
 from local2.storage.store_turn_log import StoreTurnLog
 from local2.storage.turn_log import SqliteTurnLog, TurnLog
 from tests.conftest import make_settings
@@ -170,7 +171,7 @@ def test_team_libraries_are_imported_only_when_configured() -> None:
 
     code = (
         "import sys, local2.cli, local2.service.agent, local2.http.app\n"
-        "import local2.storage.conversations, local2.service.doctor\n"
+        "import local2.storage.open, local2.service.doctor\n"
         "import local2.service.research\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'psycopg', 'psycopg_pool', 'langchain_openai', 'openai', 'chromadb'}))"

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from local2.service.agent import Agent, SessionBusy, TurnCancelled
+from local2.errors import SessionBusy, TurnCancelled
+from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain
 from tests.conftest import local2, make_settings
 

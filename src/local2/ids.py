@@ -9,6 +9,7 @@ message, never silently rewritten.
 from __future__ import annotations
 
 import re
+import uuid
 
 from local2.errors import InvalidId
 
@@ -31,3 +32,8 @@ def check_session_id(value: object, what: str = "session id") -> str:
     if problem:
         raise InvalidId(problem)
     return value  # type: ignore[return-value]
+
+
+def new_session_id() -> str:
+    """A fresh session id (it follows the rule)."""
+    return uuid.uuid4().hex

@@ -14,6 +14,7 @@ from local2.cli import gc_pause
 from local2.cli.common import approver, err, fail, make_agent, offline_agent, out, settings_of
 from local2.cli.errors import friendly_errors
 from local2.cli.render import print_json, show_item
+from local2.errors import CannotRetry
 
 
 def retry(
@@ -31,13 +32,12 @@ def retry(
 ) -> None:
     """Try an answer again with the critic's feedback; both attempts are kept, the
     higher-graded one continues the conversation (--show switches)."""
-    from local2.service import compare as session
 
     with friendly_errors():
         if show is not None:
             agent = offline_agent(ctx)
             try:
-                result = session.show(agent, session_id, query_id, show)
+                result = agent.show(session_id, query_id, show)
             finally:
                 agent.close()
             print_json(result) if as_json else out.print(
@@ -46,8 +46,8 @@ def retry(
             return
         reader = offline_agent(ctx)
         try:
-            first_model = session.retry_request(reader, session_id, query_id)[1]["model"]
-        except session.CannotRetry as exc:
+            first_model = reader.retries.retry_request(session_id, query_id)[1]["model"]
+        except CannotRetry as exc:
             reader.close()
             fail(str(exc), code=2)
         reader.close()
@@ -57,7 +57,7 @@ def retry(
             view: dict[str, Any] = {}
             payload: dict[str, Any] = {}
             asks = approver(not as_json)  # a script reads --json: waiting calls are denied
-            for kind, data in session.retry(agent, session_id, query_id, asks):
+            for kind, data in agent.retry(session_id, query_id, asks):
                 if kind == "final":
                     payload = data
                 if not as_json:
@@ -83,7 +83,7 @@ def arena(
     from local2.arena.report import arena as table_of
     from local2.arena.report import as_csv as csv_text
     from local2.arena.report import as_json as json_text
-    from local2.storage.votes import open_votes
+    from local2.storage.open import open_votes
 
     votes_log = open_votes(settings_of(ctx))
     try:

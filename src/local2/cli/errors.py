@@ -18,9 +18,9 @@ def friendly_errors() -> Iterator[None]:
         InvalidQuery,
         ModelError,
         StorageUnavailable,
+        TurnCancelled,
         UnknownTurn,
     )
-    from local2.service.agent import TurnCancelled
 
     try:
         yield

@@ -52,9 +52,7 @@ def feedback(
         agent = offline_agent(ctx)  # no Chroma: a rating waits for memory (local2.memory.deferred)
         try:
             if prefer is not None:
-                from local2.service.compare import prefer as record_preference
-
-                result = record_preference(agent, session_id, query_id, prefer, comment)
+                result = agent.prefer(session_id, query_id, prefer, comment)
                 follows = (
                     f"the conversation continues from {result['continues'].upper()}"
                     if result["continues_history"]

@@ -76,7 +76,6 @@ def chat_command(
     approve: Any = None,
 ) -> bool:
     """Handle ``line`` if it is /prefer, /retry or /show (about the ``last`` turn); True if so."""
-    from local2.service import compare as session
 
     words = line.strip().split()
     if not words or words[0] not in ("/prefer", "/retry", "/show"):
@@ -88,17 +87,17 @@ def chat_command(
     try:
         if words[0] == "/prefer":
             choice = words[1] if len(words) > 1 else ""
-            result = session.prefer(agent, session_id, query_id, choice)
+            result = agent.prefer(session_id, query_id, choice)
             err.print(
                 f"[dim]Noted: {choice}. The conversation continues from "
                 f"{(result['continues'] or 'the answer shown').upper()}.[/]"
             )
         elif words[0] == "/show":
             attempt = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
-            session.show(agent, session_id, query_id, attempt)
+            agent.show(session_id, query_id, attempt)
             err.print(f"[dim]The conversation continues from attempt {attempt}.[/]")
         else:
-            for kind, data in session.retry(agent, session_id, query_id, approve):
+            for kind, data in agent.retry(session_id, query_id, approve):
                 on_item(kind, data)
                 if kind == "final":
                     last.clear()
@@ -124,8 +123,8 @@ def chat(
     """
     import time
 
-    from local2.errors import AwaitingApproval, InvalidQuery, ModelError
-    from local2.service.agent import TurnCancelled, new_session_id
+    from local2.errors import AwaitingApproval, InvalidQuery, ModelError, TurnCancelled
+    from local2.ids import new_session_id
 
     compare = compare_options(model_b, temperature_b)
 

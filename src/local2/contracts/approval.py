@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from local2.errors import InvalidInput
+
 KIND = "tool_approval"
 Decision = bool | Mapping[str, bool]  # every call alike, or per call id (a missing id: denied)
 Approver = Callable[[dict[str, Any]], dict[str, Any]]  # request -> answer
@@ -53,7 +55,7 @@ def answer(request: Mapping[str, Any], decision: Decision, by: str = PERSON) -> 
     else:
         unknown = set(decision) - set(ids)
         if unknown:
-            raise ValueError(
+            raise InvalidInput(
                 f"No call {', '.join(sorted(map(repr, unknown)))} is waiting; waiting: {ids}"
             )
         decisions = {i: decision.get(i) is True for i in ids}

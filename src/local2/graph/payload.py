@@ -1,12 +1,21 @@
-"""The turn payload (``response.generation``): one dict that says everything about a turn."""
+"""The turn payload (``response.generation``): one dict that says everything about a turn.
+
+A compare turn's payload describes the answer shown (respondent ``a`` until the person
+prefers ``b``) at the top level, as every payload does, plus ``respondents`` (each one's
+answer, thinking, tool calls, memory hits, grade) and ``pairwise`` (the judge's verdict, the
+person's preference, which answer continues the history). Every event of it carries
+``respondent_id``: ``a``, ``b``, or null for the turn's shared events (the question, the
+judge's comparison). A retry's payload has ``retry`` (both attempts' grades, which is shown).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from local2 import events
 from local2.contracts.turn import TurnPayload
-from local2.graph.state import TurnState
+from local2.graph.state import RESPONDENT_IDS, TurnState
 
 
 def _tool_call(call: Any) -> dict[str, Any]:
@@ -36,7 +45,70 @@ def turn_payload(state: TurnState | Mapping[str, Any]) -> TurnPayload:
         payload["critique"] = state.get("critique")
     if state.get("error"):
         payload["error"] = state.get("error")
-    from local2.graph.compare.payload import compare_parts  # two respondents, or a retry
-
     payload.update(compare_parts(state))  # type: ignore[typeddict-item]
     return payload
+
+
+RESPONDENT_FIELDS = (
+    "model",
+    "backend",
+    "temperature",
+    "answer",
+    "memory_hits",
+    "critique",
+    "error",
+)
+
+
+def _tool_calls(calls: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {k: call.get(k) for k in ("tool", "args", "result", "error", "duration_s")}
+        for call in calls
+    ]
+
+
+def compare_parts(state: Mapping[str, Any]) -> dict[str, Any]:
+    """``respondents``/``pairwise``/``retry``/``retry_offered`` for this turn, if any."""
+    parts: dict[str, Any] = {}
+    query_id = state.get("query_id")
+    log = list(state.get("event_log") or [])
+    if any(e.get("subject") == events.RETRY_OFFERED for e in log):
+        parts["retry_offered"] = True
+    pairwise = state.get("pairwise") or {}
+    if query_id and pairwise.get("query_id") == query_id:
+        labels = {rid: s.get("label") for rid, s in (pairwise.get("specs") or {}).items()}
+        records = state.get("respondents") or {}
+        shown = pairwise.get("shown") or "a"
+        parts["respondents"] = {
+            rid: {
+                "respondent_id": rid,
+                "label": labels.get(rid),
+                **{k: (records.get(rid) or {}).get(k) for k in RESPONDENT_FIELDS},
+                "thinking": "\n\n".join((records.get(rid) or {}).get("thinking") or []),
+                "tool_calls": _tool_calls((records.get(rid) or {}).get("tool_calls") or []),
+                "continues_history": rid == shown,
+            }
+            for rid in RESPONDENT_IDS
+        }
+        judge = pairwise.get("judge") or {}
+        parts["pairwise"] = {
+            "winner": pairwise.get("winner"),
+            "scores": judge.get("scores"),
+            "verdicts": judge.get("verdicts"),
+            "feedback": judge.get("feedback"),
+            "reason": judge.get("reason"),
+            "preferred": pairwise.get("preferred"),
+            "shown": shown,
+            "models": labels,
+        }
+        parts["event_log"] = [{"respondent_id": None, **e} for e in log]
+    retry = state.get("retry") or {}
+    if query_id and retry.get("query_id") == query_id:
+        first = retry.get("first") or {}
+        parts["retry"] = {
+            "of": retry.get("of"),
+            "first": {k: first.get(k) for k in ("answer", "score", "feedback", "model")},
+            "second": {"score": (retry.get("second") or {}).get("score")},
+            "shown": retry.get("shown", 2),
+        }
+    return parts

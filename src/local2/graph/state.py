@@ -30,6 +30,7 @@ from local2.contracts.records import (
 )
 
 RESET = "__reset__"
+RESPONDENT_IDS = ("a", "b")  # a compare turn's two respondents
 
 
 def turn_list(current: list[Any] | None, update: list[Any] | str) -> list[Any]:

@@ -165,7 +165,7 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
         try:
             options = turn_options(agent, body)
             begin = partial(agent.start, body.query, body.session_id, options, tokens=False)
-            turn = agent.start_now(body.query, body.session_id, options, tokens=False)
+            turn = agent.turns.start_now(body.query, body.session_id, options, tokens=False)
             turn = turn or await run_in_threadpool(begin)
             if (body.wait or wait) == "critique":
                 return {**await run_in_threadpool(turn.until_final), "critique_pending": False}

@@ -16,9 +16,8 @@ from fastapi import Depends, FastAPI, HTTPException
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from local2.errors import InvalidQuery, UnknownTurn
+from local2.errors import CannotRetry, InvalidQuery, UnknownTurn
 from local2.graph.compare.spec import compare_spec
-from local2.service import compare as session
 from local2.service.agent import Agent
 
 
@@ -50,7 +49,7 @@ def turn_options(agent: Agent, body: BaseModel) -> dict[str, Any] | None:
 
 def prefer_or_404(agent: Agent, body: Any) -> dict[str, Any]:
     try:
-        return session.prefer(agent, body.session_id, body.query_id, body.preferred, body.comment)
+        return agent.prefer(body.session_id, body.query_id, body.preferred, body.comment)
     except UnknownTurn as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from exc
 
@@ -61,7 +60,7 @@ def add_compare_routes(app: FastAPI, agent: Agent, authorised: Callable[..., Non
         from local2.arena.report import arena as table_of
         from local2.arena.report import as_csv, as_json
 
-        votes = session.votes_of(agent.services).votes()
+        votes = agent.votes()
         table = table_of(votes)
         if format == "csv":
             return PlainTextResponse(as_csv(table), media_type="text/csv")
@@ -73,13 +72,13 @@ def add_compare_routes(app: FastAPI, agent: Agent, authorised: Callable[..., Non
 
         try:
             payload: dict[str, Any] = {}
-            for kind, data in session.retry(agent, session_id, body.query_id):
+            for kind, data in agent.retry(session_id, body.query_id):
                 if kind == "final":
                     payload = data
             return payload
         except UnknownTurn as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
-        except (session.CannotRetry, InvalidQuery) as exc:
+        except (CannotRetry, InvalidQuery) as exc:
             raise HTTPException(status_code=409, detail=str(exc)) from exc
         except ModelError as exc:
             raise HTTPException(
@@ -89,6 +88,6 @@ def add_compare_routes(app: FastAPI, agent: Agent, authorised: Callable[..., Non
     @app.post("/sessions/{session_id}/show", dependencies=[Depends(authorised)])
     def show(session_id: str, body: ShowBody) -> dict[str, Any]:
         try:
-            return session.show(agent, session_id, body.query_id, body.attempt)
+            return agent.show(session_id, body.query_id, body.attempt)
         except UnknownTurn as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc

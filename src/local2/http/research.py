@@ -47,16 +47,15 @@ def _events(items: Iterator[tuple[str, Any]]) -> Iterator[str]:
 
 
 def research_routes(agent: Agent) -> APIRouter:
-    """The research routes over ``agent``'s services (see :func:`research_for`)."""
+    """The research routes over ``agent``'s research service (:attr:`Agent.research`)."""
     from local2.errors import InvalidId, InvalidQuery, UnknownRun
-    from local2.service.research import research_for
 
     router = APIRouter()
 
     @router.post("/research")
     def start(body: ResearchBody) -> StreamingResponse:
         try:
-            items = research_for(agent).stream(body.question, max_rounds=body.max_rounds)
+            items = agent.research.stream(body.question, max_rounds=body.max_rounds)
         except InvalidQuery as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         return StreamingResponse(
@@ -67,12 +66,12 @@ def research_routes(agent: Agent) -> APIRouter:
 
     @router.get("/research")
     def runs(limit: int = 20) -> dict[str, Any]:
-        return {"runs": research_for(agent).runs(max(1, min(limit, 200)))}
+        return {"runs": agent.research.runs(max(1, min(limit, 200)))}
 
     @router.get("/research/{run_id}")
     def run(run_id: str) -> dict[str, Any]:
         try:
-            return research_for(agent).payload(run_id)
+            return agent.research.payload(run_id)
         except InvalidId as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except UnknownRun as exc:

@@ -17,13 +17,29 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from local2.memory.jsonl_queue import JsonlQueue, Record
 
 if TYPE_CHECKING:
     from local2.config import Settings
-    from local2.memory.store import EngramStore
+
+
+class EngramStore(Protocol):
+    """What annotations need of the engram store (:class:`local2.memory.store.EngramStore`,
+    which applies this module's queue when it opens: it imports this module, not the
+    reverse)."""
+
+    def catch_up(self) -> int: ...
+
+    def annotate(
+        self, query_id: str, *, critic_score: int | None = None, reward: float | None = None
+    ) -> int: ...
+
+    def mark(
+        self, engram_id: str | None = None, *, query_id: str | None = None, **fields: Any
+    ) -> int: ...
+
 
 log = logging.getLogger(__name__)
 

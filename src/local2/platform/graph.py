@@ -13,8 +13,11 @@ from __future__ import annotations
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
-from local2.config import Settings, load_settings
-from local2.graph.topology import build_services, compile_graph
+from local2.config import Settings
+from local2.graph.topology import compile_graph
+from local2.service.wiring import wire
+from local2.storage.bundles import Storage
+from local2.storage.locks import SharedLocks
 from local2.storage.store_turn_log import StoreTurnLog
 from local2.storage.votes import StoreVoteLog
 
@@ -27,9 +30,10 @@ def make_graph(
     Outside the server pass a ``store`` (a test, a notebook); LangGraph Server refuses a
     graph that brings its own.
     """
-    services = build_services(settings or load_settings(), turn_log=StoreTurnLog())
-    services.votes = StoreVoteLog()  # the arena's votes beside the turns, in the same store
-    return compile_graph(services, checkpointer=None, store=store)
+    # The turns, and the arena's votes beside them, go to the platform's store.
+    platform = Storage(None, StoreTurnLog(), SharedLocks(), votes=StoreVoteLog())
+    wired = wire(settings, storage=platform)
+    return compile_graph(wired.services, checkpointer=None, store=store)
 
 
 # Built when LangGraph Server loads this file (it looks the name up in the module).

@@ -21,7 +21,8 @@ from langgraph.types import Send
 
 from local2 import events
 from local2.errors import ToolError
-from local2.graph.nodes.common import Services, event
+from local2.graph.nodes.common import event
+from local2.graph.services import Services
 from local2.research.ledger import Found, file_sources, page_read, search_hits, url_key
 from local2.research.plan_schema import COMPOSE, FETCH, SEARCH, call_key
 from local2.research.state import CallRecord, ResearchState, StepRecord

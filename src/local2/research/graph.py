@@ -16,23 +16,21 @@ mid-way resumes from its last finished step without repeating that step's tool c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from local2.config import Settings, load_settings
-from local2.graph.nodes.common import Services
+from local2.config import Settings
+from local2.graph.services import Services
 from local2.research.execute import after_execute, execute, run_step
 from local2.research.planner import plan, replan
 from local2.research.reflect import after_reflect, reflect
 from local2.research.report import compose, critique_run, ingest_run, publish, verify_report
 from local2.research.state import ResearchState
-from local2.tools.base import Tool
 
 AUTO: Any = "auto"
 
@@ -88,80 +86,3 @@ def research_services(services: Services) -> Services:
 
     tools = {n: t for n, t in services.tools.items() if n in RESEARCH_TOOLS}
     return dataclasses.replace(services, tools=tools)
-
-
-def research_checkpointer(settings: Settings) -> BaseCheckpointSaver:
-    """Where runs are checkpointed: ``<data_dir>/research.sqlite``, in memory, or on Postgres,
-    as ``system.checkpointer`` says (:mod:`local2.storage.research`)."""
-    from local2.storage.research import open_research_storage
-
-    return open_research_storage(settings).checkpointer
-
-
-def assemble_services(
-    settings: Settings,
-    *,
-    chat_model: BaseChatModel | None = None,
-    tools: Sequence[Tool] | None = None,
-    memory: Any = AUTO,
-    critic: Any = AUTO,
-    backend: str | None = None,
-    model: str | None = None,
-) -> tuple[Services, str | None]:
-    """The research services from settings (as the chat graph's, read-only tools only),
-    and the notice to show when ``backend: auto`` fell back to the embedded model."""
-    from local2.graph.topology import build_services
-
-    notice = None
-    if chat_model is None:
-        from local2.models.backend import make_chat_model
-
-        chosen = make_chat_model(settings, backend=backend, model=model)
-        chat_model, model, backend, notice = (
-            chosen.model,
-            chosen.name,
-            chosen.backend,
-            chosen.notice,
-        )
-    services = build_services(
-        settings,
-        chat_model=chat_model,
-        tools=tools,
-        memory=memory,
-        critic=critic,
-        backend=backend,
-        model=model,
-    )
-    return research_services(services), notice
-
-
-def build_research_graph(
-    settings: Settings | None = None,
-    *,
-    chat_model: BaseChatModel | None = None,
-    tools: Sequence[Tool] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
-    memory: Any = AUTO,
-    critic: Any = AUTO,
-    backend: str | None = None,
-    model: str | None = None,
-) -> CompiledStateGraph:
-    """The compiled research graph. Invoking it with a ``thread_id`` (the run id) is a run.
-
-    ```python
-    graph = build_research_graph(load_settings())
-    run = graph.invoke({"question": "..."}, {"configurable": {"thread_id": "r1"}})
-    print(run["report"])
-    ```
-    """
-    settings = settings or load_settings()
-    services, _notice = assemble_services(
-        settings,
-        chat_model=chat_model,
-        tools=tools,
-        memory=memory,
-        critic=critic,
-        backend=backend,
-        model=model,
-    )
-    return compile_research_graph(services, checkpointer or research_checkpointer(settings))

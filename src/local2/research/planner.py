@@ -15,7 +15,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
-from local2.graph.nodes.common import Services, event
+from local2.graph.nodes.common import event
+from local2.graph.services import Services
 from local2.research.plan_schema import (
     COMPOSE,
     FETCH,

@@ -13,7 +13,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
 
 from local2 import events
-from local2.graph.nodes.common import Services, event
+from local2.graph.nodes.common import event
+from local2.graph.services import Services
 from local2.research.plan_schema import SEARCH, Gaps, gaps_schema
 from local2.research.planner import research_tools
 from local2.research.prompts import reflect_messages

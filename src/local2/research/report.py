@@ -13,9 +13,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
-from local2.graph.nodes.common import Services, event, push
+from local2.graph.nodes.common import event, push
 from local2.graph.nodes.critique import critique
 from local2.graph.nodes.generate import call_model
+from local2.graph.services import Services
 from local2.models.thinking import thinking_and_answer
 from local2.research.ledger import source_list
 from local2.research.payload import research_payload

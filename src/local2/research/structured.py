@@ -19,8 +19,8 @@ from typing import Any, Generic, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from local2.graph.nodes.common import Services
 from local2.graph.nodes.generate import call_model
+from local2.graph.services import Services
 from local2.models.thinking import thinking_and_answer
 
 T = TypeVar("T")

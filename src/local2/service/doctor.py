@@ -1,4 +1,7 @@
-"""``local2 doctor``: each thing LoCAL2 depends on, whether it is there, and the fix if not."""
+"""``local2 doctor``: each thing LoCAL2 depends on, whether it is there, and the fix if not.
+
+For a team deployment it also checks the model server, Postgres and the Chroma server, each
+only when the configuration names it."""
 
 from __future__ import annotations
 
@@ -167,11 +170,92 @@ def _mcp_checks(settings: Settings) -> list[Check]:
     ]
 
 
+# -- a team deployment ------------------------------------------------------------------
+
+
+def openaiCheck(settings: Settings, model: str) -> Check:
+    import httpx
+
+    conf = settings.generator.openai
+    key = os.environ.get(conf.api_key_env)
+    url = f"{conf.base_url.rstrip('/')}/models"
+    try:
+        response = httpx.get(
+            url, headers={"Authorization": f"Bearer {key}"} if key else {}, timeout=3
+        )
+    except httpx.HTTPError as exc:
+        return Check(
+            "model server",
+            "fail",
+            f"cannot reach {conf.base_url}: {exc}",
+            "start it (e.g. `vllm serve MODEL`) or fix generator.openai.base_url",
+        )
+    if response.status_code in (401, 403):
+        return Check(
+            "model server", "fail", f"{conf.base_url} refused the key", f"set {conf.api_key_env}"
+        )
+    if response.status_code != 200:
+        return Check("model server", "fail", f"{url} answered {response.status_code}")
+    served = [m.get("id") for m in response.json().get("data", [])]
+    if model not in served:
+        return Check(
+            "model server",
+            "fail",
+            f"{model} is not served (served: {served})",
+            "set generator.model to a served id",
+        )
+    return Check("model server", "ok", f"{model} served at {conf.base_url}")
+
+
+def postgresCheck(settings: Settings) -> Check:
+    import psycopg
+
+    from local2.storage.postgres import describe
+
+    url = settings.system.postgres_url or ""
+    try:
+        with psycopg.connect(url, connect_timeout=3) as conn:
+            version = conn.execute("SHOW server_version").fetchone()
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        return Check(
+            "postgres",
+            "fail",
+            f"{describe(url)}: {reason}",
+            "start Postgres and check LOCAL2_POSTGRES_URL (docs/deploy.md)",
+        )
+    return Check("postgres", "ok", f"{describe(url)} (server {version[0] if version else '?'})")
+
+
+def chromaCheck(settings: Settings) -> Check:
+    from local2.memory.chroma import chroma_client
+
+    try:
+        chroma_client(settings, "chroma").heartbeat()
+    except Exception as exc:  # ChromaUnavailable, or whatever the client raised
+        return Check(
+            "chroma server",
+            "fail",
+            str(exc),
+            "chroma run --path DIR --port PORT, or unset memory.chroma_url",
+        )
+    return Check("chroma server", "ok", f"reachable at {settings.memory.chroma_url}")
+
+
+def deploy_checks(settings: Settings, backend: str, model: str) -> list[Check]:
+    checks = []
+    if backend == "openai":
+        checks.append(openaiCheck(settings, model))
+    if settings.system.checkpointer == "postgres":
+        checks.append(postgresCheck(settings))
+    if settings.memory.chroma_url:
+        checks.append(chromaCheck(settings))
+    return checks
+
+
 def run_checks(
     settings: Settings, backend: str | None = None, model: str | None = None
 ) -> list[Check]:
-    from local2.service.deploy_checks import deploy_checks
-
     chosen = backend or settings.generator.backend
     wanted = model or settings.generator.model
     checks = [] if chosen == "openai" else _ollama_checks(settings, chosen, wanted)

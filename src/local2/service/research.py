@@ -18,24 +18,19 @@ from typing import TYPE_CHECKING, Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from local2.config import Settings, load_settings
+from local2.contracts.research import ResearchPayload, ResearchRun
+from local2.contracts.stream import ResearchItem
 from local2.errors import RunBusy, UnknownRun
-from local2.graph.nodes.common import Services
+from local2.graph.services import Services
 from local2.ids import check_session_id
-from local2.research.graph import (
-    AUTO,
-    assemble_services,
-    compile_research_graph,
-    research_services,
-)
+from local2.research.graph import compile_research_graph, research_services
 from local2.research.payload import research_payload
-from local2.storage.research import ResearchStorage, open_research_storage
+from local2.service.wiring import AUTO, wire
+from local2.storage.bundles import ResearchStorage
+from local2.storage.open import open_research_storage
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-
-    from local2.service.agent import Agent
-
-StreamItem = tuple[str, Any]
 
 
 def new_run_id() -> str:
@@ -54,7 +49,7 @@ def _finished(snapshot: Any) -> bool:
 
 class Research:
     """Research runs over the agent's services, checkpointed where ``system.checkpointer``
-    says (:mod:`local2.storage.research`)."""
+    says (:mod:`local2.storage.open`)."""
 
     def __init__(
         self,
@@ -72,20 +67,21 @@ class Research:
     ) -> None:
         self.settings = settings or load_settings()
         self.notice = notice
+        self._owned: list[Any] = []  # what this service opened itself, closed with it
         if services is None:
-            services, fell_back = assemble_services(
+            wired = wire(
                 self.settings,
                 chat_model=chat_model,
+                backend=backend,
+                model=model,
                 tools=tools,
                 memory=memory,
                 critic=critic,
-                backend=backend,
-                model=model,
             )
-            self.notice = notice or fell_back
-        else:  # assembled services are research services already
-            services = research_services(services)
-        self.services = services
+            services = wired.services
+            self.notice = notice or wired.model_notice
+            self._owned.append(wired.storage)
+        self.services = research_services(services)  # read-only tools: research causes no effects
         self.storage: ResearchStorage = open_research_storage(self.settings, checkpointer)
         self.checkpointer = self.storage.checkpointer
         self.index = self.storage.index
@@ -93,16 +89,11 @@ class Research:
         self._running: set[str] = set()
         self._guard = threading.Lock()
 
-    @classmethod
-    def from_agent(cls, agent: Agent) -> Research:
-        """Research on the agent's model, tools (the read-only ones), memory and critic."""
-        return cls(agent.settings, services=agent.services, notice=agent.notice)
-
     # -- runs ------------------------------------------------------------------------------
 
     def stream(
         self, question: str, *, max_rounds: int | None = None, run_id: str | None = None
-    ) -> Iterator[StreamItem]:
+    ) -> Iterator[ResearchItem]:
         """Start a run; the question is checked before anything runs."""
         from local2.errors import InvalidQuery
         from local2.graph.nodes.receive import validate_query
@@ -126,7 +117,7 @@ class Research:
         }
         return self._drive(graph_input, run_id, question.strip())
 
-    def resume(self, run_id: str) -> Iterator[StreamItem]:
+    def resume(self, run_id: str) -> Iterator[ResearchItem]:
         """Continue a run from its last finished step (a finished run is just returned)."""
         check_session_id(run_id, "run id")
         snapshot = self.graph.get_state(_config(run_id))
@@ -140,7 +131,7 @@ class Research:
         run_id: str,
         question: str,
         snapshot: Any = None,
-    ) -> Iterator[StreamItem]:
+    ) -> Iterator[ResearchItem]:
         with self._claim(run_id):
             yield ("run", {"run_id": run_id, "question": question, "resumed": snapshot is not None})
             if snapshot is not None and _finished(snapshot):
@@ -195,18 +186,18 @@ class Research:
         *,
         max_rounds: int | None = None,
         on_item: Callable[[str, Any], None] | None = None,
-    ) -> dict[str, Any]:
+    ) -> ResearchPayload:
         """Run to the end and return the payload."""
         return _collect(self.stream(question, max_rounds=max_rounds), on_item)
 
     def resume_run(
         self, run_id: str, on_item: Callable[[str, Any], None] | None = None
-    ) -> dict[str, Any]:
+    ) -> ResearchPayload:
         return _collect(self.resume(run_id), on_item)
 
     # -- reading ---------------------------------------------------------------------------
 
-    def payload(self, run_id: str) -> dict[str, Any]:
+    def payload(self, run_id: str) -> ResearchPayload:
         check_session_id(run_id, "run id")
         snapshot = self.graph.get_state(_config(run_id))
         if not snapshot.values:
@@ -232,7 +223,7 @@ class Research:
             return "running"  # in another process sharing the database
         return "failed" if known.get("status") == "failed" else "unfinished"
 
-    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+    def runs(self, limit: int = 20) -> list[ResearchRun]:
         """Recent runs, newest first, with their state (``unfinished`` ones can be resumed)."""
         rows = []
         for row in self.index.recent(limit):
@@ -253,9 +244,11 @@ class Research:
 
     def close(self) -> None:
         self.storage.close()
+        for owned in self._owned:
+            owned.close()
 
 
-def _collect(items: Iterator[StreamItem], on_item: Callable[[str, Any], None] | None) -> dict:
+def _collect(items: Iterator[ResearchItem], on_item: Callable[[str, Any], None] | None) -> dict:
     payload: dict[str, Any] = {}
     for kind, data in items:
         if on_item is not None:
@@ -263,16 +256,3 @@ def _collect(items: Iterator[StreamItem], on_item: Callable[[str, Any], None] | 
         if kind == "final":
             payload = data
     return payload
-
-
-_shared: dict[int, Research] = {}
-_shared_lock = threading.Lock()
-
-
-def research_for(agent: Agent) -> Research:
-    """The one :class:`Research` of an agent, shared by its API routes and its app."""
-    with _shared_lock:
-        found = _shared.get(id(agent))
-        if found is None or found.services.chat_model is not agent.services.chat_model:
-            found = _shared[id(agent)] = Research.from_agent(agent)
-        return found

@@ -31,13 +31,13 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 
+from local2.contracts.stream import StreamItem
 from local2.errors import SessionBusy, TurnCancelled
-from local2.storage.conversations import SharedLocks
+from local2.storage.locks import SharedLocks
 
-StreamItem = tuple[str, Any]
 POLL_S = 0.1  # how often a waiting caller looks for a Stop
 HANDOVER_WAIT_S = 0.1  # the longest the critic and memory wait for the answer to be taken
-_DONE: StreamItem = ("__done__", None)  # compared by identity
+_DONE: Any = ("__done__", None)  # compared by identity
 
 
 @dataclass

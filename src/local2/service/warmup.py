@@ -13,7 +13,10 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from local2.graph.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -106,3 +109,25 @@ def embedder_task(memory: Any) -> Callable[[], None] | None:
     if embedder is None or not hasattr(embedder, "model_path"):
         return None
     return lambda: embedder.model
+
+
+def first_turn(services: Services) -> None:
+    """Do a first turn's one-time work before the first question, for a server that has
+    just started: memory's client and index, the tool schemas bound to the model, the reply
+    checks' patterns compiled. A first turn took ~100 ms more than later ones without it
+    (``bench/overhead.py``). Writes nothing; a failure is only logged."""
+    from local2.graph.nodes.answer_guard import unusable_reason, without_listing_lines
+
+    try:
+        schemas = {name: tool.parameters for name, tool in services.tools.items()}
+        if schemas and services.native_tools:
+            services.chat_model.bind_tools([t.schema() for t in services.tools.values()])
+        sample = "Warming up."
+        unusable_reason(sample, schemas)
+        without_listing_lines(sample)
+        if services.tool_parser is not None:
+            services.tool_parser(sample, schemas)
+        if services.memory is not None and hasattr(services.memory, "warm_up"):
+            services.memory.warm_up()
+    except Exception as exc:  # the first turn does the same work, and reports problems
+        log.warning("warm-up failed: %s: %s", type(exc).__name__, exc)

@@ -23,9 +23,9 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from local2.errors import StorageUnavailable
+from local2.storage.bundles import ResearchStorage, Storage
 from local2.storage.checkpointer import CompressedSerializer
-from local2.storage.conversations import SharedLocks, Storage
-from local2.storage.research import ResearchStorage
+from local2.storage.locks import SharedLocks
 from local2.storage.research_runs import POSTGRES_SCHEMA as RUNS_SCHEMA
 from local2.storage.research_runs import RunIndex
 from local2.storage.turn_log import POSTGRES_SCHEMA as TURNS_SCHEMA

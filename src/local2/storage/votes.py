@@ -18,7 +18,6 @@ from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from local2.config import Settings
 from local2.storage.sqlite import SqliteSql
 
 if TYPE_CHECKING:
@@ -155,20 +154,3 @@ class StoreVoteLog(VoteLog):
             found += [Vote(**item.value) for item in page]
             offset += len(page)
         return sorted(found, key=lambda v: v.created_at)
-
-
-def votes_path(settings: Settings) -> str | Path:
-    """Where votes live: the checkpoint database (in memory when checkpoints are)."""
-    if settings.system.checkpointer == "memory":
-        return ":memory:"
-    return settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite"
-
-
-def open_votes(settings: Settings) -> VoteLog:
-    """The configured vote log: on the team's Postgres with ``checkpointer: postgres``."""
-    if settings.system.checkpointer == "postgres":
-        from local2.storage.postgres import open_postgres_votes
-
-        assert settings.system.postgres_url, "load_settings() requires the URL"
-        return open_postgres_votes(settings.system.postgres_url)
-    return SqliteVoteLog(votes_path(settings))

@@ -14,7 +14,6 @@ from typing import Any
 import gradio as gr
 
 from local2.arena.report import arena, as_csv, as_json
-from local2.service.compare import votes_of
 from local2.ui.base import UIPart, table
 
 COLUMNS = ["model", "rating", "95% interval", "votes", "wins", "losses", "ties"]
@@ -70,7 +69,7 @@ class Arena(UIPart):
         self.arena_tab_item.select(self.arena_view, None, outputs)
 
     def arena_view(self) -> dict:
-        votes = votes_of(self.agent.services).votes()
+        votes = self.agent.votes()
         ratings = arena(votes)
         if getattr(self, "_arena_dir", None) is None:  # one folder per app, reused
             self._arena_dir = Path(tempfile.mkdtemp(prefix="local2-arena-"))

@@ -14,8 +14,8 @@ from typing import Any
 
 import gradio as gr
 
-from local2.errors import AwaitingApproval, InvalidQuery, ModelError, UnknownTurn
-from local2.service.agent import TurnCancelled, new_session_id
+from local2.errors import AwaitingApproval, InvalidQuery, ModelError, TurnCancelled, UnknownTurn
+from local2.ids import new_session_id
 from local2.ui import render
 from local2.ui.approval import ApprovalPanel
 from local2.ui.base import UIPart, live, table

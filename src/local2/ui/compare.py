@@ -20,7 +20,6 @@ import gradio as gr
 
 from local2.errors import UnknownTurn
 from local2.graph.compare.spec import compare_spec
-from local2.service import compare as session
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.safe_markdown import neutralise
@@ -249,7 +248,7 @@ class Compare(UIPart):
         if not session_id or not query_id:
             return {self.banner: self._note("There is no compared answer to prefer.")}
         try:
-            result = session.prefer(self.agent, session_id, query_id, choice)
+            result = self.agent.prefer(session_id, query_id, choice)
         except (UnknownTurn, ValueError) as exc:
             return {self.banner: self._note(str(exc).strip("'\""))}
         payload = self.agent.state(session_id)
@@ -271,7 +270,7 @@ class Compare(UIPart):
         if not session_id or not query_id:
             return {self.banner: self._note("There are no attempts to switch between.")}
         try:
-            session.show(self.agent, session_id, query_id, attempt)
+            self.agent.show(session_id, query_id, attempt)
         except (UnknownTurn, ValueError) as exc:
             return {self.banner: self._note(str(exc).strip("'\""))}
         from local2.graph.payload import turn_payload
@@ -295,7 +294,7 @@ class Compare(UIPart):
             yield {self.banner: self._note("There is no answer to try again.")}
             return
         try:
-            question, _ = session.retry_request(self.agent, session_id, query_id)
+            question, _ = self.agent.retries.retry_request(session_id, query_id)
         except (UnknownTurn, ValueError) as exc:
             yield {self.banner: self._note(str(exc).strip("'\""))}
             return
@@ -303,7 +302,7 @@ class Compare(UIPart):
             role="user", content=f"{neutralise(question)}\n\n_(again, with the critic's feedback)_"
         )
         view = render.TurnView(question)
-        items = session.retry(self.agent, session_id, query_id)
+        items = self.agent.retry(session_id, query_id)
         chat, ids = list(chat or []), dict(ids or {})
         yield {self.retry_btn: gr.update(interactive=False)}
         yield from self._follow(items, view, chat, ids, user, session_id, mine)

@@ -129,9 +129,7 @@ class ResearchTab:
     @property
     def research(self) -> Research:
         if self._research is None:
-            from local2.service.research import research_for
-
-            self._research = research_for(self.agent)
+            self._research = self.agent.research
         return self._research
 
     def build(self, concurrency_limit: int) -> None:

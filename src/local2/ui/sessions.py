@@ -15,8 +15,7 @@ from typing import Any
 import gradio as gr
 
 from local2.errors import UnknownTurn
-from local2.ids import session_id_problem
-from local2.service.agent import new_session_id
+from local2.ids import new_session_id, session_id_problem
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
 

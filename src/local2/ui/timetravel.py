@@ -12,9 +12,8 @@ from typing import Any
 
 import gradio as gr
 
-from local2.errors import InvalidId, InvalidQuery, ModelError, UnknownTurn
+from local2.errors import InvalidId, InvalidQuery, ModelError, TurnCancelled, UnknownTurn
 from local2.ids import session_id_problem
-from local2.service.agent import TurnCancelled
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
 from local2.ui.safe_markdown import neutralise

@@ -6,7 +6,7 @@ compare -> respond(a) | respond(b) -> publish_pair -> critique_pair | ingest_pai
 - ``compare``: name both respondents (and check the second model is there) before anyone
   answers.
 - ``publish_pair``: announce both answers; respondent ``a``'s continues the history until
-  the person prefers ``b`` (:mod:`local2.service.compare`), and is the turn's answer
+  the person prefers ``b`` (:mod:`local2.service.ratings`), and is the turn's answer
   meanwhile; ``b``'s stays in the checkpoint.
 - ``critique_pair``: the judge grades each answer, then compares them in both orders
   (:mod:`local2.critic.pairwise`) and emits ``pairwise.result``.
@@ -26,13 +26,14 @@ from langchain_core.runnables import RunnableConfig
 from local2 import events
 from local2.contracts.records import Respondent
 from local2.errors import ModelError
-from local2.graph.compare.spec import RESPONDENT_IDS, respondent_services, spec_of, specs
-from local2.graph.nodes.common import Services, event, push
-from local2.graph.nodes.critique import _memory_lookup
+from local2.graph.compare.spec import respondent_services, spec_of, specs
+from local2.graph.nodes.common import event, push
+from local2.graph.nodes.critique import memory_lookup
 from local2.graph.nodes.ingest import ingest
 from local2.graph.nodes.publish import preview
 from local2.graph.payload import turn_payload
-from local2.graph.state import RESET, TurnState
+from local2.graph.services import Services
+from local2.graph.state import RESET, RESPONDENT_IDS, TurnState
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +176,7 @@ def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
 
     views = {rid: respondent_view(state, rid) for rid in RESPONDENT_IDS}
     records = state.get("respondents") or {}
-    lookups = {rid: _memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}  # type: ignore[arg-type]
+    lookups = {rid: memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}  # type: ignore[arg-type]
     critiques, verdict = judge_pair(
         services.critic, state["query"], records.get("a") or {}, records.get("b") or {}, lookups
     )
@@ -253,7 +254,7 @@ def settle_pair(state: TurnState, services: Services) -> dict[str, Any]:
             except Exception as exc:  # memory is an extra: the turn stands without it
                 log.warning("could not annotate engram %s: %s", engram, exc)
     if winner in ("a", "b", "tie"):
-        from local2.service.compare import record_vote
+        from local2.graph.compare.votes import record_vote
 
         record_vote(services, state, "judge", winner)
     return {}

@@ -3,7 +3,8 @@
 The ``respond`` node is sent once per respondent (LangGraph ``Send``), so both run as
 parallel branches of one super-step, each with its own working state: messages, thinking,
 tool calls, memory hits. The subgraph is the very loop the chat graph runs
-(:func:`local2.graph.topology.add_answer_loop`), with each node given the respondent's services, and
+(:func:`local2.graph.loop.add_answer_loop`), with each node given the respondent's services,
+and
 it checkpoints under its own namespace, so a tool call that waits for approval pauses just
 that branch and resumes it. Its events carry ``respondent_id``; its tokens and thinking are
 forwarded to the turn's stream as ``{"respondent": {id, kind, text}}`` items.
@@ -23,9 +24,11 @@ from langgraph.types import Send
 
 from local2.contracts.records import Respondent
 from local2.errors import ModelError
-from local2.graph.compare.spec import RESPONDENT_IDS, respondent_services
-from local2.graph.nodes.common import Services, push
-from local2.graph.state import TurnState
+from local2.graph.compare.spec import respondent_services
+from local2.graph.loop import add_answer_loop
+from local2.graph.nodes.common import push
+from local2.graph.services import Services
+from local2.graph.state import RESPONDENT_IDS, TurnState
 
 # What both respondents start from: the question, its id and clock, the history and the
 # working messages after receive (and recall) - the same for both.
@@ -58,8 +61,6 @@ def _bind_for_respondent(services: Services) -> Callable[[Callable[..., dict]], 
 
 
 def build_respondent_graph(services: Services) -> CompiledStateGraph:
-    from local2.graph.topology import add_answer_loop
-
     graph = StateGraph(RespondentState)
     add_answer_loop(graph, _bind_for_respondent(services), END)
     graph.add_edge(START, "generate")

@@ -15,10 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from local2.errors import ModelError
-from local2.graph.nodes.common import Services
+from local2.graph.services import Services
 
 CONFIG_KEY = "compare"
-RESPONDENT_IDS = ("a", "b")
 MAX_TEMPERATURE = 2.0
 
 ModelFactory = Callable[[str | None, float | None], Any]  # -> models.backend.ChatBackend

@@ -20,7 +20,8 @@ from local2.models.prompted_tools import (
     RESULT_PREFIX,
     TOOLS_HEADER,
 )
-from local2.models.toolcall_text import REPAIR_HEADER, REPAIR_TOOLS_LINE, parse_tool_calls
+from local2.models.toolcall_args import REPAIR_HEADER, REPAIR_TOOLS_LINE
+from local2.models.toolcall_text import parse_tool_calls
 
 RAW_OUTPUT = "a copy of raw tool output"
 EARLIER_EXTRACT = "a copy of an earlier extract"

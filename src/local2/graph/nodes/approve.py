@@ -14,7 +14,8 @@ from langgraph.types import interrupt
 
 from local2 import events
 from local2.contracts import approval
-from local2.graph.nodes.common import Services, entry, event, push
+from local2.graph.nodes.common import entry, event, push
+from local2.graph.services import Services
 from local2.graph.state import TurnState
 from local2.tools.trust import review
 

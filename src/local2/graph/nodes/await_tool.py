@@ -20,7 +20,8 @@ from local2 import events
 from local2.contracts.approval import denial_error, denial_text
 from local2.contracts.records import MemoryHit, ToolCallRecord
 from local2.errors import ToolError
-from local2.graph.nodes.common import Services, event, tool_context
+from local2.graph.nodes.common import event, tool_context
+from local2.graph.services import Services
 from local2.graph.state import TurnState
 from local2.tools.base import ToolResult
 from local2.tools.runner import Started

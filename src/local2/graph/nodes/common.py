@@ -1,50 +1,16 @@
-"""What every node shares: the injected services and the event emitter."""
+"""What every node shares: the event emitter and the context its tool calls run with."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_stream_writer
 
-from local2.config import Settings
 from local2.contracts.records import EventEntry
 from local2.graph.state import TurnState
-from local2.tools.base import Tool, ToolContext
-from local2.tools.runner import ToolRunner
-
-if TYPE_CHECKING:
-    from local2.storage.turn_log import TurnLog
-
-
-@dataclass
-class Services:
-    """Everything a node may call, chosen when the graph is built so any part can be swapped."""
-
-    settings: Settings
-    chat_model: BaseChatModel
-    turn_log: TurnLog
-    tools: dict[str, Tool] = field(default_factory=dict)
-    model_name: str = ""
-    backend: str = ""
-    # False: the model cannot call tools natively (the embedded model, an Ollama model whose
-    # capabilities lack ``tools``): tools go in its prompt and the keyword router may help.
-    native_tools: bool = True
-    memory: Any | None = None  # local2.memory.store.EngramStore
-    critic: Any | None = None  # local2.critic.Critic
-    tool_parser: Any | None = None  # callable(text, tools) -> ParsedToolCalls
-    router: Any | None = None  # callable(query, tool_names) -> list[tool call dicts]
-    arg_validator: Any | None = None  # callable(args, schema) -> list[str] errors
-    repair_message: Any | None = None  # callable(errors, tools) -> str
-    runner: ToolRunner = field(default_factory=ToolRunner)
-    # Compare turns: how a second respondent's chat model is made (None: from settings),
-    # and where the arena's votes are kept (opened on first use).
-    model_factory: Any | None = None  # callable(model, temperature) -> ChatBackend
-    votes: Any | None = None  # local2.storage.votes.VoteLog
-    notices: list[str] = field(default_factory=list)  # for the person (e.g. memory fallback)
+from local2.tools.base import ToolContext
 
 
 def push(item: dict[str, Any]) -> None:

@@ -11,13 +11,14 @@ from collections.abc import Callable
 
 from local2 import events
 from local2.contracts.records import Critique
-from local2.graph.nodes.common import Services, event
+from local2.graph.nodes.common import event
+from local2.graph.services import Services
 from local2.graph.state import TurnState
 
 log = logging.getLogger(__name__)
 
 
-def _memory_lookup(state: TurnState, services: Services) -> Callable[[str], bool] | None:
+def memory_lookup(state: TurnState, services: Services) -> Callable[[str], bool] | None:
     """Whether an engram id exists: recalled this turn, or found in the store."""
     recalled = {hit["id"] for hit in state.get("memory_hits") or []}
     get = getattr(services.memory, "get", None)
@@ -39,7 +40,7 @@ def critique(state: TurnState, services: Services) -> dict:
                 state["query"],
                 answer,
                 list(state.get("tool_calls") or []),
-                _memory_lookup(state, services),
+                memory_lookup(state, services),
             )
         except Exception as exc:  # Critic.grade should not raise; the turn must not break
             result = {"score": None, "feedback": f"critic failed: {exc}"[:300], "flags": []}

@@ -6,7 +6,8 @@ A call the person refused (marked ``denied`` by ``approve``) is announced but ne
 from __future__ import annotations
 
 from local2 import events
-from local2.graph.nodes.common import Services, event, tool_context
+from local2.graph.nodes.common import event, tool_context
+from local2.graph.services import Services
 from local2.graph.state import TurnState
 
 

@@ -36,8 +36,9 @@ from local2.graph.nodes.answer_guard import (
     without_listing_lines,
 )
 from local2.graph.nodes.await_tool import wrap_untrusted
-from local2.graph.nodes.common import Services, event
+from local2.graph.nodes.common import event
 from local2.graph.prompt import build_prompt
+from local2.graph.services import Services
 from local2.graph.state import TurnState
 from local2.models.embedded import REPETITION_NOTE
 from local2.models.ollama_failures import describe_ollama_error

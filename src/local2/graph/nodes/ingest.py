@@ -19,9 +19,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from local2.config import Settings
 from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED
-from local2.graph.nodes.common import Services, event
+from local2.graph.nodes.common import event
+from local2.graph.services import Services
 from local2.graph.state import TurnState
 from local2.memory.extract import Distilled, distill
 from local2.memory.facts import Fact
@@ -36,29 +36,6 @@ log = logging.getLogger(__name__)
 RETRY_FILE = "memory_retry.jsonl"
 _FIELDS = {"session_id", "query_id", "query", "answer", "tools_used", "model"}
 _OPTIONAL = {"facts"}
-
-
-def open_memory(settings: Settings) -> EngramStore | None:
-    """The engram store, or None with a warning if it cannot be opened: the app still answers."""
-    return open_memory_noting(settings)[0]
-
-
-def open_memory_noting(settings: Settings) -> tuple[EngramStore | None, str | None]:
-    """The engram store and what the person must be told about it: that memory runs on a
-    fallback embedder, or that it is off for this run and why. Memory is never off silently."""
-    if not settings.memory.enabled:
-        return None, None
-    try:
-        from local2.memory.store import EngramStore
-
-        store = EngramStore.open(settings)
-    except Exception as exc:
-        log.warning("memory disabled for this run: cannot open the engram store: %s", exc)
-        return None, (
-            f"Memory is off for this run: the engram store under {settings.data_dir} cannot "
-            f"be opened ({type(exc).__name__}: {exc})."
-        )
-    return store, store.notice
 
 
 def ingest(state: TurnState, services: Services) -> dict[str, Any]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from local2 import events
-from local2.graph.nodes.common import Services, event, push
+from local2.graph.nodes.common import event, push
 from local2.graph.payload import turn_payload
+from local2.graph.services import Services
 from local2.graph.state import TurnState
 
 PREVIEW_CHARS = 160

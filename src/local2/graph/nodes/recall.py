@@ -9,7 +9,8 @@ Two things, both before any outside content can enter the turn:
   model as data, delimited in this turn's message, and become the turn's memory hits.
 ``recall_memory`` stays a tool for deeper searches.
 
-The graph runs it inside its ``receive`` node (:func:`receive_and_recall`): a step of its own
+The graph runs it inside its ``receive`` node (:func:`local2.graph.nodes.receive.receive`): a
+step of its own
 would cost a checkpoint and a thread hand-off on the path to the answer
 (``bench/overhead.py``), and nothing can happen between the two.
 
@@ -29,13 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from langchain_core.runnables import RunnableConfig
 
 from local2 import events
 from local2.contracts.records import MemoryHit, SavedMemory
-from local2.graph.nodes.common import Services, event
-from local2.graph.nodes.receive import receive
-from local2.graph.state import RESET, TurnState
+from local2.graph.nodes.common import event
+from local2.graph.services import Services
+from local2.graph.state import TurnState
 from local2.memory.facts import explicit_requests
 
 log = logging.getLogger(__name__)
@@ -178,23 +178,4 @@ def recall(
         content = f"{memory_block(hits, saved)}\n\n{state['query']}"
         update["messages"] = [HumanMessage(content, id=f"user-{state['query_id']}")]
         update["memory_hits"] = hits
-    return update
-
-
-def receive_and_recall(state: TurnState, services: Services, config: RunnableConfig) -> dict:
-    """The graph's ``receive`` node: :func:`~local2.graph.nodes.receive.receive`, then
-    :func:`recall` on the turn as received, as one update (a rejected question recalls
-    nothing). A recall started ahead (``AHEAD_KEY`` in the run's config) is used when it
-    was of this very question."""
-    received = receive(state, services, config)
-    if received.get("error"):
-        return received
-    ahead = config.get("configurable", {}).get(AHEAD_KEY)
-    recalled = recall({**state, **received}, services, ahead)  # type: ignore[typeddict-item]
-    update = {**received, **recalled}
-    update["event_log"] = [*received["event_log"], *recalled.get("event_log", [])]
-    if "messages" in recalled:  # the question's message, now carrying the memory block
-        update["messages"] = [*received["messages"][:-1], *recalled["messages"]]
-    if "memory_hits" in recalled:  # receive emptied the list; recall's hits fill it
-        update["memory_hits"] = [RESET, *recalled["memory_hits"]]
     return update

@@ -1,4 +1,5 @@
-"""``receive``: validate the question, name the turn, and start a fresh per-turn record."""
+"""``receive``: validate the question, name the turn, start a fresh per-turn record, and
+recall what memory holds about the question (:mod:`local2.graph.nodes.recall`), in one step."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from local2 import events
-from local2.graph.nodes.common import Services, event
+from local2.graph.nodes.common import event
+from local2.graph.nodes.recall import AHEAD_KEY, recall
+from local2.graph.services import Services
 from local2.graph.state import RESET, TurnState, cleared_compare
 from local2.ids import session_id_problem
 
@@ -44,7 +47,8 @@ def unrecorded_turn(state: TurnState, services: Services) -> dict:
     return {"history_head": found.id, "turn_count": state.get("turn_count", 0) + 1}
 
 
-def receive(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+def start_turn(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+    """Check the question, name the turn, and empty the per-turn record."""
     configurable = config.get("configurable", {})
     recovered = unrecorded_turn(state, services)
     session_id = state.get("session_id") or configurable.get("thread_id") or uuid.uuid4().hex
@@ -94,3 +98,22 @@ def receive(state: TurnState, services: Services, config: RunnableConfig) -> dic
         "messages": [*fresh["messages"], HumanMessage(query.strip(), id=f"user-{query_id}")],
         "event_log": [RESET, received],
     }
+
+
+def receive(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+    """The graph's ``receive`` node: :func:`start_turn`, then
+    :func:`~local2.graph.nodes.recall.recall` on the turn as received, as one update (a
+    rejected question recalls nothing). A recall started ahead (``AHEAD_KEY`` in the run's
+    config) is used when it was of this very question."""
+    received = start_turn(state, services, config)
+    if received.get("error"):
+        return received
+    ahead = config.get("configurable", {}).get(AHEAD_KEY)
+    recalled = recall({**state, **received}, services, ahead)  # type: ignore[typeddict-item]
+    update = {**received, **recalled}
+    update["event_log"] = [*received["event_log"], *recalled.get("event_log", [])]
+    if "messages" in recalled:  # the question's message, now carrying the memory block
+        update["messages"] = [*received["messages"][:-1], *recalled["messages"]]
+    if "memory_hits" in recalled:  # receive emptied the list; recall's hits fill it
+        update["memory_hits"] = [RESET, *recalled["memory_hits"]]
+    return update

@@ -12,7 +12,7 @@ receive -> retry_context -> generate ... publish -> critique -> settle_retry
 - ``publish`` then appends the second attempt beside the first in the turn log (both are
   kept), and the critic grades it;
 - ``settle_retry`` keeps the higher-graded attempt as the one the session continues from
-  (the second on a tie). The person can switch (:func:`local2.service.compare.show`).
+  (the second on a tie). The person can switch (:meth:`local2.service.ratings.Ratings.show`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from langchain_core.runnables import RunnableConfig
 
 from local2 import events
 from local2.contracts.records import Critique
-from local2.graph.nodes.common import Services, event
+from local2.graph.nodes.common import event
+from local2.graph.services import Services
 from local2.graph.state import TurnState
 
 CONFIG_KEY = "retry"

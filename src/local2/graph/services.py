@@ -1,0 +1,95 @@
+"""The services every node is given: chosen when the graph is built, so any can be swapped.
+
+Tests and notebooks swap them freely: a scripted chat model, a critic that always says 4, no
+memory, a tool list of one. The parts that are only called through a narrow interface are
+typed as Protocols here; :mod:`local2.service.wiring` builds the real ones from settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+
+from local2.config import Settings
+from local2.contracts.records import Critique, ToolCallRecord
+from local2.storage.turn_log import TurnLog
+from local2.storage.votes import VoteLog
+from local2.tools.base import Tool
+from local2.tools.runner import ToolRunner
+
+if TYPE_CHECKING:
+    from local2.memory.store import EngramStore
+    from local2.models.toolcall_text import ParsedToolCalls
+
+
+class Critic(Protocol):
+    """Grades an answer 1-5 with the turn's tool results as evidence (:mod:`local2.critic`)."""
+
+    def grade(
+        self,
+        query: str,
+        answer: str,
+        evidence: list[ToolCallRecord],
+        known_memory_ids: Callable[[str], bool] | None = None,
+        reference: str | None = None,
+    ) -> Critique: ...
+
+
+class ToolParser(Protocol):
+    """Finds tool calls a model wrote as text (``models.toolcall_text.parse_tool_calls``)."""
+
+    def __call__(self, text: str, tools: Mapping[str, dict]) -> ParsedToolCalls: ...
+
+
+class Router(Protocol):
+    """The keyword router's calls for a question (``{"name", "args", "id"}``)."""
+
+    def __call__(self, query: str, tool_names: list[str]) -> list[dict]: ...
+
+
+class ArgValidator(Protocol):
+    """Fixes ``args`` in place against a JSON schema; the errors that remain."""
+
+    def __call__(self, args: dict, schema: dict) -> list[str]: ...
+
+
+class RepairMessage(Protocol):
+    """The one message telling a model how its malformed calls should look."""
+
+    def __call__(self, errors: list[str], tools: Mapping[str, dict]) -> str: ...
+
+
+class ModelFactory(Protocol):
+    """A second respondent's chat model, by model name and temperature."""
+
+    def __call__(self, model: str | None, temperature: float | None) -> Any: ...
+
+
+@dataclass
+class Services:
+    """Everything a node may call."""
+
+    settings: Settings
+    chat_model: BaseChatModel
+    turn_log: TurnLog
+    tools: dict[str, Tool] = field(default_factory=dict)
+    model_name: str = ""
+    backend: str = ""
+    # False: the model cannot call tools natively (the embedded model, an Ollama model whose
+    # capabilities lack ``tools``): tools go in its prompt and the keyword router may help.
+    native_tools: bool = True
+    memory: EngramStore | None = None
+    critic: Critic | None = None
+    tool_parser: ToolParser | None = None
+    router: Router | None = None
+    arg_validator: ArgValidator | None = None
+    repair_message: RepairMessage | None = None
+    runner: ToolRunner = field(default_factory=ToolRunner)
+    # Compare turns: how a second respondent's chat model is made (None: from settings),
+    # and where the arena's votes are kept (opened on first use).
+    model_factory: ModelFactory | None = None
+    votes: VoteLog | None = None
+    notices: list[str] = field(default_factory=list)  # for the person (e.g. memory fallback)

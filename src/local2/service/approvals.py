@@ -1,0 +1,65 @@
+"""Tool calls that wait for the person: what a paused turn waits on, and its answer.
+
+A turn pauses (LangGraph ``interrupt``) when a call must be approved and no one at hand can be
+asked (:mod:`local2.contracts.approval`). The person's decision resumes it, under the
+session's lock like any turn; it may pause again on the next call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from local2.contracts import approval
+from local2.contracts.approval import Approver, Decision
+from local2.contracts.stream import StreamItem
+from local2.contracts.turn import TurnPayload
+from local2.errors import UnknownTurn
+from local2.service.graph_runs import GraphRuns, pending_in, thread_config
+from local2.service.running import RunningTurn, Turns
+from local2.service.turns import collect
+
+
+class Approvals:
+    """Answers the approval requests of paused turns."""
+
+    def __init__(self, graph: CompiledStateGraph, running: Turns, runs: GraphRuns) -> None:
+        self.graph = graph
+        self.running = running
+        self.runs = runs
+
+    def pending(self, session_id: str) -> dict[str, Any] | None:
+        """The request a paused turn of this session waits on, or None.
+
+        ``interrupt_id`` names it: a compare turn can wait on both respondents at once, and
+        each request is answered in turn.
+        """
+        return pending_in(self.graph.get_state(thread_config(session_id)))
+
+    def resume(
+        self,
+        session_id: str,
+        decision: Decision,
+        approve: Approver | None = None,
+        by: str = approval.PERSON,
+    ) -> Iterator[StreamItem]:
+        """Continue a paused turn with the person's decision (all calls, or per call id)."""
+
+        def produce(turn: RunningTurn) -> Iterator[StreamItem]:
+            waiting = self.pending(session_id)
+            if waiting is None:
+                raise UnknownTurn(f"Nothing in session '{session_id}' is waiting for approval")
+            answer = approval.answer(waiting, decision, by=by)
+            resume = Command(resume={waiting["interrupt_id"]: answer})
+            yield from self.runs.run(resume, thread_config(session_id), turn, approve)
+
+        yield from self.running.run(session_id, produce)
+
+    def decide(
+        self, session_id: str, decision: Decision, approve: Approver | None = None
+    ) -> TurnPayload:
+        """:meth:`resume` to the end; returns the payload (which may wait again)."""
+        return collect(self.resume(session_id, decision, approve))

@@ -1,0 +1,157 @@
+"""One run of the chat graph, as stream items: LangGraph's streams in, ``(kind, data)`` out.
+
+A turn, a resumed approval and a replay all run the graph the same way: events, thinking and
+answer tokens as they happen, the payload at publish (``answer``), and at the end the payload
+(``final``) with its ``status``. A tool call waiting for the person pauses the run
+(LangGraph ``interrupt``): the request is put to ``approve`` and the run goes on, or, with no
+one to ask, the payload says ``awaiting_approval``. Every finished turn is written to the
+audit log (:mod:`local2.storage.audit_log`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from typing import Any
+
+from langchain_core.messages import AIMessageChunk
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, StateSnapshot
+
+from local2.config import Settings
+from local2.contracts import approval
+from local2.contracts.approval import Approver
+from local2.contracts.stream import StreamItem
+from local2.contracts.turn import TurnPayload
+from local2.graph.compare.spec import spec_of
+from local2.graph.payload import turn_payload
+from local2.ids import check_session_id
+from local2.service.running import RunningTurn, StopSignal
+from local2.storage.audit_log import audit_turn
+
+
+def thread_config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    """The thread config of a session; an id breaking the rule raises :class:`InvalidId`."""
+    check_session_id(session_id)
+    configurable: dict[str, Any] = {"thread_id": session_id, "checkpoint_ns": ""}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+def pending_in(snapshot: StateSnapshot) -> dict[str, Any] | None:
+    """The approval request a checkpoint waits on, or None."""
+    return next(
+        (
+            {**dict(i.value), "interrupt_id": i.id}
+            for i in snapshot.interrupts
+            if approval.is_request(i.value)
+        ),
+        None,
+    )
+
+
+def awaiting_payload(final: dict[str, Any], request: dict[str, Any]) -> TurnPayload:
+    """The payload of a turn paused for approval: what it did so far, and what waits."""
+    payload = turn_payload(final)
+    asked = list(request.get("events") or [])
+    payload["event_log"] = [*payload["event_log"], *asked]
+    payload["events"] = [*payload["events"], *(e["subject"] for e in asked)]
+    payload["status"] = "awaiting_approval"
+    payload["approval"] = {"calls": request.get("calls") or [], "resume": request.get("resume")}
+    return payload
+
+
+class GraphRuns:
+    """Runs ``graph`` and hands out its stream as items."""
+
+    def __init__(self, graph: CompiledStateGraph, settings: Settings) -> None:
+        self.graph = graph
+        self.settings = settings
+
+    def run(
+        self,
+        graph_input: Any,
+        config: dict[str, Any],
+        turn: RunningTurn | None = None,
+        approve: Approver | None = None,
+        *,
+        tokens: bool = True,
+    ) -> Iterator[StreamItem]:
+        """The run's items, ending with ``final``; a Stop of ``turn`` raises inside it."""
+        while True:
+            final = yield from self._stream(graph_input, config, turn, tokens=tokens)
+            interrupts = list(final.get("__interrupt__") or ())
+            if not interrupts and not final.get("answer"):
+                # A compare turn resumed in one branch can still wait in the other.
+                thread = thread_config(config["configurable"]["thread_id"])
+                interrupts = list(self.graph.get_state(thread).interrupts)
+            waiting = next((i for i in interrupts if approval.is_request(i.value)), None)
+            if waiting is None:
+                break
+            request = waiting.value
+            yield ("approval", request)
+            if approve is None:
+                yield ("final", awaiting_payload(final, request))
+                return
+            # Resume at the thread's newest checkpoint (a replay's new branch included).
+            graph_input = Command(resume={waiting.id: approve(request)})
+            config = thread_config(config["configurable"]["thread_id"])
+        payload = turn_payload(final)
+        payload["status"] = "done"
+        audit_turn(self.settings, payload)
+        yield ("final", payload)
+
+    def _stream(
+        self,
+        graph_input: Any,
+        config: dict[str, Any],
+        turn: RunningTurn | None,
+        *,
+        tokens: bool = True,
+    ) -> Generator[StreamItem, None, dict[str, Any]]:
+        """Stream one graph run as items; returns (``yield from``) the last state values.
+
+        Without ``tokens``, a one-respondent turn is run without LangGraph's custom stream:
+        with it, every step's node runs in a pool thread with a waiter thread beside it, so
+        that items can come out mid-step; without it, a one-node step runs in this thread
+        (~2.5 ms less per turn, ``bench/overhead.py``). Events then come only in the
+        payload's ``event_log``, and the answer is the state's payload once ``publish`` has
+        run, handed out before the critic and memory start. (Not from inside ``publish``: the
+        step's checkpoint would then come after the answer, and a client reading the
+        session's history at once could miss the turn it was just answered.)
+        """
+        final: dict[str, Any] = {}
+        if turn is not None:  # a Stop raises inside the run, at the next token or step
+            config = {**config, "callbacks": [StopSignal(turn)]}
+        if tokens:
+            modes = ["custom", "messages", "values"]
+        else:
+            modes = ["custom", "values"] if spec_of(config) else ["updates", "values"]
+        published = False  # publish ran in the step whose values come next (updates mode)
+        for mode, data in self.graph.stream(graph_input, config, stream_mode=modes):
+            if mode == "updates":
+                published = published or "publish" in data
+            elif mode == "values" and published:
+                published = False
+                yield ("answer", turn_payload(data))
+            if mode == "custom":
+                if "event" in data:
+                    yield ("event", data["event"])
+                if "payload" in data:
+                    yield ("answer", data["payload"])
+                if "respondent" in data:  # a compare turn: {id, kind, text} of one respondent
+                    yield ("respondent", data["respondent"])
+            elif mode == "messages":
+                chunk, meta = data
+                if meta.get("langgraph_node") != "generate" or not isinstance(
+                    chunk, AIMessageChunk
+                ):
+                    continue
+                reasoning = chunk.additional_kwargs.get("reasoning_content")
+                if reasoning:
+                    yield ("thinking", str(reasoning))
+                if isinstance(chunk.content, str) and chunk.content:
+                    yield ("token", chunk.content)
+            elif mode == "values":
+                final = data
+        return final

@@ -1,0 +1,301 @@
+"""What a person says about an answer afterwards: a rating, or which of two answers is better.
+
+A rating (1-5) becomes ``user.feedback`` then ``reward.event``: stored on the session's head
+and on the turn, and given to the turn's engrams (now, or when memory next opens:
+:mod:`local2.memory.deferred`). A preference between two compared answers changes which
+answer the session continues from, and nothing else (as a second attempt does,
+:mod:`local2.service.retries`): the turn log only ever grows (a preferred ``b`` answer is
+appended beside ``a``'s) and ``history_head`` moves in a new checkpoint, so every answer
+stays inspectable and every earlier checkpoint replayable. The head moves only while that
+turn is the session's last one; a preference given later is still recorded (an arena vote,
+the engrams' ``pairwise_winner``), and says so.
+
+Each waits for a running turn of the session, so it lands on the session's head, never
+inside a turn.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StateSnapshot
+
+from local2 import events
+from local2.contracts.records import EventEntry
+from local2.contracts.turn import FeedbackResult
+from local2.errors import InvalidInput, UnknownTurn
+from local2.graph.compare.pair import respondent_view
+from local2.graph.compare.votes import record_vote, votes_of
+from local2.graph.nodes.common import event
+from local2.graph.payload import turn_payload
+from local2.graph.services import Services
+from local2.graph.state import RESPONDENT_IDS
+from local2.memory import deferred
+from local2.service.running import Turns
+from local2.service.sessions import SessionReader
+
+PREFERENCES = ("a", "b", "tie")
+
+
+class Ratings:
+    """Ratings, preferences and second attempts, on the session's head."""
+
+    def __init__(
+        self, services: Services, graph: CompiledStateGraph, running: Turns, reader: SessionReader
+    ) -> None:
+        self.services = services
+        self.settings = services.settings
+        self.graph = graph
+        self.running = running
+        self.reader = reader
+
+    def _head(self, session_id: str) -> StateSnapshot:
+        """The checkpoint the session continues from (never a dead turn's leftover)."""
+        snapshot = self.reader.head(session_id)
+        if snapshot is None or not snapshot.values:
+            raise UnknownTurn(f"No session '{session_id}'")
+        return snapshot
+
+    # -- ratings ---------------------------------------------------------------------------
+
+    def feedback(
+        self, session_id: str, query_id: str, rating: int, comment: str | None = None
+    ) -> FeedbackResult:
+        """Record a person's 1-5 rating of a turn: ``user.feedback`` then ``reward.event``.
+
+        One rating per answer: the same rating again records nothing (``unchanged``); another
+        one replaces it (``previous`` says what it was). ``engrams_annotated`` counts the
+        turn's engrams given the rating; None when memory is not open in this process: the
+        rating then waits and is applied when it next opens.
+        """
+        if not isinstance(rating, int) or not 1 <= rating <= 5:
+            raise InvalidInput(f"A rating is a whole number from 1 to 5, got {rating!r}.")
+        with self.running.hold(session_id):
+            head = self.reader.head(session_id)
+            if head is None:
+                raise UnknownTurn(f"No session '{session_id}'")
+            turn = self.services.turn_log.find(session_id, query_id)
+            if turn is None:
+                raise UnknownTurn(f"No turn '{query_id}' in session '{session_id}'")
+            before = self._rating_of(head.values, turn.id, query_id)
+            result: FeedbackResult = {
+                "session_id": session_id,
+                "query_id": query_id,
+                "rating": rating,
+            }
+            if (
+                before is not None
+                and before.get("rating") == rating
+                and (comment is None or before.get("comment") == comment)
+            ):
+                return {**result, "unchanged": True, "engrams_annotated": 0, "events": []}
+            previous = before.get("rating") if before else None
+            given, reward = self._record_rating(
+                head.config, turn.id, query_id, rating, comment, previous
+            )
+        # Memory not open here (`local2 feedback`), or down: the annotation waits for the
+        # next process that opens it, and ``engrams_annotated`` is None.
+        annotated = deferred.annotate(
+            self.services.memory, self.settings, query_id, reward=float(rating)
+        )
+        return {
+            **result,
+            "previous": previous,
+            "engrams_annotated": annotated,
+            "events": [given, reward],
+        }
+
+    def _rating_of(self, values: dict[str, Any], turn_id: str, query_id: str) -> dict | None:
+        """The rating a turn has now: its note, else the one in the session's state."""
+        noted = self.services.turn_log.notes([turn_id]).get(turn_id, {}).get("rating")
+        return noted or (values.get("rewards") or {}).get(query_id)
+
+    def _record_rating(
+        self,
+        head_config: dict[str, Any],
+        turn_id: str,
+        query_id: str,
+        rating: int,
+        comment: str | None,
+        previous: int | None,
+    ) -> tuple[EventEntry, EventEntry]:
+        """Write the rating once: the two events and the reward on the head, a note on the turn."""
+        now = time.time()
+        base = {"started_at": now}
+        session_id = head_config["configurable"]["thread_id"]
+        given = event(
+            base,
+            events.USER_FEEDBACK,
+            session_id=session_id,
+            query_id=query_id,
+            rating=rating,
+            comment=comment,
+            replaces=previous,
+        )
+        reward = event(
+            base, events.REWARD_EVENT, session_id=session_id, query_id=query_id, reward=rating
+        )
+        entry = {"rating": rating, "comment": comment, "at": now}
+        self.graph.update_state(
+            head_config,
+            {"rewards": {query_id: entry}, "event_log": [given, reward]},
+            as_node="ingest",
+        )
+        self.services.turn_log.note(turn_id, "rating", entry)
+        return given, reward
+
+    # -- two respondents -------------------------------------------------------------------
+
+    def prefer(
+        self, session_id: str, query_id: str, preferred: str, comment: str | None = None
+    ) -> FeedbackResult:
+        """The person's verdict on a compare turn: ``a``, ``b`` or ``tie``.
+
+        The preferred answer continues the session's history (a tie keeps the one shown); the
+        vote counts in the arena and marks both engrams' ``pairwise_winner``.
+        """
+        if preferred not in PREFERENCES:
+            raise InvalidInput(f"A preference is one of a, b or tie, got {preferred!r}.")
+        services = self.services
+        with self.running.hold(session_id):
+            head = self._head(session_id)
+            values: dict[str, Any] = dict(head.values)
+            pairwise = dict(values.get("pairwise") or {})
+            if query_id != pairwise.get("query_id") or query_id != values.get("query_id"):
+                return self._prefer_earlier(session_id, query_id, preferred, comment)
+            records = values.get("respondents") or {}
+            shown = pairwise.get("shown") or "a"
+            target = shown if preferred == "tie" else preferred
+            if not (records.get(target) or {}).get("answer"):
+                raise UnknownTurn(f"Respondent {target} gave no answer in turn '{query_id}'.")
+            now = {"started_at": time.time()}
+            log = [_preference_event(now, session_id, query_id, preferred, comment)]
+            update: dict[str, Any] = {}
+            if target != shown:
+                turn_id = records[target].get("turn_id")
+                if not turn_id:  # first time this answer continues: append it beside the other
+                    view = respondent_view(values, target)  # type: ignore[arg-type]
+                    turn_id = services.turn_log.append(
+                        parent_id=pairwise.get("parent_head"),
+                        session_id=session_id,
+                        query_id=query_id,
+                        user=values.get("query") or "",
+                        assistant=records[target]["answer"],
+                        record={**_turn_record(view), "respondent_id": target},
+                    )
+                    if records[target].get("critique"):  # so a resumed session shows its grade
+                        critique = dict(records[target]["critique"])
+                        services.turn_log.note(turn_id, "critique", critique)
+                chosen = records[target]
+                update = {
+                    "history_head": turn_id,
+                    "answer": chosen.get("answer"),
+                    "model": chosen.get("model"),
+                    "backend": chosen.get("backend"),
+                    "critique": chosen.get("critique"),
+                    "respondents": {target: {"turn_id": turn_id}},
+                }
+                log.append(
+                    event(
+                        now,
+                        events.HISTORY_SWITCHED,
+                        query_id=query_id,
+                        shown=target,
+                        turn_id=turn_id,
+                        by="person",
+                        respondent_id=target,
+                    )
+                )
+            pairwise.update(preferred=preferred, shown=target)
+            self.graph.update_state(
+                head.config,
+                {**update, "pairwise": pairwise, "event_log": log},
+                as_node="settle_pair",
+            )
+            record_vote(services, {**values, "pairwise": pairwise}, "person", preferred)
+        marked = _mark_engrams(services, records, pairwise_winner=preferred, pairwise_by="person")
+        return {
+            "session_id": session_id,
+            "query_id": query_id,
+            "preferred": preferred,  # type: ignore[typeddict-item]
+            "continues": target,  # type: ignore[typeddict-item]
+            "continues_history": True,
+            "engrams_annotated": marked,
+            "events": log,
+        }
+
+    def _prefer_earlier(
+        self, session_id: str, query_id: str, preferred: str, comment: str | None
+    ) -> FeedbackResult:
+        """A preference on a compare turn that is no longer the last: recorded, history kept."""
+        services = self.services
+        turn = services.turn_log.find(session_id, query_id)
+        record = (turn.record or {}) if turn is not None else {}
+        if turn is None:
+            raise UnknownTurn(f"No turn '{query_id}' in session '{session_id}'")
+        if not record.get("pairwise"):
+            raise UnknownTurn(
+                f"Turn '{query_id}' of session '{session_id}' was not a comparison: "
+                "there is nothing to prefer (rate it with a rating instead)."
+            )
+        labels = record["pairwise"].get("models") or {}
+        votes_of(services).record(
+            session_id=session_id,
+            query_id=query_id,
+            voter="person",
+            model_a=labels.get("a", ""),
+            model_b=labels.get("b", ""),
+            winner=preferred,
+        )
+        marked = deferred.mark(
+            services.memory,
+            services.settings,
+            query_id=query_id,
+            pairwise_winner=preferred,
+            pairwise_by="person",
+        )
+        clock = {"started_at": time.time()}
+        given = _preference_event(clock, session_id, query_id, preferred, comment)
+        return {
+            "session_id": session_id,
+            "query_id": query_id,
+            "preferred": preferred,  # type: ignore[typeddict-item]
+            "continues": None,
+            "continues_history": False,
+            "note": "Recorded; later turns already continue from the answer shown then.",
+            "engrams_annotated": marked,
+            "events": [given],
+        }
+
+
+def _turn_record(view: dict[str, Any]) -> dict[str, Any]:
+    payload = turn_payload(view)
+    return {k: v for k, v in payload.items() if k not in ("query", "answer")}
+
+
+def _mark_engrams(services: Services, records: dict[str, Any], **fields: Any) -> int | None:
+    """Mark both respondents' engrams; None when memory is not open here and the marks wait
+    for it (:mod:`local2.memory.deferred`)."""
+    counts = [
+        deferred.mark(services.memory, services.settings, engram, **fields)
+        for engram in ((records.get(rid) or {}).get("engram_id") for rid in RESPONDENT_IDS)
+        if engram
+    ]
+    return None if None in counts else sum(c or 0 for c in counts)
+
+
+def _preference_event(
+    clock: dict[str, float], session_id: str, query_id: str, preferred: str, comment: str | None
+) -> EventEntry:
+    """``user.feedback`` saying which answer the person prefers (no rating)."""
+    return event(
+        clock,
+        events.USER_FEEDBACK,
+        session_id=session_id,
+        query_id=query_id,
+        preferred=preferred,
+        comment=comment,
+        respondent_id=None,
+    )

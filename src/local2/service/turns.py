@@ -1,0 +1,227 @@
+"""Running turns: start one, stream it, stop it, wait for the ones still finishing.
+
+One turn at a time per session (:class:`~local2.service.running.Turns`, in this process and in
+every process sharing the store). A turn streams events, thinking and answer tokens as they
+happen (:mod:`local2.service.graph_runs`); a turn started in the background
+(:meth:`TurnRunner.start`) runs to its end whoever reads it, so the critic and memory finish
+after the answer has gone.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+from local2.config import Settings
+from local2.contracts.approval import Approver
+from local2.contracts.stream import StreamItem
+from local2.contracts.turn import TurnPayload
+from local2.errors import AwaitingApproval, InvalidQuery, SessionBusy
+from local2.graph.nodes.recall import AHEAD_KEY, recall_ahead
+from local2.graph.nodes.receive import validate_query
+from local2.graph.services import Services
+from local2.ids import check_session_id, new_session_id
+from local2.service.background import BackgroundTurn
+from local2.service.graph_runs import GraphRuns, pending_in, thread_config
+from local2.service.running import RunningTurn, Turns
+from local2.service.sessions import SessionReader
+
+Produce = Callable[[RunningTurn], Iterator[StreamItem]]
+
+
+class TurnRunner:
+    """Starts, streams and stops the turns of every session."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        services: Services,
+        graph: CompiledStateGraph,
+        running: Turns,
+        runs: GraphRuns,
+        reader: SessionReader,
+    ) -> None:
+        self.settings = settings
+        self.services = services
+        self.graph = graph
+        self.running = running
+        self.runs = runs
+        self.reader = reader
+        self._background: set[BackgroundTurn] = set()  # turns finishing after start()
+        self._background_guard = threading.Lock()
+        # Where a turn's memory recall runs while the graph starts (local2.graph.nodes.recall).
+        self._ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="local2-recall")
+
+    def check(self, query: str, session_id: str | None) -> str:
+        """The turn's session id (a new one when none is given); a question or an id that
+        cannot be used raises here, before anything runs."""
+        problem = validate_query(query, self.settings.generator.max_query_chars)
+        if problem:
+            raise InvalidQuery(problem)
+        return check_session_id(session_id) if session_id else new_session_id()
+
+    def produce(
+        self,
+        query: str,
+        session_id: str,
+        checkpoint_id: str | None,
+        options: dict[str, Any] | None,
+        approve: Approver | None,
+        tokens: bool,
+    ) -> Produce:
+        """The turn's item producer, run under the session's lock."""
+
+        def produce(turn: RunningTurn) -> Iterator[StreamItem]:
+            # Memory is searched for the question while LangGraph starts the run (the
+            # session's lock is held: the last turn's memory writes are done).
+            ahead = recall_ahead(self.services, query, self._ahead.submit)
+            latest = self.graph.get_state(thread_config(session_id))  # read once, used twice
+            waiting = pending_in(latest)
+            if waiting is not None:
+                raise AwaitingApproval(waiting)
+            config = self.reader.continue_from(session_id, checkpoint_id, latest)
+            extra = {**(options or {}), **({AHEAD_KEY: ahead} if ahead else {})}
+            if extra:
+                config = {**config, "configurable": {**config["configurable"], **extra}}
+            turn_input = {"query": query, "session_id": session_id}
+            yield from self.runs.run(turn_input, config, turn, approve, tokens=tokens)
+
+        return produce
+
+    def stream(
+        self,
+        query: str,
+        session_id: str | None = None,
+        approve: Approver | None = None,
+        *,
+        checkpoint_id: str | None = None,
+        wait: bool = True,
+        options: dict[str, Any] | None = None,
+        tokens: bool = True,
+        handed_over: threading.Event | None = None,
+    ) -> Iterator[StreamItem]:
+        """Run one turn, yielding events, thinking and answer tokens as they happen.
+
+        The question and the session id are checked here, before anything runs
+        (:class:`~local2.errors.InvalidQuery`, :class:`~local2.errors.InvalidId`).
+        The turn continues the session from its head, or from ``checkpoint_id`` (the end of a
+        turn on another branch, which the session then continues on). :meth:`stop` ends it
+        before its answer with :class:`~local2.errors.TurnCancelled` and nothing recorded. A
+        turn of the same session already running is waited for, or refused
+        (:class:`~local2.errors.SessionBusy`) when ``wait`` is false. A tool call that needs
+        the person is put to ``approve`` (see :mod:`local2.contracts.approval`) and the turn
+        goes on; without one the turn pauses and ends with an ``awaiting_approval`` payload,
+        to be continued (:mod:`local2.service.approvals`). ``options`` go into the run's
+        config: ``{"compare": {"model", "temperature"}}`` has a second respondent answer
+        too, ``{"retry": ...}`` is a retry. Without ``tokens`` no ``thinking``/``token`` items
+        come (the payload still has both), nor, unless two respondents answer, ``event``
+        items (the payload's ``event_log`` has them): the model is not streamed through
+        LangGraph, a few ms less per turn for a caller that wants only the answer
+        (``POST /query``, ``bench/overhead.py``). The critic and memory start once the
+        answer is yielded, or, with ``handed_over``, once the caller sets it (a reader in
+        another thread; see :mod:`local2.service.running`).
+        """
+        session_id = self.check(query, session_id)
+        produce = self.produce(query, session_id, checkpoint_id, options, approve, tokens)
+        return self.running.run(session_id, produce, wait=wait, handed_over=handed_over)
+
+    def ask(
+        self,
+        query: str,
+        session_id: str | None = None,
+        on_item: Callable[[str, Any], None] | None = None,
+        approve: Approver | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> TurnPayload:
+        """Run one turn and return its payload (``response.generation``)."""
+        return collect(self.stream(query, session_id, approve, options=options), on_item)
+
+    def start(
+        self,
+        query: str,
+        session_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        *,
+        tokens: bool = True,
+        wait: bool = True,
+    ) -> BackgroundTurn:
+        """Start one turn in its own thread; it runs to its end whoever reads it.
+
+        ``start(...).until_answer()`` is the payload at publish, while the critic grades;
+        iterating the :class:`~local2.service.background.BackgroundTurn` gives every item as
+        it comes.
+        """
+        session_id = self.check(query, session_id)
+        produce = self.produce(query, session_id, None, options, None, tokens)
+        turn = BackgroundTurn(on_done=self._done)
+        with self._background_guard:
+            self._background.add(turn)
+        try:
+            turn.turn = self.running.launch(
+                session_id, produce, turn.put, turn.end, wait=wait, handed_over=turn.handed_over
+            )
+        except BaseException:
+            self._done(turn)
+            raise
+        return turn
+
+    def start_now(
+        self,
+        query: str,
+        session_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        *,
+        tokens: bool = True,
+    ) -> BackgroundTurn | None:
+        """:meth:`start`, if that means no waiting (so an event loop may call it): None when
+        a turn of the session is running, or its lock is taken over the network."""
+        if self.running.remote:
+            return None
+        try:
+            return self.start(query, session_id, options, tokens=tokens, wait=False)
+        except SessionBusy:
+            return None
+
+    def _done(self, turn: BackgroundTurn) -> None:
+        with self._background_guard:
+            self._background.discard(turn)
+
+    def stop(self, session_id: str) -> bool:
+        """Stop the running turn of ``session_id`` before its answer; False if there is none."""
+        return self.running.stop(session_id)
+
+    def is_running(self, session_id: str) -> bool:
+        """Whether a turn of ``session_id`` is running here (and not being stopped)."""
+        turn = self.running.running(session_id)
+        return turn is not None and not turn.stop_requested.is_set()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until turns started with :meth:`start` have ended; True if they all did."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._background_guard:
+                background = list(self._background)
+            if not background:
+                return True
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not background[0].join(left) and left == 0.0:
+                return False
+
+    def close(self) -> None:
+        self._ahead.shutdown(wait=True)
+
+
+def collect(items: Iterator[StreamItem], on_item: Callable[[str, Any], None] | None = None) -> Any:
+    """Read a run's items to the end (giving each to ``on_item``); the ``final`` payload."""
+    payload: Any = {}
+    for kind, data in items:
+        if on_item is not None:
+            on_item(kind, data)
+        if kind == "final":
+            payload = data
+    return payload

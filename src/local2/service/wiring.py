@@ -1,0 +1,256 @@
+"""The one place the application is put together from settings.
+
+:func:`wire` chooses the chat model (``generator.backend``: Ollama, an OpenAI-compatible
+server, or the embedded demo model), opens the conversation store, memory and the critic,
+registers the tools, and collects what the person must be told about the result (a
+fallback model, canned search, memory or critic off). Whatever the caller supplies is kept:
+a test's scripted model, a notebook's in-memory checkpointer, a replay's shared store.
+
+Everything that runs the graphs starts here: the :class:`~local2.service.agent.Agent`
+(the app, the API, the CLI), :func:`build_graph` and :func:`build_research_graph`
+(notebooks), LangGraph Server's graph (:mod:`local2.platform.graph`) and the research
+service (:mod:`local2.service.research`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from local2.config import Settings, load_settings
+from local2.graph.services import Critic, Services
+from local2.graph.topology import compile_graph
+from local2.service.notices import startup_notices
+from local2.storage.bundles import Storage
+from local2.storage.locks import SharedLocks
+from local2.storage.open import open_storage
+from local2.storage.turn_log import TurnLog
+from local2.tools.base import Tool
+
+AUTO: Any = "auto"  # "build this part from settings"
+
+
+@dataclass
+class Wired:
+    """What the application runs on."""
+
+    settings: Settings
+    services: Services
+    storage: Storage
+    notices: list[str] = field(default_factory=list)  # for the person, once, at start
+    model_notice: str | None = None  # the model chosen is not the one configured (fallback)
+
+
+def wire(
+    settings: Settings | None = None,
+    *,
+    chat_model: BaseChatModel | None = None,
+    backend: str | None = None,
+    model: str | None = None,
+    native_tools: bool | None = None,
+    notice: str | None = None,
+    tools: Sequence[Tool] | None = None,
+    memory: Any = AUTO,
+    critic: Any = AUTO,
+    checkpointer: BaseCheckpointSaver | None = None,
+    turn_log: TurnLog | None = None,
+    session_locks: SharedLocks | None = None,
+    storage: Storage | None = None,
+) -> Wired:
+    """The services over the configured store, keeping every part the caller supplied.
+
+    ``chat_model`` with ``backend``/``model``/``native_tools`` is a model chosen already
+    (``native_tools`` defaults to yes); without it the model is chosen from settings, and
+    ``notice`` from that choice. ``storage`` is a store already open (shared, not reopened).
+    """
+    settings = settings or load_settings()
+    if chat_model is None:
+        from local2.models.backend import make_chat_model
+
+        chosen = make_chat_model(settings, backend=backend, model=model)
+        chat_model, model, backend = chosen.model, chosen.name, chosen.backend
+        native_tools, notice = chosen.native_tools, notice or chosen.notice
+    if storage is None:
+        storage = open_storage(
+            settings, checkpointer=checkpointer, turn_log=turn_log, locks=session_locks
+        )
+    services = build_services(
+        settings,
+        chat_model=chat_model,
+        tools=tools,
+        memory=memory,
+        critic=critic,
+        turn_log=storage.turn_log,
+        backend=backend,
+        model=model,
+        native_tools=native_tools,
+    )
+    services.votes = storage.votes  # None: SQLite, opened on first vote
+    notices = [*startup_notices(settings, services, notice), *services.notices]
+    return Wired(settings, services, storage, notices, notice)
+
+
+def rewire(settings: Settings, services: Services, storage: Storage, model: str) -> Wired:
+    """The same tools, memory, critic and store, answered by another ``model`` on the same
+    kind of server (Ollama unless ``services`` talk to an OpenAI-compatible one; an Ollama
+    model must be pulled: it is never silently replaced)."""
+    return wire(
+        settings,
+        backend="openai" if services.backend == "openai" else "ollama",
+        model=model,
+        tools=list(services.tools.values()),
+        memory=services.memory,
+        critic=services.critic,
+        storage=storage,
+    )
+
+
+def build_services(
+    settings: Settings,
+    *,
+    chat_model: BaseChatModel,
+    turn_log: TurnLog,
+    tools: Sequence[Tool] | None = None,
+    memory: Any = AUTO,
+    critic: Any = AUTO,
+    backend: str | None = None,
+    model: str | None = None,
+    native_tools: bool | None = None,
+) -> Services:
+    """The graph's services around a chosen chat model: memory, critic and tools from
+    settings unless given."""
+    from local2.models.router import route
+    from local2.models.toolcall_args import repair_message, validate_args
+    from local2.models.toolcall_text import parse_tool_calls
+
+    model_name = model or getattr(chat_model, "model", None) or type(chat_model).__name__
+    backend_name = backend or "custom"
+    if memory is AUTO:
+        from local2.memory.open import open_memory_noting
+
+        memory, memory_notice = open_memory_noting(settings)
+    else:
+        memory_notice = getattr(memory, "notice", None)
+    notices = [memory_notice] if isinstance(memory_notice, str) and memory_notice else []
+    if critic is AUTO:
+        critic = default_critic(settings, chat_model, backend_name)
+    if tools is None:
+        from local2.tools.registry import default_tools
+
+        tools = default_tools(settings, memory, backend_name)
+    return Services(
+        settings=settings,
+        chat_model=chat_model,
+        turn_log=turn_log,
+        tools={t.name: t for t in tools},
+        model_name=str(model_name),
+        backend=backend_name,
+        native_tools=True if native_tools is None else native_tools,
+        memory=memory,
+        critic=critic,
+        tool_parser=parse_tool_calls,
+        router=route,
+        arg_validator=validate_args,
+        repair_message=repair_message,
+        notices=notices,
+    )
+
+
+def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) -> Critic | None:
+    """The judge: ``critic.model`` (on the generator's server) when set, else the generator's
+    model.
+
+    The embedded demo model almost never produces a parseable grade, so with it the critic is
+    off unless ``critic.grade_embedded`` (then it gets one attempt only).
+    """
+    from local2.critic import make_critic
+
+    critic_settings = settings.critic
+    judge = chat_model
+    if critic_settings.model:
+        from local2.models.backend import make_chat_model
+
+        judge_backend = "openai" if backend == "openai" else "ollama"
+        judge = make_chat_model(settings, judge_backend, critic_settings.model).model
+    elif backend == "embedded":
+        if not critic_settings.grade_embedded:
+            return None
+        critic_settings = critic_settings.model_copy(update={"retries": 0})
+    return make_critic(judge, critic_settings)
+
+
+def build_graph(
+    settings: Settings | None = None,
+    *,
+    chat_model: BaseChatModel | None = None,
+    tools: Sequence[Tool] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    memory: Any = AUTO,
+    critic: Any = AUTO,
+    turn_log: TurnLog | None = None,
+    backend: str | None = None,
+    model: str | None = None,
+    native_tools: bool | None = None,
+) -> CompiledStateGraph:
+    """The compiled chat graph. Invoking it with a ``thread_id`` is one turn of that session.
+
+    ```python
+    graph = build_graph(load_settings())
+    state = graph.invoke({"query": "Hi"}, {"configurable": {"thread_id": "s1"}})
+    ```
+    """
+    wired = wire(
+        settings,
+        chat_model=chat_model,
+        backend=backend,
+        model=model,
+        native_tools=native_tools,
+        tools=tools,
+        memory=memory,
+        critic=critic,
+        checkpointer=checkpointer,
+        turn_log=turn_log,
+    )
+    return compile_graph(wired.services, wired.storage.checkpointer)
+
+
+def build_research_graph(
+    settings: Settings | None = None,
+    *,
+    chat_model: BaseChatModel | None = None,
+    tools: Sequence[Tool] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    memory: Any = AUTO,
+    critic: Any = AUTO,
+    backend: str | None = None,
+    model: str | None = None,
+) -> CompiledStateGraph:
+    """The compiled research graph. Invoking it with a ``thread_id`` (the run id) is a run.
+
+    ```python
+    graph = build_research_graph(load_settings())
+    run = graph.invoke({"question": "..."}, {"configurable": {"thread_id": "r1"}})
+    print(run["report"])
+    ```
+    """
+    from local2.research.graph import compile_research_graph, research_services
+    from local2.storage.open import open_research_storage
+
+    settings = settings or load_settings()
+    wired = wire(
+        settings,
+        chat_model=chat_model,
+        backend=backend,
+        model=model,
+        tools=tools,
+        memory=memory,
+        critic=critic,
+    )
+    if checkpointer is None:
+        checkpointer = open_research_storage(settings).checkpointer
+    return compile_research_graph(research_services(wired.services), checkpointer)

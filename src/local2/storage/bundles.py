@@ -1,0 +1,49 @@
+"""What is opened together and closed together: a store's parts over one connection pool.
+
+:class:`Storage` holds a session's conversation (checkpoints, turn log, session locks, and
+the arena's votes where the store keeps them); :class:`ResearchStorage` holds research runs
+(checkpoints, the run list, run locks). :mod:`local2.storage.open` decides which engine
+fills them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from local2.storage.locks import SharedLocks
+from local2.storage.research_runs import RunIndex
+from local2.storage.turn_log import TurnLog
+from local2.storage.votes import VoteLog
+
+
+class ClosedTogether:
+    """Parts opened together (over one pool) and closed together, by ``closers`` in order."""
+
+    closers: list[Callable[[], None]]
+
+    def close(self) -> None:
+        for close in self.closers:
+            close()
+        self.closers.clear()
+
+
+@dataclass
+class Storage(ClosedTogether):
+    checkpointer: BaseCheckpointSaver | None  # None: the platform brings its own
+    turn_log: TurnLog
+    locks: SharedLocks
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    # The arena's votes, when the store keeps them too (Postgres); else opened on first use
+    # (``local2.graph.compare.votes.votes_of``).
+    votes: VoteLog | None = None
+
+
+@dataclass
+class ResearchStorage(ClosedTogether):
+    checkpointer: BaseCheckpointSaver
+    index: RunIndex
+    locks: SharedLocks
+    closers: list[Callable[[], None]] = field(default_factory=list)
