@@ -1,1 +1,1 @@
-"""Local knowledge: the file sandbox, the search_files index and the per-turn audit log."""
+"""Local knowledge: the file sandbox and the search_files index."""

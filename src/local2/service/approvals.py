@@ -8,6 +8,7 @@ session's lock like any turn; it may pause again on the next call.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
@@ -23,13 +24,13 @@ from local2.service.running import RunningTurn, Turns
 from local2.service.turns import collect
 
 
+@dataclass(eq=False)
 class Approvals:
     """Answers the approval requests of paused turns."""
 
-    def __init__(self, graph: CompiledStateGraph, running: Turns, runs: GraphRuns) -> None:
-        self.graph = graph
-        self.running = running
-        self.runs = runs
+    graph: CompiledStateGraph
+    running: Turns
+    runs: GraphRuns
 
     def pending(self, session_id: str) -> dict[str, Any] | None:
         """The request a paused turn of this session waits on, or None.

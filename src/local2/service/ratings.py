@@ -17,10 +17,10 @@ inside a turn.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import StateSnapshot
 
 from local2 import events
 from local2.contracts.records import EventEntry
@@ -39,24 +39,17 @@ from local2.service.sessions import SessionReader
 PREFERENCES = ("a", "b", "tie")
 
 
+@dataclass(eq=False)
 class Ratings:
     """Ratings, preferences and second attempts, on the session's head."""
 
-    def __init__(
-        self, services: Services, graph: CompiledStateGraph, running: Turns, reader: SessionReader
-    ) -> None:
-        self.services = services
-        self.settings = services.settings
-        self.graph = graph
-        self.running = running
-        self.reader = reader
+    services: Services
+    graph: CompiledStateGraph
+    running: Turns
+    reader: SessionReader
 
-    def _head(self, session_id: str) -> StateSnapshot:
-        """The checkpoint the session continues from (never a dead turn's leftover)."""
-        snapshot = self.reader.head(session_id)
-        if snapshot is None or not snapshot.values:
-            raise UnknownTurn(f"No session '{session_id}'")
-        return snapshot
+    def __post_init__(self) -> None:
+        self.settings = self.services.settings
 
     # -- ratings ---------------------------------------------------------------------------
 
@@ -160,7 +153,7 @@ class Ratings:
             raise InvalidInput(f"A preference is one of a, b or tie, got {preferred!r}.")
         services = self.services
         with self.running.hold(session_id):
-            head = self._head(session_id)
+            head = self.reader.head_or_unknown(session_id)
             values: dict[str, Any] = dict(head.values)
             pairwise = dict(values.get("pairwise") or {})
             if query_id != pairwise.get("query_id") or query_id != values.get("query_id"):

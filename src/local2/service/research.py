@@ -13,9 +13,10 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from typing_extensions import Unpack
 
 from local2.config import Settings, load_settings
 from local2.contracts.research import ResearchPayload, ResearchRun
@@ -25,12 +26,9 @@ from local2.graph.services import Services
 from local2.ids import check_session_id
 from local2.research.graph import compile_research_graph, research_services
 from local2.research.payload import research_payload
-from local2.service.wiring import AUTO, wire
+from local2.service.wiring import ModelParts, wire
 from local2.storage.bundles import ResearchStorage
 from local2.storage.open import open_research_storage
-
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
 
 
 def new_run_id() -> str:
@@ -57,29 +55,17 @@ class Research:
         *,
         services: Services | None = None,
         checkpointer: BaseCheckpointSaver | None = None,
-        chat_model: BaseChatModel | None = None,
-        backend: str | None = None,
-        model: str | None = None,
-        tools: Any = None,
-        memory: Any = AUTO,
-        critic: Any = AUTO,
-        notice: str | None = None,
+        **parts: Unpack[ModelParts],
     ) -> None:
+        """Over ``services`` (the agent's), or over parts wired here from settings; runs are
+        checkpointed by ``checkpointer``, default where ``system.checkpointer`` says."""
         self.settings = settings or load_settings()
-        self.notice = notice
+        self.notice = parts.get("notice")
         self._owned: list[Any] = []  # what this service opened itself, closed with it
         if services is None:
-            wired = wire(
-                self.settings,
-                chat_model=chat_model,
-                backend=backend,
-                model=model,
-                tools=tools,
-                memory=memory,
-                critic=critic,
-            )
+            wired = wire(self.settings, **parts)
             services = wired.services
-            self.notice = notice or wired.model_notice
+            self.notice = wired.model_notice
             self._owned.append(wired.storage)
         self.services = research_services(services)  # read-only tools: research causes no effects
         self.storage: ResearchStorage = open_research_storage(self.settings, checkpointer)

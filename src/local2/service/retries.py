@@ -8,10 +8,10 @@ the turn log; the better-graded one continues the session, and the person may sw
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import StateSnapshot
 
 from local2 import events
 from local2.errors import CannotRetry, InvalidInput, UnknownTurn
@@ -21,29 +21,21 @@ from local2.service.running import Turns
 from local2.service.sessions import SessionReader
 
 
+@dataclass(eq=False)
 class Retries:
     """Second attempts: what to ask again, and which attempt the session continues from."""
 
-    def __init__(
-        self, services: Services, graph: CompiledStateGraph, running: Turns, reader: SessionReader
-    ) -> None:
-        self.services = services
-        self.graph = graph
-        self.running = running
-        self.reader = reader
-
-    def _head(self, session_id: str) -> StateSnapshot:
-        snapshot = self.reader.head(session_id)
-        if snapshot is None or not snapshot.values:
-            raise UnknownTurn(f"No session '{session_id}'")
-        return snapshot
+    services: Services
+    graph: CompiledStateGraph
+    running: Turns
+    reader: SessionReader
 
     def retry_request(self, session_id: str, query_id: str) -> tuple[str, dict[str, Any]]:
         """The question and the ``retry`` config for a second attempt at ``query_id``.
 
         Only the session's last answer, graded by the critic, and not itself a second attempt.
         """
-        values = dict(self._head(session_id).values)
+        values = dict(self.reader.head_or_unknown(session_id).values)
         turn_log = self.services.turn_log
         if values.get("query_id") != query_id:
             if turn_log.find(session_id, query_id) is None:
@@ -80,7 +72,7 @@ class Retries:
         if attempt not in (1, 2):
             raise InvalidInput(f"An attempt is 1 or 2, got {attempt!r}.")
         with self.running.hold(session_id):
-            head = self._head(session_id)
+            head = self.reader.head_or_unknown(session_id)
             values = dict(head.values)
             retry = dict(values.get("retry") or {})
             if query_id not in (retry.get("query_id"), retry.get("of")) or values.get(

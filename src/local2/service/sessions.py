@@ -6,6 +6,7 @@ is on (:mod:`local2.graph.branches`), never what a stopped or failed turn left b
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
@@ -35,21 +36,26 @@ def summary(snap: StateSnapshot, writer: str) -> str:
     return " ".join(str(text).split())[:100]
 
 
+@dataclass(eq=False)
 class SessionReader:
     """What a session holds, read from the checkpointer and the turn log."""
 
-    def __init__(
-        self, settings: Settings, services: Services, graph: CompiledStateGraph, running: Turns
-    ) -> None:
-        self.settings = settings
-        self.services = services
-        self.graph = graph
-        self.running = running
+    settings: Settings
+    services: Services
+    graph: CompiledStateGraph
+    running: Turns
 
     def head(self, session_id: str) -> StateSnapshot | None:
         """The checkpoint a session continues from, or None."""
         live = self.running.running(session_id) is not None
         return branches.find_head(self.graph, thread_config(session_id), live=live)
+
+    def head_or_unknown(self, session_id: str) -> StateSnapshot:
+        """:meth:`head`; :class:`~local2.errors.UnknownTurn` when the session has none."""
+        snapshot = self.head(session_id)
+        if snapshot is None or not snapshot.values:
+            raise UnknownTurn(f"No session '{session_id}'")
+        return snapshot
 
     def continue_from(
         self, session_id: str, checkpoint_id: str | None, latest: StateSnapshot | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -35,28 +36,18 @@ from local2.service.sessions import SessionReader
 from local2.service.turns import collect
 
 
+@dataclass(eq=False)
 class TimeTravel:
     """Replays and forks of a session's checkpoints."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        services: Services,
-        graph: CompiledStateGraph,
-        checkpointer: BaseCheckpointSaver | None,
-        running: Turns,
-        runs: GraphRuns,
-        reader: SessionReader,
-        for_model: Callable[[str], TimeTravel] | None = None,
-    ) -> None:
-        self.settings = settings
-        self.services = services
-        self.graph = graph
-        self.checkpointer = checkpointer
-        self.running = running
-        self.runs = runs
-        self.reader = reader
-        self.for_model = for_model  # the same replay, answered by another model
+    settings: Settings
+    services: Services
+    graph: CompiledStateGraph
+    checkpointer: BaseCheckpointSaver | None
+    running: Turns
+    runs: GraphRuns
+    reader: SessionReader
+    for_model: Callable[[str], TimeTravel] | None = None  # the same replay, another model
 
     def replay(
         self,

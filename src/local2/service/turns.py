@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
@@ -34,24 +35,18 @@ from local2.service.sessions import SessionReader
 Produce = Callable[[RunningTurn], Iterator[StreamItem]]
 
 
+@dataclass(eq=False)
 class TurnRunner:
     """Starts, streams and stops the turns of every session."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        services: Services,
-        graph: CompiledStateGraph,
-        running: Turns,
-        runs: GraphRuns,
-        reader: SessionReader,
-    ) -> None:
-        self.settings = settings
-        self.services = services
-        self.graph = graph
-        self.running = running
-        self.runs = runs
-        self.reader = reader
+    settings: Settings
+    services: Services
+    graph: CompiledStateGraph
+    running: Turns
+    runs: GraphRuns
+    reader: SessionReader
+
+    def __post_init__(self) -> None:
         self._background: set[BackgroundTurn] = set()  # turns finishing after start()
         self._background_guard = threading.Lock()
         # Where a turn's memory recall runs while the graph starts (local2.graph.nodes.recall).

@@ -21,6 +21,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
+from typing_extensions import TypedDict, Unpack
 
 from local2.config import Settings, load_settings
 from local2.graph.services import Critic, Services
@@ -46,45 +47,56 @@ class Wired:
     model_notice: str | None = None  # the model chosen is not the one configured (fallback)
 
 
-def wire(
-    settings: Settings | None = None,
-    *,
-    chat_model: BaseChatModel | None = None,
-    backend: str | None = None,
-    model: str | None = None,
-    native_tools: bool | None = None,
-    notice: str | None = None,
-    tools: Sequence[Tool] | None = None,
-    memory: Any = AUTO,
-    critic: Any = AUTO,
-    checkpointer: BaseCheckpointSaver | None = None,
-    turn_log: TurnLog | None = None,
-    session_locks: SharedLocks | None = None,
-    storage: Storage | None = None,
-) -> Wired:
-    """The services over the configured store, keeping every part the caller supplied.
+class ModelParts(TypedDict, total=False):
+    """What a caller may supply instead of having it built from settings: a chat model
+    chosen already (``backend``, ``model`` and ``native_tools`` say what it is; without it
+    they choose one), the ``notice`` that choice needs, the tools, memory (None: off) and the
+    critic (None: off)."""
 
-    ``chat_model`` with ``backend``/``model``/``native_tools`` is a model chosen already
-    (``native_tools`` defaults to yes); without it the model is chosen from settings, and
-    ``notice`` from that choice. ``storage`` is a store already open (shared, not reopened).
-    """
+    chat_model: BaseChatModel | None
+    backend: str | None
+    model: str | None
+    native_tools: bool | None
+    notice: str | None
+    tools: Sequence[Tool] | None
+    memory: Any
+    critic: Any
+
+
+class Parts(ModelParts, total=False):
+    """:class:`ModelParts`, and where conversations are kept: a checkpointer, a turn log or
+    session locks to use, or a whole ``storage`` already open (shared, not reopened)."""
+
+    checkpointer: BaseCheckpointSaver | None
+    turn_log: TurnLog | None
+    session_locks: SharedLocks | None
+    storage: Storage | None
+
+
+def wire(settings: Settings | None = None, **parts: Unpack[Parts]) -> Wired:
+    """The services over the configured store, keeping every part the caller supplied."""
     settings = settings or load_settings()
+    chat_model, notice = parts.get("chat_model"), parts.get("notice")
+    backend, model = parts.get("backend"), parts.get("model")
+    native_tools = parts.get("native_tools")
     if chat_model is None:
         from local2.models.backend import make_chat_model
 
         chosen = make_chat_model(settings, backend=backend, model=model)
         chat_model, model, backend = chosen.model, chosen.name, chosen.backend
         native_tools, notice = chosen.native_tools, notice or chosen.notice
-    if storage is None:
-        storage = open_storage(
-            settings, checkpointer=checkpointer, turn_log=turn_log, locks=session_locks
-        )
+    storage = parts.get("storage") or open_storage(
+        settings,
+        checkpointer=parts.get("checkpointer"),
+        turn_log=parts.get("turn_log"),
+        locks=parts.get("session_locks"),
+    )
     services = build_services(
         settings,
         chat_model=chat_model,
-        tools=tools,
-        memory=memory,
-        critic=critic,
+        tools=parts.get("tools"),
+        memory=parts.get("memory", AUTO),
+        critic=parts.get("critic", AUTO),
         turn_log=storage.turn_log,
         backend=backend,
         model=model,
@@ -184,19 +196,7 @@ def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) 
     return make_critic(judge, critic_settings)
 
 
-def build_graph(
-    settings: Settings | None = None,
-    *,
-    chat_model: BaseChatModel | None = None,
-    tools: Sequence[Tool] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
-    memory: Any = AUTO,
-    critic: Any = AUTO,
-    turn_log: TurnLog | None = None,
-    backend: str | None = None,
-    model: str | None = None,
-    native_tools: bool | None = None,
-) -> CompiledStateGraph:
+def build_graph(settings: Settings | None = None, **parts: Unpack[Parts]) -> CompiledStateGraph:
     """The compiled chat graph. Invoking it with a ``thread_id`` is one turn of that session.
 
     ```python
@@ -204,33 +204,18 @@ def build_graph(
     state = graph.invoke({"query": "Hi"}, {"configurable": {"thread_id": "s1"}})
     ```
     """
-    wired = wire(
-        settings,
-        chat_model=chat_model,
-        backend=backend,
-        model=model,
-        native_tools=native_tools,
-        tools=tools,
-        memory=memory,
-        critic=critic,
-        checkpointer=checkpointer,
-        turn_log=turn_log,
-    )
+    wired = wire(settings, **parts)
     return compile_graph(wired.services, wired.storage.checkpointer)
 
 
 def build_research_graph(
     settings: Settings | None = None,
     *,
-    chat_model: BaseChatModel | None = None,
-    tools: Sequence[Tool] | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
-    memory: Any = AUTO,
-    critic: Any = AUTO,
-    backend: str | None = None,
-    model: str | None = None,
+    **parts: Unpack[ModelParts],
 ) -> CompiledStateGraph:
-    """The compiled research graph. Invoking it with a ``thread_id`` (the run id) is a run.
+    """The compiled research graph, checkpointed by ``checkpointer`` (default: where
+    ``system.checkpointer`` says). Invoking it with a ``thread_id`` (the run id) is a run.
 
     ```python
     graph = build_research_graph(load_settings())
@@ -242,15 +227,7 @@ def build_research_graph(
     from local2.storage.open import open_research_storage
 
     settings = settings or load_settings()
-    wired = wire(
-        settings,
-        chat_model=chat_model,
-        backend=backend,
-        model=model,
-        tools=tools,
-        memory=memory,
-        critic=critic,
-    )
+    wired = wire(settings, **parts)
     if checkpointer is None:
         checkpointer = open_research_storage(settings).checkpointer
     return compile_research_graph(research_services(wired.services), checkpointer)
