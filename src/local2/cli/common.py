@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from local2.config import Settings
     from local2.service.agent import Agent
     from local2.service.warmup import Warmup
+    from local2.service.wiring import ModelParts
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -31,7 +32,12 @@ def fail(message: str, fix: str = "", code: int = 1) -> NoReturn:
 
 
 def settings_of(ctx: typer.Context) -> Settings:
-    return ctx.obj["settings"]
+    """The settings the ``local2`` callback loaded (or the defaults, for a command group run
+    on its own)."""
+    from local2.config import Settings, load_settings
+
+    found = (ctx.obj if isinstance(ctx.obj, dict) else {}).get("settings")
+    return found if isinstance(found, Settings) else load_settings()
 
 
 def id_param(what: str = "session id") -> Callable[[str | None], str | None]:
@@ -86,12 +92,13 @@ TemperatureBOpt = Annotated[
 
 def compare_options(model_b: str | None, temperature_b: float | None) -> dict[str, Any] | None:
     """The turn options for a second respondent; a bad value stops with a clear message."""
+    from local2.errors import InvalidInput
     from local2.graph.compare.spec import compare_spec
 
     try:
         spec = compare_spec(model_b, temperature_b)
-    except ValueError as exc:
-        fail(str(exc), code=2)
+    except InvalidInput as exc:
+        fail(exc.message, code=2)
     return {"compare": spec} if spec else None
 
 
@@ -130,20 +137,25 @@ def make_agent(
     return agent
 
 
-def offline_agent(ctx: typer.Context) -> Agent:
-    """An agent for reading and rating sessions: no model server, tools, critic or memory
-    (a rating's annotation waits for memory: local2.memory.deferred)."""
+def offline_parts() -> ModelParts:
+    """For reading sessions and runs: no model server, tools, critic or memory."""
     from local2.models.scripted import ScriptedChatModel
+
+    return {
+        "chat_model": ScriptedChatModel(),
+        "tools": [],
+        "memory": None,
+        "critic": None,
+        "backend": "none",
+    }
+
+
+def offline_agent(ctx: typer.Context) -> Agent:
+    """An agent for reading and rating sessions (a rating's annotation waits for memory:
+    local2.memory.deferred)."""
     from local2.service.agent import Agent
 
-    return Agent(
-        settings_of(ctx),
-        chat_model=ScriptedChatModel(),
-        tools=[],
-        memory=None,
-        critic=None,
-        backend="none",
-    )
+    return Agent(settings_of(ctx), **offline_parts())
 
 
 def approver(interactive: bool) -> Any:

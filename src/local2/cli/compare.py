@@ -11,10 +11,9 @@ from typing import Annotated, Any
 import typer
 
 from local2.cli import gc_pause
-from local2.cli.common import approver, err, fail, make_agent, offline_agent, out, settings_of
+from local2.cli.common import approver, err, make_agent, offline_agent, out, settings_of
 from local2.cli.errors import friendly_errors
 from local2.cli.render import print_json, show_item
-from local2.errors import CannotRetry
 
 
 def retry(
@@ -47,10 +46,8 @@ def retry(
         reader = offline_agent(ctx)
         try:
             first_model = reader.retries.retry_request(session_id, query_id)[1]["model"]
-        except CannotRetry as exc:
+        finally:
             reader.close()
-            fail(str(exc), code=2)
-        reader.close()
         agent = make_agent(ctx, None, model or first_model)
         gc_pause.resume("retry")  # the second attempt may run for minutes
         try:

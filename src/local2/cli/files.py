@@ -3,32 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-if TYPE_CHECKING:
-    from local2.config import Settings
+from local2.cli.common import err, fail, out, settings_of
+from local2.cli.errors import friendly_errors
 
-console = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 runs_app = typer.Typer(help="The audit log: every turn, its tools, evidence and answer.")
-
-
-def _settings(ctx: typer.Context) -> Settings:
-    from local2.config import Settings, load_settings
-
-    obj = ctx.obj if isinstance(ctx.obj, dict) else {}
-    found = obj.get("settings")
-    return found if isinstance(found, Settings) else load_settings()
-
-
-def _fail(message: str, fix: str = "") -> None:
-    err.print(f"[bold red]Error:[/] {message}")
-    if fix:
-        err.print(f"[yellow]Fix:[/] {fix}")
-    raise typer.Exit(1)
 
 
 def index(
@@ -46,18 +29,15 @@ def index(
         TimeElapsedColumn,
     )
 
-    from local2.errors import EmbeddingError
     from local2.files.index import FileIndex
 
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     if not settings.files.roots:
-        _fail("no folders to index", "add folders to `roots:` in files.yaml, e.g. roots: [~/notes]")
-    try:
+        fail("no folders to index", "add folders to `roots:` in files.yaml, e.g. roots: [~/notes]")
+    with friendly_errors("cannot open the file index"):
         idx = FileIndex(settings)
-    except (EmbeddingError, OSError) as exc:
-        _fail(f"cannot open the file index: {exc}")
     if not idx.sandbox.roots:
-        _fail(
+        fail(
             "none of the configured roots is an existing folder: "
             + ", ".join(str(r) for r in settings.files.roots)
         )
@@ -68,17 +48,17 @@ def index(
         TimeElapsedColumn(),
         TextColumn("{task.description}", style="dim"),
     )
-    try:
-        with Progress(*columns, console=err, transient=False) as bar:
-            task = bar.add_task("", total=None)
+    with (
+        friendly_errors("embedding failed"),
+        Progress(*columns, console=err, transient=False) as bar,
+    ):
+        task = bar.add_task("", total=None)
 
-            def step(done: int, total: int, current: str) -> None:
-                bar.update(task, completed=done, total=total, description=current)
+        def step(done: int, total: int, current: str) -> None:
+            bar.update(task, completed=done, total=total, description=current)
 
-            report = idx.sync(rebuild=rebuild, progress=step)
-    except EmbeddingError as exc:
-        _fail(f"embedding failed: {exc}")
-    console.print(
+        report = idx.sync(rebuild=rebuild, progress=step)
+    out.print(
         f"{report.files} files: {report.added} added, {report.updated} updated, "
         f"{report.unchanged} unchanged, {report.removed} removed; {report.chunks} chunks "
         f"with {idx.embedder.name} in {report.seconds:.1f}s"
@@ -99,19 +79,19 @@ def runs_list(
     """Logged turns, newest first."""
     from local2.storage.audit_log import list_runs
 
-    rows = list_runs(_settings(ctx), session, limit)
+    rows = list_runs(settings_of(ctx), session, limit)
     if as_json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     if not rows:
-        console.print("No runs logged yet.")
+        out.print("No runs logged yet.")
         return
     table = runs_table(rows)
     # Never narrower than the table's narrowest form (whole ids): a terminal wraps the
     # long lines rather than the table cutting ids; piped output is not cut to 80 columns.
-    needed = console.measure(table, options=console.options.update_width(1000)).minimum
-    width = max(console.width, needed) if console.is_terminal else max(250, needed)
-    (console if width == console.width else Console(width=width, highlight=False)).print(table)
+    needed = out.measure(table, options=out.options.update_width(1000)).minimum
+    width = max(out.width, needed) if out.is_terminal else max(250, needed)
+    (out if width == out.width else Console(width=width, highlight=False)).print(table)
 
 
 def runs_table(rows: list[dict[str, Any]]) -> Any:
@@ -150,9 +130,9 @@ def runs_show(
     """One logged turn as JSON."""
     from local2.storage.audit_log import show_run
 
-    record: dict[str, Any] | None = show_run(_settings(ctx), query_id)
+    record: dict[str, Any] | None = show_run(settings_of(ctx), query_id)
     if record is None:
-        _fail(f"no logged run '{query_id}'", "see `local2 runs list`")
+        fail(f"no logged run '{query_id}'", "see `local2 runs list`")
     print(json.dumps(record, indent=2, ensure_ascii=False))
 
 

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from local2.cli.common import settings_of
+from local2.cli.errors import friendly_errors
+
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from local2.config import Settings
     from local2.memory.store import EngramStore
 
 memory_app = typer.Typer(
@@ -23,26 +25,14 @@ console = Console()
 notices = Console(stderr=True)  # stdout stays clean for --json
 
 
-def _settings(ctx: typer.Context) -> Settings:
-    from local2.config import Settings, load_settings
-
-    obj = ctx.obj if isinstance(ctx.obj, dict) else {}
-    settings = obj.get("settings")
-    return settings if isinstance(settings, Settings) else load_settings()
-
-
 def _open(ctx: typer.Context) -> EngramStore:
     # Imported here: chromadb takes seconds to import, and every `local2` command loads this.
-    from local2.errors import EmbeddingError
-    from local2.memory.store import EngramStore, MemoryStoreError
+    from local2.memory.store import EngramStore
 
-    try:
+    with friendly_errors("cannot open memory"):
         # No background re-embedding in a short command: `reembed` does it, and so does the
         # next `local2 ui`/`serve`/`chat`.
-        store = EngramStore.open(_settings(ctx), sync="no")
-    except (MemoryStoreError, EmbeddingError, OSError) as exc:
-        console.print(f"[red]cannot open memory:[/red] {exc}")
-        raise typer.Exit(1) from None
+        store = EngramStore.open(settings_of(ctx), sync="no")
     if store.notice:
         notices.print(f"[yellow]Notice:[/yellow] {store.notice}")
     return store
@@ -131,14 +121,9 @@ def search_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
 ) -> None:
     """Recall memories for QUERY with the same ranking the model uses."""
-    from local2.errors import EmbeddingError
-
     store = _open(ctx)
-    try:
+    with friendly_errors("search failed"):
         hits = store.recall(query, k, include_bad=include_bad)
-    except EmbeddingError as exc:
-        console.print(f"[red]search failed:[/red] {exc}")
-        raise typer.Exit(1) from None
     if as_json:
         for hit in hits:
             typer.echo(json.dumps(hit, ensure_ascii=False))
@@ -182,21 +167,17 @@ def reembed_cmd(
     """
     from rich.progress import Progress
 
-    from local2.errors import EmbeddingError
-    from local2.memory.store import EngramStore, MemoryStoreError
+    from local2.memory.store import EngramStore
 
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("re-embedding", total=None)
-        try:
+        with friendly_errors("re-embedding failed"):
             store, n = EngramStore.reembed(
                 settings,
                 rebuild=rebuild,
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
-        except (MemoryStoreError, EmbeddingError, OSError) as exc:
-            console.print(f"[red]re-embedding failed:[/red] {exc}")
-            raise typer.Exit(1) from None
     console.print(
         f"re-embedded {n} memories with {store.embedder.name} "
         f"({store.count()} in collection {store.collection.name})"

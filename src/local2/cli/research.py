@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from local2 import events
 from local2.cli import gc_pause
-from local2.cli.common import err, fail, id_param, out, settings_of
+from local2.cli.common import err, fail, id_param, offline_parts, out, settings_of
 from local2.cli.errors import friendly_errors
 
 ICONS = {"pending": "○", "started": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
@@ -94,17 +94,9 @@ class Checklist:
 
 def _offline(ctx: typer.Context) -> Any:
     """A research service for reading runs: no model server, tools, memory or critic."""
-    from local2.models.scripted import ScriptedChatModel
     from local2.service.research import Research
 
-    return Research(
-        settings_of(ctx),
-        chat_model=ScriptedChatModel(),
-        tools=[],
-        memory=None,
-        critic=None,
-        backend="none",
-    )
+    return Research(settings_of(ctx), **offline_parts())
 
 
 def show_runs(ctx: typer.Context, as_json: bool, limit: int) -> None:
@@ -150,7 +142,6 @@ def run_research(
     backend: str | None,
     model: str | None,
 ) -> None:
-    from local2.errors import InvalidId, RunBusy, UnknownRun
     from local2.service.research import Research
 
     if not resume and not (question or "").strip():
@@ -158,9 +149,8 @@ def run_research(
     if resume:  # an unknown or finished run needs no model
         reader = _offline(ctx)
         try:
-            known = reader.payload(resume)
-        except (UnknownRun, InvalidId) as exc:
-            fail(str(exc), code=3)
+            with friendly_errors():
+                known = reader.payload(resume)
         finally:
             reader.close()
         if known["status"] == "done":
@@ -191,8 +181,6 @@ def run_research(
                     payload = data
                 else:
                     checklist(kind, data)
-    except (UnknownRun, RunBusy, InvalidId) as exc:
-        fail(str(exc), code=3)
     except KeyboardInterrupt:
         err.print("\n[yellow]Interrupted.[/] Resume with: local2 research --resume RUN_ID")
         raise typer.Exit(130) from None

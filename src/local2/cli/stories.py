@@ -188,15 +188,11 @@ def register(app: typer.Typer) -> None:
 
         import httpx
 
-        from local2.errors import StoryError
         from local2.stories.runner import load_stories, run_stories
 
         stories_dir = directory or default_stories_dir()
-        try:
+        with friendly_errors():
             chosen = load_stories(stories_dir, only.split(",") if only else None)
-        except StoryError as exc:
-            fail(str(exc), code=2)
-            return
         started = time.monotonic()
         with friendly_errors():
             try:
@@ -212,9 +208,6 @@ def register(app: typer.Typer) -> None:
                     with local_stack(ctx, stories_dir, backend, model) as base:
                         err.print(f"[dim]In-process API at {base}[/]")
                         results = run_stories(base, chosen, timeout_s=timeout)
-            except StoryError as exc:
-                fail(str(exc))
-                return
             except httpx.HTTPError as exc:  # e.g. nothing listening at --url
                 fail(f"cannot reach the API at {url}: {exc}", "start one with `local2 serve`")
                 return

@@ -24,8 +24,9 @@ from local2.cli.common import (
     out,
     settings_of,
 )
-from local2.cli.errors import friendly_errors
+from local2.cli.errors import friendly_errors, report
 from local2.cli.render import abandon, show_item
+from local2.errors import Local2Error, TurnCancelled
 
 CHAT_HELP = "/prefer a|b|tie after a compared answer · /retry after a low grade · /show 1|2"
 
@@ -102,8 +103,9 @@ def chat_command(
                 if kind == "final":
                     last.clear()
                     last.update(data)
-    except (ValueError, LookupError) as exc:
-        err.print(f"[red]{exc}[/]  [dim]({CHAT_HELP})[/]")
+    except Local2Error as exc:
+        report(exc)
+        err.print(f"[dim]({CHAT_HELP})[/]")
     return True
 
 
@@ -123,7 +125,6 @@ def chat(
     """
     import time
 
-    from local2.errors import AwaitingApproval, InvalidQuery, ModelError, TurnCancelled
     from local2.ids import new_session_id
 
     compare = compare_options(model_b, temperature_b)
@@ -173,14 +174,12 @@ def chat(
                     options=compare,
                 )
             )
-        except (InvalidQuery, AwaitingApproval) as exc:
-            err.print(f"[red]{exc}[/]")
-        except ModelError as exc:
+        except (Local2Error, TurnCancelled) as exc:  # the question is kept; the chat goes on
             abandon(view)
-            err.print(f"[bold red]Error:[/] {exc.message}\n[yellow]Fix:[/] {exc.fix}")
-        except (KeyboardInterrupt, TurnCancelled):
+            report(exc)
+        except KeyboardInterrupt:
             abandon(view)
-            err.print("[yellow]Stopped: nothing was recorded for that question.[/]")
+            report(TurnCancelled())
     agent.close()
 
 

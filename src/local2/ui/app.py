@@ -17,6 +17,7 @@ import gradio as gr
 
 from local2.service.agent import Agent
 from local2.ui import render
+from local2.ui.approvals import ApprovalActions
 from local2.ui.arena import Arena
 from local2.ui.chat import Chat
 from local2.ui.compare import Compare
@@ -38,7 +39,7 @@ CSS = """
 """
 
 
-class LocalUI(Chat, Sessions, Ratings, TimeTravel, Compare, Arena):
+class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Arena):
     """The app's components and handlers; :meth:`build` lays them out in a ``gr.Blocks``."""
 
     def build(self) -> gr.Blocks:

@@ -6,8 +6,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import gradio as gr
+
+from local2.errors import Local2Error, TurnCancelled
 from local2.service.agent import Agent
 from local2.ui import render
+from local2.ui.notices import Notice, notice_for
 
 STREAM_INTERVAL_S = 0.05  # at most ~20 chat refreshes a second while tokens stream
 
@@ -30,6 +34,12 @@ class UIPart:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self.settings = agent.settings.ui
+
+    @staticmethod
+    def notice(problem: Local2Error | TurnCancelled | str) -> Any:
+        """A banner's update showing ``problem`` (an error, or a note in words)."""
+        shown = Notice(problem) if isinstance(problem, str) else notice_for(problem)
+        return gr.update(value=shown.markdown(), visible=True)
 
 
 def live(

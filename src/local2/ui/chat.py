@@ -14,15 +14,21 @@ from typing import Any
 
 import gradio as gr
 
-from local2.errors import AwaitingApproval, InvalidQuery, ModelError, TurnCancelled, UnknownTurn
+from local2.errors import (
+    Conflict,
+    InvalidInput,
+    Local2Error,
+    ModelError,
+    TurnCancelled,
+    UnknownTurn,
+)
 from local2.ids import new_session_id
 from local2.ui import render
 from local2.ui.approval import ApprovalPanel
 from local2.ui.base import UIPart, live, table
+from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
 
-STOPPED = "you pressed Stop. Nothing was recorded for this question; it is back in the box."
-WAITING = "A tool call in this session is waiting: approve or deny it first."
 BUSY = (
     "Still answering your previous question: wait for it, or press Stop. "
     "Your new question stays in the box."
@@ -164,53 +170,24 @@ class Chat(UIPart):
         session_id = session_id or new_session_id()
         chat, ids, question = list(chat or []), dict(ids or {}), question or ""
         if self.agent.is_running(session_id):
-            yield {self.banner: self._note(BUSY), self.question: question}
+            yield {self.banner: self.notice(BUSY), self.question: question}
             return
         options, problem = self._compare_options(*compare) if compare else (None, None)
         if problem:
-            yield {self.banner: self._note(problem), self.question: question}
+            yield {self.banner: self.notice(problem), self.question: question}
             return
         user = gr.ChatMessage(role="user", content=neutralise(question))
         view = render.TurnView(question)
         try:
             agent = self.picker.agent_for(self.agent, model)
         except ModelError as exc:
-            yield self._model_failed(exc, question)
+            yield {self.banner: self.notice(exc), self.question: question}
             return
 
         def items() -> Iterator[tuple[str, Any]]:  # a bad question raises inside _follow
             yield from agent.stream(question, session_id, checkpoint_id=branch, options=options)
 
         yield from self._follow(items(), view, chat, ids, user, session_id, mine, question)
-
-    def approve(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
-        yield from self._decide(True, session_id, pending, ids, mine)
-
-    def deny(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
-        yield from self._decide(False, session_id, pending, ids, mine)
-
-    def _decide(
-        self,
-        approved: bool,
-        session_id: str | None,
-        pending: dict[str, Any] | None,
-        ids: dict[int, str] | None,
-        mine: list[dict[str, Any]] | None,
-    ) -> Iterator[dict]:
-        """Continue the paused turn with the person's decision, in the same chat message."""
-        if not session_id or not pending:
-            yield {
-                **self.approval.hide(),
-                self.banner: gr.update(
-                    value=render.banner("Nothing is waiting for approval.", kind="info"),
-                    visible=True,
-                ),
-            }
-            return
-        yield self.approval.hide()
-        view, chat, user = pending["view"], list(pending["chat"]), pending["user"]
-        items = self.agent.resume(session_id, approved)
-        yield from self._follow(items, view, chat, dict(ids or {}), user, session_id, mine)
 
     def _follow(
         self,
@@ -239,29 +216,34 @@ class Chat(UIPart):
                 elif kind == "answer":  # published: too late to stop, the grade follows
                     update[self.stop_btn] = gr.update(interactive=False)
                 yield update
-        except (InvalidQuery, AwaitingApproval) as exc:
-            message = WAITING if isinstance(exc, AwaitingApproval) else str(exc)
-            gr.Warning(message)
-            yield {self.banner: self._note(message), self.question: question}
-            return
-        except UnknownTurn as exc:  # the branch this tab was on is gone
-            yield {self.banner: self._note(str(exc)), self.question: question}
-            return
-        except TurnCancelled:
-            view.fail(STOPPED)
-            yield self._abandoned(chat, ids, user, view, question)
-            return
-        except ModelError as exc:
-            if not shown:  # nothing reached the screen: the banner says it all
-                yield self._model_failed(exc, question)
-                return
-            view.fail(exc.message)
-            yield {
-                **self._abandoned(chat, ids, user, view, question),
-                **self._model_failed(exc, question),
-            }
+        except (Local2Error, TurnCancelled) as exc:
+            yield self._failed(exc, shown, chat, ids, user, view, question)
             return
         yield self._turn_done(session_id, chat, ids, user, view, mine)
+
+    def _failed(
+        self,
+        exc: Local2Error | TurnCancelled,
+        shown: bool,
+        chat: list[Any],
+        ids: dict[int, str],
+        user: gr.ChatMessage,
+        view: render.TurnView,
+        question: str,
+    ) -> dict:
+        """A turn that ended in ``exc``: the question back in the box, whatever had streamed
+        kept and marked abandoned, and a banner saying why (a Stop needs none)."""
+        said = notice_for(exc)
+        if isinstance(exc, TurnCancelled):
+            view.fail(said.text)
+            return self._abandoned(chat, ids, user, view, question)
+        if isinstance(exc, InvalidInput | Conflict):  # the person can just ask differently
+            gr.Warning(said.text)
+        failed = {self.banner: self.notice(exc), self.question: question}
+        if not shown:  # nothing reached the screen: the banner says it all
+            return failed
+        view.fail(said.text)
+        return {**self._abandoned(chat, ids, user, view, question), **failed}
 
     def _turn_started(self) -> dict:
         return {
@@ -336,33 +318,11 @@ class Chat(UIPart):
             **self._rating_enabled(any(ids.values())),
         }
 
-    def _waiting_panel(self, session_id: str, chat: list[Any]) -> dict:
-        """The approval panel for a session whose last turn is paused (or hidden)."""
-        request = self.agent.pending_approval(session_id)
-        if request is None:
-            return self.approval.hide()
-        question = str(request.get("query") or "")
-        view = render.TurnView(question)
-        for asked in request.get("events") or []:
-            view.apply("event", asked)
-        user = gr.ChatMessage(role="user", content=neutralise(question))
-        return self.approval.show(request, {"view": view, "chat": chat, "user": user})
-
     def stop_turn(self, session_id: str | None) -> dict:
         """Stop this tab's running turn; the streaming handler then shows what was cut off."""
         if session_id and self.agent.stop(session_id):
             return {self.stop_btn: gr.update(value="Stopping…", interactive=False)}
         return {
             self.stop_btn: gr.update(interactive=False),
-            self.banner: self._note("Nothing to stop: the answer is already out."),
-        }
-
-    def _note(self, message: str) -> Any:
-        return gr.update(value=render.banner(message, kind="warning"), visible=True)
-
-    def _model_failed(self, exc: ModelError, question: str) -> dict:
-        """The model could not answer: say what and how to fix it; keep the question."""
-        return {
-            self.banner: gr.update(value=render.banner(exc.message, exc.fix), visible=True),
-            self.question: question,
+            self.banner: self.notice("Nothing to stop: the answer is already out."),
         }

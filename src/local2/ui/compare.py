@@ -18,7 +18,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.errors import UnknownTurn
+from local2.errors import InvalidInput, Local2Error
 from local2.graph.compare.spec import compare_spec
 from local2.ui import render
 from local2.ui.base import UIPart
@@ -144,8 +144,8 @@ class Compare(UIPart):
             return None, f"Temperature B must be a number from 0 to 2, or blank; got {text!r}."
         try:
             spec = compare_spec((model or "").strip() or None, value)
-        except ValueError as exc:
-            return None, str(exc)
+        except InvalidInput as exc:
+            return None, exc.message
         # Compare with nothing changed: the same model again (another sample of it).
         return {"compare": spec or {"model": None, "temperature": None}}, None
 
@@ -246,11 +246,11 @@ class Compare(UIPart):
 
     def prefer(self, choice: str, session_id: str | None, query_id: str | None) -> dict:
         if not session_id or not query_id:
-            return {self.banner: self._note("There is no compared answer to prefer.")}
+            return {self.banner: self.notice("There is no compared answer to prefer.")}
         try:
             result = self.agent.prefer(session_id, query_id, choice)
-        except (UnknownTurn, ValueError) as exc:
-            return {self.banner: self._note(str(exc).strip("'\""))}
+        except Local2Error as exc:
+            return {self.banner: self.notice(exc)}
         payload = self.agent.state(session_id)
         from local2.graph.payload import turn_payload
 
@@ -268,11 +268,11 @@ class Compare(UIPart):
 
     def show_attempt(self, attempt: int, session_id: str | None, query_id: str | None) -> dict:
         if not session_id or not query_id:
-            return {self.banner: self._note("There are no attempts to switch between.")}
+            return {self.banner: self.notice("There are no attempts to switch between.")}
         try:
             self.agent.show(session_id, query_id, attempt)
-        except (UnknownTurn, ValueError) as exc:
-            return {self.banner: self._note(str(exc).strip("'\""))}
+        except Local2Error as exc:
+            return {self.banner: self.notice(exc)}
         from local2.graph.payload import turn_payload
 
         view = turn_payload(self.agent.state(session_id))
@@ -291,12 +291,12 @@ class Compare(UIPart):
     ) -> Iterator[dict]:
         """Stream the second attempt into the chat like a turn."""
         if not session_id or not query_id:
-            yield {self.banner: self._note("There is no answer to try again.")}
+            yield {self.banner: self.notice("There is no answer to try again.")}
             return
         try:
             question, _ = self.agent.retries.retry_request(session_id, query_id)
-        except (UnknownTurn, ValueError) as exc:
-            yield {self.banner: self._note(str(exc).strip("'\""))}
+        except Local2Error as exc:
+            yield {self.banner: self.notice(exc)}
             return
         user = gr.ChatMessage(
             role="user", content=f"{neutralise(question)}\n\n_(again, with the critic's feedback)_"

@@ -13,7 +13,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.errors import UnknownTurn
+from local2.errors import Local2Error
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
 from local2.ui.safe_markdown import neutralise
@@ -114,8 +114,8 @@ class Ratings(UIPart):
             return self._warn("There is no answer to rate yet.", kind="info")
         try:
             result = self.agent.feedback(session_id, query_id, rating)
-        except (UnknownTurn, ValueError) as exc:
-            return self._warn(str(exc))
+        except Local2Error as exc:
+            return {self.banner: self.notice(exc)}
         given = transcript.rating_text(rating)
         if result.get("unchanged"):
             said = f"This answer is already rated {given}: nothing new was recorded."

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from local2 import events
+from local2.errors import Local2Error
 from local2.research.verify import link_citations, plain, safe_url
+from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
 
 if TYPE_CHECKING:
@@ -197,28 +199,22 @@ class ResearchTab:
         return gr.update(choices=run_choices(self.research.runs(30)))
 
     def run(self, question: str, rounds: float | None) -> Iterator[dict]:
-        from local2.errors import InvalidQuery
-
         try:
             items = self.research.stream(question or "", max_rounds=int(rounds or 0) or None)
-        except InvalidQuery as exc:
-            yield {self.status: f"**Note:** {exc}"}
+        except Local2Error as exc:
+            yield {self.status: notice_for(exc).markdown()}
             return
         yield from self._follow(items, question)
 
     def reopen(self, run_id: str | None) -> Iterator[dict]:
-        from local2.errors import InvalidId, RunBusy, UnknownRun
-
         try:
             items = self.research.resume((run_id or "").strip())
-        except (InvalidId, UnknownRun, RunBusy) as exc:
-            yield {self.status: f"**Note:** {plain(str(exc))}"}
+        except Local2Error as exc:
+            yield {self.status: notice_for(exc).markdown()}
             return
         yield from self._follow(items, None)
 
     def _follow(self, items: Iterator[tuple[str, Any]], question: str | None) -> Iterator[dict]:
-        from local2.errors import ModelError, RunBusy
-
         view = RunView()
         last = 0.0
         try:
@@ -246,12 +242,10 @@ class ResearchTab:
                 elif kind in ("report", "final"):
                     view.payload = data
                     yield self._show(view, data, final=kind == "final")
-        except (ModelError, RunBusy) as exc:
-            message = exc.message if isinstance(exc, ModelError) else str(exc)
-            fix = f" **Fix:** {exc.fix}" if isinstance(exc, ModelError) and exc.fix else ""
+        except Local2Error as exc:
             yield {
-                self.status: f"**Stopped:** {plain(message)}{fix} The run can be resumed "
-                f"from its last finished step: `{view.run_id}` under Past runs."
+                self.status: f"{notice_for(exc).markdown()}  \nThe run can be resumed from its "
+                f"last finished step: `{view.run_id}` under Past runs."
             }
 
     def _show(self, view: RunView, payload: dict[str, Any], final: bool) -> dict:

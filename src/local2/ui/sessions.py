@@ -216,7 +216,7 @@ class Sessions(UIPart):
         try:
             return self._session_view(session_id)
         except UnknownTurn as exc:
-            return {self.banner: gr.update(value=render.banner(str(exc)), visible=True)}
+            return {self.banner: self.notice(exc)}
 
     @staticmethod
     def _remember(

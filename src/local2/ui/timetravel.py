@@ -12,10 +12,11 @@ from typing import Any
 
 import gradio as gr
 
-from local2.errors import InvalidId, InvalidQuery, ModelError, TurnCancelled, UnknownTurn
+from local2.errors import InvalidInput, Local2Error, NotFound, TurnCancelled, UnknownTurn
 from local2.ids import session_id_problem
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
+from local2.ui.notices import Notice, notice_for
 from local2.ui.safe_markdown import neutralise
 
 
@@ -100,14 +101,9 @@ class TimeTravel(UIPart):
             concurrency_limit=limit,
         )
 
-    def _rerun_failed(
-        self, user: gr.ChatMessage, view: render.TurnView, message: str, fix: str = ""
-    ) -> dict:
-        view.fail(message)
-        return {
-            self.tt_new: [user, *view.messages()],
-            self.tt_status: render.banner(message, fix),
-        }
+    def _rerun_failed(self, user: gr.ChatMessage, view: render.TurnView, said: Notice) -> dict:
+        view.fail(said.text)
+        return {self.tt_new: [user, *view.messages()], self.tt_status: said.markdown()}
 
     def _tt_error(self, message: str) -> str:
         return render.banner(message, kind="warning")
@@ -146,8 +142,8 @@ class TimeTravel(UIPart):
             return {}, "", gr.update(), ""
         try:
             state = self.agent.state(session_id, checkpoint_id)
-        except (UnknownTurn, InvalidId) as exc:
-            return {}, "", gr.update(), self._tt_error(str(exc))
+        except Local2Error as exc:
+            return {}, "", gr.update(), notice_for(exc).markdown()
         question, answer = self._original(session_id, checkpoint_id, state)
         original = f"**Question:** {neutralise(question)}\n\n**Answer:** {neutralise(answer)}"
         return render.state_view(state), original, question, ""
@@ -210,8 +206,8 @@ class TimeTravel(UIPart):
             return
         try:
             state = self.agent.state(session_id, checkpoint_id)
-        except (UnknownTurn, InvalidId) as exc:
-            yield {self.tt_status: self._tt_error(str(exc))}
+        except Local2Error as exc:
+            yield {self.tt_status: notice_for(exc).markdown()}
             return
         question = query if query is not None else str(state.get("query") or "")
         stay_on = branch
@@ -224,14 +220,12 @@ class TimeTravel(UIPart):
         try:
             for _ in live(self.agent.replay_stream(session_id, checkpoint_id, query=query), view):
                 yield {self.tt_new: [user, *view.messages()]}
-        except (UnknownTurn, InvalidQuery) as exc:
-            yield {self.tt_status: self._tt_error(str(exc))}
-            return
-        except ModelError as exc:
-            yield self._rerun_failed(user, view, exc.message, exc.fix)
-            return
-        except TurnCancelled:  # Stop pressed in the Chat tab of the same session
-            yield self._rerun_failed(user, view, "stopped; nothing was recorded for it.")
+        except (Local2Error, TurnCancelled) as exc:  # a Stop: pressed in the Chat tab
+            said = notice_for(exc)
+            if isinstance(exc, InvalidInput | NotFound):  # refused before anything ran
+                yield {self.tt_status: said.markdown()}
+            else:
+                yield self._rerun_failed(user, view, said)
             return
         payload = view.payload or {}
         new_ids = set(payload.get("branch") or [])

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from local2.errors import ModelError
+from local2.errors import InvalidInput, ModelError
 from local2.graph.services import Services
 
 CONFIG_KEY = "compare"
@@ -31,9 +31,9 @@ def compare_spec(model: str | None = None, temperature: float | None = None) -> 
     if model is None and temperature is None:
         return None
     if model is not None and not model.strip():
-        raise ValueError("The second model's name is empty: give a model name, e.g. llama3.2:3b.")
+        raise InvalidInput("The second model's name is empty: give a model name, e.g. llama3.2:3b.")
     if temperature is not None and not 0.0 <= float(temperature) <= MAX_TEMPERATURE:
-        raise ValueError(
+        raise InvalidInput(
             f"The second respondent's temperature must be between 0 and {MAX_TEMPERATURE:g}, "
             f"got {temperature!r}."
         )

@@ -1,0 +1,61 @@
+"""Approve and Deny in the chat: a paused turn goes on with the person's decision.
+
+The panel itself (what waits, and why) is :mod:`local2.ui.approval`; the turn then streams
+into the same chat message as before it paused (:meth:`local2.ui.chat.Chat._follow`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+
+from local2.ui import render
+from local2.ui.base import UIPart
+from local2.ui.safe_markdown import neutralise
+
+
+class ApprovalActions(UIPart):
+    """The app's answers to a paused turn, mixed into :class:`~local2.ui.app.LocalUI`."""
+
+    def approve(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
+        yield from self._decide(True, session_id, pending, ids, mine)
+
+    def deny(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
+        yield from self._decide(False, session_id, pending, ids, mine)
+
+    def _decide(
+        self,
+        approved: bool,
+        session_id: str | None,
+        pending: dict[str, Any] | None,
+        ids: dict[int, str] | None,
+        mine: list[dict[str, Any]] | None,
+    ) -> Iterator[dict]:
+        """Continue the paused turn with the person's decision, in the same chat message."""
+        if not session_id or not pending:
+            yield {
+                **self.approval.hide(),
+                self.banner: gr.update(
+                    value=render.banner("Nothing is waiting for approval.", kind="info"),
+                    visible=True,
+                ),
+            }
+            return
+        yield self.approval.hide()
+        view, chat, user = pending["view"], list(pending["chat"]), pending["user"]
+        items = self.agent.resume(session_id, approved)
+        yield from self._follow(items, view, chat, dict(ids or {}), user, session_id, mine)
+
+    def _waiting_panel(self, session_id: str, chat: list[Any]) -> dict:
+        """The approval panel for a session whose last turn is paused (or hidden)."""
+        request = self.agent.pending_approval(session_id)
+        if request is None:
+            return self.approval.hide()
+        question = str(request.get("query") or "")
+        view = render.TurnView(question)
+        for asked in request.get("events") or []:
+            view.apply("event", asked)
+        user = gr.ChatMessage(role="user", content=neutralise(question))
+        return self.approval.show(request, {"view": view, "chat": chat, "user": user})

@@ -1,0 +1,92 @@
+"""The package keeps its shape: small modules and classes, no reaching into another module's
+private names. (The layers and the absence of import circles are ``lint-imports``' job, run
+by ``make test``; see docs/architecture.md.)"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "local2"
+TEST_KIT = PACKAGE / "testing"  # test doubles: a fake Ollama server is allowed to be long
+MAX_MODULE_LINES = 600
+MAX_CLASS_LINES = 300
+
+
+def modules() -> dict[str, ast.Module]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if TEST_KIT in path.parents:
+            continue
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = ast.parse(path.read_text(), str(path))
+    return found
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def test_no_module_over_600_lines_and_no_class_over_300() -> None:
+    too_long = []
+    for name, tree in modules().items():
+        lines = max((getattr(n, "end_lineno", 0) or 0) for n in ast.walk(tree)) if tree.body else 0
+        if lines > MAX_MODULE_LINES:
+            too_long.append(f"module {name}: {lines} lines")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > MAX_CLASS_LINES:
+                    too_long.append(f"class {name}.{node.name}: {size} lines")
+    assert too_long == []
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    found = []
+    for name, tree in modules().items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("local2"):
+                found += [
+                    f"{name}: {a.name} from {node.module}" for a in node.names if is_private(a.name)
+                ]
+    assert found == []
+
+
+def private_members() -> dict[str, set[str]]:
+    """Each module's classes' private attributes and methods (``def _x``, ``self._x = ...``)."""
+    members: dict[str, set[str]] = defaultdict(set)
+    for name, tree in modules().items():
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for node in ast.walk(cls):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and is_private(
+                    node.name
+                ):
+                    members[name].add(node.name)
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "self"
+                    and is_private(node.attr)
+                ):
+                    members[name].add(node.attr)
+    return members
+
+
+def test_no_module_reaches_into_another_modules_private_members() -> None:
+    """``agent._head(...)`` from another module is how the house lost its shape: ask the
+    owner for a public method instead."""
+    members = private_members()
+    reached = []
+    for name, tree in modules().items():
+        own = members.get(name, set())
+        others = {m for module, names in members.items() if module != name for m in names}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or not is_private(node.attr):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            if node.attr in others and node.attr not in own:
+                reached.append(f"{name}:{node.lineno} .{node.attr}")
+    assert reached == []
