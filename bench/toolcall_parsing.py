@@ -29,7 +29,7 @@ from local2.models.toolcall_text import parse_tool_calls
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "toolcalls"
 
-# The tools of DESIGN §3 with the parameter schemas of the shipped generator.yaml.
+# The built-in tools with the parameter schemas of the shipped generator.yaml.
 BUILT_IN = ("web_search", "web_fetch", "recall_memory", "save_memory")
 TOOLS: dict[str, dict[str, Any]] = {
     t.name: t.parameters for t in load_settings().generator.tools if t.name in BUILT_IN

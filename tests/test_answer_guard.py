@@ -25,6 +25,8 @@ from local2.models.scripted import ScriptedChatModel, reply
 from local2.models.toolcall_args import repair_message
 from local2.service.agent import Agent
 from local2.tools.base import Tool
+from local2.tools.memory_tools import save_extract
+from local2.tools.web import SEARCH_CUE, fetch_extract, search_extract
 from tests.conftest import make_settings
 
 SCHEMAS = {t.name: t.parameters for t in load_settings().generator.tools}
@@ -41,6 +43,11 @@ PAGE_RESULT = (
 )
 SEARCH = {"tool": "web_search", "args": {"query": "battery news"}, "result": SEARCH_RESULT}
 FETCH = {"tool": "web_fetch", "args": {"url": "x"}, "result": PAGE_RESULT}
+TOOLS = {  # what the tools say about quoting their results
+    "web_search": Tool("web_search", "", {}, lambda a, c: "", extract=search_extract),
+    "web_fetch": Tool("web_fetch", "", {}, lambda a, c: "", extract=fetch_extract),
+    "save_memory": Tool("save_memory", "", {}, lambda a, c: "", extract=save_extract),
+}
 TEMPLATE = describe_tools([{"type": "function", "function": {"name": "web_search",
     "description": "Search the web.", "parameters": SCHEMAS["web_search"]}}])  # fmt: skip
 
@@ -95,7 +102,7 @@ def test_real_answers_pass_untouched(text: str) -> None:
 
 
 def test_the_extract_quotes_titles_snippets_urls_and_the_page() -> None:
-    text = fallback_answer(RAW_OUTPUT, [SEARCH, FETCH])
+    text = fallback_answer(RAW_OUTPUT, [SEARCH, FETCH], TOOLS)
     assert text.startswith("The model could not write an answer (its reply was a copy of raw")
     assert '"battery news"' in text
     assert "1. Sodium-ion cells reach 200 Wh/kg — Researchers report" in text
@@ -111,19 +118,21 @@ def test_a_save_is_quoted_with_what_was_saved() -> None:
     # The embedded model's reply to "Remember that ..." is often the tool's own line.
     said = "Remember that my sister's name is Ines."
     call = {"tool": "save_memory", "args": {"text": said}, "error": None}
-    text = fallback_answer(RAW_OUTPUT, [{**call, "result": "Saved to memory as [m4137aae64303]."}])
+    text = fallback_answer(
+        RAW_OUTPUT, [{**call, "result": "Saved to memory as [m4137aae64303]."}], TOOLS
+    )
     assert text.endswith(f"Saved to memory as [m4137aae64303]:\n> {said}")
-    odd = fallback_answer(RAW_OUTPUT, [{**call, "result": "Something else."}])
+    odd = fallback_answer(RAW_OUTPUT, [{**call, "result": "Something else."}], TOOLS)
     assert odd.endswith("From save_memory:\n> Something else.")  # any other result: quoted
 
 
 def test_without_results_the_model_plainly_could_not_answer() -> None:
     failed = {"tool": "web_search", "args": {}, "result": "[tool error: x]", "error": "x"}
-    assert fallback_answer(TEMPLATE_ECHO, []) == (
+    assert fallback_answer(TEMPLATE_ECHO, [], TOOLS) == (
         "The model could not answer this question: its reply was a copy of its tool "
         "instructions and is not shown."
     )
-    assert fallback_answer(UNEXECUTED_CALL, [failed]).endswith("web_search failed (x).")
+    assert fallback_answer(UNEXECUTED_CALL, [failed], TOOLS).endswith("web_search failed (x).")
 
 
 # --------------------------------------------------------------------------- in the graph
@@ -136,7 +145,9 @@ def echo_tool(calls: list[dict[str, Any]]) -> Tool:
         calls.append(dict(args))
         return SEARCH_RESULT
 
-    return Tool("web_search", "Search the web.", schema, run)
+    return Tool(
+        "web_search", "Search the web.", schema, run, cue=SEARCH_CUE, extract=search_extract
+    )
 
 
 def text_agent(tmp_path: Path, replies: list, calls: list, **gen: Any) -> Agent:

@@ -84,7 +84,7 @@ def test_a_turn_can_continue_an_earlier_branch(tmp_path: Path) -> None:
 
 
 class FixedCritic:
-    def grade(self, query: str, answer: str, tool_calls: list, lookup: object) -> dict:
+    def grade(self, query: str, answer: str, tool_calls: list, lookup: object, **_: object) -> dict:
         return {"score": 4, "feedback": f"graded {query}", "flags": []}
 
 

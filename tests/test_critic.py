@@ -422,7 +422,10 @@ def test_a_file_only_listed_by_search_is_flagged_until_read() -> None:
         "result": "File: notes/budget.md\nsha256: abc\nthe garden budget is 1200 euros",
     }
     answer = "According to notes/budget.md the budget is 1200 euros."
-    assert grounding_flags(answer, [search]) == [
+    listing = {"search_files"}  # what file_tools says search_files is (test_files_tools)
+    assert grounding_flags(answer, [search], listing_tools=listing) == [
         "unread file: notes/budget.md (never read this turn)"
     ]
-    assert grounding_flags(answer, [search, read]) == []
+    assert grounding_flags(answer, [search, read], listing_tools=listing) == []
+    # A tool not said to list is taken to have returned the file's content.
+    assert grounding_flags(answer, [search]) == []

@@ -206,7 +206,9 @@ def test_budget_question_searches_then_reads_and_cites_evidence(
     [evidence] = [e for e in payload["event_log"] if e["subject"] == "file.read"]
     assert evidence["path"] == "notes/budget.md" and evidence["sha256"] == digest
     assert evidence["truncated"] is False
-    assert grounding_flags(payload["answer"], payload["tool_calls"]) == []
+    listing = agent.services.listing_tools()  # what the file tools say about themselves
+    assert {"search_files", "list_files", "grep_files"} <= listing and "read_file" not in listing
+    assert grounding_flags(payload["answer"], payload["tool_calls"], listing_tools=listing) == []
     unread = grounding_flags("See notes/trips/lisbon.txt as well.", payload["tool_calls"])
     assert unread == ["unread file: notes/trips/lisbon.txt (never read this turn)"]
 

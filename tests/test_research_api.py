@@ -1,5 +1,6 @@
-"""``POST /research`` (server-sent events, then the payload) and ``GET /research/{run_id}``
-over a real socket: uvicorn serving the API, httpx streaming, the fake Ollama and web."""
+"""``POST /research`` (server-sent events, ending with ``done`` and the payload) and
+``GET /research/{run_id}`` over a real socket: uvicorn serving the API, httpx streaming,
+the fake Ollama and web."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def test_post_research_streams_events_then_the_payload(tmp_path: Path) -> None:
                 assert response.headers["content-type"].startswith("text/event-stream")
                 received = read_events(response)
             names = [n for n, _ in received]
-            assert names[0] == "run" and names[-1] == "payload"
+            assert names[0] == "run" and names[-1] == "done"
             assert names.index("research.plan") < names.index("research.step")
             assert "tool.request.web_search" in names and "research.report" in names
             assert names.index("report") < names.index("critique.result")

@@ -253,7 +253,8 @@ def test_build_research_graph_for_notebooks(web: LoopbackWeb, tmp_path: Path) ->
 
 
 def test_a_url_no_one_gave_is_not_fetched(web: LoopbackWeb, tmp_path: Path) -> None:
-    """DESIGN §11: a URL the model made up could carry data out, and a run cannot ask."""
+    """A URL the model made up could carry data out, and a run cannot ask (docs/architecture.md,
+    "Trust boundaries")."""
     made_up = f"{web.url}/pages/13_council_budget?q=Kelsby"
     given = web.page_url("06_tidal_mill")
     plan = {

@@ -7,14 +7,32 @@ import re
 
 import pytest
 
-from local2.models.router import route
+from local2.tools.base import Tool
+from local2.tools.files import SEARCH_FILES_CUE
+from local2.tools.memory_tools import RECALL_CUE, SAVE_CUE
+from local2.tools.routing import route
+from local2.tools.web import FETCH_CUE, SEARCH_CUE
 
 ALL = ("web_search", "web_fetch", "recall_memory", "save_memory")
+CUES = {
+    "web_search": SEARCH_CUE,
+    "web_fetch": FETCH_CUE,
+    "recall_memory": RECALL_CUE,
+    "save_memory": SAVE_CUE,
+    "search_files": SEARCH_FILES_CUE,
+}
+
+
+def tools(names: tuple[str, ...]) -> list[Tool]:
+    """The named tools, each carrying its own cue as the tools folder defines it."""
+    return [Tool(n, "", {}, lambda args, ctx: "", cue=CUES.get(n)) for n in names]
+
+
 TODAY = dt.date(2026, 3, 14)
 
 
 def _routed(query: str, names: tuple[str, ...] = ALL) -> list[tuple[str, dict]]:
-    return [(c["name"], c["args"]) for c in route(query, names, today=TODAY)]
+    return [(c["name"], c["args"]) for c in route(query, tools(names), today=TODAY)]
 
 
 @pytest.mark.parametrize(
@@ -123,7 +141,7 @@ def test_url_and_memory_cue_give_one_call_each_and_no_search() -> None:
 
 
 def test_call_shape_matches_the_parser() -> None:
-    calls = route("Latest news?", ALL, today=TODAY)
+    calls = route("Latest news?", tools(ALL), today=TODAY)
     assert len(calls) == 1
     assert set(calls[0]) == {"name", "args", "id"}
     assert re.fullmatch(r"call_[0-9a-f]{8}", calls[0]["id"])
@@ -131,8 +149,8 @@ def test_call_shape_matches_the_parser() -> None:
 
 def test_years_count_relative_to_today() -> None:
     q = "Who won the 2025 Tour de France?"
-    assert route(q, ALL, today=dt.date(2026, 1, 5))  # last year: after most training cut-offs
-    assert route(q, ALL, today=dt.date(2030, 1, 5)) == []
+    assert route(q, tools(ALL), today=dt.date(2026, 1, 5))  # last year: past most cut-offs
+    assert route(q, tools(ALL), today=dt.date(2030, 1, 5)) == []
 
 
 @pytest.mark.parametrize(
@@ -140,11 +158,11 @@ def test_years_count_relative_to_today() -> None:
     ["What does my notes file say about the budget?", "Search my documents for the lease terms"],
 )
 def test_questions_about_own_files_search_them(query: str) -> None:
-    calls = route(query, ["search_files", "web_search", "read_file"])
+    calls = route(query, tools(("search_files", "web_search", "read_file")))
     assert [c["name"] for c in calls] == ["search_files"]
     assert calls[0]["args"] == {"query": query}
 
 
 def test_own_files_cue_needs_the_tool_and_the_possessive() -> None:
-    assert route("What does my notes file say?", ["web_search"]) == []
-    assert route("How do I take better notes?", ["search_files"]) == []
+    assert route("What does my notes file say?", tools(("web_search",))) == []
+    assert route("How do I take better notes?", tools(("search_files",))) == []

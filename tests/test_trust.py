@@ -1,4 +1,5 @@
-"""The approval policy (DESIGN §11) as pure functions: which pending calls wait, and why."""
+"""The approval policy (docs/architecture.md, "Trust boundaries") as pure functions: which pending
+calls wait, and why."""
 
 from __future__ import annotations
 

@@ -51,10 +51,6 @@ class InvalidId(InvalidInput):
     """An identifier breaks its rule; the message names the rule."""
 
 
-class CannotRetry(InvalidInput):
-    """This answer cannot be tried again (the message says why and what to do)."""
-
-
 class NotFound(Local2Error, LookupError):
     """No such session, turn, checkpoint or run (someone else's looks the same)."""
 
@@ -77,6 +73,10 @@ class SessionBusy(Conflict):
 
 class RunBusy(Conflict):
     """The run is already going on (in this process or, on Postgres, in another one)."""
+
+
+class CannotRetry(Conflict):
+    """This answer cannot be tried again in the turn's state (the message says why)."""
 
 
 class AwaitingApproval(Conflict):
@@ -154,6 +154,10 @@ class SettingsError(Local2Error):
 
 class StoryError(Local2Error):
     """A story file that cannot be used; the message names the file and the problem."""
+
+
+class UnsafeToServe(SettingsError, RuntimeError):
+    """Serving beyond this machine without what keeps strangers out (a token, host names)."""
 
 
 # -- tools (what the model reads) --------------------------------------------------------

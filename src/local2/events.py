@@ -30,14 +30,14 @@ FILE_SEARCH = "file.search"
 USER_FEEDBACK = "user.feedback"
 REWARD_EVENT = "reward.event"
 BACKEND_NOTICE = "backend.notice"
-# Research mode (DESIGN §10).
+# Research mode (docs/architecture.md, "Research").
 RESEARCH_PLAN = "research.plan"
 RESEARCH_STEP = "research.step"  # {id, status: started|done|failed}
 RESEARCH_REPLAN = "research.replan"  # {reason, forbidden}
 RESEARCH_ROUND = "research.round"  # {n, gaps}
 RESEARCH_REPORT = "research.report"  # {sources, citations, unsupported}
 REPLAY_STARTED = "replay.started"  # a replayed turn's clock starts here (t = 0)
-# Two respondents answer one question (DESIGN §9); the judge compares them.
+# Two respondents answer one question; the judge compares them (docs/architecture.md).
 COMPARE_STARTED = "compare.started"
 PAIRWISE_RESULT = "pairwise.result"
 # Which of a turn's answers the session continues from: a preference or a retry's grade.

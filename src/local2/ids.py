@@ -9,6 +9,7 @@ message, never silently rewritten.
 from __future__ import annotations
 
 import re
+import secrets
 import uuid
 
 from local2.errors import InvalidId
@@ -37,3 +38,8 @@ def check_session_id(value: object, what: str = "session id") -> str:
 def new_session_id() -> str:
     """A fresh session id (it follows the rule)."""
     return uuid.uuid4().hex
+
+
+def new_call_id() -> str:
+    """An id in the shape tool messages expect, e.g. ``call_1f2e3d4c``."""
+    return f"call_{secrets.token_hex(4)}"

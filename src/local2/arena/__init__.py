@@ -1,4 +1,5 @@
-"""The arena: which model answers this person's questions best (DESIGN §9).
+"""The arena: which model answers this person's questions best (docs/architecture.md, "A turn's
+path").
 
 Every compare turn leaves votes - the judge's at once, the person's when they prefer an
 answer - in :mod:`.votes`; :mod:`.ratings` turns them into a Bradley-Terry rating per model

@@ -23,12 +23,14 @@ from local2.errors import (
     SettingsError,
     StoryError,
     TurnCancelled,
+    UnsafeToServe,
 )
 
 STOPPED = "Stopped before the answer: nothing was recorded."
 # The first branch an error belongs to decides; anything else LoCAL2 raises exits with 1.
 EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = (
     (TurnCancelled, 130),
+    (UnsafeToServe, 2),
     (InvalidInput, 2),
     (Conflict, 2),
     (StoryError, 2),
@@ -46,7 +48,7 @@ def report(exc: Local2Error | TurnCancelled, doing: str | None = None) -> None:
         message, fix = STOPPED, ""
     else:
         message, fix = exc.message or str(exc), exc.fix
-        if isinstance(exc, SettingsError):
+        if isinstance(exc, SettingsError) and not isinstance(exc, UnsafeToServe):
             message = f"Configuration error: {message}"
     said = escape(f"{doing}: {message}" if doing else message)  # never read as markup
     err.print(f"[bold red]Error:[/] {said}", highlight=False)

@@ -40,25 +40,17 @@ def _run(
     with_ui: bool,
     compare: dict | None = None,
 ) -> None:
-    from local2.http.app import TOKEN_ENV, require_token
+    from local2.http.app import require_token
 
     settings = settings_of(ctx).ui
     host = host or settings.host
     port = settings.port if port is None else port
-    try:
-        require_token(host)
-    except RuntimeError as exc:
-        fail(
-            str(exc),
-            f"export {TOKEN_ENV}=$(openssl rand -hex 24), or bind --host 127.0.0.1.",
-            code=2,
-        )
+    with friendly_errors():
+        require_token(host)  # before the app's imports: a refusal should come at once
     from local2.ui.server import require_allowed_hosts, serve
 
-    try:
+    with friendly_errors():
         require_allowed_hosts(host, settings_of(ctx).server.allowed_hosts)
-    except RuntimeError as exc:
-        fail(str(exc), "Add them to server.yaml in your config directory.", code=2)
 
     from local2.service.warmup import Warmup
 

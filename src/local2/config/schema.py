@@ -218,7 +218,7 @@ class McpSettings(Strict):
 
 
 class ToolsSettings(Strict):
-    """Which tool calls wait for the person (DESIGN §11).
+    """Which tool calls wait for the person (docs/architecture.md, "Trust boundaries").
 
     ``approval``: ``untrusted`` asks before a side-effecting call once a page, search results
     or MCP output is in the turn's context, and before a ``web_fetch`` of a URL the person
@@ -246,15 +246,16 @@ class UiSettings(Strict):
 
 
 class ServerSettings(Strict):
-    """Who may talk to the server (DESIGN §11): Host names beyond the loopback ones, and
-    other sites' origins allowed to send state-changing requests (with CORS headers)."""
+    """Who may talk to the server (docs/architecture.md, "Trust boundaries"): Host names
+    beyond the loopback ones, and other sites' origins allowed to send state-changing
+    requests (with CORS headers)."""
 
     allowed_hosts: list[str] = Field(default_factory=list)
     cors_origins: list[str] = Field(default_factory=list)
 
 
 class ResearchSettings(Strict):
-    """Research mode (DESIGN §10): budgets of a plan-execute-reflect run."""
+    """Research mode (docs/architecture.md, "Research"): budgets of a plan-execute-reflect run."""
 
     max_rounds: int = Field(3, ge=1, le=10)  # plan-execute rounds, the first one included
     max_sources: int = Field(12, ge=1, le=100)  # ledger entries (pages read + results found)

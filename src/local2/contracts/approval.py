@@ -1,4 +1,5 @@
-"""Asking the person: what a paused turn asks, and the answers it accepts (DESIGN §11).
+"""Asking the person: what a paused turn asks, and the answers it accepts (docs/architecture.md,
+"Trust boundaries").
 
 The ``approve`` node pauses the graph with LangGraph's ``interrupt(request)`` when a tool call
 must wait (see :mod:`local2.tools.trust`). Whoever runs the turn resumes it with

@@ -12,6 +12,7 @@ The kinds are literal, so a reader's ``if kind == "final"`` is checked against t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 TurnItemKind = Literal["event", "thinking", "token", "respondent", "answer", "approval", "final"]
@@ -19,3 +20,16 @@ ResearchItemKind = Literal["run", "event", "report", "final"]
 
 StreamItem = tuple[TurnItemKind, Any]
 ResearchItem = tuple[ResearchItemKind, Any]
+
+
+def collect(
+    items: Iterable[tuple[str, Any]], on_item: Callable[[str, Any], None] | None = None
+) -> Any:
+    """Read a run's items to the end (giving each to ``on_item``); the ``final`` payload."""
+    payload: Any = {}
+    for kind, data in items:
+        if on_item is not None:
+            on_item(kind, data)
+        if kind == "final":
+            payload = data
+    return payload

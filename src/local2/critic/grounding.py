@@ -9,7 +9,7 @@ its result does not echo its address) and flag what was never seen.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from urllib.parse import urlsplit
 
 from local2.contracts.records import ToolCallRecord
@@ -100,11 +100,6 @@ def find_paths(text: str) -> list[str]:
     return _unique(paths)
 
 
-FILE_LISTING_TOOLS = frozenset(
-    {"search_files", "list_files", "grep_files", "directory_tree", "file_metadata"}
-)
-
-
 def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
@@ -134,8 +129,10 @@ def grounding_flags(
     answer: str,
     evidence: list[ToolCallRecord],
     known_memory_ids: Callable[[str], bool] | None = None,
+    listing_tools: Collection[str] = (),
 ) -> list[str]:
-    """Citations in ``answer`` that nothing this turn supports, one message each."""
+    """Citations in ``answer`` that nothing this turn supports, one message each.
+    ``listing_tools`` name files without reading them (``Tool.evidence == "listing"``)."""
     seen = evidence_text(evidence)
     seen_urls = {_url_key(u) for u in find_urls(seen)}
     flags = []
@@ -149,7 +146,7 @@ def grounding_flags(
             flags.append(f"unknown memory id: {memory_id}")
     # A file counts as read like a page counts as fetched: only a tool that returned its
     # content vouches for it; listing and search tools merely name files.
-    read = evidence_text([c for c in evidence if c.get("tool") not in FILE_LISTING_TOOLS])
+    read = evidence_text([c for c in evidence if c.get("tool") not in listing_tools])
     for path in find_paths(answer):
         bare = path.removeprefix("~/").removeprefix("./")
         if not _mentions(read, bare):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -111,9 +111,11 @@ class Critic:
         evidence: list[ToolCallRecord],
         known_memory_ids: Callable[[str], bool] | None = None,
         reference: str | None = None,
+        listing_tools: Collection[str] = (),
     ) -> Critique:
-        """The critique of one answer; failures become ``score: None`` with the reason."""
-        flags = grounding_flags(answer, evidence, known_memory_ids)
+        """The critique of one answer; failures become ``score: None`` with the reason.
+        ``listing_tools``: tools whose results name files without reading them."""
+        flags = grounding_flags(answer, evidence, known_memory_ids, listing_tools)
         attempts = 1 + self.settings.retries
         try:
             grade = self.judge(query, answer, evidence, reference)

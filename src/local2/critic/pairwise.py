@@ -12,6 +12,7 @@ grounded in, fenced as data like in :mod:`local2.critic.prompt`.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -91,7 +92,12 @@ def combine(a_first: str | None, b_first: str | None) -> str | None:
 
 
 def judge_pair(
-    critic: Critic, query: str, a: Respondent, b: Respondent, lookups: Any = None
+    critic: Critic,
+    query: str,
+    a: Respondent,
+    b: Respondent,
+    lookups: Any = None,
+    listing_tools: Collection[str] = (),
 ) -> tuple[dict[str, Critique], dict[str, Any]]:
     """Grade both answers absolutely, then relatively in both orders, all concurrently.
 
@@ -115,7 +121,7 @@ def judge_pair(
         if not answers[rid].strip():
             return {"score": None, "feedback": "no answer to grade", "flags": []}
         lookup = (lookups or {}).get(rid)
-        return critic.grade(query, answers[rid], evidence[rid], lookup)
+        return critic.grade(query, answers[rid], evidence[rid], lookup, listing_tools=listing_tools)
 
     both = all(text.strip() for text in answers.values())
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="local2-pair") as pool:

@@ -7,7 +7,7 @@ typed as Protocols here; :mod:`local2.service.wiring` builds the real ones from 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -35,6 +35,7 @@ class Critic(Protocol):
         evidence: list[ToolCallRecord],
         known_memory_ids: Callable[[str], bool] | None = None,
         reference: str | None = None,
+        listing_tools: Collection[str] = (),
     ) -> Critique: ...
 
 
@@ -47,7 +48,7 @@ class ToolParser(Protocol):
 class Router(Protocol):
     """The keyword router's calls for a question (``{"name", "args", "id"}``)."""
 
-    def __call__(self, query: str, tool_names: list[str]) -> list[dict]: ...
+    def __call__(self, query: str, tools: Iterable[Tool]) -> list[dict]: ...
 
 
 class ArgValidator(Protocol):
@@ -81,6 +82,11 @@ class Services:
     # False: the model cannot call tools natively (the embedded model, an Ollama model whose
     # capabilities lack ``tools``): tools go in its prompt and the keyword router may help.
     native_tools: bool = True
+
+    def listing_tools(self) -> frozenset[str]:
+        """The tools whose results name files without reading them (grounding's view)."""
+        return frozenset(name for name, tool in self.tools.items() if tool.evidence == "listing")
+
     memory: EngramStore | None = None
     critic: Critic | None = None
     tool_parser: ToolParser | None = None

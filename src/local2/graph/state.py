@@ -97,8 +97,8 @@ class TurnState(TypedDict):
     history_head: NotRequired[str | None]
     turn_count: NotRequired[int]
     rewards: NotRequired[Annotated[dict[str, Reward], merge_dict]]
-    # Compare and retry turns (DESIGN §9): per turn, emptied by `receive` when a later turn
-    # starts; each record names its query_id too.
+    # Compare and retry turns (docs/architecture.md, "A turn's path"): per turn, emptied by
+    # `receive` when a later turn starts; each record names its query_id too.
     respondents: NotRequired[Annotated[dict[str, Respondent], merge_respondents]]
     pairwise: NotRequired[Pairwise | None]
     retry: NotRequired[Retry | None]

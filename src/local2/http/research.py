@@ -1,23 +1,27 @@
-"""Research over HTTP: ``POST /research`` streams server-sent events, then the payload.
+"""Research over HTTP.
 
-``GET /research/{run_id}`` returns a run's payload (``status`` says whether it finished),
-``GET /research`` lists recent runs. Each SSE message is ``event: <subject>`` with a JSON
-``data:`` line: ``run`` first (the run id), then the research and tool events, ``report``
-when the report is published, ``payload`` at the end, or ``error`` if the run stopped.
+``POST /research`` streams server-sent events: ``run`` first (the run id), then the
+research and tool events (named by their subject), ``report`` when the report is
+published, and ``done`` with the payload at the end, or ``error`` if the run stopped.
+``GET /research/{run_id}`` returns a run's payload (``status`` says whether it finished);
+``GET /research`` lists recent runs.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
 
-if TYPE_CHECKING:
-    from local2.service.agent import Agent
+from local2.contracts.research import ResearchPayload, ResearchRun
+from local2.contracts.stream import ResearchItem
+from local2.http.openapi import ERROR_RESPONSES, returns
+from local2.http.sse import event_stream, frame
+from local2.service.agent import Agent
 
 
 class ResearchBody(BaseModel):
@@ -26,55 +30,43 @@ class ResearchBody(BaseModel):
     max_rounds: int | None = Field(default=None, ge=1, le=10)
 
 
-def sse(event: str, data: Any) -> str:
-    """One server-sent event; JSON keeps the data on a single line."""
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+class ResearchRuns(TypedDict):
+    """``GET /research``: recent runs, newest first."""
+
+    runs: list[ResearchRun]
 
 
-def _events(items: Iterator[tuple[str, Any]]) -> Iterator[str]:
-    from local2.errors import ModelError
-
-    try:
-        for kind, data in items:
-            if kind == "event":
-                yield sse(str(data.get("subject", "event")), data)
-            elif kind == "final":
-                yield sse("payload", data)
-            else:
-                yield sse(kind, data)
-    except ModelError as exc:
-        yield sse("error", {"error": exc.message, "fix": exc.fix})
+def research_frames(items: Iterator[ResearchItem]) -> Iterator[str]:
+    """A run's items as server-sent events."""
+    for kind, data in items:
+        if kind == "event":
+            yield frame(str(data.get("subject", "event")), data)
+        elif kind == "final":
+            yield frame("done", data)
+        else:
+            yield frame(kind, data)
 
 
 def research_routes(agent: Agent) -> APIRouter:
     """The research routes over ``agent``'s research service (:attr:`Agent.research`)."""
-    from local2.errors import InvalidId, InvalidQuery, UnknownRun
+    router = APIRouter(tags=["research"])
 
-    router = APIRouter()
-
-    @router.post("/research")
+    @router.post(
+        "/research",
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}}, **ERROR_RESPONSES},
+    )
     def start(body: ResearchBody) -> StreamingResponse:
-        try:
-            items = agent.research.stream(body.question, max_rounds=body.max_rounds)
-        except InvalidQuery as exc:
-            raise HTTPException(status_code=422, detail=str(exc)) from exc
-        return StreamingResponse(
-            _events(items),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        """Research a question: search, read, verify, report; its events as they happen."""
+        items = agent.research.stream(body.question, max_rounds=body.max_rounds)
+        return event_stream(research_frames(items))
 
-    @router.get("/research")
-    def runs(limit: int = 20) -> dict[str, Any]:
+    @router.get("/research", **returns(ResearchRuns))
+    def runs(limit: int = 20) -> Any:
         return {"runs": agent.research.runs(max(1, min(limit, 200)))}
 
-    @router.get("/research/{run_id}")
-    def run(run_id: str) -> dict[str, Any]:
-        try:
-            return agent.research.payload(run_id)
-        except InvalidId as exc:
-            raise HTTPException(status_code=422, detail=str(exc)) from exc
-        except UnknownRun as exc:
-            raise HTTPException(status_code=404, detail=str(exc)) from exc
+    @router.get("/research/{run_id}", **returns(ResearchPayload, "The run's payload."))
+    def run(run_id: str) -> Any:
+        return agent.research.payload(run_id)
 
     return router

@@ -3,7 +3,7 @@
 A fact is one sentence in the third person ("The user's sister's name is Ines."), a
 ``key`` naming the attribute it sets ("sister name": a newer fact with the same key
 supersedes an older one) and its provenance. Facts about the person come only from the
-person's own words; tool output is never a source (DESIGN §11).
+person's own words; tool output is never a source (docs/architecture.md, "Trust boundaries").
 
 This module holds the parts that need no model: the rules used when no model extracts
 (``"remember that X"``, ``"my X is Y"``, where one works, lives, is called), the rewrite of

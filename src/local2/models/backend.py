@@ -27,7 +27,8 @@ class ChatBackend:
     backend: str  # "ollama" | "embedded" | "openai"
     notice: str | None = None  # shown to the person when auto fell back
     # False: the model cannot call tools natively, so tools are described in its prompt,
-    # calls are read from its text and the keyword router is the last fallback (DESIGN §2).
+    # calls are read from its text and the keyword router is the last fallback
+    # (docs/architecture.md, "A turn's path").
     native_tools: bool = True
 
 

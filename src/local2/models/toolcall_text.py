@@ -14,11 +14,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from local2.ids import new_call_id
 from local2.models.toolcall_args import validate_args
 
 
@@ -29,11 +29,6 @@ class ParsedToolCalls:
     calls: list[dict] = field(default_factory=list)  # {"name", "args", "id"}
     text: str = ""
     errors: list[str] = field(default_factory=list)
-
-
-def new_call_id() -> str:
-    """An id in the shape tool messages expect, e.g. ``call_1f2e3d4c``."""
-    return f"call_{secrets.token_hex(4)}"
 
 
 # --------------------------------------------------------------------------- scanning

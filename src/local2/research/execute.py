@@ -42,8 +42,9 @@ def _satisfied(steps: dict[str, StepRecord], step: StepRecord) -> bool:
 
 
 def _given(state: ResearchState, url: str, ledger: list[Any]) -> bool:
-    """A URL the person wrote in the question or a search of this run found (DESIGN §11: a
-    URL the model made up could carry data out, and a run has no one to ask)."""
+    """A URL the person wrote in the question or a search of this run found (a URL the model
+    made up could carry data out, and a run has no one to ask: docs/architecture.md, "Trust
+    boundaries")."""
     if state.get("trust_urls"):
         return True
     key = url_key(url)

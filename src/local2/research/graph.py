@@ -1,4 +1,5 @@
-"""The research graph (DESIGN §10), beside the chat graph and on the same services.
+"""The research graph (docs/architecture.md, "Research"), beside the chat graph and on the same
+services.
 
 ```
 START -> plan -> execute --(ready steps, side by side)--> run_step -> execute

@@ -54,7 +54,7 @@ def url_key(url: str) -> str:
 
 
 def search_hits(text: str, step: str, at: float | None = None) -> list[Found]:
-    """The hits in a ``web_search`` result text (DESIGN §3 format)."""
+    """The hits in a ``web_search`` result text (``tools.web_search.format_hits``)."""
     when = time.time() if at is None else at
     return [
         Found(

@@ -16,12 +16,11 @@ from langgraph.types import Command
 
 from local2.contracts import approval
 from local2.contracts.approval import Approver, Decision
-from local2.contracts.stream import StreamItem
+from local2.contracts.stream import StreamItem, collect
 from local2.contracts.turn import TurnPayload
 from local2.errors import UnknownTurn
 from local2.service.graph_runs import GraphRuns, pending_in, thread_config
 from local2.service.running import RunningTurn, Turns
-from local2.service.turns import collect
 
 
 @dataclass(eq=False)

@@ -20,7 +20,7 @@ from typing_extensions import Unpack
 
 from local2.config import Settings, load_settings
 from local2.contracts.research import ResearchPayload, ResearchRun
-from local2.contracts.stream import ResearchItem
+from local2.contracts.stream import ResearchItem, collect
 from local2.errors import RunBusy, UnknownRun
 from local2.graph.services import Services
 from local2.ids import check_session_id
@@ -174,12 +174,12 @@ class Research:
         on_item: Callable[[str, Any], None] | None = None,
     ) -> ResearchPayload:
         """Run to the end and return the payload."""
-        return _collect(self.stream(question, max_rounds=max_rounds), on_item)
+        return collect(self.stream(question, max_rounds=max_rounds), on_item)
 
     def resume_run(
         self, run_id: str, on_item: Callable[[str, Any], None] | None = None
     ) -> ResearchPayload:
-        return _collect(self.resume(run_id), on_item)
+        return collect(self.resume(run_id), on_item)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -232,13 +232,3 @@ class Research:
         self.storage.close()
         for owned in self._owned:
             owned.close()
-
-
-def _collect(items: Iterator[ResearchItem], on_item: Callable[[str, Any], None] | None) -> dict:
-    payload: dict[str, Any] = {}
-    for kind, data in items:
-        if on_item is not None:
-            on_item(kind, data)
-        if kind == "final":
-            payload = data
-    return payload

@@ -22,7 +22,7 @@ from local2 import events
 from local2.config import Settings
 from local2.contracts.approval import Approver
 from local2.contracts.records import EventEntry
-from local2.contracts.stream import StreamItem
+from local2.contracts.stream import StreamItem, collect
 from local2.contracts.turn import OriginalTurn, TurnPayload
 from local2.errors import InvalidQuery, UnknownTurn
 from local2.graph import branches
@@ -33,7 +33,6 @@ from local2.graph.state import RESET
 from local2.service.graph_runs import GraphRuns, thread_config
 from local2.service.running import RunningTurn, Turns
 from local2.service.sessions import SessionReader
-from local2.service.turns import collect
 
 
 @dataclass(eq=False)

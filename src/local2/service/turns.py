@@ -20,7 +20,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from local2.config import Settings
 from local2.contracts.approval import Approver
-from local2.contracts.stream import StreamItem
+from local2.contracts.stream import StreamItem, collect
 from local2.contracts.turn import TurnPayload
 from local2.errors import AwaitingApproval, InvalidQuery, SessionBusy
 from local2.graph.nodes.recall import AHEAD_KEY, recall_ahead
@@ -209,14 +209,3 @@ class TurnRunner:
 
     def close(self) -> None:
         self._ahead.shutdown(wait=True)
-
-
-def collect(items: Iterator[StreamItem], on_item: Callable[[str, Any], None] | None = None) -> Any:
-    """Read a run's items to the end (giving each to ``on_item``); the ``final`` payload."""
-    payload: Any = {}
-    for kind, data in items:
-        if on_item is not None:
-            on_item(kind, data)
-        if kind == "final":
-            payload = data
-    return payload

@@ -136,9 +136,9 @@ def build_services(
 ) -> Services:
     """The graph's services around a chosen chat model: memory, critic and tools from
     settings unless given."""
-    from local2.models.router import route
     from local2.models.toolcall_args import repair_message, validate_args
     from local2.models.toolcall_text import parse_tool_calls
+    from local2.tools.routing import route
 
     model_name = model or getattr(chat_model, "model", None) or type(chat_model).__name__
     backend_name = backend or "custom"

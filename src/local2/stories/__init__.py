@@ -1,4 +1,4 @@
-"""Acceptance stories (DESIGN §6): YAML conversations checked against the live HTTP API.
+"""Acceptance stories (docs/architecture.md): YAML conversations checked against the live HTTP API.
 
 The runner (and httpx with it) is imported on first use, so the CLI, which registers the
 ``stories`` command from this package, starts without it.

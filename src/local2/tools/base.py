@@ -8,6 +8,7 @@ be tuned without code and never drift from a copy.
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from local2.config.schema import Settings
+    from local2.tools.fallback import Extract
 
 
 @dataclass(frozen=True)
@@ -41,14 +43,35 @@ class ToolResult:
 ToolFn = Callable[[Mapping[str, Any], ToolContext], "str | ToolResult"]
 
 # What a tool does to the world, and what its output brings into the model's context
-# (DESIGN §11). An unclassified tool is assumed to have effects and to return outside text.
+# (docs/architecture.md, "Trust boundaries"). An unclassified tool is assumed to have
+# effects and to return outside text.
 Effects = Literal["read", "write"]
 Output = Literal["untrusted", "private", "own"]  # outside content | the person's data | ours
+# What the grounding check takes a result for: the content it returned (a page, a file), or
+# a listing that merely names things (files found by name or by a search).
+Evidence = Literal["content", "listing"]
+
+
+@dataclass(frozen=True)
+class Cue:
+    """When a question's words alone ask for a tool, and with which arguments: the keyword
+    router (:mod:`local2.tools.routing`) for models that cannot call tools."""
+
+    args: Callable[[str, dt.date], dict[str, Any] | None]  # (question, today) -> args or None
+    rank: int = 50  # cues are tried in rank order (lower first)
+    alone: bool = False  # when it matches, no later cue is tried
+    last_resort: bool = False  # tried only when no other cue matched
 
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool the model may call."""
+    """A tool the model may call, and what the rest of LoCAL2 knows about it.
+
+    ``effects``/``output``/``url_arg`` decide what needs the person's approval and what is
+    untrusted; ``extract`` quotes its result in a fallback answer; ``cue`` routes a question
+    to it for a model that cannot call tools; ``evidence`` is what the grounding check takes
+    its result for. The defaults suit a tool nothing more is known about.
+    """
 
     name: str
     description: str
@@ -58,6 +81,9 @@ class Tool:
     effects: Effects = "write"
     output: Output = "untrusted"
     url_arg: str | None = None  # the argument naming a URL the tool sends a request to
+    extract: Extract | None = None  # None: its result is quoted as it came
+    cue: Cue | None = None  # None: the keyword router never proposes it
+    evidence: Evidence = "content"
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI/Ollama function schema bound to the chat model."""
@@ -84,6 +110,9 @@ def configured_tool(
     effects: Effects,
     output: Output,
     url_arg: str | None = None,
+    extract: Extract | None = None,
+    cue: Cue | None = None,
+    evidence: Evidence = "content",
 ) -> Tool:
     """A built-in tool described as ``generator.tools`` says: the user's entry when listed,
     else the shipped ``generator.yaml`` (descriptions are written nowhere else); its class
@@ -102,4 +131,7 @@ def configured_tool(
         effects=effects,
         output=output,
         url_arg=url_arg,
+        extract=extract,
+        cue=cue,
+        evidence=evidence,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import hashlib
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -23,7 +24,8 @@ from local2.config import Settings
 from local2.errors import SandboxError, ToolError
 from local2.events import FILE_READ, FILE_SEARCH
 from local2.files.sandbox import FileRef, Sandbox, human_size
-from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool
+from local2.tools.base import Evidence, Tool, ToolContext, ToolResult, configured_tool
+from local2.tools.routing import Cue
 
 GREP_BUDGET_S = 8.0  # total time grep_files may spend; a hostile pattern cannot hang it
 _LINE_CHARS = 200
@@ -269,9 +271,40 @@ def _grep(compiled: Any, ref: FileRef, text: str, deadline: float, room: int) ->
     return out
 
 
-def _tool(name: str, run: Any, settings: Settings, timeout_s: float | None = None) -> Tool:
+_OWN_FILES = re.compile(
+    r"\bmy (?:own )?(?:notes?|files?|documents?|docs|folders?|notebook|journal)\b", re.I
+)
+
+
+def asks_about_own_files(query: str) -> bool:
+    """Does the question ask about the person's own notes or files (``search_files``)?"""
+    return bool(_OWN_FILES.search(query))
+
+
+# For a model that cannot call tools: a question about the person's own notes searches them.
+SEARCH_FILES_CUE = Cue(lambda q, _today: {"query": q} if asks_about_own_files(q) else None, rank=40)
+
+
+def _tool(
+    name: str,
+    run: Any,
+    settings: Settings,
+    timeout_s: float | None = None,
+    *,
+    evidence: Evidence = "content",
+    cue: Cue | None = None,
+) -> Tool:
     # The sandbox only reads; what it reads is the person's own, private data.
-    return configured_tool(settings, name, run, timeout_s, effects="read", output="private")
+    return configured_tool(
+        settings,
+        name,
+        run,
+        timeout_s,
+        effects="read",
+        output="private",
+        evidence=evidence,
+        cue=cue,
+    )
 
 
 def file_tools(settings: Settings, sandbox: Sandbox | None = None, index: Any = None) -> list[Tool]:
@@ -280,9 +313,18 @@ def file_tools(settings: Settings, sandbox: Sandbox | None = None, index: Any = 
     search_timeout = max(settings.generator.tool_timeout_s, 120.0)  # a first index build
     return [
         _tool("read_file", tools.read_file, settings),
-        _tool("list_files", tools.list_files, settings),
-        _tool("grep_files", tools.grep_files, settings),
-        _tool("directory_tree", tools.directory_tree, settings),
-        _tool("file_metadata", tools.file_metadata, settings),
-        _tool("search_files", tools.search_files, settings, timeout_s=search_timeout),
+        # These name files (by listing or a search) without reading them: a file they name
+        # is not one the turn has read (the grounding check's "unread file").
+        _tool("list_files", tools.list_files, settings, evidence="listing"),
+        _tool("grep_files", tools.grep_files, settings, evidence="listing"),
+        _tool("directory_tree", tools.directory_tree, settings, evidence="listing"),
+        _tool("file_metadata", tools.file_metadata, settings, evidence="listing"),
+        _tool(
+            "search_files",
+            tools.search_files,
+            settings,
+            timeout_s=search_timeout,
+            evidence="listing",
+            cue=SEARCH_FILES_CUE,
+        ),
     ]

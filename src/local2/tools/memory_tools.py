@@ -7,6 +7,7 @@ instructions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,8 @@ from local2.errors import EmbeddingError, ToolError
 from local2.events import MEMORY_RECALL, MEMORY_SAVED
 from local2.memory.store import EngramStore
 from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool
+from local2.tools.fallback import SNIPPET_CHARS, cut, quoted
+from local2.tools.routing import Cue
 
 MAX_K = 10
 
@@ -68,6 +71,84 @@ def _k_arg(args: Mapping[str, Any], default: int) -> int:
     return max(1, min(MAX_K, k))
 
 
+# -- what a question about earlier conversations looks like (for models that cannot call
+# tools) ------------------------------------------------------------------------------
+
+_MEMORY = re.compile(
+    r"\b(?:did i (?:tell|mention|say|ask|share|give)|what did i (?:say|tell|mention|ask)"
+    r"|have i (?:told|mentioned|said)|i (?:told|mentioned to|said to) you"
+    r"|(?:do|did|can|could) you (?:still )?remember|you remember"
+    r"|remember (?:me|my|our|when i|what i)"
+    r"|what do you (?:know|remember) about me|we (?:talked|spoke|discussed|chatted)"
+    r"|(?:last|previous|earlier) (?:time|conversation|chat|session|discussion)s?"
+    r"|(?:said|told|mentioned|asked|discussed|shared|gave) (?:you |me )?(?:\w+ ){0,4}earlier"
+    r"|did (?:we|you|i) (?:discuss|talk about|agree|decide|settle on)"
+    r"|you (?:said|told me|mentioned|suggested|recommended))\b",
+    re.I,
+)
+# A short question about the person's own details, which only an earlier conversation can
+# answer: "What's my dog's name?", "Do you know my birthday?", "Who am I?".
+_PERSONAL = re.compile(
+    r"(?:\b(?:what|who|where|when|which|how old)(?:'s| is| was| are| were)?"
+    r"|\b(?:do|did) you know|\btell me) my (?:\w+(?:'s)? ){0,2}\w+\s*[?.!]*\s*$"
+    r"|\bwho am i\b|\bdo you know (?:who i am|anything about me)\b",
+    re.I,
+)
+# "last time" about the world, not about us: "When was the last time Halley's comet ...".
+_WORLD_LAST_TIME = re.compile(r"\bwhen was the last time\b(?! (?:i|we|you)\b)", re.I)
+# "Remember that my dog is called Rex." is something to keep, not a question to look up.
+_REMEMBER_THIS = re.compile(
+    r"^\s*(?:please,?\s+)?(?:remember|note|keep in mind)\b(?!.*\?\s*$)", re.I
+)
+
+
+def asks_to_remember(query: str) -> bool:
+    """Is the message an instruction to remember something (not a question)?"""
+    return bool(_REMEMBER_THIS.search(query))
+
+
+def asks_about_memory(query: str) -> bool:
+    """Does the question refer back to an earlier conversation, or to the person's own
+    details that only one could hold?"""
+    if asks_to_remember(query):
+        return False
+    if _PERSONAL.search(query):
+        return True
+    m = _MEMORY.search(query)
+    return bool(m) and not (
+        m.group().lower().startswith("last time") and _WORLD_LAST_TIME.search(query)
+    )
+
+
+# "Remember that ..." saves it and nothing else; a question about us recalls (not searches).
+SAVE_CUE = Cue(lambda q, _today: {"text": q} if asks_to_remember(q) else None, rank=20, alone=True)
+RECALL_CUE = Cue(lambda q, _today: {"query": q} if asks_about_memory(q) else None, rank=30)
+
+# -- what a result looks like quoted in a fallback answer ----------------------------------
+
+_RECALLED = re.compile(r"^\[(?P<id>[^\]]+)\] \((?P<meta>[^)]*)\) (?P<text>.+)$", re.M)
+_SAVED = re.compile(r"\ASaved to memory as \[(?P<id>[^\]]+)\]\.\Z")
+
+
+def recall_extract(call: Mapping[str, Any]) -> list[str]:
+    """Each memory recalled, one line each."""
+    found = list(_RECALLED.finditer(str(call.get("result") or "")))
+    if not found:
+        return []
+    return ["Recalled from earlier conversations:"] + [
+        f"- {cut(m['text'], SNIPPET_CHARS)}" for m in found
+    ]
+
+
+def save_extract(call: Mapping[str, Any]) -> list[str]:
+    """What was saved, not only its id: "Remember that ..." is often a first question."""
+    m = _SAVED.match(str(call.get("result") or "").strip())
+    text = (call.get("args") or {}).get("text")
+    if not m or not isinstance(text, str) or not text.strip():
+        return quoted(call)
+    return [f"Saved to memory as [{m['id']}]:", f"> {cut(text, SNIPPET_CHARS)}"]
+
+
 def memory_tools(store: EngramStore, settings: Settings) -> list[Tool]:
     """The two memory tools bound to ``store``; schemas from config when present."""
 
@@ -98,6 +179,22 @@ def memory_tools(store: EngramStore, settings: Settings) -> list[Tool]:
     # Recalled memories are the person's private data; saving one changes what later
     # conversations are told, so it is a side effect the person must be able to refuse.
     return [
-        configured_tool(settings, "recall_memory", recall, effects="read", output="private"),
-        configured_tool(settings, "save_memory", save, effects="write", output="own"),
+        configured_tool(
+            settings,
+            "recall_memory",
+            recall,
+            effects="read",
+            output="private",
+            extract=recall_extract,
+            cue=RECALL_CUE,
+        ),
+        configured_tool(
+            settings,
+            "save_memory",
+            save,
+            effects="write",
+            output="own",
+            extract=save_extract,
+            cue=SAVE_CUE,
+        ),
     ]

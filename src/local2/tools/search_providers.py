@@ -1,6 +1,6 @@
 """Search providers: each turns a query into a list of hits, or raises ``ToolError``.
 
-All providers raise the exact strings of DESIGN §3 (``search timeout after Ns``,
+All providers raise the same strings (``search timeout after Ns``,
 ``search failed: <status>``), adding a short explanation for 401/403/429 that names the
 environment variable to check but never its value.
 """

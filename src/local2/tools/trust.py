@@ -1,4 +1,5 @@
-"""Which tool calls must wait for the person (DESIGN §11): the policy, as pure functions.
+"""Which tool calls must wait for the person (docs/architecture.md, "Trust boundaries"): the policy,
+as pure functions.
 
 Only the person may cause effects. Two rules, both off with ``tools.approval: never``:
 

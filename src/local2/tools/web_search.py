@@ -31,7 +31,8 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def format_hits(hits: list[SearchHit], today: dt.date, canned: bool = False) -> str:
-    """The exact result text of DESIGN §3 (after :data:`CANNED_NOTE` for mock results)."""
+    """The exact result text the model reads, which research's ledger and the fallback
+    extract parse (after :data:`CANNED_NOTE` for mock results)."""
     blocks = [f"Today's date: {today.isoformat()}"]
     if canned:
         blocks[0] = f"{CANNED_NOTE}\n{blocks[0]}"

@@ -1,4 +1,4 @@
-"""The Gradio app (DESIGN §6): chat that streams, what the model did, ratings, time travel.
+"""The Gradio app: chat that streams, what the model did, ratings, time travel.
 
 Every browser tab gets its own session id (``gr.State``); the sessions a browser used are
 kept in its own ``localStorage`` (``gr.BrowserState``), so people sharing one server do not
@@ -6,7 +6,8 @@ see each other's conversations. Handlers are sync generators over :meth:`Agent.s
 queue runs several at once, so one slow answer does not hold up anyone else's.
 
 The app is assembled from parts, one module each: :mod:`~local2.ui.chat` (the conversation
-and its panels), :mod:`~local2.ui.sessions`, :mod:`~local2.ui.ratings`,
+and its panels), :mod:`~local2.ui.approval_actions` (Approve and Deny on a paused turn),
+:mod:`~local2.ui.sessions`, :mod:`~local2.ui.ratings`,
 :mod:`~local2.ui.timetravel`, :mod:`~local2.ui.compare` (two models side by side, the
 retry) and :mod:`~local2.ui.arena`. This module lays them out and wires them together.
 """
@@ -17,7 +18,7 @@ import gradio as gr
 
 from local2.service.agent import Agent
 from local2.ui import render
-from local2.ui.approvals import ApprovalActions
+from local2.ui.approval_actions import ApprovalActions
 from local2.ui.arena import Arena
 from local2.ui.chat import Chat
 from local2.ui.compare import Compare

@@ -1,4 +1,5 @@
-"""The app's approval panel: what a paused turn waits on, with Approve and Deny (DESIGN §11).
+"""The app's approval panel: what a paused turn waits on, with Approve and Deny
+(docs/architecture.md, "Trust boundaries").
 
 Shown under the chat when a tool call needs the person: the tool, its arguments, why it waits
 and the tool result that preceded it (where an injected instruction would come from). All of

@@ -1,4 +1,5 @@
-"""The Arena tab: which model answers this person's questions best (DESIGN §9).
+"""The Arena tab: which model answers this person's questions best (docs/architecture.md, "A turn's
+path").
 
 Two tables, from the votes of compared turns: the person's preferences and the judge's
 verdicts, each a Bradley-Terry rating per model with its 95% interval and vote counts

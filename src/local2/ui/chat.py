@@ -1,10 +1,10 @@
 """The chat tab: a question streams into thinking, tool calls, the answer and the grade.
 
-One turn at a time per session: a question sent while one runs is refused with a note (it
-stays in the box), and Stop ends the running turn before its answer with nothing recorded;
-what had streamed stays on screen, marked abandoned, as it does when the model fails. A turn
-that pauses for the person's approval (DESIGN §11) shows the approval panel; Approve or Deny
-continues it in the same chat message.
+One turn at a time per session: a question sent while one runs is refused with a note (it stays in
+the box), and Stop ends the running turn before its answer with nothing recorded; what had streamed
+stays on screen, marked abandoned, as it does when the model fails. A turn that pauses for the
+person's approval (docs/architecture.md, "Trust boundaries") shows the approval panel; Approve or
+Deny continues it in the same chat message.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Comparing two models in the app, and the critic in the loop (DESIGN §9).
+"""Comparing two models in the app, and the critic in the loop (docs/architecture.md, "A turn's
+path").
 
 - Under the question: a "Compare" switch, the second model (a picker of the models the
   Ollama server has, or any name typed) and its temperature. With it on, both answer.

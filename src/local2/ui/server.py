@@ -16,6 +16,7 @@ from collections.abc import Callable
 import uvicorn
 from fastapi import FastAPI
 
+from local2.errors import UnsafeToServe
 from local2.http.app import create_api, require_token
 from local2.http.guard import (
     ContentSecurityPolicy,
@@ -93,9 +94,10 @@ def create_app(
 def require_allowed_hosts(host: str, allowed: list[str]) -> None:
     """Beyond loopback the names people use must be configured: refuse to start otherwise."""
     if not is_loopback(host) and not allowed:
-        raise RuntimeError(
+        raise UnsafeToServe(
             f"Serving on {host} (beyond this machine) needs the host names people will use "
-            "in server.allowed_hosts (e.g. [local2.example.org]); other Host headers get 403."
+            "in server.allowed_hosts (e.g. [local2.example.org]); other Host headers get 403.",
+            "Add them to server.yaml in your config directory.",
         )
 
 
@@ -125,7 +127,7 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve until interrupted. Beyond loopback without ``LOCAL2_API_TOKEN`` or
-    ``server.allowed_hosts``: RuntimeError."""
+    ``server.allowed_hosts``: :class:`~local2.errors.UnsafeToServe`."""
     token = require_token(host)
     require_allowed_hosts(host, agent.settings.server.allowed_hosts)
     sock = bind(host, port)

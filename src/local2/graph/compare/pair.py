@@ -1,4 +1,4 @@
-"""The compare turn's own nodes, around the two respondents (DESIGN §9).
+"""The compare turn's own nodes, around the two respondents (docs/architecture.md, "A turn's path").
 
 ```
 compare -> respond(a) | respond(b) -> publish_pair -> critique_pair | ingest_pair -> settle_pair
@@ -178,7 +178,12 @@ def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
     records = state.get("respondents") or {}
     lookups = {rid: memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}  # type: ignore[arg-type]
     critiques, verdict = judge_pair(
-        services.critic, state["query"], records.get("a") or {}, records.get("b") or {}, lookups
+        services.critic,
+        state["query"],
+        records.get("a") or {},
+        records.get("b") or {},
+        lookups,
+        services.listing_tools(),
     )
     pairwise = {**(state.get("pairwise") or {})}
     labels = {rid: spec.get("label") for rid, spec in (pairwise.get("specs") or {}).items()}

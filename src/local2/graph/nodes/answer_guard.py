@@ -1,4 +1,5 @@
-"""What the person sees when the model's final reply cannot be shown (DESIGN §2).
+"""What the person sees when the model's final reply cannot be shown (docs/architecture.md, "A
+turn's path").
 
 Small models often end a turn by copying a tool's raw output, echoing the tool list or call
 template from their prompt, or writing a tool call that was never run. None of that is an
@@ -22,14 +23,14 @@ from local2.models.prompted_tools import (
 )
 from local2.models.toolcall_args import REPAIR_HEADER, REPAIR_TOOLS_LINE
 from local2.models.toolcall_text import parse_tool_calls
+from local2.tools.base import Tool
+from local2.tools.fallback import quoted
 
 RAW_OUTPUT = "a copy of raw tool output"
 EARLIER_EXTRACT = "a copy of an earlier extract"
 TEMPLATE_ECHO = "a copy of its tool instructions"
 UNEXECUTED_CALL = "a tool call that was never run"
 
-EXCERPT_CHARS = 700
-SNIPPET_CHARS = 300
 MIN_PROSE_WORDS = 8  # prose left beside a stray call that is still worth showing
 
 _OUTPUT_MARKUP = re.compile(r"</?tool_output\b|" + re.escape(UNTRUSTED_NOTE[:28]), re.I)
@@ -128,86 +129,13 @@ def prose_beside_call(text: str, tools: Mapping[str, dict]) -> str | None:
 
 # --------------------------------------------------------------------------- the extract
 
-_SEARCH_HIT = re.compile(
-    r"^\[(\d+)\] Title: (?P<title>.*)\nSnippet: (?P<snippet>.*)\nURL: (?P<url>.*)$", re.M
-)
-_FETCHED = re.compile(r"\AURL: (?P<url>\S+)\s*\nExtracted text:\n(?P<text>.*)\Z", re.S)
-_MEMORY = re.compile(r"^\[(?P<id>[^\]]+)\] \((?P<meta>[^)]*)\) (?P<text>.+)$", re.M)
-_SAVED = re.compile(r"\ASaved to memory as \[(?P<id>[^\]]+)\]\.\Z")
 
-
-def _cut(text: str, limit: int) -> str:
-    """At most ``limit`` characters, ending at a paragraph or sentence when one is near."""
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    head = text[:limit]
-    for mark in ("\n\n", ". ", "\n"):
-        at = head.rfind(mark)
-        if at > limit // 2:
-            return head[: at + (1 if mark == ". " else 0)].strip() + " …"
-    return head.rsplit(" ", 1)[0] + " …"
-
-
-def _search_extract(call: Mapping[str, Any]) -> list[str]:
-    result = str(call.get("result") or "")
-    hits = list(_SEARCH_HIT.finditer(result))
-    if not hits:
-        return []
-    query = (call.get("args") or {}).get("query", "")
-    canned = " (canned mock results, not a real search)" if "[Canned results" in result else ""
-    lines = [f'Search results for "{query}"{canned}:']
-    for m in hits:
-        lines.append(f"{m.group(1)}. {m['title'].strip()} — {_cut(m['snippet'], SNIPPET_CHARS)}")
-        lines.append(f"   {m['url'].strip()}")
-    return lines
-
-
-def _fetch_extract(call: Mapping[str, Any]) -> list[str]:
-    m = _FETCHED.match(str(call.get("result") or "").strip())
-    if not m or not m["text"].strip():
-        return []
-    excerpt = _cut(m["text"], EXCERPT_CHARS).replace("\n", "\n> ")
-    return [f"From the page {m['url']}:", f"> {excerpt}"]
-
-
-def _memory_extract(call: Mapping[str, Any]) -> list[str]:
-    found = list(_MEMORY.finditer(str(call.get("result") or "")))
-    if not found:
-        return []
-    return ["Recalled from earlier conversations:"] + [
-        f"- {_cut(m['text'], SNIPPET_CHARS)}" for m in found
-    ]
-
-
-def _saved_extract(call: Mapping[str, Any]) -> list[str]:
-    """What was saved, not only its id: "Remember that ..." is often a first question."""
-    m = _SAVED.match(str(call.get("result") or "").strip())
-    text = (call.get("args") or {}).get("text")
-    if not m or not isinstance(text, str) or not text.strip():
-        return _quoted(call)
-    return [f"Saved to memory as [{m['id']}]:", f"> {_cut(text, SNIPPET_CHARS)}"]
-
-
-_EXTRACTORS = {
-    "web_search": _search_extract,
-    "web_fetch": _fetch_extract,
-    "recall_memory": _memory_extract,
-    "save_memory": _saved_extract,
-}
-
-
-def _extract(call: Mapping[str, Any]) -> list[str]:
+def _extract(call: Mapping[str, Any], tools: Mapping[str, Tool]) -> list[str]:
     if call.get("error"):
         return []
-    extractor = _EXTRACTORS.get(str(call.get("tool")), _quoted)
-    return extractor(call)
-
-
-def _quoted(call: Mapping[str, Any]) -> list[str]:
-    """Any other tool's result, quoted as it came."""
-    result = str(call.get("result") or "").strip()
-    return [f"From {call.get('tool')}:", f"> {_cut(result, EXCERPT_CHARS)}"] if result else []
+    tool = tools.get(str(call.get("tool")))
+    extract = tool.extract if tool is not None and tool.extract is not None else quoted
+    return extract(call)
 
 
 COULD_NOT_ANSWER = "The model could not answer this question"
@@ -215,9 +143,12 @@ COULD_NOT_WRITE = "The model could not write an answer"
 _FALLBACK_STARTS = (COULD_NOT_ANSWER, COULD_NOT_WRITE)
 
 
-def fallback_answer(reason: str, tool_calls: Sequence[Mapping[str, Any]]) -> str:
-    """A labelled extract of the turn's tool results, or a plain statement of failure."""
-    sections = [lines for lines in map(_extract, tool_calls) if lines]
+def fallback_answer(
+    reason: str, tool_calls: Sequence[Mapping[str, Any]], tools: Mapping[str, Tool]
+) -> str:
+    """A labelled extract of the turn's tool results (each quoted as its tool says), or a
+    plain statement of failure."""
+    sections = [lines for call in tool_calls if (lines := _extract(call, tools))]
     failed = [c for c in tool_calls if c.get("error")]
     if not sections:
         text = f"{COULD_NOT_ANSWER}: its reply was {reason} and is not shown."

@@ -1,4 +1,5 @@
-"""``approve``: the tool calls that need the person wait for them (DESIGN §11).
+"""``approve``: the tool calls that need the person wait for them (docs/architecture.md, "Trust
+boundaries").
 
 Which calls wait is :func:`local2.tools.trust.review`. If any do, the graph pauses here with
 LangGraph's ``interrupt()`` (the checkpoint keeps the request, so the turn can be resumed

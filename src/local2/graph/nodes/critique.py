@@ -41,6 +41,7 @@ def critique(state: TurnState, services: Services) -> dict:
                 answer,
                 list(state.get("tool_calls") or []),
                 memory_lookup(state, services),
+                listing_tools=services.listing_tools(),
             )
         except Exception as exc:  # Critic.grade should not raise; the turn must not break
             result = {"score": None, "feedback": f"critic failed: {exc}"[:300], "flags": []}

@@ -165,7 +165,7 @@ def _final_answer(state: TurnState, services: Services, written: str, text: str,
     if prose:
         return prose
     log.append(event(state, events.ANSWER_FALLBACK, reason=reason, chars=len(written)))
-    return fallback_answer(reason, list(state.get("tool_calls") or []))
+    return fallback_answer(reason, list(state.get("tool_calls") or []), services.tools)
 
 
 def generate(state: TurnState, services: Services, config: RunnableConfig) -> dict:
@@ -224,7 +224,7 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
 
     routable = use_tools and not calls and rounds == 0 and not services.native_tools
     if routable and gen.keyword_router and services.router:
-        calls = services.router(state["query"], list(services.tools))
+        calls = services.router(state["query"], services.tools.values())
         if any(not saved.get("error") for saved in state.get("memory_saved") or []):
             # "Remember that ..." was saved as the turn began (recall): not a second time.
             calls = [c for c in calls if c["name"] != "save_memory"]

@@ -1,4 +1,5 @@
-"""The critic in the loop: a second attempt at a low-graded answer (DESIGN §9).
+"""The critic in the loop: a second attempt at a low-graded answer (docs/architecture.md, "A turn's
+path").
 
 When the critic grades an answer at or below ``critic.retry_below``, ``critique`` emits
 ``critique.retry_offered``. A retry is a turn whose config carries

@@ -1,0 +1,46 @@
+"""Tool calls waiting for the person, over HTTP: what a paused turn waits on, and the decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict
+
+from local2.contracts.turn import TurnPayload
+from local2.errors import InvalidInput
+from local2.http.openapi import returns
+from local2.ids import check_session_id
+from local2.service.agent import Agent
+
+
+class ApprovalBody(BaseModel):
+    """The person's decision on a paused turn: ``approve`` for every waiting call, or
+    ``decisions`` per call id (a waiting call left out is denied)."""
+
+    model_config = ConfigDict(extra="forbid")
+    approve: bool | None = None
+    decisions: dict[str, bool] | None = None
+
+
+def approval_routes(agent: Agent) -> APIRouter:
+    """``GET`` and ``POST /sessions/{id}/approval`` over ``agent``."""
+    router = APIRouter(tags=["approvals"])
+
+    @router.get("/sessions/{session_id}/approval")
+    def pending(session_id: str) -> dict[str, Any]:
+        """What a paused turn of this session waits on (``pending`` is null when nothing)."""
+        check_session_id(session_id)
+        return {"session_id": session_id, "pending": agent.pending_approval(session_id)}
+
+    @router.post("/sessions/{session_id}/approval", **returns(TurnPayload))
+    def decide(session_id: str, body: ApprovalBody) -> Any:
+        """Approve or deny what a paused turn waits on; the turn goes on (and may wait again)."""
+        check_session_id(session_id)
+        if (body.approve is None) == (body.decisions is None):
+            raise InvalidInput("Give either approve (true/false) or decisions.")
+        decision = body.approve if body.approve is not None else body.decisions
+        assert decision is not None
+        return agent.decide(session_id, decision)
+
+    return router

@@ -1,0 +1,78 @@
+"""LoCAL2's errors as HTTP responses, mapped once for every route.
+
+Every error the service raises is a :class:`~local2.errors.Local2Error`; its branch decides
+the status. A routine refusal carries its message as ``detail``; a failure with something
+to do about it (a model or store that cannot answer) carries ``{"error", "fix"}``; a turn
+waiting for the person carries what it waits on and how to resume it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from local2.errors import (
+    AwaitingApproval,
+    Conflict,
+    InvalidInput,
+    Local2Error,
+    ModelError,
+    ModelUnavailable,
+    NotFound,
+    StorageFull,
+    Unavailable,
+)
+
+# The first branch an error belongs to gives its status (more specific branches first).
+STATUSES: tuple[tuple[type[Local2Error], int], ...] = (
+    (StorageFull, 507),
+    (ModelUnavailable, 503),
+    (ModelError, 502),
+    (InvalidInput, 422),
+    (NotFound, 404),
+    (Conflict, 409),
+    (Unavailable, 503),
+)
+
+
+def status_of(exc: Local2Error) -> int:
+    """The HTTP status for ``exc`` (500 for a branch no surface expects)."""
+    return next((status for kind, status in STATUSES if isinstance(exc, kind)), 500)
+
+
+def detail_of(exc: Local2Error) -> str | dict[str, Any]:
+    """The response's ``detail`` for ``exc``."""
+    if isinstance(exc, AwaitingApproval):
+        return {"error": str(exc), "approval": exc.request, "resume": exc.request.get("resume")}
+    if isinstance(exc, (Unavailable, ModelError)):
+        return {"error": exc.message, "fix": exc.fix}
+    return exc.message or str(exc)
+
+
+def problem(exc: Local2Error) -> dict[str, Any]:
+    """``{error, fix}`` for a stream that has already begun and can only end with a reason."""
+    if isinstance(exc, AwaitingApproval):
+        return {"error": str(exc), "approval": exc.request, "fix": ""}
+    return {"error": exc.message or str(exc), "fix": exc.fix}
+
+
+async def _local2_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Local2Error)
+    return JSONResponse(status_code=status_of(exc), content={"detail": detail_of(exc)})
+
+
+async def _invalid_body(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = [
+        f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in exc.errors()
+    ]
+    return JSONResponse(status_code=422, content={"detail": "; ".join(problems)})
+
+
+def add_error_handlers(app: FastAPI) -> None:
+    """Answer every LoCAL2 error and every invalid body the same way on every route."""
+    app.add_exception_handler(Local2Error, _local2_error)
+    app.add_exception_handler(RequestValidationError, _invalid_body)

@@ -1,0 +1,44 @@
+"""A session's past over HTTP: its history and checkpoints, and replay from one of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from local2.contracts.turn import SessionHistory, TurnPayload
+from local2.http.openapi import returns
+from local2.ids import check_session_id
+from local2.service.agent import Agent
+
+
+class ReplayBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    checkpoint_id: str = Field(min_length=1)
+    query: str | None = Field(default=None, description="Ask this instead of the original.")
+    model: str | None = Field(default=None, description="Answer with this model instead.")
+
+
+def session_routes(agent: Agent) -> APIRouter:
+    """``GET /sessions/{id}/history`` and ``POST /sessions/{id}/replay`` over ``agent``."""
+    router = APIRouter(tags=["sessions"])
+
+    @router.get("/sessions/{session_id}/history", **returns(SessionHistory))
+    def history(session_id: str, limit: int = 50) -> Any:
+        """The session's clean turns and its checkpoints (newest first, at most ``limit``)."""
+        check_session_id(session_id)
+        return {
+            "session_id": session_id,
+            "turns": agent.history(session_id),
+            "checkpoints": agent.checkpoints(session_id, max(1, min(limit, 1000))),
+        }
+
+    @router.post("/sessions/{session_id}/replay", **returns(TurnPayload, "The new branch's turn."))
+    def replay(session_id: str, body: ReplayBody) -> Any:
+        """Re-run from a past checkpoint as a new branch; the payload also names the branch
+        (``branch``, ``replayed_from``) and what the original answered (``original``)."""
+        check_session_id(session_id)
+        return agent.replay(session_id, body.checkpoint_id, query=body.query, model=body.model)
+
+    return router
