@@ -3,6 +3,7 @@ fix when there is one, an exit code by branch (``cli/errors.py``), and never a t
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,25 @@ def test_an_error_is_one_message_and_one_exit_code(case: str, tmp_path: Path) ->
     assert result.returncode == code, shown
     assert said in shown
     assert "Traceback" not in shown
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.7"])
+def test_the_allowed_hosts_error_gives_a_real_example(host: str, tmp_path: Path) -> None:
+    """Beyond loopback with a token but no host names: the example is this machine's name
+    (bound to every address) or the address itself, never empty."""
+    env = {"LOCAL2_HOME": str(tmp_path / "home"), "LOCAL2_API_TOKEN": "t" * 32}
+    result = local2("serve", "--host", host, "--port", "0", env=env)
+    shown = " ".join(result.stderr.split())
+    example = socket.gethostname() if host == "0.0.0.0" else host
+    assert result.returncode == 2, shown
+    assert f"server.allowed_hosts (e.g. [{example}])" in shown
+    assert f"allowed_hosts: [{example}]" in shown
+
+
+def test_an_ipv4_mapped_loopback_address_stays_on_this_machine() -> None:
+    from local2.http.app import require_token
+    from local2.http.guard import is_loopback
+
+    assert is_loopback("::ffff:127.0.0.1") and is_loopback("[::ffff:127.0.0.2]")
+    assert not is_loopback("::ffff:192.0.2.7")
+    assert require_token("::ffff:127.0.0.1") is None  # no token needed, as for 127.0.0.1

@@ -8,7 +8,7 @@ from local2.config import load_settings
 from local2.graph.nodes.answer_guard import unusable_reason
 from local2.service.agent import Agent
 from local2.tools.web_search import CANNED_NOTE
-from tests.conftest import make_settings
+from tests.conftest import local2, make_settings
 
 pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 pytestmark = pytest.mark.slow
@@ -61,3 +61,19 @@ def test_time_sensitive_question_takes_the_router_tool_path(agent: Agent) -> Non
     assert "tool.routed" in events  # the embedded model cannot call tools natively
     schemas = {t.name: t.parameters for t in load_settings().generator.tools}
     assert payload["answer"].strip() and unusable_reason(payload["answer"], schemas) is None
+
+
+def test_the_terminal_gets_the_notices_while_the_model_loads() -> None:
+    """``local2 ask`` with no Ollama and a fresh home, as a person runs it: the notices are
+    printed while the warm-up thread loads the model, and must reach stderr (llama-cpp-python
+    used to point fds 1 and 2 at /dev/null for the load). llama.cpp's loading chatter does
+    not reach the terminal; the answer and the session line do."""
+    done = local2("ask", "What is the capital of France?", env={})
+    assert done.returncode == 0, done.stderr
+    assert "Using the embedded demo model" in done.stderr
+    assert "ollama serve" in done.stderr and "ollama pull" in done.stderr
+    assert "critic is off with the embedded demo model" in done.stderr
+    assert "session " in done.stderr and "query " in done.stderr
+    assert done.stdout.strip()  # the answer
+    for chatter in ("llama_model_loader", "print_info", "load_tensors", "llama_context"):
+        assert chatter not in done.stderr + done.stdout

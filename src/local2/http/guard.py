@@ -35,9 +35,11 @@ def is_loopback(host: str) -> bool:
     if name in ("localhost", "") or name.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        address = ipaddress.ip_address(name)
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is 127.0.0.1
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
 
 
 def split_host(value: str) -> tuple[str, int | None]:

@@ -34,6 +34,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
+from local2.models.llama_log import route_llama_log
 from local2.models.prompted_tools import message_text, prompted_messages
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Llama, thr
                 ) from exc
             if not Path(path).is_file():
                 raise FileNotFoundError(f"embedded model file not found: {path}")
+            route_llama_log()  # never /dev/null for stdout and stderr while loading
             llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
             _cache[key] = (llama, threading.Lock())
         return _cache[key]

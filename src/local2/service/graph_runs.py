@@ -27,6 +27,7 @@ from local2.graph.payload import turn_payload
 from local2.ids import check_session_id
 from local2.service.running import RunningTurn, StopSignal
 from local2.storage.audit_log import audit_turn
+from local2.storage.full import raise_if_full
 
 
 def thread_config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
@@ -77,7 +78,23 @@ class GraphRuns:
         *,
         tokens: bool = True,
     ) -> Iterator[StreamItem]:
-        """The run's items, ending with ``final``; a Stop of ``turn`` raises inside it."""
+        """The run's items, ending with ``final``; a Stop of ``turn`` raises inside it. A
+        store out of room raises :class:`~local2.errors.StorageFull` (nothing is recorded)."""
+        try:
+            yield from self._run(graph_input, config, turn, approve, tokens=tokens)
+        except Exception as exc:
+            raise_if_full(exc, self.settings)
+            raise
+
+    def _run(
+        self,
+        graph_input: Any,
+        config: dict[str, Any],
+        turn: RunningTurn | None,
+        approve: Approver | None,
+        *,
+        tokens: bool,
+    ) -> Iterator[StreamItem]:
         while True:
             final = yield from self._stream(graph_input, config, turn, tokens=tokens)
             interrupts = list(final.get("__interrupt__") or ())

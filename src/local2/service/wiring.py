@@ -28,6 +28,7 @@ from local2.graph.services import Critic, Services
 from local2.graph.topology import compile_graph
 from local2.service.notices import startup_notices
 from local2.storage.bundles import Storage
+from local2.storage.full import raise_if_full
 from local2.storage.locks import SharedLocks
 from local2.storage.open import open_storage
 from local2.storage.turn_log import TurnLog
@@ -85,23 +86,27 @@ def wire(settings: Settings | None = None, **parts: Unpack[Parts]) -> Wired:
         chosen = make_chat_model(settings, backend=backend, model=model)
         chat_model, model, backend = chosen.model, chosen.name, chosen.backend
         native_tools, notice = chosen.native_tools, notice or chosen.notice
-    storage = parts.get("storage") or open_storage(
-        settings,
-        checkpointer=parts.get("checkpointer"),
-        turn_log=parts.get("turn_log"),
-        locks=parts.get("session_locks"),
-    )
-    services = build_services(
-        settings,
-        chat_model=chat_model,
-        tools=parts.get("tools"),
-        memory=parts.get("memory", AUTO),
-        critic=parts.get("critic", AUTO),
-        turn_log=storage.turn_log,
-        backend=backend,
-        model=model,
-        native_tools=native_tools,
-    )
+    try:  # both write to the data directory (a full disk: say so, not a trace)
+        storage = parts.get("storage") or open_storage(
+            settings,
+            checkpointer=parts.get("checkpointer"),
+            turn_log=parts.get("turn_log"),
+            locks=parts.get("session_locks"),
+        )
+        services = build_services(
+            settings,
+            chat_model=chat_model,
+            tools=parts.get("tools"),
+            memory=parts.get("memory", AUTO),
+            critic=parts.get("critic", AUTO),
+            turn_log=storage.turn_log,
+            backend=backend,
+            model=model,
+            native_tools=native_tools,
+        )
+    except Exception as exc:
+        raise_if_full(exc, settings)
+        raise
     services.votes = storage.votes  # None: SQLite, opened on first vote
     notices = [*startup_notices(settings, services, notice), *services.notices]
     return Wired(settings, services, storage, notices, notice)

@@ -94,11 +94,21 @@ def create_app(
 def require_allowed_hosts(host: str, allowed: list[str]) -> None:
     """Beyond loopback the names people use must be configured: refuse to start otherwise."""
     if not is_loopback(host) and not allowed:
+        example = host_example(host)
         raise UnsafeToServe(
             f"Serving on {host} (beyond this machine) needs the host names people will use "
-            "in server.allowed_hosts (e.g. [local2.example.org]); other Host headers get 403.",
-            "Add them to server.yaml in your config directory.",
+            f"in server.allowed_hosts (e.g. [{example}]); other Host headers get 403.",
+            f"Add them to server.yaml in your config directory: allowed_hosts: [{example}]",
         )
+
+
+def host_example(host: str) -> str:
+    """A name people could use to reach ``host``: this machine's name when bound to every
+    address, else the address itself."""
+    address = host.strip("[]")
+    if address in ("0.0.0.0", "::", "::0", ""):
+        return socket.gethostname() or "localhost"
+    return address
 
 
 def bind(host: str, port: int) -> socket.socket:
