@@ -15,6 +15,7 @@ from local2.config import load_settings
 from local2.errors import RunBusy
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.research.plan_schema import call_key
+from local2.research.planner import keywords
 from local2.service.agent import Agent
 from local2.service.research import Research
 from local2.testing.ollama_server import FakeOllama
@@ -119,21 +120,63 @@ def test_a_replan_that_breaks_the_rules_gets_the_fallback(web: LoopbackWeb, tmp_
     assert payload["status"] == "done" and len(payload["sources"]) >= 2
 
 
-def test_when_every_search_fails_the_last_fallback_calls_no_tools(
+def test_a_failed_search_is_reworded_when_the_replan_breaks_the_rules(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    """The first search fails twice (500) and the replan is unusable: the fallback keeps
+    researching, searching the question's keywords, and the report has sources."""
+    web.search_failures = [500, 500]
+    brain = ResearchBrain(plans=[default_plan(QUESTION), "not json", "still not json"])
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1)
+        payload = run.run(QUESTION)
+        run.close()
+    reworded = keywords(QUESTION)
+    assert reworded == "Kelsby keep harbour swing bridge"
+    assert web.searches() == [QUESTION, QUESTION, reworded]
+    assert [p["origin"] for p in payload["plan"]] == ["model", "fallback"]
+    assert payload["status"] == "done" and payload["sources"]
+    assert web.pages_served() and "No sources" not in payload["report"]
+
+
+def test_when_every_search_fails_the_last_fallback_calls_no_tools_and_says_why(
     web: LoopbackWeb, tmp_path: Path
 ) -> None:
     web.search_failures = [404] * 20
     brain = ResearchBrain(plans=[default_plan(QUESTION), "not json", "still not json"])
     with FakeOllama(brain) as fake:
-        run = research(fake, web, tmp_path, max_rounds=2, max_replans=2)
+        run = research(fake, web, tmp_path, max_rounds=1, max_replans=2)
         payload = run.run(QUESTION)
         run.close()
-    # The replan broke the rules; its fallback would search the question again, which
-    # failed and is forbidden: what is left is the plan that calls no tools.
-    assert [p["origin"] for p in payload["plan"]] == ["model", "no-tools"]
+    # The replan broke the rules: its fallback searched the question's keywords, which
+    # failed too; the next replan's search failed as well, and after max_replans what is
+    # left calls no tools.
+    origins = [p["origin"] for p in payload["plan"]]
+    assert origins == ["model", "fallback", "model", "no-tools"]
+    overview = f"{QUESTION} overview"  # the test brain's replan
+    assert web.searches() == [QUESTION, keywords(QUESTION), overview]  # 404: no retry
     assert payload["status"] == "done" and payload["sources"] == []
-    assert payload["report"].startswith(f"# {QUESTION}")
-    assert web.searches() == [QUESTION]  # 404 is not transient: no retry
+    report = payload["report"]
+    assert report.startswith(f"# {QUESTION}")
+    assert "No sources could be gathered" in report and "search failed: 404" in report
+    assert "No statement survived verification" not in report
+
+
+def test_the_plan_record_says_what_happened_to_each_attempt(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    plan = default_plan(QUESTION)
+    plan["steps"][0]["description"] = "Search the web for the bridge " + "and its history " * 8
+    brain = ResearchBrain(plans=[plan])
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1)
+        payload = run.run(QUESTION)
+        run.close()
+    (attempt,) = payload["plan"][0]["attempts"]
+    # Accepted by the plan's rules, though a description broke the schema's length bound.
+    assert attempt["accepted"] and attempt["errors"] == []
+    assert attempt["schema_valid"] is False
+    assert any("description" in e for e in attempt["schema_errors"])
 
 
 def test_a_broken_plan_is_repaired_once_and_the_schema_was_sent(

@@ -9,6 +9,7 @@ that calls no tools, so a run always reaches its report.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -25,6 +26,7 @@ from local2.research.plan_schema import (
     Plan,
     PlanStep,
     StepArgs,
+    call_key,
     check_plan,
     fallback_plan,
     parse_plan,
@@ -168,10 +170,42 @@ def plan(state: ResearchState, services: Services, config: RunnableConfig) -> di
     return {**start, **_adopt(view, chosen, asked.source, asked, reason)}
 
 
+_WORD = re.compile(r"[\w'.+-]+")
+# Words a search engine does without: dropped to reword a question as its keywords.
+FILLER_WORDS = (
+    "a an and are as at be by can could did do does for from how i in is it its me my of on "
+    "or please should tell than that the their there these this to was were what when where "
+    "which who whom whose why will with would you your about give find out know explain"
+)
+_FILLER = frozenset(FILLER_WORDS.split())
+
+
+def keywords(question: str) -> str:
+    """The question's content words, as a search engine takes them: another wording of the
+    same search for when the question's own wording failed."""
+    words = [w.strip(".'") for w in _WORD.findall(question)]
+    kept = [w for w in words if w and w.lower() not in _FILLER]
+    return " ".join(kept)
+
+
+def _unread_results(state: ResearchState, forbidden: set[str], top: int) -> list[str]:
+    """URLs the ledger holds as search results only, not read yet and not forbidden."""
+    return [
+        s["url"]
+        for s in state.get("ledger") or []
+        if s["kind"] == "result" and call_key(FETCH, {"url": s["url"]}) not in forbidden
+    ][:top]
+
+
 def _replan_fallback(state: ResearchState, tools: list[str], read_top: int) -> Plan:
-    """Read more results of the last search that worked; else search the question anew
-    (unless that failed too, which leaves the plan that calls no tools)."""
+    """Keep researching without what failed: read more results of the last search that
+    worked; else read the results the ledger has not read; else search again with another
+    wording (the question, then its keywords). Only when none of that can be called is
+    this the plan that calls no tools (and the report says why)."""
     steps = state.get("steps") or {}
+    goal = state.get("goal") or state["question"]
+    forbidden = set(state.get("forbidden") or [])
+    compose = "Write the report"
     searches = [
         i
         for i in state.get("order") or []
@@ -186,11 +220,25 @@ def _replan_fallback(state: ResearchState, tools: list[str], read_top: int) -> P
             args=StepArgs(from_step=last, top=read_top),
             requires=[last],
         )
-        compose = PlanStep(id="r2", description="Write the report", tool=COMPOSE, requires=["r1"])
-        return Plan(goal=state.get("goal") or state["question"], steps=[read, compose])
-    return fallback_plan(
-        [state["question"]], tools, read_top, state.get("forbidden") or [], goal=state["question"]
-    )
+        done = PlanStep(id="r2", description=compose, tool=COMPOSE, requires=["r1"])
+        return Plan(goal=goal, steps=[read, done])
+    unread = _unread_results(state, forbidden, read_top) if FETCH in tools else []
+    if unread:
+        reads = [
+            PlanStep(id=f"r{n}", description=f"Read {url}"[:80], tool=FETCH, args=StepArgs(url=url))
+            for n, url in enumerate(unread, start=1)
+        ]
+        done = PlanStep(
+            id=f"r{len(reads) + 1}",
+            description=compose,
+            tool=COMPOSE,
+            requires=[r.id for r in reads],
+        )
+        return Plan(goal=goal, steps=[*reads, done])
+    question = state["question"]
+    wordings = [q for q in dict.fromkeys([question, keywords(question)]) if q.strip()]
+    fresh = [q for q in wordings if call_key(SEARCH, {"query": q}) not in forbidden][:1]
+    return fallback_plan(fresh, tools, read_top, list(forbidden), goal=question)
 
 
 def replan(state: ResearchState, services: Services, config: RunnableConfig) -> dict[str, Any]:

@@ -60,7 +60,8 @@ def verify_report(state: ResearchState, services: Services) -> dict[str, Any]:
     ledger = state.get("ledger") or []
     checked = verify(state.get("draft") or "", ledger, state["question"])
     references = checked.references(ledger)
-    report = report_markdown(state["question"], checked, references)
+    why = "" if ledger else why_no_sources(state)
+    report = report_markdown(state["question"], checked, references, why)
     unsupported = [u.as_dict() for u in checked.unsupported]
     sources = source_list(references)
     entry = event(
@@ -80,6 +81,27 @@ def verify_report(state: ResearchState, services: Services) -> dict[str, Any]:
         "removed_links": checked.removed_links,
         "event_log": [entry],
     }
+
+
+def why_no_sources(state: ResearchState) -> str:
+    """Why a run reached its report with no source at all, in words for the report."""
+    steps = state.get("steps") or {}
+    failed = [
+        f"{s['tool']} failed ({s.get('error') or 'no reason given'})"
+        for i in state.get("order") or []
+        if (s := steps[i])["status"] == "failed"
+    ]
+    tools = [s["tool"] for s in steps.values() if s["tool"] != "compose"]
+    if failed:
+        return (
+            "No sources could be gathered, so there is nothing to report: "
+            + "; ".join(dict.fromkeys(failed))
+            + ". Every other way to search or read had been tried or was not available; "
+            "try again later, or check the search settings with `local2 doctor`."
+        )
+    if not tools:
+        return "No sources: no research tool (web_search, web_fetch) is available."
+    return "No sources: the searches found nothing to read."
 
 
 def publish(state: ResearchState, services: Services) -> dict[str, Any]:

@@ -34,6 +34,10 @@ class Attempt:
     raw: str
     schema_valid: bool  # the reply was JSON matching the schema
     errors: list[str] = field(default_factory=list)  # why it was not accepted ([] = accepted)
+    # Where the JSON broke the schema (e.g. a description over its length): the validator
+    # may still accept it, so a reply can be accepted and not schema-valid.
+    schema_errors: list[str] = field(default_factory=list)
+    accepted: bool = False
 
 
 @dataclass
@@ -52,7 +56,13 @@ class Structured(Generic[T]):
 
     def summary(self) -> list[dict[str, Any]]:
         return [
-            {"schema_valid": a.schema_valid, "errors": a.errors, "chars": len(a.raw)}
+            {
+                "accepted": a.accepted,
+                "schema_valid": a.schema_valid,
+                "schema_errors": a.schema_errors,
+                "errors": a.errors,
+                "chars": len(a.raw),
+            }
             for a in self.attempts
         ]
 
@@ -134,10 +144,11 @@ def ask_structured(
         if problem is not None:
             attempts.append(Attempt(text, False, [problem]))
         else:
-            valid_shape = not schema_errors(data, schema)
+            broken = schema_errors(data, schema)
             value, errors = validate(data)
-            attempts.append(Attempt(text, valid_shape, errors))
-            if value is not None and not errors:
+            accepted = value is not None and not errors
+            attempts.append(Attempt(text, not broken, errors, broken, accepted))
+            if accepted:
                 return Structured(value, attempts)
         conversation += [AIMessage(text), HumanMessage(repair_prompt(attempts[-1].errors))]
     return Structured(None, attempts)

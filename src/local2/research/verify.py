@@ -248,9 +248,16 @@ def references_markdown(references: Iterable[Source]) -> str:
     return "\n\n".join(lines)
 
 
-def report_markdown(question: str, verified: Verified, references: Sequence[Source]) -> str:
-    """The report as a Markdown document: question, verified text, references from the ledger."""
-    parts = [f"# {question.strip()}", verified.body or "_No statement survived verification._"]
+def report_markdown(
+    question: str, verified: Verified, references: Sequence[Source], why_empty: str = ""
+) -> str:
+    """The report as a Markdown document: question, verified text, references from the
+    ledger; ``why_empty`` says why there were no sources to report from."""
+    parts = [f"# {question.strip()}"]
+    if why_empty:
+        parts.append(f"_{plain(why_empty)}_")
+    if verified.body or not why_empty:
+        parts.append(verified.body or "_No statement survived verification._")
     if references:
         parts += ["## References", references_markdown(references)]
     if verified.unsupported:
