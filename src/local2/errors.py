@@ -75,6 +75,10 @@ class RunBusy(Conflict):
     """The run is already going on (in this process or, on Postgres, in another one)."""
 
 
+class NothingToStop(Conflict):
+    """A Stop for a session with no turn running here, or one already answered."""
+
+
 class CannotRetry(Conflict):
     """This answer cannot be tried again in the turn's state (the message says why)."""
 

@@ -59,6 +59,24 @@ def problem(exc: Local2Error) -> dict[str, Any]:
     return {"error": exc.message or str(exc), "fix": exc.fix}
 
 
+STOPPED = (
+    "The turn was stopped before its answer (POST /sessions/{id}/stop): nothing was "
+    "recorded, and any text streamed for it is abandoned."
+)
+
+
+def stopped() -> dict[str, Any]:
+    """What a request waiting on a turn gets when the turn is stopped."""
+    return {"error": STOPPED, "fix": "Ask again to get an answer.", "status": "stopped"}
+
+
+def stopped_response() -> JSONResponse:
+    """``POST /query`` whose turn was stopped: 409, ``detail`` is :func:`stopped`.
+
+    (A Stop is a ``BaseException``, which FastAPI's handlers never see: the route maps it.)"""
+    return JSONResponse(status_code=409, content={"detail": stopped()})
+
+
 async def _local2_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, Local2Error)
     return JSONResponse(status_code=status_of(exc), content={"detail": detail_of(exc)})

@@ -13,7 +13,10 @@ from typing import Any
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     422: {"description": "Invalid input: `detail` says what to change."},
     404: {"description": "No such session, turn or run."},
-    409: {"description": "The session is busy, or a turn waits for approval."},
+    409: {
+        "description": "The session is busy, a turn waits for approval, nothing is running "
+        "to stop, or the turn was stopped (`detail` is `{error, fix, status: stopped}`)."
+    },
     502: {"description": "The model failed: `detail` is `{error, fix}`."},
     503: {"description": "A model or store is unavailable: `detail` is `{error, fix}`."},
     507: {"description": "The data directory's disk is full: `detail` is `{error, fix}`."},

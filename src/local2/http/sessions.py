@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from local2.contracts.turn import SessionHistory, TurnPayload
+from local2.errors import NothingToStop
 from local2.http.openapi import returns
 from local2.ids import check_session_id
 from local2.service.agent import Agent
@@ -20,8 +21,14 @@ class ReplayBody(BaseModel):
     model: str | None = Field(default=None, description="Answer with this model instead.")
 
 
+class StopResult(BaseModel):
+    session_id: str
+    status: Literal["stopping"]
+
+
 def session_routes(agent: Agent) -> APIRouter:
-    """``GET /sessions/{id}/history`` and ``POST /sessions/{id}/replay`` over ``agent``."""
+    """``GET /sessions/{id}/history``, ``POST /sessions/{id}/replay`` and
+    ``POST /sessions/{id}/stop`` over ``agent``."""
     router = APIRouter(tags=["sessions"])
 
     @router.get("/sessions/{session_id}/history", **returns(SessionHistory))
@@ -40,5 +47,19 @@ def session_routes(agent: Agent) -> APIRouter:
         (``branch``, ``replayed_from``) and what the original answered (``original``)."""
         check_session_id(session_id)
         return agent.replay(session_id, body.checkpoint_id, query=body.query, model=body.model)
+
+    @router.post("/sessions/{session_id}/stop", **returns(StopResult, "The turn is stopping."))
+    def stop(session_id: str) -> Any:
+        """Stop the session's running turn before its answer, as the app's Stop does:
+        nothing is recorded, what streamed is abandoned, and a ``POST /query`` waiting on
+        it gets 409 with ``status: stopped``. 409 when nothing is running (or the answer is
+        already out: the critic and memory then finish). Turns run by this process only."""
+        check_session_id(session_id)
+        if not agent.stop(session_id):
+            raise NothingToStop(
+                f"Nothing to stop in session '{session_id}': no turn of it is running here, "
+                "or its answer is already out."
+            )
+        return {"session_id": session_id, "status": "stopping"}
 
     return router

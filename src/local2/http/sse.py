@@ -1,8 +1,10 @@
 """Server-sent events: one framing for both streams (turns and research).
 
 Each message is ``event: <name>`` and one ``data:`` line of JSON. Both streams end with
-``done`` (the final payload) or ``error`` (``{error, fix}``): a stream already under way
-cannot change its status, so it ends with a reason instead of a reset.
+``done`` (the final payload), ``error`` (``{error, fix}``), or ``stopped`` (``{error, fix,
+status: "stopped"}``: a Stop came before the answer; what streamed is abandoned, nothing was
+recorded): a stream already under way cannot change its status, so it ends with a reason
+instead of a reset.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Any
 
 from fastapi.responses import StreamingResponse
 
-from local2.errors import Local2Error
-from local2.http.errors import problem
+from local2.errors import Local2Error, TurnCancelled
+from local2.http.errors import problem, stopped
 
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -28,6 +30,8 @@ def ending_with_reason(frames: Iterator[str]) -> Iterator[str]:
     """``frames``, ended by an ``error`` event if whatever produces them fails."""
     try:
         yield from frames
+    except TurnCancelled:  # POST /sessions/{id}/stop: what streamed is abandoned
+        yield frame("stopped", stopped())
     except Local2Error as exc:
         yield frame("error", problem(exc))
     except Exception as exc:

@@ -8,7 +8,9 @@ The stream's events (``event:`` name, ``data:`` one JSON object):
 - ``critique``: the ``critique.result`` entry (score, feedback);
 - ``event``: any other event-log entry (``query.received``, ``memory.ingested``, ...);
 - ``done``: the final payload, critique included (``status: awaiting_approval`` when a tool
-  call waits for the person); or ``error`` ``{error, fix}`` instead.
+  call waits for the person); or ``error`` ``{error, fix}`` instead, or ``stopped`` when
+  ``POST /sessions/{id}/stop`` stopped the turn before its answer (what streamed is
+  abandoned; nothing was recorded).
 
 On a compare turn (``model_b``, :mod:`local2.graph.compare`) both respondents answer at
 once: every event's data carries ``respondent_id`` (``a``, ``b``, or null for the turn's
@@ -32,8 +34,10 @@ from starlette.concurrency import run_in_threadpool
 
 from local2 import events
 from local2.contracts.turn import TurnPayload
+from local2.errors import TurnCancelled
 from local2.graph.compare.spec import compare_spec
 from local2.http.bodies import check_session_id, session_id_field
+from local2.http.errors import stopped_response
 from local2.http.openapi import ERROR_RESPONSES, returns
 from local2.http.sse import event_stream, frame
 from local2.service.agent import Agent
@@ -123,10 +127,13 @@ def turn_routes(agent: Agent) -> APIRouter:
         begin = partial(agent.start, body.query, body.session_id, options, tokens=False)
         turn = agent.turns.start_now(body.query, body.session_id, options, tokens=False)
         turn = turn or await run_in_threadpool(begin)
-        if (body.wait or wait) == "critique":
-            graded = {**await run_in_threadpool(turn.until_final), "critique_pending": False}
-            return JSONResponse(jsonable_encoder(graded))
-        payload = answer_first(await turn.answer(), critic_on)
+        try:
+            if (body.wait or wait) == "critique":
+                graded = {**await run_in_threadpool(turn.until_final), "critique_pending": False}
+                return JSONResponse(jsonable_encoder(graded))
+            payload = answer_first(await turn.answer(), critic_on)
+        except TurnCancelled:  # POST /sessions/{id}/stop
+            return stopped_response()
 
         async def hand_over() -> None:
             turn.hand_over()
