@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from local2.testing.ollama_server import FakeOllama, RuleBrain, ScriptBrain
+from local2.testing.ollama_server import FakeModel, FakeOllama, RuleBrain, ScriptBrain
 from tests.conftest import local2, mock_search_config
 
 
@@ -115,3 +115,23 @@ def test_a_cleaned_answer_is_printed_again_and_said_to_be_the_recorded_one(tmp_p
     assert "(similarity 0.62" in streamed  # tokens are shown as they come...
     assert "similarity" not in recorded  # ...and the recorded answer is printed last,
     assert "The answer as recorded" in result.stderr  # and said to be the one kept
+
+
+def test_a_reply_the_guard_replaces_is_held_back_for_a_model_without_native_tools(
+    tmp_path: Path,
+) -> None:
+    """The same copied listing from a model that cannot call tools natively: nothing of it
+    is printed and taken back; a "writing…" line, then the answer as kept."""
+    echo = json.loads(
+        (Path(__file__).parent / "fixtures" / "embedded_run" / "listing_echo.json").read_text()
+    )
+    models = [FakeModel("gemma3:1b", ("completion",)), "nomic-embed-text"]
+    with FakeOllama(ScriptBrain([echo["reply"]]), models=models) as server:
+        env = {"OLLAMA_HOST": server.url, "LOCAL2_HOME": str(tmp_path / "home")}
+        result = local2(
+            "ask", "Who is Ines?", "--backend", "ollama", "--model", "gemma3:1b", env=env
+        )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("The user's sister's name is Ines.")
+    assert "similarity" not in result.stdout + result.stderr
+    assert "writing…" in result.stderr and "The answer as recorded" not in result.stderr

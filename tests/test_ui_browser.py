@@ -8,6 +8,7 @@ session at 1280 and 390 px wide.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -24,7 +25,7 @@ import pytest
 from local2 import events
 from local2.config import load_settings
 from local2.service.agent import Agent
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2.testing.ollama_server import FakeOllama, RuleBrain, ScriptBrain
 from local2.ui.server import create_app
 from tests.test_api import Served
 
@@ -592,3 +593,28 @@ def test_a_replay_streams_tool_cards_on_its_own_clock(stack: Stack, browser: Any
     assert turn["user"] == NEWS
     shot(page, "11-replay-clock")
     page.context.close()
+
+
+def test_the_bubble_keeps_what_is_recorded_not_what_streamed(browser: Any, tmp_path: Path) -> None:
+    """A reply the answer guard cleans (a real SmolLM2 reply ending in a copied recall
+    listing) streams into the bubble as it comes; once recorded, the bubble shows the answer
+    as kept, with nothing of the listing left."""
+    echo = json.loads(
+        (Path(__file__).parent / "fixtures" / "embedded_run" / "listing_echo.json").read_text()
+    )
+    with FakeOllama(ScriptBrain([echo["reply"]]), chunk_delay_s=0.1) as fake:
+        agent = make_agent(tmp_path / "data", fake.url, memory=None, critic=None)
+        with Served(create_app(agent)) as url:
+            page = open_page(browser, url)
+            ask(page, "Who is Ines?")
+            wait_text(page, "#local2-chat", "similarity 0.62")  # streamed as it came...
+            answered(page, "The user's sister's name is Ines.")
+            page.wait_for_function(  # ...and replaced by the answer as recorded
+                "!(document.querySelector('#local2-chat')?.innerText || '').includes('similarity')"
+            )
+            session = session_of(page)
+            page.context.close()
+        (turn,) = agent.history(session)
+        agent.close()
+    assert turn["assistant"].startswith("The user's sister's name is Ines.")
+    assert "similarity" not in turn["assistant"]

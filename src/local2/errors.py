@@ -179,8 +179,9 @@ class ToolError(Local2Error):
         message: str,
         events: list[tuple[str, dict[str, Any]]] | None = None,
         data: dict[str, Any] | None = None,
+        fix: str = "",
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, fix)
         self.events = list(events or [])
         self.data = dict(data or {})
 

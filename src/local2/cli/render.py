@@ -88,10 +88,14 @@ def show_compare_item(kind: str, data: Any, view: dict[str, Any]) -> bool:
     return False
 
 
+WRITING = "writing…"
+
+
 def _show_event(data: dict[str, Any], state: dict[str, Any]) -> None:
     subject = data["subject"]
     if subject.startswith("tool.request."):
         state["live"] = ""  # what streamed was a tool call, not the answer
+        state["held"], state["writing"] = "", False
         args = json.dumps(data.get("args"), ensure_ascii=False)
         err.print(f"\n[cyan]⚙ {data['tool']}[/] {args} …")
     elif subject.startswith("tool.result."):
@@ -107,6 +111,14 @@ def _show_event(data: dict[str, Any], state: dict[str, Any]) -> None:
         err.print(f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]")
 
 
+def hold_back(native_tools: bool) -> dict[str, Any]:
+    """The view of a turn for :func:`show_item`. A model that cannot call tools natively
+    often ends with raw tool output, a copied listing or an unrun call, which the answer
+    guard replaces: its reply is held back until the guard has seen it (a "writing…" line
+    meanwhile), so what is printed is what is kept. A tool-capable model's streams."""
+    return {"hold": not native_tools}
+
+
 def show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
     """Render one stream item for a person at a terminal."""
     if show_compare_item(kind, data, state):  # two respondents, or a retry
@@ -117,6 +129,12 @@ def show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
             state["thinking"] = True
         err.print(f"[dim]{data}[/]", end="")
     elif kind == "token":
+        if state.get("hold"):  # printed once the answer guard has seen it (see hold_back)
+            if not state.get("writing"):
+                err.print(f"[dim]{WRITING}[/]")
+                state["writing"] = True
+            state["held"] = state.get("held", "") + data
+            return
         if state.get("thinking") and not state.get("live"):
             err.print()
         out.print(data, end="")

@@ -25,7 +25,7 @@ from local2.cli.common import (
     settings_of,
 )
 from local2.cli.errors import friendly_errors, report
-from local2.cli.render import abandon, show_item
+from local2.cli.render import abandon, hold_back, show_item
 from local2.errors import Local2Error, TurnCancelled
 
 CHAT_HELP = "/prefer a|b|tie after a compared answer · /retry after a low grade · /show 1|2"
@@ -52,7 +52,7 @@ def ask(
                 json.dumps(payload, ensure_ascii=False, indent=2, default=str)
             )
         else:
-            view: dict[str, Any] = {}
+            view = hold_back(agent.services.native_tools)
             try:
                 payload = agent.ask(
                     query,
@@ -159,7 +159,7 @@ def chat(
             session_id = new_session_id()
             err.print(f"[dim]Session {session_id}.[/]")
             continue
-        view: dict[str, Any] = {}
+        view = hold_back(agent.services.native_tools)
         try:
             if chat_command(
                 agent, line, session_id, last, lambda k, d, v=view: show_item(k, d, v), approve

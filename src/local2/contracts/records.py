@@ -20,6 +20,7 @@ class ToolCallRecord(TypedDict):
     error: str | None
     duration_s: float
     provider: NotRequired[str]  # the service that answered, e.g. the search provider
+    fix: NotRequired[str]  # what to do about the error, when the tool knows
 
 
 class MemoryHit(TypedDict):

@@ -24,6 +24,7 @@ class ToolCall(TypedDict):
     error: Annotated[str | None, Field(description="Why the call failed; null when it did not.")]
     duration_s: float | None
     provider: NotRequired[str]  # the service that answered, e.g. the search provider
+    fix: NotRequired[str]  # what to do about the error, when the tool knows
 
 
 class Grade(TypedDict, total=False):

@@ -1,6 +1,7 @@
 """Grounding checks that need no model: what the answer cites must have been seen this turn.
 
-A small model's favourite hallucination is a plausible URL, memory or file it never read.
+A small model's favourite hallucination is a plausible URL, memory or file it never read,
+or a figure (a price, a version) a search that failed would have given.
 These checks compare the answer's citations with the turn's tool results (and the
 arguments of tool calls that succeeded, so a page fetched or a file read counts even when
 its result does not echo its address) and flag what was never seen.
@@ -125,14 +126,37 @@ def _safe_known(known: Callable[[str], bool], memory_id: str) -> bool:
         return True
 
 
+# A figure: digits with at least two of them, or with a decimal point ("1.99", "3.3.2",
+# "48,000", "2024", "12%"); a lone digit ("3 ways", "1.") is not taken for one.
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+
+
+def find_numbers(text: str) -> list[str]:
+    """Figures in ``text``, thousands separators dropped ("48,000" -> "48000")."""
+    found = (m.group(0).replace(",", "") for m in _NUMBER.finditer(text))
+    return _unique(n for n in found if len(n) >= 2)
+
+
+def unsupported_numbers(answer: str, evidence: list[ToolCallRecord], context: str) -> list[str]:
+    """Figures in ``answer`` that no tool result (or argument) nor ``context`` (the question,
+    what was recalled) contains: a small model's invented price or version. Only for a turn
+    that used tools, whose answer is meant to rest on them."""
+    if not evidence:
+        return []
+    seen = {n for n in find_numbers(f"{evidence_text(evidence)}\n{context}")}
+    return [n for n in find_numbers(answer) if n not in seen]
+
+
 def grounding_flags(
     answer: str,
     evidence: list[ToolCallRecord],
     known_memory_ids: Callable[[str], bool] | None = None,
     listing_tools: Collection[str] = (),
+    context: str = "",
 ) -> list[str]:
-    """Citations in ``answer`` that nothing this turn supports, one message each.
-    ``listing_tools`` name files without reading them (``Tool.evidence == "listing"``)."""
+    """Citations and figures in ``answer`` that nothing this turn supports, one message each.
+    ``listing_tools`` name files without reading them (``Tool.evidence == "listing"``);
+    ``context`` is what else the model was told (the question, memories)."""
     seen = evidence_text(evidence)
     seen_urls = {_url_key(u) for u in find_urls(seen)}
     flags = []
@@ -151,4 +175,6 @@ def grounding_flags(
         bare = path.removeprefix("~/").removeprefix("./")
         if not _mentions(read, bare):
             flags.append(f"unread file: {path} (never read this turn)")
+    for number in unsupported_numbers(answer, evidence, context):
+        flags.append(f"unsupported figure: {number} (in no tool result or message)")
     return flags

@@ -112,10 +112,13 @@ class Critic:
         known_memory_ids: Callable[[str], bool] | None = None,
         reference: str | None = None,
         listing_tools: Collection[str] = (),
+        context: str = "",
     ) -> Critique:
         """The critique of one answer; failures become ``score: None`` with the reason.
-        ``listing_tools``: tools whose results name files without reading them."""
-        flags = grounding_flags(answer, evidence, known_memory_ids, listing_tools)
+        ``listing_tools``: tools whose results name files without reading them; ``context``:
+        what else the model was told (memories, earlier turns), besides ``query``."""
+        told = f"{query}\n{context}"
+        flags = grounding_flags(answer, evidence, known_memory_ids, listing_tools, told)
         attempts = 1 + self.settings.retries
         try:
             grade = self.judge(query, answer, evidence, reference)

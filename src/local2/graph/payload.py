@@ -20,8 +20,9 @@ from local2.graph.state import RESPONDENT_IDS, TurnState
 
 def _tool_call(call: Any) -> dict[str, Any]:
     out = {k: call.get(k) for k in ("tool", "args", "result", "error", "duration_s")}
-    if call.get("provider"):
-        out["provider"] = call["provider"]
+    for optional in ("provider", "fix"):
+        if call.get(optional):
+            out[optional] = call[optional]
     return out
 
 

@@ -99,6 +99,12 @@ class SearchAnswer:
     fallbacks: list[dict[str, Any]] = field(default_factory=list)  # tool.fallback payloads
 
 
+SEARCH_FIX = (
+    "Check this machine's network connection, or set another provider in web.yaml "
+    "(search.provider: searxng, tavily or brave); `local2 doctor` checks the search."
+)
+
+
 def fallback_events(fallbacks: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     return [(events.TOOL_FALLBACK, f) for f in fallbacks]
 
@@ -119,7 +125,10 @@ class ProviderChain:
             except ToolError as exc:
                 if i + 1 == len(chain):
                     raise ToolError(
-                        str(exc), fallback_events(fallbacks), {"provider": provider.name}
+                        str(exc),
+                        fallback_events(fallbacks),
+                        {"provider": provider.name},
+                        exc.fix or SEARCH_FIX,
                     ) from None
                 fallbacks.append(
                     {
@@ -132,7 +141,7 @@ class ProviderChain:
                 continue
             canned = bool(getattr(provider, "canned", False))
             return SearchAnswer(hits, provider.name, canned, fallbacks)
-        raise ToolError("search unavailable: no provider configured")
+        raise ToolError("search unavailable: no provider configured", fix=SEARCH_FIX)
 
 
 def make_chain(

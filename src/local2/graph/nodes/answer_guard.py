@@ -140,7 +140,31 @@ def _extract(call: Mapping[str, Any], tools: Mapping[str, Tool]) -> list[str]:
 
 COULD_NOT_ANSWER = "The model could not answer this question"
 COULD_NOT_WRITE = "The model could not write an answer"
-_FALLBACK_STARTS = (COULD_NOT_ANSWER, COULD_NOT_WRITE)
+COULD_NOT_LOOK_UP = "I could not look this up"
+TOOLS_FAILED = "every tool call failed"
+_FALLBACK_STARTS = (COULD_NOT_ANSWER, COULD_NOT_WRITE, COULD_NOT_LOOK_UP)
+
+
+def every_call_failed(
+    tool_calls: Sequence[Mapping[str, Any]] | None,
+) -> list[Mapping[str, Any]]:
+    """The turn's tool calls when there were some and every one failed, else []."""
+    calls = list(tool_calls or [])
+    return calls if calls and all(c.get("error") for c in calls) else []
+
+
+def honest_failure(failed: Sequence[Mapping[str, Any]]) -> str:
+    """What the person reads instead of a small model's free text when every lookup failed:
+    which tool failed, why, and what to do. (Shown for models that cannot call tools
+    natively: told of a failure, they answered current-events questions with invented
+    figures, e.g. "The current price of Bitcoin in US dollars is currently 1.99".)"""
+    lines = [f"{COULD_NOT_LOOK_UP}, so I will not guess an answer:"]
+    for call in failed:
+        line = f"- {call.get('tool')} failed: {call.get('error')}"
+        if call.get("fix"):
+            line += f". What to do: {call['fix']}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def fallback_answer(

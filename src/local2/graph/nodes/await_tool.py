@@ -37,14 +37,32 @@ def wrap_untrusted(tool: str, text: str) -> str:
 
 
 def _outcome(started: Started) -> tuple[ToolResult | None, str | None, list, dict]:
-    """``(result, error, events, data)`` of a finished call."""
+    """``(result, error, events, data)`` of a finished call (a failure's fix in ``data``)."""
     try:
         result = started.future.result(timeout=0)
         return result, None, list(result.events), result.data
     except ToolError as exc:
-        return None, str(exc), list(exc.events), exc.data
+        return None, str(exc), list(exc.events), {**exc.data, "fix": exc.fix}
     except Exception as exc:
         return None, f"{type(exc).__name__}: {exc}", [], {}
+
+
+def failure_note(tool: str) -> str:
+    """Put before a failed call's result: plainly, what the model must do instead of guessing
+    (our own words, outside the untrusted envelope the error text stays in)."""
+    return (
+        f"The {tool} call failed (the error is below), so you have no result from it. Say "
+        "so plainly in your answer and do not guess: give no figures, dates, prices, "
+        "versions or current facts that the call would have looked up."
+    )
+
+
+def _shown(record: ToolCallRecord, refused: bool) -> str:
+    """A call's result as the model reads it."""
+    if refused:  # a refusal is our own word to the model, not tool output
+        return record["result"]
+    wrapped = wrap_untrusted(record["tool"], record["result"])
+    return f"{failure_note(record['tool'])}\n{wrapped}" if record["error"] else wrapped
 
 
 def await_tool(state: TurnState, services: Services) -> dict:
@@ -61,6 +79,7 @@ def await_tool(state: TurnState, services: Services) -> dict:
         error: str | None,
         duration: float,
         provider: str | None = None,
+        fix: str | None = None,
         **extra: object,
     ) -> None:
         records[call["id"]] = {
@@ -73,6 +92,8 @@ def await_tool(state: TurnState, services: Services) -> dict:
         }
         if provider:  # the service that answered (e.g. which search provider)
             records[call["id"]]["provider"] = provider
+        if fix:
+            records[call["id"]]["fix"] = fix
         log.append(
             event(
                 state,
@@ -142,7 +163,8 @@ def await_tool(state: TurnState, services: Services) -> dict:
                     finish(call, result.text, None, duration, data.get("provider"))
                     hits.extend(data.get("memory_hits", []))
                 else:
-                    finish(call, f"[tool error: {error}]", error, duration, data.get("provider"))
+                    text = f"[tool error: {error}]"
+                    finish(call, text, error, duration, data.get("provider"), data.get("fix"))
             else:
                 continue
             del running[call_id]
@@ -150,12 +172,7 @@ def await_tool(state: TurnState, services: Services) -> dict:
     ordered = [records[c["id"]] for c in calls]
     refused = {c["id"] for c in calls if c.get("denied")}
     messages = [
-        ToolMessage(
-            # A refusal is our own word to the model, not tool output.
-            r["result"] if r["id"] in refused else wrap_untrusted(r["tool"], r["result"]),
-            tool_call_id=r["id"],
-            name=r["tool"],
-        )
+        ToolMessage(_shown(r, r["id"] in refused), tool_call_id=r["id"], name=r["tool"])
         for r in ordered
     ]
     # A memory the turn already holds (recalled before answering, or by an earlier call) is

@@ -27,6 +27,14 @@ def memory_lookup(state: TurnState, services: Services) -> Callable[[str], bool]
     return lambda memory_id: memory_id in recalled or get(memory_id) is not None
 
 
+def told(state: TurnState) -> str:
+    """What the model was told this turn besides tool results: memories recalled, and the
+    words of the turn's messages (a figure from there is not an invention)."""
+    memories = [str(h.get("content") or "") for h in state.get("memory_hits") or []]
+    said = [m.content for m in state.get("messages") or [] if isinstance(m.content, str)]
+    return "\n".join([*memories, *said])
+
+
 def critique(state: TurnState, services: Services) -> dict:
     if services.critic is None:
         return {}
@@ -42,6 +50,7 @@ def critique(state: TurnState, services: Services) -> dict:
                 list(state.get("tool_calls") or []),
                 memory_lookup(state, services),
                 listing_tools=services.listing_tools(),
+                context=told(state),
             )
         except Exception as exc:  # Critic.grade should not raise; the turn must not break
             result = {"score": None, "feedback": f"critic failed: {exc}"[:300], "flags": []}

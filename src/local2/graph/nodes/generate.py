@@ -28,9 +28,12 @@ from local2 import events
 from local2.errors import ModelError
 from local2.graph.nodes.answer_guard import (
     RAW_OUTPUT,
+    TOOLS_FAILED,
     UNEXECUTED_CALL,
     echoes_template,
+    every_call_failed,
     fallback_answer,
+    honest_failure,
     prose_beside_call,
     unusable_reason,
     without_listing_lines,
@@ -268,7 +271,12 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
             "event_log": log,
         }
 
-    text = _final_answer(state, services, written, text, log)
+    failed = every_call_failed(state.get("tool_calls"))
+    if failed and not services.native_tools:  # its text would be a guess: say what failed
+        log.append(event(state, events.ANSWER_FALLBACK, reason=TOOLS_FAILED, chars=len(written)))
+        text = honest_failure(failed)
+    else:
+        text = _final_answer(state, services, written, text, log)
     if not text.strip():
         if repairs < 1:
             return {
