@@ -1,4 +1,5 @@
-"""A session's past over HTTP: its history and checkpoints, and replay from one of them."""
+"""A session over HTTP: its history and checkpoints, replay from one of them, and a Stop of
+its running turn."""
 
 from __future__ import annotations
 
