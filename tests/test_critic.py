@@ -429,3 +429,15 @@ def test_a_file_only_listed_by_search_is_flagged_until_read() -> None:
     assert grounding_flags(answer, [search, read], listing_tools=listing) == []
     # A tool not said to list is taken to have returned the file's content.
     assert grounding_flags(answer, [search]) == []
+
+
+def test_a_figure_no_tool_result_or_message_contains_is_flagged() -> None:
+    found = call("web_search", {"query": "python release"}, "Python 3.13 was released in 2024.")
+    answer = "Python 3.13 came out in 2024; 3.14 follows, and 48,000 people use it (see 3 notes)."
+    flags = grounding_flags(answer, [found], None, context="How many use it? I count 48000.")
+    assert flags == ["unsupported figure: 3.14 (in no tool result or message)"]
+    assert grounding_flags(answer, [], None) == []  # no tools used: nothing to hold it to
+    linked = "See https://example.org/python-314 for 3.13."
+    assert grounding_flags(linked, [found], None) == [
+        "uncited URL: https://example.org/python-314 (not in any tool result)"
+    ]

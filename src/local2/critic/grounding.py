@@ -132,8 +132,9 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 
 
 def find_numbers(text: str) -> list[str]:
-    """Figures in ``text``, thousands separators dropped ("48,000" -> "48000")."""
-    found = (m.group(0).replace(",", "") for m in _NUMBER.finditer(text))
+    """Figures in ``text`` outside its URLs (checked as URLs), thousands separators dropped
+    ("48,000" -> "48000")."""
+    found = (m.group(0).replace(",", "") for m in _NUMBER.finditer(_URL.sub(" ", text)))
     return _unique(n for n in found if len(n) >= 2)
 
 
