@@ -147,3 +147,20 @@ def test_beyond_loopback_requires_a_token(monkeypatch: pytest.MonkeyPatch, tmp_p
         ok = httpx.get(f"{url}/health", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200
     agent.close()
+
+
+def test_sessions_are_listed_newest_first(api_url: str) -> None:
+    """``GET /sessions``: the app's Resume list over HTTP (one person: every session)."""
+    assert httpx.get(f"{api_url}/sessions", timeout=10).json() == []
+    for session, question in (("older-1", "first question"), ("newer-2", "second question")):
+        body = {"query": question, "session_id": session, "wait": "critique"}
+        assert httpx.post(f"{api_url}/query", json=body, timeout=30).status_code == 200
+    httpx.post(f"{api_url}/query", json={"query": "again", "session_id": "newer-2"}, timeout=30)
+    listed = httpx.get(f"{api_url}/sessions", timeout=10).json()
+    assert [(s["session_id"], s["turns"], s["first"]) for s in listed] == [
+        ("newer-2", 2, "second question"),
+        ("older-1", 1, "first question"),
+    ]
+    assert listed[0]["updated_at"] >= listed[1]["updated_at"]
+    limited = httpx.get(f"{api_url}/sessions", params={"limit": 1}, timeout=10).json()
+    assert [s["session_id"] for s in limited] == ["newer-2"]

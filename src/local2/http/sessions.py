@@ -8,7 +8,7 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from local2.contracts.turn import SessionHistory, TurnPayload
+from local2.contracts.turn import SessionHistory, SessionSummary, TurnPayload
 from local2.errors import NothingToStop
 from local2.http.openapi import returns
 from local2.ids import check_session_id
@@ -28,9 +28,15 @@ class StopResult(BaseModel):
 
 
 def session_routes(agent: Agent) -> APIRouter:
-    """``GET /sessions/{id}/history``, ``POST /sessions/{id}/replay`` and
-    ``POST /sessions/{id}/stop`` over ``agent``."""
+    """``GET /sessions``, ``GET /sessions/{id}/history``, ``POST /sessions/{id}/replay``
+    and ``POST /sessions/{id}/stop`` over ``agent``."""
     router = APIRouter(tags=["sessions"])
+
+    @router.get("/sessions", **returns(list[SessionSummary], "Sessions, newest first."))
+    def sessions(limit: int = 20) -> Any:
+        """The sessions kept here, newest first (the app's Resume list): id, number of
+        turns, when started and last updated, and the first question. ``limit``: 1-1000."""
+        return agent.sessions(max(1, min(limit, 1000)))
 
     @router.get("/sessions/{session_id}/history", **returns(SessionHistory))
     def history(session_id: str, limit: int = 50) -> Any:
