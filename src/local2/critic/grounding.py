@@ -144,7 +144,7 @@ def unsupported_numbers(answer: str, evidence: list[ToolCallRecord], context: st
     that used tools, whose answer is meant to rest on them."""
     if not evidence:
         return []
-    seen = {n for n in find_numbers(f"{evidence_text(evidence)}\n{context}")}
+    seen = set(find_numbers(f"{evidence_text(evidence)}\n{context}"))
     return [n for n in find_numbers(answer) if n not in seen]
 
 

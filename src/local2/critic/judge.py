@@ -116,7 +116,7 @@ class Critic:
     ) -> Critique:
         """The critique of one answer; failures become ``score: None`` with the reason.
         ``listing_tools``: tools whose results name files without reading them; ``context``:
-        what else the model was told (memories, earlier turns), besides ``query``."""
+        what else the model was told (memories, the turn's messages), besides ``query``."""
         told = f"{query}\n{context}"
         flags = grounding_flags(answer, evidence, known_memory_ids, listing_tools, told)
         attempts = 1 + self.settings.retries

@@ -2,9 +2,11 @@
 
 Every result reaches the model wrapped as untrusted data; failures become the bracketed
 strings the model is told to expect (``[tool timeout after Ns]``, ``[tool error: ...]``,
-``[unknown tool: 'x']``) and generation resumes. A call that times out is stopped, not
-abandoned: it is cancelled and waited for (``ToolRunner.stop``); its ``tool.result`` event
-says whether it ended (``stopped``).
+``[unknown tool: 'x']``) and generation resumes. A failed call reaches the model with a
+plain note of our own before it (:func:`failure_note`: say it failed, do not guess), and its
+record keeps the fix the tool gave (``ToolError.fix``) for the person. A call that times
+out is stopped, not abandoned: it is cancelled and waited for (``ToolRunner.stop``); its
+``tool.result`` event says whether it ended (``stopped``).
 """
 
 from __future__ import annotations
