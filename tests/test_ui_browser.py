@@ -278,8 +278,9 @@ def test_model_picker_offers_what_ollama_has_and_answers_with_the_pick(
     page.context.close()
 
 
-def answering(fake: FakeOllama, question: str, timeout: float = 10) -> Any:
-    """The model call that answered ``question`` (not the critic's), once it has ended."""
+def answering(fake: FakeOllama, question: str, since: float, timeout: float = 10) -> Any:
+    """The model call that answered ``question`` after ``since`` (``perf_counter``), once it
+    has ended: not the critic's grading nor memory's fact extraction (a JSON ``format``)."""
     deadline = time.monotonic() + timeout
     while True:
         with fake._lock:
@@ -288,7 +289,9 @@ def answering(fake: FakeOllama, question: str, timeout: float = 10) -> Any:
             r
             for r in served
             if r.path == "/api/chat"
-            and question in str(r.body.get("messages"))
+            and r.started >= since
+            and not r.body.get("format")
+            and question in str((r.body.get("messages") or [{}])[-1].get("content"))
             and "###Response" not in str(r.body.get("messages"))
         ]
         if found or time.monotonic() > deadline:
@@ -303,6 +306,7 @@ def test_two_browser_sessions_are_separate_and_do_not_wait(stack: Stack, browser
     a, b = session_of(first), session_of(second)
     assert a != b
     stack.fake.delay_s = 1.5  # every model reply takes 1.5 s: waiting would show
+    since = time.perf_counter()
     try:
         ask(first, "What is the capital of France?")
         ask(second, "What is the Python GIL?")
@@ -320,7 +324,7 @@ def test_two_browser_sessions_are_separate_and_do_not_wait(stack: Stack, browser
         stack.fake.delay_s = 0.0
     assert len(seen) == 2, seen
     # Neither waited for the other: the two answers' model calls were under way at once.
-    france, gil = (answering(stack.fake, q) for q in ("capital of France", "Python GIL"))
+    france, gil = (answering(stack.fake, q, since) for q in ("capital of France", "Python GIL"))
     overlap = min(france.ended, gil.ended) - max(france.started, gil.started)
     assert overlap > 1.0, f"one answer waited for the other: {seen}, overlap {overlap:.2f} s"
     for page, needle in ((first, "Critic"), (second, "Critic")):
