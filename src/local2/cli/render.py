@@ -95,7 +95,7 @@ def _show_event(data: dict[str, Any], state: dict[str, Any]) -> None:
     subject = data["subject"]
     if subject.startswith("tool.request."):
         state["live"] = ""  # what streamed was a tool call, not the answer
-        state["held"], state["writing"] = "", False
+        state["writing"] = False  # the next reply gets its own "writing…" line
         args = json.dumps(data.get("args"), ensure_ascii=False)
         err.print(f"\n[cyan]⚙ {data['tool']}[/] {args} …")
     elif subject.startswith("tool.result."):
@@ -129,11 +129,10 @@ def show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
             state["thinking"] = True
         err.print(f"[dim]{data}[/]", end="")
     elif kind == "token":
-        if state.get("hold"):  # printed once the answer guard has seen it (see hold_back)
+        if state.get("hold"):  # the answer item prints it, once the guard has seen it
             if not state.get("writing"):
                 err.print(f"[dim]{WRITING}[/]")
                 state["writing"] = True
-            state["held"] = state.get("held", "") + data
             return
         if state.get("thinking") and not state.get("live"):
             err.print()

@@ -138,14 +138,11 @@ def find_numbers(text: str) -> list[str]:
     return _unique(n for n in found if len(n) >= 2)
 
 
-def unsupported_numbers(answer: str, evidence: list[ToolCallRecord], context: str) -> list[str]:
-    """Figures in ``answer`` that no tool result (or argument) nor ``context`` (the question,
-    what was recalled) contains: a small model's invented price or version. Only for a turn
-    that used tools, whose answer is meant to rest on them."""
-    if not evidence:
-        return []
-    seen = set(find_numbers(f"{evidence_text(evidence)}\n{context}"))
-    return [n for n in find_numbers(answer) if n not in seen]
+def unsupported_numbers(answer: str, seen: str) -> list[str]:
+    """Figures in ``answer`` that ``seen`` (what the turn's tools returned and what the model
+    was told) does not contain: a small model's invented price or version."""
+    known = set(find_numbers(seen))
+    return [n for n in find_numbers(answer) if n not in known]
 
 
 def grounding_flags(
@@ -176,6 +173,9 @@ def grounding_flags(
         bare = path.removeprefix("~/").removeprefix("./")
         if not _mentions(read, bare):
             flags.append(f"unread file: {path} (never read this turn)")
-    for number in unsupported_numbers(answer, evidence, context):
-        flags.append(f"unsupported figure: {number} (in no tool result or message)")
+    if evidence:  # figures are held to the tools on a turn that used some: it rests on them
+        flags += [
+            f"unsupported figure: {number} (in no tool result or message)"
+            for number in unsupported_numbers(answer, f"{seen}\n{context}")
+        ]
     return flags

@@ -29,9 +29,14 @@ def memory_lookup(state: TurnState, services: Services) -> Callable[[str], bool]
 
 def told(state: TurnState) -> str:
     """What the model was told this turn besides tool results: memories recalled, and the
-    words of the turn's messages (a figure from there is not an invention)."""
+    words of the turn's messages (a figure from there is not an invention). Tool messages
+    are left out: their results are the evidence, read already."""
     memories = [str(h.get("content") or "") for h in state.get("memory_hits") or []]
-    said = [m.content for m in state.get("messages") or [] if isinstance(m.content, str)]
+    said = [
+        m.content
+        for m in state.get("messages") or []
+        if m.type != "tool" and isinstance(m.content, str)
+    ]
     return "\n".join([*memories, *said])
 
 
