@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
+from local2.contracts.people import LOCAL, Person
+
 if TYPE_CHECKING:
     from local2.config import Settings
     from local2.service.agent import Agent
@@ -38,6 +40,12 @@ def settings_of(ctx: typer.Context) -> Settings:
 
     found = (ctx.obj if isinstance(ctx.obj, dict) else {}).get("settings")
     return found if isinstance(found, Settings) else load_settings()
+
+
+def person_of(ctx: typer.Context) -> Person:
+    """Who this command acts for: local, or the person named by ``--as``."""
+    root = ctx.find_root()
+    return (root.obj or {}).get("person", LOCAL)
 
 
 def id_param(what: str = "session id") -> Callable[[str | None], str | None]:

@@ -252,6 +252,10 @@ class ServerSettings(Strict):
 
     allowed_hosts: list[str] = Field(default_factory=list)
     cors_origins: list[str] = Field(default_factory=list)
+    # With people configured: a reverse proxy's header naming the signed-in person (e.g.
+    # X-Forwarded-User from oauth2-proxy), honoured only from these addresses or networks.
+    trusted_user_header: str | None = None
+    trusted_proxies: list[str] = Field(default_factory=list)
 
 
 class ResearchSettings(Strict):

@@ -8,16 +8,16 @@ Handlers are plain ``def`` so FastAPI runs them in its thread pool: the SQLite c
 is synchronous and one slow answer must not block other sessions. ``POST /query`` is the
 exception: its turn runs in a worker of its own, so the handler starts it from the event loop
 and awaits the answer without a thread of its own. Beyond loopback a bearer token
-(``LOCAL2_API_TOKEN``) is required.
+(``LOCAL2_API_TOKEN``) is required; with people configured, every request is one person's
+(:mod:`local2.http.identity`) and sees only what is theirs (:mod:`local2.service.access`).
 """
 
 from __future__ import annotations
 
-import hmac
 import os
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI
 
 from local2.errors import UnsafeToServe
 from local2.http.approvals import approval_routes
@@ -25,6 +25,7 @@ from local2.http.compare import compare_routes
 from local2.http.errors import add_error_handlers
 from local2.http.feedback import feedback_routes
 from local2.http.guard import is_loopback
+from local2.http.identity import Caller, identify, signed_in
 from local2.http.research import research_routes
 from local2.http.sessions import session_routes
 from local2.http.turns import turn_routes
@@ -33,30 +34,19 @@ from local2.service.agent import Agent
 TOKEN_ENV = "LOCAL2_API_TOKEN"
 
 
-def require_token(host: str) -> str | None:
-    """The token requests must carry, or None when bound to loopback only."""
+def require_token(host: str, people: bool = False) -> str | None:
+    """The single token requests may carry, or None when bound to loopback only (or, with
+    ``people`` configured, when it is not set: each person then has their own)."""
     if is_loopback(host):
         return None
     token = os.environ.get(TOKEN_ENV)
-    if not token:
+    if not token and not people:
         raise UnsafeToServe(
-            f"Serving on {host} (beyond this machine) needs a bearer token: set {TOKEN_ENV}.",
+            f"Serving on {host} (beyond this machine) needs a bearer token: set {TOKEN_ENV}, "
+            "or add people (local2 users add NAME).",
             f"export {TOKEN_ENV}=$(openssl rand -hex 24), or bind --host 127.0.0.1.",
         )
-    return token
-
-
-def bearer(token: str | None) -> Any:
-    """A dependency that refuses a request without ``Authorization: Bearer <token>``."""
-
-    async def authorised(request: Request) -> None:  # async: no thread hop per request
-        if token is None:
-            return
-        given = request.headers.get("authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-            raise HTTPException(status_code=401, detail="missing or wrong bearer token")
-
-    return authorised
+    return token or None
 
 
 def health_routes(agent: Agent) -> APIRouter:
@@ -64,10 +54,11 @@ def health_routes(agent: Agent) -> APIRouter:
     router = APIRouter(tags=["health"])
 
     @router.get("/health")
-    def health() -> dict[str, Any]:
+    def health(person: Caller) -> dict[str, Any]:
         services = agent.services
         return {
             "status": "ok",
+            "person": person.name,
             "model": services.model_name,
             "backend": services.backend,
             "notice": agent.notice,
@@ -91,10 +82,11 @@ ROUTERS = (
 
 
 def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = None) -> FastAPI:
-    """Add LoCAL2's routes to ``app`` (a new FastAPI app by default)."""
+    """Add LoCAL2's routes to ``app`` (a new FastAPI app by default); each request is a
+    person's (:mod:`local2.http.identity`)."""
     app = app or FastAPI(title="LoCAL2", version="0.1.0")
     add_error_handlers(app)
-    guarded = [Depends(bearer(token))]
+    guarded = [Depends(signed_in(identify(agent.access, token, agent.settings.server)))]
     for routes in ROUTERS:
         app.include_router(routes(agent), dependencies=guarded)
     return app

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from local2.contracts.turn import FeedbackResult
 from local2.http.bodies import check_session_id, session_id_field
+from local2.http.identity import Caller
 from local2.http.openapi import returns
 from local2.service.agent import Agent
 
@@ -37,8 +38,9 @@ def feedback_routes(agent: Agent) -> APIRouter:
     router = APIRouter(tags=["ratings"])
 
     @router.post("/feedback", **returns(FeedbackResult, "What was recorded."))
-    def feedback(body: FeedbackBody) -> Any:
+    def feedback(person: Caller, body: FeedbackBody) -> Any:
         """Rate a turn (1-5), prefer one answer of a compared turn, or both at once."""
+        agent.access.write_session(person, body.session_id)
         preference: dict[str, Any] = {}
         if body.preferred:
             preference = dict(

@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 
 from local2.contracts.research import ResearchPayload, ResearchRun
 from local2.contracts.stream import ResearchItem
+from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
 from local2.http.sse import event_stream, frame
 from local2.service.agent import Agent
@@ -56,17 +57,28 @@ def research_routes(agent: Agent) -> APIRouter:
         response_class=StreamingResponse,
         responses={200: {"content": {"text/event-stream": {}}}, **ERROR_RESPONSES},
     )
-    def start(body: ResearchBody) -> StreamingResponse:
+    def start(person: Caller, body: ResearchBody) -> StreamingResponse:
         """Research a question: search, read, verify, report; its events as they happen."""
-        items = agent.research.stream(body.question, max_rounds=body.max_rounds)
+        items = agent.research.stream(body.question, max_rounds=body.max_rounds, person=person)
         return event_stream(research_frames(items))
 
+    @router.post(
+        "/research/{run_id}/resume",
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}}, **ERROR_RESPONSES},
+    )
+    def resume(person: Caller, run_id: str) -> StreamingResponse:
+        """Continue the caller's unfinished run from its last finished step, as events."""
+        return event_stream(research_frames(agent.research.resume(run_id, person)))
+
     @router.get("/research", **returns(ResearchRuns))
-    def runs(limit: int = 20) -> Any:
-        return {"runs": agent.research.runs(max(1, min(limit, 200)))}
+    def runs(person: Caller, limit: int = 20, everyone: bool = False) -> Any:
+        """The caller's runs, newest first (an admin's ``everyone``: all)."""
+        owner = agent.access.listing_owner(person, everyone)
+        return {"runs": agent.research.runs(max(1, min(limit, 200)), owner)}
 
     @router.get("/research/{run_id}", **returns(ResearchPayload, "The run's payload."))
-    def run(run_id: str) -> Any:
-        return agent.research.payload(run_id)
+    def run(person: Caller, run_id: str) -> Any:
+        return agent.research.payload(run_id, person, agent.access)
 
     return router

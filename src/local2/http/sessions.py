@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from local2.contracts.turn import SessionHistory, SessionSummary, TurnPayload
 from local2.errors import NothingToStop
+from local2.http.identity import Caller
 from local2.http.openapi import returns
 from local2.ids import check_session_id
 from local2.service.agent import Agent
@@ -33,15 +34,18 @@ def session_routes(agent: Agent) -> APIRouter:
     router = APIRouter(tags=["sessions"])
 
     @router.get("/sessions", **returns(list[SessionSummary], "Sessions, newest first."))
-    def sessions(limit: int = 20) -> Any:
-        """The sessions kept here, newest first (the app's Resume list): id, number of
-        turns, when started and last updated, and the first question. ``limit``: 1-1000."""
-        return agent.sessions(max(1, min(limit, 1000)))
+    def sessions(person: Caller, limit: int = 20, everyone: bool = False) -> Any:
+        """The caller's sessions, newest first (the app's Resume list): id, number of
+        turns, when started and last updated, and the first question. ``limit``: 1-1000.
+        ``everyone``: an admin's list of all sessions (written to the admin read log)."""
+        owner = agent.access.listing_owner(person, everyone)
+        return agent.sessions(max(1, min(limit, 1000)), owner)
 
     @router.get("/sessions/{session_id}/history", **returns(SessionHistory))
-    def history(session_id: str, limit: int = 50) -> Any:
+    def history(person: Caller, session_id: str, limit: int = 50) -> Any:
         """The session's clean turns and its checkpoints (newest first, at most ``limit``)."""
         check_session_id(session_id)
+        agent.access.read_session(person, session_id)
         return {
             "session_id": session_id,
             "turns": agent.history(session_id),
@@ -49,19 +53,21 @@ def session_routes(agent: Agent) -> APIRouter:
         }
 
     @router.post("/sessions/{session_id}/replay", **returns(TurnPayload, "The new branch's turn."))
-    def replay(session_id: str, body: ReplayBody) -> Any:
+    def replay(person: Caller, session_id: str, body: ReplayBody) -> Any:
         """Re-run from a past checkpoint as a new branch; the payload also names the branch
         (``branch``, ``replayed_from``) and what the original answered (``original``)."""
         check_session_id(session_id)
+        agent.access.write_session(person, session_id)
         return agent.replay(session_id, body.checkpoint_id, query=body.query, model=body.model)
 
     @router.post("/sessions/{session_id}/stop", **returns(StopResult, "The turn is stopping."))
-    def stop(session_id: str) -> Any:
+    def stop(person: Caller, session_id: str) -> Any:
         """Stop the session's running turn before its answer, as the app's Stop does:
         nothing is recorded, what streamed is abandoned, and a ``POST /query`` waiting on
         it gets 409 with ``status: stopped``. 409 when nothing is running (or the answer is
         already out: the critic and memory then finish). Turns run by this process only."""
         check_session_id(session_id)
+        agent.access.write_session(person, session_id)
         if not agent.stop(session_id):
             raise NothingToStop(
                 f"Nothing to stop in session '{session_id}': no turn of it is running here, "

@@ -38,6 +38,7 @@ from local2.errors import TurnCancelled
 from local2.graph.compare.spec import compare_spec
 from local2.http.bodies import check_session_id, session_id_field
 from local2.http.errors import stopped_response
+from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
 from local2.http.sse import event_stream, frame
 from local2.service.agent import Agent
@@ -116,7 +117,7 @@ def turn_routes(agent: Agent) -> APIRouter:
     critic_on = agent.services.critic is not None
 
     @router.post("/query", **returns(TurnPayload, "The turn payload."))
-    async def query(body: QueryBody, wait: Wait | None = None) -> Any:
+    async def query(person: Caller, body: QueryBody, wait: Wait | None = None) -> Any:
         """The turn payload as soon as the answer is published (``critique: null``,
         ``critique_pending: true``; the critic and memory finish after it), or once graded
         with ``wait=critique`` (query parameter or body field).
@@ -124,8 +125,12 @@ def turn_routes(agent: Agent) -> APIRouter:
         Async, so that no thread waits for the turn: it starts from the event loop (unless
         its session's lock must be waited for) and the answer wakes the loop itself."""
         options = turn_options(agent, body)
-        begin = partial(agent.start, body.query, body.session_id, options, tokens=False)
-        turn = agent.turns.start_now(body.query, body.session_id, options, tokens=False)
+        begin = partial(
+            agent.start, body.query, body.session_id, options, tokens=False, person=person
+        )
+        turn = agent.turns.start_now(
+            body.query, body.session_id, options, tokens=False, person=person
+        )
         turn = turn or await run_in_threadpool(begin)
         try:
             if (body.wait or wait) == "critique":
@@ -146,12 +151,12 @@ def turn_routes(agent: Agent) -> APIRouter:
         response_class=StreamingResponse,
         responses={200: {"content": {"text/event-stream": {}}}, **ERROR_RESPONSES},
     )
-    def query_stream(body: QueryBody) -> StreamingResponse:
+    def query_stream(person: Caller, body: QueryBody) -> StreamingResponse:
         """The turn as server-sent events: thinking, tool calls, answer tokens, the answer,
         then the critique and ``done`` with the final payload. The turn runs to its end
         even if the client goes away."""
         options = turn_options(agent, body)
-        turn = agent.start(body.query, body.session_id, options)
+        turn = agent.start(body.query, body.session_id, options, person=person)
         return event_stream(turn_frames(turn, critic_on, compare=options is not None))
 
     return router

@@ -50,6 +50,7 @@ class StepRecord(TypedDict, total=False):
 class ResearchState(TypedDict):
     question: str
     run_id: NotRequired[str]
+    owner: NotRequired[str]  # whose run this is: memory is recalled as theirs
     started_at: NotRequired[float]
     max_rounds: NotRequired[int]
     trust_urls: NotRequired[bool]  # tools.approval: never: fetch any URL a plan names

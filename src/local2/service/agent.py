@@ -3,6 +3,8 @@
 A thin façade over parts with one job each, all sharing one wiring
 (:mod:`local2.service.wiring`) and one lock per session:
 
+- :attr:`Agent.access` (:class:`~local2.service.access.Access`): whose each session is,
+  checked by every surface on a person's behalf;
 - :attr:`Agent.turns` (:class:`~local2.service.turns.TurnRunner`): start, stream and stop
   turns;
 - :attr:`Agent.reader` (:class:`~local2.service.sessions.SessionReader`): a session's state,
@@ -39,6 +41,7 @@ from local2.contracts.approval import Approver
 from local2.contracts.stream import StreamItem
 from local2.graph.nodes.retry import CONFIG_KEY as RETRY_KEY
 from local2.graph.topology import compile_graph
+from local2.service.access import Access
 from local2.service.approvals import Approvals
 from local2.service.graph_runs import GraphRuns
 from local2.service.ratings import Ratings
@@ -105,8 +108,12 @@ class Agent:
         self.graph = graph = compile_graph(services, self.checkpointer)
         self.running = running
         runs = GraphRuns(graph, self.settings)
+        # Whose each session is: every surface checks here on a person's behalf.
+        self.access = Access(wired.storage.people)
         self.reader = SessionReader(self.settings, services, graph, running)
-        self.turns = TurnRunner(self.settings, services, graph, running, runs, self.reader)
+        self.turns = TurnRunner(
+            self.settings, services, graph, running, runs, self.reader, self.access
+        )
         self.approvals = Approvals(graph, running, runs)
         self.timetravel = TimeTravel(
             self.settings,

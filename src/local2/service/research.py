@@ -19,13 +19,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from typing_extensions import Unpack
 
 from local2.config import Settings, load_settings
+from local2.contracts.people import LOCAL, Person
 from local2.contracts.research import ResearchPayload, ResearchRun
 from local2.contracts.stream import ResearchItem, collect
-from local2.errors import RunBusy, UnknownRun
+from local2.errors import RunBusy
 from local2.graph.services import Services
 from local2.ids import check_session_id
 from local2.research.graph import compile_research_graph, research_services
 from local2.research.payload import research_payload
+from local2.service.access import Access, no_run
 from local2.service.wiring import ModelParts, wire
 from local2.storage.bundles import ResearchStorage
 from local2.storage.open import open_research_storage
@@ -78,9 +80,14 @@ class Research:
     # -- runs ------------------------------------------------------------------------------
 
     def stream(
-        self, question: str, *, max_rounds: int | None = None, run_id: str | None = None
+        self,
+        question: str,
+        *,
+        max_rounds: int | None = None,
+        run_id: str | None = None,
+        person: Person = LOCAL,
     ) -> Iterator[ResearchItem]:
-        """Start a run; the question is checked before anything runs."""
+        """Start a run, ``person``'s; the question is checked before anything runs."""
         from local2.errors import InvalidQuery
         from local2.graph.nodes.receive import validate_query
 
@@ -89,6 +96,8 @@ class Research:
             raise InvalidQuery(problem)
         run_id = check_session_id(run_id, "run id") if run_id else new_run_id()
         if self.graph.get_state(_config(run_id)).values:
+            if not person.owns(self.owner_of(run_id)):
+                raise no_run(run_id)  # someone else's: as if there were none
             raise RunBusy(f"Run {run_id} exists already: resume it, or pick another id.")
         rounds = max_rounds or self.settings.research.max_rounds
         graph_input = {
@@ -98,18 +107,28 @@ class Research:
             "trust_urls": self.settings.tools.approval == "never",
             "started_at": time.time(),
             "round": 1,
+            "owner": person.name,
             "model": self.services.model_name,
             "backend": self.services.backend,
         }
-        return self._drive(graph_input, run_id, question.strip())
+        return self._drive(graph_input, run_id, question.strip(), owner=person.name)
 
-    def resume(self, run_id: str) -> Iterator[ResearchItem]:
-        """Continue a run from its last finished step (a finished run is just returned)."""
+    def resume(self, run_id: str, person: Person = LOCAL) -> Iterator[ResearchItem]:
+        """Continue ``person``'s run from its last finished step (a finished run is just
+        returned)."""
         check_session_id(run_id, "run id")
         snapshot = self.graph.get_state(_config(run_id))
-        if not snapshot.values:
-            raise UnknownRun(f"No research run '{run_id}'.")
-        return self._drive(None, run_id, snapshot.values.get("question", ""), snapshot)
+        owner = self.owner_of(run_id, snapshot.values)
+        if not snapshot.values or not person.owns(owner):
+            raise no_run(run_id)
+        question = snapshot.values.get("question", "")
+        return self._drive(None, run_id, question, snapshot, owner=owner)
+
+    def owner_of(self, run_id: str, values: dict[str, Any] | None = None) -> str:
+        """Whose run this is (runs from before people were configured are local's)."""
+        if values and values.get("owner"):
+            return str(values["owner"])
+        return str((self.index.get(run_id) or {}).get("owner") or LOCAL.name)
 
     def _drive(
         self,
@@ -117,13 +136,14 @@ class Research:
         run_id: str,
         question: str,
         snapshot: Any = None,
+        owner: str = LOCAL.name,
     ) -> Iterator[ResearchItem]:
         with self._claim(run_id):
             yield ("run", {"run_id": run_id, "question": question, "resumed": snapshot is not None})
             if snapshot is not None and _finished(snapshot):
                 yield ("final", research_payload(dict(snapshot.values)))
                 return
-            self.index.start(run_id, question, self.services.model_name)
+            self.index.start(run_id, question, self.services.model_name, owner)
             final: dict[str, Any] = {}
             status = "interrupted"
             try:
@@ -172,22 +192,34 @@ class Research:
         *,
         max_rounds: int | None = None,
         on_item: Callable[[str, Any], None] | None = None,
+        person: Person = LOCAL,
     ) -> ResearchPayload:
         """Run to the end and return the payload."""
-        return collect(self.stream(question, max_rounds=max_rounds), on_item)
+        return collect(self.stream(question, max_rounds=max_rounds, person=person), on_item)
 
     def resume_run(
-        self, run_id: str, on_item: Callable[[str, Any], None] | None = None
+        self,
+        run_id: str,
+        on_item: Callable[[str, Any], None] | None = None,
+        person: Person = LOCAL,
     ) -> ResearchPayload:
-        return collect(self.resume(run_id), on_item)
+        return collect(self.resume(run_id, person), on_item)
 
     # -- reading ---------------------------------------------------------------------------
 
-    def payload(self, run_id: str) -> ResearchPayload:
+    def payload(
+        self, run_id: str, person: Person = LOCAL, access: Access | None = None
+    ) -> ResearchPayload:
+        """The run's payload so far, for its owner (or an admin, through ``access``)."""
         check_session_id(run_id, "run id")
         snapshot = self.graph.get_state(_config(run_id))
         if not snapshot.values:
-            raise UnknownRun(f"No research run '{run_id}'.")
+            raise no_run(run_id)
+        owner = self.owner_of(run_id, snapshot.values)
+        if access is not None:
+            access.read(person, "research", run_id, owner, no_run)
+        elif not person.owns(owner):
+            raise no_run(run_id)
         payload = research_payload(dict(snapshot.values))
         payload["status"] = self._status(run_id, snapshot)
         return payload
@@ -209,10 +241,11 @@ class Research:
             return "running"  # in another process sharing the database
         return "failed" if known.get("status") == "failed" else "unfinished"
 
-    def runs(self, limit: int = 20) -> list[ResearchRun]:
-        """Recent runs, newest first, with their state (``unfinished`` ones can be resumed)."""
+    def runs(self, limit: int = 20, owner: str | None = LOCAL.name) -> list[ResearchRun]:
+        """Recent runs of ``owner`` (None: everyone's), newest first, with their state
+        (``unfinished`` ones can be resumed)."""
         rows = []
-        for row in self.index.recent(limit):
+        for row in self.index.recent(limit, owner):
             snapshot = self.graph.get_state(_config(row["run_id"]))
             values = snapshot.values or {}
             steps = values.get("steps") or {}

@@ -13,6 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
 from local2.config import Settings
+from local2.contracts.people import LOCAL_NAME
 from local2.contracts.turn import CheckpointRow, HistoryTurn, SessionSummary
 from local2.errors import UnknownTurn
 from local2.graph import branches
@@ -151,9 +152,9 @@ class SessionReader:
             messages = prompted_messages(messages, schemas or None)
         return prompt_as_json(messages)
 
-    def recent(self, limit: int = 20) -> list[SessionSummary]:
-        """Recent sessions, newest first."""
-        return self.services.turn_log.sessions(limit)  # type: ignore[return-value]
+    def recent(self, limit: int = 20, owner: str | None = LOCAL_NAME) -> list[SessionSummary]:
+        """Recent sessions of ``owner`` (None: everyone's), newest first."""
+        return self.services.turn_log.sessions(limit, owner)  # type: ignore[return-value]
 
     def checkpoints(self, session_id: str, limit: int = 50) -> list[CheckpointRow]:
         """A session's checkpoints, newest first: id, step, writer, time, next, summary.

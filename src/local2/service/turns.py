@@ -20,6 +20,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from local2.config import Settings
 from local2.contracts.approval import Approver
+from local2.contracts.people import LOCAL, Person
 from local2.contracts.stream import StreamItem, collect
 from local2.contracts.turn import TurnPayload
 from local2.errors import AwaitingApproval, InvalidQuery, SessionBusy
@@ -27,6 +28,7 @@ from local2.graph.nodes.recall import AHEAD_KEY, recall_ahead
 from local2.graph.nodes.receive import validate_query
 from local2.graph.services import Services
 from local2.ids import check_session_id, new_session_id
+from local2.service.access import Access
 from local2.service.background import BackgroundTurn
 from local2.service.graph_runs import GraphRuns, pending_in, thread_config
 from local2.service.running import RunningTurn, Turns
@@ -45,6 +47,7 @@ class TurnRunner:
     running: Turns
     runs: GraphRuns
     reader: SessionReader
+    access: Access
 
     def __post_init__(self) -> None:
         self._background: set[BackgroundTurn] = set()  # turns finishing after start()
@@ -52,13 +55,16 @@ class TurnRunner:
         # Where a turn's memory recall runs while the graph starts (local2.graph.nodes.recall).
         self._ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="local2-recall")
 
-    def check(self, query: str, session_id: str | None) -> str:
-        """The turn's session id (a new one when none is given); a question or an id that
-        cannot be used raises here, before anything runs."""
+    def check(self, query: str, session_id: str | None, person: Person = LOCAL) -> str:
+        """The turn's session id (a new one when none is given), claimed for ``person``; a
+        question or an id that cannot be used, or someone else's session, raises here,
+        before anything runs."""
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
             raise InvalidQuery(problem)
-        return check_session_id(session_id) if session_id else new_session_id()
+        session_id = check_session_id(session_id) if session_id else new_session_id()
+        self.access.claim_session(person, session_id)
+        return session_id
 
     def produce(
         self,
@@ -68,13 +74,14 @@ class TurnRunner:
         options: dict[str, Any] | None,
         approve: Approver | None,
         tokens: bool,
+        owner: str = LOCAL.name,
     ) -> Produce:
         """The turn's item producer, run under the session's lock."""
 
         def produce(turn: RunningTurn) -> Iterator[StreamItem]:
             # Memory is searched for the question while LangGraph starts the run (the
             # session's lock is held: the last turn's memory writes are done).
-            ahead = recall_ahead(self.services, query, self._ahead.submit)
+            ahead = recall_ahead(self.services, query, self._ahead.submit, owner)
             latest = self.graph.get_state(thread_config(session_id))  # read once, used twice
             waiting = pending_in(latest)
             if waiting is not None:
@@ -83,7 +90,7 @@ class TurnRunner:
             extra = {**(options or {}), **({AHEAD_KEY: ahead} if ahead else {})}
             if extra:
                 config = {**config, "configurable": {**config["configurable"], **extra}}
-            turn_input = {"query": query, "session_id": session_id}
+            turn_input = {"query": query, "session_id": session_id, "owner": owner}
             yield from self.runs.run(turn_input, config, turn, approve, tokens=tokens)
 
         return produce
@@ -99,6 +106,7 @@ class TurnRunner:
         options: dict[str, Any] | None = None,
         tokens: bool = True,
         handed_over: threading.Event | None = None,
+        person: Person = LOCAL,
     ) -> Iterator[StreamItem]:
         """Run one turn, yielding events, thinking and answer tokens as they happen.
 
@@ -119,10 +127,13 @@ class TurnRunner:
         LangGraph, a few ms less per turn for a caller that wants only the answer
         (``POST /query``, ``bench/overhead.py``). The critic and memory start once the
         answer is yielded, or, with ``handed_over``, once the caller sets it (a reader in
-        another thread; see :mod:`local2.service.running`).
+        another thread; see :mod:`local2.service.running`). The turn is ``person``'s: a new
+        session becomes theirs, someone else's answers :class:`~local2.errors.UnknownTurn`.
         """
-        session_id = self.check(query, session_id)
-        produce = self.produce(query, session_id, checkpoint_id, options, approve, tokens)
+        session_id = self.check(query, session_id, person)
+        produce = self.produce(
+            query, session_id, checkpoint_id, options, approve, tokens, person.name
+        )
         return self.running.run(session_id, produce, wait=wait, handed_over=handed_over)
 
     def ask(
@@ -132,9 +143,11 @@ class TurnRunner:
         on_item: Callable[[str, Any], None] | None = None,
         approve: Approver | None = None,
         options: dict[str, Any] | None = None,
+        person: Person = LOCAL,
     ) -> TurnPayload:
         """Run one turn and return its payload (``response.generation``)."""
-        return collect(self.stream(query, session_id, approve, options=options), on_item)
+        turn = self.stream(query, session_id, approve, options=options, person=person)
+        return collect(turn, on_item)
 
     def start(
         self,
@@ -144,6 +157,7 @@ class TurnRunner:
         *,
         tokens: bool = True,
         wait: bool = True,
+        person: Person = LOCAL,
     ) -> BackgroundTurn:
         """Start one turn in its own thread; it runs to its end whoever reads it.
 
@@ -151,8 +165,8 @@ class TurnRunner:
         iterating the :class:`~local2.service.background.BackgroundTurn` gives every item as
         it comes.
         """
-        session_id = self.check(query, session_id)
-        produce = self.produce(query, session_id, None, options, None, tokens)
+        session_id = self.check(query, session_id, person)
+        produce = self.produce(query, session_id, None, options, None, tokens, person.name)
         turn = BackgroundTurn(on_done=self._done)
         with self._background_guard:
             self._background.add(turn)
@@ -172,13 +186,14 @@ class TurnRunner:
         options: dict[str, Any] | None = None,
         *,
         tokens: bool = True,
+        person: Person = LOCAL,
     ) -> BackgroundTurn | None:
         """:meth:`start`, if that means no waiting (so an event loop may call it): None when
         a turn of the session is running, or its lock is taken over the network."""
         if self.running.remote:
             return None
         try:
-            return self.start(query, session_id, options, tokens=tokens, wait=False)
+            return self.start(query, session_id, options, tokens=tokens, wait=False, person=person)
         except SessionBusy:
             return None
 

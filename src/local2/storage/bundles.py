@@ -1,9 +1,9 @@
 """What is opened together and closed together: a store's parts over one connection pool.
 
-:class:`Storage` holds a session's conversation (checkpoints, turn log, session locks, and
-the arena's votes where the store keeps them); :class:`ResearchStorage` holds research runs
-(checkpoints, the run list, run locks). :mod:`local2.storage.open` decides which engine
-fills them.
+:class:`Storage` holds a session's conversation (checkpoints, turn log, session locks, the
+people and whose each session is, and the arena's votes where the store keeps them);
+:class:`ResearchStorage` holds research runs (checkpoints, the run list, run locks).
+:mod:`local2.storage.open` decides which engine fills them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from local2.storage.locks import SharedLocks
+from local2.storage.people import People
 from local2.storage.research_runs import RunIndex
 from local2.storage.turn_log import TurnLog
 from local2.storage.votes import VoteLog
@@ -39,6 +40,8 @@ class Storage(ClosedTogether):
     # The arena's votes, when the store keeps them too (Postgres); else opened on first use
     # (``local2.graph.compare.votes.votes_of``).
     votes: VoteLog | None = None
+    # People and whose each session is (None: the platform's own auth decides).
+    people: People | None = None
 
 
 @dataclass

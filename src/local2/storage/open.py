@@ -18,6 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from local2.config import Settings
 from local2.storage.bundles import ResearchStorage, Storage
 from local2.storage.locks import SharedLocks
+from local2.storage.people import People, SqlitePeople, people_beside
 from local2.storage.research_runs import SqliteRunIndex
 from local2.storage.turn_log import SqliteTurnLog, TurnLog
 from local2.storage.votes import SqliteVoteLog, VoteLog
@@ -33,7 +34,8 @@ def open_storage(
     """The configured store, keeping any part the caller supplied (and not closing those)."""
     kind = settings.system.checkpointer
     if checkpointer is not None and turn_log is not None:
-        return Storage(checkpointer, turn_log, locks or SharedLocks())
+        people = people_beside(turn_log)
+        return Storage(checkpointer, turn_log, locks or SharedLocks(), [people.close], None, people)
     if kind == "postgres":
         from local2.storage.postgres import open_postgres
 
@@ -44,6 +46,7 @@ def open_storage(
 
         log = SqliteTurnLog(":memory:")
         opened = Storage(InMemorySaver(), log, SharedLocks(), [log.close])
+        opened.people = people_beside(log)
     else:
         from local2.storage.checkpointer import sqlite_checkpointer
 
@@ -51,9 +54,12 @@ def open_storage(
         saver = sqlite_checkpointer(path)
         log = SqliteTurnLog(path)
         opened = Storage(saver, log, SharedLocks(), [log.close, saver.conn.close])
+        opened.people = people_beside(log)
     if checkpointer is not None or turn_log is not None or locks is not None:
         opened.checkpointer = checkpointer or opened.checkpointer
-        opened.turn_log = turn_log or opened.turn_log
+        if turn_log is not None:
+            opened.turn_log = turn_log
+            opened.people = people_beside(turn_log)
         opened.locks = locks or opened.locks
     return opened
 
@@ -86,6 +92,16 @@ def open_research_storage(
         saver = opened.checkpointer = sqlite_checkpointer(path)
         opened.closers.append(saver.conn.close)
     return opened
+
+
+def open_people(settings: Settings) -> People:
+    """People alone (``local2 users``, the platform's auth), in the conversation store."""
+    if settings.system.checkpointer == "postgres":
+        from local2.storage.postgres import open_postgres_people
+
+        assert settings.system.postgres_url, "load_settings() requires the URL"
+        return open_postgres_people(settings.system.postgres_url)
+    return SqlitePeople(votes_path(settings))
 
 
 def votes_path(settings: Settings) -> str | Path:

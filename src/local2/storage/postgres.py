@@ -26,6 +26,9 @@ from local2.errors import StorageUnavailable
 from local2.storage.bundles import ResearchStorage, Storage
 from local2.storage.checkpointer import CompressedSerializer
 from local2.storage.locks import SharedLocks
+from local2.storage.people import POSTGRES_SCHEMA as PEOPLE_SCHEMA
+from local2.storage.people import People
+from local2.storage.research_runs import OWNER_COLUMN_POSTGRES as RUNS_OWNER_PG
 from local2.storage.research_runs import POSTGRES_SCHEMA as RUNS_SCHEMA
 from local2.storage.research_runs import RunIndex
 from local2.storage.turn_log import POSTGRES_SCHEMA as TURNS_SCHEMA
@@ -107,6 +110,10 @@ class PostgresTurnLog(PooledSql, SqlTurnLog):
 
 class PostgresRunIndex(PooledSql, RunIndex):
     """The research runs table, in the research schema (the pool's search path)."""
+
+
+class PostgresPeople(PooledSql, People):
+    """People, their tokens and whose each session is, beside the turn log."""
 
 
 class PostgresVoteLog(PooledSql, SqlVoteLog):
@@ -229,7 +236,7 @@ def _set_up(url: str, pool: ConnectionPool, saver: PostgresSaver | None, stateme
 
 def open_postgres(url: str, pool_size: int) -> Storage:
     """Checkpointer, turn log, arena votes and session locks over one database at ``url``."""
-    pool, saver = _open_saver(url, pool_size, TURNS_SCHEMA + VOTES_SCHEMA)
+    pool, saver = _open_saver(url, pool_size, TURNS_SCHEMA + VOTES_SCHEMA + PEOPLE_SCHEMA)
     locks = AdvisoryLocks(url)
     return Storage(
         checkpointer=saver,
@@ -237,7 +244,15 @@ def open_postgres(url: str, pool_size: int) -> Storage:
         locks=locks,
         closers=[locks.close, pool.close],
         votes=PostgresVoteLog(pool),
+        people=PostgresPeople(pool),
     )
+
+
+def open_postgres_people(url: str) -> PostgresPeople:
+    """People alone (``local2 users``, the platform's auth), over a small pool of their own."""
+    pool = open_pool(url, 2, row_factory=dict_row)
+    _set_up(url, pool, None, TURNS_SCHEMA + PEOPLE_SCHEMA)
+    return PostgresPeople(pool, owns_pool=True)
 
 
 def open_postgres_votes(url: str) -> PostgresVoteLog:
@@ -253,7 +268,7 @@ def research_saver(url: str, pool_size: int) -> tuple[ConnectionPool, PostgresSa
     return _open_saver(
         url,
         pool_size,
-        f"CREATE SCHEMA IF NOT EXISTS {RESEARCH_SCHEMA};{RUNS_SCHEMA}",
+        f"CREATE SCHEMA IF NOT EXISTS {RESEARCH_SCHEMA};{RUNS_SCHEMA};{RUNS_OWNER_PG}",
         options=f"-c search_path={RESEARCH_SCHEMA}",
     )
 

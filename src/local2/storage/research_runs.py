@@ -8,6 +8,7 @@ the team's Postgres server (``checkpointer: postgres``). Both share the queries 
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 from local2.storage.sqlite import SqliteSql
 
-COLUMNS = ("run_id", "question", "model", "status", "created_at", "updated_at")
+COLUMNS = ("run_id", "question", "model", "status", "created_at", "updated_at", "owner")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS research_runs (
@@ -30,6 +31,9 @@ CREATE TABLE IF NOT EXISTS research_runs (
 """
 SQLITE_SCHEMA = SCHEMA.format(time="REAL")
 POSTGRES_SCHEMA = SCHEMA.format(time="DOUBLE PRECISION")
+# Whose each run is (runs from before people were configured are local's).
+OWNER_COLUMN = "ALTER TABLE research_runs ADD COLUMN {exists}owner TEXT NOT NULL DEFAULT 'local'"
+OWNER_COLUMN_POSTGRES = OWNER_COLUMN.format(exists="IF NOT EXISTS ")
 
 
 class RunIndex(ABC):
@@ -41,12 +45,12 @@ class RunIndex(ABC):
     @abstractmethod
     def _write(self, sql: str, params: Sequence[Any]) -> None: ...
 
-    def start(self, run_id: str, question: str, model: str) -> None:
+    def start(self, run_id: str, question: str, model: str, owner: str = "local") -> None:
         now = time.time()
         self._write(
-            "INSERT INTO research_runs VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT(run_id) "
-            "DO UPDATE SET status='running', updated_at=excluded.updated_at",
-            (run_id, question, model, now, now),
+            f"INSERT INTO research_runs ({', '.join(COLUMNS)}) VALUES (?, ?, ?, 'running', ?, ?, ?)"
+            " ON CONFLICT(run_id) DO UPDATE SET status='running', updated_at=excluded.updated_at",
+            (run_id, question, model, now, now, owner),
         )
 
     def set_status(self, run_id: str, status: str) -> None:
@@ -59,8 +63,11 @@ class RunIndex(ABC):
         rows = self._select("WHERE run_id=?", (run_id,))
         return rows[0] if rows else None
 
-    def recent(self, limit: int = 20) -> list[dict[str, Any]]:
-        return self._select("ORDER BY created_at DESC LIMIT ?", (limit,))
+    def recent(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
+        """The newest runs (only ``owner``'s when given)."""
+        if owner is None:
+            return self._select("ORDER BY created_at DESC LIMIT ?", (limit,))
+        return self._select("WHERE owner=? ORDER BY created_at DESC LIMIT ?", (owner, limit))
 
     def _select(self, clause: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         rows = self._fetch(f"SELECT {', '.join(COLUMNS)} FROM research_runs {clause}", params)
@@ -72,3 +79,8 @@ class SqliteRunIndex(SqliteSql, RunIndex):
 
     def __init__(self, path: str | Path) -> None:
         super().__init__(path, SQLITE_SCHEMA)
+        try:  # a table from before owners
+            self._write(OWNER_COLUMN.format(exists=""), ())
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):
+                raise

@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 
 def quick_commits(conn: sqlite3.Connection) -> None:
@@ -39,6 +39,20 @@ class SqliteSql:
             self._conn.executescript(schema)
             self._conn.commit()
 
+    @classmethod
+    def beside(cls, other: SqliteSql, schema: str = "") -> Self:
+        """Another set of tables in ``other``'s database, on its connection (so a query can
+        join them, even in ``:memory:``); closed with ``other``."""
+        this = cls.__new__(cls)
+        this.path, this._conn, this._lock = other.path, other._conn, other._lock
+        with this._lock:
+            this._conn.executescript(schema)
+            this._conn.commit()
+        this._shared = True
+        return this
+
+    _shared = False
+
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
         with self._lock:
             return self._conn.execute(sql, tuple(params)).fetchall()
@@ -49,5 +63,7 @@ class SqliteSql:
             self._conn.commit()
 
     def close(self) -> None:
+        if self._shared:
+            return
         with self._lock:
             self._conn.close()

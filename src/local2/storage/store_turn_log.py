@@ -90,8 +90,9 @@ class StoreTurnLog(TurnLog):
         latest = max(found, key=lambda item: float(item.value["created_at"]))
         return _turn(latest.key, latest.value, with_record=True)
 
-    def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
-        """Recent sessions among the latest 1000 turns (the platform lists its own threads)."""
+    def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
+        """Recent sessions among the latest 1000 turns (the platform lists its own threads,
+        filtered by owner through its own auth: ``local2.platform.auth``)."""
         by_session: dict[str, list[Turn]] = {}
         for item in self._store_of().search(NAMESPACE, limit=1000):
             turn = _turn(item.key, item.value)

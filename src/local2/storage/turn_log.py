@@ -52,6 +52,12 @@ CREATE TABLE IF NOT EXISTS local2_turn_notes (
     created_at {time} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS local2_turn_notes_turn ON local2_turn_notes (turn_id, created_at);
+CREATE TABLE IF NOT EXISTS local2_session_owners (
+    session_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    created_at {time} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS local2_session_owners_owner ON local2_session_owners (owner);
 """
 SQLITE_SCHEMA = TURNS_SCHEMA.format(time="REAL", seq="")  # notes are ordered by rowid
 POSTGRES_SCHEMA = TURNS_SCHEMA.format(
@@ -79,11 +85,16 @@ ORDER BY created_at DESC LIMIT 1
 """
 
 SESSIONS_SQL = """
-SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at),
+SELECT t.session_id, COUNT(*), MIN(t.created_at), MAX(t.created_at),
        (SELECT t2."user" FROM local2_turns t2 WHERE t2.session_id = t.session_id
         ORDER BY t2.created_at LIMIT 1)
-FROM local2_turns t GROUP BY session_id ORDER BY MAX(created_at) DESC LIMIT ?
+FROM local2_turns t {owned} GROUP BY t.session_id ORDER BY MAX(t.created_at) DESC LIMIT ?
 """
+# A session with no owner row is local's (see local2.storage.people).
+OWNED_BY = (
+    "LEFT JOIN local2_session_owners o ON o.session_id = t.session_id "
+    "WHERE COALESCE(o.owner, 'local') = ?"
+)
 
 INSERT_SQL = f"INSERT INTO local2_turns ({TURN_COLUMNS}, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -150,8 +161,9 @@ class TurnLog(ABC):
         """The turn that answered ``query_id`` in ``session_id`` (the latest, if replayed)."""
 
     @abstractmethod
-    def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
-        """Recent sessions: ``session_id, turns, started_at, updated_at, first`` (question)."""
+    def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
+        """Recent sessions: ``session_id, turns, started_at, updated_at, first`` (question);
+        only ``owner``'s when given."""
 
     def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release connections."""
@@ -271,8 +283,12 @@ class SqlTurnLog(TurnLog):
         row = rows[0]
         return Turn(*row[:7], record=json.loads(row[7]) if row[7] else None)
 
-    def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
-        return [session_row(r) for r in self._fetch(SESSIONS_SQL, (limit,))]
+    def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
+        if owner is None:
+            rows = self._fetch(SESSIONS_SQL.format(owned=""), (limit,))
+        else:
+            rows = self._fetch(SESSIONS_SQL.format(owned=OWNED_BY), (owner, limit))
+        return [session_row(r) for r in rows]
 
 
 class SqliteTurnLog(SqliteSql, SqlTurnLog):

@@ -119,7 +119,7 @@ def _search(services: Services, query: str, skip: set[str]) -> list[MemoryHit]:
 
 
 def recall_ahead(
-    services: Services, query: str, submit: Callable[..., Future]
+    services: Services, query: str, submit: Callable[..., Future], owner: str = "local"
 ) -> RecallAhead | None:
     """Start the turn's automatic recall now (``submit``: an executor's), or None when it
     must wait for the node: memory or its recall off, or facts to save first ("Remember

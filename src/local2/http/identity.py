@@ -1,0 +1,132 @@
+"""Who a request is for: a person's bearer token, a trusted proxy's header, or local.
+
+- With nobody configured (``local2 users`` never used), everything is as it always was:
+  every request is :data:`~local2.contracts.people.LOCAL`'s, and beyond loopback it needs
+  the single ``LOCAL2_API_TOKEN``.
+- With people configured, every request must say who it is: ``Authorization: Bearer
+  <token>`` (one of theirs; the single token still means local), or, from an address in
+  ``server.trusted_proxies``, the header named by ``server.trusted_user_header`` (e.g.
+  ``X-Forwarded-User`` from oauth2-proxy). From any other address that header is removed
+  before anything reads it (:class:`StripUntrustedUser`), so no one can claim a name by
+  sending it themselves. Anything else is 401.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, HTTPException, Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from local2.contracts.people import LOCAL, Person
+from local2.service.access import Access
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+UNAUTHORISED = "missing or wrong bearer token"
+
+
+def networks(addresses: Iterable[str]) -> tuple[Network, ...]:
+    """``server.trusted_proxies`` as networks: ``127.0.0.1``, ``10.0.0.0/8``, ``::1``."""
+    return tuple(ipaddress.ip_network(a.strip(), strict=False) for a in addresses if a.strip())
+
+
+def trusted(client: str | None, proxies: tuple[Network, ...]) -> bool:
+    if not client or not proxies:
+        return False
+    try:
+        address = ipaddress.ip_address(client)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return any((mapped or address) in net for net in proxies)
+
+
+@dataclass(frozen=True)
+class Identify:
+    """The dependency every route takes its :class:`Person` from."""
+
+    access: Access
+    token: str | None = None  # LOCAL2_API_TOKEN (None: loopback, nothing asked of local)
+    user_header: str | None = None  # server.trusted_user_header
+    proxies: tuple[Network, ...] = ()
+
+    def __call__(self, request: Request) -> Person:
+        person = self.person(
+            request.headers.get("authorization", ""),
+            request.headers.get(self.user_header) if self.user_header else None,
+            request.client.host if request.client else None,
+        )
+        if person is None:
+            raise HTTPException(
+                status_code=401, detail=UNAUTHORISED, headers={"WWW-Authenticate": "Bearer"}
+            )
+        return person
+
+    def person(self, authorization: str, proxied: str | None, client: str | None) -> Person | None:
+        """Who sent a request with these headers from ``client``, or None (401)."""
+        if proxied and trusted(client, self.proxies):
+            return self._proxied(proxied.strip())
+        given = authorization.removeprefix("Bearer ").strip() if authorization else ""
+        if self.token and given and hmac.compare_digest(given.encode(), self.token.encode()):
+            return LOCAL
+        people = self.access.people
+        if given and people is not None:
+            found = people.by_token(given)
+            if found is not None:
+                return found
+        if given:
+            return None  # a token that is nobody's
+        if self.token is None and not self.access.configured():
+            return LOCAL  # one person, on loopback: nothing to ask
+        return None
+
+    def _proxied(self, name: str) -> Person:
+        """The proxy vouches for the name; whether they are an admin is ours to say."""
+        people = self.access.people
+        known = people.get(name.lower()) if people is not None else None
+        return known or Person(name.lower())
+
+
+class StripUntrustedUser:
+    """ASGI middleware: the trusted user header is removed from every request not sent by
+    a trusted proxy, before any route or the app can read it."""
+
+    def __init__(self, app: ASGIApp, header: str, proxies: tuple[Network, ...]) -> None:
+        self.app = app
+        self.header = header.lower().encode()
+        self.proxies = proxies
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            client = (scope.get("client") or (None,))[0]
+            if not trusted(client, self.proxies):
+                scope = dict(scope)
+                scope["headers"] = [(k, v) for k, v in scope["headers"] if k != self.header]
+        await self.app(scope, receive, send)
+
+
+def signed_in(identify: Callable[[Request], Person]) -> Any:
+    """A dependency that says who the request is for (``request.state.person``), or 401
+    (:mod:`local2.http.identity`); routes take it as a :data:`Caller`."""
+
+    def authorised(request: Request) -> None:  # a thread: the lookup may reach Postgres
+        request.state.person = identify(request)
+
+    return authorised
+
+
+async def current_person(request: Request) -> Person:
+    return request.state.person
+
+
+Caller = Annotated[Person, Depends(current_person)]
+
+
+def identify(access: Access, token: str | None, server: object) -> Callable[[Request], Person]:
+    """The :class:`Identify` dependency for these settings (``server``: ``settings.server``)."""
+    header = getattr(server, "trusted_user_header", None) or None
+    return Identify(access, token, header, networks(getattr(server, "trusted_proxies", [])))
