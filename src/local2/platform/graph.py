@@ -6,20 +6,63 @@ go to the platform's store, so nothing about the conversation is kept in a local
 memory and critic come from the usual settings (``LOCAL2_CONFIG``, ``LOCAL2_HOME``,
 ``OLLAMA_HOST``; memory on a Chroma server with ``memory.chroma_url``). A run's input is
 ``{"query": ...}``; the server's thread is the session.
+
+Whose turn it is comes from the platform's custom auth (:mod:`local2.platform.auth`): the
+server puts the person it authenticated in the run's config, the graph's first step
+(``identify``) writes it into the turn state as ``owner`` (whatever the input said), so
+memory is recalled and kept as theirs, and the turns and votes go to their part of the
+store (:mod:`local2.platform.owners`).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from local2.config import Settings
+from local2.contracts.people import LOCAL_NAME
+from local2.graph.state import TurnState
 from local2.graph.topology import compile_graph
+from local2.platform.owners import OwnedStore, run_owner
 from local2.service.wiring import wire
 from local2.storage.bundles import Storage
 from local2.storage.locks import SharedLocks
-from local2.storage.store_turn_log import StoreTurnLog
+from local2.storage.store_turn_log import StoreTurnLog, platform_store
 from local2.storage.votes import StoreVoteLog
+
+FIRST = "receive"  # the turn's first step in local2.graph.topology
+
+
+def owners_store() -> BaseStore:
+    """The platform's store as the run's owner sees it: their own part of it."""
+    from langgraph.config import get_config
+
+    store, owner = platform_store(), run_owner(get_config())
+    return store if owner == LOCAL_NAME else OwnedStore(store, owner)
+
+
+def identify(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
+    """Whose turn this is: the person the platform authenticated, never the input's say."""
+    return {"owner": run_owner(config)}
+
+
+def identified(compiled: CompiledStateGraph, store: BaseStore | None) -> CompiledStateGraph:
+    """``compiled`` with :func:`identify` before its first step, compiled again."""
+    builder = compiled.builder
+    if (START, FIRST) not in builder.edges:
+        raise RuntimeError(f"The turn graph no longer starts at '{FIRST}': update FIRST.")
+    builder.compiled = False  # compiled again below, with the step in
+    builder.edges.discard((START, FIRST))
+    builder.add_node("identify", identify)
+    builder.add_edge(START, "identify")
+    builder.add_edge("identify", FIRST)
+    limit = int((compiled.config or {}).get("recursion_limit", 25)) + 1  # one step more
+    recompiled = builder.compile(checkpointer=None, store=store, name=compiled.name)
+    return recompiled.with_config(recursion_limit=limit)  # type: ignore[return-value]
 
 
 def make_graph(
@@ -28,12 +71,15 @@ def make_graph(
     """The LoCAL2 graph with no checkpointer or store of its own (the server supplies both).
 
     Outside the server pass a ``store`` (a test, a notebook); LangGraph Server refuses a
-    graph that brings its own.
+    graph that brings its own. The owner is ``configurable.langgraph_auth_user_id`` (set by
+    the server; local without it).
     """
-    # The turns, and the arena's votes beside them, go to the platform's store.
-    platform = Storage(None, StoreTurnLog(), SharedLocks(), votes=StoreVoteLog())
+    # The turns, and the arena's votes beside them, go to the owner's part of the store.
+    platform = Storage(
+        None, StoreTurnLog(owners_store), SharedLocks(), votes=StoreVoteLog(owners_store)
+    )
     wired = wire(settings, storage=platform)
-    return compile_graph(wired.services, checkpointer=None, store=store)
+    return identified(compile_graph(wired.services, checkpointer=None, store=store), store)
 
 
 # Built when LangGraph Server loads this file (it looks the name up in the module).

@@ -45,13 +45,13 @@ class SqliteSql:
         join them, even in ``:memory:``); closed with ``other``."""
         this = cls.__new__(cls)
         this.path, this._conn, this._lock = other.path, other._conn, other._lock
+        this.borrowed = True
         with this._lock:
             this._conn.executescript(schema)
             this._conn.commit()
-        this._shared = True
         return this
 
-    _shared = False
+    borrowed = False  # the connection is another's: closing this leaves it open
 
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
         with self._lock:
@@ -63,7 +63,7 @@ class SqliteSql:
             self._conn.commit()
 
     def close(self) -> None:
-        if self._shared:
+        if self.borrowed:
             return
         with self._lock:
             self._conn.close()
