@@ -1,4 +1,8 @@
-"""``local2 memory``: list, search, delete, export and re-embed what LoCAL2 remembers."""
+"""``local2 memory``: list, search, delete, export and re-embed what LoCAL2 remembers.
+
+Each command acts on the memory of the person it runs for (:func:`local2.cli.common.person_of`:
+local, or ``--as NAME``): their own engrams only. Someone else's engram id is as unknown as
+an id that never existed."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from local2.cli.common import settings_of
+from local2.cli.common import person_of, settings_of
 from local2.cli.errors import friendly_errors
 
 if TYPE_CHECKING:
@@ -32,7 +36,7 @@ def _open(ctx: typer.Context) -> EngramStore:
     with friendly_errors("cannot open memory"):
         # No background re-embedding in a short command: `reembed` does it, and so does the
         # next `local2 ui`/`serve`/`chat`.
-        store = EngramStore.open(settings_of(ctx), sync="no")
+        store = EngramStore.open(settings_of(ctx), sync="no", owner=person_of(ctx).name)
     if store.notice:
         notices.print(f"[yellow]Notice:[/yellow] {store.notice}")
     return store
@@ -138,8 +142,8 @@ def search_cmd(
 @memory_app.command("delete")
 def delete_cmd(ctx: typer.Context, engram_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Forget one memory by id."""
-    if not _open(ctx).delete(engram_id):
-        console.print(f"[red]no memory with id {engram_id}[/red]")
+    if not _open(ctx).delete(engram_id):  # someone else's is not in this store: unknown
+        console.print(f"[red]No engram {engram_id}[/red]")
         raise typer.Exit(1)
     console.print(f"deleted {engram_id}")
 
@@ -175,6 +179,7 @@ def reembed_cmd(
         with friendly_errors("re-embedding failed"):
             store, n = EngramStore.reembed(
                 settings,
+                owner=person_of(ctx).name,
                 rebuild=rebuild,
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )

@@ -7,6 +7,7 @@ typed as Protocols here; :mod:`local2.service.wiring` builds the real ones from 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from langchain_core.language_models import BaseChatModel
 
 from local2.config import Settings
+from local2.contracts.people import LOCAL_NAME
 from local2.contracts.records import Critique, ToolCallRecord
 from local2.storage.turn_log import TurnLog
 from local2.storage.votes import VoteLog
@@ -21,8 +23,11 @@ from local2.tools.base import Tool
 from local2.tools.runner import ToolRunner
 
 if TYPE_CHECKING:
+    from local2.memory.shelf import MemoryShelf
     from local2.memory.store import EngramStore
     from local2.models.toolcall_text import ParsedToolCalls
+
+log = logging.getLogger(__name__)
 
 
 class Critic(Protocol):
@@ -87,7 +92,7 @@ class Services:
         """The tools whose results name files without reading them (grounding's view)."""
         return frozenset(name for name, tool in self.tools.items() if tool.evidence == "listing")
 
-    memory: EngramStore | None = None
+    memory: EngramStore | None = None  # local's; see memory_for
     critic: Critic | None = None
     tool_parser: ToolParser | None = None
     router: Router | None = None
@@ -99,3 +104,25 @@ class Services:
     model_factory: ModelFactory | None = None
     votes: VoteLog | None = None
     notices: list[str] = field(default_factory=list)  # for the person (e.g. memory fallback)
+    # Everyone else's memory beside local's ``memory`` (:mod:`local2.memory.shelf`).
+    memory_shelf: MemoryShelf | None = None
+
+    def memory_for(self, owner: str | None) -> EngramStore | None:
+        """``owner``'s own engram store (None or ``local``: :attr:`memory`). None when memory
+        is off, when it is a stand-in that has no one else's (a test's), or when theirs
+        cannot be opened now (logged; tried again next time): memory off for them, never
+        someone else's."""
+        if not owner or owner == LOCAL_NAME:
+            return self.memory
+        if self.memory_shelf is None:
+            return None
+        try:
+            return self.memory_shelf.of(owner)
+        except Exception as exc:  # answering without memory beats not answering
+            log.warning("memory is off for %s this time: %s: %s", owner, type(exc).__name__, exc)
+            return None
+
+    def close_memory_shelf(self) -> None:
+        """Close everyone's memory but local's (closed with :attr:`memory`)."""
+        if self.memory_shelf is not None:
+            self.memory_shelf.close()

@@ -11,6 +11,10 @@ were deleted meanwhile: nothing to annotate, nothing happens.
 
 With memory open (the app, the API) the annotation is made at once, as before, after any
 that were waiting, so an older queued rating never overwrites a newer one.
+
+Each person's annotations wait in a file of their own (``memory_annotations.<key>.jsonl``,
+:mod:`local2.memory.owners`; local's is the file above): only that person's store drains
+it, so a rating can never land on, or be lost in, someone else's memory.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from local2.memory.jsonl_queue import JsonlQueue, Record
+from local2.memory.owners import is_local, owner_file
 
 if TYPE_CHECKING:
     from local2.config import Settings
@@ -55,17 +60,24 @@ def _valid(record: Record) -> bool:
     )
 
 
-def queue_of(settings: Settings) -> JsonlQueue:
-    return JsonlQueue(Path(settings.data_dir) / FILE, valid=_valid)
+def queue_of(settings: Settings, owner: str | None = None) -> JsonlQueue:
+    """The queue of ``owner``'s annotations (None: local's)."""
+    return JsonlQueue(owner_file(Path(settings.data_dir) / FILE, owner), valid=_valid)
 
 
 def annotate(
-    store: EngramStore | None, settings: Settings, query_id: str, **fields: Any
+    store: EngramStore | None,
+    settings: Settings,
+    query_id: str,
+    *,
+    owner: str | None = None,
+    **fields: Any,
 ) -> int | None:
-    """:meth:`EngramStore.annotate` the turn now if memory is open (how many engrams), else
-    queue it for the next open (None). 0: memory is off, nothing will be annotated."""
+    """:meth:`EngramStore.annotate` the turn now if ``owner``'s memory is open (``store``:
+    how many engrams), else queue it for the next open of their memory (None). 0: memory is
+    off, nothing will be annotated."""
     record = {"op": "annotate", "query_id": query_id, "fields": fields}
-    return _now_or_later(store, settings, record)
+    return _now_or_later(store, settings, record, owner)
 
 
 def mark(
@@ -74,15 +86,18 @@ def mark(
     engram_id: str | None = None,
     *,
     query_id: str | None = None,
+    owner: str | None = None,
     **fields: Any,
 ) -> int | None:
-    """:meth:`EngramStore.mark` now if memory is open (how many engrams), else queue it
-    (None)."""
+    """:meth:`EngramStore.mark` now if ``owner``'s memory is open (``store``: how many
+    engrams), else queue it (None)."""
     record = {"op": "mark", "engram_id": engram_id, "query_id": query_id, "fields": fields}
-    return _now_or_later(store, settings, record)
+    return _now_or_later(store, settings, record, owner)
 
 
-def _now_or_later(store: EngramStore | None, settings: Settings, record: Record) -> int | None:
+def _now_or_later(
+    store: EngramStore | None, settings: Settings, record: Record, owner: str | None
+) -> int | None:
     """Apply ``record`` to the open ``store`` (after what waits), or queue it."""
     if store is not None:
         try:
@@ -90,14 +105,16 @@ def _now_or_later(store: EngramStore | None, settings: Settings, record: Record)
             return _apply(store, record)
         except Exception as exc:  # memory is down: the record waits for it
             log.warning("memory %s deferred, the store failed: %s", record["op"], exc)
-    return _defer(settings, record)
+    return _defer(settings, record, owner)
 
 
-def _defer(settings: Settings, record: Record) -> int | None:
+def _defer(settings: Settings, record: Record, owner: str | None) -> int | None:
     if not settings.memory.enabled:
         return 0
+    if not is_local(owner):
+        record = {**record, "owner": owner}  # says whose to a reader; the file decides
     try:
-        queue_of(settings).append(record)
+        queue_of(settings, owner).append(record)
     except OSError as exc:  # the session keeps the rating; memory will not have it
         log.error("memory annotation lost: %s is not writable: %s", FILE, exc)
         return 0

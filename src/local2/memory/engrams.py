@@ -21,6 +21,7 @@ from typing import Any
 from chromadb.api.models.Collection import Collection
 
 from local2.config import Settings
+from local2.contracts.people import LOCAL_NAME
 from local2.memory import deferred, per_embedder, ranking
 from local2.memory.embeddings import Embedder
 
@@ -41,18 +42,22 @@ class Engrams:
         *,
         siblings: Sequence[Collection] = (),
         notice: str | None = None,
+        owner: str = LOCAL_NAME,
+        owns_embedder: bool = True,
     ):
         self.collection = collection
         self.embedder = embedder
         self.settings = settings
         self.siblings = list(siblings)
         self.notice = notice  # for the person: memory runs on a fallback embedder
+        self.owner = owner  # whose engrams these are (:mod:`local2.memory.owners`)
+        self.owns_embedder = owns_embedder  # False: shared with other people's stores
         self.weights = ranking.Weights.from_settings(settings.memory)
         self._pending: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._sync_thread: threading.Thread | None = None
-        self._deferred = deferred.queue_of(settings)
+        self._deferred = deferred.queue_of(settings, owner)
 
     # -- keeping collections in step -------------------------------------------------------
 
@@ -101,10 +106,10 @@ class Engrams:
 
     def close(self) -> None:
         """Stop a background re-embedding (it resumes at the next open); release the
-        embedder's connection."""
+        embedder's connection unless other stores share it."""
         self._stop.set()
         self.wait_for_sync(timeout=30)
-        closing = getattr(self.embedder, "close", None)
+        closing = getattr(self.embedder, "close", None) if self.owns_embedder else None
         if closing is not None:
             closing()
 

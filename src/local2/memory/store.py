@@ -30,12 +30,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from local2.config import Settings
+from local2.contracts.people import LOCAL_NAME
 from local2.errors import EmbedderMismatchError, MemoryStoreError
 from local2.memory import per_embedder, ranking
 from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import Embedder
 from local2.memory.engrams import Engrams, metadata_of
 from local2.memory.facts import Fact
+from local2.memory.owners import collection_base, owner_file
 
 if TYPE_CHECKING:  # local2.graph.state imports langgraph: memory commands start without it
     from local2.contracts.records import MemoryHit
@@ -81,25 +83,38 @@ class EngramStore(Engrams):
         embedder: Embedder | None = None,
         *,
         sync: Literal["background", "now", "no"] = "background",
+        owner: str = LOCAL_NAME,
+        owns_embedder: bool = True,
     ) -> EngramStore:
-        """Open (or create) the embedder's collection under ``<data_dir>/chroma``.
+        """Open (or create) ``owner``'s collection of the embedder under ``<data_dir>/chroma``.
 
         Without ``embedder``, the configured one if available, else a fallback (see
         :mod:`local2.memory.fallback`) with :attr:`notice` saying so. Engrams the collection
         lacks (kept by another embedder's collection) are re-embedded: in the background,
-        ``now``, or not at all (``no``).
+        ``now``, or not at all (``no``). Each owner's engrams are a collection family of
+        their own (:func:`local2.memory.owners.collection_base`; local's is
+        ``memory.collection``); ``owns_embedder=False``: closing leaves the embedder open for
+        the stores that share it.
         """
         from local2.memory.fallback import choose_embedder
 
         client = chroma_client(settings, "chroma")
-        base = settings.memory.collection
+        base = collection_base(settings.memory.collection, owner)
         notice = None
         if embedder is None:
             choice = choose_embedder(settings, per_embedder.recorded_embedders(client, base))
             embedder, notice = choice.embedder, choice.notice
         per_embedder.migrate_legacy(client, base, embedder.name)
         collection, siblings = per_embedder.open_family(client, base, embedder)
-        store = cls(collection, embedder, settings, siblings=siblings, notice=notice)
+        store = cls(
+            collection,
+            embedder,
+            settings,
+            siblings=siblings,
+            notice=notice,
+            owner=owner,
+            owns_embedder=owns_embedder,
+        )
         store.catch_up()
         if sync == "now":
             store.sync()
@@ -291,8 +306,10 @@ class EngramStore(Engrams):
         *,
         rebuild: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        owner: str = LOCAL_NAME,
     ) -> tuple[EngramStore, int]:
-        """Bring ``embedder``'s collection (default: the configured one) up to date.
+        """Bring ``owner``'s collection of ``embedder`` (default: the configured one) up to
+        date.
 
         Every engram another embedder's collection holds and this one lacks is re-embedded.
         With ``rebuild`` the collection is first emptied (after a JSON-lines backup to
@@ -301,9 +318,10 @@ class EngramStore(Engrams):
         """
         if embedder is None:
             embedder = configured_embedder(settings)
-        store = cls.open(settings, embedder, sync="no")
+        store = cls.open(settings, embedder, sync="no", owner=owner)
         if rebuild and store.count():
-            store.export(Path(settings.data_dir) / f"memory_backup_{int(time.time())}.jsonl")
+            backup = Path(settings.data_dir) / f"memory_backup_{int(time.time())}.jsonl"
+            store.export(owner_file(backup, owner))
             rows = list(store.iter_all())
             vectors: list[list[float]] = []
             for i in range(0, len(rows), per_embedder.EMBED_BATCH):
@@ -313,7 +331,7 @@ class EngramStore(Engrams):
                     progress(len(vectors), len(rows))
             client = chroma_client(settings, "chroma")
             client.delete_collection(store.collection.name)
-            store = cls.open(settings, embedder, sync="no")
+            store = cls.open(settings, embedder, sync="no", owner=owner)
             limit = client.get_max_batch_size()
             for i in range(0, len(rows), limit):
                 part = rows[i : i + limit]

@@ -20,6 +20,7 @@ from typing import Any
 from langgraph.types import Send
 
 from local2 import events
+from local2.contracts.people import LOCAL_NAME
 from local2.errors import ToolError
 from local2.graph.nodes.common import event
 from local2.graph.services import Services
@@ -168,6 +169,7 @@ def after_execute(state: ResearchState) -> list[Send] | str:
             "run_id": state.get("run_id", ""),
             "started_at": state.get("started_at"),
             "question": state.get("question", ""),
+            "owner": state.get("owner") or LOCAL_NAME,
         }
         return [Send("run_step", {**base, **item}) for item in state.get("ready") or []]
     if decision in ("replan", "execute"):
@@ -216,11 +218,13 @@ def run_step(payload: dict[str, Any], services: Services) -> dict[str, Any]:
     """Run one step's tool calls (with one retry of a transient failure each)."""
     step: StepRecord = payload["step"]
     timing = {"started_at": payload.get("started_at")}
-    # The question lets web_fetch keep the passages of a page that matter to it.
+    # The question lets web_fetch keep the passages of a page that matter to it; a memory
+    # tool reads the run's owner's memory only.
     ctx = ToolContext(
         session_id=payload.get("run_id", ""),
         query_id=payload.get("run_id", ""),
         query=payload.get("question", ""),
+        owner=payload.get("owner") or LOCAL_NAME,
     )
     backoff = services.settings.research.retry_backoff_s
     log = [event(timing, events.RESEARCH_STEP, id=step["id"], status="started")]

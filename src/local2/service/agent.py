@@ -38,6 +38,7 @@ from typing_extensions import Unpack
 
 from local2.config import Settings
 from local2.contracts.approval import Approver
+from local2.contracts.people import LOCAL, Person
 from local2.contracts.stream import StreamItem
 from local2.graph.nodes.retry import CONFIG_KEY as RETRY_KEY
 from local2.graph.topology import compile_graph
@@ -200,11 +201,16 @@ class Agent:
     show = Delegated("retries", Retries.show)
 
     def retry(
-        self, session_id: str, query_id: str, approve: Approver | None = None
+        self,
+        session_id: str,
+        query_id: str,
+        approve: Approver | None = None,
+        person: Person = LOCAL,
     ) -> Iterator[StreamItem]:
-        """Try ``query_id`` again with its critique as context: a turn, streamed like one."""
+        """Try ``query_id`` again with its critique as context: a turn of ``person``'s,
+        streamed like one."""
         query, first = self.retries.retry_request(session_id, query_id)
-        return self.stream(query, session_id, approve, options={RETRY_KEY: first})
+        return self.stream(query, session_id, approve, options={RETRY_KEY: first}, person=person)
 
     def votes(self, voter: Voter | None = None) -> list[Vote]:
         """The arena's votes so far (people's or the judge's, or both), oldest first."""
@@ -220,6 +226,7 @@ class Agent:
         self.turns.close()
         if self._research is not None:
             self._research.close()
+        self.services.close_memory_shelf()  # everyone's memory but local's, closed next
         if self.services.memory is not None and hasattr(self.services.memory, "close"):
             self.services.memory.close()
         if self.services.votes is not None:

@@ -23,6 +23,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from local2 import events
+from local2.contracts.people import LOCAL_NAME
 from local2.contracts.records import EventEntry
 from local2.contracts.turn import FeedbackResult
 from local2.errors import InvalidInput, UnknownTurn
@@ -88,10 +89,15 @@ class Ratings:
             given, reward = self._record_rating(
                 head.config, turn.id, query_id, rating, comment, previous
             )
+            owner = owner_of(head.values)
         # Memory not open here (`local2 feedback`), or down: the annotation waits for the
-        # next process that opens it, and ``engrams_annotated`` is None.
+        # next process that opens the owner's memory, and ``engrams_annotated`` is None.
         annotated = deferred.annotate(
-            self.services.memory, self.settings, query_id, reward=float(rating)
+            self.services.memory_for(owner),
+            self.settings,
+            query_id,
+            owner=owner,
+            reward=float(rating),
         )
         return {
             **result,
@@ -157,7 +163,9 @@ class Ratings:
             values: dict[str, Any] = dict(head.values)
             pairwise = dict(values.get("pairwise") or {})
             if query_id != pairwise.get("query_id") or query_id != values.get("query_id"):
-                return self._prefer_earlier(session_id, query_id, preferred, comment)
+                return self._prefer_earlier(
+                    session_id, query_id, preferred, comment, owner_of(values)
+                )
             records = values.get("respondents") or {}
             shown = pairwise.get("shown") or "a"
             target = shown if preferred == "tie" else preferred
@@ -208,7 +216,9 @@ class Ratings:
                 as_node="settle_pair",
             )
             record_vote(services, {**values, "pairwise": pairwise}, "person", preferred)
-        marked = _mark_engrams(services, records, pairwise_winner=preferred, pairwise_by="person")
+        marked = _mark_engrams(
+            services, records, owner_of(values), pairwise_winner=preferred, pairwise_by="person"
+        )
         return {
             "session_id": session_id,
             "query_id": query_id,
@@ -220,9 +230,10 @@ class Ratings:
         }
 
     def _prefer_earlier(
-        self, session_id: str, query_id: str, preferred: str, comment: str | None
+        self, session_id: str, query_id: str, preferred: str, comment: str | None, owner: str
     ) -> FeedbackResult:
-        """A preference on a compare turn that is no longer the last: recorded, history kept."""
+        """A preference on a compare turn that is no longer the last: recorded, history kept
+        (and ``owner``'s engrams of the turn marked)."""
         services = self.services
         turn = services.turn_log.find(session_id, query_id)
         record = (turn.record or {}) if turn is not None else {}
@@ -243,9 +254,10 @@ class Ratings:
             winner=preferred,
         )
         marked = deferred.mark(
-            services.memory,
+            services.memory_for(owner),
             services.settings,
             query_id=query_id,
+            owner=owner,
             pairwise_winner=preferred,
             pairwise_by="person",
         )
@@ -268,11 +280,20 @@ def _turn_record(view: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in payload.items() if k not in ("query", "answer")}
 
 
-def _mark_engrams(services: Services, records: dict[str, Any], **fields: Any) -> int | None:
-    """Mark both respondents' engrams; None when memory is not open here and the marks wait
-    for it (:mod:`local2.memory.deferred`)."""
+def owner_of(values: dict[str, Any]) -> str:
+    """Whose session this is, as its state says (none: from before owners, local's): whose
+    engrams a rating or preference annotates."""
+    return str(values.get("owner") or LOCAL_NAME)
+
+
+def _mark_engrams(
+    services: Services, records: dict[str, Any], owner: str, **fields: Any
+) -> int | None:
+    """Mark both respondents' engrams in ``owner``'s memory; None when it is not open here
+    and the marks wait for it (:mod:`local2.memory.deferred`)."""
+    store = services.memory_for(owner)
     counts = [
-        deferred.mark(services.memory, services.settings, engram, **fields)
+        deferred.mark(store, services.settings, engram, owner=owner, **fields)
         for engram in ((records.get(rid) or {}).get("engram_id") for rid in RESPONDENT_IDS)
         if engram
     ]

@@ -51,8 +51,9 @@ class Wired:
 class ModelParts(TypedDict, total=False):
     """What a caller may supply instead of having it built from settings: a chat model
     chosen already (``backend``, ``model`` and ``native_tools`` say what it is; without it
-    they choose one), the ``notice`` that choice needs, the tools, memory (None: off) and the
-    critic (None: off)."""
+    they choose one), the ``notice`` that choice needs, the tools, memory (None: off), the
+    shelf of everyone else's memory beside it (:mod:`local2.memory.shelf`; default: a new
+    one around a real store) and the critic (None: off)."""
 
     chat_model: BaseChatModel | None
     backend: str | None
@@ -61,6 +62,7 @@ class ModelParts(TypedDict, total=False):
     notice: str | None
     tools: Sequence[Tool] | None
     memory: Any
+    memory_shelf: Any
     critic: Any
 
 
@@ -98,6 +100,7 @@ def wire(settings: Settings | None = None, **parts: Unpack[Parts]) -> Wired:
             chat_model=chat_model,
             tools=parts.get("tools"),
             memory=parts.get("memory", AUTO),
+            memory_shelf=parts.get("memory_shelf", AUTO),
             critic=parts.get("critic", AUTO),
             turn_log=storage.turn_log,
             backend=backend,
@@ -113,15 +116,16 @@ def wire(settings: Settings | None = None, **parts: Unpack[Parts]) -> Wired:
 
 
 def rewire(settings: Settings, services: Services, storage: Storage, model: str) -> Wired:
-    """The same tools, memory, critic and store, answered by another ``model`` on the same
-    kind of server (Ollama unless ``services`` talk to an OpenAI-compatible one; an Ollama
-    model must be pulled: it is never silently replaced)."""
+    """The same tools, memory (everyone's), critic and store, answered by another ``model``
+    on the same kind of server (Ollama unless ``services`` talk to an OpenAI-compatible one;
+    an Ollama model must be pulled: it is never silently replaced)."""
     return wire(
         settings,
         backend="openai" if services.backend == "openai" else "ollama",
         model=model,
         tools=list(services.tools.values()),
         memory=services.memory,
+        memory_shelf=services.memory_shelf,
         critic=services.critic,
         storage=storage,
     )
@@ -134,13 +138,15 @@ def build_services(
     turn_log: TurnLog,
     tools: Sequence[Tool] | None = None,
     memory: Any = AUTO,
+    memory_shelf: Any = AUTO,
     critic: Any = AUTO,
     backend: str | None = None,
     model: str | None = None,
     native_tools: bool | None = None,
 ) -> Services:
     """The graph's services around a chosen chat model: memory, critic and tools from
-    settings unless given."""
+    settings unless given. Memory is local's store; everyone else's is opened beside it when
+    first needed, on its shelf (``memory_shelf``)."""
     from local2.models.toolcall_args import repair_message, validate_args
     from local2.models.toolcall_text import parse_tool_calls
     from local2.tools.routing import route
@@ -154,12 +160,16 @@ def build_services(
     else:
         memory_notice = getattr(memory, "notice", None)
     notices = [memory_notice] if isinstance(memory_notice, str) and memory_notice else []
+    if memory_shelf is AUTO:
+        from local2.memory.shelf import MemoryShelf
+
+        memory_shelf = MemoryShelf.around(memory)
     if critic is AUTO:
         critic = default_critic(settings, chat_model, backend_name)
     if tools is None:
         from local2.tools.registry import default_tools
 
-        tools = default_tools(settings, memory, backend_name)
+        tools = default_tools(settings, memory_shelf or memory, backend_name)
     return Services(
         settings=settings,
         chat_model=chat_model,
@@ -175,6 +185,7 @@ def build_services(
         arg_validator=validate_args,
         repair_message=repair_message,
         notices=notices,
+        memory_shelf=memory_shelf,
     )
 
 

@@ -21,13 +21,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Who is asking and why: memory tools tag what they store with the ids, web_fetch picks
-    the passages of a page relevant to ``query``. ``cancel`` is set when the graph gives up
-    on the call (timeout): a tool that can run long stops its work when it sees it."""
+    """Who is asking and why: memory tools tag what they store with the ids and use
+    ``owner``'s memory only, web_fetch picks the passages of a page relevant to ``query``.
+    ``cancel`` is set when the graph gives up on the call (timeout): a tool that can run long
+    stops its work when it sees it."""
 
     session_id: str
     query_id: str
     query: str = ""  # the person's question this turn
+    owner: str = "local"  # whose turn or run this is (local2.contracts.people)
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 

@@ -8,13 +8,15 @@ instructions.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from local2.config import Settings
 from local2.contracts.records import MemoryHit
 from local2.errors import EmbeddingError, ToolError
 from local2.events import MEMORY_RECALL, MEMORY_SAVED
+from local2.memory.owners import is_local
+from local2.memory.shelf import MemoryShelf
 from local2.memory.store import EngramStore
 from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool
 from local2.tools.fallback import SNIPPET_CHARS, cut, quoted
@@ -149,12 +151,36 @@ def save_extract(call: Mapping[str, Any]) -> list[str]:
     return [f"Saved to memory as [{m['id']}]:", f"> {cut(text, SNIPPET_CHARS)}"]
 
 
-def memory_tools(store: EngramStore, settings: Settings) -> list[Tool]:
-    """The two memory tools bound to ``store``; schemas from config when present."""
+def stores_of(memory: EngramStore | MemoryShelf | Any) -> Callable[[str], Any]:
+    """Each owner's store: from the shelf; around a bare store, a shelf of its own; a
+    stand-in (a test's) is local's alone, and anyone else has no memory (None)."""
+    if isinstance(memory, EngramStore):
+        memory = MemoryShelf(memory)
+    if isinstance(memory, MemoryShelf):
+        return memory.of
+    return lambda owner: memory if is_local(owner) else None
+
+
+def _own_store(stores: Callable[[str], Any], ctx: ToolContext) -> Any:
+    try:
+        store = stores(ctx.owner)
+    except Exception as exc:  # their memory cannot be opened now: a tool error, not a crash
+        raise ToolError(f"memory is unavailable: {type(exc).__name__}: {exc}") from None
+    if store is None:
+        raise ToolError("memory is off for you on this server")
+    return store
+
+
+def memory_tools(memory: EngramStore | MemoryShelf, settings: Settings) -> list[Tool]:
+    """The two memory tools over each person's own memory (``memory``: everyone's shelf, or
+    local's store); schemas from config when present. The call's
+    :attr:`ToolContext.owner <local2.tools.base.ToolContext.owner>` says whose."""
+    stores = stores_of(memory)
 
     def recall(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         query = _text_arg(args, "query")
         k = _k_arg(args, settings.memory.recall_k)
+        store = _own_store(stores, ctx)
         try:
             hits = store.recall(query, k, include_bad=not settings.memory.exclude_bad)
         except EmbeddingError as exc:
@@ -170,6 +196,7 @@ def memory_tools(store: EngramStore, settings: Settings) -> list[Tool]:
 
     def save(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         text = _text_arg(args, "text")
+        store = _own_store(stores, ctx)
         try:
             eid = store.save(text, session_id=ctx.session_id, query_id=ctx.query_id)
         except Exception as exc:

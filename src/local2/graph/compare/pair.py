@@ -245,7 +245,8 @@ def settle_pair(state: TurnState, services: Services) -> dict[str, Any]:
     pairwise = state.get("pairwise") or {}
     records = state.get("respondents") or {}
     winner = pairwise.get("winner")
-    if services.memory is not None:
+    store = services.memory_for(state.get("owner"))
+    if store is not None:
         for rid in RESPONDENT_IDS:
             engram = (records.get(rid) or {}).get("engram_id")
             if not engram:
@@ -255,7 +256,7 @@ def settle_pair(state: TurnState, services: Services) -> dict[str, Any]:
             if score is not None:
                 fields["critic_score"] = int(score)
             try:
-                services.memory.mark(engram, **fields)
+                store.mark(engram, **fields)
             except Exception as exc:  # memory is an extra: the turn stands without it
                 log.warning("could not annotate engram %s: %s", engram, exc)
     if winner in ("a", "b", "tie"):

@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.config import get_stream_writer
 
+from local2.contracts.people import LOCAL_NAME
 from local2.contracts.records import EventEntry
 from local2.graph.state import TurnState
 from local2.tools.base import ToolContext
@@ -44,5 +45,8 @@ def event(state: Mapping[str, Any], subject: str, **payload: Any) -> EventEntry:
 def tool_context(state: TurnState) -> ToolContext:
     """The context this turn's tool calls run with: who asks, and the question."""
     return ToolContext(
-        session_id=state["session_id"] or "", query_id=state["query_id"], query=state["query"]
+        session_id=state["session_id"] or "",
+        query_id=state["query_id"],
+        query=state["query"],
+        owner=state.get("owner") or LOCAL_NAME,
     )

@@ -19,9 +19,10 @@ log = logging.getLogger(__name__)
 
 
 def memory_lookup(state: TurnState, services: Services) -> Callable[[str], bool] | None:
-    """Whether an engram id exists: recalled this turn, or found in the store."""
+    """Whether an engram id exists: recalled this turn, or found in the turn's owner's
+    memory (someone else's engram is as unknown as an invented id)."""
     recalled = {hit["id"] for hit in state.get("memory_hits") or []}
-    get = getattr(services.memory, "get", None)
+    get = getattr(services.memory_for(state.get("owner")), "get", None)
     if get is None:
         return recalled.__contains__ if recalled else None
     return lambda memory_id: memory_id in recalled or get(memory_id) is not None
@@ -69,9 +70,10 @@ def critique(state: TurnState, services: Services) -> dict:
         query_id=query_id,
         session_id=state.get("session_id"),
     )
-    if services.memory is not None and result.get("score") is not None and query_id:
+    store = services.memory_for(state.get("owner"))
+    if store is not None and result.get("score") is not None and query_id:
         try:
-            services.memory.annotate(query_id, critic_score=result["score"])
+            store.annotate(query_id, critic_score=result["score"])
         except Exception:
             log.warning("could not annotate engram of %s with the critic score", query_id)
     if state.get("history_head"):  # so a resumed session shows each turn's grade

@@ -11,6 +11,11 @@ for embedding) emits ``memory.ingest_failed`` and the turn, facts included, wait
 ``<data_dir>/memory_retry.jsonl`` (a :class:`~local2.memory.jsonl_queue.JsonlQueue`, safe
 for several processes); the queue is retried before the next ingest, so a passing outage
 loses nothing.
+
+The turn goes to its owner's memory only (``services.memory_for``). Each person's turns wait
+in a queue of their own (``memory_retry.<key>.jsonl``, :mod:`local2.memory.owners`; local's
+is the file above), drained by their own next ingest, and each record names its owner, so
+a drained turn can only reach the store of the person who said it.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from local2.contracts.people import LOCAL_NAME
+from local2.errors import MemoryStoreError
 from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED
 from local2.graph.nodes.common import event
 from local2.graph.services import Services
@@ -26,6 +33,7 @@ from local2.graph.state import TurnState
 from local2.memory.extract import Distilled, distill
 from local2.memory.facts import Fact
 from local2.memory.jsonl_queue import JsonlQueue
+from local2.memory.owners import owner_file
 from local2.memory.verbatim import without_tool_text
 
 if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opened
@@ -35,20 +43,21 @@ log = logging.getLogger(__name__)
 
 RETRY_FILE = "memory_retry.jsonl"
 _FIELDS = {"session_id", "query_id", "query", "answer", "tools_used", "model"}
-_OPTIONAL = {"facts"}
+_OPTIONAL = {"facts", "owner"}
 
 
 def ingest(state: TurnState, services: Services) -> dict[str, Any]:
     """Store this turn and its facts; on failure emit ``memory.ingest_failed`` and queue it."""
-    store = services.memory
+    owner = state.get("owner") or LOCAL_NAME
+    store = services.memory_for(owner)
     answer = state.get("answer") or ""
     if store is None or not answer.strip() or state.get("error"):
         return {}
     distilled = _distill(state, services)
     record, cut = _turn_record(state, distilled.facts)
-    queue = Path(services.settings.data_dir) / RETRY_FILE
+    queue = owner_file(Path(services.settings.data_dir) / RETRY_FILE, owner)
     try:
-        retried = _drain(store, queue)
+        retried = _drain(services, queue)
         eid, facts = _store(store, record)
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
@@ -101,6 +110,7 @@ def _turn_record(state: TurnState, facts: list[Fact]) -> tuple[dict[str, Any], i
         "tools_used": list(dict.fromkeys(t for t in tools if t)),
         "model": state.get("model") or "",
         "facts": [f.as_dict() for f in facts],
+        "owner": state.get("owner") or LOCAL_NAME,
     }
     return record, cut
 
@@ -117,9 +127,20 @@ def _store(store: EngramStore, record: dict[str, Any]) -> tuple[str, list[FactSa
     return eid, saved
 
 
-def _drain(store: EngramStore, queue: Path) -> int:
-    """Store queued turns, oldest first; stop at the first failure (the store is still down)."""
-    return _retry_queue(queue).drain(lambda record: _store(store, record))
+def _drain(services: Services, queue: Path) -> int:
+    """Store queued turns, oldest first, each in its owner's memory; stop at the first
+    failure (the store is still down)."""
+    return _retry_queue(queue).drain(lambda record: _store(_store_of(services, record), record))
+
+
+def _store_of(services: Services, record: dict[str, Any]) -> EngramStore:
+    """The memory of the person whose turn ``record`` is (a record from before owners is
+    local's); raises when it is not open, so the record stays queued."""
+    owner = record.get("owner") or LOCAL_NAME
+    store = services.memory_for(owner)
+    if store is None:
+        raise MemoryStoreError(f"the memory of {owner!r} is not open here", "try again later")
+    return store
 
 
 def _enqueue(queue: Path, record: dict[str, Any]) -> None:

@@ -19,6 +19,9 @@ recall (the question's embedding and the store's search: mostly waiting, off the
 interpreter) as the turn begins, alongside LangGraph's own start, and hands it to the run in
 its config (:func:`recall_ahead`); the node takes that result, or recalls itself when there
 is none (a notebook's run, a replay).
+
+Both read and write the turn's owner's memory only (``services.memory_for``): what one
+person said is never recalled for another.
 """
 
 from __future__ import annotations
@@ -27,16 +30,20 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage
 
 from local2 import events
+from local2.contracts.people import LOCAL_NAME
 from local2.contracts.records import MemoryHit, SavedMemory
 from local2.graph.nodes.common import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState
 from local2.memory.facts import explicit_requests
+
+if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opened
+    from local2.memory.store import EngramStore
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +73,12 @@ def memory_block(hits: list[MemoryHit], saved: list[SavedMemory]) -> str:
     return f"{MEMORY_NOTE}\n<memory>\n{body}\n</memory>"
 
 
-def _save_requests(state: TurnState, services: Services) -> tuple[list[SavedMemory], list]:
+def _save_requests(state: TurnState, store: EngramStore) -> tuple[list[SavedMemory], list]:
     saved: list[SavedMemory] = []
     log_entries: list = []
     for fact in explicit_requests(state["query"]):
         try:
-            result = services.memory.save_fact(  # type: ignore[union-attr]
+            result = store.save_fact(
                 fact, session_id=state["session_id"] or "", query_id=state["query_id"]
             )
         except Exception as exc:  # the turn goes on; the person is told in the payload
@@ -100,15 +107,17 @@ AHEAD_KEY = "local2_recall_ahead"  # the run's configurable entry holding a Reca
 
 @dataclass(frozen=True)
 class RecallAhead:
-    """The automatic recall of ``query``, started before the graph ran."""
+    """The automatic recall of ``owner``'s memory for ``query``, started before the graph
+    ran."""
 
     query: str
     hits: Future[list[MemoryHit]]
+    owner: str = LOCAL_NAME
 
 
-def _search(services: Services, query: str, skip: set[str]) -> list[MemoryHit]:
+def _search(services: Services, store: EngramStore, query: str, skip: set[str]) -> list[MemoryHit]:
     memory = services.settings.memory
-    return services.memory.recall(  # type: ignore[union-attr]
+    return store.recall(
         query,
         memory.auto_recall_k,
         include_bad=not memory.exclude_bad,
@@ -130,18 +139,26 @@ def recall_ahead(
     query = query.strip()
     if settings.facts != "off" and explicit_requests(query):
         return None
-    return RecallAhead(query, submit(_search, services, query, set()))
+    store = services.memory_for(owner)
+    if store is None:
+        return None
+    return RecallAhead(query, submit(_search, services, store, query, set()), owner or LOCAL_NAME)
 
 
 def _recall(
-    state: TurnState, services: Services, skip: set[str], ahead: RecallAhead | None = None
+    state: TurnState,
+    services: Services,
+    store: EngramStore,
+    skip: set[str],
+    ahead: RecallAhead | None = None,
 ) -> tuple[list[MemoryHit], list]:
     memory = services.settings.memory
+    owner = state.get("owner") or LOCAL_NAME
     try:
-        if ahead is not None and ahead.query == state["query"] and not skip:
+        if ahead is not None and (ahead.query, ahead.owner) == (state["query"], owner) and not skip:
             hits = ahead.hits.result()
         else:
-            hits = _search(services, state["query"], skip)
+            hits = _search(services, store, state["query"], skip)
     except Exception as exc:  # answering without memory beats not answering
         reason = f"{type(exc).__name__}: {exc}"[:300]
         log.warning("automatic memory recall failed: %s", reason)
@@ -162,14 +179,16 @@ def _recall(
 def recall(
     state: TurnState, services: Services, ahead: RecallAhead | None = None
 ) -> dict[str, Any]:
-    if services.memory is None:
+    store = services.memory_for(state.get("owner"))
+    if store is None:
         return {}
     saved, log_entries = [], []
     if services.settings.memory.facts != "off":  # off: the transcript store of old
-        saved, log_entries = _save_requests(state, services)
+        saved, log_entries = _save_requests(state, store)
     hits: list[MemoryHit] = []
     if services.settings.memory.auto_recall:
-        hits, entries = _recall(state, services, {s["id"] for s in saved if s["id"]}, ahead)
+        skip = {s["id"] for s in saved if s["id"]}
+        hits, entries = _recall(state, services, store, skip, ahead)
         log_entries += entries
     update: dict[str, Any] = {"event_log": log_entries, "memory_saved": saved}
     if hits or saved:
