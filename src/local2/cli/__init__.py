@@ -6,7 +6,8 @@
 - :mod:`.render`: how a turn looks at a terminal;
 - :mod:`.turns` (ask, chat), :mod:`.sessions` (history, replay, feedback), :mod:`.doctor`,
   :mod:`.memory`, :mod:`.files`, :mod:`.compare` (retry, arena), :mod:`.research`,
-  :mod:`.stories`, :mod:`.serve` (ui, serve).
+  :mod:`.stories`, :mod:`.serve` (ui, serve), :mod:`.users` (people on a team server;
+  :mod:`.people`: who a command acts for, ``--as``).
 
 Importing this package imports nothing else (``import local2.cli`` leaves the garbage
 collector alone); ``app`` is the Typer application, loaded on first use.

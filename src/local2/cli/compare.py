@@ -1,5 +1,6 @@
 """``local2 retry`` and ``local2 arena``: a second attempt at a low-graded answer, and the
-ratings per model that compare turns leave (``ask``/``chat`` take ``--model-b``).
+ratings per model that compare turns leave (``ask``/``chat`` take ``--model-b``). Both are
+the person's own (local's, or ``--as NAME``'s): their sessions, and the votes cast in them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ from typing import Annotated, Any
 import typer
 
 from local2.cli import gc_pause
-from local2.cli.common import approver, err, make_agent, offline_agent, out, settings_of
+from local2.cli.common import (
+    approver,
+    err,
+    make_agent,
+    offline_agent,
+    out,
+    person_of,
+    settings_of,
+)
 from local2.cli.errors import friendly_errors
 from local2.cli.render import print_json, show_item
 
@@ -32,10 +41,12 @@ def retry(
     """Try an answer again with the critic's feedback; both attempts are kept, the
     higher-graded one continues the conversation (--show switches)."""
 
+    person = person_of(ctx)
     with friendly_errors():
         if show is not None:
             agent = offline_agent(ctx)
             try:
+                agent.access.write_session(person, session_id)
                 result = agent.show(session_id, query_id, show)
             finally:
                 agent.close()
@@ -45,6 +56,7 @@ def retry(
             return
         reader = offline_agent(ctx)
         try:
+            reader.access.write_session(person, session_id)
             first_model = reader.retries.retry_request(session_id, query_id)[1]["model"]
         finally:
             reader.close()
@@ -54,7 +66,7 @@ def retry(
             view: dict[str, Any] = {}
             payload: dict[str, Any] = {}
             asks = approver(not as_json)  # a script reads --json: waiting calls are denied
-            for kind, data in agent.retry(session_id, query_id, asks):
+            for kind, data in agent.retry(session_id, query_id, asks, person=person):
                 if kind == "final":
                     payload = data
                 if not as_json:
@@ -76,17 +88,22 @@ def arena(
     ] = None,
 ) -> None:
     """Ratings per model from compare turns: Bradley-Terry with a 95% interval and vote
-    counts, people's votes and the judge's apart."""
+    counts, people's votes and the judge's apart (from your own sessions' votes)."""
     from local2.arena.report import arena as table_of
     from local2.arena.report import as_csv as csv_text
     from local2.arena.report import as_json as json_text
+    from local2.cli.people import access_of
     from local2.storage.open import open_votes
 
-    votes_log = open_votes(settings_of(ctx))
-    try:
-        votes = votes_log.votes()
-    finally:
-        votes_log.close()
+    settings = settings_of(ctx)
+    with friendly_errors():
+        votes_log = open_votes(settings)
+        try:
+            votes = votes_log.votes()
+        finally:
+            votes_log.close()
+        with access_of(settings) as access:
+            votes = access.own_only(person_of(ctx), votes, lambda vote: vote.session_id)
     table = table_of(votes)
     if out_file is not None:
         text = csv_text(table) if out_file.suffix.lower() == ".csv" else json_text(table, votes)

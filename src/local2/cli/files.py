@@ -1,14 +1,19 @@
-"""``local2 index`` (build the search_files index) and ``local2 runs list|show`` (audit log)."""
+"""``local2 index`` (build the search_files index) and ``local2 runs list|show`` (audit log).
+
+The file index is everyone's; the audit log shows the person (local, or ``--as NAME``) only
+the turns of their own sessions: another's query id answers as an unknown one does.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from local2.cli.common import err, fail, out, settings_of
+from local2.cli.common import err, fail, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
 
 runs_app = typer.Typer(help="The audit log: every turn, its tools, evidence and answer.")
@@ -76,10 +81,8 @@ def runs_list(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 30,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Logged turns, newest first."""
-    from local2.storage.audit_log import list_runs
-
-    rows = list_runs(settings_of(ctx), session, limit)
+    """Your logged turns, newest first."""
+    rows = own_runs(ctx, session, limit)
     if as_json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -128,12 +131,40 @@ def runs_show(
     query_id: Annotated[str, typer.Argument(help="The turn's query id (or session/query_id).")],
 ) -> None:
     """One logged turn as JSON."""
+    from local2.cli.people import access_of
+    from local2.errors import NotFound
     from local2.storage.audit_log import show_run
 
-    record: dict[str, Any] | None = show_run(settings_of(ctx), query_id)
+    settings = settings_of(ctx)
+    record: dict[str, Any] | None = show_run(settings, query_id)
+    if record is not None:
+        with friendly_errors(), access_of(settings) as access:
+            owner = access.session_owner(str(record.get("session_id") or ""))
+            try:  # an admin's read of someone else's is written down
+                access.read(person_of(ctx), "audit", query_id, owner, NotFound)
+            except NotFound:
+                record = None
     if record is None:
         fail(f"no logged run '{query_id}'", "see `local2 runs list`")
     print(json.dumps(record, indent=2, ensure_ascii=False))
+
+
+def own_runs(ctx: typer.Context, session: str | None, limit: int) -> list[dict[str, Any]]:
+    """The latest ``limit`` logged turns of the person's own sessions. With people
+    configured the whole log is read and filtered (others' turns must not take the places)."""
+    from local2.cli.people import access_of
+    from local2.storage.audit_log import list_runs
+
+    settings = settings_of(ctx)
+    with friendly_errors(), access_of(settings) as access:
+        if not access.configured():  # everything is local's
+            return access.own_only(person_of(ctx), list_runs(settings, session, limit), _session)
+        rows = list_runs(settings, session, sys.maxsize)
+        return access.own_only(person_of(ctx), rows, _session)[:limit]
+
+
+def _session(row: dict[str, Any]) -> str:
+    return str(row.get("session_id") or "")
 
 
 def register(app: typer.Typer) -> None:

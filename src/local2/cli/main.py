@@ -34,6 +34,7 @@ from local2.cli import (
     sessions,
     stories,
     turns,
+    users,
 )
 from local2.cli.common import fail
 
@@ -53,6 +54,15 @@ def main(
         Path | None,
         typer.Option("--config", help="Config directory (default: $LOCAL2_CONFIG)."),
     ] = None,
+    as_name: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            metavar="NAME",
+            help="Act for this person (default: local). On a SQLite or memory store; on "
+            "Postgres only with an admin's token in $LOCAL2_TOKEN (the read is logged).",
+        ),
+    ] = None,
 ) -> None:
     from local2.config import SettingsError, load_settings
 
@@ -60,7 +70,13 @@ def main(
         ctx.obj = {"settings": load_settings(config)}
     except SettingsError as exc:
         fail(f"Configuration error: {exc}")
+    if as_name is not None:
+        from local2.cli.errors import friendly_errors
+        from local2.cli.people import act_as
+
+        with friendly_errors():
+            ctx.obj["person"] = act_as(ctx.obj["settings"], as_name)
 
 
-for _group in (turns, doctor, sessions, memory, serve, stories, files, compare, research):
+for _group in (turns, doctor, sessions, memory, serve, stories, files, compare, research, users):
     _group.register(app)

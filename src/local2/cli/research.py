@@ -1,8 +1,10 @@
 """``local2 research "QUESTION"``: a research run with a live checklist, then its report.
 
 ``local2 research list`` shows the runs; ``--resume RUN_ID`` continues one from its last
-finished step. The run id is printed first (on stderr with ``--json``, so stdout stays JSON),
-the checklist goes to stderr as steps start and finish, the report to stdout.
+finished step. Runs are the person's own (local's, or ``--as NAME``'s): someone else's run
+id answers as an unknown one does. The run id is printed first (on stderr with ``--json``,
+so stdout stays JSON), the checklist goes to stderr as steps start and finish, the report to
+stdout.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from rich.markup import escape
 
 from local2 import events
 from local2.cli import gc_pause
-from local2.cli.common import err, fail, id_param, offline_parts, out, settings_of
+from local2.cli.common import err, fail, id_param, offline_parts, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
 
 ICONS = {"pending": "○", "started": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
@@ -102,7 +104,7 @@ def _offline(ctx: typer.Context) -> Any:
 def show_runs(ctx: typer.Context, as_json: bool, limit: int) -> None:
     research = _offline(ctx)
     try:
-        rows = research.runs(limit)
+        rows = research.runs(limit, person_of(ctx).name)
     finally:
         research.close()
     if as_json:
@@ -142,15 +144,17 @@ def run_research(
     backend: str | None,
     model: str | None,
 ) -> None:
+    from local2.cli.people import access_of
     from local2.service.research import Research
 
+    person = person_of(ctx)
     if not resume and not (question or "").strip():
         fail('Give a question: local2 research "QUESTION" (or `list`, or --resume RUN_ID).', code=2)
     if resume:  # an unknown or finished run needs no model
         reader = _offline(ctx)
         try:
-            with friendly_errors():
-                known = reader.payload(resume)
+            with friendly_errors(), access_of(settings_of(ctx)) as access:
+                known = reader.payload(resume, person, access)
         finally:
             reader.close()
         if known["status"] == "done":
@@ -167,9 +171,9 @@ def run_research(
             if research.notice:
                 err.print(f"[yellow]Notice:[/] {research.notice}")
             items = (
-                research.resume(resume)
+                research.resume(resume, person)
                 if resume
-                else research.stream(question or "", max_rounds=max_rounds)
+                else research.stream(question or "", max_rounds=max_rounds, person=person)
             )
             payload: dict[str, Any] = {}
             for kind, data in items:

@@ -19,6 +19,7 @@ from local2.cli.common import (
     settings_of,
 )
 from local2.cli.errors import friendly_errors
+from local2.cli.people import configured as people_configured
 
 HostOpt = Annotated[
     str | None,
@@ -41,12 +42,16 @@ def _run(
     compare: dict | None = None,
 ) -> None:
     from local2.http.app import require_token
+    from local2.http.guard import is_loopback
 
     settings = settings_of(ctx).ui
     host = host or settings.host
     port = settings.port if port is None else port
     with friendly_errors():
-        require_token(host)  # before the app's imports: a refusal should come at once
+        # Before the app's imports: a refusal should come at once. With people added
+        # (local2 users add), each brings their own token: the single one is not needed.
+        people = not is_loopback(host) and people_configured(settings_of(ctx))
+        require_token(host, people=people)
     from local2.ui.server import require_allowed_hosts, serve
 
     with friendly_errors():

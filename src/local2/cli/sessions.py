@@ -1,4 +1,6 @@
-"""``local2 history``, ``local2 replay`` and ``local2 feedback``: a session after the fact."""
+"""``local2 sessions``, ``local2 history``, ``local2 replay`` and ``local2 feedback``: sessions
+after the fact, each only the person's own (local's, or ``--as NAME``'s): someone else's
+session answers as an unknown one does."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from local2.cli.common import (
     make_agent,
     offline_agent,
     out,
+    person_of,
 )
 from local2.cli.errors import friendly_errors
 from local2.cli.render import rated
@@ -51,6 +54,7 @@ def feedback(
     with friendly_errors():
         agent = offline_agent(ctx)  # no Chroma: a rating waits for memory (local2.memory.deferred)
         try:
+            agent.access.write_session(person_of(ctx), session_id)
             if prefer is not None:
                 result = agent.prefer(session_id, query_id, prefer, comment)
                 follows = (
@@ -81,6 +85,7 @@ def history(
     with friendly_errors():
         agent = offline_agent(ctx)
         try:
+            agent.access.read_session(person_of(ctx), session_id)
             rows = agent.checkpoints(session_id, limit)
         finally:
             agent.close()
@@ -131,6 +136,7 @@ def replay(
         agent = make_agent(ctx, backend, model)  # the replay's model: checked before it runs
         gc_pause.resume("replay")
         try:
+            agent.access.write_session(person_of(ctx), session_id)
             payload = agent.replay(session_id, checkpoint, query=query)
         finally:
             agent.close()
@@ -153,7 +159,47 @@ def replay(
     )
 
 
+def sessions(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """Your recent sessions, newest first: id, turns, last turn, first question."""
+    with friendly_errors():
+        agent = offline_agent(ctx)
+        try:
+            rows = agent.sessions(limit, person_of(ctx).name)
+        finally:
+            agent.close()
+    if as_json:
+        print(json.dumps(rows, indent=2, default=str))
+        return
+    if not rows:
+        err.print("No sessions yet: ask something with local2 ask or local2 chat.")
+        return
+    from datetime import datetime
+
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    table.add_column("session", no_wrap=True)
+    table.add_column("turns", justify="right", no_wrap=True)
+    table.add_column("last turn", no_wrap=True)
+    table.add_column("first question", no_wrap=True, overflow="ellipsis", ratio=1)
+    for r in rows:
+        table.add_row(
+            r["session_id"],
+            str(r["turns"]),
+            datetime.fromtimestamp(r["updated_at"]).strftime("%m-%d %H:%M"),
+            escape(" ".join(str(r["first"] or "").split())),
+        )
+    # Piped output is not cut to 80 columns: ids must stay whole to be pasted back.
+    (out if out.is_terminal else Console(width=200, highlight=False)).print(table)
+
+
 def register(app: typer.Typer) -> None:
+    app.command()(sessions)
     app.command()(feedback)
     app.command()(history)
     app.command()(replay)

@@ -22,10 +22,12 @@ from local2.cli.common import (
     err,
     make_agent,
     out,
+    person_of,
     settings_of,
 )
 from local2.cli.errors import friendly_errors, report
 from local2.cli.render import abandon, hold_back, show_item
+from local2.contracts.people import LOCAL, Person
 from local2.errors import Local2Error, TurnCancelled
 
 CHAT_HELP = "/prefer a|b|tie after a compared answer · /retry after a low grade · /show 1|2"
@@ -43,11 +45,14 @@ def ask(
 ) -> None:
     """Ask one question and print the answer (or the whole turn payload with --json)."""
     compare = compare_options(model_b, temperature_b)
+    person = person_of(ctx)
     with friendly_errors():
         agent = make_agent(ctx, backend, model)
         gc_pause.resume("ask")  # the turn may run for minutes
         if as_json:  # a script reads the output: no one to ask, so waiting calls are denied
-            payload = agent.ask(query, session, approve=approver(False), options=compare)
+            payload = agent.ask(
+                query, session, approve=approver(False), options=compare, person=person
+            )
             out.print_json(data=payload) if sys.stdout.isatty() else print(
                 json.dumps(payload, ensure_ascii=False, indent=2, default=str)
             )
@@ -60,6 +65,7 @@ def ask(
                     lambda k, d: show_item(k, d, view),
                     approver(True),
                     options=compare,
+                    person=person,
                 )
             except BaseException:  # the model failed, or Ctrl+C: nothing was recorded
                 abandon(view)
@@ -75,8 +81,10 @@ def chat_command(
     last: dict[str, Any],
     on_item: Callable[[str, Any], None],
     approve: Any = None,
+    person: Person = LOCAL,
 ) -> bool:
-    """Handle ``line`` if it is /prefer, /retry or /show (about the ``last`` turn); True if so."""
+    """Handle ``line`` if it is /prefer, /retry or /show (about the ``last`` turn, in
+    ``person``'s session); True if so."""
 
     words = line.strip().split()
     if not words or words[0] not in ("/prefer", "/retry", "/show"):
@@ -86,6 +94,7 @@ def chat_command(
         err.print("[yellow]Ask something first.[/]")
         return True
     try:
+        agent.access.write_session(person, session_id)
         if words[0] == "/prefer":
             choice = words[1] if len(words) > 1 else ""
             result = agent.prefer(session_id, query_id, choice)
@@ -98,7 +107,7 @@ def chat_command(
             agent.show(session_id, query_id, attempt)
             err.print(f"[dim]The conversation continues from attempt {attempt}.[/]")
         else:
-            for kind, data in agent.retry(session_id, query_id, approve):
+            for kind, data in agent.retry(session_id, query_id, approve, person=person):
                 on_item(kind, data)
                 if kind == "final":
                     last.clear()
@@ -128,6 +137,7 @@ def chat(
     from local2.ids import new_session_id
 
     compare = compare_options(model_b, temperature_b)
+    person = person_of(ctx)
 
     gen = settings_of(ctx).generator
     what = f"{backend or gen.backend} model" + (f" {model}" if model else "")
@@ -162,7 +172,13 @@ def chat(
         view = hold_back(agent.services.native_tools)
         try:
             if chat_command(
-                agent, line, session_id, last, lambda k, d, v=view: show_item(k, d, v), approve
+                agent,
+                line,
+                session_id,
+                last,
+                lambda k, d, v=view: show_item(k, d, v),
+                approve,
+                person,
             ):
                 continue
             last.update(
@@ -172,6 +188,7 @@ def chat(
                     lambda k, d, v=view: show_item(k, d, v),
                     approve,
                     options=compare,
+                    person=person,
                 )
             )
         except (Local2Error, TurnCancelled) as exc:  # the question is kept; the chat goes on

@@ -60,7 +60,7 @@ def compare_routes(agent: Agent) -> APIRouter:
         """A second attempt at a low-graded answer, with the critic's feedback."""
         check_session_id(session_id)
         agent.access.write_session(person, session_id)
-        return collect(agent.retry(session_id, body.query_id))
+        return collect(agent.retry(session_id, body.query_id, person=person))
 
     @router.post("/sessions/{session_id}/show", **returns(TurnPayload))
     def show(person: Caller, session_id: str, body: ShowBody) -> Any:
