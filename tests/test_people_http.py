@@ -153,6 +153,10 @@ def test_every_cross_read_and_write_answers_as_unknown(team: dict[str, Any]) -> 
         "/feedback", json={"session_id": "alice-1", "query_id": query_id, "rating": 5}
     )
     assert rated.status_code == 200
+    # Her own retry and show are hers to ask for (409: her answer needs no retry).
+    own = alice.post("/sessions/alice-1/retry", json={"query_id": query_id})
+    assert own.status_code in (200, 409), own.text
+    assert alice.get("/sessions/alice-1/approval").json()["pending"] is None
     assert alice.get(f"/research/{run_id}").json()["status"] == "done"
     assert [r["run_id"] for r in alice.get("/research").json()["runs"]] == [run_id]
     assert {s["session_id"] for s in bob.get("/sessions").json()} == {"bob-1"}
