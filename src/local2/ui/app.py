@@ -1,9 +1,11 @@
 """The Gradio app: chat that streams, what the model did, ratings, time travel.
 
 Every browser tab gets its own session id (``gr.State``); the sessions a browser used are
-kept in its own ``localStorage`` (``gr.BrowserState``), so people sharing one server do not
-see each other's conversations. Handlers are sync generators over :meth:`Agent.stream`: the
-queue runs several at once, so one slow answer does not hold up anyone else's.
+kept in its own ``localStorage`` (``gr.BrowserState``). With people configured, each signs in
+(:mod:`local2.ui.sign_in`), the top of the app says who, and every handler acts for that
+person: they see and continue only their own sessions, runs and votes. Handlers are sync
+generators over :meth:`Agent.stream`: the queue runs several at once, so one slow answer
+does not hold up anyone else's.
 
 The app is assembled from parts, one module each: :mod:`~local2.ui.chat` (the conversation
 and its panels), :mod:`~local2.ui.approval_actions` (Approve and Deny on a paused turn),
@@ -14,10 +16,14 @@ retry) and :mod:`~local2.ui.arena`. This module lays them out and wires them tog
 
 from __future__ import annotations
 
+from typing import Any
+
 import gradio as gr
 
+from local2.contracts.people import LOCAL_NAME, Person
 from local2.service.agent import Agent
 from local2.ui import render
+from local2.ui.approval import code_span
 from local2.ui.approval_actions import ApprovalActions
 from local2.ui.arena import Arena
 from local2.ui.chat import Chat
@@ -34,6 +40,7 @@ CSS = """
 #local2-session code { font-size: 0.85em; word-break: break-all; }
 #local2-header h2 { margin: 0 0 0.2em 0; }
 #local2-header p { margin: 0; }
+#local2-signed-in-row { align-items: center; }
 /* Tables have fixed column widths (in the parts' code) and scroll sideways on a phone,
    instead of wrapping their headers letter by letter. */
 #local2-memory th span, #local2-events th span, #tt-checkpoints th span { white-space: nowrap; }
@@ -56,6 +63,7 @@ class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Are
                 f"{'on' if services.critic is not None else 'off'}",
                 elem_id="local2-header",
             )
+            self._signed_in_row()
             gr.Markdown(
                 "\n\n".join(render.banner(n, kind="warning") for n in agent.notices),
                 visible=bool(agent.notices),
@@ -85,6 +93,31 @@ class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Are
             self._wire(demo)
         demo.queue(default_concurrency_limit=self.settings.concurrency_limit)
         return demo
+
+    def _signed_in_row(self) -> None:
+        with gr.Row(visible=False, elem_id="local2-signed-in-row") as self.signed_in_row:
+            self.signed_in_md = gr.Markdown("", elem_id="local2-signed-in")
+            gr.Button(  # Gradio's own /logout; behind a proxy, signing out is the proxy's
+                "Log out",
+                link="logout",
+                link_target="_self",
+                size="sm",
+                scale=0,
+                min_width=90,
+                visible=not self.proxied,
+                elem_id="local2-logout",
+            )
+
+    def _signed_in(self, person: Person | None, request: gr.Request | None) -> tuple[Any, str]:
+        """The row saying who is signed in: shown once anyone is configured (or names come
+        from a proxy); with one person, as before, nothing."""
+        if not (self.proxied or self.agent.access.configured()):
+            return gr.update(visible=False), ""
+        if person is None:
+            return gr.update(visible=True), "Not signed in as anyone this server knows."
+        via = " (through the sign-in proxy)" if self.proxied and person.name != LOCAL_NAME else ""
+        role = " · admin: may read everyone's sessions (each read is noted)" if person.admin else ""
+        return gr.update(visible=True), f"Signed in as **{code_span(person.name)}**{via}{role}"
 
     def _wire(self, demo: gr.Blocks) -> None:
         self._wire_sessions(demo)

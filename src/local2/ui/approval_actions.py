@@ -1,7 +1,9 @@
-"""Approve and Deny in the chat: a paused turn goes on with the person's decision.
+"""Approve, Deny and Stop in the chat: a paused turn goes on with the person's decision, and a
+running one can be stopped before its answer.
 
 The panel itself (what waits, and why) is :mod:`local2.ui.approval`; the turn then streams
-into the same chat message as before it paused (:meth:`local2.ui.chat.Chat._follow`).
+into the same chat message as before it paused (:meth:`local2.ui.chat.Chat._follow`). Only the
+session's owner may decide or stop (:meth:`local2.service.access.Access.write_session`).
 """
 
 from __future__ import annotations
@@ -11,19 +13,35 @@ from typing import Any
 
 import gradio as gr
 
+from local2.errors import Local2Error
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.safe_markdown import neutralise
 
 
 class ApprovalActions(UIPart):
-    """The app's answers to a paused turn, mixed into :class:`~local2.ui.app.LocalUI`."""
+    """The app's answers to a paused or running turn, mixed into
+    :class:`~local2.ui.app.LocalUI`."""
 
-    def approve(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
-        yield from self._decide(True, session_id, pending, ids, mine)
+    def approve(
+        self,
+        session_id: str | None,
+        pending: Any,
+        ids: Any,
+        mine: Any,
+        request: gr.Request | None = None,
+    ) -> Iterator[dict]:
+        yield from self._decide(True, session_id, pending, ids, mine, request)
 
-    def deny(self, session_id: str | None, pending: Any, ids: Any, mine: Any) -> Iterator[dict]:
-        yield from self._decide(False, session_id, pending, ids, mine)
+    def deny(
+        self,
+        session_id: str | None,
+        pending: Any,
+        ids: Any,
+        mine: Any,
+        request: gr.Request | None = None,
+    ) -> Iterator[dict]:
+        yield from self._decide(False, session_id, pending, ids, mine, request)
 
     def _decide(
         self,
@@ -32,6 +50,7 @@ class ApprovalActions(UIPart):
         pending: dict[str, Any] | None,
         ids: dict[int, str] | None,
         mine: list[dict[str, Any]] | None,
+        request: gr.Request | None,
     ) -> Iterator[dict]:
         """Continue the paused turn with the person's decision, in the same chat message."""
         if not session_id or not pending:
@@ -43,10 +62,16 @@ class ApprovalActions(UIPart):
                 ),
             }
             return
+        try:
+            person = self.person(request)
+            self.agent.access.write_session(person, session_id)
+        except Local2Error as exc:
+            yield {**self.approval.hide(), self.banner: self.notice(exc)}
+            return
         yield self.approval.hide()
         view, chat, user = pending["view"], list(pending["chat"]), pending["user"]
         items = self.agent.resume(session_id, approved)
-        yield from self._follow(items, view, chat, dict(ids or {}), user, session_id, mine)
+        yield from self._follow(items, view, chat, dict(ids or {}), user, session_id, mine, person)
 
     def _waiting_panel(self, session_id: str, chat: list[Any]) -> dict:
         """The approval panel for a session whose last turn is paused (or hidden)."""
@@ -59,3 +84,17 @@ class ApprovalActions(UIPart):
             view.apply("event", asked)
         user = gr.ChatMessage(role="user", content=neutralise(question))
         return self.approval.show(request, {"view": view, "chat": chat, "user": user})
+
+    def stop_turn(self, session_id: str | None, request: gr.Request | None = None) -> dict:
+        """Stop this tab's running turn; the streaming handler then shows what was cut off."""
+        try:
+            if session_id:
+                self.agent.access.write_session(self.person(request), session_id)
+        except Local2Error as exc:
+            return {self.stop_btn: gr.update(interactive=False), self.banner: self.notice(exc)}
+        if session_id and self.agent.stop(session_id):
+            return {self.stop_btn: gr.update(value="Stopping…", interactive=False)}
+        return {
+            self.stop_btn: gr.update(interactive=False),
+            self.banner: self.notice("Nothing to stop: the answer is already out."),
+        }

@@ -3,11 +3,13 @@ path").
 
 Two tables, from the votes of compared turns: the person's preferences and the judge's
 verdicts, each a Bradley-Terry rating per model with its 95% interval and vote counts
-(:mod:`local2.arena.ratings`), and both as CSV or JSON downloads.
+(:mod:`local2.arena.ratings`), and both as CSV or JSON downloads. With people configured,
+the votes are those of the signed-in person's sessions only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,9 @@ from typing import Any
 import gradio as gr
 
 from local2.arena.report import arena, as_csv, as_json
+from local2.errors import Local2Error
 from local2.ui.base import UIPart, table
+from local2.ui.notices import notice_for
 
 COLUMNS = ["model", "rating", "95% interval", "votes", "wins", "losses", "ties"]
 EXPLAINED = (
@@ -69,12 +73,19 @@ class Arena(UIPart):
         self.arena_refresh.click(self.arena_view, None, outputs)
         self.arena_tab_item.select(self.arena_view, None, outputs)
 
-    def arena_view(self) -> dict:
-        votes = self.agent.votes()
+    def arena_view(self, request: gr.Request | None = None) -> dict:
+        try:
+            person = self.person(request)
+        except Local2Error as exc:
+            return {self.arena_summary: notice_for(exc).markdown()}
+        votes = self.agent.access.own_only(person, self.agent.votes(), lambda v: v.session_id)
         ratings = arena(votes)
         if getattr(self, "_arena_dir", None) is None:  # one folder per app, reused
             self._arena_dir = Path(tempfile.mkdtemp(prefix="local2-arena-"))
-        folder = self._arena_dir
+        # One folder per person (named by a hash: a proxy's names may hold any character),
+        # so two people's downloads never overwrite each other.
+        folder = self._arena_dir / hashlib.sha256(person.name.encode()).hexdigest()[:16]
+        folder.mkdir(exist_ok=True)
         csv_file, json_file = folder / "arena.csv", folder / "arena.json"
         csv_file.write_text(as_csv(ratings), encoding="utf-8")
         json_file.write_text(as_json(ratings, votes), encoding="utf-8")

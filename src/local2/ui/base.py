@@ -8,10 +8,12 @@ from typing import Any
 
 import gradio as gr
 
+from local2.contracts.people import Person
 from local2.errors import Local2Error, TurnCancelled
 from local2.service.agent import Agent
 from local2.ui import render
 from local2.ui.notices import Notice, notice_for
+from local2.ui.sign_in import person_of
 
 STREAM_INTERVAL_S = 0.05  # at most ~20 chat refreshes a second while tokens stream
 
@@ -34,6 +36,12 @@ class UIPart:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self.settings = agent.settings.ui
+        self.proxied = bool(agent.settings.server.trusted_user_header)  # names from a proxy
+
+    def person(self, request: gr.Request | None) -> Person:
+        """Whom a handler acts for: the person signed in to this browser (local when nobody
+        is configured); :class:`~local2.ui.sign_in.SignedOut` when that is no one here."""
+        return person_of(self.agent.access, self.proxied, request)
 
     @staticmethod
     def notice(problem: Local2Error | TurnCancelled | str) -> Any:

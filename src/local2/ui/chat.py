@@ -14,14 +14,8 @@ from typing import Any
 
 import gradio as gr
 
-from local2.errors import (
-    Conflict,
-    InvalidInput,
-    Local2Error,
-    ModelError,
-    TurnCancelled,
-    UnknownTurn,
-)
+from local2.contracts.people import Person
+from local2.errors import Conflict, InvalidInput, Local2Error, TurnCancelled, UnknownTurn
 from local2.ids import new_session_id
 from local2.ui import render
 from local2.ui.approval import ApprovalPanel
@@ -147,7 +141,7 @@ class Chat(UIPart):
                 chat_outputs,
                 concurrency_limit=self.settings.concurrency_limit,
             )
-        self.stop_btn.click(
+        self.stop_btn.click(  # local2.ui.approval_actions
             self.stop_turn, [self.session_id], [self.stop_btn, self.banner], queue=False
         )
         self._wire_compare(chat_outputs)
@@ -163,10 +157,11 @@ class Chat(UIPart):
         mine: list[dict[str, Any]] | None,
         branch: str | None = None,
         model: str | None = None,
+        request: gr.Request | None = None,  # who is signed in (Gradio fills it in)
         *compare: Any,  # the Compare switch, model B, temperature B (local2.ui.compare)
     ) -> Iterator[dict]:
-        """Stream one turn into the chat (answered by ``model`` from the picker); errors
-        become a banner, never a traceback."""
+        """Stream one turn into the chat (answered by ``model`` from the picker) as the
+        signed-in person's; errors become a banner, never a traceback."""
         session_id = session_id or new_session_id()
         chat, ids, question = list(chat or []), dict(ids or {}), question or ""
         if self.agent.is_running(session_id):
@@ -180,14 +175,17 @@ class Chat(UIPart):
         view = render.TurnView(question)
         try:
             agent = self.picker.agent_for(self.agent, model)
-        except ModelError as exc:
+            person = self.person(request)
+        except Local2Error as exc:  # a model that cannot answer, or signed out
             yield {self.banner: self.notice(exc), self.question: question}
             return
 
         def items() -> Iterator[tuple[str, Any]]:  # a bad question raises inside _follow
-            yield from agent.stream(question, session_id, checkpoint_id=branch, options=options)
+            yield from agent.stream(
+                question, session_id, checkpoint_id=branch, options=options, person=person
+            )
 
-        yield from self._follow(items(), view, chat, ids, user, session_id, mine, question)
+        yield from self._follow(items(), view, chat, ids, user, session_id, mine, person, question)
 
     def _follow(
         self,
@@ -198,10 +196,11 @@ class Chat(UIPart):
         user: gr.ChatMessage,
         session_id: str,
         mine: list[dict[str, Any]] | None,
+        person: Person,
         question: str = "",
     ) -> Iterator[dict]:
-        """Stream a turn's items into the chat until it ends, fails, stops, or pauses for
-        the person; errors become a banner, never a traceback."""
+        """Stream ``person``'s turn's items into the chat until it ends, fails, stops, or
+        pauses for them; errors become a banner, never a traceback."""
         shown = False
         try:
             for kind in live(items, view):
@@ -219,7 +218,7 @@ class Chat(UIPart):
         except (Local2Error, TurnCancelled) as exc:
             yield self._failed(exc, shown, chat, ids, user, view, question)
             return
-        yield self._turn_done(session_id, chat, ids, user, view, mine)
+        yield self._turn_done(session_id, chat, ids, user, view, mine, person)
 
     def _failed(
         self,
@@ -264,6 +263,7 @@ class Chat(UIPart):
         user: gr.ChatMessage,
         view: render.TurnView,
         mine: list[dict[str, Any]] | None,
+        person: Person,
     ) -> dict:
         payload = view.payload or {}
         turn_chat = [*chat, user, *view.messages()]
@@ -283,7 +283,7 @@ class Chat(UIPart):
             self.chat_msgs: turn_chat,
             self.query_ids: ids,
             self.my_sessions: mine,
-            self.session_pick: gr.update(choices=self._session_choices(mine)),
+            self.session_pick: gr.update(choices=self._session_choices(mine, person)),
             self.memory_df: table(
                 render.MEMORY_COLUMNS, render.memory_rows(payload.get("memory_hits") or [])
             ),
@@ -316,13 +316,4 @@ class Chat(UIPart):
             self.banner: gr.update(value="", visible=False),
             self.stop_btn: gr.update(value="Stop", interactive=False),
             **self._rating_enabled(any(ids.values())),
-        }
-
-    def stop_turn(self, session_id: str | None) -> dict:
-        """Stop this tab's running turn; the streaming handler then shows what was cut off."""
-        if session_id and self.agent.stop(session_id):
-            return {self.stop_btn: gr.update(value="Stopping…", interactive=False)}
-        return {
-            self.stop_btn: gr.update(interactive=False),
-            self.banner: self.notice("Nothing to stop: the answer is already out."),
         }

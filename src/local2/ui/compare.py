@@ -227,14 +227,18 @@ class Compare(UIPart):
             button.click(self._compare_hidden, None, [self.pair_box, self.retry_box])
 
     def _preferrer(self, choice: str) -> Any:
-        def prefer(session_id: str | None, query_id: str | None) -> dict:
-            return self.prefer(choice, session_id, query_id)
+        def prefer(
+            session_id: str | None, query_id: str | None, request: gr.Request | None = None
+        ) -> dict:
+            return self.prefer(choice, session_id, query_id, request)
 
         return prefer
 
     def _shower(self, attempt: int) -> Any:
-        def show(session_id: str | None, query_id: str | None) -> dict:
-            return self.show_attempt(attempt, session_id, query_id)
+        def show(
+            session_id: str | None, query_id: str | None, request: gr.Request | None = None
+        ) -> dict:
+            return self.show_attempt(attempt, session_id, query_id, request)
 
         return show
 
@@ -245,10 +249,17 @@ class Compare(UIPart):
             self.reward_md: note,
         }
 
-    def prefer(self, choice: str, session_id: str | None, query_id: str | None) -> dict:
+    def prefer(
+        self,
+        choice: str,
+        session_id: str | None,
+        query_id: str | None,
+        request: gr.Request | None = None,
+    ) -> dict:
         if not session_id or not query_id:
             return {self.banner: self.notice("There is no compared answer to prefer.")}
         try:
+            self.agent.access.write_session(self.person(request), session_id)
             result = self.agent.prefer(session_id, query_id, choice)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
@@ -267,10 +278,17 @@ class Compare(UIPart):
             **(self._pair_view(view) if view.get("respondents") else {}),
         }
 
-    def show_attempt(self, attempt: int, session_id: str | None, query_id: str | None) -> dict:
+    def show_attempt(
+        self,
+        attempt: int,
+        session_id: str | None,
+        query_id: str | None,
+        request: gr.Request | None = None,
+    ) -> dict:
         if not session_id or not query_id:
             return {self.banner: self.notice("There are no attempts to switch between.")}
         try:
+            self.agent.access.write_session(self.person(request), session_id)
             self.agent.show(session_id, query_id, attempt)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
@@ -289,12 +307,15 @@ class Compare(UIPart):
         chat: list[Any],
         ids: dict[int, str],
         mine: list[dict[str, Any]] | None,
+        request: gr.Request | None = None,
     ) -> Iterator[dict]:
-        """Stream the second attempt into the chat like a turn."""
+        """Stream the second attempt into the chat like a turn (the owner's only)."""
         if not session_id or not query_id:
             yield {self.banner: self.notice("There is no answer to try again.")}
             return
         try:
+            person = self.person(request)
+            self.agent.access.write_session(person, session_id)
             question, _ = self.agent.retries.retry_request(session_id, query_id)
         except Local2Error as exc:
             yield {self.banner: self.notice(exc)}
@@ -303,7 +324,7 @@ class Compare(UIPart):
             role="user", content=f"{neutralise(question)}\n\n_(again, with the critic's feedback)_"
         )
         view = render.TurnView(question)
-        items = self.agent.retry(session_id, query_id)
+        items = self.agent.retry(session_id, query_id, person=person)
         chat, ids = list(chat or []), dict(ids or {})
         yield {self.retry_btn: gr.update(interactive=False)}
-        yield from self._follow(items, view, chat, ids, user, session_id, mine)
+        yield from self._follow(items, view, chat, ids, user, session_id, mine, person)

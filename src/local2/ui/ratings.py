@@ -85,14 +85,18 @@ class Ratings(UIPart):
         self.chatbot.select(
             self.pick_answer,
             [self.session_id, self.query_ids],
-            [*self._rating_outputs(), self.memory_df, self.events_df],
+            [*self._rating_outputs(), self.memory_df, self.events_df, self.banner],
         )
 
     def _rater(self, rating: int) -> Callable[..., dict]:
         def rate(
-            session_id: str | None, target: str | None, ids: dict[int, str], chat: list[Any]
+            session_id: str | None,
+            target: str | None,
+            ids: dict[int, str],
+            chat: list[Any],
+            request: gr.Request | None = None,
         ) -> dict:
-            return self.rate(rating, session_id, target, ids, chat)
+            return self.rate(rating, session_id, target, ids, chat, request)
 
         return rate
 
@@ -106,13 +110,16 @@ class Ratings(UIPart):
         target: str | None,
         ids: dict[int, str] | None,
         chat: list[Any] | None,
+        request: gr.Request | None = None,
     ) -> dict:
-        """Record one rating for the picked (or last) answer and show it on that answer."""
+        """Record one rating for the picked (or last) answer and show it on that answer
+        (only the session's owner rates its answers)."""
         ids = dict(ids or {})
         query_id = target or _last_answer(ids)
         if not session_id or not query_id:
             return self._warn("There is no answer to rate yet.", kind="info")
         try:
+            self.agent.access.write_session(self.person(request), session_id)
             result = self.agent.feedback(session_id, query_id, rating)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
@@ -149,12 +156,21 @@ class Ratings(UIPart):
         }
 
     def pick_answer(
-        self, session_id: str | None, ids: dict[int, str] | None, selected: gr.SelectData
+        self,
+        session_id: str | None,
+        ids: dict[int, str] | None,
+        selected: gr.SelectData,
+        request: gr.Request | None = None,
     ) -> dict:
         """Clicking a message in the chat picks its turn: the buttons rate that answer, and
         the side panels show that turn's memory hits and events."""
         index = selected.index[0] if isinstance(selected.index, list | tuple) else selected.index
         query_id = transcript.turn_at(dict(ids or {}), int(index))
+        try:
+            if session_id:
+                self.agent.access.read_session(self.person(request), session_id)
+        except Local2Error as exc:
+            return {self.banner: self.notice(exc)}
         turn = (
             self.agent.services.turn_log.find(session_id, query_id)
             if session_id and query_id

@@ -4,7 +4,9 @@ The checklist follows the run's events (each step pending, running, done or fail
 duration); the sources panel lists what the ledger holds; the report shows citations as
 links to their sources and offers a Markdown download. Past runs can be reopened, and an
 unfinished one resumed. Everything the model or a page wrote is shown as text: citations
-and references link only to ledger URLs, and nothing loads by itself.
+and references link only to ledger URLs, and nothing loads by itself. Each run is the
+signed-in person's: the list of past runs shows only theirs, and someone else's run id is as
+unknown as one that never was.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from local2 import events
+from local2.contracts.people import Person
 from local2.errors import Local2Error
 from local2.research.verify import link_citations, plain, safe_url
 from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
+from local2.ui.sign_in import person_of
 
 if TYPE_CHECKING:
     from local2.service.agent import Agent
@@ -127,6 +131,11 @@ class ResearchTab:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self._research: Research | None = None
+        self.proxied = bool(agent.settings.server.trusted_user_header)
+
+    def person(self, request: gr.Request | None) -> Person:
+        """Whose runs these are: the person signed in (:func:`local2.ui.sign_in.person_of`)."""
+        return person_of(self.agent.access, self.proxied, request)
 
     @property
     def research(self) -> Research:
@@ -195,20 +204,30 @@ class ResearchTab:
 
     # -- handlers --------------------------------------------------------------------------
 
-    def list_runs(self) -> Any:
-        return gr.update(choices=run_choices(self.research.runs(30)))
-
-    def run(self, question: str, rounds: float | None) -> Iterator[dict]:
+    def list_runs(self, request: gr.Request | None = None) -> Any:
         try:
-            items = self.research.stream(question or "", max_rounds=int(rounds or 0) or None)
+            owner = self.person(request).name
+        except Local2Error:
+            return gr.update(choices=[])  # signed out: nobody's runs
+        return gr.update(choices=run_choices(self.research.runs(30, owner)))
+
+    def run(
+        self, question: str, rounds: float | None, request: gr.Request | None = None
+    ) -> Iterator[dict]:
+        try:
+            items = self.research.stream(
+                question or "",
+                max_rounds=int(rounds or 0) or None,
+                person=self.person(request),
+            )
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
             return
         yield from self._follow(items, question)
 
-    def reopen(self, run_id: str | None) -> Iterator[dict]:
+    def reopen(self, run_id: str | None, request: gr.Request | None = None) -> Iterator[dict]:
         try:
-            items = self.research.resume((run_id or "").strip())
+            items = self.research.resume((run_id or "").strip(), self.person(request))
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
             return

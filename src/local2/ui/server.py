@@ -4,17 +4,20 @@ LoCAL2 serves the app itself (uvicorn), so there is no Gradio share link or tunn
 Every request passes :class:`~local2.http.guard.RequestGuard` (Host and Origin checks)
 and every response carries the app's Content-Security-Policy. Bound to loopback nothing is
 asked; beyond it every API call needs the bearer token from ``LOCAL2_API_TOKEN`` (the app
-asks for it as its password) and ``server.allowed_hosts`` must name the server.
+asks for it as its password) and ``server.allowed_hosts`` must name the server. With people
+configured, each signs in to the app with their name and token, or a trusted proxy names
+them (:mod:`local2.ui.sign_in`).
 """
 
 from __future__ import annotations
 
-import hmac
 import socket
 from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
+from starlette.routing import Mount
 
 from local2.errors import UnsafeToServe
 from local2.http.app import create_api, require_token
@@ -25,16 +28,9 @@ from local2.http.guard import (
     content_security_policy,
     is_loopback,
 )
+from local2.http.identity import Identify, StripUntrustedUser, networks
 from local2.service.agent import Agent
-
-LOGIN_MESSAGE = "This LoCAL2 server is reachable beyond this machine: enter its LOCAL2_API_TOKEN."
-
-
-def _token_check(token: str) -> Callable[[str, str], bool]:
-    def check(username: str, password: str) -> bool:
-        return hmac.compare_digest(password.encode(), token.encode())
-
-    return check
+from local2.ui.sign_in import SignIn, SignInSwitch, proxied_user
 
 
 def create_app(
@@ -68,6 +64,10 @@ def create_app(
             allow_methods=["*"],
             allow_headers=["*"],
         )
+    header = settings.server.trusted_user_header or None
+    who = Identify(agent.access, token, header, networks(settings.server.trusted_proxies))
+    if header:  # around every route and the app: no one else's header reaches them
+        app.add_middleware(StripUntrustedUser, header=header, proxies=who.proxies)
     if not ui:
         return app
     import gradio as gr
@@ -76,7 +76,11 @@ def create_app(
     from local2.ui.safe_markdown import set_image_hosts
 
     set_image_hosts(settings.ui.image_hosts)
-    return gr.mount_gradio_app(
+    sign_in = SignIn(agent.access, token, loopback=is_loopback(host))
+    # Behind a trusted proxy it names each person on every request (no login page);
+    # otherwise SignInSwitch turns Gradio's login page on and off as people come and go.
+    proxied: dict[str, Any] = {"auth_dependency": proxied_user(who)} if header else {}
+    app = gr.mount_gradio_app(
         app,
         build_ui(agent),
         path="/",
@@ -86,9 +90,21 @@ def create_app(
         run_history=False,
         ssr_mode=False,
         css=CSS,
-        auth=_token_check(token) if token else None,
-        auth_message=LOGIN_MESSAGE if token else None,
+        **proxied,
     )
+    if not proxied:
+        app.add_middleware(SignInSwitch, gradio=mounted_gradio(app), sign_in=sign_in)
+    return app
+
+
+def mounted_gradio(app: FastAPI) -> Any:
+    """The Gradio app mounted at ``/`` in ``app`` (its ``auth`` and sign-ins)."""
+    from gradio.routes import App
+
+    for route in app.routes:
+        if isinstance(route, Mount) and isinstance(route.app, App):
+            return route.app
+    raise LookupError("no Gradio app is mounted")  # mount_gradio_app always mounts one
 
 
 def require_allowed_hosts(host: str, allowed: list[str]) -> None:
@@ -136,9 +152,10 @@ def serve(
     ui: bool = True,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve until interrupted. Beyond loopback without ``LOCAL2_API_TOKEN`` or
-    ``server.allowed_hosts``: :class:`~local2.errors.UnsafeToServe`."""
-    token = require_token(host)
+    """Serve until interrupted. Beyond loopback without ``LOCAL2_API_TOKEN`` (or people
+    added, each with a token) or ``server.allowed_hosts``:
+    :class:`~local2.errors.UnsafeToServe`."""
+    token = require_token(host, people=agent.access.configured())
     require_allowed_hosts(host, agent.settings.server.allowed_hosts)
     sock = bind(host, port)
     app = create_app(agent, ui=ui, token=token, host=host, port=sock.getsockname()[1])

@@ -1,5 +1,10 @@
 """Sessions in the app: each browser tab its own, a list of this browser's, new and resume.
 
+The list shows only the signed-in person's sessions (this browser may have been someone
+else's before), and a session id pasted that is someone else's is as unknown as one that
+never was (:mod:`local2.service.access`). With ``ui.list_all_sessions`` the list adds all of
+this person's recent sessions, from any browser.
+
 A tab shows one branch of its session. After a replay or fork the session's current branch
 is the new one, but the tab keeps showing (and continuing) the branch the person was on,
 says so, and offers to switch: nothing disappears without the person choosing it.
@@ -14,7 +19,8 @@ from typing import Any
 
 import gradio as gr
 
-from local2.errors import UnknownTurn
+from local2.contracts.people import Person
+from local2.errors import Local2Error, NotFound
 from local2.ids import new_session_id, session_id_problem
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
@@ -108,7 +114,14 @@ class Sessions(UIPart):
         demo.load(
             self.on_load,
             [self.my_sessions],
-            [self.session_id, self.session_md, self.session_pick, self.tt_session],
+            [
+                self.session_id,
+                self.session_md,
+                self.session_pick,
+                self.tt_session,
+                self.signed_in_row,
+                self.signed_in_md,
+            ],
         )
         # Focus the question without scrolling: `autofocus` scrolled the title off-screen.
         demo.load(
@@ -121,11 +134,16 @@ class Sessions(UIPart):
         self.resume.click(self.resume_session, [self.session_pick], outputs)
         self.switch_branch.click(self.show_current_branch, [self.session_id], outputs)
 
-    def _session_choices(self, mine: list[dict[str, Any]] | None) -> list[tuple[str, str]]:
-        sessions = list(mine or [])
+    def _session_choices(
+        self, mine: list[dict[str, Any]] | None, person: Person
+    ) -> list[tuple[str, str]]:
+        """The Resume list: ``person``'s sessions this browser used (and, with
+        ``ui.list_all_sessions``, all their recent ones), never anyone else's."""
+        used = [s for s in mine or [] if isinstance(s, dict) and s.get("session_id")]
+        sessions = self.agent.access.own_only(person, used, lambda s: str(s["session_id"]))
         if self.settings.list_all_sessions:
             known = {s.get("session_id") for s in sessions}
-            recent = self.agent.sessions(MY_SESSIONS_KEPT)
+            recent = self.agent.sessions(MY_SESSIONS_KEPT, person.name)
             sessions += [s for s in recent if s["session_id"] not in known]
         return render.session_choices(sessions)
 
@@ -142,13 +160,22 @@ class Sessions(UIPart):
             self.session_md: self._session_label(session_id, branch),
         }
 
-    def on_load(self, mine: list[dict[str, Any]] | None) -> tuple[Any, ...]:
+    def on_load(
+        self, mine: list[dict[str, Any]] | None, request: gr.Request | None = None
+    ) -> tuple[Any, ...]:
+        """A new session for a new tab, the signed-in person's Resume list, and who they are."""
         session_id = new_session_id()
+        try:
+            person: Person | None = self.person(request)
+        except Local2Error:
+            person = None  # signed out: nothing of anyone's to list
+        choices = self._session_choices(mine, person) if person is not None else []
         return (
             session_id,
             self._session_label(session_id),
-            gr.update(choices=self._session_choices(mine), value=None),
+            gr.update(choices=choices, value=None),
             session_id,
+            *self._signed_in(person, request),
         )
 
     def _session_view(self, session_id: str, branch: str | None = None) -> dict:
@@ -188,14 +215,18 @@ class Sessions(UIPart):
     def start_new_session(self) -> dict:
         return self._session_view(new_session_id())
 
-    def resume_session(self, session_id: str | None) -> dict:
+    def resume_session(self, session_id: str | None, request: gr.Request | None = None) -> dict:
         session_id = (session_id or "").strip()
         problem = session_id_problem(session_id) if session_id else None
         if problem:
             return {
                 self.banner: gr.update(value=render.banner(problem, kind="warning"), visible=True)
             }
-        if not session_id or not self.agent.exists(session_id):
+        try:
+            readable = bool(session_id) and self._readable(request, session_id)
+        except Local2Error as exc:  # signed out
+            return {self.banner: self.notice(exc)}
+        if not readable or not self.agent.exists(session_id):
             shown = session_id or "(none given)"
             return {
                 self.banner: gr.update(
@@ -209,13 +240,25 @@ class Sessions(UIPart):
             }
         return self._session_view(session_id)
 
-    def show_current_branch(self, session_id: str | None) -> dict:
+    def _readable(self, request: gr.Request | None, session_id: str) -> bool:
+        """Whether the signed-in person may read the session (someone else's: as if unknown;
+        an admin's read of it is noted)."""
+        try:
+            self.agent.access.read_session(self.person(request), session_id)
+        except NotFound:
+            return False
+        return True
+
+    def show_current_branch(
+        self, session_id: str | None, request: gr.Request | None = None
+    ) -> dict:
         """Switch this tab to the session's current branch (after a replay or fork)."""
         if not session_id:
             return {}
         try:
+            self.agent.access.read_session(self.person(request), session_id)
             return self._session_view(session_id)
-        except UnknownTurn as exc:
+        except Local2Error as exc:
             return {self.banner: self.notice(exc)}
 
     @staticmethod

@@ -1,5 +1,8 @@
 """The time-travel tab: a session's checkpoints, the state at one, replay and fork.
 
+Only the signed-in person's sessions (an admin may look at anyone's, each look noted, but
+replays and forks only their own); someone else's id is as unknown as one that never was.
+
 A replay or fork streams like a normal turn (thinking, tool cards, answer, grade) into the
 "New branch" panel. The Chat tab is left on the branch the person was on; it offers to
 switch (see :mod:`local2.ui.sessions`).
@@ -12,7 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.errors import InvalidInput, Local2Error, NotFound, TurnCancelled, UnknownTurn
+from local2.errors import InvalidInput, Local2Error, NotFound, TurnCancelled
 from local2.ids import session_id_problem
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
@@ -108,16 +111,23 @@ class TimeTravel(UIPart):
     def _tt_error(self, message: str) -> str:
         return render.banner(message, kind="warning")
 
-    def load_checkpoints(self, session_id: str | None) -> tuple[Any, ...]:
+    def load_checkpoints(
+        self, session_id: str | None, request: gr.Request | None = None
+    ) -> tuple[Any, ...]:
         session_id = (session_id or "").strip()
         problem = session_id_problem(session_id) if session_id else None
         if problem:
             empty = table(render.CHECKPOINT_COLUMNS, [])
             return empty, gr.update(choices=[], value=None), self._tt_error(problem)
         try:
+            if session_id:
+                self.agent.access.read_session(self.person(request), session_id)
             rows = self.agent.checkpoints(session_id, limit=200) if session_id else []
-        except UnknownTurn:
+        except NotFound:  # unknown, or someone else's: the same
             rows = []
+        except Local2Error as exc:  # signed out
+            empty = table(render.CHECKPOINT_COLUMNS, [])
+            return empty, gr.update(choices=[], value=None), notice_for(exc).markdown()
         if not rows:
             message = "No checkpoints: ask something first, or paste a session id."
             return (
@@ -137,10 +147,16 @@ class TimeTravel(UIPart):
         row = selected.row_value or []
         return gr.update(value=row[0]) if row else gr.update()
 
-    def show_checkpoint(self, session_id: str | None, checkpoint_id: str | None) -> tuple:
+    def show_checkpoint(
+        self,
+        session_id: str | None,
+        checkpoint_id: str | None,
+        request: gr.Request | None = None,
+    ) -> tuple:
         if not session_id or not checkpoint_id:
             return {}, "", gr.update(), ""
         try:
+            self.agent.access.read_session(self.person(request), session_id)
             state = self.agent.state(session_id, checkpoint_id)
         except Local2Error as exc:
             return {}, "", gr.update(), notice_for(exc).markdown()
@@ -174,8 +190,9 @@ class TimeTravel(UIPart):
         checkpoint_id: str | None,
         current: str | None,
         branch: str | None = None,
+        request: gr.Request | None = None,
     ) -> Iterator[dict]:
-        yield from self._rerun(session_id, checkpoint_id, None, current, branch)
+        yield from self._rerun(session_id, checkpoint_id, None, current, branch, request)
 
     def fork(
         self,
@@ -184,8 +201,9 @@ class TimeTravel(UIPart):
         edited: str,
         current: str | None,
         branch: str | None = None,
+        request: gr.Request | None = None,
     ) -> Iterator[dict]:
-        yield from self._rerun(session_id, checkpoint_id, edited or "", current, branch)
+        yield from self._rerun(session_id, checkpoint_id, edited or "", current, branch, request)
 
     def _rerun(
         self,
@@ -194,8 +212,10 @@ class TimeTravel(UIPart):
         query: str | None,
         current: str | None,
         branch: str | None,
+        request: gr.Request | None = None,
     ) -> Iterator[dict]:
-        """Stream a replay (``query`` None) or fork into the New branch panel.
+        """Stream a replay (``query`` None) or fork into the New branch panel (the owner's
+        session only).
 
         ``current``/``branch``: the Chat tab's session and branch. When the rerun is in that
         session, the Chat tab stays on the branch it showed and offers to switch.
@@ -205,6 +225,7 @@ class TimeTravel(UIPart):
             yield {self.tt_status: self._tt_error("Load a session's checkpoints and pick one.")}
             return
         try:
+            self.agent.access.write_session(self.person(request), session_id)
             state = self.agent.state(session_id, checkpoint_id)
         except Local2Error as exc:
             yield {self.tt_status: notice_for(exc).markdown()}

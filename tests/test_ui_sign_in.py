@@ -1,0 +1,253 @@
+"""Signing in to the app (local2.ui.sign_in): the login check, the trusted proxy's name, the
+person each handler acts for, and the real server turning its login page on as people are
+added by another process (uvicorn + httpx, the people in the agent's own SQLite store)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+from starlette.requests import Request
+
+from local2.contracts.people import LOCAL, Person
+from local2.http.identity import Identify, StripUntrustedUser, networks
+from local2.models.scripted import ScriptedChatModel, reply
+from local2.service.access import Access
+from local2.service.agent import Agent
+from local2.storage.open import open_people
+from local2.ui.server import create_app
+from local2.ui.sign_in import SignedOut, SignIn, person_of, proxied_user
+from tests.conftest import make_settings
+from tests.test_api import Served
+
+HEADER = "X-Forwarded-User"
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[Agent]:
+    yield from agent_with(tmp_path)
+
+
+def agent_with(tmp_path: Path, **server: Any) -> Iterator[Agent]:
+    settings = make_settings(tmp_path, **({"server": server} if server else {}))
+    model = ScriptedChatModel(replies=[reply("fine")], repeat_last=True)
+    agent = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
+    yield agent
+    agent.close()
+
+
+def people_of(agent: Agent) -> Any:
+    """The same people store as the agent's, opened apart: as `local2 users add` would, from
+    another process, while the server runs."""
+    return open_people(agent.settings)
+
+
+def signed(name: str | None) -> Any:
+    return SimpleNamespace(username=name)  # what a gr.Request carries of the sign-in
+
+
+def test_nobody_configured_the_single_token_signs_in_under_any_name(agent: Agent) -> None:
+    on_loopback = SignIn(agent.access)
+    assert not on_loopback.needed(configured=False)  # loopback: nothing asked, as always
+    assert not on_loopback.check("anyone", "")  # and no password opens anything
+    beyond = SignIn(agent.access, token="s3cret", loopback=False)
+    assert beyond.needed(configured=False)
+    assert beyond.check("whoever", "s3cret")
+    assert not beyond.check("whoever", "s3cre")
+    assert not beyond.check("whoever", "")
+    assert SignIn(agent.access, loopback=False).needed(configured=False)  # never open beyond
+    assert not SignIn(agent.access, loopback=False).check("x", "")
+
+
+def test_people_sign_in_with_their_own_name_and_token(agent: Agent) -> None:
+    store = people_of(agent)
+    alice, bob = store.add("alice"), store.add("bob")
+    sign_in = SignIn(agent.access, token="s3cret")
+    assert sign_in.check("alice", alice)
+    assert sign_in.check(" Alice ", alice)  # names are lower-case; the form may not be
+    assert not sign_in.check("bob", alice)  # a token signs in its own person only
+    assert not sign_in.check("alice", bob)
+    assert not sign_in.check("alice", alice[:-1])
+    assert not sign_in.check("alice", "")
+    assert not sign_in.check("carol", alice)
+    assert not sign_in.check("alice", "s3cret")  # the single token is local's, not alice's
+    assert sign_in.check("local", "s3cret")
+    assert not sign_in.check("local", alice)
+    assert not sign_in.check("whoever", "s3cret")  # with people, the name must be right
+    assert SignIn(agent.access).needed(configured=True)  # loopback too, once people exist
+    new = store.rotate("alice")
+    assert not sign_in.check("alice", alice) and sign_in.check("alice", new)
+    store.remove("alice")
+    assert not sign_in.check("alice", new)
+
+
+def test_login_is_a_coroutine_function_that_gradio_awaits(agent: Agent) -> None:
+    """Gradio awaits ``auth`` only when it is a coroutine function; otherwise it takes the
+    return value as the answer, and an un-awaited coroutine is truthy: anyone would be in."""
+    bob = people_of(agent).add("bob")
+    sign_in = SignIn(agent.access)
+    assert inspect.iscoroutinefunction(sign_in.login)
+    assert asyncio.run(sign_in.login("bob", bob)) is True
+    assert asyncio.run(sign_in.login("bob", "l2_wrong")) is False
+
+
+def test_each_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
+    access = agent.access
+    # Nobody configured: always local, whatever name the single token was given with.
+    assert person_of(access, False, None) == LOCAL
+    assert person_of(access, False, signed(None)) == LOCAL
+    assert person_of(access, False, signed("whoever")) == LOCAL
+    store = people_of(agent)
+    store.add("alice")
+    store.add("carol", admin=True)
+    assert person_of(access, False, signed("alice")) == Person("alice")
+    assert person_of(access, False, signed("carol")) == Person("carol", admin=True)
+    assert person_of(access, False, signed("local")) == LOCAL  # the single token, as local
+    for nobody in (signed("mallory"), signed(None), None):
+        with pytest.raises(SignedOut):
+            person_of(access, False, nobody)
+    store.remove("alice")
+    with pytest.raises(SignedOut):  # removed while signed in: out at the next click
+        person_of(access, False, signed("alice"))
+    # From a trusted proxy the name is the proxy's word; being an admin is ours to say.
+    assert person_of(access, True, signed("dave")) == Person("dave")
+    assert person_of(access, True, signed("carol")) == Person("carol", admin=True)
+    with pytest.raises(SignedOut):
+        person_of(access, True, signed(None))
+
+
+def request_from(client: str, headers: dict[str, str]) -> Request:
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "client": (client, 50000),
+        "query_string": b"",
+    }
+    return Request(scope)
+
+
+def test_the_proxy_header_names_a_person_only_from_a_trusted_proxy(agent: Agent) -> None:
+    people_of(agent).add("alice")
+    identify = Identify(Access(agent.storage.people), None, HEADER, networks(["10.0.0.0/8"]))
+    user = proxied_user(identify)
+    name = asyncio.run(user(request_from("10.1.2.3", {HEADER: "Alice"})))
+    assert name == "alice"
+    assert asyncio.run(user(request_from("192.168.1.9", {HEADER: "alice"}))) is None
+    assert asyncio.run(user(request_from("10.1.2.3", {}))) is None  # the proxy named no one
+    token = people_of(agent).rotate("alice")  # a person's token still works without it
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert asyncio.run(user(request_from("192.168.1.9", bearer))) == "alice"
+
+
+def login(client: httpx.Client, name: str, password: str) -> httpx.Response:
+    return client.post("/login", data={"username": name, "password": password})
+
+
+def user_of(client: httpx.Client) -> Any:
+    return client.get("/gradio_api/user").json()
+
+
+def test_the_app_asks_for_a_sign_in_once_someone_is_added(agent: Agent) -> None:
+    with Served(create_app(agent)) as url, httpx.Client(base_url=url, timeout=30) as browser:
+        assert browser.get("/config").status_code == 200  # one person: nothing asked
+        token = people_of(agent).add("alice")  # another process adds her
+        assert browser.get("/config").status_code == 401
+        assert login(browser, "alice", "l2_not-hers").status_code == 400
+        assert login(browser, "bob", token).status_code == 400
+        assert browser.get("/config").status_code == 401
+        assert login(browser, "alice", token).status_code == 200
+        assert browser.get("/config").status_code == 200
+        assert user_of(browser) == "alice"
+
+
+def test_sign_ins_from_before_people_existed_are_forgotten(agent: Agent) -> None:
+    app = create_app(agent, token="s3cret")
+    with Served(app) as url, httpx.Client(base_url=url, timeout=30) as early:
+        assert early.get("/config").status_code == 401  # the single token, as always
+        assert login(early, "bob", "s3cret").status_code == 200  # any name, as always
+        assert user_of(early) == "bob"
+        people_of(agent).add("bob")
+        assert user_of(early) is None  # a name typed before names meant anything
+        assert early.get("/config").status_code == 401
+        assert login(early, "bob", "s3cret").status_code == 400
+        assert login(early, "local", "s3cret").status_code == 200
+        assert user_of(early) == "local"
+
+
+@pytest.mark.parametrize("proxies, seen", [(["127.0.0.1"], "alice"), (["10.0.0.0/8"], None)])
+def test_the_app_takes_the_name_from_a_trusted_proxy_only(
+    tmp_path: Path, proxies: list[str], seen: str | None
+) -> None:
+    for agent in agent_with(tmp_path, trusted_user_header=HEADER, trusted_proxies=proxies):
+        people_of(agent).add("alice")
+        app = create_app(agent)
+        assert any(m.cls is StripUntrustedUser for m in app.user_middleware)
+        with Served(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+            named = {HEADER: "alice"}
+            assert client.get("/gradio_api/user", headers=named).json() == seen
+            assert client.get("/config", headers=named).status_code == (200 if seen else 401)
+            assert client.get("/config").status_code == 401  # no name: no app
+            health = client.get("/health", headers=named)  # the HTTP API agrees
+            assert health.status_code == (200 if seen else 401)
+            if seen:
+                assert health.json()["person"] == "alice"
+
+
+def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
+    """The app's handlers, called as Gradio calls them (with its ``gr.Request``): Bob gets
+    nothing of Alice's session, and changes nothing in it."""
+    import gradio as gr
+
+    from local2.ui.app import LocalUI
+
+    store = people_of(agent)
+    store.add("alice")
+    store.add("bob")
+    alice, bob = gr.Request(username="alice"), gr.Request(username="bob")
+    ui = LocalUI(agent)
+    ui.build()
+    done = list(ui.respond("hello", "s-alice", [], {}, [], None, None, alice))[-1]
+    assert done[ui.chatbot][-1].content == "fine"
+    assert agent.access.session_owner("s-alice") == "alice"
+    mine, ids = done[ui.my_sessions], done[ui.query_ids]
+    first = agent.checkpoints("s-alice", limit=200)[-1]["checkpoint_id"]
+
+    # Her list and her session are hers; to Bob, in the same browser, they are unknown.
+    assert [c[1] for c in ui.on_load(mine, alice)[2]["choices"]] == ["s-alice"]
+    assert ui.on_load(mine, bob)[2]["choices"] == []
+    assert "Signed in as" in ui.on_load(mine, bob)[5] and "bob" in ui.on_load(mine, bob)[5]
+    assert ui.resume_session("s-alice", alice)[ui.chatbot]
+    refused = ui.resume_session("s-alice", bob)
+    assert ui.chatbot not in refused and "No session s-alice here" in str(refused[ui.banner])
+    table, _, status = ui.load_checkpoints("s-alice", bob)
+    assert table["data"] == [] and "No checkpoints" in status
+    assert ui.load_checkpoints("s-alice", alice)[0]["data"]
+    assert ui.show_checkpoint("s-alice", first, bob)[0] == {}
+    assert "No session" in ui.show_current_branch("s-alice", bob)[ui.banner]["value"]
+
+    # Nor may he change it: no rating, replay, Stop, second attempt or turn of his in it.
+    before = len(agent.checkpoints("s-alice", limit=1000))
+    assert "No session" in ui.rate(5, "s-alice", None, ids, [], bob)[ui.banner]["value"]
+    assert agent.history("s-alice")[0].get("reward") is None
+    replayed = list(ui.replay("s-alice", first, None, None, bob))
+    assert "No session" in replayed[-1][ui.tt_status]
+    assert "No session" in ui.stop_turn("s-alice", bob)[ui.banner]["value"]
+    retried = list(ui.retry_turn("s-alice", ids[0], [], ids, mine, bob))
+    assert "No session" in retried[-1][ui.banner]["value"]
+    asked = list(ui.respond("mine now", "s-alice", [], {}, [], None, None, bob))
+    assert "No session" in asked[-1][ui.banner]["value"]
+    assert len(agent.checkpoints("s-alice", limit=1000)) == before
+    assert ui.rate(5, "s-alice", None, ids, [], alice)[ui.reward_md].startswith("Recorded")
+
+    # Removed while signed in: signed out at the next click, with a way back in.
+    store.remove("bob")
+    gone = ui.resume_session("s-bob", bob)
+    assert "not signed in" in gone[ui.banner]["value"] and "/logout" in gone[ui.banner]["value"]
