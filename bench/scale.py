@@ -10,7 +10,20 @@ critic is off (it would add a second model call per turn). Postgres is a throwaw
 from Debian's package (fsync on); the Chroma server is ``chroma run``; everything on
 127.0.0.1, started and stopped here.
 
+People (issue 29): what identity and owner checks cost a turn. Per store (Postgres, then
+SQLite) two ``local2 serve`` processes, each over a store of its own: one with nobody
+configured (requests without a token: local's, as before people), one with alice and bob
+(every request with a bearer token, each new session claimed, every read and write
+owner-checked); half-way the two swap, so neither process's own speed counts. C clients at
+once (half alice's, half bob's) each ask T turns of a new session on both, every turn
+``POST /query`` then ``GET /sessions/{id}/history``, the two configurations' turns back to
+back in alternating order, so the machine's noise falls on both alike; the ratio of each
+pair is kept. The model answers at once (``--users-delay 0``): the ratio is of LoCAL2's own
+time alone.
+
     .venv/bin/python bench/scale.py [--sessions 1,8,32] [--turns 4] [--delay 0.5]
+    .venv/bin/python bench/scale.py --users [--rounds 40] [--users-clients 1]
+        [--stores postgres,sqlite] [--users-delay 0]
 """
 
 from __future__ import annotations
@@ -19,14 +32,19 @@ import argparse
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
+from local2.config import load_settings
+from local2.storage.open import open_people
+from local2.storage.people import People
 from local2.testing.chroma_server import TempChroma
 from local2.testing.ollama_server import FakeOllama, Reply
 from local2.testing.postgres import TempPostgres
@@ -78,12 +96,8 @@ def run_load(urls: list[str], sessions: int, turns: int, tag: str) -> dict[str, 
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", default="1,8,32")
-    parser.add_argument("--turns", type=int, default=4)
-    parser.add_argument("--delay", type=float, default=0.5)
-    args = parser.parse_args()
+def run_scale(args: argparse.Namespace) -> None:
+    """Turns/s and latency of one process on local files against two on Postgres."""
     levels = [int(n) for n in args.sessions.split(",")]
     results: dict[str, dict[int, dict[str, float]]] = {}
     with ExitStack() as stack:
@@ -139,6 +153,225 @@ def main() -> int:
         "\nCeiling set by the model delay alone (sessions / delay): "
         + ", ".join(f"{s}: {v:.1f} turns/s" for s, v in ideal.items())
     )
+
+
+# -- people: what identity and owner checks cost a turn ----------------------------------------
+
+NOBODY, PEOPLE = "nobody configured", "alice and bob configured"
+NAMES = ("alice", "bob")
+
+
+@dataclass
+class Side:
+    """One ``local2 serve`` process over a store of its own, with or without people."""
+
+    url: str
+    people: People
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    def configure(self, configured: bool) -> None:
+        """Nobody, or alice and bob (new tokens each time); the process asks the store on
+        every request, so this takes effect at once."""
+        for row in self.people.list():
+            self.people.remove(row["name"])
+        self.tokens = {name: self.people.add(name) for name in NAMES} if configured else {}
+
+    @property
+    def name(self) -> str:
+        return PEOPLE if self.tokens else NOBODY
+
+
+class Timed(NamedTuple):
+    """One turn: ``POST /query`` and ``GET`` history milliseconds, and whether the history
+    did not show the turn yet."""
+
+    post: float
+    get: float
+    lagged: bool
+
+    @property
+    def ms(self) -> float:
+        return self.post + self.get
+
+
+@dataclass
+class Tally:
+    """Each configuration's turns by turn number, and the ratio of each pair of turns taken
+    back to back (people configured / nobody configured) in each half."""
+
+    turns: dict[str, list[tuple[int, Timed]]] = field(
+        default_factory=lambda: {NOBODY: [], PEOPLE: []}
+    )
+    halves: list[list[float]] = field(default_factory=lambda: [[], []])
+    guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def ms(self, name: str) -> list[float]:
+        return [t.ms for _, t in self.turns[name]]
+
+    def pairs(self) -> list[float]:
+        return self.halves[0] + self.halves[1]
+
+
+def one_turn(http: httpx.Client, side: Side, who: str, session: str, turn: int) -> Timed:
+    """``POST /query`` then ``GET`` the session's history, as ``who`` (their bearer token
+    when ``side`` has people). The history may not show the turn yet: the answer is handed
+    over at publish and the turn's checkpoints are written in the background (a first
+    turn's session may even answer 404 until then)."""
+    token = side.tokens.get(who)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    started = time.perf_counter()
+    asked = http.post(
+        f"{side.url}/query",
+        json={"query": f"Question {turn}?", "session_id": session},
+        headers=headers,
+    )
+    answered = time.perf_counter()
+    asked.raise_for_status()
+    shown = http.get(f"{side.url}/sessions/{session}/history", headers=headers)
+    post, get = (answered - started) * 1000, (time.perf_counter() - answered) * 1000
+    if turn == 0 and shown.status_code == 404:
+        return Timed(post, get, True)
+    shown.raise_for_status()
+    return Timed(post, get, len(shown.json()["turns"]) <= turn)
+
+
+def paired_round(sides: list[Side], clients: int, turns: int, round_: int, tally: Tally) -> None:
+    """C clients at once (alice's and bob's in turn, round by round), each with a new
+    session on each side: T turns on each, the two sides' turns back to back in alternating
+    order."""
+    half = 0 if sides[0].tokens else 1
+    tag = f"h{half}r{round_}"
+
+    def client(index: int) -> None:
+        who = NAMES[(index + round_) % len(NAMES)]
+        with httpx.Client(timeout=300) as http:
+            for turn in range(turns):
+                order = sides if (index + turn) % 2 == 0 else sides[::-1]
+                taken = {s.name: one_turn(http, s, who, f"{tag}-{index}", turn) for s in order}
+                with tally.guard:
+                    for name, timed in taken.items():
+                        tally.turns[name].append((turn, timed))
+                    tally.halves[half].append(taken[PEOPLE].ms / taken[NOBODY].ms)
+
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(client, range(clients)))
+
+
+def users_store(
+    store: str, args: argparse.Namespace, tmp: Path, fake: FakeOllama, stack: ExitStack
+) -> Tally:
+    """Two processes, each over a store of its own: one with people, one without, swapped
+    half-way (so that neither process's own speed counts), their turns paired."""
+    postgres = stack.enter_context(TempPostgres(durable=True)) if store == "postgres" else None
+    conf = config_dir(tmp / f"users-{store}", fake.url, postgres=bool(postgres), chroma_url=None)
+    servers, homes, urls = [], [], []
+    for i in range(2):
+        homes.append(tmp / f"users-{store}-{i}")
+        env = {"LOCAL2_HOME": str(homes[i])}
+        if postgres is not None:
+            urls.append(postgres.create_database(f"users{i}"))
+            env["LOCAL2_POSTGRES_URL"] = urls[i]
+        servers.append(ServeProcess(conf, env=env))
+        stack.callback(servers[i].stop)
+        servers[i].launch()
+    sides = []
+    for i, server in enumerate(servers):
+        server.wait_ready()  # before anyone is added: the readiness probe has no token
+        system: dict[str, Any] = {"data_dir": str(homes[i])}
+        if postgres is not None:
+            system["postgres_url"] = urls[i]
+        people = open_people(load_settings(conf, overrides={"system": system}))
+        stack.callback(getattr(people, "close", lambda: None))
+        sides.append(Side(server.url, people))
+
+    tally = Tally()
+    for half in range(2):
+        for i, side in enumerate(sides):
+            side.configure(i == half)
+        for round_ in (-2, -1):  # first turns (and each person's memory) load lazily
+            paired_round(sides, args.users_clients, 1, round_, Tally())
+        for round_ in range(args.rounds // 2):
+            time.sleep(0.5)  # the last round's memory ingest finishes outside the measure
+            paired_round(sides, args.users_clients, args.turns, round_, tally)
+        print(
+            f"users on {store}, people on process {half}: median pair ratio "
+            f"{statistics.median(tally.halves[half]):.3f}",
+            file=sys.stderr,
+        )
+    for server in servers:
+        server.stop()
+    return tally
+
+
+def run_users(args: argparse.Namespace) -> None:
+    """What identity and owner checks cost a turn, on each store, as a ratio."""
+    results: dict[str, Tally] = {}
+    with ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        fake = stack.enter_context(FakeOllama(brain, delay_s=args.users_delay))
+        for store in args.stores.split(","):
+            results[store] = users_store(store, args, tmp, fake, stack)
+
+    print(
+        f"\nPeople: {args.users_clients} clients at once, {args.rounds} rounds of "
+        f"{args.turns} turns each (POST /query + GET history), every turn paired with one "
+        f"in the other configuration; model delay {args.users_delay:.2f} s; critic off; "
+        "memory on.\n"
+    )
+    print(
+        "| store | configuration | turns | mean ms | p50 ms | p95 ms | mean vs nobody "
+        "| paired ratio: median (IQR) | median, each half |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---|---|")
+    for store, tally in results.items():
+        base = statistics.fmean(tally.ms(NOBODY))
+        for name in (NOBODY, PEOPLE):
+            taken = sorted(tally.ms(name))
+            mean = statistics.fmean(taken)
+            p95 = taken[min(len(taken) - 1, round(0.95 * (len(taken) - 1)))]
+            paired = halves = "-"
+            if name == PEOPLE:
+                q1, q2, q3 = statistics.quantiles(tally.pairs(), n=4)
+                paired = f"{q2:.3f} ({q1:.3f}-{q3:.3f})"
+                halves = " / ".join(f"{statistics.median(h):.3f}" for h in tally.halves)
+            print(
+                f"| {store} | {name} | {len(taken)} | {mean:.0f} | "
+                f"{statistics.median(taken):.0f} | {p95:.0f} | {mean / base:.3f}x | "
+                f"{paired} | {halves} |"
+            )
+    print("\nTarget: people configured / nobody configured <= 1.05.\n")
+    print(
+        "| store | configuration | POST /query, first turn: p50 ms | later turns: p50 ms "
+        "| GET history: p50 ms | history not showing the turn yet |"
+    )
+    print("|---|---|---:|---:|---:|---:|")
+    for store, tally in results.items():
+        for name in (NOBODY, PEOPLE):
+            turns = tally.turns[name]
+            first = [t.post for n, t in turns if n == 0]
+            later = [t.post for n, t in turns if n > 0] or [0.0]
+            lagged = sum(t.lagged for _, t in turns)
+            print(
+                f"| {store} | {name} | {statistics.median(first):.0f} | "
+                f"{statistics.median(later):.0f} | "
+                f"{statistics.median(t.get for _, t in turns):.0f} | {lagged} of {len(turns)} |"
+            )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", default="1,8,32")
+    parser.add_argument("--turns", type=int, default=4)
+    parser.add_argument("--delay", type=float, default=0.5)
+    parser.add_argument("--users", action="store_true", help="only the people measurement")
+    parser.add_argument("--rounds", type=int, default=40, help="people: rounds (even)")
+    parser.add_argument("--users-clients", type=int, default=1, help="people: clients at once")
+    parser.add_argument("--users-delay", type=float, default=0.0)
+    parser.add_argument("--stores", default="postgres,sqlite", help="people: stores measured")
+    args = parser.parse_args()
+    if not args.users:
+        run_scale(args)
+    run_users(args)
     return 0
 
 
