@@ -179,6 +179,8 @@ def test_every_cross_read_and_write_answers_as_unknown(team: dict[str, Any]) -> 
 def test_a_request_must_say_who_it_is_once_people_are_configured(team: dict[str, Any]) -> None:
     nobody = team["clients"]["nobody"]
     assert nobody.get("/sessions").status_code == 401
+    assert nobody.get("/health").status_code == 401  # what is served is for people only
+    assert nobody.get("/live").json() == {"status": "ok"}  # a health check asks no one
     assert nobody.post("/query", json={"query": "hi"}).status_code == 401
     wrong = nobody.get("/sessions", headers={"Authorization": "Bearer l2_not-a-token"})
     assert wrong.status_code == 401

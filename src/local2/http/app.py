@@ -81,6 +81,19 @@ ROUTERS = (
 )
 
 
+def liveness_routes() -> APIRouter:
+    """``GET /live``: whether the process answers at all, for a load balancer's or a
+    supervisor's health check; asks no one who they are and tells nothing else (``/health``
+    is for signed-in callers)."""
+    router = APIRouter(tags=["health"])
+
+    @router.get("/live")
+    async def live() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return router
+
+
 def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = None) -> FastAPI:
     """Add LoCAL2's routes to ``app`` (a new FastAPI app by default); each request is a
     person's (:mod:`local2.http.identity`)."""
@@ -89,4 +102,5 @@ def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = 
     guarded = [Depends(signed_in(identify(agent.access, token, agent.settings.server)))]
     for routes in ROUTERS:
         app.include_router(routes(agent), dependencies=guarded)
+    app.include_router(liveness_routes())
     return app

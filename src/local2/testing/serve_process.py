@@ -61,7 +61,7 @@ class ServeProcess:
     def wait_ready(self) -> ServeProcess:
         assert self.process is not None, "launch() first"
         try:
-            wait_until_answers(self.process, f"{self.url}/health", self.start_timeout_s, self.log)
+            wait_until_answers(self.process, f"{self.url}/live", self.start_timeout_s, self.log)
         except RuntimeError as exc:
             if self.process.poll() is None:  # stuck: have it print where (faulthandler)
                 os.kill(self.process.pid, signal.SIGABRT)
