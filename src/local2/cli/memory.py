@@ -1,8 +1,13 @@
-"""``local2 memory``: list, search, delete, export and re-embed what LoCAL2 remembers.
+"""``local2 memory``: save, list, search, delete, export and re-embed what LoCAL2 remembers.
 
 Each command acts on the memory of the person it runs for (:func:`local2.cli.common.person_of`:
 local, or ``--as NAME``): their own engrams only. Someone else's engram id is as unknown as
-an id that never existed."""
+an id that never existed.
+
+``--team`` acts on the team's shared facts instead (:mod:`local2.memory.team`): recalled in
+everyone's turns, so only local (this terminal without ``--as``) or an admin may save or
+delete one (anyone else: exit 2); anyone may list, search and export them. This is the only
+way team facts are written: nothing a turn or the model does writes them."""
 
 from __future__ import annotations
 
@@ -14,8 +19,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from local2.cli.common import person_of, settings_of
+from local2.cli.common import fail, person_of, settings_of
 from local2.cli.errors import friendly_errors
+from local2.contracts.people import TEAM_NAME, may_write_team_facts
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -29,17 +35,59 @@ console = Console()
 notices = Console(stderr=True)  # stdout stays clean for --json
 
 
-def _open(ctx: typer.Context) -> EngramStore:
+TeamOpt = Annotated[
+    bool,
+    typer.Option(
+        "--team",
+        help="The team's shared facts (recalled for everyone) instead of your own memory; "
+        "saving or deleting one: local or an admin only.",
+    ),
+]
+
+
+def _owner(ctx: typer.Context, team: bool, writing: bool = False) -> str:
+    """Whose memory the command acts on: the person's own, or with ``--team`` the team's
+    (a write there refused, exit 2, unless the person is local or an admin)."""
+    person = person_of(ctx)
+    if not team:
+        return person.name
+    if writing and not may_write_team_facts(person):
+        fail(
+            f"Only local (this terminal without --as) or an admin may change the team's "
+            f"shared facts: they are recalled in everyone's turns, and '{person.name}' is "
+            "not an admin.",
+            "Run it without --as, or --as an admin (local2 users add NAME --admin); or "
+            "leave out --team to keep it in your own memory.",
+            code=2,
+        )
+    return TEAM_NAME
+
+
+def _open(ctx: typer.Context, owner: str | None = None) -> EngramStore:
     # Imported here: chromadb takes seconds to import, and every `local2` command loads this.
     from local2.memory.store import EngramStore
 
     with friendly_errors("cannot open memory"):
         # No background re-embedding in a short command: `reembed` does it, and so does the
         # next `local2 ui`/`serve`/`chat`.
-        store = EngramStore.open(settings_of(ctx), sync="no", owner=person_of(ctx).name)
+        store = EngramStore.open(settings_of(ctx), sync="no", owner=owner or person_of(ctx).name)
     if store.notice:
         notices.print(f"[yellow]Notice:[/yellow] {store.notice}")
     return store
+
+
+def _team_beside(store: EngramStore) -> EngramStore | None:
+    """The team's facts beside the person's own ``store`` when there are any (never created
+    by looking), as every turn's recall has them."""
+    from local2.memory.store import EngramStore
+    from local2.memory.team import TeamFacts
+
+    def team() -> EngramStore:
+        return EngramStore.open(
+            store.settings, store.embedder, sync="no", owner=TEAM_NAME, owns_embedder=False
+        )
+
+    return TeamFacts(store.settings, team).recallable()
 
 
 def _when(ts: Any) -> str:
@@ -91,6 +139,28 @@ def _kind(row: dict[str, Any]) -> str:
     return f"{kind} ({source})" if kind in ("fact", "saved") and source else kind
 
 
+@memory_app.command("save")
+def save_cmd(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="What to remember, e.g. one sentence")],
+    team: TeamOpt = False,
+) -> None:
+    """Remember TEXT: in your own memory, or with --team as a fact shared by the whole team
+    (recalled in everyone's turns, marked as a team fact; local or an admin only)."""
+    from local2.memory.team import TEAM_SOURCE
+
+    if not text.strip():
+        fail("Nothing to save: TEXT is empty.", 'e.g. local2 memory save "..."', code=2)
+    owner = _owner(ctx, team, writing=True)
+    store = _open(ctx, owner)
+    with friendly_errors("save failed"):
+        engram = store.save(text, session_id="", query_id="")
+        source = TEAM_SOURCE if team else "cli"
+        store.mark(engram, source=source, written_by=person_of(ctx).name)
+    where = "as a team fact, recalled for everyone" if team else "in your memory"
+    console.print(f"saved {engram} {where}")
+
+
 @memory_app.command("list")
 def list_cmd(
     ctx: typer.Context,
@@ -100,18 +170,20 @@ def list_cmd(
         str | None, typer.Option("--kind", help="Only this kind: fact, episodic or saved")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
+    team: TeamOpt = False,
 ) -> None:
     """List memories, newest first: kind, source turn, reward and critic score.
 
     Facts a newer fact replaced are listed as superseded (kept, but never recalled).
     """
-    store = _open(ctx)
+    store = _open(ctx, _owner(ctx, team))
     rows = store.list(limit=limit, offset=offset, kind=kind)
     if as_json:
         for row in rows:
             typer.echo(json.dumps(row, ensure_ascii=False))
         return
-    console.print(_table(rows, f"memories ({len(rows)} of {store.count()})"))
+    title = "team facts" if team else "memories"
+    console.print(_table(rows, f"{title} ({len(rows)} of {store.count()})"))
 
 
 @memory_app.command("search")
@@ -123,11 +195,18 @@ def search_cmd(
         bool, typer.Option("--all", help="Include memories rated bad or graded low")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
+    team: TeamOpt = False,
 ) -> None:
-    """Recall memories for QUERY with the same ranking the model uses."""
-    store = _open(ctx)
+    """Recall memories for QUERY with the same ranking the model uses: your own and the
+    team's facts (kind 'team'), or with --team the team's alone."""
+    from local2.memory.team import TEAM_KIND, as_team, recall_with_team
+
+    store = _open(ctx, _owner(ctx, team))
     with friendly_errors("search failed"):
-        hits = store.recall(query, k, include_bad=include_bad)
+        shared = None if team else _team_beside(store)
+        hits = recall_with_team(store, shared, query, k, include_bad=include_bad)
+        if team:
+            hits = as_team(hits)
     if as_json:
         for hit in hits:
             typer.echo(json.dumps(hit, ensure_ascii=False))
@@ -135,14 +214,22 @@ def search_cmd(
     if not hits:
         console.print(f"No memories found for: {query}")
         return
-    rows = [{**(store.get(h["id"]) or {}), **h} for h in hits]
+    rows = [
+        {**((shared if h["kind"] == TEAM_KIND and shared else store).get(h["id"]) or {}), **h}
+        for h in hits
+    ]
     console.print(_table(rows, f"recall: {query}", similarity=True))
 
 
 @memory_app.command("delete")
-def delete_cmd(ctx: typer.Context, engram_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
-    """Forget one memory by id."""
-    if not _open(ctx).delete(engram_id):  # someone else's is not in this store: unknown
+def delete_cmd(
+    ctx: typer.Context,
+    engram_id: Annotated[str, typer.Argument(metavar="ID")],
+    team: TeamOpt = False,
+) -> None:
+    """Forget one memory by id (with --team: a team fact; local or an admin only)."""
+    store = _open(ctx, _owner(ctx, team, writing=True))
+    if not store.delete(engram_id):  # someone else's is not in this store: unknown
         console.print(f"[red]No engram {engram_id}[/red]")
         raise typer.Exit(1)
     console.print(f"deleted {engram_id}")
@@ -150,10 +237,13 @@ def delete_cmd(ctx: typer.Context, engram_id: Annotated[str, typer.Argument(meta
 
 @memory_app.command("export")
 def export_cmd(
-    ctx: typer.Context, file: Annotated[Path, typer.Argument(help="JSON-lines file to write")]
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="JSON-lines file to write")],
+    team: TeamOpt = False,
 ) -> None:
-    """Write every memory (content and metadata) to FILE as JSON lines."""
-    n = _open(ctx).export(file)
+    """Write every memory (content and metadata) to FILE as JSON lines (--team: the team's
+    facts)."""
+    n = _open(ctx, _owner(ctx, team)).export(file)
     console.print(f"exported {n} memories to {file}")
 
 
@@ -163,6 +253,7 @@ def reembed_cmd(
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Re-embed everything, not only what is missing")
     ] = False,
+    team: TeamOpt = False,
 ) -> None:
     """Bring the configured embedder's collection up to date with every memory.
 
@@ -174,12 +265,13 @@ def reembed_cmd(
     from local2.memory.store import EngramStore
 
     settings = settings_of(ctx)
+    owner = _owner(ctx, team, writing=True)
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("re-embedding", total=None)
         with friendly_errors("re-embedding failed"):
             store, n = EngramStore.reembed(
                 settings,
-                owner=person_of(ctx).name,
+                owner=owner,
                 rebuild=rebuild,
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )

@@ -111,7 +111,7 @@ class Services:
         """``owner``'s own engram store (None or ``local``: :attr:`memory`). None when memory
         is off, when it is a stand-in that has no one else's (a test's), or when theirs
         cannot be opened now (logged; tried again next time): memory off for them, never
-        someone else's."""
+        someone else's, nor the team's (the shelf refuses its name as an owner)."""
         if not owner or owner == LOCAL_NAME:
             return self.memory
         if self.memory_shelf is None:
@@ -120,6 +120,19 @@ class Services:
             return self.memory_shelf.of(owner)
         except Exception as exc:  # answering without memory beats not answering
             log.warning("memory is off for %s this time: %s: %s", owner, type(exc).__name__, exc)
+            return None
+
+    def team_memory(self) -> EngramStore | None:
+        """The team's shared facts, for recall only (:mod:`local2.memory.team`): None when
+        memory is off or a stand-in, when there are none (looked at no more than every 30 s,
+        so an empty team costs a turn no Chroma call), or when they cannot be opened now.
+        Nothing a turn does writes them: ``memory_for`` never returns them."""
+        if self.memory_shelf is None:
+            return None
+        try:
+            return self.memory_shelf.team_facts()
+        except Exception as exc:  # the person's own memory still answers
+            log.warning("team facts are off this time: %s: %s", type(exc).__name__, exc)
             return None
 
     def close_memory_shelf(self) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from local2.contracts.people import LOCAL_NAME, Person
+from local2.contracts.people import LOCAL_NAME, TEAM_NAME, Person
 from local2.errors import InvalidInput
 from local2.storage.sqlite import SqliteSql
 from local2.storage.turn_log import SQLITE_SCHEMA as TURNS_SCHEMA
@@ -52,7 +52,8 @@ TOKEN_PREFIX = "l2_"  # recognisable in a leaked config or a secret scanner
 
 
 def check_name(name: str) -> str:
-    """A person's name as stored: lower-case letters, digits, ``_.@+-``, at most 128."""
+    """A person's name as stored: lower-case letters, digits, ``_.@+-``, at most 128; not
+    ``local`` nor ``team`` (reserved)."""
     if not NAME_RULE.match(name or ""):
         raise InvalidInput(
             f"'{name}' cannot be a person's name: use lower-case letters, digits and "
@@ -63,6 +64,13 @@ def check_name(name: str) -> str:
         raise InvalidInput(
             f"'{LOCAL_NAME}' is the name of this machine's own person (no token needed).",
             "Pick another name, e.g. local2 users add alice",
+        )
+    if name == TEAM_NAME:
+        raise InvalidInput(
+            f"'{TEAM_NAME}' is reserved for the team's shared facts (recalled for everyone), "
+            "not a person's name.",
+            "Pick another name, e.g. local2 users add alice (team facts are written with: "
+            "local2 memory save --team TEXT)",
         )
     return name
 

@@ -2,7 +2,8 @@
 
 Recalled text is what earlier conversations said, so it is handed to the model as data
 (delimited, each hit tagged with its engram id so the answer can cite it), never as
-instructions.
+instructions. ``recall_memory`` also searches the team's shared facts (when there are any),
+marked as team facts; ``save_memory`` writes the caller's own memory only, never the team's.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from local2.events import MEMORY_RECALL, MEMORY_SAVED
 from local2.memory.owners import is_local
 from local2.memory.shelf import MemoryShelf
 from local2.memory.store import EngramStore
+from local2.memory.team import TEAM_KIND, recall_with_team
 from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool
 from local2.tools.fallback import SNIPPET_CHARS, cut, quoted
 from local2.tools.routing import Cue
@@ -42,6 +44,8 @@ def format_hit(hit: MemoryHit) -> str:
         parts.append(f"critic {hit['critic_score']}")
     if hit["kind"] in ("saved", "fact"):
         parts.append("saved fact" if hit["kind"] == "saved" else "fact")
+    elif hit["kind"] == TEAM_KIND:
+        parts.append("team fact, shared by everyone on this team")
     content = hit["content"].strip().replace("\n", "\n    ")
     return f"[{hit['id']}] ({', '.join(parts)}) {content}"
 
@@ -161,6 +165,21 @@ def stores_of(memory: EngramStore | MemoryShelf | Any) -> Callable[[str], Any]:
     return lambda owner: memory if is_local(owner) else None
 
 
+def team_of(memory: EngramStore | MemoryShelf | Any) -> Callable[[], EngramStore | None]:
+    """The team's facts for recall (None: there are none), from the shelf; a stand-in has
+    none."""
+    if not isinstance(memory, MemoryShelf):
+        return lambda: None
+
+    def team() -> EngramStore | None:
+        try:
+            return memory.team_facts()
+        except Exception:  # the caller's own memory still answers
+            return None
+
+    return team
+
+
 def _own_store(stores: Callable[[str], Any], ctx: ToolContext) -> Any:
     try:
         store = stores(ctx.owner)
@@ -175,14 +194,18 @@ def memory_tools(memory: EngramStore | MemoryShelf, settings: Settings) -> list[
     """The two memory tools over each person's own memory (``memory``: everyone's shelf, or
     local's store); schemas from config when present. The call's
     :attr:`ToolContext.owner <local2.tools.base.ToolContext.owner>` says whose."""
-    stores = stores_of(memory)
+    if isinstance(memory, EngramStore):
+        memory = MemoryShelf(memory)
+    stores, team = stores_of(memory), team_of(memory)
 
     def recall(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         query = _text_arg(args, "query")
         k = _k_arg(args, settings.memory.recall_k)
         store = _own_store(stores, ctx)
         try:
-            hits = store.recall(query, k, include_bad=not settings.memory.exclude_bad)
+            hits = recall_with_team(
+                store, team(), query, k, include_bad=not settings.memory.exclude_bad
+            )
         except EmbeddingError as exc:
             raise ToolError(f"memory recall failed: {exc}") from None
         except Exception as exc:  # a Chroma failure must read as a tool error, not crash
