@@ -112,3 +112,17 @@ def test_a_research_list_from_before_owners_gets_the_column(tmp_path: Path) -> N
     assert [r["run_id"] for r in index.recent(10, "local")] == ["r0"]
     SqliteRunIndex(path).close()  # opening it again keeps the column
     index.close()
+
+
+def test_a_trusted_proxy_names_people_but_never_local_or_the_team(tmp_path: Path) -> None:
+    from local2.http.identity import Identify, networks
+
+    people = SqlitePeople(tmp_path / "c.sqlite")
+    people.add("carol", admin=True)
+    identify = Identify(Access(people), None, "X-Forwarded-User", networks(["127.0.0.1"]))
+    assert identify.person("", "Carol", "127.0.0.1") == Person("carol", admin=True)
+    assert identify.person("", "dana@example.org", "127.0.0.1") == Person("dana@example.org")
+    for reserved in ("local", "team", "", "a b"):
+        assert identify.person("", reserved, "127.0.0.1") is None, reserved
+    assert identify.person("", "carol", "10.0.0.9") is None  # not a trusted address
+    people.close()

@@ -23,7 +23,9 @@ from fastapi import Depends, HTTPException, Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from local2.contracts.people import LOCAL, Person
+from local2.errors import InvalidInput
 from local2.service.access import Access
+from local2.storage.people import check_name
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 UNAUTHORISED = "missing or wrong bearer token"
@@ -84,11 +86,18 @@ class Identify:
             return LOCAL  # one person, on loopback: nothing to ask
         return None
 
-    def _proxied(self, name: str) -> Person:
-        """The proxy vouches for the name; whether they are an admin is ours to say."""
+    def _proxied(self, name: str) -> Person | None:
+        """The proxy vouches for the name; whether they are an admin is ours to say. A name
+        that cannot be a person's (``local``, ``team``, or outside the naming rule) is no
+        one's: a proxy must not hand out this machine's own person or the team's memory."""
+        name = name.lower()
+        try:
+            check_name(name)
+        except InvalidInput:
+            return None
         people = self.access.people
-        known = people.get(name.lower()) if people is not None else None
-        return known or Person(name.lower())
+        known = people.get(name) if people is not None else None
+        return known or Person(name)
 
 
 class StripUntrustedUser:
