@@ -296,3 +296,16 @@ def answered(
             pass
         time.sleep(0.3)
     raise AssertionError(f"{url} did not answer: {log.read_text(errors='replace')}")
+
+
+def test_only_an_admin_lists_everyones_sessions(two_people: dict[str, Any]) -> None:
+    alice, bob = two_people["alice"], two_people["bob"]
+    everyone = local2("--as", "carol", "sessions", "--everyone", "--json", env=NO_ENV)
+    assert everyone.returncode == 0, shown(everyone)
+    listed = {row["session_id"] for row in json.loads(everyone.stdout)}
+    assert listed == {alice["session_id"], bob["session_id"]}
+    reads = json.loads(local2("users", "reads", "--json", env=NO_ENV).stdout)
+    assert [(r["admin"], r["kind"]) for r in reads] == [("carol", "list")]
+    refused = local2("--as", "bob", "sessions", "--everyone", env=NO_ENV)
+    assert refused.returncode == 2 and "Only an admin" in shown(refused)
+    assert "Traceback" not in shown(refused) and alice["session_id"] not in shown(refused)

@@ -163,12 +163,23 @@ def sessions(
     ctx: typer.Context,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
     as_json: JsonOpt = False,
+    everyone: Annotated[
+        bool, typer.Option("--everyone", help="Everyone's (an admin, with --as; audited).")
+    ] = False,
 ) -> None:
     """Your recent sessions, newest first: id, turns, last turn, first question."""
+    person = person_of(ctx)
+    if everyone and not person.admin:
+        fail(
+            "Only an admin may list everyone's sessions.",
+            "local2 --as ADMIN sessions --everyone (on a shared store with that admin's "
+            "token in LOCAL2_TOKEN)",
+            code=2,
+        )
     with friendly_errors():
         agent = offline_agent(ctx)
         try:
-            rows = agent.sessions(limit, person_of(ctx).name)
+            rows = agent.sessions(limit, agent.access.listing_owner(person, everyone))
         finally:
             agent.close()
     if as_json:
