@@ -251,3 +251,22 @@ def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
     store.remove("bob")
     gone = ui.resume_session("s-bob", bob)
     assert "not signed in" in gone[ui.banner]["value"] and "/logout" in gone[ui.banner]["value"]
+
+
+def test_a_rotated_token_signs_that_person_out_of_the_app(agent: Agent) -> None:
+    people = people_of(agent)
+    alice, bob = people.add("alice"), people.add("bob")
+    with (
+        Served(create_app(agent)) as url,
+        httpx.Client(base_url=url, timeout=30) as hers,
+        httpx.Client(base_url=url, timeout=30) as his,
+    ):
+        assert login(hers, "alice", alice).status_code == 200
+        assert login(his, "bob", bob).status_code == 200
+        assert user_of(hers) == "alice" and user_of(his) == "bob"
+        new = people.rotate("alice")  # in another process, as `local2 users rotate`
+        assert user_of(hers) is None and hers.get("/config").status_code == 401
+        assert user_of(his) == "bob"  # nobody else is signed out
+        assert login(hers, "alice", alice).status_code == 400  # the old token
+        assert login(hers, "alice", new).status_code == 200
+        assert user_of(hers) == "alice"

@@ -144,6 +144,15 @@ class People(ABC):
         keys = ("name", "admin", "created_at", "rotated_at")
         return [{**dict(zip(keys, row, strict=True)), "admin": bool(row[1])} for row in rows]
 
+    def last_change(self) -> float | None:
+        """When anyone was last added or given a new token (None: nobody here)."""
+        rows = self._fetch("SELECT MAX(rotated_at) FROM local2_people", ())
+        return rows[0][0] if rows else None
+
+    def rotations(self) -> dict[str, float]:
+        """``{name: when their token was last set}`` for everyone."""
+        return {p["name"]: p["rotated_at"] for p in self.list()}
+
     def configured(self) -> bool:
         """Whether anyone has been added: the server then asks every request who it is."""
         return bool(self._fetch("SELECT 1 FROM local2_people LIMIT 1", ()))

@@ -14,7 +14,8 @@ How a browser gets in (:func:`local2.ui.server.create_app` mounts the app with o
 People are added and removed with the CLI, in another process, while the server runs. So
 whether the app asks anyone to sign in is decided on every request (:class:`SignInSwitch`),
 every login attempt asks the store afresh, and every handler maps the signed-in name to a
-person afresh (:func:`person_of`): a removed person is signed out at their next click. When
+person afresh (:func:`person_of`): a removed person is signed out at their next click, and
+a person whose token was rotated at their next request. When
 the first person is added, every earlier sign-in (made with the single token, under any
 name) is forgotten, so no one keeps a name they typed before names meant anything.
 """
@@ -102,7 +103,8 @@ class SignIn:
 @dataclass
 class SignInSwitch:
     """ASGI middleware: before each request, turns the app's login page on or off
-    (Gradio reads its ``auth`` per request) as people are added or removed."""
+    (Gradio reads its ``auth`` per request) as people are added or removed, and signs out
+    the browsers of a person whose token was rotated."""
 
     app: ASGIApp
     gradio: Any  # the mounted gradio.routes.App
@@ -123,8 +125,30 @@ class SignInSwitch:
         if configured and not self.had_people:
             self.gradio.tokens.clear()  # sign-ins under names that meant nothing until now
         self.had_people = configured
+        self.forget_rotated()
         self.gradio.auth = self.sign_in.login if self.sign_in.needed(configured) else None
         self.gradio.get_blocks().auth_message = self.sign_in.message(configured)
+
+    rotated: dict[str, float] | None = None  # {name: when their token was set}, last seen
+    last_change: float | None = None
+
+    def forget_rotated(self) -> None:
+        """Sign out every browser of a person whose token was rotated since it signed in
+        (Gradio's cookie does not carry the token, so the old sign-in would live on). One
+        small query per request; the whole list only when something changed."""
+        people = self.sign_in.access.people
+        if people is None:
+            return
+        change = people.last_change()
+        if change == self.last_change and self.rotated is not None:
+            return
+        rotated = people.rotations()
+        if self.rotated is not None:
+            changed = {n for n, at in rotated.items() if self.rotated.get(n, at) != at}
+            for cookie, user in list(self.gradio.tokens.items()):
+                if str(user).strip().lower() in changed:
+                    del self.gradio.tokens[cookie]
+        self.rotated, self.last_change = rotated, change
 
 
 def proxied_user(identify: Identify) -> Callable[[Request], Awaitable[str | None]]:
