@@ -172,20 +172,14 @@ class People(ABC):
         current = self.owner_of(session_id)
         if current != LOCAL_NAME or owner == LOCAL_NAME:
             return current
-        if self._claimed_by_local(session_id):
-            return LOCAL_NAME
+        # Unless local already has turns in it (a row-less session of theirs).
         self._write(
-            "INSERT INTO local2_session_owners (session_id, owner, created_at) VALUES (?, ?, ?) "
+            "INSERT INTO local2_session_owners (session_id, owner, created_at) SELECT ?, ?, ? "
+            "WHERE NOT EXISTS (SELECT 1 FROM local2_turns WHERE session_id = ?) "
             "ON CONFLICT (session_id) DO NOTHING",
-            (session_id, owner, time.time()),
+            (session_id, owner, time.time(), session_id),
         )
         return self.owner_of(session_id)
-
-    def _claimed_by_local(self, session_id: str) -> bool:
-        """Whether local already has turns in this session (a row-less session of theirs)."""
-        return bool(
-            self._fetch("SELECT 1 FROM local2_turns WHERE session_id = ? LIMIT 1", (session_id,))
-        )
 
     def owner_of(self, session_id: str) -> str:
         rows = self._fetch(

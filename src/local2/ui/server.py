@@ -93,7 +93,10 @@ def create_app(
         **proxied,
     )
     if not proxied:
-        app.add_middleware(SignInSwitch, gradio=mounted_gradio(app), sign_in=sign_in)
+        api = [route for route in app.routes if not isinstance(route, Mount)]
+        app.add_middleware(
+            SignInSwitch, gradio=mounted_gradio(app), sign_in=sign_in, api_routes=api
+        )
     return app
 
 

@@ -23,12 +23,13 @@ name) is forgotten, so no one keeps a name they typed before names meant anythin
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from starlette.requests import Request
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from local2.contracts.people import LOCAL, LOCAL_NAME, Person
@@ -110,15 +111,21 @@ class SignInSwitch:
     gradio: Any  # the mounted gradio.routes.App
     sign_in: SignIn
     had_people: bool = False  # whether anyone was configured at the last request
+    api_routes: Sequence[BaseRoute] = ()  # the HTTP API's, beside the mounted app
 
     def __post_init__(self) -> None:
         self.had_people = self.sign_in.access.configured()
         self.update()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
+        if scope["type"] in ("http", "websocket") and not self.is_api(scope):
             await anyio.to_thread.run_sync(self.update)
         await self.app(scope, receive, send)
+
+    def is_api(self, scope: Scope) -> bool:
+        """Whether the request is for one of the HTTP API's routes (they say who they are
+        for themselves, :mod:`local2.http.identity`): no store query, no thread hop."""
+        return any(route.matches(scope)[0] is Match.FULL for route in self.api_routes)
 
     def update(self) -> None:
         configured = self.sign_in.access.configured()
