@@ -6,9 +6,11 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from local2.config import Settings, load_settings
@@ -130,3 +132,19 @@ def chroma_server() -> Iterator[Any]:
         pytest.skip(str(exc))
     with TempChroma() as server:
         yield server
+
+
+@contextmanager
+def bearer_clients(
+    url: str, tokens: Mapping[str, str], timeout: float = 60
+) -> Iterator[dict[str, httpx.Client]]:
+    """One HTTP client per person, each sending that person's bearer token; closed after."""
+    with ExitStack() as stack:
+        yield {
+            name: stack.enter_context(
+                httpx.Client(
+                    base_url=url, timeout=timeout, headers={"Authorization": f"Bearer {token}"}
+                )
+            )
+            for name, token in tokens.items()
+        }

@@ -23,19 +23,11 @@ from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
 from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
+from tests.conftest import bearer_clients
 from tests.test_api import Served
+from tests.test_research_api import read_events
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
-
-
-def events_of(response: httpx.Response) -> list[tuple[str, Any]]:
-    received, name = [], ""
-    for line in response.iter_lines():
-        if line.startswith("event: "):
-            name = line.removeprefix("event: ")
-        elif line.startswith("data: "):
-            received.append((name, json.loads(line.removeprefix("data: "))))
-    return received
 
 
 @pytest.fixture(params=["sqlite", "postgres+chroma"])
@@ -64,17 +56,13 @@ def team(tmp_path: Path, store: dict[str, Any]) -> Iterator[dict[str, Any]]:
         assert people is not None
         tokens = {name: people.add(name) for name in ("alice", "bob")}
         tokens["carol"] = people.add("carol", admin=True)
-        with Served(create_api(agent)) as url:
-            clients = {
-                name: httpx.Client(
-                    base_url=url, timeout=120, headers={"Authorization": f"Bearer {token}"}
-                )
-                for name, token in tokens.items()
-            }
-            clients["nobody"] = httpx.Client(base_url=url, timeout=30)
+        with (
+            Served(create_api(agent)) as url,
+            bearer_clients(url, tokens, timeout=120) as clients,
+            httpx.Client(base_url=url, timeout=30) as nobody,
+        ):
+            clients["nobody"] = nobody
             yield {"agent": agent, "clients": clients, "fake": fake}
-            for client in clients.values():
-                client.close()
         agent.close()
 
 
@@ -87,7 +75,7 @@ def test_every_cross_read_and_write_answers_as_unknown(team: dict[str, Any]) -> 
     with alice.stream(
         "POST", "/research", json={"question": "Why did Kelsby keep its bridge?", "max_rounds": 1}
     ) as response:
-        received = events_of(response)
+        received = read_events(response)
     run_id = received[0][1]["run_id"]
     assert received[-1][0] == "done"
     mine = bob.post("/query", json={"query": "What is a bridge?", "session_id": "bob-1"})

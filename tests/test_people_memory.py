@@ -40,7 +40,7 @@ from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools
-from tests.conftest import make_settings
+from tests.conftest import bearer_clients, make_settings
 from tests.test_api import Served
 
 # Chroma's rule for a collection name.
@@ -366,13 +366,8 @@ def test_alices_memory_never_reaches_bobs_prompts_over_http(tmp_path: Path) -> N
         assert people is not None
         tokens = {name: people.add(name) for name in ("alice", "bob")}
         try:
-            with Served(create_api(agent)) as url:
-                alice, bob = (
-                    httpx.Client(
-                        base_url=url, timeout=60, headers={"Authorization": f"Bearer {tokens[n]}"}
-                    )
-                    for n in ("alice", "bob")
-                )
+            with Served(create_api(agent)) as url, bearer_clients(url, tokens) as clients:
+                alice, bob = clients["alice"], clients["bob"]
 
                 def ask(client: httpx.Client, session: str, question: str) -> dict[str, Any]:
                     response = client.post(
@@ -412,7 +407,5 @@ def test_alices_memory_never_reaches_bobs_prompts_over_http(tmp_path: Path) -> N
                 assert "4417-01" in hers["answer"]
                 assert any("4417-01" in h["content"] for h in hers["memory_hits"])
                 assert any(s == "4417" for _, s in leaked(fake.requests[before_alice:]))
-                alice.close()
-                bob.close()
         finally:
             agent.close()

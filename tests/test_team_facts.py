@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from chromadb.api.models.Collection import Collection
 
@@ -43,7 +42,7 @@ from local2.testing.brains import Reply, RuleBrain, message_text, tool_names
 from local2.testing.ollama_server import FakeOllama
 from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools
-from tests.conftest import local2
+from tests.conftest import bearer_clients, local2
 from tests.test_api import Served
 
 WIFI = "The office wifi password rotates on Mondays."
@@ -323,13 +322,7 @@ def test_team_facts_reach_everyones_prompt_marked_and_nothing_a_turn_does_writes
         assert people is not None
         tokens = {name: people.add(name) for name in ("alice", "bob")}
         try:
-            with Served(create_api(agent)) as url:
-                clients = {
-                    name: httpx.Client(
-                        base_url=url, timeout=60, headers={"Authorization": f"Bearer {token}"}
-                    )
-                    for name, token in tokens.items()
-                }
+            with Served(create_api(agent)) as url, bearer_clients(url, tokens) as clients:
 
                 def ask(name: str, session: str, question: str) -> dict[str, Any]:
                     response = clients[name].post(
@@ -371,8 +364,6 @@ def test_team_facts_reach_everyones_prompt_marked_and_nothing_a_turn_does_writes
                 assert bob is not None
                 assert any("hunter2" in row["content"] for row in bob.iter_all())
                 ask("bob", "bob-2", "Remember that the office wifi password is hunter2.")
-                for client in clients.values():
-                    client.close()
         finally:
             agent.close()
     [row] = team_rows()  # untouched: no new engram, no rating, no critic grade

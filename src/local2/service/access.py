@@ -75,13 +75,6 @@ class Access:
             return
         raise unknown(item)
 
-    def write(
-        self, person: Person, item: str, owner: str | None, unknown: Callable[[str], NotFound]
-    ) -> None:
-        """``person`` may change ``owner``'s ``item``, or ``unknown(item)`` is raised."""
-        if not person.owns(owner):
-            raise unknown(item)
-
     def listing_owner(self, person: Person, everyone: bool = False) -> str | None:
         """Whose things a list shows: the person's own, or (an admin asking for
         ``everyone``) all, written down as one admin read."""

@@ -216,10 +216,7 @@ class Research:
         if not snapshot.values:
             raise no_run(run_id)
         owner = self.owner_of(run_id, snapshot.values)
-        if access is not None:
-            access.read(person, "research", run_id, owner, no_run)
-        elif not person.owns(owner):
-            raise no_run(run_id)
+        (access or Access(None)).read(person, "research", run_id, owner, no_run)
         payload = research_payload(dict(snapshot.values))
         payload["status"] = self._status(run_id, snapshot)
         return payload

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from starlette.requests import Request
@@ -36,6 +36,9 @@ from local2.contracts.people import LOCAL, LOCAL_NAME, Person
 from local2.errors import Local2Error
 from local2.http.identity import Identify
 from local2.service.access import Access
+
+if TYPE_CHECKING:
+    from local2.storage.people import People
 
 TOKEN_MESSAGE = "This LoCAL2 server is reachable beyond this machine: enter its LOCAL2_API_TOKEN."
 # Shown as plain text on Gradio's login page (no Markdown there).
@@ -128,25 +131,25 @@ class SignInSwitch:
         return any(route.matches(scope)[0] is Match.FULL for route in self.api_routes)
 
     def update(self) -> None:
-        configured = self.sign_in.access.configured()
+        """One small query: when anyone was last added or given a token (None: nobody)."""
+        people = self.sign_in.access.people
+        change = people.last_change() if people is not None else None
+        configured = change is not None
         if configured and not self.had_people:
             self.gradio.tokens.clear()  # sign-ins under names that meant nothing until now
         self.had_people = configured
-        self.forget_rotated()
+        if people is not None:
+            self.forget_rotated(people, change)
         self.gradio.auth = self.sign_in.login if self.sign_in.needed(configured) else None
         self.gradio.get_blocks().auth_message = self.sign_in.message(configured)
 
     rotated: dict[str, float] | None = None  # {name: when their token was set}, last seen
     last_change: float | None = None
 
-    def forget_rotated(self) -> None:
+    def forget_rotated(self, people: People, change: float | None) -> None:
         """Sign out every browser of a person whose token was rotated since it signed in
-        (Gradio's cookie does not carry the token, so the old sign-in would live on). One
-        small query per request; the whole list only when something changed."""
-        people = self.sign_in.access.people
-        if people is None:
-            return
-        change = people.last_change()
+        (Gradio's cookie does not carry the token, so the old sign-in would live on). The
+        whole list is read only when ``change`` (the latest token change) moved."""
         if change == self.last_change and self.rotated is not None:
             return
         rotated = people.rotations()
