@@ -24,12 +24,12 @@ from pathlib import Path
 
 import httpx
 
+from local2.bounded.pool import WorkerPool
 from local2.config.schema import WebFetchSettings
+from local2.documents.extract import decode_body, extract_main_text
 from local2.errors import ToolError
 from local2.testing.rss import peak_rss
 from local2.testing.web_server import LocalServer, gzip_bomb, send, send_encoded
-from local2.tools.extract import decode_body, extract_main_text
-from local2.tools.extract_worker import WorkerPool
 from local2.tools.web_fetch import WebFetch
 
 CORPUS = Path(__file__).parent / "extraction_corpus" / "pages"
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         for label, (path, _) in PAGES.items():
-            pool = WorkerPool()
+            pool = WorkerPool("local2.tools.extract_worker", "page extraction")
             fetcher = WebFetch(cfg, pool=pool)
             fetcher({"url": server.url("/normal")})  # a warm worker, as in a running server
             url = server.url(path)

@@ -7,6 +7,7 @@ once: to HTTP statuses (:mod:`local2.http.errors`), to exit codes and messages
 
     Local2Error
     ├── InvalidInput          the request cannot be done as asked (422, exit 2)
+    │   └── DocumentUnreadable  a document that cannot be read within its limits
     ├── NotFound              no such session, turn, checkpoint or run (404, exit 3)
     ├── Conflict              not now: something else is going on (409, exit 2)
     ├── Unavailable           a part LoCAL2 needs does not answer (503, exit 1)
@@ -49,6 +50,37 @@ class InvalidQuery(InvalidInput):
 
 class InvalidId(InvalidInput):
     """An identifier breaks its rule; the message names the rule."""
+
+
+class DocumentUnreadable(InvalidInput):
+    """A document that cannot be read: encrypted, corrupt, of no supported format, or over a
+    limit (the message names it, ``fix`` says which setting raises it); nothing was kept.
+
+    ``reason`` is one of :data:`DOCUMENT_FAILURES`.
+    """
+
+    def __init__(self, message: str, reason: str, fix: str = "") -> None:
+        super().__init__(message, fix)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.fix}".strip()
+
+
+DOCUMENT_FAILURES = (
+    "encrypted",  # needs a password
+    "corrupt",  # not a readable file of its format (truncated, damaged)
+    "unsupported",  # no reader for this format
+    "too_large",  # more bytes than documents.max_bytes
+    "too_many_pages",  # documents.max_pages
+    "too_many_chars",  # documents.max_chars
+    "archive",  # a zip container over its caps (members, unpacked size, ratio, method)
+    "memory",  # documents.memory_mb
+    "cpu",  # documents.cpu_s
+    "timeout",  # documents.timeout_s (or the caller's deadline)
+    "crashed",  # the reader stopped without a reply
+    "cancelled",  # the caller gave up
+)
 
 
 class NotFound(Local2Error, LookupError):
@@ -200,7 +232,16 @@ class FetchRefused(Local2Error):
 
 
 class ExtractionFailed(Local2Error):
-    """The extraction worker could not make the page's text; the message says why."""
+    """A bounded worker could not do its job; the message says why.
+
+    ``reason`` names the limit or failure (``memory``, ``cpu``, ``time``, ``crashed``, or what
+    the job reported), and ``peak_rss_mb`` the worker's peak resident memory, when known.
+    """
+
+    def __init__(self, message: str, reason: str = "error", peak_rss_mb: float = 0.0) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.peak_rss_mb = peak_rss_mb
 
 
 class ExtractionTimeout(Local2Error):

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from local2.tools.extract import truncate_paragraphs
+from local2.documents.extract import truncate_paragraphs
 
 GAP = "[…]"
 MIN_PASSAGE = 300  # short lines (headings, list items) are grouped up to this size

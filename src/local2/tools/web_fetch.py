@@ -6,8 +6,8 @@ by hand and re-vetted; the body is streamed with a byte cap that also bounds dec
 (a gzip bomb is refused); and one deadline covers the whole fetch (DNS, connects,
 redirects, a server trickling one byte at a time, and extraction). The download is async
 because ``asyncio.timeout`` bounds it all, where per-read timeouts do not; extraction runs
-in a limited worker process (``extract_worker``) that is killed at the deadline. Either
-stops early when the tool call is cancelled (``ToolContext.cancel``).
+in a limited worker process (``extract_worker``, on :mod:`local2.bounded`) that is killed at
+the deadline. Either stops early when the tool call is cancelled (``ToolContext.cancel``).
 
 Long pages are cut to the passages most relevant to the question (the turn's query plus the
 model's arguments), within a share of ``num_ctx`` (``passages``).
@@ -30,7 +30,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from local2.bounded.pool import WorkerPool
 from local2.config.schema import WebFetchSettings
+from local2.documents.extract import Favor, clean_text
 from local2.errors import (
     ExtractionCancelled,
     ExtractionFailed,
@@ -39,8 +41,7 @@ from local2.errors import (
     ToolError,
 )
 from local2.tools.base import ToolContext, ToolResult
-from local2.tools.extract import Favor, clean_text
-from local2.tools.extract_worker import POOL, WorkerPool
+from local2.tools.extract_worker import POOL
 from local2.tools.netguard import NetGuard, Resolver, Target, system_resolve
 
 T = TypeVar("T")

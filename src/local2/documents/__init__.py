@@ -1,0 +1,6 @@
+"""Documents: PDF, Word, PowerPoint, OpenDocument text, EPUB, HTML and plain text, read into
+pages of text by one reader per format, each run in a bounded worker (:mod:`local2.bounded`).
+
+The server imports only :mod:`local2.documents.read` (and what it imports): the format
+libraries (pdfium, python-docx, ...) are imported in the worker, where they are used.
+"""
