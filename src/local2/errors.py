@@ -238,8 +238,10 @@ class ExtractionFailed(Local2Error):
     the job reported), and ``peak_rss_mb`` the worker's peak resident memory, when known.
     """
 
-    def __init__(self, message: str, reason: str = "error", peak_rss_mb: float = 0.0) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str, reason: str = "error", peak_rss_mb: float = 0.0, fix: str = ""
+    ) -> None:
+        super().__init__(message, fix)
         self.reason = reason
         self.peak_rss_mb = peak_rss_mb
 

@@ -168,6 +168,7 @@ class WorkerPool:
                     str(reply.get("error", f"{self.what} failed")),
                     reason=str(reply.get("reason", "error")),
                     peak_rss_mb=float(reply.get("rss_peak_mb", 0.0)),
+                    fix=str(reply.get("fix", "")),
                 )
             return reply
         finally:

@@ -196,6 +196,30 @@ class FilesSettings(Strict):
         return [e.lower() if e.startswith(".") else f".{e.lower()}" for e in value if e]
 
 
+class DocumentsSettings(Strict):
+    """Reading documents (PDF, DOCX, PPTX, ODT, EPUB, HTML, text): what one may cost.
+
+    Each is read in a worker process with these limits; a document over one is refused with
+    a message naming it. ``memory_mb`` is what a document may add to the reader's own memory.
+    """
+
+    max_bytes: int = Field(100_000_000, ge=1024)  # larger files are refused unread
+    max_pages: int = Field(2000, ge=1)  # pages, slides or chapters
+    max_chars: int = Field(10_000_000, ge=1000)  # text of the whole document
+    memory_mb: int = Field(192, ge=32)
+    cpu_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(180.0, gt=0)
+    # DOCX, PPTX, ODT and EPUB are zip containers: the text parts are unpacked, within these.
+    zip_max_members: int = Field(10_000, ge=1)
+    zip_max_unpacked_mb: int = Field(64, ge=1)  # declared size of the parts read
+    zip_max_ratio: int = Field(200, ge=10)  # unpacked/packed of any part over 1 MB
+    # Pages with no text layer (scans) are read by OCR when the `ocr` extra is installed.
+    ocr: bool = True
+    ocr_max_pages: int = Field(50, ge=0)
+    ocr_dpi: int = Field(150, ge=50, le=600)
+    ocr_memory_mb: int = Field(1536, ge=256)  # address space OCR may add (~600 MB resident)
+
+
 class McpServer(Strict):
     name: str
     command: str | None = None
@@ -282,6 +306,7 @@ class Settings(Strict):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     critic: CriticSettings = Field(default_factory=CriticSettings)
     files: FilesSettings = Field(default_factory=FilesSettings)
+    documents: DocumentsSettings = Field(default_factory=DocumentsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     ui: UiSettings = Field(default_factory=UiSettings)

@@ -1,0 +1,128 @@
+"""PDF: pypdfium2 (Apache-2.0/BSD, Google's PDFium) reads the text layer, page by page.
+
+Chosen by ``bench/documents.py``: on our generated corpus it had the best text quality and
+was the fastest of pypdfium2, pypdf and pdfminer.six (PyMuPDF is AGPL). PDFium joins a word
+hyphenated at a line end (marking the join with U+0002, dropped here with the other control
+characters) and maps ligatures to their letters. PDFium is not thread-safe, which does not
+matter here: each worker process reads one document at a time.
+
+A page with no text but something drawn on it (a scan, outlined text) is read by OCR when
+the engine is installed (:mod:`local2.documents.ocr`), else reported in ``no_text_pages``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from local2.documents.extract import clean_text
+from local2.documents.model import Document, Limits
+from local2.documents.ocr import INSTALL_HINT, OcrUnavailable, PageOcr
+from local2.documents.pages import PageBuilder, check_page_count
+from local2.documents.problems import corrupt, encrypted
+
+_LIGATURES = {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
+_FOLD = str.maketrans(_LIGATURES)
+PASSWORD_ERROR = 4  # FPDF_ERR_PASSWORD
+
+
+def page_text(raw: str) -> str:
+    """PDFium's page text cleaned: CRLF lines, hyphenation marks and ligatures undone."""
+    return clean_text(raw.translate(_FOLD))
+
+
+def open_pdf(data: bytes) -> Any:
+    import pypdfium2 as pdfium  # type: ignore[import-untyped]
+
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == PASSWORD_ERROR:
+            raise encrypted("pdf") from None
+        raise corrupt("pdf", str(exc).replace("Failed to load document ", "")) from None
+
+
+def _has_drawing(page: Any) -> bool:
+    import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+
+    return bool(pdfium_c.FPDFPage_CountObjects(page.raw) > 0)
+
+
+def read_pdf(data: bytes, limits: Limits, ocr: PageOcr | None = None) -> Document:
+    """Every page's text; pages without a text layer read by ``ocr`` when it is given."""
+    pdf = open_pdf(data)
+    try:
+        count = len(pdf)
+        check_page_count(count, "pdf", limits)
+        texts: list[str] = []
+        blank: list[int] = []
+        for index in range(count):
+            page = pdf[index]
+            textpage = page.get_textpage()
+            text = page_text(textpage.get_text_bounded())
+            if not text.strip() and _has_drawing(page):
+                blank.append(index + 1)
+            textpage.close()
+            page.close()
+            texts.append(text)
+        read, notes = _ocr_pages(pdf, blank, limits, ocr)
+        out = PageBuilder("pdf", limits)
+        for number, text in enumerate(texts, start=1):
+            if number in read:
+                out.add_page(read[number], ocr=True)
+            else:
+                out.add_page(text)
+        title = clean_text(pdf.get_metadata_value("Title") or "").strip()
+    finally:
+        pdf.close()
+    unread = tuple(n for n in blank if n not in read)
+    return Document("pdf", title, out.pages(), unread, tuple(notes))
+
+
+def _ocr_pages(
+    pdf: Any, blank: list[int], limits: Limits, ocr: PageOcr | None
+) -> tuple[dict[int, str], list[str]]:
+    """Text of the pages OCR read, and notes on the ones it did not."""
+    if not blank:
+        return {}, []
+    listed = _page_list(blank)
+    if ocr is None or not limits.ocr:
+        why = "OCR is turned off (documents.ocr)" if not limits.ocr else INSTALL_HINT
+        return {}, [f"No text layer on {listed} (scanned?). {why}"]
+    read: dict[int, str] = {}
+    notes: list[str] = []
+    try:
+        with ocr.room():
+            for number in blank[: limits.ocr_max_pages]:
+                page = pdf[number - 1]
+                image = page.render(scale=limits.ocr_dpi / 72).to_numpy()
+                page.close()
+                read[number] = clean_text(ocr.read(image))
+                del image
+    except OcrUnavailable as exc:
+        return read, [f"No text layer on {listed} (scanned?); OCR failed: {exc}. {INSTALL_HINT}"]
+    except Exception as exc:  # the engine out of memory (onnxruntime's bad_alloc) or failing
+        left = _page_list([n for n in blank if n not in read])
+        return read, [
+            f"No text layer on {left} (scanned?), and OCR failed on them ({type(exc).__name__}: "
+            f"{_last_line(exc)}); documents.ocr_memory_mb or ocr_dpi "
+            "may need changing."
+        ]
+    if len(blank) > limits.ocr_max_pages:
+        rest = _page_list(blank[limits.ocr_max_pages :])
+        notes.append(
+            f"OCR read {limits.ocr_max_pages} pages with no text layer; {rest} were not read "
+            "(documents.ocr_max_pages)."
+        )
+    return read, notes
+
+
+def _page_list(numbers: list[int]) -> str:
+    shown = ", ".join(str(n) for n in numbers[:20])
+    more = f" and {len(numbers) - 20} more" if len(numbers) > 20 else ""
+    return f"page{'s' if len(numbers) > 1 else ''} {shown}{more}"
+
+
+def _last_line(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[-1][:200] if lines else ""
