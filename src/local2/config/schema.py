@@ -206,7 +206,7 @@ class DocumentsSettings(Strict):
     max_bytes: int = Field(100_000_000, ge=1024)  # larger files are refused unread
     max_pages: int = Field(2000, ge=1)  # pages, slides or chapters
     max_chars: int = Field(10_000_000, ge=1000)  # text of the whole document
-    memory_mb: int = Field(192, ge=32)
+    memory_mb: int = Field(160, ge=32)
     cpu_s: float = Field(120.0, gt=0)
     timeout_s: float = Field(180.0, gt=0)
     # DOCX, PPTX, ODT and EPUB are zip containers: the text parts are unpacked, within these.

@@ -25,6 +25,7 @@ OPF = "{http://www.idpf.org/2007/opf}"
 OCF = "{urn:oasis:names:tc:opendocument:xmlns:container}"
 HTML_TYPES = {"application/xhtml+xml", "text/html"}
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+_HEAD = re.compile(r"<head\b.*?</head\s*>", re.I | re.S)
 _TEXT_SUFFIXES = (".xhtml", ".html", ".htm", ".xml", ".opf", ".ncx")
 
 
@@ -69,8 +70,10 @@ def chapter_text(data: bytes) -> str:
         markup = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         markup = decode_body(data, None, is_html=True)
-    # lxml refuses a str that declares its encoding (the bytes are decoded already)
-    return clean_text(fast_text(_XML_DECLARATION.sub("", markup, count=1), drop_layout=False))
+    # lxml refuses a str that declares its encoding (the bytes are decoded already); the
+    # head's <title> repeats the chapter's heading
+    markup = _HEAD.sub("", _XML_DECLARATION.sub("", markup, count=1), count=1)
+    return clean_text(fast_text(markup, drop_layout=False))
 
 
 def read_epub(data: bytes, limits: Limits) -> Document:

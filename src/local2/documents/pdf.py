@@ -24,6 +24,8 @@ from local2.documents.problems import corrupt, encrypted
 _LIGATURES = {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
 _FOLD = str.maketrans(_LIGATURES)
 PASSWORD_ERROR = 4  # FPDF_ERR_PASSWORD
+SECURITY_ERROR = 5  # FPDF_ERR_SECURITY: an encryption scheme PDFium does not support
+_LOAD_ERRORS = {3: "PDFium finds its structure damaged, or it is not a PDF"}  # FPDF_ERR_FORMAT
 
 
 def page_text(raw: str) -> str:
@@ -37,9 +39,11 @@ def open_pdf(data: bytes) -> Any:
     try:
         return pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
-        if getattr(exc, "err_code", None) == PASSWORD_ERROR:
+        code = getattr(exc, "err_code", None)
+        if code in (PASSWORD_ERROR, SECURITY_ERROR):
             raise encrypted("pdf") from None
-        raise corrupt("pdf", str(exc).replace("Failed to load document ", "")) from None
+        detail = _LOAD_ERRORS.get(code, str(exc)) if isinstance(code, int) else str(exc)
+        raise corrupt("pdf", detail) from None
 
 
 def _has_drawing(page: Any) -> bool:

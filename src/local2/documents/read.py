@@ -132,7 +132,7 @@ def _failure(exc: ExtractionFailed, cfg: DocumentsSettings) -> DocumentUnreadabl
         return over_limit(
             "memory",
             f"Reading the document needed more than the {cfg.memory_mb} MB of memory it may "
-            "use (or it crashed the reader)",
+            "use, or crashed the reader",
             "memory_mb",
         )
     if exc.reason == "cpu":

@@ -1,10 +1,11 @@
 """Zip containers (DOCX, PPTX, ODT, EPUB) opened with caps, so a zip bomb stays small.
 
-CPython's zipfile has no size limit of its own, but it stops a member's output at the size
-the central directory declares (then fails its CRC check). So the caps are checked on the
-directory before anything is unpacked: the number of members, the declared size of the
-parts that will be read, and the packing ratio of any large part; only stored and deflated
-members are read (LZMA and BZIP2 are inflated without a bound before that stop).
+CPython's zipfile has no size limit of its own, but read a chunk at a time it stops a
+member's output at the size the central directory declares (then fails its CRC check). So
+the caps are checked on the directory before anything is unpacked: the number of members,
+the declared size of the parts that will be read, and the packing ratio of any large part;
+only stored and deflated members are read (LZMA and BZIP2 are inflated without a bound
+before that stop).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from local2.documents.model import Format, Limits
 from local2.documents.problems import archive, corrupt
 
 _MB = 1024 * 1024
+_CHUNK = _MB
 RATIO_FLOOR = _MB  # smaller parts may pack as tightly as they like
 READABLE = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 
@@ -73,11 +75,19 @@ class SafeZip:
         return name in self.infos
 
     def read(self, name: str) -> bytes:
-        """One vetted member's bytes (``KeyError`` for one not vetted or not there)."""
+        """One vetted member's bytes (``KeyError`` for one not vetted or not there).
+
+        Read a chunk at a time: ``ZipFile.read`` inflates a member's whole stream in one
+        call before cutting it at the declared size (2 GB and 9 s for a member that lies).
+        """
+        parts: list[bytes] = []
         try:
-            return self.zip.read(self.infos[name])
+            with self.zip.open(self.infos[name]) as member:
+                while chunk := member.read(_CHUNK):
+                    parts.append(chunk)
         except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
             raise corrupt(self.fmt, f"{name}: {exc}") from None
+        return b"".join(parts)
 
     def text_only_copy(self) -> bytes:
         """The same package with every part not vetted left empty, for a library that loads
