@@ -4,8 +4,8 @@ A worker is ``python -m <entry> <memory_mb>``, an entry module that runs
 :func:`local2.bounded.child.serve` with its job. Idle workers are kept warm (starting one
 imports its libraries), one can be started ahead of a job (:meth:`WorkerPool.prepare`) so
 its start overlaps a download, and an idle worker exits when the server does (its stdin
-closes). A worker is killed when the job's deadline passes or the caller cancels; a worker
-that dies is reaped with its peak memory, which the error carries.
+closes). A worker is killed when the job's deadline passes or the caller cancels; its peak
+memory, sampled while the server waits, goes with the error when it dies.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -22,30 +23,44 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from local2.errors import ExtractionCancelled, ExtractionFailed, ExtractionTimeout
 
 MAX_IDLE = 2
 _POLL_S = 0.05
+_SAMPLE_S = 0.01  # how often a running job's peak memory is read
 
 
 @dataclass(eq=False)
 class _Worker:
     proc: subprocess.Popen[bytes]
     memory_mb: int
-    peak_rss_mb: float = 0.0
+    peak_rss_mb: float = 0.0  # the job's peak so far, sampled while waiting for its reply
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def sample_peak(self) -> None:
+        """Read the worker's peak resident memory (``VmHWM``, reset by it at each job start).
+
+        Sampled rather than taken from ``wait4``: a child's ``ru_maxrss`` counts the memory
+        its parent had when it was forked, so a big server would hide a small worker. A
+        sample read before the worker resets it holds the last job's peak: an overestimate.
+        """
+        try:
+            status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        except OSError:
+            return
+        match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
+        if match:
+            self.peak_rss_mb = max(self.peak_rss_mb, int(match.group(1)) / 1024)
+
     def reap(self) -> int:
-        """Wait for the process to end; its exit code, and its peak memory kept."""
-        if self.proc.returncode is None:
-            with contextlib.suppress(ChildProcessError):
-                _, status, usage = os.wait4(self.proc.pid, 0)
-                self.proc.returncode = os.waitstatus_to_exitcode(status)
-                self.peak_rss_mb = usage.ru_maxrss / 1024
+        """Wait for the process to end; its exit code."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
         return self.proc.returncode if self.proc.returncode is not None else -1
 
     def kill(self) -> None:
@@ -157,6 +172,7 @@ class WorkerPool:
     ) -> dict[str, Any]:
         """The worker's reply for one job; raise when it fails, times out or is cancelled."""
         worker = self._take(memory_mb)
+        worker.peak_rss_mb = 0.0
         keep = False
         try:
             request = json.dumps({**header, "length": len(body)}).encode() + b"\n" + body
@@ -216,7 +232,9 @@ def _receive(worker: _Worker, deadline: float, cancel: threading.Event | None, w
     reply = bytearray()
     while not reply.endswith(b"\n"):
         left = _check(deadline, cancel)
-        if not poller.poll(min(left, _POLL_S) * 1000):
+        ready = poller.poll(min(left, _SAMPLE_S) * 1000)
+        worker.sample_peak()
+        if not ready:
             continue
         chunk = os.read(fd, 1 << 20)
         if not chunk:

@@ -250,6 +250,58 @@ def long_pdf(pages: int = 500) -> Sample:
     return Sample(f"long-{pages}.pdf", out.getvalue(), tuple(written))
 
 
+def _wrap(text: str, width: int) -> list[str]:
+    """Lines of at most ``width`` characters, a word split with a hyphen to fill each."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        candidate = f"{line} {word}".strip()
+        if len(candidate) <= width:
+            line = candidate
+            continue
+        room = width - len(line) - (2 if line else 1)
+        if room >= 3 and len(word) - room >= 3:
+            lines.append(f"{line} {word[:room]}-".strip())
+            line = word[room:]
+        else:
+            lines.append(line)
+            line = word
+    return [*lines, line] if line else lines
+
+
+def hyphenated_pdf() -> Sample:
+    """Justified-looking lines whose last word is split with a hyphen, as typesetters do."""
+    from reportlab.pdfgen import canvas
+
+    text = " ".join(paragraphs(131, 3))
+    out = io.BytesIO()
+    c = canvas.Canvas(out, invariant=True)
+    c.setFont("Helvetica", 10)
+    for n, line in enumerate(_wrap(text, 60)):
+        c.drawString(72, 780 - 13 * n, line)
+    c.showPage()
+    c.save()
+    return Sample("hyphenated.pdf", out.getvalue(), (text,))
+
+
+def drawn_out_of_order_pdf() -> Sample:
+    """Two columns drawn right column first (the page reads left then right)."""
+    from reportlab.pdfgen import canvas
+
+    left, right = _wrap(paragraphs(141, 1)[0], 40), _wrap(paragraphs(142, 1)[0], 40)
+    left = [line.removesuffix("-") + (" " if not line.endswith("-") else "") for line in left]
+    out = io.BytesIO()
+    c = canvas.Canvas(out, invariant=True)
+    c.setFont("Helvetica", 9)
+    for x, lines in ((320, right), (60, left)):
+        for n, line in enumerate(lines):
+            c.drawString(x, 780 - 12 * n, line.strip())
+    c.showPage()
+    c.save()
+    truth = "".join(left) + " " + " ".join(right)
+    return Sample("out-of-order.pdf", out.getvalue(), (truth,))
+
+
 def pdf_samples() -> list[Sample]:
     return [
         one_column_pdf(),
@@ -258,6 +310,8 @@ def pdf_samples() -> list[Sample]:
         footnotes_pdf(),
         ligatures_pdf(),
         scripts_pdf(),
+        hyphenated_pdf(),
+        drawn_out_of_order_pdf(),
         scanned_pdf(),
     ]
 
