@@ -25,8 +25,6 @@ from typing import Any
 Limiter = Callable[[float], AbstractContextManager[object]]
 Job = Callable[[Mapping[str, Any], bytes, Limiter], dict[str, Any]]
 
-_STATUS = Path("/proc/self/status")
-
 
 class OverBudget(BaseException):
     """Raised inside a job by the worker's timer (:func:`alarm`).
@@ -49,12 +47,13 @@ def alarm(seconds: float) -> Iterator[None]:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def status_mb(field: str) -> float:
-    """A ``/proc/self/status`` size (``VmRSS``, ``VmHWM``, ``VmSize``) in MB; 0 elsewhere."""
+def status_mb(field: str, pid: int | str = "self") -> float:
+    """A ``/proc/<pid>/status`` size (``VmRSS``, ``VmHWM``, ``VmSize``) in MB; 0 elsewhere."""
     try:
-        match = re.search(rf"^{field}:\s+(\d+) kB", _STATUS.read_text(), re.M)
+        status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return 0.0
+    match = re.search(rf"^{field}:\s+(\d+) kB", status, re.M)
     return int(match.group(1)) / 1024 if match else 0.0
 
 

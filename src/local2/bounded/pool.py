@@ -14,7 +14,6 @@ import atexit
 import contextlib
 import json
 import os
-import re
 import select
 import signal
 import subprocess
@@ -23,9 +22,9 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from local2.bounded.child import status_mb
 from local2.errors import ExtractionCancelled, ExtractionFailed, ExtractionTimeout
 
 MAX_IDLE = 2
@@ -49,13 +48,7 @@ class _Worker:
         its parent had when it was forked, so a big server would hide a small worker. A
         sample read before the worker resets it holds the last job's peak: an overestimate.
         """
-        try:
-            status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        except OSError:
-            return
-        match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
-        if match:
-            self.peak_rss_mb = max(self.peak_rss_mb, int(match.group(1)) / 1024)
+        self.peak_rss_mb = max(self.peak_rss_mb, status_mb("VmHWM", self.proc.pid))
 
     def reap(self) -> int:
         """Wait for the process to end; its exit code."""

@@ -11,7 +11,9 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
+
+from typing_extensions import Unpack
 
 from local2.bounded.pool import WorkerPool, pool_for
 from local2.config.schema import DocumentsSettings
@@ -52,21 +54,21 @@ def worker_memory_mb(cfg: DocumentsSettings) -> int:
     return int(_BASE_MB + cfg.memory_mb + cfg.ocr_memory_mb + 3 * cfg.max_bytes / _MB)
 
 
-def read_document(
-    data: bytes,
-    cfg: DocumentsSettings,
-    name: str = "",
-    media_type: str = "",
-    deadline: float | None = None,
-    cancel: threading.Event | None = None,
-    pool: WorkerPool = DOCUMENT_POOL,
-) -> Document:
-    """The document's pages; :class:`DocumentUnreadable` when it cannot be read.
+class ReadOptions(TypedDict, total=False):
+    """How a document is read: ``name`` and ``media_type`` help tell its format;
+    ``deadline`` (``time.monotonic()``) shortens ``documents.timeout_s``; ``cancel`` stops
+    the reading early; ``pool`` is the workers' (tests and benchmarks bring their own)."""
 
-    ``name`` and ``media_type`` help tell its format; ``deadline`` (``time.monotonic()``)
-    shortens ``documents.timeout_s``, and ``cancel`` stops the reading early.
-    """
-    return measure_reading(data, cfg, name, media_type, deadline, cancel, pool).result()
+    name: str
+    media_type: str
+    deadline: float | None
+    cancel: threading.Event | None
+    pool: WorkerPool
+
+
+def read_document(data: bytes, cfg: DocumentsSettings, **options: Unpack[ReadOptions]) -> Document:
+    """The document's pages; :class:`DocumentUnreadable` when it cannot be read."""
+    return measure_reading(data, cfg, **options).result()
 
 
 def measure_reading(
