@@ -2,7 +2,11 @@
 
 The corpus is made in this run with known text (``local2.testing.documents``): PDFs in one
 and two columns, with a table, footnotes, ligature glyphs, Greek, Cyrillic and Chinese, a
-scanned page, 500 plain pages; DOCX, PPTX, ODT, EPUB, HTML and Markdown. Text quality is
+scanned page, 500 plain pages; DOCX, PPTX, ODT, EPUB, HTML and Markdown. Page layouts
+(``local2.testing.pdf_layouts``): columns, a title across them, three columns, a table
+across the page or inside a column, running heads, each drawn in reading order and out of
+it, and ``--random`` pages of random layouts; and pages printed by chromium
+(``local2.testing.browser_pdfs``), a writer that places each glyph. Text quality is
 the Levenshtein ratio of py-pdf/benchmarks (``rapidfuzz.fuzz.ratio`` / 100: 1 - indel
 distance / total length) between the text read and the text written, both with whitespace
 runs collapsed to one space (line wrapping is the layout's). Time is in-process, best of
@@ -10,7 +14,7 @@ runs collapsed to one space (line wrapping is the layout's). Time is in-process,
 server reads. Hostile documents are read through the worker: time, and the worker's peak
 resident memory above what it held before.
 
-    .venv/bin/python bench/documents.py [--repeat 3]
+    .venv/bin/python bench/documents.py [--repeat 3] [--random 200]
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ from local2.config.schema import DocumentsSettings
 from local2.documents.job import read_job
 from local2.documents.model import Limits
 from local2.documents.ocr import PageOcr, ocr_installed
-from local2.documents.pdf import read_pdf
+from local2.documents.pdf import page_text, read_pdf
 from local2.documents.read import measure_reading
 from local2.testing import documents as corpus
 from local2.testing import hostile_documents as hostile
+from local2.testing import pdf_layouts as layouts
+from local2.testing.browser_pdfs import browser_samples
 from local2.testing.documents import Sample
 
 Reader = Callable[[bytes], list[str]]
@@ -52,6 +58,16 @@ def quality(pages: list[str], sample: Sample) -> float:
 
 def local2_pdf(data: bytes) -> list[str]:
     return [p.text for p in read_pdf(data, Limits(), ocr=None).pages]
+
+
+def local2_drawing_order(data: bytes) -> list[str]:
+    """local2's reader before reading order: PDFium's text as drawn, cleaned the same way."""
+    import pypdfium2 as pdfium  # type: ignore[import-untyped]
+
+    pdf = pdfium.PdfDocument(data)
+    pages = [page_text(pdf[i].get_textpage().get_text_bounded()) for i in range(len(pdf))]
+    pdf.close()
+    return pages
 
 
 def pypdfium2_raw(data: bytes) -> list[str]:
@@ -77,6 +93,7 @@ def pdfminer_text(data: bytes) -> list[str]:
 
 PDF_READERS: dict[str, Reader] = {
     "local2 (pypdfium2)": local2_pdf,
+    "local2 as drawn (before)": local2_drawing_order,
     "pypdfium2 as is": pypdfium2_raw,
     "pypdf": pypdf_text,
     "pdfminer.six": pdfminer_text,
@@ -123,6 +140,30 @@ def pdf_table(samples: list[Sample], repeat: int) -> list[str]:
         + " | ".join(f"{1000 * seconds[n] / pages:.1f}" for n in names)
         + " |"
     )
+    return lines
+
+
+def random_table(count: int) -> list[str]:
+    """Quality on pages of random layouts (``pdf_layouts.random_pdf``), split by whether the
+    page was drawn in reading order: mean, lowest, and pages under 0.95, per reader."""
+    names = list(PDF_READERS)
+    scores: dict[bool, dict[str, list[float]]] = {True: {}, False: {}}
+    for seed in range(count):
+        sample, in_order = layouts.random_pdf(seed)
+        for name in names:
+            score = quality(PDF_READERS[name](sample.data), sample)
+            scores[in_order].setdefault(name, []).append(score)
+    lines = [
+        f"| {count} random pages: mean / lowest / under 0.95 | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for in_order, label in ((True, "drawn in reading order"), (False, "drawn out of order")):
+        got = scores[in_order]
+        cells = [
+            f"{statistics.mean(got[n]):.3f} / {min(got[n]):.3f} / {sum(x < 0.95 for x in got[n])}"
+            for n in names
+        ]
+        lines.append(f"| {label} ({len(got[names[0]])}) | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -248,12 +289,14 @@ def hostile_table(cfg: DocumentsSettings) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--random", type=int, default=200, help="pages of random layouts")
     args = parser.parse_args(argv)
     cfg = DocumentsSettings()
-    pdfs = corpus.pdf_samples()
+    pdfs = corpus.pdf_samples() + layouts.layout_samples() + browser_samples()
     scanned = next(s for s in pdfs if s.scanned)
     sections = [
         pdf_table(pdfs, args.repeat),
+        random_table(args.random),
         long_table(corpus.long_pdf(500), args.repeat, cfg),
         ocr_table(scanned),
         office_table(corpus.office_samples(), args.repeat),

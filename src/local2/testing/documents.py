@@ -115,7 +115,8 @@ def one_column_pdf() -> Sample:
 
 
 def two_column_pdf() -> Sample:
-    pages = [paragraphs(11 + n, 6) for n in range(2)]
+    """Two pages of two columns, flowing in order (a paragraph split between them)."""
+    pages = [paragraphs(11 + n, 9) for n in range(2)]
     return Sample("two-columns.pdf", _paged(pages, columns=2), _joined(pages))
 
 
@@ -284,24 +285,6 @@ def hyphenated_pdf() -> Sample:
     return Sample("hyphenated.pdf", out.getvalue(), (text,))
 
 
-def drawn_out_of_order_pdf() -> Sample:
-    """Two columns drawn right column first (the page reads left then right)."""
-    from reportlab.pdfgen import canvas
-
-    left, right = _wrap(paragraphs(141, 1)[0], 40), _wrap(paragraphs(142, 1)[0], 40)
-    left = [line.removesuffix("-") + (" " if not line.endswith("-") else "") for line in left]
-    out = io.BytesIO()
-    c = canvas.Canvas(out, invariant=True)
-    c.setFont("Helvetica", 9)
-    for x, lines in ((320, right), (60, left)):
-        for n, line in enumerate(lines):
-            c.drawString(x, 780 - 12 * n, line.strip())
-    c.showPage()
-    c.save()
-    truth = "".join(left) + " " + " ".join(right)
-    return Sample("out-of-order.pdf", out.getvalue(), (truth,))
-
-
 def pdf_samples() -> list[Sample]:
     return [
         one_column_pdf(),
@@ -311,7 +294,6 @@ def pdf_samples() -> list[Sample]:
         ligatures_pdf(),
         scripts_pdf(),
         hyphenated_pdf(),
-        drawn_out_of_order_pdf(),
         scanned_pdf(),
     ]
 
