@@ -7,18 +7,20 @@ Every out-of-order page here read 0.50-0.87 of its text in order before the layo
 
 from __future__ import annotations
 
+import io
 import statistics
 from collections.abc import Callable
 
+import pypdfium2 as pdfium  # type: ignore[import-untyped]
 import pytest
 from rapidfuzz import fuzz
 
 from local2.documents.layout import Box, reading_regions
 from local2.documents.model import Limits
-from local2.documents.pdf import page_text, read_pdf
+from local2.documents.pdf import page_text, read_in_order, read_pdf
 from local2.testing import pdf_layouts as layouts
 from local2.testing.browser_pdfs import CHROMIUM, browser_samples
-from local2.testing.documents import Sample
+from local2.testing.documents import Sample, _fonts
 
 
 def words(text: str) -> str:
@@ -116,6 +118,44 @@ def test_running_head_in_two_parts_drawn_last_opens_the_page() -> None:
     assert regions[0][1] == 800 and [round(r[0]) for r in regions[1:]] == [56, 310]
 
 
+def test_right_to_left_scripts_read_the_right_column_first() -> None:
+    assert reading_regions(RIGHT + LEFT, right_to_left=True) is None
+    regions = reading_regions(LEFT + RIGHT, right_to_left=True)
+    assert regions is not None and [r[0] for r in regions] == [310, 56]
+
+
+def test_a_hebrew_page_drawn_right_column_first_is_kept() -> None:
+    from reportlab.pdfgen.canvas import Canvas
+
+    _fonts()
+    vocabulary = [
+        "גשר",
+        "נמל",
+        "עיר",
+        "מועצה",
+        "מהנדס",
+        "תיקון",
+        "חורף",
+        "אביב",
+        "קיץ",
+        "ברזל",
+        "אבן",
+        "גאות",
+        "טחנה",
+    ]
+    out = io.BytesIO()
+    canvas = Canvas(out)
+    canvas.setFont("DejaVu", 10)
+    for x in (310, 56):
+        for n in range(30):
+            line = " ".join(vocabulary[(n * 7 + k + x) % len(vocabulary)] for k in range(7))
+            canvas.drawString(x, 780 - 13 * n, line)
+    canvas.showPage()
+    canvas.save()
+    textpage = pdfium.PdfDocument(out.getvalue())[0].get_textpage()
+    assert read_in_order(textpage) == textpage.get_text_bounded()
+
+
 def test_too_little_text_is_left_alone() -> None:
     assert reading_regions([(310, 700, 500, 710), (56, 700, 250, 710)]) is None
     assert reading_regions([]) is None
@@ -123,8 +163,6 @@ def test_too_little_text_is_left_alone() -> None:
 
 def as_drawn(sample: Sample) -> str:
     """The page's text in PDFium's drawing order, as the reader gave it before."""
-    import pypdfium2 as pdfium  # type: ignore[import-untyped]
-
     pdf = pdfium.PdfDocument(sample.data)
     text = page_text(pdf[0].get_textpage().get_text_bounded())
     pdf.close()

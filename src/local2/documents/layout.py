@@ -75,10 +75,11 @@ Line = tuple[float, float, list[tuple[int, Box]]]  # top, bottom, and its boxes 
 Placed = list[tuple[int, Segment]]  # a row's segments with their column (-1: crossing)
 
 
-def reading_regions(boxes: Sequence[Box]) -> list[Box] | None:
+def reading_regions(boxes: Sequence[Box], right_to_left: bool = False) -> list[Box] | None:
     """The page's regions in reading order, or ``None`` when PDFium's order needs no change.
 
-    ``boxes`` are the page's text rectangles in PDFium's order.
+    ``boxes`` are the page's text rectangles in PDFium's order; columns are read from the
+    right when the page's script is written ``right_to_left`` (Hebrew, Arabic).
     """
     usable = _words(boxes)
     if len(usable) < MIN_BOXES:
@@ -88,7 +89,7 @@ def reading_regions(boxes: Sequence[Box]) -> list[Box] | None:
     pieces = [s for _, _, line in lines for s in _segments(line, glyph)]
     height = statistics.median(s.top - s.bottom for s in pieces)  # a line of text's
     rows = [_segments(line, GUTTER_EM * height) for _, _, line in lines]
-    regions = _arrange(rows, height, 0)
+    regions = _arrange(rows, height, 0, right_to_left)
     if len(regions) < 2:
         return None
     region_of = {i: k for k, region in enumerate(regions) for s in region for i in s.members}
@@ -148,11 +149,11 @@ def _segments(line: list[tuple[int, Box]], gap: float) -> Row:
     return row
 
 
-def _arrange(rows: list[Row], height: float, depth: int) -> list[list[Segment]]:
+def _arrange(rows: list[Row], height: float, depth: int, rtl: bool) -> list[list[Segment]]:
     """The rows' segments grouped into regions in reading order."""
     segments = [s for row in rows for s in row]
     for gutters in _gutter_sets(segments, height):
-        regions = _by_columns(rows, gutters, height, depth)
+        regions = _by_columns(rows, gutters, height, depth, rtl)
         if regions is not None:
             return regions
     return [segments]
@@ -215,7 +216,7 @@ def _strips(
 
 
 def _by_columns(
-    rows: list[Row], gutters: list[Strip], height: float, depth: int
+    rows: list[Row], gutters: list[Strip], height: float, depth: int, rtl: bool
 ) -> list[list[Segment]] | None:
     """Regions read column by column between full-width rows; ``None`` when no stretch of
     rows has two columns of prose (the strips were gaps in a table, or margins)."""
@@ -238,14 +239,14 @@ def _by_columns(
         stretch = rows[start:end]
         if spanning[start]:
             if depth < MAX_DEPTH and len(stretch) < len(rows):
-                regions += _arrange(stretch, height, depth + 1)
+                regions += _arrange(stretch, height, depth + 1, rtl)
             else:
                 regions.append([s for row in stretch for s in row])
         else:
             per_column = _columns_of(placed[start:end], len(columns))
             if _prose_columns(per_column, height) >= 2:
                 found = True
-                regions += [c for c in per_column if c]
+                regions += [c for c in (per_column[::-1] if rtl else per_column) if c]
             else:
                 regions.append([s for row in stretch for s in row])
         start = end

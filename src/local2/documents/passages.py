@@ -16,9 +16,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from local2.documents.extract import truncate_paragraphs
-from local2.documents.model import Document
+
+if TYPE_CHECKING:  # the web page worker imports this module, and not pydantic with the model
+    from local2.documents.model import Document
 
 GAP = "[…]"
 MIN_PASSAGE = 300  # short lines (headings, list items) are grouped up to this size

@@ -58,10 +58,17 @@ def read_in_order(textpage: Any) -> str:
     raw = textpage.get_text_bounded()
     if len(raw) < _LAYOUT_MIN_CHARS:
         return str(raw)
-    regions = reading_regions(_text_rects(textpage))
+    regions = reading_regions(_text_rects(textpage), right_to_left=_mostly_rtl(raw))
     if regions is None:
         return str(raw)
     return _text_by_regions(textpage, regions)
+
+
+def _mostly_rtl(text: str) -> bool:
+    """Most letters are of a script written right to left (Hebrew, Arabic, Syriac, Thaana)."""
+    letters = [c for c in text if c.isalpha()]
+    rtl = sum(1 for c in letters if unicodedata.bidirectional(c) in ("R", "AL"))
+    return rtl * 2 > len(letters)
 
 
 def _raw() -> Any:
