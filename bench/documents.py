@@ -118,6 +118,7 @@ def pdf_table(samples: list[Sample], repeat: int) -> list[str]:
     ]
     scores: dict[str, list[float]] = {n: [] for n in names}
     seconds: dict[str, float] = dict.fromkeys(names, 0.0)
+    slowest: dict[str, float] = dict.fromkeys(names, 0.0)  # a document's ms per page
     pages = 0
     for sample in samples:
         row = []
@@ -128,6 +129,7 @@ def pdf_table(samples: list[Sample], repeat: int) -> list[str]:
             if not sample.scanned:
                 scores[name].append(score)
                 seconds[name] += took
+                slowest[name] = max(slowest[name], 1000 * took / len(sample.pages))
         pages += 0 if sample.scanned else len(sample.pages)
         lines.append(f"| {sample.name} ({len(sample.pages)}) | " + " | ".join(row) + " |")
     lines.append(
@@ -139,6 +141,9 @@ def pdf_table(samples: list[Sample], repeat: int) -> list[str]:
         f"| ms per page, text PDFs ({pages} pages) | "
         + " | ".join(f"{1000 * seconds[n] / pages:.1f}" for n in names)
         + " |"
+    )
+    lines.append(
+        "| ms per page, slowest PDF | " + " | ".join(f"{slowest[n]:.1f}" for n in names) + " |"
     )
     return lines
 

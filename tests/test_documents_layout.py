@@ -156,9 +156,10 @@ def test_a_hebrew_page_drawn_right_column_first_is_kept() -> None:
     assert read_in_order(textpage) == textpage.get_text_bounded()
 
 
-def test_too_little_text_is_left_alone() -> None:
+def test_too_little_or_too_much_text_is_left_alone() -> None:
     assert reading_regions([(310, 700, 500, 710), (56, 700, 250, 710)]) is None
     assert reading_regions([]) is None
+    assert reading_regions((RIGHT + LEFT) * 400) is None  # 24,000 rectangles: as drawn
 
 
 def as_drawn(sample: Sample) -> str:

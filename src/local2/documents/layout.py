@@ -44,6 +44,8 @@ HEAD_GAP_EM = 1.2  # a running head or foot stands this far clear of the text
 ALIGN_EM = 0.2  # the cells of one table row are level to within this
 INDENT_EM = 2.5  # a column's line starts at most this far right of the column's edge
 MIN_BOXES = 6  # fewer words than this: nothing to arrange
+MAX_BOXES = 20_000  # more text rectangles than this: not a page of columns (left as drawn)
+MAX_REGIONS = 64  # more regions than this: not a page of columns either
 MAX_DEPTH = 3  # a stretch of full-width rows is searched again for columns of its own
 MAX_LEVELS = 8  # gutter sets tried, by how many segments may cross them
 
@@ -81,6 +83,8 @@ def reading_regions(boxes: Sequence[Box], right_to_left: bool = False) -> list[B
     ``boxes`` are the page's text rectangles in PDFium's order; columns are read from the
     right when the page's script is written ``right_to_left`` (Hebrew, Arabic).
     """
+    if len(boxes) > MAX_BOXES:
+        return None
     usable = _words(boxes)
     if len(usable) < MIN_BOXES:
         return None
@@ -90,7 +94,7 @@ def reading_regions(boxes: Sequence[Box], right_to_left: bool = False) -> list[B
     height = statistics.median(s.top - s.bottom for s in pieces)  # a line of text's
     rows = [_segments(line, GUTTER_EM * height) for _, _, line in lines]
     regions = _arrange(rows, height, 0, right_to_left)
-    if len(regions) < 2:
+    if not 2 <= len(regions) <= MAX_REGIONS:
         return None
     region_of = {i: k for k, region in enumerate(regions) for s in region for i in s.members}
     order = [region_of[i] for i in sorted(region_of)]

@@ -58,10 +58,11 @@ def read_in_order(textpage: Any) -> str:
     raw = textpage.get_text_bounded()
     if len(raw) < _LAYOUT_MIN_CHARS:
         return str(raw)
-    regions = reading_regions(_text_rects(textpage), right_to_left=_mostly_rtl(raw))
-    if regions is None:
+    try:
+        regions = reading_regions(_text_rects(textpage), right_to_left=_mostly_rtl(raw))
+        return str(raw) if regions is None else _text_by_regions(textpage, regions)
+    except (ArithmeticError, LookupError, ValueError):  # odd boxes (NaN, huge): as drawn
         return str(raw)
-    return _text_by_regions(textpage, regions)
 
 
 def _mostly_rtl(text: str) -> bool:
@@ -99,8 +100,8 @@ def _text_by_regions(textpage: Any, regions: list[Box]) -> str:
     """
     pdfium_c = _raw()
     left, bottom, right, top = (ctypes.c_double() for _ in range(4))
-    runs: list[list[tuple[float, int, int]]] = [[] for _ in regions]
-    current, start, height = 0, 0, 0.0
+    runs: list[list[tuple[float, int, int]]] = [[] for _ in regions]  # (-y, start, count)
+    current, start, first_y = 0, 0, None
     count = textpage.count_chars()
     for index in range(count + 1):
         region, y = current, None
@@ -108,17 +109,15 @@ def _text_by_regions(textpage: Any, regions: list[Box]) -> str:
             textpage.raw, index, left, right, bottom, top
         )
         if boxed and right.value > left.value and top.value > bottom.value:
-            x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
-            region = _region_at(regions, x, y, current)
+            y = (bottom.value + top.value) / 2
+            region = _region_at(regions, (left.value + right.value) / 2, y, current)
         if region != current or index == count:
             if index > start:
-                runs[current].append((-height, start, index - start))
-            current, start = region, index
-        if index == start and y is not None:
-            height = y
-    texts = []
-    for spans in runs:
-        texts.append("\n".join(textpage.get_text_range(a, n) for _, a, n in sorted(spans)))
+                runs[current].append((-(first_y or 0.0), start, index - start))
+            current, start, first_y = region, index, None
+        if first_y is None:
+            first_y = y
+    texts = ["\n".join(textpage.get_text_range(a, n) for _, a, n in sorted(r)) for r in runs]
     return "\n".join(t for t in texts if t)
 
 
