@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
-from local2.graph.nodes.answer_guard import (
+from local2.graph.answer_guard import (
     EARLIER_EXTRACT,
     RAW_OUTPUT,
     TEMPLATE_ECHO,

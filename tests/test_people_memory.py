@@ -27,7 +27,8 @@ from typer.testing import CliRunner
 from local2.cli.memory import memory_app
 from local2.config import Settings
 from local2.contracts.people import LOCAL, Person
-from local2.graph.nodes.ingest import RETRY_FILE, ingest
+from local2.graph.remember import RETRY_FILE
+from local2.graph.remember import remember_turn as ingest
 from local2.graph.services import Services
 from local2.http.app import create_api
 from local2.memory import deferred, per_embedder

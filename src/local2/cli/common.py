@@ -17,6 +17,7 @@ from local2.contracts.people import LOCAL, Person
 
 if TYPE_CHECKING:
     from local2.config import Settings
+    from local2.contracts.turn import TurnOptions
     from local2.service.agent import Agent
     from local2.service.warmup import Warmup
     from local2.service.wiring import ModelParts
@@ -98,16 +99,15 @@ TemperatureBOpt = Annotated[
 ]
 
 
-def compare_options(model_b: str | None, temperature_b: float | None) -> dict[str, Any] | None:
+def compare_options(model_b: str | None, temperature_b: float | None) -> TurnOptions:
     """The turn options for a second respondent; a bad value stops with a clear message."""
     from local2.errors import InvalidInput
-    from local2.graph.compare.spec import compare_spec
+    from local2.service.turns import turn_options
 
     try:
-        spec = compare_spec(model_b, temperature_b)
+        return turn_options(model_b, temperature_b)
     except InvalidInput as exc:
         fail(exc.message, code=2)
-    return {"compare": spec} if spec else None
 
 
 def make_agent(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any
 
 import typer
@@ -176,7 +177,7 @@ def chat(
                 line,
                 session_id,
                 last,
-                lambda k, d, v=view: show_item(k, d, v),
+                partial(show_item, state=view),
                 approve,
                 person,
             ):
@@ -185,7 +186,7 @@ def chat(
                 agent.ask(
                     line,
                     session_id,
-                    lambda k, d, v=view: show_item(k, d, v),
+                    partial(show_item, state=view),
                     approve,
                     options=compare,
                     person=person,

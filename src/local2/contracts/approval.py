@@ -68,7 +68,9 @@ def nobody(request: Mapping[str, Any]) -> dict[str, Any]:
     return answer(request, False, by=NOBODY)
 
 
-def read_answer(value: Any, call_ids: list[str]) -> tuple[dict[str, bool], str, list | None]:
+def read_answer(
+    value: Any, call_ids: list[str]
+) -> tuple[dict[str, bool], str, list[dict[str, Any]] | None]:
     """``(decisions, by, asked events)`` from a resume value; anything unclear is a denial.
 
     Accepts what :func:`answer` makes, a bare bool (all calls, by the person, as a notebook

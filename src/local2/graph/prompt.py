@@ -49,7 +49,7 @@ def build_prompt(
     return [*head, *past, *working]
 
 
-def prompt_as_json(messages: Sequence[BaseMessage]) -> list[dict]:
+def prompt_as_json(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     """The messages array as plain dicts (role, content, tool calls), thinking removed."""
     out = []
     for message in messages:

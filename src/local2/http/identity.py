@@ -129,7 +129,8 @@ def signed_in(identify: Callable[[Request], Person]) -> Any:
 
 
 async def current_person(request: Request) -> Person:
-    return request.state.person
+    person: Person = request.state.person
+    return person
 
 
 Caller = Annotated[Person, Depends(current_person)]

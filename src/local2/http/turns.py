@@ -33,9 +33,8 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from local2 import events
-from local2.contracts.turn import TurnPayload
+from local2.contracts.turn import TurnOptions, TurnPayload
 from local2.errors import TurnCancelled
-from local2.graph.compare.spec import compare_spec
 from local2.http.bodies import check_session_id, session_id_field
 from local2.http.errors import stopped_response
 from local2.http.identity import Caller
@@ -62,12 +61,13 @@ class QueryBody(BaseModel):
     _check_session = check_session_id
 
 
-def turn_options(agent: Agent, body: QueryBody) -> dict[str, Any] | None:
-    """The compare options of a ``/query`` body: its ``model_b``/``temperature_b``, or the
-    server's default (``serve --model-b``) when it names neither."""
+def turn_options(agent: Agent, body: QueryBody) -> TurnOptions:
+    """The options of a ``/query`` body: its ``model_b``/``temperature_b``, or the server's
+    default (``serve --model-b``) when it names neither (both given as null: none)."""
     given = body.model_fields_set & {"model_b", "temperature_b"}
-    spec = compare_spec(body.model_b, body.temperature_b) if given else agent.compare_default
-    return {"compare": spec} if spec else None
+    asked = body.model_b is not None or body.temperature_b is not None
+    compare = None if asked or not given else False
+    return agent.turn_options(body.model_b, body.temperature_b, compare=compare)
 
 
 def answer_first(payload: dict[str, Any], critic_on: bool) -> dict[str, Any]:
@@ -157,6 +157,6 @@ def turn_routes(agent: Agent) -> APIRouter:
         even if the client goes away."""
         options = turn_options(agent, body)
         turn = agent.start(body.query, body.session_id, options, person=person)
-        return event_stream(turn_frames(turn, critic_on, compare=options is not None))
+        return event_stream(turn_frames(turn, critic_on, compare=options.compare is not None))
 
     return router

@@ -21,6 +21,7 @@ from chromadb.api.models.Collection import Collection
 from chromadb.errors import NotFoundError
 
 from local2.errors import EmbedderMismatchError
+from local2.memory.chroma import vectors as chroma_vectors
 from local2.memory.embeddings import Embedder
 
 log = logging.getLogger(__name__)
@@ -161,7 +162,7 @@ def copy_missing(
                 if keep:
                     target.add(
                         ids=[rows["ids"][n] for n in keep],
-                        embeddings=[vectors[n] for n in keep],
+                        embeddings=chroma_vectors([vectors[n] for n in keep]),
                         documents=[docs[n] for n in keep],
                         metadatas=[dict((rows["metadatas"] or [])[n] or {}) for n in keep],
                     )

@@ -32,7 +32,7 @@ _callback: Any = None  # kept alive: llama.cpp holds only the C pointer
 _last_level = logging.DEBUG
 
 
-class _LeaveOutputAlone(nullcontext):  # type: ignore[type-arg]
+class _LeaveOutputAlone(nullcontext[None]):
     """``suppress_stdout_stderr`` that suppresses nothing."""
 
     def __init__(self, disable: bool = True) -> None:

@@ -56,13 +56,17 @@ def identified(compiled: CompiledStateGraph, store: BaseStore | None) -> Compile
     if (START, FIRST) not in builder.edges:
         raise RuntimeError(f"The turn graph no longer starts at '{FIRST}': update FIRST.")
     builder.compiled = False  # compiled again below, with the step in
+    # The server passes its own dict as a run's context (its configurable values), which
+    # LangGraph would try to turn into a TurnContext: without a schema it arrives as it is,
+    # and every node runs with the graph's default context (local2.graph.context).
+    builder.context_schema = None
     builder.edges.discard((START, FIRST))
     builder.add_node("identify", identify)
     builder.add_edge(START, "identify")
     builder.add_edge("identify", FIRST)
     limit = int((compiled.config or {}).get("recursion_limit", 25)) + 1  # one step more
     recompiled = builder.compile(checkpointer=None, store=store, name=compiled.name)
-    return recompiled.with_config(recursion_limit=limit)  # type: ignore[return-value]
+    return recompiled.with_config(recursion_limit=limit)
 
 
 def make_graph(

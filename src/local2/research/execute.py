@@ -17,12 +17,14 @@ import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from local2 import events
 from local2.contracts.people import LOCAL_NAME
 from local2.errors import ToolError
-from local2.graph.nodes.common import event
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.research.ledger import Found, file_sources, page_read, search_hits, url_key
 from local2.research.plan_schema import COMPOSE, FETCH, SEARCH, call_key
@@ -87,7 +89,8 @@ def _read_targets(
     return targets
 
 
-def execute(state: ResearchState, services: Services) -> dict[str, Any]:
+def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    services = runtime.context.services
     settings = services.settings.research
     steps = dict(state.get("steps") or {})
     order = list(state.get("order") or [])
@@ -214,8 +217,9 @@ def _soft_failure(tool: str, result: ToolResult) -> str | None:
     return None
 
 
-def run_step(payload: dict[str, Any], services: Services) -> dict[str, Any]:
+def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """Run one step's tool calls (with one retry of a transient failure each)."""
+    services = runtime.context.services
     step: StepRecord = payload["step"]
     timing = {"started_at": payload.get("started_at")}
     # The question lets web_fetch keep the passages of a page that matter to it; a memory

@@ -95,7 +95,7 @@ def file_sources(
 ) -> tuple[list[Source], list[int]]:
     """The ledger with ``found`` filed in: new sources numbered while there is room, a page
     read of a known result upgrading that entry. Returns the new ledger and touched numbers."""
-    entries = [dict(s) for s in ledger]
+    entries: list[Source] = [Source(**s) for s in ledger]
     by_url = {url_key(s["url"]): s for s in entries}
     touched: list[int] = []
     for item in found:

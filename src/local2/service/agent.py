@@ -40,7 +40,7 @@ from local2.config import Settings
 from local2.contracts.approval import Approver
 from local2.contracts.people import LOCAL, Person
 from local2.contracts.stream import StreamItem
-from local2.graph.nodes.retry import CONFIG_KEY as RETRY_KEY
+from local2.contracts.turn import CompareSpec, TurnOptions
 from local2.graph.topology import compile_graph
 from local2.service.access import Access
 from local2.service.approvals import Approvals
@@ -108,7 +108,7 @@ class Agent:
         self.notices: list[str] = wired.notices
         self.graph = graph = compile_graph(services, self.checkpointer)
         self.running = running
-        runs = GraphRuns(graph, self.settings)
+        runs = GraphRuns(graph, self.settings, services)
         # Whose each session is: every surface checks here on a person's behalf.
         self.access = Access(wired.storage.people)
         self.reader = SessionReader(self.settings, services, graph, running)
@@ -128,9 +128,6 @@ class Agent:
         )
         self.ratings = Ratings(services, graph, running, self.reader)
         self.retries = Retries(services, graph, running, self.reader)
-        # A second respondent the app and the API use unless a request says otherwise
-        # (``local2 serve --model-b``); see :mod:`local2.graph.compare`.
-        self.compare_default: dict[str, Any] | None = None
         self._research: Any = None
         self._research_guard = threading.Lock()
 
@@ -158,11 +155,18 @@ class Agent:
         other._assemble(rewire(self.settings, self.services, self.storage, model), self.running)
         return other
 
+    @property
+    def compare_default(self) -> CompareSpec | None:
+        """The second respondent of every turn that names none (``serve --model-b``)."""
+        return self.turns.compare_default
+
     def warm_up(self) -> None:
         """A first turn's one-time work, before the first question (a server just started)."""
         first_turn(self.services)
 
     # -- turns: start, stream, stop --------------------------------------------------------
+    turn_options = Delegated("turns", TurnRunner.options)
+    set_compare_default = Delegated("turns", TurnRunner.set_compare_default)
     stream = Delegated("turns", TurnRunner.stream)
     ask = Delegated("turns", TurnRunner.ask)
     start = Delegated("turns", TurnRunner.start)
@@ -210,7 +214,8 @@ class Agent:
         """Try ``query_id`` again with its critique as context: a turn of ``person``'s,
         streamed like one."""
         query, first = self.retries.retry_request(session_id, query_id)
-        return self.stream(query, session_id, approve, options={RETRY_KEY: first}, person=person)
+        options = TurnOptions(retry=first)
+        return self.stream(query, session_id, approve, options=options, person=person)
 
     def votes(self, voter: Voter | None = None) -> list[Vote]:
         """The arena's votes so far (people's or the judge's, or both), oldest first."""

@@ -14,25 +14,25 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Durability, StateSnapshot
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
 from local2.config import Settings
 from local2.contracts import approval
 from local2.contracts.approval import Approver
 from local2.contracts.stream import StreamItem
 from local2.contracts.turn import TurnPayload
-from local2.graph.compare.spec import spec_of
+from local2.graph.context import TurnContext
 from local2.graph.payload import turn_payload
-from local2.ids import check_session_id
+from local2.graph.services import Services
+from local2.graph.topology import TurnGraph
 from local2.service.running import RunningTurn, StopSignal
 from local2.storage.audit_log import audit_turn
 from local2.storage.full import raise_if_full
 
 
-def thread_config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
-    """The thread config of a session; an id breaking the rule raises :class:`InvalidId`."""
-    check_session_id(session_id)
+def thread_config(session_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
+    """The thread config of a session (its id was checked where the request came in)."""
     configurable: dict[str, Any] = {"thread_id": session_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
@@ -74,23 +74,28 @@ DURABILITY: Durability = "sync"
 class GraphRuns:
     """Runs ``graph`` and hands out its stream as items."""
 
-    def __init__(self, graph: CompiledStateGraph, settings: Settings) -> None:
+    def __init__(self, graph: TurnGraph, settings: Settings, services: Services) -> None:
         self.graph = graph
         self.settings = settings
+        self.plain = TurnContext(services)  # a run that asks for nothing: replays, resumes
 
     def run(
         self,
         graph_input: Any,
-        config: dict[str, Any],
+        config: RunnableConfig,
         turn: RunningTurn | None = None,
         approve: Approver | None = None,
         *,
+        context: TurnContext | None = None,
         tokens: bool = True,
     ) -> Iterator[StreamItem]:
         """The run's items, ending with ``final``; a Stop of ``turn`` raises inside it. A
-        store out of room raises :class:`~local2.errors.StorageFull` (nothing is recorded)."""
+        store out of room raises :class:`~local2.errors.StorageFull` (nothing is recorded).
+        ``context``: what the turn asked for (default: nothing, on this graph's services);
+        passed again when the run resumes after an approval (LangGraph keeps no context)."""
+        context = context or self.plain
         try:
-            yield from self._run(graph_input, config, turn, approve, tokens=tokens)
+            yield from self._run(graph_input, config, turn, approve, context, tokens=tokens)
         except Exception as exc:
             raise_if_full(exc, self.settings)
             raise
@@ -98,14 +103,15 @@ class GraphRuns:
     def _run(
         self,
         graph_input: Any,
-        config: dict[str, Any],
+        config: RunnableConfig,
         turn: RunningTurn | None,
         approve: Approver | None,
+        context: TurnContext,
         *,
         tokens: bool,
     ) -> Iterator[StreamItem]:
         while True:
-            final = yield from self._stream(graph_input, config, turn, tokens=tokens)
+            final = yield from self._stream(graph_input, config, turn, context, tokens=tokens)
             interrupts = list(final.get("__interrupt__") or ())
             if not interrupts and not final.get("answer"):
                 # A compare turn resumed in one branch can still wait in the other.
@@ -130,8 +136,9 @@ class GraphRuns:
     def _stream(
         self,
         graph_input: Any,
-        config: dict[str, Any],
+        config: RunnableConfig,
         turn: RunningTurn | None,
+        context: TurnContext,
         *,
         tokens: bool = True,
     ) -> Generator[StreamItem, None, dict[str, Any]]:
@@ -149,12 +156,15 @@ class GraphRuns:
         final: dict[str, Any] = {}
         if turn is not None:  # a Stop raises inside the run, at the next token or step
             config = {**config, "callbacks": [StopSignal(turn)]}
+        modes: list[StreamMode]
         if tokens:
             modes = ["custom", "messages", "values"]
         else:
-            modes = ["custom", "values"] if spec_of(config) else ["updates", "values"]
+            modes = ["custom", "values"] if context.compare else ["updates", "values"]
         published = False  # publish ran in the step whose values come next (updates mode)
-        stream = self.graph.stream(graph_input, config, stream_mode=modes, durability=DURABILITY)
+        stream = self.graph.stream(
+            graph_input, config, context=context, stream_mode=modes, durability=DURABILITY
+        )
         for mode, data in stream:
             if mode == "updates":
                 published = published or "publish" in data

@@ -29,7 +29,7 @@ from local2.contracts.turn import FeedbackResult
 from local2.errors import InvalidInput, UnknownTurn
 from local2.graph.compare.pair import respondent_view
 from local2.graph.compare.votes import record_vote, votes_of
-from local2.graph.nodes.common import event
+from local2.graph.emit import event
 from local2.graph.payload import turn_payload
 from local2.graph.services import Services
 from local2.graph.state import RESPONDENT_IDS

@@ -23,6 +23,7 @@ from local2.contracts.people import LOCAL, Person
 from local2.contracts.research import ResearchPayload, ResearchRun
 from local2.contracts.stream import ResearchItem, collect
 from local2.errors import RunBusy
+from local2.graph.context import TurnContext
 from local2.graph.services import Services
 from local2.ids import check_session_id
 from local2.research.graph import compile_research_graph, research_services
@@ -74,6 +75,7 @@ class Research:
         self.checkpointer = self.storage.checkpointer
         self.index = self.storage.index
         self.graph = compile_research_graph(self.services, self.checkpointer)
+        self.context = TurnContext(self.services)
         self._running: set[str] = set()
         self._guard = threading.Lock()
 
@@ -89,7 +91,7 @@ class Research:
     ) -> Iterator[ResearchItem]:
         """Start a run, ``person``'s; the question is checked before anything runs."""
         from local2.errors import InvalidQuery
-        from local2.graph.nodes.receive import validate_query
+        from local2.graph.question import validate_query
 
         problem = validate_query(question, self.settings.generator.max_query_chars)
         if problem:
@@ -150,6 +152,7 @@ class Research:
                 for mode, data in self.graph.stream(
                     graph_input,
                     _config(run_id),
+                    context=self.context,  # passed again on a resume: LangGraph keeps none
                     stream_mode=["custom", "values"],
                     durability="sync",
                 ):

@@ -15,7 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from local2 import events
 from local2.errors import CannotRetry, InvalidInput, UnknownTurn
-from local2.graph.nodes.common import event
+from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.service.running import Turns
 from local2.service.sessions import SessionReader

@@ -26,8 +26,8 @@ from local2.contracts.stream import StreamItem, collect
 from local2.contracts.turn import OriginalTurn, TurnPayload
 from local2.errors import InvalidQuery, UnknownTurn
 from local2.graph import branches
-from local2.graph.nodes.common import event
-from local2.graph.nodes.receive import validate_query
+from local2.graph.emit import event
+from local2.graph.question import validate_query
 from local2.graph.services import Services
 from local2.graph.state import RESET
 from local2.service.graph_runs import GraphRuns, thread_config

@@ -14,6 +14,7 @@ were configured, and every session of a one-person install, which writes no rows
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import re
 import secrets
@@ -85,6 +86,9 @@ def new_token() -> str:
 
 class People(ABC):
     """People, their tokens, and whose each session is; subclasses run the statements."""
+
+    @abstractmethod
+    def close(self) -> None: ...
 
     @abstractmethod
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]: ...
@@ -212,7 +216,7 @@ class People(ABC):
             (admin, kind, item, owner, time.time()),
         )
 
-    def admin_reads(self, limit: int = 100) -> list[dict[str, Any]]:
+    def admin_reads(self, limit: int = 100) -> builtins.list[dict[str, Any]]:
         """The latest reads admins made of other people's things, newest first."""
         rows = self._fetch(
             "SELECT admin, kind, item, owner, created_at FROM local2_admin_reads "

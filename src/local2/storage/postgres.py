@@ -91,7 +91,7 @@ class PooledSql:
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
         with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
             cur.execute(sql.replace("?", "%s"), tuple(params))
-            return cur.fetchall()
+            return list(cur.fetchall())
 
     def _write(self, sql: str, params: Sequence[Any]) -> None:
         with self._pool.connection() as conn:
@@ -199,7 +199,7 @@ def setup_schema(
     """
     with pool.connection() as conn:
         deadline = time.monotonic() + wait_s
-        while not conn.execute(TRY_LOCK_SQL, (SETUP_KEY,)).fetchone()["locked"]:  # type: ignore[index]
+        while not conn.execute(TRY_LOCK_SQL, (SETUP_KEY,)).fetchone()["locked"]:  # type: ignore[call-overload,index]  # dict rows: the pool's row factory
             if time.monotonic() > deadline:
                 raise psycopg.OperationalError("another process kept the setup lock")
             time.sleep(0.1)

@@ -27,7 +27,7 @@ def wait_until_answers(
     deadline = time.monotonic() + timeout_s
     while True:
         if process.poll() is not None:
-            raise RuntimeError(f"{process.args[0]} exited: {log()}")
+            raise RuntimeError(f"{process.args!r} exited: {log()}")
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(url, timeout=2).status_code == 200:
                 return

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,7 +121,7 @@ def report_file(payload: dict[str, Any]) -> str:
     return str(path)
 
 
-def run_choices(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def run_choices(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return [(f"{r['status']} · {r['question'][:60]} · {r['run_id']}", r["run_id"]) for r in runs]
 
 

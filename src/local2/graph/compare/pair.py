@@ -19,28 +19,30 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from local2 import events
 from local2.contracts.records import Respondent
+from local2.contracts.turn import CompareSpec
 from local2.errors import ModelError
-from local2.graph.compare.spec import respondent_services, spec_of, specs
-from local2.graph.nodes.common import event, push
-from local2.graph.nodes.critique import memory_lookup
-from local2.graph.nodes.ingest import ingest
+from local2.graph.compare.spec import respondent_services, specs
+from local2.graph.context import TurnContext
+from local2.graph.emit import event, push
+from local2.graph.grading import memory_lookup
 from local2.graph.nodes.publish import preview
 from local2.graph.payload import turn_payload
-from local2.graph.services import Services
-from local2.graph.state import RESET, RESPONDENT_IDS, TurnState
+from local2.graph.remember import remember_turn
+from local2.graph.state import RESET, RESPONDENT_IDS, TurnState, TurnUpdate
 
 log = logging.getLogger(__name__)
 
 
-def respondent_view(state: TurnState, rid: str) -> dict[str, Any]:
+def respondent_view(state: TurnState, rid: str) -> TurnState:
     """The turn as respondent ``rid`` answered it: what critique and ingest read."""
-    own: Respondent = (state.get("respondents") or {}).get(rid) or {}  # type: ignore[assignment]
+    own: Respondent = (state.get("respondents") or {}).get(rid) or {}
     return {
         **state,
         "respondent_id": rid,
@@ -54,8 +56,9 @@ def respondent_view(state: TurnState, rid: str) -> dict[str, Any]:
     }
 
 
-def compare(state: TurnState, services: Services, config: RunnableConfig) -> dict[str, Any]:
-    spec_b = spec_of(config) or {}
+def compare(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
+    spec_b: CompareSpec = runtime.context.compare or {"model": None, "temperature": None}
     named = specs(services, spec_b)
     respondent_services(services, "b", spec_b)  # a missing model fails here, before answers
     started = event(
@@ -92,7 +95,8 @@ def _complete(state: TurnState) -> dict[str, Respondent]:
     return records
 
 
-def publish_pair(state: TurnState, services: Services) -> dict[str, Any]:
+def publish_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
     records = _complete(state)
     answered = [rid for rid in RESPONDENT_IDS if (records[rid].get("answer") or "").strip()]
     if not answered:
@@ -169,14 +173,15 @@ def publish_pair(state: TurnState, services: Services) -> dict[str, Any]:
     }
 
 
-def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
+def critique_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
     if services.critic is None:
         return {}
     from local2.critic.pairwise import judge_pair
 
     views = {rid: respondent_view(state, rid) for rid in RESPONDENT_IDS}
     records = state.get("respondents") or {}
-    lookups = {rid: memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}  # type: ignore[arg-type]
+    lookups = {rid: memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}
     critiques, verdict = judge_pair(
         services.critic,
         state["query"],
@@ -216,10 +221,11 @@ def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
     }
 
 
-def ingest_pair(state: TurnState, services: Services) -> dict[str, Any]:
+def ingest_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     """Both answers into memory, each as its own engram (see :func:`ingest`). Facts are
     distilled from the turn of the answer shown only: two answers must not each set what
     the person said, nor one's claims supersede the other's."""
+    services = runtime.context.services
     engrams: dict[str, dict[str, Any]] = {}
     log_entries: list[Any] = []
     shown = (state.get("pairwise") or {}).get("shown") or "a"
@@ -232,16 +238,18 @@ def ingest_pair(state: TurnState, services: Services) -> dict[str, Any]:
     )
     for rid in RESPONDENT_IDS:
         own = services if rid == shown else no_facts
-        update = ingest(respondent_view(state, rid), own)  # type: ignore[arg-type]
+        update = remember_turn(respondent_view(state, rid), own)
         for entry in update.get("event_log") or []:
             log_entries.append(entry)
-            if entry.get("subject") == events.MEMORY_INGESTED and entry.get("id"):
-                engrams[rid] = {"engram_id": entry["id"]}
+            said: Mapping[str, Any] = entry if isinstance(entry, dict) else {}
+            if said.get("subject") == events.MEMORY_INGESTED and said.get("id"):
+                engrams[rid] = {"engram_id": said["id"]}
     return {"respondents": engrams, "event_log": log_entries} if log_entries else {}
 
 
-def settle_pair(state: TurnState, services: Services) -> dict[str, Any]:
+def settle_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     """Once graded and stored: annotate the engrams, and count the judge's vote."""
+    services = runtime.context.services
     pairwise = state.get("pairwise") or {}
     records = state.get("respondents") or {}
     winner = pairwise.get("winner")

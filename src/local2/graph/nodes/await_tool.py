@@ -17,14 +17,15 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Any
 
 from langchain_core.messages import ToolMessage
+from langgraph.runtime import Runtime
 
 from local2 import events
 from local2.contracts.approval import denial_error, denial_text
-from local2.contracts.records import MemoryHit, ToolCallRecord
+from local2.contracts.records import EventEntry, MemoryHit, ToolCallRecord
 from local2.errors import ToolError
-from local2.graph.nodes.common import event, tool_context
-from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.context import TurnContext
+from local2.graph.emit import event, tool_context
+from local2.graph.state import TurnState, TurnUpdate
 from local2.tools.base import ToolResult
 from local2.tools.runner import Started
 
@@ -38,7 +39,9 @@ def wrap_untrusted(tool: str, text: str) -> str:
     return f'{UNTRUSTED_NOTE}\n<tool_output tool="{tool}">\n{safe}\n</tool_output>'
 
 
-def _outcome(started: Started) -> tuple[ToolResult | None, str | None, list, dict]:
+def _outcome(
+    started: Started,
+) -> tuple[ToolResult | None, str | None, list[EventEntry], dict[str, Any]]:
     """``(result, error, events, data)`` of a finished call (a failure's fix in ``data``)."""
     try:
         result = started.future.result(timeout=0)
@@ -67,7 +70,8 @@ def _shown(record: ToolCallRecord, refused: bool) -> str:
     return f"{failure_note(record['tool'])}\n{wrapped}" if record["error"] else wrapped
 
 
-def await_tool(state: TurnState, services: Services) -> dict:
+def await_tool(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
     calls = state.get("pending_tool_calls", [])
     ctx = tool_context(state)
     default_timeout = services.settings.generator.tool_timeout_s
@@ -76,7 +80,7 @@ def await_tool(state: TurnState, services: Services) -> dict:
     hits: list[Any] = []
 
     def finish(
-        call: dict,
+        call: dict[str, Any],
         result: str,
         error: str | None,
         duration: float,
@@ -109,7 +113,7 @@ def await_tool(state: TurnState, services: Services) -> dict:
             )
         )
 
-    running: dict[str, tuple[dict, Started, float]] = {}
+    running: dict[str, tuple[dict[str, Any], Started, float]] = {}
     for call in calls:
         tool = services.tools.get(call["name"])
         if call.get("denied"):

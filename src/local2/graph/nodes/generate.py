@@ -18,15 +18,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-
-try:  # LangChain's own marker of a token-reading callback (private: its chat models use it)
-    from langchain_core.tracers._streaming import _StreamingCallbackHandler
-except ImportError:  # moved in another langchain-core: then always stream, as before
-    _StreamingCallbackHandler = None  # type: ignore[assignment,misc]
+from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.errors import ModelError
-from local2.graph.nodes.answer_guard import (
+from local2.graph.answer_guard import (
     RAW_OUTPUT,
     TOOLS_FAILED,
     UNEXECUTED_CALL,
@@ -38,14 +33,14 @@ from local2.graph.nodes.answer_guard import (
     unusable_reason,
     without_listing_lines,
 )
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
+from local2.graph.model_call import call_model
 from local2.graph.nodes.await_tool import wrap_untrusted
-from local2.graph.nodes.common import event
 from local2.graph.prompt import build_prompt
 from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.state import TurnState, TurnUpdate
 from local2.models.embedded import REPETITION_NOTE
-from local2.models.ollama_failures import describe_ollama_error
-from local2.models.prompted_tools import prompted_messages
 from local2.models.thinking import thinking_and_answer
 
 FORCED_SYNTHESIS = (
@@ -71,47 +66,6 @@ def _native_calls(reply: AIMessage) -> list[dict[str, Any]]:
     ]
 
 
-def streams_tokens(config: RunnableConfig) -> bool:
-    """Whether a callback takes the reply token by token (LangGraph's ``messages`` stream):
-    the test LangChain's own chat models make before streaming."""
-    if _StreamingCallbackHandler is None:
-        return True
-    callbacks = config.get("callbacks")
-    handlers = getattr(callbacks, "handlers", callbacks) or []
-    return any(isinstance(h, _StreamingCallbackHandler) for h in handlers)
-
-
-def call_model(
-    services: Services, prompt: list, config: RunnableConfig, *, tools: bool
-) -> AIMessage:
-    """Invoke the chat model and name failures. With ``tools`` the schemas are bound natively,
-    or, for a model that cannot call tools, described in its prompt.
-
-    ChatOllama streams its HTTP reply even when nobody reads the tokens, building a message
-    chunk per token; when no one does (``POST /query``), it is asked for the whole reply at
-    once: the same message, ~3 ms less per call (``bench/overhead.py``)."""
-    model = services.chat_model
-    schemas = [t.schema() for t in services.tools.values()] if tools else None
-    if schemas and services.native_tools:
-        model = model.bind_tools(schemas)  # type: ignore[assignment]
-    elif not services.native_tools:
-        prompt = prompted_messages(prompt, schemas)
-    whole = services.backend == "ollama" and not streams_tokens(config)
-    try:
-        reply = model.invoke(prompt, config, **({"stream": False} if whole else {}))
-    except ModelError:
-        raise
-    except Exception as exc:
-        if services.backend == "ollama":
-            raise describe_ollama_error(
-                exc, host=services.settings.ollama_host, model=services.model_name
-            ) from exc
-        raise ModelError(f"The {services.backend or 'chat'} model failed: {exc}") from exc
-    if not isinstance(reply, AIMessage):
-        reply = AIMessage(content=getattr(reply, "content", str(reply)))
-    return reply
-
-
 def _invalid_native_args(services: Services, calls: list[dict[str, Any]]) -> list[str]:
     if services.arg_validator is None:
         return []
@@ -130,7 +84,7 @@ def _call_key(name: str, args: Any) -> str:
     return json.dumps([name, args], sort_keys=True, default=str)
 
 
-def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list:
+def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list[BaseMessage]:
     """For calls already run this turn: the call message and the first result, not re-run."""
     first = {_call_key(r["tool"], r["args"]): r for r in state.get("tool_calls") or []}
     ai = AIMessage(
@@ -151,7 +105,9 @@ def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list:
     return [ai, *results, HumanMessage(REPEATED_CALLS)]
 
 
-def _final_answer(state: TurnState, services: Services, written: str, text: str, log: list) -> str:
+def _final_answer(
+    state: TurnState, services: Services, written: str, text: str, log: list[EventEntry]
+) -> str:
     """The answer the person sees: the model's, unless it is not an answer at all."""
     schemas = {n: t.parameters for n, t in services.tools.items()}
     trimmed, cut = without_listing_lines(written)
@@ -171,14 +127,15 @@ def _final_answer(state: TurnState, services: Services, written: str, text: str,
     return fallback_answer(reason, list(state.get("tool_calls") or []), services.tools)
 
 
-def generate(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableConfig) -> TurnUpdate:
+    services = runtime.context.services
     gen = services.settings.generator
     rounds = state.get("tool_rounds", 0)
     repairs = state.get("repairs", 0)
     forced = bool(services.tools) and rounds >= gen.max_tool_iterations
     use_tools = bool(services.tools) and not forced and not state.get("tools_stopped")
-    new_messages: list = []
-    log: list = []
+    new_messages: list[BaseMessage] = []
+    log: list[EventEntry] = []
     if forced and not state.get("tools_stopped"):
         log.append(
             event(state, events.TOOL_LOOP_LIMIT, limit=gen.max_tool_iterations, rounds=rounds)

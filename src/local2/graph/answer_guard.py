@@ -96,7 +96,7 @@ def echoes_template(text: str, tool_names: Sequence[str]) -> bool:
     return bool(signature and signature.search(text))
 
 
-def unusable_reason(text: str, tools: Mapping[str, dict]) -> str | None:
+def unusable_reason(text: str, tools: Mapping[str, dict[str, Any]]) -> str | None:
     """Why ``text`` must not be shown as the answer, or None when it is a real answer.
 
     ``tools`` maps the turn's tool names to their parameter schemas.
@@ -119,7 +119,7 @@ def unusable_reason(text: str, tools: Mapping[str, dict]) -> str | None:
     return None
 
 
-def prose_beside_call(text: str, tools: Mapping[str, dict]) -> str | None:
+def prose_beside_call(text: str, tools: Mapping[str, dict[str, Any]]) -> str | None:
     """The prose a model wrote around a stray call, if it stands on its own as an answer."""
     prose = parse_tool_calls(text, tools).text.strip()
     if len(prose.split()) < MIN_PROSE_WORDS or unusable_reason(prose, tools):
