@@ -6,6 +6,7 @@ Kept in one place so the app can show the person precisely what the model was gi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,

@@ -16,11 +16,12 @@ import json
 import uuid
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
+from local2.contracts.records import EventEntry
 from local2.graph.answer_guard import (
     RAW_OUTPUT,
     TOOLS_FAILED,
@@ -32,11 +33,11 @@ from local2.graph.answer_guard import (
     prose_beside_call,
     unusable_reason,
     without_listing_lines,
+    wrap_untrusted,
 )
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.model_call import call_model
-from local2.graph.nodes.await_tool import wrap_untrusted
 from local2.graph.prompt import build_prompt
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
