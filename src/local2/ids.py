@@ -30,9 +30,9 @@ def session_id_problem(value: object, what: str = "session id") -> str | None:
 def check_session_id(value: object, what: str = "session id") -> str:
     """Return ``value`` if it is a valid session id; raise :class:`InvalidId` otherwise."""
     problem = session_id_problem(value, what)
-    if problem:
-        raise InvalidId(problem)
-    return value  # type: ignore[return-value]
+    if problem or not isinstance(value, str):
+        raise InvalidId(problem or f"The {what} must be text.")
+    return value
 
 
 def new_session_id() -> str:

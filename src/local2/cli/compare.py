@@ -128,7 +128,7 @@ def arena(
             ("votes", "right"),
             ("W-L-T", "right"),
         ):
-            grid.add_column(column, justify=justify)  # type: ignore[arg-type]
+            grid.add_column(column, justify=justify)  # type: ignore[arg-type]  # rich's justify literal, from the table above
         for r in rows:
             grid.add_row(
                 r.model,

@@ -11,7 +11,7 @@ With no one to ask, :func:`nobody` denies, and the model is told so.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from local2.errors import InvalidInput
@@ -29,7 +29,7 @@ def resume_path(session_id: str) -> str:
 
 
 def make_request(
-    state: Mapping[str, Any], calls: list[dict[str, Any]], asked: list[dict[str, Any]]
+    state: Mapping[str, Any], calls: list[dict[str, Any]], asked: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """The interrupt's value: the calls waiting, why, and what preceded them."""
     session_id = str(state.get("session_id") or "")

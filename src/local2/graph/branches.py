@@ -72,7 +72,7 @@ def find_head(
 
 
 def root(
-    graph: CompiledStateGraph[Any, Any, Any, Any], config: dict[str, Any]
+    graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig
 ) -> StateSnapshot | None:
     """The thread's first checkpoint (where a session whose every turn died starts again)."""
     oldest = None

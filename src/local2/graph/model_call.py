@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
@@ -26,7 +27,9 @@ def streams_tokens(config: RunnableConfig) -> bool:
     if _StreamingCallbackHandler is None:
         return True
     callbacks = config.get("callbacks")
-    handlers: Iterable[object] = getattr(callbacks, "handlers", callbacks) or []
+    handlers: Iterable[object] = (
+        callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks or []
+    )
     return any(isinstance(h, _StreamingCallbackHandler) for h in handlers)
 
 
@@ -42,7 +45,7 @@ def call_model(
     model = services.chat_model
     schemas = [t.schema() for t in services.tools.values()] if tools else None
     if schemas and services.native_tools:
-        model = model.bind_tools(schemas)  # type: ignore[assignment]
+        model = model.bind_tools(schemas)  # type: ignore[assignment]  # a Runnable over the same model
     elif not services.native_tools:
         prompt = prompted_messages(prompt, schemas)
     whole = services.backend == "ollama" and not streams_tokens(config)

@@ -33,7 +33,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import HumanMessage
 
@@ -42,7 +42,7 @@ from local2.contracts.people import LOCAL_NAME
 from local2.contracts.records import EventEntry, MemoryHit, SavedMemory
 from local2.graph.emit import event
 from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.state import TurnState, TurnUpdate
 from local2.memory.facts import explicit_requests
 from local2.memory.team import TEAM_KIND, recall_with_team
 
@@ -193,9 +193,7 @@ def _recall(
     return hits, [entry]
 
 
-def recall(
-    state: TurnState, services: Services, ahead: RecallAhead | None = None
-) -> dict[str, Any]:
+def recall(state: TurnState, services: Services, ahead: RecallAhead | None = None) -> TurnUpdate:
     store = services.memory_for(state.get("owner"))
     if store is None:
         return {}
@@ -208,7 +206,7 @@ def recall(
         skip = {s["id"] for s in saved if s["id"]}
         hits, entries = _recall(state, services, store, skip, ahead)
         log_entries += entries
-    update: dict[str, Any] = {"event_log": log_entries, "memory_saved": saved}
+    update: TurnUpdate = {"event_log": log_entries, "memory_saved": saved}
     if hits or saved:
         # The question's own message carries the memory, so the history before it stays
         # byte-identical from turn to turn (the model server can reuse its prompt cache).

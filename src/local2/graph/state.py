@@ -51,7 +51,7 @@ def merge_respondents(
     current: dict[str, Respondent] | None, update: dict[str, Respondent] | str
 ) -> dict[str, Respondent]:
     """Merge each respondent's fields (parallel branches write their own); RESET empties."""
-    if update == RESET:
+    if isinstance(update, str):  # RESET
         return {}
     merged = dict(current or {})
     for rid, fields in update.items():

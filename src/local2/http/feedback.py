@@ -16,7 +16,7 @@ from local2.service.agent import Agent
 
 class FeedbackBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    session_id: str = session_id_field()  # type: ignore[assignment]
+    session_id: str = session_id_field()  # type: ignore[assignment]  # Pydantic's Field() stands in for the default
     query_id: str = Field(min_length=1)
     rating: int | None = Field(default=None, ge=1, le=5)
     preferred: Literal["a", "b", "tie"] | None = Field(

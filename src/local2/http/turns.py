@@ -21,7 +21,7 @@ respondent. ``answer`` and ``done`` hold both answers in the payload's ``respond
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any, Literal
 
@@ -49,7 +49,7 @@ Wait = Literal["answer", "critique"]
 class QueryBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str
-    session_id: str | None = session_id_field(None)  # type: ignore[assignment]
+    session_id: str | None = session_id_field(None)  # type: ignore[assignment]  # Pydantic's Field() stands in for the default
     wait: Wait | None = Field(
         default=None,
         description="answer (default): return at publish, critique pending; "
@@ -70,7 +70,7 @@ def turn_options(agent: Agent, body: QueryBody) -> TurnOptions:
     return agent.turn_options(body.model_b, body.temperature_b, compare=compare)
 
 
-def answer_first(payload: dict[str, Any], critic_on: bool) -> dict[str, Any]:
+def answer_first(payload: Mapping[str, Any], critic_on: bool) -> dict[str, Any]:
     """The payload as handed over at publish: the critique is still to come."""
     answered = not payload.get("error") and payload.get("status") != "awaiting_approval"
     pending = critic_on and answered and payload.get("critique") is None
@@ -128,10 +128,10 @@ def turn_routes(agent: Agent) -> APIRouter:
         begin = partial(
             agent.start, body.query, body.session_id, options, tokens=False, person=person
         )
-        turn = agent.turns.start_now(
+        now = agent.turns.start_now(
             body.query, body.session_id, options, tokens=False, person=person
         )
-        turn = turn or await run_in_threadpool(begin)
+        turn = now if now is not None else await run_in_threadpool(begin)
         try:
             if (body.wait or wait) == "critique":
                 graded = {**await run_in_threadpool(turn.until_final), "critique_pending": False}

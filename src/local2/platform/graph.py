@@ -20,13 +20,12 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from local2.config import Settings
 from local2.contracts.people import LOCAL_NAME
 from local2.graph.state import TurnState
-from local2.graph.topology import compile_graph
+from local2.graph.topology import TurnGraph, compile_graph
 from local2.platform.owners import OwnedStore, run_owner
 from local2.service.wiring import wire
 from local2.storage.bundles import Storage
@@ -50,7 +49,7 @@ def identify(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
     return {"owner": run_owner(config)}
 
 
-def identified(compiled: CompiledStateGraph, store: BaseStore | None) -> CompiledStateGraph:
+def identified(compiled: TurnGraph, store: BaseStore | None) -> TurnGraph:
     """``compiled`` with :func:`identify` before its first step, compiled again."""
     builder = compiled.builder
     if (START, FIRST) not in builder.edges:
@@ -69,9 +68,7 @@ def identified(compiled: CompiledStateGraph, store: BaseStore | None) -> Compile
     return recompiled.with_config(recursion_limit=limit)
 
 
-def make_graph(
-    settings: Settings | None = None, store: BaseStore | None = None
-) -> CompiledStateGraph:
+def make_graph(settings: Settings | None = None, store: BaseStore | None = None) -> TurnGraph:
     """The LoCAL2 graph with no checkpointer or store of its own (the server supplies both).
 
     Outside the server pass a ``store`` (a test, a notebook); LangGraph Server refuses a

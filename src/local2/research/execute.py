@@ -124,7 +124,7 @@ def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, An
     if any(steps[i]["status"] == "failed" and i not in handled for i in order):
         return {**update, "decision": "replan", "ready": []}
 
-    view: ResearchState = {**state, "ledger": ledger}  # type: ignore[typeddict-item]
+    view: ResearchState = {**state, "ledger": ledger}
     room = settings.max_sources - len(ledger)
     banned = set(forbidden)
     ready: list[dict[str, Any]] = []

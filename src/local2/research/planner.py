@@ -13,6 +13,7 @@ import re
 import time
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
@@ -55,7 +56,7 @@ def _finished(state: ResearchState) -> dict[str, str]:
 def _ask_plan(
     services: Services,
     state: ResearchState,
-    messages: list,
+    messages: list[BaseMessage],
     config: RunnableConfig,
 ) -> Structured[Plan]:
     settings = services.settings.research
@@ -152,7 +153,7 @@ def plan(
             "model": services.model_name,
             "backend": services.backend,
         }
-    view: ResearchState = {**state, **start}  # type: ignore[typeddict-item]
+    view: ResearchState = {**state, **start}  # type: ignore[typeddict-item]  # the run as the planner sees it, with its start filled in
     tools = research_tools(services)
     gaps = list(view.get("gaps") or [])
     messages = plan_messages(

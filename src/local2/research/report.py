@@ -8,12 +8,14 @@ graph's nodes on a turn-shaped view of the run, so both behave exactly as for a 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
+from local2.contracts.records import ToolCallRecord
 from local2.graph.context import TurnContext
 from local2.graph.emit import event, push
 from local2.graph.grading import grade_turn
@@ -118,7 +120,7 @@ def publish(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, An
 def _as_turn(state: ResearchState) -> TurnState:
     """The run as the chat graph's nodes see a turn: the report answers the question, and
     each ledger source is the evidence a tool call brought."""
-    evidence = [
+    evidence: list[ToolCallRecord] = [
         {
             "id": f"source-{s['n']}",
             "tool": "web_fetch" if s["kind"] == "page" else "web_search",
@@ -136,7 +138,7 @@ def _as_turn(state: ResearchState) -> TurnState:
         "memory_hits": [],
         "query_id": state.get("run_id", ""),
         "session_id": state.get("run_id", ""),
-        "started_at": state.get("started_at"),
+        "started_at": state.get("started_at") or time.time(),
         "model": state.get("model", ""),
         "error": None,
     }

@@ -11,7 +11,7 @@ audit log (:mod:`local2.storage.audit_log`).
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableConfig
@@ -26,13 +26,15 @@ from local2.graph.context import TurnContext
 from local2.graph.payload import turn_payload
 from local2.graph.services import Services
 from local2.graph.topology import TurnGraph
+from local2.ids import check_session_id
 from local2.service.running import RunningTurn, StopSignal
 from local2.storage.audit_log import audit_turn
 from local2.storage.full import raise_if_full
 
 
 def thread_config(session_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
-    """The thread config of a session (its id was checked where the request came in)."""
+    """The thread config of a session; an id breaking the rule raises :class:`InvalidId`."""
+    check_session_id(session_id)
     configurable: dict[str, Any] = {"thread_id": session_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
@@ -165,7 +167,8 @@ class GraphRuns:
         stream = self.graph.stream(
             graph_input, config, context=context, stream_mode=modes, durability=DURABILITY
         )
-        for mode, data in stream:
+        for part in stream:  # (mode, data): several modes were asked for
+            mode, data = cast(tuple[StreamMode, Any], part)
             if mode == "updates":
                 published = published or "publish" in data
             elif mode == "values" and published:

@@ -17,10 +17,11 @@ inside a turn.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
+from langchain_core.runnables import RunnableConfig
 
 from local2 import events
 from local2.contracts.people import LOCAL_NAME
@@ -33,6 +34,7 @@ from local2.graph.emit import event
 from local2.graph.payload import turn_payload
 from local2.graph.services import Services
 from local2.graph.state import RESPONDENT_IDS
+from local2.graph.topology import TurnGraph
 from local2.memory import deferred
 from local2.service.running import Turns
 from local2.service.sessions import SessionReader
@@ -45,7 +47,7 @@ class Ratings:
     """Ratings, preferences and second attempts, on the session's head."""
 
     services: Services
-    graph: CompiledStateGraph
+    graph: TurnGraph
     running: Turns
     reader: SessionReader
 
@@ -106,14 +108,16 @@ class Ratings:
             "events": [given, reward],
         }
 
-    def _rating_of(self, values: dict[str, Any], turn_id: str, query_id: str) -> dict | None:
+    def _rating_of(
+        self, values: dict[str, Any], turn_id: str, query_id: str
+    ) -> dict[str, Any] | None:
         """The rating a turn has now: its note, else the one in the session's state."""
         noted = self.services.turn_log.notes([turn_id]).get(turn_id, {}).get("rating")
         return noted or (values.get("rewards") or {}).get(query_id)
 
     def _record_rating(
         self,
-        head_config: dict[str, Any],
+        head_config: RunnableConfig,
         turn_id: str,
         query_id: str,
         rating: int,
@@ -177,7 +181,7 @@ class Ratings:
             if target != shown:
                 turn_id = records[target].get("turn_id")
                 if not turn_id:  # first time this answer continues: append it beside the other
-                    view = respondent_view(values, target)  # type: ignore[arg-type]
+                    view = respondent_view(values, target)  # type: ignore[arg-type]  # a checkpoint's values are a TurnState
                     turn_id = services.turn_log.append(
                         parent_id=pairwise.get("parent_head"),
                         session_id=session_id,
@@ -222,8 +226,8 @@ class Ratings:
         return {
             "session_id": session_id,
             "query_id": query_id,
-            "preferred": preferred,  # type: ignore[typeddict-item]
-            "continues": target,  # type: ignore[typeddict-item]
+            "preferred": preferred,  # type: ignore[typeddict-item]  # checked against the literals above
+            "continues": target,  # type: ignore[typeddict-item]  # a respondent id, "a" or "b"
             "continues_history": True,
             "engrams_annotated": marked,
             "events": log,
@@ -266,7 +270,7 @@ class Ratings:
         return {
             "session_id": session_id,
             "query_id": query_id,
-            "preferred": preferred,  # type: ignore[typeddict-item]
+            "preferred": preferred,  # type: ignore[typeddict-item]  # checked against the literals above
             "continues": None,
             "continues_history": False,
             "note": "Recorded; later turns already continue from the answer shown then.",
@@ -275,7 +279,7 @@ class Ratings:
         }
 
 
-def _turn_record(view: dict[str, Any]) -> dict[str, Any]:
+def _turn_record(view: Mapping[str, Any]) -> dict[str, Any]:
     payload = turn_payload(view)
     return {k: v for k, v in payload.items() if k not in ("query", "answer")}
 

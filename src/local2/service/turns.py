@@ -19,7 +19,7 @@ from typing import Any
 from local2.config import Settings
 from local2.contracts.approval import Approver
 from local2.contracts.people import LOCAL, Person
-from local2.contracts.stream import StreamItem, collect
+from local2.contracts.stream import StreamItem, collect_turn
 from local2.contracts.turn import NO_OPTIONS, CompareSpec, TurnOptions, TurnPayload
 from local2.errors import AwaitingApproval, InvalidQuery, SessionBusy
 from local2.graph.compare.spec import compare_spec
@@ -188,7 +188,7 @@ class TurnRunner:
     ) -> TurnPayload:
         """Run one turn and return its payload (``response.generation``)."""
         turn = self.stream(query, session_id, approve, options=options, person=person)
-        return collect(turn, on_item)
+        return collect_turn(turn, on_item)
 
     def start(
         self,

@@ -98,7 +98,7 @@ def prompt_prefix_task(
                 state_dir=prefix_state_dir(settings),
             )
         log.info("warm-up: prompt prefix %s", how)
-        return how
+        return str(how)
 
     return task
 

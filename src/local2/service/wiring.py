@@ -16,16 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict, Unpack
 
 from local2.config import Settings, load_settings
 from local2.graph.services import Critic, Services
-from local2.graph.topology import compile_graph
+from local2.graph.topology import TurnGraph, compile_graph
+
+if TYPE_CHECKING:
+    from local2.research.graph import ResearchGraph
 from local2.service.notices import startup_notices
 from local2.storage.bundles import Storage
 from local2.storage.full import raise_if_full
@@ -70,7 +72,7 @@ class Parts(ModelParts, total=False):
     """:class:`ModelParts`, and where conversations are kept: a checkpointer, a turn log or
     session locks to use, or a whole ``storage`` already open (shared, not reopened)."""
 
-    checkpointer: BaseCheckpointSaver | None
+    checkpointer: BaseCheckpointSaver[Any] | None
     turn_log: TurnLog | None
     session_locks: SharedLocks | None
     storage: Storage | None
@@ -212,7 +214,7 @@ def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) 
     return make_critic(judge, critic_settings)
 
 
-def build_graph(settings: Settings | None = None, **parts: Unpack[Parts]) -> CompiledStateGraph:
+def build_graph(settings: Settings | None = None, **parts: Unpack[Parts]) -> TurnGraph:
     """The compiled chat graph. Invoking it with a ``thread_id`` is one turn of that session.
 
     ```python
@@ -227,9 +229,9 @@ def build_graph(settings: Settings | None = None, **parts: Unpack[Parts]) -> Com
 def build_research_graph(
     settings: Settings | None = None,
     *,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
     **parts: Unpack[ModelParts],
-) -> CompiledStateGraph:
+) -> ResearchGraph:
     """The compiled research graph, checkpointed by ``checkpointer`` (default: where
     ``system.checkpointer`` says). Invoking it with a ``thread_id`` (the run id) is a run.
 

@@ -198,7 +198,7 @@ class People(ABC):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             found.update(
-                self._fetch(  # type: ignore[arg-type]
+                self._fetch(  # type: ignore[arg-type]  # rows of two columns
                     "SELECT session_id, owner FROM local2_session_owners WHERE session_id IN "
                     f"({', '.join('?' * len(chunk))})",
                     chunk,

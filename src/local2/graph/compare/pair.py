@@ -25,9 +25,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import Respondent
+from local2.contracts.records import Pairwise, Respondent
 from local2.contracts.turn import CompareSpec
 from local2.errors import ModelError
+from local2.graph.compare.respond import RespondentState
 from local2.graph.compare.spec import respondent_services, specs
 from local2.graph.context import TurnContext
 from local2.graph.emit import event, push
@@ -40,12 +41,13 @@ from local2.graph.state import RESET, RESPONDENT_IDS, TurnState, TurnUpdate
 log = logging.getLogger(__name__)
 
 
-def respondent_view(state: TurnState, rid: str) -> TurnState:
+def respondent_view(state: TurnState, rid: str) -> RespondentState:
     """The turn as respondent ``rid`` answered it: what critique and ingest read."""
     own: Respondent = (state.get("respondents") or {}).get(rid) or {}
     return {
         **state,
         "respondent_id": rid,
+        "respondent_spec": None,
         "answer": own.get("answer") or "",
         "thinking": list(own.get("thinking") or []),
         "tool_calls": list(own.get("tool_calls") or []),
@@ -87,7 +89,7 @@ def _complete(state: TurnState) -> dict[str, Respondent]:
     named = (state.get("pairwise") or {}).get("specs") or {}
     records = dict(state.get("respondents") or {})
     for rid in RESPONDENT_IDS:
-        record: Respondent = dict(records.get(rid) or {"respondent_id": rid})  # type: ignore[assignment]
+        record: Respondent = dict(records.get(rid) or {"respondent_id": rid})  # type: ignore[assignment]  # a copy of the record, as the TypedDict it came from
         record.setdefault("temperature", (named.get(rid) or {}).get("temperature"))
         if not record.get("model"):
             record["model"] = (named.get(rid) or {}).get("model") or ""
@@ -131,9 +133,9 @@ def publish_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
                 )
             )
             push({"dialog": {**dialog, "respondent_id": rid}})
-    pairwise = {**(state.get("pairwise") or {}), "shown": shown}
+    pairwise: Pairwise = {**(state.get("pairwise") or {}), "shown": shown}
     chosen = records[shown]
-    update: dict[str, Any] = {
+    update: TurnUpdate = {
         "answer": chosen.get("answer") or "",
         "model": chosen.get("model") or "",
         "backend": chosen.get("backend") or "",
@@ -183,14 +185,14 @@ def critique_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate
     records = state.get("respondents") or {}
     lookups = {rid: memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}
     critiques, verdict = judge_pair(
-        services.critic,
+        services.critic,  # type: ignore[arg-type]  # judging a pair needs the real judge (its chat model), not any grader
         state["query"],
         records.get("a") or {},
         records.get("b") or {},
         lookups,
         services.listing_tools(),
     )
-    pairwise = {**(state.get("pairwise") or {})}
+    pairwise: Pairwise = {**(state.get("pairwise") or {})}
     labels = {rid: spec.get("label") for rid, spec in (pairwise.get("specs") or {}).items()}
     common = {"query_id": state.get("query_id"), "session_id": state.get("session_id")}
     log_entries = [
@@ -208,7 +210,7 @@ def critique_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate
     log_entries.append(
         event(state, events.PAIRWISE_RESULT, **verdict, **common, models=labels, respondent_id=None)
     )
-    pairwise.update(winner=verdict["winner"], judge=verdict)
+    pairwise["winner"], pairwise["judge"] = verdict["winner"], verdict
     shown = pairwise.get("shown") or "a"
     turn_id = (records.get(shown) or {}).get("turn_id")
     if turn_id:  # so a resumed session shows the grade of the answer it continues from
@@ -226,7 +228,7 @@ def ingest_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     distilled from the turn of the answer shown only: two answers must not each set what
     the person said, nor one's claims supersede the other's."""
     services = runtime.context.services
-    engrams: dict[str, dict[str, Any]] = {}
+    engrams: dict[str, Respondent] = {}
     log_entries: list[Any] = []
     shown = (state.get("pairwise") or {}).get("shown") or "a"
     settings = services.settings

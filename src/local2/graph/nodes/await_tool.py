@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 
 from local2 import events
 from local2.contracts.approval import denial_error, denial_text
-from local2.contracts.records import EventEntry, MemoryHit, ToolCallRecord
+from local2.contracts.records import MemoryHit, ToolCallRecord
 from local2.errors import ToolError
 from local2.graph.answer_guard import wrap_untrusted
 from local2.graph.context import TurnContext
@@ -35,7 +35,7 @@ log_ = logging.getLogger(__name__)
 
 def _outcome(
     started: Started,
-) -> tuple[ToolResult | None, str | None, list[EventEntry], dict[str, Any]]:
+) -> tuple[ToolResult | None, str | None, list[tuple[str, dict[str, Any]]], dict[str, Any]]:
     """``(result, error, events, data)`` of a finished call (a failure's fix in ``data``)."""
     try:
         result = started.future.result(timeout=0)

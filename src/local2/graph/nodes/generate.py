@@ -151,7 +151,7 @@ def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableCo
     thinking, text = thinking_and_answer(reply)
     written = text  # what the model wrote, before any call markup is taken out
     # The model that answered (a replay may resume here with another one).
-    update: dict[str, Any] = {
+    update: TurnUpdate = {
         "thinking": [thinking] if thinking else [],
         "model": services.model_name,
         "backend": services.backend,
