@@ -119,7 +119,7 @@ def make_agent(
     """The agent for commands that run the model. The chat model is chosen first, so that
     its warm-up (``local2.service.warmup``) runs while the graph and memory are still
     loading; a paused ``warmup`` given by the caller holds it until the caller starts it."""
-    from local2.models.backend import make_chat_model
+    from local2.service import make_chat_model
     from local2.service.agent import Agent
     from local2.service.warmup import Warmup, embedder_task, prompt_prefix_task
 
@@ -137,7 +137,7 @@ def make_agent(
         notice=chosen.notice,
         native_tools=chosen.native_tools,
     )
-    loading = embedder_task(agent.services.memory)
+    loading = embedder_task(agent.memory)
     if loading is not None:
         warmup.add("embedding model", loading)
     for notice in agent.notices:
@@ -147,7 +147,7 @@ def make_agent(
 
 def offline_parts() -> ModelParts:
     """For reading sessions and runs: no model server, tools, critic or memory."""
-    from local2.models.scripted import ScriptedChatModel
+    from local2.service import ScriptedChatModel
 
     return {
         "chat_model": ScriptedChatModel(),

@@ -238,3 +238,15 @@ class TurnOptions:
 
 
 NO_OPTIONS = TurnOptions()
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """What a surface shows about the agent: its model, and which parts are on."""
+
+    model: str
+    backend: str
+    native_tools: bool  # False: tools are offered in the prompt, calls parsed from text
+    tools: tuple[str, ...]
+    memory: bool
+    critic: bool

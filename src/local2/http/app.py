@@ -55,16 +55,16 @@ def health_routes(agent: Agent) -> APIRouter:
 
     @router.get("/health")
     def health(person: Caller) -> dict[str, Any]:
-        services = agent.services
+        info = agent.info
         return {
             "status": "ok",
             "person": person.name,
-            "model": services.model_name,
-            "backend": services.backend,
+            "model": info.model,
+            "backend": info.backend,
             "notice": agent.notice,
-            "tools": sorted(services.tools),
-            "memory": services.memory is not None,
-            "critic": services.critic is not None,
+            "tools": list(info.tools),
+            "memory": info.memory,
+            "critic": info.critic,
         }
 
     return router

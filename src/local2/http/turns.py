@@ -114,7 +114,7 @@ def turn_frames(turn: BackgroundTurn, critic_on: bool, compare: bool = False) ->
 def turn_routes(agent: Agent) -> APIRouter:
     """``POST /query`` and ``POST /query/stream`` over ``agent``."""
     router = APIRouter(tags=["turns"])
-    critic_on = agent.services.critic is not None
+    critic_on = agent.info.critic
 
     @router.post("/query", **returns(TurnPayload, "The turn payload."))
     async def query(person: Caller, body: QueryBody, wait: Wait | None = None) -> Any:

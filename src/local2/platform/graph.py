@@ -16,6 +16,7 @@ store (:mod:`local2.platform.owners`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -24,14 +25,8 @@ from langgraph.store.base import BaseStore
 
 from local2.config import Settings
 from local2.contracts.people import LOCAL_NAME
-from local2.graph.state import TurnState
-from local2.graph.topology import TurnGraph, compile_graph
 from local2.platform.owners import OwnedStore, run_owner
-from local2.service.wiring import wire
-from local2.storage.bundles import Storage
-from local2.storage.locks import SharedLocks
-from local2.storage.store_turn_log import StoreTurnLog, platform_store
-from local2.storage.votes import StoreVoteLog
+from local2.service import TurnGraph, build_platform_graph, platform_store
 
 FIRST = "receive"  # the turn's first step in local2.graph.topology
 
@@ -44,7 +39,7 @@ def owners_store() -> BaseStore:
     return store if owner == LOCAL_NAME else OwnedStore(store, owner)
 
 
-def identify(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
+def identify(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Whose turn this is: the person the platform authenticated, never the input's say."""
     return {"owner": run_owner(config)}
 
@@ -76,11 +71,7 @@ def make_graph(settings: Settings | None = None, store: BaseStore | None = None)
     the server; local without it).
     """
     # The turns, and the arena's votes beside them, go to the owner's part of the store.
-    platform = Storage(
-        None, StoreTurnLog(owners_store), SharedLocks(), votes=StoreVoteLog(owners_store)
-    )
-    wired = wire(settings, storage=platform)
-    return identified(compile_graph(wired.services, checkpointer=None, store=store), store)
+    return identified(build_platform_graph(settings, owners_store, store), store)
 
 
 # Built when LangGraph Server loads this file (it looks the name up in the module).

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from typing_extensions import Unpack
 
@@ -40,7 +40,7 @@ from local2.config import Settings
 from local2.contracts.approval import Approver
 from local2.contracts.people import LOCAL, Person
 from local2.contracts.stream import StreamItem
-from local2.contracts.turn import CompareSpec, TurnOptions
+from local2.contracts.turn import AgentInfo, CompareSpec, TurnOptions
 from local2.graph.topology import compile_graph
 from local2.service.access import Access
 from local2.service.approvals import Approvals
@@ -54,6 +54,9 @@ from local2.service.turns import TurnRunner
 from local2.service.warmup import first_turn
 from local2.service.wiring import Parts, Wired, rewire, wire
 from local2.storage.votes import Vote, Voter
+
+if TYPE_CHECKING:
+    from local2.memory.store import EngramStore
 
 log = logging.getLogger(__name__)
 CLOSE_WAIT_S = 60.0  # how long close() waits for background turns (a critic grading)
@@ -156,6 +159,24 @@ class Agent:
         return other
 
     @property
+    def memory(self) -> EngramStore | None:
+        """Local's engram store (None: memory is off), e.g. to warm its embedder up."""
+        return self.services.memory
+
+    @property
+    def info(self) -> AgentInfo:
+        """The model answering and which parts are on, for a surface to show."""
+        services = self.services
+        return AgentInfo(
+            model=services.model_name,
+            backend=services.backend,
+            native_tools=services.native_tools,
+            tools=tuple(sorted(services.tools)),
+            memory=services.memory is not None,
+            critic=services.critic is not None,
+        )
+
+    @property
     def compare_default(self) -> CompareSpec | None:
         """The second respondent of every turn that names none (``serve --model-b``)."""
         return self.turns.compare_default
@@ -185,6 +206,7 @@ class Agent:
     prompt_messages = Delegated("reader", SessionReader.prompt_messages)
     checkpoints = Delegated("reader", SessionReader.checkpoints)
     sessions = Delegated("reader", SessionReader.recent)
+    turn = Delegated("reader", SessionReader.turn)
 
     def exists(self, session_id: str) -> bool:
         """Whether the session has something to continue from (a turn that settled)."""

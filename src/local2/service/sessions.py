@@ -154,6 +154,21 @@ class SessionReader:
             messages = prompted_messages(messages, schemas or None)
         return prompt_as_json(messages)
 
+    def turn(self, session_id: str, query_id: str) -> HistoryTurn | None:
+        """One logged turn of a session, with its record (None: no such turn was logged, e.g.
+        one stopped before its answer)."""
+        found = self.services.turn_log.find(session_id, query_id)
+        if found is None:
+            return None
+        return {
+            "query_id": found.query_id,
+            "user": found.user,
+            "assistant": found.assistant,
+            "created_at": found.created_at,
+            "reward": None,
+            "record": found.record or {},
+        }
+
     def recent(self, limit: int = 20, owner: str | None = LOCAL_NAME) -> list[SessionSummary]:
         """Recent sessions of ``owner`` (None: everyone's), newest first."""
         return self.services.turn_log.sessions(limit, owner)  # type: ignore[return-value]  # the turn log's rows are SessionSummary's fields

@@ -14,12 +14,13 @@ service (:mod:`local2.service.research`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict, Unpack
 
 from local2.config import Settings, load_settings
@@ -249,3 +250,21 @@ def build_research_graph(
     if checkpointer is None:
         checkpointer = open_research_storage(settings).checkpointer
     return compile_research_graph(research_services(wired.services), checkpointer)
+
+
+def build_platform_graph(
+    settings: Settings | None, owners_store: Callable[[], BaseStore], store: BaseStore | None
+) -> TurnGraph:
+    """The chat graph as LangGraph Server runs it (:mod:`local2.platform.graph`): no
+    checkpointer of its own; the clean turns and the arena's votes go to the platform's store,
+    in the part ``owners_store`` returns for the run's owner."""
+    from local2.storage.bundles import Storage
+    from local2.storage.locks import SharedLocks
+    from local2.storage.store_turn_log import StoreTurnLog
+    from local2.storage.votes import StoreVoteLog
+
+    platform = Storage(
+        None, StoreTurnLog(owners_store), SharedLocks(), votes=StoreVoteLog(owners_store)
+    )
+    wired = wire(settings, storage=platform)
+    return compile_graph(wired.services, checkpointer=None, store=store)

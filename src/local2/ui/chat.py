@@ -291,7 +291,7 @@ class Chat(UIPart):
             self.prompt_json: prompt,
             self.events_df: table(render.EVENT_COLUMNS, render.event_rows(view.events)),
             self.critic_md: render.critique_text(view.critique)
-            or ("Critic: off" if self.agent.services.critic is None else ""),
+            or ("Critic: off" if not self.agent.info.critic else ""),
             self.stop_btn: gr.update(value="Stop", interactive=False),
             # A turn asked on an earlier branch continues that branch, now the current one.
             **self._on_branch(session_id, None),

@@ -267,7 +267,7 @@ class Compare(UIPart):
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
         payload = self.agent.state(session_id)
-        from local2.graph.payload import turn_payload
+        from local2.service import turn_payload
 
         note = (
             f"Recorded: **{PREFER_LABELS[choice]}**. The conversation continues from "
@@ -295,7 +295,7 @@ class Compare(UIPart):
             self.agent.show(session_id, query_id, attempt)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-        from local2.graph.payload import turn_payload
+        from local2.service import turn_payload
 
         view = turn_payload(self.agent.state(session_id))
         return {

@@ -23,7 +23,7 @@ import gradio as gr
 from local2 import events
 from local2.contracts.people import Person
 from local2.errors import Local2Error
-from local2.research.verify import link_citations, plain, safe_url
+from local2.service import link_citations, plain, safe_url
 from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
