@@ -61,10 +61,11 @@ class Compare(UIPart):
     """The compare switch, the side-by-side answers, the preference and the retry."""
 
     def _compare_controls(self) -> None:
-        default = self.agent.compare_default or {"model": None, "temperature": None}
+        default = self.agent.compare_default  # serve --model-b: compare unless switched off
+        asked: Mapping[str, Any] = default or {}
         with gr.Row(equal_height=True, elem_id="local2-compare-row"):
             self.compare_on = gr.Checkbox(
-                value=bool(default),
+                value=default is not None,
                 label="Compare with a second model",
                 scale=1,
                 min_width=160,
@@ -72,7 +73,7 @@ class Compare(UIPart):
             )
             self.model_b = gr.Dropdown(
                 choices=list(self.picker.choices),  # the models Ollama has (local2.ui.models)
-                value=default.get("model"),
+                value=asked.get("model"),
                 label="Model B (blank: the same model)",
                 allow_custom_value=True,
                 scale=2,
@@ -80,7 +81,7 @@ class Compare(UIPart):
                 elem_id="local2-model-b",
             )
             # A text box, not gr.Number: a blank number field arrives as 0, not "default".
-            temperature = default.get("temperature")
+            temperature = asked.get("temperature")
             self.temperature_b = gr.Textbox(
                 value="" if temperature is None else f"{temperature:g}",
                 label="Temperature B (0-2; blank: default)",
