@@ -10,8 +10,9 @@ command pays only for what it uses.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from local2.faces import lazy_face
 
 if TYPE_CHECKING:
     from local2.arena.report import arena, as_csv, as_json
@@ -24,9 +25,21 @@ if TYPE_CHECKING:
     from local2.models.ollama_catalog import canonical, chat_models, list_models
     from local2.models.scripted import ScriptedChatModel
     from local2.research.verify import link_citations, plain, safe_url
+    from local2.service import wiring
+    from local2.service.access import Access
     from local2.service.agent import Agent
+    from local2.service.background import BackgroundTurn
+    from local2.service.doctor import run_checks
+    from local2.service.research import Research
     from local2.service.turns import turn_options
-    from local2.service.wiring import build_graph, build_platform_graph, build_research_graph, wire
+    from local2.service.warmup import Warmup, embedder_task, prompt_prefix_task
+    from local2.service.wiring import (
+        ModelParts,
+        build_graph,
+        build_platform_graph,
+        build_research_graph,
+        wire,
+    )
     from local2.storage.audit_log import list_runs, show_run
     from local2.storage.open import open_people, open_votes, votes_path
     from local2.storage.people import People, check_name
@@ -36,6 +49,15 @@ if TYPE_CHECKING:
 # name -> the module that defines it
 _FACE = {
     "Agent": "local2.service.agent",
+    "Access": "local2.service.access",
+    "BackgroundTurn": "local2.service.background",
+    "ModelParts": "local2.service.wiring",
+    "Research": "local2.service.research",
+    "Warmup": "local2.service.warmup",
+    "embedder_task": "local2.service.warmup",
+    "prompt_prefix_task": "local2.service.warmup",
+    "run_checks": "local2.service.doctor",
+    "wiring": "local2.service.wiring",
     "turn_options": "local2.service.turns",
     "wire": "local2.service.wiring",
     "build_graph": "local2.service.wiring",
@@ -81,14 +103,19 @@ _FACE = {
 __all__ = [
     "TEAM_KIND",
     "TEAM_SOURCE",
+    "Access",
     "Agent",
+    "BackgroundTurn",
     "EngramStore",
     "FileIndex",
+    "ModelParts",
     "People",
+    "Research",
     "ScriptedChatModel",
     "StoryResult",
     "TeamFacts",
     "TurnGraph",
+    "Warmup",
     "arena",
     "as_csv",
     "as_json",
@@ -99,6 +126,7 @@ __all__ = [
     "canonical",
     "chat_models",
     "check_name",
+    "embedder_task",
     "link_citations",
     "list_models",
     "list_runs",
@@ -108,7 +136,9 @@ __all__ = [
     "open_votes",
     "plain",
     "platform_store",
+    "prompt_prefix_task",
     "recall_with_team",
+    "run_checks",
     "run_stories",
     "safe_url",
     "show_run",
@@ -116,11 +146,8 @@ __all__ = [
     "turn_payload",
     "votes_path",
     "wire",
+    "wiring",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _FACE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_face(__name__, _FACE)
