@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -17,14 +16,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from local2.http.app import create_api, require_token
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.ports import free_port
 from local2.service.agent import Agent
 from tests.conftest import make_settings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Served:
