@@ -23,10 +23,11 @@ import pytest
 from local2.config import load_settings
 from local2.contracts.people import Person
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.ports import free_port
 from local2.service.agent import Agent
 from local2.storage.open import open_people
 from local2.storage.people import token_hash
-from local2.testing.processes import end_group, free_port
+from local2.testing.processes import end_group
 from tests.conftest import local2
 
 NO_ENV: dict[str, str] = {}

@@ -21,10 +21,11 @@ from local2.contracts.people import LOCAL, Person
 from local2.platform.auth import Roster
 from local2.platform.graph import make_graph
 from local2.platform.owners import OwnedStore
+from local2.ports import free_port
 from local2.storage.open import open_people
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import make_settings
-from tests.test_server_graph import LANGGRAPH, ROOT, free_port
+from tests.test_server_graph import LANGGRAPH, ROOT
 
 QUESTION = "Tell me about the Python GIL."
 
