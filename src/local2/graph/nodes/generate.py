@@ -128,11 +128,13 @@ def _final_answer(
     return fallback_answer(reason, list(state.get("tool_calls") or []), services.tools)
 
 
-def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableConfig) -> TurnUpdate:
-    services = runtime.context.services
+def _ask(
+    state: TurnState, services: Services, config: RunnableConfig
+) -> tuple[AIMessage, bool, list[BaseMessage], list[EventEntry]]:
+    """Call the model over the prompt: ``(reply, tools offered, new messages, events)``. At
+    ``max_tool_iterations`` no tools are offered and the model is told to answer now."""
     gen = services.settings.generator
     rounds = state.get("tool_rounds", 0)
-    repairs = state.get("repairs", 0)
     forced = bool(services.tools) and rounds >= gen.max_tool_iterations
     use_tools = bool(services.tools) and not forced and not state.get("tools_stopped")
     new_messages: list[BaseMessage] = []
@@ -142,56 +144,60 @@ def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableCo
             event(state, events.TOOL_LOOP_LIMIT, limit=gen.max_tool_iterations, rounds=rounds)
         )
         new_messages.append(HumanMessage(FORCED_SYNTHESIS, id=f"forced-{state['query_id']}"))
-
     history = services.turn_log.window(state.get("history_head"), gen.max_turns)
     working = [*state.get("messages", []), *new_messages]
     prompt = build_prompt(gen.system_prompt, history, working, gen.history_token_budget)
-    reply = call_model(services, prompt, config, tools=use_tools)
+    return call_model(services, prompt, config, tools=use_tools), use_tools, new_messages, log
 
-    thinking, text = thinking_and_answer(reply)
-    written = text  # what the model wrote, before any call markup is taken out
-    # The model that answered (a replay may resume here with another one).
-    update: TurnUpdate = {
-        "thinking": [thinking] if thinking else [],
-        "model": services.model_name,
-        "backend": services.backend,
-    }
+
+def _proposed_calls(
+    state: TurnState,
+    services: Services,
+    reply: AIMessage,
+    text: str,
+    use_tools: bool,
+    log: list[EventEntry],
+) -> tuple[list[dict[str, Any]], str, list[str]]:
+    """The calls the reply makes, natively or written as text: ``(calls, text, errors)``; a
+    copy of the prompt's tool template is not a malformed call."""
+    gen = services.settings.generator
     calls = _native_calls(reply) if use_tools else []
     errors = _invalid_native_args(services, calls)
+    written = text
     if errors:
         calls = []
     elif use_tools and not calls and gen.text_tool_calls and services.tool_parser is not None:
         parsed = services.tool_parser(text, {n: t.parameters for n, t in services.tools.items()})
         calls, text, errors = parsed.calls, parsed.text, parsed.errors
     if errors and not calls and echoes_template(written, list(services.tools)):
-        # A copy of the prompt's tool list or call template is not a malformed call: no repair.
         log.append(event(state, events.TOOL_TEMPLATE_ECHO, chars=len(written)))
         errors = []
+    return calls, text, errors
 
-    if errors and not calls and repairs < 1 and services.repair_message is not None:
-        schemas = {n: t.parameters for n, t in services.tools.items()}
-        log.append(event(state, events.TOOL_CALL_REPAIR, errors=errors))
-        return {
-            **update,
-            "messages": [
-                *new_messages,
-                AIMessage(written),
-                HumanMessage(services.repair_message(errors, schemas)),
-            ],
-            "repairs": repairs + 1,
-            "decision": "generate",
-            "event_log": log,
-        }
 
-    routable = use_tools and not calls and rounds == 0 and not services.native_tools
-    if routable and gen.keyword_router and services.router:
-        calls = services.router(state["query"], services.tools.values())
-        if any(not saved.get("error") for saved in state.get("memory_saved") or []):
-            # "Remember that ..." was saved as the turn began (recall): not a second time.
-            calls = [c for c in calls if c["name"] != "save_memory"]
-        if calls:
-            log.append(event(state, events.TOOL_ROUTED, tools=[c["name"] for c in calls]))
+def _routed(
+    state: TurnState, services: Services, use_tools: bool, log: list[EventEntry]
+) -> list[dict[str, Any]]:
+    """For a model without native tool calls, on the first round: the keyword router's calls
+    (never a second save of what the person asked to be remembered)."""
+    gen = services.settings.generator
+    first = state.get("tool_rounds", 0) == 0
+    if not (use_tools and first and not services.native_tools and gen.keyword_router):
+        return []
+    if services.router is None:
+        return []
+    calls = services.router(state["query"], services.tools.values())
+    if any(not saved.get("error") for saved in state.get("memory_saved") or []):
+        calls = [c for c in calls if c["name"] != "save_memory"]
+    if calls:
+        log.append(event(state, events.TOOL_ROUTED, tools=[c["name"] for c in calls]))
+    return calls
 
+
+def _repeated(
+    state: TurnState, calls: list[dict[str, Any]], log: list[EventEntry]
+) -> list[dict[str, Any]]:
+    """The calls already run this turn, noted as ``tool.repeated``."""
     done = {_call_key(r["tool"], r["args"]) for r in state.get("tool_calls") or []}
     repeated = [c for c in calls if _call_key(c["name"], c["args"]) in done]
     if repeated:
@@ -203,6 +209,34 @@ def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableCo
                 args=[c["args"] for c in repeated],
             )
         )
+    return repeated
+
+
+def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableConfig) -> TurnUpdate:
+    services = runtime.context.services
+    repairs = state.get("repairs", 0)
+    reply, use_tools, new_messages, log = _ask(state, services, config)
+    thinking, written = thinking_and_answer(reply)  # written: before call markup is taken out
+    # The model that answered (a replay may resume here with another one).
+    update: TurnUpdate = {
+        "thinking": [thinking] if thinking else [],
+        "model": services.model_name,
+        "backend": services.backend,
+        "event_log": log,
+    }
+    calls, text, errors = _proposed_calls(state, services, reply, written, use_tools, log)
+    if errors and not calls and repairs < 1 and services.repair_message is not None:
+        schemas = {n: t.parameters for n, t in services.tools.items()}
+        log.append(event(state, events.TOOL_CALL_REPAIR, errors=errors))
+        repair = HumanMessage(services.repair_message(errors, schemas))
+        return {
+            **update,
+            "messages": [*new_messages, AIMessage(written), repair],
+            "repairs": repairs + 1,
+            "decision": "generate",
+        }
+    calls = calls or _routed(state, services, use_tools, log)
+    if repeated := _repeated(state, calls, log):
         calls = [c for c in calls if c not in repeated]
         if not calls:  # nothing new asked: stop the loop and answer from what is there
             return {
@@ -210,9 +244,7 @@ def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableCo
                 "messages": [*new_messages, *_answer_repeats(state, repeated)],
                 "tools_stopped": True,
                 "decision": "generate",
-                "event_log": log,
             }
-
     if calls:
         ai = AIMessage(
             content=text,
@@ -226,9 +258,7 @@ def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableCo
             "messages": [*new_messages, ai],
             "pending_tool_calls": calls,
             "decision": "dispatch_tool",
-            "event_log": log,
         }
-
     failed = every_call_failed(state.get("tool_calls"))
     if failed and not services.native_tools:  # its text would be a guess: say what failed
         log.append(event(state, events.ANSWER_FALLBACK, reason=TOOLS_FAILED, chars=len(written)))
@@ -242,15 +272,8 @@ def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableCo
                 "messages": [*new_messages, HumanMessage(EMPTY_NUDGE)],
                 "repairs": repairs + 1,
                 "decision": "generate",
-                "event_log": log,
             }
         text = EMPTY_ANSWER
     # The final answer lives in `answer` (and, after publish, in the turn log); it is not
     # kept in the working messages, which hold only what the model was shown.
-    return {
-        **update,
-        "messages": new_messages,
-        "answer": text,
-        "decision": "publish",
-        "event_log": log,
-    }
+    return {**update, "messages": new_messages, "answer": text, "decision": "publish"}
