@@ -40,6 +40,16 @@ def new_session_id() -> str:
     return uuid.uuid4().hex
 
 
+def new_query_id() -> str:
+    """A fresh id for one turn of a session."""
+    return uuid.uuid4().hex[:12]
+
+
+def new_run_id() -> str:
+    """A fresh research run id (a run's id is its thread's: it follows the session rule)."""
+    return uuid.uuid4().hex[:12]
+
+
 def new_call_id() -> str:
     """An id in the shape tool messages expect, e.g. ``call_1f2e3d4c``."""
     return f"call_{secrets.token_hex(4)}"

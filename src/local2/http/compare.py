@@ -20,7 +20,6 @@ from local2.contracts.stream import collect
 from local2.contracts.turn import TurnPayload
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.ids import check_session_id
 from local2.service.agent import Agent
 
 
@@ -58,14 +57,12 @@ def compare_routes(agent: Agent) -> APIRouter:
     @router.post("/sessions/{session_id}/retry", **returns(TurnPayload, "The second attempt."))
     def retry(person: Caller, session_id: str, body: RetryBody) -> Any:
         """A second attempt at a low-graded answer, with the critic's feedback."""
-        check_session_id(session_id)
         agent.access.write_session(person, session_id)
         return collect(agent.retry(session_id, body.query_id, person=person))
 
     @router.post("/sessions/{session_id}/show", **returns(TurnPayload))
     def show(person: Caller, session_id: str, body: ShowBody) -> Any:
         """Continue the session from attempt 1 or 2 of a retried turn."""
-        check_session_id(session_id)
         agent.access.write_session(person, session_id)
         return agent.show(session_id, body.query_id, body.attempt)
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from local2.contracts.turn import FeedbackResult
-from local2.http.bodies import check_session_id, session_id_field
+from local2.http.bodies import session_id_field
 from local2.http.identity import Caller
 from local2.http.openapi import returns
 from local2.service.agent import Agent
@@ -23,8 +23,6 @@ class FeedbackBody(BaseModel):
         default=None, description="For a compared turn: the answer the person prefers."
     )
     comment: str | None = Field(default=None, max_length=4000)
-
-    _check_session = check_session_id
 
     @model_validator(mode="after")
     def rating_or_preference(self) -> FeedbackBody:

@@ -35,7 +35,7 @@ from starlette.concurrency import run_in_threadpool
 from local2 import events
 from local2.contracts.turn import TurnOptions, TurnPayload
 from local2.errors import TurnCancelled
-from local2.http.bodies import check_session_id, session_id_field
+from local2.http.bodies import session_id_field
 from local2.http.errors import stopped_response
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
@@ -57,8 +57,6 @@ class QueryBody(BaseModel):
     )
     model_b: str | None = Field(default=None, description="A second respondent's model.")
     temperature_b: float | None = Field(default=None, ge=0, le=2)
-
-    _check_session = check_session_id
 
 
 def turn_options(agent: Agent, body: QueryBody) -> TurnOptions:

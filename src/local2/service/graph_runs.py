@@ -33,8 +33,15 @@ from local2.storage.full import raise_if_full
 
 
 def thread_config(session_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
-    """The thread config of a session; an id breaking the rule raises :class:`InvalidId`."""
-    check_session_id(session_id)
+    """The thread config of a session; an id breaking the rule raises :class:`InvalidId`.
+    Where a request comes in, its session id is checked once: here, or in
+    :meth:`~local2.service.turns.TurnRunner.check` for a turn, whose run then uses
+    :func:`thread_of`."""
+    return thread_of(check_session_id(session_id), checkpoint_id)
+
+
+def thread_of(session_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
+    """:func:`thread_config` for an id this request has checked already."""
     configurable: dict[str, Any] = {"thread_id": session_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
@@ -117,7 +124,7 @@ class GraphRuns:
             interrupts = list(final.get("__interrupt__") or ())
             if not interrupts and not final.get("answer"):
                 # A compare turn resumed in one branch can still wait in the other.
-                thread = thread_config(config["configurable"]["thread_id"])
+                thread = thread_of(config["configurable"]["thread_id"])
                 interrupts = list(self.graph.get_state(thread).interrupts)
             waiting = next((i for i in interrupts if approval.is_request(i.value)), None)
             if waiting is None:
@@ -129,7 +136,7 @@ class GraphRuns:
                 return
             # Resume at the thread's newest checkpoint (a replay's new branch included).
             graph_input = Command(resume={waiting.id: approve(request)})
-            config = thread_config(config["configurable"]["thread_id"])
+            config = thread_of(config["configurable"]["thread_id"])
         payload = turn_payload(final)
         payload["status"] = "done"
         audit_turn(self.settings, payload)

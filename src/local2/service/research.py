@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
@@ -27,7 +26,7 @@ from local2.contracts.stream import ResearchItem, collect_research
 from local2.errors import RunBusy
 from local2.graph.context import TurnContext
 from local2.graph.services import Services
-from local2.ids import check_session_id
+from local2.ids import check_session_id, new_run_id
 from local2.research.graph import compile_research_graph, research_services
 from local2.research.payload import research_payload
 from local2.research.state import ResearchState
@@ -35,11 +34,6 @@ from local2.service.access import Access, no_run
 from local2.service.wiring import ModelParts, wire
 from local2.storage.bundles import ResearchStorage
 from local2.storage.open import open_research_storage
-
-
-def new_run_id() -> str:
-    return uuid.uuid4().hex[:12]
-
 
 RUN_MODES: list[StreamMode] = ["custom", "values"]
 

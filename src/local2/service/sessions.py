@@ -20,7 +20,7 @@ from local2.graph import branches
 from local2.graph.prompt import build_prompt, prompt_as_json
 from local2.graph.services import Services
 from local2.graph.topology import TurnGraph
-from local2.service.graph_runs import thread_config
+from local2.service.graph_runs import thread_config, thread_of
 from local2.service.running import Turns
 
 checkpoint_id = branches.checkpoint_id
@@ -64,13 +64,14 @@ class SessionReader:
     ) -> RunnableConfig:
         """Where the next turn of a session starts: its head, or a chosen turn's end.
 
-        ``latest``: the session's newest checkpoint, if already read."""
+        ``latest``: the session's newest checkpoint, if already read. (A turn's: its id was
+        checked when it started.)"""
         if checkpoint_id:
-            chosen = self.graph.get_state(thread_config(session_id, checkpoint_id))
+            chosen = self.graph.get_state(thread_of(session_id, checkpoint_id))
             if not chosen.values:
                 raise UnknownTurn(f"No checkpoint '{checkpoint_id}' in session '{session_id}'")
             return chosen.config
-        config = thread_config(session_id)
+        config = thread_of(session_id)
         if latest is None:
             latest = self.graph.get_state(config)
         head = branches.find_head(self.graph, config, latest=latest)

@@ -32,7 +32,7 @@ from local2.graph.topology import TurnGraph
 from local2.ids import check_session_id, new_session_id
 from local2.service.access import Access
 from local2.service.background import BackgroundTurn
-from local2.service.graph_runs import GraphRuns, pending_in, thread_config
+from local2.service.graph_runs import GraphRuns, pending_in, thread_of
 from local2.service.running import RunningTurn, Turns
 from local2.service.sessions import SessionReader
 
@@ -103,7 +103,7 @@ class TurnRunner:
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
             raise InvalidQuery(problem)
-        session_id = check_session_id(session_id) if session_id else new_session_id()
+        session_id = new_session_id() if session_id is None else check_session_id(session_id)
         self.access.claim_session(person, session_id)
         return session_id
 
@@ -123,7 +123,7 @@ class TurnRunner:
             # Memory is searched for the question while LangGraph starts the run (the
             # session's lock is held: the last turn's memory writes are done).
             ahead = recall_ahead(self.services, query, self._ahead.submit, owner)
-            latest = self.graph.get_state(thread_config(session_id))  # read once, used twice
+            latest = self.graph.get_state(thread_of(session_id))  # read once, used twice
             waiting = pending_in(latest)
             if waiting is not None:
                 raise AwaitingApproval(waiting)

@@ -13,7 +13,6 @@ of the tool results replaces it.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -41,6 +40,7 @@ from local2.graph.model_call import call_model
 from local2.graph.prompt import build_prompt
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
+from local2.ids import new_call_id
 from local2.models.embedded import REPETITION_NOTE
 from local2.models.thinking import thinking_and_answer
 
@@ -56,13 +56,9 @@ EMPTY_NUDGE = "Your reply was empty. Please answer the question now."
 EMPTY_ANSWER = "(The model returned an empty answer.)"
 
 
-def _call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:8]}"
-
-
 def _native_calls(reply: AIMessage) -> list[dict[str, Any]]:
     return [
-        {"name": c["name"], "args": dict(c.get("args") or {}), "id": c.get("id") or _call_id()}
+        {"name": c["name"], "args": dict(c.get("args") or {}), "id": c.get("id") or new_call_id()}
         for c in reply.tool_calls
     ]
 

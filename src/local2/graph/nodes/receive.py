@@ -4,7 +4,6 @@ recall what memory holds about the question (:mod:`local2.graph.recall`), in one
 from __future__ import annotations
 
 import time
-import uuid
 from typing import cast
 
 from langchain_core.messages import HumanMessage, RemoveMessage
@@ -19,7 +18,7 @@ from local2.graph.question import validate_query
 from local2.graph.recall import recall
 from local2.graph.services import Services
 from local2.graph.state import RESET, TurnState, TurnUpdate, cleared_compare
-from local2.ids import session_id_problem
+from local2.ids import new_query_id, new_session_id, session_id_problem
 
 
 def unrecorded_turn(state: TurnState, services: Services) -> TurnUpdate:
@@ -43,8 +42,8 @@ def start_turn(state: TurnState, services: Services, config: RunnableConfig) -> 
     """Check the question, name the turn, and empty the per-turn record."""
     configurable = config.get("configurable", {})
     recovered = unrecorded_turn(state, services)
-    session_id = state.get("session_id") or configurable.get("thread_id") or uuid.uuid4().hex
-    query_id = uuid.uuid4().hex[:12]
+    session_id = state.get("session_id") or configurable.get("thread_id") or new_session_id()
+    query_id = new_query_id()
     fresh: TurnUpdate = {
         "session_id": session_id,
         "query_id": query_id,
