@@ -1,6 +1,9 @@
 """Signing in to the app (local2.ui.sign_in): the login check, the trusted proxy's name, the
 person each handler acts for, and the real server turning its login page on as people are
-added by another process (uvicorn + httpx, the people in the agent's own SQLite store)."""
+added by another process (uvicorn + httpx, the people in the agent's own SQLite store); an
+old sign-in signed out for good when its person is removed and added again or rotated (two
+apps on one store, through Gradio's own endpoints); and a research report's file, from a
+real ``local2 serve``, kept where only the server's user reads it."""
 
 from __future__ import annotations
 

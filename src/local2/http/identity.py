@@ -61,7 +61,7 @@ def trusted(client: str | None, proxies: tuple[Network, ...]) -> bool:
     return any((mapped or address) in net for net in proxies)
 
 
-@dataclass
+@dataclass(eq=False)
 class Guard:
     """Whether a request that brings no credential is local's: only on a server that no one
     beyond this machine reaches (bound to loopback) and that has had nobody configured since

@@ -96,10 +96,12 @@ class Roster:
         access = Access(self.people())
         server = self.settings.server
         token = os.environ.get(TOKEN_ENV) or None
-        if self._guard is None:  # the first request: a token set means beyond loopback
-            self._guard = Guard(loopback=token is None, people_seen=access.configured())
+        with self._lock:
+            if self._guard is None:  # the first request: a token set means beyond loopback
+                self._guard = Guard(loopback=token is None, people_seen=access.configured())
+            guard = self._guard
         header = server.trusted_user_header or None
-        return Identify(access, token, header, networks(server.trusted_proxies), self._guard)
+        return Identify(access, token, header, networks(server.trusted_proxies), guard)
 
     def person(
         self, authorization: str | None, headers: Mapping[bytes, bytes], client: str | None

@@ -42,7 +42,7 @@ from local2.http.identity import Guard, Identify
 from local2.service.access import Access
 from local2.storage.people import token_hash
 
-TOKEN_MESSAGE = "This LoCAL2 server is reachable beyond this machine: enter its LOCAL2_API_TOKEN."
+TOKEN_MESSAGE = "This LoCAL2 server asks for its LOCAL2_API_TOKEN: enter it as the password."
 # Shown as plain text on Gradio's login page (no Markdown there).
 PEOPLE_MESSAGE = (
     "Sign in to LoCAL2: your name, and as the password your token (from "
