@@ -17,7 +17,9 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -425,7 +427,18 @@ def leaked(bodies: list[dict[str, Any]]) -> list[tuple[int, str]]:
     return found
 
 
-def test_alices_memory_never_reaches_bobs_prompts_over_http(tmp_path: Path) -> None:
+@dataclass
+class OnHttp:
+    """People on the real HTTP API (uvicorn), memory on, the real ``ChatOllama`` talking to
+    the fake Ollama server: the agent, the model server, and one client per person."""
+
+    agent: Agent
+    fake: FakeOllama
+    clients: dict[str, httpx.Client]
+
+
+@contextmanager
+def people_on_http(tmp_path: Path, names: Iterable[str]) -> Iterator[OnHttp]:
     with FakeOllama(RuleBrain()) as fake:
         settings = make_settings(
             tmp_path,
@@ -436,79 +449,67 @@ def test_alices_memory_never_reaches_bobs_prompts_over_http(tmp_path: Path) -> N
         agent = Agent(settings, backend="ollama")
         people = agent.storage.people
         assert people is not None
-        tokens = {name: people.add(name) for name in ("alice", "bob")}
+        tokens = {name: people.add(name) for name in names}
         try:
             with Served(create_api(agent)) as url, bearer_clients(url, tokens) as clients:
-                alice, bob = clients["alice"], clients["bob"]
-
-                def ask(client: httpx.Client, session: str, question: str) -> dict[str, Any]:
-                    response = client.post(
-                        "/query", json={"query": question, "session_id": session}
-                    )
-                    assert response.status_code == 200, response.text
-                    return response.json()
-
-                for n, (said, _) in enumerate(ALICE_SAYS):
-                    answered = ask(alice, f"alice-{n // 5}", said)
-                    assert answered["answer"] and not answered.get("error")
-                assert agent.wait_idle(60)  # her turns' memory is written (ingest, critic)
-                stored = agent.services.memory_for("alice")
-                assert stored is not None and stored.count() >= len(ALICE_SAYS)
-
-                before_bob = len(fake.requests)
-                answers = [ask(bob, f"bob-{n}", q) for n, q in enumerate(BOB_ASKS)]
-                assert agent.wait_idle(60)
-                bobs = fake.requests[before_bob:]
-
-                # Bob's own prompts were built from memory too, just not Alice's.
-                assert len([b for b in bobs if b.get("messages")]) >= len(BOB_ASKS)
-                assert leaked(bobs) == []
-                assert not any(
-                    secret.lower() in json.dumps(a).lower()
-                    for a in answers
-                    for _, secret in ALICE_SAYS
-                )
-                # His explicit memory search ran on his own (empty) memory.
-                [call] = answers[0]["tool_calls"]
-                assert call["tool"] == "recall_memory"
-                assert call["result"].startswith("No memories found")
-
-                # Alice's own recall reaches her prompt: what Bob was not shown was there.
-                before_alice = len(fake.requests)
-                hers = ask(alice, "alice-again", "What is my locker code?")
-                assert "4417-01" in hers["answer"]
-                assert any("4417-01" in h["content"] for h in hers["memory_hits"])
-                assert any(s == "4417" for _, s in leaked(fake.requests[before_alice:]))
+                yield OnHttp(agent, fake, clients)
         finally:
             agent.close()
+
+
+def test_alices_memory_never_reaches_bobs_prompts_over_http(tmp_path: Path) -> None:
+    with people_on_http(tmp_path, ("alice", "bob")) as served:
+        agent, fake = served.agent, served.fake
+        alice, bob = served.clients["alice"], served.clients["bob"]
+
+        def ask(client: httpx.Client, session: str, question: str) -> dict[str, Any]:
+            response = client.post("/query", json={"query": question, "session_id": session})
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        for n, (said, _) in enumerate(ALICE_SAYS):
+            answered = ask(alice, f"alice-{n // 5}", said)
+            assert answered["answer"] and not answered.get("error")
+        assert agent.wait_idle(60)  # her turns' memory is written (ingest, critic)
+        stored = agent.services.memory_for("alice")
+        assert stored is not None and stored.count() >= len(ALICE_SAYS)
+
+        before_bob = len(fake.requests)
+        answers = [ask(bob, f"bob-{n}", q) for n, q in enumerate(BOB_ASKS)]
+        assert agent.wait_idle(60)
+        bobs = fake.requests[before_bob:]
+
+        # Bob's own prompts were built from memory too, just not Alice's.
+        assert len([b for b in bobs if b.get("messages")]) >= len(BOB_ASKS)
+        assert leaked(bobs) == []
+        assert not any(
+            secret.lower() in json.dumps(a).lower() for a in answers for _, secret in ALICE_SAYS
+        )
+        # His explicit memory search ran on his own (empty) memory.
+        [call] = answers[0]["tool_calls"]
+        assert call["tool"] == "recall_memory"
+        assert call["result"].startswith("No memories found")
+
+        # Alice's own recall reaches her prompt: what Bob was not shown was there.
+        before_alice = len(fake.requests)
+        hers = ask(alice, "alice-again", "What is my locker code?")
+        assert "4417-01" in hers["answer"]
+        assert any("4417-01" in h["content"] for h in hers["memory_hits"])
+        assert any(s == "4417" for _, s in leaked(fake.requests[before_alice:]))
 
 
 def test_names_chosen_to_collide_never_share_memory_over_http(tmp_path: Path) -> None:
     """Two people whose names shared a key of before, on the real HTTP API: what the first
     tells reaches neither the second's prompts nor their answer."""
     first, second = COLLIDING
-    with FakeOllama(RuleBrain()) as fake:
-        settings = make_settings(
-            tmp_path,
-            system={"ollama_host": fake.url},
-            generator={"backend": "ollama"},
-            memory={"embedder": "lexical"},
-        )
-        agent = Agent(settings, backend="ollama")
-        people = agent.storage.people
-        assert people is not None
-        tokens = {name: people.add(name) for name in COLLIDING}
-        try:
-            with Served(create_api(agent)) as url, bearer_clients(url, tokens) as clients:
-                told = clients[first].post("/query", json={"query": "My locker code is 4417-01."})
-                assert told.status_code == 200, told.text
-                assert agent.wait_idle(60)  # the turn is in the first one's memory
-                before = len(fake.requests)
-                asked = clients[second].post("/query", json={"query": "What is my locker code?"})
-                assert asked.status_code == 200, asked.text
-                assert agent.wait_idle(60)
-                theirs = fake.requests[before:]
-        finally:
-            agent.close()
+    with people_on_http(tmp_path, COLLIDING) as served:
+        told = served.clients[first].post("/query", json={"query": "My locker code is 4417-01."})
+        assert told.status_code == 200, told.text
+        assert served.agent.wait_idle(60)  # the turn is in the first one's memory
+        before = len(served.fake.requests)
+        asked = served.clients[second].post("/query", json={"query": "What is my locker code?"})
+        assert asked.status_code == 200, asked.text
+        assert served.agent.wait_idle(60)
+        theirs = served.fake.requests[before:]
     assert theirs and not any("4417" in json.dumps(body) for body in theirs)
     assert "4417" not in asked.text

@@ -129,6 +129,17 @@ def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
             server.wait(30)
 
 
+def server_env(ollama_url: str, single_token: str) -> dict[str, str]:
+    """The environment ``langgraph dev`` runs in: the model server, the single token ("":
+    none), no analytics or tracing."""
+    return {
+        "OLLAMA_HOST": ollama_url,
+        "LOCAL2_API_TOKEN": single_token,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGSMITH_TRACING": "false",
+    }
+
+
 def client(base: str, token: str | None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.Client(base_url=base, headers=headers, timeout=60)
@@ -141,12 +152,7 @@ def test_people_on_langgraph_server_see_only_their_own(tmp_path: Path) -> None:
     alice_token, bob_token = people.add("alice"), people.add("bob")
     root_token = people.add("root", admin=True)
     with FakeOllama(RuleBrain()) as fake:
-        env = {
-            "OLLAMA_HOST": fake.url,
-            "LOCAL2_API_TOKEN": "the-single-token",
-            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-            "LANGSMITH_TRACING": "false",
-        }
+        env = server_env(fake.url, "the-single-token")
         with (
             langgraph_dev(tmp_path, env) as base,
             client(base, alice_token) as alice,
@@ -252,12 +258,7 @@ def test_langgraph_server_stays_closed_when_its_last_person_goes(tmp_path: Path)
     people = open_people(load_settings())
     alice_token = people.add("alice")
     with FakeOllama(RuleBrain()) as fake:
-        env = {
-            "OLLAMA_HOST": fake.url,
-            "LOCAL2_API_TOKEN": "",
-            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-            "LANGSMITH_TRACING": "false",
-        }
+        env = server_env(fake.url, "")
         with (
             langgraph_dev(tmp_path, env) as base,
             client(base, alice_token) as alice,
