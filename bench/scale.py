@@ -18,8 +18,8 @@ owner-checked); half-way the two stores swap roles and both processes start afre
 neither store's own speed counts. C clients at once (half alice's, half bob's) each ask T
 turns of a new session on both, every turn ``POST /query`` then
 ``GET /sessions/{id}/history``, the two configurations' turns back to back in alternating
-order, so the machine's noise falls on both alike; the ratio of each pair is kept. The model answers at once (``--users-delay 0``): the ratio is of LoCAL2's own
-time alone.
+order, so the machine's noise falls on both alike; the ratio of each pair is kept. The
+model answers at once (``--users-delay 0``): the ratio is of LoCAL2's own time alone.
 
     .venv/bin/python bench/scale.py [--sessions 1,8,32] [--turns 4] [--delay 0.5]
     .venv/bin/python bench/scale.py --users [--rounds 40] [--users-clients 1]

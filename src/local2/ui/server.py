@@ -2,13 +2,13 @@
 
 LoCAL2 serves the app itself (uvicorn), so there is no Gradio share link or tunnel at all.
 Every request passes :class:`~local2.http.guard.RequestGuard` (Host and Origin checks)
-and every response carries the app's Content-Security-Policy. Bound to loopback nothing is
-asked; beyond it every API call needs the bearer token from ``LOCAL2_API_TOKEN`` (the app
-asks for it as its password; it means local on any bind) and ``server.allowed_hosts`` must
-name the server. With people configured, each signs in to the app with their name and
-token, or a trusted proxy names them (:mod:`local2.ui.sign_in`). The API and the app share
-one :class:`~local2.http.identity.Guard`: what a request without a credential may do never
-widens while the server runs.
+and every response carries the app's Content-Security-Policy. Bound to loopback, with nobody
+added, nothing is asked; beyond it every API call needs the bearer token from
+``LOCAL2_API_TOKEN`` (the app asks for it as its password; it means local on any bind) and
+``server.allowed_hosts`` must name the server. With people configured, each signs in to the
+app with their name and token, or a trusted proxy names them (:mod:`local2.ui.sign_in`).
+The API and the app share one :class:`~local2.http.identity.Guard`: what a request without
+a credential may do never widens while the server runs.
 """
 
 from __future__ import annotations
