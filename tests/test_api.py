@@ -136,7 +136,7 @@ def test_beyond_loopback_requires_a_token(monkeypatch: pytest.MonkeyPatch, tmp_p
     token = require_token("0.0.0.0")
     model = ScriptedChatModel(replies=[reply("ok")], repeat_last=True)
     agent = Agent(make_settings(tmp_path), chat_model=model, tools=[], memory=None, critic=None)
-    with Served(create_api(agent, token=token)) as url:
+    with Served(create_api(agent, token=token, host="0.0.0.0")) as url:
         assert httpx.get(f"{url}/health").status_code == 401
         ok = httpx.get(f"{url}/health", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200

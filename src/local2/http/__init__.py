@@ -4,6 +4,8 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "Guard": "local2.http.identity",
+    "identify": "local2.http.identity",
     "ContentSecurityPolicy": "local2.http.guard",
     "HostRules": "local2.http.guard",
     "Identify": "local2.http.identity",
@@ -22,12 +24,14 @@ __getattr__ = lazy_face(__name__, _FACE)
 __all__ = [
     "UNAUTHORISED",
     "ContentSecurityPolicy",
+    "Guard",
     "HostRules",
     "Identify",
     "RequestGuard",
     "StripUntrustedUser",
     "content_security_policy",
     "create_api",
+    "identify",
     "is_loopback",
     "networks",
     "require_token",

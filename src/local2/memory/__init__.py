@@ -7,6 +7,7 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "owner_folder": "local2.memory.owners",
     "Distilled": "local2.memory.extract",
     "Embedder": "local2.memory.embeddings",
     "EngramStore": "local2.memory.store",
@@ -55,6 +56,7 @@ __all__ = [
     "make_embedder",
     "open_memory_noting",
     "owner_file",
+    "owner_folder",
     "recall_with_team",
     "sentences",
     "third_person",

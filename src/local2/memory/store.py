@@ -38,7 +38,7 @@ from local2.memory.chroma import vectors as chroma_vectors
 from local2.memory.embeddings import Embedder
 from local2.memory.engrams import Engrams, metadata_of
 from local2.memory.facts import Fact
-from local2.memory.owners import collection_base, owner_file
+from local2.memory.owners import collection_base, legacy_collection_base, owner_file
 
 if TYPE_CHECKING:  # local2.graph.state imports langgraph: memory commands start without it
     from local2.contracts.records import MemoryHit
@@ -101,6 +101,9 @@ class EngramStore(Engrams):
 
         client = chroma_client(settings, "chroma")
         base = collection_base(settings.memory.collection, owner)
+        legacy = legacy_collection_base(settings.memory.collection, owner)
+        if legacy is not None:
+            per_embedder.adopt_family(client, legacy, base)
         notice = None
         if embedder is None:
             choice = choose_embedder(settings, per_embedder.recorded_embedders(client, base))

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from local2.files.index import FileIndex
     from local2.graph.payload import turn_payload
     from local2.graph.topology import TurnGraph
+    from local2.memory.owners import owner_folder
     from local2.memory.store import EngramStore
     from local2.memory.team import TEAM_KIND, TEAM_SOURCE, TeamFacts, as_team, recall_with_team
     from local2.models.backend import make_chat_model
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
     )
     from local2.storage.audit_log import list_runs, show_run
     from local2.storage.open import open_people, open_votes, votes_path
-    from local2.storage.people import People, check_name
+    from local2.storage.people import People, check_name, token_hash
+    from local2.storage.private_files import private_dir, write_private
     from local2.storage.store_turn_log import platform_store
     from local2.stories.runner import StoryResult, load_stories, run_stories
 
@@ -85,9 +87,13 @@ _FACE = {
     "votes_path": "local2.storage.open",
     "People": "local2.storage.people",
     "check_name": "local2.storage.people",
+    "token_hash": "local2.storage.people",
     "list_runs": "local2.storage.audit_log",
     "show_run": "local2.storage.audit_log",
     "FileIndex": "local2.files.index",
+    "owner_folder": "local2.memory.owners",
+    "private_dir": "local2.storage.private_files",
+    "write_private": "local2.storage.private_files",
     "EngramStore": "local2.memory.store",
     "TeamFacts": "local2.memory.team",
     "TEAM_KIND": "local2.memory.team",
@@ -134,19 +140,23 @@ __all__ = [
     "make_chat_model",
     "open_people",
     "open_votes",
+    "owner_folder",
     "plain",
     "platform_store",
+    "private_dir",
     "prompt_prefix_task",
     "recall_with_team",
     "run_checks",
     "run_stories",
     "safe_url",
     "show_run",
+    "token_hash",
     "turn_options",
     "turn_payload",
     "votes_path",
     "wire",
     "wiring",
+    "write_private",
 ]
 
 

@@ -7,6 +7,9 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "token_hash": "local2.storage.people",
+    "private_dir": "local2.storage.private_files",
+    "write_private": "local2.storage.private_files",
     "People": "local2.storage.people",
     "ResearchStorage": "local2.storage.bundles",
     "SharedLocks": "local2.storage.locks",
@@ -54,7 +57,10 @@ __all__ = [
     "open_storage",
     "open_votes",
     "platform_store",
+    "private_dir",
     "raise_if_full",
     "show_run",
+    "token_hash",
     "votes_path",
+    "write_private",
 ]

@@ -148,14 +148,16 @@ class People(ABC):
         keys = ("name", "admin", "created_at", "rotated_at")
         return [{**dict(zip(keys, row, strict=True)), "admin": bool(row[1])} for row in rows]
 
-    def last_change(self) -> float | None:
-        """When anyone was last added or given a new token (None: nobody here)."""
-        rows = self._fetch("SELECT MAX(rotated_at) FROM local2_people", ())
-        return rows[0][0] if rows else None
-
-    def rotations(self) -> dict[str, float]:
-        """``{name: when their token was last set}`` for everyone."""
-        return {p["name"]: p["rotated_at"] for p in self.list()}
+    def standing(self, name: str | None) -> tuple[bool, str | None]:
+        """Whether anyone is configured, and the hash of ``name``'s current token (None: no
+        such person), in one statement: the app asks it on every request, to sign out a
+        browser whose sign-in was made with a token that is no longer that person's."""
+        rows = self._fetch(
+            "SELECT EXISTS (SELECT 1 FROM local2_people), "
+            "(SELECT token_hash FROM local2_people WHERE name = ?)",
+            (name or "",),
+        )
+        return bool(rows[0][0]), rows[0][1]
 
     def configured(self) -> bool:
         """Whether anyone has been added: the server then asks every request who it is."""
