@@ -10,7 +10,7 @@ audit log (:mod:`local2.storage.audit_log`).
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from typing import Any, cast
 
 from langchain_core.messages import AIMessageChunk
@@ -60,7 +60,7 @@ def pending_in(snapshot: StateSnapshot) -> dict[str, Any] | None:
     )
 
 
-def awaiting_payload(final: dict[str, Any], request: dict[str, Any]) -> TurnPayload:
+def awaiting_payload(final: Mapping[str, Any], request: dict[str, Any]) -> TurnPayload:
     """The payload of a turn paused for approval: what it did so far, and what waits."""
     payload = turn_payload(final)
     asked = list(request.get("events") or [])
@@ -162,7 +162,7 @@ class GraphRuns:
         step's checkpoint would then come after the answer, and a client reading the
         session's history at once could miss the turn it was just answered.)
         """
-        final: dict[str, Any] = {}
+        final: dict[str, Any] = {}  # the state's values, and LangGraph's __interrupt__
         if turn is not None:  # a Stop raises inside the run, at the next token or step
             config = {**config, "callbacks": [StopSignal(turn)]}
         modes: list[StreamMode]

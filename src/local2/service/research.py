@@ -146,7 +146,7 @@ class Research:
                 yield ("final", research_payload(dict(snapshot.values)))
                 return
             self.index.start(run_id, question, self.services.model_name, owner)
-            final: dict[str, Any] = {}
+            final = cast(ResearchState, {})  # the last values, once the run has any
             status = "interrupted"
             try:
                 for part in self.graph.stream(

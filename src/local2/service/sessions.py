@@ -192,7 +192,7 @@ class SessionReader:
         while walk is not None and walk in by_id and walk not in on_branch:
             on_branch.add(walk)
             walk = checkpoint_id(by_id[walk].parent_config)
-        rows: list[dict[str, Any]] = []
+        rows: list[CheckpointRow] = []
         for snap in snapshots:
             meta = snap.metadata or {}
             writer = self.writer(snap, by_id)
@@ -210,12 +210,13 @@ class SessionReader:
                     "current": this_id in on_branch,
                     "settled": branches.settled(snap),
                     "summary": summary(snap, writer),
+                    "abandoned": False,
                 }
             )
         dead = branches.abandoned(rows, on_branch)
         for row in rows:
             row["abandoned"] = row["checkpoint_id"] in dead
-        return rows  # type: ignore[return-value]  # each row has CheckpointRow's fields
+        return rows
 
     def writer(self, snap: StateSnapshot, known: dict[str | None, Any]) -> str:
         """The node(s) whose writes made this checkpoint: what its parent had next."""
