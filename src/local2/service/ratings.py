@@ -179,40 +179,7 @@ class Ratings:
             log = [_preference_event(now, session_id, query_id, preferred, comment)]
             update: dict[str, Any] = {}
             if target != shown:
-                turn_id = records[target].get("turn_id")
-                if not turn_id:  # first time this answer continues: append it beside the other
-                    view = respondent_view(values, target)  # type: ignore[arg-type]  # a checkpoint's values are a TurnState
-                    turn_id = services.turn_log.append(
-                        parent_id=pairwise.get("parent_head"),
-                        session_id=session_id,
-                        query_id=query_id,
-                        user=values.get("query") or "",
-                        assistant=records[target]["answer"],
-                        record={**_turn_record(view), "respondent_id": target},
-                    )
-                    if records[target].get("critique"):  # so a resumed session shows its grade
-                        critique = dict(records[target]["critique"])
-                        services.turn_log.note(turn_id, "critique", critique)
-                chosen = records[target]
-                update = {
-                    "history_head": turn_id,
-                    "answer": chosen.get("answer"),
-                    "model": chosen.get("model"),
-                    "backend": chosen.get("backend"),
-                    "critique": chosen.get("critique"),
-                    "respondents": {target: {"turn_id": turn_id}},
-                }
-                log.append(
-                    event(
-                        now,
-                        events.HISTORY_SWITCHED,
-                        query_id=query_id,
-                        shown=target,
-                        turn_id=turn_id,
-                        by="person",
-                        respondent_id=target,
-                    )
-                )
+                update = self._switch_to(session_id, query_id, values, target, now, log)
             pairwise.update(preferred=preferred, shown=target)
             self.graph.update_state(
                 head.config,
@@ -231,6 +198,54 @@ class Ratings:
             "continues_history": True,
             "engrams_annotated": marked,
             "events": log,
+        }
+
+    def _switch_to(
+        self,
+        session_id: str,
+        query_id: str,
+        values: dict[str, Any],
+        target: str,
+        now: dict[str, float],
+        log: list[EventEntry],
+    ) -> dict[str, Any]:
+        """The state update that makes respondent ``target``'s answer the one the history
+        continues from (appended to the turn log beside the other the first time)."""
+        records = values.get("respondents") or {}
+        pairwise = values.get("pairwise") or {}
+        turn_id = records[target].get("turn_id")
+        if not turn_id:  # first time this answer continues: append it beside the other
+            view = respondent_view(values, target)  # type: ignore[arg-type]  # a checkpoint's values are a TurnState
+            turn_id = self.services.turn_log.append(
+                parent_id=pairwise.get("parent_head"),
+                session_id=session_id,
+                query_id=query_id,
+                user=values.get("query") or "",
+                assistant=records[target]["answer"],
+                record={**_turn_record(view), "respondent_id": target},
+            )
+            if records[target].get("critique"):  # so a resumed session shows its grade
+                critique = dict(records[target]["critique"])
+                self.services.turn_log.note(turn_id, "critique", critique)
+        chosen = records[target]
+        log.append(
+            event(
+                now,
+                events.HISTORY_SWITCHED,
+                query_id=query_id,
+                shown=target,
+                turn_id=turn_id,
+                by="person",
+                respondent_id=target,
+            )
+        )
+        return {
+            "history_head": turn_id,
+            "answer": chosen.get("answer"),
+            "model": chosen.get("model"),
+            "backend": chosen.get("backend"),
+            "critique": chosen.get("critique"),
+            "respondents": {target: {"turn_id": turn_id}},
         }
 
     def _prefer_earlier(
