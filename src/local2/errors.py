@@ -177,7 +177,7 @@ class ModelNotPulled(ModelUnavailable):
     """Ollama answers, but the chosen model is not pulled (never silently replaced)."""
 
 
-class FactParseError(Local2Error, ValueError):
+class FactParseError(ModelError, ValueError):
     """The model's reply is not the JSON the fact schema asks for."""
 
 
@@ -208,7 +208,7 @@ class ToolError(Local2Error):
 
     def __init__(
         self,
-        message: str,
+        message: str = "",
         events: list[tuple[str, dict[str, Any]]] | None = None,
         data: dict[str, Any] | None = None,
         fix: str = "",
@@ -227,11 +227,11 @@ class SandboxError(ToolError):
         self.message = message
 
 
-class FetchRefused(Local2Error):
+class FetchRefused(ToolError):
     """The URL must not be fetched; the message says why (shown as ``fetch error: ...``)."""
 
 
-class ExtractionFailed(Local2Error):
+class ExtractionFailed(ToolError):
     """A bounded worker could not do its job; the message says why.
 
     ``reason`` names the limit or failure (``memory``, ``cpu``, ``time``, ``crashed``, or what
@@ -241,16 +241,16 @@ class ExtractionFailed(Local2Error):
     def __init__(
         self, message: str, reason: str = "error", peak_rss_mb: float = 0.0, fix: str = ""
     ) -> None:
-        super().__init__(message, fix)
+        super().__init__(message, fix=fix)
         self.reason = reason
         self.peak_rss_mb = peak_rss_mb
 
 
-class ExtractionTimeout(Local2Error):
+class ExtractionTimeout(ToolError):
     """The deadline passed before the extraction worker answered; it was killed."""
 
 
-class ExtractionCancelled(Local2Error):
+class ExtractionCancelled(ToolError):
     """The tool call was cancelled while the extraction worker ran; it was killed."""
 
 

@@ -1,2 +1,38 @@
 """The tools the model may call: each one carries its schema, its description (from
 ``generator.yaml``) and what else is known about it; :mod:`.registry` lists the defaults."""
+
+from local2.faces import lazy_face
+
+# What other packages use, by the module that defines it (loaded on first use).
+_FACE = {
+    "Started": "local2.tools.runner",
+    "Tool": "local2.tools.base",
+    "ToolContext": "local2.tools.base",
+    "ToolResult": "local2.tools.base",
+    "ToolRunner": "local2.tools.runner",
+    "auto_reasons": "local2.tools.search_chain",
+    "default_tools": "local2.tools.registry",
+    "format_hit": "local2.tools.memory_tools",
+    "load_mcp_tools": "local2.tools.mcp",
+    "quoted": "local2.tools.fallback",
+    "review": "local2.tools.trust",
+    "route": "local2.tools.routing",
+    "shutdown_mcp": "local2.tools.mcp",
+}
+__getattr__ = lazy_face(__name__, _FACE)
+
+__all__ = [
+    "Started",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "ToolRunner",
+    "auto_reasons",
+    "default_tools",
+    "format_hit",
+    "load_mcp_tools",
+    "quoted",
+    "review",
+    "route",
+    "shutdown_mcp",
+]
