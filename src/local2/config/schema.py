@@ -106,6 +106,10 @@ class WebFetchSettings(Strict):
     max_chars: int | None = Field(None, ge=1000)  # None: context_share of generator.num_ctx
     context_share: float = Field(0.125, gt=0, le=0.5)  # of num_ctx one fetched page may fill
     max_bytes: int = Field(2_000_000, ge=1024)  # also caps decompressed bytes
+    # PDFs and office files: a larger cap (a paper is 1-10 MB) and a longer deadline, also
+    # within documents.max_bytes and documents.timeout_s; a document cut at the cap is refused.
+    max_document_bytes: int = Field(25_000_000, ge=1024)
+    document_timeout_s: float = Field(60.0, gt=0)
     max_elements: int = Field(50_000, ge=1000)  # more tags: fast linear text, not trafilatura
     extract_memory_mb: int = Field(768, ge=128)  # address-space limit of the extraction worker
     timeout_s: float = Field(15.0, gt=0)

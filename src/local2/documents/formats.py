@@ -68,3 +68,11 @@ def guess_format(name: str = "", media_type: str = "", head: bytes = b"") -> For
     if sniff.startswith((b"<!doctype html", b"<html")):
         return "html"
     return by_type or by_name
+
+
+def declared_format(name: str = "", media_type: str = "") -> Format | None:
+    """The format a media type (else a file name's extension) claims, before any bytes are
+    seen: a download decides its cap from it; the bytes, when they come, have the last word
+    (:func:`guess_format`)."""
+    by_type = MEDIA_TYPES.get(media_type.split(";", 1)[0].strip().lower())
+    return by_type or (EXTENSIONS.get(PurePath(name).suffix.lower()) if name else None)

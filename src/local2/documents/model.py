@@ -27,6 +27,15 @@ FORMAT_NAMES: dict[Format, str] = {
     "html": "web page (HTML)",
     "text": "text file",
 }
+FORMAT_LABELS: dict[Format, str] = {
+    "pdf": "PDF",
+    "docx": "DOCX",
+    "pptx": "PPTX",
+    "odt": "ODT",
+    "epub": "EPUB",
+    "html": "HTML",
+    "text": "text",
+}
 UNITS: dict[Format, str] = {
     "pdf": "page",
     "docx": "page",

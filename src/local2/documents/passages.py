@@ -263,3 +263,35 @@ def page_link(url: str, page: int | None) -> str:
     viewers follow), replacing any fragment; ``url`` unchanged without a page."""
     base = url.split("#", 1)[0]
     return f"{base}#page={page}" if page and page > 0 else url
+
+
+def document_note(document: Document, url: str) -> str:
+    """The line that opens a fetched document's text: what it is and how to cite a page,
+    ``[Document: PDF, 40 pages, "Title"; cite a page as <url>#page=N]``."""
+    from local2.documents.model import FORMAT_LABELS
+
+    count = document.page_count
+    unit = document.unit
+    title = f', "{" ".join(document.title.split())[:120]}"' if document.title.strip() else ""
+    base = url.split("#", 1)[0]
+    cite = f"{base}#page=N" if document.format == "pdf" else f"{base}, {unit} N"
+    return (
+        f"[Document: {FORMAT_LABELS[document.format]}, {count} {unit}{'s' if count != 1 else ''}"
+        f"{title}; cite a {unit} as {cite}]"
+    )
+
+
+_SECTION = re.compile(r"^\[(Page|Slide|Chapter) (\d+)(?: of \d+)?\]$", re.M)
+
+
+def page_sections(text: str) -> list[tuple[int, str]]:
+    """The pages of a document's text as web_fetch, read_file and the document hits render
+    it (``[Page N]`` or ``[Page N of M]`` lines, also Slide and Chapter), as ``(N, text)``
+    in order; text before the first marker is left out. Research cites ``file, page N``
+    with it, and checks a quote against the page it names."""
+    found = list(_SECTION.finditer(text))
+    sections = []
+    for i, marker in enumerate(found):
+        end = found[i + 1].start() if i + 1 < len(found) else len(text)
+        sections.append((int(marker.group(2)), text[marker.end() : end].strip("\n")))
+    return sections

@@ -118,16 +118,37 @@ _GIL = re.compile(r"\bGIL\b|global interpreter lock", re.I)
 _WHY_IT = re.compile(r"\bwhy\b.*\bit\b.*\bintroduced\b", re.I)
 _NOISE_LINE = re.compile(
     r"^(?:today's date:|url:|extracted text:|<<<|<[^<>]*>$|[-=*#_`]{3,}$|\[\d+\]\s*$"
-    r"|\[tool output below|\[canned results|sha256:|chars: \d|lines: \d)",
+    r"|\[tool output below|\[canned results|sha256:|chars: \d|lines: \d|\[document:"
+    r"|\[(?:page|slide|chapter)s? \d)",
     re.I,
 )
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?(?:title|snippet|content):\s*", re.I)
 _OWN_FILES = re.compile(r"\bmy (?:own )?(?:notes?|files?|documents?|docs)\b", re.I)
 _FILE_HIT = re.compile(r"([\w./-]+\.(?:md|txt|json|csv|py|yaml))\b")
+_PAGE_MARKER = re.compile(r"^\[Page (\d+)(?: of \d+)?\]$", re.M)
 _FAILURE = re.compile(r"^\s*\[(?:tool error|tool timeout|unknown tool)", re.I)
 
 GENERIC_MARKER = "I have no specific rule for that"
 HEDGE_MARKER = "I don't know"
+
+
+def _pages(text: str) -> list[tuple[int, str]]:
+    """A document's text split at its ``[Page N]`` markers."""
+    found = list(_PAGE_MARKER.finditer(text))
+    ends = [m.start() for m in found[1:]] + [len(text)] if found else []
+    return [(int(m.group(1)), text[m.end() : end]) for m, end in zip(found, ends, strict=True)]
+
+
+def _best_page(pages: list[tuple[int, str]], question: str) -> tuple[int, str]:
+    """The page sharing the most words with the question (the first among equals)."""
+    wanted = {w for w in re.findall(r"\w+", question.lower()) if len(w) > 3}
+    return max(pages, key=lambda p: len(wanted & set(re.findall(r"\w+", p[1].lower()))))
+
+
+def _best_sentence(text: str, question: str) -> str:
+    """The sentence of ``text`` sharing the most words with the question."""
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
+    return _best_page(list(enumerate(sentences)), question)[1]
 
 
 def _meaningful_lines(text: str, limit: int = 3) -> list[str]:
@@ -350,7 +371,7 @@ class RuleBrain:
                         "Search found a matching file; I read it before answering.",
                     )
 
-        parts = [self._summarise(name, text) for name, text in batch]
+        parts = [self._summarise(name, text, question) for name, text in batch]
         return Reply(
             thinking=(
                 f"I have {len(batch)} tool result(s) ({', '.join(n for n, _ in batch)}); "
@@ -360,7 +381,7 @@ class RuleBrain:
         )
 
     @staticmethod
-    def _summarise(name: str, text: str) -> str:
+    def _summarise(name: str, text: str, question: str = "") -> str:
         if _FAILURE.match(text):
             return f"The {name} tool failed ({text.strip()}), so I cannot answer from it."
         facts = _favourites([text]) if name == "recall_memory" else []
@@ -369,6 +390,13 @@ class RuleBrain:
             return f"You told me that your favourite {thing} is {value}."
         lines = _meaningful_lines(text)
         urls = find_urls(text)[:3]
+        pages = _pages(text)
+        if name == "web_fetch" and urls and pages:  # a document: cite the page that answers
+            number, section = _best_page(pages, question)
+            cited = f"{urls[0].split('#')[0]}#page={number}"
+            return (
+                f"From page {number} of the document {cited}: {_best_sentence(section, question)}"
+            )
         if name == "web_fetch" and urls:
             summary = f"Summary of the page {urls[0]}: " + " ".join(lines)
         else:

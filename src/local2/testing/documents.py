@@ -109,6 +109,11 @@ def _paged(pages: list[list[str]], columns: int = 1, title: str = "") -> bytes:
     return _build(story, columns, title)
 
 
+def pdf_of(pages: list[list[str]], title: str = "") -> bytes:
+    """A PDF of these pages, one paragraph per string (the end-to-end tests' documents)."""
+    return _paged(pages, title=title)
+
+
 def one_column_pdf() -> Sample:
     pages = [paragraphs(1 + n, 4) for n in range(3)]
     return Sample("one-column.pdf", _paged(pages, title="One column"), _joined(pages))

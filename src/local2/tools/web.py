@@ -103,7 +103,10 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
     web = settings.web
     search = WebSearch(web.search)
     fetch = WebFetch(
-        web.fetch, favor=web.fetch.extract_favor, num_ctx=context_tokens(settings, backend)
+        web.fetch,
+        favor=web.fetch.extract_favor,
+        num_ctx=context_tokens(settings, backend),
+        documents=settings.documents,
     )
     # Both only read, and both bring outside text into the context; web_fetch sends a
     # request to whatever URL it is given, so it is also watched for where that URL came from.
@@ -122,7 +125,7 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
             settings,
             "web_fetch",
             fetch,
-            web.fetch.timeout_s + TIMEOUT_MARGIN_S,
+            fetch.longest_s + TIMEOUT_MARGIN_S,
             effects="read",
             output="untrusted",
             url_arg="url",
