@@ -8,7 +8,8 @@ once: to HTTP statuses (:mod:`local2.http.errors`), to exit codes and messages
     Local2Error
     ├── InvalidInput          the request cannot be done as asked (422, exit 2)
     │   └── DocumentUnreadable  a document that cannot be read within its limits
-    ├── NotFound              no such session, turn, checkpoint or run (404, exit 3)
+    │       └── DocumentTooLarge  more bytes than may be read or kept (413)
+    ├── NotFound              no such session, turn, checkpoint, run or document (404, exit 3)
     ├── Conflict              not now: something else is going on (409, exit 2)
     ├── Unavailable           a part LoCAL2 needs does not answer (503, exit 1)
     │   └── StorageFull       the disk under the data directory is full (507, exit 1)
@@ -67,6 +68,11 @@ class DocumentUnreadable(InvalidInput):
         return f"{self.message} {self.fix}".strip()
 
 
+class DocumentTooLarge(DocumentUnreadable):
+    """A document of more bytes than may be read or kept (``documents.max_bytes``, a
+    person's room for documents): refused before anything is stored."""
+
+
 DOCUMENT_FAILURES = (
     "encrypted",  # needs a password
     "corrupt",  # not a readable file of its format (truncated, damaged)
@@ -93,6 +99,10 @@ class UnknownTurn(NotFound):
 
 class UnknownRun(NotFound):
     """No research run with that id."""
+
+
+class UnknownDocument(NotFound):
+    """No document with that id among the person's own (someone else's looks the same)."""
 
 
 class Conflict(Local2Error, RuntimeError):

@@ -179,8 +179,12 @@ class FilesSettings(Strict):
     """The local-files sandbox: no root, no file tools."""
 
     roots: list[Path] = Field(default_factory=list)  # none: the file tools are off
+    # Text files, and documents read by their reader page by page (documents.yaml's limits).
     extensions: list[str] = Field(
-        default_factory=lambda: [".md", ".txt", ".json", ".csv", ".py", ".yaml"]
+        default_factory=lambda: [
+            *(".md", ".txt", ".json", ".csv", ".py", ".yaml"),
+            *(".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".htm"),
+        ]
     )
     max_bytes: int = Field(1_000_000, ge=1)  # larger files: FILE_TOO_LARGE
     max_chars: int = Field(6000, ge=100)  # read_file returns at most this much text
@@ -191,6 +195,7 @@ class FilesSettings(Strict):
     embedder: Literal["auto", "ollama", "minilm", "lexical"] | None = None  # None: memory's
     search_k: int = Field(5, ge=1, le=20)
     auto_index: bool = True  # search_files brings the index up to date first
+    index_wait_s: float = Field(15.0, ge=0)  # ... waiting this long, then searches what is in
     audit_log: bool = True  # every turn to <data_dir>/runs/<session>/<query_id>.json
     audit_preview_chars: int = Field(240, ge=0)  # tool results kept in the audit log
 
@@ -222,6 +227,13 @@ class DocumentsSettings(Strict):
     ocr_max_pages: int = Field(50, ge=0)
     ocr_dpi: int = Field(150, ge=50, le=600)
     ocr_memory_mb: int = Field(1536, ge=256)  # address space OCR may add (~600 MB resident)
+    # A person's own documents (app upload, POST /documents, local2 documents), kept under
+    # <data_dir>/documents/<person> and searched by the file tools in their sessions.
+    own: bool = True
+    own_max_documents: int = Field(1000, ge=1)  # documents one person may keep
+    own_max_mb: int = Field(2048, ge=1)  # and their bytes in all
+    attached_k: int = Field(4, ge=1, le=20)  # passages of a session's attached documents
+    attached_chars: int = Field(4000, ge=200)  # ... shown for each question, at most
 
 
 class McpServer(Strict):

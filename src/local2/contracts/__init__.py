@@ -56,6 +56,8 @@ _FACE = {
     "may_write_team_facts": "local2.contracts.people",
     "nobody": "local2.contracts.approval",
     "terminal_approver": "local2.contracts.approval",
+    "DocumentRecord": "local2.contracts.documents",
+    "DocumentHit": "local2.contracts.documents",
 }
 __getattr__ = lazy_face(__name__, _FACE)
 
@@ -71,6 +73,8 @@ __all__ = [
     "CompareSpec",
     "Critique",
     "Decision",
+    "DocumentHit",
+    "DocumentRecord",
     "EventEntry",
     "FeedbackResult",
     "FirstAttempt",

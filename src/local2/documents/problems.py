@@ -7,14 +7,15 @@ reports (or from how it died), so every surface shows one wording.
 from __future__ import annotations
 
 from local2.documents.model import FORMAT_NAMES, Format
-from local2.errors import DocumentUnreadable
+from local2.errors import DocumentTooLarge, DocumentUnreadable
 
 _SETTING = "in documents.yaml (local2/config/schema.py: DocumentsSettings)"
 
 
 def over_limit(reason: str, what: str, key: str) -> DocumentUnreadable:
     """``what`` is over the setting ``documents.<key>``."""
-    return DocumentUnreadable(
+    kind = DocumentTooLarge if reason == "too_large" else DocumentUnreadable
+    return kind(
         f"{what} (documents.{key}).",
         reason,
         fix=f"If the document is genuine, raise documents.{key} {_SETTING}, or split it.",

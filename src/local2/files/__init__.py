@@ -8,12 +8,32 @@ _FACE = {
     "FileRef": "local2.files.sandbox",
     "Sandbox": "local2.files.sandbox",
     "human_size": "local2.files.sandbox",
+    "Documents": "local2.files.reading",
+    "DocumentReader": "local2.files.reading",
+    "ReadDocument": "local2.files.reading",
+    "Folders": "local2.files.folders",
+    "FileView": "local2.files.folders",
+    "Library": "local2.files.library",
+    "DOCUMENT_SUFFIXES": "local2.files.sandbox",
+    "Root": "local2.files.sandbox",
+    "SearchHit": "local2.files.index",
+    "file_id": "local2.files.sandbox",
 }
 __getattr__ = lazy_face(__name__, _FACE)
 
 __all__ = [
+    "DOCUMENT_SUFFIXES",
+    "DocumentReader",
+    "Documents",
     "FileIndex",
     "FileRef",
+    "FileView",
+    "Folders",
+    "Library",
+    "ReadDocument",
+    "Root",
     "Sandbox",
+    "SearchHit",
+    "file_id",
     "human_size",
 ]

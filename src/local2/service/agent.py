@@ -17,7 +17,9 @@ A thin façade over parts with one job each, all sharing one wiring
 - :attr:`Agent.approvals` (:class:`~local2.service.approvals.Approvals`): tool calls that
   wait for the person;
 - :attr:`Agent.research` (:class:`~local2.service.research.Research`): research runs on the
-  same services, opened on first use.
+  same services, opened on first use;
+- :attr:`Agent.documents` (:class:`~local2.service.documents.DocumentDesk`): each person's
+  own documents (add, attach to a session, list, remove).
 
 A turn's items are ``(kind, data)`` pairs (:mod:`local2.contracts.stream`): events, thinking
 and answer tokens as they happen, ``answer`` when publish ran, ``approval`` when a tool call
@@ -44,6 +46,7 @@ from local2.contracts.turn import AgentInfo, CompareSpec, TurnOptions
 from local2.graph.topology import compile_graph
 from local2.service.access import Access
 from local2.service.approvals import Approvals
+from local2.service.documents import DocumentDesk
 from local2.service.graph_runs import GraphRuns
 from local2.service.ratings import Ratings
 from local2.service.retries import Retries
@@ -114,6 +117,9 @@ class Agent:
         runs = GraphRuns(graph, self.settings, services)
         # Whose each session is: every surface checks here on a person's behalf.
         self.access = Access(wired.storage.people)
+        # Each person's own documents (service/documents.py), searched in their sessions.
+        library = services.files.library if services.files is not None else None
+        self.documents = DocumentDesk(library, self.access)
         self.reader = SessionReader(self.settings, services, graph, running)
         self.turns = TurnRunner(
             self.settings, services, graph, running, runs, self.reader, self.access

@@ -119,12 +119,15 @@ _WHY_IT = re.compile(r"\bwhy\b.*\bit\b.*\bintroduced\b", re.I)
 _NOISE_LINE = re.compile(
     r"^(?:today's date:|url:|extracted text:|<<<|<[^<>]*>$|[-=*#_`]{3,}$|\[\d+\]\s*$"
     r"|\[tool output below|\[canned results|sha256:|chars: \d|lines: \d|\[document:"
-    r"|\[(?:page|slide|chapter)s? \d)",
+    r"|\[(?:page|slide|chapter)s? \d|document: |(?:pages|slides|chapters): \d|\(more: )",
     re.I,
 )
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?(?:title|snippet|content):\s*", re.I)
 _OWN_FILES = re.compile(r"\bmy (?:own )?(?:notes?|files?|documents?|docs)\b", re.I)
-_FILE_HIT = re.compile(r"([\w./-]+\.(?:md|txt|json|csv|py|yaml))\b")
+_FILE_HIT = re.compile(
+    r"([\w./ ()-]*?[\w.()-]+\.(?:md|txt|json|csv|py|yaml|pdf|docx|pptx|odt|epub|html))\b"
+    r"(?:, (?:page|slide|chapter) (\d+))?"
+)
 _PAGE_MARKER = re.compile(r"^\[Page (\d+)(?: of \d+)?\]$", re.M)
 _FAILURE = re.compile(r"^\s*\[(?:tool error|tool timeout|unknown tool)", re.I)
 
@@ -363,11 +366,18 @@ class RuleBrain:
         read = any(name == "read_file" for name, _ in called)
         if not read and "read_file" in tools:
             for name, text in batch:
-                hit = _FILE_HIT.search(text) if name == "search_files" else None
+                hit = (
+                    _FILE_HIT.search(text.partition("\n[1] ")[2])
+                    if name == "search_files"
+                    else None
+                )
                 if hit:
+                    args = {"path": hit.group(1).strip()}
+                    if hit.group(2):  # a document's page: read that page
+                        args["pages"] = hit.group(2)
                     return self._call(
                         "read_file",
-                        {"path": hit.group(1)},
+                        args,
                         "Search found a matching file; I read it before answering.",
                     )
 
@@ -391,6 +401,11 @@ class RuleBrain:
         lines = _meaningful_lines(text)
         urls = find_urls(text)[:3]
         pages = _pages(text)
+        read = re.search(r"^File: (.+)$", text, re.M)
+        if name == "read_file" and read and pages:  # a document's pages: cite file and page
+            number, section = _best_page(pages, question)
+            said = _best_sentence(section, question)
+            return f"From {read.group(1)}, page {number}: {said}"
         if name == "web_fetch" and urls and pages:  # a document: cite the page that answers
             number, section = _best_page(pages, question)
             cited = f"{urls[0].split('#')[0]}#page={number}"

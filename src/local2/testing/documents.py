@@ -336,6 +336,38 @@ def docx_sample() -> Sample:
     return Sample("report.docx", out.getvalue(), (page1, "\n".join(second)))
 
 
+def docx_of(pages: list[list[str]], title: str = "") -> bytes:
+    """A Word document of these pages (hard page breaks between), a paragraph per string."""
+    import docx
+    from docx.enum.text import WD_BREAK
+
+    doc = docx.Document()
+    doc.core_properties.title = title
+    for n, page in enumerate(pages):
+        if n:
+            doc.add_paragraph().add_run().add_break(WD_BREAK.PAGE)
+        for text in page:
+            doc.add_paragraph(text)
+    out = io.BytesIO()
+    doc.save(out)
+    return out.getvalue()
+
+
+def pptx_of(slides: list[tuple[str, str]], title: str = "") -> bytes:
+    """A presentation of ``(title, body)`` slides."""
+    import pptx
+
+    deck = pptx.Presentation()
+    deck.core_properties.title = title
+    for heading, body in slides:
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = heading
+        slide.placeholders[1].text = body
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
 def pptx_sample() -> Sample:
     """Three slides: title and body, a table, and a slide with speaker notes."""
     import pptx
