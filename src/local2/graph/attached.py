@@ -69,7 +69,7 @@ def attached_passages(
         state,
         events.DOCUMENTS_RECALL,
         hits=len(hits),
-        found=[{"file": h["file"], "page": h["page"], "score": h["score"]} for h in hits],
+        found=[{k: h[k] for k in ("file", "page", "unit", "score")} for h in hits],
     )
     return hits, [entry]
 

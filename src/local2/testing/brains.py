@@ -148,6 +148,27 @@ def _best_page(pages: list[tuple[int, str]], question: str) -> tuple[int, str]:
     return max(pages, key=lambda p: len(wanted & set(re.findall(r"\w+", p[1].lower()))))
 
 
+_DOCUMENTS = re.compile(r"\A\[Documents [^\n]*\]\n<documents>\n(.*?)\n</documents>\s*", re.S)
+_PASSAGE = re.compile(r"^(\S[^\n]*\(score [\d.]+\)):\n", re.M)
+
+
+def split_documents(text: str) -> tuple[list[tuple[str, str]], str]:
+    """``(passages, rest)``: the attached documents' block as ``(heading, text)`` pairs."""
+    found = _DOCUMENTS.match(text)
+    if not found:
+        return [], text
+    body = found.group(1)
+    heads = list(_PASSAGE.finditer(body))
+    ends = [h.start() for h in heads[1:]] + [len(body)] if heads else []
+    passages = [(h.group(1), body[h.end() : e].strip()) for h, e in zip(heads, ends, strict=True)]
+    return passages, text[found.end() :]
+
+
+def _overlap(text: str, question: str) -> int:
+    wanted = {w for w in re.findall(r"\w+", question.lower()) if len(w) > 3}
+    return len(wanted & set(re.findall(r"\w+", text.lower())))
+
+
 def _best_sentence(text: str, question: str) -> str:
     """The sentence of ``text`` sharing the most words with the question."""
     sentences = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
@@ -215,6 +236,7 @@ class RuleBrain:
     def _answer(self, messages: list[dict[str, Any]], tools: list[str]) -> Reply:
         index = _last_user_index(messages)
         question = message_text(messages[index]).strip() if index >= 0 else ""
+        attached, question = split_documents(question)
         recalled, saved, question = split_memory(question)
         if saved:
             return Reply(
@@ -226,6 +248,14 @@ class RuleBrain:
                 thinking="The user tells me something to remember; I acknowledge it.",
                 content="Noted, I will remember that.",
             )
+        if attached:  # passages of the session's documents: answer from the best one
+            heading, text = max(attached, key=lambda p: _overlap(p[1], question))
+            if _overlap(text, question):
+                where = heading.rsplit(" (score", 1)[0]
+                return Reply(
+                    thinking="A passage of the documents attached to this conversation answers.",
+                    content=f"From {where}: {_best_sentence(text, question)}",
+                )
         from_memory = answer_from_memory(question, recalled)
         if from_memory:
             return Reply(
