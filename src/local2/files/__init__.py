@@ -18,6 +18,8 @@ _FACE = {
     "Root": "local2.files.sandbox",
     "SearchHit": "local2.files.index",
     "file_id": "local2.files.sandbox",
+    "Progress": "local2.files.index",
+    "SyncReport": "local2.files.index",
 }
 __getattr__ = lazy_face(__name__, _FACE)
 
@@ -30,10 +32,12 @@ __all__ = [
     "FileView",
     "Folders",
     "Library",
+    "Progress",
     "ReadDocument",
     "Root",
     "Sandbox",
     "SearchHit",
+    "SyncReport",
     "file_id",
     "human_size",
 ]

@@ -118,8 +118,7 @@ class Agent:
         # Whose each session is: every surface checks here on a person's behalf.
         self.access = Access(wired.storage.people)
         # Each person's own documents (service/documents.py), searched in their sessions.
-        library = services.files.library if services.files is not None else None
-        self.documents = DocumentDesk(library, self.access)
+        self.documents = DocumentDesk(services.files, self.access)
         self.reader = SessionReader(self.settings, services, graph, running)
         self.turns = TurnRunner(
             self.settings, services, graph, running, runs, self.reader, self.access

@@ -1,6 +1,7 @@
 """A person's own documents, as every surface handles them (``POST /documents``, ``local2
 documents``, ``ask --attach``, the app's upload): add one (attached to a session, or not),
-list, show, attach, remove.
+list, show, attach, remove; and the configured folders' index, built with a progress bar
+(the app's "Index folders", as ``local2 index`` does at a terminal).
 
 Each call is on one person's behalf and touches only their documents
 (:class:`local2.files.Library`): another person's id answers as an unknown one does. A
@@ -20,14 +21,17 @@ from local2.ids import check_session_id
 from local2.service.access import Access
 
 if TYPE_CHECKING:
+    from local2.files.folders import Folders
+    from local2.files.index import Progress, SyncReport
     from local2.files.library import Library
 
 
 class DocumentDesk:
     """The documents part of the service (``agent.documents``)."""
 
-    def __init__(self, library: Library | None, access: Access) -> None:
-        self._library_or_none = library
+    def __init__(self, files: Folders | None, access: Access) -> None:
+        self.files = files
+        self._library_or_none = files.library if files is not None else None
         self.access = access
 
     @property
@@ -74,6 +78,16 @@ class DocumentDesk:
         """The person's documents attached to ``session_id``."""
         return self.library.attached(person.name, session_id) if self.on else []
 
+    def index_folders(self, progress: Progress | None = None) -> SyncReport:
+        """Bring the configured folders' index up to date (only what changed is read),
+        calling ``progress(done, total, file)`` as it goes."""
+        if self.files is None or not self.files.configured:
+            raise InvalidInput(
+                "No folders to index: none of files.roots is an existing folder.",
+                "Add folders to roots: in files.yaml, e.g. roots: [~/notes].",
+            )
+        return self.files.index.sync(progress=progress)
+
     def _claim(self, person: Person, session_id: str) -> None:
         check_session_id(session_id)
         self.access.claim_session(person, session_id)
@@ -84,4 +98,4 @@ def open_desk(settings: Settings, access: Access) -> DocumentDesk:
     checks of the conversation store's people (``access``)."""
     from local2.files.folders import Folders
 
-    return DocumentDesk(Folders(settings).library, access)
+    return DocumentDesk(Folders(settings), access)
