@@ -277,3 +277,47 @@ def test_index_alone_opens_chroma_only_when_asked(tmp_path: Path) -> None:
     _, folders, _, _ = setup(tmp_path)
     assert folders._index is None
     assert isinstance(folders.index, FileIndex)
+
+
+def test_the_document_tools_are_read_only_and_say_what_they_return(tmp_path: Path) -> None:
+    """What research plans steps over: every tool that reads documents declares it only
+    reads, whose text it returns, and whether it returns content or merely names files."""
+    from local2.tools.registry import default_tools
+
+    settings, folders, _, _ = setup(tmp_path)
+    tools = {t.name: t for t in default_tools(settings, None, folders=folders, mcp=False)}
+    known = {
+        name: (tools[name].effects, tools[name].output, tools[name].evidence)
+        for name in ("web_fetch", "read_file", "search_files", "list_files")
+    }
+    assert known == {
+        "web_fetch": ("read", "untrusted", "content"),
+        "read_file": ("read", "private", "content"),
+        "search_files": ("read", "private", "listing"),
+        "list_files": ("read", "private", "listing"),
+    }
+    assert tools["web_fetch"].url_arg == "url"
+    assert "pages" in tools["read_file"].parameters["properties"]
+
+
+def test_an_unchanged_file_is_not_even_opened_again(tmp_path: Path, monkeypatch) -> None:
+    """Chroma keeps a float to about 7 significant digits: a modification time compared as
+    a float read back from it looked changed for some files (their bytes read and hashed at
+    every sync). This one's time is such a value; it is compared to the nanosecond."""
+    from local2.files.sandbox import Sandbox
+
+    _, folders, _, _ = setup(tmp_path)
+    lossy = 1_795_727_710_651_682_100  # 1795727710.6516821 comes back as ...710.651682
+    for path in (tmp_path / "papers").iterdir():
+        os.utime(path, ns=(lossy, lossy))
+    folders.index.sync()
+    opened: list[str] = []
+    real = Sandbox.read_bytes
+
+    def counted(self: Sandbox, ref: Any) -> bytes:
+        opened.append(ref.display)
+        return real(self, ref)
+
+    monkeypatch.setattr(Sandbox, "read_bytes", counted)
+    again = folders.index.sync()
+    assert opened == [] and again.unchanged == 7

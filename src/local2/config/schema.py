@@ -230,6 +230,7 @@ class DocumentsSettings(Strict):
     # A person's own documents (app upload, POST /documents, local2 documents), kept under
     # <data_dir>/documents/<person> and searched by the file tools in their sessions.
     own: bool = True
+    own_dir: Path | None = None  # None: <data_dir>/documents; a team's processes share one
     own_max_documents: int = Field(1000, ge=1)  # documents one person may keep
     own_max_mb: int = Field(2048, ge=1)  # and their bytes in all
     attached_k: int = Field(4, ge=1, le=20)  # passages of a session's attached documents

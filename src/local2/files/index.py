@@ -248,16 +248,17 @@ class FileIndex:
         report: SyncReport,
     ) -> str:
         stat = ref.path.stat()
-        if old and old.get("size") == stat.st_size and old.get("mtime") == stat.st_mtime:
+        if old and old.get("size") == stat.st_size and _same_time(old, stat):
             if old.get("unreadable"):
                 report.skipped.append(f"{ref.display}: {old['unreadable']}")
             return "unchanged"
         data = self.sandbox.read_bytes(ref)
         digest = hashlib.sha256(data).hexdigest()
         if old and old.get("sha256") == digest:
-            self.collection.update(
-                ids=[f"{fid}-0"], metadatas=[{"size": stat.st_size, "mtime": stat.st_mtime}]
-            )
+            times = {"size": stat.st_size, "mtime": stat.st_mtime, "mtime_ns": stat.st_mtime_ns}
+            self.collection.update(ids=[f"{fid}-0"], metadatas=[times])
+            if old.get("unreadable"):
+                report.skipped.append(f"{ref.display}: {old['unreadable']}")
             return "unchanged"
         base = _file_meta(ref, fid, digest, stat)
         try:
@@ -410,7 +411,16 @@ def _file_meta(ref: FileRef, fid: str, digest: str, stat: os.stat_result) -> dic
         "sha256": digest,
         "size": stat.st_size,
         "mtime": stat.st_mtime,
+        "mtime_ns": stat.st_mtime_ns,  # exact: Chroma keeps floats to ~7 digits only
     }
+
+
+def _same_time(old: dict[str, Any], stat: os.stat_result) -> bool:
+    """Whether the file's modification time is the one indexed: to the nanosecond when the
+    index has it so, else (an index of before) as Chroma kept the float."""
+    if "mtime_ns" in old:
+        return bool(old["mtime_ns"] == stat.st_mtime_ns)
+    return bool(old.get("mtime") == stat.st_mtime)
 
 
 def _rows(result: Any) -> Iterator[tuple[str, dict[str, Any], float]]:

@@ -3,6 +3,8 @@
     <data_dir>/documents/<person>/files/<name>        the documents (0600, folders 0700)
     <data_dir>/documents/<person>/records/<id>.json  what each is, and its sessions
 
+(``documents.own_dir`` moves ``<data_dir>/documents``: several server processes share one.)
+
 ``<person>`` is ``local`` or a key of the name and its full SHA-256
 (:func:`local2.memory.owner_folder`), and each person's chunks are a Chroma collection of
 their own (``<files.index_collection>-own-<person>``) beside the folders' index: nothing
@@ -79,7 +81,7 @@ class Library:
         self.settings = settings
         self.cfg = settings.documents
         self.documents = documents
-        self.base = Path(settings.data_dir) / FOLDER
+        self.base = Path(self.cfg.own_dir or Path(settings.data_dir) / FOLDER).expanduser()
         self._embedder = embedder  # the folders' index's, when it is open: one model loaded
         self._indexes: dict[str, FileIndex] = {}
         self._lock = threading.Lock()
