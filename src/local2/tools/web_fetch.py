@@ -427,13 +427,7 @@ class WebFetch:
         except ExtractionFailed as exc:
             raise ToolError(f"fetch error: {exc}") from None
         data = {
-            "url": requested,
-            "final_url": dl.url,
-            "redirects": dl.redirects,
-            "status": dl.status,
-            "content_type": dl.content_type,
-            "bytes": len(dl.body),
-            "truncated_bytes": dl.truncated,
+            **_fetched(requested, dl),
             "chars": page["chars"],
             "chars_shown": page["chars_shown"],
             "truncated_chars": page["chars_shown"] < page["chars"],
@@ -465,16 +459,21 @@ class WebFetch:
             cancel,
             **options,
         )
-        data.update(
-            url=requested,
-            final_url=dl.url,
-            redirects=dl.redirects,
-            status=dl.status,
-            content_type=dl.content_type,
-            bytes=len(dl.body),
-            truncated_bytes=False,
-        )
+        data.update(_fetched(requested, dl))
         return ToolResult(text=f"URL: {dl.url}{RESULT_HEAD}{text}", data=data)
+
+
+def _fetched(requested: str, dl: Download) -> dict[str, Any]:
+    """What a result's data says of the download (a page's or a document's)."""
+    return {
+        "url": requested,
+        "final_url": dl.url,
+        "redirects": dl.redirects,
+        "status": dl.status,
+        "content_type": dl.content_type,
+        "bytes": len(dl.body),
+        "truncated_bytes": dl.truncated,
+    }
 
 
 def _is_ip(host: str) -> bool:
