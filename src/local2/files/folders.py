@@ -66,7 +66,10 @@ class Folders:
             if self._index is None:
                 from local2.files.index import FileIndex
 
-                self._index = FileIndex(self.settings, self.sandbox, documents=self.documents)
+                shared = self.library.any_embedder() if self.library is not None else None
+                self._index = FileIndex(
+                    self.settings, self.sandbox, embedder=shared, documents=self.documents
+                )
             return self._index
 
     def _embedder(self) -> Embedder | None:

@@ -19,6 +19,7 @@ tools see a person's documents as one more folder, ``my-documents/`` (:mod:`.fol
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
@@ -85,6 +86,9 @@ class Library:
         self._embedder = embedder  # the folders' index's, when it is open: one model loaded
         self._indexes: dict[str, FileIndex] = {}
         self._lock = threading.Lock()
+        # Each person's records as last read, by their folder's modification time: a turn
+        # asks for a session's attachments, and nothing changed since is not read again.
+        self._records: dict[Path, tuple[int, list[DocumentRecord]]] = {}
 
     # -- where ----------------------------------------------------------------------------
 
@@ -120,20 +124,31 @@ class Library:
             return found
 
     def _shared_embedder(self) -> Embedder | None:
-        return self._embedder() or next((i.embedder for i in self._indexes.values()), None)
+        return self._embedder() or self.any_embedder()
+
+    def any_embedder(self) -> Embedder | None:
+        """The embedder a person's index opened already has (one model loaded, not two)."""
+        return next((i.embedder for i in self._indexes.values()), None)
 
     # -- records --------------------------------------------------------------------------
 
     def records(self, owner: str | None) -> list[DocumentRecord]:
         """The person's documents, newest first."""
         folder = self.folder(owner) / "records"
-        if not folder.is_dir():
+        try:
+            changed = folder.stat().st_mtime_ns  # a record written or removed changes it
+        except FileNotFoundError:
             return []
+        cached = self._records.get(folder)
+        if cached is not None and cached[0] == changed:
+            return copy.deepcopy(cached[1])
         found = []
         for path in folder.glob("doc-*.json"):
             with suppress(OSError, ValueError):
                 found.append(cast(DocumentRecord, json.loads(path.read_text(encoding="utf-8"))))
-        return sorted(found, key=lambda r: (-r["added_at"], r["id"]))
+        found.sort(key=lambda r: (-r["added_at"], r["id"]))
+        self._records[folder] = (changed, found)
+        return copy.deepcopy(found)
 
     def get(self, owner: str | None, doc_id: str) -> DocumentRecord:
         """The person's document ``doc_id``; :class:`UnknownDocument` for any other id."""

@@ -29,7 +29,9 @@ def default_tools(
 
         tools.extend(memory_tools(memory, settings))
     tools = [t for t in tools if t.name in enabled]
-    if folders is not None or settings.files.roots:
+    # As the agent's wiring decides (service/wiring.py: default_folders): the same tools
+    # whoever asks, the embedded model's warm-up included.
+    if folders is not None or settings.files.roots or settings.documents.own:
         from local2.tools.files import file_tools
 
         tools.extend(file_tools(settings, folders=folders))
