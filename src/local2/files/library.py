@@ -20,6 +20,7 @@ tools see a person's documents as one more folder, ``my-documents/`` (:mod:`.fol
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import logging
 import re
@@ -197,8 +198,6 @@ class Library:
     def _record(
         self, document: Document, shown: str, path: Path, data: bytes, session_id: str | None
     ) -> DocumentRecord:
-        import hashlib
-
         return {
             "id": new_document_id(),
             "name": path.name,
