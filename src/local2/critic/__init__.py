@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from local2.config.schema import CriticSettings
 from local2.critic.grounding import grounding_flags
 from local2.critic.judge import Critic
-from local2.critic.parse import Grade, parse_grade
+from local2.critic.parse import Grade, parse_grade, strip_thinking
 from local2.critic.prompt import build_prompt, default_rubric
 from local2.errors import JudgeTimeout
 
@@ -30,4 +30,5 @@ __all__ = [
     "grounding_flags",
     "make_critic",
     "parse_grade",
+    "strip_thinking",
 ]

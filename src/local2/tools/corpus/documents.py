@@ -123,7 +123,7 @@ def json_lines(path: Path) -> Iterator[tuple[int, object]]:
                 if not line.strip():
                     continue
                 try:
-                    value = json.loads(line)
+                    value = json.loads(line.rstrip("\r\n"))
                 except json.JSONDecodeError as exc:
                     raise EvalFileError(
                         f"{path}: line {number}, column {exc.colno}: not JSON ({exc.msg})",
