@@ -70,6 +70,12 @@ class CorpusIndex:
     def __len__(self) -> int:
         return len(self.documents)
 
+    @property
+    def matrix_bytes(self) -> int:
+        """The size of bm25s' score matrix (the index, without the texts it keeps)."""
+        scores = self._bm25.scores
+        return int(sum(scores[k].nbytes for k in ("data", "indices", "indptr")))
+
     def url(self, doc: Document) -> str:
         return corpus_url(self.name, doc.id)
 
