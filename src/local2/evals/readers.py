@@ -39,6 +39,7 @@ from local2.tools.corpus import (
     json_lines,
     pydantic_problem,
     read_folder,
+    reading,
 )
 
 QUESTION_FILES = ("questions.jsonl", "questions.csv")
@@ -141,9 +142,9 @@ def read_questions_jsonl(path: Path, corpus: _Corpus | None = None) -> list[Ques
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle)
+    with reading(path), path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        try:
             header = [h.strip().lower() for h in reader.fieldnames or []]
             reader.fieldnames = header
             if "answer" not in header or not {"problem", "question"} & set(header):
@@ -153,14 +154,10 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
                 )
             for row in reader:
                 yield reader.line_num, {k: (v or "") for k, v in row.items() if k}
-    except UnicodeDecodeError as exc:
-        raise EvalFileError(
-            f"{path}: not UTF-8 text (byte {exc.start})", fix="save it as UTF-8"
-        ) from None
-    except csv.Error as exc:
-        raise EvalFileError(f"{path}: not a readable CSV ({exc})") from None
-    except OSError as exc:
-        raise EvalFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        except csv.Error as exc:
+            raise EvalFileError(
+                f"{path}: line {reader.line_num}: not readable CSV ({exc})"
+            ) from None
 
 
 def _simpleqa_meta(raw: str) -> dict[str, str]:
@@ -225,17 +222,15 @@ def _hotpot_record(value: Any) -> _HotpotRecord:
 
 
 def _hotpot_records(path: Path) -> list[Any]:
+    with reading(path):
+        text = path.read_bytes().decode("utf-8-sig")
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise EvalFileError(
             f"{path}: line {exc.lineno}: not JSON ({exc.msg})",
             fix="HotpotQA's files are one JSON list; a .jsonl of questions is read as JSON lines",
         ) from None
-    except UnicodeDecodeError as exc:
-        raise EvalFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise EvalFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not isinstance(data, list):
         raise EvalFileError(
             f"{path}: the top level is not a list of records",

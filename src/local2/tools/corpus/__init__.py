@@ -15,6 +15,7 @@ from local2.tools.corpus.documents import (
     load_documents,
     pydantic_problem,
     read_folder,
+    reading,
     write_documents,
 )
 from local2.tools.corpus.index import CorpusHit, CorpusIndex, open_corpus
@@ -38,5 +39,6 @@ __all__ = [
     "parse_corpus_url",
     "pydantic_problem",
     "read_folder",
+    "reading",
     "write_documents",
 ]

@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,8 +66,20 @@ def corpus_name(path: Path) -> str:
     return _NOT_NAME.sub("-", stem.lower()).strip("-") or "corpus"
 
 
-def _file_text(path: Path) -> str:
+@contextmanager
+def reading(path: Path, fix: str = "save it as UTF-8") -> Iterator[None]:
+    """Reading ``path`` inside: a file that is not UTF-8 or cannot be read becomes an error
+    naming it (and ``fix``)."""
     try:
+        yield
+    except UnicodeDecodeError as exc:
+        raise EvalFileError(f"{path}: not UTF-8 text (byte {exc.start})", fix=fix) from None
+    except OSError as exc:
+        raise EvalFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _file_text(path: Path) -> str:
+    with reading(path, "save it as UTF-8, or move it out of the corpus folder"):
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
             raise EvalFileError(
@@ -75,13 +88,6 @@ def _file_text(path: Path) -> str:
                 fix="split it into smaller files",
             )
         return path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise EvalFileError(
-            f"{path}: not UTF-8 text (byte {exc.start})",
-            fix="save it as UTF-8, or move it out of the corpus folder",
-        ) from None
-    except OSError as exc:
-        raise EvalFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
 def folder_files(folder: Path, skip: Iterable[Path] = ()) -> list[Path]:
@@ -117,25 +123,18 @@ def read_folder(folder: Path, skip: Iterable[Path] = ()) -> list[Document]:
 def json_lines(path: Path) -> Iterator[tuple[int, object]]:
     """``(line number, value)`` for each non-blank line of a JSON lines file; a line that is
     not JSON, or a file that is not UTF-8, is an error naming the file and the line."""
-    try:
-        with path.open(encoding="utf-8-sig") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    value = json.loads(line.rstrip("\r\n"))
-                except json.JSONDecodeError as exc:
-                    raise EvalFileError(
-                        f"{path}: line {number}, column {exc.colno}: not JSON ({exc.msg})",
-                        fix="each line must be one JSON object; a value cannot span lines",
-                    ) from None
-                yield number, value
-    except UnicodeDecodeError as exc:
-        raise EvalFileError(
-            f"{path}: not UTF-8 text (byte {exc.start})", fix="save it as UTF-8"
-        ) from None
-    except OSError as exc:
-        raise EvalFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    with reading(path), path.open(encoding="utf-8-sig") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line.rstrip("\r\n"))
+            except json.JSONDecodeError as exc:
+                raise EvalFileError(
+                    f"{path}: line {number}, column {exc.colno}: not JSON ({exc.msg})",
+                    fix="each line must be one JSON object; a value cannot span lines",
+                ) from None
+            yield number, value
 
 
 def pydantic_problem(exc: ValidationError) -> str:
