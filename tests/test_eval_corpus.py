@@ -338,3 +338,38 @@ def test_a_research_plan_may_read_a_corpus_url() -> None:
     assert problems("corpus://demo/docs/saltmere") == []
     [problem] = problems("ftp://demo/x")
     assert "is not an http(s) URL (or a corpus:// one)" in problem
+
+
+def test_a_session_pointed_at_a_corpus_searches_and_reads_it_offline(tmp_path: Path) -> None:
+    """A turn through the HTTP API, on the Ollama-protocol test server, with web.offline on:
+    web_search lists corpus URLs and web_fetch reads one from the corpus."""
+    from local2.http.app import create_api
+    from local2.service.agent import Agent
+    from local2.testing.brains import Reply
+    from local2.testing.ollama_server import FakeOllama, ScriptBrain
+    from tests.test_api import Served
+
+    path = write_documents(DOCS, tmp_path / "notes.jsonl")
+    search = Reply(tool_calls=[{"name": "web_search", "arguments": {"query": "Saltmere tide"}}])
+    read = Reply(tool_calls=[{"name": "web_fetch", "arguments": {"url": "corpus://notes/tides"}}])
+    answer = "The tide at Saltmere rises 9 metres at springs [corpus://notes/tides]."
+    with FakeOllama(ScriptBrain([search, read, answer])) as fake:
+        settings = make_settings(
+            tmp_path,
+            system={"ollama_host": fake.url},
+            generator={"backend": "ollama"},
+            critic={"enabled": False},
+            web={"search": {"provider": "corpus", "corpus_path": str(path)}, "offline": True},
+        )
+        agent = Agent(settings, memory=None)
+        with Served(create_api(agent)) as url:
+            body = {"query": "How high does the tide rise at Saltmere?"}
+            payload = httpx.post(f"{url}/query", json=body, timeout=120).json()
+        agent.close()
+    first, second = payload["tool_calls"]
+    assert (first["tool"], first["provider"], first["error"]) == ("web_search", "corpus", None)
+    assert "URL: corpus://notes/tides" in first["result"]
+    assert second["error"] is None and second["result"].startswith(
+        "URL: corpus://notes/tides\nExtracted text:\nTides of Saltmere\n\nThe tide at Saltmere"
+    )
+    assert payload["answer"] == answer and payload.get("status", "done") == "done"
