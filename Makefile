@@ -9,12 +9,14 @@ test:
 	@scripts/setup.sh --dev --browser
 	.venv/bin/ruff check src tests bench
 	.venv/bin/lint-imports
+	.venv/bin/mypy
 	.venv/bin/python -m pytest -q
 
 lint:
 	.venv/bin/ruff check src tests bench
 	.venv/bin/ruff format --check src tests bench
 	.venv/bin/lint-imports
+	.venv/bin/mypy
 
 bench:
 	.venv/bin/python bench/history_growth.py

@@ -14,12 +14,12 @@ People (issue 29): what identity and owner checks cost a turn. Per store (Postgr
 SQLite) two ``local2 serve`` processes, each over a store of its own: one with nobody
 configured (requests without a token: local's, as before people), one with alice and bob
 (every request with a bearer token, each new session claimed, every read and write
-owner-checked); half-way the two swap, so neither process's own speed counts. C clients at
-once (half alice's, half bob's) each ask T turns of a new session on both, every turn
-``POST /query`` then ``GET /sessions/{id}/history``, the two configurations' turns back to
-back in alternating order, so the machine's noise falls on both alike; the ratio of each
-pair is kept. The model answers at once (``--users-delay 0``): the ratio is of LoCAL2's own
-time alone.
+owner-checked); half-way the two stores swap roles and both processes start afresh, so
+neither store's own speed counts. C clients at once (half alice's, half bob's) each ask T
+turns of a new session on both, every turn ``POST /query`` then
+``GET /sessions/{id}/history``, the two configurations' turns back to back in alternating
+order, so the machine's noise falls on both alike; the ratio of each pair is kept. The
+model answers at once (``--users-delay 0``): the ratio is of LoCAL2's own time alone.
 
     .venv/bin/python bench/scale.py [--sessions 1,8,32] [--turns 4] [--delay 0.5]
     .venv/bin/python bench/scale.py --users [--rounds 40] [--users-clients 1]
@@ -170,8 +170,7 @@ class Side:
     tokens: dict[str, str] = field(default_factory=dict)
 
     def configure(self, configured: bool) -> None:
-        """Nobody, or alice and bob (new tokens each time); the process asks the store on
-        every request, so this takes effect at once."""
+        """Nobody, or alice and bob (new tokens each time), before the process starts."""
         for row in self.people.list():
             self.people.remove(row["name"])
         self.tokens = {name: self.people.add(name) for name in NAMES} if configured else {}
@@ -261,33 +260,34 @@ def users_store(
     store: str, args: argparse.Namespace, tmp: Path, fake: FakeOllama, stack: ExitStack
 ) -> Tally:
     """Two processes, each over a store of its own: one with people, one without, swapped
-    half-way (so that neither process's own speed counts), their turns paired."""
+    half-way (so that neither store's own speed counts), their turns paired. Each half
+    starts both processes afresh: one that has had people keeps asking for a credential
+    after they are removed (access never widens while a server runs)."""
     postgres = stack.enter_context(TempPostgres(durable=True)) if store == "postgres" else None
     conf = config_dir(tmp / f"users-{store}", fake.url, postgres=bool(postgres), chroma_url=None)
-    servers, homes, urls = [], [], []
+    servers, sides = [], []
     for i in range(2):
-        homes.append(tmp / f"users-{store}-{i}")
-        env = {"LOCAL2_HOME": str(homes[i])}
+        home = tmp / f"users-{store}-{i}"
+        env = {"LOCAL2_HOME": str(home)}
+        system: dict[str, Any] = {"data_dir": str(home)}
         if postgres is not None:
-            urls.append(postgres.create_database(f"users{i}"))
-            env["LOCAL2_POSTGRES_URL"] = urls[i]
+            system["postgres_url"] = env["LOCAL2_POSTGRES_URL"] = postgres.create_database(
+                f"users{i}"
+            )
         servers.append(ServeProcess(conf, env=env))
         stack.callback(servers[i].stop)
-        servers[i].launch()
-    sides = []
-    for i, server in enumerate(servers):
-        server.wait_ready()  # before anyone is added: the readiness probe has no token
-        system: dict[str, Any] = {"data_dir": str(homes[i])}
-        if postgres is not None:
-            system["postgres_url"] = urls[i]
         people = open_people(load_settings(conf, overrides={"system": system}))
         stack.callback(getattr(people, "close", lambda: None))
-        sides.append(Side(server.url, people))
+        sides.append(Side("", people))
 
     tally = Tally()
     for half in range(2):
         for i, side in enumerate(sides):
             side.configure(i == half)
+        for server in servers:
+            server.launch()
+        for side, server in zip(sides, servers, strict=True):
+            side.url = server.wait_ready().url
         for round_ in (-2, -1):  # first turns (and each person's memory) load lazily
             paired_round(sides, args.users_clients, 1, round_, Tally())
         for round_ in range(args.rounds // 2):
@@ -298,8 +298,8 @@ def users_store(
             f"{statistics.median(tally.halves[half]):.3f}",
             file=sys.stderr,
         )
-    for server in servers:
-        server.stop()
+        for server in servers:
+            server.stop()
     return tally
 
 

@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,16 +36,12 @@ from pathlib import Path
 
 import httpx
 
+from local2.ports import free_port  # closed again at once: nothing listens there
+
 BIN = Path(sys.executable).parent
 LOCAL2 = str(BIN / "local2")
 QUESTION = "What is the capital of France?"
 TARGETS = {"help": 0.5, "model-free": 1.5, "ui": 5.0, "token": 3.0}
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # closed again when the block ends: nothing listens
 
 
 def proc_cpu(pid: int) -> float:
@@ -159,9 +154,9 @@ def main() -> None:
     env = {
         **os.environ,
         "LOCAL2_HOME": str(work / "home"),
-        "OLLAMA_HOST": f"http://127.0.0.1:{closed_port()}",
+        "OLLAMA_HOST": f"http://127.0.0.1:{free_port()}",
         # Keyless web search (ddgs), should the model search, reaches a closed port: no network.
-        "DDGS_PROXY": f"http://127.0.0.1:{closed_port()}",
+        "DDGS_PROXY": f"http://127.0.0.1:{free_port()}",
     }
     env.pop("LOCAL2_CONFIG", None)
     rows: list[Row] = []

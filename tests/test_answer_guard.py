@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
-from local2.graph.nodes.answer_guard import (
+from local2.graph.answer_guard import (
     EARLIER_EXTRACT,
     RAW_OUTPUT,
     TEMPLATE_ECHO,
@@ -18,8 +18,8 @@ from local2.graph.nodes.answer_guard import (
     fallback_answer,
     unusable_reason,
     without_listing_lines,
+    wrap_untrusted,
 )
-from local2.graph.nodes.await_tool import wrap_untrusted
 from local2.models.prompted_tools import describe_tools
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.models.toolcall_args import repair_message

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -17,14 +16,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from local2.http.app import create_api, require_token
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.ports import free_port
 from local2.service.agent import Agent
 from tests.conftest import make_settings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Served:
@@ -142,7 +136,7 @@ def test_beyond_loopback_requires_a_token(monkeypatch: pytest.MonkeyPatch, tmp_p
     token = require_token("0.0.0.0")
     model = ScriptedChatModel(replies=[reply("ok")], repeat_last=True)
     agent = Agent(make_settings(tmp_path), chat_model=model, tools=[], memory=None, critic=None)
-    with Served(create_api(agent, token=token)) as url:
+    with Served(create_api(agent, token=token, host="0.0.0.0")) as url:
         assert httpx.get(f"{url}/health").status_code == 401
         ok = httpx.get(f"{url}/health", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200

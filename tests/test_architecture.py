@@ -90,3 +90,45 @@ def test_no_module_reaches_into_another_modules_private_members() -> None:
             if node.attr in others and node.attr not in own:
                 reached.append(f"{name}:{node.lineno} .{node.attr}")
     assert reached == []
+
+
+def _package_of(path: Path) -> str | None:
+    """The top package a module is in (None for a base module at the package's root)."""
+    parts = path.relative_to(PACKAGE).parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def test_packages_are_used_only_through_their_faces() -> None:
+    """A package's ``__all__`` is what other packages may use: every import across packages
+    names something there (docs/architecture.md, "Public faces")."""
+    import importlib
+
+    faces: dict[str, set[str]] = {}
+    outside: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        own = _package_of(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.module):
+                continue
+            parts = node.module.split(".")
+            if parts[0] != "local2" or len(parts) < 2 or parts[1] == own:
+                continue
+            if not (PACKAGE / parts[1] / "__init__.py").exists():
+                continue  # a base module (errors, events, ids, faces): all of it is public
+            if parts[1] not in faces:
+                faces[parts[1]] = set(importlib.import_module(f"local2.{parts[1]}").__all__)
+            outside += [
+                f"{path.relative_to(PACKAGE)}: {node.module}.{alias.name}"
+                for alias in node.names
+                if alias.name not in faces[parts[1]]
+            ]
+    assert not outside, "not in the package's __all__:\n" + "\n".join(outside)
+
+
+def test_every_name_a_face_declares_is_there() -> None:
+    import importlib
+
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        package = importlib.import_module(f"local2.{init.parent.name}")
+        for name in getattr(package, "__all__", []):
+            assert getattr(package, name) is not None, f"{package.__name__}.{name}"

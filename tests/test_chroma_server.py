@@ -17,8 +17,8 @@ from local2.memory.embeddings import LexicalEmbedder
 from local2.memory.open import open_memory
 from local2.memory.per_embedder import collection_name
 from local2.memory.store import EngramStore
+from local2.ports import free_port
 from local2.service.doctor import run_checks
-from local2.testing.processes import free_port
 from tests.conftest import make_settings
 
 

@@ -23,11 +23,14 @@ import pytest
 from local2.config import load_settings
 from local2.contracts.people import Person
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.ports import free_port
 from local2.service.agent import Agent
 from local2.storage.open import open_people
 from local2.storage.people import token_hash
-from local2.testing.processes import end_group, free_port
-from tests.conftest import local2
+from local2.testing.ollama_server import FakeOllama
+from local2.testing.processes import end_group
+from local2.testing.serve_process import ServeProcess
+from tests.conftest import bearer_clients, local2
 
 NO_ENV: dict[str, str] = {}
 
@@ -257,8 +260,6 @@ def test_as_on_postgres_needs_an_admins_token(tmp_path: Path, postgres_url: str)
 
 
 def test_serve_beyond_loopback_with_people_needs_no_single_token(tmp_path: Path) -> None:
-    from local2.testing.ollama_server import FakeOllama
-
     token = added("alice")
     config = tmp_path / "conf"
     config.mkdir()
@@ -280,6 +281,100 @@ def test_serve_beyond_loopback_with_people_needs_no_single_token(tmp_path: Path)
             assert httpx.get(url, timeout=10).status_code == 401  # nobody's request
         finally:
             end_group(process)
+
+
+def test_a_server_beyond_loopback_stays_closed_when_its_last_person_goes(tmp_path: Path) -> None:
+    """Bound to every address with people and no single token: once the last person is
+    removed, a request that names no one gets 401 saying what to do (not local's answers),
+    the app stays closed, and the old credentials stay dead when the name comes back."""
+    token = added("alice")
+    config = tmp_path / "conf"
+    config.mkdir()
+    (config / "server.yaml").write_text("allowed_hosts: [local2.example.internal]\n")
+    with FakeOllama() as fake:
+        server = ServeProcess(
+            config,
+            env={"OLLAMA_HOST": fake.url, "LOCAL2_API_TOKEN": ""},
+            host="0.0.0.0",
+            ui=True,
+            args=("--backend", "ollama"),
+        )
+        with (
+            server,
+            bearer_clients(server.url, {"alice": token}) as api,
+            httpx.Client(base_url=server.url, timeout=60) as nobody,
+            httpx.Client(base_url=server.url, timeout=60) as browser,
+        ):
+            asked = api["alice"].post("/query", json={"query": "Hi", "session_id": "alice-1"})
+            assert asked.status_code == 200, asked.text
+            assert nobody.get("/health").status_code == 401
+            signed_in = browser.post("/login", data={"username": "alice", "password": token})
+            assert signed_in.status_code == 200
+
+            assert local2("users", "remove", "alice", env=NO_ENV).returncode == 0
+            for refused in (
+                nobody.get("/health"),
+                nobody.get("/sessions"),
+                nobody.post("/query", json={"query": "Whose am I?"}),
+            ):
+                assert refused.status_code == 401, refused.text
+                said = refused.json()["detail"]
+                assert "nobody is added here and LOCAL2_API_TOKEN is not set" in said["error"]
+                assert "local2 users add NAME" in said["fix"] and "LOCAL2_API_TOKEN" in said["fix"]
+            assert api["alice"].get("/sessions").status_code == 401
+            assert browser.get("/gradio_api/user").json() is None
+            closed = nobody.get("/config")
+            assert closed.status_code == 401
+            assert "local2 users add NAME" in closed.json()["detail"]["auth_message"]
+            assert nobody.get("/live").json() == {"status": "ok"}
+
+            again = added("alice")  # the same name, a new token: the old ones stay dead
+            assert api["alice"].get("/sessions").status_code == 401
+            assert nobody.get("/health").status_code == 401
+            with bearer_clients(server.url, {"alice": again}) as renewed:
+                assert renewed["alice"].get("/health").json()["person"] == "alice"
+                rotated = local2("users", "rotate", "alice", env=NO_ENV).stdout.strip()
+                assert renewed["alice"].get("/health").status_code == 401
+            with bearer_clients(server.url, {"alice": rotated}) as newest:
+                assert [s["session_id"] for s in newest["alice"].get("/sessions").json()] == [
+                    "alice-1"
+                ]
+
+
+def test_the_single_token_means_local_whatever_the_bind(tmp_path: Path) -> None:
+    """On loopback with LOCAL2_API_TOKEN set, a client that always sends it gets in as
+    local (nothing is asked of one that sends nothing, as always); a wrong token is 401.
+    With people added, and after the last one goes, the single token still means local."""
+    config = tmp_path / "conf"
+    config.mkdir()
+    single = "the-single-token"
+    with (
+        FakeOllama() as fake,
+        ServeProcess(
+            config,
+            env={"OLLAMA_HOST": fake.url, "LOCAL2_API_TOKEN": single},
+            args=("--backend", "ollama"),
+        ) as server,
+        bearer_clients(server.url, {"local": single, "wrong": "l2_not-anyones"}) as api,
+        httpx.Client(base_url=server.url, timeout=60) as nobody,
+    ):
+        health = api["local"].get("/health")
+        assert health.status_code == 200, health.text
+        assert health.json()["person"] == "local"
+        assert api["local"].post("/query", json={"query": "Hi"}).status_code == 200
+        assert nobody.get("/health").json()["person"] == "local"  # loopback: nothing asked
+        assert api["wrong"].get("/health").status_code == 401
+
+        token = added("alice")
+        with bearer_clients(server.url, {"alice": token}) as people:
+            assert people["alice"].get("/health").json()["person"] == "alice"
+        assert api["local"].get("/health").json()["person"] == "local"
+        assert nobody.get("/health").status_code == 401  # people here: say who you are
+        assert api["wrong"].get("/health").status_code == 401
+
+        assert local2("users", "remove", "alice", env=NO_ENV).returncode == 0
+        assert nobody.get("/health").json()["detail"] == "missing or wrong bearer token"
+        assert api["local"].get("/health").json()["person"] == "local"
 
 
 def answered(

@@ -164,7 +164,7 @@ def test_respondents_run_concurrently_each_with_its_own_tools(tmp_path: Path) ->
             NEWS,
             "s1",
             on_item=lambda kind, data: items.append((kind, data)),
-            options={"compare": {"model": "rules:2b"}},
+            options=agent.turn_options("rules:2b"),
         )
         agent.close()
     spans = server.brain.spans  # type: ignore[attr-defined]
@@ -186,7 +186,7 @@ def test_equally_good_answers_and_a_position_biased_judge_make_a_tie(
     server: FakeOllama, tmp_path: Path
 ) -> None:
     agent = make_agent(tmp_path, server.url)
-    payload = agent.ask(CAPITAL, "s1", options={"compare": {"model": "rules:2b"}})
+    payload = agent.ask(CAPITAL, "s1", options=agent.turn_options("rules:2b"))
     # RuleBrain picks Response A between equals: each order names a different respondent.
     assert payload["pairwise"]["verdicts"] == {"a_first": "a", "b_first": "b"}
     assert payload["pairwise"]["winner"] == "tie"
@@ -199,7 +199,7 @@ def test_engrams_carry_respondent_and_pairwise_winner(
     server: FakeOllama, tmp_path: Path, preferred_with: str
 ) -> None:
     agent = make_agent(tmp_path, server.url)
-    payload = agent.ask(CAPITAL, "s1", options={"compare": {"model": WEAK}})
+    payload = agent.ask(CAPITAL, "s1", options=agent.turn_options(WEAK))
     store = agent.services.memory
     rows = {r["respondent_id"]: r for r in store.list() if r.get("query_id") == payload["query_id"]}
     assert set(rows) == {"a", "b"}
@@ -219,7 +219,7 @@ def test_a_respondent_whose_model_fails_leaves_the_other_answer(
     server: FakeOllama, tmp_path: Path
 ) -> None:
     agent = make_agent(tmp_path, server.url)
-    payload = agent.ask(CAPITAL, "s1", options={"compare": {"model": "broken:1b"}})
+    payload = agent.ask(CAPITAL, "s1", options=agent.turn_options("broken:1b"))
     assert "Paris" in payload["answer"]
     assert payload["respondents"]["b"]["answer"] == ""
     assert "model crashed" in payload["respondents"]["b"]["error"]
@@ -247,7 +247,7 @@ def test_a_preference_after_later_turns_is_recorded_without_rewriting_history(
     server: FakeOllama, tmp_path: Path
 ) -> None:
     agent = make_agent(tmp_path, server.url)
-    first = agent.ask(CAPITAL, "s1", options={"compare": {"model": WEAK}})
+    first = agent.ask(CAPITAL, "s1", options=agent.turn_options(WEAK))
     agent.ask("Tell me about the Python GIL.", "s1")
     result = agent.prefer("s1", first["query_id"], "b")
     assert result["continues_history"] is False
@@ -376,7 +376,7 @@ def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
     # The chat graph's own path, untouched by compare.
     plain_path = ["input", "__start__", "receive", "generate", "publish"]
     assert plain == [*plain_path, "critique,ingest"]
-    payload = agent.ask(CAPITAL, "pair", options={"compare": {"model": WEAK}})
+    payload = agent.ask(CAPITAL, "pair", options=agent.turn_options(WEAK))
     nodes = [r["node"] for r in reversed(agent.checkpoints("pair"))]
     assert nodes == [
         "input",
@@ -412,7 +412,7 @@ def test_both_respondents_can_wait_for_approval_and_each_is_answered(tmp_path: P
 
     notes = Notes()
     agent = two_obeying(tmp_path / "one", notes)
-    compare = {"compare": {"model": "scripted-b"}}
+    compare = agent.turn_options("scripted-b")
     paused = list(agent.stream("Summarise https://a.example/", "s1", options=compare))[-1][1]
     assert paused["status"] == "awaiting_approval"
     first = agent.pending_approval("s1")
@@ -470,7 +470,7 @@ def test_on_postgres_every_process_shares_the_arena(
         return Agent(settings, backend="ollama", model=STRONG)
 
     first, second = on_postgres("a"), on_postgres("b")
-    payload = first.ask(CAPITAL, "s1", options={"compare": {"model": WEAK}})
+    payload = first.ask(CAPITAL, "s1", options=first.turn_options(WEAK))
     assert payload["pairwise"]["winner"] == "a"
     second.prefer("s1", payload["query_id"], "b")
     seen = [(v.voter, v.winner) for v in first.votes()]

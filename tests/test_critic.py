@@ -19,7 +19,7 @@ from local2.config import load_settings
 from local2.config.schema import CriticRubric, CriticSettings
 from local2.contracts.records import ToolCallRecord
 from local2.critic import Critic, build_prompt, default_rubric, grounding_flags, make_critic
-from local2.graph.nodes.critique import critique
+from local2.graph.grading import grade_turn as critique
 from local2.graph.services import Services
 from local2.graph.state import TurnState
 from local2.memory.embeddings import LexicalEmbedder

@@ -13,8 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+from local2.ports import free_port
 from local2.testing.ollama_server import FakeOllama, RuleBrain
-from local2.testing.processes import end_group, free_port
+from local2.testing.processes import end_group
 from tests.test_feedback_deferred import lexical_config
 
 

@@ -16,6 +16,7 @@ import pytest
 from local2.config import Settings, load_settings
 from local2.config.schema import McpServer
 from local2.errors import ToolError
+from local2.ports import free_port
 from local2.tools.base import Tool, ToolContext
 from local2.tools.mcp import (
     MAX_NAME,
@@ -30,12 +31,6 @@ from local2.tools.mcp import (
 SERVER = str(Path(__file__).resolve().parents[1] / "examples" / "mcp_units_server.py")
 CTX = ToolContext(session_id="s1", query_id="q1")
 SECRET = "s3cret-value-1234"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start_http_server(port: int) -> subprocess.Popen[bytes]:

@@ -14,7 +14,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from local2.config import load_settings
 from local2.errors import ToolError
 from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED, MEMORY_RECALL
-from local2.graph.nodes.ingest import RETRY_FILE, ingest
+from local2.graph.remember import RETRY_FILE
+from local2.graph.remember import remember_turn as ingest
 from local2.graph.services import Services
 from local2.memory.embeddings import LexicalEmbedder, OllamaEmbedder
 from local2.memory.open import open_memory

@@ -169,7 +169,8 @@ def test_the_recall_started_ahead_is_the_turns_recall(tmp_path: Path) -> None:
     that search (nothing embedded twice) and its hits are those the node would find."""
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from local2.graph.nodes.recall import AHEAD_KEY, RecallAhead, recall_ahead
+    from local2.graph.context import TurnContext
+    from local2.graph.recall import RecallAhead, recall_ahead
 
     question = "What did I tell you about my favourite colour?"
     with FakeOllama(RuleBrain()) as server, ThreadPoolExecutor(1) as pool:
@@ -200,9 +201,9 @@ def test_the_recall_started_ahead_is_the_turns_recall(tmp_path: Path) -> None:
         planted.set_result([{**found[0], "content": "planted ahead"}])
         for asked_ahead, expected in ((question, ["planted ahead"]), ("Another question?", [])):
             config = {"configurable": {"thread_id": f"direct-{len(expected)}"}}
-            config["configurable"][AHEAD_KEY] = RecallAhead(asked_ahead, planted)
+            context = TurnContext(agent.services, recall_ahead=RecallAhead(asked_ahead, planted))
             before = search_embeds(server)
-            state = agent.graph.invoke({"query": question}, config)
+            state = agent.graph.invoke({"query": question}, config, context=context)
             contents = [h["content"] for h in state["memory_hits"]]
             if expected:
                 assert contents == expected and search_embeds(server) == before

@@ -12,10 +12,14 @@ Bob's turns holds any of Alice's facts, while Alice's own recall reaches her pro
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +31,8 @@ from typer.testing import CliRunner
 from local2.cli.memory import memory_app
 from local2.config import Settings
 from local2.contracts.people import LOCAL, Person
-from local2.graph.nodes.ingest import RETRY_FILE, ingest
+from local2.graph.remember import RETRY_FILE
+from local2.graph.remember import remember_turn as ingest
 from local2.graph.services import Services
 from local2.http.app import create_api
 from local2.memory import deferred, per_embedder
@@ -105,6 +110,76 @@ def test_each_owner_has_collections_of_their_own_and_local_keeps_its_name(
         full = per_embedder.collection_name(name, local.embedder.name)
         assert CHROMA_NAME.match(full) and ".." not in full, full
     assert collection_base(base, "local") == collection_base(base, None) == base
+
+
+# Two names that shared one collection under the 40-bit keys of before: the same slug (the
+# first 40 characters) and the same 10 hex digits of SHA-256, found by a birthday search over
+# 1.8 million names in 3 seconds.
+COLLIDING = (
+    "mallory.and.alice.share.forty.bits.of.ke1678548",
+    "mallory.and.alice.share.forty.bits.of.ke1803264",
+)
+
+
+def short_key(name: str) -> str:
+    """The owner key of before, spelt out here: a slug and 10 hex digits of the hash."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40].strip("-")
+    return f"{slug}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
+
+
+def test_names_chosen_to_share_a_short_hash_keep_their_memories_apart(shelf: MemoryShelf) -> None:
+    first, second = COLLIDING
+    assert short_key(first) == short_key(second)  # under the old names: one collection
+    mine, theirs = shelf.of(first), shelf.of(second)
+    assert mine.collection.name != theirs.collection.name
+    mine.save("My locker code is 4417-01.", session_id="m1", query_id="qm1")
+    assert not any("4417" in text for text in recalled(theirs, "What is my locker code?"))
+    assert theirs.count() == 0 and mine.count() == 1
+
+
+def test_memory_under_the_short_key_of_before_is_moved_once_and_logged(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Alice's collection and retry queue as an earlier version named them (the 10-hex key)
+    are renamed to the full key the first time her memory is opened, and the log says so;
+    everything in them is still hers. Opening again moves and says nothing."""
+    local = EngramStore.open(settings, sync="no")
+    shelf = MemoryShelf(local)
+    hers = shelf.of("alice")
+    saved = hers.save("My locker code is 4417-01.", session_id="a1", query_id="qa1")
+    full = hers.collection.name
+    old_base = f"{settings.memory.collection}-{short_key('alice')}"
+    old = per_embedder.collection_name(old_base, local.embedder.name)
+    hers.collection.modify(name=old)  # as the earlier version left it
+    shelf.close()
+    queue = Path(settings.data_dir) / f"memory_retry.{short_key('alice')}.jsonl"
+    queue.parent.mkdir(parents=True, exist_ok=True)  # (memory on a Chroma server: not yet)
+    queue.write_text('{"pending": "hers"}\n')
+    client = chroma_client(settings, "chroma")
+
+    def names() -> set[str]:
+        return {c if isinstance(c, str) else c.name for c in client.list_collections()}
+
+    assert old in names() and full not in names()
+    with caplog.at_level(logging.INFO, logger="local2.memory"):
+        shelf = MemoryShelf(local)
+        again = shelf.of("alice")
+        moved = owner_file(Path(settings.data_dir) / RETRY_FILE, "alice")
+    assert again.collection.name == full and old not in names()
+    assert again.get(saved) is not None
+    assert recalled(again, "What is my locker code?") == ["My locker code is 4417-01."]
+    assert moved.read_text() == '{"pending": "hers"}\n' and not queue.exists()
+    assert f"{old} renamed to {full}" in caplog.text and queue.name in caplog.text
+
+    caplog.clear()
+    shelf.close()
+    with caplog.at_level(logging.INFO, logger="local2.memory"):
+        shelf = MemoryShelf(local)
+        assert shelf.of("alice").collection.name == full
+        owner_file(Path(settings.data_dir) / RETRY_FILE, "alice")
+    assert "renamed" not in caplog.text and "moved" not in caplog.text
+    shelf.close()
+    local.close()
 
 
 def test_recall_for_bob_never_returns_alices_engrams(shelf: MemoryShelf) -> None:
@@ -353,7 +428,18 @@ def leaked(bodies: list[dict[str, Any]]) -> list[tuple[int, str]]:
     return found
 
 
-def test_alices_memory_never_reaches_bobs_prompts_over_http(tmp_path: Path) -> None:
+@dataclass
+class OnHttp:
+    """People on the real HTTP API (uvicorn), memory on, the real ``ChatOllama`` talking to
+    the fake Ollama server: the agent, the model server, and one client per person."""
+
+    agent: Agent
+    fake: FakeOllama
+    clients: dict[str, httpx.Client]
+
+
+@contextmanager
+def people_on_http(tmp_path: Path, names: Iterable[str]) -> Iterator[OnHttp]:
     with FakeOllama(RuleBrain()) as fake:
         settings = make_settings(
             tmp_path,
@@ -364,48 +450,67 @@ def test_alices_memory_never_reaches_bobs_prompts_over_http(tmp_path: Path) -> N
         agent = Agent(settings, backend="ollama")
         people = agent.storage.people
         assert people is not None
-        tokens = {name: people.add(name) for name in ("alice", "bob")}
+        tokens = {name: people.add(name) for name in names}
         try:
             with Served(create_api(agent)) as url, bearer_clients(url, tokens) as clients:
-                alice, bob = clients["alice"], clients["bob"]
-
-                def ask(client: httpx.Client, session: str, question: str) -> dict[str, Any]:
-                    response = client.post(
-                        "/query", json={"query": question, "session_id": session}
-                    )
-                    assert response.status_code == 200, response.text
-                    return response.json()
-
-                for n, (said, _) in enumerate(ALICE_SAYS):
-                    answered = ask(alice, f"alice-{n // 5}", said)
-                    assert answered["answer"] and not answered.get("error")
-                assert agent.wait_idle(60)  # her turns' memory is written (ingest, critic)
-                stored = agent.services.memory_for("alice")
-                assert stored is not None and stored.count() >= len(ALICE_SAYS)
-
-                before_bob = len(fake.requests)
-                answers = [ask(bob, f"bob-{n}", q) for n, q in enumerate(BOB_ASKS)]
-                assert agent.wait_idle(60)
-                bobs = fake.requests[before_bob:]
-
-                # Bob's own prompts were built from memory too, just not Alice's.
-                assert len([b for b in bobs if b.get("messages")]) >= len(BOB_ASKS)
-                assert leaked(bobs) == []
-                assert not any(
-                    secret.lower() in json.dumps(a).lower()
-                    for a in answers
-                    for _, secret in ALICE_SAYS
-                )
-                # His explicit memory search ran on his own (empty) memory.
-                [call] = answers[0]["tool_calls"]
-                assert call["tool"] == "recall_memory"
-                assert call["result"].startswith("No memories found")
-
-                # Alice's own recall reaches her prompt: what Bob was not shown was there.
-                before_alice = len(fake.requests)
-                hers = ask(alice, "alice-again", "What is my locker code?")
-                assert "4417-01" in hers["answer"]
-                assert any("4417-01" in h["content"] for h in hers["memory_hits"])
-                assert any(s == "4417" for _, s in leaked(fake.requests[before_alice:]))
+                yield OnHttp(agent, fake, clients)
         finally:
             agent.close()
+
+
+def test_alices_memory_never_reaches_bobs_prompts_over_http(tmp_path: Path) -> None:
+    with people_on_http(tmp_path, ("alice", "bob")) as served:
+        agent, fake = served.agent, served.fake
+        alice, bob = served.clients["alice"], served.clients["bob"]
+
+        def ask(client: httpx.Client, session: str, question: str) -> dict[str, Any]:
+            response = client.post("/query", json={"query": question, "session_id": session})
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        for n, (said, _) in enumerate(ALICE_SAYS):
+            answered = ask(alice, f"alice-{n // 5}", said)
+            assert answered["answer"] and not answered.get("error")
+        assert agent.wait_idle(60)  # her turns' memory is written (ingest, critic)
+        stored = agent.services.memory_for("alice")
+        assert stored is not None and stored.count() >= len(ALICE_SAYS)
+
+        before_bob = len(fake.requests)
+        answers = [ask(bob, f"bob-{n}", q) for n, q in enumerate(BOB_ASKS)]
+        assert agent.wait_idle(60)
+        bobs = fake.requests[before_bob:]
+
+        # Bob's own prompts were built from memory too, just not Alice's.
+        assert len([b for b in bobs if b.get("messages")]) >= len(BOB_ASKS)
+        assert leaked(bobs) == []
+        assert not any(
+            secret.lower() in json.dumps(a).lower() for a in answers for _, secret in ALICE_SAYS
+        )
+        # His explicit memory search ran on his own (empty) memory.
+        [call] = answers[0]["tool_calls"]
+        assert call["tool"] == "recall_memory"
+        assert call["result"].startswith("No memories found")
+
+        # Alice's own recall reaches her prompt: what Bob was not shown was there.
+        before_alice = len(fake.requests)
+        hers = ask(alice, "alice-again", "What is my locker code?")
+        assert "4417-01" in hers["answer"]
+        assert any("4417-01" in h["content"] for h in hers["memory_hits"])
+        assert any(s == "4417" for _, s in leaked(fake.requests[before_alice:]))
+
+
+def test_names_chosen_to_collide_never_share_memory_over_http(tmp_path: Path) -> None:
+    """Two people whose names shared a key of before, on the real HTTP API: what the first
+    tells reaches neither the second's prompts nor their answer."""
+    first, second = COLLIDING
+    with people_on_http(tmp_path, COLLIDING) as served:
+        told = served.clients[first].post("/query", json={"query": "My locker code is 4417-01."})
+        assert told.status_code == 200, told.text
+        assert served.agent.wait_idle(60)  # the turn is in the first one's memory
+        before = len(served.fake.requests)
+        asked = served.clients[second].post("/query", json={"query": "What is my locker code?"})
+        assert asked.status_code == 200, asked.text
+        assert served.agent.wait_idle(60)
+        theirs = served.fake.requests[before:]
+    assert theirs and not any("4417" in json.dumps(body) for body in theirs)
+    assert "4417" not in asked.text

@@ -21,10 +21,11 @@ from local2.contracts.people import LOCAL, Person
 from local2.platform.auth import Roster
 from local2.platform.graph import make_graph
 from local2.platform.owners import OwnedStore
+from local2.ports import free_port
 from local2.storage.open import open_people
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import make_settings
-from tests.test_server_graph import LANGGRAPH, ROOT, free_port
+from tests.test_server_graph import LANGGRAPH, ROOT
 
 QUESTION = "Tell me about the Python GIL."
 
@@ -129,6 +130,17 @@ def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
             server.wait(30)
 
 
+def server_env(ollama_url: str, single_token: str) -> dict[str, str]:
+    """The environment ``langgraph dev`` runs in: the model server, the single token ("":
+    none), no analytics or tracing."""
+    return {
+        "OLLAMA_HOST": ollama_url,
+        "LOCAL2_API_TOKEN": single_token,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGSMITH_TRACING": "false",
+    }
+
+
 def client(base: str, token: str | None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.Client(base_url=base, headers=headers, timeout=60)
@@ -141,12 +153,7 @@ def test_people_on_langgraph_server_see_only_their_own(tmp_path: Path) -> None:
     alice_token, bob_token = people.add("alice"), people.add("bob")
     root_token = people.add("root", admin=True)
     with FakeOllama(RuleBrain()) as fake:
-        env = {
-            "OLLAMA_HOST": fake.url,
-            "LOCAL2_API_TOKEN": "the-single-token",
-            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-            "LANGSMITH_TRACING": "false",
-        }
+        env = server_env(fake.url, "the-single-token")
         with (
             langgraph_dev(tmp_path, env) as base,
             client(base, alice_token) as alice,
@@ -241,3 +248,36 @@ def test_people_on_langgraph_server_see_only_their_own(tmp_path: Path) -> None:
         ("root", "store", "local2.turns", "alice"),
         ("root", "threads", "search", "alice"),
     }
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LANGGRAPH.exists(), reason="langgraph-cli[inmem] is not installed")
+def test_langgraph_server_stays_closed_when_its_last_person_goes(tmp_path: Path) -> None:
+    """No single token, one person: once she is removed, a request that names no one gets
+    401 saying what to do (not local's unfiltered view of every thread, hers included), and
+    her old token stays dead when her name comes back."""
+    people = open_people(load_settings())
+    alice_token = people.add("alice")
+    with FakeOllama(RuleBrain()) as fake:
+        env = server_env(fake.url, "")
+        with (
+            langgraph_dev(tmp_path, env) as base,
+            client(base, alice_token) as alice,
+            client(base, None) as nobody,
+        ):
+            thread = alice.post("/threads", json={}).json()["thread_id"]
+            while_hers = nobody.post("/threads/search", json={}).status_code
+            people.remove("alice")
+            searched = nobody.post("/threads/search", json={})
+            read = nobody.get(f"/threads/{thread}")
+            again = people.add("alice")
+            old = alice.post("/threads/search", json={})
+            with client(base, again) as renewed:
+                mine = [t["thread_id"] for t in renewed.post("/threads/search", json={}).json()]
+
+    assert while_hers == 401
+    assert searched.status_code == 401, searched.text
+    assert "local2 users add NAME" in searched.text and "LOCAL2_API_TOKEN" in searched.text
+    assert read.status_code == 401 and thread not in read.text
+    assert old.status_code == 401
+    assert mine == [thread]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from local2.platform.graph import make_graph
+from local2.ports import free_port
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import make_settings
 
@@ -47,12 +47,6 @@ def test_factory_builds_a_graph_without_its_own_checkpointer(tmp_path: Path) -> 
     (turn,) = store.search(("local2", "turns"))
     assert turn.key == state["history_head"] and "Paris" in turn.value["assistant"]
     assert not (settings.data_dir / "checkpoints.sqlite").exists()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.slow

@@ -182,7 +182,7 @@ def test_team_libraries_are_imported_only_when_configured() -> None:
 
 
 def test_unreachable_postgres_is_one_clear_error_without_the_password(tmp_path: Path) -> None:
-    from local2.testing.processes import free_port
+    from local2.ports import free_port
 
     url = f"postgresql://team:hunter2@127.0.0.1:{free_port()}/local2"
     with pytest.raises(StorageUnavailable) as caught:
@@ -193,8 +193,8 @@ def test_unreachable_postgres_is_one_clear_error_without_the_password(tmp_path: 
 
 
 def test_doctor_checks_the_database(tmp_path: Path, postgres_url: str) -> None:
+    from local2.ports import free_port
     from local2.service.doctor import run_checks
-    from local2.testing.processes import free_port
 
     ok = {c.name: c for c in run_checks(pg_settings(tmp_path, postgres_url))}["postgres"]
     assert ok.status == "ok" and "(server " in ok.detail

@@ -26,7 +26,7 @@ from local2.config import Settings, load_settings
 from local2.contracts.people import LOCAL, TEAM_NAME, Person, may_write_team_facts
 from local2.contracts.records import MemoryHit
 from local2.errors import InvalidInput, MemoryStoreError, ToolError
-from local2.graph.nodes.recall import TEAM_NOTE
+from local2.graph.recall import TEAM_NOTE
 from local2.graph.services import Services
 from local2.http.app import create_api
 from local2.memory import per_embedder

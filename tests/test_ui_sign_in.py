@@ -1,11 +1,16 @@
 """Signing in to the app (local2.ui.sign_in): the login check, the trusted proxy's name, the
 person each handler acts for, and the real server turning its login page on as people are
-added by another process (uvicorn + httpx, the people in the agent's own SQLite store)."""
+added by another process (uvicorn + httpx, the people in the agent's own SQLite store); an
+old sign-in signed out for good when its person is removed and added again or rotated (two
+apps on one store, through Gradio's own endpoints); and a research report's file, from a
+real ``local2 serve``, kept where only the server's user reads it."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,20 +18,29 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 from starlette.requests import Request
 
 from local2.contracts.people import LOCAL, Person
-from local2.http.identity import Identify, StripUntrustedUser, networks
+from local2.http.identity import Guard, Identify, StripUntrustedUser, networks
+from local2.memory.owners import owner_folder
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.access import Access
 from local2.service.agent import Agent
 from local2.storage.open import open_people
+from local2.testing.ollama_server import FakeOllama
+from local2.testing.research_brain import ResearchBrain
+from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
+from local2.testing.serve_process import ServeProcess
 from local2.ui.server import create_app
 from local2.ui.sign_in import SignedOut, SignIn, person_of, proxied_user
-from tests.conftest import make_settings
+from tests.app_calls import call_handler
+from tests.conftest import bearer_clients, make_settings
 from tests.test_api import Served
 
 HEADER = "X-Forwarded-User"
+CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
+SECRET = "My locker code is 4711."
 
 
 @pytest.fixture
@@ -56,13 +70,13 @@ def test_nobody_configured_the_single_token_signs_in_under_any_name(agent: Agent
     on_loopback = SignIn(agent.access)
     assert not on_loopback.needed(configured=False)  # loopback: nothing asked, as always
     assert not on_loopback.check("anyone", "")  # and no password opens anything
-    beyond = SignIn(agent.access, token="s3cret", loopback=False)
+    beyond = SignIn(agent.access, token="s3cret", guard=Guard(loopback=False))
     assert beyond.needed(configured=False)
     assert beyond.check("whoever", "s3cret")
     assert not beyond.check("whoever", "s3cre")
     assert not beyond.check("whoever", "")
-    assert SignIn(agent.access, loopback=False).needed(configured=False)  # never open beyond
-    assert not SignIn(agent.access, loopback=False).check("x", "")
+    assert SignIn(agent.access, guard=Guard(loopback=False)).needed(configured=False)
+    assert not SignIn(agent.access, guard=Guard(loopback=False)).check("x", "")
 
 
 def test_people_sign_in_with_their_own_name_and_token(agent: Agent) -> None:
@@ -169,7 +183,7 @@ def test_the_app_asks_for_a_sign_in_once_someone_is_added(agent: Agent) -> None:
 
 
 def test_sign_ins_from_before_people_existed_are_forgotten(agent: Agent) -> None:
-    app = create_app(agent, token="s3cret")
+    app = create_app(agent, token="s3cret", host="0.0.0.0")  # beyond loopback: it asks
     with Served(app) as url, httpx.Client(base_url=url, timeout=30) as early:
         assert early.get("/config").status_code == 401  # the single token, as always
         assert login(early, "bob", "s3cret").status_code == 200  # any name, as always
@@ -270,3 +284,113 @@ def test_a_rotated_token_signs_that_person_out_of_the_app(agent: Agent) -> None:
         assert login(hers, "alice", alice).status_code == 400  # the old token
         assert login(hers, "alice", new).status_code == 200
         assert user_of(hers) == "alice"
+
+
+def test_an_old_sign_in_never_comes_back(tmp_path: Path) -> None:
+    """Removed, the list changed, one request, the same name added again: the old browser
+    sign-in is signed out in both serve processes (two apps on one store), as is the old
+    token; and again after a rotation. Through the app's own endpoints: who the cookie is,
+    and the resume handler with her session."""
+    agents = [next(agent_with(tmp_path)) for _ in range(2)]
+    people = people_of(agents[0])
+    tokens = {"alice": people.add("alice"), "bob": people.add("bob")}
+    with (
+        Served(create_app(agents[0])) as first,
+        Served(create_app(agents[1])) as second,
+        bearer_clients(first, tokens) as api,
+        httpx.Client(base_url=first, timeout=30) as hers,
+        httpx.Client(base_url=second, timeout=30) as hers_too,
+        httpx.Client(base_url=first, timeout=30) as his,
+        httpx.Client(base_url=second, timeout=30) as nobody,
+    ):
+        asked = api["alice"].post("/query", json={"query": SECRET, "session_id": "alice-1"})
+        assert asked.status_code == 200, asked.text
+        for browser in (hers, hers_too):
+            assert login(browser, "alice", tokens["alice"]).status_code == 200
+        assert login(his, "bob", tokens["bob"]).status_code == 200
+        resumed = call_handler(hers_too, "resume_session", ["alice-1"])
+        assert resumed.status == 200 and SECRET in resumed.text()  # hers, while she is here
+
+        people.remove("alice")
+        people.add("dave")  # any other change to the list
+        assert his.get("/config").status_code == 200  # one request to each process
+        assert nobody.get("/config").status_code == 401
+        again = people.add("alice")  # the name is back, with a new token
+
+        for old in (hers, hers_too):
+            assert SECRET not in call_handler(old, "resume_session", ["alice-1"]).text()
+            assert user_of(old) is None
+        assert user_of(his) == "bob"  # nobody else is signed out
+        assert api["alice"].get("/health").status_code == 401  # the old token
+        with bearer_clients(second, {"alice": again}) as renewed:
+            assert renewed["alice"].get("/health").json()["person"] == "alice"
+
+        # Signed in again, then rotated: out at the next request, in each process.
+        for browser in (hers, hers_too):
+            assert login(browser, "alice", tokens["alice"]).status_code == 400
+            assert login(browser, "alice", again).status_code == 200
+            assert user_of(browser) == "alice"
+        people.rotate("alice")
+        for old in (hers, hers_too):
+            assert user_of(old) is None
+            assert old.get("/config").status_code == 401
+            assert call_handler(old, "resume_session", ["alice-1"]).status == 401
+        assert user_of(his) == "bob"
+    for agent in agents:
+        agent.close()
+
+
+def test_a_research_report_is_kept_for_its_person_where_only_the_server_reads_it(
+    tmp_path: Path,
+) -> None:
+    """A real ``local2 serve`` with the app: Alice runs research through the app's handler.
+    Her report's file is under the data directory in a folder of hers, owned by the
+    server's user, folders 0700 and the file 0600; the copy Gradio serves is under the data
+    directory too, and nothing of it lands in the machine's temp folder (the server's
+    TMPDIR, which also keeps the data directory out of Gradio's default allowed paths)."""
+    data, machine_tmp = tmp_path / "data", tmp_path / "machine-tmp"
+    machine_tmp.mkdir()
+    token = open_people(make_settings(tmp_path)).add("alice")
+    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        overrides = research_overrides(web, data)
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["memory"] = {"enabled": False}
+        config = tmp_path / "conf"
+        config.mkdir()
+        for section, values in overrides.items():
+            (config / f"{section}.yaml").write_text(yaml.safe_dump(values))
+        server = ServeProcess(
+            config,
+            env={"TMPDIR": str(machine_tmp), "LOCAL2_API_TOKEN": ""},
+            ui=True,
+            args=("--backend", "ollama"),
+        )
+        with server, httpx.Client(base_url=server.url, timeout=120) as hers:
+            assert login(hers, "alice", token).status_code == 200
+            ran = call_handler(hers, "run", ["Why did Kelsby keep its bridge?", 1])
+            offered = [
+                item["value"]
+                for output in ran.outputs
+                for item in output
+                if isinstance(item, dict) and isinstance(item.get("value"), dict)
+            ]
+            assert offered, ran.text()[:2000]
+            served = offered[-1]
+            url = served["url"] if served["url"].startswith("http") else server.url + served["url"]
+            downloaded = hers.get(url)
+
+    (report,) = (data / "reports").glob("*/report-*.md")
+    text = report.read_text(encoding="utf-8")
+    assert "References" in text and downloaded.text == text
+    assert report.parent.name == owner_folder("alice")
+    for path, mode in ((data / "reports", 0o700), (report.parent, 0o700), (report, 0o600)):
+        assert path.stat().st_uid == os.getuid(), path
+        assert stat.S_IMODE(path.stat().st_mode) == mode, (path, oct(path.stat().st_mode))
+    copy = Path(served["path"]).resolve()
+    assert copy.is_relative_to((data / "cache" / "gradio").resolve())
+    assert stat.S_IMODE((data / "cache" / "gradio").stat().st_mode) == 0o700
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    leaked = [
+        p for p in machine_tmp.rglob("*") if p.is_file() and text in p.read_text("utf-8", "replace")
+    ]
+    assert leaked == [], leaked

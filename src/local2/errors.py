@@ -155,7 +155,7 @@ class ModelNotPulled(ModelUnavailable):
     """Ollama answers, but the chosen model is not pulled (never silently replaced)."""
 
 
-class FactParseError(Local2Error, ValueError):
+class FactParseError(ModelError, ValueError):
     """The model's reply is not the JSON the fact schema asks for."""
 
 
@@ -186,7 +186,7 @@ class ToolError(Local2Error):
 
     def __init__(
         self,
-        message: str,
+        message: str = "",
         events: list[tuple[str, dict[str, Any]]] | None = None,
         data: dict[str, Any] | None = None,
         fix: str = "",
@@ -205,19 +205,19 @@ class SandboxError(ToolError):
         self.message = message
 
 
-class FetchRefused(Local2Error):
+class FetchRefused(ToolError):
     """The URL must not be fetched; the message says why (shown as ``fetch error: ...``)."""
 
 
-class ExtractionFailed(Local2Error):
+class ExtractionFailed(ToolError):
     """The extraction worker could not make the page's text; the message says why."""
 
 
-class ExtractionTimeout(Local2Error):
+class ExtractionTimeout(ToolError):
     """The deadline passed before the extraction worker answered; it was killed."""
 
 
-class ExtractionCancelled(Local2Error):
+class ExtractionCancelled(ToolError):
     """The tool call was cancelled while the extraction worker ran; it was killed."""
 
 

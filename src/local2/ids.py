@@ -30,14 +30,24 @@ def session_id_problem(value: object, what: str = "session id") -> str | None:
 def check_session_id(value: object, what: str = "session id") -> str:
     """Return ``value`` if it is a valid session id; raise :class:`InvalidId` otherwise."""
     problem = session_id_problem(value, what)
-    if problem:
-        raise InvalidId(problem)
-    return value  # type: ignore[return-value]
+    if problem or not isinstance(value, str):
+        raise InvalidId(problem or f"The {what} must be text.")
+    return value
 
 
 def new_session_id() -> str:
     """A fresh session id (it follows the rule)."""
     return uuid.uuid4().hex
+
+
+def new_query_id() -> str:
+    """A fresh id for one turn of a session."""
+    return uuid.uuid4().hex[:12]
+
+
+def new_run_id() -> str:
+    """A fresh research run id (a run's id is its thread's: it follows the session rule)."""
+    return uuid.uuid4().hex[:12]
 
 
 def new_call_id() -> str:

@@ -5,3 +5,19 @@ Every compare turn leaves votes - the judge's at once, the person's when they pr
 answer - in :mod:`.votes`; :mod:`.ratings` turns them into a Bradley-Terry rating per model
 with a bootstrap confidence interval, people's and the judge's apart.
 """
+
+from local2.faces import lazy_face
+
+# What other packages use, by the module that defines it (loaded on first use).
+_FACE = {
+    "arena": "local2.arena.report",
+    "as_csv": "local2.arena.report",
+    "as_json": "local2.arena.report",
+}
+__getattr__ = lazy_face(__name__, _FACE)
+
+__all__ = [
+    "arena",
+    "as_csv",
+    "as_json",
+]

@@ -17,6 +17,7 @@ from local2.contracts.people import LOCAL, Person
 
 if TYPE_CHECKING:
     from local2.config import Settings
+    from local2.contracts.turn import TurnOptions
     from local2.service.agent import Agent
     from local2.service.warmup import Warmup
     from local2.service.wiring import ModelParts
@@ -98,16 +99,15 @@ TemperatureBOpt = Annotated[
 ]
 
 
-def compare_options(model_b: str | None, temperature_b: float | None) -> dict[str, Any] | None:
+def compare_options(model_b: str | None, temperature_b: float | None) -> TurnOptions:
     """The turn options for a second respondent; a bad value stops with a clear message."""
     from local2.errors import InvalidInput
-    from local2.graph.compare.spec import compare_spec
+    from local2.service.turns import turn_options
 
     try:
-        spec = compare_spec(model_b, temperature_b)
+        return turn_options(model_b, temperature_b)
     except InvalidInput as exc:
         fail(exc.message, code=2)
-    return {"compare": spec} if spec else None
 
 
 def make_agent(
@@ -119,7 +119,7 @@ def make_agent(
     """The agent for commands that run the model. The chat model is chosen first, so that
     its warm-up (``local2.service.warmup``) runs while the graph and memory are still
     loading; a paused ``warmup`` given by the caller holds it until the caller starts it."""
-    from local2.models.backend import make_chat_model
+    from local2.service import make_chat_model
     from local2.service.agent import Agent
     from local2.service.warmup import Warmup, embedder_task, prompt_prefix_task
 
@@ -137,7 +137,7 @@ def make_agent(
         notice=chosen.notice,
         native_tools=chosen.native_tools,
     )
-    loading = embedder_task(agent.services.memory)
+    loading = embedder_task(agent.memory)
     if loading is not None:
         warmup.add("embedding model", loading)
     for notice in agent.notices:
@@ -147,7 +147,7 @@ def make_agent(
 
 def offline_parts() -> ModelParts:
     """For reading sessions and runs: no model server, tools, critic or memory."""
-    from local2.models.scripted import ScriptedChatModel
+    from local2.service import ScriptedChatModel
 
     return {
         "chat_model": ScriptedChatModel(),

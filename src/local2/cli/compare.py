@@ -89,11 +89,11 @@ def arena(
 ) -> None:
     """Ratings per model from compare turns: Bradley-Terry with a 95% interval and vote
     counts, people's votes and the judge's apart (from your own sessions' votes)."""
-    from local2.arena.report import arena as table_of
-    from local2.arena.report import as_csv as csv_text
-    from local2.arena.report import as_json as json_text
     from local2.cli.people import access_of
-    from local2.storage.open import open_votes
+    from local2.service import arena as table_of
+    from local2.service import as_csv as csv_text
+    from local2.service import as_json as json_text
+    from local2.service import open_votes
 
     settings = settings_of(ctx)
     with friendly_errors():
@@ -128,7 +128,7 @@ def arena(
             ("votes", "right"),
             ("W-L-T", "right"),
         ):
-            grid.add_column(column, justify=justify)  # type: ignore[arg-type]
+            grid.add_column(column, justify=justify)  # type: ignore[arg-type]  # rich's justify literal, from the table above
         for r in rows:
             grid.add_row(
                 r.model,

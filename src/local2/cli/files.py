@@ -34,7 +34,7 @@ def index(
         TimeElapsedColumn,
     )
 
-    from local2.files.index import FileIndex
+    from local2.service import FileIndex
 
     settings = settings_of(ctx)
     if not settings.files.roots:
@@ -133,7 +133,7 @@ def runs_show(
     """One logged turn as JSON."""
     from local2.cli.people import access_of
     from local2.errors import NotFound
-    from local2.storage.audit_log import show_run
+    from local2.service import show_run
 
     settings = settings_of(ctx)
     record: dict[str, Any] | None = show_run(settings, query_id)
@@ -153,7 +153,7 @@ def own_runs(ctx: typer.Context, session: str | None, limit: int) -> list[dict[s
     """The latest ``limit`` logged turns of the person's own sessions. With people
     configured the whole log is read and filtered (others' turns must not take the places)."""
     from local2.cli.people import access_of
-    from local2.storage.audit_log import list_runs
+    from local2.service import list_runs
 
     settings = settings_of(ctx)
     with friendly_errors(), access_of(settings) as access:

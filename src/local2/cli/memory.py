@@ -26,7 +26,7 @@ from local2.contracts.people import TEAM_NAME, may_write_team_facts
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from local2.memory.store import EngramStore
+    from local2.service import EngramStore
 
 memory_app = typer.Typer(
     help="Inspect and manage long-term memory (engrams).", no_args_is_help=True
@@ -65,7 +65,7 @@ def _owner(ctx: typer.Context, team: bool, writing: bool = False) -> str:
 
 def _open(ctx: typer.Context, owner: str | None = None) -> EngramStore:
     # Imported here: chromadb takes seconds to import, and every `local2` command loads this.
-    from local2.memory.store import EngramStore
+    from local2.service import EngramStore
 
     with friendly_errors("cannot open memory"):
         # No background re-embedding in a short command: `reembed` does it, and so does the
@@ -79,8 +79,7 @@ def _open(ctx: typer.Context, owner: str | None = None) -> EngramStore:
 def _team_beside(store: EngramStore) -> EngramStore | None:
     """The team's facts beside the person's own ``store`` when there are any (never created
     by looking), as every turn's recall has them."""
-    from local2.memory.store import EngramStore
-    from local2.memory.team import TeamFacts
+    from local2.service import EngramStore, TeamFacts
 
     def team() -> EngramStore:
         return EngramStore.open(
@@ -147,7 +146,7 @@ def save_cmd(
 ) -> None:
     """Remember TEXT: in your own memory, or with --team as a fact shared by the whole team
     (recalled in everyone's turns, marked as a team fact; local or an admin only)."""
-    from local2.memory.team import TEAM_SOURCE
+    from local2.service import TEAM_SOURCE
 
     if not text.strip():
         fail("Nothing to save: TEXT is empty.", 'e.g. local2 memory save "..."', code=2)
@@ -199,7 +198,7 @@ def search_cmd(
 ) -> None:
     """Recall memories for QUERY with the same ranking the model uses: your own and the
     team's facts (kind 'team'), or with --team the team's alone."""
-    from local2.memory.team import TEAM_KIND, as_team, recall_with_team
+    from local2.service import TEAM_KIND, as_team, recall_with_team
 
     store = _open(ctx, _owner(ctx, team))
     with friendly_errors("search failed"):
@@ -262,7 +261,7 @@ def reembed_cmd(
     """
     from rich.progress import Progress
 
-    from local2.memory.store import EngramStore
+    from local2.service import EngramStore
 
     settings = settings_of(ctx)
     owner = _owner(ctx, team, writing=True)

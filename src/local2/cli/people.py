@@ -23,8 +23,8 @@ from local2.contracts.people import LOCAL, LOCAL_NAME, Person
 
 if TYPE_CHECKING:
     from local2.config import Settings
+    from local2.service import People
     from local2.service.access import Access
-    from local2.storage.people import People
 
 TOKEN_ENV = "LOCAL2_TOKEN"
 LOCAL_STORES = ("sqlite", "memory")  # stores this machine alone reads: --as needs no token
@@ -36,7 +36,7 @@ def people_of(settings: Settings, create: bool = False) -> Iterator[People | Non
     """The people in the conversation store, closed after. None when the SQLite file does
     not exist yet and ``create`` is false: nobody is configured, and a read must not create
     the database as a side effect."""
-    from local2.storage.open import open_people, votes_path
+    from local2.service import open_people, votes_path
 
     never_created = not Path(votes_path(settings)).exists()
     if settings.system.checkpointer == "sqlite" and never_created and not create:
@@ -68,7 +68,7 @@ def act_as(settings: Settings, name: str) -> Person:
     """The person ``--as NAME`` names, once this terminal may act for them (else
     :class:`~local2.errors.InvalidInput` saying why and what to do)."""
     from local2.errors import InvalidInput
-    from local2.storage.people import check_name
+    from local2.service import check_name
 
     if name != LOCAL_NAME:
         try:

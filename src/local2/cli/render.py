@@ -7,6 +7,7 @@ A compare turn prints both answers side by side, the judge's verdict and what to
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from local2 import events
@@ -165,7 +166,7 @@ def abandon(state: dict[str, Any]) -> None:
         out.print(ABANDONED, markup=False)
 
 
-def rated(result: dict[str, Any]) -> str:
+def rated(result: Mapping[str, Any]) -> str:
     """What a rating did, said honestly: memory may not have it yet."""
     rating, query_id = result["rating"], result["query_id"]
     if result.get("unchanged"):

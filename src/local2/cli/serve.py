@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +20,9 @@ from local2.cli.common import (
 )
 from local2.cli.errors import friendly_errors
 from local2.cli.people import configured as people_configured
+
+if TYPE_CHECKING:
+    from local2.contracts.turn import TurnOptions
 
 HostOpt = Annotated[
     str | None,
@@ -39,7 +42,7 @@ def _run(
     backend: str | None,
     model: str | None,
     with_ui: bool,
-    compare: dict | None = None,
+    compare: TurnOptions | None = None,
 ) -> None:
     from local2.http.app import require_token
     from local2.http.guard import is_loopback
@@ -64,7 +67,7 @@ def _run(
     warmup = Warmup(paused=True)
     with friendly_errors():
         agent = make_agent(ctx, backend, model, warmup)
-    agent.compare_default = (compare or {}).get("compare")
+    agent.turns.compare_default = compare.compare if compare else None
     warmup.add("first turn", agent.warm_up)
 
     def ready(url: str) -> None:

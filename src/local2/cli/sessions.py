@@ -5,7 +5,8 @@ session answers as an unknown one does."""
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -58,7 +59,7 @@ def feedback(
             if prefer is not None:
                 result = agent.prefer(session_id, query_id, prefer, comment)
                 follows = (
-                    f"the conversation continues from {result['continues'].upper()}"
+                    f"the conversation continues from {str(result.get('continues')).upper()}"
                     if result["continues_history"]
                     else result["note"]
                 )
@@ -110,7 +111,7 @@ def history(
             r["checkpoint_id"],
             str(r["step"]),
             r["node"],
-            datetime.fromisoformat(r["created_at"]).astimezone().strftime("%m-%d %H:%M:%S"),
+            datetime.fromisoformat(r["created_at"] or "").astimezone().strftime("%m-%d %H:%M:%S"),
             ",".join(r["next"]) or "-",
             r["summary"],
         )
@@ -145,7 +146,7 @@ def replay(
         return
     from rich.table import Table
 
-    original = payload.get("original") or {}
+    original: Mapping[str, Any] = payload.get("original") or {}
     table = Table("", "original", "replay")
     table.add_row("question", original.get("query", "(none)"), str(payload.get("query", "")))
     table.add_row("answer", original.get("answer", "(none)"), payload["answer"])

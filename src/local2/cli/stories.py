@@ -8,7 +8,6 @@ stories' canned results, and the stories' pages served on loopback for ``web_fet
 from __future__ import annotations
 
 import json
-import socket
 import tempfile
 import threading
 import time
@@ -23,12 +22,13 @@ import typer
 from local2.cli import gc_pause
 from local2.cli.common import err, fail, make_agent, out, settings_of
 from local2.cli.errors import friendly_errors
+from local2.ports import free_port
 
 if TYPE_CHECKING:  # the runner, httpx, rich and pydantic load when the command runs
     from rich.table import Table
 
     from local2.config import Settings
-    from local2.stories.runner import StoryResult
+    from local2.service import StoryResult
 
 PAGE_SERVER = "page_server"  # the `requires:` hint of stories that fetch the local pages
 
@@ -39,12 +39,6 @@ def default_stories_dir() -> Path:
     if here.is_dir():
         return here
     return Path(__file__).resolve().parents[3] / "tests" / "stories"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def with_overrides(settings: Settings, overrides: Mapping[str, Mapping[str, Any]]) -> Settings:
@@ -188,7 +182,7 @@ def register(app: typer.Typer) -> None:
 
         import httpx
 
-        from local2.stories.runner import load_stories, run_stories
+        from local2.service import load_stories, run_stories
 
         stories_dir = directory or default_stories_dir()
         with friendly_errors():

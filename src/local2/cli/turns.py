@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any
 
 import typer
@@ -57,7 +58,7 @@ def ask(
                 json.dumps(payload, ensure_ascii=False, indent=2, default=str)
             )
         else:
-            view = hold_back(agent.services.native_tools)
+            view = hold_back(agent.info.native_tools)
             try:
                 payload = agent.ask(
                     query,
@@ -147,8 +148,8 @@ def chat(
         agent = make_agent(ctx, backend, model)
     gc_pause.resume("chat")
     err.print(
-        f"[dim]Ready in {time.monotonic() - started:.1f} s: {agent.services.model_name} "
-        f"({agent.services.backend}).[/]"
+        f"[dim]Ready in {time.monotonic() - started:.1f} s: {agent.info.model} "
+        f"({agent.info.backend}).[/]"
     )
     approve = approver(True)
     session_id = session or new_session_id()
@@ -169,14 +170,14 @@ def chat(
             session_id = new_session_id()
             err.print(f"[dim]Session {session_id}.[/]")
             continue
-        view = hold_back(agent.services.native_tools)
+        view = hold_back(agent.info.native_tools)
         try:
             if chat_command(
                 agent,
                 line,
                 session_id,
                 last,
-                lambda k, d, v=view: show_item(k, d, v),
+                partial(show_item, state=view),
                 approve,
                 person,
             ):
@@ -185,7 +186,7 @@ def chat(
                 agent.ask(
                     line,
                     session_id,
-                    lambda k, d, v=view: show_item(k, d, v),
+                    partial(show_item, state=view),
                     approve,
                     options=compare,
                     person=person,

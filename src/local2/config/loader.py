@@ -54,7 +54,7 @@ def _validate_section(name: str, data: dict[str, Any], origin: dict[str, str]) -
     field = Settings.model_fields[name]
     model_type = field.annotation
     try:
-        return model_type.model_validate(data)  # type: ignore[union-attr]
+        return model_type.model_validate(data)  # type: ignore[union-attr]  # every Settings section is a model
     except ValidationError as exc:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"]) or name

@@ -159,7 +159,7 @@ class MemorySettings(Strict):
     auto_recall_k: int = Field(3, ge=1, le=20)
     auto_recall_min_similarity: float = Field(0.25, ge=-1.0, le=1.0)
     auto_recall_kinds: list[Literal["fact", "saved", "episodic"]] = Field(
-        default_factory=lambda: ["fact", "saved"]
+        default_factory=lambda: ["fact", "saved"]  # type: ignore[arg-type]  # a list literal is inferred list[str]
     )
     # Facts distilled from each turn: auto = the chat model on Ollama, rules elsewhere.
     facts: Literal["auto", "model", "rules", "off"] = "auto"

@@ -11,7 +11,7 @@ With no one to ask, :func:`nobody` denies, and the model is told so.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from local2.errors import InvalidInput
@@ -29,7 +29,7 @@ def resume_path(session_id: str) -> str:
 
 
 def make_request(
-    state: Mapping[str, Any], calls: list[dict[str, Any]], asked: list[dict[str, Any]]
+    state: Mapping[str, Any], calls: list[dict[str, Any]], asked: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """The interrupt's value: the calls waiting, why, and what preceded them."""
     session_id = str(state.get("session_id") or "")
@@ -68,7 +68,9 @@ def nobody(request: Mapping[str, Any]) -> dict[str, Any]:
     return answer(request, False, by=NOBODY)
 
 
-def read_answer(value: Any, call_ids: list[str]) -> tuple[dict[str, bool], str, list | None]:
+def read_answer(
+    value: Any, call_ids: list[str]
+) -> tuple[dict[str, bool], str, list[dict[str, Any]] | None]:
     """``(decisions, by, asked events)`` from a resume value; anything unclear is a denial.
 
     Accepts what :func:`answer` makes, a bare bool (all calls, by the person, as a notebook

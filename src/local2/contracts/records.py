@@ -85,6 +85,7 @@ class Pairwise(TypedDict, total=False):
     judge: dict[str, Any]  # scores, both orders' verdicts and feedback
     preferred: str | None  # the person's: "a" | "b" | "tie"
     shown: str  # the respondent whose answer continues the history
+    specs: dict[str, dict[str, Any]]  # each respondent's model, temperature and label
 
 
 class Retry(TypedDict, total=False):
@@ -93,4 +94,5 @@ class Retry(TypedDict, total=False):
     query_id: str  # this attempt
     of: str  # the first attempt's query_id
     first: dict[str, Any]  # turn_id, answer, score, feedback of the first attempt
+    second: dict[str, Any]  # turn_id and score of the second, once graded
     shown: int  # 1 or 2: the attempt the history continues from

@@ -13,7 +13,11 @@ The kinds are literal, so a reader's ``if kind == "final"`` is checked against t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from local2.contracts.research import ResearchPayload
+    from local2.contracts.turn import TurnPayload
 
 TurnItemKind = Literal["event", "thinking", "token", "respondent", "answer", "approval", "final"]
 ResearchItemKind = Literal["run", "event", "report", "final"]
@@ -32,4 +36,20 @@ def collect(
             on_item(kind, data)
         if kind == "final":
             payload = data
+    return payload
+
+
+def collect_turn(
+    items: Iterable[StreamItem], on_item: Callable[[str, Any], None] | None = None
+) -> TurnPayload:
+    """:func:`collect` for a turn: its payload."""
+    payload: TurnPayload = collect(items, on_item)
+    return payload
+
+
+def collect_research(
+    items: Iterable[ResearchItem], on_item: Callable[[str, Any], None] | None = None
+) -> ResearchPayload:
+    """:func:`collect` for a research run: its payload."""
+    payload: ResearchPayload = collect(items, on_item)
     return payload

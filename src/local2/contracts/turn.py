@@ -7,6 +7,7 @@ models, so ``/openapi.json`` documents every field.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
@@ -202,3 +203,50 @@ class SessionSummary(TypedDict):
     started_at: float
     updated_at: float
     first: Annotated[str, Field(description="The session's first question.")]
+
+
+# -- what a turn asks for (built by the service: ``agent.turn_options``) -------------------
+
+
+class CompareSpec(TypedDict):
+    """The second respondent of a compare turn: another model, temperature, or both (None:
+    the agent's own)."""
+
+    model: str | None
+    temperature: float | None
+
+
+class FirstAttempt(TypedDict):
+    """The answer a retry tries again: its turn, where it hung, and the critic's grade."""
+
+    query_id: str
+    turn_id: str
+    parent_id: str | None
+    answer: str
+    score: int | None
+    feedback: str
+    model: str | None
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """What one turn asks for besides its question: a second respondent (``compare``) or a
+    second attempt (``retry``). Surfaces get it from the service, never build it."""
+
+    compare: CompareSpec | None = None
+    retry: FirstAttempt | None = None
+
+
+NO_OPTIONS = TurnOptions()
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """What a surface shows about the agent: its model, and which parts are on."""
+
+    model: str
+    backend: str
+    native_tools: bool  # False: tools are offered in the prompt, calls parsed from text
+    tools: tuple[str, ...]
+    memory: bool
+    critic: bool

@@ -14,6 +14,7 @@ from local2.critic.judge import Critic
 from local2.critic.parse import Grade, parse_grade, strip_thinking
 from local2.critic.prompt import build_prompt, default_rubric
 from local2.errors import JudgeTimeout
+from local2.faces import lazy_face
 
 
 def make_critic(chat_model: BaseChatModel, settings: CriticSettings) -> Critic | None:
@@ -28,7 +29,14 @@ __all__ = [
     "build_prompt",
     "default_rubric",
     "grounding_flags",
+    "judge_pair",
     "make_critic",
     "parse_grade",
     "strip_thinking",
 ]
+
+# What other packages use, by the module that defines it (loaded on first use).
+_FACE = {
+    "judge_pair": "local2.critic.pairwise",
+}
+__getattr__ = lazy_face(__name__, _FACE)

@@ -11,6 +11,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Collection
+from functools import partial
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -92,8 +93,10 @@ class Critic:
             if remaining <= 0:
                 raise JudgeTimeout(f"no grade within {self.settings.timeout_s:g}s")
             reply = call_with_deadline(
-                lambda msgs=list(messages): self.chat_model.invoke(
-                    msgs, config={"run_name": "critic", "tags": ["critic"]}
+                partial(
+                    self.chat_model.invoke,
+                    list(messages),
+                    config={"run_name": "critic", "tags": ["critic"]},
                 ),
                 remaining,
             )

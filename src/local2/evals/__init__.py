@@ -13,39 +13,55 @@ evidence recall and run folders, as pure parts the service's runner puts togethe
 The shipped demo set (``demo/``) is a folder set: ``load_set(set_path("demo"))``.
 """
 
-from local2.evals.evidence import Reached, diagnose, evidence_recall, reached_from_turn
-from local2.evals.grading import (
-    NUDGE,
-    PROMPT,
-    PROMPT_VERSION,
-    Asker,
-    GraderVerdict,
-    grade_answer,
-    grade_prompt,
-    parse_grade_reply,
-)
-from local2.evals.readers import load_set
-from local2.evals.results import (
-    answered,
-    compare,
-    correctness,
-    disagrees,
-    failed,
-    latest,
-    summarize,
-)
-from local2.evals.scoring import best_f1, contains_gold, exact_match, normalize_answer, token_f1
-from local2.evals.sets import DEMO, DEMO_PATH, Question, QuestionSet, format_of, select, set_path
-from local2.evals.stats import (
-    Paired,
-    mcnemar_exact,
-    pair,
-    rate,
-    say_difference,
-    say_rate,
-    wilson,
-)
-from local2.evals.store import EvalRun, RunStore, make_manifest, new_run_id
+from local2.faces import lazy_face
+
+# What other packages use, by the module that defines it (loaded on first use).
+_FACE = {
+    "Asker": "local2.evals.grading",
+    "DEMO": "local2.evals.sets",
+    "DEMO_PATH": "local2.evals.sets",
+    "EvalRun": "local2.evals.store",
+    "GraderVerdict": "local2.evals.grading",
+    "NUDGE": "local2.evals.grading",
+    "PROMPT": "local2.evals.grading",
+    "PROMPT_VERSION": "local2.evals.grading",
+    "Paired": "local2.evals.stats",
+    "Question": "local2.evals.sets",
+    "QuestionSet": "local2.evals.sets",
+    "Reached": "local2.evals.evidence",
+    "RunStore": "local2.evals.store",
+    "answered": "local2.evals.results",
+    "best_f1": "local2.evals.scoring",
+    "compare": "local2.evals.results",
+    "contains_gold": "local2.evals.scoring",
+    "correctness": "local2.evals.results",
+    "diagnose": "local2.evals.evidence",
+    "disagrees": "local2.evals.results",
+    "evidence_recall": "local2.evals.evidence",
+    "exact_match": "local2.evals.scoring",
+    "failed": "local2.evals.results",
+    "format_of": "local2.evals.sets",
+    "grade_answer": "local2.evals.grading",
+    "grade_prompt": "local2.evals.grading",
+    "latest": "local2.evals.results",
+    "load_set": "local2.evals.readers",
+    "make_manifest": "local2.evals.store",
+    "mcnemar_exact": "local2.evals.stats",
+    "new_run_id": "local2.evals.store",
+    "normalize_answer": "local2.evals.scoring",
+    "pair": "local2.evals.stats",
+    "parse_grade_reply": "local2.evals.grading",
+    "rate": "local2.evals.stats",
+    "reached_from_turn": "local2.evals.evidence",
+    "say_difference": "local2.evals.stats",
+    "say_rate": "local2.evals.stats",
+    "select": "local2.evals.sets",
+    "set_path": "local2.evals.sets",
+    "summarize": "local2.evals.results",
+    "token_f1": "local2.evals.scoring",
+    "wilson": "local2.evals.stats",
+}
+__getattr__ = lazy_face(__name__, _FACE)
 
 __all__ = [
     "DEMO",

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
@@ -52,8 +53,8 @@ def pick_head(snapshots: Iterable[StateSnapshot], *, live: bool = False) -> Stat
 
 
 def find_head(
-    graph: CompiledStateGraph,
-    config: dict[str, Any],
+    graph: CompiledStateGraph[Any, Any, Any, Any],
+    config: RunnableConfig,
     *,
     live: bool = False,
     latest: StateSnapshot | None = None,
@@ -70,7 +71,9 @@ def find_head(
     return pick_head(graph.get_state_history(config, limit=SEARCH_LIMIT))
 
 
-def root(graph: CompiledStateGraph, config: dict[str, Any]) -> StateSnapshot | None:
+def root(
+    graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig
+) -> StateSnapshot | None:
     """The thread's first checkpoint (where a session whose every turn died starts again)."""
     oldest = None
     for snapshot in graph.get_state_history(config, limit=SEARCH_LIMIT):

@@ -7,18 +7,16 @@ each respondent of a compare turn runs it as its own subgraph
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.graph import StateGraph
 
+from local2.graph.context import TurnContext, contextual
 from local2.graph.nodes.approve import approve
 from local2.graph.nodes.await_tool import await_tool
 from local2.graph.nodes.dispatch_tool import dispatch_tool
 from local2.graph.nodes.generate import generate
 from local2.graph.state import TurnState
-
-Binder = Callable[[Callable[..., dict]], Callable[..., dict]]
 
 
 def after_generate(state: TurnState) -> Literal["approve", "generate", "publish"]:
@@ -30,12 +28,14 @@ def after_generate(state: TurnState) -> Literal["approve", "generate", "publish"
     return "publish"
 
 
-def add_answer_loop(graph: StateGraph, bind: Binder, done: str) -> None:
+def add_answer_loop(
+    graph: StateGraph[Any, TurnContext, Any, Any], default: TurnContext, done: str
+) -> None:
     """The loop's nodes and edges, until an answer goes to ``done``."""
-    graph.add_node("generate", bind(generate))
-    graph.add_node("approve", bind(approve))
-    graph.add_node("dispatch_tool", bind(dispatch_tool))
-    graph.add_node("await_tool", bind(await_tool))
+    graph.add_node("generate", contextual(generate, default))
+    graph.add_node("approve", contextual(approve, default))
+    graph.add_node("dispatch_tool", contextual(dispatch_tool, default))
+    graph.add_node("await_tool", contextual(await_tool, default))
     graph.add_conditional_edges(
         "generate",
         after_generate,

@@ -11,15 +11,17 @@ judge's comparison). A retry's payload has ``retry`` (both attempts' grades, whi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from local2 import events
-from local2.contracts.turn import TurnPayload
+from local2.contracts.turn import ToolCall, TurnPayload
 from local2.graph.state import RESPONDENT_IDS, TurnState
 
 
-def _tool_call(call: Any) -> dict[str, Any]:
-    out = {k: call.get(k) for k in ("tool", "args", "result", "error", "duration_s")}
+def _tool_call(call: Any) -> ToolCall:
+    out = cast(
+        ToolCall, {k: call.get(k) for k in ("tool", "args", "result", "error", "duration_s")}
+    )
     for optional in ("provider", "fix"):
         if call.get(optional):
             out[optional] = call[optional]
@@ -44,9 +46,9 @@ def turn_payload(state: TurnState | Mapping[str, Any]) -> TurnPayload:
     }
     if state.get("critique") is not None:
         payload["critique"] = state.get("critique")
-    if state.get("error"):
-        payload["error"] = state.get("error")
-    payload.update(compare_parts(state))  # type: ignore[typeddict-item]
+    if error := state.get("error"):
+        payload["error"] = str(error)
+    payload.update(compare_parts(state))  # type: ignore[typeddict-item]  # compare_parts names TurnPayload's optional compare keys
     return payload
 
 

@@ -67,5 +67,5 @@ def install() -> bool:
     if current is not get_executor_for_config:
         log.debug("LangGraph's executor hook has changed; runs keep their own pools")
         return False
-    _executor.get_executor_for_config = executor_for_config  # type: ignore[assignment]
+    _executor.get_executor_for_config = executor_for_config
     return True

@@ -6,6 +6,7 @@ Kept in one place so the app can show the person precisely what the model was gi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -49,7 +50,7 @@ def build_prompt(
     return [*head, *past, *working]
 
 
-def prompt_as_json(messages: Sequence[BaseMessage]) -> list[dict]:
+def prompt_as_json(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     """The messages array as plain dicts (role, content, tool calls), thinking removed."""
     out = []
     for message in messages:

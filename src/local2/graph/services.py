@@ -41,31 +41,32 @@ class Critic(Protocol):
         known_memory_ids: Callable[[str], bool] | None = None,
         reference: str | None = None,
         listing_tools: Collection[str] = (),
+        context: str = "",
     ) -> Critique: ...
 
 
 class ToolParser(Protocol):
     """Finds tool calls a model wrote as text (``models.toolcall_text.parse_tool_calls``)."""
 
-    def __call__(self, text: str, tools: Mapping[str, dict]) -> ParsedToolCalls: ...
+    def __call__(self, text: str, tools: Mapping[str, dict[str, Any]]) -> ParsedToolCalls: ...
 
 
 class Router(Protocol):
     """The keyword router's calls for a question (``{"name", "args", "id"}``)."""
 
-    def __call__(self, query: str, tools: Iterable[Tool]) -> list[dict]: ...
+    def __call__(self, query: str, tools: Iterable[Tool]) -> list[dict[str, Any]]: ...
 
 
 class ArgValidator(Protocol):
     """Fixes ``args`` in place against a JSON schema; the errors that remain."""
 
-    def __call__(self, args: dict, schema: dict) -> list[str]: ...
+    def __call__(self, args: dict[str, Any], schema: dict[str, Any]) -> list[str]: ...
 
 
 class RepairMessage(Protocol):
     """The one message telling a model how its malformed calls should look."""
 
-    def __call__(self, errors: list[str], tools: Mapping[str, dict]) -> str: ...
+    def __call__(self, errors: list[str], tools: Mapping[str, dict[str, Any]]) -> str: ...
 
 
 class ModelFactory(Protocol):

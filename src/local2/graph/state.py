@@ -12,9 +12,10 @@ forked.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 
 from local2.contracts.records import (
@@ -50,23 +51,24 @@ def merge_respondents(
     current: dict[str, Respondent] | None, update: dict[str, Respondent] | str
 ) -> dict[str, Respondent]:
     """Merge each respondent's fields (parallel branches write their own); RESET empties."""
-    if update == RESET:
+    if isinstance(update, str):  # RESET
         return {}
     merged = dict(current or {})
-    for rid, fields in update.items():  # type: ignore[union-attr]
-        merged[rid] = {**merged.get(rid, {}), **fields}  # type: ignore[typeddict-item]
+    for rid, fields in update.items():
+        merged[rid] = Respondent(**{**merged.get(rid, {}), **fields})
     return merged
 
 
-def cleared_compare(state: dict[str, Any] | TurnState) -> dict[str, Any]:
+def cleared_compare(state: Mapping[str, Any]) -> TurnUpdate:
     """Updates that empty an earlier turn's compare and retry records (none when there are
     none, so sessions that never compare keep the checkpoints they always had)."""
-    update: dict[str, Any] = {}
+    update: TurnUpdate = {}
     if state.get("respondents"):
         update["respondents"] = RESET
-    for key in ("pairwise", "retry"):
-        if state.get(key):
-            update[key] = None
+    if state.get("pairwise"):
+        update["pairwise"] = None
+    if state.get("retry"):
+        update["retry"] = None
     return update
 
 
@@ -104,3 +106,36 @@ class TurnState(TypedDict):
     respondents: NotRequired[Annotated[dict[str, Respondent], merge_respondents]]
     pairwise: NotRequired[Pairwise | None]
     retry: NotRequired[Retry | None]
+
+
+class TurnUpdate(TypedDict, total=False):
+    """What a node returns: any of :class:`TurnState`'s fields, as its reducer takes them (a
+    per-turn list may be :data:`RESET`, alone or first)."""
+
+    query: str
+    session_id: str | None
+    owner: str
+    query_id: str
+    started_at: float
+    messages: Sequence[BaseMessage]
+    thinking: Sequence[str] | str
+    answer: str
+    pending_tool_calls: list[dict[str, Any]]
+    tool_calls: Sequence[ToolCallRecord | str] | str
+    tool_rounds: int
+    repairs: int
+    tools_stopped: bool
+    decision: str
+    memory_hits: Sequence[MemoryHit | str] | str
+    memory_saved: list[SavedMemory]
+    event_log: Sequence[EventEntry | str] | str
+    model: str
+    backend: str
+    critique: Critique | None
+    error: str | None
+    history_head: str | None
+    turn_count: int
+    rewards: dict[str, Reward]
+    respondents: dict[str, Respondent] | str
+    pairwise: Pairwise | None
+    retry: Retry | None

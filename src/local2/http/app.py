@@ -8,8 +8,9 @@ Handlers are plain ``def`` so FastAPI runs them in its thread pool: the SQLite c
 is synchronous and one slow answer must not block other sessions. ``POST /query`` is the
 exception: its turn runs in a worker of its own, so the handler starts it from the event loop
 and awaits the answer without a thread of its own. Beyond loopback a bearer token
-(``LOCAL2_API_TOKEN``) is required; with people configured, every request is one person's
-(:mod:`local2.http.identity`) and sees only what is theirs (:mod:`local2.service.access`).
+(``LOCAL2_API_TOKEN``, which means local on any bind) is required; with people configured,
+every request is one person's (:mod:`local2.http.identity`) and sees only what is theirs
+(:mod:`local2.service.access`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from local2.http.compare import compare_routes
 from local2.http.errors import add_error_handlers
 from local2.http.feedback import feedback_routes
 from local2.http.guard import is_loopback
-from local2.http.identity import Caller, identify, signed_in
+from local2.http.identity import Caller, Identify, identify, signed_in
 from local2.http.research import research_routes
 from local2.http.sessions import session_routes
 from local2.http.turns import turn_routes
@@ -35,18 +36,17 @@ TOKEN_ENV = "LOCAL2_API_TOKEN"
 
 
 def require_token(host: str, people: bool = False) -> str | None:
-    """The single token requests may carry, or None when bound to loopback only (or, with
-    ``people`` configured, when it is not set: each person then has their own)."""
-    if is_loopback(host):
-        return None
-    token = os.environ.get(TOKEN_ENV)
-    if not token and not people:
+    """The single token requests may carry (``LOCAL2_API_TOKEN``, whatever the bind: it
+    always means local), or None when it is not set. Beyond loopback, one of it or ``people``
+    configured (each with a token of their own) is needed to serve at all."""
+    token = os.environ.get(TOKEN_ENV) or None
+    if token is None and not people and not is_loopback(host):
         raise UnsafeToServe(
             f"Serving on {host} (beyond this machine) needs a bearer token: set {TOKEN_ENV}, "
             "or add people (local2 users add NAME).",
             f"export {TOKEN_ENV}=$(openssl rand -hex 24), or bind --host 127.0.0.1.",
         )
-    return token or None
+    return token
 
 
 def health_routes(agent: Agent) -> APIRouter:
@@ -55,16 +55,16 @@ def health_routes(agent: Agent) -> APIRouter:
 
     @router.get("/health")
     def health(person: Caller) -> dict[str, Any]:
-        services = agent.services
+        info = agent.info
         return {
             "status": "ok",
             "person": person.name,
-            "model": services.model_name,
-            "backend": services.backend,
+            "model": info.model,
+            "backend": info.backend,
             "notice": agent.notice,
-            "tools": sorted(services.tools),
-            "memory": services.memory is not None,
-            "critic": services.critic is not None,
+            "tools": list(info.tools),
+            "memory": info.memory,
+            "critic": info.critic,
         }
 
     return router
@@ -94,12 +94,22 @@ def liveness_routes() -> APIRouter:
     return router
 
 
-def create_api(agent: Agent, *, token: str | None = None, app: FastAPI | None = None) -> FastAPI:
+def create_api(
+    agent: Agent,
+    *,
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    app: FastAPI | None = None,
+    who: Identify | None = None,
+) -> FastAPI:
     """Add LoCAL2's routes to ``app`` (a new FastAPI app by default); each request is a
-    person's (:mod:`local2.http.identity`)."""
+    person's (:mod:`local2.http.identity`): ``who`` says whose, by default from ``token``
+    and the bind address ``host``."""
     app = app or FastAPI(title="LoCAL2", version="0.1.0")
     add_error_handlers(app)
-    guarded = [Depends(signed_in(identify(agent.access, token, agent.settings.server)))]
+    if who is None:
+        who = identify(agent.access, token, agent.settings.server, loopback=is_loopback(host))
+    guarded = [Depends(signed_in(who))]
     for routes in ROUTERS:
         app.include_router(routes(agent), dependencies=guarded)
     app.include_router(liveness_routes())

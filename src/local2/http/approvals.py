@@ -11,7 +11,6 @@ from local2.contracts.turn import TurnPayload
 from local2.errors import InvalidInput
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.ids import check_session_id
 from local2.service.agent import Agent
 
 
@@ -31,14 +30,12 @@ def approval_routes(agent: Agent) -> APIRouter:
     @router.get("/sessions/{session_id}/approval")
     def pending(person: Caller, session_id: str) -> dict[str, Any]:
         """What a paused turn of this session waits on (``pending`` is null when nothing)."""
-        check_session_id(session_id)
         agent.access.read_session(person, session_id)
         return {"session_id": session_id, "pending": agent.pending_approval(session_id)}
 
     @router.post("/sessions/{session_id}/approval", **returns(TurnPayload))
     def decide(person: Caller, session_id: str, body: ApprovalBody) -> Any:
         """Approve or deny what a paused turn waits on; the turn goes on (and may wait again)."""
-        check_session_id(session_id)
         agent.access.write_session(person, session_id)
         if (body.approve is None) == (body.decisions is None):
             raise InvalidInput("Give either approve (true/false) or decisions.")

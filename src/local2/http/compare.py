@@ -20,7 +20,6 @@ from local2.contracts.stream import collect
 from local2.contracts.turn import TurnPayload
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.ids import check_session_id
 from local2.service.agent import Agent
 
 
@@ -44,8 +43,8 @@ def compare_routes(agent: Agent) -> APIRouter:
         person: Caller, format: Literal["json", "csv"] = "json", everyone: bool = False
     ) -> PlainTextResponse:
         """The leaderboard from the caller's own votes (an admin's ``everyone``: all)."""
-        from local2.arena.report import arena as table_of
-        from local2.arena.report import as_csv, as_json
+        from local2.service import arena as table_of
+        from local2.service import as_csv, as_json
 
         votes = agent.votes()
         if agent.access.listing_owner(person, everyone) is not None:
@@ -58,14 +57,12 @@ def compare_routes(agent: Agent) -> APIRouter:
     @router.post("/sessions/{session_id}/retry", **returns(TurnPayload, "The second attempt."))
     def retry(person: Caller, session_id: str, body: RetryBody) -> Any:
         """A second attempt at a low-graded answer, with the critic's feedback."""
-        check_session_id(session_id)
         agent.access.write_session(person, session_id)
         return collect(agent.retry(session_id, body.query_id, person=person))
 
     @router.post("/sessions/{session_id}/show", **returns(TurnPayload))
     def show(person: Caller, session_id: str, body: ShowBody) -> Any:
         """Continue the session from attempt 1 or 2 of a retried turn."""
-        check_session_id(session_id)
         agent.access.write_session(person, session_id)
         return agent.show(session_id, body.query_id, body.attempt)
 

@@ -22,7 +22,10 @@ from local2.errors import (
     ModelError,
     ModelUnavailable,
     NotFound,
+    SettingsError,
     StorageFull,
+    StoryError,
+    ToolError,
     Unavailable,
 )
 
@@ -35,6 +38,9 @@ STATUSES: tuple[tuple[type[Local2Error], int], ...] = (
     (NotFound, 404),
     (Conflict, 409),
     (Unavailable, 503),
+    (ToolError, 502),  # a tool's failure is the model's to read: one reaching a route is a bug
+    (StoryError, 422),
+    (SettingsError, 500),  # the server's own settings: its log and the message say which
 )
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from local2.contracts.turn import FeedbackResult
-from local2.http.bodies import check_session_id, session_id_field
+from local2.http.bodies import session_id_field
 from local2.http.identity import Caller
 from local2.http.openapi import returns
 from local2.service.agent import Agent
@@ -16,15 +16,13 @@ from local2.service.agent import Agent
 
 class FeedbackBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    session_id: str = session_id_field()  # type: ignore[assignment]
+    session_id: str = session_id_field()  # type: ignore[assignment]  # Pydantic's Field() stands in for the default
     query_id: str = Field(min_length=1)
     rating: int | None = Field(default=None, ge=1, le=5)
     preferred: Literal["a", "b", "tie"] | None = Field(
         default=None, description="For a compared turn: the answer the person prefers."
     )
     comment: str | None = Field(default=None, max_length=4000)
-
-    _check_session = check_session_id
 
     @model_validator(mode="after")
     def rating_or_preference(self) -> FeedbackBody:

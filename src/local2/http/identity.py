@@ -1,14 +1,20 @@
 """Who a request is for: a person's bearer token, a trusted proxy's header, or local.
 
 - With nobody configured (``local2 users`` never used), everything is as it always was:
-  every request is :data:`~local2.contracts.people.LOCAL`'s, and beyond loopback it needs
-  the single ``LOCAL2_API_TOKEN``.
+  every request is :data:`~local2.contracts.people.LOCAL`'s; on loopback nothing is asked,
+  beyond it the single ``LOCAL2_API_TOKEN`` is needed.
 - With people configured, every request must say who it is: ``Authorization: Bearer
-  <token>`` (one of theirs; the single token still means local), or, from an address in
-  ``server.trusted_proxies``, the header named by ``server.trusted_user_header`` (e.g.
-  ``X-Forwarded-User`` from oauth2-proxy). From any other address that header is removed
-  before anything reads it (:class:`StripUntrustedUser`), so no one can claim a name by
-  sending it themselves. Anything else is 401.
+  <token>`` (one of theirs), or, from an address in ``server.trusted_proxies``, the header
+  named by ``server.trusted_user_header`` (e.g. ``X-Forwarded-User`` from oauth2-proxy).
+  From any other address that header is removed before anything reads it
+  (:class:`StripUntrustedUser`), so no one can claim a name by sending it themselves.
+  Anything else is 401.
+- The single token, when set, always means local, whatever the bind; a token that is
+  nobody's is 401 everywhere.
+- Whether a request that brings no credential is local's is decided per request, and never
+  widens while serving (:class:`Guard`): once a credential was needed (bound beyond
+  loopback, or anyone configured), it stays needed when the people list empties, and such
+  a request gets 401 saying how to let someone in.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
@@ -24,11 +30,19 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from local2.contracts.people import LOCAL, Person
 from local2.errors import InvalidInput
+from local2.service import check_name
 from local2.service.access import Access
-from local2.storage.people import check_name
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 UNAUTHORISED = "missing or wrong bearer token"
+NO_ONE = (
+    "This LoCAL2 server needs a credential and has none it would accept: nobody is added "
+    "here and LOCAL2_API_TOKEN is not set."
+)
+NO_ONE_FIX = (
+    "Add a person (local2 users add NAME) and send their token as 'Authorization: Bearer "
+    "<token>', or set LOCAL2_API_TOKEN and restart the server."
+)
 
 
 def networks(addresses: Iterable[str]) -> tuple[Network, ...]:
@@ -47,14 +61,40 @@ def trusted(client: str | None, proxies: tuple[Network, ...]) -> bool:
     return any((mapped or address) in net for net in proxies)
 
 
+@dataclass(eq=False)
+class Guard:
+    """Whether a request that brings no credential is local's: only on a server that no one
+    beyond this machine reaches (bound to loopback) and that has had nobody configured since
+    it started. Asked per request; once the answer is no it stays no while the server runs,
+    so removing the last person never opens a server that was closed."""
+
+    loopback: bool = True
+    people_seen: bool = False  # anyone configured at start, or at any request since
+
+    def anonymous_is_local(self, configured: bool) -> bool:
+        """``configured``: whether anyone is configured now."""
+        if configured:
+            self.saw_people()
+        return self.loopback and not self.people_seen
+
+    def saw_people(self) -> None:
+        self.people_seen = True
+
+
+def bearer(authorization: str | None) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header ("" for none)."""
+    return authorization.removeprefix("Bearer ").strip() if authorization else ""
+
+
 @dataclass(frozen=True)
 class Identify:
     """The dependency every route takes its :class:`Person` from."""
 
     access: Access
-    token: str | None = None  # LOCAL2_API_TOKEN (None: loopback, nothing asked of local)
+    token: str | None = None  # LOCAL2_API_TOKEN, whatever the bind (None: not set)
     user_header: str | None = None  # server.trusted_user_header
     proxies: tuple[Network, ...] = ()
+    guard: Guard = field(default_factory=Guard)
 
     def __call__(self, request: Request) -> Person:
         person = self.person(
@@ -64,7 +104,7 @@ class Identify:
         )
         if person is None:
             raise HTTPException(
-                status_code=401, detail=UNAUTHORISED, headers={"WWW-Authenticate": "Bearer"}
+                status_code=401, detail=self.refusal(), headers={"WWW-Authenticate": "Bearer"}
             )
         return person
 
@@ -72,19 +112,27 @@ class Identify:
         """Who sent a request with these headers from ``client``, or None (401)."""
         if proxied and trusted(client, self.proxies):
             return self._proxied(proxied.strip())
-        given = authorization.removeprefix("Bearer ").strip() if authorization else ""
-        if self.token and given and hmac.compare_digest(given.encode(), self.token.encode()):
+        given = bearer(authorization)
+        if given:
+            return self._holder(given)
+        return LOCAL if self.guard.anonymous_is_local(self.access.configured()) else None
+
+    def _holder(self, given: str) -> Person | None:
+        """Whose token ``given`` is: local's (the single token), a person's, or no one's."""
+        if self.token and hmac.compare_digest(given.encode(), self.token.encode()):
             return LOCAL
         people = self.access.people
-        if given and people is not None:
-            found = people.by_token(given)
-            if found is not None:
-                return found
-        if given:
-            return None  # a token that is nobody's
+        found = people.by_token(given) if people is not None else None
+        if found is not None:
+            self.guard.saw_people()  # people are here: never open to anonymous requests again
+        return found
+
+    def refusal(self) -> str | dict[str, str]:
+        """The 401's ``detail``: with no credential anyone could bring (nobody configured, no
+        single token), what to do about it; else that the token is missing or wrong."""
         if self.token is None and not self.access.configured():
-            return LOCAL  # one person, on loopback: nothing to ask
-        return None
+            return {"error": NO_ONE, "fix": NO_ONE_FIX}
+        return UNAUTHORISED
 
     def _proxied(self, name: str) -> Person | None:
         """The proxy vouches for the name; whether they are an admin is ours to say. A name
@@ -129,13 +177,16 @@ def signed_in(identify: Callable[[Request], Person]) -> Any:
 
 
 async def current_person(request: Request) -> Person:
-    return request.state.person
+    person: Person = request.state.person
+    return person
 
 
 Caller = Annotated[Person, Depends(current_person)]
 
 
-def identify(access: Access, token: str | None, server: object) -> Callable[[Request], Person]:
-    """The :class:`Identify` dependency for these settings (``server``: ``settings.server``)."""
+def identify(access: Access, token: str | None, server: object, loopback: bool = True) -> Identify:
+    """The :class:`Identify` dependency for these settings (``server``: ``settings.server``;
+    ``loopback``: whether the server is bound to loopback only)."""
     header = getattr(server, "trusted_user_header", None) or None
-    return Identify(access, token, header, networks(getattr(server, "trusted_proxies", [])))
+    guard = Guard(loopback, people_seen=access.configured())
+    return Identify(access, token, header, networks(getattr(server, "trusted_proxies", [])), guard)

@@ -12,7 +12,6 @@ from local2.contracts.turn import SessionHistory, SessionSummary, TurnPayload
 from local2.errors import NothingToStop
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.ids import check_session_id
 from local2.service.agent import Agent
 
 
@@ -44,7 +43,6 @@ def session_routes(agent: Agent) -> APIRouter:
     @router.get("/sessions/{session_id}/history", **returns(SessionHistory))
     def history(person: Caller, session_id: str, limit: int = 50) -> Any:
         """The session's clean turns and its checkpoints (newest first, at most ``limit``)."""
-        check_session_id(session_id)
         agent.access.read_session(person, session_id)
         return {
             "session_id": session_id,
@@ -56,7 +54,6 @@ def session_routes(agent: Agent) -> APIRouter:
     def replay(person: Caller, session_id: str, body: ReplayBody) -> Any:
         """Re-run from a past checkpoint as a new branch; the payload also names the branch
         (``branch``, ``replayed_from``) and what the original answered (``original``)."""
-        check_session_id(session_id)
         agent.access.write_session(person, session_id)
         return agent.replay(session_id, body.checkpoint_id, query=body.query, model=body.model)
 
@@ -66,7 +63,6 @@ def session_routes(agent: Agent) -> APIRouter:
         nothing is recorded, what streamed is abandoned, and a ``POST /query`` waiting on
         it gets 409 with ``status: stopped``. 409 when nothing is running (or the answer is
         already out: the critic and memory then finish). Turns run by this process only."""
-        check_session_id(session_id)
         agent.access.write_session(person, session_id)
         if not agent.stop(session_id):
             raise NothingToStop(

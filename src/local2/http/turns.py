@@ -21,7 +21,7 @@ respondent. ``answer`` and ``done`` hold both answers in the payload's ``respond
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any, Literal
 
@@ -33,10 +33,9 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from local2 import events
-from local2.contracts.turn import TurnPayload
+from local2.contracts.turn import TurnOptions, TurnPayload
 from local2.errors import TurnCancelled
-from local2.graph.compare.spec import compare_spec
-from local2.http.bodies import check_session_id, session_id_field
+from local2.http.bodies import session_id_field
 from local2.http.errors import stopped_response
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
@@ -50,7 +49,7 @@ Wait = Literal["answer", "critique"]
 class QueryBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str
-    session_id: str | None = session_id_field(None)  # type: ignore[assignment]
+    session_id: str | None = session_id_field(None)  # type: ignore[assignment]  # Pydantic's Field() stands in for the default
     wait: Wait | None = Field(
         default=None,
         description="answer (default): return at publish, critique pending; "
@@ -59,18 +58,17 @@ class QueryBody(BaseModel):
     model_b: str | None = Field(default=None, description="A second respondent's model.")
     temperature_b: float | None = Field(default=None, ge=0, le=2)
 
-    _check_session = check_session_id
 
-
-def turn_options(agent: Agent, body: QueryBody) -> dict[str, Any] | None:
-    """The compare options of a ``/query`` body: its ``model_b``/``temperature_b``, or the
-    server's default (``serve --model-b``) when it names neither."""
+def turn_options(agent: Agent, body: QueryBody) -> TurnOptions:
+    """The options of a ``/query`` body: its ``model_b``/``temperature_b``, or the server's
+    default (``serve --model-b``) when it names neither (both given as null: none)."""
     given = body.model_fields_set & {"model_b", "temperature_b"}
-    spec = compare_spec(body.model_b, body.temperature_b) if given else agent.compare_default
-    return {"compare": spec} if spec else None
+    asked = body.model_b is not None or body.temperature_b is not None
+    compare = None if asked or not given else False
+    return agent.turn_options(body.model_b, body.temperature_b, compare=compare)
 
 
-def answer_first(payload: dict[str, Any], critic_on: bool) -> dict[str, Any]:
+def answer_first(payload: Mapping[str, Any], critic_on: bool) -> dict[str, Any]:
     """The payload as handed over at publish: the critique is still to come."""
     answered = not payload.get("error") and payload.get("status") != "awaiting_approval"
     pending = critic_on and answered and payload.get("critique") is None
@@ -114,7 +112,7 @@ def turn_frames(turn: BackgroundTurn, critic_on: bool, compare: bool = False) ->
 def turn_routes(agent: Agent) -> APIRouter:
     """``POST /query`` and ``POST /query/stream`` over ``agent``."""
     router = APIRouter(tags=["turns"])
-    critic_on = agent.services.critic is not None
+    critic_on = agent.info.critic
 
     @router.post("/query", **returns(TurnPayload, "The turn payload."))
     async def query(person: Caller, body: QueryBody, wait: Wait | None = None) -> Any:
@@ -128,10 +126,10 @@ def turn_routes(agent: Agent) -> APIRouter:
         begin = partial(
             agent.start, body.query, body.session_id, options, tokens=False, person=person
         )
-        turn = agent.turns.start_now(
+        now = agent.turns.start_now(
             body.query, body.session_id, options, tokens=False, person=person
         )
-        turn = turn or await run_in_threadpool(begin)
+        turn = now if now is not None else await run_in_threadpool(begin)
         try:
             if (body.wait or wait) == "critique":
                 graded = {**await run_in_threadpool(turn.until_final), "critique_pending": False}
@@ -157,6 +155,6 @@ def turn_routes(agent: Agent) -> APIRouter:
         even if the client goes away."""
         options = turn_options(agent, body)
         turn = agent.start(body.query, body.session_id, options, person=person)
-        return event_stream(turn_frames(turn, critic_on, compare=options is not None))
+        return event_stream(turn_frames(turn, critic_on, compare=options.compare is not None))
 
     return router

@@ -10,6 +10,7 @@ processes can use at once. A token, if the server wants one, comes from
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -47,3 +48,9 @@ def chroma_client(settings: Any, subdir: str) -> Any:
             f"Cannot reach the Chroma server at {url} ({exc}). Start it with "
             "`chroma run --path DIR --port PORT`, or unset memory.chroma_url for embedded."
         ) from exc
+
+
+def vectors(rows: Sequence[Sequence[float]]) -> list[Sequence[float]]:
+    """Embeddings as Chroma's API types them (its union of arrays and sequences defeats the
+    type checker's inference of a plain list of lists)."""
+    return list(rows)

@@ -202,7 +202,12 @@ class Engrams:
         found = self.collection.get(ids=[engram_id], include=["documents", "metadatas"])
         if not found["ids"]:
             return None
-        return engram_row(found["ids"][0], found["documents"][0], found["metadatas"][0])
+        documents, metadatas = found["documents"], found["metadatas"]
+        return engram_row(
+            found["ids"][0],
+            documents[0] if documents else None,
+            metadatas[0] if metadatas else None,
+        )
 
     def list(
         self, limit: int = 50, offset: int = 0, kind: str | None = None
@@ -236,10 +241,12 @@ class Engrams:
             page = self.collection.get(limit=PAGE, offset=offset, include=include)
             if not page["ids"]:
                 return
+            documents, metadatas = page["documents"] or [], page["metadatas"] or []
+            embeddings = page["embeddings"] if include_embeddings else None
             for n, eid in enumerate(page["ids"]):
-                row = engram_row(eid, page["documents"][n], page["metadatas"][n])
-                if include_embeddings:
-                    row["embedding"] = [float(x) for x in page["embeddings"][n]]
+                row = engram_row(eid, documents[n], metadatas[n])
+                if embeddings is not None:
+                    row["embedding"] = [float(x) for x in embeddings[n]]
                 yield row
             offset += len(page["ids"])
 

@@ -21,6 +21,7 @@ from chromadb.api.models.Collection import Collection
 from chromadb.errors import NotFoundError
 
 from local2.errors import EmbedderMismatchError
+from local2.memory.chroma import vectors as chroma_vectors
 from local2.memory.embeddings import Embedder
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,23 @@ def migrate_legacy(client: Any, base: str, default_embedder: str) -> None:
         return
     legacy.modify(name=target)
     log.info("memory: collection %s renamed to %s", base, target)
+
+
+def adopt_family(client: Any, old_base: str, base: str) -> None:
+    """Rename every collection of the ``old_base`` family to the same name under ``base``,
+    once (a person's collections under the short key of before,
+    :func:`local2.memory.owners.legacy_collection_base`). Nothing moves while ``base``'s
+    family has a collection: two families are never merged."""
+    old = family(client, old_base)
+    if not old:
+        return
+    if family(client, base):
+        log.warning("memory: both %s and %s exist; leaving %s as it is", old_base, base, old_base)
+        return
+    for name, collection in old.items():
+        target = base + name[len(old_base) :]
+        collection.modify(name=target)
+        log.warning("memory: collection %s renamed to %s (full-hash owner key)", name, target)
 
 
 def open_family(client: Any, base: str, embedder: Embedder) -> tuple[Collection, list[Collection]]:
@@ -161,7 +179,7 @@ def copy_missing(
                 if keep:
                     target.add(
                         ids=[rows["ids"][n] for n in keep],
-                        embeddings=[vectors[n] for n in keep],
+                        embeddings=chroma_vectors([vectors[n] for n in keep]),
                         documents=[docs[n] for n in keep],
                         metadatas=[dict((rows["metadatas"] or [])[n] or {}) for n in keep],
                     )

@@ -34,10 +34,11 @@ from local2.contracts.people import LOCAL_NAME
 from local2.errors import EmbedderMismatchError, MemoryStoreError
 from local2.memory import per_embedder, ranking
 from local2.memory.chroma import chroma_client
+from local2.memory.chroma import vectors as chroma_vectors
 from local2.memory.embeddings import Embedder
 from local2.memory.engrams import Engrams, metadata_of
 from local2.memory.facts import Fact
-from local2.memory.owners import collection_base, owner_file
+from local2.memory.owners import collection_base, legacy_collection_base, owner_file
 
 if TYPE_CHECKING:  # local2.graph.state imports langgraph: memory commands start without it
     from local2.contracts.records import MemoryHit
@@ -100,6 +101,9 @@ class EngramStore(Engrams):
 
         client = chroma_client(settings, "chroma")
         base = collection_base(settings.memory.collection, owner)
+        legacy = legacy_collection_base(settings.memory.collection, owner)
+        if legacy is not None:
+            per_embedder.adopt_family(client, legacy, base)
         notice = None
         if embedder is None:
             choice = choose_embedder(settings, per_embedder.recorded_embedders(client, base))
@@ -219,7 +223,9 @@ class EngramStore(Engrams):
         if meta["kind"] == "episodic":
             full.update(self._pending.pop(meta["query_id"], {}))
             full["bad"] = ranking.is_bad(full)
-        self.collection.add(ids=[eid], embeddings=[vector], documents=[text], metadatas=[full])
+        self.collection.add(
+            ids=[eid], embeddings=chroma_vectors([vector]), documents=[text], metadatas=[full]
+        )
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -259,7 +265,7 @@ class EngramStore(Engrams):
             # unwanted engrams are dropped while re-ranking, and the candidate pool grows if
             # too many were dropped.
             result = self.collection.query(
-                query_embeddings=[list(vector)],
+                query_embeddings=chroma_vectors([vector]),
                 n_results=n,
                 include=["documents", "metadatas", "distances"],
             )
@@ -279,7 +285,7 @@ class EngramStore(Engrams):
             )
             if len(ranked) >= k or len(result["ids"][0]) < n:
                 break
-            if 1.0 - float(result["distances"][0][-1]) < weights.min_similarity:
+            if 1.0 - float((result["distances"] or [[0.0]])[0][-1]) < weights.min_similarity:
                 break  # the rest are even less similar: a bigger pool would not help
             n *= 4
         else:
@@ -337,7 +343,7 @@ class EngramStore(Engrams):
                 part = rows[i : i + limit]
                 store.collection.add(
                     ids=[r["id"] for r in part],
-                    embeddings=vectors[i : i + limit],
+                    embeddings=chroma_vectors(vectors[i : i + limit]),
                     documents=[r["content"] for r in part],
                     metadatas=[metadata_of(r) for r in part],
                 )

@@ -30,7 +30,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from local2.contracts.people import TEAM_NAME
-from local2.memory.owners import collection_base
+from local2.memory.owners import collection_base, legacy_collection_base
 
 if TYPE_CHECKING:
     from local2.contracts.records import MemoryHit
@@ -93,14 +93,16 @@ class TeamFacts:
             return False
 
     def _written(self) -> bool:
-        """Whether any collection of the team's family exists (without creating one)."""
+        """Whether any collection of the team's family exists (without creating one; its
+        name under the short key of before counts too: opening the store moves it)."""
         from local2.memory import per_embedder  # chromadb: only once memory is in use
         from local2.memory.chroma import chroma_client
 
         if self._client is None:
             self._client = chroma_client(self.settings, "chroma")
-        base = collection_base(self.settings.memory.collection, TEAM_NAME)
-        return bool(per_embedder.family(self._client, base))
+        memory = self.settings.memory.collection
+        bases = (collection_base(memory, TEAM_NAME), legacy_collection_base(memory, TEAM_NAME))
+        return any(per_embedder.family(self._client, base) for base in bases if base)
 
     def opened(self) -> EngramStore | None:
         """The team's store if this process opened it (for closing)."""

@@ -254,7 +254,7 @@ class EmbeddedChatModel(BaseChatModel):
         messages.append({"role": "user", "content": ""})
         with lock:
             if state_dir is None:
-                llama.create_chat_completion(messages=messages, max_tokens=1)
+                llama.create_chat_completion(messages=messages, max_tokens=1)  # type: ignore[arg-type]  # llama.cpp's message TypedDicts; ours are plain dicts of the same keys
                 _holds[llama] = system
                 return "read"
             saved = state_dir / prefix_state.state_key(self.resolved_path, self.n_ctx, messages)
@@ -268,7 +268,7 @@ class EmbeddedChatModel(BaseChatModel):
                 refused = saved.is_file()
             # Nothing saved, or a state llama.cpp refused: read the prefix (only what the
             # model does not hold already) and save it.
-            llama.create_chat_completion(messages=messages, max_tokens=1)
+            llama.create_chat_completion(messages=messages, max_tokens=1)  # type: ignore[arg-type]  # llama.cpp's message TypedDicts; ours are plain dicts of the same keys
             _holds[llama] = system
             if saved.is_file() and not refused:
                 return "read"
@@ -327,7 +327,7 @@ class EmbeddedChatModel(BaseChatModel):
         request = self._completion(messages, stop, kwargs)
         with lock:
             self._restore_prefix(llama, request["messages"])
-            result = llama.create_chat_completion(**request)
+            result: Any = llama.create_chat_completion(**request)  # not streamed: one response
         choice = result["choices"][0]
         usage = result.get("usage") or {}
         content = choice["message"].get("content") or ""
@@ -360,7 +360,7 @@ class EmbeddedChatModel(BaseChatModel):
         with lock:  # held until the stream ends or is closed
             self._restore_prefix(llama, request["messages"])
             finish_reason = None
-            parts = llama.create_chat_completion(**request, stream=True)
+            parts: Any = llama.create_chat_completion(**request, stream=True)  # a generator
             try:
                 for part in parts:
                     choice = part["choices"][0]

@@ -32,7 +32,7 @@ _callback: Any = None  # kept alive: llama.cpp holds only the C pointer
 _last_level = logging.DEBUG
 
 
-class _LeaveOutputAlone(nullcontext):  # type: ignore[type-arg]
+class _LeaveOutputAlone(nullcontext[None]):
     """``suppress_stdout_stderr`` that suppresses nothing."""
 
     def __init__(self, disable: bool = True) -> None:
@@ -61,6 +61,6 @@ def route_llama_log() -> None:
 
         for module in (llama_cpp.llama, llama_cpp._internals):
             if hasattr(module, "suppress_stdout_stderr"):
-                module.suppress_stdout_stderr = _LeaveOutputAlone  # type: ignore[attr-defined]
+                module.suppress_stdout_stderr = _LeaveOutputAlone  # type: ignore[attr-defined]  # llama-cpp-python's private helper, replaced while it loads
         _callback = llama_cpp.llama_log_callback(_log)
         llama_cpp.llama_log_set(_callback, ctypes.c_void_p(0))

@@ -12,7 +12,7 @@ def describe_ollama_error(exc: BaseException, *, host: str, model: str) -> Model
     try:
         from ollama import ResponseError
     except ImportError:  # pragma: no cover - ollama is a dependency
-        ResponseError = ()  # type: ignore[assignment]
+        ResponseError = ()  # type: ignore[assignment,misc]  # no class to catch without ollama
 
     text = str(exc)
     if isinstance(exc, ResponseError):

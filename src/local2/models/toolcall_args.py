@@ -15,7 +15,7 @@ from typing import Any
 
 import jsonschema
 
-_TYPE_OF = {
+_TYPE_OF: dict[str, type | tuple[type, ...]] = {
     "string": str,
     "integer": int,
     "number": (int, float),

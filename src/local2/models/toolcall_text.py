@@ -182,16 +182,16 @@ def _pythonic_args(node: ast.Call, schema: Mapping[str, Any]) -> dict[str, Any]:
 def _pythonic_calls(src: str) -> list[tuple[str, ast.Call]]:
     """Call nodes in ``src`` (one call, a list/tuple of calls, or calls on separate lines)."""
     tree = ast.parse(src.strip())
-    nodes: list[ast.AST] = []
+    nodes: list[ast.expr] = []
     for stmt in tree.body:
         if not isinstance(stmt, ast.Expr):
             raise ValueError("not a function call")
         value = stmt.value
         nodes.extend(value.elts if isinstance(value, ast.List | ast.Tuple) else [value])
-    found = []
+    found: list[tuple[str, ast.Call]] = []
     for node in nodes:
         name = _call_name(node)
-        if name is None:
+        if name is None or not isinstance(node, ast.Call):
             raise ValueError("not a function call")
         found.append((name, node))
     if not found:
@@ -386,7 +386,7 @@ def _stage_json(text: str, tools: Mapping[str, dict]) -> _Found:
             except ValueError:
                 value = None
         calls = [c for c in map(_json_call, _json_items(value)) if c and c[0] in tools]
-        if calls and not any(s <= start < e for s, e in code):
+        if end is not None and calls and not any(s <= start < e for s, e in code):
             found.spans.append((start, end))
             found.raws.extend(_Raw(*c) for c in calls)
             pos = end

@@ -6,9 +6,14 @@ touch; the same rules as the HTTP API (:mod:`local2.http.identity`), not a secon
 
 - Who: a person's bearer token (``local2 users add``), the single ``LOCAL2_API_TOKEN``
   (local), a trusted proxy's ``server.trusted_user_header``, or, with nobody configured and
-  no token asked, local; anything else is 401. People are read from LoCAL2's conversation
+  no token set, local; anything else is 401. People are read from LoCAL2's conversation
   store (``storage.open.open_people``), opened once and kept; a SQLite store that does not
   exist yet has nobody in it and is not created here.
+- Access never widens while the server runs (:class:`~local2.http.identity.Guard`): the
+  platform's bind is not known here, so it counts as reachable from beyond this machine
+  once a credential was needed (the single token set, or anyone configured at any request);
+  from then on a request without a credential gets 401, with what to do, even when the
+  people list empties, and local is never again "alone" (unfiltered).
 - Threads (the sessions), their runs and crons carry ``metadata.owner``, set by the server
   from the person who created them (never from the request), and every read, search,
   change or run is filtered to the person's own: someone else's thread answers like an
@@ -43,11 +48,10 @@ from langgraph_sdk import Auth
 
 from local2.config import Settings, load_settings
 from local2.contracts.people import LOCAL, LOCAL_NAME, Person
-from local2.http.identity import UNAUTHORISED, Identify, networks
+from local2.http.identity import Guard, Identify, networks
 from local2.platform.owners import PEOPLE, owned, owner_of, scope_of
+from local2.service import People, open_people, votes_path
 from local2.service.access import Access
-from local2.storage.open import open_people, votes_path
-from local2.storage.people import People
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"  # as local2.http.app reads it
 ADMIN = "admin"  # may read everyone's, audited
@@ -64,6 +68,7 @@ class Roster:
         self._settings_of = settings_of
         self._settings: Settings | None = None
         self._people: People | None = None
+        self._guard: Guard | None = None
         self._lock = threading.Lock()
 
     @property
@@ -84,20 +89,36 @@ class Roster:
                 self._people = open_people(self.settings)
             return self._people
 
+    def identify(self) -> Identify:
+        """Who requests are for, by LoCAL2's rule (:mod:`local2.http.identity`), with one
+        :class:`~local2.http.identity.Guard` for the life of the server."""
+        access = Access(self.people())
+        server = self.settings.server
+        token = os.environ.get(TOKEN_ENV) or None
+        with self._lock:
+            if self._guard is None:  # the first request: a token set means beyond loopback
+                self._guard = Guard(loopback=token is None, people_seen=access.configured())
+            guard = self._guard
+        header = server.trusted_user_header or None
+        return Identify(access, token, header, networks(server.trusted_proxies), guard)
+
     def person(
         self, authorization: str | None, headers: Mapping[bytes, bytes], client: str | None
     ) -> tuple[Person | None, bool]:
         """Who sent a request (None: nobody we know), and whether they are alone here."""
-        access = Access(self.people())
-        server = self.settings.server
-        header = server.trusted_user_header or None
-        token = os.environ.get(TOKEN_ENV) or None
-        who = Identify(access, token, header, networks(server.trusted_proxies))
+        who = self.identify()
+        header = who.user_header
         proxied = headers.get(header.lower().encode()) if header else None
         person = who.person(
             authorization or "", proxied.decode("latin-1") if proxied else None, client
         )
-        return person, person == LOCAL and not access.configured()
+        alone = person == LOCAL and not who.guard.people_seen and not who.access.configured()
+        return person, alone
+
+    def refusal(self) -> str:
+        """The 401's detail (:meth:`~local2.http.identity.Identify.refusal`), as one line."""
+        detail = self.identify().refusal()
+        return detail if isinstance(detail, str) else f"{detail['error']} Fix: {detail['fix']}"
 
     def admin_read(self, admin: str, kind: str, item: str, owner: str) -> None:
         people = self.people()
@@ -116,8 +137,9 @@ async def authenticate(
     client = (scope.get("client") or (None,))[0]
     person, alone = await asyncio.to_thread(ROSTER.person, authorization, headers, client)
     if person is None:
+        detail = await asyncio.to_thread(ROSTER.refusal)
         raise Auth.exceptions.HTTPException(
-            status_code=401, detail=UNAUTHORISED, headers={"WWW-Authenticate": "Bearer"}
+            status_code=401, detail=detail, headers={"WWW-Authenticate": "Bearer"}
         )
     permissions = [ADMIN] if person.admin else []
     if alone:
@@ -247,7 +269,7 @@ async def read_assistants(ctx: Auth.types.AuthContext, value: Any) -> Auth.types
     """The graph's own assistant is everyone's to run; one a person made is theirs."""
     if ONE_PERSON in ctx.permissions:
         return None
-    return {"$or": [{"created_by": "system"}, {"owner": name_of(ctx)}]}
+    return {"$or": [{"created_by": "system"}, {"owner": name_of(ctx)}]}  # type: ignore[return-value]  # the SDK's FilterType lacks $or, which the server accepts
 
 
 @auth.on.assistants(actions=["update", "delete"])

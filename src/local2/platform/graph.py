@@ -16,23 +16,17 @@ store (:mod:`local2.platform.owners`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from local2.config import Settings
 from local2.contracts.people import LOCAL_NAME
-from local2.graph.state import TurnState
-from local2.graph.topology import compile_graph
 from local2.platform.owners import OwnedStore, run_owner
-from local2.service.wiring import wire
-from local2.storage.bundles import Storage
-from local2.storage.locks import SharedLocks
-from local2.storage.store_turn_log import StoreTurnLog, platform_store
-from local2.storage.votes import StoreVoteLog
+from local2.service import TurnGraph, build_platform_graph, platform_store
 
 FIRST = "receive"  # the turn's first step in local2.graph.topology
 
@@ -45,29 +39,31 @@ def owners_store() -> BaseStore:
     return store if owner == LOCAL_NAME else OwnedStore(store, owner)
 
 
-def identify(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
+def identify(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Whose turn this is: the person the platform authenticated, never the input's say."""
     return {"owner": run_owner(config)}
 
 
-def identified(compiled: CompiledStateGraph, store: BaseStore | None) -> CompiledStateGraph:
+def identified(compiled: TurnGraph, store: BaseStore | None) -> TurnGraph:
     """``compiled`` with :func:`identify` before its first step, compiled again."""
     builder = compiled.builder
     if (START, FIRST) not in builder.edges:
         raise RuntimeError(f"The turn graph no longer starts at '{FIRST}': update FIRST.")
     builder.compiled = False  # compiled again below, with the step in
+    # The server passes its own dict as a run's context (its configurable values), which
+    # LangGraph would try to turn into a TurnContext: without a schema it arrives as it is,
+    # and every node runs with the graph's default context (local2.graph.context).
+    builder.context_schema = None
     builder.edges.discard((START, FIRST))
     builder.add_node("identify", identify)
     builder.add_edge(START, "identify")
     builder.add_edge("identify", FIRST)
     limit = int((compiled.config or {}).get("recursion_limit", 25)) + 1  # one step more
     recompiled = builder.compile(checkpointer=None, store=store, name=compiled.name)
-    return recompiled.with_config(recursion_limit=limit)  # type: ignore[return-value]
+    return recompiled.with_config(recursion_limit=limit)
 
 
-def make_graph(
-    settings: Settings | None = None, store: BaseStore | None = None
-) -> CompiledStateGraph:
+def make_graph(settings: Settings | None = None, store: BaseStore | None = None) -> TurnGraph:
     """The LoCAL2 graph with no checkpointer or store of its own (the server supplies both).
 
     Outside the server pass a ``store`` (a test, a notebook); LangGraph Server refuses a
@@ -75,11 +71,7 @@ def make_graph(
     the server; local without it).
     """
     # The turns, and the arena's votes beside them, go to the owner's part of the store.
-    platform = Storage(
-        None, StoreTurnLog(owners_store), SharedLocks(), votes=StoreVoteLog(owners_store)
-    )
-    wired = wire(settings, storage=platform)
-    return identified(compile_graph(wired.services, checkpointer=None, store=store), store)
+    return identified(build_platform_graph(settings, owners_store, store), store)
 
 
 # Built when LangGraph Server loads this file (it looks the name up in the module).

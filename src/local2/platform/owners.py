@@ -105,9 +105,8 @@ class OwnedStore(BaseStore):
         if isinstance(result, Item):
             return self._unscoped(result)
         if isinstance(result, list):
-            return [
-                self._unscoped(r) if isinstance(r, Item) else tuple(r[cut:])  # type: ignore[misc]
-                for r in result
+            return [  # type: ignore[return-value]  # items, or namespaces: never both
+                self._unscoped(r) if isinstance(r, Item) else tuple(r[cut:]) for r in result
             ]
         return result
 

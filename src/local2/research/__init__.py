@@ -4,3 +4,31 @@
 lists runs for the CLI, the HTTP API and the app; ``local2.build_research_graph(settings)`` is
 the graph for notebooks.
 """
+
+from local2.faces import lazy_face
+
+# What other packages use, by the module that defines it (loaded on first use).
+_FACE = {
+    "ResearchGraph": "local2.research.graph",
+    "ResearchState": "local2.research.state",
+    "compile_research_graph": "local2.research.graph",
+    "link_citations": "local2.research.verify",
+    "plain": "local2.research.verify",
+    "research_payload": "local2.research.payload",
+    "research_services": "local2.research.graph",
+    "safe_url": "local2.research.verify",
+    "source_list": "local2.research.ledger",
+}
+__getattr__ = lazy_face(__name__, _FACE)
+
+__all__ = [
+    "ResearchGraph",
+    "ResearchState",
+    "compile_research_graph",
+    "link_citations",
+    "plain",
+    "research_payload",
+    "research_services",
+    "safe_url",
+    "source_list",
+]

@@ -17,12 +17,15 @@ import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from local2 import events
 from local2.contracts.people import LOCAL_NAME
+from local2.contracts.records import EventEntry
 from local2.errors import ToolError
-from local2.graph.nodes.common import event
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.research.ledger import Found, file_sources, page_read, search_hits, url_key
 from local2.research.plan_schema import COMPOSE, FETCH, SEARCH, call_key
@@ -87,7 +90,8 @@ def _read_targets(
     return targets
 
 
-def execute(state: ResearchState, services: Services) -> dict[str, Any]:
+def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    services = runtime.context.services
     settings = services.settings.research
     steps = dict(state.get("steps") or {})
     order = list(state.get("order") or [])
@@ -121,7 +125,7 @@ def execute(state: ResearchState, services: Services) -> dict[str, Any]:
     if any(steps[i]["status"] == "failed" and i not in handled for i in order):
         return {**update, "decision": "replan", "ready": []}
 
-    view: ResearchState = {**state, "ledger": ledger}  # type: ignore[typeddict-item]
+    view: ResearchState = {**state, "ledger": ledger}
     room = settings.max_sources - len(ledger)
     banned = set(forbidden)
     ready: list[dict[str, Any]] = []
@@ -214,8 +218,56 @@ def _soft_failure(tool: str, result: ToolResult) -> str | None:
     return None
 
 
-def run_step(payload: dict[str, Any], services: Services) -> dict[str, Any]:
+def _call_with_retry(
+    services: Services,
+    tool: str,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    call_id: str,
+    timing: dict[str, Any],
+    log: list[EventEntry],
+) -> tuple[ToolResult | None, CallRecord]:
+    """One planned call, tried again once after a transient failure (timeout, 429, 5xx)."""
+    backoff = services.settings.research.retry_backoff_s
+    error: str | None = None
+    result: ToolResult | None = None
+    attempts = 0
+    duration = 0.0
+    while attempts < 2:
+        attempts += 1
+        log.append(event(timing, events.tool_request(tool), tool=tool, args=args, call_id=call_id))
+        result, error, duration = call_tool(services, tool, args, ctx, call_id)
+        if result is not None:
+            error = _soft_failure(tool, result)
+        log.append(
+            event(
+                timing,
+                events.tool_result(tool),
+                tool=tool,
+                call_id=call_id,
+                duration_s=round(duration, 3),
+                error=error,
+                chars=len(result.text) if result is not None else 0,
+                attempt=attempts,
+            )
+        )
+        if error is None or not is_transient(error) or attempts >= 2:
+            break
+        time.sleep(backoff * attempts)
+    record = CallRecord(
+        tool=tool,
+        args=args,
+        error=error,
+        duration_s=round(duration, 3),
+        attempts=attempts,
+        chars=len(result.text) if result is not None else 0,
+    )
+    return (result if error is None else None), record
+
+
+def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """Run one step's tool calls (with one retry of a transient failure each)."""
+    services = runtime.context.services
     step: StepRecord = payload["step"]
     timing = {"started_at": payload.get("started_at")}
     # The question lets web_fetch keep the passages of a page that matter to it; a memory
@@ -226,7 +278,6 @@ def run_step(payload: dict[str, Any], services: Services) -> dict[str, Any]:
         query=payload.get("question", ""),
         owner=payload.get("owner") or LOCAL_NAME,
     )
-    backoff = services.settings.research.retry_backoff_s
     log = [event(timing, events.RESEARCH_STEP, id=step["id"], status="started")]
     began = time.time()
     calls: list[CallRecord] = []
@@ -236,51 +287,14 @@ def run_step(payload: dict[str, Any], services: Services) -> dict[str, Any]:
     else:
         planned = [(FETCH, {"url": t["url"]}, t.get("title", "")) for t in payload["targets"]]
     for n, (tool, args, title) in enumerate(planned):
-        call_id = f"{step['id']}-{n}"
-        error: str | None = None
-        result: ToolResult | None = None
-        attempts = 0
-        duration = 0.0
-        while attempts < 2:
-            attempts += 1
-            log.append(
-                event(timing, events.tool_request(tool), tool=tool, args=args, call_id=call_id)
-            )
-            result, error, duration = call_tool(services, tool, args, ctx, call_id)
-            if result is not None:
-                error = _soft_failure(tool, result)
-            log.append(
-                event(
-                    timing,
-                    events.tool_result(tool),
-                    tool=tool,
-                    call_id=call_id,
-                    duration_s=round(duration, 3),
-                    error=error,
-                    chars=len(result.text) if result is not None else 0,
-                    attempt=attempts,
-                )
-            )
-            if error is None or not is_transient(error) or attempts >= 2:
-                break
-            time.sleep(backoff * attempts)
-        calls.append(
-            CallRecord(
-                tool=tool,
-                args=args,
-                error=error,
-                duration_s=round(duration, 3),
-                attempts=attempts,
-                chars=len(result.text) if result is not None else 0,
-            )
-        )
-        if error is None and result is not None:
-            if tool == SEARCH:
-                found.extend(search_hits(result.text, step["id"]))
-            else:
-                page = page_read(result.text, args["url"], step["id"], title)
-                if page is not None:
-                    found.append(page)
+        result, call = _call_with_retry(services, tool, args, ctx, f"{step['id']}-{n}", timing, log)
+        calls.append(call)
+        if result is None:
+            continue
+        if tool == SEARCH:
+            found.extend(search_hits(result.text, step["id"]))
+        elif (page := page_read(result.text, args["url"], step["id"], title)) is not None:
+            found.append(page)
     errors = [c["error"] for c in calls if c["error"]]
     ok = bool(found) and (step["tool"] != SEARCH or not errors)
     status = "done" if ok else "failed"

@@ -17,8 +17,7 @@ mid-way resumes from its last finished step without repeating that step's tool c
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
+import dataclasses
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -26,6 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from local2.config import Settings
+from local2.graph.context import TurnContext, contextual
 from local2.graph.services import Services
 from local2.research.execute import after_execute, execute, run_step
 from local2.research.planner import plan, replan
@@ -43,13 +43,21 @@ def recursion_limit(settings: Settings) -> int:
     return 20 + r.max_rounds * per_round
 
 
-def compile_research_graph(
-    services: Services, checkpointer: BaseCheckpointSaver | None = None
-) -> CompiledStateGraph:
-    def bind(fn: Callable[..., dict]) -> Callable[..., dict]:
-        return partial(fn, services=services)
+ResearchGraph = CompiledStateGraph[ResearchState, TurnContext, ResearchState, ResearchState]
 
-    graph = StateGraph(ResearchState)
+
+def compile_research_graph(
+    services: Services, checkpointer: BaseCheckpointSaver[Any] | None = None
+) -> ResearchGraph:
+    """The research graph; a run passes ``TurnContext(research_services(...))``, and one
+    without (a notebook, a resume after a kill) gets ``services`` (see
+    :mod:`local2.graph.context`)."""
+    default = TurnContext(services)
+
+    def bind(fn: Any) -> Any:
+        return contextual(fn, default)
+
+    graph = StateGraph(ResearchState, context_schema=TurnContext)
     graph.add_node("plan", bind(plan))
     graph.add_node("execute", bind(execute))
     graph.add_node("run_step", bind(run_step))
@@ -76,13 +84,11 @@ def compile_research_graph(
     graph.add_edge("critique", END)
     graph.add_edge("ingest", END)
     compiled = graph.compile(checkpointer=checkpointer, name="local2-research")
-    return compiled.with_config(recursion_limit=recursion_limit(services.settings))  # type: ignore[return-value]
+    return compiled.with_config(recursion_limit=recursion_limit(services.settings))
 
 
 def research_services(services: Services) -> Services:
     """The chat services with only the read-only research tools: research causes no effects."""
-    import dataclasses
-
     from local2.research.plan_schema import RESEARCH_TOOLS
 
     tools = {n: t for n, t in services.tools.items() if n in RESEARCH_TOOLS}

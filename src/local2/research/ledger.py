@@ -95,7 +95,7 @@ def file_sources(
 ) -> tuple[list[Source], list[int]]:
     """The ledger with ``found`` filed in: new sources numbered while there is room, a page
     read of a known result upgrading that entry. Returns the new ledger and touched numbers."""
-    entries = [dict(s) for s in ledger]
+    entries: list[Source] = [Source(**s) for s in ledger]
     by_url = {url_key(s["url"]): s for s in entries}
     touched: list[int] = []
     for item in found:
@@ -103,14 +103,14 @@ def file_sources(
         known = by_url.get(key)
         if known is not None:
             if item["kind"] == "page" and (known["kind"] != "page" or not known["text"]):
-                known.update(kind="page", text=item["text"], read_at=item["at"])
+                known["kind"], known["text"], known["read_at"] = "page", item["text"], item["at"]
                 if item["title"] and known["title"] in ("", known["url"]):
                     known["title"] = item["title"]
                 touched.append(known["n"])
             continue
         if len(entries) >= max_sources:
             continue
-        source: dict[str, Any] = {
+        source: Source = {
             "n": len(entries) + 1,
             "url": item["url"],
             "title": item["title"] or item["url"],
@@ -123,7 +123,7 @@ def file_sources(
         entries.append(source)
         by_url[key] = source
         touched.append(source["n"])
-    return [Source(**e) for e in entries], touched  # type: ignore[typeddict-item]
+    return entries, touched
 
 
 def find(ledger: Sequence[Source], url: str) -> Source | None:
@@ -136,7 +136,9 @@ def title_for(ledger: Sequence[Source], url: str) -> str:
     return known["title"] if known else ""
 
 
-def source_list(ledger: Sequence[Source], numbers: Iterable[int] | None = None) -> list[dict]:
+def source_list(
+    ledger: Sequence[Source], numbers: Iterable[int] | None = None
+) -> list[dict[str, Any]]:
     """``[{n, title, url, kind, read_at}]`` for the payload (all, or just ``numbers``)."""
     wanted = None if numbers is None else set(numbers)
     return [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from local2.contracts.research import ResearchPayload, ResearchStep
 from local2.research.plan_schema import COMPOSE
@@ -14,12 +14,12 @@ STEP_FIELDS = ("id", "description", "tool", "args", "requires", "round", "status
 def step_rows(state: Mapping[str, Any]) -> list[ResearchStep]:
     """The run's steps in plan order, without the text they found (that is in the ledger)."""
     steps = state.get("steps") or {}
-    rows = []
+    rows: list[ResearchStep] = []
     for step_id in state.get("order") or []:
         step = steps.get(step_id)
         if step is None:
             continue
-        row = {k: step.get(k) for k in STEP_FIELDS}
+        row = cast(ResearchStep, {k: step.get(k) for k in STEP_FIELDS})
         row["duration_s"] = step.get("duration_s", 0.0)
         row["calls"] = list(step.get("calls") or [])
         row["sources"] = len(step.get("found") or [])

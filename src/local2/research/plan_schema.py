@@ -226,7 +226,7 @@ def _check_args(step: PlanStep, tools: Sequence[str], known: Mapping[str, str]) 
         if isinstance(value, str) and _PLACEHOLDER.search(value):
             return [f"args.{name} {value!r} is a placeholder, not a real value"]
     if step.tool == SEARCH:
-        if not (args.query or "").strip():
+        if args.query is None or not args.query.strip():
             return ["a web_search step needs args.query"]
         if args.query.strip().lower() in _TEMPLATE_QUERIES:
             return [f"args.query {args.query!r} is a placeholder, not a search query"]

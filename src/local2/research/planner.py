@@ -13,10 +13,13 @@ import re
 import time
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.graph.nodes.common import event
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.research.plan_schema import (
     COMPOSE,
@@ -53,7 +56,7 @@ def _finished(state: ResearchState) -> dict[str, str]:
 def _ask_plan(
     services: Services,
     state: ResearchState,
-    messages: list,
+    messages: list[BaseMessage],
     config: RunnableConfig,
 ) -> Structured[Plan]:
     settings = services.settings.research
@@ -133,7 +136,10 @@ def _adopt(
     }
 
 
-def plan(state: ResearchState, services: Services, config: RunnableConfig) -> dict[str, Any]:
+def plan(
+    state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
+) -> dict[str, Any]:
+    services = runtime.context.services
     settings = services.settings.research
     start: dict[str, Any] = {}
     if not state.get("started_at"):  # a run started from a notebook with just a question
@@ -147,7 +153,7 @@ def plan(state: ResearchState, services: Services, config: RunnableConfig) -> di
             "model": services.model_name,
             "backend": services.backend,
         }
-    view: ResearchState = {**state, **start}  # type: ignore[typeddict-item]
+    view: ResearchState = {**state, **start}  # type: ignore[typeddict-item]  # the run as the planner sees it, with its start filled in
     tools = research_tools(services)
     gaps = list(view.get("gaps") or [])
     messages = plan_messages(
@@ -241,7 +247,10 @@ def _replan_fallback(state: ResearchState, tools: list[str], read_top: int) -> P
     return fallback_plan(fresh, tools, read_top, list(forbidden), goal=question)
 
 
-def replan(state: ResearchState, services: Services, config: RunnableConfig) -> dict[str, Any]:
+def replan(
+    state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
+) -> dict[str, Any]:
+    services = runtime.context.services
     settings = services.settings.research
     steps = state.get("steps") or {}
     handled = list(state.get("handled") or [])

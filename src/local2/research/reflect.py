@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from local2 import events
-from local2.graph.nodes.common import event
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.research.plan_schema import SEARCH, Gaps, gaps_schema
 from local2.research.planner import research_tools
@@ -43,7 +45,10 @@ def _why_stop(state: ResearchState, services: Services) -> str:
     return ""
 
 
-def reflect(state: ResearchState, services: Services, config: RunnableConfig) -> dict[str, Any]:
+def reflect(
+    state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
+) -> dict[str, Any]:
+    services = runtime.context.services
     settings = services.settings.research
     round_n = state.get("round") or 1
     stop = _why_stop(state, services)

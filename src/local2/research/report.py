@@ -8,15 +8,20 @@ graph's nodes on a turn-shaped view of the run, so both behave exactly as for a 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.graph.nodes.common import event, push
-from local2.graph.nodes.critique import critique
-from local2.graph.nodes.generate import call_model
+from local2.contracts.records import ToolCallRecord
+from local2.graph.context import TurnContext
+from local2.graph.emit import event, push
+from local2.graph.grading import grade_turn
+from local2.graph.model_call import call_model
 from local2.graph.services import Services
+from local2.graph.state import TurnState, TurnUpdate
 from local2.models.thinking import thinking_and_answer
 from local2.research.ledger import source_list
 from local2.research.payload import research_payload
@@ -37,7 +42,10 @@ def compose_budget(services: Services) -> int:
     return budget
 
 
-def compose(state: ResearchState, services: Services, config: RunnableConfig) -> dict[str, Any]:
+def compose(
+    state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
+) -> dict[str, Any]:
+    services = runtime.context.services
     settings = services.settings.research
     messages = compose_messages(
         state["question"],
@@ -56,7 +64,7 @@ def compose(state: ResearchState, services: Services, config: RunnableConfig) ->
     return {"draft": draft.strip() or EMPTY_DRAFT, "steps": finished}
 
 
-def verify_report(state: ResearchState, services: Services) -> dict[str, Any]:
+def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     ledger = state.get("ledger") or []
     checked = verify(state.get("draft") or "", ledger, state["question"])
     references = checked.references(ledger)
@@ -104,15 +112,15 @@ def why_no_sources(state: ResearchState) -> str:
     return "No sources: the searches found nothing to read."
 
 
-def publish(state: ResearchState, services: Services) -> dict[str, Any]:
+def publish(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     push({"payload": research_payload(dict(state))})
     return {}
 
 
-def _as_turn(state: ResearchState) -> dict[str, Any]:
+def _as_turn(state: ResearchState) -> TurnState:
     """The run as the chat graph's nodes see a turn: the report answers the question, and
     each ledger source is the evidence a tool call brought."""
-    evidence = [
+    evidence: list[ToolCallRecord] = [
         {
             "id": f"source-{s['n']}",
             "tool": "web_fetch" if s["kind"] == "page" else "web_search",
@@ -130,17 +138,17 @@ def _as_turn(state: ResearchState) -> dict[str, Any]:
         "memory_hits": [],
         "query_id": state.get("run_id", ""),
         "session_id": state.get("run_id", ""),
-        "started_at": state.get("started_at"),
+        "started_at": state.get("started_at") or time.time(),
         "model": state.get("model", ""),
         "error": None,
     }
 
 
-def critique_run(state: ResearchState, services: Services) -> dict[str, Any]:
-    return critique(_as_turn(state), services)  # type: ignore[arg-type]
+def critique_run(state: ResearchState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    return grade_turn(_as_turn(state), runtime.context.services)
 
 
-def ingest_run(state: ResearchState, services: Services) -> dict[str, Any]:
-    from local2.graph.nodes.ingest import ingest  # Chroma is slow to import: only when remembering
+def ingest_run(state: ResearchState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    from local2.graph.remember import remember_turn  # memory is slow to import: only when used
 
-    return ingest(_as_turn(state), services)  # type: ignore[arg-type]
+    return remember_turn(_as_turn(state), runtime.context.services)

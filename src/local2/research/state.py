@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from local2.contracts.records import EventEntry
+from local2.contracts.records import Critique, EventEntry
 from local2.graph.state import turn_list
 from local2.research.ledger import Found, Source
 
 
-def merge_steps(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
+def merge_steps(
+    current: dict[str, StepRecord] | None, update: dict[str, StepRecord | None] | None
+) -> dict[str, StepRecord]:
+    """Each step's latest record by id; None drops a step (a replanned one)."""
     merged = dict(current or {})
     for key, value in (update or {}).items():
         if value is None:
@@ -76,7 +79,7 @@ class ResearchState(TypedDict):
     citations: NotRequired[int]
     removed_links: NotRequired[list[str]]
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
-    critique: NotRequired[dict[str, Any] | None]
+    critique: NotRequired[Critique | None]
     model: NotRequired[str]
     backend: NotRequired[str]
     error: NotRequired[str | None]

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from local2.graph.nodes.generate import call_model
+from local2.graph.model_call import call_model
 from local2.graph.services import Services
 from local2.models.thinking import thinking_and_answer
 

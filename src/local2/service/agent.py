@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from typing_extensions import Unpack
 
@@ -40,7 +40,7 @@ from local2.config import Settings
 from local2.contracts.approval import Approver
 from local2.contracts.people import LOCAL, Person
 from local2.contracts.stream import StreamItem
-from local2.graph.nodes.retry import CONFIG_KEY as RETRY_KEY
+from local2.contracts.turn import AgentInfo, CompareSpec, TurnOptions
 from local2.graph.topology import compile_graph
 from local2.service.access import Access
 from local2.service.approvals import Approvals
@@ -54,6 +54,9 @@ from local2.service.turns import TurnRunner
 from local2.service.warmup import first_turn
 from local2.service.wiring import Parts, Wired, rewire, wire
 from local2.storage.votes import Vote, Voter
+
+if TYPE_CHECKING:
+    from local2.memory.store import EngramStore
 
 log = logging.getLogger(__name__)
 CLOSE_WAIT_S = 60.0  # how long close() waits for background turns (a critic grading)
@@ -108,7 +111,7 @@ class Agent:
         self.notices: list[str] = wired.notices
         self.graph = graph = compile_graph(services, self.checkpointer)
         self.running = running
-        runs = GraphRuns(graph, self.settings)
+        runs = GraphRuns(graph, self.settings, services)
         # Whose each session is: every surface checks here on a person's behalf.
         self.access = Access(wired.storage.people)
         self.reader = SessionReader(self.settings, services, graph, running)
@@ -128,9 +131,6 @@ class Agent:
         )
         self.ratings = Ratings(services, graph, running, self.reader)
         self.retries = Retries(services, graph, running, self.reader)
-        # A second respondent the app and the API use unless a request says otherwise
-        # (``local2 serve --model-b``); see :mod:`local2.graph.compare`.
-        self.compare_default: dict[str, Any] | None = None
         self._research: Any = None
         self._research_guard = threading.Lock()
 
@@ -158,11 +158,36 @@ class Agent:
         other._assemble(rewire(self.settings, self.services, self.storage, model), self.running)
         return other
 
+    @property
+    def memory(self) -> EngramStore | None:
+        """Local's engram store (None: memory is off), e.g. to warm its embedder up."""
+        return self.services.memory
+
+    @property
+    def info(self) -> AgentInfo:
+        """The model answering and which parts are on, for a surface to show."""
+        services = self.services
+        return AgentInfo(
+            model=services.model_name,
+            backend=services.backend,
+            native_tools=services.native_tools,
+            tools=tuple(sorted(services.tools)),
+            memory=services.memory is not None,
+            critic=services.critic is not None,
+        )
+
+    @property
+    def compare_default(self) -> CompareSpec | None:
+        """The second respondent of every turn that names none (``serve --model-b``)."""
+        return self.turns.compare_default
+
     def warm_up(self) -> None:
         """A first turn's one-time work, before the first question (a server just started)."""
         first_turn(self.services)
 
     # -- turns: start, stream, stop --------------------------------------------------------
+    turn_options = Delegated("turns", TurnRunner.options)
+    set_compare_default = Delegated("turns", TurnRunner.set_compare_default)
     stream = Delegated("turns", TurnRunner.stream)
     ask = Delegated("turns", TurnRunner.ask)
     start = Delegated("turns", TurnRunner.start)
@@ -181,6 +206,7 @@ class Agent:
     prompt_messages = Delegated("reader", SessionReader.prompt_messages)
     checkpoints = Delegated("reader", SessionReader.checkpoints)
     sessions = Delegated("reader", SessionReader.recent)
+    turn = Delegated("reader", SessionReader.turn)
 
     def exists(self, session_id: str) -> bool:
         """Whether the session has something to continue from (a turn that settled)."""
@@ -210,7 +236,8 @@ class Agent:
         """Try ``query_id`` again with its critique as context: a turn of ``person``'s,
         streamed like one."""
         query, first = self.retries.retry_request(session_id, query_id)
-        return self.stream(query, session_id, approve, options={RETRY_KEY: first}, person=person)
+        options = TurnOptions(retry=first)
+        return self.stream(query, session_id, approve, options=options, person=person)
 
     def votes(self, voter: Voter | None = None) -> list[Vote]:
         """The arena's votes so far (people's or the judge's, or both), oldest first."""

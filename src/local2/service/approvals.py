@@ -11,14 +11,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from local2.contracts import approval
 from local2.contracts.approval import Approver, Decision
-from local2.contracts.stream import StreamItem, collect
+from local2.contracts.stream import StreamItem, collect_turn
 from local2.contracts.turn import TurnPayload
 from local2.errors import UnknownTurn
+from local2.graph.topology import TurnGraph
 from local2.service.graph_runs import GraphRuns, pending_in, thread_config
 from local2.service.running import RunningTurn, Turns
 
@@ -27,7 +27,7 @@ from local2.service.running import RunningTurn, Turns
 class Approvals:
     """Answers the approval requests of paused turns."""
 
-    graph: CompiledStateGraph
+    graph: TurnGraph
     running: Turns
     runs: GraphRuns
 
@@ -53,7 +53,7 @@ class Approvals:
             if waiting is None:
                 raise UnknownTurn(f"Nothing in session '{session_id}' is waiting for approval")
             answer = approval.answer(waiting, decision, by=by)
-            resume = Command(resume={waiting["interrupt_id"]: answer})
+            resume: Command[Any] = Command(resume={waiting["interrupt_id"]: answer})
             yield from self.runs.run(resume, thread_config(session_id), turn, approve)
 
         yield from self.running.run(session_id, produce)
@@ -62,4 +62,4 @@ class Approvals:
         self, session_id: str, decision: Decision, approve: Approver | None = None
     ) -> TurnPayload:
         """:meth:`resume` to the end; returns the payload (which may wait again)."""
-        return collect(self.resume(session_id, decision, approve))
+        return collect_turn(self.resume(session_id, decision, approve))

@@ -17,8 +17,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from local2.contracts.stream import StreamItem
+from local2.contracts.turn import TurnPayload
 from local2.errors import TurnCancelled
-from local2.service.running import POLL_S, RunningTurn, StreamItem
+from local2.service.running import POLL_S, RunningTurn
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +95,8 @@ class BackgroundTurn:
             return None
         if item[0] == "error":
             raise item[1]
-        return item
+        taken: StreamItem = item
+        return taken
 
     def __iter__(self) -> Iterator[StreamItem]:
         return self._read(hand_over=True)
@@ -117,7 +120,7 @@ class BackgroundTurn:
         """The answer has been taken: the turn goes on to the critic and memory."""
         self.handed_over.set()
 
-    def until_answer(self, *, hand_over: bool = True) -> dict[str, Any]:
+    def until_answer(self, *, hand_over: bool = True) -> TurnPayload:
         """The payload as ``publish`` made it (or the final one if the turn never published).
 
         ``hand_over=False``: the caller calls :meth:`hand_over` once the answer is on its way
@@ -126,10 +129,11 @@ class BackgroundTurn:
         """
         for kind, data in self._read(hand_over=hand_over):
             if kind in ("answer", "final"):
-                return data
+                payload: TurnPayload = data
+                return payload
         raise RuntimeError("the turn ended without a payload")
 
-    async def answer(self) -> dict[str, Any]:
+    async def answer(self) -> TurnPayload:
         """:meth:`until_answer` (``hand_over=False``) for a reader on an event loop: the loop
         is woken when the answer comes, with no thread of its own waiting for it."""
         loop = asyncio.get_running_loop()
@@ -149,13 +153,15 @@ class BackgroundTurn:
                 raise RuntimeError("the turn ended without a payload")
             kind, data = taken
             if kind in ("answer", "final"):
-                return data
+                answered: TurnPayload = data
+                return answered
 
-    def until_final(self) -> dict[str, Any]:
+    def until_final(self) -> TurnPayload:
         """The payload once critique and ingest have finished."""
         for kind, data in self:
             if kind == "final":
-                return data
+                final: TurnPayload = data
+                return final
         raise RuntimeError("the turn ended without a payload")
 
     def join(self, timeout: float | None = None) -> bool:

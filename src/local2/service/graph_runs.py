@@ -10,29 +10,38 @@ audit log (:mod:`local2.storage.audit_log`).
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
-from typing import Any
+from collections.abc import Generator, Iterator, Mapping
+from typing import Any, cast
 
 from langchain_core.messages import AIMessageChunk
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Durability, StateSnapshot
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
 from local2.config import Settings
 from local2.contracts import approval
 from local2.contracts.approval import Approver
 from local2.contracts.stream import StreamItem
 from local2.contracts.turn import TurnPayload
-from local2.graph.compare.spec import spec_of
+from local2.graph.context import TurnContext
 from local2.graph.payload import turn_payload
+from local2.graph.services import Services
+from local2.graph.topology import TurnGraph
 from local2.ids import check_session_id
 from local2.service.running import RunningTurn, StopSignal
 from local2.storage.audit_log import audit_turn
 from local2.storage.full import raise_if_full
 
 
-def thread_config(session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
-    """The thread config of a session; an id breaking the rule raises :class:`InvalidId`."""
-    check_session_id(session_id)
+def thread_config(session_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
+    """The thread config of a session; an id breaking the rule raises :class:`InvalidId`.
+    Where a request comes in, its session id is checked once: here, or in
+    :meth:`~local2.service.turns.TurnRunner.check` for a turn, whose run then uses
+    :func:`thread_of`."""
+    return thread_of(check_session_id(session_id), checkpoint_id)
+
+
+def thread_of(session_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
+    """:func:`thread_config` for an id this request has checked already."""
     configurable: dict[str, Any] = {"thread_id": session_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
@@ -51,7 +60,7 @@ def pending_in(snapshot: StateSnapshot) -> dict[str, Any] | None:
     )
 
 
-def awaiting_payload(final: dict[str, Any], request: dict[str, Any]) -> TurnPayload:
+def awaiting_payload(final: Mapping[str, Any], request: dict[str, Any]) -> TurnPayload:
     """The payload of a turn paused for approval: what it did so far, and what waits."""
     payload = turn_payload(final)
     asked = list(request.get("events") or [])
@@ -74,23 +83,28 @@ DURABILITY: Durability = "sync"
 class GraphRuns:
     """Runs ``graph`` and hands out its stream as items."""
 
-    def __init__(self, graph: CompiledStateGraph, settings: Settings) -> None:
+    def __init__(self, graph: TurnGraph, settings: Settings, services: Services) -> None:
         self.graph = graph
         self.settings = settings
+        self.plain = TurnContext(services)  # a run that asks for nothing: replays, resumes
 
     def run(
         self,
         graph_input: Any,
-        config: dict[str, Any],
+        config: RunnableConfig,
         turn: RunningTurn | None = None,
         approve: Approver | None = None,
         *,
+        context: TurnContext | None = None,
         tokens: bool = True,
     ) -> Iterator[StreamItem]:
         """The run's items, ending with ``final``; a Stop of ``turn`` raises inside it. A
-        store out of room raises :class:`~local2.errors.StorageFull` (nothing is recorded)."""
+        store out of room raises :class:`~local2.errors.StorageFull` (nothing is recorded).
+        ``context``: what the turn asked for (default: nothing, on this graph's services);
+        passed again when the run resumes after an approval (LangGraph keeps no context)."""
+        context = context or self.plain
         try:
-            yield from self._run(graph_input, config, turn, approve, tokens=tokens)
+            yield from self._run(graph_input, config, turn, approve, context, tokens=tokens)
         except Exception as exc:
             raise_if_full(exc, self.settings)
             raise
@@ -98,18 +112,19 @@ class GraphRuns:
     def _run(
         self,
         graph_input: Any,
-        config: dict[str, Any],
+        config: RunnableConfig,
         turn: RunningTurn | None,
         approve: Approver | None,
+        context: TurnContext,
         *,
         tokens: bool,
     ) -> Iterator[StreamItem]:
         while True:
-            final = yield from self._stream(graph_input, config, turn, tokens=tokens)
+            final = yield from self._stream(graph_input, config, turn, context, tokens=tokens)
             interrupts = list(final.get("__interrupt__") or ())
             if not interrupts and not final.get("answer"):
                 # A compare turn resumed in one branch can still wait in the other.
-                thread = thread_config(config["configurable"]["thread_id"])
+                thread = thread_of(config["configurable"]["thread_id"])
                 interrupts = list(self.graph.get_state(thread).interrupts)
             waiting = next((i for i in interrupts if approval.is_request(i.value)), None)
             if waiting is None:
@@ -121,7 +136,7 @@ class GraphRuns:
                 return
             # Resume at the thread's newest checkpoint (a replay's new branch included).
             graph_input = Command(resume={waiting.id: approve(request)})
-            config = thread_config(config["configurable"]["thread_id"])
+            config = thread_of(config["configurable"]["thread_id"])
         payload = turn_payload(final)
         payload["status"] = "done"
         audit_turn(self.settings, payload)
@@ -130,8 +145,9 @@ class GraphRuns:
     def _stream(
         self,
         graph_input: Any,
-        config: dict[str, Any],
+        config: RunnableConfig,
         turn: RunningTurn | None,
+        context: TurnContext,
         *,
         tokens: bool = True,
     ) -> Generator[StreamItem, None, dict[str, Any]]:
@@ -146,16 +162,20 @@ class GraphRuns:
         step's checkpoint would then come after the answer, and a client reading the
         session's history at once could miss the turn it was just answered.)
         """
-        final: dict[str, Any] = {}
+        final: dict[str, Any] = {}  # the state's values, and LangGraph's __interrupt__
         if turn is not None:  # a Stop raises inside the run, at the next token or step
             config = {**config, "callbacks": [StopSignal(turn)]}
+        modes: list[StreamMode]
         if tokens:
             modes = ["custom", "messages", "values"]
         else:
-            modes = ["custom", "values"] if spec_of(config) else ["updates", "values"]
+            modes = ["custom", "values"] if context.compare else ["updates", "values"]
         published = False  # publish ran in the step whose values come next (updates mode)
-        stream = self.graph.stream(graph_input, config, stream_mode=modes, durability=DURABILITY)
-        for mode, data in stream:
+        stream = self.graph.stream(
+            graph_input, config, context=context, stream_mode=modes, durability=DURABILITY
+        )
+        for part in stream:  # (mode, data): several modes were asked for
+            mode, data = cast(tuple[StreamMode, Any], part)
             if mode == "updates":
                 published = published or "publish" in data
             elif mode == "values" and published:

@@ -17,10 +17,11 @@ inside a turn.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
+from langchain_core.runnables import RunnableConfig
 
 from local2 import events
 from local2.contracts.people import LOCAL_NAME
@@ -29,10 +30,11 @@ from local2.contracts.turn import FeedbackResult
 from local2.errors import InvalidInput, UnknownTurn
 from local2.graph.compare.pair import respondent_view
 from local2.graph.compare.votes import record_vote, votes_of
-from local2.graph.nodes.common import event
+from local2.graph.emit import event
 from local2.graph.payload import turn_payload
 from local2.graph.services import Services
 from local2.graph.state import RESPONDENT_IDS
+from local2.graph.topology import TurnGraph
 from local2.memory import deferred
 from local2.service.running import Turns
 from local2.service.sessions import SessionReader
@@ -45,7 +47,7 @@ class Ratings:
     """Ratings, preferences and second attempts, on the session's head."""
 
     services: Services
-    graph: CompiledStateGraph
+    graph: TurnGraph
     running: Turns
     reader: SessionReader
 
@@ -106,14 +108,16 @@ class Ratings:
             "events": [given, reward],
         }
 
-    def _rating_of(self, values: dict[str, Any], turn_id: str, query_id: str) -> dict | None:
+    def _rating_of(
+        self, values: dict[str, Any], turn_id: str, query_id: str
+    ) -> dict[str, Any] | None:
         """The rating a turn has now: its note, else the one in the session's state."""
         noted = self.services.turn_log.notes([turn_id]).get(turn_id, {}).get("rating")
         return noted or (values.get("rewards") or {}).get(query_id)
 
     def _record_rating(
         self,
-        head_config: dict[str, Any],
+        head_config: RunnableConfig,
         turn_id: str,
         query_id: str,
         rating: int,
@@ -175,40 +179,7 @@ class Ratings:
             log = [_preference_event(now, session_id, query_id, preferred, comment)]
             update: dict[str, Any] = {}
             if target != shown:
-                turn_id = records[target].get("turn_id")
-                if not turn_id:  # first time this answer continues: append it beside the other
-                    view = respondent_view(values, target)  # type: ignore[arg-type]
-                    turn_id = services.turn_log.append(
-                        parent_id=pairwise.get("parent_head"),
-                        session_id=session_id,
-                        query_id=query_id,
-                        user=values.get("query") or "",
-                        assistant=records[target]["answer"],
-                        record={**_turn_record(view), "respondent_id": target},
-                    )
-                    if records[target].get("critique"):  # so a resumed session shows its grade
-                        critique = dict(records[target]["critique"])
-                        services.turn_log.note(turn_id, "critique", critique)
-                chosen = records[target]
-                update = {
-                    "history_head": turn_id,
-                    "answer": chosen.get("answer"),
-                    "model": chosen.get("model"),
-                    "backend": chosen.get("backend"),
-                    "critique": chosen.get("critique"),
-                    "respondents": {target: {"turn_id": turn_id}},
-                }
-                log.append(
-                    event(
-                        now,
-                        events.HISTORY_SWITCHED,
-                        query_id=query_id,
-                        shown=target,
-                        turn_id=turn_id,
-                        by="person",
-                        respondent_id=target,
-                    )
-                )
+                update = self._switch_to(session_id, query_id, values, target, now, log)
             pairwise.update(preferred=preferred, shown=target)
             self.graph.update_state(
                 head.config,
@@ -222,11 +193,59 @@ class Ratings:
         return {
             "session_id": session_id,
             "query_id": query_id,
-            "preferred": preferred,  # type: ignore[typeddict-item]
-            "continues": target,  # type: ignore[typeddict-item]
+            "preferred": preferred,  # type: ignore[typeddict-item]  # checked against the literals above
+            "continues": target,  # type: ignore[typeddict-item]  # a respondent id, "a" or "b"
             "continues_history": True,
             "engrams_annotated": marked,
             "events": log,
+        }
+
+    def _switch_to(
+        self,
+        session_id: str,
+        query_id: str,
+        values: dict[str, Any],
+        target: str,
+        now: dict[str, float],
+        log: list[EventEntry],
+    ) -> dict[str, Any]:
+        """The state update that makes respondent ``target``'s answer the one the history
+        continues from (appended to the turn log beside the other the first time)."""
+        records = values.get("respondents") or {}
+        pairwise = values.get("pairwise") or {}
+        turn_id = records[target].get("turn_id")
+        if not turn_id:  # first time this answer continues: append it beside the other
+            view = respondent_view(values, target)  # type: ignore[arg-type]  # a checkpoint's values are a TurnState
+            turn_id = self.services.turn_log.append(
+                parent_id=pairwise.get("parent_head"),
+                session_id=session_id,
+                query_id=query_id,
+                user=values.get("query") or "",
+                assistant=records[target]["answer"],
+                record={**_turn_record(view), "respondent_id": target},
+            )
+            if records[target].get("critique"):  # so a resumed session shows its grade
+                critique = dict(records[target]["critique"])
+                self.services.turn_log.note(turn_id, "critique", critique)
+        chosen = records[target]
+        log.append(
+            event(
+                now,
+                events.HISTORY_SWITCHED,
+                query_id=query_id,
+                shown=target,
+                turn_id=turn_id,
+                by="person",
+                respondent_id=target,
+            )
+        )
+        return {
+            "history_head": turn_id,
+            "answer": chosen.get("answer"),
+            "model": chosen.get("model"),
+            "backend": chosen.get("backend"),
+            "critique": chosen.get("critique"),
+            "respondents": {target: {"turn_id": turn_id}},
         }
 
     def _prefer_earlier(
@@ -266,7 +285,7 @@ class Ratings:
         return {
             "session_id": session_id,
             "query_id": query_id,
-            "preferred": preferred,  # type: ignore[typeddict-item]
+            "preferred": preferred,  # type: ignore[typeddict-item]  # checked against the literals above
             "continues": None,
             "continues_history": False,
             "note": "Recorded; later turns already continue from the answer shown then.",
@@ -275,7 +294,7 @@ class Ratings:
         }
 
 
-def _turn_record(view: dict[str, Any]) -> dict[str, Any]:
+def _turn_record(view: Mapping[str, Any]) -> dict[str, Any]:
     payload = turn_payload(view)
     return {k: v for k, v in payload.items() if k not in ("query", "answer")}
 

@@ -10,34 +10,35 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import StreamMode
 from typing_extensions import Unpack
 
 from local2.config import Settings, load_settings
 from local2.contracts.people import LOCAL, Person
-from local2.contracts.research import ResearchPayload, ResearchRun
-from local2.contracts.stream import ResearchItem, collect
+from local2.contracts.research import ResearchPayload, ResearchRun, RunStatus
+from local2.contracts.stream import ResearchItem, collect_research
 from local2.errors import RunBusy
+from local2.graph.context import TurnContext
 from local2.graph.services import Services
-from local2.ids import check_session_id
+from local2.ids import check_session_id, new_run_id
 from local2.research.graph import compile_research_graph, research_services
 from local2.research.payload import research_payload
+from local2.research.state import ResearchState
 from local2.service.access import Access, no_run
 from local2.service.wiring import ModelParts, wire
 from local2.storage.bundles import ResearchStorage
 from local2.storage.open import open_research_storage
 
-
-def new_run_id() -> str:
-    return uuid.uuid4().hex[:12]
+RUN_MODES: list[StreamMode] = ["custom", "values"]
 
 
-def _config(run_id: str) -> dict[str, Any]:
+def _config(run_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": run_id, "checkpoint_ns": ""}}
 
 
@@ -56,7 +57,7 @@ class Research:
         settings: Settings | None = None,
         *,
         services: Services | None = None,
-        checkpointer: BaseCheckpointSaver | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
         **parts: Unpack[ModelParts],
     ) -> None:
         """Over ``services`` (the agent's), or over parts wired here from settings; runs are
@@ -74,6 +75,7 @@ class Research:
         self.checkpointer = self.storage.checkpointer
         self.index = self.storage.index
         self.graph = compile_research_graph(self.services, self.checkpointer)
+        self.context = TurnContext(self.services)
         self._running: set[str] = set()
         self._guard = threading.Lock()
 
@@ -89,7 +91,7 @@ class Research:
     ) -> Iterator[ResearchItem]:
         """Start a run, ``person``'s; the question is checked before anything runs."""
         from local2.errors import InvalidQuery
-        from local2.graph.nodes.receive import validate_query
+        from local2.graph.question import validate_query
 
         problem = validate_query(question, self.settings.generator.max_query_chars)
         if problem:
@@ -100,7 +102,7 @@ class Research:
                 raise no_run(run_id)  # someone else's: as if there were none
             raise RunBusy(f"Run {run_id} exists already: resume it, or pick another id.")
         rounds = max_rounds or self.settings.research.max_rounds
-        graph_input = {
+        graph_input: ResearchState = {
             "question": question.strip(),
             "run_id": run_id,
             "max_rounds": rounds,
@@ -132,7 +134,7 @@ class Research:
 
     def _drive(
         self,
-        graph_input: dict[str, Any] | None,
+        graph_input: ResearchState | None,
         run_id: str,
         question: str,
         snapshot: Any = None,
@@ -144,15 +146,17 @@ class Research:
                 yield ("final", research_payload(dict(snapshot.values)))
                 return
             self.index.start(run_id, question, self.services.model_name, owner)
-            final: dict[str, Any] = {}
+            final = cast(ResearchState, {})  # the last values, once the run has any
             status = "interrupted"
             try:
-                for mode, data in self.graph.stream(
+                for part in self.graph.stream(
                     graph_input,
                     _config(run_id),
-                    stream_mode=["custom", "values"],
+                    context=self.context,  # passed again on a resume: LangGraph keeps none
+                    stream_mode=RUN_MODES,
                     durability="sync",
                 ):
+                    mode, data = cast(tuple[str, Any], part)
                     if mode == "custom":
                         if "event" in data:
                             yield ("event", data["event"])
@@ -195,7 +199,9 @@ class Research:
         person: Person = LOCAL,
     ) -> ResearchPayload:
         """Run to the end and return the payload."""
-        return collect(self.stream(question, max_rounds=max_rounds, person=person), on_item)
+        return collect_research(
+            self.stream(question, max_rounds=max_rounds, person=person), on_item
+        )
 
     def resume_run(
         self,
@@ -203,7 +209,7 @@ class Research:
         on_item: Callable[[str, Any], None] | None = None,
         person: Person = LOCAL,
     ) -> ResearchPayload:
-        return collect(self.resume(run_id, person), on_item)
+        return collect_research(self.resume(run_id, person), on_item)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -228,7 +234,7 @@ class Research:
         values = self.graph.get_state(_config(run_id)).values or {}
         return source_list(values.get("ledger") or [])
 
-    def _status(self, run_id: str, snapshot: Any) -> str:
+    def _status(self, run_id: str, snapshot: Any) -> RunStatus:
         if run_id in self._running:
             return "running"
         if _finished(snapshot):
@@ -241,7 +247,7 @@ class Research:
     def runs(self, limit: int = 20, owner: str | None = LOCAL.name) -> list[ResearchRun]:
         """Recent runs of ``owner`` (None: everyone's), newest first, with their state
         (``unfinished`` ones can be resumed)."""
-        rows = []
+        rows: list[dict[str, Any]] = []
         for row in self.index.recent(limit, owner):
             snapshot = self.graph.get_state(_config(row["run_id"]))
             values = snapshot.values or {}
@@ -256,7 +262,7 @@ class Research:
                     "sources": len(values.get("ledger") or []),
                 }
             )
-        return rows
+        return cast(list[ResearchRun], rows)  # the index's row with the run's progress
 
     def close(self) -> None:
         self.storage.close()

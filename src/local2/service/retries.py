@@ -11,12 +11,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
-
 from local2 import events
+from local2.contracts.turn import FirstAttempt
 from local2.errors import CannotRetry, InvalidInput, UnknownTurn
-from local2.graph.nodes.common import event
+from local2.graph.emit import event
 from local2.graph.services import Services
+from local2.graph.topology import TurnGraph
 from local2.service.running import Turns
 from local2.service.sessions import SessionReader
 
@@ -26,11 +26,11 @@ class Retries:
     """Second attempts: what to ask again, and which attempt the session continues from."""
 
     services: Services
-    graph: CompiledStateGraph
+    graph: TurnGraph
     running: Turns
     reader: SessionReader
 
-    def retry_request(self, session_id: str, query_id: str) -> tuple[str, dict[str, Any]]:
+    def retry_request(self, session_id: str, query_id: str) -> tuple[str, FirstAttempt]:
         """The question and the ``retry`` config for a second attempt at ``query_id``.
 
         Only the session's last answer, graded by the critic, and not itself a second attempt.
@@ -56,7 +56,7 @@ class Retries:
         turns = turn_log.window(values.get("history_head"), 1)
         if not turns or turns[-1].query_id != query_id:
             raise CannotRetry("That answer is not the one the session continues from.")
-        first = {
+        first: FirstAttempt = {
             "query_id": query_id,
             "turn_id": turns[-1].id,
             "parent_id": turns[-1].parent_id,

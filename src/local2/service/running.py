@@ -204,7 +204,7 @@ class Turns:
         The answer counts as handed over when it is yielded here, unless the caller passes
         ``handed_over`` and sets it itself.
         """
-        items: queue.SimpleQueue[StreamItem] = queue.SimpleQueue()
+        items: queue.SimpleQueue[Any] = queue.SimpleQueue()  # items, then the end or an error
 
         def ended(failure: BaseException | None) -> None:
             items.put(_DONE if failure is None else ("__error__", failure))

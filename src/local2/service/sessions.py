@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from local2.config import Settings
@@ -19,7 +19,8 @@ from local2.errors import UnknownTurn
 from local2.graph import branches
 from local2.graph.prompt import build_prompt, prompt_as_json
 from local2.graph.services import Services
-from local2.service.graph_runs import thread_config
+from local2.graph.topology import TurnGraph
+from local2.service.graph_runs import thread_config, thread_of
 from local2.service.running import Turns
 
 checkpoint_id = branches.checkpoint_id
@@ -43,7 +44,7 @@ class SessionReader:
 
     settings: Settings
     services: Services
-    graph: CompiledStateGraph
+    graph: TurnGraph
     running: Turns
 
     def head(self, session_id: str) -> StateSnapshot | None:
@@ -60,16 +61,17 @@ class SessionReader:
 
     def continue_from(
         self, session_id: str, checkpoint_id: str | None, latest: StateSnapshot | None = None
-    ) -> dict[str, Any]:
+    ) -> RunnableConfig:
         """Where the next turn of a session starts: its head, or a chosen turn's end.
 
-        ``latest``: the session's newest checkpoint, if already read."""
+        ``latest``: the session's newest checkpoint, if already read. (A turn's: its id was
+        checked when it started.)"""
         if checkpoint_id:
-            chosen = self.graph.get_state(thread_config(session_id, checkpoint_id))
+            chosen = self.graph.get_state(thread_of(session_id, checkpoint_id))
             if not chosen.values:
                 raise UnknownTurn(f"No checkpoint '{checkpoint_id}' in session '{session_id}'")
             return chosen.config
-        config = thread_config(session_id)
+        config = thread_of(session_id)
         if latest is None:
             latest = self.graph.get_state(config)
         head = branches.find_head(self.graph, config, latest=latest)
@@ -82,6 +84,7 @@ class SessionReader:
 
     def state(self, session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
         """The state at a checkpoint, or at the session's head (never a dead turn's leftover)."""
+        snapshot: StateSnapshot | None
         if checkpoint_id:
             snapshot = self.graph.get_state(thread_config(session_id, checkpoint_id))
         else:
@@ -127,15 +130,15 @@ class SessionReader:
             }
             if detail:
                 noted = notes.get(t.id, {})
-                row.update(
-                    record=t.record or {},
-                    critique=noted.get("critique"),
-                    rating=noted.get("rating") or rewards.get(t.query_id),
-                )
+                row["record"] = t.record or {}
+                row["critique"] = noted.get("critique")
+                row["rating"] = noted.get("rating") or rewards.get(t.query_id)
             rows.append(row)
         return rows
 
-    def prompt_messages(self, session_id: str, checkpoint_id: str | None = None) -> list[dict]:
+    def prompt_messages(
+        self, session_id: str, checkpoint_id: str | None = None
+    ) -> list[dict[str, Any]]:
         """The messages array the model saw at that point (thinking removed)."""
         state = self.state(session_id, checkpoint_id)
         gen = self.settings.generator
@@ -152,9 +155,24 @@ class SessionReader:
             messages = prompted_messages(messages, schemas or None)
         return prompt_as_json(messages)
 
+    def turn(self, session_id: str, query_id: str) -> HistoryTurn | None:
+        """One logged turn of a session, with its record (None: no such turn was logged, e.g.
+        one stopped before its answer)."""
+        found = self.services.turn_log.find(session_id, query_id)
+        if found is None:
+            return None
+        return {
+            "query_id": found.query_id,
+            "user": found.user,
+            "assistant": found.assistant,
+            "created_at": found.created_at,
+            "reward": None,
+            "record": found.record or {},
+        }
+
     def recent(self, limit: int = 20, owner: str | None = LOCAL_NAME) -> list[SessionSummary]:
         """Recent sessions of ``owner`` (None: everyone's), newest first."""
-        return self.services.turn_log.sessions(limit, owner)  # type: ignore[return-value]
+        return self.services.turn_log.sessions(limit, owner)  # type: ignore[return-value]  # the turn log's rows are SessionSummary's fields
 
     def checkpoints(self, session_id: str, limit: int = 50) -> list[CheckpointRow]:
         """A session's checkpoints, newest first: id, step, writer, time, next, summary.
@@ -171,10 +189,10 @@ class SessionReader:
         head = branches.pick_head(snapshots, live=live)
         on_branch: set[str] = set()
         walk: str | None = checkpoint_id(head.config) if head is not None else None
-        while walk in by_id and walk not in on_branch:
+        while walk is not None and walk in by_id and walk not in on_branch:
             on_branch.add(walk)
             walk = checkpoint_id(by_id[walk].parent_config)
-        rows: list[dict[str, Any]] = []
+        rows: list[CheckpointRow] = []
         for snap in snapshots:
             meta = snap.metadata or {}
             writer = self.writer(snap, by_id)
@@ -192,12 +210,13 @@ class SessionReader:
                     "current": this_id in on_branch,
                     "settled": branches.settled(snap),
                     "summary": summary(snap, writer),
+                    "abandoned": False,
                 }
             )
         dead = branches.abandoned(rows, on_branch)
         for row in rows:
             row["abandoned"] = row["checkpoint_id"] in dead
-        return rows  # type: ignore[return-value]
+        return rows
 
     def writer(self, snap: StateSnapshot, known: dict[str | None, Any]) -> str:
         """The node(s) whose writes made this checkpoint: what its parent had next."""
@@ -205,7 +224,7 @@ class SessionReader:
         if meta.get("source") != "loop":
             return str(meta.get("writer") or meta.get("source") or "")
         parent_id = checkpoint_id(snap.parent_config)
-        if parent_id is None:
+        if parent_id is None or snap.parent_config is None:
             return "input"
         parent = known.get(parent_id)
         if parent is None:

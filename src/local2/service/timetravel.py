@@ -14,22 +14,23 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
 from local2 import events
 from local2.config import Settings
 from local2.contracts.approval import Approver
 from local2.contracts.records import EventEntry
-from local2.contracts.stream import StreamItem, collect
+from local2.contracts.stream import StreamItem, collect_turn
 from local2.contracts.turn import OriginalTurn, TurnPayload
 from local2.errors import InvalidQuery, UnknownTurn
 from local2.graph import branches
-from local2.graph.nodes.common import event
-from local2.graph.nodes.receive import validate_query
+from local2.graph.emit import event
+from local2.graph.question import validate_query
 from local2.graph.services import Services
 from local2.graph.state import RESET
+from local2.graph.topology import TurnGraph
 from local2.service.graph_runs import GraphRuns, thread_config
 from local2.service.running import RunningTurn, Turns
 from local2.service.sessions import SessionReader
@@ -41,8 +42,8 @@ class TimeTravel:
 
     settings: Settings
     services: Services
-    graph: CompiledStateGraph
-    checkpointer: BaseCheckpointSaver | None
+    graph: TurnGraph
+    checkpointer: BaseCheckpointSaver[Any] | None
     running: Turns
     runs: GraphRuns
     reader: SessionReader
@@ -64,7 +65,7 @@ class TimeTravel:
         the person is put to ``approve``; without one the replay pauses like a turn
         (``status: awaiting_approval``).
         """
-        return collect(self.replay_stream(session_id, checkpoint_id, query, model, approve))
+        return collect_turn(self.replay_stream(session_id, checkpoint_id, query, model, approve))
 
     def replay_stream(
         self,
@@ -110,7 +111,7 @@ class TimeTravel:
 
         yield from self.running.run(session_id, produce)
 
-    def restart_clock(self, snapshot: StateSnapshot) -> tuple[dict[str, Any], EventEntry]:
+    def restart_clock(self, snapshot: StateSnapshot) -> tuple[RunnableConfig, EventEntry]:
         """A new checkpoint beside ``snapshot`` whose turn starts now, with a fresh event log."""
         now = time.time()
         started = event(
@@ -129,7 +130,7 @@ class TimeTravel:
 
     def fork_point(
         self, snapshot: StateSnapshot, query: str | None
-    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    ) -> tuple[dict[str, Any] | None, RunnableConfig]:
         """Where to resume: the snapshot itself, or a new input at the start of its turn."""
         next_nodes = tuple(snapshot.next)
         if query is None:

@@ -16,25 +16,49 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
-
 from local2.config import Settings
 from local2.contracts.approval import Approver
 from local2.contracts.people import LOCAL, Person
-from local2.contracts.stream import StreamItem, collect
-from local2.contracts.turn import TurnPayload
+from local2.contracts.stream import StreamItem, collect_turn
+from local2.contracts.turn import NO_OPTIONS, CompareSpec, TurnOptions, TurnPayload
 from local2.errors import AwaitingApproval, InvalidQuery, SessionBusy
-from local2.graph.nodes.recall import AHEAD_KEY, recall_ahead
-from local2.graph.nodes.receive import validate_query
+from local2.graph.compare.spec import compare_spec
+from local2.graph.context import TurnContext
+from local2.graph.question import validate_query
+from local2.graph.recall import recall_ahead
 from local2.graph.services import Services
+from local2.graph.state import TurnState
+from local2.graph.topology import TurnGraph
 from local2.ids import check_session_id, new_session_id
 from local2.service.access import Access
 from local2.service.background import BackgroundTurn
-from local2.service.graph_runs import GraphRuns, pending_in, thread_config
+from local2.service.graph_runs import GraphRuns, pending_in, thread_of
 from local2.service.running import RunningTurn, Turns
 from local2.service.sessions import SessionReader
 
 Produce = Callable[[RunningTurn], Iterator[StreamItem]]
+
+
+def turn_options(
+    model_b: str | None = None,
+    temperature_b: float | None = None,
+    *,
+    compare: bool | None = None,
+    default: CompareSpec | None = None,
+) -> TurnOptions:
+    """A turn's options: the one way every surface builds them (``agent.turn_options`` adds
+    the server's default). ``compare``: True, a second respondent answers (the same model
+    again when neither value is given); False, none; None, one when ``model_b`` or
+    ``temperature_b`` is given, else ``default`` (``serve --model-b``). A value that cannot
+    be used raises :class:`~local2.errors.InvalidInput` saying what to give instead."""
+    spec = compare_spec(model_b, temperature_b)
+    if compare is False:
+        return NO_OPTIONS
+    if spec is None and compare is None:
+        spec = default
+    if spec is None and compare:
+        spec = {"model": None, "temperature": None}
+    return TurnOptions(compare=spec) if spec else NO_OPTIONS
 
 
 @dataclass(eq=False)
@@ -43,7 +67,7 @@ class TurnRunner:
 
     settings: Settings
     services: Services
-    graph: CompiledStateGraph
+    graph: TurnGraph
     running: Turns
     runs: GraphRuns
     reader: SessionReader
@@ -52,8 +76,25 @@ class TurnRunner:
     def __post_init__(self) -> None:
         self._background: set[BackgroundTurn] = set()  # turns finishing after start()
         self._background_guard = threading.Lock()
-        # Where a turn's memory recall runs while the graph starts (local2.graph.nodes.recall).
+        # Where a turn's memory recall runs while the graph starts (local2.graph.recall).
         self._ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="local2-recall")
+        # A second respondent the app and the API use unless a request says otherwise
+        # (``local2 serve --model-b``); see :meth:`options`.
+        self.compare_default: CompareSpec | None = None
+
+    def options(
+        self,
+        model_b: str | None = None,
+        temperature_b: float | None = None,
+        *,
+        compare: bool | None = None,
+    ) -> TurnOptions:
+        """:func:`turn_options`, with this server's default second respondent."""
+        return turn_options(model_b, temperature_b, compare=compare, default=self.compare_default)
+
+    def set_compare_default(self, model_b: str | None, temperature_b: float | None) -> None:
+        """The second respondent of every turn that names none (``serve --model-b``)."""
+        self.compare_default = compare_spec(model_b, temperature_b)
 
     def check(self, query: str, session_id: str | None, person: Person = LOCAL) -> str:
         """The turn's session id (a new one when none is given), claimed for ``person``; a
@@ -62,7 +103,7 @@ class TurnRunner:
         problem = validate_query(query, self.settings.generator.max_query_chars)
         if problem:
             raise InvalidQuery(problem)
-        session_id = check_session_id(session_id) if session_id else new_session_id()
+        session_id = new_session_id() if session_id is None else check_session_id(session_id)
         self.access.claim_session(person, session_id)
         return session_id
 
@@ -71,7 +112,7 @@ class TurnRunner:
         query: str,
         session_id: str,
         checkpoint_id: str | None,
-        options: dict[str, Any] | None,
+        options: TurnOptions,
         approve: Approver | None,
         tokens: bool,
         owner: str = LOCAL.name,
@@ -82,16 +123,16 @@ class TurnRunner:
             # Memory is searched for the question while LangGraph starts the run (the
             # session's lock is held: the last turn's memory writes are done).
             ahead = recall_ahead(self.services, query, self._ahead.submit, owner)
-            latest = self.graph.get_state(thread_config(session_id))  # read once, used twice
+            latest = self.graph.get_state(thread_of(session_id))  # read once, used twice
             waiting = pending_in(latest)
             if waiting is not None:
                 raise AwaitingApproval(waiting)
             config = self.reader.continue_from(session_id, checkpoint_id, latest)
-            extra = {**(options or {}), **({AHEAD_KEY: ahead} if ahead else {})}
-            if extra:
-                config = {**config, "configurable": {**config["configurable"], **extra}}
-            turn_input = {"query": query, "session_id": session_id, "owner": owner}
-            yield from self.runs.run(turn_input, config, turn, approve, tokens=tokens)
+            context = TurnContext(self.services, options.compare, options.retry, ahead)
+            turn_input: TurnState = {"query": query, "session_id": session_id, "owner": owner}
+            yield from self.runs.run(
+                turn_input, config, turn, approve, context=context, tokens=tokens
+            )
 
         return produce
 
@@ -103,7 +144,7 @@ class TurnRunner:
         *,
         checkpoint_id: str | None = None,
         wait: bool = True,
-        options: dict[str, Any] | None = None,
+        options: TurnOptions = NO_OPTIONS,
         tokens: bool = True,
         handed_over: threading.Event | None = None,
         person: Person = LOCAL,
@@ -119,9 +160,9 @@ class TurnRunner:
         (:class:`~local2.errors.SessionBusy`) when ``wait`` is false. A tool call that needs
         the person is put to ``approve`` (see :mod:`local2.contracts.approval`) and the turn
         goes on; without one the turn pauses and ends with an ``awaiting_approval`` payload,
-        to be continued (:mod:`local2.service.approvals`). ``options`` go into the run's
-        config: ``{"compare": {"model", "temperature"}}`` has a second respondent answer
-        too, ``{"retry": ...}`` is a retry. Without ``tokens`` no ``thinking``/``token`` items
+        to be continued (:mod:`local2.service.approvals`). ``options`` (from :meth:`options`)
+        go into the run's context: ``compare`` has a second respondent answer too, ``retry``
+        is a retry. Without ``tokens`` no ``thinking``/``token`` items
         come (the payload still has both), nor, unless two respondents answer, ``event``
         items (the payload's ``event_log`` has them): the model is not streamed through
         LangGraph, a few ms less per turn for a caller that wants only the answer
@@ -142,18 +183,18 @@ class TurnRunner:
         session_id: str | None = None,
         on_item: Callable[[str, Any], None] | None = None,
         approve: Approver | None = None,
-        options: dict[str, Any] | None = None,
+        options: TurnOptions = NO_OPTIONS,
         person: Person = LOCAL,
     ) -> TurnPayload:
         """Run one turn and return its payload (``response.generation``)."""
         turn = self.stream(query, session_id, approve, options=options, person=person)
-        return collect(turn, on_item)
+        return collect_turn(turn, on_item)
 
     def start(
         self,
         query: str,
         session_id: str | None = None,
-        options: dict[str, Any] | None = None,
+        options: TurnOptions = NO_OPTIONS,
         *,
         tokens: bool = True,
         wait: bool = True,
@@ -183,7 +224,7 @@ class TurnRunner:
         self,
         query: str,
         session_id: str | None = None,
-        options: dict[str, Any] | None = None,
+        options: TurnOptions = NO_OPTIONS,
         *,
         tokens: bool = True,
         person: Person = LOCAL,

@@ -98,7 +98,7 @@ def prompt_prefix_task(
                 state_dir=prefix_state_dir(settings),
             )
         log.info("warm-up: prompt prefix %s", how)
-        return how
+        return str(how)
 
     return task
 
@@ -116,7 +116,7 @@ def first_turn(services: Services) -> None:
     just started: memory's client and index, the tool schemas bound to the model, the reply
     checks' patterns compiled. A first turn took ~100 ms more than later ones without it
     (``bench/overhead.py``). Writes nothing; a failure is only logged."""
-    from local2.graph.nodes.answer_guard import unusable_reason, without_listing_lines
+    from local2.graph.answer_guard import unusable_reason, without_listing_lines
 
     try:
         schemas = {name: tool.parameters for name, tool in services.tools.items()}

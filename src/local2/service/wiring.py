@@ -14,18 +14,21 @@ service (:mod:`local2.service.research`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict, Unpack
 
 from local2.config import Settings, load_settings
 from local2.graph.services import Critic, Services
-from local2.graph.topology import compile_graph
+from local2.graph.topology import TurnGraph, compile_graph
+
+if TYPE_CHECKING:
+    from local2.research.graph import ResearchGraph
 from local2.service.notices import startup_notices
 from local2.storage.bundles import Storage
 from local2.storage.full import raise_if_full
@@ -70,7 +73,7 @@ class Parts(ModelParts, total=False):
     """:class:`ModelParts`, and where conversations are kept: a checkpointer, a turn log or
     session locks to use, or a whole ``storage`` already open (shared, not reopened)."""
 
-    checkpointer: BaseCheckpointSaver | None
+    checkpointer: BaseCheckpointSaver[Any] | None
     turn_log: TurnLog | None
     session_locks: SharedLocks | None
     storage: Storage | None
@@ -212,7 +215,7 @@ def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) 
     return make_critic(judge, critic_settings)
 
 
-def build_graph(settings: Settings | None = None, **parts: Unpack[Parts]) -> CompiledStateGraph:
+def build_graph(settings: Settings | None = None, **parts: Unpack[Parts]) -> TurnGraph:
     """The compiled chat graph. Invoking it with a ``thread_id`` is one turn of that session.
 
     ```python
@@ -227,9 +230,9 @@ def build_graph(settings: Settings | None = None, **parts: Unpack[Parts]) -> Com
 def build_research_graph(
     settings: Settings | None = None,
     *,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
     **parts: Unpack[ModelParts],
-) -> CompiledStateGraph:
+) -> ResearchGraph:
     """The compiled research graph, checkpointed by ``checkpointer`` (default: where
     ``system.checkpointer`` says). Invoking it with a ``thread_id`` (the run id) is a run.
 
@@ -247,3 +250,21 @@ def build_research_graph(
     if checkpointer is None:
         checkpointer = open_research_storage(settings).checkpointer
     return compile_research_graph(research_services(wired.services), checkpointer)
+
+
+def build_platform_graph(
+    settings: Settings | None, owners_store: Callable[[], BaseStore], store: BaseStore | None
+) -> TurnGraph:
+    """The chat graph as LangGraph Server runs it (:mod:`local2.platform.graph`): no
+    checkpointer of its own; the clean turns and the arena's votes go to the platform's store,
+    in the part ``owners_store`` returns for the run's owner."""
+    from local2.storage.bundles import Storage
+    from local2.storage.locks import SharedLocks
+    from local2.storage.store_turn_log import StoreTurnLog
+    from local2.storage.votes import StoreVoteLog
+
+    platform = Storage(
+        None, StoreTurnLog(owners_store), SharedLocks(), votes=StoreVoteLog(owners_store)
+    )
+    wired = wire(settings, storage=platform)
+    return compile_graph(wired.services, checkpointer=None, store=store)

@@ -85,7 +85,7 @@ def open_research_storage(
         return ResearchStorage(checkpointer or InMemorySaver(), index, SharedLocks(), [index.close])
     path = settings.data_dir / "research.sqlite"
     index = SqliteRunIndex(path)
-    opened = ResearchStorage(checkpointer, index, SharedLocks(), [index.close])  # type: ignore[arg-type]
+    opened = ResearchStorage(checkpointer, index, SharedLocks(), [index.close])  # type: ignore[arg-type]  # a SqliteSaver or the one given
     if checkpointer is None:
         from local2.storage.checkpointer import sqlite_checkpointer
 

@@ -14,6 +14,7 @@ were configured, and every session of a one-person install, which writes no rows
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import re
 import secrets
@@ -87,6 +88,9 @@ class People(ABC):
     """People, their tokens, and whose each session is; subclasses run the statements."""
 
     @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]: ...
 
     @abstractmethod
@@ -144,14 +148,16 @@ class People(ABC):
         keys = ("name", "admin", "created_at", "rotated_at")
         return [{**dict(zip(keys, row, strict=True)), "admin": bool(row[1])} for row in rows]
 
-    def last_change(self) -> float | None:
-        """When anyone was last added or given a new token (None: nobody here)."""
-        rows = self._fetch("SELECT MAX(rotated_at) FROM local2_people", ())
-        return rows[0][0] if rows else None
-
-    def rotations(self) -> dict[str, float]:
-        """``{name: when their token was last set}`` for everyone."""
-        return {p["name"]: p["rotated_at"] for p in self.list()}
+    def standing(self, name: str | None) -> tuple[bool, str | None]:
+        """Whether anyone is configured, and the hash of ``name``'s current token (None: no
+        such person), in one statement: the app asks it on every request, to sign out a
+        browser whose sign-in was made with a token that is no longer that person's."""
+        rows = self._fetch(
+            "SELECT EXISTS (SELECT 1 FROM local2_people), "
+            "(SELECT token_hash FROM local2_people WHERE name = ?)",
+            (name or "",),
+        )
+        return bool(rows[0][0]), rows[0][1]
 
     def configured(self) -> bool:
         """Whether anyone has been added: the server then asks every request who it is."""
@@ -194,7 +200,7 @@ class People(ABC):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             found.update(
-                self._fetch(  # type: ignore[arg-type]
+                self._fetch(  # type: ignore[arg-type]  # rows of two columns
                     "SELECT session_id, owner FROM local2_session_owners WHERE session_id IN "
                     f"({', '.join('?' * len(chunk))})",
                     chunk,
@@ -212,7 +218,7 @@ class People(ABC):
             (admin, kind, item, owner, time.time()),
         )
 
-    def admin_reads(self, limit: int = 100) -> list[dict[str, Any]]:
+    def admin_reads(self, limit: int = 100) -> builtins.list[dict[str, Any]]:
         """The latest reads admins made of other people's things, newest first."""
         rows = self._fetch(
             "SELECT admin, kind, item, owner, created_at FROM local2_admin_reads "

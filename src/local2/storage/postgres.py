@@ -91,7 +91,7 @@ class PooledSql:
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
         with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
             cur.execute(sql.replace("?", "%s"), tuple(params))
-            return cur.fetchall()
+            return list(cur.fetchall())
 
     def _write(self, sql: str, params: Sequence[Any]) -> None:
         with self._pool.connection() as conn:
@@ -147,7 +147,7 @@ class AdvisoryLocks(SharedLocks):
         try:
             if blocking:
                 conn.execute(LOCK_SQL, (key,))
-            elif not conn.execute(TRY_LOCK_SQL, (key,)).fetchone()[0]:  # type: ignore[index]
+            elif not conn.execute(TRY_LOCK_SQL, (key,)).fetchone()[0]:  # type: ignore[index]  # the lock query always returns one row
                 self._pool.putconn(conn)
                 return False
         except BaseException:
@@ -167,7 +167,7 @@ class AdvisoryLocks(SharedLocks):
                 return False
         with self._pool.connection() as conn:
             key = self._key(session_id)
-            if not conn.execute(TRY_LOCK_SQL, (key,)).fetchone()[0]:  # type: ignore[index]
+            if not conn.execute(TRY_LOCK_SQL, (key,)).fetchone()[0]:  # type: ignore[index]  # the lock query always returns one row
                 return True
             conn.execute(UNLOCK_SQL, (key,))
         return False
@@ -199,7 +199,7 @@ def setup_schema(
     """
     with pool.connection() as conn:
         deadline = time.monotonic() + wait_s
-        while not conn.execute(TRY_LOCK_SQL, (SETUP_KEY,)).fetchone()["locked"]:  # type: ignore[index]
+        while not conn.execute(TRY_LOCK_SQL, (SETUP_KEY,)).fetchone()["locked"]:  # type: ignore[call-overload,index]  # dict rows: the pool's row factory
             if time.monotonic() > deadline:
                 raise psycopg.OperationalError("another process kept the setup lock")
             time.sleep(0.1)
@@ -217,7 +217,7 @@ def _open_saver(
 ) -> tuple[ConnectionPool, PostgresSaver]:
     """A pool and a checkpointer over it, with LangGraph's tables and ``statements`` set up."""
     pool = open_pool(url, pool_size, row_factory=dict_row, **kwargs)
-    saver = PostgresSaver(pool, serde=CompressedSerializer())  # type: ignore[arg-type]
+    saver = PostgresSaver(pool, serde=CompressedSerializer())  # type: ignore[arg-type]  # dict rows, which PostgresSaver reads too
     _set_up(url, pool, saver, statements)
     return pool, saver
 

@@ -109,5 +109,5 @@ class StoreTurnLog(TurnLog):
                     "first": turns[0].user,
                 }
             )
-        rows.sort(key=lambda r: r["updated_at"], reverse=True)
+        rows.sort(key=lambda r: float(r["updated_at"]), reverse=True)  # type: ignore[arg-type]  # stored values are object-typed
         return rows[:limit]

@@ -113,6 +113,12 @@ class Turn:
     record: dict[str, Any] | None = None
 
 
+def turn_of(row: Sequence[Any]) -> Turn:
+    """A turn from its row: the seven columns of ``Turn``, then its record as JSON (or NULL)."""
+    record = json.loads(row[7]) if len(row) > 7 and row[7] else None
+    return Turn(row[0], row[1], row[2], row[3], row[4], row[5], row[6], record)
+
+
 class TurnLog(ABC):
     """Append-only clean turns: what every storage engine must offer the graph and the agent."""
 
@@ -249,10 +255,7 @@ class SqlTurnLog(TurnLog):
         if not records and (known := self._windows.get(head, max_turns)) is not None:
             return known
         sql = WINDOW_RECORDS_SQL if records else WINDOW_PLAIN_SQL
-        turns = [
-            Turn(*row[:7], record=json.loads(row[7]) if row[7] else None)
-            for row in self._fetch(sql, (head, max_turns))
-        ]
+        turns = [turn_of(row) for row in self._fetch(sql, (head, max_turns))]
         if not records:
             self._windows.put(head, max_turns, turns)
         return turns
@@ -281,7 +284,7 @@ class SqlTurnLog(TurnLog):
         if not rows:
             return None
         row = rows[0]
-        return Turn(*row[:7], record=json.loads(row[7]) if row[7] else None)
+        return turn_of(row)
 
     def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
         if owner is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from local2.memory.facts import fact_key, sentences, third_person
@@ -99,7 +99,7 @@ def extract_facts(prompt: str) -> dict[str, Any]:
     return {"facts": facts}
 
 
-def extraction_reply(messages: list[Mapping[str, Any]]) -> str:
+def extraction_reply(messages: Sequence[Mapping[str, Any]]) -> str:
     prompt = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
     return json.dumps(extract_facts(prompt), ensure_ascii=False)
 

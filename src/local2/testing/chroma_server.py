@@ -14,7 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from local2.testing.processes import end_group, free_port, wait_until_answers
+from local2.ports import free_port
+from local2.testing.processes import end_group, wait_until_answers
 
 
 class ChromaMissing(RuntimeError):

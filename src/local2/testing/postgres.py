@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from local2.testing.processes import free_port
+from local2.ports import free_port
 
 ROLE = "local2"
 RUN_AS = "postgres"  # the user Debian's package creates

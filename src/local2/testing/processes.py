@@ -6,18 +6,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable
 
 import httpx
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_until_answers(
@@ -27,7 +20,7 @@ def wait_until_answers(
     deadline = time.monotonic() + timeout_s
     while True:
         if process.poll() is not None:
-            raise RuntimeError(f"{process.args[0]} exited: {log()}")
+            raise RuntimeError(f"{process.args!r} exited: {log()}")
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(url, timeout=2).status_code == 200:
                 return

@@ -2,6 +2,9 @@
 
 with ServeProcess(config_dir, env={"LOCAL2_POSTGRES_URL": url}) as api:
     httpx.post(f"{api.url}/query", json={"query": "Hi"})
+
+``ui=True`` serves the app too; ``host="0.0.0.0"`` binds every address (it is still reached
+at 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from local2.testing.processes import end_group, free_port, wait_until_answers
+from local2.ports import free_port
+from local2.testing.processes import end_group, wait_until_answers
 
 
 class ServeProcess:
@@ -27,9 +31,15 @@ class ServeProcess:
         *,
         env: Mapping[str, str] | None = None,
         start_timeout_s: float = 300.0,  # a loaded CI machine imports slowly
+        host: str = "127.0.0.1",
+        ui: bool = False,
+        args: tuple[str, ...] = (),  # more options for `serve`, e.g. ("--backend", "ollama")
     ) -> None:
         self.config_dir = config_dir
         self.env = dict(env or {})
+        self.host = host
+        self.ui = ui
+        self.args = args
         self.start_timeout_s = start_timeout_s
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
@@ -46,7 +56,8 @@ class ServeProcess:
         """Start the process without waiting (start several, then :meth:`wait_ready` each)."""
         self.port = free_port()
         command = [sys.executable, "-m", "local2.cli", "--config", str(self.config_dir)]
-        command += ["serve", "--no-ui", "--host", "127.0.0.1", "--port", str(self.port)]
+        command += ["serve", *([] if self.ui else ["--no-ui"]), *self.args]
+        command += ["--host", self.host, "--port", str(self.port)]
         with self._log.open("wb") as log:
             self.process = subprocess.Popen(
                 command,

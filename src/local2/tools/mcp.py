@@ -36,7 +36,7 @@ import threading
 from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TextIO, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import mcp_types
@@ -201,7 +201,7 @@ class _Connection:
         self._owner: asyncio.Task[None] | None = None
         self._lock: asyncio.Lock | None = None
 
-    def _make_client(self, errlog: IO[str] | None) -> Client:
+    def _make_client(self, errlog: TextIO | None) -> Client:
         server = self.server
         if server.url:
             return Client(server.url, read_timeout_seconds=server.timeout_s)
@@ -213,7 +213,7 @@ class _Connection:
 
     async def _hold(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
         """Owner task: enter the client, hand it over, and exit it when told to."""
-        errlog: IO[str] | None = None
+        errlog: TextIO | None = None
         try:
             if self.server.command:
                 self._log_dir.mkdir(parents=True, exist_ok=True)

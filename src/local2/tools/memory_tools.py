@@ -121,7 +121,7 @@ def asks_about_memory(query: str) -> bool:
     if _PERSONAL.search(query):
         return True
     m = _MEMORY.search(query)
-    return bool(m) and not (
+    return m is not None and not (
         m.group().lower().startswith("last time") and _WORLD_LAST_TIME.search(query)
     )
 

@@ -43,7 +43,7 @@ def route(query: str, tools: Iterable[Tool], today: dt.date | None = None) -> li
     if not query:
         return []
     today = today or dt.date.today()
-    cued = sorted((t for t in tools if t.cue is not None), key=lambda t: t.cue.rank)  # type: ignore[union-attr]
+    cued = sorted((t for t in tools if t.cue is not None), key=lambda t: t.cue.rank)  # type: ignore[union-attr]  # filtered to tools with a cue
     calls: list[dict] = []
     for tool in cued:
         cue = tool.cue

@@ -52,15 +52,15 @@ class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Are
 
     def build(self) -> gr.Blocks:
         agent = self.agent
-        services = agent.services
+        info = agent.info
         with gr.Blocks(title="LoCAL2", analytics_enabled=False) as demo:
             self._session_state()
             gr.Markdown(
                 f"## LoCAL2 · a local research assistant you can see inside\n"
-                f"Model **{services.model_name}** ({services.backend}) · tools: "
-                f"{', '.join(sorted(services.tools)) or 'none'} · memory "
-                f"{'on' if services.memory is not None else 'off'} · critic "
-                f"{'on' if services.critic is not None else 'off'}",
+                f"Model **{info.model}** ({info.backend}) · tools: "
+                f"{', '.join(info.tools) or 'none'} · memory "
+                f"{'on' if info.memory else 'off'} · critic "
+                f"{'on' if info.critic else 'off'}",
                 elem_id="local2-header",
             )
             self._signed_in_row()

@@ -16,8 +16,8 @@ from typing import Any
 
 import gradio as gr
 
-from local2.arena.report import arena, as_csv, as_json
 from local2.errors import Local2Error
+from local2.service import arena, as_csv, as_json
 from local2.ui.base import UIPart, table
 from local2.ui.notices import notice_for
 

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
 from local2.contracts.people import Person
+from local2.contracts.turn import TurnOptions
 from local2.errors import Local2Error, TurnCancelled
 from local2.service.agent import Agent
 from local2.ui import render
 from local2.ui.notices import Notice, notice_for
 from local2.ui.sign_in import person_of
+
+if TYPE_CHECKING:
+    from local2.ui.approval import ApprovalPanel
+    from local2.ui.models import ModelPicker
 
 STREAM_INTERVAL_S = 0.05  # at most ~20 chat refreshes a second while tokens stream
 
@@ -32,6 +37,98 @@ class UIPart:
     """
 
     agent: Agent
+    # What the parts share, declared once so the type checker reads every part alone:
+    # components (laid out by the part named), and handlers other parts call.
+    banner: gr.Markdown  # app
+    picker: ModelPicker
+    model_pick: gr.Dropdown
+    signed_in_row: gr.Row
+    signed_in_md: gr.Markdown
+    arena_tab_item: gr.Tab
+    chatbot: gr.Chatbot  # chat
+    stop_btn: gr.Button
+    approval: ApprovalPanel
+    critic_md: gr.Markdown
+    memory_df: gr.Dataframe
+    prompt_json: gr.JSON
+    events_df: gr.Dataframe
+    session_id: gr.State  # sessions
+    chat_msgs: gr.State
+    query_ids: gr.State
+    branch: gr.State
+    my_sessions: gr.BrowserState
+    session_pick: gr.Dropdown
+    new_session: gr.Button
+    resume: gr.Button
+    reward_md: gr.Markdown  # ratings
+    tt_session: gr.Textbox  # time travel
+
+    if TYPE_CHECKING:  # handlers one part defines and others call
+
+        def _signed_in(
+            self, person: Person | None, request: gr.Request | None
+        ) -> tuple[Any, str]: ...
+        def _waiting_panel(self, session_id: str, chat: list[Any]) -> dict[Any, Any]: ...
+        def stop_turn(
+            self, session_id: str | None, request: gr.Request | None = None
+        ) -> dict[Any, Any]: ...
+        def _branch_notice(self) -> None: ...
+        def _branch_outputs(self) -> list[Any]: ...
+        def _session_outputs(self) -> list[Any]: ...
+        def _session_panel(self) -> None: ...
+        def _session_choices(
+            self, mine: list[dict[str, Any]] | None, person: Person
+        ) -> list[tuple[str, str]]: ...
+        def _on_branch(self, session_id: str, branch: str | None) -> dict[Any, Any]: ...
+        def _session_view(self, session_id: str, branch: str | None = None) -> dict[Any, Any]: ...
+        @staticmethod
+        def _remember(
+            mine: list[dict[str, Any]] | None, session_id: str, question: str
+        ) -> list[dict[str, Any]]: ...
+        def _rating_row(self) -> None: ...
+        def _rating_outputs(self) -> list[Any]: ...
+        def _rating_enabled(self, enabled: bool) -> dict[Any, Any]: ...
+        def _rating_target(
+            self, query_id: str | None, question: str | None, enabled: bool
+        ) -> dict[Any, Any]: ...
+        def _compare_controls(self) -> None: ...
+        def _compare_panel(self) -> None: ...
+        def _compare_inputs(self) -> list[Any]: ...
+        def _compare_outputs(self) -> list[Any]: ...
+        def _compare_options(
+            self, on: bool | None, model: str | None, temperature: str | None
+        ) -> tuple[TurnOptions, str | None]: ...
+        def _compare_hidden(self) -> dict[Any, Any]: ...
+        def _compare_done(self, payload: Any) -> dict[Any, Any]: ...
+        def _wire_compare(self, chat_outputs: list[Any]) -> None: ...
+        def approve(
+            self,
+            session_id: str | None,
+            pending: Any,
+            ids: Any,
+            mine: Any,
+            request: gr.Request | None = None,
+        ) -> Iterator[dict[Any, Any]]: ...
+        def deny(
+            self,
+            session_id: str | None,
+            pending: Any,
+            ids: Any,
+            mine: Any,
+            request: gr.Request | None = None,
+        ) -> Iterator[dict[Any, Any]]: ...
+        def _follow(
+            self,
+            items: Iterator[tuple[str, Any]],
+            view: render.TurnView,
+            chat: list[Any],
+            ids: dict[int, str],
+            user: gr.ChatMessage,
+            session_id: str,
+            mine: list[dict[str, Any]] | None,
+            person: Person,
+            question: str = "",
+        ) -> Iterator[dict[Any, Any]]: ...
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent

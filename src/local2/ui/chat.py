@@ -15,6 +15,7 @@ from typing import Any
 import gradio as gr
 
 from local2.contracts.people import Person
+from local2.contracts.turn import NO_OPTIONS
 from local2.errors import Conflict, InvalidInput, Local2Error, TurnCancelled, UnknownTurn
 from local2.ids import new_session_id
 from local2.ui import render
@@ -167,7 +168,7 @@ class Chat(UIPart):
         if self.agent.is_running(session_id):
             yield {self.banner: self.notice(BUSY), self.question: question}
             return
-        options, problem = self._compare_options(*compare) if compare else (None, None)
+        options, problem = self._compare_options(*compare) if compare else (NO_OPTIONS, None)
         if problem:
             yield {self.banner: self.notice(problem), self.question: question}
             return
@@ -290,7 +291,7 @@ class Chat(UIPart):
             self.prompt_json: prompt,
             self.events_df: table(render.EVENT_COLUMNS, render.event_rows(view.events)),
             self.critic_md: render.critique_text(view.critique)
-            or ("Critic: off" if self.agent.services.critic is None else ""),
+            or ("Critic: off" if not self.agent.info.critic else ""),
             self.stop_btn: gr.update(value="Stop", interactive=False),
             # A turn asked on an earlier branch continues that branch, now the current one.
             **self._on_branch(session_id, None),

@@ -14,13 +14,13 @@ All model text is shown through :func:`neutralise`, like every answer in the app
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import gradio as gr
 
+from local2.contracts.turn import NO_OPTIONS, TurnOptions
 from local2.errors import InvalidInput, Local2Error
-from local2.graph.compare.spec import compare_spec
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.safe_markdown import neutralise
@@ -61,10 +61,11 @@ class Compare(UIPart):
     """The compare switch, the side-by-side answers, the preference and the retry."""
 
     def _compare_controls(self) -> None:
-        default = self.agent.compare_default or {}
+        default = self.agent.compare_default  # serve --model-b: compare unless switched off
+        asked: Mapping[str, Any] = default or {}
         with gr.Row(equal_height=True, elem_id="local2-compare-row"):
             self.compare_on = gr.Checkbox(
-                value=bool(default),
+                value=default is not None,
                 label="Compare with a second model",
                 scale=1,
                 min_width=160,
@@ -72,7 +73,7 @@ class Compare(UIPart):
             )
             self.model_b = gr.Dropdown(
                 choices=list(self.picker.choices),  # the models Ollama has (local2.ui.models)
-                value=default.get("model"),
+                value=asked.get("model"),
                 label="Model B (blank: the same model)",
                 allow_custom_value=True,
                 scale=2,
@@ -80,7 +81,7 @@ class Compare(UIPart):
                 elem_id="local2-model-b",
             )
             # A text box, not gr.Number: a blank number field arrives as 0, not "default".
-            temperature = default.get("temperature")
+            temperature = asked.get("temperature")
             self.temperature_b = gr.Textbox(
                 value="" if temperature is None else f"{temperature:g}",
                 label="Temperature B (0-2; blank: default)",
@@ -134,21 +135,24 @@ class Compare(UIPart):
 
     def _compare_options(
         self, on: bool | None, model: str | None, temperature: str | None
-    ) -> tuple[dict[str, Any] | None, str | None]:
+    ) -> tuple[TurnOptions, str | None]:
         """The turn's options and a problem to show instead (a bad temperature, say)."""
         if not on:
-            return None, None
+            return NO_OPTIONS, None
         text = (temperature or "").strip()
         try:
             value = float(text) if text else None
         except ValueError:
-            return None, f"Temperature B must be a number from 0 to 2, or blank; got {text!r}."
+            return (
+                NO_OPTIONS,
+                f"Temperature B must be a number from 0 to 2, or blank; got {text!r}.",
+            )
         try:
-            spec = compare_spec((model or "").strip() or None, value)
+            # Compare with nothing changed: the same model again (another sample of it).
+            options = self.agent.turn_options((model or "").strip() or None, value, compare=True)
         except InvalidInput as exc:
-            return None, exc.message
-        # Compare with nothing changed: the same model again (another sample of it).
-        return {"compare": spec or {"model": None, "temperature": None}}, None
+            return NO_OPTIONS, exc.message
+        return options, None
 
     def _compare_hidden(self) -> dict:
         return {
@@ -156,7 +160,7 @@ class Compare(UIPart):
             self.retry_box: gr.update(visible=False),
         }
 
-    def _compare_done(self, payload: dict[str, Any]) -> dict:
+    def _compare_done(self, payload: Mapping[str, Any]) -> dict:
         """The panels for a finished turn: side by side when compared, the retry offer or
         the attempts when graded low."""
         update = self._compare_hidden()
@@ -195,7 +199,7 @@ class Compare(UIPart):
             )
         return update
 
-    def _pair_view(self, payload: dict[str, Any]) -> dict:
+    def _pair_view(self, payload: Mapping[str, Any]) -> dict:
         respondents = payload["respondents"]
         pairwise = payload.get("pairwise") or {}
         shown = pairwise.get("shown") or "a"
@@ -264,7 +268,7 @@ class Compare(UIPart):
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
         payload = self.agent.state(session_id)
-        from local2.graph.payload import turn_payload
+        from local2.service import turn_payload
 
         note = (
             f"Recorded: **{PREFER_LABELS[choice]}**. The conversation continues from "
@@ -292,7 +296,7 @@ class Compare(UIPart):
             self.agent.show(session_id, query_id, attempt)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-        from local2.graph.payload import turn_payload
+        from local2.service import turn_payload
 
         view = turn_payload(self.agent.state(session_id))
         return {

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from local2.errors import ModelUnavailable
-from local2.models.ollama_catalog import canonical, chat_models, list_models
+from local2.service import canonical, chat_models, list_models
 
 if TYPE_CHECKING:
     from local2.service.agent import Agent
@@ -28,9 +28,9 @@ class ModelPicker:
 
     @classmethod
     def for_agent(cls, agent: Agent) -> ModelPicker:
-        services = agent.services
-        current = services.model_name
-        in_use = (f"{current} — in use ({services.backend})", current)
+        answering = agent.info
+        current = answering.model
+        in_use = (f"{current} — in use ({answering.backend})", current)
         try:
             models = chat_models(list_models(agent.settings.ollama_host))
         except ModelUnavailable as exc:
@@ -44,7 +44,7 @@ class ModelPicker:
     def agent_for(self, agent: Agent, name: str | None) -> Agent:
         """``agent``, or one sharing its sessions and memory that answers with ``name``.
         Raises :class:`~local2.models.ollama_failures.ModelError` when that model cannot be used."""
-        if not name or canonical(name) == canonical(agent.services.model_name):
+        if not name or canonical(name) == canonical(agent.info.model):
             return agent
         if name not in self._agents:
             self._agents[name] = agent.with_model(name)

@@ -171,20 +171,16 @@ class Ratings(UIPart):
                 self.agent.access.read_session(self.person(request), session_id)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-        turn = (
-            self.agent.services.turn_log.find(session_id, query_id)
-            if session_id and query_id
-            else None
-        )
+        turn = self.agent.turn(session_id, query_id) if session_id and query_id else None
         if turn is None:
             return {
                 self.rate_label: "That turn was stopped before its answer, so there is nothing "
                 "to rate.",
                 **self._rating_enabled(False),
             }
-        record = turn.record or {}
+        record = turn.get("record") or {}
         return {
-            **self._rating_target(query_id, turn.user, enabled=True),
+            **self._rating_target(query_id, turn["user"], enabled=True),
             self.memory_df: table(
                 render.MEMORY_COLUMNS, render.memory_rows(record.get("memory_hits") or [])
             ),

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gradio import ChatMessage
+from gradio.components.chatbot import MetadataDict
 from langchain_core.messages import BaseMessage, message_to_dict
 
 from local2 import events
@@ -67,7 +69,7 @@ def age_text(seconds: float | None) -> str:
     return f"{s:.0f} s"
 
 
-def critique_text(critique: dict[str, Any] | None) -> str:
+def critique_text(critique: Mapping[str, Any] | None) -> str:
     """The critic's grade as one line, or an empty string when it has not run."""
     if not critique:
         return ""
@@ -253,7 +255,7 @@ class TurnView:
 
 
 def thinking_message(step: ThinkingStep, msg_id: str, now: float) -> ChatMessage:
-    metadata: dict[str, Any] = {
+    metadata: MetadataDict = {
         "title": THINKING,
         "id": msg_id,
         "status": "pending" if step.ended is None else "done",
@@ -279,7 +281,7 @@ def tool_round_messages(
     """A "Tool calls" thought with one nested, collapsible message per call."""
     names = ", ".join(dict.fromkeys(c.tool for c in step.calls))
     pending = not step.done and not turn_over
-    parent_meta: dict[str, Any] = {
+    parent_meta: MetadataDict = {
         "title": TOOLS,
         "id": parent_id,
         "log": f"{len(step.calls)} call{'s' if len(step.calls) != 1 else ''}: {names}",
@@ -293,13 +295,13 @@ def tool_round_messages(
         if call.error:
             refused = call.error.startswith(DENIED)
             title = f"Tool {'denied' if refused else 'failed'}: {call.tool}"
-        meta: dict[str, Any] = {
+        meta: MetadataDict = {
             "title": title,
             "id": f"tool-{call.call_id}",
             "parent_id": parent_id,
             "log": args_inline(call.args),
             "status": "pending" if running else "done",
-            "duration": round(call.duration if call.done else now - call.started, 3),
+            "duration": round((call.duration or 0.0) if call.done else now - call.started, 3),
         }
         out.append(ChatMessage(role="assistant", content=tool_content(call), metadata=meta))
     return out
@@ -370,7 +372,7 @@ def event_rows(event_log: list[dict[str, Any]]) -> list[list[Any]]:
 
 
 def checkpoint_rows(
-    checkpoints: list[dict[str, Any]], new_ids: frozenset[str] | set[str] = frozenset()
+    checkpoints: Sequence[Mapping[str, Any]], new_ids: frozenset[str] | set[str] = frozenset()
 ) -> list[list[Any]]:
     return [
         [
@@ -386,7 +388,7 @@ def checkpoint_rows(
     ]
 
 
-def branch_label(checkpoint: dict[str, Any], new: bool = False) -> str:
+def branch_label(checkpoint: Mapping[str, Any], new: bool = False) -> str:
     """Which branch a checkpoint is on: the session's current one, another, or abandoned."""
     if checkpoint.get("abandoned"):
         label = "abandoned"
@@ -397,7 +399,7 @@ def branch_label(checkpoint: dict[str, Any], new: bool = False) -> str:
     return f"{label} · new" if new else label
 
 
-def checkpoint_choices(checkpoints: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def checkpoint_choices(checkpoints: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """Dropdown choices: a readable label per checkpoint, the id as value."""
     choices = []
     for c in checkpoints:
@@ -409,7 +411,7 @@ def checkpoint_choices(checkpoints: list[dict[str, Any]]) -> list[tuple[str, str
     return choices
 
 
-def session_choices(sessions: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def session_choices(sessions: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     choices = []
     for s in sessions:
         if s.get("session_id"):

@@ -11,9 +11,8 @@ unknown as one that never was.
 
 from __future__ import annotations
 
-import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,14 @@ import gradio as gr
 from local2 import events
 from local2.contracts.people import Person
 from local2.errors import Local2Error
-from local2.research.verify import link_citations, plain, safe_url
+from local2.service import (
+    link_citations,
+    owner_folder,
+    plain,
+    private_dir,
+    safe_url,
+    write_private,
+)
 from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
@@ -33,6 +39,7 @@ if TYPE_CHECKING:
     from local2.service.research import Research
 
 # Plain symbols: they render without an emoji font.
+REPORTS = "reports"  # under the data directory
 ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
 REFRESH_S = 0.2
 
@@ -113,15 +120,16 @@ def report_view(payload: dict[str, Any]) -> str:
     return neutralise(report)
 
 
-def report_file(payload: dict[str, Any]) -> str:
-    folder = Path(tempfile.gettempdir()) / "local2-research"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"report-{payload.get('run_id') or 'run'}.md"
-    path.write_text(str(payload.get("report") or ""), encoding="utf-8")
-    return str(path)
+def report_file(data_dir: Path, person: Person, payload: dict[str, Any]) -> Path:
+    """The report as a Markdown file for ``person`` to download:
+    ``<data_dir>/reports/<their folder>/report-<run>.md``, readable only by the server's
+    user (folders 0700, the file 0600), never in a temp folder the machine's users share."""
+    folder = private_dir(private_dir(Path(data_dir) / REPORTS) / owner_folder(person.name))
+    name = f"report-{payload.get('run_id') or 'run'}.md"  # run ids follow the session id rule
+    return write_private(folder / name, str(payload.get("report") or ""))
 
 
-def run_choices(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def run_choices(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return [(f"{r['status']} · {r['question'][:60]} · {r['run_id']}", r["run_id"]) for r in runs]
 
 
@@ -215,25 +223,27 @@ class ResearchTab:
         self, question: str, rounds: float | None, request: gr.Request | None = None
     ) -> Iterator[dict]:
         try:
+            person = self.person(request)
             items = self.research.stream(
-                question or "",
-                max_rounds=int(rounds or 0) or None,
-                person=self.person(request),
+                question or "", max_rounds=int(rounds or 0) or None, person=person
             )
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
             return
-        yield from self._follow(items, question)
+        yield from self._follow(items, question, person)
 
     def reopen(self, run_id: str | None, request: gr.Request | None = None) -> Iterator[dict]:
         try:
-            items = self.research.resume((run_id or "").strip(), self.person(request))
+            person = self.person(request)
+            items = self.research.resume((run_id or "").strip(), person)
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
             return
-        yield from self._follow(items, None)
+        yield from self._follow(items, None, person)
 
-    def _follow(self, items: Iterator[tuple[str, Any]], question: str | None) -> Iterator[dict]:
+    def _follow(
+        self, items: Iterator[tuple[str, Any]], question: str | None, person: Person
+    ) -> Iterator[dict]:
         view = RunView()
         last = 0.0
         try:
@@ -260,20 +270,21 @@ class ResearchTab:
                     }
                 elif kind in ("report", "final"):
                     view.payload = data
-                    yield self._show(view, data, final=kind == "final")
+                    yield self._show(view, data, person, final=kind == "final")
         except Local2Error as exc:
             yield {
                 self.status: f"{notice_for(exc).markdown()}  \nThe run can be resumed from its "
                 f"last finished step: `{view.run_id}` under Past runs."
             }
 
-    def _show(self, view: RunView, payload: dict[str, Any], final: bool) -> dict:
+    def _show(self, view: RunView, payload: dict[str, Any], person: Person, final: bool) -> dict:
         crit = payload.get("critique") or {}
         grade = ""
         if crit:
             score = crit.get("score")
             grade = f" · critic {score}/5" if score is not None else " · critic: no grade"
         removed = len(payload.get("unsupported") or [])
+        saved = report_file(self.agent.settings.data_dir, person, payload)  # Gradio serves a copy
         return {
             self.status: (
                 f"Run `{view.run_id}` {'finished' if final else 'reported'} · "
@@ -283,7 +294,7 @@ class ResearchTab:
             self.plan: view.checklist(),
             self.sources: sources_markdown(payload.get("sources") or []),
             self.report: report_view(payload),
-            self.download: gr.update(value=report_file(payload), visible=True),
+            self.download: gr.update(value=str(saved), visible=True),
         }
 
 

@@ -2,17 +2,21 @@
 
 LoCAL2 serves the app itself (uvicorn), so there is no Gradio share link or tunnel at all.
 Every request passes :class:`~local2.http.guard.RequestGuard` (Host and Origin checks)
-and every response carries the app's Content-Security-Policy. Bound to loopback nothing is
-asked; beyond it every API call needs the bearer token from ``LOCAL2_API_TOKEN`` (the app
-asks for it as its password) and ``server.allowed_hosts`` must name the server. With people
-configured, each signs in to the app with their name and token, or a trusted proxy names
-them (:mod:`local2.ui.sign_in`).
+and every response carries the app's Content-Security-Policy. Bound to loopback, with nobody
+added, nothing is asked; beyond it every API call needs the bearer token from
+``LOCAL2_API_TOKEN`` (the app asks for it as its password; it means local on any bind) and
+``server.allowed_hosts`` must name the server. With people configured, each signs in to the
+app with their name and token, or a trusted proxy names them (:mod:`local2.ui.sign_in`).
+The API and the app share one :class:`~local2.http.identity.Guard`: what a request without
+a credential may do never widens while the server runs.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -28,9 +32,12 @@ from local2.http.guard import (
     content_security_policy,
     is_loopback,
 )
-from local2.http.identity import Identify, StripUntrustedUser, networks
+from local2.http.identity import StripUntrustedUser, identify
+from local2.service import private_dir
 from local2.service.agent import Agent
 from local2.ui.sign_in import SignIn, SignInSwitch, proxied_user
+
+GRADIO_TEMP_DIR = "GRADIO_TEMP_DIR"  # where Gradio keeps the files it serves
 
 
 def create_app(
@@ -44,7 +51,8 @@ def create_app(
     """The FastAPI app: LoCAL2's API routes, plus the Gradio app at ``/`` when ``ui``,
     behind the Host/Origin guard and the page policy."""
     settings = agent.settings
-    app = create_api(agent, token=token, app=FastAPI(title="LoCAL2", version="0.1.0"))
+    who = identify(agent.access, token, settings.server, loopback=is_loopback(host))
+    app = create_api(agent, app=FastAPI(title="LoCAL2", version="0.1.0"), who=who)
     # Added last, so outermost: nothing reaches a route (Gradio's included) unchecked.
     app.add_middleware(
         ContentSecurityPolicy, policy=content_security_policy(settings.ui.image_hosts)
@@ -64,8 +72,7 @@ def create_app(
             allow_methods=["*"],
             allow_headers=["*"],
         )
-    header = settings.server.trusted_user_header or None
-    who = Identify(agent.access, token, header, networks(settings.server.trusted_proxies))
+    header = who.user_header
     if header:  # around every route and the app: no one else's header reaches them
         app.add_middleware(StripUntrustedUser, header=header, proxies=who.proxies)
     if not ui:
@@ -76,7 +83,7 @@ def create_app(
     from local2.ui.safe_markdown import set_image_hosts
 
     set_image_hosts(settings.ui.image_hosts)
-    sign_in = SignIn(agent.access, token, loopback=is_loopback(host))
+    sign_in = SignIn(agent.access, token, who.guard)  # the API's rule, one guard for both
     # Behind a trusted proxy it names each person on every request (no login page);
     # otherwise SignInSwitch turns Gradio's login page on and off as people come and go.
     proxied: dict[str, Any] = {"auth_dependency": proxied_user(who)} if header else {}
@@ -130,6 +137,16 @@ def host_example(host: str) -> str:
     return address
 
 
+def keep_app_files_private(data_dir: Path) -> None:
+    """Gradio copies every file the app hands out or takes in (report and arena downloads,
+    uploads) into ``GRADIO_TEMP_DIR``, by default a folder of the machine's temp directory
+    that its other users share: this server keeps them in ``<data_dir>/cache/gradio``
+    instead, readable only by its own user (unless the operator named a folder). Before
+    the app is built: Gradio reads the setting as its parts are made."""
+    if not os.environ.get(GRADIO_TEMP_DIR):
+        os.environ[GRADIO_TEMP_DIR] = str(private_dir(data_dir / "cache" / "gradio"))
+
+
 def bind(host: str, port: int) -> socket.socket:
     """Bind and listen before serving, so port 0 works and the printed address already
     accepts connections (they wait in the backlog until the app is up)."""
@@ -160,6 +177,8 @@ def serve(
     :class:`~local2.errors.UnsafeToServe`."""
     token = require_token(host, people=agent.access.configured())
     require_allowed_hosts(host, agent.settings.server.allowed_hosts)
+    if ui:
+        keep_app_files_private(agent.settings.data_dir)
     sock = bind(host, port)
     app = create_app(agent, ui=ui, token=token, host=host, port=sock.getsockname()[1])
     if on_ready is not None:

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
 from local2.contracts.people import Person
+from local2.contracts.turn import HistoryTurn
 from local2.errors import Local2Error, NotFound
 from local2.ids import new_session_id, session_id_problem
 from local2.ui import render, transcript
@@ -139,7 +141,9 @@ class Sessions(UIPart):
     ) -> list[tuple[str, str]]:
         """The Resume list: ``person``'s sessions this browser used (and, with
         ``ui.list_all_sessions``, all their recent ones), never anyone else's."""
-        used = [s for s in mine or [] if isinstance(s, dict) and s.get("session_id")]
+        used: list[Mapping[str, Any]] = [
+            s for s in mine or [] if isinstance(s, dict) and s.get("session_id")
+        ]
         sessions = self.agent.access.own_only(person, used, lambda s: str(s["session_id"]))
         if self.settings.list_all_sessions:
             known = {s.get("session_id") for s in sessions}
@@ -181,7 +185,7 @@ class Sessions(UIPart):
     def _session_view(self, session_id: str, branch: str | None = None) -> dict:
         """Outputs that show one branch of a session: every turn as it was, and the panels
         of its last turn (all reset, so nothing of the previous session stays on screen)."""
-        turns: list[dict[str, Any]] = []
+        turns: list[HistoryTurn] = []
         state: dict[str, Any] = {}
         prompt: list[Any] = []
         if self.agent.exists(session_id):
@@ -191,7 +195,7 @@ class Sessions(UIPart):
         if turns and not turns[-1].get("critique"):
             turns[-1]["critique"] = state.get("critique")  # graded before grades were noted
         chat, ids = transcript.history_messages(turns)
-        last = turns[-1] if turns else {}
+        last: Mapping[str, Any] = turns[-1] if turns else {}
         return {
             self.session_id: session_id,
             self.chatbot: chat,

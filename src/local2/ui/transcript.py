@@ -8,6 +8,7 @@ Ratings appear as one small message at the end of their turn, replaced when re-r
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gradio import ChatMessage
@@ -31,7 +32,7 @@ def rating_message(rating: int) -> ChatMessage:
     )
 
 
-def turn_view(turn: dict[str, Any]) -> render.TurnView:
+def turn_view(turn: Mapping[str, Any]) -> render.TurnView:
     """A finished turn (a row of ``Agent.history(..., detail=True)``) as a TurnView."""
     record = turn.get("record") or {}
     view = render.TurnView(str(turn.get("user") or ""))
@@ -63,12 +64,14 @@ def turn_view(turn: dict[str, Any]) -> render.TurnView:
     return view
 
 
-def rating_of(turn: dict[str, Any]) -> int | None:
+def rating_of(turn: Mapping[str, Any]) -> int | None:
     rated = turn.get("rating") or turn.get("reward")
     return int(rated["rating"]) if isinstance(rated, dict) and rated.get("rating") else None
 
 
-def history_messages(turns: list[dict[str, Any]]) -> tuple[list[ChatMessage], dict[int, str]]:
+def history_messages(
+    turns: Sequence[Mapping[str, Any]],
+) -> tuple[list[ChatMessage], dict[int, str]]:
     """The chat of finished turns, and the index of each turn's question -> its query id."""
     chat: list[ChatMessage] = []
     ids: dict[int, str] = {}

@@ -19,31 +19,35 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import Respondent
+from local2.contracts.records import Pairwise, Respondent
+from local2.contracts.turn import CompareSpec
 from local2.errors import ModelError
-from local2.graph.compare.spec import respondent_services, spec_of, specs
-from local2.graph.nodes.common import event, push
-from local2.graph.nodes.critique import memory_lookup
-from local2.graph.nodes.ingest import ingest
+from local2.graph.compare.respond import RespondentState
+from local2.graph.compare.spec import respondent_services, specs
+from local2.graph.context import TurnContext
+from local2.graph.emit import event, push
+from local2.graph.grading import memory_lookup
 from local2.graph.nodes.publish import preview
 from local2.graph.payload import turn_payload
-from local2.graph.services import Services
-from local2.graph.state import RESET, RESPONDENT_IDS, TurnState
+from local2.graph.remember import remember_turn
+from local2.graph.state import RESET, RESPONDENT_IDS, TurnState, TurnUpdate
 
 log = logging.getLogger(__name__)
 
 
-def respondent_view(state: TurnState, rid: str) -> dict[str, Any]:
+def respondent_view(state: TurnState, rid: str) -> RespondentState:
     """The turn as respondent ``rid`` answered it: what critique and ingest read."""
-    own: Respondent = (state.get("respondents") or {}).get(rid) or {}  # type: ignore[assignment]
+    own: Respondent = (state.get("respondents") or {}).get(rid) or {}
     return {
         **state,
         "respondent_id": rid,
+        "respondent_spec": None,
         "answer": own.get("answer") or "",
         "thinking": list(own.get("thinking") or []),
         "tool_calls": list(own.get("tool_calls") or []),
@@ -54,8 +58,9 @@ def respondent_view(state: TurnState, rid: str) -> dict[str, Any]:
     }
 
 
-def compare(state: TurnState, services: Services, config: RunnableConfig) -> dict[str, Any]:
-    spec_b = spec_of(config) or {}
+def compare(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
+    spec_b: CompareSpec = runtime.context.compare or {"model": None, "temperature": None}
     named = specs(services, spec_b)
     respondent_services(services, "b", spec_b)  # a missing model fails here, before answers
     started = event(
@@ -84,7 +89,7 @@ def _complete(state: TurnState) -> dict[str, Respondent]:
     named = (state.get("pairwise") or {}).get("specs") or {}
     records = dict(state.get("respondents") or {})
     for rid in RESPONDENT_IDS:
-        record: Respondent = dict(records.get(rid) or {"respondent_id": rid})  # type: ignore[assignment]
+        record: Respondent = dict(records.get(rid) or {"respondent_id": rid})  # type: ignore[assignment]  # a copy of the record, as the TypedDict it came from
         record.setdefault("temperature", (named.get(rid) or {}).get("temperature"))
         if not record.get("model"):
             record["model"] = (named.get(rid) or {}).get("model") or ""
@@ -92,7 +97,8 @@ def _complete(state: TurnState) -> dict[str, Respondent]:
     return records
 
 
-def publish_pair(state: TurnState, services: Services) -> dict[str, Any]:
+def publish_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
     records = _complete(state)
     answered = [rid for rid in RESPONDENT_IDS if (records[rid].get("answer") or "").strip()]
     if not answered:
@@ -127,9 +133,9 @@ def publish_pair(state: TurnState, services: Services) -> dict[str, Any]:
                 )
             )
             push({"dialog": {**dialog, "respondent_id": rid}})
-    pairwise = {**(state.get("pairwise") or {}), "shown": shown}
+    pairwise: Pairwise = {**(state.get("pairwise") or {}), "shown": shown}
     chosen = records[shown]
-    update: dict[str, Any] = {
+    update: TurnUpdate = {
         "answer": chosen.get("answer") or "",
         "model": chosen.get("model") or "",
         "backend": chosen.get("backend") or "",
@@ -169,23 +175,24 @@ def publish_pair(state: TurnState, services: Services) -> dict[str, Any]:
     }
 
 
-def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
+def critique_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
     if services.critic is None:
         return {}
     from local2.critic.pairwise import judge_pair
 
     views = {rid: respondent_view(state, rid) for rid in RESPONDENT_IDS}
     records = state.get("respondents") or {}
-    lookups = {rid: memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}  # type: ignore[arg-type]
+    lookups = {rid: memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}
     critiques, verdict = judge_pair(
-        services.critic,
+        services.critic,  # type: ignore[arg-type]  # judging a pair needs the real judge (its chat model), not any grader
         state["query"],
         records.get("a") or {},
         records.get("b") or {},
         lookups,
         services.listing_tools(),
     )
-    pairwise = {**(state.get("pairwise") or {})}
+    pairwise: Pairwise = {**(state.get("pairwise") or {})}
     labels = {rid: spec.get("label") for rid, spec in (pairwise.get("specs") or {}).items()}
     common = {"query_id": state.get("query_id"), "session_id": state.get("session_id")}
     log_entries = [
@@ -203,7 +210,7 @@ def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
     log_entries.append(
         event(state, events.PAIRWISE_RESULT, **verdict, **common, models=labels, respondent_id=None)
     )
-    pairwise.update(winner=verdict["winner"], judge=verdict)
+    pairwise["winner"], pairwise["judge"] = verdict["winner"], verdict
     shown = pairwise.get("shown") or "a"
     turn_id = (records.get(shown) or {}).get("turn_id")
     if turn_id:  # so a resumed session shows the grade of the answer it continues from
@@ -216,11 +223,12 @@ def critique_pair(state: TurnState, services: Services) -> dict[str, Any]:
     }
 
 
-def ingest_pair(state: TurnState, services: Services) -> dict[str, Any]:
+def ingest_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     """Both answers into memory, each as its own engram (see :func:`ingest`). Facts are
     distilled from the turn of the answer shown only: two answers must not each set what
     the person said, nor one's claims supersede the other's."""
-    engrams: dict[str, dict[str, Any]] = {}
+    services = runtime.context.services
+    engrams: dict[str, Respondent] = {}
     log_entries: list[Any] = []
     shown = (state.get("pairwise") or {}).get("shown") or "a"
     settings = services.settings
@@ -232,16 +240,18 @@ def ingest_pair(state: TurnState, services: Services) -> dict[str, Any]:
     )
     for rid in RESPONDENT_IDS:
         own = services if rid == shown else no_facts
-        update = ingest(respondent_view(state, rid), own)  # type: ignore[arg-type]
+        update = remember_turn(respondent_view(state, rid), own)
         for entry in update.get("event_log") or []:
             log_entries.append(entry)
-            if entry.get("subject") == events.MEMORY_INGESTED and entry.get("id"):
-                engrams[rid] = {"engram_id": entry["id"]}
+            said: Mapping[str, Any] = entry if isinstance(entry, dict) else {}
+            if said.get("subject") == events.MEMORY_INGESTED and said.get("id"):
+                engrams[rid] = {"engram_id": said["id"]}
     return {"respondents": engrams, "event_log": log_entries} if log_entries else {}
 
 
-def settle_pair(state: TurnState, services: Services) -> dict[str, Any]:
+def settle_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     """Once graded and stored: annotate the engrams, and count the judge's vote."""
+    services = runtime.context.services
     pairwise = state.get("pairwise") or {}
     records = state.get("respondents") or {}
     winner = pairwise.get("winner")

@@ -3,32 +3,32 @@
 The ``respond`` node is sent once per respondent (LangGraph ``Send``), so both run as
 parallel branches of one super-step, each with its own working state: messages, thinking,
 tool calls, memory hits. The subgraph is the very loop the chat graph runs
-(:func:`local2.graph.loop.add_answer_loop`), with each node given the respondent's services,
-and
-it checkpoints under its own namespace, so a tool call that waits for approval pauses just
+(:func:`local2.graph.loop.add_answer_loop`), run with the respondent's context (its own
+chat model; tools, memory and the critic shared), and it checkpoints under its own
+namespace, so a tool call that waits for approval pauses just
 that branch and resumes it. Its events carry ``respondent_id``; its tokens and thinking are
 forwarded to the turn's stream as ``{"respondent": {id, kind, text}}`` items.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
-from typing import Any, NotRequired
+import dataclasses
+from typing import Any, NotRequired, cast
 
 from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Send
+from langgraph.runtime import Runtime
+from langgraph.types import Send, StreamMode
 
 from local2.contracts.records import Respondent
 from local2.errors import ModelError
 from local2.graph.compare.spec import respondent_services
+from local2.graph.context import TurnContext
+from local2.graph.emit import push
 from local2.graph.loop import add_answer_loop
-from local2.graph.nodes.common import push
-from local2.graph.services import Services
-from local2.graph.state import RESPONDENT_IDS, TurnState
+from local2.graph.state import RESPONDENT_IDS, TurnState, TurnUpdate
 
 # What both respondents start from: the question, its id and clock, the history and the
 # working messages after receive (and recall) - the same for both.
@@ -40,29 +40,10 @@ class RespondentState(TurnState):
     respondent_spec: NotRequired[dict[str, Any] | None]
 
 
-def _bind_for_respondent(services: Services) -> Callable[[Callable[..., dict]], Callable]:
-    """Bind a chat-graph node to the services of the respondent it runs for."""
-
-    def bind(fn: Callable[..., dict]) -> Callable[..., dict]:
-        wants_config = "config" in inspect.signature(fn).parameters
-
-        def node(state: RespondentState, config: RunnableConfig) -> dict:
-            own = respondent_services(
-                services, state["respondent_id"], state.get("respondent_spec")
-            )
-            if wants_config:
-                return fn(state, services=own, config=config)
-            return fn(state, services=own)
-
-        node.__name__ = getattr(fn, "__name__", "node")
-        return node
-
-    return bind
-
-
-def build_respondent_graph(services: Services) -> CompiledStateGraph:
-    graph = StateGraph(RespondentState)
-    add_answer_loop(graph, _bind_for_respondent(services), END)
+def build_respondent_graph(default: TurnContext) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The answer loop as a subgraph; :func:`respond` runs it with its respondent's context."""
+    graph = StateGraph(RespondentState, context_schema=TurnContext)
+    add_answer_loop(graph, default, END)
     graph.add_edge(START, "generate")
     return graph.compile(name="respondent")
 
@@ -111,16 +92,24 @@ def _forward(rid: str, mode: str, data: Any) -> None:
 
 
 def respond(
-    state: RespondentState, config: RunnableConfig, *, loop: CompiledStateGraph
-) -> dict[str, Any]:
-    """Run one respondent to its answer. A model that fails leaves an ``error`` instead of
-    failing the turn: the other respondent's answer still counts."""
+    state: RespondentState,
+    runtime: Runtime[TurnContext],
+    config: RunnableConfig,
+    *,
+    loop: CompiledStateGraph[Any, Any, Any, Any],
+) -> TurnUpdate:
+    """Run one respondent to its answer, with its own services (its chat model). A model
+    that fails leaves an ``error`` instead of failing the turn: the other respondent's
+    answer still counts."""
     rid = state["respondent_id"]
+    own = respondent_services(runtime.context.services, rid, state.get("respondent_spec"))
+    context = dataclasses.replace(runtime.context, services=own)
     values: dict[str, Any] = dict(state)
+    modes: list[StreamMode] = ["custom", "messages", "values"]
     try:
-        for mode, data in loop.stream(state, config, stream_mode=["custom", "messages", "values"]):
+        for mode, data in loop.stream(state, config, context=context, stream_mode=modes):
             if mode == "values":
-                values = data
+                values = cast(dict[str, Any], data)
             else:
                 _forward(rid, mode, data)
     except ModelError as exc:

@@ -1,32 +1,32 @@
 """Who answers a compare turn, and with which services.
 
 Respondent ``a`` is the agent's own model; ``b`` is another model, another temperature, or
-both. A turn compares when its config carries ``configurable["compare"] = {"model": ...,
-"temperature": ...}`` (the second respondent); it is config, not state, so the next turn
-is an ordinary one unless it asks again. Each respondent runs with a copy of the services
-holding its own chat model; tools, memory, the critic and the tool runner are shared.
+both. A turn compares when its context carries ``compare`` (a
+:class:`~local2.contracts.turn.CompareSpec`, the second respondent); it is context, not
+state, so the next turn is an ordinary one unless it asks again. Each respondent runs with
+a copy of the services holding its own chat model; tools, memory, the critic and the tool
+runner are shared.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from local2.contracts.turn import CompareSpec
 from local2.errors import InvalidInput, ModelError
-from local2.graph.services import Services
+from local2.graph.services import ModelFactory, Services
 
-CONFIG_KEY = "compare"
 MAX_TEMPERATURE = 2.0
 
-ModelFactory = Callable[[str | None, float | None], Any]  # -> models.backend.ChatBackend
 
+def compare_spec(model: str | None = None, temperature: float | None = None) -> CompareSpec | None:
+    """The second respondent asked for, or None when neither is given.
 
-def compare_spec(model: str | None = None, temperature: float | None = None) -> dict | None:
-    """The ``compare`` config for a second respondent, or None when neither is given.
-
-    Raises ``ValueError`` with a message for the person when a value cannot be used.
+    Raises :class:`~local2.errors.InvalidInput` with a message for the person when a value
+    cannot be used.
     """
     if model is None and temperature is None:
         return None
@@ -41,14 +41,6 @@ def compare_spec(model: str | None = None, temperature: float | None = None) -> 
         "model": model.strip() if model else None,
         "temperature": None if temperature is None else float(temperature),
     }
-
-
-def spec_of(config: Mapping[str, Any] | None) -> dict | None:
-    """The second respondent asked for in a run's config, or None (one respondent)."""
-    value = ((config or {}).get("configurable") or {}).get(CONFIG_KEY)
-    if not value:
-        return None
-    return compare_spec(value.get("model"), value.get("temperature"))
 
 
 def label(model: str, temperature: float | None) -> str:
@@ -90,7 +82,9 @@ def default_factory(services: Services) -> ModelFactory:
     return make
 
 
-def respondent_services(services: Services, respondent_id: str, spec: Mapping | None) -> Services:
+def respondent_services(
+    services: Services, respondent_id: str, spec: Mapping[str, Any] | None
+) -> Services:
     """The services respondent ``respondent_id`` answers with (``a``: the agent's own)."""
     if respondent_id == "a" or not spec:
         return services
@@ -106,7 +100,7 @@ def respondent_services(services: Services, respondent_id: str, spec: Mapping | 
     )
 
 
-def specs(services: Services, spec_b: Mapping) -> dict[str, dict[str, Any]]:
+def specs(services: Services, spec_b: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Both respondents as they are recorded: model, temperature and arena label."""
     temperature_a = services.settings.generator.temperature
     model_b = spec_b.get("model") or services.model_name

@@ -26,7 +26,7 @@ def record_vote(services: Services, state: Mapping[str, Any], voter: str, winner
     votes_of(services).record(
         session_id=state.get("session_id") or "",
         query_id=pairwise.get("query_id") or state.get("query_id") or "",
-        voter=voter,  # type: ignore[arg-type]
+        voter=voter,  # type: ignore[arg-type]  # a label the vote log checks
         model_a=labels.get("a", ""),
         model_b=labels.get("b", ""),
         winner=winner,

@@ -11,17 +11,19 @@ does not start them and ``await_tool`` tells the model they were refused.
 from __future__ import annotations
 
 from langgraph.errors import GraphInterrupt
+from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from local2 import events
 from local2.contracts import approval
-from local2.graph.nodes.common import entry, event, push
-from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.context import TurnContext
+from local2.graph.emit import entry, event, push
+from local2.graph.state import TurnState, TurnUpdate
 from local2.tools.trust import review
 
 
-def approve(state: TurnState, services: Services) -> dict:
+def approve(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
     calls = state.get("pending_tool_calls") or []
     if not calls or services.settings.tools.approval == "never":
         return {}

@@ -1,83 +1,13 @@
-"""``critique``: grade the published answer, flag ungrounded citations, annotate the engram.
-
-Runs after ``publish`` beside ``ingest``. It can only add information: a disabled critic
-emits nothing, and a judge that fails or times out yields ``score: None``, never an error.
-"""
+"""``critique``: grade the published answer (:mod:`local2.graph.grading`), beside ``ingest``."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
+from langgraph.runtime import Runtime
 
-from local2 import events
-from local2.contracts.records import Critique
-from local2.graph.nodes.common import event
-from local2.graph.services import Services
-from local2.graph.state import TurnState
-
-log = logging.getLogger(__name__)
+from local2.graph.context import TurnContext
+from local2.graph.grading import grade_turn
+from local2.graph.state import TurnState, TurnUpdate
 
 
-def memory_lookup(state: TurnState, services: Services) -> Callable[[str], bool] | None:
-    """Whether an engram id exists: recalled this turn, or found in the turn's owner's
-    memory (someone else's engram is as unknown as an invented id)."""
-    recalled = {hit["id"] for hit in state.get("memory_hits") or []}
-    get = getattr(services.memory_for(state.get("owner")), "get", None)
-    if get is None:
-        return recalled.__contains__ if recalled else None
-    return lambda memory_id: memory_id in recalled or get(memory_id) is not None
-
-
-def told(state: TurnState) -> str:
-    """What the model was told this turn besides tool results: memories recalled, and the
-    words of the turn's messages (a figure from there is not an invention). Tool messages
-    are left out: their results are the evidence, read already."""
-    memories = [str(h.get("content") or "") for h in state.get("memory_hits") or []]
-    said = [
-        m.content
-        for m in state.get("messages") or []
-        if m.type != "tool" and isinstance(m.content, str)
-    ]
-    return "\n".join([*memories, *said])
-
-
-def critique(state: TurnState, services: Services) -> dict:
-    if services.critic is None:
-        return {}
-    answer = state.get("answer") or ""
-    result: Critique
-    if not answer.strip():
-        result = {"score": None, "feedback": "no answer to grade", "flags": []}
-    else:
-        try:
-            result = services.critic.grade(
-                state["query"],
-                answer,
-                list(state.get("tool_calls") or []),
-                memory_lookup(state, services),
-                listing_tools=services.listing_tools(),
-                context=told(state),
-            )
-        except Exception as exc:  # Critic.grade should not raise; the turn must not break
-            result = {"score": None, "feedback": f"critic failed: {exc}"[:300], "flags": []}
-    query_id = state.get("query_id")
-    entry = event(
-        state,
-        events.CRITIQUE_RESULT,
-        score=result.get("score"),
-        feedback=result.get("feedback", ""),
-        flags=list(result.get("flags", [])),
-        query_id=query_id,
-        session_id=state.get("session_id"),
-    )
-    store = services.memory_for(state.get("owner"))
-    if store is not None and result.get("score") is not None and query_id:
-        try:
-            store.annotate(query_id, critic_score=result["score"])
-        except Exception:
-            log.warning("could not annotate engram of %s with the critic score", query_id)
-    if state.get("history_head"):  # so a resumed session shows each turn's grade
-        services.turn_log.note(str(state["history_head"]), "critique", dict(result))
-    from local2.graph.nodes.retry import offer
-
-    return {"critique": result, "event_log": [entry, *offer(state, services, result)]}
+def critique(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    return grade_turn(state, runtime.context.services)

@@ -5,13 +5,16 @@ A call the person refused (marked ``denied`` by ``approve``) is announced but ne
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
 from local2 import events
-from local2.graph.nodes.common import event, tool_context
-from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.context import TurnContext
+from local2.graph.emit import event, tool_context
+from local2.graph.state import TurnState, TurnUpdate
 
 
-def dispatch_tool(state: TurnState, services: Services) -> dict:
+def dispatch_tool(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
     ctx = tool_context(state)
     log = []
     for call in state.get("pending_tool_calls", []):

@@ -13,20 +13,15 @@ of the tool results replaces it.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-
-try:  # LangChain's own marker of a token-reading callback (private: its chat models use it)
-    from langchain_core.tracers._streaming import _StreamingCallbackHandler
-except ImportError:  # moved in another langchain-core: then always stream, as before
-    _StreamingCallbackHandler = None  # type: ignore[assignment,misc]
+from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.errors import ModelError
-from local2.graph.nodes.answer_guard import (
+from local2.contracts.records import EventEntry
+from local2.graph.answer_guard import (
     RAW_OUTPUT,
     TOOLS_FAILED,
     UNEXECUTED_CALL,
@@ -37,15 +32,16 @@ from local2.graph.nodes.answer_guard import (
     prose_beside_call,
     unusable_reason,
     without_listing_lines,
+    wrap_untrusted,
 )
-from local2.graph.nodes.await_tool import wrap_untrusted
-from local2.graph.nodes.common import event
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
+from local2.graph.model_call import call_model
 from local2.graph.prompt import build_prompt
 from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.state import TurnState, TurnUpdate
+from local2.ids import new_call_id
 from local2.models.embedded import REPETITION_NOTE
-from local2.models.ollama_failures import describe_ollama_error
-from local2.models.prompted_tools import prompted_messages
 from local2.models.thinking import thinking_and_answer
 
 FORCED_SYNTHESIS = (
@@ -60,56 +56,11 @@ EMPTY_NUDGE = "Your reply was empty. Please answer the question now."
 EMPTY_ANSWER = "(The model returned an empty answer.)"
 
 
-def _call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:8]}"
-
-
 def _native_calls(reply: AIMessage) -> list[dict[str, Any]]:
     return [
-        {"name": c["name"], "args": dict(c.get("args") or {}), "id": c.get("id") or _call_id()}
+        {"name": c["name"], "args": dict(c.get("args") or {}), "id": c.get("id") or new_call_id()}
         for c in reply.tool_calls
     ]
-
-
-def streams_tokens(config: RunnableConfig) -> bool:
-    """Whether a callback takes the reply token by token (LangGraph's ``messages`` stream):
-    the test LangChain's own chat models make before streaming."""
-    if _StreamingCallbackHandler is None:
-        return True
-    callbacks = config.get("callbacks")
-    handlers = getattr(callbacks, "handlers", callbacks) or []
-    return any(isinstance(h, _StreamingCallbackHandler) for h in handlers)
-
-
-def call_model(
-    services: Services, prompt: list, config: RunnableConfig, *, tools: bool
-) -> AIMessage:
-    """Invoke the chat model and name failures. With ``tools`` the schemas are bound natively,
-    or, for a model that cannot call tools, described in its prompt.
-
-    ChatOllama streams its HTTP reply even when nobody reads the tokens, building a message
-    chunk per token; when no one does (``POST /query``), it is asked for the whole reply at
-    once: the same message, ~3 ms less per call (``bench/overhead.py``)."""
-    model = services.chat_model
-    schemas = [t.schema() for t in services.tools.values()] if tools else None
-    if schemas and services.native_tools:
-        model = model.bind_tools(schemas)  # type: ignore[assignment]
-    elif not services.native_tools:
-        prompt = prompted_messages(prompt, schemas)
-    whole = services.backend == "ollama" and not streams_tokens(config)
-    try:
-        reply = model.invoke(prompt, config, **({"stream": False} if whole else {}))
-    except ModelError:
-        raise
-    except Exception as exc:
-        if services.backend == "ollama":
-            raise describe_ollama_error(
-                exc, host=services.settings.ollama_host, model=services.model_name
-            ) from exc
-        raise ModelError(f"The {services.backend or 'chat'} model failed: {exc}") from exc
-    if not isinstance(reply, AIMessage):
-        reply = AIMessage(content=getattr(reply, "content", str(reply)))
-    return reply
 
 
 def _invalid_native_args(services: Services, calls: list[dict[str, Any]]) -> list[str]:
@@ -130,7 +81,7 @@ def _call_key(name: str, args: Any) -> str:
     return json.dumps([name, args], sort_keys=True, default=str)
 
 
-def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list:
+def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list[BaseMessage]:
     """For calls already run this turn: the call message and the first result, not re-run."""
     first = {_call_key(r["tool"], r["args"]): r for r in state.get("tool_calls") or []}
     ai = AIMessage(
@@ -151,7 +102,9 @@ def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list:
     return [ai, *results, HumanMessage(REPEATED_CALLS)]
 
 
-def _final_answer(state: TurnState, services: Services, written: str, text: str, log: list) -> str:
+def _final_answer(
+    state: TurnState, services: Services, written: str, text: str, log: list[EventEntry]
+) -> str:
     """The answer the person sees: the model's, unless it is not an answer at all."""
     schemas = {n: t.parameters for n, t in services.tools.items()}
     trimmed, cut = without_listing_lines(written)
@@ -171,69 +124,76 @@ def _final_answer(state: TurnState, services: Services, written: str, text: str,
     return fallback_answer(reason, list(state.get("tool_calls") or []), services.tools)
 
 
-def generate(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+def _ask(
+    state: TurnState, services: Services, config: RunnableConfig
+) -> tuple[AIMessage, bool, list[BaseMessage], list[EventEntry]]:
+    """Call the model over the prompt: ``(reply, tools offered, new messages, events)``. At
+    ``max_tool_iterations`` no tools are offered and the model is told to answer now."""
     gen = services.settings.generator
     rounds = state.get("tool_rounds", 0)
-    repairs = state.get("repairs", 0)
     forced = bool(services.tools) and rounds >= gen.max_tool_iterations
     use_tools = bool(services.tools) and not forced and not state.get("tools_stopped")
-    new_messages: list = []
-    log: list = []
+    new_messages: list[BaseMessage] = []
+    log: list[EventEntry] = []
     if forced and not state.get("tools_stopped"):
         log.append(
             event(state, events.TOOL_LOOP_LIMIT, limit=gen.max_tool_iterations, rounds=rounds)
         )
         new_messages.append(HumanMessage(FORCED_SYNTHESIS, id=f"forced-{state['query_id']}"))
-
     history = services.turn_log.window(state.get("history_head"), gen.max_turns)
     working = [*state.get("messages", []), *new_messages]
     prompt = build_prompt(gen.system_prompt, history, working, gen.history_token_budget)
-    reply = call_model(services, prompt, config, tools=use_tools)
+    return call_model(services, prompt, config, tools=use_tools), use_tools, new_messages, log
 
-    thinking, text = thinking_and_answer(reply)
-    written = text  # what the model wrote, before any call markup is taken out
-    # The model that answered (a replay may resume here with another one).
-    update: dict[str, Any] = {
-        "thinking": [thinking] if thinking else [],
-        "model": services.model_name,
-        "backend": services.backend,
-    }
+
+def _proposed_calls(
+    state: TurnState,
+    services: Services,
+    reply: AIMessage,
+    text: str,
+    use_tools: bool,
+    log: list[EventEntry],
+) -> tuple[list[dict[str, Any]], str, list[str]]:
+    """The calls the reply makes, natively or written as text: ``(calls, text, errors)``; a
+    copy of the prompt's tool template is not a malformed call."""
+    gen = services.settings.generator
     calls = _native_calls(reply) if use_tools else []
     errors = _invalid_native_args(services, calls)
+    written = text
     if errors:
         calls = []
     elif use_tools and not calls and gen.text_tool_calls and services.tool_parser is not None:
         parsed = services.tool_parser(text, {n: t.parameters for n, t in services.tools.items()})
         calls, text, errors = parsed.calls, parsed.text, parsed.errors
     if errors and not calls and echoes_template(written, list(services.tools)):
-        # A copy of the prompt's tool list or call template is not a malformed call: no repair.
         log.append(event(state, events.TOOL_TEMPLATE_ECHO, chars=len(written)))
         errors = []
+    return calls, text, errors
 
-    if errors and not calls and repairs < 1 and services.repair_message is not None:
-        schemas = {n: t.parameters for n, t in services.tools.items()}
-        log.append(event(state, events.TOOL_CALL_REPAIR, errors=errors))
-        return {
-            **update,
-            "messages": [
-                *new_messages,
-                AIMessage(written),
-                HumanMessage(services.repair_message(errors, schemas)),
-            ],
-            "repairs": repairs + 1,
-            "decision": "generate",
-            "event_log": log,
-        }
 
-    routable = use_tools and not calls and rounds == 0 and not services.native_tools
-    if routable and gen.keyword_router and services.router:
-        calls = services.router(state["query"], services.tools.values())
-        if any(not saved.get("error") for saved in state.get("memory_saved") or []):
-            # "Remember that ..." was saved as the turn began (recall): not a second time.
-            calls = [c for c in calls if c["name"] != "save_memory"]
-        if calls:
-            log.append(event(state, events.TOOL_ROUTED, tools=[c["name"] for c in calls]))
+def _routed(
+    state: TurnState, services: Services, use_tools: bool, log: list[EventEntry]
+) -> list[dict[str, Any]]:
+    """For a model without native tool calls, on the first round: the keyword router's calls
+    (never a second save of what the person asked to be remembered)."""
+    gen = services.settings.generator
+    first = state.get("tool_rounds", 0) == 0
+    if not (use_tools and first and not services.native_tools and gen.keyword_router):
+        return []
+    if services.router is None:
+        return []
+    calls = services.router(state["query"], services.tools.values())
+    if any(not saved.get("error") for saved in state.get("memory_saved") or []):
+        calls = [c for c in calls if c["name"] != "save_memory"]
+    if calls:
+        log.append(event(state, events.TOOL_ROUTED, tools=[c["name"] for c in calls]))
+    return calls
 
+
+def _repeated(
+    state: TurnState, calls: list[dict[str, Any]], log: list[EventEntry]
+) -> list[dict[str, Any]]:
+    """The calls already run this turn, noted as ``tool.repeated``."""
     done = {_call_key(r["tool"], r["args"]) for r in state.get("tool_calls") or []}
     repeated = [c for c in calls if _call_key(c["name"], c["args"]) in done]
     if repeated:
@@ -245,6 +205,34 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
                 args=[c["args"] for c in repeated],
             )
         )
+    return repeated
+
+
+def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableConfig) -> TurnUpdate:
+    services = runtime.context.services
+    repairs = state.get("repairs", 0)
+    reply, use_tools, new_messages, log = _ask(state, services, config)
+    thinking, written = thinking_and_answer(reply)  # written: before call markup is taken out
+    # The model that answered (a replay may resume here with another one).
+    update: TurnUpdate = {
+        "thinking": [thinking] if thinking else [],
+        "model": services.model_name,
+        "backend": services.backend,
+        "event_log": log,
+    }
+    calls, text, errors = _proposed_calls(state, services, reply, written, use_tools, log)
+    if errors and not calls and repairs < 1 and services.repair_message is not None:
+        schemas = {n: t.parameters for n, t in services.tools.items()}
+        log.append(event(state, events.TOOL_CALL_REPAIR, errors=errors))
+        repair = HumanMessage(services.repair_message(errors, schemas))
+        return {
+            **update,
+            "messages": [*new_messages, AIMessage(written), repair],
+            "repairs": repairs + 1,
+            "decision": "generate",
+        }
+    calls = calls or _routed(state, services, use_tools, log)
+    if repeated := _repeated(state, calls, log):
         calls = [c for c in calls if c not in repeated]
         if not calls:  # nothing new asked: stop the loop and answer from what is there
             return {
@@ -252,9 +240,7 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
                 "messages": [*new_messages, *_answer_repeats(state, repeated)],
                 "tools_stopped": True,
                 "decision": "generate",
-                "event_log": log,
             }
-
     if calls:
         ai = AIMessage(
             content=text,
@@ -268,9 +254,7 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
             "messages": [*new_messages, ai],
             "pending_tool_calls": calls,
             "decision": "dispatch_tool",
-            "event_log": log,
         }
-
     failed = every_call_failed(state.get("tool_calls"))
     if failed and not services.native_tools:  # its text would be a guess: say what failed
         log.append(event(state, events.ANSWER_FALLBACK, reason=TOOLS_FAILED, chars=len(written)))
@@ -284,15 +268,8 @@ def generate(state: TurnState, services: Services, config: RunnableConfig) -> di
                 "messages": [*new_messages, HumanMessage(EMPTY_NUDGE)],
                 "repairs": repairs + 1,
                 "decision": "generate",
-                "event_log": log,
             }
         text = EMPTY_ANSWER
     # The final answer lives in `answer` (and, after publish, in the turn log); it is not
     # kept in the working messages, which hold only what the model was shown.
-    return {
-        **update,
-        "messages": new_messages,
-        "answer": text,
-        "decision": "publish",
-        "event_log": log,
-    }
+    return {**update, "messages": new_messages, "answer": text, "decision": "publish"}

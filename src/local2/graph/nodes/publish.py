@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
 from local2 import events
-from local2.graph.nodes.common import event, push
+from local2.graph.context import TurnContext
+from local2.graph.emit import event, push
 from local2.graph.payload import turn_payload
-from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.state import TurnState, TurnUpdate
 
 PREVIEW_CHARS = 160
 
@@ -15,7 +17,8 @@ def preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
-def publish(state: TurnState, services: Services) -> dict:
+def publish(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    services = runtime.context.services
     answer = state.get("answer") or ""
     generation = event(
         state,

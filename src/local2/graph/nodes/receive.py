@@ -1,36 +1,27 @@
 """``receive``: validate the question, name the turn, start a fresh per-turn record, and
-recall what memory holds about the question (:mod:`local2.graph.nodes.recall`), in one step."""
+recall what memory holds about the question (:mod:`local2.graph.recall`), in one step."""
 
 from __future__ import annotations
 
 import time
-import uuid
+from typing import cast
 
 from langchain_core.messages import HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.graph.nodes.common import event
-from local2.graph.nodes.recall import AHEAD_KEY, recall
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
+from local2.graph.question import validate_query
+from local2.graph.recall import recall
 from local2.graph.services import Services
-from local2.graph.state import RESET, TurnState, cleared_compare
-from local2.ids import session_id_problem
+from local2.graph.state import RESET, TurnState, TurnUpdate, cleared_compare
+from local2.ids import new_query_id, new_session_id, session_id_problem
 
 
-def validate_query(query: object, max_chars: int) -> str | None:
-    """The reason a question cannot be asked, or None when it is fine."""
-    if not isinstance(query, str) or not query.strip():
-        return "The question is empty: type something to ask."
-    if len(query) > max_chars:
-        return (
-            f"The question is {len(query)} characters long; the limit is {max_chars} "
-            "(generator.max_query_chars)."
-        )
-    return None
-
-
-def unrecorded_turn(state: TurnState, services: Services) -> dict:
+def unrecorded_turn(state: TurnState, services: Services) -> TurnUpdate:
     """The last turn, if it was published but its process died before checkpointing that.
 
     ``publish`` writes the turn log first; the checkpoint naming the new head follows. A
@@ -47,13 +38,13 @@ def unrecorded_turn(state: TurnState, services: Services) -> dict:
     return {"history_head": found.id, "turn_count": state.get("turn_count", 0) + 1}
 
 
-def start_turn(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+def start_turn(state: TurnState, services: Services, config: RunnableConfig) -> TurnUpdate:
     """Check the question, name the turn, and empty the per-turn record."""
     configurable = config.get("configurable", {})
     recovered = unrecorded_turn(state, services)
-    session_id = state.get("session_id") or configurable.get("thread_id") or uuid.uuid4().hex
-    query_id = uuid.uuid4().hex[:12]
-    fresh: dict = {
+    session_id = state.get("session_id") or configurable.get("thread_id") or new_session_id()
+    query_id = new_query_id()
+    fresh: TurnUpdate = {
         "session_id": session_id,
         "query_id": query_id,
         "started_at": time.time(),
@@ -100,17 +91,18 @@ def start_turn(state: TurnState, services: Services, config: RunnableConfig) -> 
     }
 
 
-def receive(state: TurnState, services: Services, config: RunnableConfig) -> dict:
+def receive(state: TurnState, runtime: Runtime[TurnContext], config: RunnableConfig) -> TurnUpdate:
     """The graph's ``receive`` node: :func:`start_turn`, then
-    :func:`~local2.graph.nodes.recall.recall` on the turn as received, as one update (a
-    rejected question recalls nothing). A recall started ahead (``AHEAD_KEY`` in the run's
-    config) is used when it was of this very question."""
+    :func:`~local2.graph.recall.recall` on the turn as received, as one update (a
+    rejected question recalls nothing). A recall started ahead (the context's
+    ``recall_ahead``) is used when it was of this very question."""
+    services = runtime.context.services
     received = start_turn(state, services, config)
     if received.get("error"):
         return received
-    ahead = config.get("configurable", {}).get(AHEAD_KEY)
-    recalled = recall({**state, **received}, services, ahead)  # type: ignore[typeddict-item]
-    update = {**received, **recalled}
+    as_received = cast(TurnState, {**state, **received})
+    recalled = recall(as_received, services, runtime.context.recall_ahead)
+    update: TurnUpdate = {**received, **recalled}
     update["event_log"] = [*received["event_log"], *recalled.get("event_log", [])]
     if "messages" in recalled:  # the question's message, now carrying the memory block
         update["messages"] = [*received["messages"][:-1], *recalled["messages"]]

@@ -2,8 +2,8 @@
 path").
 
 When the critic grades an answer at or below ``critic.retry_below``, ``critique`` emits
-``critique.retry_offered``. A retry is a turn whose config carries
-``configurable["retry"]`` (the first attempt: its turn, answer and critique):
+``critique.retry_offered``. A retry is a turn whose context carries
+``retry`` (:class:`~local2.contracts.turn.FirstAttempt`: its turn, answer and critique):
 
 ```
 receive -> retry_context -> generate ... publish -> critique -> settle_retry
@@ -18,19 +18,14 @@ receive -> retry_context -> generate ... publish -> critique -> settle_retry
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import Critique
-from local2.graph.nodes.common import event
-from local2.graph.services import Services
-from local2.graph.state import TurnState
-
-CONFIG_KEY = "retry"
+from local2.contracts.records import Retry
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
+from local2.graph.state import TurnState, TurnUpdate
 
 RETRY_NOTE = (
     "A reviewer graded your answer above {score}/5 for the question before it. Their "
@@ -40,33 +35,10 @@ RETRY_NOTE = (
 )
 
 
-def retry_of(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The first attempt a run retries, or None."""
-    return ((config or {}).get("configurable") or {}).get(CONFIG_KEY) or None
-
-
-def offer(state: TurnState, services: Services, result: Critique) -> list[Any]:
-    """``critique.retry_offered`` when the grade is at or below the threshold (not for a
-    turn that is itself a retry: two attempts are the most offered)."""
-    threshold = services.settings.critic.retry_below
-    score = result.get("score")
-    retry = state.get("retry") or {}
-    if score is None or score > threshold or retry.get("query_id") == state.get("query_id"):
-        return []
-    return [
-        event(
-            state,
-            events.RETRY_OFFERED,
-            query_id=state.get("query_id"),
-            session_id=state.get("session_id"),
-            score=score,
-            threshold=threshold,
-        )
-    ]
-
-
-def retry_context(state: TurnState, services: Services, config: RunnableConfig) -> dict:
-    first = retry_of(config) or {}
+def retry_context(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+    first = runtime.context.retry
+    if first is None:  # a replay of a retry's first step: nothing to try again
+        return {}
     query_id = state["query_id"]
     note = RETRY_NOTE.format(
         score=first.get("score"), feedback=(first.get("feedback") or "(none)").strip()
@@ -100,9 +72,9 @@ def _rank(score: int | None) -> int:
     return -1 if score is None else int(score)
 
 
-def settle_retry(state: TurnState, services: Services) -> dict:
+def settle_retry(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     """Keep the higher-graded attempt in the history (the second one on a tie)."""
-    retry = dict(state.get("retry") or {})
+    retry: Retry = {**(state.get("retry") or {})}
     first = retry.get("first") or {}
     second_score = (state.get("critique") or {}).get("score")
     retry["second"] = {"turn_id": state.get("history_head"), "score": second_score}

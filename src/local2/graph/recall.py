@@ -33,16 +33,16 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import HumanMessage
 
 from local2 import events
 from local2.contracts.people import LOCAL_NAME
-from local2.contracts.records import MemoryHit, SavedMemory
-from local2.graph.nodes.common import event
+from local2.contracts.records import EventEntry, MemoryHit, SavedMemory
+from local2.graph.emit import event
 from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.state import TurnState, TurnUpdate
 from local2.memory.facts import explicit_requests
 from local2.memory.team import TEAM_KIND, recall_with_team
 
@@ -85,9 +85,11 @@ def memory_block(hits: list[MemoryHit], saved: list[SavedMemory]) -> str:
     return f"{note}\n<memory>\n{body}\n</memory>"
 
 
-def _save_requests(state: TurnState, store: EngramStore) -> tuple[list[SavedMemory], list]:
+def _save_requests(
+    state: TurnState, store: EngramStore
+) -> tuple[list[SavedMemory], list[EventEntry]]:
     saved: list[SavedMemory] = []
-    log_entries: list = []
+    log_entries: list[EventEntry] = []
     for fact in explicit_requests(state["query"]):
         try:
             result = store.save_fact(
@@ -112,9 +114,6 @@ def _save_requests(state: TurnState, store: EngramStore) -> tuple[list[SavedMemo
             )
         )
     return saved, log_entries
-
-
-AHEAD_KEY = "local2_recall_ahead"  # the run's configurable entry holding a RecallAhead
 
 
 @dataclass(frozen=True)
@@ -143,7 +142,10 @@ def _search(services: Services, store: EngramStore, query: str, skip: set[str]) 
 
 
 def recall_ahead(
-    services: Services, query: str, submit: Callable[..., Future], owner: str = "local"
+    services: Services,
+    query: str,
+    submit: Callable[..., Future[list[MemoryHit]]],
+    owner: str = "local",
 ) -> RecallAhead | None:
     """Start the turn's automatic recall now (``submit``: an executor's), or None when it
     must wait for the node: memory or its recall off, or facts to save first ("Remember
@@ -166,7 +168,7 @@ def _recall(
     store: EngramStore,
     skip: set[str],
     ahead: RecallAhead | None = None,
-) -> tuple[list[MemoryHit], list]:
+) -> tuple[list[MemoryHit], list[EventEntry]]:
     memory = services.settings.memory
     owner = state.get("owner") or LOCAL_NAME
     try:
@@ -191,13 +193,12 @@ def _recall(
     return hits, [entry]
 
 
-def recall(
-    state: TurnState, services: Services, ahead: RecallAhead | None = None
-) -> dict[str, Any]:
+def recall(state: TurnState, services: Services, ahead: RecallAhead | None = None) -> TurnUpdate:
     store = services.memory_for(state.get("owner"))
     if store is None:
         return {}
-    saved, log_entries = [], []
+    saved: list[SavedMemory] = []
+    log_entries: list[EventEntry] = []
     if services.settings.memory.facts != "off":  # off: the transcript store of old
         saved, log_entries = _save_requests(state, store)
     hits: list[MemoryHit] = []
@@ -205,7 +206,7 @@ def recall(
         skip = {s["id"] for s in saved if s["id"]}
         hits, entries = _recall(state, services, store, skip, ahead)
         log_entries += entries
-    update: dict[str, Any] = {"event_log": log_entries, "memory_saved": saved}
+    update: TurnUpdate = {"event_log": log_entries, "memory_saved": saved}
     if hits or saved:
         # The question's own message carries the memory, so the history before it stays
         # byte-identical from turn to turn (the model server can reuse its prompt cache).

@@ -1,0 +1,103 @@
+"""Grading an answered turn: the chat graph's ``critique`` node and research's both grade
+here, flag ungrounded citations and annotate the engram.
+
+Runs after ``publish`` beside ``ingest``. It can only add information: a disabled critic
+emits nothing, and a judge that fails or times out yields ``score: None``, never an error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from local2 import events
+from local2.contracts.records import Critique
+from local2.graph.emit import event
+from local2.graph.services import Services
+from local2.graph.state import TurnState, TurnUpdate
+
+log = logging.getLogger(__name__)
+
+
+def memory_lookup(state: TurnState, services: Services) -> Callable[[str], bool] | None:
+    """Whether an engram id exists: recalled this turn, or found in the turn's owner's
+    memory (someone else's engram is as unknown as an invented id)."""
+    recalled = {hit["id"] for hit in state.get("memory_hits") or []}
+    get = getattr(services.memory_for(state.get("owner")), "get", None)
+    if get is None:
+        return recalled.__contains__ if recalled else None
+    return lambda memory_id: memory_id in recalled or get(memory_id) is not None
+
+
+def told(state: TurnState) -> str:
+    """What the model was told this turn besides tool results: memories recalled, and the
+    words of the turn's messages (a figure from there is not an invention). Tool messages
+    are left out: their results are the evidence, read already."""
+    memories = [str(h.get("content") or "") for h in state.get("memory_hits") or []]
+    said = [
+        m.content
+        for m in state.get("messages") or []
+        if m.type != "tool" and isinstance(m.content, str)
+    ]
+    return "\n".join([*memories, *said])
+
+
+def grade_turn(state: TurnState, services: Services) -> TurnUpdate:
+    if services.critic is None:
+        return {}
+    answer = state.get("answer") or ""
+    result: Critique
+    if not answer.strip():
+        result = {"score": None, "feedback": "no answer to grade", "flags": []}
+    else:
+        try:
+            result = services.critic.grade(
+                state["query"],
+                answer,
+                list(state.get("tool_calls") or []),
+                memory_lookup(state, services),
+                listing_tools=services.listing_tools(),
+                context=told(state),
+            )
+        except Exception as exc:  # Critic.grade should not raise; the turn must not break
+            result = {"score": None, "feedback": f"critic failed: {exc}"[:300], "flags": []}
+    query_id = state.get("query_id")
+    entry = event(
+        state,
+        events.CRITIQUE_RESULT,
+        score=result.get("score"),
+        feedback=result.get("feedback", ""),
+        flags=list(result.get("flags", [])),
+        query_id=query_id,
+        session_id=state.get("session_id"),
+    )
+    store = services.memory_for(state.get("owner"))
+    if store is not None and result.get("score") is not None and query_id:
+        try:
+            store.annotate(query_id, critic_score=result["score"])
+        except Exception:
+            log.warning("could not annotate engram of %s with the critic score", query_id)
+    if state.get("history_head"):  # so a resumed session shows each turn's grade
+        services.turn_log.note(str(state["history_head"]), "critique", dict(result))
+    return {"critique": result, "event_log": [entry, *offer(state, services, result)]}
+
+
+def offer(state: TurnState, services: Services, result: Critique) -> list[Any]:
+    """``critique.retry_offered`` when the grade is at or below the threshold (not for a
+    turn that is itself a retry: two attempts are the most offered)."""
+    threshold = services.settings.critic.retry_below
+    score = result.get("score")
+    retry = state.get("retry") or {}
+    if score is None or score > threshold or retry.get("query_id") == state.get("query_id"):
+        return []
+    return [
+        event(
+            state,
+            events.RETRY_OFFERED,
+            query_id=state.get("query_id"),
+            session_id=state.get("session_id"),
+            score=score,
+            threshold=threshold,
+        )
+    ]

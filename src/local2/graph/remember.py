@@ -1,0 +1,155 @@
+"""Remembering an answered turn, without ever failing it: the chat graph's ``ingest`` node
+and research's both remember here.
+
+Runs after ``publish`` beside ``critique``. The turn is stored twice over: as an episodic
+record (question and answer, with any text the answer copied from a tool cut out), and as
+the short facts distilled from it (:mod:`local2.memory.extract`: the model with a JSON
+schema on Ollama, rules elsewhere), each its own ``fact`` engram linked to the turn; a
+newer fact supersedes an older one with the same key.
+
+A store that cannot write (full disk, an unwritable directory, a Chroma error, Ollama down
+for embedding) emits ``memory.ingest_failed`` and the turn, facts included, waits in
+``<data_dir>/memory_retry.jsonl`` (a :class:`~local2.memory.jsonl_queue.JsonlQueue`, safe
+for several processes); the queue is retried before the next ingest, so a passing outage
+loses nothing.
+
+The turn goes to its owner's memory only (``services.memory_for``). Each person's turns wait
+in a queue of their own (``memory_retry.<key>.jsonl``, :mod:`local2.memory.owners`; local's
+is the file above), drained by their own next ingest, and each record names its owner, so
+a drained turn can only reach the store of the person who said it.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from local2.contracts.people import LOCAL_NAME
+from local2.errors import MemoryStoreError
+from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED
+from local2.graph.emit import event
+from local2.graph.services import Services
+from local2.graph.state import TurnState, TurnUpdate
+from local2.memory.extract import Distilled, distill
+from local2.memory.facts import Fact
+from local2.memory.jsonl_queue import JsonlQueue
+from local2.memory.owners import owner_file
+from local2.memory.verbatim import without_tool_text
+
+if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opened
+    from local2.memory.store import EngramStore, FactSaved
+
+log = logging.getLogger(__name__)
+
+RETRY_FILE = "memory_retry.jsonl"
+_FIELDS = {"session_id", "query_id", "query", "answer", "tools_used", "model"}
+_OPTIONAL = {"facts", "owner"}
+
+
+def remember_turn(state: TurnState, services: Services) -> TurnUpdate:
+    """Store this turn and its facts; on failure emit ``memory.ingest_failed`` and queue it."""
+    owner = state.get("owner") or LOCAL_NAME
+    store = services.memory_for(owner)
+    answer = state.get("answer") or ""
+    if store is None or not answer.strip() or state.get("error"):
+        return {}
+    distilled = _distill(state, services)
+    record, cut = _turn_record(state, distilled.facts)
+    queue = owner_file(Path(services.settings.data_dir) / RETRY_FILE, owner)
+    try:
+        retried = _drain(services, queue)
+        eid, facts = _store(store, record)
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+        log.warning("memory ingest failed, queued for retry: %s", reason)
+        _enqueue(queue, record)
+        return {"event_log": [event(state, MEMORY_INGEST_FAILED, error=reason)]}
+    payload: dict[str, Any] = {
+        "id": eid,
+        "facts": [f.id for f in facts],
+        "superseded": [old for f in facts for old in f.superseded],
+        "extractor": distilled.extractor,
+    }
+    for key, value in (
+        ("retried", retried),
+        ("dropped_facts", distilled.dropped),
+        ("fallback", distilled.fallback),
+        ("tool_words_cut", cut),
+    ):
+        if value:
+            payload[key] = value
+    return {"event_log": [event(state, MEMORY_INGESTED, **payload)]}
+
+
+def _distill(state: TurnState, services: Services) -> Distilled:
+    memory = services.settings.memory
+    tools = [c.get("tool", "") for c in state.get("tool_calls") or []]
+    return distill(
+        state.get("query") or "",
+        state.get("answer") or "",
+        tools_used=tools,
+        chat_model=services.chat_model,
+        backend=services.backend,
+        mode=memory.facts,
+        limit=memory.max_facts_per_turn,
+    )
+
+
+def _turn_record(state: TurnState, facts: list[Fact]) -> tuple[dict[str, Any], int]:
+    """The turn as it is stored (and queued): no tool output in it, even quoted."""
+    calls = state.get("tool_calls") or []
+    tools = [c.get("tool", "") for c in calls]
+    answer, cut = without_tool_text(
+        state.get("answer") or "", [(c.get("tool", ""), c.get("result") or "") for c in calls]
+    )
+    record = {
+        "session_id": state.get("session_id") or "",
+        "query_id": state.get("query_id") or "",
+        "query": state.get("query") or "",
+        "answer": answer,
+        "tools_used": list(dict.fromkeys(t for t in tools if t)),
+        "model": state.get("model") or "",
+        "facts": [f.as_dict() for f in facts],
+        "owner": state.get("owner") or LOCAL_NAME,
+    }
+    return record, cut
+
+
+def _store(store: EngramStore, record: dict[str, Any]) -> tuple[str, list[FactSaved]]:
+    """The episodic record, then each fact; safe to repeat (both are deduplicated)."""
+    eid = store.ingest_turn(**{k: record[k] for k in _FIELDS})
+    saved = [
+        store.save_fact(
+            Fact.from_dict(fact), session_id=record["session_id"], query_id=record["query_id"]
+        )
+        for fact in record.get("facts") or []
+    ]
+    return eid, saved
+
+
+def _drain(services: Services, queue: Path) -> int:
+    """Store queued turns, oldest first, each in its owner's memory; stop at the first
+    failure (the store is still down)."""
+    return _retry_queue(queue).drain(lambda record: _store(_store_of(services, record), record))
+
+
+def _store_of(services: Services, record: dict[str, Any]) -> EngramStore:
+    """The memory of the person whose turn ``record`` is (a record from before owners is
+    local's); raises when it is not open, so the record stays queued."""
+    owner = record.get("owner") or LOCAL_NAME
+    store = services.memory_for(owner)
+    if store is None:
+        raise MemoryStoreError(f"the memory of {owner!r} is not open here", "try again later")
+    return store
+
+
+def _enqueue(queue: Path, record: dict[str, Any]) -> None:
+    try:
+        _retry_queue(queue).append(record)
+    except OSError as exc:  # even the queue cannot be written: the turn is lost, say so
+        log.error("memory retry queue %s is not writable: %s", queue, exc)
+
+
+def _retry_queue(path: Path) -> JsonlQueue:
+    return JsonlQueue(path, valid=lambda r: _FIELDS <= set(r) <= _FIELDS | _OPTIONAL)
