@@ -72,6 +72,11 @@ _FACE = {
     "SetFormat": "local2.contracts.evals",
     "SetInfo": "local2.contracts.evals",
     "TokenCounts": "local2.contracts.evals",
+    "EvalDetail": "local2.contracts.evals",
+    "EvalProgress": "local2.contracts.evals",
+    "EvalReport": "local2.contracts.evals",
+    "EvalRunRow": "local2.contracts.evals",
+    "EvalItem": "local2.contracts.stream",
 }
 __getattr__ = lazy_face(__name__, _FACE)
 
@@ -89,7 +94,12 @@ __all__ = [
     "Critique",
     "Decision",
     "Diagnosis",
+    "EvalDetail",
+    "EvalItem",
     "EvalMode",
+    "EvalProgress",
+    "EvalReport",
+    "EvalRunRow",
     "EventEntry",
     "EvidenceItem",
     "EvidenceReport",

@@ -14,7 +14,8 @@ from typing_extensions import TypedDict
 GradeName = Literal["correct", "incorrect", "not_attempted"]
 Diagnosis = Literal["never_found", "partly_found", "found_misread"]
 EvalMode = Literal["ask", "research"]
-RunState = Literal["running", "done", "stopped", "failed"]
+# interrupted: the manifest says running, but no process holds the run (killed): resume it.
+RunState = Literal["running", "done", "stopped", "failed", "interrupted"]
 SetFormat = Literal["simpleqa", "jsonl", "hotpotqa", "folder"]
 
 
@@ -152,3 +153,57 @@ class Comparison(TypedDict):
     p_value: float
     verdict: Literal["a", "b", "no_difference"]
     wording: str
+
+
+class EvalProgress(TypedDict):
+    """Where a run is: questions recorded of the run's total, the grades so far (the last
+    record of each question), what is being answered, and the time left at this pace."""
+
+    run_id: str
+    total: int
+    recorded: int  # questions with a record (a failed one too; it is asked again on resume)
+    answered_now: int  # recorded since this start or resume
+    correct: int
+    incorrect: int
+    not_attempted: int
+    ungraded: int
+    errors: int
+    running: list[str]  # the ids being answered now
+    elapsed_s: float  # since this start or resume
+    eta_s: float | None  # None until a question has been answered at this pace
+
+
+class EvalRunRow(TypedDict):
+    """One run in a list of runs (``local2 eval list``, ``GET /eval``, the Evaluate tab)."""
+
+    run_id: str
+    owner: str
+    status: RunState
+    created_at: float
+    updated_at: float
+    set: str
+    mode: EvalMode
+    model: str | None
+    backend: str | None
+    provider: str  # the search provider the run answered with ("corpus" for an offline set)
+    grader: str | None
+    grader_is_answerer: bool
+    questions: int
+    recorded: int
+    accuracy: Rate
+
+
+class EvalReport(TypedDict):
+    """A run's outcome: what decided it, where it stands and its totals (an eval stream's
+    ``final`` item)."""
+
+    manifest: RunManifest
+    status: RunState
+    summary: RunSummary
+
+
+class EvalDetail(EvalReport):
+    """One run whole (``local2 eval show``, ``GET /eval/{id}``): its report and every
+    question's last record."""
+
+    results: list[QuestionResult]

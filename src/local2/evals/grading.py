@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 
 from local2.contracts.evals import GradeName
 from local2.critic import strip_thinking
+from local2.evals.scoring import contains_gold, normalize_answer
 
 PROMPT_VERSION = "local2-qa-grader-1"
 
@@ -117,7 +118,9 @@ def _grade(word: str | None, letter: str | None) -> GradeName:
 
 
 def _reasoning(text: str) -> str:
-    return " ".join(text.split())[:MAX_REASONING_CHARS]
+    """The grader's reasons, on one line (none when only punctuation is left: ``{ "``)."""
+    flat = " ".join(text.split())[:MAX_REASONING_CHARS]
+    return flat if re.search(r"\w", flat) else ""
 
 
 def parse_grade_reply(reply: str) -> GraderVerdict:
@@ -159,3 +162,27 @@ def grade_answer(
         return asker.ask(prompt, parse_grade_reply, NUDGE, nothing, lambda v: v.grade is not None)
     except Exception as exc:  # a grader that fails leaves the answer ungraded, saying why
         return GraderVerdict(None, "", f"the grader failed: {type(exc).__name__}: {exc}"[:300])
+
+
+MATCH = "match"  # the grader that is no model: the gold answer's words in the answer
+MATCH_VERSION = "local2-match-1"
+MATCH_RULE = (
+    "No model grades. CORRECT: a gold answer appears in the answer as whole words (both "
+    "SQuAD-normalised: lower case, punctuation and articles removed). NOT_ATTEMPTED: the "
+    "answer is empty or says it does not know or cannot answer. INCORRECT: anything else."
+)
+_DECLINES = re.compile(
+    r"\b(?:i (?:do not|don ?t|cannot|can ?t) (?:know|say|answer|tell|find)|not sure|"
+    r"no (?:information|idea)|unable to (?:answer|find|determine)|cannot be determined)\b"
+)
+
+
+def match_grade(golds: tuple[str, ...] | list[str], answer: str) -> GraderVerdict:
+    """The grade by :data:`MATCH_RULE`: for a model too small to grade (the embedded demo
+    model), never a guess dressed as a judgement."""
+    if contains_gold(answer, golds):
+        return GraderVerdict("correct", "a gold answer appears in the answer")
+    said = normalize_answer(strip_thinking(answer))
+    if not said or _DECLINES.search(said):
+        return GraderVerdict("not_attempted", "the answer declines")
+    return GraderVerdict("incorrect", "no gold answer appears in the answer")

@@ -98,6 +98,16 @@ def percent(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+def say_duration(seconds: float | None) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 20 min``; ``…`` while not known yet."""
+    if seconds is None:
+        return "…"
+    whole = round(seconds)
+    if whole >= 3600:
+        return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+    return f"{whole // 60} min {whole % 60:02d} s" if whole >= 60 else f"{whole} s"
+
+
 def p_text(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 

@@ -86,6 +86,7 @@ def make_manifest(
     backend: str | None,
     grader_model: str | None,
     grader_backend: str | None,
+    grader_prompt: tuple[str, str] = (PROMPT_VERSION, PROMPT),
     owner: str = "local",
     settings: Mapping[str, Any] | None = None,
     limit: int | None = None,
@@ -95,14 +96,14 @@ def make_manifest(
     now: float | None = None,
 ) -> RunManifest:
     """The manifest of a new run: the grader counts as the answerer when it is the same
-    model on the same backend."""
+    model on the same backend; ``grader_prompt`` is its ``(version, prompt)``."""
     at = time.time() if now is None else now
     grader = GraderInfo(
         model=grader_model,
         backend=grader_backend,
         is_answerer=(grader_model, grader_backend) == (model, backend),
-        prompt_version=PROMPT_VERSION,
-        prompt=PROMPT,
+        prompt_version=grader_prompt[0],
+        prompt=grader_prompt[1],
     )
     selection = Selection(limit=limit, sample=sample, seed=seed, ids=[q.id for q in chosen])
     return RunManifest(

@@ -28,6 +28,7 @@ _FACE = {
     "pydantic_problem": "local2.tools.corpus.documents",
     "read_folder": "local2.tools.corpus.documents",
     "reading": "local2.tools.corpus.documents",
+    "write_documents": "local2.tools.corpus.documents",
 }
 __getattr__ = lazy_face(__name__, _FACE)
 
@@ -55,4 +56,5 @@ __all__ = [
     "review",
     "route",
     "shutdown_mcp",
+    "write_documents",
 ]
