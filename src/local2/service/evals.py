@@ -383,11 +383,14 @@ class Evals:
         *,
         resumed: bool,
     ) -> Iterator[EvalItem]:
+        """The run under its lock: ``run``, then the loop's items; once it is settled (its
+        status written, the lock released), ``final``."""
         from filelock import Timeout
 
         lock = run_lock(run)
         status: RunState = "failed"
         note = ""
+        loop: QuestionLoop | None = None
         try:
             try:
                 lock.acquire()
@@ -418,15 +421,21 @@ class Evals:
                 raise
             status = "stopped" if loop.stopped.is_set() else "done"
             run.export_csv()
-            yield ("final", self._report(run, status))
         finally:
-            with self._guard:
-                if self._active.get(run.run_id) is not None:
-                    self._active.pop(run.run_id)
-            if lock.is_locked:
-                run.update(status=status, **({"note": note[:500]} if note else {}))
-                lock.release()
+            self._settle(run, lock, loop, status, note)
             answering.close()
+        yield ("final", self._report(run, status))
+
+    def _settle(
+        self, run: EvalRun, lock: Any, loop: QuestionLoop | None, status: RunState, note: str
+    ) -> None:
+        """The run's status written and its lock let go (nothing to do if never taken)."""
+        with self._guard:
+            if loop is not None and self._active.get(run.run_id) is loop:
+                del self._active[run.run_id]
+        if lock.is_locked:
+            run.update(status=status, **({"note": note[:500]} if note else {}))
+            lock.release()
 
     def _report(self, run: EvalRun, status: RunState) -> EvalReport:
         manifest = run.manifest()
