@@ -17,7 +17,10 @@ passage, like the paragraphs of a HotpotQA context.
 
     .venv/bin/python bench/eval.py [--passages 100000] [--queries 300] [--baseline-queries 5]
 
-Runner time outside the model (part 2 of issue 39) is measured by the runner's own benchmark.
+``--runner`` measures the eval runner instead: its time outside the model per question
+(:func:`runner_bench`).
+
+    .venv/bin/python bench/eval.py --runner [--rounds 4]
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from local2.evals import load_set, set_path
 from local2.tools.corpus import CorpusIndex, Document
@@ -168,7 +172,12 @@ def main() -> None:
     parser.add_argument("--baseline-queries", type=int, default=5)
     parser.add_argument("--seed", type=int, default=39)
     parser.add_argument("--phase", choices=("tokenise", "build", "query"))
+    parser.add_argument("--runner", action="store_true", help="the runner's own time instead")
+    parser.add_argument("--rounds", type=int, default=4, help="--runner: rounds of each")
     args = parser.parse_args()
+    if args.runner:
+        runner_bench(args.rounds)
+        return
     if args.phase:
         print(json.dumps(phase(args.phase, args)))
         return
@@ -198,6 +207,96 @@ def main() -> None:
         f"of which the score matrix is {build['matrix_mb']:.0f} MB; top passage agrees with the "
         f"baseline on {query['top1_agree']} queries."
     )
+
+
+# -- the runner's own time (part 2 of issue 39) -------------------------------------------------
+
+
+def scripted_model() -> Any:
+    """A model with no time of its own: each question is searched once (the corpus), then
+    answered with its first gold answer; a grader's prompt gets ``GRADE: CORRECT``."""
+    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+    from local2.service import ScriptedChatModel
+
+    golds = {q.question: q.answers[0] for q in load_set(set_path("demo")).questions}
+
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        text = str(messages[-1].content)
+        if "<gold_answer>" in text:
+            return AIMessage(content="It agrees.\nGRADE: CORRECT")
+        question = next((q for q in golds if q in text), "")
+        if not any(isinstance(m, ToolMessage) for m in messages):
+            call = {"name": "web_search", "args": {"query": question}, "id": "s1"}
+            return AIMessage(content="", tool_calls=[call])
+        return AIMessage(content=f"It is {golds.get(question, 'unknown')}.")
+
+    return ScriptedChatModel(replies=[reply], repeat_last=True, model="scripted")
+
+
+def runner_round(base: Any, parts: dict[str, Any]) -> float:
+    """The demo set through the eval runner: seconds per question."""
+    from local2.service import Evals
+
+    evals = Evals(base.settings, base.access, base=base, **parts)
+    start = time.perf_counter()
+    total = 0
+    for kind, data in evals.start("demo"):
+        if kind == "final":
+            total = data["summary"]["recorded"]
+            assert data["summary"]["correct"] == total, data["summary"]
+    return (time.perf_counter() - start) / total
+
+
+def baseline_round(base: Any, parts: dict[str, Any]) -> float:
+    """The same questions as plain turns of an agent with the run's settings, each graded by
+    the same grader, without the runner: seconds per question."""
+    from local2.contracts import collect_turn, nobody
+    from local2.service.eval_setup import make_grader, run_settings
+
+    qset = load_set(set_path("demo"))
+    start = time.perf_counter()
+    agent = base.beside(
+        run_settings(base.settings, qset), memory=None, memory_shelf=None, critic=None, **parts
+    )
+    grader = make_grader(agent.settings, agent.services)
+    for q in qset.questions:
+        payload = collect_turn(agent.stream(q.question, None, nobody, tokens=False))
+        verdict = grader.grade(q, payload["answer"])
+        assert verdict.grade == "correct" and payload["tool_calls"], (payload, verdict)
+    agent.close()
+    return (time.perf_counter() - start) / len(qset.questions)
+
+
+def runner_bench(rounds: int) -> None:
+    """The runner against plain turns graded alike, alternated (A B B A ...) after a round
+    of each to warm up (imports, the corpus index): the difference is the runner's own time
+    per question, outside the model and outside the turn."""
+    import tempfile
+
+    from local2.config import load_settings
+    from local2.service import Agent
+
+    with tempfile.TemporaryDirectory() as home:
+        settings = load_settings(overrides={"system": {"data_dir": home}})
+        model = scripted_model()
+        parts = {"chat_model": model, "backend": "scripted", "model": "scripted"}
+        base = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
+        runner_round(base, parts), baseline_round(base, parts)  # warm up
+        runner, baseline = [], []
+        for i in range(rounds):
+            order = (runner_round, baseline_round) if i % 2 == 0 else (baseline_round, runner_round)
+            for measure in order:
+                seconds = measure(base, parts)
+                (runner if measure is runner_round else baseline).append(seconds * 1000)
+        base.close()
+    r, b = statistics.median(runner), statistics.median(baseline)
+    print(f"demo set, 30 questions a round, {rounds} rounds of each (median of rounds)\n")
+    print("| ms per question | runner | baseline: plain turns, graded alike | difference |")
+    print("|---|---:|---:|---:|")
+    print(f"| search, answer, grade, record | {r:.1f} | {b:.1f} | {r - b:+.1f} |")
+    print(f"\nrounds, runner: {', '.join(f'{x:.1f}' for x in runner)}")
+    print(f"rounds, baseline: {', '.join(f'{x:.1f}' for x in baseline)}")
 
 
 if __name__ == "__main__":

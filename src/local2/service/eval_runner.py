@@ -31,7 +31,6 @@ from local2.evals.store import EvalRun
 from local2.service.eval_answer import Answerer
 
 Grade = Callable[[Question, str], GraderVerdict]
-POLL_S = 0.2  # how often the reader looks for a Stop while every worker is busy
 
 
 def _bucket(result: QuestionResult) -> str:
@@ -119,11 +118,12 @@ class QuestionLoop:
         yield ("progress", self.tally.progress())
         pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="local2-eval")
         workers = [pool.submit(self._work) for _ in range(self.concurrency)]
+        left = len(workers)
         try:
-            while not all(w.done() for w in workers) or not self._out.empty():
-                try:
-                    kind, data = self._out.get(timeout=POLL_S)
-                except queue.Empty:
+            while left:
+                kind, data = self._out.get()
+                if kind == "exit":  # a worker's last item: nothing of its own comes after
+                    left -= 1
                     continue
                 if kind == "started":
                     self.tally.running.append(data)
@@ -147,6 +147,12 @@ class QuestionLoop:
             return next(self._next, None)
 
     def _work(self) -> None:
+        try:
+            self._answer_each()
+        finally:
+            self._out.put(("exit", None))
+
+    def _answer_each(self) -> None:
         while (question := self._take_next()) is not None:
             self._out.put(("started", question.id))
             try:
