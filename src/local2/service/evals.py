@@ -15,7 +15,7 @@ same store, so each question's session opens in time travel, with the run's own 
 
 from __future__ import annotations
 
-import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,26 +24,23 @@ from typing_extensions import Unpack
 
 from local2.config import Settings
 from local2.contracts.evals import (
-    Comparison,
-    EvalDetail,
     EvalMode,
     EvalReport,
-    EvalRunRow,
     RunManifest,
     RunState,
 )
 from local2.contracts.people import LOCAL, Person
 from local2.contracts.stream import EvalItem
-from local2.errors import EvalFileError, InvalidInput, NotFound, RunBusy, UnknownEvalRun
+from local2.errors import EvalFileError, InvalidInput, RunBusy
 from local2.evals.readers import load_set
-from local2.evals.results import compare, latest, summarize
+from local2.evals.results import summarize
 from local2.evals.sets import Question, QuestionSet, select
-from local2.evals.store import EvalRun, RunStore, make_manifest
+from local2.evals.store import EvalRun, make_manifest
 from local2.service.access import Access
 from local2.service.eval_answer import Answerer, AskAnswerer, ResearchAnswerer, UsageMeter
 from local2.service.eval_runner import QuestionLoop
+from local2.service.eval_runs import EvalRuns, held_elsewhere, run_lock
 from local2.service.eval_setup import (
-    RUNS_FOLDER,
     Grader,
     find_set,
     make_grader,
@@ -91,31 +88,7 @@ class BaseAgent(Protocol):
 
 MODES: tuple[EvalMode, ...] = ("ask", "research")
 MAX_CONCURRENCY = 16
-LOCK_FILE = "run.lock"
-
-
-def no_eval_run(run_id: str) -> NotFound:
-    return UnknownEvalRun(f"No eval run '{run_id}'.")
-
-
-def run_lock(run: EvalRun) -> Any:
-    """The lock file a running run holds (released by the OS when its process dies)."""
-    from filelock import FileLock  # imported when a run starts or is listed
-
-    return FileLock(str(run.folder / LOCK_FILE), timeout=0, thread_local=False)
-
-
-def held_elsewhere(run: EvalRun) -> bool:
-    """Whether another process (or another run object here) holds the run."""
-    from filelock import Timeout
-
-    lock = run_lock(run)
-    try:
-        lock.acquire()
-    except Timeout:
-        return True
-    lock.release()
-    return False
+CLOSE_WAIT_S = 10.0
 
 
 class Answering:
@@ -135,10 +108,10 @@ class Answering:
         self.agent.close()
 
 
-class Evals:
+class Evals(EvalRuns):
     """Eval runs under ``<data dir>/evals``, answered beside ``base`` (without one, runs can
-    be read, listed and compared, not run). ``parts`` replace what the answering agent would
-    build from settings (a test's or a benchmark's model)."""
+    be read, listed and compared, not run: :class:`EvalRuns`). ``parts`` replace what the
+    answering agent would build from settings (a test's or a benchmark's model)."""
 
     def __init__(
         self,
@@ -147,13 +120,9 @@ class Evals:
         base: BaseAgent | None = None,
         **parts: Unpack[ModelParts],
     ) -> None:
-        self.settings = settings
-        self.access = access
+        super().__init__(settings, access)
         self.base = base
         self.parts = parts
-        self.store = RunStore(settings.data_dir / RUNS_FOLDER)
-        self._active: dict[str, QuestionLoop] = {}
-        self._guard = threading.Lock()
 
     # -- starting, resuming, stopping ------------------------------------------------------
 
@@ -247,68 +216,16 @@ class Evals:
         loop.stop()
         return True
 
-    # -- reading ---------------------------------------------------------------------------
-
-    def runs(self, owner: str | None = LOCAL.name, limit: int = 100) -> list[EvalRunRow]:
-        """``owner``'s runs (None: everyone's), newest first, with their accuracy so far."""
-        rows = []
-        for manifest in self.store.manifests():
-            if owner is not None and manifest["owner"] != owner:
-                continue
-            run = EvalRun(self.store.root / manifest["run_id"])
-            summary = summarize(run.records(), len(manifest["selection"]["ids"]))
-            rows.append(
-                EvalRunRow(
-                    run_id=manifest["run_id"],
-                    owner=manifest["owner"],
-                    status=self._status(run, manifest),
-                    created_at=manifest["created_at"],
-                    updated_at=manifest["updated_at"],
-                    set=manifest["set"]["name"],
-                    mode=manifest["mode"],
-                    model=manifest["model"],
-                    backend=manifest["backend"],
-                    provider=str(manifest["settings"].get("search_provider") or ""),
-                    grader=manifest["grader"]["model"],
-                    grader_is_answerer=manifest["grader"]["is_answerer"],
-                    questions=summary["questions"],
-                    recorded=summary["recorded"],
-                    accuracy=summary["accuracy"],
-                )
-            )
-            if len(rows) >= limit:
-                break
-        return rows
-
-    def show(self, run_id: str, person: Person = LOCAL) -> EvalDetail:
-        """``person``'s run (or anyone's, for an admin: written down) with every question."""
-        run = self._readable(run_id, person)
-        manifest = run.manifest()
-        records = run.records()
-        return EvalDetail(
-            manifest=manifest,
-            status=self._status(run, manifest),
-            summary=summarize(records, len(manifest["selection"]["ids"])),
-            results=latest(records),
-        )
-
-    def compare(self, run_a: str, run_b: str, person: Person = LOCAL) -> Comparison:
-        """Two runs on the questions both graded: exact McNemar, worded without calling noise
-        a win."""
-        a = self._readable(run_a, person)
-        b = self._readable(run_b, person)
-        return compare(a.records(), b.records(), run_a, run_b)
-
-    def export_csv(self, run_id: str, person: Person = LOCAL, path: Path | None = None) -> Path:
-        """The run's results as CSV (``results.csv`` in its folder unless ``path`` says)."""
-        return self._readable(run_id, person).export_csv(path)
-
-    def close(self) -> None:
-        """Stop every run going here (each can be resumed)."""
+    def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
+        """Stop every run going here (each can be resumed) and wait, at most ``wait_s``, for
+        their readers to settle them (a reader that has gone leaves its run ``interrupted``)."""
         with self._guard:
             loops = list(self._active.values())
         for loop in loops:
             loop.stop()
+        deadline = time.monotonic() + wait_s
+        while self._active and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     # -- the parts -------------------------------------------------------------------------
 
@@ -321,23 +238,6 @@ class Evals:
     def _concurrency(self, k: int) -> None:
         if not 1 <= k <= MAX_CONCURRENCY:
             raise InvalidInput(f"--concurrency {k}: use 1 to {MAX_CONCURRENCY}.")
-
-    def _readable(self, run_id: str, person: Person) -> EvalRun:
-        run = self.store.open(run_id)
-        owner = run.manifest()["owner"]
-        self.access.read(person, "eval", run_id, owner, no_eval_run)
-        return run
-
-    def _writable(self, run_id: str, person: Person) -> EvalRun:
-        run = self.store.open(run_id)
-        if not person.owns(run.manifest()["owner"]):
-            raise no_eval_run(run_id)
-        return run
-
-    def _status(self, run: EvalRun, manifest: RunManifest) -> RunState:
-        if manifest["status"] != "running" or run.run_id in self._active:
-            return manifest["status"]
-        return "running" if held_elsewhere(run) else "interrupted"
 
     def _left(self, run: EvalRun, manifest: RunManifest, qset: QuestionSet) -> list[Question]:
         by_id = qset.by_id()
