@@ -17,7 +17,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from local2.cli.common import err, out
-from local2.service import percent, say_duration
+from local2.service import percent, say_duration, short_rate
 
 
 def say_rate(rate: Any, what: str) -> str:
@@ -178,12 +178,6 @@ def print_runs(rows: Sequence[Mapping[str, Any]]) -> None:
     ):
         table.add_column(column, no_wrap=True)
     for r in rows:
-        acc = r["accuracy"]
-        accuracy = (
-            f"{percent(acc['value'])} [{100 * acc['low']:.0f}-{100 * acc['high']:.0f}]"
-            if acc["n"]
-            else ""
-        )
         table.add_row(
             r["run_id"],
             r["status"],
@@ -192,7 +186,7 @@ def print_runs(rows: Sequence[Mapping[str, Any]]) -> None:
             escape(str(r["model"])) + (" *" if r["grader_is_answerer"] else ""),
             r["provider"],
             f"{r['recorded']}/{r['questions']}",
-            accuracy,
+            short_rate(r["accuracy"]),
             datetime.fromtimestamp(r["created_at"]).strftime("%m-%d %H:%M"),
         )
     _table_console().print(table)

@@ -98,6 +98,13 @@ def percent(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+def short_rate(r: Rate) -> str:
+    """``61.0 % [51-70]`` for a table cell ("" when nothing was counted)."""
+    if not r["n"]:
+        return ""
+    return f"{percent(r['value'])} [{100 * r['low']:.0f}-{100 * r['high']:.0f}]"
+
+
 def say_duration(seconds: float | None) -> str:
     """``42 s``, ``3 min 05 s``, ``1 h 20 min``; ``…`` while not known yet."""
     if seconds is None:

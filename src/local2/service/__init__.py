@@ -16,7 +16,7 @@ from local2.faces import lazy_face
 
 if TYPE_CHECKING:
     from local2.arena.report import arena, as_csv, as_json
-    from local2.evals.stats import percent, say_duration, say_rate
+    from local2.evals.stats import percent, say_duration, say_rate, short_rate
     from local2.files.index import FileIndex
     from local2.graph.payload import turn_payload
     from local2.graph.topology import TurnGraph
@@ -61,6 +61,7 @@ _FACE = {
     "say_rate": "local2.evals.stats",
     "say_duration": "local2.evals.stats",
     "percent": "local2.evals.stats",
+    "short_rate": "local2.evals.stats",
     "Warmup": "local2.service.warmup",
     "embedder_task": "local2.service.warmup",
     "prompt_prefix_task": "local2.service.warmup",
@@ -159,6 +160,7 @@ __all__ = [
     "safe_url",
     "say_duration",
     "say_rate",
+    "short_rate",
     "show_run",
     "token_hash",
     "turn_options",

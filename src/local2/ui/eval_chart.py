@@ -16,7 +16,7 @@ from typing import Any
 
 from gradio.components.plot import PlotData
 
-from local2.service import percent, say_duration
+from local2.service import say_duration, short_rate
 
 CHART_WIDTH = 640  # px of the plot itself (vega-embed cannot size to Gradio's container)
 RUN_COLUMNS = ["run", "status", "set", "mode", "model", "search", "done", "accuracy [95 % CI]"]
@@ -128,12 +128,6 @@ def progress_bar(p: Mapping[str, Any] | None, note: str = "") -> str:
 def run_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     table = []
     for r in rows:
-        acc = r["accuracy"]
-        accuracy = (
-            f"{percent(acc['value'])} [{100 * acc['low']:.0f}-{100 * acc['high']:.0f}]"
-            if acc["n"]
-            else ""
-        )
         table.append(
             [
                 r["run_id"],
@@ -143,7 +137,7 @@ def run_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
                 f"{r['model']}{' *' if r['grader_is_answerer'] else ''}",
                 r["provider"],
                 f"{r['recorded']}/{r['questions']}",
-                accuracy,
+                short_rate(r["accuracy"]),
             ]
         )
     return table
