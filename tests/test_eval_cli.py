@@ -112,6 +112,42 @@ def test_a_killed_run_resumes_without_asking_a_question_twice_or_losing_one(
     assert "No difference the test can see" in compared.stdout
 
 
+def test_ctrl_c_stops_a_run_that_then_resumes(isolated_home: Path) -> None:
+    brain = EvalBrain(answers())
+    with FakeOllama(brain, delay_s=0.4) as fake:
+        env = {"OLLAMA_HOST": fake.url}
+        args = ["eval", "demo", "--limit", "8", "--backend", "ollama", "--model", "gemma4:12b"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "local2.cli", *args],
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not list(runs_folder(isolated_home).glob("*/results.jsonl")):
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+            results = next(runs_folder(isolated_home).glob("*/results.jsonl"))
+            wait_for_lines(results, 2, process, 120)
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 130, stderr
+        run_id = results.parent.name
+        assert f"Resume with: local2 eval --resume {run_id}" in stderr
+        listed = json.loads(local2("eval", "list", "--json", env=env).stdout)
+        assert [(r["run_id"], r["status"]) for r in listed] == [(run_id, "stopped")]
+        resumed = local2("eval", "--resume", run_id, "--json", env=env, timeout=240)
+        assert resumed.returncode == 0, resumed.stderr
+        assert json.loads(resumed.stdout)["summary"]["recorded"] == 8
+    ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
+    assert sorted(ids) == sorted(q.id for q in QUESTIONS)
+
+
 def test_mistakes_say_what_is_wrong(isolated_home: Path) -> None:
     missing = local2("eval", str(isolated_home / "nope.csv"), env={})
     assert missing.returncode == 2

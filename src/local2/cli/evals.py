@@ -18,6 +18,7 @@ stderr, so ``--json`` keeps stdout JSON). Ctrl-C stops the run; it resumes later
 from __future__ import annotations
 
 import json
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -94,6 +95,7 @@ def run_set(ctx: typer.Context, set_name: str | None, resume: str | None, **flag
     person = person_of(ctx)
     as_json, out_dir = flags.pop("as_json"), flags.pop("out_dir")
     agent = None
+    items: Iterator[tuple[str, Any]] | None = None
     run_id = resume or ""
     detail: dict[str, Any] = {}
     try:
@@ -119,6 +121,8 @@ def run_set(ctx: typer.Context, set_name: str | None, resume: str | None, **flag
         err.print(f"\n[yellow]Stopped.[/] Resume with: local2 eval --resume {run_id}")
         raise typer.Exit(130) from None
     finally:
+        if isinstance(items, Generator):
+            items.close()  # a Ctrl-C: the questions in flight end, the run is marked stopped
         if agent is not None:
             agent.close()
     if as_json:

@@ -313,8 +313,8 @@ class Evals(EvalRuns):
             yield ("run", _run_item(manifest, total - len(questions), concurrency, resumed))
             try:
                 yield from loop
-            except GeneratorExit:
-                status = "stopped"  # the reader went away: the loop stopped, resume later
+            except (GeneratorExit, KeyboardInterrupt):
+                status = "stopped"  # the reader went away (or Ctrl-C): resume it later
                 raise
             except Exception as exc:
                 note = getattr(exc, "message", "") or str(exc) or type(exc).__name__
