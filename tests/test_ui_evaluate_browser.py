@@ -125,6 +125,23 @@ def test_runs_are_charted_with_their_intervals_and_open_their_sessions(
     wait_text(page, "#tt-status", "checkpoint(s)")
     assert page.input_value("#tt-session textarea") == session
     assert QUESTIONS[0].question in text_of(page, "#tt-checkpoints")
+
+    # A research run's question opens in the Research tab, its run picked there.
+    page.click("button[role=tab]:has-text('Evaluate')")
+    research = next(r for r in rows if r[3] == "research")[0]
+    page.click("#eval-pick input")
+    page.locator("#eval-pick li[role=option]").filter(has_text=research).first.click()
+    wait_text(page, "#eval-summary", "research")
+    run_of_question = table_rows(page, "#eval-questions")[0][-1]
+    page.locator("#eval-questions .body-cell").filter(has_text=QUESTIONS[0].id).first.click()
+    page.wait_for_selector("button[role=tab][aria-selected=true]:has-text('Research')")
+    page.click("text=Past runs")  # the picker sits in the closed "Past runs" section
+    page.wait_for_function(
+        "(v) => document.querySelector('#research-past input')?.value === v",
+        arg=run_of_question,
+    )
+    page.click("#research-open")
+    wait_text(page, "#research-status", run_of_question)
     page.context.close()
 
 
@@ -154,4 +171,12 @@ def test_a_run_shows_its_progress_and_stops(stack: Stack, browser: Any) -> None:
         stack.fake.delay_s = 0.0
     stopped = [r for r in stack.agent.evals.runs() if r["status"] == "stopped"]
     assert len(stopped) == 1 and stopped[0]["recorded"] < stopped[0]["questions"]
+
+    # The stopped run, picked and resumed in the tab, finishes with every question.
+    page.click("#eval-pick input")
+    page.locator("#eval-pick li[role=option]").filter(has_text=stopped[0]["run_id"]).first.click()
+    page.click("#eval-resume")
+    wait_text(page, "#eval-status", "done", timeout=120_000)
+    resumed = next(r for r in stack.agent.evals.runs() if r["run_id"] == stopped[0]["run_id"])
+    assert resumed["status"] == "done" and resumed["recorded"] == resumed["questions"] == 12
     page.context.close()

@@ -119,7 +119,10 @@ class EvaluateTab:
             max_height=400,
             elem_id="eval-questions",
         )
-        gr.Markdown("_Click a question to open its session._")
+        gr.Markdown(
+            "_Click a question to open its session in Time travel (a research run: picked "
+            "under Past runs in the Research tab)._"
+        )
         self._wire(concurrency_limit, opens, tab)
 
     def _wire(self, limit: int, opens: Opens, tab: gr.Tab) -> None:
