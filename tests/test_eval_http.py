@@ -10,6 +10,7 @@ is named, never a path on the server.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ QUESTIONS = load_set(DEMO_PATH).questions[:3]
 
 @pytest.fixture
 def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    answers = {q.question: f"It is {q.answers[0]}." for q in QUESTIONS}
+    answers = {q.question: f"It is {q.answers[0]}." for q in load_set(DEMO_PATH).questions}
     with FakeOllama(EvalBrain(answers)) as fake:
         settings = load_settings(
             overrides={
@@ -46,7 +47,7 @@ def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
         tokens = {name: people.add(name) for name in ("alice", "bob")}
         tokens["carol"] = people.add("carol", admin=True)
         with Served(create_api(agent)) as url, bearer_clients(url, tokens, timeout=120) as clients:
-            yield {"agent": agent, "clients": clients}
+            yield {"agent": agent, "clients": clients, "fake": fake}
         agent.close()
 
 
@@ -126,3 +127,26 @@ def test_a_set_is_named_never_a_path_on_the_server(team: dict[str, Any], tmp_pat
     with alice.stream("POST", "/eval", json={"set": "mine.jsonl"}) as response:
         received = read_events(response)
     assert received[-1][0] == "done" and received[-1][1]["summary"]["correct"] == 1
+
+
+def test_a_client_that_goes_away_stops_its_run(team: dict[str, Any]) -> None:
+    alice = team["clients"]["alice"]
+    team["fake"].delay_s = 0.5  # each reply a moment slow: the run is mid-way when we leave
+    with alice.stream("POST", "/eval", json={"set": "demo", "limit": 12}) as response:
+        lines = response.iter_lines()
+        run_id = ""
+        for line in lines:
+            if line.startswith("data: ") and not run_id:
+                run_id = json.loads(line.removeprefix("data: "))["run_id"]
+            if line == "event: question":
+                break  # one question recorded; the client hangs up
+    deadline = time.monotonic() + 60
+    while (shown := alice.get(f"/eval/{run_id}").json())["status"] == "running":
+        assert time.monotonic() < deadline, "the run went on without its reader"
+        time.sleep(0.1)
+    assert shown["status"] == "stopped"
+    assert 1 <= shown["summary"]["recorded"] < 12
+    team["fake"].delay_s = 0.0
+    with alice.stream("POST", "/eval", json={"resume": run_id}) as response:
+        received = read_events(response)
+    assert received[-1][0] == "done" and received[-1][1]["summary"]["recorded"] == 12

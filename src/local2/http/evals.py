@@ -3,11 +3,11 @@
 ``POST /eval`` starts a run (or, with ``resume``, goes on with one) and streams server-sent
 events: ``run`` first (its id, the set, the model, the grader), ``progress`` as questions
 start and end (with the time left), ``question`` with each question's record, and ``done``
-with the run's report, or ``error``/``stopped``. A client that goes away stops the run; it
-can be resumed. ``POST /eval/{run_id}/stop`` stops it from elsewhere. ``GET /eval`` lists
-the caller's runs, ``GET /eval/{run_id}`` shows one with every question, ``GET
-/eval/{run_a}/compare/{run_b}`` compares two (exact McNemar). Another person's run answers
-404 exactly as an unknown id does.
+with the run's report, or ``error``/``stopped``. A client that goes away stops the run
+(:func:`until_gone`); it can be resumed. ``POST /eval/{run_id}/stop`` stops it from
+elsewhere. ``GET /eval`` lists the caller's runs, ``GET /eval/{run_id}`` shows one with
+every question, ``GET /eval/{run_a}/compare/{run_b}`` compares two (exact McNemar).
+Another person's run answers 404 exactly as an unknown id does.
 
 A set is ``demo`` or the name of a set placed in ``<data dir>/eval-sets/``: a request never
 names a path on the server.
@@ -15,12 +15,13 @@ names a path on the server.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import iterate_in_threadpool
 from typing_extensions import TypedDict
 
 from local2.contracts.evals import Comparison, EvalDetail, EvalRunRow
@@ -28,7 +29,7 @@ from local2.contracts.stream import EvalItem
 from local2.errors import InvalidInput, NothingToStop
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
-from local2.http.sse import event_stream, frame
+from local2.http.sse import HEADERS, ending_with_reason, frame
 from local2.service.agent import Agent
 
 
@@ -58,10 +59,30 @@ class EvalStopped(TypedDict):
     status: Literal["stopping"]
 
 
-def eval_frames(items: Iterator[EvalItem]) -> Iterator[str]:
-    """A run's items as server-sent events (``final`` is ``done``)."""
+def eval_frames(items: Iterator[EvalItem], seen: dict[str, str]) -> Iterator[str]:
+    """A run's items as server-sent events (``final`` is ``done``); ``seen`` gets its id."""
     for kind, data in items:
+        if kind == "run":
+            seen["run_id"] = data["run_id"]
         yield frame("done" if kind == "final" else kind, data)
+
+
+def until_gone(frames: Iterator[str], gone: Callable[[], None]) -> StreamingResponse:
+    """:func:`~local2.http.sse.event_stream`, calling ``gone`` when the client goes away
+    first: a run's questions are answered by workers of their own, which a reader that
+    stops reading would not stop."""
+
+    async def body() -> AsyncIterator[str]:
+        finished = False
+        try:
+            async for chunk in iterate_in_threadpool(ending_with_reason(frames)):
+                yield chunk
+            finished = True
+        finally:
+            if not finished:
+                gone()
+
+    return StreamingResponse(body(), media_type="text/event-stream", headers=HEADERS)
 
 
 def eval_routes(agent: Agent) -> APIRouter:
@@ -91,7 +112,13 @@ def eval_routes(agent: Agent) -> APIRouter:
             )
         else:
             raise InvalidInput("Give set (demo, or a set in eval-sets/) or resume (a run id).")
-        return event_stream(eval_frames(items))
+        seen: dict[str, str] = {}
+
+        def gone() -> None:  # the client went away: the run stops, to be resumed
+            if "run_id" in seen:
+                agent.evals.stop(seen["run_id"], person)
+
+        return until_gone(eval_frames(items, seen), gone)
 
     @router.get("/eval", **returns(EvalRuns))
     def runs(person: Caller, limit: int = 100, everyone: bool = False) -> Any:

@@ -117,10 +117,16 @@ class UsageMeter(BaseCallbackHandler):
             return self._tokens.pop(thread, None)
 
     def attach(self, chat_model: Any) -> None:
-        """Count ``chat_model``'s calls (the eval run's own model: no one else's)."""
+        """Count ``chat_model``'s calls (the run's own model; a model shared with others, as a
+        test's may be, counts only calls from graph runs, by their thread)."""
         known = chat_model.callbacks
         handlers = list(known) if isinstance(known, list) else []
         chat_model.callbacks = [*handlers, self]
+
+    def detach(self, chat_model: Any) -> None:
+        known = chat_model.callbacks
+        if isinstance(known, list):
+            chat_model.callbacks = [h for h in known if h is not self] or None
 
 
 def document_texts(hits: Iterable[Any]) -> list[str]:

@@ -105,6 +105,7 @@ class Answering:
         )
 
     def close(self) -> None:
+        self.meter.detach(self.agent.services.chat_model)
         self.agent.close()
 
 
