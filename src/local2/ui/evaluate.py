@@ -126,7 +126,7 @@ class EvaluateTab:
         self._wire(concurrency_limit, opens, tab)
 
     def _wire(self, limit: int, opens: Opens, tab: gr.Tab) -> None:
-        listing = [self.runs, self.pick, self.chart_set, self.chart]
+        listing = [self.runs, self.pick, self.chart_set, self.chart, self.set_pick]
         tab.select(self.list_runs, [self.chart_set], listing)
         following = [self.progress, self.status, self.running, *listing]
         self.run_btn.click(
@@ -255,6 +255,7 @@ class EvaluateTab:
             ),
             self.chart_set: gr.update(choices=sets, value=shown),
             self.chart: accuracy_chart(rows, shown) if shown else None,
+            self.set_pick: gr.update(choices=self.agent.evals.sets()),  # sets added since
         }
 
     def draw(self, chart_set: str | None, request: gr.Request | None = None) -> Any:
