@@ -7,8 +7,9 @@ once: to HTTP statuses (:mod:`local2.http.errors`), to exit codes and messages
 
     Local2Error
     ├── InvalidInput          the request cannot be done as asked (422, exit 2)
-    │   └── DocumentUnreadable  a document that cannot be read within its limits
-    │       └── DocumentTooLarge  more bytes than may be read or kept (413)
+    │   ├── DocumentUnreadable  a document that cannot be read within its limits
+    │   │   └── DocumentTooLarge  more bytes than may be read or kept (413)
+    │   └── EvalFileError     a question set, corpus or eval run file that cannot be read
     ├── NotFound              no such session, turn, checkpoint, run or document (404, exit 3)
     ├── Conflict              not now: something else is going on (409, exit 2)
     ├── Unavailable           a part LoCAL2 needs does not answer (503, exit 1)
@@ -89,6 +90,11 @@ DOCUMENT_FAILURES = (
 )
 
 
+class EvalFileError(InvalidInput):
+    """A question set, a document corpus or an eval run's file that cannot be read: the
+    message names the file and the line, ``fix`` what to change."""
+
+
 class NotFound(Local2Error, LookupError):
     """No such session, turn, checkpoint or run (someone else's looks the same)."""
 
@@ -103,6 +109,10 @@ class UnknownRun(NotFound):
 
 class UnknownDocument(NotFound):
     """No document with that id among the person's own (someone else's looks the same)."""
+
+
+class UnknownEvalRun(NotFound):
+    """No eval run with that id."""
 
 
 class Conflict(Local2Error, RuntimeError):

@@ -28,6 +28,7 @@ from local2.cli import (
     compare,
     doctor,
     documents,
+    evals,
     files,
     memory,
     research,
@@ -90,6 +91,7 @@ for _group in (
     documents,
     compare,
     research,
+    evals,
     users,
 ):
     _group.register(app)

@@ -34,6 +34,8 @@ _FACE = {
     "render_passages": "local2.documents.passages",
     "split_passages": "local2.documents.passages",
     "truncate_paragraphs": "local2.documents.extract",
+    "terms": "local2.documents.passages",
+    "bm25_scores": "local2.documents.passages",
 }
 __getattr__ = lazy_face(__name__, _FACE)
 
@@ -45,6 +47,7 @@ __all__ = [
     "Limits",
     "Page",
     "Passage",
+    "bm25_scores",
     "choose",
     "clean_text",
     "declared_format",
@@ -62,5 +65,6 @@ __all__ = [
     "relevance",
     "render_passages",
     "split_passages",
+    "terms",
     "truncate_paragraphs",
 ]
