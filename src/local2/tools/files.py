@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the index imports chromadb (seconds): when a search first n
 GREP_BUDGET_S = 8.0  # total time grep_files may spend; a hostile pattern cannot hang it
 _LINE_CHARS = 200
 _SNIPPET_CHARS = 300
+EMPTY_INDEX = " (nothing is indexed yet: run `local2 index`, or Index folders in the app)"
 
 TOOL_NAMES = (
     "read_file",
@@ -251,7 +252,7 @@ class FileTools:
             raise ToolError(f"file search failed: {type(exc).__name__}: {exc}") from None
         event = (FILE_SEARCH, {"query": query, "hits": [_where(h) for h in hits]})
         if not hits:
-            empty = "" if any(i.count() for i in view.indexes) else " (nothing is indexed yet)"
+            empty = "" if any(i.count() for i in view.indexes) else EMPTY_INDEX
             return ToolResult(text=f"No files found for: {query}{empty}{building}", events=[event])
         body = []
         for n, h in enumerate(hits, start=1):
