@@ -25,6 +25,7 @@ from local2.tools.runner import ToolRunner
 if TYPE_CHECKING:
     from local2.memory.shelf import MemoryShelf
     from local2.memory.store import EngramStore
+    from local2.models.cancellable import Cancellation
     from local2.models.toolcall_text import ParsedToolCalls
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ class Critic(Protocol):
         reference: str | None = None,
         listing_tools: Collection[str] = (),
         context: str = "",
+        cancel: Cancellation | None = None,
     ) -> Critique: ...
 
 

@@ -10,4 +10,4 @@ from local2.graph.state import TurnState, TurnUpdate
 
 
 def ingest(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
-    return remember_turn(state, runtime.context.services)
+    return remember_turn(state, runtime.context.services, runtime.context.give_way)
