@@ -45,6 +45,7 @@ from local2.graph.topology import compile_graph
 from local2.service.access import Access
 from local2.service.approvals import Approvals
 from local2.service.graph_runs import GraphRuns
+from local2.service.late_grades import LateGrades
 from local2.service.ratings import Ratings
 from local2.service.retries import Retries
 from local2.service.running import Turns
@@ -98,10 +99,12 @@ class Agent:
     def __init__(self, settings: Settings | None = None, **parts: Unpack[Parts]) -> None:
         wired = wire(settings, **parts)
         # One turn at a time per session: in this process, and in every process sharing
-        # the store (a Postgres advisory lock when the store is Postgres).
-        self._assemble(wired, Turns(wired.storage.locks))
+        # the store (a Postgres advisory lock when the store is Postgres). The person first:
+        # a session's next question makes the last answer's critic give way.
+        yielding = wired.settings.critic.yield_to_new_turns
+        self._assemble(wired, Turns(wired.storage.locks, yield_to_new_turns=yielding))
 
-    def _assemble(self, wired: Wired, running: Turns) -> None:
+    def _assemble(self, wired: Wired, running: Turns, late: LateGrades | None = None) -> None:
         self.settings = wired.settings
         self.services = services = wired.services
         self.storage = wired.storage
@@ -111,12 +114,22 @@ class Agent:
         self.notices: list[str] = wired.notices
         self.graph = graph = compile_graph(services, self.checkpointer)
         self.running = running
-        runs = GraphRuns(graph, self.settings, services)
         # Whose each session is: every surface checks here on a person's behalf.
         self.access = Access(wired.storage.people)
         self.reader = SessionReader(self.settings, services, graph, running)
+        # Grades that gave way to a next question, given when the session is quiet (one
+        # grader for every model's agent of these sessions: see with_model).
+        self.late_grades = late or LateGrades(self.settings, services, graph, running, self.reader)
+        runs = GraphRuns(graph, self.settings, services, owe=self.late_grades.owe)
         self.turns = TurnRunner(
-            self.settings, services, graph, running, runs, self.reader, self.access
+            self.settings,
+            services,
+            graph,
+            running,
+            runs,
+            self.reader,
+            self.access,
+            self.late_grades,
         )
         self.approvals = Approvals(graph, running, runs)
         self.timetravel = TimeTravel(
@@ -155,7 +168,8 @@ class Agent:
         :func:`~local2.service.wiring.rewire`). Turns of a session still run one at a time,
         whichever model answers."""
         other = Agent.__new__(Agent)
-        other._assemble(rewire(self.settings, self.services, self.storage, model), self.running)
+        wired = rewire(self.settings, self.services, self.storage, model)
+        other._assemble(wired, self.running, self.late_grades)
         return other
 
     @property
@@ -185,6 +199,11 @@ class Agent:
         """A first turn's one-time work, before the first question (a server just started)."""
         first_turn(self.services)
 
+    def recover_grades(self) -> int:
+        """Queue the grades the most recent sessions still owe (a server started again after
+        stopping with grades owed); they are given in the background. How many."""
+        return self.late_grades.recover()
+
     # -- turns: start, stream, stop --------------------------------------------------------
     turn_options = Delegated("turns", TurnRunner.options)
     set_compare_default = Delegated("turns", TurnRunner.set_compare_default)
@@ -193,6 +212,8 @@ class Agent:
     start = Delegated("turns", TurnRunner.start)
     stop = Delegated("turns", TurnRunner.stop)
     is_running = Delegated("turns", TurnRunner.is_running)
+    is_answering = Delegated("turns", TurnRunner.is_answering)
+    grade_of = Delegated("turns", TurnRunner.grade_of)
     wait_idle = Delegated("turns", TurnRunner.wait_idle)
 
     # -- tool calls waiting for the person -------------------------------------------------
@@ -246,9 +267,11 @@ class Agent:
         return votes_of(self.services).votes(voter)
 
     def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
-        """Let turns still running (a critic grading) finish, then release everything."""
+        """Let turns still running (a critic grading) finish, and owed grades be given, then
+        release everything (grades still owed stay owed in their sessions' state)."""
         if not self.wait_idle(wait_s):
-            log.warning("closing with turns still running after %.0fs", wait_s)
+            log.warning("closing with turns running or grades owed after %.0fs", wait_s)
+        self.late_grades.close()
         self.services.runner.shutdown()
         self.turns.close()
         if self._research is not None:

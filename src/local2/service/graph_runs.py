@@ -5,12 +5,14 @@ answer tokens as they happen, the payload at publish (``answer``), and at the en
 (``final``) with its ``status``. A tool call waiting for the person pauses the run
 (LangGraph ``interrupt``): the request is put to ``approve`` and the run goes on, or, with no
 one to ask, the payload says ``awaiting_approval``. Every finished turn is written to the
-audit log (:mod:`local2.storage.audit_log`).
+audit log (:mod:`local2.storage.audit_log`). A run that ends owing grades (a critic that gave
+way to the next question: ``pending_grades``) hands them to ``owe``
+(:mod:`local2.service.late_grades`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any, cast
 
 from langchain_core.messages import AIMessageChunk
@@ -20,6 +22,7 @@ from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 from local2.config import Settings
 from local2.contracts import approval
 from local2.contracts.approval import Approver
+from local2.contracts.records import PendingGrade
 from local2.contracts.stream import StreamItem
 from local2.contracts.turn import TurnPayload
 from local2.graph.context import TurnContext
@@ -80,13 +83,20 @@ def awaiting_payload(final: Mapping[str, Any], request: dict[str, Any]) -> TurnP
 DURABILITY: Durability = "sync"
 
 
-class GraphRuns:
-    """Runs ``graph`` and hands out its stream as items."""
+Owe = Callable[[str, dict[str, PendingGrade]], None]
 
-    def __init__(self, graph: TurnGraph, settings: Settings, services: Services) -> None:
+
+class GraphRuns:
+    """Runs ``graph`` and hands out its stream as items; the grades a run ends owing go to
+    ``owe(session_id, pending)``."""
+
+    def __init__(
+        self, graph: TurnGraph, settings: Settings, services: Services, owe: Owe | None = None
+    ) -> None:
         self.graph = graph
         self.settings = settings
         self.plain = TurnContext(services)  # a run that asks for nothing: replays, resumes
+        self.owe = owe
 
     def run(
         self,
@@ -140,6 +150,8 @@ class GraphRuns:
         payload = turn_payload(final)
         payload["status"] = "done"
         audit_turn(self.settings, payload)
+        if self.owe is not None and final.get("pending_grades"):
+            self.owe(config["configurable"]["thread_id"], dict(final["pending_grades"]))
         yield ("final", payload)
 
     def _stream(

@@ -4,7 +4,9 @@ One turn at a time per session (:class:`~local2.service.running.Turns`, in this 
 every process sharing the store). A turn streams events, thinking and answer tokens as they
 happen (:mod:`local2.service.graph_runs`); a turn started in the background
 (:meth:`TurnRunner.start`) runs to its end whoever reads it, so the critic and memory finish
-after the answer has gone.
+after the answer has gone. The person first: the session's next question makes them give
+way, and a grade owed that way is given once the session is quiet
+(:mod:`local2.service.late_grades`; :meth:`TurnRunner.grade_of` waits for it).
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ from local2.graph.context import TurnContext
 from local2.graph.question import validate_query
 from local2.graph.recall import recall_ahead
 from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.state import TurnState, TurnUpdate
 from local2.graph.topology import TurnGraph
 from local2.ids import check_session_id, new_session_id
 from local2.service.access import Access
 from local2.service.background import BackgroundTurn
 from local2.service.graph_runs import GraphRuns, pending_in, thread_of
+from local2.service.late_grades import LateGrades
 from local2.service.running import RunningTurn, Turns
 from local2.service.sessions import SessionReader
 
@@ -72,6 +75,7 @@ class TurnRunner:
     runs: GraphRuns
     reader: SessionReader
     access: Access
+    late: LateGrades
 
     def __post_init__(self) -> None:
         self._background: set[BackgroundTurn] = set()  # turns finishing after start()
@@ -128,7 +132,8 @@ class TurnRunner:
             if waiting is not None:
                 raise AwaitingApproval(waiting)
             config = self.reader.continue_from(session_id, checkpoint_id, latest)
-            context = TurnContext(self.services, options.compare, options.retry, ahead)
+            give_way = turn.give_way if self.running.yield_to_new_turns else None
+            context = TurnContext(self.services, options.compare, options.retry, ahead, give_way)
             turn_input: TurnState = {"query": query, "session_id": session_id, "owner": owner}
             yield from self.runs.run(
                 turn_input, config, turn, approve, context=context, tokens=tokens
@@ -251,15 +256,27 @@ class TurnRunner:
         turn = self.running.running(session_id)
         return turn is not None and not turn.stop_requested.is_set()
 
+    def is_answering(self, session_id: str) -> bool:
+        """Whether a turn of ``session_id`` runs here and its answer is not out yet (after it,
+        the next question may come: the critic and memory make way, or are waited for)."""
+        turn = self.running.running(session_id)
+        return turn is not None and not turn.published and not turn.stop_requested.is_set()
+
+    def grade_of(self, session_id: str, query_id: str, timeout: float) -> TurnUpdate | None:
+        """A grade that gave way to the next question, once given (``critique``, and a
+        pair's ``respondents`` and ``pairwise``); None if not within ``timeout``."""
+        return self.late.wait(session_id, query_id, timeout)
+
     def wait_idle(self, timeout: float | None = None) -> bool:
-        """Wait until turns started with :meth:`start` have ended; True if they all did."""
+        """Wait until turns started with :meth:`start` have ended and the grades owed here
+        are given; True if they all were."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             with self._background_guard:
                 background = list(self._background)
-            if not background:
-                return True
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not background:
+                return self.late.wait_all(left)
             if not background[0].join(left) and left == 0.0:
                 return False
 
