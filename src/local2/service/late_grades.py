@@ -218,11 +218,20 @@ class LateGrades:
             self._quiet_from[session_id] = time.monotonic() + LOOK_AGAIN_S
 
     def _give(self, owed: Owed, cancel: Cancellation) -> None:
-        """Judge the grade (unless done), then give it under the session's lock."""
+        """Judge the grade (unless done), then give it under the session's lock; the
+        session's grades are this process's meanwhile (one judge per grade, however many
+        processes know it is owed)."""
         session_id = owed.session_id
-        if self.running.busy_elsewhere(session_id):
+        if self.running.busy_elsewhere(session_id) or not self.running.claim_grading(session_id):
             self._look_again(session_id)
             return
+        try:
+            self._judge_and_land(owed, cancel)
+        finally:
+            self.running.release_grading(session_id)
+
+    def _judge_and_land(self, owed: Owed, cancel: Cancellation) -> None:
+        session_id = owed.session_id
         if owed.values is None:
             owed.values = self._turn_values(owed)
         if owed.grade is None:

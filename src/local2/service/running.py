@@ -88,6 +88,7 @@ class StopSignal(BaseCallbackHandler):
 
 
 SessionHook = Callable[[str], None]
+GRADING = "grading:"  # the shared lock on a session's owed grades (ids cannot hold a colon)
 
 
 class Turns:
@@ -176,6 +177,14 @@ class Turns:
     def busy_elsewhere(self, session_id: str) -> bool:
         """Whether another process runs a turn of the session now (a round trip on Postgres)."""
         return self._shared.held_elsewhere(session_id)
+
+    def claim_grading(self, session_id: str) -> bool:
+        """Claim the session's owed grades for this process, so that two processes that
+        both know what it owes do not both ask the judge (False: another one grades)."""
+        return self._shared.acquire(GRADING + session_id, blocking=False)
+
+    def release_grading(self, session_id: str) -> None:
+        self._shared.release(GRADING + session_id)
 
     def running(self, session_id: str) -> RunningTurn | None:
         with self._guard:
