@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import yaml
@@ -56,7 +57,7 @@ from local2.testing.serve_process import ServeProcess
 
 MODEL = "qwen3:4b"
 SETTLE_S = 3.0  # after the servers answer, before the first timed turn
-Waiter = Callable[[str, str], None]
+Waiter = Callable[[str, str], dict[str, Any]]
 QUESTIONS = [
     "What is the capital of France?",
     "What is the Python GIL?",
@@ -107,12 +108,21 @@ def chat_alone(fake: FakeOllama, n: int) -> list[float]:
     return out
 
 
-def graded(record: Path) -> bool:
-    """Whether a turn's audit record is written and holds its grade."""
+def graded(record: Path) -> dict[str, Any]:
+    """A turn's audit record once it is written and holds its grade (else empty)."""
     try:
-        return bool(json.loads(record.read_text()).get("critique"))
+        found: dict[str, Any] = json.loads(record.read_text())
     except (OSError, ValueError):  # not written yet, or being replaced
-        return False
+        return {}
+    return found if found.get("critique") else {}
+
+
+def memory_after_answer(record: dict[str, Any]) -> float | None:
+    """Seconds from the answer (``answer.dialog``) to the turn stored (``memory.ingested``):
+    the memory work a next question waits for."""
+    at = {e.get("subject"): e.get("t") for e in record.get("events") or []}
+    done, answered = at.get("memory.ingested"), at.get("answer.dialog")
+    return None if done is None or answered is None else float(done) - float(answered)
 
 
 def summary(values: list[float]) -> str:
@@ -134,15 +144,16 @@ def local2_server(
     }
     settings = load_settings(overrides=overrides)
 
-    def audited(session_id: str, query_id: str, timeout: float = 120) -> None:
-        """The audit record is written once the turn has ended (critic and memory done), and
-        has the turn's grade once it is graded (a grade that came after the next turn too)."""
+    def audited(session_id: str, query_id: str, timeout: float = 120) -> dict[str, Any]:
+        """The turn's audit record: written once the turn has ended (critic and memory done),
+        with the turn's grade once it is graded (a grade that came after the next turn too)."""
         record = runs_dir(settings) / folder_name(session_id) / f"{folder_name(query_id)}.json"
         deadline = time.monotonic() + timeout
-        while not graded(record):
+        while not (found := graded(record)):
             if time.monotonic() > deadline:
                 raise SystemExit(f"turn {query_id} was never graded")
             time.sleep(0.01)
+        return found
 
     if in_process:
         agent = Agent(settings, backend="ollama")
@@ -234,8 +245,9 @@ def back_to_back(args: argparse.Namespace, fake: FakeOllama, served: Servers) ->
     """The person does not pause: each question follows the last answer at once."""
     answers: dict[str, list[float]] = {name: [] for name in served}
     outside: dict[str, list[float]] = {name: [] for name in served}
-    graded: dict[str, list[int]] = {name: [] for name in served}  # per series: turns graded
+    graded_: dict[str, list[int]] = {name: [] for name in served}  # per series: turns graded
     to_grade: dict[str, list[float]] = {name: [] for name in served}  # last answer -> all graded
+    stored: dict[str, list[float]] = {name: [] for name in served}  # answer -> memory stored
     for round_ in range(args.rounds):
         for name in list(served) if round_ % 2 == 0 else list(served)[::-1]:
             client, ended = served[name]
@@ -249,27 +261,32 @@ def back_to_back(args: argparse.Namespace, fake: FakeOllama, served: Servers) ->
                     answers[name].append(answered)
                     outside[name].append(out)
             done = time.perf_counter()
-            for query_id in asked:
-                ended(session, query_id)  # untimed: each turn's grade, whenever it comes
+            for query_id in asked:  # untimed: each turn's grade, whenever it comes
+                after = memory_after_answer(ended(session, query_id))
+                if after is not None:
+                    stored[name].append(after)
             to_grade[name].append(time.perf_counter() - done)
-            graded[name].append(len(asked))
+            graded_[name].append(len(asked))
             print(f"# {name}: round {round_ + 1} done", file=sys.stderr, flush=True)
     heading(args)
     print(f"Back to back: {args.rounds} series of {args.turns} turns per tree, each in a session")
     print("of its own; a series' first turn is left out.\n")
-    print("| | time to answer | outside the model | turns graded | last answer to all graded (s) |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| | time to answer | outside the model | memory stored, after the answer "
+        "| turns graded | last answer to all graded (s) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
     for name in served:
         label = "this tree" if name == "this tree" else f"baseline tree `{args.baseline_tree}`"
         total = args.turns * args.rounds
         waited = " / ".join(f"{s:.1f}" for s in to_grade[name])
         print(
             f"| {label} | {summary(answers[name])} | {summary(outside[name])} "
-            f"| {sum(graded[name])} of {total} | {waited} |"
+            f"| {summary(stored[name])} | {sum(graded_[name])} of {total} | {waited} |"
         )
     if "baseline tree" in served:
         ratio = statistics.mean(answers["this tree"]) / statistics.mean(answers["baseline tree"])
-        print(f"| this tree / baseline tree, time to answer | {ratio:.2f}x | | | |")
+        print(f"| this tree / baseline tree, time to answer | {ratio:.2f}x | | | | |")
 
 
 def heading(args: argparse.Namespace) -> None:
