@@ -290,9 +290,7 @@ def test_a_compare_turn_gives_way_and_its_judge_verdict_comes_later(
 def test_a_retry_gives_way_keeping_the_attempt_shown(fake: FakeOllama, tmp_path: Path) -> None:
     """A second attempt whose grade gave way keeps the attempt the person saw: the next
     question continues from it, and its grade still comes."""
-    settings = settings_for(
-        fake, tmp_path / "data", generator={"backend": "ollama", "model": WEAK}
-    )
+    settings = settings_for(fake, tmp_path / "data", generator={"backend": "ollama", "model": WEAK})
     agent, served = serve(settings)
     with served as url, httpx.Client(base_url=url, timeout=120) as client:
         first = client.post(
