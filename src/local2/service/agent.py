@@ -120,7 +120,13 @@ class Agent:
         # Grades that gave way to a next question, given when the session is quiet (one
         # grader for every model's agent of these sessions: see with_model).
         self.late_grades = late or LateGrades(self.settings, services, graph, running, self.reader)
-        runs = GraphRuns(graph, self.settings, services, owe=self.late_grades.owe)
+        runs = GraphRuns(
+            graph,
+            self.settings,
+            services,
+            owe=self.late_grades.owe,
+            yielding=running.yield_to_new_turns,
+        )
         self.turns = TurnRunner(
             self.settings,
             services,

@@ -13,6 +13,7 @@ way to the next question: ``pending_grades``) hands them to ``owe``
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, cast
 
 from langchain_core.messages import AIMessageChunk
@@ -91,12 +92,19 @@ class GraphRuns:
     ``owe(session_id, pending)``."""
 
     def __init__(
-        self, graph: TurnGraph, settings: Settings, services: Services, owe: Owe | None = None
+        self,
+        graph: TurnGraph,
+        settings: Settings,
+        services: Services,
+        owe: Owe | None = None,
+        *,
+        yielding: bool = False,
     ) -> None:
         self.graph = graph
         self.settings = settings
         self.plain = TurnContext(services)  # a run that asks for nothing: replays, resumes
         self.owe = owe
+        self.yielding = yielding  # a turn's critic gives way to the session's next question
 
     def run(
         self,
@@ -111,8 +119,12 @@ class GraphRuns:
         """The run's items, ending with ``final``; a Stop of ``turn`` raises inside it. A
         store out of room raises :class:`~local2.errors.StorageFull` (nothing is recorded).
         ``context``: what the turn asked for (default: nothing, on this graph's services);
-        passed again when the run resumes after an approval (LangGraph keeps no context)."""
+        passed again when the run resumes after an approval (LangGraph keeps no context).
+        The critic of a ``turn`` (a turn, a resumed one, a replay) gives way to the session's
+        next question when ``yielding``."""
         context = context or self.plain
+        if turn is not None and self.yielding and context.give_way is None:
+            context = replace(context, give_way=turn.give_way)
         try:
             yield from self._run(graph_input, config, turn, approve, context, tokens=tokens)
         except Exception as exc:

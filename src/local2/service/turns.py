@@ -132,8 +132,7 @@ class TurnRunner:
             if waiting is not None:
                 raise AwaitingApproval(waiting)
             config = self.reader.continue_from(session_id, checkpoint_id, latest)
-            give_way = turn.give_way if self.running.yield_to_new_turns else None
-            context = TurnContext(self.services, options.compare, options.retry, ahead, give_way)
+            context = TurnContext(self.services, options.compare, options.retry, ahead)
             turn_input: TurnState = {"query": query, "session_id": session_id, "owner": owner}
             yield from self.runs.run(
                 turn_input, config, turn, approve, context=context, tokens=tokens
