@@ -35,18 +35,19 @@ HELLO = "Hello there"
 
 
 class SlowJudge:
-    """A brain whose grading replies (absolute and relative) wait ``delay_s`` first."""
+    """A brain whose grading replies (absolute and relative) wait ``delay_s`` first, and its
+    other replies ``answer_delay_s``."""
 
     def __init__(self, brain: Any = None) -> None:
         self.brain = brain or RuleBrain()
         self.delay_s = JUDGE_DELAY_S
+        self.answer_delay_s = 0.0
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         reply = self.brain(request)
         if isinstance(reply, str):
             reply = Reply(content=reply)
-        if "[RESULT]" in reply.content:
-            reply.delay_s = self.delay_s
+        reply.delay_s = self.delay_s if "[RESULT]" in reply.content else self.answer_delay_s
         return reply
 
 
@@ -193,6 +194,24 @@ def test_a_new_question_cancels_the_running_grade_which_comes_later(
     assert agent.services.memory is not None
     stored = agent.services.memory.list(100, kind="episodic")
     assert [e.get("critic_score") for e in stored if e["query_id"] == first["query_id"]] == [4]
+
+
+def test_a_question_sent_during_the_answer_does_not_wait_for_its_grade(
+    api: tuple[str, Agent], fake: FakeOllama, judge: SlowJudge
+) -> None:
+    """The next question waits for the last answer, never for its grade: asked while the
+    answer is still coming, it makes the critic give way before it has even asked."""
+    url, _ = api
+    judge.answer_delay_s = 1.0
+    with httpx.Client(base_url=url, timeout=120) as client, ThreadPoolExecutor(1) as pool:
+        first = pool.submit(client.post, "/query", json={"query": FRANCE, "session_id": "eager"})
+        wait_for(lambda: any(FRANCE in str(b) for b in fake.chat_requests), "the first answer")
+        second = client.post("/query", json={"query": GIL, "session_id": "eager"}).json()
+        assert "Paris" in first.result(timeout=120).json()["answer"] and "GIL" in second["answer"]
+        # The second answer did not wait for the first one's grade: none was asked for yet.
+        assert not graded(fake, FRANCE, closed=False) and not grades(client, "eager")[FRANCE]
+        shown = wait_for(lambda: all_graded(client, "eager", [FRANCE, GIL]), "both grades")
+    assert shown[FRANCE]["score"] == 4
 
 
 def test_the_late_grade_forks_nothing(api: tuple[str, Agent], fake: FakeOllama) -> None:

@@ -62,9 +62,15 @@ def grade_turn(
     is set before the judge has answered (nothing kept: grade it later)."""
     if services.critic is None:
         return {}
+    let_others_first(give_way)
+    return record_grade(state, services, judge_turn(state, services, give_way))
+
+
+def let_others_first(give_way: Cancellation | None) -> None:
+    """Before asking the judge, wait :data:`ASK_AFTER_S` for a question already on its way:
+    :class:`~local2.errors.GaveWay` if one comes."""
     if give_way is not None and give_way.wait(ASK_AFTER_S):
         give_way.check("the critic")
-    return record_grade(state, services, judge_turn(state, services, give_way))
 
 
 def judge_turn(

@@ -109,14 +109,15 @@ class LateGrades:
     def turn_starting(self, session_id: str) -> None:
         """A turn of the session is about to start (here or elsewhere): its grading gives way."""
         with self._cond:
-            self._quiet_from[session_id] = time.monotonic() + LOOK_AGAIN_S
+            if session_id in self._owed:
+                self._quiet_from[session_id] = time.monotonic() + LOOK_AGAIN_S
             if self._grading is not None and self._grading[0] == session_id:
                 self._grading[1].set()
 
     def session_idle(self, session_id: str) -> None:
         """A turn of the session ended here: it is quiet from now (if no other starts)."""
         with self._cond:
-            if self.running.running(session_id) is None:
+            if session_id in self._owed and self.running.running(session_id) is None:
                 self._quiet_from[session_id] = time.monotonic() + QUIET_S
                 self._cond.notify_all()
 
@@ -247,7 +248,11 @@ class LateGrades:
             self._look_again(session_id)
             return
         with self._cond:
-            self._owed.get(session_id, {}).pop(owed.query_id, None)
+            queue = self._owed.get(session_id, {})
+            queue.pop(owed.query_id, None)
+            if not queue:  # nothing owed here any more: forget the session
+                self._owed.pop(session_id, None)
+                self._quiet_from.pop(session_id, None)
             self._given[(session_id, owed.query_id)] = given
             while len(self._given) > GIVEN_KEPT:
                 self._given.popitem(last=False)
@@ -285,7 +290,11 @@ class LateGrades:
 
     def _land(self, owed: Owed) -> TurnUpdate:
         """Give the grade: keep it (unless kept already), land it on the head if the head
-        still owes it, add it to the turn's audit record. Under the session's lock."""
+        still owes it, add it to the turn's audit record. Under the session's lock.
+
+        Only a head that ended its turn takes the grade: one paused for an approval keeps its
+        pause (and its entry: the run that ends it owes the grade again, which then lands,
+        kept already)."""
         assert owed.values is not None and owed.grade is not None
         noted = None if owed.kept else self._noted(owed)
         if noted is not None:  # kept elsewhere while this process judged
@@ -296,7 +305,8 @@ class LateGrades:
             given = keep_late(owed.values, self.services, owed.pending, owed.grade)
             owed.kept = True
         head = self.reader.head(owed.session_id)
-        if head is not None and owed.query_id in (head.values.get("pending_grades") or {}):
+        owes = head is not None and owed.query_id in (head.values.get("pending_grades") or {})
+        if head is not None and owes and not head.next:
             update = landing(head.values, owed.query_id, given)
             self.graph.update_state(head.config, update, as_node="ingest")
         add_late_grade(

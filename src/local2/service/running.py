@@ -19,10 +19,10 @@ start as soon as the graph goes on, would otherwise share the CPU with the answe
 to the person (~5 ms of a ``POST /query``, ``bench/overhead.py``).
 
 The person first (``critic.yield_to_new_turns``, on by default): when the next turn of a
-session asks for its lock while the last one's critic and memory still work after its answer,
-that turn is asked to give way (``RunningTurn.give_way``): its critic's request is cancelled and
-the grade owed (:mod:`local2.graph.late_grades`), memory keeps what it has, and the run ends
-in milliseconds. Other processes sharing the store are told too (``SharedLocks.announce``).
+session asks for its lock while the last one still runs, that turn is asked to give way
+(``RunningTurn.give_way``): once its answer is out, its critic's request is cancelled and the
+grade owed (:mod:`local2.graph.owed`), memory keeps what it has, and the run ends in
+milliseconds. Other processes sharing the store are told too (``SharedLocks.announce``).
 Whatever else waits for a session to be quiet (:mod:`local2.service.late_grades`) hears when a
 turn starts (``on_turn_start``) and when its lock is released (``on_idle``).
 """
@@ -127,9 +127,11 @@ class Turns:
         self._shared.announce(session_id)
 
     def _started_elsewhere(self, session_id: str) -> None:
-        """A turn of ``session_id`` is about to start (here, or in another process)."""
+        """A turn of ``session_id`` is about to start (here, or in another process). The one
+        running gives way once its answer is out (asked now, even while it still answers:
+        the critic and memory read it only after ``publish``)."""
         turn = self.running(session_id)
-        if turn is not None and turn.published:
+        if turn is not None:
             turn.give_way.set()
         for hook in self.on_turn_start:
             hook(session_id)

@@ -34,7 +34,7 @@ from local2.graph.compare.respond import RespondentState
 from local2.graph.compare.spec import respondent_services, specs
 from local2.graph.context import TurnContext
 from local2.graph.emit import event, push
-from local2.graph.grading import memory_lookup
+from local2.graph.grading import let_others_first, memory_lookup
 from local2.graph.nodes.publish import preview
 from local2.graph.owed import defer, started_from
 from local2.graph.payload import turn_payload
@@ -187,6 +187,7 @@ def critique_pair(
     if services.critic is None:
         return {}
     try:
+        let_others_first(runtime.context.give_way)
         critiques, verdict = judge_respondents(state, services, runtime.context.give_way)
     except GaveWay:  # the person's next question came first: graded later
         return defer(state, config, pair=True)
