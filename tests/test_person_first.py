@@ -10,6 +10,7 @@ fact the test waits for, never a timing it assumes.
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -365,3 +366,28 @@ def test_a_server_stopped_with_grades_owed_gives_them_when_back(
     finally:
         again.close()
     assert noted_grades(settings) == {FRANCE: 1, GIL: 1}
+
+
+def test_a_cancelled_model_request_is_closed_before_its_first_byte() -> None:
+    """What the critic's giving way rests on: the request is the model's async call, and
+    cancelling it closes the connection at once, which the server sees (as Ollama does)."""
+    from langchain_core.messages import HumanMessage
+    from langchain_ollama import ChatOllama
+
+    from local2.errors import GaveWay
+    from local2.models.cancellable import Cancellation, cancellable_invoke
+
+    with FakeOllama(RuleBrain(), delay_s=30.0) as server:
+        chat = ChatOllama(model="qwen3:4b", base_url=server.url)
+        cancel = Cancellation()
+        threading.Timer(0.3, cancel.set).start()
+        with pytest.raises(GaveWay):
+            cancellable_invoke(chat, [HumanMessage(FRANCE)], cancel=cancel)
+        closed = wait_for(lambda: server.closed_requests, "the server to see it closed")
+        assert [r.path for r in closed] == ["/api/chat"]
+        with pytest.raises(GaveWay):  # asked after the cancel: never sent
+            cancellable_invoke(chat, [HumanMessage(GIL)], cancel=cancel)
+        assert len(server.chat_requests) == 1
+        server.delay_s = 0.0  # the client still works: its other connections are fine
+        reply = cancellable_invoke(chat, [HumanMessage(FRANCE)], timeout_s=30)
+        assert "Paris" in str(reply.content)

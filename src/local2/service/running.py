@@ -192,11 +192,6 @@ class Turns:
         with self._guard:
             return self._running.get(session_id)
 
-    def answering(self, session_id: str) -> bool:
-        """Whether a turn of the session runs here and has not published its answer yet."""
-        turn = self.running(session_id)
-        return turn is not None and not turn.published
-
     def stop(self, session_id: str) -> bool:
         """Ask the running turn of ``session_id`` to stop; False when none can be stopped."""
         turn = self.running(session_id)

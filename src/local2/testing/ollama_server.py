@@ -230,13 +230,19 @@ class _Handler(BaseHTTPRequestHandler):
         started = self.arrived
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        path = self.path.split("?", 1)[0]
+        if len(raw) < length:  # the client went away while sending (a cancelled request)
+            fake.errors.append(f"client went away while sending {method} {path}")
+            self.close_connection = self.closed_by_client = True
+            with fake._lock:
+                fake.served.append(Served(path, {}, started, time.perf_counter(), True))
+            return
         try:
             body = json.loads(raw) if raw else {}
         except json.JSONDecodeError:
             fake._record(method, self.path, {"_raw": raw.decode("utf-8", "replace")})
             self._json(400, {"error": "invalid JSON in request body"})
             return
-        path = self.path.split("?", 1)[0]
         fake._record(method, path, body if isinstance(body, dict) else {"_body": body})
         try:
             fake._route(self, method, path, body)
