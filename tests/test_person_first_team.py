@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from local2.testing.ollama_server import FakeOllama
-from local2.testing.serve_process import ServeProcess
+from local2.testing.serve_process import serve_processes
 from tests.test_person_first import (
     FRANCE,
     GIL,
@@ -54,17 +54,8 @@ def pair(tmp_path: Path, postgres_url: str) -> Iterator[Pair]:
     with FakeOllama(judge) as fake:
         config = write_config(tmp_path / "conf", fake.url)
         env = {"LOCAL2_POSTGRES_URL": postgres_url, "LOCAL2_CONFIG": str(config)}
-        servers = [
-            ServeProcess(config, env={**env, "LOCAL2_HOME": str(tmp_path / name)})
-            for name in ("a", "b")
-        ]
-        try:
-            for server in servers:
-                server.launch()
-            yield Pair(fake, judge, [s.wait_ready().url for s in servers], postgres_url)
-        finally:
-            for server in servers:
-                server.stop()
+        with serve_processes(config, env, [tmp_path / "a", tmp_path / "b"]) as servers:
+            yield Pair(fake, judge, [server.url for server in servers], postgres_url)
 
 
 def noted_grades(postgres_url: str) -> dict[str, int]:

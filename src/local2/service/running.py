@@ -137,9 +137,13 @@ class Turns:
             hook(session_id)
 
     def _acquire(self, session_id: str, wait: bool) -> threading.Lock:
-        """This process's lock, then the one other processes see; SessionBusy if not waiting.
-        The last turn's background work gives way first (:meth:`make_way`)."""
+        """A turn's: the last turn's background work gives way first (:meth:`make_way`), then
+        the session's locks (:meth:`_take`)."""
         self.make_way(session_id)
+        return self._take(session_id, wait)
+
+    def _take(self, session_id: str, wait: bool) -> threading.Lock:
+        """This process's lock, then the one other processes see; SessionBusy if not waiting."""
         lock = self.lock(session_id)
         if not lock.acquire(blocking=wait):
             raise SessionBusy(f"A turn of session '{session_id}' is still running.")
@@ -162,15 +166,7 @@ class Turns:
         """Wait for the session's running turn (in any process) and keep the next one out;
         ``wait`` false: :class:`SessionBusy` at once if one runs. (Not a turn: nothing gives
         way to it.)"""
-        lock = self.lock(session_id)
-        if not lock.acquire(blocking=wait):
-            raise SessionBusy(f"A turn of session '{session_id}' is still running.")
-        try:
-            if not self._shared.acquire(session_id, blocking=wait):
-                raise SessionBusy(f"A turn of session '{session_id}' is running elsewhere.")
-        except BaseException:
-            lock.release()
-            raise
+        lock = self._take(session_id, wait)
         try:
             yield
         finally:
