@@ -47,6 +47,7 @@ class TurnContext:
     retry: FirstAttempt | None = None  # a second attempt at this first one
     recall_ahead: RecallAhead | None = None  # memory searched while the graph started
     give_way: Cancellation | None = None  # set: the next question came; the critic yields
+    memory_written: Callable[[], None] | None = None  # called once ingest has stored the turn
 
 
 def current_context() -> TurnContext | None:

@@ -121,10 +121,14 @@ class GraphRuns:
         ``context``: what the turn asked for (default: nothing, on this graph's services);
         passed again when the run resumes after an approval (LangGraph keeps no context).
         The critic of a ``turn`` (a turn, a resumed one, a replay) gives way to the session's
-        next question when ``yielding``."""
+        next question when ``yielding``, and its memory says when it is written."""
         context = context or self.plain
-        if turn is not None and self.yielding and context.give_way is None:
-            context = replace(context, give_way=turn.give_way)
+        if turn is not None:  # the session's next turn may follow it closely
+            context = replace(
+                context,
+                give_way=context.give_way or (turn.give_way if self.yielding else None),
+                memory_written=turn.remembered.set,
+            )
         try:
             yield from self._run(graph_input, config, turn, approve, context, tokens=tokens)
         except Exception as exc:

@@ -60,6 +60,8 @@ class RunningTurn:
     handed_over: threading.Event = field(default_factory=threading.Event)
     # Set when the session's next question comes while the critic and memory still work.
     give_way: Cancellation = field(default_factory=Cancellation)
+    # Set once its memory is written (or the turn has ended): the next question may recall.
+    remembered: threading.Event = field(default_factory=threading.Event)
 
     @property
     def stopping(self) -> bool:
@@ -234,6 +236,7 @@ class Turns:
             except BaseException as exc:  # handed to the caller, which re-raises it
                 failure = exc
             finally:
+                turn.remembered.set()
                 with self._guard:
                     self._running.pop(session_id, None)
                 self._release(session_id, lock)

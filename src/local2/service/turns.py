@@ -14,20 +14,21 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from local2.config import Settings
 from local2.contracts.approval import Approver
 from local2.contracts.people import LOCAL, Person
+from local2.contracts.records import MemoryHit
 from local2.contracts.stream import StreamItem, collect_turn
 from local2.contracts.turn import NO_OPTIONS, CompareSpec, TurnOptions, TurnPayload
 from local2.errors import AwaitingApproval, InvalidQuery, SessionBusy
 from local2.graph.compare.spec import compare_spec
 from local2.graph.context import TurnContext
 from local2.graph.question import validate_query
-from local2.graph.recall import recall_ahead
+from local2.graph.recall import RecallAhead, recall_ahead
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
 from local2.graph.topology import TurnGraph
@@ -40,6 +41,7 @@ from local2.service.running import RunningTurn, Turns
 from local2.service.sessions import SessionReader
 
 Produce = Callable[[RunningTurn], Iterator[StreamItem]]
+MEMORY_WAIT_S = 5.0  # the longest a next question's recall waits for the last turn's memory
 
 
 def turn_options(
@@ -122,11 +124,12 @@ class TurnRunner:
         owner: str = LOCAL.name,
     ) -> Produce:
         """The turn's item producer, run under the session's lock."""
+        early = self._recall_after_last(session_id, query, owner)
 
         def produce(turn: RunningTurn) -> Iterator[StreamItem]:
             # Memory is searched for the question while LangGraph starts the run (the
-            # session's lock is held: the last turn's memory writes are done).
-            ahead = recall_ahead(self.services, query, self._ahead.submit, owner)
+            # session's lock is held: the last turn's memory writes are done), or already.
+            ahead = early or recall_ahead(self.services, query, self._ahead.submit, owner)
             latest = self.graph.get_state(thread_of(session_id))  # read once, used twice
             waiting = pending_in(latest)
             if waiting is not None:
@@ -139,6 +142,25 @@ class TurnRunner:
             )
 
         return produce
+
+    def _recall_after_last(self, session_id: str, query: str, owner: str) -> RecallAhead | None:
+        """When the session's last turn is past its answer here (its critic giving way), its
+        memory is written within milliseconds: the recall starts as soon as it is, not once
+        that turn's run has ended and its lock passed on. None otherwise."""
+        last = self.running.running(session_id)
+        if last is None or not last.published:
+            return None
+        written = last.remembered
+
+        def submit(search: Callable[..., Any], *args: Any) -> Future[list[MemoryHit]]:
+            def after_it() -> list[MemoryHit]:
+                written.wait(MEMORY_WAIT_S)
+                found: list[MemoryHit] = search(*args)
+                return found
+
+            return self._ahead.submit(after_it)
+
+        return recall_ahead(self.services, query, submit, owner)
 
     def stream(
         self,
@@ -234,8 +256,12 @@ class TurnRunner:
         person: Person = LOCAL,
     ) -> BackgroundTurn | None:
         """:meth:`start`, if that means no waiting (so an event loop may call it): None when
-        a turn of the session is running, or its lock is taken over the network."""
+        a turn of the session is running (it is asked to make way), or its lock is taken over
+        the network."""
         if self.running.remote:
+            return None
+        if session_id is not None and self.running.running(session_id) is not None:
+            self.running.make_way(session_id)
             return None
         try:
             return self.start(query, session_id, options, tokens=tokens, wait=False, person=person)

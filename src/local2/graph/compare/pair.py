@@ -283,6 +283,8 @@ def ingest_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
             said: Mapping[str, Any] = entry if isinstance(entry, dict) else {}
             if said.get("subject") == events.MEMORY_INGESTED and said.get("id"):
                 engrams[rid] = {"engram_id": said["id"]}
+    if runtime.context.memory_written is not None:
+        runtime.context.memory_written()
     return {"respondents": engrams, "event_log": log_entries} if log_entries else {}
 
 
