@@ -391,3 +391,30 @@ def test_a_cancelled_model_request_is_closed_before_its_first_byte() -> None:
         server.delay_s = 0.0  # the client still works: its other connections are fine
         reply = cancellable_invoke(chat, [HumanMessage(FRANCE)], timeout_s=30)
         assert "Paris" in str(reply.content)
+
+
+def test_the_app_puts_each_late_grade_under_its_own_answer() -> None:
+    """The chat's "grading…" places are found by turn (``query_ids``: index of each question,
+    string keys too, as a browser's state may send them) and each filled with its grade."""
+    from gradio import ChatMessage
+
+    from local2.ui import render
+    from local2.ui.late_grades import GRADING, awaiting, with_grades
+
+    def grading() -> ChatMessage:
+        return ChatMessage(role="assistant", content="…", metadata={"title": GRADING})
+
+    chat = [
+        ChatMessage(role="user", content=FRANCE),
+        ChatMessage(role="assistant", content="Paris."),
+        grading(),
+        {"role": "user", "content": GIL},
+        {"role": "assistant", "content": "A lock."},
+        {"role": "assistant", "content": "…", "metadata": {"title": GRADING}},
+    ]
+    ids = {"0": "q-france", "3": "q-gil"}
+    assert awaiting(chat, ids) == {2: "q-france", 5: "q-gil"}
+    filled, left = with_grades(chat, ids, {"q-france": {"score": 4, "feedback": "Right."}})
+    assert left == 1 and filled[5] is chat[5]
+    assert filled[2].metadata["title"] == f"{render.CRITIC}: 4/5"
+    assert awaiting(filled, ids) == {5: "q-gil"}

@@ -101,7 +101,7 @@ class GradesToCome(UIPart):
             self.chat_msgs: patched,
             self.grades_timer: gr.Timer(active=bool(left)),
         }
-        last = ids.get(max(ids)) if ids else None
+        last = ids.get(max(ids, key=int)) if ids else None
         if last in grades:
             update[self.critic_md] = render.critique_text(grades[last])
         return update
