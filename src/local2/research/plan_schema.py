@@ -236,8 +236,8 @@ def _check_args(step: PlanStep, tools: Sequence[str], known: Mapping[str, str]) 
     if args.url and args.from_step:
         return ["a web_fetch step takes args.url or args.from_step, not both"]
     if args.url:
-        if not re.match(r"https?://[^\s/]+", args.url.strip()):
-            return [f"args.url {args.url!r} is not an http(s) URL"]
+        if not re.match(r"(?:https?|corpus)://[^\s/]+", args.url.strip(), re.IGNORECASE):
+            return [f"args.url {args.url!r} is not an http(s) URL (or a corpus:// one)"]
         return []
     if not args.from_step:
         return ["a web_fetch step needs args.url, or args.from_step naming a web_search step"]
