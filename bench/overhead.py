@@ -19,13 +19,22 @@ grade). With ``--baseline-tree`` a second server runs another source tree (an ea
 commit's worktree) and the two take turns (A B B A ...), so that both see the same minutes of
 this shared, noisy machine; the table then gives their ratio.
 
+``--back-to-back``: the person does not pause. Each tree gets ``--turns`` turns in a session
+of its own, each ``POST /query`` sent as soon as the last one answered, while the last
+answer's critic and memory may still be at work; the trees take their series in turns
+(A B, then B A, ``--rounds`` times). Per turn: time to answer and outside the model, as
+above (a series' first turn, which follows no answer, is left out). After each series every
+turn's grade is waited for (untimed) and counted: the audit record of a turn has its grade
+once it is graded, whenever that is.
+
     .venv/bin/python bench/overhead.py [--turns 300] [--delay 1.0] [--chunk-gap 0.0]
-        [--baseline-tree ../earlier-worktree]
+        [--baseline-tree ../earlier-worktree] [--back-to-back [--rounds 2]]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -33,6 +42,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import yaml
@@ -47,7 +57,7 @@ from local2.testing.serve_process import ServeProcess
 
 MODEL = "qwen3:4b"
 SETTLE_S = 3.0  # after the servers answer, before the first timed turn
-Waiter = Callable[[str, str], None]
+Waiter = Callable[[str, str], dict[str, Any]]
 QUESTIONS = [
     "What is the capital of France?",
     "What is the Python GIL?",
@@ -98,6 +108,23 @@ def chat_alone(fake: FakeOllama, n: int) -> list[float]:
     return out
 
 
+def graded(record: Path) -> dict[str, Any]:
+    """A turn's audit record once it is written and holds its grade (else empty)."""
+    try:
+        found: dict[str, Any] = json.loads(record.read_text())
+    except (OSError, ValueError):  # not written yet, or being replaced
+        return {}
+    return found if found.get("critique") else {}
+
+
+def memory_after_answer(record: dict[str, Any]) -> float | None:
+    """Seconds from the answer (``answer.dialog``) to the turn stored (``memory.ingested``):
+    the memory work a next question waits for."""
+    at = {e.get("subject"): e.get("t") for e in record.get("events") or []}
+    done, answered = at.get("memory.ingested"), at.get("answer.dialog")
+    return None if done is None or answered is None else float(done) - float(answered)
+
+
 def summary(values: list[float]) -> str:
     return f"{statistics.mean(values) * 1000:.1f} / {statistics.median(values) * 1000:.1f}"
 
@@ -117,14 +144,16 @@ def local2_server(
     }
     settings = load_settings(overrides=overrides)
 
-    def audited(session_id: str, query_id: str, timeout: float = 120) -> None:
-        """The audit record is written once the turn has ended (critic and memory done)."""
+    def audited(session_id: str, query_id: str, timeout: float = 120) -> dict[str, Any]:
+        """The turn's audit record: written once the turn has ended (critic and memory done),
+        with the turn's grade once it is graded (a grade that came after the next turn too)."""
         record = runs_dir(settings) / folder_name(session_id) / f"{folder_name(query_id)}.json"
         deadline = time.monotonic() + timeout
-        while not record.exists():
+        while not (found := graded(record)):
             if time.monotonic() > deadline:
-                raise SystemExit(f"turn {query_id} never ended")
+                raise SystemExit(f"turn {query_id} was never graded")
             time.sleep(0.01)
+        return found
 
     if in_process:
         agent = Agent(settings, backend="ollama")
@@ -144,80 +173,44 @@ def local2_server(
         yield served.url, audited
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--turns", type=int, default=300)
-    parser.add_argument("--delay", type=float, default=1.0, help="seconds before a reply")
-    parser.add_argument(
-        "--chunk-gap",
-        type=float,
-        default=0.0,
-        help="seconds between a reply's streamed chunks, as a model generating tokens "
-        "(0: the whole reply at once after --delay)",
-    )
-    parser.add_argument(
-        "--in-process",
-        action="store_true",
-        help="serve from this process (sharing its interpreter with the client and the model "
-        "server) instead of a `local2 serve` process",
-    )
-    parser.add_argument(
-        "--baseline-tree",
-        type=Path,
-        help="also serve LoCAL2 from this source tree (e.g. a worktree of an earlier commit), "
-        "alternating turns with this one (A B B A ...), and compare the two",
-    )
-    args = parser.parse_args()
-    if args.baseline_tree and args.in_process:
-        parser.error("--baseline-tree needs `local2 serve` processes (not --in-process)")
-    work = Path(tempfile.mkdtemp(prefix="local2-overhead-"))
-    trees: dict[str, Path | None] = {"this tree": None}
-    if args.baseline_tree:
-        trees["baseline tree"] = args.baseline_tree
-    answers: dict[str, list[float]] = {name: [] for name in trees}
-    outside: dict[str, list[float]] = {name: [] for name in trees}
-    with (
-        FakeOllama(RuleBrain(), delay_s=args.delay, chunk_delay_s=args.chunk_gap) as fake,
-        ExitStack() as stack,
-    ):
-        served: dict[str, tuple[httpx.Client, Waiter]] = {}
-        for n, (name, tree) in enumerate(trees.items()):
-            url, ended = stack.enter_context(
-                local2_server(fake, work / str(n), args.in_process, tree)
-            )
-            served[name] = (stack.enter_context(httpx.Client(base_url=url, timeout=120)), ended)
-        # A server warms up in the background once it answers: let that end (as it would
-        # while a person types the first question), not share the CPU with the first turns.
-        time.sleep(SETTLE_S)
-        for i in range(args.turns):
-            body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "bench"}
-            for name in list(trees) if i % 2 == 0 else list(trees)[::-1]:
-                client, ended = served[name]
-                start = time.perf_counter()
-                reply = client.post("/query", json=body)
-                end = time.perf_counter()
-                assert reply.status_code == 200 and reply.json()["answer"], reply.text
-                answers[name].append(end - start)
-                outside[name].append(end - start - model_time(fake, start, end))
-                ended("bench", reply.json()["query_id"])
-            if (i + 1) % 50 == 0:
-                print(f"# {i + 1} turns", file=sys.stderr, flush=True)
-        client = served["this tree"][0]
-        graded = []
-        for i in range(10):
-            body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "graded"}
-            start = time.perf_counter()
-            client.post("/query?wait=critique", json=body).raise_for_status()
-            graded.append(time.perf_counter() - start)
-        alone = chat_alone(fake, 20)
+Servers = dict[str, tuple[httpx.Client, Waiter]]
+
+
+def ask(client: httpx.Client, fake: FakeOllama, body: dict[str, str]) -> tuple[str, float, float]:
+    """One ``POST /query``: its query id, time to answer and time outside the model."""
+    start = time.perf_counter()
+    reply = client.post("/query", json=body)
+    end = time.perf_counter()
+    assert reply.status_code == 200 and reply.json()["answer"], reply.text
+    return reply.json()["query_id"], end - start, end - start - model_time(fake, start, end)
+
+
+def paused(args: argparse.Namespace, fake: FakeOllama, served: Servers) -> None:
+    """The person reads each answer: the critic and memory finish between turns (untimed)."""
+    answers: dict[str, list[float]] = {name: [] for name in served}
+    outside: dict[str, list[float]] = {name: [] for name in served}
+    for i in range(args.turns):
+        body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "bench"}
+        for name in list(served) if i % 2 == 0 else list(served)[::-1]:
+            client, ended = served[name]
+            query_id, answered, out = ask(client, fake, body)
+            answers[name].append(answered)
+            outside[name].append(out)
+            ended("bench", query_id)
+        if (i + 1) % 50 == 0:
+            print(f"# {i + 1} turns", file=sys.stderr, flush=True)
+    client = served["this tree"][0]
+    graded = []
+    for i in range(10):
+        body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": "graded"}
+        start = time.perf_counter()
+        client.post("/query?wait=critique", json=body).raise_for_status()
+        graded.append(time.perf_counter() - start)
+    alone = chat_alone(fake, 20)
 
     first, last = slice(0, 10), slice(289, 300) if args.turns >= 300 else slice(-10, None)
     last_label = "290-300" if args.turns >= 300 else f"last 10 of {args.turns}"
-    where = "this process" if args.in_process else "a `local2 serve` process"
-    print(
-        f"LoCAL2 served from {where}; model reply delay {args.delay:.2f} s, "
-        f"{args.chunk_gap * 1000:.0f} ms between chunks; times in ms, mean / median.\n"
-    )
+    heading(args)
     print("| | turns 1-10 | turns " + last_label + " |")
     print("|---|---:|---:|")
     mine, theirs = outside["this tree"], outside.get("baseline tree")
@@ -246,6 +239,114 @@ def main() -> None:
     worst = max(statistics.mean(mine[first]), statistics.mean(mine[last])) * 1000
     verdict = "met" if worst <= 20 else "MISSED"
     print(f"\nTarget <= 20 ms outside the model per turn: {verdict} ({worst:.1f} ms).")
+
+
+def back_to_back(args: argparse.Namespace, fake: FakeOllama, served: Servers) -> None:
+    """The person does not pause: each question follows the last answer at once."""
+    answers: dict[str, list[float]] = {name: [] for name in served}
+    outside: dict[str, list[float]] = {name: [] for name in served}
+    graded_: dict[str, list[int]] = {name: [] for name in served}  # per series: turns graded
+    to_grade: dict[str, list[float]] = {name: [] for name in served}  # last answer -> all graded
+    stored: dict[str, list[float]] = {name: [] for name in served}  # answer -> memory stored
+    for round_ in range(args.rounds):
+        for name in list(served) if round_ % 2 == 0 else list(served)[::-1]:
+            client, ended = served[name]
+            session = f"b2b-{round_}"
+            asked = []
+            for i in range(args.turns):
+                body = {"query": QUESTIONS[i % len(QUESTIONS)], "session_id": session}
+                query_id, answered, out = ask(client, fake, body)
+                asked.append(query_id)
+                if i:  # the first turn of a series follows no answer
+                    answers[name].append(answered)
+                    outside[name].append(out)
+            done = time.perf_counter()
+            for query_id in asked:  # untimed: each turn's grade, whenever it comes
+                after = memory_after_answer(ended(session, query_id))
+                if after is not None:
+                    stored[name].append(after)
+            to_grade[name].append(time.perf_counter() - done)
+            graded_[name].append(len(asked))
+            print(f"# {name}: round {round_ + 1} done", file=sys.stderr, flush=True)
+    heading(args)
+    print(f"Back to back: {args.rounds} series of {args.turns} turns per tree, each in a session")
+    print("of its own; a series' first turn is left out.\n")
+    print(
+        "| | time to answer | outside the model | memory stored, after the answer "
+        "| turns graded | last answer to all graded (s) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in served:
+        label = "this tree" if name == "this tree" else f"baseline tree `{args.baseline_tree}`"
+        total = args.turns * args.rounds
+        waited = " / ".join(f"{s:.1f}" for s in to_grade[name])
+        print(
+            f"| {label} | {summary(answers[name])} | {summary(outside[name])} "
+            f"| {summary(stored[name])} | {sum(graded_[name])} of {total} | {waited} |"
+        )
+    if "baseline tree" in served:
+        ratio = statistics.mean(answers["this tree"]) / statistics.mean(answers["baseline tree"])
+        print(f"| this tree / baseline tree, time to answer | {ratio:.2f}x | | | | |")
+
+
+def heading(args: argparse.Namespace) -> None:
+    where = "this process" if args.in_process else "a `local2 serve` process"
+    print(
+        f"LoCAL2 served from {where}; model reply delay {args.delay:.2f} s, "
+        f"{args.chunk_gap * 1000:.0f} ms between chunks; times in ms, mean / median.\n"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--delay", type=float, default=1.0, help="seconds before a reply")
+    parser.add_argument(
+        "--chunk-gap",
+        type=float,
+        default=0.0,
+        help="seconds between a reply's streamed chunks, as a model generating tokens "
+        "(0: the whole reply at once after --delay)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="serve from this process (sharing its interpreter with the client and the model "
+        "server) instead of a `local2 serve` process",
+    )
+    parser.add_argument(
+        "--baseline-tree",
+        type=Path,
+        help="also serve LoCAL2 from this source tree (e.g. a worktree of an earlier commit), "
+        "alternating turns with this one (A B B A ...), and compare the two",
+    )
+    parser.add_argument(
+        "--back-to-back",
+        action="store_true",
+        help="ask each question as soon as the last one is answered (no pause for the critic)",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="back-to-back series per tree")
+    args = parser.parse_args()
+    if args.baseline_tree and args.in_process:
+        parser.error("--baseline-tree needs `local2 serve` processes (not --in-process)")
+    work = Path(tempfile.mkdtemp(prefix="local2-overhead-"))
+    trees: dict[str, Path | None] = {"this tree": None}
+    if args.baseline_tree:
+        trees["baseline tree"] = args.baseline_tree
+    with (
+        FakeOllama(RuleBrain(), delay_s=args.delay, chunk_delay_s=args.chunk_gap) as fake,
+        ExitStack() as stack,
+    ):
+        served: Servers = {}
+        for n, (name, tree) in enumerate(trees.items()):
+            url, ended = stack.enter_context(
+                local2_server(fake, work / str(n), args.in_process, tree)
+            )
+            served[name] = (stack.enter_context(httpx.Client(base_url=url, timeout=120)), ended)
+        # A server warms up in the background once it answers: let that end (as it would
+        # while a person types the first question), not share the CPU with the first turns.
+        time.sleep(SETTLE_S)
+        (back_to_back if args.back_to_back else paused)(args, fake, served)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ once: to HTTP statuses (:mod:`local2.http.errors`), to exit codes and messages
 
 The classes also derive from the built-in they used to be (``ValueError``, ``LookupError``,
 ``RuntimeError``), so ``except ValueError`` around a question still catches a bad one.
-:class:`TurnCancelled` is the one exception outside the tree: see its docstring.
+:class:`TurnCancelled` is the one exception outside the tree (with :class:`GaveWay`, the
+background work of an answered turn giving way to the next question): see their docstrings.
 """
 
 from __future__ import annotations
@@ -283,4 +284,14 @@ class TurnCancelled(BaseException):
     A ``BaseException``, like ``KeyboardInterrupt``, so that no ``except Exception`` on its way
     out of a node (the model client, the generate node naming model errors, a retry policy)
     turns it into an ordinary failure.
+    """
+
+
+class GaveWay(TurnCancelled):
+    """An answered turn's background work (the critic's grade, memory's fact extraction) gave
+    way to the person's next question: its model request was cancelled, its HTTP connection
+    closed. Nothing is lost: the node that catches it defers the grade, or keeps the facts the
+    rules find (docs/architecture.md, "A turn's path"). A ``BaseException`` like
+    :class:`TurnCancelled`, so that no ``except Exception`` in the critic or the extractor
+    turns it into a failed grade.
     """

@@ -20,7 +20,9 @@ ANSWER_FALLBACK = "answer.fallback"  # the model's reply was unusable; an extrac
 ANSWER_TRIMMED = "answer.trimmed"  # lines the model copied from a memory/file listing cut
 RESPONSE_GENERATION = "response.generation"
 ANSWER_DIALOG = "answer.dialog"
-CRITIQUE_RESULT = "critique.result"
+CRITIQUE_RESULT = "critique.result"  # with late: true when given after the next question
+# The critic gave way to the person's next question: the grade comes later (critique.result).
+CRITIQUE_DEFERRED = "critique.deferred"
 MEMORY_INGESTED = "memory.ingested"
 MEMORY_INGEST_FAILED = "memory.ingest_failed"
 MEMORY_SAVED = "memory.saved"

@@ -192,6 +192,9 @@ class CriticSettings(Strict):
     evidence_max_chars: int = Field(1500, ge=100)  # each tool result shown to the judge
     rubric: CriticRubric | None = None  # default: the rubric shipped in critic.yaml
     retry_below: int = Field(2, ge=0, le=5)  # a grade at or below it offers a retry (0: never)
+    # The person first: the session's next question cancels the last answer's grading, which
+    # is given later (docs/architecture.md); false: the next question waits for the grade.
+    yield_to_new_turns: bool = True
 
 
 class FilesSettings(Strict):

@@ -53,6 +53,15 @@ class Critique(TypedDict, total=False):
     flags: list[str]
 
 
+class PendingGrade(TypedDict):
+    """An answered turn's grade that gave way to the session's next question, graded later
+    from its turn's checkpoint (docs/architecture.md, "A turn's path")."""
+
+    checkpoint_id: str | None  # where its critique started: the state just after its answer
+    turn_id: str | None  # its turn in the turn log (the answer shown), where grades are noted
+    pair: bool  # two respondents: the judge grades both and compares them
+
+
 class Reward(TypedDict, total=False):
     rating: int
     comment: str | None

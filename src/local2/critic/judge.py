@@ -1,18 +1,19 @@
 """The critic: ask a judge model for a grade, within a deadline, and never guess one.
 
-The judge runs in a daemon thread so a slow or hung model costs at most ``timeout_s`` and
-cannot keep the process alive. The thread also starts without the graph's context, so the
-judge's tokens never reach LangGraph's ``messages`` stream as if they were the answer.
+Each request to the judge is cancellable (:mod:`local2.models.cancellable`): past
+``timeout_s``, or when the person asks the next question while it grades (``cancel``, see
+docs/architecture.md, "A turn's path"), the request is cancelled and its connection closed,
+so the model stops generating. A deadline makes the grade ``null``; a cancel raises
+:class:`~local2.errors.GaveWay` through :meth:`Critic.grade`, for the caller to grade later.
+The request starts without the graph's context, so the judge's tokens never reach
+LangGraph's ``messages`` stream as if they were the answer.
 """
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from collections.abc import Callable, Collection
-from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -23,6 +24,7 @@ from local2.critic.grounding import grounding_flags
 from local2.critic.parse import Grade, parse_grade
 from local2.critic.prompt import build_prompt
 from local2.errors import JudgeTimeout
+from local2.models.cancellable import Cancellation, cancellable_invoke
 from local2.models.thinking import message_text
 
 RETRY_NUDGE = (
@@ -33,26 +35,6 @@ _MAX_FEEDBACK_CHARS = 2000
 Verdict = TypeVar("Verdict")
 
 
-def call_with_deadline(fn: Callable[[], Any], timeout_s: float) -> Any:
-    """Run ``fn`` in a daemon thread and stop waiting after ``timeout_s``."""
-    box: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
-
-    def run() -> None:
-        try:
-            box.put((True, fn()))
-        except BaseException as exc:  # handed to the waiting thread
-            box.put((False, exc))
-
-    threading.Thread(target=run, name="local2-critic", daemon=True).start()
-    try:
-        ok, value = box.get(timeout=max(timeout_s, 0.0))
-    except queue.Empty:
-        raise JudgeTimeout(f"no grade within {timeout_s:g}s") from None
-    if not ok:
-        raise value
-    return value
-
-
 class Critic:
     """Grades an answer 1-5 against the rubric, with the turn's tool results as evidence."""
 
@@ -61,9 +43,15 @@ class Critic:
         self.settings = settings
 
     def judge(
-        self, query: str, answer: str, evidence: list[ToolCallRecord], reference: str | None
+        self,
+        query: str,
+        answer: str,
+        evidence: list[ToolCallRecord],
+        reference: str | None,
+        cancel: Cancellation | None = None,
     ) -> Grade:
-        """Ask the judge, retrying on output without a score; raises JudgeTimeout."""
+        """Ask the judge, retrying on output without a score; raises JudgeTimeout (and
+        GaveWay when ``cancel`` is set)."""
         prompt = build_prompt(
             query,
             answer,
@@ -73,7 +61,9 @@ class Critic:
             max_evidence_chars=self.settings.evidence_max_chars,
         )
         first = Grade(None, "", "the judge was not asked")
-        return self.ask(prompt, parse_grade, RETRY_NUDGE, first, lambda g: g.score is not None)
+        return self.ask(
+            prompt, parse_grade, RETRY_NUDGE, first, lambda g: g.score is not None, cancel
+        )
 
     def ask(
         self,
@@ -82,9 +72,11 @@ class Critic:
         nudge: str,
         nothing: Verdict,
         parsed: Callable[[Verdict], bool],
+        cancel: Cancellation | None = None,
     ) -> Verdict:
         """One judge prompt, asked again with ``nudge`` while ``parse`` finds no verdict in
-        the reply (``1 + retries`` attempts, all within ``timeout_s``); raises JudgeTimeout."""
+        the reply (``1 + retries`` attempts, all within ``timeout_s``); raises JudgeTimeout,
+        or GaveWay once ``cancel`` is set (the request in flight is cancelled)."""
         messages: list[BaseMessage] = [HumanMessage(prompt)]
         deadline = time.monotonic() + self.settings.timeout_s
         verdict = nothing
@@ -92,14 +84,16 @@ class Critic:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise JudgeTimeout(f"no grade within {self.settings.timeout_s:g}s")
-            reply = call_with_deadline(
-                partial(
-                    self.chat_model.invoke,
-                    list(messages),
+            try:
+                reply = cancellable_invoke(
+                    self.chat_model,
+                    messages,
+                    cancel=cancel,
+                    timeout_s=remaining,
                     config={"run_name": "critic", "tags": ["critic"]},
-                ),
-                remaining,
-            )
+                )
+            except TimeoutError:
+                raise JudgeTimeout(f"no grade within {self.settings.timeout_s:g}s") from None
             text = message_text(reply)
             verdict = parse(text)
             if parsed(verdict):
@@ -116,15 +110,17 @@ class Critic:
         reference: str | None = None,
         listing_tools: Collection[str] = (),
         context: str = "",
+        cancel: Cancellation | None = None,
     ) -> Critique:
         """The critique of one answer; failures become ``score: None`` with the reason.
         ``listing_tools``: tools whose results name files without reading them; ``context``:
-        what else the model was told (memories, the turn's messages), besides ``query``."""
+        what else the model was told (memories, the turn's messages), besides ``query``.
+        ``cancel`` set: :class:`~local2.errors.GaveWay` (no grade; grade it later)."""
         told = f"{query}\n{context}"
         flags = grounding_flags(answer, evidence, known_memory_ids, listing_tools, told)
         attempts = 1 + self.settings.retries
         try:
-            grade = self.judge(query, answer, evidence, reference)
+            grade = self.judge(query, answer, evidence, reference, cancel)
         except JudgeTimeout as exc:
             return {"score": None, "feedback": f"critic timed out: {exc}", "flags": flags}
         except Exception as exc:

@@ -22,6 +22,7 @@ from local2.critic.judge import Critic
 from local2.critic.parse import Choice, parse_choice
 from local2.critic.prompt import default_rubric, format_evidence
 from local2.errors import JudgeTimeout
+from local2.models.cancellable import Cancellation
 
 RELATIVE_NUDGE = (
     "Your reply did not end with a choice. Reply again in exactly this format: "
@@ -67,8 +68,9 @@ def build_relative_prompt(
     return "\n\n".join(parts)
 
 
-def choose(critic: Critic, prompt: str) -> Choice:
-    """One relative verdict; a timeout or a failing judge is ``choice: None`` with why."""
+def choose(critic: Critic, prompt: str, cancel: Cancellation | None = None) -> Choice:
+    """One relative verdict; a timeout or a failing judge is ``choice: None`` with why (a
+    cancel raises :class:`~local2.errors.GaveWay`)."""
     try:
         return critic.ask(
             prompt,
@@ -76,6 +78,7 @@ def choose(critic: Critic, prompt: str) -> Choice:
             RELATIVE_NUDGE,
             Choice(None, "", "the judge was not asked"),
             lambda c: c.choice is not None,
+            cancel,
         )
     except JudgeTimeout as exc:
         return Choice(None, "", f"critic timed out: {exc}")
@@ -98,11 +101,13 @@ def judge_pair(
     b: Respondent,
     lookups: Any = None,
     listing_tools: Collection[str] = (),
+    cancel: Cancellation | None = None,
 ) -> tuple[dict[str, Critique], dict[str, Any]]:
     """Grade both answers absolutely, then relatively in both orders, all concurrently.
 
     Returns each respondent's critique and the pairwise verdict ``{winner, scores,
     verdicts, feedback}``; ``lookups`` maps a respondent id to its memory-id checker.
+    ``cancel`` set: every request is cancelled and :class:`~local2.errors.GaveWay` raised.
     """
     evidence = {rid: list(r.get("tool_calls") or []) for rid, r in (("a", a), ("b", b))}
     answers = {rid: r.get("answer") or "" for rid, r in (("a", a), ("b", b))}
@@ -121,15 +126,17 @@ def judge_pair(
         if not answers[rid].strip():
             return {"score": None, "feedback": "no answer to grade", "flags": []}
         lookup = (lookups or {}).get(rid)
-        return critic.grade(query, answers[rid], evidence[rid], lookup, listing_tools=listing_tools)
+        return critic.grade(
+            query, answers[rid], evidence[rid], lookup, listing_tools=listing_tools, cancel=cancel
+        )
 
     both = all(text.strip() for text in answers.values())
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="local2-pair") as pool:
         grades = {rid: pool.submit(grade, rid) for rid in ("a", "b")}
         orders = (
             {
-                "a_first": pool.submit(choose, critic, prompt("a", "b")),
-                "b_first": pool.submit(choose, critic, prompt("b", "a")),
+                "a_first": pool.submit(choose, critic, prompt("a", "b"), cancel),
+                "b_first": pool.submit(choose, critic, prompt("b", "a"), cancel),
             }
             if both
             else {}

@@ -7,7 +7,9 @@
 - :mod:`.state`: the state schema; :mod:`.services`: what nodes are given;
 - :mod:`.payload`: the turn payload built from the state; :mod:`.prompt`: the prompt window;
 - :mod:`.branches`: which checkpoint a session continues from; :mod:`.pool`: one thread pool
-  for every run.
+  for every run;
+- :mod:`.owed` and :mod:`.late_grades`: a grade that gave way to the next question, owed and
+  given later.
 """
 
 from local2.faces import lazy_face
@@ -15,8 +17,10 @@ from local2.faces import lazy_face
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
     "Critic": "local2.graph.services",
+    "LateGrade": "local2.graph.late_grades",
     "RESET": "local2.graph.state",
     "RESPONDENT_IDS": "local2.graph.state",
+    "RecallAhead": "local2.graph.recall",
     "Services": "local2.graph.services",
     "TurnContext": "local2.graph.context",
     "TurnGraph": "local2.graph.topology",
@@ -30,6 +34,9 @@ _FACE = {
     "contextual": "local2.graph.context",
     "event": "local2.graph.emit",
     "grade_turn": "local2.graph.grading",
+    "judge_late": "local2.graph.late_grades",
+    "keep_late": "local2.graph.late_grades",
+    "landing": "local2.graph.late_grades",
     "prompt_as_json": "local2.graph.prompt",
     "push": "local2.graph.emit",
     "recall_ahead": "local2.graph.recall",
@@ -49,6 +56,8 @@ __all__ = [
     "RESET",
     "RESPONDENT_IDS",
     "Critic",
+    "LateGrade",
+    "RecallAhead",
     "Services",
     "TurnContext",
     "TurnGraph",
@@ -62,6 +71,9 @@ __all__ = [
     "contextual",
     "event",
     "grade_turn",
+    "judge_late",
+    "keep_late",
+    "landing",
     "prompt_as_json",
     "push",
     "recall_ahead",

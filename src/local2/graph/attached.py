@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
 
 from local2 import events
 from local2.contracts.documents import DocumentHit
@@ -74,7 +76,7 @@ def attached_passages(
     return hits, [entry]
 
 
-def attached_evidence(state: TurnState) -> list[ToolCallRecord]:
+def attached_evidence(state: TurnState | Mapping[str, Any]) -> list[ToolCallRecord]:
     """The turn's document hits as the critic reads evidence: per file, ``File: <path>``
     then each passage under its page, as read_file renders pages (so a citation of the
     file, or of one of these pages, counts as read)."""

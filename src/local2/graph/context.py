@@ -2,8 +2,10 @@
 
 A node takes ``runtime: Runtime[TurnContext]`` (LangGraph injects it by that name) and reads
 ``runtime.context``: the services it calls, and what this one turn asked for, a second
-respondent (``compare``), a second attempt (``retry``) and the memory recall started before
-the graph (``recall_ahead``). The service passes it on every run:
+respondent (``compare``), a second attempt (``retry``), the memory recall started before
+the graph (``recall_ahead``), and ``give_way``: set when the person asks the session's next
+question while this turn's critic or memory still work after its answer (they give way:
+docs/architecture.md, "A turn's path"; None: they never do). The service passes it on every run:
 ``graph.stream(input, config, context=TurnContext(...))``.
 
 LangGraph does not checkpoint a context, and a run may bring none: a notebook's
@@ -28,6 +30,7 @@ from langgraph.runtime import Runtime, get_runtime
 
 from local2.contracts.turn import CompareSpec, FirstAttempt
 from local2.graph.services import Services
+from local2.models.cancellable import Cancellation
 
 if TYPE_CHECKING:
     from local2.graph.recall import RecallAhead
@@ -43,6 +46,8 @@ class TurnContext:
     compare: CompareSpec | None = None  # a second respondent answers too
     retry: FirstAttempt | None = None  # a second attempt at this first one
     recall_ahead: RecallAhead | None = None  # memory searched while the graph started
+    give_way: Cancellation | None = None  # set: the next question came; the critic yields
+    memory_written: Callable[[], None] | None = None  # called once ingest has stored the turn
 
 
 def current_context() -> TurnContext | None:

@@ -47,6 +47,8 @@ def turn_payload(state: TurnState | Mapping[str, Any]) -> TurnPayload:
     }
     if state.get("critique") is not None:
         payload["critique"] = state.get("critique")
+    elif state.get("query_id") in (state.get("pending_grades") or {}):
+        payload["critique_pending"] = True  # it gave way to the next question: graded later
     if error := state.get("error"):
         payload["error"] = str(error)
     payload.update(compare_parts(state))  # type: ignore[typeddict-item]  # compare_parts names TurnPayload's optional compare keys

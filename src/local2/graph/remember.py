@@ -39,6 +39,7 @@ from local2.memory.verbatim import without_tool_text
 
 if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opened
     from local2.memory.store import EngramStore, FactSaved
+    from local2.models.cancellable import Cancellation
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +48,18 @@ _FIELDS = {"session_id", "query_id", "query", "answer", "tools_used", "model"}
 _OPTIONAL = {"facts", "owner"}
 
 
-def remember_turn(state: TurnState, services: Services) -> TurnUpdate:
-    """Store this turn and its facts; on failure emit ``memory.ingest_failed`` and queue it."""
+def remember_turn(
+    state: TurnState, services: Services, give_way: Cancellation | None = None
+) -> TurnUpdate:
+    """Store this turn and its facts; on failure emit ``memory.ingest_failed`` and queue it.
+    ``give_way`` set (the person's next question): a model asked for facts is cancelled and
+    the rules' facts are stored, so that the next question waits for milliseconds only."""
     owner = state.get("owner") or LOCAL_NAME
     store = services.memory_for(owner)
     answer = state.get("answer") or ""
     if store is None or not answer.strip() or state.get("error"):
         return {}
-    distilled = _distill(state, services)
+    distilled = _distill(state, services, give_way)
     record, cut = _turn_record(state, distilled.facts)
     queue = owner_file(Path(services.settings.data_dir) / RETRY_FILE, owner)
     try:
@@ -82,7 +87,7 @@ def remember_turn(state: TurnState, services: Services) -> TurnUpdate:
     return {"event_log": [event(state, MEMORY_INGESTED, **payload)]}
 
 
-def _distill(state: TurnState, services: Services) -> Distilled:
+def _distill(state: TurnState, services: Services, give_way: Cancellation | None) -> Distilled:
     memory = services.settings.memory
     tools = [c.get("tool", "") for c in state.get("tool_calls") or []]
     return distill(
@@ -93,6 +98,7 @@ def _distill(state: TurnState, services: Services) -> Distilled:
         backend=services.backend,
         mode=memory.facts,
         limit=memory.max_facts_per_turn,
+        cancel=give_way,
     )
 
 

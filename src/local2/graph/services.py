@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from local2.files.folders import Folders
     from local2.memory.shelf import MemoryShelf
     from local2.memory.store import EngramStore
+    from local2.models.cancellable import Cancellation
     from local2.models.toolcall_text import ParsedToolCalls
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ class Critic(Protocol):
         reference: str | None = None,
         listing_tools: Collection[str] = (),
         context: str = "",
+        cancel: Cancellation | None = None,
     ) -> Critique: ...
 
 

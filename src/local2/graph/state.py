@@ -24,6 +24,7 @@ from local2.contracts.records import (
     EventEntry,
     MemoryHit,
     Pairwise,
+    PendingGrade,
     Respondent,
     Retry,
     Reward,
@@ -46,6 +47,19 @@ def turn_list(current: list[Any] | None, update: list[Any] | str) -> list[Any]:
 
 def merge_dict(current: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]:
     return {**(current or {}), **update}
+
+
+def merge_pending(
+    current: dict[str, PendingGrade] | None, update: dict[str, PendingGrade | None]
+) -> dict[str, PendingGrade]:
+    """Add grades waiting to be given; a ``None`` value says one was given (it goes)."""
+    merged = dict(current or {})
+    for query_id, pending in update.items():
+        if pending is None:
+            merged.pop(query_id, None)
+        else:
+            merged[query_id] = pending
+    return merged
 
 
 def merge_respondents(
@@ -103,6 +117,8 @@ class TurnState(TypedDict):
     history_head: NotRequired[str | None]
     turn_count: NotRequired[int]
     rewards: NotRequired[Annotated[dict[str, Reward], merge_dict]]
+    # Grades that gave way to the next question, by query_id, until given (a handful at most).
+    pending_grades: NotRequired[Annotated[dict[str, PendingGrade], merge_pending]]
     # Compare and retry turns (docs/architecture.md, "A turn's path"): per turn, emptied by
     # `receive` when a later turn starts; each record names its query_id too.
     respondents: NotRequired[Annotated[dict[str, Respondent], merge_respondents]]
@@ -139,6 +155,7 @@ class TurnUpdate(TypedDict, total=False):
     history_head: str | None
     turn_count: int
     rewards: dict[str, Reward]
+    pending_grades: dict[str, PendingGrade | None]
     respondents: dict[str, Respondent] | str
     pairwise: Pairwise | None
     retry: Retry | None

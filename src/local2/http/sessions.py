@@ -42,11 +42,12 @@ def session_routes(agent: Agent) -> APIRouter:
 
     @router.get("/sessions/{session_id}/history", **returns(SessionHistory))
     def history(person: Caller, session_id: str, limit: int = 50) -> Any:
-        """The session's clean turns and its checkpoints (newest first, at most ``limit``)."""
+        """The session's clean turns, each with its critic's grade (``critique``; null until
+        given), and its checkpoints (newest first, at most ``limit``)."""
         agent.access.read_session(person, session_id)
         return {
             "session_id": session_id,
-            "turns": agent.history(session_id),
+            "turns": agent.history(session_id, grades=True),
             "checkpoints": agent.checkpoints(session_id, max(1, min(limit, 1000))),
         }
 

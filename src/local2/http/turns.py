@@ -8,7 +8,9 @@ The stream's events (``event:`` name, ``data:`` one JSON object):
 - ``critique``: the ``critique.result`` entry (score, feedback);
 - ``event``: any other event-log entry (``query.received``, ``memory.ingested``, ...);
 - ``done``: the final payload, critique included (``status: awaiting_approval`` when a tool
-  call waits for the person); or ``error`` ``{error, fix}`` instead, or ``stopped`` when
+  call waits for the person; ``critique: null`` with ``critique_pending: true`` when the
+  critic gave way to the session's next question: the grade comes later, in
+  ``GET /sessions/{id}/history``); or ``error`` ``{error, fix}`` instead, or ``stopped`` when
   ``POST /sessions/{id}/stop`` stopped the turn before its answer (what streamed is
   abandoned; nothing was recorded).
 
@@ -44,6 +46,9 @@ from local2.service.agent import Agent
 from local2.service.background import BackgroundTurn
 
 Wait = Literal["answer", "critique"]
+# The longest ``wait=critique`` waits for a grade that gave way to the session's next question
+# (it is given once the session is quiet: the person may keep asking).
+GRADE_WAIT_S = 600.0
 
 
 class QueryBody(BaseModel):
@@ -73,6 +78,21 @@ def answer_first(payload: Mapping[str, Any], critic_on: bool) -> dict[str, Any]:
     answered = not payload.get("error") and payload.get("status") != "awaiting_approval"
     pending = critic_on and answered and payload.get("critique") is None
     return {**payload, "critique": payload.get("critique"), "critique_pending": pending}
+
+
+def graded_turn(agent: Agent, turn: BackgroundTurn) -> dict[str, Any]:
+    """The turn's final payload with its own grade: given at its end, or, when the critic
+    gave way to the session's next question, once given later (or ``critique_pending``
+    still, after :data:`GRADE_WAIT_S`)."""
+    final: dict[str, Any] = dict(turn.until_final())
+    if final.get("critique_pending"):
+        given = agent.grade_of(str(final["session_id"]), str(final["query_id"]), GRADE_WAIT_S)
+        if given is not None:
+            final.update({k: v for k, v in given.items() if k != "event_log"})
+            final["event_log"] = [*final.get("event_log", []), *given.get("event_log", [])]
+            final["events"] = [e["subject"] for e in final["event_log"]]
+            final.pop("critique_pending")
+    return {**final, "critique_pending": bool(final.get("critique_pending"))}
 
 
 def event_name(entry: dict[str, Any]) -> str:
@@ -106,7 +126,7 @@ def turn_frames(turn: BackgroundTurn, critic_on: bool, compare: bool = False) ->
         elif kind == "answer":
             yield frame("answer", answer_first(data, critic_on))
         elif kind == "final":
-            yield frame("done", {**data, "critique_pending": False})
+            yield frame("done", {**data, "critique_pending": bool(data.get("critique_pending"))})
 
 
 def turn_routes(agent: Agent) -> APIRouter:
@@ -118,7 +138,8 @@ def turn_routes(agent: Agent) -> APIRouter:
     async def query(person: Caller, body: QueryBody, wait: Wait | None = None) -> Any:
         """The turn payload as soon as the answer is published (``critique: null``,
         ``critique_pending: true``; the critic and memory finish after it), or once graded
-        with ``wait=critique`` (query parameter or body field).
+        with ``wait=critique`` (query parameter or body field): this turn's own grade, also
+        when it gave way to the session's next question and came later.
 
         Async, so that no thread waits for the turn: it starts from the event loop (unless
         its session's lock must be waited for) and the answer wakes the loop itself."""
@@ -132,7 +153,7 @@ def turn_routes(agent: Agent) -> APIRouter:
         turn = now if now is not None else await run_in_threadpool(begin)
         try:
             if (body.wait or wait) == "critique":
-                graded = {**await run_in_threadpool(turn.until_final), "critique_pending": False}
+                graded = await run_in_threadpool(graded_turn, agent, turn)
                 return JSONResponse(jsonable_encoder(graded))
             payload = answer_first(await turn.answer(), critic_on)
         except TurnCancelled:  # POST /sessions/{id}/stop

@@ -6,7 +6,9 @@ to it, so it cannot become a fact. On Ollama the reply is constrained by a JSON 
 (``format``); it is still parsed strictly, and anything that does not parse, or a model
 that fails, falls back to the rules of :mod:`local2.memory.facts`. Every fact the model
 returns must be grounded in the text it names as its source, and facts about the person
-must come from the person's own words.
+must come from the person's own words. The request gives way to the person's next question
+(``cancel``, :mod:`local2.models.cancellable`): it is cancelled and the rules' facts are kept,
+so the next question neither waits for it nor queues behind it at the model.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from local2.errors import FactParseError
+from local2.errors import FactParseError, GaveWay
 from local2.memory.facts import (
     ANSWER,
     MAX_FACT_CHARS,
@@ -30,6 +32,9 @@ from local2.memory.facts import (
     grounded,
     rule_facts,
 )
+
+if TYPE_CHECKING:
+    from local2.models.cancellable import Cancellation
 
 log = logging.getLogger(__name__)
 
@@ -149,12 +154,25 @@ def _reply_text(reply: Any) -> str:
     return thinking_and_answer(reply)[1]
 
 
-def ask_model(chat_model: Any, message: str, answer: str | None, backend: str) -> str:
-    """One extraction call; on Ollama the JSON schema constrains decoding, thinking is off."""
+def ask_model(
+    chat_model: Any,
+    message: str,
+    answer: str | None,
+    backend: str,
+    cancel: Cancellation | None = None,
+) -> str:
+    """One extraction call; on Ollama the JSON schema constrains decoding, thinking is off.
+    ``cancel`` set: the request is cancelled (:class:`~local2.errors.GaveWay`)."""
+    from local2.models.cancellable import cancellable_invoke
+
     prompt = extraction_messages(message, answer)
     if backend == "ollama":
-        return _reply_text(chat_model.invoke(prompt, format=FACTS_SCHEMA, reasoning=False))
-    return _reply_text(chat_model.invoke(prompt))
+        reply = cancellable_invoke(
+            chat_model, prompt, cancel=cancel, format=FACTS_SCHEMA, reasoning=False
+        )
+    else:
+        reply = cancellable_invoke(chat_model, prompt, cancel=cancel)
+    return _reply_text(reply)
 
 
 def _accept(raw: Sequence[_FactOut], message: str, answer: str | None) -> tuple[list[Fact], int]:
@@ -181,8 +199,10 @@ def distill(
     backend: str,
     mode: str = "auto",
     limit: int = 8,
+    cancel: Cancellation | None = None,
 ) -> Distilled:
-    """The facts of one turn. Never raises: a failing model falls back to the rules."""
+    """The facts of one turn. Never raises: a failing model, or one asked to give way to
+    the next question (``cancel``), falls back to the rules."""
     if mode == "off":
         return Distilled()
     if mode == "rules" or (mode == "auto" and backend != "ollama") or chat_model is None:
@@ -191,9 +211,9 @@ def distill(
         return Distilled(extractor="model")
     usable = answer if answer_is_a_source(answer, tools_used) else None
     try:
-        raw = parse_facts(ask_model(chat_model, message, usable, backend))
-    except Exception as exc:  # a model error or an unparseable reply: the rules still work
-        reason = f"{type(exc).__name__}: {exc}"[:300]
+        raw = parse_facts(ask_model(chat_model, message, usable, backend, cancel))
+    except (Exception, GaveWay) as exc:  # a model error, an unparseable reply, the next
+        reason = f"{type(exc).__name__}: {exc}"[:300]  # question: the rules still work
         log.info("fact extraction fell back to rules: %s", reason)
         return Distilled(rule_facts(message)[:limit], "rules", fallback=reason)
     facts, dropped = _accept(raw, message, usable)

@@ -50,6 +50,7 @@ from local2.service.access import Access
 from local2.service.approvals import Approvals
 from local2.service.documents import DocumentDesk
 from local2.service.graph_runs import GraphRuns
+from local2.service.late_grades import LateGrades
 from local2.service.ratings import Ratings
 from local2.service.retries import Retries
 from local2.service.running import Turns
@@ -103,10 +104,19 @@ class Agent:
     def __init__(self, settings: Settings | None = None, **parts: Unpack[Parts]) -> None:
         wired = wire(settings, **parts)
         # One turn at a time per session: in this process, and in every process sharing
-        # the store (a Postgres advisory lock when the store is Postgres).
-        self._assemble(wired, Turns(wired.storage.locks), owns_storage=True)
+        # the store (a Postgres advisory lock when the store is Postgres). The person first:
+        # a session's next question makes the last answer's critic give way.
+        yielding = wired.settings.critic.yield_to_new_turns
+        turns = Turns(wired.storage.locks, yield_to_new_turns=yielding)
+        self._assemble(wired, turns, owns_storage=True)
 
-    def _assemble(self, wired: Wired, running: Turns, owns_storage: bool = False) -> None:
+    def _assemble(
+        self,
+        wired: Wired,
+        running: Turns,
+        late: LateGrades | None = None,
+        owns_storage: bool = False,
+    ) -> None:
         self._owns_storage = owns_storage  # False: another agent's store, closed by it
         self.settings = wired.settings
         self.services = services = wired.services
@@ -117,14 +127,30 @@ class Agent:
         self.notices: list[str] = wired.notices
         self.graph = graph = compile_graph(services, self.checkpointer)
         self.running = running
-        runs = GraphRuns(graph, self.settings, services)
         # Whose each session is: every surface checks here on a person's behalf.
         self.access = Access(wired.storage.people)
         # Each person's own documents (service/documents.py), searched in their sessions.
         self.documents = DocumentDesk(services.files, self.access)
         self.reader = SessionReader(self.settings, services, graph, running)
+        # Grades that gave way to a next question, given when the session is quiet (one
+        # grader for every model's agent of these sessions: see with_model).
+        self.late_grades = late or LateGrades(self.settings, services, graph, running, self.reader)
+        runs = GraphRuns(
+            graph,
+            self.settings,
+            services,
+            owe=self.late_grades.owe,
+            yielding=running.yield_to_new_turns,
+        )
         self.turns = TurnRunner(
-            self.settings, services, graph, running, runs, self.reader, self.access
+            self.settings,
+            services,
+            graph,
+            running,
+            runs,
+            self.reader,
+            self.access,
+            self.late_grades,
         )
         self.approvals = Approvals(graph, running, runs)
         self.timetravel = TimeTravel(
@@ -175,7 +201,8 @@ class Agent:
         parts (an eval run's: its corpus, no memory). Its sessions are this store's: they
         open in time travel here. :meth:`close` leaves the store to this agent."""
         other = Agent.__new__(Agent)
-        other._assemble(wire(settings, storage=self.storage, **parts), self.running)
+        wired = wire(settings, storage=self.storage, **parts)
+        other._assemble(wired, self.running, self.late_grades)
         return other
 
     def with_model(self, model: str) -> Agent:
@@ -183,7 +210,8 @@ class Agent:
         :func:`~local2.service.wiring.rewire`). Turns of a session still run one at a time,
         whichever model answers."""
         other = Agent.__new__(Agent)
-        other._assemble(rewire(self.settings, self.services, self.storage, model), self.running)
+        wired = rewire(self.settings, self.services, self.storage, model)
+        other._assemble(wired, self.running, self.late_grades)
         return other
 
     @property
@@ -213,6 +241,11 @@ class Agent:
         """A first turn's one-time work, before the first question (a server just started)."""
         first_turn(self.services)
 
+    def recover_grades(self) -> int:
+        """Queue the grades the most recent sessions still owe (a server started again after
+        stopping with grades owed); they are given in the background. How many."""
+        return self.late_grades.recover()
+
     # -- turns: start, stream, stop --------------------------------------------------------
     turn_options = Delegated("turns", TurnRunner.options)
     set_compare_default = Delegated("turns", TurnRunner.set_compare_default)
@@ -221,6 +254,8 @@ class Agent:
     start = Delegated("turns", TurnRunner.start)
     stop = Delegated("turns", TurnRunner.stop)
     is_running = Delegated("turns", TurnRunner.is_running)
+    is_answering = Delegated("turns", TurnRunner.is_answering)
+    grade_of = Delegated("turns", TurnRunner.grade_of)
     wait_idle = Delegated("turns", TurnRunner.wait_idle)
 
     # -- tool calls waiting for the person -------------------------------------------------
@@ -274,11 +309,13 @@ class Agent:
         return votes_of(self.services).votes(voter)
 
     def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
-        """Let turns still running (a critic grading) finish, then release everything."""
+        """Let turns still running (a critic grading) finish, and owed grades be given, then
+        release everything (grades still owed stay owed in their sessions' state)."""
         if self._evals is not None:
             self._evals.close()  # stops the runs still going: they resume later
         if not self.wait_idle(wait_s):
-            log.warning("closing with turns still running after %.0fs", wait_s)
+            log.warning("closing with turns running or grades owed after %.0fs", wait_s)
+        self.late_grades.close()
         self.services.runner.shutdown()
         self.turns.close()
         if self._research is not None:

@@ -5,12 +5,15 @@ answer tokens as they happen, the payload at publish (``answer``), and at the en
 (``final``) with its ``status``. A tool call waiting for the person pauses the run
 (LangGraph ``interrupt``): the request is put to ``approve`` and the run goes on, or, with no
 one to ask, the payload says ``awaiting_approval``. Every finished turn is written to the
-audit log (:mod:`local2.storage.audit_log`).
+audit log (:mod:`local2.storage.audit_log`). A run that ends owing grades (a critic that gave
+way to the next question: ``pending_grades``) hands them to ``owe``
+(:mod:`local2.service.late_grades`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, cast
 
 from langchain_core.messages import AIMessageChunk
@@ -20,6 +23,7 @@ from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 from local2.config import Settings
 from local2.contracts import approval
 from local2.contracts.approval import Approver
+from local2.contracts.records import PendingGrade
 from local2.contracts.stream import StreamItem
 from local2.contracts.turn import TurnPayload
 from local2.graph.context import TurnContext
@@ -80,13 +84,27 @@ def awaiting_payload(final: Mapping[str, Any], request: dict[str, Any]) -> TurnP
 DURABILITY: Durability = "sync"
 
 
-class GraphRuns:
-    """Runs ``graph`` and hands out its stream as items."""
+Owe = Callable[[str, dict[str, PendingGrade]], None]
 
-    def __init__(self, graph: TurnGraph, settings: Settings, services: Services) -> None:
+
+class GraphRuns:
+    """Runs ``graph`` and hands out its stream as items; the grades a run ends owing go to
+    ``owe(session_id, pending)``."""
+
+    def __init__(
+        self,
+        graph: TurnGraph,
+        settings: Settings,
+        services: Services,
+        owe: Owe | None = None,
+        *,
+        yielding: bool = False,
+    ) -> None:
         self.graph = graph
         self.settings = settings
         self.plain = TurnContext(services)  # a run that asks for nothing: replays, resumes
+        self.owe = owe
+        self.yielding = yielding  # a turn's critic gives way to the session's next question
 
     def run(
         self,
@@ -101,8 +119,16 @@ class GraphRuns:
         """The run's items, ending with ``final``; a Stop of ``turn`` raises inside it. A
         store out of room raises :class:`~local2.errors.StorageFull` (nothing is recorded).
         ``context``: what the turn asked for (default: nothing, on this graph's services);
-        passed again when the run resumes after an approval (LangGraph keeps no context)."""
+        passed again when the run resumes after an approval (LangGraph keeps no context).
+        The critic of a ``turn`` (a turn, a resumed one, a replay) gives way to the session's
+        next question when ``yielding``, and its memory says when it is written."""
         context = context or self.plain
+        if turn is not None:  # the session's next turn may follow it closely
+            context = replace(
+                context,
+                give_way=context.give_way or (turn.give_way if self.yielding else None),
+                memory_written=turn.remembered.set,
+            )
         try:
             yield from self._run(graph_input, config, turn, approve, context, tokens=tokens)
         except Exception as exc:
@@ -140,6 +166,8 @@ class GraphRuns:
         payload = turn_payload(final)
         payload["status"] = "done"
         audit_turn(self.settings, payload)
+        if self.owe is not None and final.get("pending_grades"):
+            self.owe(config["configurable"]["thread_id"], dict(final["pending_grades"]))
         yield ("final", payload)
 
     def _stream(

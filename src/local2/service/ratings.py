@@ -215,7 +215,7 @@ class Ratings:
         pairwise = values.get("pairwise") or {}
         turn_id = records[target].get("turn_id")
         if not turn_id:  # first time this answer continues: append it beside the other
-            view = respondent_view(values, target)  # type: ignore[arg-type]  # a checkpoint's values are a TurnState
+            view = respondent_view(values, target)
             turn_id = self.services.turn_log.append(
                 parent_id=pairwise.get("parent_head"),
                 session_id=session_id,

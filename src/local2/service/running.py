@@ -17,6 +17,14 @@ Once the answer is out, the worker holds the graph until the answer has been han
 (``RunningTurn.handed_over``, at most :data:`HANDOVER_WAIT_S`): the critic and memory, which
 start as soon as the graph goes on, would otherwise share the CPU with the answer on its way
 to the person (~5 ms of a ``POST /query``, ``bench/overhead.py``).
+
+The person first (``critic.yield_to_new_turns``, on by default): when the next turn of a
+session asks for its lock while the last one still runs, that turn is asked to give way
+(``RunningTurn.give_way``): once its answer is out, its critic's request is cancelled and the
+grade owed (:mod:`local2.graph.owed`), memory keeps what it has, and the run ends in
+milliseconds. Other processes sharing the store are told too (``SharedLocks.announce``).
+Whatever else waits for a session to be quiet (:mod:`local2.service.late_grades`) hears when a
+turn starts (``on_turn_start``) and when its lock is released (``on_idle``).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from local2.contracts.stream import StreamItem
 from local2.errors import SessionBusy, TurnCancelled
+from local2.models.cancellable import Cancellation
 from local2.storage.locks import SharedLocks
 
 POLL_S = 0.1  # how often a waiting caller looks for a Stop
@@ -49,6 +58,10 @@ class RunningTurn:
     published: bool = False
     # Set once the answer has reached whoever waits for it; the turn then goes on.
     handed_over: threading.Event = field(default_factory=threading.Event)
+    # Set when the session's next question comes while the critic and memory still work.
+    give_way: Cancellation = field(default_factory=Cancellation)
+    # Set once its memory is written (or the turn has ended): the next question may recall.
+    remembered: threading.Event = field(default_factory=threading.Event)
 
     @property
     def stopping(self) -> bool:
@@ -76,14 +89,26 @@ class StopSignal(BaseCallbackHandler):
     on_tool_start = _check
 
 
-class Turns:
-    """The turns running in this process, one lock per session."""
+SessionHook = Callable[[str], None]
+GRADING = "grading:"  # the shared lock on a session's owed grades (ids cannot hold a colon)
 
-    def __init__(self, shared: SharedLocks | None = None) -> None:
+
+class Turns:
+    """The turns running in this process, one lock per session.
+
+    ``yield_to_new_turns``: a session's next question makes the last turn's background work
+    give way (see the module docstring); False: it waits for it, as it always did."""
+
+    def __init__(self, shared: SharedLocks | None = None, yield_to_new_turns: bool = True) -> None:
         self._shared = shared or SharedLocks()  # other processes' view of the session lock
         self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
         self._running: dict[str, RunningTurn] = {}
         self._guard = threading.Lock()
+        self.yield_to_new_turns = yield_to_new_turns
+        self.on_turn_start: list[SessionHook] = []  # a turn of the session is about to start
+        self.on_idle: list[SessionHook] = []  # a turn of the session has ended, its lock free
+        if yield_to_new_turns:
+            self._shared.listen(self._started_elsewhere)
 
     @property
     def remote(self) -> bool:
@@ -95,7 +120,31 @@ class Turns:
         with self._guard:
             return self._locks[session_id]
 
+    def make_way(self, session_id: str) -> None:
+        """A turn of ``session_id`` is about to start, here: the last one's background work,
+        and whatever waits for the session to be quiet, give way (in every process)."""
+        if not self.yield_to_new_turns:
+            return
+        self._started_elsewhere(session_id)
+        self._shared.announce(session_id)
+
+    def _started_elsewhere(self, session_id: str) -> None:
+        """A turn of ``session_id`` is about to start (here, or in another process). The one
+        running gives way once its answer is out (asked now, even while it still answers:
+        the critic and memory read it only after ``publish``)."""
+        turn = self.running(session_id)
+        if turn is not None:
+            turn.give_way.set()
+        for hook in self.on_turn_start:
+            hook(session_id)
+
     def _acquire(self, session_id: str, wait: bool) -> threading.Lock:
+        """A turn's: the last turn's background work gives way first (:meth:`make_way`), then
+        the session's locks (:meth:`_take`)."""
+        self.make_way(session_id)
+        return self._take(session_id, wait)
+
+    def _take(self, session_id: str, wait: bool) -> threading.Lock:
         """This process's lock, then the one other processes see; SessionBusy if not waiting."""
         lock = self.lock(session_id)
         if not lock.acquire(blocking=wait):
@@ -115,13 +164,27 @@ class Turns:
             lock.release()
 
     @contextmanager
-    def hold(self, session_id: str) -> Iterator[None]:
-        """Wait for the session's running turn (in any process) and keep the next one out."""
-        lock = self._acquire(session_id, wait=True)
+    def hold(self, session_id: str, *, wait: bool = True) -> Iterator[None]:
+        """Wait for the session's running turn (in any process) and keep the next one out;
+        ``wait`` false: :class:`SessionBusy` at once if one runs. (Not a turn: nothing gives
+        way to it.)"""
+        lock = self._take(session_id, wait)
         try:
             yield
         finally:
             self._release(session_id, lock)
+
+    def busy_elsewhere(self, session_id: str) -> bool:
+        """Whether another process runs a turn of the session now (a round trip on Postgres)."""
+        return self._shared.held_elsewhere(session_id)
+
+    def claim_grading(self, session_id: str) -> bool:
+        """Claim the session's owed grades for this process, so that two processes that
+        both know what it owes do not both ask the judge (False: another one grades)."""
+        return self._shared.acquire(GRADING + session_id, blocking=False)
+
+    def release_grading(self, session_id: str) -> None:
+        self._shared.release(GRADING + session_id)
 
     def running(self, session_id: str) -> RunningTurn | None:
         with self._guard:
@@ -173,10 +236,13 @@ class Turns:
             except BaseException as exc:  # handed to the caller, which re-raises it
                 failure = exc
             finally:
+                turn.remembered.set()
                 with self._guard:
                     self._running.pop(session_id, None)
                 self._release(session_id, lock)
             ended(failure)
+            for hook in self.on_idle:
+                hook(session_id)
 
         worker = threading.Thread(target=work, name=f"turn-{session_id[:12]}", daemon=True)
         try:

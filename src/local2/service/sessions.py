@@ -103,12 +103,14 @@ class SessionReader:
         *,
         checkpoint_id: str | None = None,
         detail: bool = False,
+        grades: bool = False,
     ) -> list[HistoryTurn]:
         """The session's clean turns (user, assistant, query_id), oldest first.
 
         ``checkpoint_id``: the turns as seen from that checkpoint (another branch).
         ``detail``: also each turn's ``record`` (thinking, tool calls, memory hits, events),
-        its critic grade (``critique``) and the person's latest ``rating``.
+        its critic grade (``critique``) and the person's latest ``rating``. ``grades``: the
+        grade and rating without the record.
         """
         state = self.state(session_id, checkpoint_id)
         turn_log = self.services.turn_log
@@ -118,7 +120,8 @@ class SessionReader:
             records=detail,
         )
         rewards = state.get("rewards") or {}
-        notes = turn_log.notes([t.id for t in turns]) if detail else {}
+        noted = detail or grades
+        notes = turn_log.notes([t.id for t in turns]) if noted else {}
         rows: list[HistoryTurn] = []
         for t in turns:
             row: HistoryTurn = {
@@ -129,10 +132,11 @@ class SessionReader:
                 "reward": rewards.get(t.query_id),
             }
             if detail:
-                noted = notes.get(t.id, {})
                 row["record"] = t.record or {}
-                row["critique"] = noted.get("critique")
-                row["rating"] = noted.get("rating") or rewards.get(t.query_id)
+            if noted:
+                said = notes.get(t.id, {})
+                row["critique"] = said.get("critique")
+                row["rating"] = said.get("rating") or rewards.get(t.query_id)
             rows.append(row)
         return rows
 

@@ -4,7 +4,9 @@ One turn at a time per session (:class:`~local2.service.running.Turns`, in this 
 every process sharing the store). A turn streams events, thinking and answer tokens as they
 happen (:mod:`local2.service.graph_runs`); a turn started in the background
 (:meth:`TurnRunner.start`) runs to its end whoever reads it, so the critic and memory finish
-after the answer has gone.
+after the answer has gone. The person first: the session's next question makes them give
+way, and a grade owed that way is given once the session is quiet
+(:mod:`local2.service.late_grades`; :meth:`TurnRunner.grade_of` waits for it).
 """
 
 from __future__ import annotations
@@ -12,31 +14,34 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from local2.config import Settings
 from local2.contracts.approval import Approver
 from local2.contracts.people import LOCAL, Person
+from local2.contracts.records import MemoryHit
 from local2.contracts.stream import StreamItem, collect_turn
 from local2.contracts.turn import NO_OPTIONS, CompareSpec, TurnOptions, TurnPayload
 from local2.errors import AwaitingApproval, InvalidQuery, SessionBusy
 from local2.graph.compare.spec import compare_spec
 from local2.graph.context import TurnContext
 from local2.graph.question import validate_query
-from local2.graph.recall import recall_ahead
+from local2.graph.recall import RecallAhead, recall_ahead
 from local2.graph.services import Services
-from local2.graph.state import TurnState
+from local2.graph.state import TurnState, TurnUpdate
 from local2.graph.topology import TurnGraph
 from local2.ids import check_session_id, new_session_id
 from local2.service.access import Access
 from local2.service.background import BackgroundTurn
 from local2.service.graph_runs import GraphRuns, pending_in, thread_of
+from local2.service.late_grades import LateGrades
 from local2.service.running import RunningTurn, Turns
 from local2.service.sessions import SessionReader
 
 Produce = Callable[[RunningTurn], Iterator[StreamItem]]
+MEMORY_WAIT_S = 5.0  # the longest a next question's recall waits for the last turn's memory
 
 
 def turn_options(
@@ -72,6 +77,7 @@ class TurnRunner:
     runs: GraphRuns
     reader: SessionReader
     access: Access
+    late: LateGrades
 
     def __post_init__(self) -> None:
         self._background: set[BackgroundTurn] = set()  # turns finishing after start()
@@ -118,11 +124,12 @@ class TurnRunner:
         owner: str = LOCAL.name,
     ) -> Produce:
         """The turn's item producer, run under the session's lock."""
+        early = self._recall_after_last(session_id, query, owner)
 
         def produce(turn: RunningTurn) -> Iterator[StreamItem]:
             # Memory is searched for the question while LangGraph starts the run (the
-            # session's lock is held: the last turn's memory writes are done).
-            ahead = recall_ahead(self.services, query, self._ahead.submit, owner)
+            # session's lock is held: the last turn's memory writes are done), or already.
+            ahead = early or recall_ahead(self.services, query, self._ahead.submit, owner)
             latest = self.graph.get_state(thread_of(session_id))  # read once, used twice
             waiting = pending_in(latest)
             if waiting is not None:
@@ -135,6 +142,25 @@ class TurnRunner:
             )
 
         return produce
+
+    def _recall_after_last(self, session_id: str, query: str, owner: str) -> RecallAhead | None:
+        """When the session's last turn is past its answer here (its critic giving way), its
+        memory is written within milliseconds: the recall starts as soon as it is, not once
+        that turn's run has ended and its lock passed on. None otherwise."""
+        last = self.running.running(session_id)
+        if last is None or not last.published:
+            return None
+        written = last.remembered
+
+        def submit(search: Callable[..., Any], *args: Any) -> Future[list[MemoryHit]]:
+            def after_it() -> list[MemoryHit]:
+                written.wait(MEMORY_WAIT_S)
+                found: list[MemoryHit] = search(*args)
+                return found
+
+            return self._ahead.submit(after_it)
+
+        return recall_ahead(self.services, query, submit, owner)
 
     def stream(
         self,
@@ -230,8 +256,12 @@ class TurnRunner:
         person: Person = LOCAL,
     ) -> BackgroundTurn | None:
         """:meth:`start`, if that means no waiting (so an event loop may call it): None when
-        a turn of the session is running, or its lock is taken over the network."""
+        a turn of the session is running (it is asked to make way), or its lock is taken over
+        the network."""
         if self.running.remote:
+            return None
+        if session_id is not None and self.running.running(session_id) is not None:
+            self.running.make_way(session_id)
             return None
         try:
             return self.start(query, session_id, options, tokens=tokens, wait=False, person=person)
@@ -251,15 +281,27 @@ class TurnRunner:
         turn = self.running.running(session_id)
         return turn is not None and not turn.stop_requested.is_set()
 
+    def is_answering(self, session_id: str) -> bool:
+        """Whether a turn of ``session_id`` runs here and its answer is not out yet (after it,
+        the next question may come: the critic and memory make way, or are waited for)."""
+        turn = self.running.running(session_id)
+        return turn is not None and not turn.published and not turn.stop_requested.is_set()
+
+    def grade_of(self, session_id: str, query_id: str, timeout: float) -> TurnUpdate | None:
+        """A grade that gave way to the next question, once given (``critique``, and a
+        pair's ``respondents`` and ``pairwise``); None if not within ``timeout``."""
+        return self.late.wait(session_id, query_id, timeout)
+
     def wait_idle(self, timeout: float | None = None) -> bool:
-        """Wait until turns started with :meth:`start` have ended; True if they all did."""
+        """Wait until turns started with :meth:`start` have ended and the grades owed here
+        are given; True if they all were."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             with self._background_guard:
                 background = list(self._background)
-            if not background:
-                return True
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not background:
+                return self.late.wait_all(left)
             if not background[0].join(left) and left == 0.0:
                 return False
 

@@ -190,7 +190,13 @@ def write_audit(settings: Settings, payload: Mapping[str, Any]) -> Path:
     folder = runs_dir(settings) / folder_name(record["session_id"])
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     target = folder / f"{folder_name(record['query_id'])}.json"
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".audit-", suffix=".tmp")
+    _write_atomically(target, record)
+    return target
+
+
+def _write_atomically(target: Path, record: Mapping[str, Any]) -> None:
+    """Replace ``target`` with ``record`` at once, readable only by its owner."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".audit-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(record, fh, ensure_ascii=False, indent=2, default=str)
@@ -199,7 +205,6 @@ def write_audit(settings: Settings, payload: Mapping[str, Any]) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return target
 
 
 def audit_turn(settings: Settings, payload: Mapping[str, Any]) -> Path | None:
@@ -211,6 +216,34 @@ def audit_turn(settings: Settings, payload: Mapping[str, Any]) -> Path | None:
     except Exception as exc:  # the answer matters more than its log
         log.warning("audit log not written: %s: %s", type(exc).__name__, exc)
         return None
+
+
+def add_late_grade(
+    settings: Settings,
+    session_id: str,
+    query_id: str,
+    critique: Mapping[str, Any],
+    entries: list[Mapping[str, Any]],
+) -> Path | None:
+    """Add a grade given after the turn ended (it gave way to the next question) to the
+    turn's record: its ``critique`` and the grade's events. None when there is no record
+    (the audit log is off); a failure is logged, never raised."""
+    if not settings.files.audit_log:
+        return None
+    target = runs_dir(settings) / folder_name(session_id) / f"{folder_name(query_id)}.json"
+    record = _load(target)
+    if record is None:
+        return None
+    secrets = _env_secrets()
+    limit = settings.files.audit_preview_chars * _EVENT_STRING_FACTOR
+    record["critique"] = _scrub(dict(critique), secrets)
+    record["events"] = [*(record.get("events") or []), *_scrub(list(entries), secrets, limit)]
+    try:
+        _write_atomically(target, record)
+    except OSError as exc:
+        log.warning("late grade not added to the audit log: %s", exc)
+        return None
+    return target
 
 
 # -- reading --------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ this base class.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class SharedLocks:
     """Session locks other processes see. A store only this process uses needs none (one
@@ -25,6 +27,12 @@ class SharedLocks:
     def held_elsewhere(self, session_id: str) -> bool:
         """Whether another process holds the lock now (none can, without a shared store)."""
         return False
+
+    def announce(self, session_id: str) -> None:
+        """Tell the other processes a turn of the session is about to start here (none)."""
+
+    def listen(self, heard: Callable[[str], None]) -> None:
+        """Call ``heard(session_id)`` when another process announces a turn (none can)."""
 
     def close(self) -> None:
         """Nothing to release."""

@@ -5,15 +5,20 @@ two of them from running a turn of the same thread at once (each would read the 
 checkpoint and one answer would vanish from the history), so every turn holds a Postgres
 advisory lock on its session for its whole run. The lock lives in the database session of
 one connection: if the process dies, Postgres drops the connection and the lock with it.
+A process about to start a turn says so to the others (``NOTIFY``), so that the last turn's
+critic, wherever it grades, gives way to the person's question
+(:mod:`local2.service.running`).
 
 psycopg is imported here only, and this module only when ``checkpointer: postgres``.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -39,9 +44,13 @@ from local2.storage.votes import SqlVoteLog
 LOCK_SQL = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
 TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS locked"
 UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+ANNOUNCE_CHANNEL = "local2_turn_start"  # NOTIFY payload: "<process> <kind> <session id>"
+LISTEN_POLL_S = 0.5  # how often the listener looks up from waiting (to see it should stop)
 SETUP_KEY = "local2:setup"  # processes starting together create the tables one at a time
 MAX_WAITING_TURNS = 64  # lock connections per process (turns running or waiting at once)
 RESEARCH_SCHEMA = "local2_research"  # research runs' checkpoints and run list
+
+log = logging.getLogger(__name__)
 
 
 def describe(url: str) -> str:
@@ -130,6 +139,11 @@ class AdvisoryLocks(SharedLocks):
 
     def __init__(self, url: str, kind: str = "session") -> None:
         self._kind = kind
+        self._url = url
+        self._origin = uuid.uuid4().hex[:12]  # this process's announcements, told apart
+        self._heard: list[Callable[[str], None]] = []
+        self._listener: threading.Thread | None = None
+        self._closing = threading.Event()
         self._pool = ConnectionPool(
             url,
             min_size=0,
@@ -183,7 +197,47 @@ class AdvisoryLocks(SharedLocks):
             conn.close()  # a broken connection: the server has already let go
         self._pool.putconn(conn)
 
+    def announce(self, session_id: str) -> None:
+        with self._pool.connection() as conn:
+            payload = f"{self._origin} {self._kind} {session_id}"
+            conn.execute("SELECT pg_notify(%s, %s)", (ANNOUNCE_CHANNEL, payload))
+
+    def listen(self, heard: Callable[[str], None]) -> None:
+        self._heard.append(heard)
+        if self._listener is None:
+            self._listener = threading.Thread(
+                target=self._listen, name="local2-announcements", daemon=True
+            )
+            self._listener.start()
+
+    def _listen(self) -> None:
+        """Hand other processes' announcements to the listeners, on a connection of its own
+        (reconnecting after a lost one) until closed."""
+        while not self._closing.is_set():
+            try:
+                with psycopg.connect(self._url, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {ANNOUNCE_CHANNEL}")
+                    while not self._closing.is_set():
+                        for note in conn.notifies(timeout=LISTEN_POLL_S):
+                            self._hear(note.payload)
+            except psycopg.Error as exc:
+                log.warning("turn announcements lost for now: %s", exc)
+                self._closing.wait(1.0)
+
+    def _hear(self, payload: str) -> None:
+        origin, kind, session_id = [*payload.split(" ", 2), "", ""][:3]
+        if origin == self._origin or kind != self._kind or not session_id:
+            return
+        for heard in self._heard:
+            try:
+                heard(session_id)
+            except Exception:  # a listener's failure must not end the listening
+                log.exception("a turn announcement's listener failed")
+
     def close(self) -> None:
+        self._closing.set()
+        if self._listener is not None:
+            self._listener.join(LISTEN_POLL_S * 4)
         self._pool.close()
 
 

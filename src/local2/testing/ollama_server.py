@@ -3,7 +3,9 @@
 Tests, the story runner and the benchmarks point the real ``ChatOllama`` / ``ollama`` client at
 it, so every byte crosses a socket as it would with Ollama: NDJSON streaming over chunked
 HTTP, thinking in ``message.thinking`` or inline ``<think>``, whole tool calls in one chunk,
-Ollama's 404 text for a model that is not pulled, and connections that die mid-stream.
+Ollama's 404 text for a model that is not pulled, and connections that die mid-stream. Like
+Ollama, it stops working on a request whose client closed the connection (a cancelled
+request), even before the reply's first byte, and records it (``Served.closed_by_client``).
 
 Like Ollama, it also speaks the OpenAI chat-completions protocol under ``/v1``
 (``/v1/models``, ``/v1/chat/completions`` with server-sent events when streaming), the way
@@ -31,6 +33,7 @@ import hashlib
 import json
 import math
 import re
+import select
 import socket
 import threading
 import time
@@ -125,6 +128,7 @@ class Served:
     body: dict[str, Any]
     started: float
     ended: float
+    closed_by_client: bool = False  # the client went away before the reply ended
 
 
 def hash_embedding(text: str, dim: int = EMBED_DIM) -> list[float]:
@@ -180,6 +184,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30  # idle keep-alive connections end by themselves
     server: _Server
     arrived = 0.0  # perf_counter() when the current request's first line was read
+    closed_by_client = False  # the current request's client went away before its reply ended
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet in test output
         return
@@ -193,7 +198,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def parse_request(self) -> bool:
         self.arrived = time.perf_counter()  # the request line has just been read
+        self.closed_by_client = False
         return super().parse_request()
+
+    def client_gone(self) -> bool:
+        """Whether the client has closed the connection (a cancelled request), as Ollama
+        notices it while the model still works: the socket reads as ended, without taking
+        anything from it."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            gone = bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            gone = True
+        self.closed_by_client = self.closed_by_client or gone
+        return gone
 
     def do_HEAD(self) -> None:
         self._dispatch("HEAD")
@@ -212,21 +230,31 @@ class _Handler(BaseHTTPRequestHandler):
         started = self.arrived
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        path = self.path.split("?", 1)[0]
+        if len(raw) < length:  # the client went away while sending (a cancelled request)
+            fake.errors.append(f"client went away while sending {method} {path}")
+            self.close_connection = self.closed_by_client = True
+            with fake._lock:
+                fake.served.append(Served(path, {}, started, time.perf_counter(), True))
+            return
         try:
             body = json.loads(raw) if raw else {}
         except json.JSONDecodeError:
             fake._record(method, self.path, {"_raw": raw.decode("utf-8", "replace")})
             self._json(400, {"error": "invalid JSON in request body"})
             return
-        path = self.path.split("?", 1)[0]
         fake._record(method, path, body if isinstance(body, dict) else {"_body": body})
         try:
             fake._route(self, method, path, body)
         except (BrokenPipeError, ConnectionResetError):
+            self.closed_by_client = True
+        if self.closed_by_client:
             fake.errors.append(f"client went away during {method} {path}")
             self.close_connection = True
         with fake._lock:
-            fake.served.append(Served(path, body, started, time.perf_counter()))
+            fake.served.append(
+                Served(path, body, started, time.perf_counter(), self.closed_by_client)
+            )
 
     # -- writing ----------------------------------------------------------------------
 
@@ -267,6 +295,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if sent and gap_s:
                 time.sleep(gap_s)
+                if self.client_gone():  # cancelled mid-reply: stop generating
+                    return
             line = (f"data: {text}\n\n" if sse else f"{text}\n").encode()
             self.wfile.write(f"{len(line):X}\r\n".encode() + line + b"\r\n")
             self.wfile.flush()
@@ -569,7 +599,9 @@ class FakeOllama:
                 h._json(400, {"error": f'"{name}" does not support {capability}'})
                 return
         request = body if path == "/api/chat" else self._as_chat(body)
-        reply = self._reply(request, lambda status, text: h._json(status, {"error": text}))
+        reply = self._reply(
+            request, lambda status, text: h._json(status, {"error": text}), h.client_gone
+        )
         if reply is None:
             return
         if reply.thinking and "thinking" not in caps:  # such a model does not think aloud
@@ -585,9 +617,15 @@ class FakeOllama:
         gap = self.chunk_delay_s if reply.chunk_delay_s is None else reply.chunk_delay_s
         h._stream(frames, drop, gap)
 
-    def _reply(self, request: dict[str, Any], fail: Callable[[int, str], None]) -> Reply | None:
+    def _reply(
+        self,
+        request: dict[str, Any],
+        fail: Callable[[int, str], None],
+        gone: Callable[[], bool] = lambda: False,
+    ) -> Reply | None:
         """The brain's reply after its delay, or None once ``fail(status, text)`` has answered
-        (a brain bug, a scripted error) or the server is stopping."""
+        (a brain bug, a scripted error), the client has ``gone`` (it closed the connection
+        while the "model" worked) or the server is stopping."""
         try:
             reply = self.brain(request)
         except Exception as exc:  # a brain bug must reach the test as an HTTP error
@@ -597,12 +635,27 @@ class FakeOllama:
         if isinstance(reply, str):
             reply = Reply(content=reply)
         delay = self.delay_s if reply.delay_s is None else reply.delay_s
-        if delay and self._stopping.wait(delay):
+        if delay and self._wait(delay, gone):
             return None
         if reply.error is not None:
             fail(reply.status, reply.error)
             return None
         return reply
+
+    def _wait(self, seconds: float, gone: Callable[[], bool]) -> bool:
+        """Wait ``seconds`` as a model working; True as soon as the client has gone or the
+        server is stopping (then there is no reply to send)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self._stopping.wait(min(left, 0.01)) or gone():
+                return True
+        return gone()
+
+    @property
+    def closed_requests(self) -> list[Served]:
+        """Requests whose client closed the connection before the reply ended."""
+        with self._lock:
+            return [r for r in self.served if r.closed_by_client]
 
     def _check_format(self, schema: Any, content: str) -> None:
         """Record a reply that breaks the requested ``format`` (a schema, or ``"json"``)."""
@@ -730,7 +783,9 @@ class FakeOllama:
             return
         request = self._openai_as_chat(body)
         reply = self._reply(
-            request, lambda status, text: _openai_error(h, status, text, "server_error")
+            request,
+            lambda status, text: _openai_error(h, status, text, "server_error"),
+            h.client_gone,
         )
         if reply is None:
             return

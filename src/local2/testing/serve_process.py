@@ -3,6 +3,9 @@
 with ServeProcess(config_dir, env={"LOCAL2_POSTGRES_URL": url}) as api:
     httpx.post(f"{api.url}/query", json={"query": "Hi"})
 
+with serve_processes(config_dir, env, [home_a, home_b]) as (a, b):  # started side by side
+    ...
+
 ``ui=True`` serves the app too; ``host="0.0.0.0"`` binds every address (it is still reached
 at 127.0.0.1).
 """
@@ -15,7 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from local2.ports import free_port
@@ -102,3 +105,19 @@ class ServeProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def serve_processes(
+    config_dir: Path, env: Mapping[str, str], homes: Sequence[Path]
+) -> Iterator[list[ServeProcess]]:
+    """One ``serve`` process per home directory (``LOCAL2_HOME``), started side by side and
+    all stopped at the end: several processes over one shared store."""
+    servers = [ServeProcess(config_dir, env={**env, "LOCAL2_HOME": str(home)}) for home in homes]
+    try:
+        for server in servers:
+            server.launch()
+        yield [server.wait_ready() for server in servers]
+    finally:
+        for server in servers:
+            server.stop()

@@ -1,8 +1,10 @@
 """The chat tab: a question streams into thinking, tool calls, the answer and the grade.
 
-One turn at a time per session: a question sent while one runs is refused with a note (it stays in
-the box), and Stop ends the running turn before its answer with nothing recorded; what had streamed
-stays on screen, marked abandoned, as it does when the model fails. A turn that pauses for the
+One answer at a time per session: a question sent while one is being answered is refused with a
+note (it stays in the box); once the answer is out, the next question goes ahead while the critic
+grades (it gives way, and the grade is filled in later: :mod:`local2.ui.late_grades`). Stop ends
+the running turn before its answer with nothing recorded; what had streamed stays on screen,
+marked abandoned, as it does when the model fails. A turn that pauses for the
 person's approval (docs/architecture.md, "Trust boundaries") shows the approval panel; Approve or
 Deny continues it in the same chat message.
 """
@@ -20,7 +22,8 @@ from local2.errors import Conflict, InvalidInput, Local2Error, TurnCancelled, Un
 from local2.ids import new_session_id
 from local2.ui import render
 from local2.ui.approval import ApprovalPanel
-from local2.ui.base import UIPart, live, table
+from local2.ui.base import live, table
+from local2.ui.late_grades import GradesToCome
 from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
 
@@ -30,7 +33,7 @@ BUSY = (
 )
 
 
-class Chat(UIPart):
+class Chat(GradesToCome):
     """The conversation, the question box and the panels of the current turn."""
 
     def _chat_tab(self) -> None:
@@ -71,6 +74,7 @@ class Chat(UIPart):
                 self.approval = ApprovalPanel()
                 self._compare_panel()
                 self.critic_md = gr.Markdown("", elem_id="local2-critic")
+                self._grades_timer()
                 self._rating_row()
             with gr.Column(scale=2, min_width=300):
                 self._session_panel()
@@ -115,6 +119,7 @@ class Chat(UIPart):
             *self._branch_outputs(),
             *self.approval.outputs,
             *self._compare_outputs(),
+            self.grades_timer,
         ]
         chat_inputs = [
             self.question,
@@ -150,6 +155,7 @@ class Chat(UIPart):
             self.stop_turn, [self.session_id], [self.stop_btn, self.banner], queue=False
         )
         self._wire_compare(chat_outputs)
+        self._wire_grades()
 
     # -- a turn ----------------------------------------------------------------------------
 
@@ -169,7 +175,7 @@ class Chat(UIPart):
         signed-in person's; errors become a banner, never a traceback."""
         session_id = session_id or new_session_id()
         chat, ids, question = list(chat or []), dict(ids or {}), question or ""
-        if self.agent.is_running(session_id):
+        if self.agent.is_answering(session_id):
             yield {self.banner: self.notice(BUSY), self.question: question}
             return
         options, problem = self._compare_options(*compare) if compare else (NO_OPTIONS, None)
@@ -219,10 +225,13 @@ class Chat(UIPart):
                     )
                 elif kind == "answer":  # published: too late to stop, the grade follows
                     update[self.stop_btn] = gr.update(interactive=False)
+                    update.update(self._answered(chat, ids, user, view))
                 yield update
         except (Local2Error, TurnCancelled) as exc:
             yield self._failed(exc, shown, chat, ids, user, view, question)
             return
+        if (view.payload or {}).get("critique_pending"):  # the next question came: the chat
+            return  # is its turn's now, and the grade will be filled in when given
         yield self._turn_done(session_id, chat, ids, user, view, mine, person)
 
     def _failed(
@@ -271,8 +280,10 @@ class Chat(UIPart):
         person: Person,
     ) -> dict:
         payload = view.payload or {}
-        turn_chat = [*chat, user, *view.messages()]
         ids = {**ids, len(chat): str(payload.get("query_id") or "")}
+        turn_chat, timer = self._graded_chat(
+            session_id, [*chat, user, *view.messages()], ids, person
+        )
         mine = self._remember(mine, session_id, view.query)
         try:
             prompt = self.agent.prompt_messages(session_id)
@@ -284,6 +295,7 @@ class Chat(UIPart):
             paused = self.approval.show(payload.get("approval") or {}, pending)
         return {
             **paused,
+            **timer,
             self.chatbot: turn_chat,
             self.chat_msgs: turn_chat,
             self.query_ids: ids,

@@ -9,10 +9,11 @@ compare -> respond(a) | respond(b) -> publish_pair -> critique_pair | ingest_pai
   the person prefers ``b`` (:mod:`local2.service.ratings`), and is the turn's answer
   meanwhile; ``b``'s stays in the checkpoint.
 - ``critique_pair``: the judge grades each answer, then compares them in both orders
-  (:mod:`local2.critic.pairwise`) and emits ``pairwise.result``.
+  (:mod:`local2.critic.pairwise`) and emits ``pairwise.result``; or, when the person's next
+  question comes first, gives way: the pair is graded later (:mod:`local2.graph.owed`).
 - ``ingest_pair``: both answers become engrams, each with its ``respondent_id``.
 - ``settle_pair``: once both are done, the engrams get their grade and ``pairwise_winner``,
-  and the judge's verdict becomes an arena vote.
+  and the judge's verdict becomes an arena vote (for a pair graded later, when it is).
 """
 
 from __future__ import annotations
@@ -22,30 +23,34 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import Pairwise, Respondent
+from local2.contracts.records import Critique, Pairwise, Respondent
 from local2.contracts.turn import CompareSpec
-from local2.errors import ModelError
+from local2.errors import GaveWay, ModelError
 from local2.graph.compare.respond import RespondentState
 from local2.graph.compare.spec import respondent_services, specs
 from local2.graph.context import TurnContext
 from local2.graph.emit import event, push
-from local2.graph.grading import memory_lookup
+from local2.graph.grading import let_others_first, memory_lookup
 from local2.graph.nodes.publish import preview
+from local2.graph.owed import defer, started_from
 from local2.graph.payload import turn_payload
 from local2.graph.remember import remember_turn
+from local2.graph.services import Services
 from local2.graph.state import RESET, RESPONDENT_IDS, TurnState, TurnUpdate
+from local2.models.cancellable import Cancellation
 
 log = logging.getLogger(__name__)
 
 
-def respondent_view(state: TurnState, rid: str) -> RespondentState:
+def respondent_view(state: TurnState | Mapping[str, Any], rid: str) -> RespondentState:
     """The turn as respondent ``rid`` answered it: what critique and ingest read."""
     own: Respondent = (state.get("respondents") or {}).get(rid) or {}
     return {
-        **state,
+        **state,  # type: ignore[typeddict-item]  # the turn's state, as a respondent saw it
         "respondent_id": rid,
         "respondent_spec": None,
         "answer": own.get("answer") or "",
@@ -175,26 +180,57 @@ def publish_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     }
 
 
-def critique_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+def critique_pair(
+    state: TurnState, runtime: Runtime[TurnContext], config: RunnableConfig
+) -> TurnUpdate:
     services = runtime.context.services
     if services.critic is None:
         return {}
+    try:
+        let_others_first(runtime.context.give_way)
+        critiques, verdict = judge_respondents(state, services, runtime.context.give_way)
+    except GaveWay:  # the person's next question came first: graded later
+        return defer(state, config, pair=True)
+    return pair_graded(state, services, critiques, verdict)
+
+
+def judge_respondents(
+    state: TurnState | Mapping[str, Any], services: Services, give_way: Cancellation | None = None
+) -> tuple[dict[str, Critique], dict[str, Any]]:
+    """The judge grades each answer, then compares them in both orders (the critic is on);
+    :class:`~local2.errors.GaveWay` when ``give_way`` is set first."""
     from local2.critic.pairwise import judge_pair
 
     views = {rid: respondent_view(state, rid) for rid in RESPONDENT_IDS}
     records = state.get("respondents") or {}
     lookups = {rid: memory_lookup(views[rid], services) for rid in RESPONDENT_IDS}
-    critiques, verdict = judge_pair(
+    return judge_pair(
         services.critic,  # type: ignore[arg-type]  # judging a pair needs the real judge (its chat model), not any grader
         state["query"],
         records.get("a") or {},
         records.get("b") or {},
         lookups,
         services.listing_tools(),
+        give_way,
     )
+
+
+def pair_graded(
+    state: TurnState | Mapping[str, Any],
+    services: Services,
+    critiques: dict[str, Critique],
+    verdict: dict[str, Any],
+    *,
+    late: bool = False,
+) -> TurnUpdate:
+    """Keep both grades and the verdict: their events (``late``: given after the session's
+    next question), the shown answer's note in the turn log, the state update."""
+    records = state.get("respondents") or {}
     pairwise: Pairwise = {**(state.get("pairwise") or {})}
     labels = {rid: spec.get("label") for rid, spec in (pairwise.get("specs") or {}).items()}
     common = {"query_id": state.get("query_id"), "session_id": state.get("session_id")}
+    if late:
+        common["late"] = True
     log_entries = [
         event(
             state,
@@ -212,9 +248,10 @@ def critique_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate
     )
     pairwise["winner"], pairwise["judge"] = verdict["winner"], verdict
     shown = pairwise.get("shown") or "a"
-    turn_id = (records.get(shown) or {}).get("turn_id")
-    if turn_id:  # so a resumed session shows the grade of the answer it continues from
-        services.turn_log.note(str(turn_id), "critique", dict(critiques[shown]))
+    for rid in RESPONDENT_IDS:  # so a resumed session shows the grade of the answer it shows
+        turn_id = (records.get(rid) or {}).get("turn_id")  # (b's, once the person chose it)
+        if turn_id:
+            services.turn_log.note(str(turn_id), "critique", dict(critiques[rid]))
     return {
         "respondents": {rid: {"critique": critiques[rid]} for rid in RESPONDENT_IDS},
         "pairwise": pairwise,
@@ -240,18 +277,34 @@ def ingest_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     )
     for rid in RESPONDENT_IDS:
         own = services if rid == shown else no_facts
-        update = remember_turn(respondent_view(state, rid), own)
+        update = remember_turn(respondent_view(state, rid), own, runtime.context.give_way)
         for entry in update.get("event_log") or []:
             log_entries.append(entry)
             said: Mapping[str, Any] = entry if isinstance(entry, dict) else {}
             if said.get("subject") == events.MEMORY_INGESTED and said.get("id"):
                 engrams[rid] = {"engram_id": said["id"]}
+    if runtime.context.memory_written is not None:
+        runtime.context.memory_written()
     return {"respondents": engrams, "event_log": log_entries} if log_entries else {}
 
 
-def settle_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
-    """Once graded and stored: annotate the engrams, and count the judge's vote."""
-    services = runtime.context.services
+def settle_pair(
+    state: TurnState, runtime: Runtime[TurnContext], config: RunnableConfig
+) -> TurnUpdate:
+    """Once graded and stored: annotate the engrams, and count the judge's vote. A grade
+    that gave way to the next question does both when it is given, from this checkpoint
+    (the engrams' ids are in it)."""
+    query_id = state.get("query_id") or ""
+    owed = (state.get("pending_grades") or {}).get(query_id)
+    if owed is None:
+        mark_and_vote(state, runtime.context.services)
+        return {}
+    return {"pending_grades": {query_id: {**owed, "checkpoint_id": started_from(config)}}}
+
+
+def mark_and_vote(state: TurnState | Mapping[str, Any], services: Services) -> None:
+    """The engrams get their grade and ``pairwise_winner``; the judge's verdict becomes an
+    arena vote."""
     pairwise = state.get("pairwise") or {}
     records = state.get("respondents") or {}
     winner = pairwise.get("winner")
@@ -273,4 +326,3 @@ def settle_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
         from local2.graph.compare.votes import record_vote
 
         record_vote(services, state, "judge", winner)
-    return {}

@@ -10,4 +10,7 @@ from local2.graph.state import TurnState, TurnUpdate
 
 
 def ingest(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
-    return remember_turn(state, runtime.context.services)
+    update = remember_turn(state, runtime.context.services, runtime.context.give_way)
+    if runtime.context.memory_written is not None:
+        runtime.context.memory_written()
+    return update

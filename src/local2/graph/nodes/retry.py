@@ -14,9 +14,15 @@ receive -> retry_context -> generate ... publish -> critique -> settle_retry
   kept), and the critic grades it;
 - ``settle_retry`` keeps the higher-graded attempt as the one the session continues from
   (the second on a tie). The person can switch (:meth:`local2.service.ratings.Ratings.show`).
+  A grade that gave way to the person's next question keeps the second attempt, the one
+  they saw, until it is given (:mod:`local2.graph.late_grades` settles it then, if the
+  session has not moved on).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
@@ -74,11 +80,18 @@ def _rank(score: int | None) -> int:
 
 def settle_retry(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     """Keep the higher-graded attempt in the history (the second one on a tie)."""
+    return settle(state)
+
+
+def settle(state: TurnState | Mapping[str, Any]) -> TurnUpdate:
+    """Which attempt the history continues from, by their grades; the second while its grade
+    is owed (it gave way to the next question)."""
     retry: Retry = {**(state.get("retry") or {})}
     first = retry.get("first") or {}
     second_score = (state.get("critique") or {}).get("score")
+    owed = state.get("query_id") in (state.get("pending_grades") or {})
     retry["second"] = {"turn_id": state.get("history_head"), "score": second_score}
-    if _rank(first.get("score")) <= _rank(second_score) or not first.get("turn_id"):
+    if owed or _rank(first.get("score")) <= _rank(second_score) or not first.get("turn_id"):
         return {"retry": {**retry, "shown": 2}}
     switched = event(
         state,
