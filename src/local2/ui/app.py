@@ -36,6 +36,7 @@ from local2.ui.models import ModelPicker
 from local2.ui.ratings import Ratings
 from local2.ui.sessions import Sessions
 from local2.ui.timetravel import TimeTravel
+from local2.ui.turn_panels import TurnPanels
 
 CSS = """
 #local2-banner { border-left: 4px solid #d9534f; padding: 0.4em 0.8em; }
@@ -55,7 +56,9 @@ CSS = """
 """
 
 
-class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Arena, Attachments):
+class LocalUI(
+    Chat, TurnPanels, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Arena, Attachments
+):
     """The app's components and handlers; :meth:`build` lays them out in a ``gr.Blocks``."""
 
     def build(self) -> gr.Blocks:

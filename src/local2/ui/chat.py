@@ -78,25 +78,7 @@ class Chat(GradesToCome):
                 self._rating_row()
             with gr.Column(scale=2, min_width=300):
                 self._session_panel()
-                with gr.Accordion("Memory hits of this turn", open=True):
-                    self.memory_df = gr.Dataframe(
-                        value=table(render.MEMORY_COLUMNS, []),
-                        interactive=False,
-                        wrap=True,
-                        column_widths=["240px", "120px", "80px", "90px", "130px", "90px"],
-                        elem_id="local2-memory",
-                    )
-                self._document_hits_panel()
-                with gr.Accordion("Messages the model saw (thinking removed)", open=False):
-                    self.prompt_json = gr.JSON(value=[], elem_id="local2-prompt")
-                with gr.Accordion("Event log", open=False):
-                    self.events_df = gr.Dataframe(
-                        value=table(render.EVENT_COLUMNS, []),
-                        interactive=False,
-                        wrap=True,
-                        column_widths=["70px", "200px", "380px"],
-                        elem_id="local2-events",
-                    )
+                self._turn_panels()  # local2.ui.turn_panels
 
     def _wire_chat(self) -> None:
         chat_outputs = [
