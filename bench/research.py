@@ -27,7 +27,8 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 
 from local2.config import load_settings
-from local2.research.plan_schema import RESEARCH_TOOLS, plan_schema
+from local2.research.plan_schema import plan_schema
+from local2.research.step_tools import web_steps
 from local2.research.structured import schema_errors
 from local2.research.verify import check_sentence, cited_numbers, split_sentences
 from local2.service.research import Research
@@ -172,7 +173,7 @@ def fake_part(n: int) -> dict[str, Any]:
                     for s in plan["steps"]
                 ]
                 doc = {"goal": plan["goal"][:100], "steps": steps}
-                totals["in_force_valid"] += not schema_errors(doc, plan_schema(RESEARCH_TOOLS, 8))
+                totals["in_force_valid"] += not schema_errors(doc, plan_schema(web_steps(), 8))
             ok, cited = draft_precision(state["draft"], state["ledger"], question)
             totals["draft_ok"] += ok
             totals["draft_cited"] += cited

@@ -11,6 +11,7 @@ __all__ = [
     "GeneratorSettings",
     "McpServer",
     "MemorySettings",
+    "ResearchSettings",
     "Settings",
     "SettingsError",
     "ToolsSettings",
@@ -23,6 +24,7 @@ __all__ = [
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "ResearchSettings": "local2.config.schema",
     "CriticRubric": "local2.config.schema",
     "CriticSettings": "local2.config.schema",
     "GeneratorSettings": "local2.config.schema",

@@ -1,0 +1,109 @@
+"""What a step's tool result brings into the evidence ledger: every read, under its label.
+
+A web search's hits and a file search's hits are sources *found* (``result``: the snippet is
+their text); a read is a source *read* (``page``). Results of the known shapes are read as
+such (``web_fetch``'s ``URL:`` / ``Extracted text:``, ``read_file``'s ``File:`` header);
+any other tool's result is one source, named by the argument that says what it reads, or
+by the call itself. A result that marks its pages (``[Page N]`` or ``[Page N of M]`` lines,
+as the document tools write them) is filed page by page, each under ``<label>#page=N``, so
+a citation names the file and the page, and is verified against that page's text only.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+from local2.research.ledger import Found, page_read, search_hits
+from local2.research.step_tools import StepTool, is_url
+
+_FILE_HIT = re.compile(
+    r"^\[\d+\]\s+(?P<label>[^\n]+?)(?:\s+\((?P<note>[^)\n]*)\))?[ \t]*\n"
+    r"(?P<snippet>(?:[ \t]+\S.*(?:\n|$))+)",
+    re.MULTILINE,
+)
+_FILE_HEADER = re.compile(r"\AFile:\s*(?P<path>[^\n]+)\n(?:.*?\n)?---\n(?P<text>.*)\Z", re.DOTALL)
+_PAGE = re.compile(r"^\[(?:Page|Slide|Sheet|Section|Chapter) (\d+)(?: of \d+)?\][ \t]*$", re.M)
+
+
+def listed_hits(text: str, step: str, tool: str, at: float) -> list[Found]:
+    """Hits of a listing that numbers them (``[1] notes/a.md (lines 3-9, ...)`` and an
+    indented snippet under each), as ``search_files`` writes them."""
+    return [
+        Found(
+            url=m.group("label").strip(),
+            title=m.group("label").strip(),
+            text=" ".join(m.group("snippet").split()),
+            kind="result",
+            at=at,
+            step=step,
+            tool=tool,
+        )
+        for m in _FILE_HIT.finditer(text)
+    ]
+
+
+def split_pages(text: str) -> list[tuple[int | None, str]]:
+    """``text`` as ``(page, text)`` pieces by its page markers; ``[(None, text)]`` without."""
+    marks = list(_PAGE.finditer(text))
+    if not marks:
+        return [(None, text)]
+    pieces: list[tuple[int | None, str]] = []
+    for i, mark in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        body = text[mark.end() : end].strip()
+        if body:
+            pieces.append((int(mark.group(1)), body))
+    return pieces
+
+
+def page_label(label: str, page: int | None) -> str:
+    """``label`` opening at ``page`` (``#page=N``, as a PDF viewer takes it)."""
+    base = label.split("#", 1)[0]
+    return f"{base}#page={page}" if page else label
+
+
+def _read(label: str, title: str, text: str, step: str, tool: str, at: float) -> list[Found]:
+    """One read source, or one per page when the text marks its pages."""
+    name = title or PurePosixPath(label.split("#", 1)[0]).name or label
+    found: list[Found] = []
+    for page, body in split_pages(text.strip()):
+        found.append(
+            Found(
+                url=page_label(label, page),
+                title=f"{name}, page {page}" if page else name,
+                text=body,
+                kind="page",
+                at=at,
+                step=step,
+                tool=tool,
+                page=page,
+            )
+        )
+    return found
+
+
+def found_in(
+    tool: StepTool, args: Mapping[str, Any], text: str, step: str, title: str = ""
+) -> list[Found]:
+    """The sources one call's result ``text`` found or read (see the module docstring)."""
+    at = time.time()
+    if tool.finder:
+        hits = search_hits(text, step, at) if tool.finds_urls else []
+        for hit in hits:
+            hit["tool"] = tool.name
+        return hits or listed_hits(text, step, tool.name, at)
+    label = tool.label(args)
+    if tool.takes_urls and is_url(label):
+        page = page_read(text, label, step, title, at)
+        if page is not None:
+            page["tool"] = tool.name
+            return [page]
+    header = _FILE_HEADER.match(text.strip())
+    if header is not None:  # read_file's evidence header, then the text
+        named = label if tool.target else header.group("path").strip()
+        return _read(named, title, header.group("text"), step, tool.name, at)
+    return _read(label, title, text, step, tool.name, at) if text.strip() else []
