@@ -12,6 +12,7 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "SubQuestionEdit": "local2.contracts.research_input",
     "WaitsFor": "local2.contracts.research_input",
     "Steer": "local2.contracts.research_input",
     "STOP_RUN": "local2.contracts.research_input",
@@ -111,6 +112,7 @@ __all__ = [
     "SteerRecord",
     "StreamItem",
     "SubQuestion",
+    "SubQuestionEdit",
     "SubQuestionView",
     "ToolCall",
     "ToolCallRecord",

@@ -27,6 +27,7 @@ reaches ``execute`` through the run's inbox (:mod:`local2.research.steering`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -65,16 +66,21 @@ def compile_research_graph(
     services: Services,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     inbox: SteerInbox | None = None,
+    *,
+    identify: Any = None,
 ) -> ResearchGraph:
     """The research graph; a run passes ``ResearchContext(research_services(...), inbox)``,
     and one without (a notebook, a resume after a kill, LangGraph Server) gets ``services``
-    and ``inbox`` (see :mod:`local2.graph.context`)."""
+    and ``inbox`` (see :mod:`local2.graph.context`). ``identify``: a first step that says
+    whose run it is (LangGraph Server's, from its auth: the graph then takes no context
+    schema, as the Server passes its own dict)."""
     default = ResearchContext(services, inbox=inbox)
 
     def bind(fn: Any) -> Any:
         return contextual(fn, default)
 
-    graph = StateGraph(ResearchState, context_schema=TurnContext)
+    schema = None if identify is not None else TurnContext
+    graph = StateGraph(ResearchState, context_schema=schema)
     graph.add_node("plan", bind(plan))
     graph.add_node("ask", bind(ask))
     graph.add_node("review", bind(review))
@@ -89,7 +95,13 @@ def compile_research_graph(
     graph.add_node("critique", bind(critique_run))
     graph.add_node("ingest", bind(ingest_run))
 
-    graph.add_conditional_edges(START, route_start, {"plan": "plan", "triage": "triage"})
+    starts: dict[Hashable, str] = {"plan": "plan", "triage": "triage"}
+    if identify is not None:
+        graph.add_node("identify", identify)
+        graph.add_edge(START, "identify")
+        graph.add_conditional_edges("identify", route_start, starts)
+    else:
+        graph.add_conditional_edges(START, route_start, starts)
     graph.add_conditional_edges(
         "plan", after_plan, {"ask": "ask", "review": "review", "execute": "execute"}
     )

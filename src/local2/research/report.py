@@ -17,6 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
+from local2.contracts.people import LOCAL_NAME
 from local2.contracts.records import ToolCallRecord
 from local2.graph.context import TurnContext
 from local2.graph.emit import event, push
@@ -176,6 +177,7 @@ def _as_turn(state: ResearchState) -> TurnState:
         "started_at": state.get("started_at") or time.time(),
         "model": state.get("model", ""),
         "error": None,
+        "owner": state.get("owner") or LOCAL_NAME,  # graded and remembered as theirs
     }
 
 

@@ -252,6 +252,21 @@ def build_research_graph(
     return compile_research_graph(research_services(wired.services), checkpointer)
 
 
+def build_platform_research_graph(
+    settings: Settings | None, identify: Callable[..., Any]
+) -> ResearchGraph:
+    """The research graph as LangGraph Server runs it (:mod:`local2.platform.research_graph`):
+    no checkpointer of its own (a pause is the thread's interrupt, on the platform's
+    checkpointer), ``identify`` first (whose run it is, from the platform's auth), and no
+    inbox (a say has no store to go through there: steer a run served by ``local2 serve``)."""
+    from local2.research.graph import compile_research_graph, research_services
+
+    wired = wire(settings or load_settings())
+    return compile_research_graph(
+        research_services(wired.services), checkpointer=None, identify=identify
+    )
+
+
 def build_platform_graph(
     settings: Settings | None, owners_store: Callable[[], BaseStore], store: BaseStore | None
 ) -> TurnGraph:
