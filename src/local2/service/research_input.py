@@ -78,8 +78,8 @@ def check_plan_edit(
     if errors:
         stays = "the run stays paused" if paused else "nothing was started"
         raise InvalidInput(
-            "The plan cannot be run as edited: " + "; ".join(errors),
-            f"Change the plan and send it again ({stays}).",
+            f"The plan cannot be run as edited ({stays}): " + "; ".join(errors),
+            "Change the plan and send it again.",
         )
 
 
@@ -123,4 +123,5 @@ def not_ready(run_id: str, status: str, asked: str) -> RunNotReady:
         "running": f"Wait for it to finish, or steer it: POST /research/{run_id}/steer.",
     }
     fix = fixes.get(status, f"Resume it first: POST /research/{run_id}/resume.")
-    return RunNotReady(f"Run {run_id} is {status.replace('_', ' ')}: {asked}.", fix)
+    # The fix is in the message too: the API's 409 carries the message alone.
+    return RunNotReady(f"Run {run_id} is {status.replace('_', ' ')}: {asked}. {fix}", fix)
