@@ -13,13 +13,14 @@ while it runs (``/steer``) need the run's inbox, which only ``local2 serve`` has
 from __future__ import annotations
 
 from local2.config import Settings
-from local2.platform.graph import identify
+from local2.platform.graph import identify, owners_store
 from local2.service import ResearchGraph, build_platform_research_graph
 
 
 def make_graph(settings: Settings | None = None) -> ResearchGraph:
-    """The research graph with no checkpointer of its own (the server supplies it)."""
-    return build_platform_research_graph(settings, identify)
+    """The research graph with no checkpointer or local file of its own (the server
+    supplies both)."""
+    return build_platform_research_graph(settings, owners_store, identify)
 
 
 # Built when LangGraph Server loads this file (it looks the name up in the module).
