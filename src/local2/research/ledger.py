@@ -48,13 +48,15 @@ class Source(TypedDict):
 
 
 def url_key(url: str) -> str:
-    """The same page however its URL is written: no fragment, lower-case host, no final '/'."""
+    """The same page however its URL is written: no fragment (but a document's ``#page=N``,
+    which names another source), lower-case host, no final '/'."""
     try:
         parts = urlsplit(url.strip())
     except ValueError:
         return url.strip()
     path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+    page = parts.fragment if re.fullmatch(r"page=\d+", parts.fragment) else ""
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, page))
 
 
 def search_hits(text: str, step: str, at: float | None = None) -> list[Found]:

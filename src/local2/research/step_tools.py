@@ -9,9 +9,10 @@ name: what the run needs is read off the tool's own metadata and JSON schema.
   (``web_search``) or a listing (``evidence: listing``, as ``search_files``). A later step
   may read "the top results" of a finder step (``from_step`` + ``top``).
 - A **reader** reads the one source an argument names, its **target**: the URL argument it
-  declares (``url_arg``: ``web_fetch``'s ``url``), else its one required text argument
-  (``read_file``'s ``path``, a document tool's file). A reader of URLs reads what a web
-  search found; any other reader reads what a listing of files found.
+  declares (``url_arg``: ``web_fetch``'s ``url``), or, for a tool that reads the person's
+  own data (``output: private``), its one required text argument (``read_file``'s ``path``,
+  a document tool's file). A reader of URLs reads what a web search found; a reader of files
+  reads what a listing of files found.
 - Any other read-only tool (a read-only MCP tool) is called with its arguments, and its whole
   result is one source.
 
@@ -80,8 +81,12 @@ class StepTool:
 
 
 def _target(tool: Tool) -> str | None:
+    """The argument naming the source a reader reads: the URL it requests, or the one text
+    argument of a tool that reads the person's own files and documents."""
     if tool.url_arg:
         return tool.url_arg
+    if tool.output != "private":
+        return None
     props = tool.parameters.get("properties") or {}
     required = [str(r) for r in tool.parameters.get("required") or []]
     texts = [

@@ -1,0 +1,193 @@
+"""Research steps over any read-only tool (docs/architecture.md, "A research step"): the
+person's files (search_files, then read_file on what it found), a read-only tool from
+elsewhere (as an MCP server's), and a document tool that marks its pages, each read filed in
+the ledger under its label (and page). A step's arguments are checked against its tool's
+own schema; a tool that writes never serves as a step. Through the real parts: ChatOllama
+against the Ollama-protocol server, the real file tools and index, SQLite checkpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local2.research.plan_schema import check_plan, parse_plan, plan_schema
+from local2.research.step_tools import StepTools, step_catalog
+from local2.service.research import Research
+from local2.testing.ollama_server import FakeOllama
+from local2.testing.research_brain import ResearchBrain
+from local2.tools.base import Tool, ToolContext
+from local2.tools.files import file_tools
+from tests.conftest import make_settings
+
+BUDGET = (
+    "# Household budget 2025\n\n"
+    "The garden budget for 2025 is 1200 euros, approved by Marta in January.\n"
+    "Groceries are capped at 450 euros a month.\n"
+)
+REPORT_PAGES = (
+    "Harbour report 2024\n"
+    "[Page 1 of 2]\n"
+    "The harbour handled 310 ships in 2024.\n"
+    "[Page 2 of 2]\n"
+    "Dredging cost 42000 pounds and was paid by the council.\n"
+)
+
+
+def reads_pages(args: Mapping[str, Any], ctx: ToolContext) -> str:
+    """A document tool as the documents part writes its result: pages marked."""
+    return REPORT_PAGES if args.get("path") == "docs/harbour.pdf" else "no such document"
+
+
+def weather(args: Mapping[str, Any], ctx: ToolContext) -> str:
+    """A read-only tool from elsewhere (say, an MCP server's), whose whole result is one source."""
+    return f"Tide tables for {args.get('port')}: high water at 06:12 and 18:40."
+
+
+def erase(args: Mapping[str, Any], ctx: ToolContext) -> str:  # pragma: no cover - never called
+    raise AssertionError("a tool that writes must never run as a research step")
+
+
+def extra_tools() -> list[Tool]:
+    document = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "pages": {"type": "string"}},
+        "required": ["path"],
+    }
+    port = {"type": "object", "properties": {"port": {"type": "string"}}, "required": ["port"]}
+    return [
+        Tool(
+            "read_document",
+            "Read a document's pages.",
+            document,
+            reads_pages,
+            effects="read",
+            output="private",
+        ),
+        Tool("tides__table", "Tide tables of a port.", port, weather, effects="read"),
+        Tool("notes__erase", "Erase a note.", document, erase, effects="write"),
+    ]
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "budget.md").write_text(BUDGET)
+    (root / "recipes.md").write_text("# Recipes\n\nPancakes (two eggs), flour, milk.\n")
+    return root
+
+
+def service(fake: FakeOllama, tmp_path: Path, notes: Path) -> Research:
+    settings = make_settings(
+        tmp_path,
+        system={"ollama_host": fake.url},
+        generator={"backend": "ollama"},
+        memory={"enabled": False},
+        critic={"enabled": False},
+        files={"roots": [str(notes)], "embedder": "lexical"},
+        research={"max_rounds": 1},
+    )
+    tools = [*file_tools(settings), *extra_tools()]
+    return Research(settings, backend="ollama", tools=tools)
+
+
+def test_only_tools_that_read_serve_as_steps_with_their_own_schemas(
+    tmp_path: Path, notes: Path
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        run = service(fake, tmp_path, notes)
+        tools = step_catalog(run.services)
+        run.close()
+    assert "notes__erase" not in tools and "notes__erase" not in run.services.tools
+    assert {"search_files", "read_file", "read_document", "tides__table"} <= set(tools.names())
+    assert tools.get("search_files").finder and tools.get("read_file").target == "path"
+    schema = plan_schema(tools, 8)
+    args = schema["properties"]["steps"]["items"]["properties"]["args"]["properties"]
+    assert {"query", "path", "port", "from_step", "top"} <= set(args)
+
+    def problems(step: dict[str, Any]) -> list[str]:
+        compose = {"id": "z", "description": "", "tool": "compose", "args": {}, "requires": []}
+        plan, errors = parse_plan({"goal": "g", "steps": [step, compose]})
+        assert plan is not None, errors
+        return check_plan(plan, tools, 8)
+
+    def step(tool: str, **args: Any) -> dict[str, Any]:
+        return {"id": "a", "description": "", "tool": tool, "args": args, "requires": []}
+
+    assert problems(step("tides__table", port="Kelsby")) == []
+    assert "not of type 'string'" in problems(step("read_file", path=3))[0]
+    assert "takes no args.query" in problems(step("tides__table", port="x", query="y"))[0]
+    assert "needs args.port" in problems(step("tides__table"))[0]
+    assert "unknown tool 'notes__erase'" in problems(step("notes__erase", path="a"))[0]
+    reads_web = step("web_fetch", from_step="a")
+    assert "unknown tool" in StepTools().check("web_fetch", reads_web["args"])[0]
+
+
+def test_a_run_reads_the_persons_files_and_a_paged_document_and_cites_pages(
+    tmp_path: Path, notes: Path
+) -> None:
+    plan = {
+        "goal": "budget and harbour",
+        "steps": [
+            {
+                "id": "a",
+                "description": "",
+                "tool": "search_files",
+                "args": {"query": "garden budget", "k": 1},
+                "requires": [],
+            },
+            {
+                "id": "b",
+                "description": "",
+                "tool": "read_file",
+                "args": {"from_step": "a", "top": 1},
+                "requires": ["a"],
+            },
+            {
+                "id": "c",
+                "description": "",
+                "tool": "read_document",
+                "args": {"path": "docs/harbour.pdf"},
+                "requires": [],
+            },
+            {
+                "id": "d",
+                "description": "",
+                "tool": "tides__table",
+                "args": {"port": "Kelsby"},
+                "requires": [],
+            },
+            {"id": "e", "description": "", "tool": "compose", "args": {}, "requires": []},
+        ],
+    }
+    # Planted: a fact of page 2 cited to page 1; it must not survive.
+    brain = ResearchBrain(plans=[plan], extra=["Dredging cost 42000 pounds [2]."])
+    with FakeOllama(brain) as fake:
+        run = service(fake, tmp_path, notes)
+        payload = run.run("What is the garden budget, and what did the harbour cost?")
+        state = run.graph.get_state({"configurable": {"thread_id": payload["run_id"]}}).values
+        run.close()
+    ledger = {s["url"]: s for s in state["ledger"]}
+    budget = next(s for label, s in ledger.items() if label.endswith("budget.md"))
+    assert budget["kind"] == "page" and "1200 euros" in budget["text"]
+    assert budget["tool"] == "read_file"
+    pages = [ledger["docs/harbour.pdf#page=1"], ledger["docs/harbour.pdf#page=2"]]
+    assert [(p["page"], p["title"]) for p in pages] == [
+        (1, "harbour.pdf, page 1"),
+        (2, "harbour.pdf, page 2"),
+    ]
+    assert "310 ships" in pages[0]["text"] and "310 ships" not in pages[1]["text"]
+    tides = next(s for s in ledger.values() if s["tool"] == "tides__table")
+    assert tides["url"] == "tides__table(port=Kelsby)" and "06:12" in tides["text"]
+    assert [s["n"] for s in state["ledger"] if s["url"] == "docs/harbour.pdf#page=1"] == [2]
+    report = payload["report"]
+    body, references = report.split("## References")[0], report.split("## References")[1]
+    assert "The harbour handled 310 ships in 2024. [2]" in body
+    assert "Dredging cost 42000 pounds [2]" not in body  # page 2's fact cited to page 1
+    assert any("'42000' not in the cited source [2]" in u["reason"] for u in payload["unsupported"])
+    assert "harbour.pdf, page 1 (docs/harbour.pdf#page=1)" in references.replace("\\", "")
+    assert "Dredging cost 42000 pounds and was paid by the council. [3]" in body
+    assert all(s["status"] == "done" for s in payload["steps"])
