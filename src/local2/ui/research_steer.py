@@ -15,8 +15,9 @@ Everything shown that came from the model or a page is plain text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import gradio as gr
 
@@ -29,6 +30,18 @@ from local2.ui.safe_markdown import neutralise
 
 if TYPE_CHECKING:
     from local2.service.research import Research
+
+
+# Hidden but kept on the page: a part first built hidden is mounted lazily, and updates to it
+# while a run streams could be lost (gradio-app/gradio#13494); one kept mounted takes each.
+HIDDEN: Literal["hidden"] = "hidden"
+# What the steering parts show: nothing, the plan or the question of a pause, the says of a
+# running run, the follow-ups of a report.
+Mode = Literal["idle", "plan", "answer", "running", "reported"]
+
+
+def shown(visible: bool) -> bool | Literal["hidden"]:
+    return True if visible else HIDDEN
 
 
 def plan_lines(request: dict[str, Any]) -> str:
@@ -68,6 +81,7 @@ def followups_markdown(payload: dict[str, Any]) -> str:
             else ("searched: " + "; ".join(f.get("searched") or []))
         )
         answer = link_citations(str(f.get("answer") or ""), f.get("sources") or [])
+        answer = re.sub(r"^#", "###", answer, flags=re.MULTILINE)  # under the report's own
         parts.append(f"_Follow-up {f.get('n')} ({plain(how)})_\n\n{answer}")
     return neutralise("\n\n---\n\n".join(parts))
 
@@ -89,23 +103,25 @@ class ResearchSteer:
         raise NotImplementedError
 
     def build_pause(self) -> None:
-        with gr.Column(visible=False, elem_id="research-pause") as self.pause_box:
+        with gr.Column(visible=HIDDEN, elem_id="research-pause") as self.pause_box:
             self.pause_info = gr.Markdown("", elem_id="research-pause-info")
-            self.plan_edit = gr.Textbox(
-                label="Sub-questions, one a line: edit, delete, add or reorder lines",
-                lines=5,
-                elem_id="research-plan-edit",
-            )
-            self.answer = gr.Textbox(label="Your answer", elem_id="research-answer")
-            with gr.Row():
+            # Built shown (so mounted: see HIDDEN), inside the hidden pause; shown by mode.
+            with gr.Column() as self.plan_box:
+                self.plan_edit = gr.Textbox(
+                    label="Sub-questions, one a line: edit, delete, add or reorder lines",
+                    lines=5,
+                    elem_id="research-plan-edit",
+                )
                 self.approve = gr.Button("Approve", variant="primary", elem_id="research-approve")
+            with gr.Column() as self.question_box:
+                self.answer = gr.Textbox(label="Your answer", elem_id="research-answer")
                 self.send = gr.Button("Send", variant="primary", elem_id="research-send")
-                self.leave = gr.Button("Stop", elem_id="research-leave")
+            self.leave = gr.Button("Stop (it stays paused)", elem_id="research-leave")
         self.run_id = gr.State("")
         self.shown_plan = gr.State("")  # the plan as shown: unchanged means approved as is
 
     def build_steer(self) -> None:
-        with gr.Column(visible=False, elem_id="research-steer") as self.steer_box:
+        with gr.Column(visible=HIDDEN, elem_id="research-steer") as self.steer_box:
             with gr.Row():
                 self.say = gr.Textbox(
                     label="Say something to the run (applied at its next step)",
@@ -117,7 +133,11 @@ class ResearchSteer:
                 self.add = gr.Button("Add as sub-question", scale=1, elem_id="research-add")
             with gr.Row():
                 self.branch = gr.Dropdown(
-                    choices=[], label="Sub-question", scale=3, elem_id="research-branch"
+                    choices=[],
+                    label="Sub-question",
+                    scale=3,
+                    allow_custom_value=True,  # an id typed while the list catches up
+                    elem_id="research-branch",
                 )
                 self.stop_branch = gr.Button("Stop it", scale=1, elem_id="research-stop-branch")
                 self.drop_branch = gr.Button("Drop it", scale=1, elem_id="research-drop-branch")
@@ -127,7 +147,7 @@ class ResearchSteer:
             self.steer_note = gr.Markdown("", elem_id="research-steer-note")
 
     def build_followup(self) -> None:
-        with gr.Column(visible=False, elem_id="research-followup-box") as self.followup_box:
+        with gr.Column(visible=HIDDEN, elem_id="research-followup-box") as self.followup_box:
             with gr.Row():
                 self.followup_q = gr.Textbox(
                     label="Ask a follow-up on this report", scale=5, elem_id="research-followup"
@@ -159,49 +179,53 @@ class ResearchSteer:
 
     # -- what the run shows ----------------------------------------------------------------
 
-    def paused(self, request: dict[str, Any]) -> dict[Any, Any]:
-        plan = request.get("waits_for") == "plan"
-        lines = plan_lines(request)
+    def panels(self, mode: Mode) -> dict[Any, Any]:
+        """Which parts show, all of them on every update of a run: Gradio streams an update
+        as the change from the one before, and a part an update leaves out can fall back to
+        how it was built, so the panels never depend on an earlier update arriving."""
+        plan, answer = mode == "plan", mode == "answer"
         return {
-            self.pause_box: gr.update(visible=True),
-            self.pause_info: pause_markdown(request),
-            self.plan_edit: gr.update(value=lines, visible=plan),
-            self.shown_plan: lines,
-            self.answer: gr.update(value="", visible=not plan),
-            self.approve: gr.update(visible=plan),
-            self.send: gr.update(visible=not plan),
-            self.steer_box: gr.update(visible=False),
+            self.pause_box: gr.update(visible=shown(plan or answer)),
+            self.plan_box: gr.update(visible=plan),
+            self.question_box: gr.update(visible=answer),
+            self.steer_box: gr.update(visible=shown(mode == "running")),
+            self.followup_box: gr.update(visible=shown(mode == "reported")),
         }
 
-    def running(self, subquestions: Sequence[Mapping[str, Any]]) -> dict[Any, Any]:
+    def paused(self, request: dict[str, Any]) -> tuple[Mode, dict[Any, Any]]:
+        """The pause's mode (its plan, or a question) and what it shows."""
+        lines = plan_lines(request)
+        mode: Mode = "plan" if request.get("waits_for") == "plan" else "answer"
+        return mode, {
+            self.pause_info: pause_markdown(request),
+            self.plan_edit: lines,
+            self.shown_plan: lines,
+            self.answer: "",
+        }
+
+    def branches(self, subquestions: Sequence[Mapping[str, Any]]) -> dict[Any, Any]:
+        """The open sub-questions, to stop or drop one."""
         choices = [
             (f"{q['id']}: {q['text']}", q["id"]) for q in subquestions if q.get("status") == "open"
         ]
-        return {
-            self.pause_box: gr.update(visible=False),
-            self.steer_box: gr.update(visible=True),
-            self.branch: gr.update(choices=choices),
-        }
+        return {self.branch: gr.update(choices=choices)}
 
-    def ended(self, payload: dict[str, Any]) -> dict[Any, Any]:
-        return {
-            self.steer_box: gr.update(visible=False),
-            self.followup_box: gr.update(visible=bool(payload.get("report"))),
-            self.followups: followups_markdown(payload),
-        }
+    def ended(self, payload: dict[str, Any]) -> tuple[Mode, dict[Any, Any]]:
+        mode: Mode = "reported" if payload.get("report") else "idle"
+        return mode, {self.followups: followups_markdown(payload)}
 
     # -- handlers --------------------------------------------------------------------------
 
     def _resume_with(
-        self, run_id: str, value: dict[str, Any], request: gr.Request | None
+        self, run_id: str, value: dict[str, Any], request: gr.Request | None, mode: Mode
     ) -> Iterator[dict[Any, Any]]:
         try:
             person = self.person(request)
             items = self.research.input(run_id, value, person)
         except Local2Error as exc:  # refused: the run stays paused, with the reasons shown
-            yield {self.pause_info: notice_for(exc).markdown()}
+            yield {**self.panels(mode), self.pause_info: notice_for(exc).markdown()}
             return
-        yield {self.pause_box: gr.update(visible=False)}
+        yield self.panels("running")
         yield from self._follow(items, None, person)
 
     def approve_plan(
@@ -213,18 +237,19 @@ class ResearchSteer:
             try:
                 value = {"plan": PlanEdit.from_lines(text)}
             except ValueError as exc:
-                yield {self.pause_info: neutralise(f"**Not run:** {plain(str(exc))}")}
+                shown_why = neutralise(f"**Not run:** {plain(str(exc))}")
+                yield {**self.panels("plan"), self.pause_info: shown_why}
                 return
-        yield from self._resume_with(run_id, value, request)
+        yield from self._resume_with(run_id, value, request, "plan")
 
     def send_answer(
         self, run_id: str, answer: str, request: gr.Request | None = None
     ) -> Iterator[dict[Any, Any]]:
-        yield from self._resume_with(run_id, {"answer": answer or ""}, request)
+        yield from self._resume_with(run_id, {"answer": answer or ""}, request, "answer")
 
     def leave_paused(self, run_id: str) -> tuple[Any, str]:
         note = f"Run `{run_id}` stays paused: reopen it under Past runs to answer it."
-        return gr.update(visible=False), note
+        return gr.update(visible=HIDDEN), note
 
     def ask_followup(
         self, run_id: str, question: str, request: gr.Request | None = None
@@ -233,9 +258,9 @@ class ResearchSteer:
             person = self.person(request)
             items = self.research.followup(run_id, question or "", person)
         except Local2Error as exc:
-            yield {self.followups: notice_for(exc).markdown()}
+            yield {**self.panels("reported"), self.followups: notice_for(exc).markdown()}
             return
-        yield {self.followup_q: ""}
+        yield {**self.panels("reported"), self.followup_q: ""}
         yield from self._follow(items, None, person)
 
     def _say(

@@ -35,7 +35,7 @@ from local2.service import (
     write_private,
 )
 from local2.ui.notices import notice_for
-from local2.ui.research_steer import ResearchSteer
+from local2.ui.research_steer import Mode, ResearchSteer
 from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
 
@@ -58,6 +58,12 @@ class RunView:
     notes: list[str] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     payload: dict[str, Any] | None = None
+
+    def seed(self, payload: Mapping[str, Any]) -> None:
+        """Start from the run as it stands (a run going on from a pause or a follow-up)."""
+        for step in payload.get("steps") or []:
+            self.steps[str(step["id"])] = dict(step)
+        self.sources = list(payload.get("sources") or [])
 
     def apply(self, entry: dict[str, Any]) -> None:
         subject = entry.get("subject")
@@ -230,14 +236,15 @@ class ResearchTab(ResearchSteer):
             self.run_id,
             self.pause_box,
             self.pause_info,
+            self.plan_box,
             self.plan_edit,
             self.shown_plan,
+            self.question_box,
             self.answer,
-            self.approve,
-            self.send,
             self.steer_box,
             self.branch,
             self.followup_box,
+            self.followup_q,
             self.followups,
         ]
         for trigger in (self.start.click, self.question.submit):
@@ -280,7 +287,7 @@ class ResearchTab(ResearchSteer):
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
             return
-        yield {self.followup_box: gr.update(visible=False), self.followups: ""}
+        yield {**self.panels("idle"), self.followups: ""}
         yield from self._follow(items, question, person, fresh=True)
 
     def reopen(self, run_id: str | None, request: gr.Request | None = None) -> Iterator[dict]:
@@ -303,11 +310,19 @@ class ResearchTab(ResearchSteer):
         on from a pause or a follow-up, whose report and plan stay on screen)."""
         view = RunView()
         last = 0.0
+        mode: Mode = "running"
         try:
             for kind, data in items:
+                shown: dict[Any, Any] = {}
                 if kind == "run":
                     view.run_id = data["run_id"]
-                    shown = {self.run_id: view.run_id, **self.running([])}
+                    shown = {
+                        self.run_id: view.run_id,
+                        self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on",
+                    }
+                    if not fresh:
+                        view.seed(self.research.payload(view.run_id, person))
+                        shown |= {self.plan: view.checklist()}
                     if fresh:
                         shown |= {
                             self.status: f"Run `{view.run_id}` · {plain(data['question'])}",
@@ -315,36 +330,42 @@ class ResearchTab(ResearchSteer):
                             self.download: gr.update(visible=False),
                             self.question: data["question"] if question is None else "",
                         }
-                    yield shown
                 elif kind == "event":
                     view.apply(data)
                     now = time.monotonic()
                     subject = data.get("subject")
                     if subject in (events.RESEARCH_PLAN, events.RESEARCH_STEER):
-                        subs = self.research.payload(view.run_id, person)["subquestions"]
-                        yield self.running(subs)
+                        shown |= self.branches(
+                            self.research.payload(view.run_id, person)["subquestions"]
+                        )
                     if subject == events.RESEARCH_STEP:
                         view.sources = self.research.found(view.run_id)
-                    elif now - last < REFRESH_S:
+                    elif now - last < REFRESH_S and not shown:
                         continue
                     last = now
-                    yield {
+                    shown |= {
                         self.plan: view.checklist(),
                         self.sources: sources_markdown(view.sources),
                     }
                 elif kind == "awaiting_input":
-                    yield {self.plan: view.checklist(), **self.paused(data)}
+                    mode, pause = self.paused(data)
+                    shown = {self.plan: view.checklist(), **pause}
                 elif kind == "final" and data.get("status") == "awaiting_input":
-                    yield {self.status: f"Run `{view.run_id}` waits for you."}
+                    shown = {self.status: f"Run `{view.run_id}` waits for you."}
                 elif kind in ("report", "final"):
                     view.payload = data
-                    yield self._show(view, data, person, final=kind == "final")
+                    shown = self._show(view, data, person, final=kind == "final")
                     if kind == "final":
-                        yield self.ended(data)
+                        mode, end = self.ended(data)
+                        shown |= end
+                else:
+                    continue
+                yield {**self.panels(mode), **shown}
         except Local2Error as exc:
             yield {
+                **self.panels("idle"),
                 self.status: f"{notice_for(exc).markdown()}  \nThe run can be resumed from its "
-                f"last finished step: `{view.run_id}` under Past runs."
+                f"last finished step: `{view.run_id}` under Past runs.",
             }
 
     def _show(self, view: RunView, payload: dict[str, Any], person: Person, final: bool) -> dict:
