@@ -264,7 +264,11 @@ def test_stopping_a_branch_keeps_what_it_read_and_stopping_the_run_writes_the_re
     web: LoopbackWeb, tmp_path: Path
 ) -> None:
     web.search_delay_s = 0.5
-    brain = ResearchBrain(plans=[branches(BRIDGE, OTTERS, MILL)], gaps=[["sourdough starter"]])
+    brain = ResearchBrain(
+        plans=[branches(BRIDGE, OTTERS, MILL)],
+        gaps=[["sourdough starter"]],
+        missing=[["sourdough starter"]],
+    )
     with FakeOllama(brain) as fake:
         run = research(fake, web, tmp_path, max_rounds=3, max_parallel=1)
         items = run.stream(QUESTION)
@@ -281,17 +285,24 @@ def test_stopping_a_branch_keeps_what_it_read_and_stopping_the_run_writes_the_re
             run.steer(payload["run_id"], {"text": "too late"})
         thread = {"configurable": {"thread_id": payload["run_id"]}}
         ledger = run.graph.get_state(thread).values["ledger"]
+        searched, read = list(web.searches()), list(web.pages_served())
+        asked = list(run.followup(payload["run_id"], "What temperature suits a starter?"))
         run.close()
     steps = {s["id"]: s for s in payload["steps"]}
     assert steps["s1"]["status"] == "done" and steps["s2"]["status"] == "skipped"
     assert steps["s2"]["error"] == "stopped by the person"
     assert steps["s3"]["status"] == "done"  # it was running: it finished
     assert {steps[i]["status"] for i in ("s4", "s5", "s6")} == {"skipped"}
-    assert web.searches() == [BRIDGE, OTTERS] and web.pages_served() == []
+    assert searched == [BRIDGE, OTTERS] and read == []
     assert any(s["step"] == "s1" for s in ledger)  # what q1 found is kept
     assert payload["rounds"][-1]["stop"] == "the person stopped the run"
     assert "ResearchGaps" not in str(fake.chat_requests)  # no round 2 was asked for
     assert payload["status"] == "done" and payload["report"]
+    # Stopping the run does not stop its follow-ups: what the ledger lacks is searched.
+    answered = next(d for k, d in asked if k == "followup")
+    assert (
+        answered["searched"] == ["sourdough starter"] and web.searches()[-1] == "sourdough starter"
+    )
 
 
 def test_a_say_reaches_a_run_running_in_another_process(

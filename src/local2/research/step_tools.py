@@ -223,10 +223,21 @@ class StepTools:
         return []
 
 
+_MADE: dict[int, tuple[object, object, StepTools]] = {}  # by id of the tools: the last few
+
+
 def step_catalog(services: Services) -> StepTools:
-    """The tools of ``services`` a step may call (see the module docstring)."""
+    """The tools of ``services`` a step may call (see the module docstring); worked out
+    once for a set of tools and settings (every step boundary asks)."""
     settings = services.settings
-    return StepTools.of(services.tools.values(), settings.tools, settings.research.exclude_tools)
+    made = _MADE.get(id(services.tools))
+    if made is not None and made[0] is services.tools and made[1] is settings:
+        return made[2]
+    catalog = StepTools.of(services.tools.values(), settings.tools, settings.research.exclude_tools)
+    if len(_MADE) > 64:
+        _MADE.clear()
+    _MADE[id(services.tools)] = (services.tools, settings, catalog)
+    return catalog
 
 
 def web_steps() -> StepTools:

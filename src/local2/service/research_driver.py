@@ -79,8 +79,8 @@ class RunDriver:
             status = "interrupted"
             try:
                 while True:
-                    final = yield from self._run(graph_input, run_id, final)
-                    request = self.awaiting(run_id)
+                    final, paused = yield from self._run(graph_input, run_id, final)
+                    request = self.awaiting(run_id) if paused else None
                     if request is None:
                         break
                     yield ("awaiting_input", request)
@@ -99,8 +99,10 @@ class RunDriver:
 
     def _run(
         self, graph_input: Any, run_id: str, final: ResearchState
-    ) -> Generator[ResearchItem, None, ResearchState]:
-        """One graph run's items; returns (``yield from``) its last values."""
+    ) -> Generator[ResearchItem, None, tuple[ResearchState, bool]]:
+        """One graph run's items; returns (``yield from``) its last values, and whether it
+        paused (LangGraph's ``__interrupt__`` in the values: only then is the state read)."""
+        paused = False
         for part in self.graph.stream(
             graph_input,
             run_config(run_id),
@@ -116,9 +118,11 @@ class RunDriver:
                     yield ("report", data["payload"])
                 if "followup" in data:
                     yield ("followup", data["followup"])
-            elif "__interrupt__" not in data:  # a pause: the values before it stand
+            elif "__interrupt__" in data:  # a pause: the values before it stand
+                paused = True
+            else:
                 final = data
-        return final
+        return final, paused
 
     def _answered(
         self, run_id: str, request: dict[str, Any], answer: Answerer | None
