@@ -68,6 +68,8 @@ def worker(questions: int) -> None:
     from local2.testing.research_brain import ResearchBrain
     from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
 
+    # bench/research.py's own, written again: this runs in the other tree too, whose
+    # bench/research.py may not import here.
     class ModelTimer(BaseCallbackHandler):
         def __init__(self) -> None:
             self.started: dict[Any, float] = {}

@@ -23,21 +23,13 @@ from local2.errors import InvalidInput, RunNotReady
 from local2.service.research import Research
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain, default_plan
-from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.test_research_run import CORPUS, QUESTION, research
+from local2.testing.research_web import LoopbackWeb, research_overrides
+from tests.test_research_run import QUESTION, pages, research, web
 
 BRIDGE, OTTERS, MILL = "Kelsby harbour bridge", "otters Lune survey", "tide mill Europe"
 
 
-@pytest.fixture(scope="module")
-def pages() -> list[Any]:
-    return load_pages(CORPUS)
-
-
-@pytest.fixture
-def web(pages: list[Any]) -> Iterator[LoopbackWeb]:
-    with LoopbackWeb(pages) as served:
-        yield served
+__all__ = ["pages", "web"]  # the loopback web of test_research_run, shared
 
 
 def branches(*queries: str, top: int = 1) -> dict[str, Any]:

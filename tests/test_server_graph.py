@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from langgraph.store.memory import InMemoryStore
 
 from local2.platform.graph import make_graph
-from local2.ports import free_port
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import make_settings
 
@@ -51,48 +45,22 @@ def test_factory_builds_a_graph_without_its_own_checkpointer(tmp_path: Path) -> 
     assert not (settings.data_dir / "checkpoints.sqlite").exists()
 
 
-@contextmanager
-def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
-    """``langgraph dev`` serving the shipped langgraph.json on loopback: its base URL."""
-    port = free_port()
-    env = {
-        **os.environ,
+def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Any:
+    """``langgraph dev`` serving the shipped langgraph.json (test_server_auth's, which
+    imports this module's names)."""
+    from tests.test_server_auth import langgraph_dev as serve
+
+    return serve(tmp_path, env)
+
+
+def dev_env(tmp_path: Path, **env: str) -> dict[str, str]:
+    """What ``langgraph dev`` runs with here: a home of its own, no analytics or tracing."""
+    return {
         "LOCAL2_HOME": str(tmp_path / "home"),
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGSMITH_TRACING": "false",
         **env,
     }
-    command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload"]
-    command += ["--host", "127.0.0.1", "--port", str(port)]
-    # Run from a stand-in for the checkout (the shipped langgraph.json, src linked in), so
-    # the server's own files (.langgraph_api/) land in tmp_path, not in the repository.
-    (tmp_path / "langgraph.json").write_text((ROOT / "langgraph.json").read_text())
-    (tmp_path / "src").symlink_to(ROOT / "src", target_is_directory=True)
-    log = (tmp_path / "langgraph.log").open("w")
-    server = subprocess.Popen(
-        command,
-        cwd=tmp_path,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert server.poll() is None, (tmp_path / "langgraph.log").read_text()
-            assert time.monotonic() < deadline, "langgraph dev did not start"
-            try:
-                if httpx.get(f"{base}/ok", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
-        yield base
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(30)
-        log.close()
 
 
 @pytest.mark.slow
@@ -100,7 +68,7 @@ def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
 def test_langgraph_dev_serves_the_graph_with_threads_as_sessions(tmp_path: Path) -> None:
     with (
         FakeOllama(RuleBrain()) as fake,
-        langgraph_dev(tmp_path, {"OLLAMA_HOST": fake.url}) as base,
+        langgraph_dev(tmp_path, dev_env(tmp_path, OLLAMA_HOST=fake.url)) as base,
         httpx.Client(base_url=base, timeout=60) as client,
     ):
         thread = client.post("/threads", json={}).json()["thread_id"]
@@ -150,7 +118,7 @@ def test_langgraph_dev_shows_a_research_pause_and_resumes_it(tmp_path: Path) -> 
         (conf / "memory.yaml").write_text("enabled: false\n")
         (conf / "critic.yaml").write_text("enabled: false\n")
         (conf / "research.yaml").write_text("max_rounds: 1\nretry_backoff_s: 0.05\n")
-        env = {"OLLAMA_HOST": fake.url, "LOCAL2_CONFIG": str(conf)}
+        env = dev_env(tmp_path, OLLAMA_HOST=fake.url, LOCAL2_CONFIG=str(conf))
         with (
             langgraph_dev(tmp_path, env) as base,
             httpx.Client(base_url=base, timeout=120) as client,

@@ -21,7 +21,6 @@ ran is never run again, and one already running finishes.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
@@ -185,29 +184,33 @@ class _Says:
         }
 
 
+def _new_says(state: ResearchState, inbox: SteerInbox | None) -> list[SteerRecord]:
+    """The says in the run's inbox after the last one its state applied."""
+    run_id = state.get("run_id") or ""
+    return inbox.since(run_id, state.get("steer_seen") or 0) if inbox and run_id else []
+
+
+def _said(state: ResearchState, say: SteerRecord, effect: str) -> EventEntry:
+    return event(
+        state,
+        events.RESEARCH_STEER,
+        seq=say["seq"],
+        kind=say["kind"],
+        value=say["value"],
+        effect=effect,
+    )
+
+
 def take_says(
     state: ResearchState, services: Services, inbox: SteerInbox | None
 ) -> tuple[dict[str, Any], list[EventEntry]]:
     """Apply the says that came since the last one applied: the update and its events
     (nothing, without an inbox or a say)."""
-    run_id = state.get("run_id") or ""
-    if inbox is None or not run_id:
-        return {}, []
-    says = inbox.since(run_id, state.get("steer_seen") or 0)
+    says = _new_says(state, inbox)
     if not says:
         return {}, []
     working = _Says(state, services)
-    log = [
-        event(
-            state,
-            events.RESEARCH_STEER,
-            seq=say["seq"],
-            kind=say["kind"],
-            value=say["value"],
-            effect=working.apply(say),
-        )
-        for say in says
-    ]
+    log = [_said(state, say, working.apply(say)) for say in says]
     return working.update(says[-1]["seq"]), log
 
 
@@ -216,10 +219,7 @@ def notes_only(
 ) -> tuple[dict[str, Any], list[EventEntry]]:
     """After the last step boundary (the report is being written): free text still reaches
     the report; anything else came too late, and the log says so."""
-    run_id = state.get("run_id") or ""
-    says: Sequence[SteerRecord] = (
-        inbox.since(run_id, state.get("steer_seen") or 0) if inbox and run_id else []
-    )
+    says = _new_says(state, inbox)
     if not says:
         return {}, []
     notes = list(state.get("notes") or [])
@@ -230,14 +230,5 @@ def notes_only(
             effect = "noted for the report"
         else:
             effect = "too late: every step had run; the report is being written"
-        log.append(
-            event(
-                state,
-                events.RESEARCH_STEER,
-                seq=say["seq"],
-                kind=say["kind"],
-                value=say["value"],
-                effect=effect,
-            )
-        )
+        log.append(_said(state, say, effect))
     return {"notes": notes, "steer_seen": says[-1]["seq"]}, log

@@ -10,7 +10,7 @@ against the run's sub-questions before it goes into the run's inbox.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.types import StateSnapshot
 from pydantic import ValidationError
@@ -40,34 +40,35 @@ def _invalid(exc: ValidationError, what: str) -> InvalidInput:
     return InvalidInput(f"The {what} cannot be used: {problems}", "Correct it and send it again.")
 
 
-def read_input(value: ResearchInput | Mapping[str, Any]) -> ResearchInput:
-    if isinstance(value, ResearchInput):
+M = TypeVar("M", ResearchInput, Steer, PlanEdit)
+
+
+def _read(model: type[M], value: M | Mapping[str, Any], what: str) -> M:
+    """``value`` as ``model``, or :class:`InvalidInput` saying what is wrong with it."""
+    if isinstance(value, model):
         return value
     try:
-        return ResearchInput.model_validate(dict(value))
+        return model.model_validate(dict(value))
     except ValidationError as exc:
-        raise _invalid(exc, "input") from None
+        raise _invalid(exc, what) from None
+
+
+def read_input(value: ResearchInput | Mapping[str, Any]) -> ResearchInput:
+    return _read(ResearchInput, value, "input")
 
 
 def read_steer(value: Steer | Mapping[str, Any]) -> Steer:
-    if isinstance(value, Steer):
-        return value
-    try:
-        return Steer.model_validate(dict(value))
-    except ValidationError as exc:
-        raise _invalid(exc, "say") from None
+    return _read(Steer, value, "say")
 
 
 def read_plan(value: PlanEdit | Mapping[str, Any] | str) -> PlanEdit:
     """A plan as given: an edit, its JSON, or one sub-question a line."""
-    if isinstance(value, PlanEdit):
-        return value
-    try:
-        if isinstance(value, str):
+    if isinstance(value, str):
+        try:
             return PlanEdit.from_lines(value)
-        return PlanEdit.model_validate(dict(value))
-    except ValidationError as exc:
-        raise _invalid(exc, "plan") from None
+        except ValidationError as exc:
+            raise _invalid(exc, "plan") from None
+    return _read(PlanEdit, value, "plan")
 
 
 def check_plan_edit(
