@@ -74,14 +74,24 @@ def panel(page: Any, after: str | None = None) -> str:
     panel can show with its buttons and empty details for a moment."""
     page.wait_for_selector("#local2-approval", state="visible")
     page.wait_for_function(
-        """(after) => {
-            const details = document.querySelector('#local2-approval-details');
-            const text = details ? details.innerText.trim() : '';
-            return text !== '' && text !== (after || '').trim();
-        }""",
+        f"""(after) => {{
+            const question = {QUESTION_JS};
+            const text = question(document.querySelector('#local2-approval-details'));
+            return text !== '' && text !== question(after);
+        }}""",
         arg=after,
     )
     return text_of(page, "#local2-approval")
+
+
+# A question's own text, in the page: Gradio's progress timer ("0.2s", "processing | 0.2s"),
+# which shows inside the panel while a handler runs, is not part of it. Without this, the
+# old question with a timer in front reads as a new one.
+QUESTION_JS = """(node) => {
+    const text = node === null ? '' : (typeof node === 'string' ? node : node.innerText);
+    const timer = /^\\s*(processing\\s*\\|?\\s*)?[\\d.]+\\s*(\\/\\s*[\\d.]+)?s\\s*$/;
+    return (text || '').split('\\n').filter((line) => !timer.test(line)).join('\\n').trim();
+}"""
 
 
 def decide(page: Any, button: str) -> str:
@@ -94,11 +104,13 @@ def decide(page: Any, button: str) -> str:
     before = text_of(page, "#local2-approval-details")
     page.click(f"#local2-{button}")
     page.wait_for_function(
-        """(before) => {
+        f"""(before) => {{
+            const question = {QUESTION_JS};
             const box = document.querySelector('#local2-approval');
             const details = document.querySelector('#local2-approval-details');
-            return !box || box.offsetParent === null || !details || details.innerText !== before;
-        }""",
+            return !box || box.offsetParent === null || !details
+                || question(details) !== question(before);
+        }}""",
         arg=before,
     )
     return before

@@ -7,6 +7,7 @@ once: to HTTP statuses (:mod:`local2.http.errors`), to exit codes and messages
 
     Local2Error
     ├── InvalidInput          the request cannot be done as asked (422, exit 2)
+    │   └── EvalFileError     a question set, corpus or eval run file that cannot be read
     ├── NotFound              no such session, turn, checkpoint or run (404, exit 3)
     ├── Conflict              not now: something else is going on (409, exit 2)
     ├── Unavailable           a part LoCAL2 needs does not answer (503, exit 1)
@@ -51,6 +52,11 @@ class InvalidId(InvalidInput):
     """An identifier breaks its rule; the message names the rule."""
 
 
+class EvalFileError(InvalidInput):
+    """A question set, a document corpus or an eval run's file that cannot be read: the
+    message names the file and the line, ``fix`` what to change."""
+
+
 class NotFound(Local2Error, LookupError):
     """No such session, turn, checkpoint or run (someone else's looks the same)."""
 
@@ -61,6 +67,10 @@ class UnknownTurn(NotFound):
 
 class UnknownRun(NotFound):
     """No research run with that id."""
+
+
+class UnknownEvalRun(NotFound):
+    """No eval run with that id."""
 
 
 class Conflict(Local2Error, RuntimeError):

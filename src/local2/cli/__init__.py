@@ -6,6 +6,7 @@
 - :mod:`.render`: how a turn looks at a terminal;
 - :mod:`.turns` (ask, chat), :mod:`.sessions` (history, replay, feedback), :mod:`.doctor`,
   :mod:`.memory`, :mod:`.files`, :mod:`.compare` (retry, arena), :mod:`.research`,
+  :mod:`.evals` (eval; :mod:`.eval_render`: its bar and tables),
   :mod:`.stories`, :mod:`.serve` (ui, serve), :mod:`.users` (people on a team server;
   :mod:`.people`: who a command acts for, ``--as``).
 

@@ -27,6 +27,7 @@ import typer
 from local2.cli import (
     compare,
     doctor,
+    evals,
     files,
     memory,
     research,
@@ -78,5 +79,17 @@ def main(
             ctx.obj["person"] = act_as(ctx.obj["settings"], as_name)
 
 
-for _group in (turns, doctor, sessions, memory, serve, stories, files, compare, research, users):
+for _group in (
+    turns,
+    doctor,
+    sessions,
+    memory,
+    serve,
+    stories,
+    files,
+    compare,
+    research,
+    evals,
+    users,
+):
     _group.register(app)

@@ -17,6 +17,7 @@ __all__ = [
     "ToolsSettings",
     "WebFetchSettings",
     "WebSearchSettings",
+    "WebSettings",
     "deep_merge",
     "load_settings",
     "shipped_tool_schemas",
@@ -35,5 +36,6 @@ _FACE = {
     "WebSearchSettings": "local2.config.schema",
     "deep_merge": "local2.config.loader",
     "shipped_tool_schemas": "local2.config.loader",
+    "WebSettings": "local2.config.schema",
 }
 __getattr__ = lazy_face(__name__, _FACE)

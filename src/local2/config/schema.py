@@ -92,7 +92,8 @@ class SystemSettings(Strict):
 class WebSearchSettings(Strict):
     # auto: Tavily with TAVILY_API_KEY, Brave with BRAVE_API_KEY, SearXNG when searxng_url
     # answers, else ddgs (keyless); a provider that fails falls back to the next, never to mock.
-    provider: Literal["auto", "tavily", "searxng", "brave", "ddgs", "mock"] = "auto"
+    # corpus: BM25 over the documents at corpus_path (never part of auto).
+    provider: Literal["auto", "tavily", "searxng", "brave", "ddgs", "mock", "corpus"] = "auto"
     max_results: int = Field(5, ge=1, le=50)
     timeout_s: float = Field(15.0, gt=0)
     searxng_url: str = "http://127.0.0.1:8888"
@@ -100,6 +101,16 @@ class WebSearchSettings(Strict):
     tavily_url: str | None = None  # default: the client's own
     tavily_search_depth: Literal["basic", "advanced"] = "basic"
     mock_results: Path | None = None  # JSON of canned results for the mock provider
+    corpus_path: Path | None = None  # the corpus provider's documents: a folder or a .jsonl
+
+    @model_validator(mode="after")
+    def _corpus_has_documents(self) -> WebSearchSettings:
+        if self.provider == "corpus" and self.corpus_path is None:
+            raise ValueError(
+                "provider corpus needs corpus_path: a folder of .md/.txt files or a .jsonl "
+                "file of documents"
+            )
+        return self
 
 
 class WebFetchSettings(Strict):
@@ -118,6 +129,14 @@ class WebFetchSettings(Strict):
 class WebSettings(Strict):
     search: WebSearchSettings = Field(default_factory=WebSearchSettings)
     fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
+    # No network at all: web_search is the corpus, web_fetch reads only its corpus:// URLs.
+    offline: bool = False
+
+    @model_validator(mode="after")
+    def _offline_needs_corpus(self) -> WebSettings:
+        if self.offline and self.search.provider != "corpus":
+            raise ValueError("offline: true needs search.provider: corpus (and its corpus_path)")
+        return self
 
 
 class MemorySettings(Strict):

@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from local2.config.schema import CriticSettings
 from local2.critic.grounding import grounding_flags
 from local2.critic.judge import Critic
-from local2.critic.parse import Grade, parse_grade
+from local2.critic.parse import Grade, parse_grade, strip_thinking
 from local2.critic.prompt import build_prompt, default_rubric
 from local2.errors import JudgeTimeout
 from local2.faces import lazy_face
@@ -32,6 +32,7 @@ __all__ = [
     "judge_pair",
     "make_critic",
     "parse_grade",
+    "strip_thinking",
 ]
 
 # What other packages use, by the module that defines it (loaded on first use).

@@ -41,8 +41,13 @@ _URL_ARGS = frozenset({"url", "uri", "href"})
 _TEXT_TYPES = ("string",)
 
 
+# What a reader of URLs reads: a web page, or a document of an offline corpus (corpus://,
+# which web_search lists and web_fetch reads with no connection: local2.tools.corpus).
+_URL = re.compile(r"(?:https?|corpus)://[^\s/]+", re.IGNORECASE)
+
+
 def is_url(label: str) -> bool:
-    return bool(re.match(r"https?://", label.strip(), re.IGNORECASE))
+    return bool(_URL.match(label.strip()))
 
 
 @dataclass(frozen=True)
@@ -218,8 +223,8 @@ class StepTools:
             return errors[:3]
         if tool.takes_urls and tool.target in own:
             value = str(own[tool.target]).strip()
-            if not re.match(r"https?://[^\s/]+", value):
-                return [f"args.{tool.target} {value!r} is not an http(s) URL"]
+            if not is_url(value):
+                return [f"args.{tool.target} {value!r} is not an http(s) URL (or a corpus:// one)"]
         return []
 
 

@@ -16,6 +16,7 @@ from local2.faces import lazy_face
 
 if TYPE_CHECKING:
     from local2.arena.report import arena, as_csv, as_json
+    from local2.evals.stats import percent, say_duration, say_rate, short_rate
     from local2.files.index import FileIndex
     from local2.graph.payload import turn_payload
     from local2.graph.topology import TurnGraph
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from local2.service.agent import Agent
     from local2.service.background import BackgroundTurn
     from local2.service.doctor import run_checks
+    from local2.service.evals import Evals
     from local2.service.research import Research
     from local2.service.turns import turn_options
     from local2.service.warmup import Warmup, embedder_task, prompt_prefix_task
@@ -57,6 +59,11 @@ _FACE = {
     "BackgroundTurn": "local2.service.background",
     "ModelParts": "local2.service.wiring",
     "Research": "local2.service.research",
+    "Evals": "local2.service.evals",
+    "say_rate": "local2.evals.stats",
+    "say_duration": "local2.evals.stats",
+    "percent": "local2.evals.stats",
+    "short_rate": "local2.evals.stats",
     "Warmup": "local2.service.warmup",
     "embedder_task": "local2.service.warmup",
     "prompt_prefix_task": "local2.service.warmup",
@@ -117,6 +124,7 @@ __all__ = [
     "Agent",
     "BackgroundTurn",
     "EngramStore",
+    "Evals",
     "FileIndex",
     "ModelParts",
     "People",
@@ -147,6 +155,7 @@ __all__ = [
     "open_people",
     "open_votes",
     "owner_folder",
+    "percent",
     "plain",
     "platform_store",
     "private_dir",
@@ -155,6 +164,9 @@ __all__ = [
     "run_checks",
     "run_stories",
     "safe_url",
+    "say_duration",
+    "say_rate",
+    "short_rate",
     "show_run",
     "token_hash",
     "turn_options",

@@ -17,7 +17,9 @@ A thin façade over parts with one job each, all sharing one wiring
 - :attr:`Agent.approvals` (:class:`~local2.service.approvals.Approvals`): tool calls that
   wait for the person;
 - :attr:`Agent.research` (:class:`~local2.service.research.Research`): research runs on the
-  same services, opened on first use.
+  same services, opened on first use;
+- :attr:`Agent.evals` (:class:`~local2.service.evals.Evals`): eval runs, each answered by an
+  agent :meth:`beside <Agent.beside>` this one (its sessions open in time travel here).
 
 A turn's items are ``(kind, data)`` pairs (:mod:`local2.contracts.stream`): events, thinking
 and answer tokens as they happen, ``answer`` when publish ran, ``approval`` when a tool call
@@ -52,7 +54,7 @@ from local2.service.sessions import SessionReader, checkpoint_id
 from local2.service.timetravel import TimeTravel
 from local2.service.turns import TurnRunner
 from local2.service.warmup import first_turn
-from local2.service.wiring import Parts, Wired, rewire, wire
+from local2.service.wiring import ModelParts, Parts, Wired, rewire, wire
 from local2.storage.votes import Vote, Voter
 
 if TYPE_CHECKING:
@@ -99,9 +101,10 @@ class Agent:
         wired = wire(settings, **parts)
         # One turn at a time per session: in this process, and in every process sharing
         # the store (a Postgres advisory lock when the store is Postgres).
-        self._assemble(wired, Turns(wired.storage.locks))
+        self._assemble(wired, Turns(wired.storage.locks), owns_storage=True)
 
-    def _assemble(self, wired: Wired, running: Turns) -> None:
+    def _assemble(self, wired: Wired, running: Turns, owns_storage: bool = False) -> None:
+        self._owns_storage = owns_storage  # False: another agent's store, closed by it
         self.settings = wired.settings
         self.services = services = wired.services
         self.storage = wired.storage
@@ -133,6 +136,7 @@ class Agent:
         self.retries = Retries(services, graph, running, self.reader)
         self._research: Any = None
         self._research_guard = threading.Lock()
+        self._evals: Any = None
 
     @property
     def notice(self) -> str | None:
@@ -149,6 +153,25 @@ class Agent:
 
                 self._research = Research(self.settings, services=self.services, notice=self.notice)
             return self._research
+
+    @property
+    def evals(self) -> Any:
+        """Eval runs over this agent's store (:class:`~local2.service.evals.Evals`), opened
+        on first use."""
+        with self._research_guard:
+            if self._evals is None:
+                from local2.service.evals import Evals
+
+                self._evals = Evals(self.settings, self.access, base=self)
+            return self._evals
+
+    def beside(self, settings: Settings, **parts: Unpack[ModelParts]) -> Agent:
+        """Another agent on this one's store and session locks, with its own settings and
+        parts (an eval run's: its corpus, no memory). Its sessions are this store's: they
+        open in time travel here. :meth:`close` leaves the store to this agent."""
+        other = Agent.__new__(Agent)
+        other._assemble(wire(settings, storage=self.storage, **parts), self.running)
+        return other
 
     def with_model(self, model: str) -> Agent:
         """The same sessions, tools and memory, answered by another model (see
@@ -247,6 +270,8 @@ class Agent:
 
     def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Let turns still running (a critic grading) finish, then release everything."""
+        if self._evals is not None:
+            self._evals.close()  # stops the runs still going: they resume later
         if not self.wait_idle(wait_s):
             log.warning("closing with turns still running after %.0fs", wait_s)
         self.services.runner.shutdown()
@@ -256,6 +281,7 @@ class Agent:
         self.services.close_memory_shelf()  # everyone's memory but local's, closed next
         if self.services.memory is not None and hasattr(self.services.memory, "close"):
             self.services.memory.close()
-        if self.services.votes is not None:
-            self.services.votes.close()
-        self.storage.close()
+        if self._owns_storage:
+            if self.services.votes is not None:
+                self.services.votes.close()
+            self.storage.close()

@@ -88,6 +88,10 @@ def named_provider(
         return DdgsProvider(cfg.timeout_s, ddgs_client)
     if name == "mock":
         return MockProvider(cfg.mock_results)
+    if name == "corpus" and cfg.corpus_path is not None:
+        from local2.tools.corpus import CorpusProvider
+
+        return CorpusProvider(cfg.corpus_path)
     raise ValueError(f"unknown search provider {name!r}")
 
 

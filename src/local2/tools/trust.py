@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from local2.config.schema import ToolsSettings
 from local2.contracts.approval import DENIED
 from local2.tools.base import Effects, Tool
+from local2.tools.corpus import is_corpus_url
 
 SEARCH_TOOLS = frozenset({"web_search"})  # their result URLs count as given for this turn
 PREVIEW_CHARS = 600
@@ -176,7 +177,12 @@ def review(
                     f"{tool.name} changes something beyond this answer (tools.approval: always)"
                 )
         url = args.get(tool.url_arg) if tool.url_arg else None
-        if reason is None and isinstance(url, str) and normalise_url(url) not in context.given_urls:
+        if (
+            reason is None
+            and isinstance(url, str)
+            and not is_corpus_url(url)  # read from the corpus here: nothing leaves
+            and normalise_url(url) not in context.given_urls
+        ):
             if context.private:
                 reason = (
                     f"this URL came neither from you nor from this turn's search results, and "

@@ -9,6 +9,7 @@ from typing import Any
 
 from local2.config.schema import Settings
 from local2.tools.base import Tool, configured_tool
+from local2.tools.corpus import corpus_fetch
 from local2.tools.fallback import EXCERPT_CHARS, SNIPPET_CHARS, cut
 from local2.tools.routing import Cue, first_url
 from local2.tools.web_fetch import WebFetch
@@ -105,6 +106,7 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
     fetch = WebFetch(
         web.fetch, favor=web.fetch.extract_favor, num_ctx=context_tokens(settings, backend)
     )
+    read = corpus_fetch(web, fetch, fetch.budget_chars)  # corpus:// URLs from the corpus
     # Both only read, and both bring outside text into the context; web_fetch sends a
     # request to whatever URL it is given, so it is also watched for where that URL came from.
     return [
@@ -121,7 +123,7 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
         configured_tool(
             settings,
             "web_fetch",
-            fetch,
+            read,
             web.fetch.timeout_s + TIMEOUT_MARGIN_S,
             effects="read",
             output="untrusted",

@@ -11,7 +11,9 @@ The app is assembled from parts, one module each: :mod:`~local2.ui.chat` (the co
 and its panels), :mod:`~local2.ui.approval_actions` (Approve and Deny on a paused turn),
 :mod:`~local2.ui.sessions`, :mod:`~local2.ui.ratings`,
 :mod:`~local2.ui.timetravel`, :mod:`~local2.ui.compare` (two models side by side, the
-retry) and :mod:`~local2.ui.arena`. This module lays them out and wires them together.
+retry) and :mod:`~local2.ui.arena`; the Research and Evaluate tabs are parts of their own
+(:mod:`~local2.ui.research_tab`, :mod:`~local2.ui.evaluate`). This module lays them out and
+wires them together.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ CSS = """
 /* Tables have fixed column widths (in the parts' code) and scroll sideways on a phone,
    instead of wrapping their headers letter by letter. */
 #local2-memory th span, #local2-events th span, #tt-checkpoints th span { white-space: nowrap; }
+.l2-eval-bar { height: 14px; background: #e6e6e6; border-radius: 7px; overflow: hidden; }
+.l2-eval-bar > div { height: 100%; background: #3c8d5a; }
+#eval-progress-text { margin-top: 0.3em; }
 """
 
 
@@ -79,7 +84,7 @@ class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Are
                 elem_id="local2-model",
             )
             self.banner = gr.Markdown("", visible=False, elem_id="local2-banner")
-            with gr.Tabs():
+            with gr.Tabs() as self.tabs:
                 with gr.Tab("Chat", id="chat"):
                     self._chat_tab()
                 with gr.Tab("Time travel", id="time-travel"):
@@ -89,10 +94,20 @@ class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Are
                 with gr.Tab("Research", id="research"):
                     from local2.ui.research_tab import research_tab
 
-                    research_tab(agent, self.settings.concurrency_limit)
+                    research = research_tab(agent, self.settings.concurrency_limit)
+                with gr.Tab("Evaluate", id="evaluate") as evaluate:
+                    self._evaluate_tab(research.past, evaluate)
             self._wire(demo)
         demo.queue(default_concurrency_limit=self.settings.concurrency_limit)
         return demo
+
+    def _evaluate_tab(self, research_run: gr.Dropdown, tab: gr.Tab) -> None:
+        """The Evaluate tab; a question opens in Time travel (or a research run in Research)."""
+        from local2.ui.evaluate import Opens, evaluate_tab
+
+        loaded = [self.tt_table, self.tt_pick, self.tt_status]
+        opens = Opens(self.tabs, self.tt_session, self.load_checkpoints, loaded, research_run)
+        evaluate_tab(self.agent, self.settings.concurrency_limit, opens, tab)
 
     def _signed_in_row(self) -> None:
         with gr.Row(visible=False, elem_id="local2-signed-in-row") as self.signed_in_row:

@@ -1,0 +1,166 @@
+"""What the Evaluate tab draws: accuracy with its 95 % interval per model, search provider
+and mode (a Vega-Lite chart, drawn in the browser by the vega-embed Gradio ships: nothing
+is fetched from anywhere), the run's progress bar, and the tables.
+
+Every label is data (a model's or a set's name): Vega-Lite draws it as text, and the
+progress bar's only text is numbers and our own words.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from gradio.components.plot import PlotData
+
+from local2.service import say_duration, short_rate
+
+CHART_WIDTH = 640  # px of the plot itself (vega-embed cannot size to Gradio's container)
+RUN_COLUMNS = ["run", "status", "set", "mode", "model", "search", "done", "accuracy [95 % CI]"]
+QUESTION_COLUMNS = ["id", "grade", "EM", "F1", "evidence", "why not correct", "s", "session"]
+
+
+def label(row: Mapping[str, Any]) -> str:
+    """``gemma4:12b (ollama) · corpus · ask``: one point of the chart."""
+    return f"{row['model']} ({row['backend']}) · {row['provider'] or '?'} · {row['mode']}"
+
+
+def chart_points(rows: Sequence[Mapping[str, Any]], set_name: str) -> list[dict[str, Any]]:
+    """The newest graded run of ``set_name`` for each model, provider and mode."""
+    points: dict[str, dict[str, Any]] = {}
+    for row in rows:  # newest first
+        acc = row["accuracy"]
+        if row["set"] != set_name or not acc["n"] or label(row) in points:
+            continue
+        points[label(row)] = {
+            "label": label(row),
+            "accuracy": round(100 * acc["value"], 2),
+            "low": round(100 * acc["low"], 2),
+            "high": round(100 * acc["high"], 2),
+            "graded": acc["n"],
+            "run": row["run_id"],
+            "grader": "the model that answered" if row["grader_is_answerer"] else row["grader"],
+        }
+    return list(points.values())
+
+
+def accuracy_chart(rows: Sequence[Mapping[str, Any]], set_name: str) -> PlotData | None:
+    """Accuracy (a point) with its 95 % Wilson interval (a line) for each model, provider
+    and mode that ran ``set_name``; None when none has a graded answer."""
+    points = chart_points(rows, set_name)
+    if not points:
+        return None
+    y = {
+        "field": "label",
+        "type": "nominal",
+        "title": None,
+        "sort": None,
+        "axis": {"labelLimit": 360},
+    }
+    x_scale = {"domain": [0, 100]}
+    spec = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": f"Accuracy on {set_name}, with 95 % intervals",
+        "width": CHART_WIDTH,
+        "height": {"step": 36},
+        "data": {"values": points},
+        "layer": [
+            {
+                "mark": {"type": "rule", "strokeWidth": 3, "color": "#7aa6d6"},
+                "encoding": {
+                    "y": y,
+                    "x": {"field": "low", "type": "quantitative", "scale": x_scale},
+                    "x2": {"field": "high"},
+                },
+            },
+            {
+                "mark": {"type": "point", "filled": True, "size": 110, "color": "#1f4e8c"},
+                "encoding": {
+                    "y": y,
+                    "x": {
+                        "field": "accuracy",
+                        "type": "quantitative",
+                        "scale": x_scale,
+                        "title": "accuracy, % of graded answers",
+                    },
+                    "tooltip": [
+                        {"field": "label", "title": "model · search · mode"},
+                        {"field": "accuracy", "title": "accuracy %"},
+                        {"field": "low", "title": "95 % low"},
+                        {"field": "high", "title": "95 % high"},
+                        {"field": "graded", "title": "graded"},
+                        {"field": "grader", "title": "grader"},
+                        {"field": "run", "title": "run"},
+                    ],
+                },
+            },
+        ],
+    }
+    return PlotData(type="altair", plot=json.dumps(spec))
+
+
+def progress_bar(p: Mapping[str, Any] | None, note: str = "") -> str:
+    """The run's bar: questions done of all, the grades so far and the time left."""
+    if p is None:
+        return f'<div id="eval-progress-text">{html.escape(note)}</div>' if note else ""
+    done = p["recorded"] - p["errors"]
+    share = 100 * done / p["total"] if p["total"] else 100.0
+    left = "done" if done >= p["total"] else f"about {say_duration(p['eta_s'])} left"
+    text = (
+        f"{done} of {p['total']} · ✓ {p['correct']} correct · ✗ {p['incorrect']} incorrect · "
+        f"– {p['not_attempted']} not attempted"
+        + (f" · {p['ungraded']} ungraded" if p["ungraded"] else "")
+        + (f" · {p['errors']} failed" if p["errors"] else "")
+        + f" · {left}"
+        + (f" · {note}" if note else "")
+    )
+    return (
+        f'<div class="l2-eval-bar" role="progressbar" aria-valuemin="0" '
+        f'aria-valuemax="{p["total"]}" aria-valuenow="{done}">'
+        f'<div style="width: {share:.1f}%"></div></div>'
+        f'<div id="eval-progress-text">{html.escape(text)}</div>'
+    )
+
+
+def run_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    table = []
+    for r in rows:
+        table.append(
+            [
+                r["run_id"],
+                r["status"],
+                r["set"],
+                r["mode"],
+                f"{r['model']}{' *' if r['grader_is_answerer'] else ''}",
+                r["provider"],
+                f"{r['recorded']}/{r['questions']}",
+                short_rate(r["accuracy"]),
+            ]
+        )
+    return table
+
+
+def question_rows(results: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for r in results:
+        evidence = r["evidence"]
+        rows.append(
+            [
+                r["id"],
+                "failed" if r["error"] else (r["grade"] or "ungraded").replace("_", " "),
+                "✓" if r["exact_match"] else "",
+                round(r["f1"], 2),
+                f"{evidence['found']}/{evidence['total']}" if evidence else "",
+                (r["diagnosis"] or "").replace("_", " "),
+                round(r["time_s"], 1),
+                r["session_id"] or "",
+            ]
+        )
+    return rows
+
+
+def started(at: float) -> str:
+    return datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")

@@ -1,0 +1,313 @@
+"""The app's Evaluate tab: run a question set with a progress bar and the time left, stop it,
+resume it; list the runs; chart accuracy with its 95 % interval per model, search provider
+and mode; and open any question's session (in the Time travel tab, or a research run in
+the Research tab).
+
+Everything is the signed-in person's: the list shows only their runs, and someone else's
+run id is as unknown as one that never was. A set is ``demo`` or one placed in
+``<data dir>/eval-sets/``; the app never reads a path a browser sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import gradio as gr
+
+from local2.contracts.people import Person
+from local2.errors import Local2Error
+from local2.service import say_rate
+from local2.ui.base import table
+from local2.ui.eval_chart import (
+    QUESTION_COLUMNS,
+    RUN_COLUMNS,
+    accuracy_chart,
+    progress_bar,
+    question_rows,
+    run_rows,
+    started,
+)
+from local2.ui.notices import notice_for
+from local2.ui.sign_in import person_of
+
+if TYPE_CHECKING:
+    from local2.service.agent import Agent
+
+RUN_LIST = 100
+
+
+@dataclass(frozen=True)
+class Opens:
+    """Where a question's session opens: the tabs, time travel's session box and what loads
+    its checkpoints, and the Research tab's run picker."""
+
+    tabs: gr.Tabs
+    session: gr.Textbox
+    load: Callable[..., Any]
+    load_outputs: list[Any]
+    research_run: gr.Dropdown
+
+
+class EvaluateTab:
+    """Builds the tab's components (inside an open ``gr.Tab``) and handles its events."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.proxied = bool(agent.settings.server.trusted_user_header)
+
+    def person(self, request: gr.Request | None) -> Person:
+        return person_of(self.agent.access, self.proxied, request)
+
+    def build(self, concurrency_limit: int, opens: Opens, tab: gr.Tab) -> None:
+        gr.Markdown(
+            "Measure answers: run a question set through the chat turn (ask) or a research "
+            "run, grade every answer against its gold answers, and read accuracy with its "
+            "95 % interval. Sets: `demo` (shipped, offline) and those you put in the data "
+            "folder's `eval-sets/`. Every question opens in its session."
+        )
+        with gr.Row():
+            self.set_pick = gr.Dropdown(
+                choices=self.agent.evals.sets(),
+                value="demo",
+                label="Question set",
+                scale=3,
+                elem_id="eval-set",
+            )
+            self.mode = gr.Radio(
+                ["ask", "research"], value="ask", label="Mode", scale=2, elem_id="eval-mode"
+            )
+            self.limit = gr.Number(
+                value=0,
+                label="First N questions (0: all)",
+                precision=0,
+                minimum=0,
+                scale=1,
+                elem_id="eval-limit",
+            )
+            self.concurrency = gr.Slider(
+                1, 8, value=1, step=1, label="At once", scale=1, elem_id="eval-concurrency"
+            )
+        with gr.Row():
+            self.run_btn = gr.Button("Run", variant="primary", elem_id="eval-run")
+            self.stop_btn = gr.Button("Stop", variant="stop", elem_id="eval-stop")
+            self.resume_btn = gr.Button("Resume the picked run", elem_id="eval-resume")
+        self.running = gr.State("")  # the run this browser follows
+        self.progress = gr.HTML("", elem_id="eval-progress")
+        self.status = gr.Markdown("", elem_id="eval-status")
+        with gr.Row():
+            self.chart_set = gr.Dropdown(
+                choices=[], label="Chart the runs of", scale=1, elem_id="eval-chart-set"
+            )
+            self.refresh = gr.Button("Refresh", scale=0, size="sm", elem_id="eval-refresh")
+        self.chart = gr.Plot(label="Accuracy with 95 % intervals", elem_id="eval-chart")
+        self.runs = gr.Dataframe(
+            value=table(RUN_COLUMNS, []),
+            interactive=False,
+            wrap=True,
+            max_height=300,
+            elem_id="eval-runs",
+        )
+        gr.Markdown("_* graded by the model that answered. Pick a run to see its questions._")
+        self.pick = gr.Dropdown(choices=[], label="Run", elem_id="eval-pick")
+        self.summary = gr.Markdown("", elem_id="eval-summary")
+        self.questions = gr.Dataframe(
+            value=table(QUESTION_COLUMNS, []),
+            interactive=False,
+            wrap=True,
+            max_height=400,
+            elem_id="eval-questions",
+        )
+        gr.Markdown(
+            "_Click a question to open its session in Time travel (a research run: picked "
+            "under Past runs in the Research tab)._"
+        )
+        self._wire(concurrency_limit, opens, tab)
+
+    def _wire(self, limit: int, opens: Opens, tab: gr.Tab) -> None:
+        listing = [self.runs, self.pick, self.chart_set, self.chart, self.set_pick]
+        tab.select(self.list_runs, [self.chart_set], listing)
+        following = [self.progress, self.status, self.running, *listing]
+        self.run_btn.click(
+            self.run,
+            [self.set_pick, self.mode, self.limit, self.concurrency],
+            following,
+            concurrency_limit=limit,
+        )
+        self.resume_btn.click(
+            self.resume, [self.pick, self.concurrency], following, concurrency_limit=limit
+        )
+        self.stop_btn.click(self.stop, [self.running], [self.status])
+        self.refresh.click(self.list_runs, [self.chart_set], listing)
+        self.chart_set.change(self.draw, [self.chart_set], [self.chart])
+        self.pick.change(self.show, [self.pick], [self.summary, self.questions])
+        targets = [opens.session, opens.tabs, opens.research_run]
+        self.questions.select(self.open_question, [self.pick], targets).then(
+            opens.load, [opens.session], opens.load_outputs
+        )
+
+    # -- running ---------------------------------------------------------------------------
+
+    def run(
+        self,
+        set_name: str | None,
+        mode: str | None,
+        limit: float | None,
+        concurrency: float | None,
+        request: gr.Request | None = None,
+    ) -> Iterator[dict[Any, Any]]:
+        try:
+            person = self.person(request)
+            items = self.agent.evals.start(
+                set_name or "",
+                mode=mode or "ask",
+                limit=int(limit) if limit else None,
+                concurrency=int(concurrency or 1),
+                person=person,
+            )
+        except Local2Error as exc:
+            yield {self.status: notice_for(exc).markdown()}
+            return
+        yield from self._follow(items, person, request)
+
+    def resume(
+        self, run_id: str | None, concurrency: float | None, request: gr.Request | None = None
+    ) -> Iterator[dict[Any, Any]]:
+        try:
+            person = self.person(request)
+            items = self.agent.evals.resume(
+                (run_id or "").strip(), concurrency=int(concurrency or 1), person=person
+            )
+        except Local2Error as exc:
+            yield {self.status: notice_for(exc).markdown()}
+            return
+        yield from self._follow(items, person, request)
+
+    def _follow(
+        self, items: Iterator[tuple[str, Any]], person: Person, request: gr.Request | None
+    ) -> Iterator[dict[Any, Any]]:
+        run_id = ""
+        try:
+            for kind, data in items:
+                if kind == "run":
+                    run_id = data["run_id"]
+                    judge = (
+                        "graded by the model that answers"
+                        if data["grader_is_answerer"]
+                        else f"graded by {data['grader']}"
+                    )
+                    yield {
+                        self.running: run_id,
+                        self.status: f"Run `{run_id}` · {data['set']} · {data['mode']} · "
+                        f"{data['model']} ({data['backend']}) · {judge}",
+                    }
+                elif kind == "progress":
+                    yield {self.progress: progress_bar(data)}
+                elif kind == "final":
+                    summary = data["summary"]
+                    yield {
+                        self.progress: progress_bar(None, f"Run {run_id}: {data['status']}."),
+                        self.status: f"Run `{run_id}` {data['status']}: "
+                        f"{_accuracy(summary['accuracy'])}",
+                        self.running: "",
+                        **self.list_runs(data["manifest"]["set"]["name"], request),
+                    }
+        except Local2Error as exc:
+            yield {
+                self.status: f"{notice_for(exc).markdown()}  \nResume the run later: `{run_id}`.",
+                self.running: "",
+            }
+
+    def stop(self, run_id: str | None, request: gr.Request | None = None) -> str:
+        if not run_id:
+            return "No run of yours is going in this tab."
+        try:
+            stopped = self.agent.evals.stop(run_id, self.person(request))
+        except Local2Error as exc:
+            return notice_for(exc).markdown()
+        if not stopped:
+            return f"Run `{run_id}` is not going."
+        return f"Stopping run `{run_id}`: the questions in flight end; resume it any time."
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _rows(self, request: gr.Request | None) -> list[Any]:
+        try:
+            owner = self.person(request).name
+        except Local2Error:
+            return []  # signed out: nobody's runs
+        return self.agent.evals.runs(owner, RUN_LIST)
+
+    def list_runs(
+        self, chart_set: str | None = None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
+        rows = self._rows(request)
+        sets = list(dict.fromkeys(r["set"] for r in rows))
+        shown = chart_set if chart_set in sets else (sets[0] if sets else None)
+        return {
+            self.runs: table(RUN_COLUMNS, run_rows(rows)),
+            self.pick: gr.update(
+                choices=[
+                    (f"{r['run_id']} · {r['set']} · {started(r['created_at'])}", r["run_id"])
+                    for r in rows
+                ]
+            ),
+            self.chart_set: gr.update(choices=sets, value=shown),
+            self.chart: accuracy_chart(rows, shown) if shown else None,
+            self.set_pick: gr.update(choices=self.agent.evals.sets()),  # sets added since
+        }
+
+    def draw(self, chart_set: str | None, request: gr.Request | None = None) -> Any:
+        return accuracy_chart(self._rows(request), chart_set) if chart_set else None
+
+    def show(self, run_id: str | None, request: gr.Request | None = None) -> tuple[str, Any]:
+        if not run_id:
+            return "", table(QUESTION_COLUMNS, [])
+        try:
+            detail = self.agent.evals.show(run_id, self.person(request))
+        except Local2Error as exc:
+            return notice_for(exc).markdown(), table(QUESTION_COLUMNS, [])
+        manifest, summary = detail["manifest"], detail["summary"]
+        grader = manifest["grader"]
+        judge = (
+            "the model that answered (read its grades with care)"
+            if grader["is_answerer"]
+            else f"{grader['model']} ({grader['backend']})"
+        )
+        text = (
+            f"**{manifest['set']['name']}** · {manifest['mode']} · {manifest['model']} "
+            f"({manifest['backend']}) · {detail['status']}  \n"
+            f"{_accuracy(summary['accuracy'])} · exact match "
+            f"{100 * summary['exact_match']['value']:.1f} % · grader: {judge}"
+        )
+        return text, table(QUESTION_COLUMNS, question_rows(detail["results"]))
+
+    def open_question(
+        self, run_id: str | None, selected: gr.SelectData, request: gr.Request | None = None
+    ) -> tuple[Any, ...]:
+        """The clicked question's session, opened where it lives."""
+        row = selected.row_value or []
+        session = str(row[-1]) if row else ""
+        mode = "ask"
+        if run_id and session:
+            try:
+                mode = self.agent.evals.show(run_id, self.person(request))["manifest"]["mode"]
+            except Local2Error:
+                session = ""
+        if not session:
+            return gr.update(), gr.update(), gr.update()
+        if mode == "research":
+            return gr.update(), gr.Tabs(selected="research"), gr.update(value=session)
+        return gr.update(value=session), gr.Tabs(selected="time-travel"), gr.update()
+
+
+def _accuracy(rate: Any) -> str:
+    return say_rate(rate, "accuracy") if rate["n"] else "nothing graded yet"
+
+
+def evaluate_tab(agent: Agent, concurrency_limit: int, opens: Opens, tab: gr.Tab) -> EvaluateTab:
+    """Lay out the Evaluate tab in ``tab`` (open) and wire its events."""
+    part = EvaluateTab(agent)
+    part.build(concurrency_limit, opens, tab)
+    return part
