@@ -36,9 +36,27 @@ REPORT_PAGES = (
 )
 
 
+READ: list[dict[str, Any]] = []  # the calls read_document was given
+
+
 def reads_pages(args: Mapping[str, Any], ctx: ToolContext) -> str:
-    """A document tool as the documents part writes its result: pages marked."""
-    return REPORT_PAGES if args.get("path") == "docs/harbour.pdf" else "no such document"
+    """A document tool as the documents part writes its result: pages marked (one page when
+    ``pages`` names it)."""
+    READ.append(dict(args))
+    if args.get("path") != "docs/harbour.pdf":
+        return "no such document"
+    if args.get("pages") == "2":
+        return "[Page 2 of 2]\nDredging cost 42000 pounds and was paid by the council.\n"
+    return REPORT_PAGES
+
+
+def finds_pages(args: Mapping[str, Any], ctx: ToolContext) -> str:
+    """A search of the person's documents as the file index writes its hits: file and page."""
+    return (
+        f"Files matching: {args.get('query')}\n"
+        "[1] docs/harbour.pdf, page 2 (similarity 0.81)\n"
+        "    Dredging cost 42000 pounds and was paid by the council.\n"
+    )
 
 
 def weather(args: Mapping[str, Any], ctx: ToolContext) -> str:
@@ -57,7 +75,17 @@ def extra_tools() -> list[Tool]:
         "required": ["path"],
     }
     port = {"type": "object", "properties": {"port": {"type": "string"}}, "required": ["port"]}
+    query = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
     return [
+        Tool(
+            "search_documents",
+            "Search the person's documents.",
+            query,
+            finds_pages,
+            effects="read",
+            output="private",
+            evidence="listing",
+        ),
         Tool(
             "read_document",
             "Read a document's pages.",
@@ -191,3 +219,43 @@ def test_a_run_reads_the_persons_files_and_a_paged_document_and_cites_pages(
     assert "harbour.pdf, page 1 (docs/harbour.pdf#page=1)" in references.replace("\\", "")
     assert "Dredging cost 42000 pounds and was paid by the council. [3]" in body
     assert all(s["status"] == "done" for s in payload["steps"])
+
+
+def test_a_hit_in_a_documents_page_is_read_as_that_page(tmp_path: Path, notes: Path) -> None:
+    """A search of the person's documents names a file and a page; the step that reads its
+    top hit asks the document tool for that page, and the page it read takes the hit's place
+    in the ledger (one source, its number kept), cited as the file and the page."""
+    plan = {
+        "goal": "harbour costs",
+        "steps": [
+            {
+                "id": "a",
+                "description": "",
+                "tool": "search_documents",
+                "args": {"query": "dredging cost"},
+                "requires": [],
+            },
+            {
+                "id": "b",
+                "description": "",
+                "tool": "read_document",
+                "args": {"from_step": "a", "top": 1},
+                "requires": ["a"],
+            },
+            {"id": "c", "description": "", "tool": "compose", "args": {}, "requires": ["b"]},
+        ],
+    }
+    READ.clear()
+    with FakeOllama(ResearchBrain(plans=[plan])) as fake:
+        run = service(fake, tmp_path, notes)
+        payload = run.run("What did the dredging cost?")
+        state = run.graph.get_state({"configurable": {"thread_id": payload["run_id"]}}).values
+        run.close()
+    assert READ == [{"path": "docs/harbour.pdf", "pages": "2"}]
+    (source,) = state["ledger"]
+    assert source["url"] == "docs/harbour.pdf#page=2" and source["kind"] == "page"
+    assert source["page"] == 2 and source["n"] == 1 and "paid by the council" in source["text"]
+    assert source["title"] == "docs/harbour.pdf, page 2"
+    body, references = payload["report"].split("## References")
+    assert "Dredging cost 42000 pounds and was paid by the council. [1]" in body
+    assert "docs/harbour.pdf#page=2" in references.replace("\\", "")

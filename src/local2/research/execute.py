@@ -29,7 +29,7 @@ from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.research.ledger import Found, file_sources, source_budget, url_key
 from local2.research.plan_schema import COMPOSE, call_key
-from local2.research.readings import found_in
+from local2.research.readings import found_in, split_label
 from local2.research.state import CallRecord, ResearchState, StepRecord
 from local2.research.steering import inbox_of, take_says
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, step_catalog
@@ -314,9 +314,20 @@ def planned_calls(
     args = dict(step["args"])
     if tool is not None and reads_targets(tool, args):
         own = {k: v for k, v in args.items() if k not in (FROM_STEP, TOP)}
-        target = str(tool.target)
-        return [(tool.name, {**own, target: t["url"]}, t.get("title", "")) for t in targets]
+        return [
+            (tool.name, {**own, **target_args(tool, t["url"])}, t.get("title", "")) for t in targets
+        ]
     return [(step["tool"], args, "")]
+
+
+def target_args(tool: StepTool, label: str) -> dict[str, Any]:
+    """The arguments that make ``tool`` read ``label``: a document's page (``#page=N``, from
+    a hit in that page) goes to the tool's ``pages`` argument when it has one."""
+    base, page = split_label(label)
+    if page is None or tool.takes_urls:
+        return {str(tool.target): label}
+    paged = {str(tool.target): base}
+    return {**paged, "pages": str(page)} if "pages" in tool.properties else paged
 
 
 def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> dict[str, Any]:

@@ -26,24 +26,38 @@ _FILE_HIT = re.compile(
     re.MULTILINE,
 )
 _FILE_HEADER = re.compile(r"\AFile:\s*(?P<path>[^\n]+)\n(?:.*?\n)?---\n(?P<text>.*)\Z", re.DOTALL)
+_HIT_PAGE = re.compile(r"^(?P<path>.+?), (?:page|slide|sheet|section|chapter) (?P<n>\d+)$", re.I)
 _PAGE = re.compile(r"^\[(?:Page|Slide|Sheet|Section|Chapter) (\d+)(?: of \d+)?\][ \t]*$", re.M)
 
 
 def listed_hits(text: str, step: str, tool: str, at: float) -> list[Found]:
     """Hits of a listing that numbers them (``[1] notes/a.md (lines 3-9, ...)`` and an
-    indented snippet under each), as ``search_files`` writes them."""
-    return [
-        Found(
-            url=m.group("label").strip(),
-            title=m.group("label").strip(),
-            text=" ".join(m.group("snippet").split()),
-            kind="result",
-            at=at,
-            step=step,
-            tool=tool,
+    indented snippet under each), as ``search_files`` writes them; a hit in a document's page
+    (``[1] docs/report.pdf, page 12 (...)``) is that page, ``docs/report.pdf#page=12``."""
+    found: list[Found] = []
+    for m in _FILE_HIT.finditer(text):
+        label = m.group("label").strip()
+        paged = _HIT_PAGE.match(label)
+        page = int(paged.group("n")) if paged else None
+        found.append(
+            Found(
+                url=page_label(paged.group("path"), page) if paged else label,
+                title=label,
+                text=" ".join(m.group("snippet").split()),
+                kind="result",
+                at=at,
+                step=step,
+                tool=tool,
+                page=page,
+            )
         )
-        for m in _FILE_HIT.finditer(text)
-    ]
+    return found
+
+
+def split_label(label: str) -> tuple[str, int | None]:
+    """``docs/report.pdf#page=12`` as ``("docs/report.pdf", 12)``; any other label whole."""
+    base, _, fragment = label.partition("#page=")
+    return (base, int(fragment)) if fragment.isdigit() else (label, None)
 
 
 def split_pages(text: str) -> list[tuple[int | None, str]]:
@@ -68,9 +82,12 @@ def page_label(label: str, page: int | None) -> str:
 
 def _read(label: str, title: str, text: str, step: str, tool: str, at: float) -> list[Found]:
     """One read source, or one per page when the text marks its pages."""
-    name = title or PurePosixPath(label.split("#", 1)[0]).name or label
+    base, asked = split_label(label)  # the page the call asked for, when its text names none
+    paged = _HIT_PAGE.match(title)  # a hit's title names its page: the file's name is before
+    name = (paged.group("path") if paged else title) or PurePosixPath(base).name or label
     found: list[Found] = []
-    for page, body in split_pages(text.strip()):
+    for marked, body in split_pages(text.strip()):
+        page = marked or asked
         found.append(
             Found(
                 url=page_label(label, page),
@@ -97,6 +114,8 @@ def found_in(
             hit["tool"] = tool.name
         return hits or listed_hits(text, step, tool.name, at)
     label = tool.label(args)
+    if args.get("pages") and str(args["pages"]).isdigit():  # one page of a document, asked for
+        label = page_label(label, int(str(args["pages"])))
     if tool.takes_urls and is_url(label):
         page = page_read(text, label, step, title, at)
         if page is not None:
