@@ -1,6 +1,10 @@
 """``plan`` and ``replan``: a valid plan every time, from the model or from the fallback.
 
 ``plan`` makes the first plan, and in later rounds the plan for the gaps ``reflect`` named.
+A plan the person gave is adopted as theirs, without asking the model; with ``clarify:
+auto`` the first plan may instead ask the person one question (``clarify`` in the plan's
+schema), and the steps are planned again with the answer (:mod:`local2.research.pauses`).
+Every plan request carries what the person said (:func:`~local2.research.steering.person_brief`).
 ``replan`` replaces the steps still pending after a step failed for good, with that call
 forbidden. Both ask with the plan's JSON schema (one repair), and take the deterministic
 fallback when the model's plan breaks the rules; after ``max_replans`` the plan is the one

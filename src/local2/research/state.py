@@ -40,7 +40,7 @@ class CallRecord(TypedDict):
 class StepRecord(TypedDict, total=False):
     id: str
     description: str
-    tool: str  # web_search | web_fetch | compose
+    tool: str  # any tool that only reads (research/step_tools.py), or compose
     args: dict[str, Any]
     requires: list[str]
     round: int
