@@ -8,7 +8,7 @@ What it measures, each phase in a fresh process so memory is its own:
   any BM25 index pays.
 - **query**: ``CorpusIndex.search(q, 5)`` for Q queries of 2-6 words, median and p95 ms;
   baseline in the same run: the pure-Python BM25 LoCAL2 already uses to pick a page's
-  passages (``tools.passages.bm25_scores``) over the same tokenised passages, on the first
+  passages (``documents.passages.bm25_scores``) over the same tokenised passages, on the first
   few queries, and whether both put the same passage first.
 
 Passages are generated, deterministic for ``--seed``: sentences of 8-20 words drawn from a
@@ -36,9 +36,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from local2.documents.passages import bm25_scores, terms
 from local2.evals import load_set, set_path
 from local2.tools.corpus import CorpusIndex, Document
-from local2.tools.passages import bm25_scores, terms
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 

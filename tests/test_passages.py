@@ -6,14 +6,8 @@ import random
 
 import pytest
 
-from local2.tools.passages import (
-    GAP,
-    MAX_PASSAGE,
-    bm25_scores,
-    focus,
-    split_passages,
-    terms,
-)
+from local2.documents.passages import GAP, MAX_PASSAGE, bm25_scores, split_passages, terms
+from local2.tools.passages import focus
 
 WORD_LIST = "harbour bridge council vote repair ferry deck pivot engineer storm season boat"
 WORDS = WORD_LIST.split()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from local2.research.plan_schema import check_plan, parse_plan, plan_schema
-from local2.research.step_tools import StepTools, step_catalog
+from local2.research.step_tools import StepTools, step_catalog, web_steps
 from local2.service.research import Research
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
@@ -259,3 +259,85 @@ def test_a_hit_in_a_documents_page_is_read_as_that_page(tmp_path: Path, notes: P
     body, references = payload["report"].split("## References")
     assert "Dredging cost 42000 pounds and was paid by the council. [1]" in body
     assert "docs/harbour.pdf#page=2" in references.replace("\\", "")
+
+
+def test_a_pdf_in_the_persons_folder_is_cited_by_file_and_page(tmp_path: Path) -> None:
+    """The real file tools and document reader (issue 37): a PDF in the person's folder is
+    found by search_files page by page, the hit's page is what read_file reads, and the
+    report cites that page: its reference names the file and the page, and a sentence citing
+    it with a fact of the other page is removed (verified against what was read)."""
+    from local2.testing.documents import pdf_of
+
+    library = tmp_path / "library"
+    library.mkdir()
+    (library / "harbour.pdf").write_bytes(
+        pdf_of(
+            [
+                ["The harbour handled 310 ships in 2024, a record for Kelsby."],
+                ["Dredging the channel cost 42000 pounds and was paid by the council."],
+            ]
+        )
+    )
+    plan = {
+        "goal": "dredging",
+        "steps": [
+            {
+                "id": "a",
+                "description": "",
+                "tool": "search_files",
+                "args": {"query": "dredging channel cost council", "k": 1},
+                "requires": [],
+            },
+            {
+                "id": "b",
+                "description": "",
+                "tool": "read_file",
+                "args": {"from_step": "a", "top": 1},
+                "requires": ["a"],
+            },
+            {"id": "c", "description": "", "tool": "compose", "args": {}, "requires": ["b"]},
+        ],
+    }
+    brain = ResearchBrain(plans=[plan], extra=["The harbour handled 310 ships in 2024 [1]."])
+    with FakeOllama(brain) as fake:
+        run = service(fake, tmp_path, library)
+        payload = run.run("What did dredging the harbour channel cost?")
+        state = run.graph.get_state({"configurable": {"thread_id": payload["run_id"]}}).values
+        run.close()
+    (source,) = state["ledger"]
+    assert source["url"].endswith("harbour.pdf#page=2") and source["page"] == 2
+    assert source["kind"] == "page" and source["tool"] == "read_file"
+    assert "42000 pounds" in source["text"] and "310 ships" not in source["text"]
+    read = next(s for s in payload["steps"] if s["tool"] == "read_file")
+    assert read["calls"][0]["args"]["pages"] == "2"  # the hit's page, and only it, was read
+    body, references = payload["report"].split("## References")
+    assert "42000 pounds" in body and "[1]" in body
+    assert "310 ships" not in body  # page 1's fact cited to page 2: removed
+    (removed,) = payload["unsupported"]
+    assert (
+        removed["reason"].startswith("'310'") and "not in the cited source [1]" in removed["reason"]
+    )
+    plain_refs = references.replace("\\", "")
+    assert "harbour.pdf, page 2" in plain_refs and "harbour.pdf#page=2" in plain_refs
+
+
+def test_a_document_web_fetch_read_is_filed_page_by_page() -> None:
+    """web_fetch of a PDF (issue 37's shape: a document note, then each passage's page under
+    ``[Page N]``): one ledger source per page, each under <url>#page=N."""
+    from local2.research.readings import found_in
+
+    fetch = web_steps().get("web_fetch")
+    assert fetch is not None
+    url = "https://example.org/report.pdf"
+    text = (
+        f"URL: {url}\nExtracted text:\n"
+        f'[Document: PDF, 40 pages, "Harbour report"; cite a page as {url}#page=N]\n'
+        "[Page 3]\nThe harbour handled 310 ships.\n[…]\nRecords began in 1894.\n"
+        "[Page 12]\nDredging cost 42000 pounds.\n"
+    )
+    found = found_in(fetch, {"url": url}, text, "s2", "Harbour report")
+    assert [(f["url"], f["page"], f["title"]) for f in found] == [
+        (f"{url}#page=3", 3, "Harbour report, page 3"),
+        (f"{url}#page=12", 12, "Harbour report, page 12"),
+    ]
+    assert "310 ships" in found[0]["text"] and "42000" not in found[0]["text"]

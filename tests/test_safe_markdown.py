@@ -45,3 +45,11 @@ def test_allow_listed_hosts_keep_their_images() -> None:
     assert "[image: no (other.example)]" in out
     assert neutralise("![s](https://a.cdn.example/x.png)", ["*.cdn.example"]).startswith("![s]")
     assert neutralise("![p](http://h.example:8080/x.png)", ["h.example:8080"]).startswith("![p]")
+
+
+def test_a_citation_of_a_documents_page_keeps_its_page() -> None:
+    """``#page=N`` opens a PDF at that page in the browser: the link keeps it."""
+    text = "Restored in 1980 ([page 9](https://example.org/report.pdf#page=9))."
+    assert neutralise(text, []) == text
+    bare = "See https://example.org/report.pdf#page=12 for the table."
+    assert neutralise(bare, []) == bare

@@ -158,7 +158,8 @@ def test_plain_text_and_json_pass_through(serve) -> None:
     assert "Article" in text_of(f({"url": server.url("/ld")}).text)
 
 
-def test_pdf_and_binary_are_refused_clearly(serve) -> None:
+def test_broken_pdfs_and_binary_are_refused_clearly(serve) -> None:
+    """(Readable PDFs and office files: tests/test_web_fetch_documents.py.)"""
     server = serve(
         {
             "/pdf": send(b"%PDF-1.7\n%binary", "application/pdf"),
@@ -169,10 +170,9 @@ def test_pdf_and_binary_are_refused_clearly(serve) -> None:
         }
     )
     f = fetcher()
-    with pytest.raises(ToolError, match=r"^fetch error: PDF documents are not supported"):
-        f({"url": server.url("/pdf")})
-    with pytest.raises(ToolError, match=r"^fetch error: PDF"):
-        f({"url": server.url("/lying-pdf")})
+    for path in ("/pdf", "/lying-pdf"):  # read as the PDFs their bytes say they are
+        with pytest.raises(ToolError, match=r"^fetch error: The file is not a readable PDF"):
+            f({"url": server.url(path)})
     for path, media in (("/bin", "application/octet-stream"), ("/png", "image/png")):
         with pytest.raises(ToolError, match=rf"^fetch error: unsupported content type {media}"):
             f({"url": server.url(path)})

@@ -7,8 +7,10 @@ once: to HTTP statuses (:mod:`local2.http.errors`), to exit codes and messages
 
     Local2Error
     ├── InvalidInput          the request cannot be done as asked (422, exit 2)
+    │   ├── DocumentUnreadable  a document that cannot be read within its limits
+    │   │   └── DocumentTooLarge  more bytes than may be read or kept (413)
     │   └── EvalFileError     a question set, corpus or eval run file that cannot be read
-    ├── NotFound              no such session, turn, checkpoint or run (404, exit 3)
+    ├── NotFound              no such session, turn, checkpoint, run or document (404, exit 3)
     ├── Conflict              not now: something else is going on (409, exit 2)
     ├── Unavailable           a part LoCAL2 needs does not answer (503, exit 1)
     │   └── StorageFull       the disk under the data directory is full (507, exit 1)
@@ -52,6 +54,42 @@ class InvalidId(InvalidInput):
     """An identifier breaks its rule; the message names the rule."""
 
 
+class DocumentUnreadable(InvalidInput):
+    """A document that cannot be read: encrypted, corrupt, of no supported format, or over a
+    limit (the message names it, ``fix`` says which setting raises it); nothing was kept.
+
+    ``reason`` is one of :data:`DOCUMENT_FAILURES`.
+    """
+
+    def __init__(self, message: str, reason: str, fix: str = "") -> None:
+        super().__init__(message, fix)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.fix}".strip()
+
+
+class DocumentTooLarge(DocumentUnreadable):
+    """A document of more bytes than may be read or kept (``documents.max_bytes``, a
+    person's room for documents): refused before anything is stored."""
+
+
+DOCUMENT_FAILURES = (
+    "encrypted",  # needs a password
+    "corrupt",  # not a readable file of its format (truncated, damaged)
+    "unsupported",  # no reader for this format
+    "too_large",  # more bytes than documents.max_bytes
+    "too_many_pages",  # documents.max_pages
+    "too_many_chars",  # documents.max_chars
+    "archive",  # a zip container over its caps (members, unpacked size, ratio, method)
+    "memory",  # documents.memory_mb
+    "cpu",  # documents.cpu_s
+    "timeout",  # documents.timeout_s (or the caller's deadline)
+    "crashed",  # the reader stopped without a reply
+    "cancelled",  # the caller gave up
+)
+
+
 class EvalFileError(InvalidInput):
     """A question set, a document corpus or an eval run's file that cannot be read: the
     message names the file and the line, ``fix`` what to change."""
@@ -67,6 +105,10 @@ class UnknownTurn(NotFound):
 
 class UnknownRun(NotFound):
     """No research run with that id."""
+
+
+class UnknownDocument(NotFound):
+    """No document with that id among the person's own (someone else's looks the same)."""
 
 
 class UnknownEvalRun(NotFound):
@@ -214,7 +256,18 @@ class FetchRefused(ToolError):
 
 
 class ExtractionFailed(ToolError):
-    """The extraction worker could not make the page's text; the message says why."""
+    """A bounded worker could not do its job; the message says why.
+
+    ``reason`` names the limit or failure (``memory``, ``cpu``, ``time``, ``crashed``, or what
+    the job reported), and ``peak_rss_mb`` the worker's peak resident memory, when known.
+    """
+
+    def __init__(
+        self, message: str, reason: str = "error", peak_rss_mb: float = 0.0, fix: str = ""
+    ) -> None:
+        super().__init__(message, fix=fix)
+        self.reason = reason
+        self.peak_rss_mb = peak_rss_mb
 
 
 class ExtractionTimeout(ToolError):

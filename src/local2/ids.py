@@ -53,3 +53,17 @@ def new_run_id() -> str:
 def new_call_id() -> str:
     """An id in the shape tool messages expect, e.g. ``call_1f2e3d4c``."""
     return f"call_{secrets.token_hex(4)}"
+
+
+DOCUMENT_ID_PATTERN = r"^doc-[0-9a-f]{12}$"
+_DOCUMENT_ID = re.compile(DOCUMENT_ID_PATTERN)
+
+
+def new_document_id() -> str:
+    """A fresh id for one of a person's documents, e.g. ``doc-1f2e3d4c5b6a``."""
+    return f"doc-{uuid.uuid4().hex[:12]}"
+
+
+def is_document_id(value: object) -> bool:
+    """Whether ``value`` has the shape of a document id (one that has not is no one's)."""
+    return isinstance(value, str) and _DOCUMENT_ID.fullmatch(value) is not None

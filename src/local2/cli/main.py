@@ -27,6 +27,7 @@ import typer
 from local2.cli import (
     compare,
     doctor,
+    documents,
     evals,
     files,
     memory,
@@ -87,6 +88,7 @@ for _group in (
     serve,
     stories,
     files,
+    documents,
     compare,
     research,
     evals,

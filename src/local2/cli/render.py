@@ -108,8 +108,22 @@ def _show_event(data: dict[str, Any], state: dict[str, Any]) -> None:
         err.print(f"[yellow]⚙ {data['tool']} {verdict}{who}[/]")
     elif subject == events.TOOL_LOOP_LIMIT:
         err.print(f"[yellow]Tool limit of {data['limit']} rounds reached: answering now.[/]")
+    elif subject == events.DOCUMENTS_RECALL:  # the session's attached documents' passages
+        err.print(f"[magenta]Document hits[/] {document_hits_text(data.get('found') or [])}")
+    elif subject == events.DOCUMENTS_RECALL_FAILED:
+        err.print(f"[yellow]Attached documents could not be searched ({data.get('error')}).[/]")
     elif subject == events.MEMORY_INGEST_FAILED:
         err.print(f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]")
+
+
+def document_hits_text(found: list[dict[str, Any]]) -> str:
+    """``my-documents/a.pdf page 3 (0.61) · my-documents/b.pptx slide 2 (0.44)``."""
+    shown = []
+    for hit in found:
+        unit = hit.get("unit") or "page"
+        page = f" {unit} {hit['page']}" if hit.get("page") is not None else ""
+        shown.append(f"{hit.get('file')}{page} ({float(hit.get('score') or 0):.2f})")
+    return " · ".join(shown)
 
 
 def hold_back(native_tools: bool) -> dict[str, Any]:

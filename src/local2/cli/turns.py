@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -43,6 +44,14 @@ def ask(
     backend: BackendOpt = None,
     model_b: ModelBOpt = None,
     temperature_b: TemperatureBOpt = None,
+    attach: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--attach",
+            help="A document to ask about (PDF, DOCX, ...): added to your documents and "
+            "attached to the session, so each question of it searches the document.",
+        ),
+    ] = None,
 ) -> None:
     """Ask one question and print the answer (or the whole turn payload with --json)."""
     compare = compare_options(model_b, temperature_b)
@@ -50,6 +59,12 @@ def ask(
     with friendly_errors():
         agent = make_agent(ctx, backend, model)
         gc_pause.resume("ask")  # the turn may run for minutes
+        if attach:
+            from local2.cli.documents import add_files
+            from local2.ids import new_session_id
+
+            session = session or new_session_id()
+            add_files(agent.documents, person, attach, session)
         if as_json:  # a script reads the output: no one to ask, so waiting calls are denied
             payload = agent.ask(
                 query, session, approve=approver(False), options=compare, person=person

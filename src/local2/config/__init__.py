@@ -8,6 +8,7 @@ from local2.faces import lazy_face
 __all__ = [
     "CriticRubric",
     "CriticSettings",
+    "DocumentsSettings",
     "GeneratorSettings",
     "McpServer",
     "MemorySettings",
@@ -28,6 +29,7 @@ _FACE = {
     "ResearchSettings": "local2.config.schema",
     "CriticRubric": "local2.config.schema",
     "CriticSettings": "local2.config.schema",
+    "DocumentsSettings": "local2.config.schema",
     "GeneratorSettings": "local2.config.schema",
     "McpServer": "local2.config.schema",
     "MemorySettings": "local2.config.schema",

@@ -117,6 +117,10 @@ class WebFetchSettings(Strict):
     max_chars: int | None = Field(None, ge=1000)  # None: context_share of generator.num_ctx
     context_share: float = Field(0.125, gt=0, le=0.5)  # of num_ctx one fetched page may fill
     max_bytes: int = Field(2_000_000, ge=1024)  # also caps decompressed bytes
+    # PDFs and office files: a larger cap (a paper is 1-10 MB) and a longer deadline, also
+    # within documents.max_bytes and documents.timeout_s; a document cut at the cap is refused.
+    max_document_bytes: int = Field(25_000_000, ge=1024)
+    document_timeout_s: float = Field(60.0, gt=0)
     max_elements: int = Field(50_000, ge=1000)  # more tags: fast linear text, not trafilatura
     extract_memory_mb: int = Field(768, ge=128)  # address-space limit of the extraction worker
     timeout_s: float = Field(15.0, gt=0)
@@ -194,8 +198,12 @@ class FilesSettings(Strict):
     """The local-files sandbox: no root, no file tools."""
 
     roots: list[Path] = Field(default_factory=list)  # none: the file tools are off
+    # Text files, and documents read by their reader page by page (documents.yaml's limits).
     extensions: list[str] = Field(
-        default_factory=lambda: [".md", ".txt", ".json", ".csv", ".py", ".yaml"]
+        default_factory=lambda: [
+            *(".md", ".txt", ".json", ".csv", ".py", ".yaml"),
+            *(".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".htm"),
+        ]
     )
     max_bytes: int = Field(1_000_000, ge=1)  # larger files: FILE_TOO_LARGE
     max_chars: int = Field(6000, ge=100)  # read_file returns at most this much text
@@ -206,6 +214,7 @@ class FilesSettings(Strict):
     embedder: Literal["auto", "ollama", "minilm", "lexical"] | None = None  # None: memory's
     search_k: int = Field(5, ge=1, le=20)
     auto_index: bool = True  # search_files brings the index up to date first
+    index_wait_s: float = Field(15.0, ge=0)  # ... waiting this long, then searches what is in
     audit_log: bool = True  # every turn to <data_dir>/runs/<session>/<query_id>.json
     audit_preview_chars: int = Field(240, ge=0)  # tool results kept in the audit log
 
@@ -213,6 +222,38 @@ class FilesSettings(Strict):
     @classmethod
     def _dotted_lower(cls, value: list[str]) -> list[str]:
         return [e.lower() if e.startswith(".") else f".{e.lower()}" for e in value if e]
+
+
+class DocumentsSettings(Strict):
+    """Reading documents (PDF, DOCX, PPTX, ODT, EPUB, HTML, text): what one may cost.
+
+    Each is read in a worker process with these limits; a document over one is refused with
+    a message naming it. ``memory_mb`` is what a document may add to the reader's own memory.
+    """
+
+    max_bytes: int = Field(100_000_000, ge=1024)  # larger files are refused unread
+    max_pages: int = Field(2000, ge=1)  # pages, slides or chapters
+    max_chars: int = Field(10_000_000, ge=1000)  # text of the whole document
+    memory_mb: int = Field(160, ge=32)
+    cpu_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(180.0, gt=0)
+    # DOCX, PPTX, ODT and EPUB are zip containers: the text parts are unpacked, within these.
+    zip_max_members: int = Field(10_000, ge=1)
+    zip_max_unpacked_mb: int = Field(64, ge=1)  # declared size of the parts read
+    zip_max_ratio: int = Field(200, ge=10)  # unpacked/packed of any part over 1 MB
+    # Pages with no text layer (scans) are read by OCR when the `ocr` extra is installed.
+    ocr: bool = True
+    ocr_max_pages: int = Field(50, ge=0)
+    ocr_dpi: int = Field(150, ge=50, le=600)
+    ocr_memory_mb: int = Field(1536, ge=256)  # address space OCR may add (~600 MB resident)
+    # A person's own documents (app upload, POST /documents, local2 documents), kept under
+    # <data_dir>/documents/<person> and searched by the file tools in their sessions.
+    own: bool = True
+    own_dir: Path | None = None  # None: <data_dir>/documents; a team's processes share one
+    own_max_documents: int = Field(1000, ge=1)  # documents one person may keep
+    own_max_mb: int = Field(2048, ge=1)  # and their bytes in all
+    attached_k: int = Field(4, ge=1, le=20)  # passages of a session's attached documents
+    attached_chars: int = Field(4000, ge=200)  # ... shown for each question, at most
 
 
 class McpServer(Strict):
@@ -303,6 +344,7 @@ class Settings(Strict):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     critic: CriticSettings = Field(default_factory=CriticSettings)
     files: FilesSettings = Field(default_factory=FilesSettings)
+    documents: DocumentsSettings = Field(default_factory=DocumentsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     ui: UiSettings = Field(default_factory=UiSettings)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from local2.contracts.documents import DocumentHit
 from local2.contracts.records import EventEntry, MemoryHit, SavedMemory
 
 
@@ -106,6 +107,10 @@ class TurnPayload(TypedDict):
         list[MemoryHit], Field(description="Memories recalled for this turn, as data.")
     ]
     memory_saved: list[SavedMemory]
+    document_hits: Annotated[
+        list[DocumentHit],
+        Field(description="Passages of the session's attached documents given for this turn."),
+    ]
     model: str | None
     backend: str | None
     events: Annotated[list[str], Field(description="The subjects of event_log, in order.")]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Iterable
 from urllib.parse import urlsplit
 
 from local2.contracts.records import ToolCallRecord
+from local2.critic.pages import unread_pages
 
 _URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:!?*_"
@@ -173,6 +174,8 @@ def grounding_flags(
         bare = path.removeprefix("~/").removeprefix("./")
         if not _mentions(read, bare):
             flags.append(f"unread file: {path} (never read this turn)")
+    # A document's page cited must be one whose text was read (pages.py).
+    flags += unread_pages(answer, evidence, _unique(find_urls(answer)), _url_key)
     if evidence:  # figures are held to the tools on a turn that used some: it rests on them
         flags += [
             f"unsupported figure: {number} (in no tool result or message)"

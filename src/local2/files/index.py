@@ -3,29 +3,41 @@
 Built by ``local2 index`` and kept up to date incrementally: a file whose size and mtime
 are unchanged is skipped without reading, a file whose content hash is unchanged is not
 re-embedded, files that disappeared (or left the sandbox) are dropped. Each chunk keeps
-its file and line range, so a hit says where to read. Vectors come from an explicit
-:mod:`~local2.memory.embeddings` embedder recorded in the collection; changing embedder
-or chunking rebuilds the index (it is derived data).
+its file and line range, so a hit says where to read; a document's chunks (PDF, DOCX, ...,
+read by the document worker: :mod:`local2.files.reading`) are cut page by page and keep
+their page, so a hit names the file and the page. A file with no text, or a document its
+reader refuses, keeps one empty marker chunk, so it is not read again until it changes.
+Vectors come from an explicit :mod:`~local2.memory.embeddings` embedder recorded in the
+collection; changing embedder or chunking rebuilds the index (it is derived data).
+
+A search need not wait for a long build (a folder of 500 PDFs): :meth:`FileIndex.refresh`
+brings the index up to date in a thread of its own, waits a while, and otherwise lets the
+search go on over what is indexed so far, saying how far the build has got.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chromadb.errors import NotFoundError
 
 from local2.config import Settings
 from local2.errors import SandboxError
-from local2.files.sandbox import FileRef, Sandbox
+from local2.files.reading import Documents
+from local2.files.sandbox import UNREADABLE, FileRef, Sandbox, file_id
 from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import Embedder, make_embedder
+
+if TYPE_CHECKING:
+    from local2.documents.model import Document
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +51,20 @@ class Chunk:
     start_line: int
     end_line: int
     text: str
+    page: int = 0  # a document's page (slide, chapter); 0: a text file's
+    unit: str = "page"  # what the document's pages are: page, slide or chapter
 
 
 @dataclass
 class SearchHit:
     path: str  # display path, e.g. notes/budget.md
-    start_line: int
+    start_line: int  # lines of the file (of its page, for a document)
     end_line: int
     similarity: float
     text: str
+    page: int | None = None  # a document's page (slide, chapter)
+    file_id: str = ""
+    unit: str = "page"  # page, slide or chapter
 
 
 @dataclass
@@ -87,8 +104,14 @@ def chunk_text(text: str, max_lines: int, max_chars: int) -> list[Chunk]:
     return chunks
 
 
-def _file_id(path: Path) -> str:
-    return hashlib.sha1(str(path).encode("utf-8")).hexdigest()[:16]
+def document_chunks(document: Document, max_lines: int, max_chars: int) -> list[Chunk]:
+    """A document's chunks, page by page: none straddles a page, each keeps its page."""
+    chunks = []
+    for page in document.pages:
+        for chunk in chunk_text(page.text, max_lines, max_chars):
+            chunk.page, chunk.unit = page.number, document.unit
+            chunks.append(chunk)
+    return chunks
 
 
 def _embedder_for(settings: Settings, prefer: str | None) -> Embedder:
@@ -100,23 +123,31 @@ def _embedder_for(settings: Settings, prefer: str | None) -> Embedder:
 
 
 class FileIndex:
-    """One Chroma collection of file chunks under ``<data_dir>/file_index``."""
+    """One Chroma collection of file chunks under ``<data_dir>/file_index`` (``name``:
+    another collection there, e.g. a person's own documents')."""
 
     def __init__(
         self,
         settings: Settings,
         sandbox: Sandbox | None = None,
         embedder: Embedder | None = None,
+        name: str | None = None,
+        documents: Documents | None = None,
     ):
         self.settings = settings
         self.sandbox = sandbox or Sandbox.from_settings(settings)
+        self.documents = documents or Documents(settings.documents)
         self.path = Path(settings.data_dir) / "file_index"
         self.client = chroma_client(settings, "file_index")  # or the team's Chroma server
-        self.name = settings.files.index_collection
+        self.name = name or settings.files.index_collection
         existing = self._existing_metadata()
         self.embedder = embedder or _embedder_for(settings, (existing or {}).get("embedder"))
         self._lock = threading.Lock()
         self.synced_at = 0.0
+        self.progress = (0, 0)  # the running (or last) sync's files done, of how many
+        self._builder: threading.Thread | None = None
+        self._builder_lock = threading.Lock()
+        self._failure: BaseException | None = None
         if existing is not None and existing != self._wanted_metadata():
             log.info("files: index built with %s; rebuilding", existing)
             self.client.delete_collection(self.name)
@@ -182,12 +213,13 @@ class FileIndex:
         batch = _Batch(self)
         current: set[str] = set()
         for done, ref in enumerate(refs, start=1):
-            fid = _file_id(ref.path)
+            fid = file_id(ref.path)
             current.add(fid)
+            self.progress = (done - 1, len(refs))
             if progress is not None:
                 progress(done - 1, len(refs), ref.display)
             try:
-                outcome = self._sync_file(ref, fid, indexed.get(fid), batch)
+                outcome = self._sync_file(ref, fid, indexed.get(fid), batch, report)
             except (SandboxError, OSError) as exc:
                 report.skipped.append(f"{ref.display}: {exc}")
                 if fid in indexed:
@@ -201,37 +233,93 @@ class FileIndex:
         report.removed = len(gone)
         report.chunks = self.count()
         report.seconds = round(time.monotonic() - started, 3)
+        self.progress = (len(refs), len(refs))
         if progress is not None:
             progress(len(refs), len(refs), "")
         self.synced_at = time.time()
         return report
 
-    def _sync_file(self, ref: FileRef, fid: str, old: dict[str, Any] | None, batch: _Batch) -> str:
+    def _sync_file(
+        self,
+        ref: FileRef,
+        fid: str,
+        old: dict[str, Any] | None,
+        batch: _Batch,
+        report: SyncReport,
+    ) -> str:
         stat = ref.path.stat()
-        if old and old.get("size") == stat.st_size and old.get("mtime") == stat.st_mtime:
+        if old and old.get("size") == stat.st_size and _same_time(old, stat):
+            if old.get("unreadable"):
+                report.skipped.append(f"{ref.display}: {old['unreadable']}")
             return "unchanged"
-        text, data = self.sandbox.read_text(ref)
+        data = self.sandbox.read_bytes(ref)
         digest = hashlib.sha256(data).hexdigest()
         if old and old.get("sha256") == digest:
-            self.collection.update(
-                ids=[f"{fid}-0"], metadatas=[{"size": stat.st_size, "mtime": stat.st_mtime}]
-            )
+            times = {"size": stat.st_size, "mtime": stat.st_mtime, "mtime_ns": stat.st_mtime_ns}
+            self.collection.update(ids=[f"{fid}-0"], metadatas=[times])
+            if old.get("unreadable"):
+                report.skipped.append(f"{ref.display}: {old['unreadable']}")
             return "unchanged"
+        base = _file_meta(ref, fid, digest, stat)
+        try:
+            chunks = self._chunks(ref, data)
+        except SandboxError as exc:
+            if not str(exc).startswith(f"{UNREADABLE}:"):
+                raise
+            base["unreadable"] = str(exc).removeprefix(f"{UNREADABLE}: {ref.display}: ")[:500]
+            report.skipped.append(f"{ref.display}: {base['unreadable']}")
+            chunks = []
         if old:
             self.collection.delete(where={"file_id": fid})
-        f = self.settings.files
-        base = {
-            "file_id": fid,
-            "file": str(ref.path),
-            "rel": str(ref.rel),
-            "sha256": digest,
-            "size": stat.st_size,
-            "mtime": stat.st_mtime,
-        }
-        for n, chunk in enumerate(chunk_text(text, f.chunk_lines, f.chunk_chars)):
-            meta = {**base, "chunk": n, "start_line": chunk.start_line, "end_line": chunk.end_line}
-            batch.add(f"{fid}-{n}", f"{ref.rel}\n{chunk.text}", chunk.text, meta)
+        self.add_chunks(ref, fid, chunks, base, batch)
         return "updated" if old else "added"
+
+    def add_document(self, ref: FileRef, document: Document, data: bytes) -> int:
+        """Index one document read already (an upload, read before it was stored), in
+        place of what the index had of its file; its number of chunks."""
+        f = self.settings.files
+        chunks = document_chunks(document, f.chunk_lines, f.chunk_chars)
+        fid = file_id(ref.path)
+        base = _file_meta(ref, fid, hashlib.sha256(data).hexdigest(), ref.path.stat())
+        with self._lock:
+            self.collection.delete(where={"file_id": fid})
+            batch = _Batch(self)
+            self.add_chunks(ref, fid, chunks, base, batch)
+            batch.flush()
+        return len(chunks)
+
+    def remove_file(self, path: Path) -> None:
+        """Drop what the index has of the file at ``path``."""
+        with self._lock:
+            self.collection.delete(where={"file_id": file_id(path)})
+
+    def _chunks(self, ref: FileRef, data: bytes) -> list[Chunk]:
+        """The file's chunks: a document's page by page, a text file's by lines."""
+        f = self.settings.files
+        if self.sandbox.is_document(ref):
+            document = self.documents.read(self.sandbox, ref, data).document
+            return document_chunks(document, f.chunk_lines, f.chunk_chars)
+        return chunk_text(self.sandbox.decode(ref, data), f.chunk_lines, f.chunk_chars)
+
+    def add_chunks(
+        self, ref: FileRef, fid: str, chunks: list[Chunk], base: dict[str, Any], batch: _Batch
+    ) -> None:
+        """Queue ``chunks`` of ``ref`` for embedding; none: an empty marker, so the file is
+        not read again until it changes."""
+        for n, chunk in enumerate(chunks):
+            where = f" ({chunk.unit} {chunk.page})" if chunk.page else ""
+            meta = {
+                **base,
+                "chunk": n,
+                "page": chunk.page,
+                "unit": chunk.unit,
+                "start_line": chunk.start_line,
+                "end_line": chunk.end_line,
+            }
+            batch.add(f"{fid}-{n}", f"{ref.rel}{where}\n{chunk.text}", chunk.text, meta)
+        if not chunks:
+            meta = {**base, "chunk": 0, "page": 0, "start_line": 0, "end_line": 0}
+            batch.add(f"{fid}-0", str(ref.rel), "", meta)
 
     def ensure_fresh(self, max_age_s: float = 30.0) -> SyncReport | None:
         """Sync unless that was done in the last ``max_age_s`` seconds (cheap when unchanged)."""
@@ -239,22 +327,56 @@ class FileIndex:
             return None
         return self.sync()
 
+    def refresh(self, wait_s: float, max_age_s: float = 30.0) -> bool:
+        """Bring the index up to date in a thread of its own (one at a time), waiting at most
+        ``wait_s``: True when it is (synced in the last ``max_age_s`` seconds), False while
+        the build goes on (:attr:`progress` says how far). What the build raised, it raises
+        here, once."""
+        if time.time() - self.synced_at < max_age_s:
+            return True
+        with self._builder_lock:
+            if self._builder is None or not self._builder.is_alive():
+                self._builder = threading.Thread(
+                    target=self._build, name="local2-file-index", daemon=True
+                )
+                self._builder.start()
+            builder = self._builder
+        builder.join(wait_s)
+        if builder.is_alive():
+            return False
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+        return True
+
+    def _build(self) -> None:
+        try:
+            self.sync()
+        except BaseException as exc:  # kept for refresh() to raise in the caller's thread
+            self._failure = exc
+
     # -- searching -------------------------------------------------------------------------
 
-    def search(self, query: str, k: int = 5) -> list[SearchHit]:
-        """The ``k`` chunks most similar to ``query``, from files the sandbox still allows."""
+    def search(
+        self, query: str, k: int = 5, files: Collection[str] | None = None
+    ) -> list[SearchHit]:
+        """The ``k`` chunks most similar to ``query``, from files the sandbox still allows
+        (``files``: only these file ids)."""
         total = self.count()
-        if not query.strip() or k <= 0 or total == 0:
+        if not query.strip() or k <= 0 or total == 0 or (files is not None and not files):
             return []
+        where = None if files is None else {"file_id": {"$in": sorted(files)}}
         result = self.collection.query(
             query_embeddings=[self.embedder.embed_query(query)],
             n_results=min(total, k * 3),
+            where=where,
             include=["documents", "metadatas", "distances"],
         )
         hits: list[SearchHit] = []
         for doc, meta, dist in _rows(result):
             ref = self._still_allowed(str(meta.get("file", "")))
-            if ref is None or float(dist) >= 1.0:  # gone, or nothing in common with the query
+            # gone, an empty marker, or nothing in common with the query
+            if ref is None or not doc or float(dist) >= 1.0:
                 continue
             hits.append(
                 SearchHit(
@@ -262,7 +384,10 @@ class FileIndex:
                     start_line=int(meta["start_line"]),
                     end_line=int(meta["end_line"]),
                     similarity=round(1.0 - float(dist), 4),
-                    text=doc or "",
+                    text=doc,
+                    page=int(meta.get("page") or 0) or None,
+                    file_id=str(meta.get("file_id") or ""),
+                    unit=str(meta.get("unit") or "page"),
                 )
             )
             if len(hits) >= k:
@@ -275,6 +400,27 @@ class FileIndex:
             if path.is_relative_to(root.path):
                 return self.sandbox.admit(root, path)
         return None
+
+
+def _file_meta(ref: FileRef, fid: str, digest: str, stat: os.stat_result) -> dict[str, Any]:
+    """What every chunk of a file carries: which file, and what it was when read."""
+    return {
+        "file_id": fid,
+        "file": str(ref.path),
+        "rel": str(ref.rel),
+        "sha256": digest,
+        "size": stat.st_size,
+        "mtime": stat.st_mtime,
+        "mtime_ns": stat.st_mtime_ns,  # exact: Chroma keeps floats to ~7 digits only
+    }
+
+
+def _same_time(old: dict[str, Any], stat: os.stat_result) -> bool:
+    """Whether the file's modification time is the one indexed: to the nanosecond when the
+    index has it so, else (an index of before) as Chroma kept the float."""
+    if "mtime_ns" in old:
+        return bool(old["mtime_ns"] == stat.st_mtime_ns)
+    return bool(old.get("mtime") == stat.st_mtime)
 
 
 def _rows(result: Any) -> Iterator[tuple[str, dict[str, Any], float]]:

@@ -6,10 +6,16 @@ not on the allow-list, a symlink resolving outside its root, a file over the siz
 a binary file are all refused with a typed error the model can read (``PATH_DENIED: ...``).
 Every check runs on the *resolved* path too, so a symlink cannot smuggle a hidden or
 foreign file in. Files are shown as ``<root name>/<path in root>`` (``notes/budget.md``).
+
+Documents (PDF, DOCX, PPTX, ODT, EPUB, HTML: :data:`DOCUMENT_SUFFIXES`) are files like any
+other here, under their own size cap (``documents.max_bytes``); their text is read by the
+document worker (:mod:`local2.files.reading`), never decoded as text.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import logging
 import os
 import re
@@ -30,6 +36,10 @@ FILE_NOT_FOUND = "FILE_NOT_FOUND"
 AMBIGUOUS_PATH = "AMBIGUOUS_PATH"
 FILE_TOO_LARGE = "FILE_TOO_LARGE"
 NOT_TEXT = "NOT_TEXT"
+UNREADABLE = "UNREADABLE"  # a document its reader refused (encrypted, damaged, over a limit)
+
+# Files read as documents (by their reader, page by page) rather than decoded as text.
+DOCUMENT_SUFFIXES = frozenset({".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".htm"})
 
 MAX_WALK_FILES = 50_000  # a root that is someone's whole disk must not hang a tool call
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # file://..., C:\..., smb:...
@@ -56,6 +66,11 @@ class FileRef:
         return f"{self.root.label}/{self.rel}"
 
 
+def file_id(path: Path) -> str:
+    """The id a file's chunks share in an index (``file_id`` in their metadata)."""
+    return hashlib.sha1(str(path).encode("utf-8")).hexdigest()[:16]
+
+
 def _labels(paths: Sequence[Path]) -> list[str]:
     """Root labels: folder names, made unique with ``-2``, ``-3`` when two roots share one."""
     seen: dict[str, int] = {}
@@ -78,7 +93,13 @@ def human_size(n: float) -> str:
 class Sandbox:
     """Resolve, check and read files under the allowed roots."""
 
-    def __init__(self, roots: Sequence[Path], extensions: Sequence[str], max_bytes: int):
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        extensions: Sequence[str],
+        max_bytes: int,
+        document_max_bytes: int | None = None,
+    ):
         configured = [Path(os.path.expanduser(str(r))) for r in roots]
         self.roots: list[Root] = []
         for label, path in zip(_labels(configured), configured, strict=True):
@@ -89,11 +110,42 @@ class Sandbox:
             self.roots.append(Root(label, real))
         self.extensions = frozenset(e.lower() for e in extensions)
         self.max_bytes = max_bytes
+        self.document_max_bytes = document_max_bytes or max_bytes
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Sandbox:
         f = settings.files
-        return cls(f.roots, f.extensions, f.max_bytes)
+        return cls(f.roots, f.extensions, f.max_bytes, settings.documents.max_bytes)
+
+    @classmethod
+    def of_root(cls, root: Root, settings: Settings) -> Sandbox:
+        """A sandbox of the one folder ``root`` (a person's own documents)."""
+        sandbox = cls([], settings.files.extensions, settings.files.max_bytes)
+        sandbox.document_max_bytes = settings.documents.max_bytes
+        sandbox.roots = [root]
+        return sandbox
+
+    def with_root(self, root: Root | None) -> Sandbox:
+        """This sandbox and ``root`` besides (None: this one), its label kept apart from
+        the configured folders' (``my-documents-2`` if one is called so)."""
+        if root is None:
+            return self
+        taken = {r.label for r in self.roots}
+        label, n = root.label, 1
+        while label in taken:
+            n += 1
+            label = f"{root.label}-{n}"
+        wider = copy.copy(self)
+        wider.roots = [*self.roots, Root(label, root.path)]
+        return wider
+
+    @staticmethod
+    def is_document(ref: FileRef) -> bool:
+        """Whether the file is read by a document reader rather than decoded as text."""
+        return ref.rel.suffix.lower() in DOCUMENT_SUFFIXES
+
+    def cap_for(self, ref: FileRef) -> int:
+        return self.document_max_bytes if self.is_document(ref) else self.max_bytes
 
     # -- policy ----------------------------------------------------------------------------
 
@@ -212,18 +264,19 @@ class Sandbox:
     def read_bytes(self, ref: FileRef) -> bytes:
         """The file's bytes, or ``FILE_TOO_LARGE`` over the cap (checked before reading)."""
         size = ref.path.stat().st_size
-        if size > self.max_bytes:
-            raise self._too_large(ref, size)
+        cap = self.cap_for(ref)
+        if size > cap:
+            raise self._too_large(ref, size, cap)
         with ref.path.open("rb") as fh:
-            data = fh.read(self.max_bytes + 1)
-        if len(data) > self.max_bytes:  # grew since stat
-            raise self._too_large(ref, len(data))
+            data = fh.read(cap + 1)
+        if len(data) > cap:  # grew since stat
+            raise self._too_large(ref, len(data), cap)
         return data
 
-    def _too_large(self, ref: FileRef, size: int) -> SandboxError:
+    def _too_large(self, ref: FileRef, size: int, cap: int) -> SandboxError:
         return SandboxError(
             FILE_TOO_LARGE,
-            f"{ref.display} is {human_size(size)}, over the {human_size(self.max_bytes)} limit; "
+            f"{ref.display} is {human_size(size)}, over the {human_size(cap)} limit; "
             "use grep_files or search_files to find the part you need",
         )
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from local2 import events
 from local2.contracts.records import Critique
+from local2.graph.attached import attached_evidence
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
@@ -55,7 +56,8 @@ def grade_turn(state: TurnState, services: Services) -> TurnUpdate:
             result = services.critic.grade(
                 state["query"],
                 answer,
-                list(state.get("tool_calls") or []),
+                # the attached documents' passages were read too (graph/attached.py)
+                [*(state.get("tool_calls") or []), *attached_evidence(state)],
                 memory_lookup(state, services),
                 listing_tools=services.listing_tools(),
                 context=told(state),

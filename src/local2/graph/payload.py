@@ -39,6 +39,7 @@ def turn_payload(state: TurnState | Mapping[str, Any]) -> TurnPayload:
         "tool_calls": [_tool_call(call) for call in state.get("tool_calls") or []],
         "memory_hits": list(state.get("memory_hits") or []),
         "memory_saved": list(state.get("memory_saved") or []),
+        "document_hits": list(state.get("document_hits") or []),
         "model": state.get("model"),
         "backend": state.get("backend"),
         "events": [e["subject"] for e in event_log],

@@ -23,6 +23,7 @@ from local2.tools.base import Tool
 from local2.tools.runner import ToolRunner
 
 if TYPE_CHECKING:
+    from local2.files.folders import Folders
     from local2.memory.shelf import MemoryShelf
     from local2.memory.store import EngramStore
     from local2.models.toolcall_text import ParsedToolCalls
@@ -107,6 +108,9 @@ class Services:
     notices: list[str] = field(default_factory=list)  # for the person (e.g. memory fallback)
     # Everyone else's memory beside local's ``memory`` (:mod:`local2.memory.shelf`).
     memory_shelf: MemoryShelf | None = None
+    # The folders the file tools read, and each person's own documents (their library):
+    # a session's attached documents are searched for each of its questions.
+    files: Folders | None = None
 
     def memory_for(self, owner: str | None) -> EngramStore | None:
         """``owner``'s own engram store (None or ``local``: :attr:`memory`). None when memory

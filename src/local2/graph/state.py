@@ -18,6 +18,7 @@ from typing import Annotated, Any, NotRequired, TypedDict
 from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 
+from local2.contracts.documents import DocumentHit
 from local2.contracts.records import (
     Critique,
     EventEntry,
@@ -92,6 +93,7 @@ class TurnState(TypedDict):
     decision: NotRequired[str]  # set by generate: dispatch_tool | generate | publish
     memory_hits: NotRequired[Annotated[list[MemoryHit], turn_list]]
     memory_saved: NotRequired[list[SavedMemory]]
+    document_hits: NotRequired[Annotated[list[DocumentHit], turn_list]]
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
     model: NotRequired[str]
     backend: NotRequired[str]
@@ -128,6 +130,7 @@ class TurnUpdate(TypedDict, total=False):
     decision: str
     memory_hits: Sequence[MemoryHit | str] | str
     memory_saved: list[SavedMemory]
+    document_hits: Sequence[DocumentHit | str] | str
     event_log: Sequence[EventEntry | str] | str
     model: str
     backend: str

@@ -2,8 +2,8 @@
 
 One router per feature (:mod:`~local2.http.turns`, :mod:`~local2.http.sessions`,
 :mod:`~local2.http.approvals`, :mod:`~local2.http.feedback`, :mod:`~local2.http.compare`,
-:mod:`~local2.http.research`, :mod:`~local2.http.evals`), errors answered once
-(:mod:`~local2.http.errors`).
+:mod:`~local2.http.research`, :mod:`~local2.http.documents`, :mod:`~local2.http.evals`),
+errors answered once (:mod:`~local2.http.errors`).
 
 Handlers are plain ``def`` so FastAPI runs them in its thread pool: the SQLite checkpointer
 is synchronous and one slow answer must not block other sessions. ``POST /query`` is the
@@ -24,6 +24,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from local2.errors import UnsafeToServe
 from local2.http.approvals import approval_routes
 from local2.http.compare import compare_routes
+from local2.http.documents import document_routes
 from local2.http.errors import add_error_handlers
 from local2.http.evals import eval_routes
 from local2.http.feedback import feedback_routes
@@ -80,6 +81,7 @@ ROUTERS = (
     feedback_routes,
     compare_routes,
     research_routes,
+    document_routes,
     eval_routes,
 )
 

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from local2.errors import (
     AwaitingApproval,
     Conflict,
+    DocumentTooLarge,
     InvalidInput,
     Local2Error,
     ModelError,
@@ -34,6 +35,7 @@ STATUSES: tuple[tuple[type[Local2Error], int], ...] = (
     (StorageFull, 507),
     (ModelUnavailable, 503),
     (ModelError, 502),
+    (DocumentTooLarge, 413),
     (InvalidInput, 422),
     (NotFound, 404),
     (Conflict, 409),

@@ -12,7 +12,8 @@ from typing import Any
 # The error statuses routes can answer with (see :mod:`local2.http.errors`).
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     422: {"description": "Invalid input: `detail` says what to change."},
-    404: {"description": "No such session, turn or run."},
+    404: {"description": "No such session, turn, run or document."},
+    413: {"description": "An upload over a limit: `detail` names it."},
     409: {
         "description": "The session is busy, a turn waits for approval, nothing is running "
         "to stop, or the turn was stopped (`detail` is `{error, fix, status: stopped}`)."

@@ -5,8 +5,10 @@ their text); a read is a source *read* (``page``). Results of the known shapes a
 such (``web_fetch``'s ``URL:`` / ``Extracted text:``, ``read_file``'s ``File:`` header);
 any other tool's result is one source, named by the argument that says what it reads, or
 by the call itself. A result that marks its pages (``[Page N]`` or ``[Page N of M]`` lines,
-as the document tools write them) is filed page by page, each under ``<label>#page=N``, so
-a citation names the file and the page, and is verified against that page's text only.
+also slides and chapters, as ``web_fetch`` of a document and ``read_file`` write them: read
+by :func:`local2.documents.page_sections`) is filed page by page, each under
+``<label>#page=N``, so a citation names the file and the page, and is verified against that
+page's text only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from local2.documents import page_link, page_sections
 from local2.research.ledger import Found, page_read, search_hits
 from local2.research.step_tools import StepTool, is_url
 
@@ -27,7 +30,6 @@ _FILE_HIT = re.compile(
 )
 _FILE_HEADER = re.compile(r"\AFile:\s*(?P<path>[^\n]+)\n(?:.*?\n)?---\n(?P<text>.*)\Z", re.DOTALL)
 _HIT_PAGE = re.compile(r"^(?P<path>.+?), (?:page|slide|sheet|section|chapter) (?P<n>\d+)$", re.I)
-_PAGE = re.compile(r"^\[(?:Page|Slide|Sheet|Section|Chapter) (\d+)(?: of \d+)?\][ \t]*$", re.M)
 
 
 def listed_hits(text: str, step: str, tool: str, at: float) -> list[Found]:
@@ -41,7 +43,7 @@ def listed_hits(text: str, step: str, tool: str, at: float) -> list[Found]:
         page = int(paged.group("n")) if paged else None
         found.append(
             Found(
-                url=page_label(paged.group("path"), page) if paged else label,
+                url=page_link(paged.group("path"), page) if paged else label,
                 title=label,
                 text=" ".join(m.group("snippet").split()),
                 kind="result",
@@ -62,22 +64,8 @@ def split_label(label: str) -> tuple[str, int | None]:
 
 def split_pages(text: str) -> list[tuple[int | None, str]]:
     """``text`` as ``(page, text)`` pieces by its page markers; ``[(None, text)]`` without."""
-    marks = list(_PAGE.finditer(text))
-    if not marks:
-        return [(None, text)]
-    pieces: list[tuple[int | None, str]] = []
-    for i, mark in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        body = text[mark.end() : end].strip()
-        if body:
-            pieces.append((int(mark.group(1)), body))
-    return pieces
-
-
-def page_label(label: str, page: int | None) -> str:
-    """``label`` opening at ``page`` (``#page=N``, as a PDF viewer takes it)."""
-    base = label.split("#", 1)[0]
-    return f"{base}#page={page}" if page else label
+    pages: list[tuple[int | None, str]] = [(n, body) for n, body in page_sections(text)]
+    return [(n, body) for n, body in pages if body.strip()] or [(None, text)]
 
 
 def _read(label: str, title: str, text: str, step: str, tool: str, at: float) -> list[Found]:
@@ -90,7 +78,7 @@ def _read(label: str, title: str, text: str, step: str, tool: str, at: float) ->
         page = marked or asked
         found.append(
             Found(
-                url=page_label(label, page),
+                url=page_link(label, page),
                 title=f"{name}, page {page}" if page else name,
                 text=body,
                 kind="page",
@@ -115,12 +103,14 @@ def found_in(
         return hits or listed_hits(text, step, tool.name, at)
     label = tool.label(args)
     if args.get("pages") and str(args["pages"]).isdigit():  # one page of a document, asked for
-        label = page_label(label, int(str(args["pages"])))
+        label = page_link(label, int(str(args["pages"])))
     if tool.takes_urls and is_url(label):
         page = page_read(text, label, step, title, at)
-        if page is not None:
+        if page is not None and not page_sections(page["text"]):
             page["tool"] = tool.name
             return [page]
+        if page is not None:  # a document web_fetch read: its pages, each under #page=N
+            return _read(label, title or page["title"], page["text"], step, tool.name, at)
     header = _FILE_HEADER.match(text.strip())
     if header is not None:  # read_file's evidence header, then the text
         named = label if tool.target else header.group("path").strip()

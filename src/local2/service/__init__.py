@@ -115,6 +115,8 @@ _FACE = {
     "StoryResult": "local2.stories.runner",
     "load_stories": "local2.stories.runner",
     "run_stories": "local2.stories.runner",
+    "DocumentDesk": "local2.service.documents",
+    "open_desk": "local2.service.documents",
 }
 
 __all__ = [
@@ -123,6 +125,7 @@ __all__ = [
     "Access",
     "Agent",
     "BackgroundTurn",
+    "DocumentDesk",
     "EngramStore",
     "Evals",
     "FileIndex",
@@ -152,6 +155,7 @@ __all__ = [
     "list_runs",
     "load_stories",
     "make_chat_model",
+    "open_desk",
     "open_people",
     "open_votes",
     "owner_folder",

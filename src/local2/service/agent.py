@@ -18,6 +18,8 @@ A thin façade over parts with one job each, all sharing one wiring
   wait for the person;
 - :attr:`Agent.research` (:class:`~local2.service.research.Research`): research runs on the
   same services, opened on first use;
+- :attr:`Agent.documents` (:class:`~local2.service.documents.DocumentDesk`): each person's
+  own documents (add, attach to a session, list, remove);
 - :attr:`Agent.evals` (:class:`~local2.service.evals.Evals`): eval runs, each answered by an
   agent :meth:`beside <Agent.beside>` this one (its sessions open in time travel here).
 
@@ -46,6 +48,7 @@ from local2.contracts.turn import AgentInfo, CompareSpec, TurnOptions
 from local2.graph.topology import compile_graph
 from local2.service.access import Access
 from local2.service.approvals import Approvals
+from local2.service.documents import DocumentDesk
 from local2.service.graph_runs import GraphRuns
 from local2.service.ratings import Ratings
 from local2.service.retries import Retries
@@ -117,6 +120,8 @@ class Agent:
         runs = GraphRuns(graph, self.settings, services)
         # Whose each session is: every surface checks here on a person's behalf.
         self.access = Access(wired.storage.people)
+        # Each person's own documents (service/documents.py), searched in their sessions.
+        self.documents = DocumentDesk(services.files, self.access)
         self.reader = SessionReader(self.settings, services, graph, running)
         self.turns = TurnRunner(
             self.settings, services, graph, running, runs, self.reader, self.access

@@ -56,7 +56,8 @@ class ModelParts(TypedDict, total=False):
     chosen already (``backend``, ``model`` and ``native_tools`` say what it is; without it
     they choose one), the ``notice`` that choice needs, the tools, memory (None: off), the
     shelf of everyone else's memory beside it (:mod:`local2.memory.shelf`; default: a new
-    one around a real store) and the critic (None: off)."""
+    one around a real store), the critic (None: off) and the folders and people's own
+    documents the file tools read (:class:`local2.files.Folders`; None: none)."""
 
     chat_model: BaseChatModel | None
     backend: str | None
@@ -67,6 +68,7 @@ class ModelParts(TypedDict, total=False):
     memory: Any
     memory_shelf: Any
     critic: Any
+    files: Any
 
 
 class Parts(ModelParts, total=False):
@@ -105,6 +107,7 @@ def wire(settings: Settings | None = None, **parts: Unpack[Parts]) -> Wired:
             memory=parts.get("memory", AUTO),
             memory_shelf=parts.get("memory_shelf", AUTO),
             critic=parts.get("critic", AUTO),
+            files=parts.get("files", AUTO),
             turn_log=storage.turn_log,
             backend=backend,
             model=model,
@@ -130,6 +133,7 @@ def rewire(settings: Settings, services: Services, storage: Storage, model: str)
         memory=services.memory,
         memory_shelf=services.memory_shelf,
         critic=services.critic,
+        files=services.files,
         storage=storage,
     )
 
@@ -143,6 +147,7 @@ def build_services(
     memory: Any = AUTO,
     memory_shelf: Any = AUTO,
     critic: Any = AUTO,
+    files: Any = AUTO,
     backend: str | None = None,
     model: str | None = None,
     native_tools: bool | None = None,
@@ -169,10 +174,12 @@ def build_services(
         memory_shelf = MemoryShelf.around(memory)
     if critic is AUTO:
         critic = default_critic(settings, chat_model, backend_name)
+    if files is AUTO:
+        files = default_folders(settings)
     if tools is None:
         from local2.tools.registry import default_tools
 
-        tools = default_tools(settings, memory_shelf or memory, backend_name)
+        tools = default_tools(settings, memory_shelf or memory, backend_name, folders=files)
     return Services(
         settings=settings,
         chat_model=chat_model,
@@ -189,7 +196,17 @@ def build_services(
         repair_message=repair_message,
         notices=notices,
         memory_shelf=memory_shelf,
+        files=files,
     )
+
+
+def default_folders(settings: Settings) -> Any:
+    """The configured folders and people's own documents (None: neither is on)."""
+    if not (settings.files.roots or settings.documents.own):
+        return None
+    from local2.files.folders import Folders
+
+    return Folders(settings)
 
 
 def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) -> Critic | None:

@@ -11,6 +11,8 @@ _FACE = {
     "token_hash": "local2.storage.people",
     "private_dir": "local2.storage.private_files",
     "write_private": "local2.storage.private_files",
+    "write_private_bytes": "local2.storage.private_files",
+    "claim_private": "local2.storage.private_files",
     "People": "local2.storage.people",
     "ResearchStorage": "local2.storage.bundles",
     "SharedLocks": "local2.storage.locks",
@@ -52,6 +54,7 @@ __all__ = [
     "Voter",
     "audit_turn",
     "check_name",
+    "claim_private",
     "describe",
     "list_runs",
     "open_people",
@@ -65,4 +68,5 @@ __all__ = [
     "token_hash",
     "votes_path",
     "write_private",
+    "write_private_bytes",
 ]

@@ -25,14 +25,37 @@ def private_dir(path: Path) -> Path:
 def write_private(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` (UTF-8) as a file only this user can read, in a private
     folder: whole or not at all (written beside it, then renamed over it)."""
+    return write_private_bytes(path, text.encode("utf-8"))
+
+
+def write_private_bytes(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` as a file only this user can read, in a private folder:
+    whole or not at all (written beside it, then renamed over it)."""
     folder = private_dir(path.parent)
     fd, staging = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.")  # made 0600
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
         os.chmod(staging, FILE_MODE)
         os.replace(staging, path)
     except BaseException:
         Path(staging).unlink(missing_ok=True)
         raise
     return path
+
+
+def claim_private(folder: Path, name: str) -> Path:
+    """A new, empty file only this user can read in the private ``folder``, named ``name``
+    or, when that is taken, ``name (2)``, ``name (3)``...: made exclusively, so two
+    processes never claim one name."""
+    private_dir(folder)
+    stem, suffix = Path(name).stem, Path(name).suffix
+    for n in range(1, 10_000):
+        candidate = folder / (name if n == 1 else f"{stem} ({n}){suffix}")
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return candidate
+    raise FileExistsError(f"no free name for {name} in {folder}")

@@ -118,16 +118,61 @@ _GIL = re.compile(r"\bGIL\b|global interpreter lock", re.I)
 _WHY_IT = re.compile(r"\bwhy\b.*\bit\b.*\bintroduced\b", re.I)
 _NOISE_LINE = re.compile(
     r"^(?:today's date:|url:|extracted text:|<<<|<[^<>]*>$|[-=*#_`]{3,}$|\[\d+\]\s*$"
-    r"|\[tool output below|\[canned results|sha256:|chars: \d|lines: \d)",
+    r"|\[tool output below|\[canned results|sha256:|chars: \d|lines: \d|\[document:"
+    r"|\[(?:page|slide|chapter)s? \d|document: |(?:pages|slides|chapters): \d|\(more: )",
     re.I,
 )
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?(?:title|snippet|content):\s*", re.I)
 _OWN_FILES = re.compile(r"\bmy (?:own )?(?:notes?|files?|documents?|docs)\b", re.I)
-_FILE_HIT = re.compile(r"([\w./-]+\.(?:md|txt|json|csv|py|yaml))\b")
+_FILE_HIT = re.compile(
+    r"([\w./ ()-]*?[\w.()-]+\.(?:md|txt|json|csv|py|yaml|pdf|docx|pptx|odt|epub|html))\b"
+    r"(?:, (?:page|slide|chapter) (\d+))?"
+)
+_PAGE_MARKER = re.compile(r"^\[Page (\d+)(?: of \d+)?\]$", re.M)
 _FAILURE = re.compile(r"^\s*\[(?:tool error|tool timeout|unknown tool)", re.I)
 
 GENERIC_MARKER = "I have no specific rule for that"
 HEDGE_MARKER = "I don't know"
+
+
+def _pages(text: str) -> list[tuple[int, str]]:
+    """A document's text split at its ``[Page N]`` markers."""
+    found = list(_PAGE_MARKER.finditer(text))
+    ends = [m.start() for m in found[1:]] + [len(text)] if found else []
+    return [(int(m.group(1)), text[m.end() : end]) for m, end in zip(found, ends, strict=True)]
+
+
+def _best_page(pages: list[tuple[int, str]], question: str) -> tuple[int, str]:
+    """The page sharing the most words with the question (the first among equals)."""
+    wanted = {w for w in re.findall(r"\w+", question.lower()) if len(w) > 3}
+    return max(pages, key=lambda p: len(wanted & set(re.findall(r"\w+", p[1].lower()))))
+
+
+_DOCUMENTS = re.compile(r"\A\[Documents [^\n]*\]\n<documents>\n(.*?)\n</documents>\s*", re.S)
+_PASSAGE = re.compile(r"^(\S[^\n]*\(score [\d.]+\)):\n", re.M)
+
+
+def split_documents(text: str) -> tuple[list[tuple[str, str]], str]:
+    """``(passages, rest)``: the attached documents' block as ``(heading, text)`` pairs."""
+    found = _DOCUMENTS.match(text)
+    if not found:
+        return [], text
+    body = found.group(1)
+    heads = list(_PASSAGE.finditer(body))
+    ends = [h.start() for h in heads[1:]] + [len(body)] if heads else []
+    passages = [(h.group(1), body[h.end() : e].strip()) for h, e in zip(heads, ends, strict=True)]
+    return passages, text[found.end() :]
+
+
+def _overlap(text: str, question: str) -> int:
+    wanted = {w for w in re.findall(r"\w+", question.lower()) if len(w) > 3}
+    return len(wanted & set(re.findall(r"\w+", text.lower())))
+
+
+def _best_sentence(text: str, question: str) -> str:
+    """The sentence of ``text`` sharing the most words with the question."""
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
+    return _best_page(list(enumerate(sentences)), question)[1]
 
 
 def _meaningful_lines(text: str, limit: int = 3) -> list[str]:
@@ -191,6 +236,7 @@ class RuleBrain:
     def _answer(self, messages: list[dict[str, Any]], tools: list[str]) -> Reply:
         index = _last_user_index(messages)
         question = message_text(messages[index]).strip() if index >= 0 else ""
+        attached, question = split_documents(question)
         recalled, saved, question = split_memory(question)
         if saved:
             return Reply(
@@ -202,6 +248,14 @@ class RuleBrain:
                 thinking="The user tells me something to remember; I acknowledge it.",
                 content="Noted, I will remember that.",
             )
+        if attached:  # passages of the session's documents: answer from the best one
+            heading, text = max(attached, key=lambda p: _overlap(p[1], question))
+            if _overlap(text, question):
+                where = heading.rsplit(" (score", 1)[0]
+                return Reply(
+                    thinking="A passage of the documents attached to this conversation answers.",
+                    content=f"From {where}: {_best_sentence(text, question)}",
+                )
         from_memory = answer_from_memory(question, recalled)
         if from_memory:
             return Reply(
@@ -342,15 +396,22 @@ class RuleBrain:
         read = any(name == "read_file" for name, _ in called)
         if not read and "read_file" in tools:
             for name, text in batch:
-                hit = _FILE_HIT.search(text) if name == "search_files" else None
+                hit = (
+                    _FILE_HIT.search(text.partition("\n[1] ")[2])
+                    if name == "search_files"
+                    else None
+                )
                 if hit:
+                    args = {"path": hit.group(1).strip()}
+                    if hit.group(2):  # a document's page: read that page
+                        args["pages"] = hit.group(2)
                     return self._call(
                         "read_file",
-                        {"path": hit.group(1)},
+                        args,
                         "Search found a matching file; I read it before answering.",
                     )
 
-        parts = [self._summarise(name, text) for name, text in batch]
+        parts = [self._summarise(name, text, question) for name, text in batch]
         return Reply(
             thinking=(
                 f"I have {len(batch)} tool result(s) ({', '.join(n for n, _ in batch)}); "
@@ -360,7 +421,7 @@ class RuleBrain:
         )
 
     @staticmethod
-    def _summarise(name: str, text: str) -> str:
+    def _summarise(name: str, text: str, question: str = "") -> str:
         if _FAILURE.match(text):
             return f"The {name} tool failed ({text.strip()}), so I cannot answer from it."
         facts = _favourites([text]) if name == "recall_memory" else []
@@ -369,6 +430,18 @@ class RuleBrain:
             return f"You told me that your favourite {thing} is {value}."
         lines = _meaningful_lines(text)
         urls = find_urls(text)[:3]
+        pages = _pages(text)
+        read = re.search(r"^File: (.+)$", text, re.M)
+        if name == "read_file" and read and pages:  # a document's pages: cite file and page
+            number, section = _best_page(pages, question)
+            said = _best_sentence(section, question)
+            return f"From {read.group(1)}, page {number}: {said}"
+        if name == "web_fetch" and urls and pages:  # a document: cite the page that answers
+            number, section = _best_page(pages, question)
+            cited = f"{urls[0].split('#')[0]}#page={number}"
+            return (
+                f"From page {number} of the document {cited}: {_best_sentence(section, question)}"
+            )
         if name == "web_fetch" and urls:
             summary = f"Summary of the page {urls[0]}: " + " ".join(lines)
         else:

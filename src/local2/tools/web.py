@@ -104,7 +104,10 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
     web = settings.web
     search = WebSearch(web.search)
     fetch = WebFetch(
-        web.fetch, favor=web.fetch.extract_favor, num_ctx=context_tokens(settings, backend)
+        web.fetch,
+        favor=web.fetch.extract_favor,
+        num_ctx=context_tokens(settings, backend),
+        documents=settings.documents,
     )
     read = corpus_fetch(web, fetch, fetch.budget_chars)  # corpus:// URLs from the corpus
     # Both only read, and both bring outside text into the context; web_fetch sends a
@@ -124,7 +127,7 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
             settings,
             "web_fetch",
             read,
-            web.fetch.timeout_s + TIMEOUT_MARGIN_S,
+            fetch.longest_s + TIMEOUT_MARGIN_S,
             effects="read",
             output="untrusted",
             url_arg="url",

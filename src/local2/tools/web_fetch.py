@@ -6,11 +6,13 @@ by hand and re-vetted; the body is streamed with a byte cap that also bounds dec
 (a gzip bomb is refused); and one deadline covers the whole fetch (DNS, connects,
 redirects, a server trickling one byte at a time, and extraction). The download is async
 because ``asyncio.timeout`` bounds it all, where per-read timeouts do not; extraction runs
-in a limited worker process (``extract_worker``) that is killed at the deadline. Either
-stops early when the tool call is cancelled (``ToolContext.cancel``).
+in a limited worker process (``extract_worker``, on :mod:`local2.bounded`) that is killed at
+the deadline. Either stops early when the tool call is cancelled (``ToolContext.cancel``).
 
 Long pages are cut to the passages most relevant to the question (the turn's query plus the
-model's arguments), within a share of ``num_ctx`` (``passages``).
+model's arguments), within a share of ``num_ctx`` (``passages``). A PDF or office file is
+read by the document worker instead, under a larger cap and a longer deadline, and its
+passages are picked across its pages, each under its page (:mod:`.fetch_document`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from local2.config.schema import WebFetchSettings
+from local2.bounded.pool import WorkerPool
+from local2.config.schema import DocumentsSettings, WebFetchSettings
+from local2.documents.extract import Favor, clean_text
 from local2.errors import (
     ExtractionCancelled,
     ExtractionFailed,
@@ -39,8 +43,8 @@ from local2.errors import (
     ToolError,
 )
 from local2.tools.base import ToolContext, ToolResult
-from local2.tools.extract import Favor, clean_text
-from local2.tools.extract_worker import POOL, WorkerPool
+from local2.tools.extract_worker import POOL
+from local2.tools.fetch_document import VAGUE_TYPES, Reader, document_result, is_document
 from local2.tools.netguard import NetGuard, Resolver, Target, system_resolve
 
 T = TypeVar("T")
@@ -53,6 +57,7 @@ _TEXT_CONTROLS = frozenset({9, 10, 12, 13, 27})
 CHARS_PER_TOKEN = 3.0  # on the safe side: English runs ~4, code and other scripts fewer
 MAX_RATIO = 100  # decompressed/compressed beyond this, past the byte cap, is a bomb
 _POLL_S = 0.05
+SNIFF_BYTES = 4096  # a body labelled application/octet-stream is told by this much of it
 
 # Name resolution blocks; it runs here so the fetch deadline can abandon a hung lookup
 # without asyncio.run() waiting for it on exit.
@@ -70,6 +75,27 @@ class Download:
     body: bytes
     truncated: bool
     redirects: list[str]
+    document: bool = False  # a PDF or office file, read by the document worker
+
+
+@dataclass
+class _Call:
+    """One fetch's deadline, which a document's response moves to its own (longer) one."""
+
+    started: float
+    deadline: float
+    timeout_s: float
+    scope: asyncio.Timeout | None = None
+
+    def extend(self, timeout_s: float) -> None:
+        """Let the fetch run ``timeout_s`` from its start (never shorter than it was)."""
+        deadline = self.started + timeout_s
+        if deadline <= self.deadline:
+            return
+        self.deadline, self.timeout_s = deadline, timeout_s
+        if self.scope is not None:
+            loop = asyncio.get_running_loop()
+            self.scope.reschedule(loop.time() + deadline - time.monotonic())
 
 
 class _Cancelled(Exception):
@@ -204,8 +230,12 @@ class WebFetch:
         verify: ssl.SSLContext | bool = True,
         num_ctx: int = 32000,
         pool: WorkerPool = POOL,
+        documents: DocumentsSettings | None = None,
+        read_document: Reader | None = None,
     ):
         self.cfg = cfg
+        self.documents = documents or DocumentsSettings()
+        self.read_document = read_document
         self._verify = verify
         self.guard = NetGuard(cfg.allow_hosts, resolver)
         self.favor = favor
@@ -219,21 +249,28 @@ class WebFetch:
             raise ToolError("missing url argument")
         url = clean_text(url).strip()
         cancel = ctx.cancel if ctx is not None else None
-        deadline = time.monotonic() + self.cfg.timeout_s
+        now = time.monotonic()
+        call = _Call(now, now + self.cfg.timeout_s, self.cfg.timeout_s)
         try:
             self.pool.prepare(self.cfg.extract_memory_mb)  # starts while the page downloads
-            download = run_sync(self._download_within(url, deadline, cancel))
-            return self._render(url, download, question_for(args, ctx), deadline, cancel)
+            download = run_sync(self._download_within(url, call, cancel))
+            return self._render(url, download, question_for(args, ctx), call.deadline, cancel)
         except (TimeoutError, httpx.TimeoutException, ExtractionTimeout):
-            raise ToolError(f"fetch timeout after {self.cfg.timeout_s:g}s: {url}") from None
+            raise ToolError(f"fetch timeout after {call.timeout_s:g}s: {url}") from None
         except (_Cancelled, ExtractionCancelled):
             raise ToolError(f"fetch cancelled: {url}") from None
 
+    @property
+    def longest_s(self) -> float:
+        """The longest a fetch may take (a document's deadline, when that is longer)."""
+        return max(self.cfg.timeout_s, self.cfg.document_timeout_s)
+
     async def _download_within(
-        self, url: str, deadline: float, cancel: threading.Event | None
+        self, url: str, call: _Call, cancel: threading.Event | None
     ) -> Download:
-        async with asyncio.timeout(deadline - time.monotonic()):
-            return await _unless_cancelled(self._download(url), cancel)
+        async with asyncio.timeout(call.deadline - time.monotonic()) as scope:
+            call.scope = scope
+            return await _unless_cancelled(self._download(url, call), cancel)
 
     async def _vet(self, url: str) -> Target:
         loop = asyncio.get_running_loop()
@@ -259,7 +296,7 @@ class WebFetch:
                 last = exc
         raise ToolError(f"fetch error: cannot connect to {target.host} ({last})")
 
-    async def _download(self, url: str) -> Download:
+    async def _download(self, url: str, call: _Call) -> Download:
         redirects: list[str] = []
         async with httpx.AsyncClient(
             transport=self._transport,
@@ -295,23 +332,32 @@ class WebFetch:
                         continue
                     if not 200 <= response.status_code < 300:
                         raise ToolError(f"fetch failed: {response.status_code}")
-                    return await self._read(response, str(target.url), redirects)
+                    return await self._read(response, str(target.url), redirects, call)
                 finally:
                     await response.aclose()
 
-    async def _read(self, response: httpx.Response, url: str, redirects: list[str]) -> Download:
+    async def _read(
+        self, response: httpx.Response, url: str, redirects: list[str], call: _Call
+    ) -> Download:
         content_type = response.headers.get("content-type", "")
         media = content_type.split(";", 1)[0].strip().lower()
-        if media and _kind(media, b"") in ("pdf", "binary"):
+        document = is_document(media, url)
+        sniff = not document and media in VAGUE_TYPES  # decided by the first bytes
+        if document:
+            call.extend(self.cfg.document_timeout_s)
+        elif media and not sniff and _kind(media, b"") in ("pdf", "binary"):
             raise ToolError(_unsupported(media))
-        charset = response.charset_encoding
         decoder = _Decoder(response.headers.get("content-encoding", ""))
-        cap = self.cfg.max_bytes
+        cap = self.document_cap if document else self.cfg.max_bytes
         body = bytearray()
         truncated = False
         try:
             async for chunk in response.aiter_raw():
-                body += decoder.decode(chunk, cap + 1 - len(body))
+                room = max(cap, SNIFF_BYTES) if sniff else cap
+                body += decoder.decode(chunk, room + 1 - len(body))
+                if sniff and len(body) >= SNIFF_BYTES:
+                    sniff, document = False, self._sniffed(media, url, bytes(body), call)
+                    cap = self.document_cap if document else self.cfg.max_bytes
                 if len(body) > cap:
                     truncated = True
                     del body[cap:]
@@ -322,14 +368,34 @@ class WebFetch:
             if isinstance(exc, httpx.TimeoutException):
                 raise
             raise ToolError(f"fetch error: {type(exc).__name__}: {exc}") from None
+        if sniff:  # the whole body was shorter than a sniff
+            document = self._sniffed(media, url, bytes(body), call)
         if truncated and decoder.compressed and cap > MAX_RATIO * max(decoder.consumed, 1):
             raise ToolError(
                 f"fetch error: refused a {decoder.encoding} response that expands more than "
                 f"{MAX_RATIO}-fold past the {cap:,}-byte cap (a decompression bomb)"
             )
+        if truncated and document:
+            raise _too_large(cap, "max_document_bytes")
+        charset = response.charset_encoding
         return Download(
-            url, response.status_code, media, charset, bytes(body), truncated, redirects
+            url, response.status_code, media, charset, bytes(body), truncated, redirects, document
         )
+
+    def _sniffed(self, media: str, url: str, head: bytes, call: _Call) -> bool:
+        """Whether a vaguely labelled body is a document (its deadline then moves), from its
+        first bytes; True, or False for text, else refused as binary."""
+        if is_document(media, url, head):
+            call.extend(self.cfg.document_timeout_s)
+            return True
+        if media and _kind(media, head) in ("pdf", "binary"):
+            raise ToolError(_unsupported(media))
+        return False
+
+    @property
+    def document_cap(self) -> int:
+        """The download cap for a document: web.fetch's, within what the reader takes."""
+        return min(self.cfg.max_document_bytes, self.documents.max_bytes)
 
     def _render(
         self,
@@ -339,6 +405,8 @@ class WebFetch:
         deadline: float,
         cancel: threading.Event | None,
     ) -> ToolResult:
+        if dl.document or is_document(dl.content_type, dl.url, dl.body[:65536]):
+            return self._render_document(requested, dl, question, deadline, cancel)
         kind = _kind(dl.content_type, dl.body[:4096])
         if kind in ("pdf", "binary"):
             raise ToolError(_unsupported(dl.content_type or "unknown", kind))
@@ -359,13 +427,7 @@ class WebFetch:
         except ExtractionFailed as exc:
             raise ToolError(f"fetch error: {exc}") from None
         data = {
-            "url": requested,
-            "final_url": dl.url,
-            "redirects": dl.redirects,
-            "status": dl.status,
-            "content_type": dl.content_type,
-            "bytes": len(dl.body),
-            "truncated_bytes": dl.truncated,
+            **_fetched(requested, dl),
             "chars": page["chars"],
             "chars_shown": page["chars_shown"],
             "truncated_chars": page["chars_shown"] < page["chars"],
@@ -374,6 +436,44 @@ class WebFetch:
             "extraction": page["method"],
         }
         return ToolResult(text=f"URL: {dl.url}{RESULT_HEAD}{page['text']}", data=data)
+
+    def _render_document(
+        self,
+        requested: str,
+        dl: Download,
+        question: str,
+        deadline: float,
+        cancel: threading.Event | None,
+    ) -> ToolResult:
+        if dl.truncated:  # a document served as a page, cut at the page's cap
+            raise _too_large(self.cfg.max_bytes, "max_bytes")
+        options = {} if self.read_document is None else {"reader": self.read_document}
+        text, data = document_result(
+            dl.url,
+            dl.body,
+            dl.content_type,
+            question,
+            self.budget_chars,
+            self.documents,
+            deadline,
+            cancel,
+            **options,
+        )
+        data.update(_fetched(requested, dl))
+        return ToolResult(text=f"URL: {dl.url}{RESULT_HEAD}{text}", data=data)
+
+
+def _fetched(requested: str, dl: Download) -> dict[str, Any]:
+    """What a result's data says of the download (a page's or a document's)."""
+    return {
+        "url": requested,
+        "final_url": dl.url,
+        "redirects": dl.redirects,
+        "status": dl.status,
+        "content_type": dl.content_type,
+        "bytes": len(dl.body),
+        "truncated_bytes": dl.truncated,
+    }
 
 
 def _is_ip(host: str) -> bool:
@@ -384,7 +484,18 @@ def _is_ip(host: str) -> bool:
     return True
 
 
+def _too_large(cap: int, key: str) -> ToolError:
+    return ToolError(
+        f"fetch error: the document is larger than the {cap:,}-byte download cap (web.fetch.{key})",
+        fix="Download it and add it as your own document (local2 documents add), or raise "
+        f"web.fetch.{key} in web.yaml.",
+    )
+
+
 def _unsupported(media: str, kind: str | None = None) -> str:
     if kind == "pdf" or media == "application/pdf":
-        return f"fetch error: PDF documents are not supported ({media}); only web pages and text"
-    return f"fetch error: unsupported content type {media} (binary); only web pages and text"
+        return f"fetch error: the response says it is a PDF ({media}) but is not one"
+    return (
+        f"fetch error: unsupported content type {media} (binary); web pages, text and "
+        "documents (PDF, DOCX, PPTX, ODT, EPUB) only"
+    )

@@ -11,7 +11,8 @@ The app is assembled from parts, one module each: :mod:`~local2.ui.chat` (the co
 and its panels), :mod:`~local2.ui.approval_actions` (Approve and Deny on a paused turn),
 :mod:`~local2.ui.sessions`, :mod:`~local2.ui.ratings`,
 :mod:`~local2.ui.timetravel`, :mod:`~local2.ui.compare` (two models side by side, the
-retry) and :mod:`~local2.ui.arena`; the Research and Evaluate tabs are parts of their own
+retry), :mod:`~local2.ui.arena` and :mod:`~local2.ui.documents` (attached documents, their
+hits, Index folders); the Research and Evaluate tabs are parts of their own
 (:mod:`~local2.ui.research_tab`, :mod:`~local2.ui.evaluate`). This module lays them out and
 wires them together.
 """
@@ -30,6 +31,7 @@ from local2.ui.approval_actions import ApprovalActions
 from local2.ui.arena import Arena
 from local2.ui.chat import Chat
 from local2.ui.compare import Compare
+from local2.ui.documents import Attachments
 from local2.ui.models import ModelPicker
 from local2.ui.ratings import Ratings
 from local2.ui.sessions import Sessions
@@ -45,14 +47,15 @@ CSS = """
 #local2-signed-in-row { align-items: center; }
 /* Tables have fixed column widths (in the parts' code) and scroll sideways on a phone,
    instead of wrapping their headers letter by letter. */
-#local2-memory th span, #local2-events th span, #tt-checkpoints th span { white-space: nowrap; }
+#local2-memory th span, #local2-events th span, #tt-checkpoints th span,
+#local2-document-hits th span { white-space: nowrap; }
 .l2-eval-bar { height: 14px; background: #e6e6e6; border-radius: 7px; overflow: hidden; }
 .l2-eval-bar > div { height: 100%; background: #3c8d5a; }
 #eval-progress-text { margin-top: 0.3em; }
 """
 
 
-class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Arena):
+class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Arena, Attachments):
     """The app's components and handlers; :meth:`build` lays them out in a ``gr.Blocks``."""
 
     def build(self) -> gr.Blocks:
@@ -137,6 +140,7 @@ class LocalUI(Chat, ApprovalActions, Sessions, Ratings, TimeTravel, Compare, Are
     def _wire(self, demo: gr.Blocks) -> None:
         self._wire_sessions(demo)
         self._wire_chat()
+        self._wire_attachments()
         self._wire_ratings()
         self._wire_time_travel()
         self._wire_arena()

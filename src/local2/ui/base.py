@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
+from local2.contracts.documents import DocumentHit
 from local2.contracts.people import Person
 from local2.contracts.turn import TurnOptions
 from local2.errors import Local2Error, TurnCancelled
@@ -50,6 +51,8 @@ class UIPart:
     approval: ApprovalPanel
     critic_md: gr.Markdown
     memory_df: gr.Dataframe
+    document_df: gr.Dataframe  # documents
+    attached_md: gr.Markdown
     prompt_json: gr.JSON
     events_df: gr.Dataframe
     session_id: gr.State  # sessions
@@ -76,6 +79,11 @@ class UIPart:
         def _branch_outputs(self) -> list[Any]: ...
         def _session_outputs(self) -> list[Any]: ...
         def _session_panel(self) -> None: ...
+        def _attach_row(self) -> None: ...
+        def _document_hits_panel(self) -> None: ...
+        def _attachments_view(
+            self, session_id: str, hits: Sequence[DocumentHit], person: Person | None
+        ) -> dict[Any, Any]: ...
         def _session_choices(
             self, mine: list[dict[str, Any]] | None, person: Person
         ) -> list[tuple[str, str]]: ...

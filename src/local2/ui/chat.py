@@ -66,6 +66,7 @@ class Chat(UIPart):
                         interactive=False,
                         elem_id="local2-stop",
                     )
+                self._attach_row()  # local2.ui.documents
                 self._compare_controls()
                 self.approval = ApprovalPanel()
                 self._compare_panel()
@@ -81,6 +82,7 @@ class Chat(UIPart):
                         column_widths=["240px", "120px", "80px", "90px", "130px", "90px"],
                         elem_id="local2-memory",
                     )
+                self._document_hits_panel()
                 with gr.Accordion("Messages the model saw (thinking removed)", open=False):
                     self.prompt_json = gr.JSON(value=[], elem_id="local2-prompt")
                 with gr.Accordion("Event log", open=False):
@@ -99,6 +101,8 @@ class Chat(UIPart):
             self.question,
             self.banner,
             self.memory_df,
+            self.document_df,
+            self.attached_md,
             self.prompt_json,
             self.events_df,
             self.critic_md,
@@ -288,6 +292,7 @@ class Chat(UIPart):
             self.memory_df: table(
                 render.MEMORY_COLUMNS, render.memory_rows(payload.get("memory_hits") or [])
             ),
+            **self._attachments_view(session_id, payload.get("document_hits") or [], person),
             self.prompt_json: prompt,
             self.events_df: table(render.EVENT_COLUMNS, render.event_rows(view.events)),
             self.critic_md: render.critique_text(view.critique)

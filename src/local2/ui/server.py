@@ -97,6 +97,7 @@ def create_app(
         run_history=False,
         ssr_mode=False,
         css=CSS,
+        max_file_size=settings.documents.max_bytes,  # the attach box: refused as it arrives
         **proxied,
     )
     if not proxied:

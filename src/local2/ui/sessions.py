@@ -102,6 +102,8 @@ class Sessions(UIPart):
             self.chat_msgs,
             self.query_ids,
             self.memory_df,
+            self.document_df,
+            self.attached_md,
             self.prompt_json,
             self.events_df,
             self.critic_md,
@@ -182,7 +184,9 @@ class Sessions(UIPart):
             *self._signed_in(person, request),
         )
 
-    def _session_view(self, session_id: str, branch: str | None = None) -> dict:
+    def _session_view(
+        self, session_id: str, branch: str | None = None, person: Person | None = None
+    ) -> dict:
         """Outputs that show one branch of a session: every turn as it was, and the panels
         of its last turn (all reset, so nothing of the previous session stays on screen)."""
         turns: list[HistoryTurn] = []
@@ -204,6 +208,7 @@ class Sessions(UIPart):
             self.memory_df: table(
                 render.MEMORY_COLUMNS, render.memory_rows(state.get("memory_hits") or [])
             ),
+            **self._attachments_view(session_id, state.get("document_hits") or [], person),
             self.prompt_json: prompt,
             self.events_df: table(
                 render.EVENT_COLUMNS, render.event_rows(state.get("event_log") or [])
@@ -242,7 +247,7 @@ class Sessions(UIPart):
                     visible=True,
                 )
             }
-        return self._session_view(session_id)
+        return self._session_view(session_id, person=self.person(request))
 
     def _readable(self, request: gr.Request | None, session_id: str) -> bool:
         """Whether the signed-in person may read the session (someone else's: as if unknown;
@@ -260,8 +265,9 @@ class Sessions(UIPart):
         if not session_id:
             return {}
         try:
-            self.agent.access.read_session(self.person(request), session_id)
-            return self._session_view(session_id)
+            person = self.person(request)
+            self.agent.access.read_session(person, session_id)
+            return self._session_view(session_id, person=person)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
 

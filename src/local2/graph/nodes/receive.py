@@ -12,6 +12,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from local2 import events
+from local2.graph.attached import attached_passages, documents_block
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.question import validate_query
@@ -53,6 +54,7 @@ def start_turn(state: TurnState, services: Services, config: RunnableConfig) -> 
         "tool_calls": RESET,
         "memory_hits": RESET,
         "memory_saved": [],
+        "document_hits": RESET,
         "pending_tool_calls": [],
         "tool_rounds": 0,
         "repairs": 0,
@@ -93,7 +95,8 @@ def start_turn(state: TurnState, services: Services, config: RunnableConfig) -> 
 
 def receive(state: TurnState, runtime: Runtime[TurnContext], config: RunnableConfig) -> TurnUpdate:
     """The graph's ``receive`` node: :func:`start_turn`, then
-    :func:`~local2.graph.recall.recall` on the turn as received, as one update (a
+    :func:`~local2.graph.recall.recall` on the turn as received, and the passages of the
+    session's attached documents (:mod:`local2.graph.attached`), as one update (a
     rejected question recalls nothing). A recall started ahead (the context's
     ``recall_ahead``) is used when it was of this very question."""
     services = runtime.context.services
@@ -108,4 +111,19 @@ def receive(state: TurnState, runtime: Runtime[TurnContext], config: RunnableCon
         update["messages"] = [*received["messages"][:-1], *recalled["messages"]]
     if "memory_hits" in recalled:  # receive emptied the list; recall's hits fill it
         update["memory_hits"] = [RESET, *recalled["memory_hits"]]
-    return update
+    return {**update, **with_documents(as_received, services, update)}
+
+
+def with_documents(state: TurnState, services: Services, update: TurnUpdate) -> TurnUpdate:
+    """The attached documents' passages for the question, before it (and its memories) in
+    the question's message, as the turn's document hits."""
+    hits, entries = attached_passages(state, services)
+    if not entries:
+        return {}
+    extra: TurnUpdate = {"event_log": [*update["event_log"], *entries]}
+    if hits:
+        question = update["messages"][-1]
+        content = f"{documents_block(hits)}\n\n{question.content}"
+        extra["messages"] = [*update["messages"][:-1], HumanMessage(content, id=question.id)]
+        extra["document_hits"] = [RESET, *hits]
+    return extra

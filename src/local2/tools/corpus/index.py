@@ -1,7 +1,7 @@
 """BM25 over a corpus's passages, on bm25s (MIT, needs only numpy): the same query gives the
 same hits in the same order, in every process.
 
-Documents are cut into passages (:func:`local2.tools.passages.split_passages`, the pieces
+Documents are cut into passages (:func:`local2.documents.passages.split_passages`, the pieces
 ``web_fetch`` also chooses among) and tokenised by the same ``terms`` rule (lower case,
 stopwords out, single digits kept, plurals folded), so a query meets a passage as it meets a
 fetched page. bm25s scores every passage for the query's known terms from a sparse matrix
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from local2.documents.passages import split_passages, terms
 from local2.tools.corpus.documents import Document, corpus_name, load_documents, signature
 from local2.tools.corpus.urls import corpus_url
-from local2.tools.passages import split_passages, terms
 
 if TYPE_CHECKING:
     import numpy as np

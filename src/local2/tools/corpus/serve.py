@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from local2.config.schema import WebSettings
+from local2.documents.extract import clean_text
 from local2.errors import EvalFileError, ToolError
 from local2.tools.base import ToolContext, ToolFn, ToolResult
 from local2.tools.corpus.index import CorpusIndex, open_corpus
 from local2.tools.corpus.urls import parse_corpus_url
-from local2.tools.extract import clean_text
 from local2.tools.passages import focus
 from local2.tools.search_providers import SearchHit
 from local2.tools.web_fetch import RESULT_HEAD, question_for

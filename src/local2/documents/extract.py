@@ -32,6 +32,7 @@ _LAYOUT_TAGS = ["nav", "header", "footer", "aside"]
 _BLOCK_TAGS = (
     "p", "div", "section", "article", "main", "li", "dt", "dd", "tr", "br", "pre", "blockquote",
     "h1", "h2", "h3", "h4", "h5", "h6", "table", "ul", "ol", "dl", "figure", "figcaption",
+    "header", "footer", "aside", "nav",
 )  # fmt: skip
 _BLOCK_TAG = re.compile(rf"</?(?:{'|'.join(_BLOCK_TAGS)})\b[^>]*>", re.I)
 _ANY_TAG = re.compile(r"<[^>]*>")
@@ -39,7 +40,7 @@ MAX_ELEMENTS = 50_000  # above this many tags trafilatura is skipped for fast_te
 
 logging.getLogger("trafilatura").setLevel(logging.ERROR)
 # The parsers are imported where used: the server only decodes and cleans, and the
-# extraction worker (``extract_worker``) imports them once when it starts.
+# extraction worker (``local2.tools.extract_worker``) imports them once when it starts.
 
 
 def clean_text(text: str) -> str:
@@ -110,8 +111,11 @@ def extract_main_text(html: str, url: str | None = None, favor: Favor = "precisi
     return _collapse(text)
 
 
-def fast_text(html: str) -> str:
+def fast_text(html: str, drop_layout: bool = True) -> str:
     """Every block's text, one per line, in time linear in the page (no main-text scoring).
+
+    ``drop_layout`` leaves out nav, header, footer and aside (a web page's chrome; in a
+    book's chapter they hold its heading and notes).
 
     lxml parses and drops scripts, styles and layout; the tree is serialised back (tags now
     well formed, attributes escaped) and block tags become line breaks by regex: all in C,
@@ -124,7 +128,8 @@ def fast_text(html: str) -> str:
         doc = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):
         return ""
-    etree.strip_elements(doc, etree.Comment, *_BOILERPLATE_TAGS, *_LAYOUT_TAGS, with_tail=False)
+    dropped = [*_BOILERPLATE_TAGS, *(_LAYOUT_TAGS if drop_layout else [])]
+    etree.strip_elements(doc, etree.Comment, *dropped, with_tail=False)
     markup = etree.tostring(doc, encoding="unicode", method="html")
     text = _ANY_TAG.sub("", _BLOCK_TAG.sub("\n", markup))
     return _collapse(htmllib.unescape(text))

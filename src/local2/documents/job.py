@@ -1,0 +1,93 @@
+"""The document reader's worker: ``python -m local2.documents.job MEMORY_MB`` (bounded).
+
+One job is one document: the header names its format and limits, the body is its bytes;
+the reply is the :class:`Document` or the reason it cannot be read. The format libraries
+are imported here, in the worker, never in the server.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from local2.bounded.child import Limiter, serve
+from local2.documents.model import FORMATS, Document, Format, Limits
+from local2.documents.ocr import PageOcr, ocr_installed
+from local2.documents.problems import corrupt, unsupported
+from local2.errors import DocumentUnreadable
+
+Reader = Callable[[bytes, Limits], Document]
+_OCR: list[PageOcr] = []  # one engine per worker, loaded on first use
+
+
+def _reader(fmt: Format, limits: Limits) -> Reader:
+    if fmt == "pdf":
+        from local2.documents.pdf import read_pdf
+
+        engine = _ocr(limits)
+        return lambda data, lim: read_pdf(data, lim, engine)
+    if fmt == "docx":
+        from local2.documents.word import read_docx
+
+        return read_docx
+    if fmt == "pptx":
+        from local2.documents.slides import read_pptx
+
+        return read_pptx
+    if fmt == "odt":
+        from local2.documents.odt import read_odt
+
+        return read_odt
+    if fmt == "epub":
+        from local2.documents.epub import read_epub
+
+        return read_epub
+    from local2.documents.web import read_html, read_text
+
+    return read_html if fmt == "html" else read_text
+
+
+def _ocr(limits: Limits) -> PageOcr | None:
+    if not limits.ocr or not ocr_installed():
+        return None
+    if not _OCR:
+        _OCR.append(PageOcr(limits.ocr_memory_mb))
+    _OCR[0].memory_mb = limits.ocr_memory_mb
+    return _OCR[0]
+
+
+def read_job(
+    header: Mapping[str, Any], body: bytes, limit: Limiter | None = None
+) -> dict[str, Any]:
+    """Read one document: ``{"ok": true, "document": ...}`` or why not."""
+    fmt = str(header.get("format", ""))
+    limits = Limits.from_wire(header.get("limits") or {})
+    if fmt not in FORMATS:
+        return _refusal(unsupported(f"unknown format {fmt!r}"))
+    try:
+        document = _reader(fmt, limits)(body, limits)
+    except DocumentUnreadable as exc:
+        return _refusal(exc)
+    except MemoryError:
+        raise  # the worker's own limit: reported as such
+    except Exception as exc:  # a library failing on a damaged file; this worker is replaced
+        problem = corrupt(fmt, f"{type(exc).__name__}: {str(exc)[:300]}")
+        return {**_refusal(problem), "recycle": True}
+    # the OCR engine holds hundreds of MB: a worker that loaded it gives them back by ending
+    recycle = bool(_OCR) and _OCR[0].loaded
+    return {"ok": True, "document": document.to_wire(), "recycle": recycle}
+
+
+def _refusal(problem: DocumentUnreadable) -> dict[str, Any]:
+    return {"ok": False, "reason": problem.reason, "error": problem.message, "fix": problem.fix}
+
+
+def _warm() -> None:
+    """Import what most documents need (PDFs) before the first one; the rest on first use."""
+    import pypdfium2  # type: ignore[import-untyped]  # noqa: F401
+    from lxml import etree  # noqa: F401
+
+
+if __name__ == "__main__":
+    serve(read_job, int(sys.argv[1]) if len(sys.argv) > 1 else 2048, "the document", _warm)

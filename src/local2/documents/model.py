@@ -1,0 +1,137 @@
+"""What a reader makes of a document: its pages of text, and what could not be read.
+
+A document is a list of pages, numbered from 1, in the unit its format has: PDF pages, PPTX
+slides, EPUB chapters (spine items), and for DOCX and ODT the pages as the word processor
+last laid them out when it saved the file (Word's ``lastRenderedPageBreak``, LibreOffice's
+``soft-page-break``), else the stretches between hard page breaks. HTML is one page; a text
+file is split at form feeds. These records cross the worker's pipe as JSON (``to_wire``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal, get_args
+
+from local2.config.schema import DocumentsSettings
+
+Format = Literal["pdf", "docx", "pptx", "odt", "epub", "html", "text"]
+FORMATS: tuple[Format, ...] = get_args(Format)
+
+FORMAT_NAMES: dict[Format, str] = {
+    "pdf": "PDF",
+    "docx": "Word document (DOCX)",
+    "pptx": "PowerPoint presentation (PPTX)",
+    "odt": "OpenDocument text (ODT)",
+    "epub": "EPUB e-book",
+    "html": "web page (HTML)",
+    "text": "text file",
+}
+FORMAT_LABELS: dict[Format, str] = {
+    "pdf": "PDF",
+    "docx": "DOCX",
+    "pptx": "PPTX",
+    "odt": "ODT",
+    "epub": "EPUB",
+    "html": "HTML",
+    "text": "text",
+}
+UNITS: dict[Format, str] = {
+    "pdf": "page",
+    "docx": "page",
+    "pptx": "slide",
+    "odt": "page",
+    "epub": "chapter",
+    "html": "page",
+    "text": "page",
+}
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page (slide, chapter) of text; ``number`` counts from 1 in the document's order."""
+
+    number: int
+    text: str
+    ocr: bool = False  # the text was read from the page's image
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document read into pages; ``no_text_pages`` had something drawn but no text layer
+    and were not read by OCR (``notes`` says why and how to turn it on)."""
+
+    format: Format
+    title: str
+    pages: tuple[Page, ...]
+    no_text_pages: tuple[int, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def unit(self) -> str:
+        return UNITS[self.format]
+
+    @property
+    def page_count(self) -> int:
+        return len(self.pages)
+
+    @property
+    def chars(self) -> int:
+        return sum(len(p.text) for p in self.pages)
+
+    @property
+    def ocr_pages(self) -> tuple[int, ...]:
+        return tuple(p.number for p in self.pages if p.ocr)
+
+    def text(self, first: int = 1, last: int | None = None) -> str:
+        """Pages ``first``..``last`` (inclusive) joined by blank lines."""
+        end = self.page_count if last is None else last
+        return "\n\n".join(p.text for p in self.pages if first <= p.number <= end and p.text)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "title": self.title,
+            "pages": [[p.number, p.text, p.ocr] for p in self.pages],
+            "no_text_pages": list(self.no_text_pages),
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> Document:
+        fmt = str(data["format"])
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown document format {fmt!r}")
+        return cls(
+            format=fmt,
+            title=str(data.get("title") or ""),
+            pages=tuple(Page(int(n), str(t), bool(o)) for n, t, o in data["pages"]),
+            no_text_pages=tuple(int(n) for n in data.get("no_text_pages") or ()),
+            notes=tuple(str(n) for n in data.get("notes") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one document may cost; the worker checks them as it reads (``documents.yaml``)."""
+
+    max_pages: int = 2000
+    max_chars: int = 10_000_000
+    zip_max_members: int = 10_000
+    zip_max_unpacked_mb: int = 64
+    zip_max_ratio: int = 200
+    ocr: bool = True
+    ocr_max_pages: int = 50
+    ocr_dpi: int = 150
+    ocr_memory_mb: int = 1536
+
+    @classmethod
+    def from_settings(cls, cfg: DocumentsSettings) -> Limits:
+        return cls(**{f.name: getattr(cfg, f.name) for f in fields(cls)})
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> Limits:
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})

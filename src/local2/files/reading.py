@@ -1,0 +1,88 @@
+"""A document in the sandbox read into pages, once: by the document worker, remembered by
+file, size and modification time, so ``read_file`` of page 12 after page 3 (or after the
+index read it) does not read a 500-page PDF again.
+
+A document its reader refuses is a :class:`~local2.errors.SandboxError` ``UNREADABLE`` whose
+message names the limit or the problem, and what to do: the model reads it like any other
+refusal of the file tools.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from local2.errors import DocumentUnreadable, SandboxError
+from local2.files.sandbox import UNREADABLE, FileRef, Sandbox
+
+if TYPE_CHECKING:
+    from local2.config import DocumentsSettings
+    from local2.documents.model import Document
+
+CACHED = 8  # documents kept in memory (a 500-page PDF's text is a few MB)
+
+
+class DocumentReader(Protocol):
+    """How bytes become a document (``local2.documents.read_document``; tests bring theirs)."""
+
+    def __call__(self, data: bytes, cfg: DocumentsSettings, *, name: str) -> Document: ...
+
+
+@dataclass(frozen=True)
+class ReadDocument:
+    """A document of the sandbox as read: its pages, and the bytes they came from."""
+
+    ref: FileRef
+    document: Document
+    data: bytes
+
+
+def _read_document(data: bytes, cfg: DocumentsSettings, *, name: str) -> Document:
+    from local2.documents.read import read_document
+
+    return read_document(data, cfg, name=name)
+
+
+class Documents:
+    """Reads the sandbox's documents through the document worker, keeping the last few."""
+
+    def __init__(self, cfg: DocumentsSettings, reader: DocumentReader | None = None) -> None:
+        self.cfg = cfg
+        self.reader: DocumentReader = reader or _read_document
+        self._cache: OrderedDict[tuple[str, int, int], ReadDocument] = OrderedDict()
+        self._lock = threading.Lock()
+        self.reads = 0  # documents read by the worker (what re-indexing must not repeat)
+
+    def read(self, sandbox: Sandbox, ref: FileRef, data: bytes | None = None) -> ReadDocument:
+        """``ref``'s pages (``data``: its bytes, when the caller has them already)."""
+        stat = ref.path.stat()
+        key = (str(ref.path), stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            found = self._cache.get(key)
+            if found is not None:
+                self._cache.move_to_end(key)
+                return ReadDocument(ref, found.document, found.data)
+        data = sandbox.read_bytes(ref) if data is None else data
+        try:
+            document = self.reader(data, self.cfg, name=ref.rel.name)
+        except DocumentUnreadable as exc:
+            raise SandboxError(UNREADABLE, f"{ref.display}: {exc}") from None
+        read = ReadDocument(ref, document, data)
+        with self._lock:
+            self.reads += 1
+            self._cache[key] = read
+            while len(self._cache) > CACHED:
+                self._cache.popitem(last=False)
+        return read
+
+    def remember(self, ref: FileRef, document: Document, data: bytes) -> None:
+        """Keep a document read elsewhere (an upload, read before it was stored)."""
+        stat = ref.path.stat()
+        with self._lock:
+            self._cache[(str(ref.path), stat.st_size, stat.st_mtime_ns)] = ReadDocument(
+                ref, document, data
+            )
+            while len(self._cache) > CACHED:
+                self._cache.popitem(last=False)

@@ -1,0 +1,182 @@
+"""A person's own documents (files/library.py): kept privately, per person, whole or not at
+all; limits named; a session's attached documents searched for its questions and given to
+the model as data, their passages counted as read by the critic."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from local2.critic import grounding_flags
+from local2.errors import DocumentTooLarge, DocumentUnreadable, UnknownDocument
+from local2.files import FileIndex, Folders, Library
+from local2.files.library import safe_name
+from local2.graph.attached import attached_evidence, documents_block
+from local2.models.scripted import ScriptedChatModel, reply
+from local2.service.agent import Agent
+from local2.testing import documents as samples
+from local2.testing.hostile_documents import encrypted_pdf
+from tests.conftest import make_settings
+
+FACT = "The Eling tidal mill was restored by the parish council in 1980."
+
+
+def report(fact: str = FACT, page: int = 3) -> bytes:
+    pages = [[" ".join(samples.sentences(n, 4))] for n in range(1, 6)]
+    pages[page - 1].append(fact)
+    return samples.pdf_of(pages, "Parish report")
+
+
+def library(tmp_path: Path, **documents: Any) -> Library:
+    settings = make_settings(
+        tmp_path,
+        memory={"embedder": "lexical"},
+        files={"embedder": "lexical"},
+        documents=documents,
+    )
+    found = Folders(settings).library
+    assert found is not None
+    return found
+
+
+def stored(lib: Library, owner: str) -> list[str]:
+    folder = lib.folder(owner)
+    return sorted(p.name for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def test_documents_are_kept_privately_in_a_folder_per_person(tmp_path: Path) -> None:
+    lib = library(tmp_path)
+    record = lib.add("alice", "report.pdf", report(), "s1")
+    folder = lib.folder("alice")
+    assert folder.parent == Path(lib.settings.data_dir) / "documents"
+    assert folder.name.startswith("alice-") and len(folder.name) > 64  # name + full SHA-256
+    for path in (folder, folder / "files", folder / "records"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+    for path in (folder / "files" / "report.pdf", folder / "records" / f"{record['id']}.json"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert lib.records("bob") == [] and lib.root("bob") is None
+    with pytest.raises(UnknownDocument):
+        lib.get("bob", record["id"])
+    assert lib.index("alice").name != lib.index("bob").name  # a collection each
+
+
+def test_a_failed_add_leaves_nothing_half_stored(tmp_path: Path, monkeypatch) -> None:
+    lib = library(tmp_path)
+    lib.add("alice", "kept.pdf", report())
+    before = stored(lib, "alice")
+
+    def broken(*args: Any, **kwargs: Any) -> int:
+        raise OSError("the disk went away while indexing")
+
+    monkeypatch.setattr(FileIndex, "add_document", broken)
+    with pytest.raises(OSError, match="disk went away"):
+        lib.add("alice", "new.pdf", report())
+    assert stored(lib, "alice") == before  # no new.pdf, no record
+    monkeypatch.undo()
+    with pytest.raises(DocumentUnreadable, match="encrypted"):
+        lib.add("alice", "locked.pdf", encrypted_pdf())
+    assert stored(lib, "alice") == before
+    index = lib.index("alice")
+    assert {m["rel"] for m in index.collection.get(include=["metadatas"])["metadatas"]} == {
+        "kept.pdf"
+    }
+
+
+def test_limits_are_named_and_nothing_is_kept_over_them(tmp_path: Path) -> None:
+    data = report()
+    lib = library(tmp_path, max_bytes=len(data) - 1)
+    with pytest.raises(DocumentTooLarge, match=r"documents\.max_bytes"):
+        lib.add("alice", "big.pdf", data)
+    lib = library(tmp_path / "two", own_max_documents=1)
+    lib.add("alice", "one.pdf", data)
+    with pytest.raises(DocumentTooLarge, match=r"documents\.own_max_documents") as err:
+        lib.add("alice", "two.pdf", data)
+    assert "remove" in err.value.fix.lower()
+    lib.add("bob", "his.pdf", data)  # a limit per person
+    lib = library(tmp_path / "room", own_max_mb=1)
+    with pytest.raises(DocumentTooLarge, match=r"documents\.own_max_mb"):
+        for n in range(1 + 1024 * 1024 // len(data)):
+            lib.add("alice", f"{n}.pdf", data)
+    assert len(lib.records("alice")) == 1024 * 1024 // len(data)
+
+
+@pytest.mark.parametrize(
+    ("given", "fmt", "kept"),
+    [
+        ("../../etc/passwd.pdf", "pdf", "passwd.pdf"),
+        (".secret.pdf", "pdf", "secret.pdf"),
+        ("report", "pdf", "report.pdf"),
+        ("notes.txt", "pdf", "notes.pdf"),  # a PDF whatever it was called
+        ("C:\\Users\\me\\deck.pptx", "pptx", "deck.pptx"),
+        ('a<b>:"c|d?.docx', "docx", "a_b_c_d_.docx"),
+        ("", "epub", "document.epub"),
+        ("plain.md", "text", "plain.md"),
+    ],
+)
+def test_uploaded_names_are_made_safe(given: str, fmt: str, kept: str) -> None:
+    assert safe_name(given, fmt) == kept
+
+
+def test_two_uploads_of_one_name_are_kept_apart(tmp_path: Path) -> None:
+    lib = library(tmp_path)
+    first = lib.add("alice", "report.pdf", report())
+    second = lib.add("alice", "report.pdf", report("The mill wheel is oak."))
+    assert (first["path"], second["path"]) == (
+        "my-documents/report.pdf",
+        "my-documents/report (2).pdf",
+    )
+
+
+def test_attached_passages_are_the_sessions_own_and_best_first(tmp_path: Path) -> None:
+    lib = library(tmp_path, attached_k=2)
+    mine = lib.add("alice", "report.pdf", report(), "s1")
+    lib.add("alice", "other.pdf", report("The Eling tidal mill sells flour on Saturdays."))
+    lib.add("bob", "his.pdf", report("The Eling tidal mill was restored in 1999, says Bob."), "s1")
+    hits = lib.passages("alice", "s1", "When was the Eling tidal mill restored?")
+    assert hits and {h["document_id"] for h in hits} == {mine["id"]}
+    assert (hits[0]["file"], hits[0]["page"], hits[0]["unit"]) == (
+        "my-documents/report.pdf",
+        3,
+        "page",
+    )
+    assert FACT in hits[0]["text"] and len(hits) <= 2
+    assert hits == sorted(hits, key=lambda h: -h["score"])
+    assert lib.passages("alice", "s2", "Eling tidal mill") == []  # nothing attached there
+    lib.attach("alice", mine["id"], "s2")
+    assert lib.passages("alice", "s2", "Eling tidal mill restored")[0]["document_id"] == mine["id"]
+
+
+def test_a_turn_gets_its_sessions_passages_as_data_and_the_critic_counts_them_read(
+    tmp_path: Path,
+) -> None:
+    settings = make_settings(
+        tmp_path, memory={"embedder": "lexical"}, files={"embedder": "lexical"}
+    )
+    model = ScriptedChatModel(
+        replies=[reply("It was restored in 1980 (my-documents/report.pdf, page 3).")],
+        repeat_last=True,
+    )
+    agent = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
+    try:
+        agent.documents.library.add("local", "report.pdf", report(), "s1")
+        payload = agent.ask("When was the Eling tidal mill restored?", "s1")
+        seen = [m for m in model.seen[0] if isinstance(m, HumanMessage)][-1]
+    finally:
+        agent.close()
+    [hit, *_] = payload["document_hits"]
+    assert (hit["file"], hit["page"]) == ("my-documents/report.pdf", 3)
+    assert str(seen.content).startswith(documents_block(payload["document_hits"]))
+    assert str(seen.content).endswith("When was the Eling tidal mill restored?")
+    state = {"document_hits": payload["document_hits"]}
+    evidence = attached_evidence(state)  # type: ignore[arg-type]
+    assert grounding_flags(payload["answer"], evidence) == []
+    pages = sorted({h["page"] for h in payload["document_hits"]})
+    unread = min(set(range(1, 6)) - set(pages))
+    assert grounding_flags(f"See my-documents/report.pdf, page {unread}.", evidence) == [
+        f"unread page: my-documents/report.pdf, page {unread} (page {unread} was not among "
+        f"the pages read: {', '.join(str(p) for p in pages)})"
+    ]
