@@ -122,6 +122,22 @@ def service(fake: FakeOllama, tmp_path: Path, notes: Path) -> Research:
     return Research(settings, backend="ollama", tools=tools)
 
 
+def step(step_id: str, tool: str, *requires: str, **args: Any) -> dict[str, Any]:
+    """One step of a plan as the planner writes it."""
+    return {
+        "id": step_id,
+        "description": "",
+        "tool": tool,
+        "args": args,
+        "requires": list(requires),
+    }
+
+
+def plan_of(*steps: dict[str, Any]) -> dict[str, Any]:
+    """A plan of ``steps``, then compose."""
+    return {"goal": "g", "steps": [*steps, step("z", "compose", *[s["id"] for s in steps])]}
+
+
 def test_only_tools_that_read_serve_as_steps_with_their_own_schemas(
     tmp_path: Path, notes: Path
 ) -> None:
@@ -136,61 +152,29 @@ def test_only_tools_that_read_serve_as_steps_with_their_own_schemas(
     args = schema["properties"]["steps"]["items"]["properties"]["args"]["properties"]
     assert {"query", "path", "port", "from_step", "top"} <= set(args)
 
-    def problems(step: dict[str, Any]) -> list[str]:
-        compose = {"id": "z", "description": "", "tool": "compose", "args": {}, "requires": []}
-        plan, errors = parse_plan({"goal": "g", "steps": [step, compose]})
+    def problems(tool: str, **args: Any) -> list[str]:
+        plan, errors = parse_plan(plan_of(step("a", tool, **args)))
         assert plan is not None, errors
         return check_plan(plan, tools, 8)
 
-    def step(tool: str, **args: Any) -> dict[str, Any]:
-        return {"id": "a", "description": "", "tool": tool, "args": args, "requires": []}
-
-    assert problems(step("tides__table", port="Kelsby")) == []
-    assert "not of type 'string'" in problems(step("read_file", path=3))[0]
-    assert "takes no args.query" in problems(step("tides__table", port="x", query="y"))[0]
-    assert "needs args.port" in problems(step("tides__table"))[0]
-    assert "unknown tool 'notes__erase'" in problems(step("notes__erase", path="a"))[0]
-    reads_web = step("web_fetch", from_step="a")
+    assert problems("tides__table", port="Kelsby") == []
+    assert "not of type 'string'" in problems("read_file", path=3)[0]
+    assert "takes no args.query" in problems("tides__table", port="x", query="y")[0]
+    assert "needs args.port" in problems("tides__table")[0]
+    assert "unknown tool 'notes__erase'" in problems("notes__erase", path="a")[0]
+    reads_web = step("a", "web_fetch", from_step="a")
     assert "unknown tool" in StepTools().check("web_fetch", reads_web["args"])[0]
 
 
 def test_a_run_reads_the_persons_files_and_a_paged_document_and_cites_pages(
     tmp_path: Path, notes: Path
 ) -> None:
-    plan = {
-        "goal": "budget and harbour",
-        "steps": [
-            {
-                "id": "a",
-                "description": "",
-                "tool": "search_files",
-                "args": {"query": "garden budget", "k": 1},
-                "requires": [],
-            },
-            {
-                "id": "b",
-                "description": "",
-                "tool": "read_file",
-                "args": {"from_step": "a", "top": 1},
-                "requires": ["a"],
-            },
-            {
-                "id": "c",
-                "description": "",
-                "tool": "read_document",
-                "args": {"path": "docs/harbour.pdf"},
-                "requires": [],
-            },
-            {
-                "id": "d",
-                "description": "",
-                "tool": "tides__table",
-                "args": {"port": "Kelsby"},
-                "requires": [],
-            },
-            {"id": "e", "description": "", "tool": "compose", "args": {}, "requires": []},
-        ],
-    }
+    plan = plan_of(
+        step("a", "search_files", query="garden budget", k=1),
+        step("b", "read_file", "a", from_step="a", top=1),
+        step("c", "read_document", path="docs/harbour.pdf"),
+        step("d", "tides__table", port="Kelsby"),
+    )
     # Planted: a fact of page 2 cited to page 1; it must not survive.
     brain = ResearchBrain(plans=[plan], extra=["Dredging cost 42000 pounds [2]."])
     with FakeOllama(brain) as fake:
@@ -225,26 +209,10 @@ def test_a_hit_in_a_documents_page_is_read_as_that_page(tmp_path: Path, notes: P
     """A search of the person's documents names a file and a page; the step that reads its
     top hit asks the document tool for that page, and the page it read takes the hit's place
     in the ledger (one source, its number kept), cited as the file and the page."""
-    plan = {
-        "goal": "harbour costs",
-        "steps": [
-            {
-                "id": "a",
-                "description": "",
-                "tool": "search_documents",
-                "args": {"query": "dredging cost"},
-                "requires": [],
-            },
-            {
-                "id": "b",
-                "description": "",
-                "tool": "read_document",
-                "args": {"from_step": "a", "top": 1},
-                "requires": ["a"],
-            },
-            {"id": "c", "description": "", "tool": "compose", "args": {}, "requires": ["b"]},
-        ],
-    }
+    plan = plan_of(
+        step("a", "search_documents", query="dredging cost"),
+        step("b", "read_document", "a", from_step="a", top=1),
+    )
     READ.clear()
     with FakeOllama(ResearchBrain(plans=[plan])) as fake:
         run = service(fake, tmp_path, notes)
@@ -278,26 +246,10 @@ def test_a_pdf_in_the_persons_folder_is_cited_by_file_and_page(tmp_path: Path) -
             ]
         )
     )
-    plan = {
-        "goal": "dredging",
-        "steps": [
-            {
-                "id": "a",
-                "description": "",
-                "tool": "search_files",
-                "args": {"query": "dredging channel cost council", "k": 1},
-                "requires": [],
-            },
-            {
-                "id": "b",
-                "description": "",
-                "tool": "read_file",
-                "args": {"from_step": "a", "top": 1},
-                "requires": ["a"],
-            },
-            {"id": "c", "description": "", "tool": "compose", "args": {}, "requires": ["b"]},
-        ],
-    }
+    plan = plan_of(
+        step("a", "search_files", query="dredging channel cost council", k=1),
+        step("b", "read_file", "a", from_step="a", top=1),
+    )
     brain = ResearchBrain(plans=[plan], extra=["The harbour handled 310 ships in 2024 [1]."])
     with FakeOllama(brain) as fake:
         run = service(fake, tmp_path, library)
