@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from local2.models.backend import make_chat_model
     from local2.models.ollama_catalog import canonical, chat_models, list_models
     from local2.models.scripted import ScriptedChatModel
+    from local2.research.graph import ResearchGraph
     from local2.research.verify import link_citations, plain, safe_url
     from local2.service import wiring
     from local2.service.access import Access
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         ModelParts,
         build_graph,
         build_platform_graph,
+        build_platform_research_graph,
         build_research_graph,
         wire,
     )
@@ -72,7 +74,9 @@ _FACE = {
     "build_graph": "local2.service.wiring",
     "build_research_graph": "local2.service.wiring",
     "build_platform_graph": "local2.service.wiring",
+    "build_platform_research_graph": "local2.service.wiring",
     "TurnGraph": "local2.graph.topology",  # the compiled chat graph's type
+    "ResearchGraph": "local2.research.graph",  # the compiled research graph's type
     "platform_store": "local2.storage.store_turn_log",
     # the chat model a command warms up before the agent exists
     "make_chat_model": "local2.models.backend",
@@ -128,6 +132,7 @@ __all__ = [
     "ModelParts",
     "People",
     "Research",
+    "ResearchGraph",
     "ScriptedChatModel",
     "StoryResult",
     "TeamFacts",
@@ -139,6 +144,7 @@ __all__ = [
     "as_team",
     "build_graph",
     "build_platform_graph",
+    "build_platform_research_graph",
     "build_research_graph",
     "canonical",
     "chat_models",
