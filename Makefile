@@ -10,7 +10,7 @@ test:
 	.venv/bin/ruff check src tests bench
 	.venv/bin/lint-imports
 	.venv/bin/mypy
-	.venv/bin/python -m pytest -q
+	.venv/bin/python -m pytest -q -n 2 --dist loadfile
 
 lint:
 	.venv/bin/ruff check src tests bench

@@ -107,8 +107,9 @@ class Terminal:
         while text not in self.seen:
             left = deadline - time.monotonic()
             assert left > 0, f"{text!r} never showed; the terminal shows:\n{self.seen[-3000:]}"
-            ready, _, _ = select.select([self.master], [], [], min(left, 0.5))
-            if ready:
+            poller = select.poll()  # select refuses descriptors above 1023
+            poller.register(self.master, select.POLLIN)
+            if poller.poll(min(left, 0.5) * 1000):
                 try:
                     chunk = os.read(self.master, 65536).decode(errors="replace")
                 except OSError:  # the process ended

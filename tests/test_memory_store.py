@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import math
+import os
 import subprocess
 import sys
 import textwrap
@@ -432,3 +435,26 @@ def _plant_lexical(path: Path) -> EngramStore:
     store = _store(path)
     _plant(store)
     return store
+
+
+def test_closing_a_store_lets_go_of_its_chroma_files(tmp_path):
+    """An embedded Chroma client keeps its SQLite and index files open until closed; a
+    notebook or a test run that opens agents one after another ran out of descriptors."""
+
+    def chroma_files() -> list[str]:
+        held = []
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/self/fd/{fd}")
+                if target.startswith(str(tmp_path)):
+                    held.append(target)
+        return held
+
+    for _ in range(3):
+        store = _store(tmp_path)
+        _turn(store, "q1", "Where is the mill?", "On the river.")
+        assert store.recall("mill", k=1)
+        assert chroma_files()  # open while in use
+        store.close()
+        gc.collect()  # chromadb's stopped system lets go of its SQLite handles when collected
+        assert chroma_files() == []

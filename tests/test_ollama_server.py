@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import socket
 import time
 
@@ -353,6 +354,22 @@ def test_delay_trips_the_client_timeout_and_stop_does_not_hang():
         slow = chat(server, client_kwargs={"timeout": 0.3})
         with pytest.raises(httpx.ReadTimeout):
             slow.invoke("What is the capital of France?")
+
+
+def test_a_long_run_with_many_open_files_still_gets_answers():
+    """A whole test run holds well over 1024 descriptors; the server's check for a client
+    that went away once used select(), which refuses those, and died without answering."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with FakeOllama(delay_s=1.0) as server:
+            slow = chat(server, client_kwargs={"timeout": 0.3})
+            with pytest.raises(httpx.ReadTimeout):  # not "disconnected without a response"
+                slow.invoke("What is the capital of France?")
+            assert server.errors == [] or all("went away" in e for e in server.errors)
+            assert chat(server).invoke("What is the capital of France?").content
+    finally:
+        for fd in held:
+            os.close(fd)
 
 
 def test_server_down_is_a_connect_error():

@@ -122,11 +122,18 @@ def text_of(page: Any, selector: str) -> str:
 
 
 def wait_text(page: Any, selector: str, needle: str, timeout: float = 30_000) -> None:
-    page.wait_for_function(
-        "([sel, needle]) => (document.querySelector(sel)?.innerText || '').includes(needle)",
-        arg=[selector, needle],
-        timeout=timeout,
-    )
+    """Until the element's text holds ``needle``; a timeout says what the element showed."""
+    try:
+        page.wait_for_function(
+            "([sel, needle]) => (document.querySelector(sel)?.innerText || '').includes(needle)",
+            arg=[selector, needle],
+            timeout=timeout,
+        )
+    except Exception as exc:
+        if type(exc).__name__ != "TimeoutError":  # playwright's own, imported with the browser
+            raise
+        shown = page.evaluate("(sel) => document.querySelector(sel)?.innerText ?? null", selector)
+        raise AssertionError(f"{selector} never showed {needle!r}; it shows: {shown!r}") from None
 
 
 def ask(page: Any, question: str) -> None:

@@ -9,6 +9,7 @@ processes can use at once. A token, if the server wants one, comes from
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +19,8 @@ from urllib.parse import urlsplit
 from local2.errors import ChromaUnavailable
 
 TOKEN_ENV = "LOCAL2_CHROMA_TOKEN"
+
+log = logging.getLogger(__name__)
 
 
 def chroma_client(settings: Any, subdir: str) -> Any:
@@ -48,6 +51,19 @@ def chroma_client(settings: Any, subdir: str) -> Any:
             f"Cannot reach the Chroma server at {url} ({exc}). Start it with "
             "`chroma run --path DIR --port PORT`, or unset memory.chroma_url for embedded."
         ) from exc
+
+
+def release_client(client: Any) -> None:
+    """Let go of a client's files and connections (chromadb's ``close``, 1.5 on): an
+    embedded client otherwise keeps its SQLite and index files open for the life of the
+    process, one set per client made. The directory stays open while other clients of the
+    same path are."""
+    closing = getattr(client, "close", None)
+    if closing is not None:
+        try:
+            closing()
+        except Exception as exc:  # closing is tidying up: never the reason a close fails
+            log.debug("chroma client close: %s", exc)
 
 
 def vectors(rows: Sequence[Sequence[float]]) -> list[Sequence[float]]:

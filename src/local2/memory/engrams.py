@@ -23,6 +23,7 @@ from chromadb.api.models.Collection import Collection
 from local2.config import Settings
 from local2.contracts.people import LOCAL_NAME
 from local2.memory import deferred, per_embedder, ranking
+from local2.memory.chroma import release_client
 from local2.memory.embeddings import Embedder
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class Engrams:
         self._stop = threading.Event()
         self._sync_thread: threading.Thread | None = None
         self._deferred = deferred.queue_of(settings, owner)
+        self.client: Any = None  # the Chroma client it was opened with: closed with it
 
     # -- keeping collections in step -------------------------------------------------------
 
@@ -112,6 +114,9 @@ class Engrams:
         closing = getattr(self.embedder, "close", None) if self.owns_embedder else None
         if closing is not None:
             closing()
+        if self.client is not None:
+            release_client(self.client)
+            self.client = None
 
     def catch_up(self) -> int:
         """Apply the annotations other processes queued while memory was not open

@@ -118,3 +118,4 @@ class MemoryShelf:
                 store.close()
             except Exception as exc:  # closing the rest matters more
                 log.warning("memory: closing %s's store failed: %s", store.owner, exc)
+        self.team.release()

@@ -33,7 +33,7 @@ from local2.config import Settings
 from local2.contracts.people import LOCAL_NAME
 from local2.errors import EmbedderMismatchError, MemoryStoreError
 from local2.memory import per_embedder, ranking
-from local2.memory.chroma import chroma_client
+from local2.memory.chroma import chroma_client, release_client
 from local2.memory.chroma import vectors as chroma_vectors
 from local2.memory.embeddings import Embedder
 from local2.memory.engrams import Engrams, metadata_of
@@ -119,6 +119,7 @@ class EngramStore(Engrams):
             owner=owner,
             owns_embedder=owns_embedder,
         )
+        store.client = client
         store.catch_up()
         if sync == "now":
             store.sync()
@@ -335,10 +336,12 @@ class EngramStore(Engrams):
                 vectors += embedder.embed_documents([r["content"] for r in part])
                 if progress is not None:
                     progress(len(vectors), len(rows))
-            client = chroma_client(settings, "chroma")
-            client.delete_collection(store.collection.name)
+            emptied = store
+            emptied.client.delete_collection(emptied.collection.name)
+            limit = emptied.client.get_max_batch_size()
             store = cls.open(settings, embedder, sync="no", owner=owner)
-            limit = client.get_max_batch_size()
+            release_client(emptied.client)  # its embedder goes on in the new store
+            emptied.client = None
             for i in range(0, len(rows), limit):
                 part = rows[i : i + limit]
                 store.collection.add(

@@ -108,6 +108,15 @@ class TeamFacts:
         """The team's store if this process opened it (for closing)."""
         return self._store
 
+    def release(self) -> None:
+        """Let go of the client that looked for the team's collections."""
+        from local2.memory.chroma import release_client
+
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            release_client(client)
+
 
 def as_team(hits: Sequence[MemoryHit]) -> list[MemoryHit]:
     """Team hits, marked as such for the model, the app and the CLI."""

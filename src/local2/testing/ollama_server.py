@@ -205,8 +205,12 @@ class _Handler(BaseHTTPRequestHandler):
         """Whether the client has closed the connection (a cancelled request), as Ollama
         notices it while the model still works: the socket reads as ended, without taking
         anything from it."""
+        # poll, not select: select refuses descriptors above 1023, which a long test run
+        # reaches, and the handler would die without answering.
+        poller = select.poll()
+        poller.register(self.connection, select.POLLIN)
         try:
-            readable, _, _ = select.select([self.connection], [], [], 0)
+            readable = poller.poll(0)
             gone = bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
         except OSError:
             gone = True
