@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from typing_extensions import Unpack
 
@@ -60,9 +60,6 @@ from local2.service.turns import TurnRunner
 from local2.service.warmup import first_turn
 from local2.service.wiring import ModelParts, Parts, Wired, rewire, wire
 from local2.storage.votes import Vote, Voter
-
-if TYPE_CHECKING:
-    from local2.memory.store import EngramStore
 
 log = logging.getLogger(__name__)
 CLOSE_WAIT_S = 60.0  # how long close() waits for background turns (a critic grading)
@@ -215,11 +212,6 @@ class Agent:
         return other
 
     @property
-    def memory(self) -> EngramStore | None:
-        """Local's engram store (None: memory is off), e.g. to warm its embedder up."""
-        return self.services.memory
-
-    @property
     def info(self) -> AgentInfo:
         """The model answering and which parts are on, for a surface to show."""
         services = self.services
@@ -307,6 +299,13 @@ class Agent:
         from local2.graph.compare.votes import votes_of
 
         return votes_of(self.services).votes(voter)
+
+    def own_votes(self, person: Person, everyone: bool = False) -> list[Vote]:
+        """The votes of ``person``'s own sessions (an admin's ``everyone``: all, written
+        down as one admin read), oldest first."""
+        from local2.service.audit import visible_votes
+
+        return visible_votes(self.access, person, self.votes(), everyone)
 
     def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Let turns still running (a critic grading) finish, and owed grades be given, then
