@@ -9,9 +9,13 @@ the model invented that reach the references (against a baseline that lists the 
 draft typed), tool calls repeated after a run is stopped at its first finished step and
 resumed (against re-running it), and time outside the model per step (against a chat turn
 of the same questions). Part 2, live on the embedded SmolLM2: schema-valid plans and runs
-that end on their own.
+that end on their own. Part 3 (``--against TREE``, issue 38): the time a research round
+spends outside the model, this tree beside another checkout with its own ``.venv`` (the tree
+before a change): each runs the same two-round runs in a process of its own (this file,
+``--rounds-worker``, in that tree's interpreter), repeat by repeat in turn, medians compared.
 
     .venv/bin/python bench/research.py [--questions 20] [--embedded 20] [--rounds 1]
+    .venv/bin/python bench/research.py --questions 0 --embedded 0 --against ../base --repeat 8
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 
 from local2.config import load_settings
-from local2.research.plan_schema import RESEARCH_TOOLS, plan_schema
+from local2.research.plan_schema import plan_schema
 from local2.research.structured import schema_errors
 from local2.research.verify import check_sentence, cited_numbers, split_sentences
 from local2.service.research import Research
@@ -117,6 +121,8 @@ def draft_precision(draft: str, ledger: list[dict], question: str) -> tuple[int,
 def fake_part(n: int) -> dict[str, Any]:
     from langchain_ollama import ChatOllama
 
+    from local2.research.step_tools import web_steps
+
     pages = load_pages(CORPUS)
     totals: dict[str, float] = dict.fromkeys(
         [
@@ -172,7 +178,7 @@ def fake_part(n: int) -> dict[str, Any]:
                     for s in plan["steps"]
                 ]
                 doc = {"goal": plan["goal"][:100], "steps": steps}
-                totals["in_force_valid"] += not schema_errors(doc, plan_schema(RESEARCH_TOOLS, 8))
+                totals["in_force_valid"] += not schema_errors(doc, plan_schema(web_steps(), 8))
             ok, cited = draft_precision(state["draft"], state["ledger"], question)
             totals["draft_ok"] += ok
             totals["draft_cited"] += cited
@@ -288,6 +294,72 @@ def row(*cells: object) -> None:
     print("| " + " | ".join(str(c) for c in cells) + " |")
 
 
+def rounds_worker(n: int) -> None:
+    """Part 3's runs, in this interpreter (this tree's or another's: only what both have is
+    used): one JSON line per run, seconds outside the model and rounds; one warm-up run."""
+    import json
+
+    from langchain_ollama import ChatOllama
+
+    pages = load_pages(CORPUS)
+    for i in range(-1, n):
+        q = i % len(QUESTIONS)
+        brain = ResearchBrain(gaps=[[f"{QUESTIONS[(q + 1) % len(QUESTIONS)][:40]}"], []])
+        with (
+            FakeOllama(brain) as fake,
+            LoopbackWeb(pages) as web,
+            tempfile.TemporaryDirectory() as d,
+        ):
+            timer = ModelTimer()
+            model = ChatOllama(model="qwen3:4b", base_url=fake.url, callbacks=[timer])
+            settings = settings_for(web, fake.url, Path(d), max_rounds=2)
+            run = Research(settings, chat_model=model, backend="ollama", memory=None, critic=None)
+            began = time.perf_counter()
+            payload = run.run(QUESTIONS[q])
+            wall = time.perf_counter() - began
+            run.close()
+        if i >= 0:
+            rounds = max(1, len(payload["rounds"]))
+            print(json.dumps({"outside_s": wall - timer.total, "rounds": rounds}), flush=True)
+
+
+def rounds_against(tree: Path, n: int, repeat: int) -> None:
+    """Part 3: ms outside the model per round, this tree and ``tree``. Each repeat runs both,
+    in turns that swap (A B, B A, ...), and compares their medians; the ratio reported is
+    the median of those paired ratios, so a load that comes and goes falls on both alike."""
+    import json
+    import statistics
+    import subprocess
+
+    pythons = {"this tree": sys.executable, str(tree): str(tree / ".venv" / "bin" / "python")}
+    per_round: dict[str, list[float]] = {name: [] for name in pythons}
+    ratios: list[float] = []
+    for r in range(repeat):
+        medians: dict[str, float] = {}
+        for name in list(pythons)[:: 1 if r % 2 == 0 else -1]:
+            command = [pythons[name], str(Path(__file__).resolve()), "--rounds-worker", str(n)]
+            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+            runs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+            values = [1000 * run["outside_s"] / run["rounds"] for run in runs]
+            per_round[name] += values
+            medians[name] = statistics.median(values)
+            print(f"  repeat {r + 1}/{repeat}: {name} {medians[name]:.1f} ms", file=sys.stderr)
+        ours, other = (medians[name] for name in pythons)
+        ratios.append(ours / other)
+    print(f"\n### A research round outside the model ({n} questions x {repeat}, two rounds)\n")
+    row("tree", "runs", "ms per round (median)", "mean")
+    row("---", "---:", "---:", "---:")
+    for name, values in per_round.items():
+        row(
+            name, len(values), f"{statistics.median(values):.1f}", f"{statistics.fmean(values):.1f}"
+        )
+    low, high = min(ratios), max(ratios)
+    print(
+        f"\nthis tree / {tree}, repeat by repeat: median {statistics.median(ratios):.3f} "
+        f"(from {low:.3f} to {high:.3f}); target <= 1.05"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -295,11 +367,20 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--embedded", type=int, default=20, help="live embedded runs (0: skip)")
     parser.add_argument("--rounds", type=int, default=1, help="rounds of each embedded run")
+    parser.add_argument("--against", type=Path, help="part 3: the tree to compare with")
+    parser.add_argument("--repeat", type=int, default=8, help="part 3: repeats of each tree")
+    parser.add_argument("--round-questions", type=int, default=12, help="part 3: runs a repeat")
+    parser.add_argument("--rounds-worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rounds_worker is not None:
+        rounds_worker(args.rounds_worker)
+        return
     if args.questions:
         report_fake(fake_part(args.questions), args.questions)
     if args.embedded:
         report_embedded(embedded_part(args.embedded, args.rounds), args.rounds)
+    if args.against is not None:
+        rounds_against(args.against, args.round_questions, args.repeat)
 
 
 def report_fake(t: dict[str, Any], questions: int) -> None:

@@ -16,6 +16,7 @@ from local2.config import SettingsError
 from local2.config.schema import ToolsSettings
 from local2.errors import EvalFileError, ToolError
 from local2.research.plan_schema import check_plan, parse_plan
+from local2.research.step_tools import web_steps
 from local2.tools.base import ToolContext
 from local2.tools.corpus import (
     CorpusIndex,
@@ -333,7 +334,7 @@ def test_a_research_plan_may_read_a_corpus_url() -> None:
             }
         )
         assert plan is not None, errors
-        return check_plan(plan, ("web_search", "web_fetch"), 8)
+        return check_plan(plan, web_steps(), 8)
 
     assert problems("corpus://demo/docs/saltmere") == []
     [problem] = problems("ftp://demo/x")

@@ -117,13 +117,15 @@ def test_every_cross_read_and_write_answers_as_unknown(team: dict[str, Any]) -> 
         refused = bob.post(path, json={"query": "leak?", "session_id": "alice-1"})
         if refused.status_code != 404 or "alice" in refused.text.replace("alice-1", ""):
             crossings.append(f"POST {path}")
-    for method, path in [("GET", "/research/{}"), ("POST", "/research/{}/resume")]:
-        if not unknown_like(
-            method,
-            path,
-            run_id,
-            "nope-run",
-        ):
+    research_calls: list[tuple[str, str, dict[str, Any]]] = [
+        ("GET", "/research/{}", {}),
+        ("POST", "/research/{}/resume", {}),
+        ("POST", "/research/{}/input", {"json": {"approve": True}}),
+        ("POST", "/research/{}/steer", {"json": {"text": "skip pricing"}}),
+        ("POST", "/research/{}/followup", {"json": {"question": "Why?"}}),
+    ]
+    for method, path, body in research_calls:
+        if not unknown_like(method, path, run_id, "nope-run", **body):
             crossings.append(f"{method} {path}")
     listed = {s["session_id"] for s in bob.get("/sessions").json()}
     if "alice-1" in listed:
@@ -162,6 +164,8 @@ def test_every_cross_read_and_write_answers_as_unknown(team: dict[str, Any]) -> 
         "/feedback", json={"session_id": "alice-1", "query_id": query_id, "rating": 1}
     )
     assert denied.status_code == 404
+    asked = carol.post(f"/research/{run_id}/followup", json={"question": "Why?"})
+    assert asked.status_code == 404  # an admin asks follow-ups on their own runs only
 
 
 def test_a_request_must_say_who_it_is_once_people_are_configured(team: dict[str, Any]) -> None:

@@ -66,3 +66,61 @@ def test_post_research_streams_events_then_the_payload(tmp_path: Path) -> None:
             extra = client.post("/research", json={"question": "q", "rounds": 2})
             assert extra.status_code == 422
         agent.close()
+
+
+def test_a_paused_run_over_http(tmp_path: Path) -> None:
+    """The plan under review: the stream ends with ``awaiting_input``, ``GET`` shows the
+    same, a broken plan answers 422 and changes nothing, an approval streams the rest; a say
+    to a run that is not running answers 409; a follow-up streams its answer."""
+    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        overrides = research_overrides(web, tmp_path / "data")
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["memory"] = {"enabled": False}
+        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
+            body = {"question": "Why did Kelsby keep its bridge?", "max_rounds": 1, "review": True}
+            with client.stream("POST", "/research", json=body) as response:
+                received = read_events(response)
+            names = [n for n, _ in received]
+            assert names[-1] == "awaiting_input" and "done" not in names
+            waiting = received[-1][1]
+            run_id = waiting["run_id"]
+            assert (
+                waiting["waits_for"] == "plan" and waiting["resume"] == f"/research/{run_id}/input"
+            )
+            assert [q["id"] for q in waiting["subquestions"]] == ["q1"]
+            shown = client.get(f"/research/{run_id}").json()
+            assert shown["status"] == "awaiting_input"
+            assert shown["awaiting"]["subquestions"] == waiting["subquestions"]
+
+            broken = client.post(f"/research/{run_id}/input", json={"plan": {"subquestions": []}})
+            assert broken.status_code == 422
+            assert "no sub-question is left" in broken.json()["detail"]
+            assert "the run stays paused" in broken.json()["detail"]
+            shape = client.post(f"/research/{run_id}/input", json={"approve": True, "answer": "x"})
+            assert shape.status_code == 422  # one of approve, plan, answer
+            assert client.get(f"/research/{run_id}").json()["status"] == "awaiting_input"
+            steer = client.post(f"/research/{run_id}/steer", json={"text": "skip pricing"})
+            assert steer.status_code == 409
+            assert f"waits for input: POST /research/{run_id}/input" in steer.json()["detail"]
+            assert web.hits == []
+
+            with client.stream(
+                "POST", f"/research/{run_id}/input", json={"approve": True}
+            ) as response:
+                assert response.status_code == 200
+                rest = read_events(response)
+            assert rest[-1][0] == "done" and rest[-1][1]["status"] == "done"
+            assert "research.input" in [n for n, _ in rest]
+            assert client.get(f"/research/{run_id}").json()["awaiting"] is None
+
+            with client.stream(
+                "POST", f"/research/{run_id}/followup", json={"question": "Why was there a vote?"}
+            ) as response:
+                asked = read_events(response)
+            answer = next(data for name, data in asked if name == "followup")
+            assert answer["n"] == 1 and answer["answer"].startswith("# Why was there a vote?")
+            assert asked[-1][0] == "done" and len(asked[-1][1]["followups"]) == 1
+            missing = client.post("/research/nope/followup", json={"question": "Why?"})
+            assert missing.status_code == 404
+        agent.close()

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from local2.research.plan_schema import RESEARCH_TOOLS, plan_schema
+from local2.research.plan_schema import plan_schema
+from local2.research.step_tools import web_steps
 from local2.research.structured import schema_errors
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
@@ -194,7 +195,7 @@ def test_embedded_model_ends_with_a_schema_valid_plan_and_a_report(
         {k: s[k] for k in ("id", "description", "tool", "args", "requires")} for s in plan["steps"]
     ]
     assert (
-        schema_errors({"goal": plan["goal"][:100], "steps": steps}, plan_schema(RESEARCH_TOOLS, 8))
+        schema_errors({"goal": plan["goal"][:100], "steps": steps}, plan_schema(web_steps(), 8))
         == []
     )
     assert payload["status"] == "done" and payload["report"].startswith("# How do tide mills work?")

@@ -11,7 +11,6 @@ from langchain_core.messages import HumanMessage
 
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.research.plan_schema import (
-    RESEARCH_TOOLS,
     Gaps,
     call_key,
     check_plan,
@@ -21,12 +20,13 @@ from local2.research.plan_schema import (
     plan_schema,
     renumber,
 )
+from local2.research.step_tools import StepTools, web_steps
 from local2.research.structured import ask_structured, decode_json, schema_errors
 from local2.service.wiring import wire
 from local2.testing.research_brain import default_plan
 from tests.conftest import make_settings
 
-TOOLS = list(RESEARCH_TOOLS)
+TOOLS = web_steps()
 CAPTURED = Path(__file__).parent / "fixtures" / "research" / "smollm2_replies.json"
 
 
@@ -78,7 +78,7 @@ def test_fallback_plans_leave_forbidden_calls_out_and_can_call_no_tools() -> Non
     banned = [call_key("web_search", {"query": "tide mills"})]
     no_tools = fallback_plan(["tide mills"], TOOLS, read_top=2, forbidden=banned)
     assert [s.tool for s in no_tools.steps] == ["compose"]
-    assert [s.tool for s in fallback_plan(["x"], [], 2).steps] == ["compose"]
+    assert [s.tool for s in fallback_plan(["x"], StepTools(), 2).steps] == ["compose"]
 
 
 def test_renumber_keeps_references_to_earlier_steps() -> None:
@@ -86,7 +86,7 @@ def test_renumber_keeps_references_to_earlier_steps() -> None:
     assert plan is not None
     moved = renumber(plan, start=4)
     assert [s.id for s in moved.steps] == ["s4", "s5", "s6"]
-    assert moved.steps[1].args.from_step == "s4" and moved.steps[1].requires == ["s4"]
+    assert moved.steps[1].args["from_step"] == "s4" and moved.steps[1].requires == ["s4"]
     assert moved.steps[2].requires == ["s5"]
 
 

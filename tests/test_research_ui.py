@@ -15,6 +15,7 @@ from local2.testing.research_brain import ResearchBrain
 from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
 from local2.ui.server import create_app
 from tests.test_api import Served
+from tests.test_research_steer import BRIDGE, MILL, OTTERS, branches
 from tests.test_ui_browser import CHROMIUM, browser, open_page, shot, text_of, wait_text
 
 __all__ = ["browser"]  # the module-scoped browser fixture, shared with the chat UI tests
@@ -48,6 +49,7 @@ def test_research_tab_shows_the_plan_sources_and_a_verified_report(
             page = open_page(browser, url)
             page.click("button[role=tab]:has-text('Research')")
             page.fill("#research-question textarea", "Why did Kelsby keep its bridge?")
+            page.uncheck("#research-review input")  # straight to the report
             page.click("#research-run")
             wait_text(page, "#research-plan", "s1")
             assert "web_search" in text_of(page, "#research-plan")
@@ -78,3 +80,64 @@ def test_research_tab_shows_the_plan_sources_and_a_verified_report(
             assert saved is not None and "## References" in Path(saved).read_text("utf-8")
             page.context.close()
         agent.close()
+
+
+def test_research_tab_edits_the_plan_stops_a_branch_and_asks_a_follow_up(
+    tmp_path: Path, browser: Any
+) -> None:
+    """The plan shown before the first search is edited in its text box (a line removed,
+    one added, two swapped) and approved; while the run goes, one sub-question is stopped;
+    under the report, a follow-up is answered from the run's sources."""
+    brain = ResearchBrain(plans=[branches(BRIDGE, OTTERS, MILL)])
+    with FakeOllama(brain, chunk_delay_s=0.01) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        web.search_delay_s = 1.5  # slow enough to stop a branch before it starts
+        overrides = research_overrides(web, tmp_path / "data")
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["memory"] = {"enabled": False}
+        overrides["research"].update(max_rounds=1, max_parallel=1)
+        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        with Served(create_app(agent)) as url:
+            page = open_page(browser, url)
+            page.click("button[role=tab]:has-text('Research')")
+            page.fill("#research-question textarea", "Why did Kelsby keep its bridge?")
+            assert page.is_checked("#research-review input")  # the app's default
+            page.click("#research-run")
+            wait_text(page, "#research-pause-info", "before the first search", timeout=60_000)
+            editor = "#research-plan-edit textarea"
+            page.wait_for_function(
+                "(sel) => document.querySelector(sel)?.value.includes('q3: tide mill')",
+                arg=editor,
+                timeout=60_000,
+            )
+            assert not page.is_visible("#research-answer")  # a plan, not a question
+            shown = page.input_value(editor)
+            assert shown.splitlines() == [f"q1: {BRIDGE}", f"q2: {OTTERS}", f"q3: {MILL}"]
+            assert web.hits == []
+            shot(page, "research-03-plan-review")
+            page.fill(editor, f"q3: {MILL}\nq1: {BRIDGE}\nsourdough starter")
+            page.click("#research-approve")
+            wait_text(page, "#research-plan", "running", timeout=60_000)
+            page.fill("#research-branch input", "q1")
+            page.keyboard.press("Enter")
+            page.click("#research-stop-branch")
+            wait_text(page, "#research-steer-note", "Stopping q1")
+            shot(page, "research-04-branch-stopped")
+            wait_text(page, "#research-status", "finished", timeout=90_000)
+            plan = text_of(page, "#research-plan")
+            assert "stopped by the person" in plan
+            hits = len(web.hits)
+            page.fill("#research-followup textarea", "How does a tide mill store the tide?")
+            page.click("#research-ask")
+            wait_text(page, "#research-followups", "Follow-up 1", timeout=60_000)
+            shot(page, "research-05-follow-up")
+            followups = text_of(page, "#research-followups")
+            assert "How does a tide mill store the tide?" in followups
+            assert "from the sources already read" in followups and len(web.hits) == hits
+            links = page.eval_on_selector_all(
+                "#research-followups a", "els => els.map(e => e.getAttribute('href'))"
+            )
+            assert links and all(href.startswith(web.url) for href in links), links
+            page.context.close()
+        agent.close()
+    assert BRIDGE not in web.searches() and OTTERS not in web.searches()  # stopped; removed
+    assert web.searches() == [MILL, "sourdough starter"]

@@ -128,6 +128,10 @@ class RunBusy(Conflict):
     """The run is already going on (in this process or, on Postgres, in another one)."""
 
 
+class RunNotReady(Conflict):
+    """The research run is not in the state this asks for (paused, running or finished)."""
+
+
 class NothingToStop(Conflict):
     """A Stop for a session with no turn running here, or one already answered."""
 

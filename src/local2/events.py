@@ -41,6 +41,12 @@ RESEARCH_STEP = "research.step"  # {id, status: started|done|failed}
 RESEARCH_REPLAN = "research.replan"  # {reason, forbidden}
 RESEARCH_ROUND = "research.round"  # {n, gaps}
 RESEARCH_REPORT = "research.report"  # {sources, citations, unsupported}
+# The person steers a run: a pause for their plan or answer, a say while it runs, follow-ups.
+RESEARCH_AWAITING = "research.awaiting_input"  # {waits_for: plan|answer, ...}
+RESEARCH_INPUT = "research.input"  # {waits_for, approved | edited | answer | refused}
+RESEARCH_STEER = "research.steer"  # {seq, kind, value, effect}
+RESEARCH_FOLLOWUP = "research.followup"  # {n, question, missing, from_ledger}
+RESEARCH_ANSWER = "research.followup.answer"  # {n, sources, citations, unsupported}
 REPLAY_STARTED = "replay.started"  # a replayed turn's clock starts here (t = 0)
 # Two respondents answer one question; the judge compares them (docs/architecture.md).
 COMPARE_STARTED = "compare.started"

@@ -5,12 +5,20 @@ finished step. Runs are the person's own (local's, or ``--as NAME``'s): someone 
 id answers as an unknown one does. The run id is printed first (on stderr with ``--json``,
 so stdout stays JSON), the checklist goes to stderr as steps start and finish, the report to
 stdout.
+
+The person steers (:mod:`local2.cli.research_prompt`): at a terminal the planner may ask one
+clarifying question first (``--clarify auto``, the default there; ``never`` without a
+terminal); ``--review`` shows the plan before the first search, to approve or edit;
+``--plan FILE`` gives the plan with no terminal (or answers a paused run's review, with
+``--resume``, as ``--answer TEXT`` answers its question). ``local2 research followup RUN_ID
+"QUESTION"`` asks a follow-up on a finished report, answered from its sources first.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,6 +33,50 @@ from local2.cli.errors import friendly_errors
 
 ICONS = {"pending": "○", "started": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
 COLOURS = {"done": "green", "failed": "red", "skipped": "yellow", "started": "cyan"}
+
+
+@dataclass(frozen=True)
+class Steering:
+    """What the person asked for on the command line: the pauses, or their own answers."""
+
+    review: bool = False
+    clarify: str | None = None  # auto | never (None: auto at a terminal, else never)
+    plan_file: Path | None = None
+    answer: str | None = None
+
+    def interactive(self) -> bool:
+        return sys.stdin.isatty()
+
+    def clarify_mode(self) -> Any:
+        return self.clarify or ("auto" if self.interactive() else "never")
+
+    def asks(self) -> bool:
+        """Whether a pause is answered here (the person is at the terminal, or asked for
+        the pause and types or pipes their answers)."""
+        return self.interactive() or self.review or self.clarify == "auto"
+
+    def plan_edit(self) -> Any:
+        if self.plan_file is None:
+            return None
+        from local2.cli.research_prompt import read_plan_file
+
+        try:
+            return read_plan_file(self.plan_file)
+        except (OSError, ValueError) as exc:
+            fail(f"Cannot read the plan in {self.plan_file}: {exc}", PLAN_FIX, code=2)
+
+    def given(self) -> Any:
+        """What ``--resume`` answers its paused run with (``--plan``/``--answer``), or None."""
+        if self.answer is not None:
+            return {"answer": self.answer}
+        edit = self.plan_edit()
+        return {"plan": edit} if edit is not None else None
+
+
+PLAN_FIX = (
+    'A plan is JSON ({"subquestions": [{"text": "..."}]}) or one sub-question a line '
+    '("q2: text" keeps sub-question q2).'
+)
 
 
 def _args_text(args: dict[str, Any], limit: int = 70) -> str:
@@ -70,6 +122,26 @@ class Checklist:
                 f"[bold]Report:[/] {entry.get('sources')} sources, {entry.get('citations')} "
                 f"citations, {entry.get('unsupported')} unsupported statement(s) removed"
             )
+        elif subject == events.RESEARCH_AWAITING:
+            self.line(f"[bold yellow]Waiting for you:[/] the {entry.get('waits_for')}")
+        elif subject == events.RESEARCH_INPUT:
+            said = (
+                entry.get("answer")
+                or entry.get("refused")
+                or (
+                    "approved" if entry.get("approved") else "edited" if entry.get("edited") else ""
+                )
+            )
+            self.line(f"[bold]You:[/] {escape(str(said or 'answered'))}")
+        elif subject == events.RESEARCH_STEER:
+            self.line(
+                f"[bold]Your say[/] ({entry.get('kind')}: {escape(str(entry.get('value')))}): "
+                f"{escape(str(entry.get('effect') or ''))}"
+            )
+        elif subject == events.RESEARCH_FOLLOWUP:
+            missing = entry.get("missing") or []
+            how = "from the sources read" if not missing else "searching " + "; ".join(missing)
+            self.line(f"[bold]Follow-up {entry.get('n')}:[/] {escape(how)}")
         elif subject == events.CRITIQUE_RESULT:
             score = entry.get("score")
             grade = f"{score}/5" if score is not None else "no grade"
@@ -134,6 +206,19 @@ def show_runs(ctx: typer.Context, as_json: bool, limit: int) -> None:
     err.print("[dim]Resume an unfinished run with: local2 research --resume RUN_ID[/]")
 
 
+def _answerer(wanted: bool) -> Any:
+    """Who answers a pause: the person at this terminal (or on stdin when they asked for
+    the pause), else no one (the run stays paused)."""
+    if not wanted:
+        return None
+    from local2.cli.research_prompt import terminal_answerer
+
+    return terminal_answerer(
+        lambda prompt: err.input(f"[bold yellow]{escape(prompt)}[/]"),
+        lambda line: err.print(line, markup=False, highlight=False),
+    )
+
+
 def run_research(
     ctx: typer.Context,
     question: str | None,
@@ -143,10 +228,12 @@ def run_research(
     max_rounds: int | None,
     backend: str | None,
     model: str | None,
+    steer: Steering | None = None,
 ) -> None:
     from local2.cli.people import access_of
     from local2.service.research import Research
 
+    steer = steer or Steering()
     person = person_of(ctx)
     if not resume and not (question or "").strip():
         fail('Give a question: local2 research "QUESTION" (or `list`, or --resume RUN_ID).', code=2)
@@ -164,18 +251,28 @@ def run_research(
     research = None
     say = err if as_json else out
     checklist = Checklist(err)
+    payload: dict[str, Any] = {}
     try:
         with friendly_errors():
             research = Research(settings_of(ctx), backend=backend, model=model)
             gc_pause.resume("research")  # the run takes minutes
             if research.notice:
                 err.print(f"[yellow]Notice:[/] {research.notice}")
-            items = (
-                research.resume(resume, person)
-                if resume
-                else research.stream(question or "", max_rounds=max_rounds, person=person)
-            )
-            payload: dict[str, Any] = {}
+            answer = _answerer(steer.asks())
+            if resume and steer.given() is not None:
+                items = research.input(resume, steer.given(), person, answer=answer)
+            elif resume:
+                items = research.resume(resume, person, answer=answer)
+            else:
+                items = research.stream(
+                    question or "",
+                    max_rounds=max_rounds,
+                    person=person,
+                    clarify=steer.clarify_mode(),
+                    review=steer.review,
+                    plan=steer.plan_edit(),
+                    answer=answer,
+                )
             for kind, data in items:
                 if kind == "run":
                     verb = "resuming run" if data.get("resumed") else "run"
@@ -183,7 +280,7 @@ def run_research(
                     sys.stdout.flush()
                 elif kind == "final":
                     payload = data
-                else:
+                elif kind != "awaiting_input":
                     checklist(kind, data)
     except KeyboardInterrupt:
         err.print("\n[yellow]Interrupted.[/] Resume with: local2 research --resume RUN_ID")
@@ -191,7 +288,56 @@ def run_research(
     finally:
         if research is not None:
             research.close()
+    if payload.get("status") == "awaiting_input":
+        _still_paused(payload, as_json)
+        return
     _finish(payload, as_json, out_file)
+
+
+def _still_paused(payload: dict[str, Any], as_json: bool) -> None:
+    """The run waits for the person, and no one answered here: how to answer it later."""
+    from local2.cli.research_prompt import describe_request
+
+    request = payload.get("awaiting") or {}
+    run_id = payload.get("run_id")
+    for line in describe_request(request):
+        err.print(line, markup=False, highlight=False)
+    how = (
+        "--review (at a terminal) or --plan FILE"
+        if request.get("waits_for") == "plan"
+        else '--answer "TEXT"'
+    )
+    err.print(
+        f"[yellow]The run waits for you.[/] Answer with: local2 research --resume {run_id} {how}"
+    )
+    if as_json:
+        print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+
+
+def run_followup(ctx: typer.Context, run_id: str, question: str, as_json: bool) -> None:
+    """``local2 research followup RUN_ID "QUESTION"``: the answer, from the run's sources first."""
+    from local2.service.research import Research
+
+    person = person_of(ctx)
+    research = None
+    answered: dict[str, Any] = {}
+    checklist = Checklist(err)
+    try:
+        with friendly_errors():
+            research = Research(settings_of(ctx))
+            for kind, data in research.followup(run_id, question, person):
+                if kind == "followup":
+                    answered = data or {}
+                elif kind not in ("run", "final"):
+                    checklist(kind, data)
+    finally:
+        if research is not None:
+            research.close()
+    if as_json:
+        print(json.dumps(answered, ensure_ascii=False, indent=2, default=str))
+        return
+    out.print()
+    out.print(answered.get("answer") or "", markup=False)
 
 
 def _finish(payload: dict[str, Any], as_json: bool, out_file: Path | None) -> None:
@@ -206,6 +352,12 @@ def _finish(payload: dict[str, Any], as_json: bool, out_file: Path | None) -> No
         out.print(payload.get("report") or "", markup=False)
 
 
+def _clarify_param(value: str | None) -> str | None:
+    if value is not None and value not in ("auto", "never"):
+        raise typer.BadParameter("auto or never")
+    return value
+
+
 def run_id_param(value: str | None) -> str | None:
     """Run ids follow the session-id rule (``local2.ids``), checked before anything loads."""
     return id_param("run id")(value)
@@ -217,7 +369,14 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         question: Annotated[
             str | None,
-            typer.Argument(help='The question, or "list" to show the runs so far.'),
+            typer.Argument(
+                help='The question; "list" shows the runs so far; "followup RUN_ID QUESTION" '
+                "asks a follow-up on a finished report."
+            ),
+        ] = None,
+        more: Annotated[
+            list[str] | None,
+            typer.Argument(help="After followup: the run id and the question.", show_default=False),
         ] = None,
         resume: Annotated[
             str | None,
@@ -243,13 +402,54 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
         ] = None,
+        review: Annotated[
+            bool,
+            typer.Option(
+                "--review", help="Show the plan before the first search: approve or edit."
+            ),
+        ] = False,
+        plan: Annotated[
+            Path | None,
+            typer.Option(
+                "--plan",
+                help="Your plan (JSON, or one sub-question a line), run as given; with "
+                "--resume, the answer to a paused run's review.",
+                exists=True,
+                dir_okay=False,
+            ),
+        ] = None,
+        clarify: Annotated[
+            str | None,
+            typer.Option(
+                "--clarify",
+                help="auto: the planner may ask one question first (default at a terminal); never.",
+                callback=_clarify_param,
+            ),
+        ] = None,
+        answer: Annotated[
+            str | None,
+            typer.Option("--answer", help="With --resume: the answer to a paused run's question."),
+        ] = None,
     ) -> None:
         """Research a question: plan, search and read in rounds, then a verified report.
 
         The report cites only sources that were found or read; statements the sources do
-        not support are removed and listed. `local2 research list` shows past runs.
+        not support are removed and listed. `local2 research list` shows past runs;
+        `local2 research followup RUN_ID "QUESTION"` asks a follow-up on a finished report.
         """
         if question == "list" and not resume:
             show_runs(ctx, as_json, limit)
             return
-        run_research(ctx, question, resume, as_json, out_file, max_rounds, backend, model)
+        if question == "followup" and not resume:
+            if len(more or []) != 2:
+                fail(
+                    'Give the run and the question: local2 research followup RUN_ID "QUESTION"',
+                    code=2,
+                )
+            run_id, asked = more or ["", ""]
+            run_followup(ctx, run_id_param(run_id) or "", asked, as_json)
+            return
+        if more:
+            fail(f"Unexpected arguments: {' '.join(more)} (quote the question).", code=2)
+        steering = Steering(review=review, clarify=clarify, plan_file=plan, answer=answer)
+        run_research(ctx, question, resume, as_json, out_file, max_rounds, backend, model, steering)

@@ -12,6 +12,7 @@ __all__ = [
     "GeneratorSettings",
     "McpServer",
     "MemorySettings",
+    "ResearchSettings",
     "Settings",
     "SettingsError",
     "ToolsSettings",
@@ -25,6 +26,7 @@ __all__ = [
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "ResearchSettings": "local2.config.schema",
     "CriticRubric": "local2.config.schema",
     "CriticSettings": "local2.config.schema",
     "DocumentsSettings": "local2.config.schema",

@@ -335,6 +335,8 @@ class ResearchSettings(Strict):
     source_chars: int = Field(1500, ge=200)  # text of each source shown when composing
     compose_chars: int = Field(12000, ge=1000)  # all sources shown when composing
     structured_max_tokens: int = Field(1200, ge=200)  # embedded model: room for a whole plan
+    # Read-only tools that never serve as a step (memory holds what was said, not sources).
+    exclude_tools: list[str] = Field(default_factory=lambda: ["recall_memory"])
 
 
 class Settings(Strict):

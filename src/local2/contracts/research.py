@@ -10,7 +10,7 @@ from typing_extensions import TypedDict
 from local2.contracts.records import EventEntry
 from local2.contracts.turn import Grade
 
-RunStatus = Literal["done", "unfinished", "running", "failed"]
+RunStatus = Literal["done", "unfinished", "running", "failed", "awaiting_input"]
 
 
 class ResearchStep(TypedDict):
@@ -27,6 +27,70 @@ class ResearchStep(TypedDict):
     duration_s: float
     calls: list[dict[str, Any]]
     sources: int
+    branch: Annotated[str | None, Field(description="The sub-question it serves.")]
+    followup: Annotated[int | None, Field(description="The follow-up it was planned for.")]
+
+
+class SubQuestion(TypedDict):
+    """One sub-question of the run (a branch of its steps)."""
+
+    id: str
+    text: str
+    status: Annotated[str, Field(description="open, dropped (its sources left out), stopped.")]
+    round: int
+    origin: Annotated[str, Field(description="model, fallback, person, gap or followup.")]
+
+
+class SubQuestionView(SubQuestion):
+    steps: list[str]
+
+
+class Clarification(TypedDict):
+    """The question a run asked before planning, its readings and the person's answer."""
+
+    question: str
+    readings: list[str]
+    answer: str
+
+
+class ResearchRequest(TypedDict):
+    """What a paused run waits for (the LangGraph interrupt's value): its ``plan``, shown as
+    sub-questions and steps, or an ``answer`` to ``clarify``."""
+
+    kind: Literal["research_input"]
+    waits_for: Annotated[str, Field(description="plan or answer.")]
+    run_id: str
+    question: str
+    goal: str
+    subquestions: list[SubQuestionView]
+    steps: list[dict[str, Any]]
+    clarify: dict[str, Any] | None
+    error: Annotated[str | None, Field(description="Why the last plan sent was refused.")]
+    resume: str
+
+
+class Followup(TypedDict):
+    """A follow-up question on the report, answered from the ledger first."""
+
+    n: int
+    question: str
+    answer: Annotated[str, Field(description="Markdown, cited as [n] from the run's ledger.")]
+    from_ledger: Annotated[bool, Field(description="Answered with no new search.")]
+    searched: list[str]
+    read: list[str]
+    sources: list[dict[str, Any]]
+    unsupported: list[Any]
+    citations: int
+
+
+class SteerRecord(TypedDict):
+    """A say put in a running run's inbox; the run applies it at its next step boundary."""
+
+    run_id: str
+    seq: int
+    kind: str
+    value: str
+    at: float
 
 
 class ResearchPayload(TypedDict):
@@ -55,6 +119,11 @@ class ResearchPayload(TypedDict):
     events: list[str]
     event_log: list[EventEntry]
     critique: Grade | None
+    subquestions: list[SubQuestion]
+    clarification: Clarification | None
+    notes: Annotated[list[str], Field(description="What the person said during the run.")]
+    followups: list[Followup]
+    awaiting: Annotated[ResearchRequest | None, Field(description="What a paused run waits for.")]
 
 
 class ResearchRun(TypedDict):

@@ -7,7 +7,8 @@ The kinds are literal, so a reader's ``if kind == "final"`` is checked against t
   respondents' ``{id, kind, text}``), ``answer`` (the payload at publish, before the critic),
   ``approval`` (a tool call waits for the person), ``final`` (the payload at the end);
 - a research run (:class:`local2.service.research.Research`): ``run`` (its id, first),
-  ``event``, ``report`` (the payload at publish) and ``final``;
+  ``event``, ``report`` (the payload at publish), ``followup`` (a follow-up's answer),
+  ``awaiting_input`` (the run pauses for the person: what it waits for) and ``final``;
 - an eval run (:class:`local2.service.evals.Evals`): ``run`` (its id and what it asks,
   first), ``progress`` (:class:`~local2.contracts.evals.EvalProgress`) as questions start and
   end, ``question`` (a question's record) and ``final``
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from local2.contracts.turn import TurnPayload
 
 TurnItemKind = Literal["event", "thinking", "token", "respondent", "answer", "approval", "final"]
-ResearchItemKind = Literal["run", "event", "report", "final"]
+ResearchItemKind = Literal["run", "event", "report", "followup", "awaiting_input", "final"]
 EvalItemKind = Literal["run", "progress", "question", "final"]
 
 StreamItem = tuple[TurnItemKind, Any]

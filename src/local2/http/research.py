@@ -2,22 +2,31 @@
 
 ``POST /research`` streams server-sent events: ``run`` first (the run id), then the
 research and tool events (named by their subject), ``report`` when the report is
-published, and ``done`` with the payload at the end, or ``error`` if the run stopped.
-``GET /research/{run_id}`` returns a run's payload (``status`` says whether it finished);
-``GET /research`` lists recent runs.
+published, and ``done`` with the payload at the end, or ``error`` if the run stopped. A run
+that pauses for the person (``review: true``, or ``clarify: auto`` when the planner asks)
+ends its stream with ``awaiting_input`` instead: what it waits for (``waits_for``: ``plan``,
+shown as sub-questions and steps, or ``answer`` to a question). ``POST
+/research/{run_id}/input`` answers it (``{approve}``, ``{plan}`` or ``{answer}``) and streams
+the rest of the run; ``POST /research/{run_id}/steer`` puts a say in a running run's inbox
+(``{text}``, ``{add}``, ``{drop}`` or ``{stop}``); ``POST /research/{run_id}/followup``
+asks a follow-up on the finished report and streams its answer (a ``followup`` event).
+``GET /research/{run_id}`` returns a run's payload (``status`` says whether it finished or
+waits, ``awaiting`` what for); ``GET /research`` lists recent runs. Someone else's run
+answers 404 on each, as an unknown one does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from local2.contracts.research import ResearchPayload, ResearchRun
+from local2.contracts.research import ResearchPayload, ResearchRun, SteerRecord
+from local2.contracts.research_input import PlanEdit, ResearchInput, Steer
 from local2.contracts.stream import ResearchItem
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
@@ -29,6 +38,17 @@ class ResearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question: str
     max_rounds: int | None = Field(default=None, ge=1, le=10)
+    clarify: Literal["auto", "never"] = Field(
+        default="auto",
+        description="auto: the planner may ask one clarifying question first; never: it does not.",
+    )
+    review: bool = Field(default=False, description="Pause with the plan before the first search.")
+    plan: PlanEdit | None = Field(default=None, description="Your own plan, run as given.")
+
+
+class FollowupBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str
 
 
 class ResearchRuns(TypedDict):
@@ -38,38 +58,73 @@ class ResearchRuns(TypedDict):
 
 
 def research_frames(items: Iterator[ResearchItem]) -> Iterator[str]:
-    """A run's items as server-sent events."""
+    """A run's items as server-sent events; a paused run's end with ``awaiting_input``."""
     for kind, data in items:
         if kind == "event":
             yield frame(str(data.get("subject", "event")), data)
         elif kind == "final":
-            yield frame("done", data)
+            if data.get("status") != "awaiting_input":
+                yield frame("done", data)
         else:
             yield frame(kind, data)
+
+
+STREAM: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/event-stream": {}}},
+    **ERROR_RESPONSES,
+}
 
 
 def research_routes(agent: Agent) -> APIRouter:
     """The research routes over ``agent``'s research service (:attr:`Agent.research`)."""
     router = APIRouter(tags=["research"])
 
-    @router.post(
-        "/research",
-        response_class=StreamingResponse,
-        responses={200: {"content": {"text/event-stream": {}}}, **ERROR_RESPONSES},
-    )
+    @router.post("/research", response_class=StreamingResponse, responses=STREAM)
     def start(person: Caller, body: ResearchBody) -> StreamingResponse:
         """Research a question: search, read, verify, report; its events as they happen."""
-        items = agent.research.stream(body.question, max_rounds=body.max_rounds, person=person)
+        items = agent.research.stream(
+            body.question,
+            max_rounds=body.max_rounds,
+            person=person,
+            clarify=body.clarify,
+            review=body.review,
+            plan=body.plan,
+        )
         return event_stream(research_frames(items))
 
-    @router.post(
-        "/research/{run_id}/resume",
-        response_class=StreamingResponse,
-        responses={200: {"content": {"text/event-stream": {}}}, **ERROR_RESPONSES},
-    )
+    @router.post("/research/{run_id}/resume", response_class=StreamingResponse, responses=STREAM)
     def resume(person: Caller, run_id: str) -> StreamingResponse:
         """Continue the caller's unfinished run from its last finished step, as events."""
         return event_stream(research_frames(agent.research.resume(run_id, person)))
+
+    @router.post("/research/{run_id}/input", response_class=StreamingResponse, responses=STREAM)
+    def answer(person: Caller, run_id: str, body: ResearchInput) -> StreamingResponse:
+        """Answer the caller's paused run: ``{approve: true}`` or ``{plan}`` for its plan,
+        ``{answer}`` for its question; the rest of the run as events. A plan that breaks
+        the rules answers 422 with the reasons, and the run stays paused."""
+        return event_stream(research_frames(agent.research.input(run_id, body, person)))
+
+    @router.post(
+        "/research/{run_id}/steer",
+        status_code=202,
+        response_model=None,
+        responses={
+            202: {"model": SteerRecord, "description": "Filed in the run's inbox."},
+            **ERROR_RESPONSES,
+        },
+    )
+    def steer(person: Caller, run_id: str, body: Steer) -> Any:
+        """Say something to the caller's running run (``{text}``, ``{add}``, ``{drop}`` a
+        sub-question, ``{stop}`` one or ``{stop: "run"}``): applied at its next step
+        boundary and shown in its event log."""
+        return agent.research.steer(run_id, body, person)
+
+    @router.post("/research/{run_id}/followup", response_class=StreamingResponse, responses=STREAM)
+    def followup(person: Caller, run_id: str, body: FollowupBody) -> StreamingResponse:
+        """Ask a follow-up on the caller's finished report: answered from its sources
+        first, searching only for what they lack; the answer as a ``followup`` event."""
+        items = agent.research.followup(run_id, body.question, person)
+        return event_stream(research_frames(items))
 
     @router.get("/research", **returns(ResearchRuns))
     def runs(person: Caller, limit: int = 20, everyone: bool = False) -> Any:

@@ -9,7 +9,10 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "ResearchContext": "local2.research.context",
     "ResearchGraph": "local2.research.graph",
+    "apply_edit": "local2.research.branches",
+    "step_catalog": "local2.research.step_tools",
     "ResearchState": "local2.research.state",
     "compile_research_graph": "local2.research.graph",
     "link_citations": "local2.research.verify",
@@ -22,8 +25,10 @@ _FACE = {
 __getattr__ = lazy_face(__name__, _FACE)
 
 __all__ = [
+    "ResearchContext",
     "ResearchGraph",
     "ResearchState",
+    "apply_edit",
     "compile_research_graph",
     "link_citations",
     "plain",
@@ -31,4 +36,5 @@ __all__ = [
     "research_services",
     "safe_url",
     "source_list",
+    "step_catalog",
 ]

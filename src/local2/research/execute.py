@@ -27,9 +27,12 @@ from local2.errors import ToolError
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.services import Services
-from local2.research.ledger import Found, file_sources, page_read, search_hits, url_key
-from local2.research.plan_schema import COMPOSE, FETCH, SEARCH, call_key
+from local2.research.ledger import Found, file_sources, source_budget, url_key
+from local2.research.plan_schema import COMPOSE, call_key
+from local2.research.readings import found_in, split_label
 from local2.research.state import CallRecord, ResearchState, StepRecord
+from local2.research.steering import inbox_of, take_says
+from local2.research.step_tools import FROM_STEP, TOP, StepTool, step_catalog
 from local2.tools.base import ToolContext, ToolResult
 
 _TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\b", re.I)
@@ -58,52 +61,80 @@ def _given(state: ResearchState, url: str, ledger: list[Any]) -> bool:
     )
 
 
+def reads_targets(tool: StepTool | None, args: dict[str, Any]) -> bool:
+    """A step that reads sources named one by one: the results of a finder step, or the one
+    source its target argument names."""
+    return (
+        tool is not None
+        and tool.target is not None
+        and (bool(args.get(FROM_STEP)) or bool(args.get(tool.target)))
+    )
+
+
 def _read_targets(
-    state: ResearchState, step: StepRecord, room: int, forbidden: set[str]
+    state: ResearchState, step: StepRecord, reader: StepTool, room: int, forbidden: set[str]
 ) -> list[dict[str, str]]:
-    """The pages a read step will fetch: its URL, or the top unread results of its search."""
+    """The sources a read step will read: its target, or the top unread results of the
+    finder step it names (only those this reader can read: URLs, or files)."""
     ledger = state.get("ledger") or []
     read = {url_key(s["url"]) for s in ledger if s["kind"] == "page"}
     known = {url_key(s["url"]) for s in ledger}
     args = step["args"]
-    if args.get("url"):
-        if not _given(state, args["url"], ledger):
+    target = str(reader.target)
+    explicit = args.get(target)
+    if explicit:
+        label = str(explicit).strip()
+        if reader.takes_urls and not _given(state, label, ledger):
             return []
-        candidates = [{"url": args["url"], "title": ""}]
+        candidates = [{"url": label, "title": ""}]
     else:
-        source = (state.get("steps") or {}).get(args.get("from_step", ""), {})
-        candidates = [{"url": f["url"], "title": f["title"]} for f in source.get("found") or []][
-            :20
-        ]
+        source = (state.get("steps") or {}).get(str(args.get(FROM_STEP, "")), {})
+        hits = source.get("found") or []
+        candidates = [
+            {"url": f["url"], "title": f["title"]} for f in hits if reader.can_read(f["url"])
+        ][:20]
     targets = []
     for c in candidates:
         key = url_key(c["url"])
-        if key in read or call_key(FETCH, {"url": c["url"]}) in forbidden:
+        if key in read or call_key(reader.name, {target: c["url"]}) in forbidden:
             continue
         if key not in known:
             if room <= 0:
                 continue
             room -= 1
         targets.append(c)
-        if len(targets) >= int(args.get("top") or 1) or args.get("url"):
+        if len(targets) >= int(args.get(TOP) or 1) or explicit:
             break
     return targets
 
 
 def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     services = runtime.context.services
+    said, log = take_says(state, services, inbox_of(runtime))  # the person's says, first
+    if said:
+        steps_now = {**(state.get("steps") or {}), **said["steps"]}
+        state = {**state, **said, "steps": steps_now}  # type: ignore[typeddict-item]  # this node's own update of the state
+    update = _schedule(state, services, log)
+    if said:
+        update = {**update, **{k: v for k, v in said.items() if k != "steps"}}
+        update["steps"] = {**said["steps"], **(update.get("steps") or {})}
+    return update
+
+
+def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[str, Any]:
+    """File what finished, then hand out the next ready steps (or replan, or reflect)."""
     settings = services.settings.research
     steps = dict(state.get("steps") or {})
     order = list(state.get("order") or [])
     filed = list(state.get("filed") or [])
     forbidden = list(state.get("forbidden") or [])
-    log: list[Any] = []
 
+    budget = source_budget(state, settings.max_sources)
     finished = [i for i in order if steps[i]["status"] in ("done", "failed") and i not in filed]
     ledger, _ = file_sources(
         state.get("ledger") or [],
         [f for i in finished for f in steps[i].get("found") or []],
-        settings.max_sources,
+        budget,
     )
     for i in finished:
         step = steps[i]
@@ -122,14 +153,17 @@ def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, An
         "event_log": log,
     }
     handled = set(state.get("handled") or [])
+    if state.get("stopped"):  # the person stopped the run: write from what was read
+        return {**update, "decision": "reflect", "ready": []}
     if any(steps[i]["status"] == "failed" and i not in handled for i in order):
         return {**update, "decision": "replan", "ready": []}
 
     view: ResearchState = {**state, "ledger": ledger}
-    room = settings.max_sources - len(ledger)
+    room = budget - len(ledger)
     banned = set(forbidden)
     ready: list[dict[str, Any]] = []
     skipped: dict[str, Any] = {}
+    tools = step_catalog(services)
     for i in order:
         step = steps[i]
         if step["status"] != "pending" or step["tool"] == COMPOSE or not _satisfied(steps, step):
@@ -138,8 +172,9 @@ def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, An
             break
         targets: list[dict[str, str]] = []
         why = ""
-        if step["tool"] == FETCH:
-            targets = _read_targets(view, step, room, banned)
+        reader = tools.get(step["tool"])
+        if reader is not None and reads_targets(reader, step["args"]):
+            targets = _read_targets(view, step, reader, room, banned)
             room -= len(targets)
             why = (
                 ""
@@ -150,7 +185,7 @@ def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, An
                 )
             )
         elif room <= 0:
-            why = f"the source budget ({settings.max_sources}) is spent"
+            why = f"the source budget ({budget}) is spent"
         if why:
             skipped[i] = {**step, "status": "skipped", "error": why}
             log.append(event(state, events.RESEARCH_STEP, id=i, status="skipped", reason=why))
@@ -208,37 +243,43 @@ def call_tool(
     return result, error, time.time() - started.started_at
 
 
-def _soft_failure(tool: str, result: ToolResult) -> str | None:
+def _soft_failure(tool: StepTool | None, found: list[Found], result: ToolResult) -> str | None:
     """A call that answered but gave nothing to use."""
     text = result.text.strip()
-    if tool == SEARCH and (text.startswith("No results found") or not search_hits(text, "")):
+    if tool is not None and tool.finder and not found:
         return f"no results: {text[:160]}"
-    if tool == FETCH and text.endswith(NO_TEXT):
-        return "no readable text on the page"
+    if text.endswith(NO_TEXT) or not text:
+        return "no readable text" + (" on the page" if text else "")
     return None
 
 
 def _call_with_retry(
     services: Services,
-    tool: str,
-    args: dict[str, Any],
+    spec: StepTool | None,
+    planned: tuple[str, dict[str, Any], str],
     ctx: ToolContext,
+    step_id: str,
     call_id: str,
     timing: dict[str, Any],
     log: list[EventEntry],
-) -> tuple[ToolResult | None, CallRecord]:
-    """One planned call, tried again once after a transient failure (timeout, 429, 5xx)."""
+) -> tuple[list[Found], CallRecord]:
+    """One planned call, tried again once after a transient failure (timeout, 429, 5xx):
+    the sources it found or read, and its record."""
+    tool, args, title = planned
     backoff = services.settings.research.retry_backoff_s
     error: str | None = None
     result: ToolResult | None = None
+    found: list[Found] = []
     attempts = 0
     duration = 0.0
     while attempts < 2:
         attempts += 1
         log.append(event(timing, events.tool_request(tool), tool=tool, args=args, call_id=call_id))
         result, error, duration = call_tool(services, tool, args, ctx, call_id)
+        found = []
         if result is not None:
-            error = _soft_failure(tool, result)
+            found = found_in(spec, args, result.text, step_id, title) if spec is not None else []
+            error = _soft_failure(spec, found, result)
         log.append(
             event(
                 timing,
@@ -262,7 +303,31 @@ def _call_with_retry(
         attempts=attempts,
         chars=len(result.text) if result is not None else 0,
     )
-    return (result if error is None else None), record
+    return (found if error is None else []), record
+
+
+def planned_calls(
+    tool: StepTool | None, step: StepRecord, targets: list[dict[str, str]]
+) -> list[tuple[str, dict[str, Any], str]]:
+    """``(tool, args, title)`` of each call a step makes: one per source a read step reads
+    (its target filled in, its other arguments kept), else the step's own call."""
+    args = dict(step["args"])
+    if tool is not None and reads_targets(tool, args):
+        own = {k: v for k, v in args.items() if k not in (FROM_STEP, TOP)}
+        return [
+            (tool.name, {**own, **target_args(tool, t["url"])}, t.get("title", "")) for t in targets
+        ]
+    return [(step["tool"], args, "")]
+
+
+def target_args(tool: StepTool, label: str) -> dict[str, Any]:
+    """The arguments that make ``tool`` read ``label``: a document's page (``#page=N``, from
+    a hit in that page) goes to the tool's ``pages`` argument when it has one."""
+    base, page = split_label(label)
+    if page is None or tool.takes_urls:
+        return {str(tool.target): label}
+    paged = {str(tool.target): base}
+    return {**paged, "pages": str(page)} if "pages" in tool.properties else paged
 
 
 def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> dict[str, Any]:
@@ -282,21 +347,15 @@ def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> dict[str
     began = time.time()
     calls: list[CallRecord] = []
     found: list[Found] = []
-    if step["tool"] == SEARCH:
-        planned = [(SEARCH, {"query": step["args"].get("query", "")}, "")]
-    else:
-        planned = [(FETCH, {"url": t["url"]}, t.get("title", "")) for t in payload["targets"]]
-    for n, (tool, args, title) in enumerate(planned):
-        result, call = _call_with_retry(services, tool, args, ctx, f"{step['id']}-{n}", timing, log)
+    spec = step_catalog(services).get(step["tool"])
+    for n, planned in enumerate(planned_calls(spec, step, payload.get("targets") or [])):
+        got, call = _call_with_retry(
+            services, spec, planned, ctx, step["id"], f"{step['id']}-{n}", timing, log
+        )
         calls.append(call)
-        if result is None:
-            continue
-        if tool == SEARCH:
-            found.extend(search_hits(result.text, step["id"]))
-        elif (page := page_read(result.text, args["url"], step["id"], title)) is not None:
-            found.append(page)
+        found.extend(got)
     errors = [c["error"] for c in calls if c["error"]]
-    ok = bool(found) and (step["tool"] != SEARCH or not errors)
+    ok = bool(found) and (spec is None or not spec.finder or not errors)
     status = "done" if ok else "failed"
     error_text = None if ok else (errors[-1] if errors else "nothing was found")
     record: StepRecord = {

@@ -2,23 +2,33 @@
 services.
 
 ```
-START -> plan -> execute --(ready steps, side by side)--> run_step -> execute
-                    |  a step failed for good --> replan -> execute
-                    |  skipped steps freed others --> execute
-                    v  nothing left to run
-                 reflect --(gaps, rounds and sources left)--> plan   (the next round)
-                 reflect --(no gaps / budget spent)--> compose
-         compose -> verify -> publish -> critique -> END    (in parallel)
-                                      -> ingest   -> END    (in parallel)
+START --(a new run)--> plan --(the planner asks first)--> ask (pause) --> plan
+                         |  --(review: true)--> review (pause) --(refused)--> review
+                         v                        |  approved or edited
+                      execute <-------------------+
+START --(a follow-up)--> triage --(the ledger lacks some)--> execute
+                              --(the ledger has it)--> compose
+execute --(ready steps, side by side)--> run_step -> execute
+        |  a step failed for good --> replan -> execute
+        |  skipped steps freed others --> execute
+        v  nothing left to run (or the person stopped it)
+     reflect --(gaps, rounds and sources left)--> plan   (the next round)
+     reflect --(no gaps / budget spent / a follow-up)--> compose
+compose -> verify -> publish -> critique -> END    (in parallel)
+                             -> ingest   -> END    (in parallel)
+                     publish --(a follow-up)--> END
 ```
 Each node's writes are checkpointed as it finishes (thread = run id), so a run killed
-mid-way resumes from its last finished step without repeating that step's tool calls.
+mid-way resumes from its last finished step without repeating that step's tool calls, and a
+pause (LangGraph ``interrupt``) survives a restart. What the person says while the run goes
+reaches ``execute`` through the run's inbox (:mod:`local2.research.steering`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -27,11 +37,17 @@ from langgraph.graph.state import CompiledStateGraph
 from local2.config import Settings
 from local2.graph.context import TurnContext, contextual
 from local2.graph.services import Services
+from local2.research.context import ResearchContext
 from local2.research.execute import after_execute, execute, run_step
-from local2.research.planner import plan, replan
+from local2.research.followup import after_publish, after_triage, route_start, triage
+from local2.research.pauses import after_review, ask, review
+from local2.research.planner import after_plan, plan, replan
 from local2.research.reflect import after_reflect, reflect
 from local2.research.report import compose, critique_run, ingest_run, publish, verify_report
 from local2.research.state import ResearchState
+
+if TYPE_CHECKING:
+    from local2.storage.research_steers import SteerInbox
 
 AUTO: Any = "auto"
 
@@ -40,25 +56,35 @@ def recursion_limit(settings: Settings) -> int:
     """Super-steps for every round's plan, steps, replans and skips, plus the tail."""
     r = settings.research
     per_round = 2 * (r.max_steps + r.max_replans) * (r.max_replans + 1) + 6
-    return 20 + r.max_rounds * per_round
+    return 40 + r.max_rounds * per_round  # and the pauses, the says' added steps
 
 
 ResearchGraph = CompiledStateGraph[ResearchState, TurnContext, ResearchState, ResearchState]
 
 
 def compile_research_graph(
-    services: Services, checkpointer: BaseCheckpointSaver[Any] | None = None
+    services: Services,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    inbox: SteerInbox | None = None,
+    *,
+    identify: Any = None,
 ) -> ResearchGraph:
-    """The research graph; a run passes ``TurnContext(research_services(...))``, and one
-    without (a notebook, a resume after a kill) gets ``services`` (see
-    :mod:`local2.graph.context`)."""
-    default = TurnContext(services)
+    """The research graph; a run passes ``ResearchContext(research_services(...), inbox)``,
+    and one without (a notebook, a resume after a kill, LangGraph Server) gets ``services``
+    and ``inbox`` (see :mod:`local2.graph.context`). ``identify``: a first step that says
+    whose run it is (LangGraph Server's, from its auth: the graph then takes no context
+    schema, as the Server passes its own dict)."""
+    default = ResearchContext(services, inbox=inbox)
 
     def bind(fn: Any) -> Any:
         return contextual(fn, default)
 
-    graph = StateGraph(ResearchState, context_schema=TurnContext)
+    schema = None if identify is not None else TurnContext
+    graph = StateGraph(ResearchState, context_schema=schema)
     graph.add_node("plan", bind(plan))
+    graph.add_node("ask", bind(ask))
+    graph.add_node("review", bind(review))
+    graph.add_node("triage", bind(triage))
     graph.add_node("execute", bind(execute))
     graph.add_node("run_step", bind(run_step))
     graph.add_node("replan", bind(replan))
@@ -69,8 +95,21 @@ def compile_research_graph(
     graph.add_node("critique", bind(critique_run))
     graph.add_node("ingest", bind(ingest_run))
 
-    graph.add_edge(START, "plan")
-    graph.add_edge("plan", "execute")
+    starts: dict[Hashable, str] = {"plan": "plan", "triage": "triage"}
+    if identify is not None:
+        graph.add_node("identify", identify)
+        graph.add_edge(START, "identify")
+        graph.add_conditional_edges("identify", route_start, starts)
+    else:
+        graph.add_conditional_edges(START, route_start, starts)
+    graph.add_conditional_edges(
+        "plan", after_plan, {"ask": "ask", "review": "review", "execute": "execute"}
+    )
+    graph.add_edge("ask", "plan")
+    graph.add_conditional_edges("review", after_review, {"review": "review", "execute": "execute"})
+    graph.add_conditional_edges(
+        "triage", after_triage, {"execute": "execute", "compose": "compose"}
+    )
     graph.add_conditional_edges(
         "execute", after_execute, ["run_step", "replan", "execute", "reflect"]
     )
@@ -79,8 +118,7 @@ def compile_research_graph(
     graph.add_conditional_edges("reflect", after_reflect, {"plan": "plan", "compose": "compose"})
     graph.add_edge("compose", "verify")
     graph.add_edge("verify", "publish")
-    graph.add_edge("publish", "critique")
-    graph.add_edge("publish", "ingest")
+    graph.add_conditional_edges("publish", after_publish, ["critique", "ingest", END])
     graph.add_edge("critique", END)
     graph.add_edge("ingest", END)
     compiled = graph.compile(checkpointer=checkpointer, name="local2-research")
@@ -88,8 +126,9 @@ def compile_research_graph(
 
 
 def research_services(services: Services) -> Services:
-    """The chat services with only the read-only research tools: research causes no effects."""
-    from local2.research.plan_schema import RESEARCH_TOOLS
+    """The chat services with only the tools a step may call, those that only read
+    (:mod:`local2.research.step_tools`): research causes no effects."""
+    from local2.research.step_tools import step_catalog
 
-    tools = {n: t for n, t in services.tools.items() if n in RESEARCH_TOOLS}
+    tools = {n: services.tools[n] for n in step_catalog(services).names()}
     return dataclasses.replace(services, tools=tools)

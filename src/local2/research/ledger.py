@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
-from typing import Any, TypedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NotRequired, TypedDict
 from urllib.parse import urlsplit, urlunsplit
 
 _HIT = re.compile(
@@ -30,6 +30,8 @@ class Found(TypedDict):
     kind: str  # "result" (a search hit) | "page" (read)
     at: float
     step: str
+    tool: NotRequired[str]  # the tool that found or read it (runs before 38: web tools)
+    page: NotRequired[int | None]  # the page of a document it is
 
 
 class Source(TypedDict):
@@ -41,16 +43,20 @@ class Source(TypedDict):
     found_at: float
     read_at: float | None
     step: str
+    tool: NotRequired[str]
+    page: NotRequired[int | None]
 
 
 def url_key(url: str) -> str:
-    """The same page however its URL is written: no fragment, lower-case host, no final '/'."""
+    """The same page however its URL is written: no fragment (but a document's ``#page=N``,
+    which names another source), lower-case host, no final '/'."""
     try:
         parts = urlsplit(url.strip())
     except ValueError:
         return url.strip()
     path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+    page = parts.fragment if re.fullmatch(r"page=\d+", parts.fragment) else ""
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, page))
 
 
 def search_hits(text: str, step: str, at: float | None = None) -> list[Found]:
@@ -104,6 +110,7 @@ def file_sources(
         if known is not None:
             if item["kind"] == "page" and (known["kind"] != "page" or not known["text"]):
                 known["kind"], known["text"], known["read_at"] = "page", item["text"], item["at"]
+                known["tool"] = item.get("tool", known.get("tool", ""))
                 if item["title"] and known["title"] in ("", known["url"]):
                     known["title"] = item["title"]
                 touched.append(known["n"])
@@ -119,11 +126,19 @@ def file_sources(
             "found_at": item["at"],
             "read_at": item["at"] if item["kind"] == "page" else None,
             "step": item["step"],
+            "tool": item.get("tool", ""),
+            "page": item.get("page"),
         }
         entries.append(source)
         by_url[key] = source
         touched.append(source["n"])
     return entries, touched
+
+
+def source_budget(state: Mapping[str, Any], max_sources: int) -> int:
+    """Room in the ledger: the run's own budget, and as much again for each follow-up."""
+    followups = len(state.get("followups") or []) + (1 if state.get("followup") else 0)
+    return max_sources * (1 + followups)
 
 
 def find(ledger: Sequence[Source], url: str) -> Source | None:
@@ -148,6 +163,7 @@ def source_list(
             "url": s["url"],
             "kind": s["kind"],
             "read_at": s["read_at"],
+            "page": s.get("page"),
         }
         for s in ledger
         if wanted is None or s["n"] in wanted

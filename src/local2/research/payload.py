@@ -8,7 +8,18 @@ from typing import Any, cast
 from local2.contracts.research import ResearchPayload, ResearchStep
 from local2.research.plan_schema import COMPOSE
 
-STEP_FIELDS = ("id", "description", "tool", "args", "requires", "round", "status", "error")
+STEP_FIELDS = (
+    "id",
+    "description",
+    "tool",
+    "args",
+    "requires",
+    "round",
+    "status",
+    "error",
+    "branch",
+    "followup",
+)
 
 
 def step_rows(state: Mapping[str, Any]) -> list[ResearchStep]:
@@ -51,4 +62,9 @@ def research_payload(state: Mapping[str, Any]) -> ResearchPayload:
         "events": [e["subject"] for e in event_log],
         "event_log": event_log,
         "critique": state.get("critique"),
+        "subquestions": list(state.get("subquestions") or []),
+        "clarification": state.get("clarification"),
+        "notes": list(state.get("notes") or []),
+        "followups": list(state.get("followups") or []),
+        "awaiting": None,  # what a paused run waits for: the service knows it
     }

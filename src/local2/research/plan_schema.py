@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from local2.research.step_tools import FROM_STEP, MAX_TOP, TOP, StepTools
+
 COMPOSE = "compose"
 SEARCH = "web_search"
 FETCH = "web_fetch"
-RESEARCH_TOOLS = (SEARCH, FETCH)  # read-only: research never causes effects
-MAX_TOP = 5
 
 # Bounds that keep the worst-case JSON inside a small model's token budget.
 GOAL_CHARS = 100
@@ -40,14 +40,12 @@ _PLACEHOLDER = re.compile(
 _TEMPLATE_QUERIES = frozenset({"a web search query", "a short search query", "search query"})
 
 
-class StepArgs(BaseModel):
-    """Arguments of a step: ``query`` (search), ``url`` or ``from_step`` + ``top`` (read)."""
+class Clarify(BaseModel):
+    """What a first plan may ask before anything runs: one question and its likely readings."""
 
     model_config = ConfigDict(extra="forbid")
-    query: str | None = None
-    url: str | None = None
-    from_step: str | None = None
-    top: int | None = None
+    question: str = ""
+    readings: list[str] = Field(default_factory=list)
 
 
 class PlanStep(BaseModel):
@@ -55,7 +53,7 @@ class PlanStep(BaseModel):
     id: str = Field(min_length=1)
     description: str = ""
     tool: str
-    args: StepArgs = Field(default_factory=StepArgs)
+    args: dict[str, Any] = Field(default_factory=dict)
     requires: list[str] = Field(default_factory=list)
 
 
@@ -63,6 +61,7 @@ class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
     goal: str = ""
     steps: list[PlanStep]
+    clarify: Clarify | None = None
 
 
 class Gap(BaseModel):
@@ -88,10 +87,28 @@ def _text(limit: int) -> dict[str, Any]:
     return {"type": "string", "maxLength": limit}
 
 
-def plan_schema(tools: Sequence[str], max_steps: int) -> dict[str, Any]:
-    """The JSON schema a plan is requested with (only ``tools`` plus ``compose``)."""
-    ids = {"type": "string", "maxLength": ID_CHARS}
+CLARIFY_CHARS = 160
+READINGS = 4
+
+
+def clarify_schema() -> dict[str, Any]:
+    """The optional ``clarify`` of a first plan: one question and the readings it offers."""
     return {
+        "type": "object",
+        "properties": {
+            "question": _text(CLARIFY_CHARS),
+            "readings": {"type": "array", "maxItems": READINGS, "items": _text(TEXT_CHARS)},
+        },
+        "required": ["question", "readings"],
+        "additionalProperties": False,
+    }
+
+
+def plan_schema(tools: StepTools, max_steps: int, clarify: bool = False) -> dict[str, Any]:
+    """The JSON schema a plan is requested with (only ``tools`` plus ``compose``); with
+    ``clarify``, the plan may instead ask the person one question first."""
+    ids = {"type": "string", "maxLength": ID_CHARS}
+    schema: dict[str, Any] = {
         "title": "ResearchPlan",
         "type": "object",
         "properties": {
@@ -105,17 +122,8 @@ def plan_schema(tools: Sequence[str], max_steps: int) -> dict[str, Any]:
                     "properties": {
                         "id": ids,
                         "description": _text(TEXT_CHARS),
-                        "tool": {"type": "string", "enum": [*tools, COMPOSE]},
-                        "args": {
-                            "type": "object",
-                            "properties": {
-                                "query": _text(TEXT_CHARS),
-                                "url": _text(URL_CHARS),
-                                "from_step": ids,
-                                "top": {"type": "integer", "enum": list(range(1, MAX_TOP + 1))},
-                            },
-                            "additionalProperties": False,
-                        },
+                        "tool": {"type": "string", "enum": [*tools.names(), COMPOSE]},
+                        "args": tools.args_schema(TEXT_CHARS, URL_CHARS),
                         "requires": {"type": "array", "items": ids, "maxItems": max_steps},
                     },
                     "required": ["id", "description", "tool", "args", "requires"],
@@ -126,12 +134,15 @@ def plan_schema(tools: Sequence[str], max_steps: int) -> dict[str, Any]:
         "required": ["goal", "steps"],
         "additionalProperties": False,
     }
+    if clarify:
+        schema["properties"]["clarify"] = clarify_schema()
+    return schema
 
 
-def gaps_schema(max_gaps: int) -> dict[str, Any]:
-    """The JSON schema of the follow-up queries asked for after a round."""
+def gaps_schema(max_gaps: int, title: str = "ResearchGaps") -> dict[str, Any]:
+    """The JSON schema of the search queries asked for after a round (or for a follow-up)."""
     return {
-        "title": "ResearchGaps",
+        "title": title,
         "type": "object",
         "properties": {
             "gaps": {
@@ -159,7 +170,7 @@ def call_key(tool: str, args: Mapping[str, Any]) -> str:
 
 
 def step_args(step: PlanStep) -> dict[str, Any]:
-    return step.args.model_dump(exclude_none=True)
+    return {k: v for k, v in step.args.items() if v is not None}
 
 
 def parse_plan(data: Any) -> tuple[Plan | None, list[str]]:
@@ -174,7 +185,7 @@ def parse_plan(data: Any) -> tuple[Plan | None, list[str]]:
 
 def check_plan(
     plan: Plan,
-    tools: Sequence[str],
+    tools: StepTools,
     max_steps: int,
     forbidden: Sequence[str] = (),
     earlier: Mapping[str, str] | None = None,
@@ -216,36 +227,46 @@ def check_plan(
     return errors
 
 
-def _check_args(step: PlanStep, tools: Sequence[str], known: Mapping[str, str]) -> list[str]:
-    args = step.args
+def _check_args(step: PlanStep, tools: StepTools, known: Mapping[str, str]) -> list[str]:
+    args = step_args(step)
     if step.tool == COMPOSE:
         return []
-    if step.tool not in tools:
-        return [f"unknown tool {step.tool!r} (known: {', '.join([*tools, COMPOSE])})"]
-    for name, value in step_args(step).items():
+    tool = tools.get(step.tool)
+    if tool is None:
+        return [f"unknown tool {step.tool!r} (known: {', '.join([*tools.names(), COMPOSE])})"]
+    for name, value in args.items():
         if isinstance(value, str) and _PLACEHOLDER.search(value):
             return [f"args.{name} {value!r} is a placeholder, not a real value"]
-    if step.tool == SEARCH:
-        if args.query is None or not args.query.strip():
-            return ["a web_search step needs args.query"]
-        if args.query.strip().lower() in _TEMPLATE_QUERIES:
-            return [f"args.query {args.query!r} is a placeholder, not a search query"]
-        if args.url or args.from_step:
-            return ["a web_search step takes only args.query"]
+    query = args.get("query")
+    if tool.finder and isinstance(query, str) and query.strip().lower() in _TEMPLATE_QUERIES:
+        return [f"args.query {query!r} is a placeholder, not a search query"]
+    if tool.target and args.get(tool.target) and args.get(FROM_STEP):
+        return [f"a {step.tool} step takes args.{tool.target} or args.from_step, not both"]
+    problems = tools.check(step.tool, args)
+    if problems:
+        if tool.target and not args.get(tool.target) and not args.get(FROM_STEP):
+            finders = " or ".join(f.name for f in tools.finders()) or "finder"
+            return [
+                f"a {step.tool} step needs args.{tool.target}, or args.from_step naming a "
+                f"{finders} step"
+            ]
+        return problems
+    source = args.get(FROM_STEP)
+    if source is None:
         return []
-    if args.url and args.from_step:
-        return ["a web_fetch step takes args.url or args.from_step, not both"]
-    if args.url:
-        if not re.match(r"(?:https?|corpus)://[^\s/]+", args.url.strip(), re.IGNORECASE):
-            return [f"args.url {args.url!r} is not an http(s) URL (or a corpus:// one)"]
-        return []
-    if not args.from_step:
-        return ["a web_fetch step needs args.url, or args.from_step naming a web_search step"]
-    if known.get(args.from_step) != SEARCH:
-        return [f"args.from_step {args.from_step!r} is not an earlier web_search step"]
-    if args.from_step not in step.requires:
-        return [f"args.from_step {args.from_step!r} must also be listed in requires"]
-    if args.top is not None and not 1 <= args.top <= MAX_TOP:
+    finder = tools.get(known.get(str(source), ""))
+    readable = [f.name for f in tools.finders() if f.finds_urls == tool.takes_urls]
+    if finder is None or not finder.finder:
+        return [f"args.from_step {source!r} is not an earlier {' or '.join(readable)} step"]
+    if finder.finds_urls != tool.takes_urls:
+        return [
+            f"args.from_step {source!r}: {step.tool} cannot read what {finder.name} finds "
+            f"(it reads what {' or '.join(readable) or 'no finder'} finds)"
+        ]
+    if source not in step.requires:
+        return [f"args.from_step {source!r} must also be listed in requires"]
+    top = args.get(TOP)
+    if top is not None and not (isinstance(top, int) and 1 <= top <= MAX_TOP):
         return [f"args.top must be 1 to {MAX_TOP}"]
     return []
 
@@ -255,9 +276,9 @@ def renumber(plan: Plan, start: int) -> Plan:
     mapping = {step.id: f"s{start + i}" for i, step in enumerate(plan.steps)}
     steps = []
     for step in plan.steps:
-        args = step.args.model_copy()
-        if args.from_step:
-            args.from_step = mapping.get(args.from_step, args.from_step)
+        args = dict(step.args)
+        if isinstance(args.get(FROM_STEP), str):
+            args[FROM_STEP] = mapping.get(args[FROM_STEP], args[FROM_STEP])
         steps.append(
             step.model_copy(
                 update={
@@ -270,9 +291,46 @@ def renumber(plan: Plan, start: int) -> Plan:
     return plan.model_copy(update={"steps": steps})
 
 
+def branch_steps(
+    query: str, tools: StepTools, read_top: int, first_id: int, forbidden: Sequence[str] = ()
+) -> list[PlanStep]:
+    """One sub-question's steps as a plan made without the model: search for ``query``, then
+    read the top results; nothing when that search is forbidden or no tool can search."""
+    query = " ".join(query.split())[:TEXT_CHARS]
+    search = tools.search()
+    if search is None or not query or call_key(search.name, {"query": query}) in set(forbidden):
+        return []
+    found = PlanStep(
+        id=f"f{first_id}",
+        description=f"Search for: {query}"[:TEXT_CHARS],
+        tool=search.name,
+        args={"query": query},
+    )
+    reader = tools.reader_for(search)
+    if reader is None:
+        return [found]
+    read = PlanStep(
+        id=f"f{first_id + 1}",
+        description=f"Read the top {read_top} results of that search",
+        tool=reader.name,
+        args={FROM_STEP: found.id, TOP: read_top},
+        requires=[found.id],
+    )
+    return [found, read]
+
+
+def compose_step(step_id: str, requires: Sequence[str]) -> PlanStep:
+    return PlanStep(
+        id=step_id,
+        description="Write the report from the sources gathered",
+        tool=COMPOSE,
+        requires=list(requires),
+    )
+
+
 def fallback_plan(
     queries: Sequence[str],
-    tools: Sequence[str],
+    tools: StepTools,
     read_top: int,
     forbidden: Sequence[str] = (),
     goal: str = "",
@@ -280,34 +338,7 @@ def fallback_plan(
     """Search each query, read its top results, compose; what is forbidden or missing is
     left out, and with nothing left this is the plan that calls no tools."""
     steps: list[PlanStep] = []
-    banned = set(forbidden)
     for query in queries:
-        query = " ".join(query.split())[:TEXT_CHARS]
-        if SEARCH not in tools or not query or call_key(SEARCH, {"query": query}) in banned:
-            continue
-        search = PlanStep(
-            id=f"f{len(steps) + 1}",
-            description=f"Search the web for: {query}"[:TEXT_CHARS],
-            tool=SEARCH,
-            args=StepArgs(query=query),
-        )
-        steps.append(search)
-        if FETCH in tools:
-            steps.append(
-                PlanStep(
-                    id=f"f{len(steps) + 1}",
-                    description=f"Read the top {read_top} results of that search",
-                    tool=FETCH,
-                    args=StepArgs(from_step=search.id, top=read_top),
-                    requires=[search.id],
-                )
-            )
-    steps.append(
-        PlanStep(
-            id=f"f{len(steps) + 1}",
-            description="Write the report from the sources gathered",
-            tool=COMPOSE,
-            requires=[s.id for s in steps],
-        )
-    )
+        steps += branch_steps(query, tools, read_top, len(steps) + 1, forbidden)
+    steps.append(compose_step(f"f{len(steps) + 1}", [s.id for s in steps]))
     return Plan(goal=goal or (queries[0] if queries else "Answer the question"), steps=steps)

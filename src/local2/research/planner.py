@@ -1,6 +1,10 @@
 """``plan`` and ``replan``: a valid plan every time, from the model or from the fallback.
 
 ``plan`` makes the first plan, and in later rounds the plan for the gaps ``reflect`` named.
+A plan the person gave is adopted as theirs, without asking the model; with ``clarify:
+auto`` the first plan may instead ask the person one question (``clarify`` in the plan's
+schema), and the steps are planned again with the answer (:mod:`local2.research.pauses`).
+Every plan request carries what the person said (:func:`~local2.research.steering.person_brief`).
 ``replan`` replaces the steps still pending after a step failed for good, with that call
 forbidden. Both ask with the plan's JSON schema (one repair), and take the deterministic
 fallback when the model's plan breaks the rules; after ``max_replans`` the plan is the one
@@ -18,33 +22,27 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
+from local2.contracts.research_input import PlanEdit
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.services import Services
+from local2.research.branches import adopt, apply_edit
+from local2.research.pauses import ask_first, awaiting_plan
 from local2.research.plan_schema import (
     COMPOSE,
-    FETCH,
-    RESEARCH_TOOLS,
-    SEARCH,
     Plan,
     PlanStep,
-    StepArgs,
     call_key,
     check_plan,
     fallback_plan,
     parse_plan,
     plan_schema,
-    renumber,
-    step_args,
 )
 from local2.research.prompts import observation, plan_messages, replan_messages
-from local2.research.state import ResearchState, StepRecord
+from local2.research.state import ResearchState
+from local2.research.steering import answered_question, person_brief, usable_ledger
+from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
 from local2.research.structured import Structured, ask_structured
-
-
-def research_tools(services: Services) -> list[str]:
-    """The read-only tools a plan may use: research never causes effects."""
-    return [name for name in RESEARCH_TOOLS if name in services.tools]
 
 
 def _finished(state: ResearchState) -> dict[str, str]:
@@ -58,9 +56,10 @@ def _ask_plan(
     state: ResearchState,
     messages: list[BaseMessage],
     config: RunnableConfig,
+    clarify: bool = False,
 ) -> Structured[Plan]:
     settings = services.settings.research
-    tools = research_tools(services)
+    tools = step_catalog(services)
     forbidden = list(state.get("forbidden") or [])
     earlier = _finished(state)
 
@@ -68,72 +67,51 @@ def _ask_plan(
         plan, errors = parse_plan(data)
         if plan is None:
             return None, errors
+        if clarify and wants_to_ask(plan):
+            return plan, []  # the steps are planned again once the person has answered
         problems = check_plan(plan, tools, settings.max_steps, forbidden, earlier)
         return (None, problems) if problems else (plan, [])
 
-    return ask_structured(
-        services, messages, plan_schema(tools, settings.max_steps), validate, config
+    schema = plan_schema(tools, settings.max_steps, clarify=clarify)
+    return ask_structured(services, messages, schema, validate, config)
+
+
+def wants_to_ask(plan: Plan) -> bool:
+    """The planner asks the person first: a question and at least two readings."""
+    ask = plan.clarify
+    return (
+        ask is not None
+        and bool(ask.question.strip())
+        and len([r for r in ask.readings if r.strip()]) >= 2
     )
 
 
-def _adopt(
-    state: ResearchState,
-    plan: Plan,
-    origin: str,
-    asked: Structured[Plan] | None,
-    reason: str,
-) -> dict[str, Any]:
-    """Replace the pending steps by ``plan``'s, renumbered after every step so far."""
-    steps = state.get("steps") or {}
-    order = list(state.get("order") or [])
-    round_n = state.get("round") or 1
-    plan = renumber(plan, start=len(order) + 1)
-    dropped = {i: None for i, s in steps.items() if s.get("status") == "pending"}
-    records: dict[str, Any] = dict(dropped)
-    for step in plan.steps:
-        records[step.id] = StepRecord(
-            id=step.id,
-            description=step.description,
-            tool=step.tool,
-            args=step_args(step),
-            requires=list(step.requires),
-            round=round_n,
-            status="pending",
-            error=None,
-            calls=[],
-            found=[],
-            duration_s=0.0,
-        )
-    order = [i for i in order if i not in dropped] + [s.id for s in plan.steps]
-    summary = [
-        {
-            "id": s.id,
-            "tool": s.tool,
-            "args": step_args(s),
-            "description": s.description,
-            "requires": s.requires,
-        }
-        for s in plan.steps
-    ]
-    entry = event(
-        state, events.RESEARCH_PLAN, round=round_n, origin=origin, goal=plan.goal, steps=summary
-    )
-    record = {
-        "round": round_n,
-        "origin": origin,
-        "reason": reason,
-        "goal": plan.goal,
-        "steps": summary,
-        "attempts": asked.summary() if asked is not None else [],
-    }
+def _start(state: ResearchState, services: Services, config: RunnableConfig) -> dict[str, Any]:
+    """What a run started from a notebook with just a question lacks."""
+    if state.get("started_at"):
+        return {}
+    thread = (config.get("configurable") or {}).get("thread_id")
     return {
-        "goal": state.get("goal") or plan.goal,
-        "steps": records,
-        "order": order,
-        "plans": [record],
-        "decision": "",
-        "event_log": [entry],
+        "started_at": time.time(),
+        "round": 1,
+        "run_id": state.get("run_id") or thread or "",
+        "max_rounds": state.get("max_rounds") or services.settings.research.max_rounds,
+        "trust_urls": services.settings.tools.approval == "never",
+        "model": services.model_name,
+        "backend": services.backend,
     }
+
+
+def _given(view: ResearchState, services: Services) -> dict[str, Any] | None:
+    """The plan the person gave at the start, adopted as theirs (None: there is none, or it
+    breaks the rules, which the service has already said)."""
+    given = view.get("given_plan")
+    if not given or view.get("order"):
+        return None
+    tools = step_catalog(services)
+    edit = PlanEdit.model_validate(given)
+    update, errors = apply_edit(view, edit, tools, services.settings.research)
+    return None if errors else {**update, "reviewed": True}
 
 
 def plan(
@@ -141,39 +119,53 @@ def plan(
 ) -> dict[str, Any]:
     services = runtime.context.services
     settings = services.settings.research
-    start: dict[str, Any] = {}
-    if not state.get("started_at"):  # a run started from a notebook with just a question
-        thread = (config.get("configurable") or {}).get("thread_id")
-        start = {
-            "started_at": time.time(),
-            "round": 1,
-            "run_id": state.get("run_id") or thread or "",
-            "max_rounds": state.get("max_rounds") or settings.max_rounds,
-            "trust_urls": services.settings.tools.approval == "never",
-            "model": services.model_name,
-            "backend": services.backend,
-        }
+    start = _start(state, services, config)
     view: ResearchState = {**state, **start}  # type: ignore[typeddict-item]  # the run as the planner sees it, with its start filled in
-    tools = research_tools(services)
+    given = _given(view, services)
+    if given is not None:
+        return {**start, **given}
+    tools = step_catalog(services)
     gaps = list(view.get("gaps") or [])
+    clarify = (
+        view.get("clarify") == "auto"
+        and view.get("clarification") is None
+        and not gaps
+        and not view.get("order")
+    )
     messages = plan_messages(
         view["question"],
         tools,
         settings.max_steps,
         gaps=gaps,
-        ledger=view.get("ledger") or [],
+        ledger=usable_ledger(view),
         done=list(_finished(view)),
+        brief=person_brief(view),
+        clarify=clarify,
     )
-    asked = _ask_plan(services, view, messages, config)
+    asked = _ask_plan(services, view, messages, config, clarify)
+    if clarify and asked.value is not None and wants_to_ask(asked.value):
+        return {**start, **ask_first(view, asked.value, asked)}
     chosen = asked.value or fallback_plan(
-        gaps or [view["question"]],
+        gaps or [answered_question(view)],
         tools,
         settings.read_top,
         view.get("forbidden") or [],
         goal=view["question"],
     )
     reason = "follow-up round" if gaps else "first plan"
-    return {**start, **_adopt(view, chosen, asked.source, asked, reason)}
+    adopted = adopt(view, chosen, asked.source, asked, reason)
+    if view.get("review") and not view.get("reviewed"):
+        adopted = awaiting_plan(view, adopted)  # the person sees it before the first search
+    return {**start, **adopted}
+
+
+def after_plan(state: ResearchState) -> str:
+    """On to the clarifying question, the plan's review, or the first steps."""
+    if state.get("decision") == "ask":
+        return "ask"
+    if state.get("review") and not state.get("reviewed"):
+        return "review"
+    return "execute"
 
 
 _WORD = re.compile(r"[\w'.+-]+")
@@ -194,16 +186,22 @@ def keywords(question: str) -> str:
     return " ".join(kept)
 
 
-def _unread_results(state: ResearchState, forbidden: set[str], top: int) -> list[str]:
-    """URLs the ledger holds as search results only, not read yet and not forbidden."""
+def _unread_results(
+    state: ResearchState, reader: StepTool, forbidden: set[str], top: int
+) -> list[str]:
+    """Sources the ledger holds as results only, that ``reader`` can read, not read yet and
+    not forbidden."""
+    target = str(reader.target)
     return [
         s["url"]
         for s in state.get("ledger") or []
-        if s["kind"] == "result" and call_key(FETCH, {"url": s["url"]}) not in forbidden
+        if s["kind"] == "result"
+        and reader.can_read(s["url"])
+        and call_key(reader.name, {target: s["url"]}) not in forbidden
     ][:top]
 
 
-def _replan_fallback(state: ResearchState, tools: list[str], read_top: int) -> Plan:
+def _replan_fallback(state: ResearchState, tools: StepTools, read_top: int) -> Plan:
     """Keep researching without what failed: read more results of the last search that
     worked; else read the results the ledger has not read; else search again with another
     wording (the question, then its keywords). Only when none of that can be called is
@@ -212,27 +210,34 @@ def _replan_fallback(state: ResearchState, tools: list[str], read_top: int) -> P
     goal = state.get("goal") or state["question"]
     forbidden = set(state.get("forbidden") or [])
     compose = "Write the report"
+    search = tools.search()
+    reader = tools.reader_for(search) if search is not None else None
     searches = [
         i
         for i in state.get("order") or []
-        if steps[i]["tool"] == SEARCH and steps[i]["status"] == "done"
+        if search is not None and steps[i]["tool"] == search.name and steps[i]["status"] == "done"
     ]
-    if searches and FETCH in tools:
+    if searches and reader is not None:
         last = searches[-1]
         read = PlanStep(
             id="r1",
             description=f"Read more results of {last}",
-            tool=FETCH,
-            args=StepArgs(from_step=last, top=read_top),
+            tool=reader.name,
+            args={FROM_STEP: last, TOP: read_top},
             requires=[last],
         )
         done = PlanStep(id="r2", description=compose, tool=COMPOSE, requires=["r1"])
         return Plan(goal=goal, steps=[read, done])
-    unread = _unread_results(state, forbidden, read_top) if FETCH in tools else []
-    if unread:
+    unread = _unread_results(state, reader, forbidden, read_top) if reader is not None else []
+    if unread and reader is not None:
         reads = [
-            PlanStep(id=f"r{n}", description=f"Read {url}"[:80], tool=FETCH, args=StepArgs(url=url))
-            for n, url in enumerate(unread, start=1)
+            PlanStep(
+                id=f"r{n}",
+                description=f"Read {label}"[:80],
+                tool=reader.name,
+                args={str(reader.target): label},
+            )
+            for n, label in enumerate(unread, start=1)
         ]
         done = PlanStep(
             id=f"r{len(reads) + 1}",
@@ -241,10 +246,11 @@ def _replan_fallback(state: ResearchState, tools: list[str], read_top: int) -> P
             requires=[r.id for r in reads],
         )
         return Plan(goal=goal, steps=[*reads, done])
-    question = state["question"]
+    question = answered_question(state)
     wordings = [q for q in dict.fromkeys([question, keywords(question)]) if q.strip()]
-    fresh = [q for q in wordings if call_key(SEARCH, {"query": q}) not in forbidden][:1]
-    return fallback_plan(fresh, tools, read_top, list(forbidden), goal=question)
+    name = search.name if search is not None else ""
+    fresh = [q for q in wordings if call_key(name, {"query": q}) not in forbidden][:1]
+    return fallback_plan(fresh, tools, read_top, list(forbidden), goal=state["question"])
 
 
 def replan(
@@ -260,7 +266,7 @@ def replan(
     forbidden = list(state.get("forbidden") or [])
     replans = (state.get("replans") or 0) + 1
     noted = event(state, events.RESEARCH_REPLAN, reason=reason, forbidden=forbidden, n=replans)
-    tools = research_tools(services)
+    tools = step_catalog(services)
     asked: Structured[Plan] | None = None
     if replans > settings.max_replans:
         chosen, origin = fallback_plan([], tools, settings.read_top), "no-tools"
@@ -271,7 +277,12 @@ def replan(
             if steps[i]["tool"] != COMPOSE
         ]
         messages = replan_messages(
-            state["question"], tools, settings.max_steps, observations, forbidden
+            state["question"],
+            tools,
+            settings.max_steps,
+            observations,
+            forbidden,
+            brief=person_brief(state),
         )
         asked = _ask_plan(services, state, messages, config)
         if asked.value is not None:
@@ -279,10 +290,15 @@ def replan(
         else:  # the replan broke the rules: the fallback, which leaves forbidden calls out
             chosen = _replan_fallback(state, tools, settings.read_top)
             origin = "fallback" if len(chosen.steps) > 1 else "no-tools"
-    adopted = _adopt(state, chosen, origin, asked, f"replan: {reason}")
+    adopted = adopt(state, chosen, origin, asked, f"replan: {reason}", followup=_followup_n(state))
     return {
         **adopted,
         "replans": replans,
         "handled": handled + fresh,
         "event_log": [noted, *adopted["event_log"]],
     }
+
+
+def _followup_n(state: ResearchState) -> int:
+    """The follow-up question being answered (0: the run's own question)."""
+    return len(state.get("followups") or []) + 1 if state.get("followup") else 0

@@ -14,32 +14,35 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from local2.research.ledger import Source
 from local2.research.plan_schema import COMPOSE, FETCH, GOAL_CHARS, SEARCH, TEXT_CHARS
+from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools
 
 
-def example_plan(query: str, tools: Sequence[str]) -> dict[str, Any]:
+def example_plan(query: str, tools: StepTools) -> dict[str, Any]:
     """A plan for ``query`` itself: a model that copies the example still plans the right
     search (a fixed example about another topic gets copied word for word by small models)."""
     steps: list[dict[str, Any]] = []
-    if SEARCH in tools:
+    search = tools.search()
+    if search is not None:
         steps.append(
             {
                 "id": "s1",
                 "description": "Find sources",
-                "tool": SEARCH,
+                "tool": search.name,
                 "args": {"query": " ".join(query.split())[:TEXT_CHARS]},
                 "requires": [],
             }
         )
-    if SEARCH in tools and FETCH in tools:
-        steps.append(
-            {
-                "id": "s2",
-                "description": "Read the two best results",
-                "tool": FETCH,
-                "args": {"from_step": "s1", "top": 2},
-                "requires": ["s1"],
-            }
-        )
+        reader = tools.reader_for(search)
+        if reader is not None:
+            steps.append(
+                {
+                    "id": "s2",
+                    "description": "Read the two best results",
+                    "tool": reader.name,
+                    "args": {FROM_STEP: "s1", TOP: 2},
+                    "requires": ["s1"],
+                }
+            )
     steps.append(
         {
             "id": f"s{len(steps) + 1}",
@@ -62,16 +65,37 @@ _TOOL_HELP = {
 }
 
 
-def plan_system(tools: Sequence[str], max_steps: int, query: str) -> str:
-    helps = [_TOOL_HELP[t] for t in tools if t in _TOOL_HELP]
+def tool_help(tool: StepTool) -> str:
+    """One line on a tool for the planner: the web tools' own words, else its description
+    and arguments (and, for a reader, how it reads a finder's results)."""
+    if tool.name in _TOOL_HELP:
+        return _TOOL_HELP[tool.name]
+    described = " ".join(tool.description.split())
+    first = described.split(". ")[0].rstrip(".")[:160]
+    args = ", ".join(f'"{name}"' for name in tool.properties) or "none"
+    line = f"- {tool.name}: {first}. Args: {args}."
+    if tool.target:
+        line += ' Or {"from_step": "s1", "top": 2} to read the top results a search step found.'
+    return line
+
+
+PLAN_CLARIFY = (
+    "If the question could mean clearly different things (a name shared by a planet, an "
+    'element and a singer), add "clarify": {"question": one short question to the person, '
+    '"readings": the likely meanings}; otherwise leave "clarify" out.'
+)
+
+
+def plan_system(tools: StepTools, max_steps: int, query: str, clarify: bool = False) -> str:
     return "\n".join(
         [
-            "You plan web research that answers a question. Reply with one JSON object only.",
+            "You plan research that answers a question. Reply with one JSON object only.",
             "Tools:",
-            *helps,
+            *(tool_help(t) for t in tools.tools.values()),
             f"- {COMPOSE}: the last step, exactly once, args {{}}: writes the report.",
             f"Rules: at most {max_steps} steps; unique ids; requires lists only earlier steps; "
             "no placeholders; no invented URLs.",
+            *([PLAN_CLARIFY] if clarify else []),
             f"Example: {json.dumps(example_plan(query, tools), ensure_ascii=False)}",
         ]
     )
@@ -82,16 +106,25 @@ def _sources_brief(ledger: Sequence[Source], limit: int = 8) -> str:
     return "\n".join(lines) or "(none yet)"
 
 
+def _asked(question: str, brief: str) -> str:
+    """The question, and what the person said about it (their answer, their says)."""
+    return f"Question: {question}" + (f"\n\n{brief}" if brief else "")
+
+
 def plan_messages(
     question: str,
-    tools: Sequence[str],
+    tools: StepTools,
     max_steps: int,
     gaps: Sequence[str] = (),
     ledger: Sequence[Source] = (),
     done: Sequence[str] = (),
+    brief: str = "",
+    clarify: bool = False,
 ) -> list[BaseMessage]:
-    """The first plan, or (with ``gaps``) the plan of a follow-up round."""
-    user = f"Question: {question}"
+    """The first plan, or (with ``gaps``) the plan of a follow-up round; ``brief`` is what
+    the person said (:func:`local2.research.steering.person_brief`); with ``clarify`` the
+    model may ask them one question first."""
+    user = _asked(question, brief)
     if gaps:
         user += (
             f"\n\nSources so far:\n{_sources_brief(ledger)}\n\nStill missing, search for:\n"
@@ -99,19 +132,22 @@ def plan_messages(
             + f"\n\nPlan only new steps. Finished steps you may build on: {', '.join(done)}."
         )
     example = gaps[0] if gaps else question
-    return [SystemMessage(plan_system(tools, max_steps, example)), HumanMessage(user)]
+    system = plan_system(tools, max_steps, example, clarify)
+    return [SystemMessage(system), HumanMessage(user)]
 
 
 def replan_messages(
     question: str,
-    tools: Sequence[str],
+    tools: StepTools,
     max_steps: int,
     observations: Sequence[str],
     forbidden: Sequence[str],
+    brief: str = "",
 ) -> list[BaseMessage]:
     """A new plan for what is left, after a step failed for good."""
     user = (
-        f"Question: {question}\n\nWhat happened so far:\n"
+        _asked(question, brief)
+        + "\n\nWhat happened so far:\n"
         + "\n".join(f"- {o}" for o in observations)
         + "\n\nThese calls failed and are forbidden (do not plan them again):\n"
         + "\n".join(f"- {f}" for f in forbidden)
@@ -121,7 +157,9 @@ def replan_messages(
     return [SystemMessage(plan_system(tools, max_steps, question)), HumanMessage(user)]
 
 
-def reflect_messages(question: str, ledger: Sequence[Source], max_gaps: int) -> list[BaseMessage]:
+def reflect_messages(
+    question: str, ledger: Sequence[Source], max_gaps: int, brief: str = ""
+) -> list[BaseMessage]:
     """Ask what the sources do not answer yet, as follow-up queries."""
     system = (
         "You review research in progress. Reply with one JSON object only, listing at most "
@@ -129,7 +167,7 @@ def reflect_messages(question: str, ledger: Sequence[Source], max_gaps: int) -> 
         'as {"gaps": [{"query": ...}]}, or {"gaps": []} when they answer the question.'
     )
     sources = "\n".join(f"[{s['n']}] {s['title']}: {s['text'][:200]}" for s in ledger[:12])
-    user = f"Question: {question}\n\nSources:\n{sources or '(none)'}"
+    user = f"{_asked(question, brief)}\n\nSources:\n{sources or '(none)'}"
     return [SystemMessage(system), HumanMessage(user)]
 
 
@@ -143,7 +181,7 @@ COMPOSE_SYSTEM = (
 
 
 def compose_messages(
-    question: str, ledger: Sequence[Source], per_source: int, budget: int
+    question: str, ledger: Sequence[Source], per_source: int, budget: int, brief: str = ""
 ) -> list[BaseMessage]:
     """The report request: the question and each source's text, within ``budget`` chars."""
     count = max(1, len(ledger))
@@ -153,7 +191,7 @@ def compose_messages(
         text = s["text"] if len(s["text"]) <= each else s["text"][:each].rsplit(" ", 1)[0] + " …"
         blocks.append(f"[{s['n']}] {s['title']}\n{text}")
     sources = "\n\n".join(blocks) or "(no sources could be found or read)"
-    user = f"Question: {question}\n\nSources:\n\n{sources}\n\nWrite the report."
+    user = f"{_asked(question, brief)}\n\nSources:\n\n{sources}\n\nWrite the report."
     return [SystemMessage(COMPOSE_SYSTEM), HumanMessage(user)]
 
 
@@ -167,3 +205,44 @@ def observation(step: dict[str, Any]) -> str:
     return f"{step['id']} {step['tool']} {args}: {status}" + (
         f", {found} source(s)" if found else ""
     )
+
+
+def followup_messages(
+    question: str, followup: str, ledger: Sequence[Source], max_gaps: int, brief: str = ""
+) -> list[BaseMessage]:
+    """Ask what the run's sources do not answer of a follow-up question, as search queries
+    (none when they answer it: the answer then comes from them alone)."""
+    system = (
+        "You check whether numbered sources already answer a follow-up question on a research "
+        'report. Reply with one JSON object only: {"gaps": []} when the sources answer it, '
+        f"or at most {max_gaps} web search queries for what they do not cover, as "
+        '{"gaps": [{"query": ...}]}.'
+    )
+    sources = "\n".join(f"[{s['n']}] {s['title']}: {s['text'][:300]}" for s in ledger[:20])
+    user = (
+        f"{_asked(question, brief)}\n\nFollow-up question: {followup}\n\n"
+        f"Sources:\n{sources or '(none)'}"
+    )
+    return [SystemMessage(system), HumanMessage(user)]
+
+
+FOLLOWUP_SYSTEM = COMPOSE_SYSTEM.replace(
+    "write a research report in Markdown that answers the question",
+    "answer a follow-up question on a research report, in Markdown,",
+)
+
+
+def followup_compose_messages(
+    question: str,
+    followup: str,
+    ledger: Sequence[Source],
+    per_source: int,
+    budget: int,
+    brief: str = "",
+) -> list[BaseMessage]:
+    """The follow-up's answer request: the run's sources, numbered as in its report."""
+    messages = compose_messages(question, ledger, per_source, budget, brief)
+    user = str(messages[1].content).replace(
+        "Write the report.", f"Follow-up question: {followup}\n\nAnswer the follow-up question."
+    )
+    return [SystemMessage(FOLLOWUP_SYSTEM), HumanMessage(user)]

@@ -2,7 +2,8 @@
 
 The gaps are structured output (the gaps schema, one repair; unusable output means no
 gaps). A new round starts only with gaps, rounds left (``max_rounds``) and room in the
-ledger (``max_sources``); otherwise the run goes on to compose.
+ledger (``max_sources``); otherwise the run goes on to compose, as it does at once when the
+person stopped it or when it was answering a follow-up (one round).
 """
 
 from __future__ import annotations
@@ -17,30 +18,56 @@ from local2 import events
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.services import Services
-from local2.research.plan_schema import SEARCH, Gaps, gaps_schema
-from local2.research.planner import research_tools
+from local2.research.ledger import source_budget
+from local2.research.plan_schema import COMPOSE, Gaps, gaps_schema
 from local2.research.prompts import reflect_messages
 from local2.research.state import ResearchState
+from local2.research.steering import person_brief, usable_ledger
+from local2.research.step_tools import step_catalog
 from local2.research.structured import ask_structured
 
 
-def _searched(state: ResearchState) -> set[str]:
+def searched(state: ResearchState) -> set[str]:
+    """Every query the run's searches have made, as a search engine compares them."""
     steps = (state.get("steps") or {}).values()
     return {
         " ".join(str(s["args"].get("query", "")).lower().split())
         for s in steps
-        if s["tool"] == SEARCH
+        if "query" in s["args"] and s["tool"] != COMPOSE
     }
+
+
+def read_gaps(data: Any) -> tuple[Gaps | None, list[str]]:
+    """The model's gaps, or why they are not usable."""
+    try:
+        return Gaps.model_validate(data), []
+    except ValidationError as exc:
+        return None, [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+
+
+def new_queries(gaps: Gaps | None, done: set[str], limit: int) -> list[str]:
+    """The gaps' queries no search of the run has made, each once, at most ``limit``."""
+    queries: list[str] = []
+    for gap in gaps.gaps if gaps is not None else []:
+        query = " ".join(gap.query.split())
+        if query and query.lower() not in done and query not in queries:
+            queries.append(query)
+    return queries[:limit]
 
 
 def _why_stop(state: ResearchState, services: Services) -> str:
     settings = services.settings.research
     round_n = state.get("round") or 1
+    if state.get("followup"):
+        return "a follow-up takes one round"
+    if state.get("stopped"):
+        return str(state["stopped"])
     if round_n >= (state.get("max_rounds") or settings.max_rounds):
         return f"round limit ({round_n}) reached"
-    if len(state.get("ledger") or []) >= settings.max_sources:
-        return f"source budget ({settings.max_sources}) spent"
-    if settings.max_gaps == 0 or SEARCH not in research_tools(services):
+    budget = source_budget(state, settings.max_sources)
+    if len(state.get("ledger") or []) >= budget:
+        return f"source budget ({budget}) spent"
+    if settings.max_gaps == 0 or step_catalog(services).search() is None:
         return "no way to look further"
     return ""
 
@@ -55,27 +82,17 @@ def reflect(
     gaps: list[str] = []
     origin = "none"
     if not stop:
-        searched = _searched(state)
-
-        def validate(data: Any) -> tuple[Gaps | None, list[str]]:
-            try:
-                return Gaps.model_validate(data), []
-            except ValidationError as exc:
-                return None, [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
-
         asked = ask_structured(
             services,
-            reflect_messages(state["question"], state.get("ledger") or [], settings.max_gaps),
+            reflect_messages(
+                state["question"], usable_ledger(state), settings.max_gaps, person_brief(state)
+            ),
             gaps_schema(settings.max_gaps),
-            validate,
+            read_gaps,
             config,
         )
         origin = asked.source
-        for gap in asked.value.gaps if asked.value is not None else []:
-            query = " ".join(gap.query.split())
-            if query and query.lower() not in searched and query not in gaps:
-                gaps.append(query)
-        gaps = gaps[: settings.max_gaps]
+        gaps = new_queries(asked.value, searched(state), settings.max_gaps)
         stop = "" if gaps else "no gaps named"
     entry = event(state, events.RESEARCH_ROUND, n=round_n, gaps=gaps, stop=stop or None)
     record = {"n": round_n, "gaps": gaps, "origin": origin, "stop": stop or None}

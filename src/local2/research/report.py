@@ -1,8 +1,10 @@
 """``compose``, ``verify`` and ``publish``; then the chat graph's ``critique`` and ``ingest``.
 
-``compose`` asks for the report over the ledger's numbered sources, within the model's
-context; ``verify`` keeps what the sources support and appends the references built from
-the ledger; ``publish`` announces the payload. Grading and remembering reuse the chat
+``compose`` asks for the report over the ledger's numbered sources (those of dropped
+sub-questions left out), within the model's context, with what the person said; ``verify``
+keeps what the sources support and appends the references built from the ledger;
+``publish`` announces the payload. A follow-up goes the same way to its own answer
+(:mod:`local2.research.followup`). Grading and remembering reuse the chat
 graph's nodes on a turn-shaped view of the run, so both behave exactly as for a chat turn.
 """
 
@@ -15,6 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
+from local2.contracts.people import LOCAL_NAME
 from local2.contracts.records import ToolCallRecord
 from local2.graph.context import TurnContext
 from local2.graph.emit import event, push
@@ -23,10 +26,12 @@ from local2.graph.model_call import call_model
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
 from local2.models.thinking import thinking_and_answer
+from local2.research.followup import FOLLOWUP_DONE, followup_record
 from local2.research.ledger import source_list
 from local2.research.payload import research_payload
-from local2.research.prompts import compose_messages
+from local2.research.prompts import compose_messages, followup_compose_messages
 from local2.research.state import ResearchState
+from local2.research.steering import inbox_of, notes_only, person_brief, usable_ledger
 from local2.research.verify import report_markdown, verify
 
 EMPTY_DRAFT = "(The model wrote no report.)"
@@ -47,12 +52,21 @@ def compose(
 ) -> dict[str, Any]:
     services = runtime.context.services
     settings = services.settings.research
-    messages = compose_messages(
-        state["question"],
-        state.get("ledger") or [],
-        settings.source_chars,
-        compose_budget(services),
-    )
+    said: dict[str, Any] = {}
+    log: list[Any] = []
+    if not state.get("followup"):  # what the person said after the last step still counts
+        said, log = notes_only(state, inbox_of(runtime))
+    view: ResearchState = {**state, **said}  # type: ignore[typeddict-item]  # this node's own update
+    ledger = usable_ledger(view)
+    brief = person_brief(view)
+    budget = compose_budget(services)
+    followup = view.get("followup")
+    if followup:
+        messages = followup_compose_messages(
+            view["question"], followup, ledger, settings.source_chars, budget, brief
+        )
+    else:
+        messages = compose_messages(view["question"], ledger, settings.source_chars, budget, brief)
     reply = call_model(services, messages, config, tools=False)
     _thinking, draft = thinking_and_answer(reply)
     steps = state.get("steps") or {}
@@ -61,12 +75,30 @@ def compose(
         for i, s in steps.items()
         if s["tool"] == "compose" and s["status"] == "pending"
     }
-    return {"draft": draft.strip() or EMPTY_DRAFT, "steps": finished}
+    return {
+        **said,
+        "draft": draft.strip() or EMPTY_DRAFT,
+        "steps": finished,
+        "event_log": log,
+    }
 
 
 def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
-    ledger = state.get("ledger") or []
-    checked = verify(state.get("draft") or "", ledger, state["question"])
+    ledger = usable_ledger(state)
+    followup = state.get("followup")
+    checked = verify(state.get("draft") or "", ledger, followup or state["question"])
+    if followup:
+        record = followup_record(state, checked, ledger)
+        entry = event(
+            state,
+            events.RESEARCH_ANSWER,
+            n=record["n"],
+            sources=len(record["sources"]),
+            citations=record["citations"],
+            unsupported=len(record["unsupported"]),
+            from_ledger=record["from_ledger"],
+        )
+        return {"followups": [record], "event_log": [entry]}
     references = checked.references(ledger)
     why = "" if ledger else why_no_sources(state)
     report = report_markdown(state["question"], checked, references, why)
@@ -113,8 +145,12 @@ def why_no_sources(state: ResearchState) -> str:
 
 
 def publish(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    if state.get("followup"):  # the follow-up's answer, and the run ends there
+        answered = (state.get("followups") or [])[-1:]
+        push({"followup": answered[0] if answered else None})
+        return {"followup": None, "decision": FOLLOWUP_DONE}
     push({"payload": research_payload(dict(state))})
-    return {}
+    return {"decision": ""}
 
 
 def _as_turn(state: ResearchState) -> TurnState:
@@ -123,7 +159,7 @@ def _as_turn(state: ResearchState) -> TurnState:
     evidence: list[ToolCallRecord] = [
         {
             "id": f"source-{s['n']}",
-            "tool": "web_fetch" if s["kind"] == "page" else "web_search",
+            "tool": s.get("tool") or ("web_fetch" if s["kind"] == "page" else "web_search"),
             "args": {"url": s["url"]},
             "result": f"[{s['n']}] {s['title']}\nURL: {s['url']}\n{s['text']}",
             "error": None,
@@ -141,6 +177,7 @@ def _as_turn(state: ResearchState) -> TurnState:
         "started_at": state.get("started_at") or time.time(),
         "model": state.get("model", ""),
         "error": None,
+        "owner": state.get("owner") or LOCAL_NAME,  # graded and remembered as theirs
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any, NotRequired, TypedDict
 
 from local2.contracts.records import Critique, EventEntry
+from local2.contracts.research import Clarification, Followup, SubQuestion
 from local2.graph.state import turn_list
 from local2.research.ledger import Found, Source
 
@@ -39,7 +40,7 @@ class CallRecord(TypedDict):
 class StepRecord(TypedDict, total=False):
     id: str
     description: str
-    tool: str  # web_search | web_fetch | compose
+    tool: str  # any tool that only reads (research/step_tools.py), or compose
     args: dict[str, Any]
     requires: list[str]
     round: int
@@ -48,6 +49,8 @@ class StepRecord(TypedDict, total=False):
     calls: list[CallRecord]
     found: list[Found]
     duration_s: float
+    branch: str | None  # the sub-question it serves (None: compose)
+    followup: int  # the follow-up question it was planned for (0: the run itself)
 
 
 class ResearchState(TypedDict):
@@ -62,6 +65,7 @@ class ResearchState(TypedDict):
     plans: NotRequired[Annotated[list[dict[str, Any]], turn_list]]  # each plan and its origin
     steps: NotRequired[Annotated[dict[str, StepRecord], merge_steps]]
     order: NotRequired[list[str]]  # step ids in plan order
+    last_step: NotRequired[int]  # the highest step number given (ids are never reused)
     ready: NotRequired[list[dict[str, Any]]]  # what execute hands to run_step next
     decision: NotRequired[str]
     forbidden: NotRequired[list[str]]  # call keys (plan.call_key) that failed for good
@@ -83,3 +87,18 @@ class ResearchState(TypedDict):
     model: NotRequired[str]
     backend: NotRequired[str]
     error: NotRequired[str | None]
+    # The person steers (docs/architecture.md, "Research"): what was asked for at the start,
+    # what the run asked them, what they said while it ran, and follow-ups on its report.
+    clarify: NotRequired[str]  # auto: the planner may ask one question first | never
+    review: NotRequired[bool]  # pause before the first search with the plan
+    given_plan: NotRequired[dict[str, Any] | None]  # a plan the person gave at the start
+    clarify_request: NotRequired[dict[str, Any] | None]  # what the planner wants to ask
+    clarification: NotRequired[Clarification | None]
+    reviewed: NotRequired[bool]
+    review_error: NotRequired[str | None]  # why the plan last sent was refused
+    subquestions: NotRequired[list[SubQuestion]]
+    notes: NotRequired[list[str]]  # the person's free text, for the planner and the report
+    steer_seen: NotRequired[int]  # the last say of the run's inbox applied
+    stopped: NotRequired[str | None]  # why the run stopped early (the person said so)
+    followup: NotRequired[str | None]  # the follow-up question being answered
+    followups: NotRequired[Annotated[list[Followup], turn_list]]

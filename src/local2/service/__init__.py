@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from local2.memory.owners import owner_folder
     from local2.models.ollama_catalog import canonical, chat_models, list_models
     from local2.models.scripted import ScriptedChatModel
+    from local2.research.graph import ResearchGraph
     from local2.research.verify import link_citations, plain, safe_url
     from local2.service import wiring
     from local2.service.access import Access, opened_access, people_alone
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         ModelParts,
         build_graph,
         build_platform_graph,
+        build_platform_research_graph,
         build_research_graph,
         wire,
     )
@@ -72,7 +74,9 @@ _FACE = {
     "build_graph": "local2.service.wiring",
     "build_research_graph": "local2.service.wiring",
     "build_platform_graph": "local2.service.wiring",
+    "build_platform_research_graph": "local2.service.wiring",
     "TurnGraph": "local2.graph.topology",  # the compiled chat graph's type
+    "ResearchGraph": "local2.research.graph",  # the compiled research graph's type
     "platform_store": "local2.storage.store_turn_log",
     "ScriptedChatModel": "local2.models.scripted",  # a notebook's or benchmark's model
     "canonical": "local2.models.ollama_catalog",
@@ -115,6 +119,7 @@ __all__ = [
     "ModelParts",
     "People",
     "Research",
+    "ResearchGraph",
     "ScriptedChatModel",
     "StoryResult",
     "TurnGraph",
@@ -124,6 +129,7 @@ __all__ = [
     "as_json",
     "build_graph",
     "build_platform_graph",
+    "build_platform_research_graph",
     "build_research_graph",
     "canonical",
     "chat_models",

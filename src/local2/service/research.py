@@ -1,51 +1,58 @@
-"""Research runs as a service: start, stream, resume, read and list them.
+"""Research runs as a service: start, stream, resume, steer, read and list them.
 
 One object the CLI, the HTTP API and the app share. It turns the graph's stream into simple
 items: ``("run", {run_id, question})`` first, then ``("event", entry)`` as steps happen,
-``("report", payload)`` when the report is published (the critique follows) and
-``("final", payload)`` at the end. Run ids follow the session-id rule (:mod:`local2.ids`).
+``("report", payload)`` when the report is published (the critique follows), ``("followup",
+record)`` when a follow-up is answered, and ``("final", payload)`` at the end; a run that
+pauses for the person hands out ``("awaiting_input", request)`` before its ``final`` (status
+``awaiting_input``). Run ids follow the session-id rule (:mod:`local2.ids`).
+
+The person steers a run four ways (docs/architecture.md, "Research"): :meth:`Research.input`
+answers a pause (its plan, a clarifying question) and streams the rest of the run;
+:meth:`Research.steer` puts a say in a running run's inbox; :meth:`Research.followup` asks
+a follow-up on a finished report; ``stream(..., clarify="auto", review=True, plan=...)``
+asks for the pauses, or gives the plan, when a run starts.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, Literal, cast
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import StreamMode
+from langgraph.types import Command
 from typing_extensions import Unpack
 
 from local2.config import Settings, load_settings
 from local2.contracts.people import LOCAL, Person
-from local2.contracts.research import ResearchPayload, ResearchRun, RunStatus
+from local2.contracts.research import ResearchPayload, ResearchRun, RunStatus, SteerRecord
+from local2.contracts.research_input import PlanEdit, ResearchInput, Steer
 from local2.contracts.stream import ResearchItem, collect_research
 from local2.errors import RunBusy
-from local2.graph.context import TurnContext
 from local2.graph.services import Services
 from local2.ids import check_session_id, new_run_id
+from local2.research import ResearchContext
 from local2.research.graph import compile_research_graph, research_services
 from local2.research.payload import research_payload
 from local2.research.state import ResearchState
 from local2.service.access import Access, no_run
+from local2.service.research_driver import Answerer, RunDriver, finished, run_config
+from local2.service.research_input import (
+    check_input,
+    check_plan_edit,
+    check_steer,
+    not_ready,
+    pending_request,
+    read_input,
+    read_plan,
+    read_steer,
+)
 from local2.service.wiring import ModelParts, wire
 from local2.storage.bundles import ResearchStorage
 from local2.storage.open import open_research_storage
 
-RUN_MODES: list[StreamMode] = ["custom", "values"]
-
-
-def _config(run_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": run_id, "checkpoint_ns": ""}}
-
-
-def _finished(snapshot: Any) -> bool:
-    """Nothing left to run: no next node and no pending task (steps handed out by ``Send``
-    are tasks, not ``next``)."""
-    return not snapshot.next and not snapshot.tasks
+Clarify = Literal["auto", "never"]  # auto: the planner may ask one question before planning
 
 
 class Research:
@@ -74,10 +81,10 @@ class Research:
         self.storage: ResearchStorage = open_research_storage(self.settings, checkpointer)
         self.checkpointer = self.storage.checkpointer
         self.index = self.storage.index
-        self.graph = compile_research_graph(self.services, self.checkpointer)
-        self.context = TurnContext(self.services)
-        self._running: set[str] = set()
-        self._guard = threading.Lock()
+        self.inbox = self.storage.inbox
+        self.graph = compile_research_graph(self.services, self.checkpointer, self.inbox)
+        self.context = ResearchContext(self.services, inbox=self.inbox)
+        self.driver = RunDriver(self.graph, self.context, self.storage, self.services)
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -88,8 +95,16 @@ class Research:
         max_rounds: int | None = None,
         run_id: str | None = None,
         person: Person = LOCAL,
+        clarify: Clarify = "never",
+        review: bool = False,
+        plan: PlanEdit | dict[str, Any] | str | None = None,
+        answer: Answerer | None = None,
     ) -> Iterator[ResearchItem]:
-        """Start a run, ``person``'s; the question is checked before anything runs."""
+        """Start a run, ``person``'s; the question (and a ``plan`` given) is checked before
+        anything runs. ``clarify="auto"``: the planner may ask one question first;
+        ``review``: the run pauses with its plan before the first search; ``plan``: the
+        person's own (sub-questions, or a whole plan), run as given; ``answer``: who answers
+        a pause at once (none: the stream ends at the pause, see :meth:`input`)."""
         from local2.errors import InvalidQuery
         from local2.graph.question import validate_query
 
@@ -97,7 +112,7 @@ class Research:
         if problem:
             raise InvalidQuery(problem)
         run_id = check_session_id(run_id, "run id") if run_id else new_run_id()
-        if self.graph.get_state(_config(run_id)).values:
+        if self.graph.get_state(run_config(run_id)).values:
             if not person.owns(self.owner_of(run_id)):
                 raise no_run(run_id)  # someone else's: as if there were none
             raise RunBusy(f"Run {run_id} exists already: resume it, or pick another id.")
@@ -112,83 +127,101 @@ class Research:
             "owner": person.name,
             "model": self.services.model_name,
             "backend": self.services.backend,
+            "clarify": clarify,
+            "review": review,
         }
-        return self._drive(graph_input, run_id, question.strip(), owner=person.name)
+        if plan is not None:
+            given = read_plan(plan)
+            check_plan_edit({"question": question.strip(), "round": 1}, given, self.services, False)
+            graph_input["given_plan"] = given.model_dump(exclude_none=True)
+        return self.driver.drive(
+            graph_input, run_id, question.strip(), owner=person.name, answer=answer
+        )
 
-    def resume(self, run_id: str, person: Person = LOCAL) -> Iterator[ResearchItem]:
+    def resume(
+        self, run_id: str, person: Person = LOCAL, answer: Answerer | None = None
+    ) -> Iterator[ResearchItem]:
         """Continue ``person``'s run from its last finished step (a finished run is just
-        returned)."""
+        returned; a paused one pauses again, or ``answer`` answers it)."""
+        snapshot, owner = self._own(run_id, person)
+        question = snapshot.values.get("question", "")
+        return self.driver.drive(None, run_id, question, snapshot, owner=owner, answer=answer)
+
+    def input(
+        self,
+        run_id: str,
+        value: ResearchInput | dict[str, Any],
+        person: Person = LOCAL,
+        answer: Answerer | None = None,
+    ) -> Iterator[ResearchItem]:
+        """Answer ``person``'s paused run (``{approve}``, ``{plan}`` or ``{answer}``) and
+        stream the rest of it. Checked first: an input the pause cannot take, or a plan that
+        breaks the rules, raises :class:`~local2.errors.InvalidInput` and the run stays
+        paused as it was."""
+        snapshot, owner = self._own(run_id, person)
+        request = pending_request(snapshot)
+        if request is None:
+            raise not_ready(run_id, self._status(run_id, snapshot), "it waits for no input")
+        given = read_input(value)
+        check_input(run_id, request, given, cast(ResearchState, snapshot.values), self.services)
+        resume: Command[Any] = Command(
+            resume={request["interrupt_id"]: given.model_dump(exclude_none=True)}
+        )
+        question = snapshot.values.get("question", "")
+        return self.driver.drive(resume, run_id, question, owner=owner, answer=answer)
+
+    def steer(
+        self, run_id: str, say: Steer | dict[str, Any], person: Person = LOCAL
+    ) -> SteerRecord:
+        """Put a say in ``person``'s running run's inbox (``{text}``, ``{add}``, ``{drop}``
+        or ``{stop}``); the run applies it at its next step boundary, in whichever process
+        runs it, and shows it in its event log."""
+        snapshot, _owner = self._own(run_id, person)
+        status = self._status(run_id, snapshot)
+        if status != "running":
+            raise not_ready(run_id, status, "a say reaches only a running run")
+        given = read_steer(say)
+        check_steer(run_id, given, cast(ResearchState, snapshot.values))
+        return self.inbox.put(run_id, given.kind, given.value)
+
+    def followup(
+        self, run_id: str, question: str, person: Person = LOCAL
+    ) -> Iterator[ResearchItem]:
+        """Ask a follow-up on ``person``'s finished report, in the run's own thread: answered
+        from its ledger, searching only for what the ledger lacks."""
+        from local2.errors import InvalidQuery
+        from local2.graph.question import validate_query
+
+        problem = validate_query(question, self.settings.generator.max_query_chars)
+        if problem:
+            raise InvalidQuery(problem)
+        snapshot, owner = self._own(run_id, person)
+        status = self._status(run_id, snapshot)
+        if status != "done" or not snapshot.values.get("report"):
+            raise not_ready(run_id, status, "follow-ups are asked on a finished report")
+        graph_input = {"followup": " ".join(question.split())}
+        return self.driver.drive(
+            graph_input, run_id, snapshot.values.get("question", ""), owner=owner
+        )
+
+    def awaiting(self, run_id: str) -> dict[str, Any] | None:
+        """What the run waits for (its plan, or an answer), or None."""
+        return self.driver.awaiting(check_session_id(run_id, "run id"))
+
+    def _own(self, run_id: str, person: Person) -> tuple[Any, str]:
+        """The run's latest state and owner; someone else's run is as unknown as none."""
         check_session_id(run_id, "run id")
-        snapshot = self.graph.get_state(_config(run_id))
+        snapshot = self.graph.get_state(run_config(run_id))
         owner = self.owner_of(run_id, snapshot.values)
         if not snapshot.values or not person.owns(owner):
             raise no_run(run_id)
-        question = snapshot.values.get("question", "")
-        return self._drive(None, run_id, question, snapshot, owner=owner)
+        return snapshot, owner
 
     def owner_of(self, run_id: str, values: dict[str, Any] | None = None) -> str:
         """Whose run this is (runs from before people were configured are local's)."""
         if values and values.get("owner"):
             return str(values["owner"])
         return str((self.index.get(run_id) or {}).get("owner") or LOCAL.name)
-
-    def _drive(
-        self,
-        graph_input: ResearchState | None,
-        run_id: str,
-        question: str,
-        snapshot: Any = None,
-        owner: str = LOCAL.name,
-    ) -> Iterator[ResearchItem]:
-        with self._claim(run_id):
-            yield ("run", {"run_id": run_id, "question": question, "resumed": snapshot is not None})
-            if snapshot is not None and _finished(snapshot):
-                yield ("final", research_payload(dict(snapshot.values)))
-                return
-            self.index.start(run_id, question, self.services.model_name, owner)
-            final = cast(ResearchState, {})  # the last values, once the run has any
-            status = "interrupted"
-            try:
-                for part in self.graph.stream(
-                    graph_input,
-                    _config(run_id),
-                    context=self.context,  # passed again on a resume: LangGraph keeps none
-                    stream_mode=RUN_MODES,
-                    durability="sync",
-                ):
-                    mode, data = cast(tuple[str, Any], part)
-                    if mode == "custom":
-                        if "event" in data:
-                            yield ("event", data["event"])
-                        if "payload" in data:
-                            yield ("report", data["payload"])
-                    else:
-                        final = data
-                status = "done" if final.get("report") else "unfinished"
-            except Exception:
-                status = "failed"
-                raise
-            finally:
-                self.index.set_status(run_id, status)
-            yield ("final", research_payload(final))
-
-    @contextmanager
-    def _claim(self, run_id: str) -> Iterator[None]:
-        """The run is this process's until it ends; every other process is refused it too."""
-        with self._guard:
-            if run_id in self._running:
-                raise RunBusy(f"Run {run_id} is already running.")
-            self._running.add(run_id)
-        try:
-            if not self.storage.locks.acquire(run_id, blocking=False):
-                raise RunBusy(f"Run {run_id} is already running in another process.")
-            try:
-                yield
-            finally:
-                self.storage.locks.release(run_id)
-        finally:
-            with self._guard:
-                self._running.discard(run_id)
 
     def run(
         self,
@@ -218,26 +251,29 @@ class Research:
     ) -> ResearchPayload:
         """The run's payload so far, for its owner (or an admin, through ``access``)."""
         check_session_id(run_id, "run id")
-        snapshot = self.graph.get_state(_config(run_id))
+        snapshot = self.graph.get_state(run_config(run_id))
         if not snapshot.values:
             raise no_run(run_id)
         owner = self.owner_of(run_id, snapshot.values)
         (access or Access(None)).read(person, "research", run_id, owner, no_run)
         payload = research_payload(dict(snapshot.values))
         payload["status"] = self._status(run_id, snapshot)
+        payload["awaiting"] = cast(Any, pending_request(snapshot))
         return payload
 
     def found(self, run_id: str) -> list[dict[str, Any]]:
         """Every source the run has found or read so far (the whole ledger), by number."""
         from local2.research.ledger import source_list
 
-        values = self.graph.get_state(_config(run_id)).values or {}
+        values = self.graph.get_state(run_config(run_id)).values or {}
         return source_list(values.get("ledger") or [])
 
     def _status(self, run_id: str, snapshot: Any) -> RunStatus:
-        if run_id in self._running:
+        if run_id in self.driver.running:
             return "running"
-        if _finished(snapshot):
+        if pending_request(snapshot) is not None:
+            return "awaiting_input"
+        if finished(snapshot):
             return "done"
         known = self.index.get(run_id) or {}
         if known.get("status") == "running" and self.storage.locks.held_elsewhere(run_id):
@@ -249,7 +285,7 @@ class Research:
         (``unfinished`` ones can be resumed)."""
         rows: list[dict[str, Any]] = []
         for row in self.index.recent(limit, owner):
-            snapshot = self.graph.get_state(_config(row["run_id"]))
+            snapshot = self.graph.get_state(run_config(row["run_id"]))
             values = snapshot.values or {}
             steps = values.get("steps") or {}
             done = sum(1 for s in steps.values() if s.get("status") == "done")

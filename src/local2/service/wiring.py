@@ -269,19 +269,41 @@ def build_research_graph(
     return compile_research_graph(research_services(wired.services), checkpointer)
 
 
+def build_platform_research_graph(
+    settings: Settings | None,
+    owners_store: Callable[[], BaseStore],
+    identify: Callable[..., Any],
+) -> ResearchGraph:
+    """The research graph as LangGraph Server runs it (:mod:`local2.platform.research_graph`):
+    no checkpointer of its own (a pause is the thread's interrupt, on the platform's
+    checkpointer) and nothing kept in a local file (the platform's store, as for the chat
+    graph), ``identify`` first (whose run it is, from the platform's auth), and no inbox (a
+    say has no store to go through there: steer a run served by ``local2 serve``)."""
+    from local2.research.graph import compile_research_graph, research_services
+
+    wired = wire(settings, storage=_platform_storage(owners_store))
+    return compile_research_graph(
+        research_services(wired.services), checkpointer=None, identify=identify
+    )
+
+
+def _platform_storage(owners_store: Callable[[], BaseStore]) -> Storage:
+    """The storage of a graph on LangGraph Server: the platform's checkpointer (none of
+    ours), the clean turns and the arena's votes in the part of its store ``owners_store``
+    returns for the run's owner."""
+    from local2.storage.store_turn_log import StoreTurnLog
+    from local2.storage.votes import StoreVoteLog
+
+    return Storage(
+        None, StoreTurnLog(owners_store), SharedLocks(), votes=StoreVoteLog(owners_store)
+    )
+
+
 def build_platform_graph(
     settings: Settings | None, owners_store: Callable[[], BaseStore], store: BaseStore | None
 ) -> TurnGraph:
     """The chat graph as LangGraph Server runs it (:mod:`local2.platform.graph`): no
     checkpointer of its own; the clean turns and the arena's votes go to the platform's store,
     in the part ``owners_store`` returns for the run's owner."""
-    from local2.storage.bundles import Storage
-    from local2.storage.locks import SharedLocks
-    from local2.storage.store_turn_log import StoreTurnLog
-    from local2.storage.votes import StoreVoteLog
-
-    platform = Storage(
-        None, StoreTurnLog(owners_store), SharedLocks(), votes=StoreVoteLog(owners_store)
-    )
-    wired = wire(settings, storage=platform)
+    wired = wire(settings, storage=_platform_storage(owners_store))
     return compile_graph(wired.services, checkpointer=None, store=store)

@@ -7,6 +7,7 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "SteerInbox": "local2.storage.research_steers",
     "token_hash": "local2.storage.people",
     "private_dir": "local2.storage.private_files",
     "write_private": "local2.storage.private_files",
@@ -43,6 +44,7 @@ __all__ = [
     "People",
     "ResearchStorage",
     "SharedLocks",
+    "SteerInbox",
     "Storage",
     "StoreTurnLog",
     "StoreVoteLog",

@@ -2,7 +2,8 @@
 
 :class:`Storage` holds a session's conversation (checkpoints, turn log, session locks, the
 people and whose each session is, and the arena's votes where the store keeps them);
-:class:`ResearchStorage` holds research runs (checkpoints, the run list, run locks).
+:class:`ResearchStorage` holds research runs (checkpoints, the run list, run locks, the
+runs' inboxes).
 :mod:`local2.storage.open` decides which engine fills them.
 """
 
@@ -16,6 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from local2.storage.locks import SharedLocks
 from local2.storage.people import People
 from local2.storage.research_runs import RunIndex
+from local2.storage.research_steers import SteerInbox
 from local2.storage.turn_log import TurnLog
 from local2.storage.votes import VoteLog
 
@@ -49,4 +51,5 @@ class ResearchStorage(ClosedTogether):
     checkpointer: BaseCheckpointSaver
     index: RunIndex
     locks: SharedLocks
+    inbox: SteerInbox  # what the person says to running runs
     closers: list[Callable[[], None]] = field(default_factory=list)

@@ -20,6 +20,8 @@ from local2.storage.bundles import ResearchStorage, Storage
 from local2.storage.locks import SharedLocks
 from local2.storage.people import People, SqlitePeople, people_beside
 from local2.storage.research_runs import SqliteRunIndex
+from local2.storage.research_steers import SQLITE_SCHEMA as SQLITE_STEERS
+from local2.storage.research_steers import SqliteSteerInbox
 from local2.storage.turn_log import SqliteTurnLog, TurnLog
 from local2.storage.votes import SqliteVoteLog, VoteLog
 
@@ -82,10 +84,13 @@ def open_research_storage(
         from langgraph.checkpoint.memory import InMemorySaver
 
         index = SqliteRunIndex(":memory:")
-        return ResearchStorage(checkpointer or InMemorySaver(), index, SharedLocks(), [index.close])
+        inbox = SqliteSteerInbox.beside(index, SQLITE_STEERS)
+        saver = checkpointer or InMemorySaver()
+        return ResearchStorage(saver, index, SharedLocks(), inbox, [index.close])
     path = settings.data_dir / "research.sqlite"
     index = SqliteRunIndex(path)
-    opened = ResearchStorage(checkpointer, index, SharedLocks(), [index.close])  # type: ignore[arg-type]  # a SqliteSaver or the one given
+    inbox = SqliteSteerInbox.beside(index, SQLITE_STEERS)
+    opened = ResearchStorage(checkpointer, index, SharedLocks(), inbox, [index.close])  # type: ignore[arg-type]  # a SqliteSaver or the one given
     if checkpointer is None:
         from local2.storage.checkpointer import sqlite_checkpointer
 

@@ -36,6 +36,8 @@ from local2.storage.people import People
 from local2.storage.research_runs import OWNER_COLUMN_POSTGRES as RUNS_OWNER_PG
 from local2.storage.research_runs import POSTGRES_SCHEMA as RUNS_SCHEMA
 from local2.storage.research_runs import RunIndex
+from local2.storage.research_steers import POSTGRES_SCHEMA as STEERS_SCHEMA
+from local2.storage.research_steers import SteerInbox
 from local2.storage.turn_log import POSTGRES_SCHEMA as TURNS_SCHEMA
 from local2.storage.turn_log import SqlTurnLog
 from local2.storage.votes import POSTGRES_SCHEMA as VOTES_SCHEMA
@@ -119,6 +121,10 @@ class PostgresTurnLog(PooledSql, SqlTurnLog):
 
 class PostgresRunIndex(PooledSql, RunIndex):
     """The research runs table, in the research schema (the pool's search path)."""
+
+
+class PostgresSteerInbox(PooledSql, SteerInbox):
+    """Research runs' inboxes, in the research schema beside the run list."""
 
 
 class PostgresPeople(PooledSql, People):
@@ -322,7 +328,8 @@ def research_saver(url: str, pool_size: int) -> tuple[ConnectionPool, PostgresSa
     return _open_saver(
         url,
         pool_size,
-        f"CREATE SCHEMA IF NOT EXISTS {RESEARCH_SCHEMA};{RUNS_SCHEMA};{RUNS_OWNER_PG}",
+        f"CREATE SCHEMA IF NOT EXISTS {RESEARCH_SCHEMA};{RUNS_SCHEMA};{RUNS_OWNER_PG};"
+        f"{STEERS_SCHEMA}",
         options=f"-c search_path={RESEARCH_SCHEMA}",
     )
 
@@ -335,5 +342,6 @@ def open_research_postgres(url: str, pool_size: int) -> ResearchStorage:
         checkpointer=saver,
         index=PostgresRunIndex(pool),
         locks=locks,
+        inbox=PostgresSteerInbox(pool),
         closers=[locks.close, pool.close],
     )

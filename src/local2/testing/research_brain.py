@@ -35,6 +35,18 @@ def _last_user(request: dict[str, Any]) -> str:
     return ""
 
 
+_CONTENT = re.compile(r"[A-Za-z]{4,}")
+
+
+def _lacking(prompt: str) -> list[str]:
+    """The follow-up question, when fewer than half its words are in the sources shown."""
+    question = prompt.split("Follow-up question:", 1)[-1].split("\n", 1)[0].strip()
+    sources = prompt.split("Sources:", 1)[-1].lower()
+    words = {w.lower() for w in _CONTENT.findall(question)} - {"what", "does", "when", "which"}
+    known = sum(1 for w in words if w in sources)
+    return [question] if words and known * 2 < len(words) else []
+
+
 def default_plan(question: str, top: int = 2) -> dict[str, Any]:
     """Search the question, read its top results, compose."""
     return {
@@ -78,7 +90,9 @@ class ResearchBrain:
     ``plans``: replies to plan requests (a dict is sent as JSON, a string as it is);
     ``gaps``: follow-up queries per round (default: none, so one round);
     ``extra``: sentences appended to the report (e.g. one citing ``[99]``);
-    ``replan_query``: the search a rule-made replan tries instead of the failed one.
+    ``replan_query``: the search a rule-made replan tries instead of the failed one;
+    ``missing``: what the sources lack for each follow-up question (default: by rule, the
+    question itself when fewer than half its words are in the sources shown, else nothing).
     """
 
     def __init__(
@@ -88,9 +102,11 @@ class ResearchBrain:
         gaps: Iterable[Sequence[str]] = (),
         extra: Sequence[str] = (),
         replan_query: str = "",
+        missing: Iterable[Sequence[str]] = (),
     ) -> None:
         self.plans = list(plans)
         self.gaps = [list(g) for g in gaps]
+        self.missing = [list(m) for m in missing]
         self.extra = list(extra)
         self.replan_query = replan_query
         self.requests: dict[str, int] = {}
@@ -115,6 +131,12 @@ class ResearchBrain:
             with self._lock:
                 gaps = self.gaps.pop(0) if self.gaps else []
             return Reply(content=json.dumps({"gaps": [{"query": g} for g in gaps]}))
+        if title == "ResearchFollowup":
+            self._count("followup")
+            with self._lock:
+                scripted = self.missing.pop(0) if self.missing else None
+            lacking = scripted if scripted is not None else _lacking(_last_user(request))
+            return Reply(content=json.dumps({"gaps": [{"query": g} for g in lacking]}))
         self._count("compose")
         return Reply(thinking="I write from the numbered sources.", content=self._report(request))
 

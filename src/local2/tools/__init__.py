@@ -5,6 +5,7 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "web_tools": "local2.tools.web",
     "Started": "local2.tools.runner",
     "Tool": "local2.tools.base",
     "ToolContext": "local2.tools.base",
@@ -52,5 +53,6 @@ __all__ = [
     "review",
     "route",
     "shutdown_mcp",
+    "web_tools",
     "write_documents",
 ]

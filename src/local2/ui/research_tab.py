@@ -1,5 +1,9 @@
 """The app's Research tab: a question in, the plan as a live checklist, sources, the report.
 
+The person steers the run (:mod:`local2.ui.research_steer`): the plan is shown for review
+before the first search (the default; a switch turns it off), an ambiguous question is
+answered before planning, a say reaches the running run, and follow-ups go under the report.
+
 The checklist follows the run's events (each step pending, running, done or failed, with its
 duration); the sources panel lists what the ledger holds; the report shows citations as
 links to their sources and offers a Markdown download. Past runs can be reopened, and an
@@ -31,6 +35,7 @@ from local2.service import (
     write_private,
 )
 from local2.ui.notices import notice_for
+from local2.ui.research_steer import Mode, ResearchSteer
 from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
 
@@ -53,6 +58,12 @@ class RunView:
     notes: list[str] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     payload: dict[str, Any] | None = None
+
+    def seed(self, payload: Mapping[str, Any]) -> None:
+        """Start from the run as it stands (a run going on from a pause or a follow-up)."""
+        for step in payload.get("steps") or []:
+            self.steps[str(step["id"])] = dict(step)
+        self.sources = list(payload.get("sources") or [])
 
     def apply(self, entry: dict[str, Any]) -> None:
         subject = entry.get("subject")
@@ -77,6 +88,15 @@ class RunView:
             gaps = entry.get("gaps") or []
             what = "follow-up: " + "; ".join(gaps) if gaps else (entry.get("stop") or "done")
             self.notes.append(f"Round {entry.get('n')}: {what}")
+        elif subject == events.RESEARCH_STEER:
+            self.notes.append(f"You said ({entry.get('kind')}): {entry.get('effect')}")
+        elif subject == events.RESEARCH_INPUT:
+            said = entry.get("answer") or entry.get("refused") or "plan approved"
+            self.notes.append(f"You: {said}")
+        elif subject == events.RESEARCH_FOLLOWUP:
+            missing = entry.get("missing") or []
+            how = "searching " + "; ".join(missing) if missing else "from the sources read"
+            self.notes.append(f"Follow-up {entry.get('n')}: {how}")
 
     def checklist(self) -> str:
         if not self.steps:
@@ -133,7 +153,7 @@ def run_choices(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return [(f"{r['status']} · {r['question'][:60]} · {r['run_id']}", r["run_id"]) for r in runs]
 
 
-class ResearchTab:
+class ResearchTab(ResearchSteer):
     """Builds the tab's components (inside an open ``gr.Tab``) and handles its events."""
 
     def __init__(self, agent: Agent) -> None:
@@ -175,7 +195,14 @@ class ResearchTab:
                 elem_id="research-rounds",
             )
             self.start = gr.Button("Research", variant="primary", scale=1, elem_id="research-run")
+        self.review = gr.Checkbox(
+            value=True,
+            label="Show me the plan before the first search",
+            elem_id="research-review",
+        )
         self.status = gr.Markdown("", elem_id="research-status")
+        self.build_pause()
+        self.build_steer()
         with gr.Row():
             with gr.Column(scale=2):
                 gr.Markdown("#### Plan")
@@ -188,6 +215,7 @@ class ResearchTab:
                 self.download = gr.DownloadButton(
                     "Download report (Markdown)", visible=False, elem_id="research-download"
                 )
+                self.build_followup()
         with gr.Accordion("Past runs", open=False), gr.Row():
             self.past = gr.Dropdown(
                 choices=[],
@@ -198,17 +226,38 @@ class ResearchTab:
             )
             self.refresh = gr.Button("Refresh", scale=1, size="sm")
             self.open = gr.Button("Open / resume", scale=1, elem_id="research-open")
-        outputs = [self.status, self.plan, self.sources, self.report, self.download, self.question]
+        outputs = [
+            self.status,
+            self.plan,
+            self.sources,
+            self.report,
+            self.download,
+            self.question,
+            self.run_id,
+            self.pause_box,
+            self.pause_info,
+            self.plan_box,
+            self.plan_edit,
+            self.shown_plan,
+            self.question_box,
+            self.answer,
+            self.steer_box,
+            self.branch,
+            self.followup_box,
+            self.followup_q,
+            self.followups,
+        ]
         for trigger in (self.start.click, self.question.submit):
             trigger(
                 self.run,
-                [self.question, self.rounds],
+                [self.question, self.rounds, self.review],
                 outputs,
                 concurrency_limit=concurrency_limit,
                 show_progress="minimal",
             )
         self.open.click(self.reopen, [self.past], outputs, concurrency_limit=concurrency_limit)
         self.refresh.click(self.list_runs, None, [self.past])
+        self.wire_steering(outputs, concurrency_limit)
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -220,17 +269,26 @@ class ResearchTab:
         return gr.update(choices=run_choices(self.research.runs(30, owner)))
 
     def run(
-        self, question: str, rounds: float | None, request: gr.Request | None = None
+        self,
+        question: str,
+        rounds: float | None,
+        review: bool = True,
+        request: gr.Request | None = None,
     ) -> Iterator[dict]:
         try:
             person = self.person(request)
             items = self.research.stream(
-                question or "", max_rounds=int(rounds or 0) or None, person=person
+                question or "",
+                max_rounds=int(rounds or 0) or None,
+                person=person,
+                clarify="auto",
+                review=bool(review),
             )
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
             return
-        yield from self._follow(items, question, person)
+        yield {**self.panels("idle"), self.followups: ""}
+        yield from self._follow(items, question, person, fresh=True)
 
     def reopen(self, run_id: str | None, request: gr.Request | None = None) -> Iterator[dict]:
         try:
@@ -239,42 +297,75 @@ class ResearchTab:
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
             return
-        yield from self._follow(items, None, person)
+        yield from self._follow(items, None, person, fresh=True)
 
     def _follow(
-        self, items: Iterator[tuple[str, Any]], question: str | None, person: Person
+        self,
+        items: Iterator[tuple[str, Any]],
+        question: str | None,
+        person: Person,
+        fresh: bool = False,
     ) -> Iterator[dict]:
+        """Show the run's items as they come; ``fresh``: a run opened anew (else a run going
+        on from a pause or a follow-up, whose report and plan stay on screen)."""
         view = RunView()
         last = 0.0
+        mode: Mode = "running"
         try:
             for kind, data in items:
+                shown: dict[Any, Any] = {}
                 if kind == "run":
                     view.run_id = data["run_id"]
-                    yield {
-                        self.status: f"Run `{view.run_id}` · {plain(data['question'])}",
-                        self.report: "",
-                        self.download: gr.update(visible=False),
-                        self.question: data["question"] if question is None else "",
+                    shown = {
+                        self.run_id: view.run_id,
+                        self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on",
                     }
+                    if not fresh:
+                        view.seed(self.research.payload(view.run_id, person))
+                        shown |= {self.plan: view.checklist()}
+                    if fresh:
+                        shown |= {
+                            self.status: f"Run `{view.run_id}` · {plain(data['question'])}",
+                            self.report: "",
+                            self.download: gr.update(visible=False),
+                            self.question: data["question"] if question is None else "",
+                        }
                 elif kind == "event":
                     view.apply(data)
                     now = time.monotonic()
-                    if data.get("subject") == events.RESEARCH_STEP:
+                    subject = data.get("subject")
+                    if subject in (events.RESEARCH_PLAN, events.RESEARCH_STEER):
+                        shown |= self.branches(
+                            self.research.payload(view.run_id, person)["subquestions"]
+                        )
+                    if subject == events.RESEARCH_STEP:
                         view.sources = self.research.found(view.run_id)
-                    elif now - last < REFRESH_S:
+                    elif now - last < REFRESH_S and not shown:
                         continue
                     last = now
-                    yield {
+                    shown |= {
                         self.plan: view.checklist(),
                         self.sources: sources_markdown(view.sources),
                     }
+                elif kind == "awaiting_input":
+                    mode, pause = self.paused(data)
+                    shown = {self.plan: view.checklist(), **pause}
+                elif kind == "final" and data.get("status") == "awaiting_input":
+                    shown = {self.status: f"Run `{view.run_id}` waits for you."}
                 elif kind in ("report", "final"):
                     view.payload = data
-                    yield self._show(view, data, person, final=kind == "final")
+                    shown = self._show(view, data, person, final=kind == "final")
+                    if kind == "final":
+                        mode, end = self.ended(data)
+                        shown |= end
+                else:
+                    continue
+                yield {**self.panels(mode), **shown}
         except Local2Error as exc:
             yield {
+                **self.panels("idle"),
                 self.status: f"{notice_for(exc).markdown()}  \nThe run can be resumed from its "
-                f"last finished step: `{view.run_id}` under Past runs."
+                f"last finished step: `{view.run_id}` under Past runs.",
             }
 
     def _show(self, view: RunView, payload: dict[str, Any], person: Person, final: bool) -> dict:

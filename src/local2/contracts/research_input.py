@@ -1,0 +1,132 @@
+"""What a person sends a research run: the answer to a pause, or a say while it runs.
+
+A paused run (LangGraph ``interrupt``) waits for its ``plan`` (review) or an ``answer`` (a
+clarifying question); :class:`ResearchInput` is the resume value, ``{approve}``, ``{plan}``
+or ``{answer}``, and the ``response_schema`` LangGraph Server shows for the pause. A
+:class:`Steer` reaches a running run through its inbox: ``{text}``, ``{add}``, ``{drop}``
+or ``{stop}``. A plan is edited by sub-question (:class:`PlanEdit`): keep an ``id`` to keep
+that sub-question's steps, leave it out for a new one; the order given is the order run.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+WaitsFor = Literal["plan", "answer"]
+SteerKind = Literal["text", "add", "drop", "stop"]
+STOP_RUN = "run"  # {"stop": "run"} (or true) stops the whole run
+SUBQUESTION_CHARS = 200
+ANSWER_CHARS = 500
+_LINE_ID = re.compile(r"^\s*(?:[-*]\s*)?(?P<id>q\d{1,3})\s*[:.)]\s*(?P<text>.*)$", re.I)
+
+
+def _one_of(model: BaseModel, names: tuple[str, ...]) -> str:
+    given = [n for n in names if getattr(model, n) is not None]
+    if len(given) != 1:
+        listed = ", ".join(f"{{{n}}}" for n in names)
+        raise ValueError(f"send exactly one of {listed} (got {len(given) or 'none'})")
+    return given[0]
+
+
+class SubQuestionEdit(BaseModel):
+    """One sub-question as the person leaves it: its ``id`` (kept) or none (new)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = Field(default=None, max_length=16)
+    text: str = Field(max_length=SUBQUESTION_CHARS)
+
+    @field_validator("text")
+    @classmethod
+    def _written(cls, value: str) -> str:
+        text = " ".join(value.split())
+        if not text:
+            raise ValueError("a sub-question is empty: write it or remove it")
+        return text
+
+
+class PlanEdit(BaseModel):
+    """The plan as the person approves it: its sub-questions in order (or, for those who
+    want every step, a whole plan as the planner writes it: ``{goal, steps}``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    goal: str | None = Field(default=None, max_length=200)
+    subquestions: list[SubQuestionEdit] | None = None
+    steps: list[dict[str, Any]] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        if (self.subquestions is None) == (self.steps is None):
+            raise ValueError("give the plan as {subquestions: [...]} or as {goal, steps: [...]}")
+        return self
+
+    @classmethod
+    def from_lines(cls, text: str) -> PlanEdit:
+        """One sub-question a line, as a person edits them in a text box or a file:
+        ``q2: text`` keeps sub-question q2 (edited), a line without an id is a new one."""
+        edits = []
+        for line in text.splitlines():
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            match = _LINE_ID.match(line)
+            if match:
+                edits.append(SubQuestionEdit(id=match["id"].lower(), text=match["text"]))
+            else:
+                edits.append(SubQuestionEdit(text=line.strip().lstrip("-* ").strip()))
+        return cls(subquestions=edits)
+
+
+class ResearchInput(BaseModel):
+    """The answer to a paused run: ``{approve: true}`` or ``{plan}`` for a plan under
+    review, ``{answer}`` for a clarifying question."""
+
+    model_config = ConfigDict(extra="forbid")
+    approve: bool | None = None
+    plan: PlanEdit | None = None
+    answer: str | None = Field(default=None, max_length=ANSWER_CHARS)
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        _one_of(self, ("approve", "plan", "answer"))
+        if self.approve is False:
+            raise ValueError("approve must be true: to change the plan send {plan}")
+        return self
+
+    @property
+    def waits_for(self) -> WaitsFor:
+        """What this input answers."""
+        return "answer" if self.answer is not None else "plan"
+
+
+class Steer(BaseModel):
+    """A say to a running run, applied at its next step boundary: free ``text`` for the
+    planner and the report, ``add`` a sub-question, ``drop`` one (its sources left out),
+    ``stop`` one branch (its sources kept) or ``stop: "run"`` to write from what was read."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = Field(default=None, min_length=1, max_length=ANSWER_CHARS)
+    add: str | None = Field(default=None, min_length=1, max_length=SUBQUESTION_CHARS)
+    drop: str | None = Field(default=None, min_length=1, max_length=SUBQUESTION_CHARS)
+    stop: str | bool | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        _one_of(self, ("text", "add", "drop", "stop"))
+        if self.stop is False:
+            raise ValueError('stop takes a sub-question id, or "run" (or true) for the whole run')
+        return self
+
+    @property
+    def kind(self) -> SteerKind:
+        if self.text is not None:
+            return "text"
+        if self.add is not None:
+            return "add"
+        return "drop" if self.drop is not None else "stop"
+
+    @property
+    def value(self) -> str:
+        raw = getattr(self, self.kind)
+        return STOP_RUN if raw is True else " ".join(str(raw).split())

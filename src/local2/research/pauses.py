@@ -1,0 +1,156 @@
+"""The run waits for the person: a clarifying question before it plans, and its plan before
+the first search (LangGraph ``interrupt``, over the run's checkpointer, so a pause survives
+a restart and LangGraph Server shows it as the thread's interrupt).
+
+The node that leads into a pause records it (``research.awaiting_input`` in the checkpointed
+log); the pausing node (``ask``, ``review``) does nothing before ``interrupt()`` but build the
+request from the state, so running it again on resume (LangGraph re-runs a node from its top)
+repeats nothing. The answer is a :class:`~local2.contracts.research_input.ResearchInput`,
+given as ``response_schema`` so LangGraph validates it (nothing is saved when it does not
+fit, and the pause can be answered again) and Studio shows its form. A plan edit that breaks
+the rules is refused with its reasons: ``review`` records them and routes to itself, pausing
+again with the reasons in its request, rather than looping inside the node, whose earlier
+answers every resume would replay.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from local2 import events
+from local2.contracts.research import ResearchRequest
+from local2.contracts.research_input import ResearchInput, WaitsFor
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
+from local2.research.branches import apply_edit, plan_view
+from local2.research.plan_schema import CLARIFY_CHARS, READINGS, Plan
+from local2.research.state import ResearchState
+from local2.research.step_tools import step_catalog
+from local2.research.structured import Structured
+
+KIND = "research_input"
+WRONG_INPUT = "The run waits for its plan: approve it ({approve: true}) or send it edited ({plan})."
+
+
+def resume_path(run_id: str) -> str:
+    return f"/research/{run_id}/input"
+
+
+def request_of(state: ResearchState, waits_for: WaitsFor) -> ResearchRequest:
+    """What the paused run shows and waits for, built from its state alone."""
+    subs, steps = plan_view(state)
+    run_id = state.get("run_id") or ""
+    return {
+        "kind": "research_input",
+        "waits_for": waits_for,
+        "run_id": run_id,
+        "question": state["question"],
+        "goal": state.get("goal") or "",
+        "subquestions": subs if waits_for == "plan" else [],
+        "steps": steps if waits_for == "plan" else [],
+        "clarify": state.get("clarify_request") if waits_for == "answer" else None,
+        "error": state.get("review_error") if waits_for == "plan" else None,
+        "resume": resume_path(run_id),
+    }
+
+
+def ask_first(view: ResearchState, plan: Plan, asked: Structured[Plan]) -> dict[str, Any]:
+    """The planner asks the person one question before planning (its steps wait)."""
+    assert plan.clarify is not None
+    readings = [" ".join(r.split()) for r in plan.clarify.readings if r.strip()][:READINGS]
+    question = " ".join(plan.clarify.question.split())[:CLARIFY_CHARS]
+    entry = event(
+        view, events.RESEARCH_AWAITING, waits_for="answer", question=question, readings=readings
+    )
+    record = {
+        "round": view.get("round") or 1,
+        "origin": "clarify",
+        "reason": "the question can be read more than one way: the person is asked first",
+        "goal": plan.goal,
+        "steps": [],
+        "attempts": asked.summary(),
+    }
+    return {
+        "clarify_request": {"question": question, "readings": readings},
+        "decision": "ask",
+        "plans": [record],
+        "event_log": [entry],
+    }
+
+
+def awaiting_plan(view: ResearchState, update: dict[str, Any]) -> dict[str, Any]:
+    """``update`` (a plan just adopted) with the review's pause recorded after it."""
+    steps = {**(view.get("steps") or {}), **(update.get("steps") or {})}
+    after: ResearchState = {
+        **view,
+        **update,  # type: ignore[typeddict-item]  # the plan node's own update of this state
+        "steps": {i: s for i, s in steps.items() if s is not None},
+    }
+    subs, _ = plan_view(after)
+    entry = event(
+        after,
+        events.RESEARCH_AWAITING,
+        waits_for="plan",
+        subquestions=[{"id": q["id"], "text": q["text"], "steps": q["steps"]} for q in subs],
+    )
+    return {**update, "event_log": [*(update.get("event_log") or []), entry]}
+
+
+def ask(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """Pause with the clarifying question; the answer goes into the plan (an approval or
+    an empty answer: research the question as written; a plan: the person's plan)."""
+    value = interrupt(request_of(state, "answer"), response_schema=ResearchInput)
+    answer = " ".join((value.answer or "").split())
+    asked = state.get("clarify_request") or {}
+    entry = event(state, events.RESEARCH_INPUT, waits_for="answer", answer=answer or None)
+    update: dict[str, Any] = {
+        "clarification": {
+            "question": str(asked.get("question") or ""),
+            "readings": list(asked.get("readings") or []),
+            "answer": answer,
+        },
+        "clarify_request": None,
+        "decision": "",
+        "event_log": [entry],
+    }
+    if value.plan is not None:
+        update["given_plan"] = value.plan.model_dump(exclude_none=True)
+    return update
+
+
+def review(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """Pause with the plan; go on with it approved, or as the person edited it."""
+    value = interrupt(request_of(state, "plan"), response_schema=ResearchInput)
+    if value.plan is None and not value.approve:
+        return refused(state, WRONG_INPUT)
+    if value.plan is None:
+        entry = event(state, events.RESEARCH_INPUT, waits_for="plan", approved=True)
+        return {"reviewed": True, "review_error": None, "event_log": [entry]}
+    services = runtime.context.services
+    update, errors = apply_edit(
+        state, value.plan, step_catalog(services), services.settings.research
+    )
+    if errors:
+        return refused(state, "; ".join(errors))
+    edited = [q["text"] for q in update.get("subquestions") or [] if q["status"] == "open"]
+    entry = event(state, events.RESEARCH_INPUT, waits_for="plan", edited=True, plan=edited)
+    log = [entry, *(update.get("event_log") or [])]
+    return {**update, "reviewed": True, "review_error": None, "event_log": log}
+
+
+def refused(state: ResearchState, why: str) -> dict[str, Any]:
+    """The plan sent breaks a rule: say why, and wait for the plan again."""
+    return {
+        "review_error": why,
+        "event_log": [
+            event(state, events.RESEARCH_INPUT, waits_for="plan", refused=why),
+            event(state, events.RESEARCH_AWAITING, waits_for="plan", error=why),
+        ],
+    }
+
+
+def after_review(state: ResearchState) -> str:
+    return "review" if not state.get("reviewed") else "execute"

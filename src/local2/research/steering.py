@@ -1,0 +1,234 @@
+"""What the person says to a running run, applied at its next step boundary.
+
+A say (``POST /research/{id}/steer``, the app's Send / Stop) goes into the run's inbox in the
+store (:mod:`local2.storage.research_steers`), so it reaches the run in whichever process
+runs it. ``execute``, the scheduler between steps (and so between rounds), reads what came
+since the last say it applied and applies it before handing out the next steps:
+
+- ``text``: kept in the run's notes, which the next planner request, the reflection and the
+  report are given (:func:`person_brief`);
+- ``add``: a new sub-question, searched and read from the next boundary on (a search the
+  run already made is read further, never repeated);
+- ``drop``: the sub-question's pending steps are skipped and its sources are left out of the
+  report (:func:`usable_ledger`);
+- ``stop`` a sub-question: its pending steps are skipped, what it read is kept;
+  ``stop: run``: every pending step is skipped and the report is written from what was read.
+
+Each is shown in the event log (``research.steer``, with what it did). A step that already
+ran is never run again, and one already running finishes.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from langgraph.runtime import Runtime
+
+from local2 import events
+from local2.contracts.records import EventEntry
+from local2.contracts.research import SteerRecord, SubQuestion
+from local2.contracts.research_input import STOP_RUN
+from local2.graph.context import TurnContext
+from local2.graph.emit import event
+from local2.graph.services import Services
+from local2.research.branches import new_branch, next_step_number
+from local2.research.ledger import Source
+from local2.research.plan_schema import COMPOSE
+from local2.research.state import ResearchState, StepRecord
+from local2.research.step_tools import step_catalog
+
+if TYPE_CHECKING:
+    from local2.storage.research_steers import SteerInbox
+
+DROPPED = "dropped"
+STOPPED = "stopped"
+
+
+def person_brief(state: ResearchState) -> str:
+    """What the person said, for the model: their answer to the clarifying question, their
+    notes during the run, and the sub-questions they dropped."""
+    lines = []
+    clarified = state.get("clarification")
+    if clarified and clarified.get("answer"):
+        lines.append(f"Asked {clarified['question']!r}, the person answered: {clarified['answer']}")
+    lines += [f"The person says: {note}" for note in state.get("notes") or []]
+    dropped = [q["text"] for q in state.get("subquestions") or [] if q["status"] == DROPPED]
+    if dropped:
+        lines.append(
+            "The person dropped these sub-questions: leave them out: " + "; ".join(dropped)
+        )
+    return "\n".join(lines)
+
+
+def answered_question(state: ResearchState) -> str:
+    """The question with the person's answer to the clarifying question, as a search takes
+    it when no model plans."""
+    clarified = state.get("clarification")
+    answer = clarified["answer"] if clarified else ""
+    return f"{state['question']} {answer}".strip() if answer else state["question"]
+
+
+def usable_ledger(state: ResearchState) -> list[Source]:
+    """The ledger without the sources of dropped sub-questions (numbers unchanged)."""
+    ledger = state.get("ledger") or []
+    dropped = {q["id"] for q in state.get("subquestions") or [] if q["status"] == DROPPED}
+    if not dropped:
+        return list(ledger)
+    steps = state.get("steps") or {}
+    return [s for s in ledger if (steps.get(s["step"]) or {}).get("branch") not in dropped]
+
+
+def inbox_of(runtime: Runtime[TurnContext]) -> SteerInbox | None:
+    """The run's inbox, when it has one (a run on LangGraph Server has none)."""
+    return getattr(runtime.context, "inbox", None)
+
+
+class _Says:
+    """The run's steps, order and sub-questions as the says change them."""
+
+    def __init__(self, state: ResearchState, services: Services) -> None:
+        self.state = state
+        self.services = services
+        self.steps: dict[str, StepRecord] = dict(state.get("steps") or {})
+        self.order = list(state.get("order") or [])
+        self.subs: list[SubQuestion] = [copy.copy(q) for q in state.get("subquestions") or []]
+        self.notes = list(state.get("notes") or [])
+        self.changed: dict[str, StepRecord] = {}
+        self.stopped = state.get("stopped")
+        self.last_step = next_step_number(state) - 1
+
+    def apply(self, say: SteerRecord) -> str:
+        """Apply one say; what it did, in words for the event log."""
+        kind, value = say["kind"], say["value"]
+        if kind == "text":
+            self.notes.append(value)
+            return "noted for the next plan and the report"
+        if kind == "add":
+            return self._add(value)
+        if kind == "stop" and value == STOP_RUN:
+            self.stopped = "the person stopped the run"
+            skipped = self._skip(None, "the person stopped the run")
+            return f"stopped: {skipped} step(s) left out; the report is written from what was read"
+        found = self._find(value)
+        if found is None:
+            known = ", ".join(
+                f"{q['id']} ({q['text']})" for q in self.subs if q["status"] == "open"
+            )
+            return f"no open sub-question {value!r} (open: {known or 'none'})"
+        found["status"] = DROPPED if kind == "drop" else STOPPED
+        why = f"{'dropped' if kind == 'drop' else 'stopped'} by the person"
+        skipped = self._skip(found["id"], why)
+        kept = "its sources are left out" if kind == "drop" else "what it read is kept"
+        return f"{found['id']} {why}: {skipped} pending step(s) left out, {kept}"
+
+    def _find(self, value: str) -> SubQuestion | None:
+        wanted = value.strip().lower()
+        return next(
+            (
+                q
+                for q in self.subs
+                if q["status"] == "open" and wanted in (q["id"].lower(), q["text"].lower())
+            ),
+            None,
+        )
+
+    def _skip(self, branch: str | None, why: str) -> int:
+        count = 0
+        for i in self.order:
+            step = self.steps[i]
+            if step["status"] != "pending" or step["tool"] == COMPOSE:
+                continue
+            if branch is None or step.get("branch") == branch:
+                skipped = copy.copy(step)
+                skipped["status"], skipped["error"] = "skipped", why
+                self.changed[i] = self.steps[i] = skipped
+                count += 1
+        return count
+
+    def _add(self, text: str) -> str:
+        if self.stopped:
+            return "not added: the run was stopped"
+        view: ResearchState = {**self.state, "steps": self.steps, "order": self.order}
+        tools = step_catalog(self.services)
+        settings = self.services.settings.research
+        records = new_branch(
+            view, text, tools, settings, self.last_step + 1, self.state.get("forbidden") or []
+        )
+        if not records:
+            return "not added: nothing here can search for it (or it failed before)"
+        qid = f"q{1 + max([int(q['id'][1:]) for q in self.subs if q['id'][1:].isdigit()] or [0])}"
+        round_n = self.state.get("round") or 1
+        self.subs.append(
+            SubQuestion(id=qid, text=text, status="open", round=round_n, origin="person")
+        )
+        compose = [i for i in self.order if self.steps[i]["tool"] == COMPOSE]
+        for record in records:
+            record["branch"] = qid
+            self.changed[record["id"]] = self.steps[record["id"]] = record
+        ids = [r["id"] for r in records]
+        cut = self.order.index(compose[-1]) if compose else len(self.order)
+        self.order[cut:cut] = ids
+        self.last_step = max(self.last_step, *(int(i[1:]) for i in ids))
+        return f"added {qid}: " + ", ".join(f"{r['id']} {r['tool']}" for r in records)
+
+    def update(self, seen: int) -> dict[str, Any]:
+        return {
+            "steps": self.changed,
+            "order": self.order,
+            "subquestions": self.subs,
+            "notes": self.notes,
+            "stopped": self.stopped,
+            "steer_seen": seen,
+            "last_step": self.last_step,
+        }
+
+
+def _new_says(state: ResearchState, inbox: SteerInbox | None) -> list[SteerRecord]:
+    """The says in the run's inbox after the last one its state applied."""
+    run_id = state.get("run_id") or ""
+    return inbox.since(run_id, state.get("steer_seen") or 0) if inbox and run_id else []
+
+
+def _said(state: ResearchState, say: SteerRecord, effect: str) -> EventEntry:
+    return event(
+        state,
+        events.RESEARCH_STEER,
+        seq=say["seq"],
+        kind=say["kind"],
+        value=say["value"],
+        effect=effect,
+    )
+
+
+def take_says(
+    state: ResearchState, services: Services, inbox: SteerInbox | None
+) -> tuple[dict[str, Any], list[EventEntry]]:
+    """Apply the says that came since the last one applied: the update and its events
+    (nothing, without an inbox or a say)."""
+    says = _new_says(state, inbox)
+    if not says:
+        return {}, []
+    working = _Says(state, services)
+    log = [_said(state, say, working.apply(say)) for say in says]
+    return working.update(says[-1]["seq"]), log
+
+
+def notes_only(
+    state: ResearchState, inbox: SteerInbox | None
+) -> tuple[dict[str, Any], list[EventEntry]]:
+    """After the last step boundary (the report is being written): free text still reaches
+    the report; anything else came too late, and the log says so."""
+    says = _new_says(state, inbox)
+    if not says:
+        return {}, []
+    notes = list(state.get("notes") or [])
+    log = []
+    for say in says:
+        if say["kind"] == "text":
+            notes.append(say["value"])
+            effect = "noted for the report"
+        else:
+            effect = "too late: every step had run; the report is being written"
+        log.append(_said(state, say, effect))
+    return {"notes": notes, "steer_seen": says[-1]["seq"]}, log

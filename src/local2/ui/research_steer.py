@@ -1,0 +1,300 @@
+"""The Research tab's parts for the person to steer a run: its pauses, their says, follow-ups.
+
+- **A pause** (the plan under review, or a clarifying question) shows as an editable plan,
+  one sub-question a line (edit, delete, add or reorder lines; ``q2: ...`` keeps q2's steps),
+  with **Approve**, or as the question and its readings with **Send**; **Stop** leaves the
+  run paused (it can be reopened under Past runs). A plan that breaks the rules is refused
+  with the reasons, and the run stays paused.
+- **While it runs**: **Send** a note ("focus on safety, skip pricing"), **Add** it as a
+  sub-question, **Stop** or **Drop** a sub-question, or **Stop and write** the report from
+  what was read. Each applies at the run's next step boundary and shows in its log.
+- **Under the report**: a follow-up question, answered from the run's sources first.
+
+Everything shown that came from the model or a page is plain text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import gradio as gr
+
+from local2.contracts.people import Person
+from local2.contracts.research_input import STOP_RUN, PlanEdit
+from local2.errors import Local2Error
+from local2.service import link_citations, plain
+from local2.ui.notices import notice_for
+from local2.ui.safe_markdown import neutralise
+
+if TYPE_CHECKING:
+    from local2.service.research import Research
+
+
+# Hidden but kept on the page: a part first built hidden is mounted lazily, and updates to it
+# while a run streams could be lost (gradio-app/gradio#13494); one kept mounted takes each.
+HIDDEN: Literal["hidden"] = "hidden"
+# What the steering parts show: nothing, the plan or the question of a pause, the says of a
+# running run, the follow-ups of a report.
+Mode = Literal["idle", "plan", "answer", "running", "reported"]
+
+
+def shown(visible: bool) -> bool | Literal["hidden"]:
+    return True if visible else HIDDEN
+
+
+def plan_lines(request: dict[str, Any]) -> str:
+    """The plan under review as the person edits it: one sub-question a line."""
+    return "\n".join(f"{q['id']}: {q['text']}" for q in request.get("subquestions") or [])
+
+
+def pause_markdown(request: dict[str, Any]) -> str:
+    """What the pause shows: the question and its readings, or each sub-question's steps."""
+    if request.get("waits_for") == "answer":
+        ask = request.get("clarify") or {}
+        lines = [
+            f"**The question can be read more than one way.** {plain(ask.get('question', ''))}"
+        ]
+        lines += [f"{n}. {plain(r)}" for n, r in enumerate(ask.get("readings") or [], start=1)]
+        lines.append(
+            "Answer with a reading or your own words; an empty answer researches it as written."
+        )
+        return neutralise("\n\n".join(lines))
+    steps = {s["id"]: s for s in request.get("steps") or []}
+    lines = ["**The plan, before the first search.** Edit the sub-questions below, then Approve."]
+    for q in request.get("subquestions") or []:
+        done = ", ".join(f"{i} {steps.get(i, {}).get('tool', '')}" for i in q.get("steps") or [])
+        lines.append(f"- **{q['id']}** {plain(q['text'])} — _{plain(done)}_")
+    if request.get("error"):
+        lines.append(f"**Not run:** {plain(str(request['error']))}")
+    return neutralise("\n".join(lines))
+
+
+def followups_markdown(payload: dict[str, Any]) -> str:
+    """The follow-ups asked so far, each answer with its citations linked to its sources."""
+    parts = []
+    for f in payload.get("followups") or []:
+        how = (
+            "from the sources already read"
+            if f.get("from_ledger")
+            else ("searched: " + "; ".join(f.get("searched") or []))
+        )
+        answer = link_citations(str(f.get("answer") or ""), f.get("sources") or [])
+        answer = re.sub(r"^#", "###", answer, flags=re.MULTILINE)  # under the report's own
+        parts.append(f"_Follow-up {f.get('n')} ({plain(how)})_\n\n{answer}")
+    return neutralise("\n\n---\n\n".join(parts))
+
+
+class ResearchSteer:
+    """Mixed into :class:`~local2.ui.research_tab.ResearchTab`: its pause, say and
+    follow-up parts, and their handlers."""
+
+    @property
+    def research(self) -> Research:
+        raise NotImplementedError
+
+    def person(self, request: gr.Request | None) -> Person:
+        raise NotImplementedError
+
+    def _follow(
+        self, items: Iterator[tuple[str, Any]], question: str | None, person: Person
+    ) -> Iterator[dict[Any, Any]]:
+        raise NotImplementedError
+
+    def build_pause(self) -> None:
+        with gr.Column(visible=HIDDEN, elem_id="research-pause") as self.pause_box:
+            self.pause_info = gr.Markdown("", elem_id="research-pause-info")
+            # Built shown (so mounted: see HIDDEN), inside the hidden pause; shown by mode.
+            with gr.Column() as self.plan_box:
+                self.plan_edit = gr.Textbox(
+                    label="Sub-questions, one a line: edit, delete, add or reorder lines",
+                    lines=5,
+                    elem_id="research-plan-edit",
+                )
+                self.approve = gr.Button("Approve", variant="primary", elem_id="research-approve")
+            with gr.Column() as self.question_box:
+                self.answer = gr.Textbox(label="Your answer", elem_id="research-answer")
+                self.send = gr.Button("Send", variant="primary", elem_id="research-send")
+            self.leave = gr.Button("Stop (it stays paused)", elem_id="research-leave")
+        self.run_id = gr.State("")
+        self.shown_plan = gr.State("")  # the plan as shown: unchanged means approved as is
+
+    def build_steer(self) -> None:
+        with gr.Column(visible=HIDDEN, elem_id="research-steer") as self.steer_box:
+            with gr.Row():
+                self.say = gr.Textbox(
+                    label="Say something to the run (applied at its next step)",
+                    placeholder="e.g. focus on safety, skip pricing",
+                    scale=4,
+                    elem_id="research-say",
+                )
+                self.say_send = gr.Button("Send", scale=1, elem_id="research-say-send")
+                self.add = gr.Button("Add as sub-question", scale=1, elem_id="research-add")
+            with gr.Row():
+                self.branch = gr.Dropdown(
+                    choices=[],
+                    label="Sub-question",
+                    scale=3,
+                    allow_custom_value=True,  # an id typed while the list catches up
+                    elem_id="research-branch",
+                )
+                self.stop_branch = gr.Button("Stop it", scale=1, elem_id="research-stop-branch")
+                self.drop_branch = gr.Button("Drop it", scale=1, elem_id="research-drop-branch")
+                self.stop_run = gr.Button(
+                    "Stop and write the report", variant="stop", scale=2, elem_id="research-stop"
+                )
+            self.steer_note = gr.Markdown("", elem_id="research-steer-note")
+
+    def build_followup(self) -> None:
+        with gr.Column(visible=HIDDEN, elem_id="research-followup-box") as self.followup_box:
+            with gr.Row():
+                self.followup_q = gr.Textbox(
+                    label="Ask a follow-up on this report", scale=5, elem_id="research-followup"
+                )
+                self.ask = gr.Button("Ask", scale=1, elem_id="research-ask")
+            self.followups = gr.Markdown("", elem_id="research-followups")
+
+    def wire_steering(self, outputs: list[Any], limit: int) -> None:
+        """The pause's, the says' and the follow-ups' events."""
+        self.approve.click(
+            self.approve_plan,
+            [self.run_id, self.plan_edit, self.shown_plan],
+            outputs,
+            concurrency_limit=limit,
+        )
+        self.send.click(
+            self.send_answer, [self.run_id, self.answer], outputs, concurrency_limit=limit
+        )
+        self.leave.click(self.leave_paused, [self.run_id], [self.pause_box, self.steer_note])
+        self.ask.click(
+            self.ask_followup, [self.run_id, self.followup_q], outputs, concurrency_limit=limit
+        )
+        notes = [self.steer_note, self.say]
+        self.say_send.click(self.say_text, [self.run_id, self.say], notes)
+        self.add.click(self.add_sub, [self.run_id, self.say], notes)
+        self.stop_branch.click(self.stop_sub, [self.run_id, self.branch], notes)
+        self.drop_branch.click(self.drop_sub, [self.run_id, self.branch], notes)
+        self.stop_run.click(self.stop_all, [self.run_id], notes)
+
+    # -- what the run shows ----------------------------------------------------------------
+
+    def panels(self, mode: Mode) -> dict[Any, Any]:
+        """Which parts show, all of them on every update of a run: Gradio streams an update
+        as the change from the one before, and a part an update leaves out can fall back to
+        how it was built, so the panels never depend on an earlier update arriving."""
+        plan, answer = mode == "plan", mode == "answer"
+        return {
+            self.pause_box: gr.update(visible=shown(plan or answer)),
+            self.plan_box: gr.update(visible=plan),
+            self.question_box: gr.update(visible=answer),
+            self.steer_box: gr.update(visible=shown(mode == "running")),
+            self.followup_box: gr.update(visible=shown(mode == "reported")),
+        }
+
+    def paused(self, request: dict[str, Any]) -> tuple[Mode, dict[Any, Any]]:
+        """The pause's mode (its plan, or a question) and what it shows."""
+        lines = plan_lines(request)
+        mode: Mode = "plan" if request.get("waits_for") == "plan" else "answer"
+        return mode, {
+            self.pause_info: pause_markdown(request),
+            self.plan_edit: lines,
+            self.shown_plan: lines,
+            self.answer: "",
+        }
+
+    def branches(self, subquestions: Sequence[Mapping[str, Any]]) -> dict[Any, Any]:
+        """The open sub-questions, to stop or drop one."""
+        choices = [
+            (f"{q['id']}: {q['text']}", q["id"]) for q in subquestions if q.get("status") == "open"
+        ]
+        return {self.branch: gr.update(choices=choices)}
+
+    def ended(self, payload: dict[str, Any]) -> tuple[Mode, dict[Any, Any]]:
+        mode: Mode = "reported" if payload.get("report") else "idle"
+        return mode, {self.followups: followups_markdown(payload)}
+
+    # -- handlers --------------------------------------------------------------------------
+
+    def _resume_with(
+        self, run_id: str, value: dict[str, Any], request: gr.Request | None, mode: Mode
+    ) -> Iterator[dict[Any, Any]]:
+        try:
+            person = self.person(request)
+            items = self.research.input(run_id, value, person)
+        except Local2Error as exc:  # refused: the run stays paused, with the reasons shown
+            yield {**self.panels(mode), self.pause_info: notice_for(exc).markdown()}
+            return
+        yield self.panels("running")
+        yield from self._follow(items, None, person)
+
+    def approve_plan(
+        self, run_id: str, text: str, shown: str, request: gr.Request | None = None
+    ) -> Iterator[dict[Any, Any]]:
+        if text.strip() == (shown or "").strip():
+            value: dict[str, Any] = {"approve": True}
+        else:
+            try:
+                value = {"plan": PlanEdit.from_lines(text)}
+            except ValueError as exc:
+                shown_why = neutralise(f"**Not run:** {plain(str(exc))}")
+                yield {**self.panels("plan"), self.pause_info: shown_why}
+                return
+        yield from self._resume_with(run_id, value, request, "plan")
+
+    def send_answer(
+        self, run_id: str, answer: str, request: gr.Request | None = None
+    ) -> Iterator[dict[Any, Any]]:
+        yield from self._resume_with(run_id, {"answer": answer or ""}, request, "answer")
+
+    def leave_paused(self, run_id: str) -> tuple[Any, str]:
+        note = f"Run `{run_id}` stays paused: reopen it under Past runs to answer it."
+        return gr.update(visible=HIDDEN), note
+
+    def ask_followup(
+        self, run_id: str, question: str, request: gr.Request | None = None
+    ) -> Iterator[dict[Any, Any]]:
+        try:
+            person = self.person(request)
+            items = self.research.followup(run_id, question or "", person)
+        except Local2Error as exc:
+            yield {**self.panels("reported"), self.followups: notice_for(exc).markdown()}
+            return
+        yield {**self.panels("reported"), self.followup_q: ""}
+        yield from self._follow(items, None, person)
+
+    def _say(
+        self, run_id: str, say: dict[str, Any], request: gr.Request | None, done: str
+    ) -> tuple[str, Any]:
+        try:
+            self.research.steer(run_id, say, self.person(request))
+        except Local2Error as exc:
+            return notice_for(exc).markdown(), gr.update()
+        return done, ""
+
+    def say_text(
+        self, run_id: str, text: str, request: gr.Request | None = None
+    ) -> tuple[str, Any]:
+        return self._say(
+            run_id, {"text": text}, request, "Sent: the next plan and the report get it."
+        )
+
+    def add_sub(self, run_id: str, text: str, request: gr.Request | None = None) -> tuple[str, Any]:
+        return self._say(
+            run_id, {"add": text}, request, "Added: it is searched from the next step."
+        )
+
+    def stop_sub(self, run_id: str, sub: str, request: gr.Request | None = None) -> tuple[str, Any]:
+        return self._say(
+            run_id, {"stop": sub or ""}, request, f"Stopping {sub}: what it read is kept."
+        )
+
+    def drop_sub(self, run_id: str, sub: str, request: gr.Request | None = None) -> tuple[str, Any]:
+        return self._say(
+            run_id, {"drop": sub or ""}, request, f"Dropping {sub}: its sources are left out."
+        )
+
+    def stop_all(self, run_id: str, request: gr.Request | None = None) -> tuple[str, Any]:
+        done = "Stopping: the report is written from what was read."
+        note, _ = self._say(run_id, {"stop": STOP_RUN}, request, done)
+        return note, gr.update()

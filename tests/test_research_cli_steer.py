@@ -1,0 +1,146 @@
+"""``local2 research`` steered as a person steers it: a real process, the Ollama-protocol
+server and the loopback web. ``--review`` at a terminal (a pseudo-terminal here) shows the
+plan and takes edits; ``--plan FILE`` runs a plan with no terminal at all; a review nobody
+answers leaves the run paused, and ``--resume RUN_ID --plan FILE`` answers it later;
+``research followup RUN_ID "..."`` answers from the run's sources."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from local2.testing.ollama_server import FakeOllama
+from local2.testing.research_brain import ResearchBrain
+from local2.testing.research_web import LoopbackWeb, load_pages
+from tests.conftest import local2
+from tests.test_research_cli import CORPUS, QUESTION, environment
+from tests.test_research_steer import BRIDGE, MILL, OTTERS, branches, plan_requests
+
+
+@pytest.fixture
+def web() -> Iterator[LoopbackWeb]:
+    with LoopbackWeb(load_pages(CORPUS)) as served:
+        yield served
+
+
+def test_review_at_a_terminal_takes_edits_then_runs_them(web: LoopbackWeb, tmp_path: Path) -> None:
+    with FakeOllama(ResearchBrain(plans=[branches(BRIDGE, OTTERS)])) as fake:
+        env = environment(web, tmp_path, fake.url)
+        main, terminal = pty.openpty()
+        command = [sys.executable, "-m", "local2.cli", "research", QUESTION, "--review"]
+        command += ["--clarify", "never", "--max-rounds", "1", "--backend", "ollama", "--json"]
+        process = subprocess.Popen(
+            command,
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **env},
+            text=True,
+        )
+        os.close(terminal)
+        try:
+            deadline = time.monotonic() + 120
+            while not plan_requests(fake):  # typed ahead: read once the plan is shown
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+            for line in ("drop q2", f"add {MILL}", "move 2 1", ""):
+                os.write(main, f"{line}\n".encode())
+            out, err = process.communicate(timeout=180)
+        finally:
+            os.close(main)
+    assert process.returncode == 0, err
+    assert "q1: Kelsby harbour bridge" in err and "s1 web_search" in err  # the plan shown
+    assert "dropped q2" in err and f"added: {MILL}" in err
+    payload = json.loads(out)
+    assert payload["status"] == "done"
+    assert sorted(web.searches()) == sorted([MILL, BRIDGE])  # q2 dropped: never searched
+    queries = [s["args"].get("query") for s in payload["steps"] if s["tool"] == "web_search"]
+    assert queries == [MILL, BRIDGE]  # in the order the person left them
+
+
+def test_a_plan_file_runs_with_no_terminal_and_no_planner(web: LoopbackWeb, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.txt"
+    plan.write_text(f"# my plan\n{BRIDGE}\n- {MILL}\n")
+    with FakeOllama(ResearchBrain()) as fake:
+        env = environment(web, tmp_path, fake.url)
+        result = local2(
+            "research",
+            QUESTION,
+            "--plan",
+            str(plan),
+            "--max-rounds",
+            "1",
+            "--backend",
+            "ollama",
+            "--json",
+            env=env,
+            stdin="",
+        )
+        asked = plan_requests(fake)
+    assert result.returncode == 0, result.stderr
+    assert asked == []  # the person's plan was run as given
+    assert sorted(web.searches()) == sorted([BRIDGE, MILL])
+    payload = json.loads(result.stdout)
+    assert [p["origin"] for p in payload["plan"]] == ["person"]
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"subquestions": []}')
+    refused = local2("research", QUESTION, "--plan", str(broken), env=env, stdin="")
+    assert refused.returncode != 0 and "no sub-question is left" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_an_unanswered_review_stays_paused_then_a_plan_file_answers_it_and_a_follow_up(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    with FakeOllama(ResearchBrain(plans=[branches(BRIDGE, OTTERS)])) as fake:
+        env = environment(web, tmp_path, fake.url)
+        base = ["--max-rounds", "1", "--backend", "ollama"]
+        paused = local2("research", QUESTION, "--review", *base, env=env, stdin="")
+        assert paused.returncode == 0, paused.stderr
+        run_id = paused.stdout.split()[1]
+        assert "The run waits for you" in paused.stderr
+        assert f"local2 research --resume {run_id}" in paused.stderr and web.hits == []
+        listed = local2("research", "list", "--json", env=env)
+        assert json.loads(listed.stdout)[0]["status"] == "awaiting_input"
+
+        answer = tmp_path / "plan.json"
+        answer.write_text(json.dumps({"subquestions": [{"id": "q2", "text": OTTERS}]}))
+        resumed = local2(
+            "research",
+            "--resume",
+            run_id,
+            "--plan",
+            str(answer),
+            *base,
+            "--json",
+            env=env,
+            stdin="",
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert json.loads(resumed.stdout)["status"] == "done" and web.searches() == [OTTERS]
+
+        hits = len(web.hits)
+        followup = local2(
+            "research",
+            "followup",
+            run_id,
+            "How many otters did the Lune survey find?",
+            "--json",
+            env=env,
+        )
+        assert followup.returncode == 0, followup.stderr
+        record = json.loads(followup.stdout)
+        assert record["from_ledger"] and len(web.hits) == hits
+        assert "Follow-up 1:" in followup.stderr and record["answer"].startswith(
+            "# How many otters"
+        )
+        missing = local2("research", "followup", "nope", "Why?", env=env)
+        assert missing.returncode != 0 and "No research run 'nope'" in missing.stderr
