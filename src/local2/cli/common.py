@@ -51,15 +51,18 @@ def person_of(ctx: typer.Context) -> Person:
 
 def id_param(what: str = "session id") -> Callable[[str | None], str | None]:
     """A typer callback checking an id given on the command line against the rule
-    (``local2.ids``): session ids, and research run ids, which follow the same rule."""
+    (``local2.ids``: session ids, and research run ids, which follow the same rule) before
+    anything is opened. It is the request's one check: the id goes on as a ``CheckedId``,
+    which the service does not check again."""
 
     def check(value: str | None) -> str | None:
-        from local2.ids import session_id_problem
+        from local2.errors import InvalidId
+        from local2.ids import check_session_id
 
-        problem = session_id_problem(value, what) if value is not None else None
-        if problem:
-            raise typer.BadParameter(problem)
-        return value
+        try:
+            return check_session_id(value, what) if value is not None else None
+        except InvalidId as exc:
+            raise typer.BadParameter(exc.message) from None
 
     return check
 

@@ -46,6 +46,7 @@ from local2.contracts.people import LOCAL, Person
 from local2.contracts.stream import StreamItem
 from local2.contracts.turn import AgentInfo, CompareSpec, TurnOptions
 from local2.graph.topology import compile_graph
+from local2.ids import check_session_id
 from local2.service.access import Access
 from local2.service.approvals import Approvals
 from local2.service.documents import DocumentDesk
@@ -247,7 +248,7 @@ class Agent:
     stop = Delegated("turns", TurnRunner.stop)
     is_running = Delegated("turns", TurnRunner.is_running)
     is_answering = Delegated("turns", TurnRunner.is_answering)
-    grade_of = Delegated("turns", TurnRunner.grade_of)
+    graded = Delegated("turns", TurnRunner.graded)
     wait_idle = Delegated("turns", TurnRunner.wait_idle)
 
     # -- tool calls waiting for the person -------------------------------------------------
@@ -260,6 +261,7 @@ class Agent:
     history = Delegated("reader", SessionReader.history)
     prompt_messages = Delegated("reader", SessionReader.prompt_messages)
     checkpoints = Delegated("reader", SessionReader.checkpoints)
+    session = Delegated("reader", SessionReader.session)
     sessions = Delegated("reader", SessionReader.recent)
     turn = Delegated("reader", SessionReader.turn)
 
@@ -290,6 +292,7 @@ class Agent:
     ) -> Iterator[StreamItem]:
         """Try ``query_id`` again with its critique as context: a turn of ``person``'s,
         streamed like one."""
+        session_id = check_session_id(session_id)  # once, for the request and the turn
         query, first = self.retries.retry_request(session_id, query_id)
         options = TurnOptions(retry=first)
         return self.stream(query, session_id, approve, options=options, person=person)
