@@ -219,6 +219,8 @@ class Chat(GradesToCome):
                 elif kind == "answer":  # published: too late to stop, the grade follows
                     update[self.stop_btn] = gr.update(interactive=False)
                     update.update(self._answered(chat, ids, user, view))
+                    if (view.payload or {}).get("respondents"):  # side by side, to be judged
+                        update.update(self._pair_view(view.payload))
                 yield update
         except (Local2Error, TurnCancelled) as exc:
             yield self._failed(exc, shown, chat, ids, user, view, question)
