@@ -34,6 +34,7 @@ from local2.contracts.people import LOCAL, Person
 from local2.errors import Local2Error, TurnCancelled
 
 if TYPE_CHECKING:
+    from local2.contracts.turn import TurnPayload
     from local2.service.background import BackgroundTurn
 
 # How long the chat's end waits for the grades still to come (the last answer's critic).
@@ -208,11 +209,11 @@ def chat(
             ):
                 continue
             turn = agent.start(line, session_id, compare, wait=True, person=person, approve=approve)
-            answered = until_answer(turn, partial(show_item, state=view))
+            answered, ended = until_answer(turn, partial(show_item, state=view))
             last.clear()
             last.update(answered)
             grades.last_query_id = answered.get("query_id")
-            if not answered.get("final"):  # the grade comes later: the prompt comes back now
+            if not ended:  # the grade comes later: the prompt comes back now
                 grades.follow(turn, partial(keep_final, last))
         except (Local2Error, TurnCancelled) as exc:  # the question is kept; the chat goes on
             abandon(view)
@@ -225,15 +226,15 @@ def chat(
     agent.close()
 
 
-def until_answer(turn: BackgroundTurn, on_item: Callable[[str, Any], None]) -> dict[str, Any]:
+def until_answer(
+    turn: BackgroundTurn, on_item: Callable[[str, Any], None]
+) -> tuple[TurnPayload, bool]:
     """Show ``turn``'s items until its answer (or its end, when it never answered: paused,
-    or failed) and return that payload; ``final`` in it when the turn has ended."""
+    or failed); that payload, and whether the turn has ended."""
     for kind, data in turn:
         on_item(kind, data)
-        if kind == "answer":
-            return dict(data)
-        if kind == "final":
-            return {**data, "final": True}
+        if kind in ("answer", "final"):
+            return data, kind == "final"
     raise RuntimeError("the turn ended without a payload")
 
 
