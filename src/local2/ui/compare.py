@@ -130,12 +130,7 @@ class Compare(UIPart):
 
     def _compare_outputs(self) -> list[Any]:
         return [
-            self.pair_target,
-            self.pair_box,
-            self.pair_a,
-            self.pair_b,
-            self.pair_verdict,
-            *self.prefer_buttons.values(),
+            *self._pair_outputs(),
             self.retry_target,
             self.retry_box,
             self.retry_md,
