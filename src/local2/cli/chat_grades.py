@@ -85,7 +85,14 @@ class ChatGrades:
             self._at_prompt = False
 
     def finish(self, timeout: float) -> None:
-        """At the chat's end: the grades still to come are waited for and shown."""
-        for thread in self._following:
-            thread.join(timeout)
+        """At the chat's end: the grades still to come are waited for and shown (Ctrl+C
+        leaves at once, and the agent's close then ends what is left)."""
+        waiting = [t for t in self._following if t.is_alive()]
+        if waiting:
+            err.print("[dim]Waiting for the last grade… (Ctrl+C leaves now)[/]")
+        try:
+            for thread in waiting:
+                thread.join(timeout)
+        except KeyboardInterrupt:
+            return
         self.prompting()
