@@ -132,3 +132,22 @@ def test_every_name_a_face_declares_is_there() -> None:
         package = importlib.import_module(f"local2.{init.parent.name}")
         for name in getattr(package, "__all__", []):
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+
+
+SURFACES = ("cli", "ui", "http", "platform")
+# What holds the parts below the service: the agent's services and storage, the people store
+# behind Access. A surface asks the service's parts and methods instead.
+PART_HOLDERS = {"services", "storage", "people"}
+
+
+def test_surfaces_reach_no_part_through_the_service() -> None:
+    """The surfaces build and drive nothing below the service: no ``agent.services.x``,
+    ``agent.storage``, ``access.people.by_token(...)`` (docs/architecture.md, "Public
+    faces")."""
+    reached = []
+    for surface in SURFACES:
+        for path in sorted((PACKAGE / surface).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr in PART_HOLDERS:
+                    reached.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {ast.unparse(node)}")
+    assert reached == []

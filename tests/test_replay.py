@@ -35,7 +35,17 @@ def test_history_then_replay_with_a_new_question_keeps_the_original_branch(
     tmp_path: Path,
 ) -> None:
     with FakeOllama(RuleBrain(), models=["gemma4:12b", "gemma3:1b", "nomic-embed-text"]) as fake:
-        env = {"OLLAMA_HOST": fake.url, "LOCAL2_HOME": str(tmp_path / "home")}
+        # The three questions are piped in back to back: each waits for the last one's grade
+        # (the old order), so that no grade is owed at the checkpoints replayed from (a
+        # branch from one that owes a grade lands it: one more checkpoint on the branch).
+        config = tmp_path / "config"
+        config.mkdir()
+        (config / "critic.yaml").write_text("yield_to_new_turns: false\n")
+        env = {
+            "OLLAMA_HOST": fake.url,
+            "LOCAL2_HOME": str(tmp_path / "home"),
+            "LOCAL2_CONFIG": str(config),
+        }
         session = "three-turns"
         chat = local2(
             ["chat", "--session", session, "--backend", "ollama"], env, f"{FRANCE}\n{GIL}\n{WHY}\n"

@@ -37,6 +37,7 @@ from local2.memory.store import EngramStore
 from local2.memory.team import TEAM_KIND, TeamFacts, merged
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
+from local2.service.memory_desk import MemoryDesk
 from local2.storage.people import check_name
 from local2.testing.brains import Reply, RuleBrain, message_text, tool_names
 from local2.testing.ollama_server import FakeOllama
@@ -144,6 +145,49 @@ def test_only_local_or_an_admin_saves_or_deletes_team_facts() -> None:
     assert not_his.returncode == 2 and "Only local" in not_his.stderr
     assert local2("memory", "delete", "--team", freeze, env=NO_ENV).returncode == 0
     assert [row["id"] for row in team_rows()] == [wifi]
+
+
+def test_the_services_memory_desk_is_what_the_commands_do(tmp_path: Path) -> None:
+    """``local2 memory`` builds nothing below the service: the desk checks who may write the
+    team's facts (refused before any team collection exists), saves, searches the person's
+    own memory with the team's beside it, deletes only what is theirs, exports, re-embeds."""
+    settings = load_settings()
+    bob = MemoryDesk(settings, Person("bob"))
+    bob_team = MemoryDesk(settings, Person("bob"), team=True)
+    local_team = MemoryDesk(settings, LOCAL, team=True)
+    try:
+        with pytest.raises(InvalidInput, match="'bob' is not an admin") as refused:
+            bob_team.save("The deploy key is X.")
+        assert "--as an admin" in refused.value.fix
+        with pytest.raises(InvalidInput, match="Only local"):
+            bob_team.delete("m000000000000")
+        assert team_collections(settings) == {}  # a refused write opened nothing
+        with pytest.raises(InvalidInput, match="Nothing to save"):
+            bob.save("  ")
+
+        wifi = local_team.save(WIFI)
+        mine = bob.save("My wifi router is in the attic.")
+        assert [row["id"] for row in bob_team.engrams()] == [wifi]
+        own = bob.engrams()
+        assert [row["id"] for row in own] == [mine] and own[0]["written_by"] == "bob"
+        assert own[0]["source"] == "cli" and bob.count() == 1
+
+        hits = bob.search("wifi password", k=5)
+        assert {hit["id"]: hit["kind"] for hit in hits} == {wifi: TEAM_KIND, mine: "saved"}
+        rows = {row["id"]: row for row in bob.stored(hits)}
+        assert rows[wifi]["written_by"] == "local" and rows[wifi]["kind"] == TEAM_KIND
+        assert rows[mine]["source"] == "cli"
+        assert [hit["kind"] for hit in bob_team.search("wifi", k=5)] == [TEAM_KIND]
+
+        assert not bob.delete(wifi)  # the team's is not his to delete as his own
+        assert bob.export(tmp_path / "bob.jsonl") == 1
+        done = bob.reembed(rebuild=True)
+        assert done.embedded == 1 and done.stored == 1 and done.embedder.startswith("lexical")
+        assert bob.delete(mine) and bob.count() == 0
+        assert [row["id"] for row in bob_team.engrams()] == [wifi]
+    finally:
+        for desk in (bob, bob_team, local_team):
+            desk.close()
 
 
 # -- recall: cached, merged, marked ---------------------------------------------------------

@@ -19,35 +19,61 @@ SESSION_ID_RULE = "1-128 characters from A-Z a-z 0-9 . _ - (not '.' or '..')"
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
 
 
+class CheckedId(str):
+    """An id known to follow the rule (a session's, a research run's, a turn's): made only
+    by :func:`check_session_id` and the ``new_*_id`` functions, so whatever is handed one does
+    not check it again. A request's id is checked once, where it comes in (the service, or a
+    surface that refuses it before opening anything); everything after passes the
+    ``CheckedId`` on (the run, its graph, its audit record). It is a ``str`` in every other
+    way: stored, sent and compared as one."""
+
+    __slots__ = ()
+
+
+def follows_rule(value: object) -> bool:
+    """The rule itself: whether ``value`` may be a session id."""
+    return (
+        isinstance(value, str)
+        and _SESSION_ID.fullmatch(value) is not None
+        and value not in (".", "..")
+    )
+
+
 def session_id_problem(value: object, what: str = "session id") -> str | None:
-    """Why ``value`` is not a valid session id, or None when it is."""
-    if not isinstance(value, str) or not _SESSION_ID.fullmatch(value) or value in (".", ".."):
+    """Why ``value`` is not a valid session id, or None when it is (a :class:`CheckedId`
+    was checked when it was made)."""
+    if type(value) is CheckedId:
+        return None
+    if not follows_rule(value):
         shown = repr(value) if isinstance(value, str) and len(value) <= 200 else "that value"
         return f"Invalid {what} {shown}: use {SESSION_ID_RULE}."
     return None
 
 
-def check_session_id(value: object, what: str = "session id") -> str:
-    """Return ``value`` if it is a valid session id; raise :class:`InvalidId` otherwise."""
+def check_session_id(value: object, what: str = "session id") -> CheckedId:
+    """``value`` as a :class:`CheckedId` if it is a valid session id (a ``CheckedId`` is
+    returned as it is, unchecked again); raise :class:`InvalidId` with the rule otherwise."""
+    if type(value) is CheckedId:
+        return value
     problem = session_id_problem(value, what)
     if problem or not isinstance(value, str):
         raise InvalidId(problem or f"The {what} must be text.")
-    return value
+    return CheckedId(value)
 
 
-def new_session_id() -> str:
+def new_session_id() -> CheckedId:
     """A fresh session id (it follows the rule)."""
-    return uuid.uuid4().hex
+    return CheckedId(uuid.uuid4().hex)
 
 
-def new_query_id() -> str:
-    """A fresh id for one turn of a session."""
-    return uuid.uuid4().hex[:12]
+def new_query_id() -> CheckedId:
+    """A fresh id for one turn of a session (it follows the rule: it names a file)."""
+    return CheckedId(uuid.uuid4().hex[:12])
 
 
-def new_run_id() -> str:
+def new_run_id() -> CheckedId:
     """A fresh research run id (a run's id is its thread's: it follows the session rule)."""
-    return uuid.uuid4().hex[:12]
+    return CheckedId(uuid.uuid4().hex[:12])
 
 
 def new_call_id() -> str:

@@ -51,15 +51,18 @@ def person_of(ctx: typer.Context) -> Person:
 
 def id_param(what: str = "session id") -> Callable[[str | None], str | None]:
     """A typer callback checking an id given on the command line against the rule
-    (``local2.ids``): session ids, and research run ids, which follow the same rule."""
+    (``local2.ids``: session ids, and research run ids, which follow the same rule) before
+    anything is opened. It is the request's one check: the id goes on as a ``CheckedId``,
+    which the service does not check again."""
 
     def check(value: str | None) -> str | None:
-        from local2.ids import session_id_problem
+        from local2.errors import InvalidId
+        from local2.ids import check_session_id
 
-        problem = session_id_problem(value, what) if value is not None else None
-        if problem:
-            raise typer.BadParameter(problem)
-        return value
+        try:
+            return check_session_id(value, what) if value is not None else None
+        except InvalidId as exc:
+            raise typer.BadParameter(exc.message) from None
 
     return check
 
@@ -116,30 +119,12 @@ def make_agent(
     model: str | None = None,
     warmup: Warmup | None = None,
 ) -> Agent:
-    """The agent for commands that run the model. The chat model is chosen first, so that
-    its warm-up (``local2.service.warmup``) runs while the graph and memory are still
-    loading; a paused ``warmup`` given by the caller holds it until the caller starts it."""
-    from local2.service import make_chat_model
-    from local2.service.agent import Agent
-    from local2.service.warmup import Warmup, embedder_task, prompt_prefix_task
+    """The agent for commands that run the model (:func:`local2.service.warming_agent`:
+    its warm-up runs while the graph and memory load; a paused ``warmup`` given by the
+    caller holds it until the caller starts it); its notices said on stderr."""
+    from local2.service import warming_agent
 
-    settings = settings_of(ctx)
-    chosen = make_chat_model(settings, backend=backend, model=model)
-    warmup = warmup or Warmup()
-    prefix = prompt_prefix_task(settings, chosen.model, chosen.backend)
-    if prefix is not None:
-        warmup.add("prompt prefix", prefix)
-    agent = Agent(
-        settings,
-        chat_model=chosen.model,
-        backend=chosen.backend,
-        model=chosen.name,
-        notice=chosen.notice,
-        native_tools=chosen.native_tools,
-    )
-    loading = embedder_task(agent.memory)
-    if loading is not None:
-        warmup.add("embedding model", loading)
+    agent = warming_agent(settings_of(ctx), backend, model, warmup)
     for notice in agent.notices:
         err.print(f"[yellow]Notice:[/] {notice}")
     return agent
@@ -147,23 +132,17 @@ def make_agent(
 
 def offline_parts() -> ModelParts:
     """For reading sessions and runs: no model server, tools, critic or memory."""
-    from local2.service import ScriptedChatModel
+    from local2.service import offline_parts as parts
 
-    return {
-        "chat_model": ScriptedChatModel(),
-        "tools": [],
-        "memory": None,
-        "critic": None,
-        "backend": "none",
-    }
+    return parts()
 
 
 def offline_agent(ctx: typer.Context) -> Agent:
     """An agent for reading and rating sessions (a rating's annotation waits for memory:
     local2.memory.deferred)."""
-    from local2.service.agent import Agent
+    from local2.service import offline_agent as reader
 
-    return Agent(settings_of(ctx), **offline_parts())
+    return reader(settings_of(ctx))
 
 
 def approver(interactive: bool) -> Any:

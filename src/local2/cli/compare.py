@@ -93,17 +93,11 @@ def arena(
     from local2.service import arena as table_of
     from local2.service import as_csv as csv_text
     from local2.service import as_json as json_text
-    from local2.service import open_votes
+    from local2.service import own_votes
 
     settings = settings_of(ctx)
-    with friendly_errors():
-        votes_log = open_votes(settings)
-        try:
-            votes = votes_log.votes()
-        finally:
-            votes_log.close()
-        with access_of(settings) as access:
-            votes = access.own_only(person_of(ctx), votes, lambda vote: vote.session_id)
+    with friendly_errors(), access_of(settings) as access:
+        votes = own_votes(settings, access, person_of(ctx))
     table = table_of(votes)
     if out_file is not None:
         text = csv_text(table) if out_file.suffix.lower() == ".csv" else json_text(table, votes)

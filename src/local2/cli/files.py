@@ -7,7 +7,6 @@ the turns of their own sessions: another's query id answers as an unknown one do
 from __future__ import annotations
 
 import json
-import sys
 from typing import Annotated, Any
 
 import typer
@@ -34,18 +33,14 @@ def index(
         TimeElapsedColumn,
     )
 
-    from local2.service import FileIndex
+    from local2.service import open_desk
 
     settings = settings_of(ctx)
     if not settings.files.roots:
         fail("no folders to index", "add folders to `roots:` in files.yaml, e.g. roots: [~/notes]")
     with friendly_errors("cannot open the file index"):
-        idx = FileIndex(settings)
-    if not idx.sandbox.roots:
-        fail(
-            "none of the configured roots is an existing folder: "
-            + ", ".join(str(r) for r in settings.files.roots)
-        )
+        desk = open_desk(settings)  # the folders' index is everyone's: no owner checks
+        desk.check_folders()  # none of them exists: said before the progress bar
     columns = (
         TextColumn("[bold]Indexing"),
         BarColumn(),
@@ -62,11 +57,11 @@ def index(
         def step(done: int, total: int, current: str) -> None:
             bar.update(task, completed=done, total=total, description=current)
 
-        report = idx.sync(rebuild=rebuild, progress=step)
+        report = desk.index_folders(step, rebuild=rebuild)
     out.print(
         f"{report.files} files: {report.added} added, {report.updated} updated, "
         f"{report.unchanged} unchanged, {report.removed} removed; {report.chunks} chunks "
-        f"with {idx.embedder.name} in {report.seconds:.1f}s"
+        f"with {report.embedder} in {report.seconds:.1f}s"
     )
     for line in report.skipped:
         err.print(f"[yellow]skipped[/] {line}")
@@ -82,7 +77,12 @@ def runs_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Your logged turns, newest first."""
-    rows = own_runs(ctx, session, limit)
+    from local2.cli.people import access_of
+    from local2.service import own_runs
+
+    settings = settings_of(ctx)
+    with friendly_errors(), access_of(settings) as access:
+        rows = own_runs(settings, access, person_of(ctx), session, limit)
     if as_json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -132,39 +132,14 @@ def runs_show(
 ) -> None:
     """One logged turn as JSON."""
     from local2.cli.people import access_of
-    from local2.errors import NotFound
-    from local2.service import show_run
-
-    settings = settings_of(ctx)
-    record: dict[str, Any] | None = show_run(settings, query_id)
-    if record is not None:
-        with friendly_errors(), access_of(settings) as access:
-            owner = access.session_owner(str(record.get("session_id") or ""))
-            try:  # an admin's read of someone else's is written down
-                access.read(person_of(ctx), "audit", query_id, owner, NotFound)
-            except NotFound:
-                record = None
-    if record is None:
-        fail(f"no logged run '{query_id}'", "see `local2 runs list`")
-    print(json.dumps(record, indent=2, ensure_ascii=False))
-
-
-def own_runs(ctx: typer.Context, session: str | None, limit: int) -> list[dict[str, Any]]:
-    """The latest ``limit`` logged turns of the person's own sessions. With people
-    configured the whole log is read and filtered (others' turns must not take the places)."""
-    from local2.cli.people import access_of
-    from local2.service import list_runs
+    from local2.service import own_run
 
     settings = settings_of(ctx)
     with friendly_errors(), access_of(settings) as access:
-        if not access.configured():  # everything is local's
-            return access.own_only(person_of(ctx), list_runs(settings, session, limit), _session)
-        rows = list_runs(settings, session, sys.maxsize)
-        return access.own_only(person_of(ctx), rows, _session)[:limit]
-
-
-def _session(row: dict[str, Any]) -> str:
-    return str(row.get("session_id") or "")
+        record = own_run(settings, access, person_of(ctx), query_id)
+    if record is None:
+        fail(f"no logged run '{query_id}'", "see `local2 runs list`")
+    print(json.dumps(record, indent=2, ensure_ascii=False))
 
 
 def register(app: typer.Typer) -> None:

@@ -13,20 +13,21 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from local2.cli.common import fail, person_of, settings_of
+from local2.cli.common import person_of, settings_of
 from local2.cli.errors import friendly_errors
-from local2.contracts.people import TEAM_NAME, may_write_team_facts
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from local2.service import EngramStore
+    from local2.service import MemoryDesk
 
 memory_app = typer.Typer(
     help="Inspect and manage long-term memory (engrams).", no_args_is_help=True
@@ -45,48 +46,22 @@ TeamOpt = Annotated[
 ]
 
 
-def _owner(ctx: typer.Context, team: bool, writing: bool = False) -> str:
-    """Whose memory the command acts on: the person's own, or with ``--team`` the team's
-    (a write there refused, exit 2, unless the person is local or an admin)."""
-    person = person_of(ctx)
-    if not team:
-        return person.name
-    if writing and not may_write_team_facts(person):
-        fail(
-            f"Only local (this terminal without --as) or an admin may change the team's "
-            f"shared facts: they are recalled in everyone's turns, and '{person.name}' is "
-            "not an admin.",
-            "Run it without --as, or --as an admin (local2 users add NAME --admin); or "
-            "leave out --team to keep it in your own memory.",
-            code=2,
-        )
-    return TEAM_NAME
-
-
-def _open(ctx: typer.Context, owner: str | None = None) -> EngramStore:
+@contextmanager
+def _desk(ctx: typer.Context, team: bool, doing: str | None = None) -> Iterator[MemoryDesk]:
+    """The person's memory (``--team``: the team's facts) through the service, closed after;
+    its errors (a team write refused: exit 2) said as such, and a notice about the store
+    (a fallback embedder) on stderr."""
     # Imported here: chromadb takes seconds to import, and every `local2` command loads this.
-    from local2.service import EngramStore
+    from local2.service import MemoryDesk
 
-    with friendly_errors("cannot open memory"):
-        # No background re-embedding in a short command: `reembed` does it, and so does the
-        # next `local2 ui`/`serve`/`chat`.
-        store = EngramStore.open(settings_of(ctx), sync="no", owner=owner or person_of(ctx).name)
-    if store.notice:
-        notices.print(f"[yellow]Notice:[/yellow] {store.notice}")
-    return store
-
-
-def _team_beside(store: EngramStore) -> EngramStore | None:
-    """The team's facts beside the person's own ``store`` when there are any (never created
-    by looking), as every turn's recall has them."""
-    from local2.service import EngramStore, TeamFacts
-
-    def team() -> EngramStore:
-        return EngramStore.open(
-            store.settings, store.embedder, sync="no", owner=TEAM_NAME, owns_embedder=False
-        )
-
-    return TeamFacts(store.settings, team).recallable()
+    desk = MemoryDesk(settings_of(ctx), person_of(ctx), team=team)
+    try:
+        with friendly_errors(doing):
+            yield desk
+    finally:
+        if desk.notice:
+            notices.print(f"[yellow]Notice:[/yellow] {desk.notice}")
+        desk.close()
 
 
 def _when(ts: Any) -> str:
@@ -146,16 +121,8 @@ def save_cmd(
 ) -> None:
     """Remember TEXT: in your own memory, or with --team as a fact shared by the whole team
     (recalled in everyone's turns, marked as a team fact; local or an admin only)."""
-    from local2.service import TEAM_SOURCE
-
-    if not text.strip():
-        fail("Nothing to save: TEXT is empty.", 'e.g. local2 memory save "..."', code=2)
-    owner = _owner(ctx, team, writing=True)
-    store = _open(ctx, owner)
-    with friendly_errors("save failed"):
-        engram = store.save(text, session_id="", query_id="")
-        source = TEAM_SOURCE if team else "cli"
-        store.mark(engram, source=source, written_by=person_of(ctx).name)
+    with _desk(ctx, team, "save failed") as desk:
+        engram = desk.save(text)
     where = "as a team fact, recalled for everyone" if team else "in your memory"
     console.print(f"saved {engram} {where}")
 
@@ -175,14 +142,15 @@ def list_cmd(
 
     Facts a newer fact replaced are listed as superseded (kept, but never recalled).
     """
-    store = _open(ctx, _owner(ctx, team))
-    rows = store.list(limit=limit, offset=offset, kind=kind)
+    with _desk(ctx, team, "cannot list memory") as desk:
+        rows = desk.engrams(limit=limit, offset=offset, kind=kind)
+        total = desk.count()
     if as_json:
         for row in rows:
             typer.echo(json.dumps(row, ensure_ascii=False))
         return
     title = "team facts" if team else "memories"
-    console.print(_table(rows, f"{title} ({len(rows)} of {store.count()})"))
+    console.print(_table(rows, f"{title} ({len(rows)} of {total})"))
 
 
 @memory_app.command("search")
@@ -198,25 +166,16 @@ def search_cmd(
 ) -> None:
     """Recall memories for QUERY with the same ranking the model uses: your own and the
     team's facts (kind 'team'), or with --team the team's alone."""
-    from local2.service import TEAM_KIND, as_team, recall_with_team
-
-    store = _open(ctx, _owner(ctx, team))
-    with friendly_errors("search failed"):
-        shared = None if team else _team_beside(store)
-        hits = recall_with_team(store, shared, query, k, include_bad=include_bad)
-        if team:
-            hits = as_team(hits)
-    if as_json:
-        for hit in hits:
-            typer.echo(json.dumps(hit, ensure_ascii=False))
-        return
-    if not hits:
-        console.print(f"No memories found for: {query}")
-        return
-    rows = [
-        {**((shared if h["kind"] == TEAM_KIND and shared else store).get(h["id"]) or {}), **h}
-        for h in hits
-    ]
+    with _desk(ctx, team, "search failed") as desk:
+        hits = desk.search(query, k, include_bad=include_bad)
+        if as_json:
+            for hit in hits:
+                typer.echo(json.dumps(hit, ensure_ascii=False))
+            return
+        if not hits:
+            console.print(f"No memories found for: {query}")
+            return
+        rows = desk.stored(hits)
     console.print(_table(rows, f"recall: {query}", similarity=True))
 
 
@@ -227,8 +186,9 @@ def delete_cmd(
     team: TeamOpt = False,
 ) -> None:
     """Forget one memory by id (with --team: a team fact; local or an admin only)."""
-    store = _open(ctx, _owner(ctx, team, writing=True))
-    if not store.delete(engram_id):  # someone else's is not in this store: unknown
+    with _desk(ctx, team, "delete failed") as desk:
+        deleted = desk.delete(engram_id)
+    if not deleted:  # someone else's is not in this person's memory: unknown
         console.print(f"[red]No engram {engram_id}[/red]")
         raise typer.Exit(1)
     console.print(f"deleted {engram_id}")
@@ -242,7 +202,8 @@ def export_cmd(
 ) -> None:
     """Write every memory (content and metadata) to FILE as JSON lines (--team: the team's
     facts)."""
-    n = _open(ctx, _owner(ctx, team)).export(file)
+    with _desk(ctx, team, "export failed") as desk:
+        n = desk.export(file)
     console.print(f"exported {n} memories to {file}")
 
 
@@ -261,22 +222,18 @@ def reembed_cmd(
     """
     from rich.progress import Progress
 
-    from local2.service import EngramStore
-
-    settings = settings_of(ctx)
-    owner = _owner(ctx, team, writing=True)
-    with Progress(console=console, transient=True) as progress:
+    with (
+        _desk(ctx, team, "re-embedding failed") as desk,
+        Progress(console=console, transient=True) as progress,
+    ):
         task = progress.add_task("re-embedding", total=None)
-        with friendly_errors("re-embedding failed"):
-            store, n = EngramStore.reembed(
-                settings,
-                owner=owner,
-                rebuild=rebuild,
-                progress=lambda done, total: progress.update(task, completed=done, total=total),
-            )
+        done = desk.reembed(
+            rebuild,
+            progress=lambda n, total: progress.update(task, completed=n, total=total),
+        )
     console.print(
-        f"re-embedded {n} memories with {store.embedder.name} "
-        f"({store.count()} in collection {store.collection.name})"
+        f"re-embedded {done.embedded} memories with {done.embedder} "
+        f"({done.stored} in collection {done.collection})"
     )
 
 

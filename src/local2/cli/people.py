@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
 from local2.contracts.people import LOCAL, LOCAL_NAME, Person
@@ -33,35 +32,30 @@ SEE_PEOPLE = "See who there is with: local2 users list"
 
 @contextmanager
 def people_of(settings: Settings, create: bool = False) -> Iterator[People | None]:
-    """The people in the conversation store, closed after. None when the SQLite file does
-    not exist yet and ``create`` is false: nobody is configured, and a read must not create
-    the database as a side effect."""
-    from local2.service import open_people, votes_path
+    """The people in the conversation store, closed after (``local2 users`` manages them).
+    None while there can be none and ``create`` is false: nobody is configured, and a read
+    must not create the database as a side effect."""
+    from local2.service import people_alone
 
-    never_created = not Path(votes_path(settings)).exists()
-    if settings.system.checkpointer == "sqlite" and never_created and not create:
-        yield None
-        return
-    people = open_people(settings)
+    people = people_alone(settings, create)
     try:
         yield people
     finally:
-        people.close()
+        if people is not None:
+            people.close()
 
 
-@contextmanager
-def access_of(settings: Settings) -> Iterator[Access]:
+def access_of(settings: Settings) -> AbstractContextManager[Access]:
     """Owner checks over the store's people, for a command that opens no agent."""
-    from local2.service.access import Access
+    from local2.service import opened_access
 
-    with people_of(settings) as people:
-        yield Access(people)
+    return opened_access(settings)
 
 
 def configured(settings: Settings) -> bool:
     """Whether anyone has been added (``local2 users add``)."""
-    with people_of(settings) as people:
-        return people is not None and people.configured()
+    with access_of(settings) as access:
+        return access.configured()
 
 
 def act_as(settings: Settings, name: str) -> Person:
@@ -75,20 +69,20 @@ def act_as(settings: Settings, name: str) -> Person:
             check_name(name)
         except InvalidInput as exc:
             raise InvalidInput(f"--as {name}: {exc.message}", SEE_PEOPLE) from None
-    with people_of(settings) as people:
-        admin = _admin_allowed(settings, people)
-        person = LOCAL if name == LOCAL_NAME else (people.get(name) if people else None)
+    with access_of(settings) as access:
+        admin = _admin_allowed(settings, access)
+        person = LOCAL if name == LOCAL_NAME else access.named(name)
         if person is None:
             raise InvalidInput(
                 f"--as {name}: there is no person '{name}' here.",
                 f"{SEE_PEOPLE} (add them with: local2 users add {name})",
             )
-        if admin is not None and people is not None and admin.name != person.name:
-            people.admin_read(admin.name, "as", person.name, person.name)
+        if admin is not None and admin.name != person.name:
+            access.note_read(admin.name, "as", person.name, person.name)
     return person
 
 
-def _admin_allowed(settings: Settings, people: People | None) -> Person | None:
+def _admin_allowed(settings: Settings, access: Access) -> Person | None:
     """None on a local store (anyone here may act for anyone); on a shared one the admin
     whose token ``LOCAL2_TOKEN`` holds, or a refusal."""
     from local2.errors import InvalidInput
@@ -107,7 +101,7 @@ def _admin_allowed(settings: Settings, people: People | None) -> Person | None:
             f"admin's token in {TOKEN_ENV}: everyone's conversations are there.",
             fix,
         )
-    admin = people.by_token(token) if people is not None else None
+    admin = access.token_holder(token)
     if admin is None:
         raise InvalidInput(
             f"--as is refused: {TOKEN_ENV} holds no one's current token here "

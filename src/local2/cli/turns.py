@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from local2.cli import gc_pause
+from local2.cli.chat_grades import PROMPT, ChatGrades
 from local2.cli.common import (
     BackendOpt,
     JsonOpt,
@@ -31,6 +32,13 @@ from local2.cli.errors import friendly_errors, report
 from local2.cli.render import abandon, hold_back, show_item
 from local2.contracts.people import LOCAL, Person
 from local2.errors import Local2Error, TurnCancelled
+
+if TYPE_CHECKING:
+    from local2.contracts.turn import TurnPayload
+    from local2.service.background import BackgroundTurn
+
+# How long the chat's end waits for the grades still to come (the last answer's critic).
+FINISH_WAIT_S = 120.0
 
 CHAT_HELP = "/prefer a|b|tie after a compared answer · /retry after a low grade · /show 1|2"
 
@@ -173,12 +181,15 @@ def chat(
         "Ctrl+C stops an answer.[/]"
     )
     last: dict[str, Any] = {}  # the latest turn's payload, for /prefer and /retry
+    grades = ChatGrades(agent, lambda payload: show_item("final", payload, {}))
     while True:
+        grades.prompting()
         try:
-            line = input("you> ")
+            line = input(PROMPT)
         except (EOFError, KeyboardInterrupt):
             err.print()
             break
+        grades.answering()
         if line.strip() in ("/exit", "/quit"):
             break
         if line.strip() == "/new":
@@ -197,23 +208,40 @@ def chat(
                 person,
             ):
                 continue
-            last.update(
-                agent.ask(
-                    line,
-                    session_id,
-                    partial(show_item, state=view),
-                    approve,
-                    options=compare,
-                    person=person,
-                )
-            )
+            turn = agent.start(line, session_id, compare, wait=True, person=person, approve=approve)
+            answered, ended = until_answer(turn, partial(show_item, state=view))
+            last.clear()
+            last.update(answered)
+            grades.last_query_id = answered.get("query_id")
+            if not ended:  # the grade comes later: the prompt comes back now
+                grades.follow(turn, partial(keep_final, last))
         except (Local2Error, TurnCancelled) as exc:  # the question is kept; the chat goes on
             abandon(view)
             report(exc)
         except KeyboardInterrupt:
+            agent.stop(session_id)
             abandon(view)
             report(TurnCancelled())
+    grades.finish(FINISH_WAIT_S)
     agent.close()
+
+
+def until_answer(
+    turn: BackgroundTurn, on_item: Callable[[str, Any], None]
+) -> tuple[TurnPayload, bool]:
+    """Show ``turn``'s items until its answer (or its end, when it never answered: paused,
+    or failed); that payload, and whether the turn has ended."""
+    for kind, data in turn:
+        on_item(kind, data)
+        if kind in ("answer", "final"):
+            return data, kind == "final"
+    raise RuntimeError("the turn ended without a payload")
+
+
+def keep_final(last: dict[str, Any], final: Mapping[str, Any]) -> None:
+    """The final payload of a turn, kept for /prefer and /retry if it is still the last."""
+    if last.get("query_id") == final.get("query_id"):
+        last.update(final)
 
 
 def register(app: typer.Typer) -> None:

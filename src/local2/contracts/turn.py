@@ -14,7 +14,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from local2.contracts.documents import DocumentHit
-from local2.contracts.records import EventEntry, MemoryHit, SavedMemory
+from local2.contracts.records import EventEntry, MemoryHit, Reward, SavedMemory
 
 
 class ToolCall(TypedDict):
@@ -169,10 +169,10 @@ class HistoryTurn(TypedDict):
     user: str
     assistant: str
     created_at: float
-    reward: dict[str, Any] | None
+    reward: Reward | None
     record: NotRequired[dict[str, Any]]
     critique: NotRequired[Grade | None]
-    rating: NotRequired[dict[str, Any] | None]
+    rating: NotRequired[Reward | None]
 
 
 class CheckpointRow(TypedDict):

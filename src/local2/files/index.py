@@ -77,6 +77,7 @@ class SyncReport:
     skipped: list[str] = field(default_factory=list)  # display path: reason
     chunks: int = 0
     seconds: float = 0.0
+    embedder: str = ""  # the embedding model the chunks were embedded with
 
 
 def chunk_text(text: str, max_lines: int, max_chars: int) -> list[Chunk]:
@@ -206,7 +207,7 @@ class FileIndex:
         if rebuild:
             self.client.delete_collection(self.name)
             self.collection = self._collection()
-        report = SyncReport()
+        report = SyncReport(embedder=self.embedder.name)
         indexed = self._indexed()
         refs = list(self.sandbox.walk())
         report.files = len(refs)

@@ -11,10 +11,11 @@ judge's comparison). A retry's payload has ``retry`` (both attempts' grades, whi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from local2 import events
-from local2.contracts.turn import ToolCall, TurnPayload
+from local2.contracts.records import Pairwise
+from local2.contracts.turn import PairwiseVerdict, ToolCall, TurnPayload
 from local2.graph.state import RESPONDENT_IDS, TurnState
 
 
@@ -73,6 +74,24 @@ def _tool_calls(calls: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def pairwise_verdict(pairwise: Pairwise | Mapping[str, Any]) -> PairwiseVerdict:
+    """A compare turn's ``pairwise`` as its payload gives it (the state keeps the judge's
+    verdict and the person's as text)."""
+    judge = pairwise.get("judge") or {}
+    labels = {rid: s.get("label") for rid, s in (pairwise.get("specs") or {}).items()}
+    verdict: PairwiseVerdict = {
+        "winner": cast("Literal['a', 'b', 'tie'] | None", pairwise.get("winner")),
+        "scores": judge.get("scores"),
+        "verdicts": judge.get("verdicts"),
+        "feedback": judge.get("feedback"),
+        "reason": judge.get("reason"),
+        "preferred": cast("Literal['a', 'b', 'tie'] | None", pairwise.get("preferred")),
+        "shown": cast("Literal['a', 'b']", pairwise.get("shown") or "a"),
+        "models": labels,
+    }
+    return verdict
+
+
 def compare_parts(state: Mapping[str, Any]) -> dict[str, Any]:
     """``respondents``/``pairwise``/``retry``/``retry_offered`` for this turn, if any."""
     parts: dict[str, Any] = {}
@@ -96,17 +115,7 @@ def compare_parts(state: Mapping[str, Any]) -> dict[str, Any]:
             }
             for rid in RESPONDENT_IDS
         }
-        judge = pairwise.get("judge") or {}
-        parts["pairwise"] = {
-            "winner": pairwise.get("winner"),
-            "scores": judge.get("scores"),
-            "verdicts": judge.get("verdicts"),
-            "feedback": judge.get("feedback"),
-            "reason": judge.get("reason"),
-            "preferred": pairwise.get("preferred"),
-            "shown": shown,
-            "models": labels,
-        }
+        parts["pairwise"] = pairwise_verdict(pairwise)
         parts["event_log"] = [{"respondent_id": None, **e} for e in log]
     retry = state.get("retry") or {}
     if query_id and retry.get("query_id") == query_id:

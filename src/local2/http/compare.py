@@ -46,9 +46,7 @@ def compare_routes(agent: Agent) -> APIRouter:
         from local2.service import arena as table_of
         from local2.service import as_csv, as_json
 
-        votes = agent.votes()
-        if agent.access.listing_owner(person, everyone) is not None:
-            votes = agent.access.own_only(person, votes, lambda vote: vote.session_id)
+        votes = agent.own_votes(person, everyone)
         table = table_of(votes)
         if format == "csv":
             return PlainTextResponse(as_csv(table), media_type="text/csv")

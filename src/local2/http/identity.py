@@ -121,8 +121,7 @@ class Identify:
         """Whose token ``given`` is: local's (the single token), a person's, or no one's."""
         if self.token and hmac.compare_digest(given.encode(), self.token.encode()):
             return LOCAL
-        people = self.access.people
-        found = people.by_token(given) if people is not None else None
+        found = self.access.token_holder(given)
         if found is not None:
             self.guard.saw_people()  # people are here: never open to anonymous requests again
         return found
@@ -143,9 +142,7 @@ class Identify:
             check_name(name)
         except InvalidInput:
             return None
-        people = self.access.people
-        known = people.get(name) if people is not None else None
-        return known or Person(name)
+        return self.access.named(name) or Person(name)
 
 
 class StripUntrustedUser:

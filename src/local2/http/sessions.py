@@ -45,11 +45,7 @@ def session_routes(agent: Agent) -> APIRouter:
         """The session's clean turns, each with its critic's grade (``critique``; null until
         given), and its checkpoints (newest first, at most ``limit``)."""
         agent.access.read_session(person, session_id)
-        return {
-            "session_id": session_id,
-            "turns": agent.history(session_id, grades=True),
-            "checkpoints": agent.checkpoints(session_id, max(1, min(limit, 1000))),
-        }
+        return agent.session(session_id, max(1, min(limit, 1000)))
 
     @router.post("/sessions/{session_id}/replay", **returns(TurnPayload, "The new branch's turn."))
     def replay(person: Caller, session_id: str, body: ReplayBody) -> Any:

@@ -23,8 +23,7 @@ respondent. ``answer`` and ``done`` hold both answers in the payload's ``respond
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from functools import partial
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from fastapi import APIRouter
@@ -73,25 +72,18 @@ def turn_options(agent: Agent, body: QueryBody) -> TurnOptions:
     return agent.turn_options(body.model_b, body.temperature_b, compare=compare)
 
 
-def answer_first(payload: Mapping[str, Any], critic_on: bool) -> dict[str, Any]:
+def answer_first(payload: TurnPayload, critic_on: bool) -> TurnPayload:
     """The payload as handed over at publish: the critique is still to come."""
     answered = not payload.get("error") and payload.get("status") != "awaiting_approval"
     pending = critic_on and answered and payload.get("critique") is None
     return {**payload, "critique": payload.get("critique"), "critique_pending": pending}
 
 
-def graded_turn(agent: Agent, turn: BackgroundTurn) -> dict[str, Any]:
+def graded_turn(agent: Agent, turn: BackgroundTurn) -> TurnPayload:
     """The turn's final payload with its own grade: given at its end, or, when the critic
     gave way to the session's next question, once given later (or ``critique_pending``
     still, after :data:`GRADE_WAIT_S`)."""
-    final: dict[str, Any] = dict(turn.until_final())
-    if final.get("critique_pending"):
-        given = agent.grade_of(str(final["session_id"]), str(final["query_id"]), GRADE_WAIT_S)
-        if given is not None:
-            final.update({k: v for k, v in given.items() if k != "event_log"})
-            final["event_log"] = [*final.get("event_log", []), *given.get("event_log", [])]
-            final["events"] = [e["subject"] for e in final["event_log"]]
-            final.pop("critique_pending")
+    final = agent.graded(turn.until_final(), GRADE_WAIT_S)
     return {**final, "critique_pending": bool(final.get("critique_pending"))}
 
 
@@ -144,13 +136,9 @@ def turn_routes(agent: Agent) -> APIRouter:
         Async, so that no thread waits for the turn: it starts from the event loop (unless
         its session's lock must be waited for) and the answer wakes the loop itself."""
         options = turn_options(agent, body)
-        begin = partial(
-            agent.start, body.query, body.session_id, options, tokens=False, person=person
-        )
-        now = agent.turns.start_now(
+        turn = await agent.turns.begin(
             body.query, body.session_id, options, tokens=False, person=person
         )
-        turn = now if now is not None else await run_in_threadpool(begin)
         try:
             if (body.wait or wait) == "critique":
                 graded = await run_in_threadpool(graded_turn, agent, turn)

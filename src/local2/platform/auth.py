@@ -40,7 +40,6 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -50,8 +49,7 @@ from local2.config import Settings, load_settings
 from local2.contracts.people import LOCAL, LOCAL_NAME, Person
 from local2.http.identity import Guard, Identify, networks
 from local2.platform.owners import PEOPLE, owned, owner_of, scope_of
-from local2.service import People, open_people, votes_path
-from local2.service.access import Access
+from local2.service import Access, people_alone
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"  # as local2.http.app reads it
 ADMIN = "admin"  # may read everyone's, audited
@@ -67,7 +65,7 @@ class Roster:
     def __init__(self, settings_of: Callable[[], Settings] = load_settings) -> None:
         self._settings_of = settings_of
         self._settings: Settings | None = None
-        self._people: People | None = None
+        self._access: Access | None = None
         self._guard: Guard | None = None
         self._lock = threading.Lock()
 
@@ -77,22 +75,21 @@ class Roster:
             self._settings = self._settings_of()
         return self._settings
 
-    def people(self) -> People | None:
-        """The people, or None while there can be none (no conversation store yet)."""
+    def access(self) -> Access:
+        """Owner checks over the people; none while there can be none (no conversation
+        store yet: the server keeps no local file until someone is added)."""
         with self._lock:
-            if self._people is None:
-                kind = self.settings.system.checkpointer
-                if kind == "memory":
-                    return None
-                if kind != "postgres" and not Path(votes_path(self.settings)).exists():
-                    return None  # nobody was ever added; the server keeps no local file
-                self._people = open_people(self.settings)
-            return self._people
+            if self._access is None:
+                people = people_alone(self.settings)
+                if people is None:
+                    return Access(None)
+                self._access = Access(people)
+            return self._access
 
     def identify(self) -> Identify:
         """Who requests are for, by LoCAL2's rule (:mod:`local2.http.identity`), with one
         :class:`~local2.http.identity.Guard` for the life of the server."""
-        access = Access(self.people())
+        access = self.access()
         server = self.settings.server
         token = os.environ.get(TOKEN_ENV) or None
         with self._lock:
@@ -121,9 +118,7 @@ class Roster:
         return detail if isinstance(detail, str) else f"{detail['error']} Fix: {detail['fix']}"
 
     def admin_read(self, admin: str, kind: str, item: str, owner: str) -> None:
-        people = self.people()
-        if people is not None:
-            people.admin_read(admin, kind, item, owner)
+        self.access().note_read(admin, kind, item, owner)
 
 
 ROSTER = Roster()

@@ -17,26 +17,25 @@ from local2.faces import lazy_face
 if TYPE_CHECKING:
     from local2.arena.report import arena, as_csv, as_json
     from local2.evals.stats import percent, say_duration, say_rate, short_rate
-    from local2.files.index import FileIndex
     from local2.graph.payload import turn_payload
     from local2.graph.topology import TurnGraph
     from local2.memory.owners import owner_folder
-    from local2.memory.store import EngramStore
-    from local2.memory.team import TEAM_KIND, TEAM_SOURCE, TeamFacts, as_team, recall_with_team
-    from local2.models.backend import make_chat_model
     from local2.models.ollama_catalog import canonical, chat_models, list_models
     from local2.models.scripted import ScriptedChatModel
     from local2.research.graph import ResearchGraph
     from local2.research.verify import link_citations, plain, safe_url
     from local2.service import wiring
-    from local2.service.access import Access
+    from local2.service.access import Access, opened_access, people_alone
     from local2.service.agent import Agent
+    from local2.service.audit import own_run, own_runs, own_votes
     from local2.service.background import BackgroundTurn
     from local2.service.doctor import run_checks
     from local2.service.evals import Evals
+    from local2.service.memory_desk import MemoryDesk
+    from local2.service.opening import offline_agent, offline_parts, warming_agent
     from local2.service.research import Research
     from local2.service.turns import turn_options
-    from local2.service.warmup import Warmup, embedder_task, prompt_prefix_task
+    from local2.service.warmup import Warmup
     from local2.service.wiring import (
         ModelParts,
         build_graph,
@@ -45,8 +44,6 @@ if TYPE_CHECKING:
         build_research_graph,
         wire,
     )
-    from local2.storage.audit_log import list_runs, show_run
-    from local2.storage.open import open_people, open_votes, votes_path
     from local2.storage.people import People, check_name, token_hash
     from local2.storage.private_files import private_dir, write_private
     from local2.storage.store_turn_log import platform_store
@@ -56,6 +53,8 @@ if TYPE_CHECKING:
 _FACE = {
     "Agent": "local2.service.agent",
     "Access": "local2.service.access",
+    "opened_access": "local2.service.access",
+    "people_alone": "local2.service.access",
     "BackgroundTurn": "local2.service.background",
     "ModelParts": "local2.service.wiring",
     "Research": "local2.service.research",
@@ -65,8 +64,9 @@ _FACE = {
     "percent": "local2.evals.stats",
     "short_rate": "local2.evals.stats",
     "Warmup": "local2.service.warmup",
-    "embedder_task": "local2.service.warmup",
-    "prompt_prefix_task": "local2.service.warmup",
+    "warming_agent": "local2.service.opening",
+    "offline_agent": "local2.service.opening",
+    "offline_parts": "local2.service.opening",
     "run_checks": "local2.service.doctor",
     "wiring": "local2.service.wiring",
     "turn_options": "local2.service.turns",
@@ -78,9 +78,7 @@ _FACE = {
     "TurnGraph": "local2.graph.topology",  # the compiled chat graph's type
     "ResearchGraph": "local2.research.graph",  # the compiled research graph's type
     "platform_store": "local2.storage.store_turn_log",
-    # the chat model a command warms up before the agent exists
-    "make_chat_model": "local2.models.backend",
-    "ScriptedChatModel": "local2.models.scripted",
+    "ScriptedChatModel": "local2.models.scripted",  # a notebook's or benchmark's model
     "canonical": "local2.models.ollama_catalog",
     "chat_models": "local2.models.ollama_catalog",
     "list_models": "local2.models.ollama_catalog",
@@ -93,24 +91,16 @@ _FACE = {
     "plain": "local2.research.verify",
     "safe_url": "local2.research.verify",
     # stores a command opens alone (no agent)
-    "open_votes": "local2.storage.open",
-    "open_people": "local2.storage.open",
-    "votes_path": "local2.storage.open",
     "People": "local2.storage.people",
     "check_name": "local2.storage.people",
     "token_hash": "local2.storage.people",
-    "list_runs": "local2.storage.audit_log",
-    "show_run": "local2.storage.audit_log",
-    "FileIndex": "local2.files.index",
     "owner_folder": "local2.memory.owners",
     "private_dir": "local2.storage.private_files",
     "write_private": "local2.storage.private_files",
-    "EngramStore": "local2.memory.store",
-    "TeamFacts": "local2.memory.team",
-    "TEAM_KIND": "local2.memory.team",
-    "TEAM_SOURCE": "local2.memory.team",
-    "as_team": "local2.memory.team",
-    "recall_with_team": "local2.memory.team",
+    "MemoryDesk": "local2.service.memory_desk",
+    "own_runs": "local2.service.audit",
+    "own_run": "local2.service.audit",
+    "own_votes": "local2.service.audit",
     # acceptance stories against a served API
     "StoryResult": "local2.stories.runner",
     "load_stories": "local2.stories.runner",
@@ -120,28 +110,23 @@ _FACE = {
 }
 
 __all__ = [
-    "TEAM_KIND",
-    "TEAM_SOURCE",
     "Access",
     "Agent",
     "BackgroundTurn",
     "DocumentDesk",
-    "EngramStore",
     "Evals",
-    "FileIndex",
+    "MemoryDesk",
     "ModelParts",
     "People",
     "Research",
     "ResearchGraph",
     "ScriptedChatModel",
     "StoryResult",
-    "TeamFacts",
     "TurnGraph",
     "Warmup",
     "arena",
     "as_csv",
     "as_json",
-    "as_team",
     "build_graph",
     "build_platform_graph",
     "build_platform_research_graph",
@@ -149,33 +134,32 @@ __all__ = [
     "canonical",
     "chat_models",
     "check_name",
-    "embedder_task",
     "link_citations",
     "list_models",
-    "list_runs",
     "load_stories",
-    "make_chat_model",
+    "offline_agent",
+    "offline_parts",
     "open_desk",
-    "open_people",
-    "open_votes",
+    "opened_access",
+    "own_run",
+    "own_runs",
+    "own_votes",
     "owner_folder",
+    "people_alone",
     "percent",
     "plain",
     "platform_store",
     "private_dir",
-    "prompt_prefix_task",
-    "recall_with_team",
     "run_checks",
     "run_stories",
     "safe_url",
     "say_duration",
     "say_rate",
     "short_rate",
-    "show_run",
     "token_hash",
     "turn_options",
     "turn_payload",
-    "votes_path",
+    "warming_agent",
     "wire",
     "wiring",
     "write_private",

@@ -13,10 +13,13 @@ indexed lookup.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
+from local2.config import Settings
 from local2.contracts.people import LOCAL_NAME, Person
 from local2.errors import NotFound, UnknownRun, UnknownTurn
 from local2.storage.people import People
@@ -96,3 +99,51 @@ class Access:
     def configured(self) -> bool:
         """Whether people are configured (every request must then say who it is)."""
         return self.people is not None and self.people.configured()
+
+    # -- who is asking: the questions a sign-in asks ---------------------------------------
+
+    def named(self, name: str) -> Person | None:
+        """The configured person of that name (with their admin flag), or None."""
+        return self.people.get(name) if self.people is not None else None
+
+    def token_holder(self, token: str) -> Person | None:
+        """The person whose current token ``token`` is, or None."""
+        return self.people.by_token(token) if self.people is not None else None
+
+    def standing(self, name: str | None) -> tuple[bool, str | None]:
+        """Whether anyone is configured, and the hash of ``name``'s current token (None: no
+        such person), in one statement (the app asks it on every request)."""
+        return self.people.standing(name) if self.people is not None else (False, None)
+
+    def note_read(self, admin: str, kind: str, item: str, owner: str) -> None:
+        """Write down that ``admin`` read ``owner``'s ``kind`` ``item`` (``--as``, a store
+        read on LangGraph Server); nothing when nobody is configured."""
+        if self.people is not None:
+            self.people.admin_read(admin, kind, item, owner)
+
+
+def people_alone(settings: Settings, create: bool = False) -> People | None:
+    """The conversation store's people opened alone, for what opens no agent (a command,
+    LangGraph Server's auth); None while there can be none: a store in memory, or a SQLite
+    file not made yet (a read must not create the database as a side effect) unless
+    ``create``."""
+    from local2.storage.open import open_people, votes_path
+
+    kind = settings.system.checkpointer
+    if kind == "memory" and not create:
+        return None
+    if kind == "sqlite" and not create and not Path(votes_path(settings)).exists():
+        return None
+    return open_people(settings)
+
+
+@contextmanager
+def opened_access(settings: Settings) -> Iterator[Access]:
+    """Owner checks over the store's people (opened alone, closed after), for a command
+    that opens no agent."""
+    people = people_alone(settings)
+    try:
+        yield Access(people)
+    finally:
+        if people is not None:
+            people.close()

@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from typing_extensions import Unpack
 
@@ -46,6 +46,7 @@ from local2.contracts.people import LOCAL, Person
 from local2.contracts.stream import StreamItem
 from local2.contracts.turn import AgentInfo, CompareSpec, TurnOptions
 from local2.graph.topology import compile_graph
+from local2.ids import check_session_id
 from local2.service.access import Access
 from local2.service.approvals import Approvals
 from local2.service.documents import DocumentDesk
@@ -60,9 +61,6 @@ from local2.service.turns import TurnRunner
 from local2.service.warmup import first_turn
 from local2.service.wiring import ModelParts, Parts, Wired, rewire, wire
 from local2.storage.votes import Vote, Voter
-
-if TYPE_CHECKING:
-    from local2.memory.store import EngramStore
 
 log = logging.getLogger(__name__)
 CLOSE_WAIT_S = 60.0  # how long close() waits for background turns (a critic grading)
@@ -215,11 +213,6 @@ class Agent:
         return other
 
     @property
-    def memory(self) -> EngramStore | None:
-        """Local's engram store (None: memory is off), e.g. to warm its embedder up."""
-        return self.services.memory
-
-    @property
     def info(self) -> AgentInfo:
         """The model answering and which parts are on, for a surface to show."""
         services = self.services
@@ -255,7 +248,7 @@ class Agent:
     stop = Delegated("turns", TurnRunner.stop)
     is_running = Delegated("turns", TurnRunner.is_running)
     is_answering = Delegated("turns", TurnRunner.is_answering)
-    grade_of = Delegated("turns", TurnRunner.grade_of)
+    graded = Delegated("turns", TurnRunner.graded)
     wait_idle = Delegated("turns", TurnRunner.wait_idle)
 
     # -- tool calls waiting for the person -------------------------------------------------
@@ -268,6 +261,7 @@ class Agent:
     history = Delegated("reader", SessionReader.history)
     prompt_messages = Delegated("reader", SessionReader.prompt_messages)
     checkpoints = Delegated("reader", SessionReader.checkpoints)
+    session = Delegated("reader", SessionReader.session)
     sessions = Delegated("reader", SessionReader.recent)
     turn = Delegated("reader", SessionReader.turn)
 
@@ -298,6 +292,7 @@ class Agent:
     ) -> Iterator[StreamItem]:
         """Try ``query_id`` again with its critique as context: a turn of ``person``'s,
         streamed like one."""
+        session_id = check_session_id(session_id)  # once, for the request and the turn
         query, first = self.retries.retry_request(session_id, query_id)
         options = TurnOptions(retry=first)
         return self.stream(query, session_id, approve, options=options, person=person)
@@ -307,6 +302,13 @@ class Agent:
         from local2.graph.compare.votes import votes_of
 
         return votes_of(self.services).votes(voter)
+
+    def own_votes(self, person: Person, everyone: bool = False) -> list[Vote]:
+        """The votes of ``person``'s own sessions (an admin's ``everyone``: all, written
+        down as one admin read), oldest first."""
+        from local2.service.audit import visible_votes
+
+        return visible_votes(self.access, person, self.votes(), everyone)
 
     def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Let turns still running (a critic grading) finish, and owed grades be given, then

@@ -19,6 +19,7 @@ from local2.contracts.stream import StreamItem, collect_turn
 from local2.contracts.turn import TurnPayload
 from local2.errors import UnknownTurn
 from local2.graph.topology import TurnGraph
+from local2.ids import check_session_id
 from local2.service.graph_runs import GraphRuns, pending_in, thread_config
 from local2.service.running import RunningTurn, Turns
 
@@ -47,6 +48,7 @@ class Approvals:
         by: str = approval.PERSON,
     ) -> Iterator[StreamItem]:
         """Continue a paused turn with the person's decision (all calls, or per call id)."""
+        session_id = check_session_id(session_id)  # once: the run below is handed it checked
 
         def produce(turn: RunningTurn) -> Iterator[StreamItem]:
             waiting = self.pending(session_id)

@@ -52,7 +52,7 @@ class BackgroundTurn:
         # Set when a reader takes the answer (the turn's worker waits for it, see Agent.start).
         self.handed_over = handed_over or threading.Event()
         self.answered = False
-        self.payload: dict[str, Any] | None = None  # the final payload, when the turn ended
+        self.payload: TurnPayload | None = None  # the final payload, when the turn ended
         self.turn: RunningTurn | None = None  # the running turn, once launched
         self._ended = threading.Event()
         # An event loop's reader waiting for the next item (see answer()).

@@ -78,24 +78,36 @@ class DocumentDesk:
         """The person's documents attached to ``session_id``."""
         return self.library.attached(person.name, session_id) if self.on else []
 
-    def index_folders(self, progress: Progress | None = None) -> SyncReport:
-        """Bring the configured folders' index up to date (only what changed is read),
-        calling ``progress(done, total, file)`` as it goes."""
+    def index_folders(
+        self, progress: Progress | None = None, *, rebuild: bool = False
+    ) -> SyncReport:
+        """Bring the configured folders' index up to date (only what changed is read;
+        ``rebuild``: every file embedded again), calling ``progress(done, total, file)`` as
+        it goes."""
+        return self._folders().index.sync(rebuild=rebuild, progress=progress)
+
+    def check_folders(self) -> None:
+        """:class:`~local2.errors.InvalidInput` when none of the configured folders exists
+        (nothing to index), before anything is read."""
+        self._folders()
+
+    def _folders(self) -> Folders:
         if self.files is None or not self.files.configured:
             raise InvalidInput(
                 "No folders to index: none of files.roots is an existing folder.",
                 "Add folders to roots: in files.yaml, e.g. roots: [~/notes].",
             )
-        return self.files.index.sync(progress=progress)
+        return self.files
 
     def _claim(self, person: Person, session_id: str) -> None:
         check_session_id(session_id)
         self.access.claim_session(person, session_id)
 
 
-def open_desk(settings: Settings, access: Access) -> DocumentDesk:
-    """A desk for a command that opens no agent (``local2 documents``), with the owner
-    checks of the conversation store's people (``access``)."""
+def open_desk(settings: Settings, access: Access | None = None) -> DocumentDesk:
+    """A desk for a command that opens no agent (``local2 documents``, ``local2 index``),
+    with the owner checks of the conversation store's people (``access``; none: the
+    folders' index alone is used, which is everyone's)."""
     from local2.files.folders import Folders
 
-    return DocumentDesk(Folders(settings), access)
+    return DocumentDesk(Folders(settings), access or Access(None))

@@ -32,11 +32,14 @@ from typing import Any
 
 from langgraph.types import StateSnapshot
 
+from local2 import events
 from local2.config import Settings
 from local2.contracts.records import Critique, PendingGrade
+from local2.contracts.turn import TurnPayload
 from local2.errors import GaveWay, SessionBusy
 from local2.graph import branches
 from local2.graph.late_grades import LateGrade, judge_late, keep_late, landing
+from local2.graph.payload import pairwise_verdict
 from local2.graph.services import Services
 from local2.graph.state import TurnUpdate
 from local2.graph.topology import TurnGraph
@@ -52,6 +55,29 @@ QUIET_S = 0.5  # a session this long without a turn is quiet: a person who pause
 LOOK_AGAIN_S = 1.0  # a session busy in another process (or whose lock was taken) is looked at
 RECOVER_SESSIONS = 50  # the most recent sessions whose owed grades a starting server gives
 GIVEN_KEPT = 256  # grades given lately, kept for whoever waits on them (?wait=critique)
+
+
+def with_late_grade(final: TurnPayload, given: TurnUpdate) -> TurnPayload:
+    """A turn's final payload once its grade, which gave way to the next question, is
+    ``given`` (:meth:`LateGrades.wait`): the critique, a pair's marks and the judge's verdict,
+    the grade's events after the turn's."""
+    graded = final.copy()
+    graded.pop("critique_pending", None)
+    graded["critique"] = given.get("critique")
+    marks = given.get("respondents")
+    if isinstance(marks, dict) and "respondents" in final:
+        graded["respondents"] = {
+            rid: {**answer, "critique": (marks.get(rid) or {}).get("critique")}
+            for rid, answer in final["respondents"].items()
+        }
+    if given.get("pairwise"):
+        graded["pairwise"] = pairwise_verdict(given.get("pairwise") or {})
+    log = [e for e in given.get("event_log") or [] if isinstance(e, dict)]
+    if any(e.get("subject") == events.RETRY_OFFERED for e in log):
+        graded["retry_offered"] = True
+    graded["event_log"] = [*final.get("event_log", []), *log]
+    graded["events"] = [str(e.get("subject")) for e in graded["event_log"]]
+    return graded
 
 
 @dataclass

@@ -35,6 +35,7 @@ from local2.graph.payload import turn_payload
 from local2.graph.services import Services
 from local2.graph.state import RESPONDENT_IDS
 from local2.graph.topology import TurnGraph
+from local2.ids import check_session_id
 from local2.memory import deferred
 from local2.service.running import Turns
 from local2.service.sessions import SessionReader
@@ -68,6 +69,7 @@ class Ratings:
         """
         if not isinstance(rating, int) or not 1 <= rating <= 5:
             raise InvalidInput(f"A rating is a whole number from 1 to 5, got {rating!r}.")
+        session_id = check_session_id(session_id)  # before its lock is taken
         with self.running.hold(session_id):
             head = self.reader.head(session_id)
             if head is None:
@@ -161,6 +163,7 @@ class Ratings:
         """
         if preferred not in PREFERENCES:
             raise InvalidInput(f"A preference is one of a, b or tie, got {preferred!r}.")
+        session_id = check_session_id(session_id)  # before its lock is taken
         services = self.services
         with self.running.hold(session_id):
             head = self.reader.head_or_unknown(session_id)

@@ -17,6 +17,7 @@ from local2.errors import CannotRetry, InvalidInput, UnknownTurn
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.topology import TurnGraph
+from local2.ids import check_session_id
 from local2.service.running import Turns
 from local2.service.sessions import SessionReader
 
@@ -71,6 +72,7 @@ class Retries:
         """Continue the session from attempt 1 or 2 of a retried answer (the person's switch)."""
         if attempt not in (1, 2):
             raise InvalidInput(f"An attempt is 1 or 2, got {attempt!r}.")
+        session_id = check_session_id(session_id)  # before its lock is taken
         with self.running.hold(session_id):
             head = self.reader.head_or_unknown(session_id)
             values = dict(head.values)

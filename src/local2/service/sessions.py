@@ -7,19 +7,21 @@ is on (:mod:`local2.graph.branches`), never what a stopped or failed turn left b
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from local2.config import Settings
 from local2.contracts.people import LOCAL_NAME
-from local2.contracts.turn import CheckpointRow, HistoryTurn, SessionSummary
+from local2.contracts.turn import CheckpointRow, HistoryTurn, SessionHistory, SessionSummary
 from local2.errors import UnknownTurn
 from local2.graph import branches
 from local2.graph.prompt import build_prompt, prompt_as_json
 from local2.graph.services import Services
+from local2.graph.state import TurnState
 from local2.graph.topology import TurnGraph
+from local2.ids import check_session_id
 from local2.service.graph_runs import thread_config, thread_of
 from local2.service.running import Turns
 
@@ -82,7 +84,7 @@ class SessionReader:
             return start.config if start is not None else config
         return head.config
 
-    def state(self, session_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    def state(self, session_id: str, checkpoint_id: str | None = None) -> TurnState:
         """The state at a checkpoint, or at the session's head (never a dead turn's leftover)."""
         snapshot: StateSnapshot | None
         if checkpoint_id:
@@ -94,7 +96,8 @@ class SessionReader:
                 f"No session '{session_id}'"
                 + (f" with checkpoint '{checkpoint_id}'" if checkpoint_id else "")
             )
-        return dict(snapshot.values)
+        # LangGraph types a snapshot's values as any dict; this graph's are its TurnState.
+        return cast("TurnState", {**snapshot.values})
 
     def history(
         self,
@@ -139,6 +142,17 @@ class SessionReader:
                 row["rating"] = said.get("rating") or rewards.get(t.query_id)
             rows.append(row)
         return rows
+
+    def session(self, session_id: str, limit: int = 50) -> SessionHistory:
+        """The session's clean turns, each with its grade and rating, and its checkpoints
+        (newest first, at most ``limit``): ``GET /sessions/{id}/history``, the id checked
+        once for both."""
+        session_id = check_session_id(session_id)
+        return {
+            "session_id": session_id,
+            "turns": self.history(session_id, grades=True),
+            "checkpoints": self.checkpoints(session_id, limit),
+        }
 
     def prompt_messages(
         self, session_id: str, checkpoint_id: str | None = None

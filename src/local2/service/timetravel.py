@@ -31,6 +31,7 @@ from local2.graph.question import validate_query
 from local2.graph.services import Services
 from local2.graph.state import RESET
 from local2.graph.topology import TurnGraph
+from local2.ids import check_session_id
 from local2.service.graph_runs import GraphRuns, thread_config
 from local2.service.running import RunningTurn, Turns
 from local2.service.sessions import SessionReader
@@ -80,6 +81,7 @@ class TimeTravel:
         A turn resumed part-way gets its own clock: its event times count from the replay's
         start (``replay.started`` at t=0), not from the original question.
         """
+        session_id = check_session_id(session_id)  # once: what follows is handed it checked
         answering = self
         if model is not None:
             assert self.for_model is not None, "replaying with another model needs for_model"

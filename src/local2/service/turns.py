@@ -6,7 +6,7 @@ happen (:mod:`local2.service.graph_runs`); a turn started in the background
 (:meth:`TurnRunner.start`) runs to its end whoever reads it, so the critic and memory finish
 after the answer has gone. The person first: the session's next question makes them give
 way, and a grade owed that way is given once the session is quiet
-(:mod:`local2.service.late_grades`; :meth:`TurnRunner.grade_of` waits for it).
+(:mod:`local2.service.late_grades`; :meth:`TurnRunner.graded` waits for it).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+
+from anyio import to_thread
 
 from local2.config import Settings
 from local2.contracts.approval import Approver
@@ -30,13 +32,13 @@ from local2.graph.context import TurnContext
 from local2.graph.question import validate_query
 from local2.graph.recall import RecallAhead, recall_ahead
 from local2.graph.services import Services
-from local2.graph.state import TurnState, TurnUpdate
+from local2.graph.state import TurnState
 from local2.graph.topology import TurnGraph
-from local2.ids import check_session_id, new_session_id
+from local2.ids import CheckedId, check_session_id, new_session_id
 from local2.service.access import Access
 from local2.service.background import BackgroundTurn
 from local2.service.graph_runs import GraphRuns, pending_in, thread_of
-from local2.service.late_grades import LateGrades
+from local2.service.late_grades import LateGrades, with_late_grade
 from local2.service.running import RunningTurn, Turns
 from local2.service.sessions import SessionReader
 
@@ -102,7 +104,7 @@ class TurnRunner:
         """The second respondent of every turn that names none (``serve --model-b``)."""
         self.compare_default = compare_spec(model_b, temperature_b)
 
-    def check(self, query: str, session_id: str | None, person: Person = LOCAL) -> str:
+    def check(self, query: str, session_id: str | None, person: Person = LOCAL) -> CheckedId:
         """The turn's session id (a new one when none is given), claimed for ``person``; a
         question or an id that cannot be used, or someone else's session, raises here,
         before anything runs."""
@@ -225,15 +227,67 @@ class TurnRunner:
         tokens: bool = True,
         wait: bool = True,
         person: Person = LOCAL,
+        approve: Approver | None = None,
     ) -> BackgroundTurn:
         """Start one turn in its own thread; it runs to its end whoever reads it.
 
         ``start(...).until_answer()`` is the payload at publish, while the critic grades;
         iterating the :class:`~local2.service.background.BackgroundTurn` gives every item as
-        it comes.
+        it comes. ``approve``: as for :meth:`stream` (asked from the turn's thread).
         """
         session_id = self.check(query, session_id, person)
-        produce = self.produce(query, session_id, None, options, None, tokens, person.name)
+        return self._launch(query, session_id, options, tokens, wait, person, approve)
+
+    async def begin(
+        self,
+        query: str,
+        session_id: str | None = None,
+        options: TurnOptions = NO_OPTIONS,
+        *,
+        tokens: bool = True,
+        person: Person = LOCAL,
+    ) -> BackgroundTurn:
+        """:meth:`start`, from an event loop (``POST /query``): at once when that means no
+        waiting; from a worker thread when a turn of the session is running (it is asked to
+        make way first) or its lock is held over the network. The question and the session
+        id are checked once, here."""
+        checked = self.check(query, session_id, person)
+        now = self._start_now(query, checked, options, tokens, person)
+        if now is not None:
+            return now
+        return await to_thread.run_sync(self._launch, query, checked, options, tokens, True, person)
+
+    def _start_now(
+        self,
+        query: str,
+        session_id: CheckedId,
+        options: TurnOptions,
+        tokens: bool,
+        person: Person,
+    ) -> BackgroundTurn | None:
+        """The turn started without waiting, or None when that would wait."""
+        if self.running.remote:
+            return None
+        if self.running.running(session_id) is not None:
+            self.running.make_way(session_id)
+            return None
+        try:
+            return self._launch(query, session_id, options, tokens, False, person)
+        except SessionBusy:
+            return None
+
+    def _launch(
+        self,
+        query: str,
+        session_id: CheckedId,
+        options: TurnOptions,
+        tokens: bool,
+        wait: bool,
+        person: Person,
+        approve: Approver | None = None,
+    ) -> BackgroundTurn:
+        """:meth:`start` for a question and an id checked already."""
+        produce = self.produce(query, session_id, None, options, approve, tokens, person.name)
         turn = BackgroundTurn(on_done=self._done)
         with self._background_guard:
             self._background.add(turn)
@@ -245,28 +299,6 @@ class TurnRunner:
             self._done(turn)
             raise
         return turn
-
-    def start_now(
-        self,
-        query: str,
-        session_id: str | None = None,
-        options: TurnOptions = NO_OPTIONS,
-        *,
-        tokens: bool = True,
-        person: Person = LOCAL,
-    ) -> BackgroundTurn | None:
-        """:meth:`start`, if that means no waiting (so an event loop may call it): None when
-        a turn of the session is running (it is asked to make way), or its lock is taken over
-        the network."""
-        if self.running.remote:
-            return None
-        if session_id is not None and self.running.running(session_id) is not None:
-            self.running.make_way(session_id)
-            return None
-        try:
-            return self.start(query, session_id, options, tokens=tokens, wait=False, person=person)
-        except SessionBusy:
-            return None
 
     def _done(self, turn: BackgroundTurn) -> None:
         with self._background_guard:
@@ -287,10 +319,14 @@ class TurnRunner:
         turn = self.running.running(session_id)
         return turn is not None and not turn.published and not turn.stop_requested.is_set()
 
-    def grade_of(self, session_id: str, query_id: str, timeout: float) -> TurnUpdate | None:
-        """A grade that gave way to the next question, once given (``critique``, and a
-        pair's ``respondents`` and ``pairwise``); None if not within ``timeout``."""
-        return self.late.wait(session_id, query_id, timeout)
+    def graded(self, final: TurnPayload, timeout: float) -> TurnPayload:
+        """``final`` (a turn's last payload) with its own grade: as it is when the turn gave
+        it; when the grade gave way to the session's next question, once given later (the
+        payload still ``critique_pending`` if not within ``timeout``)."""
+        if not final.get("critique_pending"):
+            return final
+        given = self.late.wait(str(final["session_id"]), str(final["query_id"]), timeout)
+        return final if given is None else with_late_grade(final, given)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until turns started with :meth:`start` have ended and the grades owed here

@@ -95,7 +95,8 @@ def _scrub(value: Any, secrets: list[str], limit: int | None = None) -> Any:
     """Redact secrets in every string of a JSON-like value (and cut strings over ``limit``)."""
     if isinstance(value, str):
         text = redact_secrets(value, secrets)
-        return preview(text, limit) if limit is not None else text
+        text = preview(text, limit) if limit is not None else text
+        return value if text == value else text  # unchanged: as it was (a CheckedId stays one)
     if isinstance(value, Mapping):
         return {str(k): _scrub(v, secrets, limit) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -171,7 +172,7 @@ def folder_name(value: Any) -> str:
     """
     if value is None:
         return "~none"  # 'n' and 'o' are not hex digits
-    text = str(value)
+    text = value if isinstance(value, str) else str(value)  # a CheckedId is not checked again
     if session_id_problem(text) is None:
         return text
     raw = text.encode("utf-8", "surrogatepass")

@@ -78,7 +78,7 @@ class Arena(UIPart):
             person = self.person(request)
         except Local2Error as exc:
             return {self.arena_summary: notice_for(exc).markdown()}
-        votes = self.agent.access.own_only(person, self.agent.votes(), lambda v: v.session_id)
+        votes = self.agent.own_votes(person)
         ratings = arena(votes)
         if getattr(self, "_arena_dir", None) is None:  # one folder per app, reused
             self._arena_dir = Path(tempfile.mkdtemp(prefix="local2-arena-"))

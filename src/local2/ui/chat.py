@@ -18,8 +18,15 @@ import gradio as gr
 
 from local2.contracts.people import Person
 from local2.contracts.turn import NO_OPTIONS
-from local2.errors import Conflict, InvalidInput, Local2Error, TurnCancelled, UnknownTurn
-from local2.ids import new_session_id
+from local2.errors import (
+    Conflict,
+    InvalidId,
+    InvalidInput,
+    Local2Error,
+    TurnCancelled,
+    UnknownTurn,
+)
+from local2.ids import check_session_id, new_session_id
 from local2.ui import render
 from local2.ui.approval import ApprovalPanel
 from local2.ui.base import live, table
@@ -155,8 +162,12 @@ class Chat(GradesToCome):
     ) -> Iterator[dict]:
         """Stream one turn into the chat (answered by ``model`` from the picker) as the
         signed-in person's; errors become a banner, never a traceback."""
-        session_id = session_id or new_session_id()
         chat, ids, question = list(chat or []), dict(ids or {}), question or ""
+        try:  # the turn's one check of its id: the service and the panels are handed it checked
+            session_id = check_session_id(session_id) if session_id else new_session_id()
+        except InvalidId as exc:
+            yield {self.banner: self.notice(exc), self.question: question}
+            return
         if self.agent.is_answering(session_id):
             yield {self.banner: self.notice(BUSY), self.question: question}
             return
@@ -208,6 +219,8 @@ class Chat(GradesToCome):
                 elif kind == "answer":  # published: too late to stop, the grade follows
                     update[self.stop_btn] = gr.update(interactive=False)
                     update.update(self._answered(chat, ids, user, view))
+                    if (view.payload or {}).get("respondents"):  # side by side, to be judged
+                        update.update(self._pair_view(view.payload))
                 yield update
         except (Local2Error, TurnCancelled) as exc:
             yield self._failed(exc, shown, chat, ids, user, view, question)

@@ -44,7 +44,17 @@ def answer_card(rid: str, respondent: dict[str, Any], shown: str) -> str:
     return f"{head}\n\n{body}{used}\n\n{grade}"
 
 
-def verdict_text(pairwise: dict[str, Any]) -> str:
+JUDGING = "**Verdict:** the judge is comparing the two answers…"
+
+
+def judged(pairwise: Mapping[str, Any]) -> bool:
+    """Whether the judge has compared the pair (a verdict, or why it gave none)."""
+    return any(pairwise.get(k) for k in ("winner", "reason", "scores", "verdicts"))
+
+
+def verdict_text(pairwise: dict[str, Any], judging: bool = False) -> str:
+    if judging and not judged(pairwise):  # the answers are out, the judge still at work
+        return JUDGING
     winner = pairwise.get("winner")
     judge = VERDICTS.get(winner or "", f"no verdict ({pairwise.get('reason') or 'not judged'})")
     scores = pairwise.get("scores") or {}
@@ -120,12 +130,7 @@ class Compare(UIPart):
 
     def _compare_outputs(self) -> list[Any]:
         return [
-            self.pair_target,
-            self.pair_box,
-            self.pair_a,
-            self.pair_b,
-            self.pair_verdict,
-            *self.prefer_buttons.values(),
+            *self._pair_outputs(),
             self.retry_target,
             self.retry_box,
             self.retry_md,
@@ -203,17 +208,45 @@ class Compare(UIPart):
         respondents = payload["respondents"]
         pairwise = payload.get("pairwise") or {}
         shown = pairwise.get("shown") or "a"
+        judging = self.agent.info.critic and not judged(pairwise)  # preferring waits for it
         return {
             self.pair_target: payload.get("query_id"),
             self.pair_box: gr.update(visible=True),
             self.pair_a: answer_card("a", respondents["a"], shown),
             self.pair_b: answer_card("b", respondents["b"], shown),
-            self.pair_verdict: verdict_text(pairwise),
+            self.pair_verdict: verdict_text(pairwise, judging=judging),
             **{
-                button: gr.update(interactive=c == "tie" or bool(respondents[c]["answer"]))
+                button: gr.update(
+                    interactive=not judging and (c == "tie" or bool(respondents[c]["answer"]))
+                )
                 for c, button in self.prefer_buttons.items()
             },
         }
+
+    def _pair_outputs(self) -> list[Any]:
+        """What a pair's view draws (:meth:`_pair_view`)."""
+        return [
+            self.pair_target,
+            self.pair_box,
+            self.pair_a,
+            self.pair_b,
+            self.pair_verdict,
+            *self.prefer_buttons.values(),
+        ]
+
+    def _pair_graded(self, session_id: str, query_id: str) -> dict:
+        """The side-by-side of ``query_id`` redrawn once its grades and the judge's verdict
+        are given (also when they came after the turn's handler stopped following it); no
+        change when the session has moved on from it."""
+        from local2.service import turn_payload
+
+        try:
+            view = turn_payload(self.agent.state(session_id))
+        except Local2Error:
+            return {}
+        if view.get("query_id") != query_id or not view.get("respondents"):
+            return {}
+        return self._pair_view(view)
 
     def _wire_compare(self, chat_outputs: list[Any]) -> None:
         after = [*self._session_outputs(), *self._compare_outputs()]

@@ -69,8 +69,14 @@ class GradesToCome(UIPart):
     def _wire_grades(self) -> None:
         self.grades_timer.tick(
             self.fill_grades,
-            [self.session_id, self.chat_msgs, self.query_ids],
-            [self.chatbot, self.chat_msgs, self.critic_md, self.grades_timer],
+            [self.session_id, self.chat_msgs, self.query_ids, self.pair_target],
+            [
+                self.chatbot,
+                self.chat_msgs,
+                self.critic_md,
+                self.grades_timer,
+                *self._pair_outputs(),
+            ],
             show_progress="hidden",
         )
 
@@ -79,9 +85,11 @@ class GradesToCome(UIPart):
         session_id: str | None,
         chat: list[Any] | None,
         ids: dict[int, str] | None,
+        pair: str | None = None,
         request: gr.Request | None = None,
     ) -> dict[Any, Any]:
-        """Put the grades given since into the chat; the timer stops once none is awaited."""
+        """Put the grades given since into the chat, and into the side-by-side of the
+        compared turn it shows (``pair``); the timer stops once none is awaited."""
         chat, ids = list(chat or []), dict(ids or {})
         waiting = awaiting(chat, ids)
         if not waiting or not session_id:
@@ -104,6 +112,8 @@ class GradesToCome(UIPart):
         last = ids.get(max(ids, key=int)) if ids else None
         if last in grades:
             update[self.critic_md] = render.critique_text(grades[last])
+        if pair and pair in grades:  # its grades and the judge's verdict, given together
+            update.update(self._pair_graded(session_id, pair))
         return update
 
     def _grades_of(self, session_id: str, query_ids: set[str], person: Person) -> dict[str, Grade]:

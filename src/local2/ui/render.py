@@ -356,7 +356,7 @@ def memory_rows(hits: list[dict[str, Any]]) -> list[list[Any]]:
     return rows
 
 
-def event_rows(event_log: list[dict[str, Any]]) -> list[list[Any]]:
+def event_rows(event_log: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     """One row per event, in time order (parallel nodes append theirs out of order)."""
     rows = []
     for entry in sorted(event_log, key=lambda e: float(e.get("t") or 0.0)):
@@ -438,7 +438,7 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def state_view(state: dict[str, Any]) -> dict[str, Any]:
+def state_view(state: Mapping[str, Any]) -> dict[str, Any]:
     """A checkpoint's state for people: thinking shown apart, messages readable."""
     return jsonable(state)
 

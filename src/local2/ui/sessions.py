@@ -22,8 +22,8 @@ import gradio as gr
 
 from local2.contracts.people import Person
 from local2.contracts.turn import HistoryTurn
-from local2.errors import Local2Error, NotFound
-from local2.ids import new_session_id, session_id_problem
+from local2.errors import InvalidId, Local2Error, NotFound
+from local2.ids import check_session_id, new_session_id
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
 
@@ -190,7 +190,7 @@ class Sessions(UIPart):
         """Outputs that show one branch of a session: every turn as it was, and the panels
         of its last turn (all reset, so nothing of the previous session stays on screen)."""
         turns: list[HistoryTurn] = []
-        state: dict[str, Any] = {}
+        state: Mapping[str, Any] = {}
         prompt: list[Any] = []
         if self.agent.exists(session_id):
             state = self.agent.state(session_id, branch)
@@ -224,12 +224,14 @@ class Sessions(UIPart):
     def start_new_session(self) -> dict:
         return self._session_view(new_session_id())
 
-    def resume_session(self, session_id: str | None, request: gr.Request | None = None) -> dict:
-        session_id = (session_id or "").strip()
-        problem = session_id_problem(session_id) if session_id else None
-        if problem:
+    def resume_session(self, pasted: str | None, request: gr.Request | None = None) -> dict:
+        try:  # the request's one check: the service is handed the id checked
+            session_id = check_session_id(pasted.strip()) if pasted and pasted.strip() else ""
+        except InvalidId as exc:
             return {
-                self.banner: gr.update(value=render.banner(problem, kind="warning"), visible=True)
+                self.banner: gr.update(
+                    value=render.banner(exc.message, kind="warning"), visible=True
+                )
             }
         try:
             readable = bool(session_id) and self._readable(request, session_id)

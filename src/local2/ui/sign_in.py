@@ -137,12 +137,11 @@ class SignIn:
     def credential(self, username: str, password: str) -> Credential | None:
         """The :class:`Credential` this name and password sign in with, or None."""
         name = username.strip().lower()
-        people = self.access.people
-        if people is None or not people.configured():
+        if not self.access.configured():
             return Credential(name, alone=True) if self._single_token(password) else None
         if name == LOCAL_NAME:
             return Credential(name) if self._single_token(password) else None
-        person = people.by_token(password) if password else None
+        person = self.access.token_holder(password) if password else None
         if person is None or not _same(name, person.name):  # the token is theirs
             return None
         return Credential(person.name, token_hash(password))
@@ -206,18 +205,18 @@ class SignInSwitch:
     def update(self, cookies: Sequence[str]) -> None:
         """One small query per sign-in the request carries (none: one for whether anyone
         is configured)."""
-        people = self.sign_in.access.people
+        access = self.sign_in.access
         configured: bool | None = None
         for cookie in cookies:
             if cookie not in self.sign_ins:
                 continue
             credential = self.sign_ins.credentials.get(cookie)
             name = credential.name if credential is not None and credential.token_hash else None
-            configured, current = people.standing(name) if people is not None else (False, None)
+            configured, current = access.standing(name)
             if credential is None or not credential.holds(configured, current):
                 self.sign_ins.forget(cookie)  # rotated, removed, or re-created since
         if configured is None:
-            configured = people.standing(None)[0] if people is not None else False
+            configured = access.standing(None)[0]
         self.gradio.auth = self.sign_in.login if self.sign_in.needed(configured) else None
         self.gradio.get_blocks().auth_message = self.sign_in.message(configured)
 
@@ -249,7 +248,6 @@ def person_of(access: Access, proxied: bool, request: Any) -> Person:
     tests do); ``proxied``: the names come from a trusted proxy (``server.trusted_user_header``).
     Raises :class:`SignedOut` when the sign-in no longer names anyone here."""
     name = str(getattr(request, "username", None) or "").strip().lower()
-    people = access.people
     configured = access.configured()
     if not name:
         if proxied or configured:
@@ -258,10 +256,10 @@ def person_of(access: Access, proxied: bool, request: Any) -> Person:
     if name == LOCAL_NAME:
         return LOCAL
     if proxied:  # the proxy vouches for the name; whether they are an admin is ours to say
-        return (people.get(name) if people is not None else None) or Person(name)
+        return access.named(name) or Person(name)
     if not configured:
         return LOCAL  # signed in with the single token, under any name, as always
-    person = people.get(name) if people is not None else None
+    person = access.named(name)
     if person is None:
         raise signed_out()  # removed since they signed in
     return person

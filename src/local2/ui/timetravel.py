@@ -10,13 +10,13 @@ switch (see :mod:`local2.ui.sessions`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import gradio as gr
 
-from local2.errors import InvalidInput, Local2Error, NotFound, TurnCancelled
-from local2.ids import session_id_problem
+from local2.errors import InvalidId, InvalidInput, Local2Error, NotFound, TurnCancelled
+from local2.ids import check_session_id
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
 from local2.ui.notices import Notice, notice_for
@@ -112,13 +112,13 @@ class TimeTravel(UIPart):
         return render.banner(message, kind="warning")
 
     def load_checkpoints(
-        self, session_id: str | None, request: gr.Request | None = None
+        self, pasted: str | None, request: gr.Request | None = None
     ) -> tuple[Any, ...]:
-        session_id = (session_id or "").strip()
-        problem = session_id_problem(session_id) if session_id else None
-        if problem:
+        try:  # the request's one check: the service is handed the id checked
+            session_id = check_session_id(pasted.strip()) if pasted and pasted.strip() else ""
+        except InvalidId as exc:
             empty = table(render.CHECKPOINT_COLUMNS, [])
-            return empty, gr.update(choices=[], value=None), self._tt_error(problem)
+            return empty, gr.update(choices=[], value=None), self._tt_error(exc.message)
         try:
             if session_id:
                 self.agent.access.read_session(self.person(request), session_id)
@@ -165,7 +165,7 @@ class TimeTravel(UIPart):
         return render.state_view(state), original, question, ""
 
     def _original(
-        self, session_id: str, checkpoint_id: str, state: dict[str, Any]
+        self, session_id: str, checkpoint_id: str, state: Mapping[str, Any]
     ) -> tuple[str, str]:
         """The question at a checkpoint and the answer its branch went on to give."""
         question = str(state.get("query") or "")

@@ -1,0 +1,82 @@
+"""The audit log and the arena's votes as a person may read them (``local2 runs``,
+``local2 arena``, ``GET /arena``, the app's Arena tab): the turns and votes of their own
+sessions only. Another person's query id answers as an unknown one does; an admin reading
+someone else's turn, or asking for everyone's votes, is written down
+(:class:`~local2.service.access.Access`).
+
+The commands read these without an agent: the audit log is files under the data directory,
+the votes a table of the conversation store, opened here and closed after.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from local2.config import Settings
+from local2.contracts.people import Person
+from local2.errors import NotFound
+from local2.service.access import Access
+
+if TYPE_CHECKING:
+    from local2.storage.votes import Vote
+
+
+def own_runs(
+    settings: Settings, access: Access, person: Person, session: str | None, limit: int
+) -> list[dict[str, Any]]:
+    """The latest ``limit`` logged turns of ``person``'s own sessions (of ``session`` only,
+    when given). With people configured the whole log is read and filtered: others' turns
+    must not take the places."""
+    from local2.storage.audit_log import list_runs
+
+    if not access.configured():  # everything is local's
+        return access.own_only(person, list_runs(settings, session, limit), _session)
+    rows = list_runs(settings, session, sys.maxsize)
+    return access.own_only(person, rows, _session)[:limit]
+
+
+def own_run(
+    settings: Settings, access: Access, person: Person, query_id: str
+) -> dict[str, Any] | None:
+    """One logged turn of ``person``'s (or, for an admin, anyone's: the read is written
+    down), by its query id (or ``session/query_id``); None when there is none they may
+    read."""
+    from local2.storage.audit_log import show_run
+
+    record = show_run(settings, query_id)
+    if record is None:
+        return None
+    owner = access.session_owner(_session(record))
+    try:
+        access.read(person, "audit", query_id, owner, NotFound)
+    except NotFound:
+        return None
+    return record
+
+
+def visible_votes(
+    access: Access, person: Person, votes: Sequence[Vote], everyone: bool = False
+) -> list[Vote]:
+    """The votes of ``person``'s own sessions; all of them for an admin asking for
+    ``everyone`` (written down as one admin read)."""
+    if access.listing_owner(person, everyone) is None:
+        return list(votes)
+    return access.own_only(person, votes, lambda vote: vote.session_id)
+
+
+def own_votes(settings: Settings, access: Access, person: Person) -> list[Vote]:
+    """The votes of ``person``'s own sessions, read from the store without an agent."""
+    from local2.storage.open import open_votes
+
+    log = open_votes(settings)
+    try:
+        votes = log.votes()
+    finally:
+        log.close()
+    return visible_votes(access, person, votes)
+
+
+def _session(row: dict[str, Any]) -> str:
+    return str(row.get("session_id") or "")
