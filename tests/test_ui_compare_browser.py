@@ -5,6 +5,7 @@ server's ``qwen3:4b`` (answers) and ``hedge:1b`` (says it does not know), throug
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,12 @@ def test_compare_then_pick_b_and_the_next_turn_continues_from_b(
         assert [row[0] for row in judge] == [STRONG, WEAK]
         shot(page, "compare-03-arena")
         page.context.close()
+    # The downloads are the person's, under the data directory, readable by the server alone.
+    downloads = Path(agent.settings.data_dir) / "downloads"
+    (csv_file,) = downloads.glob("*/arena.csv")
+    assert WEAK in csv_file.read_text() and (csv_file.parent / "arena.json").exists()
+    for path, mode in ((downloads, 0o700), (csv_file.parent, 0o700), (csv_file, 0o600)):
+        assert stat.S_IMODE(path.stat().st_mode) == mode, path
     agent.close()
 
 

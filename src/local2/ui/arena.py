@@ -9,18 +9,17 @@ the votes are those of the signed-in person's sessions only.
 
 from __future__ import annotations
 
-import hashlib
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
 from local2.errors import Local2Error
-from local2.service import arena, as_csv, as_json
+from local2.service import arena, as_csv, as_json, owner_folder, private_dir, write_private
 from local2.ui.base import UIPart, table
 from local2.ui.notices import notice_for
 
+DOWNLOADS = "downloads"  # under the data directory, a folder per person
 COLUMNS = ["model", "rating", "95% interval", "votes", "wins", "losses", "ties"]
 EXPLAINED = (
     "Every compared turn (**Compare with a second model** in the Chat tab) is a game: the "
@@ -80,15 +79,12 @@ class Arena(UIPart):
             return {self.arena_summary: notice_for(exc).markdown()}
         votes = self.agent.own_votes(person)
         ratings = arena(votes)
-        if getattr(self, "_arena_dir", None) is None:  # one folder per app, reused
-            self._arena_dir = Path(tempfile.mkdtemp(prefix="local2-arena-"))
-        # One folder per person (named by a hash: a proxy's names may hold any character),
-        # so two people's downloads never overwrite each other.
-        folder = self._arena_dir / hashlib.sha256(person.name.encode()).hexdigest()[:16]
-        folder.mkdir(exist_ok=True)
-        csv_file, json_file = folder / "arena.csv", folder / "arena.json"
-        csv_file.write_text(as_csv(ratings), encoding="utf-8")
-        json_file.write_text(as_json(ratings, votes), encoding="utf-8")
+        # A folder of the person's own under the data directory (0700, files 0600), never a
+        # temp folder the machine's users share; two people's downloads never meet.
+        downloads = private_dir(Path(self.agent.settings.data_dir) / DOWNLOADS)
+        folder = private_dir(downloads / owner_folder(person.name))
+        csv_file = write_private(folder / "arena.csv", as_csv(ratings))
+        json_file = write_private(folder / "arena.json", as_json(ratings, votes))
         people = sum(v.voter == "person" for v in votes)
         summary = (
             f"{people} vote(s) from people, {len(votes) - people} from the judge."
