@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 from local2.config.schema import DocumentsSettings
 
@@ -56,6 +56,16 @@ class Page:
     ocr: bool = False  # the text was read from the page's image
 
 
+class DocumentWire(TypedDict):
+    """A :class:`Document` as it crosses the worker's pipe: each page ``[number, text, ocr]``."""
+
+    format: Format
+    title: str
+    pages: list[tuple[int, str, bool]]
+    no_text_pages: list[int]
+    notes: list[str]
+
+
 @dataclass(frozen=True)
 class Document:
     """A document read into pages; ``no_text_pages`` had something drawn but no text layer
@@ -88,11 +98,11 @@ class Document:
         end = self.page_count if last is None else last
         return "\n\n".join(p.text for p in self.pages if first <= p.number <= end and p.text)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> DocumentWire:
         return {
             "format": self.format,
             "title": self.title,
-            "pages": [[p.number, p.text, p.ocr] for p in self.pages],
+            "pages": [(p.number, p.text, p.ocr) for p in self.pages],
             "no_text_pages": list(self.no_text_pages),
             "notes": list(self.notes),
         }

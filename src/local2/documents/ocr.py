@@ -69,7 +69,8 @@ class PageOcr:
         import rapidocr
         from rapidocr.utils import download_file
 
-        download_file.DownloadFile.run = _refuse_download  # type: ignore[method-assign]
+        # a missing model file is refused, never fetched (DownloadFile.run is a classmethod)
+        download_file.DownloadFile.run = _refuse_download  # type: ignore[method-assign]  # no network
         models = Path(rapidocr.__file__).parent / "models"
         params: dict[str, Any] = {
             "Global.log_level": "error",
