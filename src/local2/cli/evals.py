@@ -32,13 +32,13 @@ from local2.cli.render import print_json
 
 if TYPE_CHECKING:
     from local2.contracts import EvalDetail, EvalItem, EvalRunStart, Person
-    from local2.service import Evals
+    from local2.service import Access, Evals
 
 DEMO = "demo"
 USAGE = "local2 eval SET | demo | list | show RUN_ID | compare RUN_A RUN_B  (or --resume RUN_ID)"
 
 
-def _reader(ctx: typer.Context, access: Any) -> Evals:
+def _reader(ctx: typer.Context, access: Access) -> Evals:
     from local2.service import Evals
 
     return Evals(settings_of(ctx), access)

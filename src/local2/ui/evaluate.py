@@ -35,7 +35,7 @@ from local2.ui.sign_in import person_of
 if TYPE_CHECKING:
     from gradio.components.plot import PlotData
 
-    from local2.contracts.evals import EvalRunRow
+    from local2.contracts.evals import EvalRunRow, Rate
     from local2.contracts.stream import EvalItem
     from local2.service.agent import Agent
 
@@ -306,7 +306,7 @@ class EvaluateTab:
         return gr.update(value=session), gr.Tabs(selected="time-travel"), gr.update()
 
 
-def _accuracy(rate: Any) -> str:
+def _accuracy(rate: Rate) -> str:
     return say_rate(rate, "accuracy") if rate["n"] else "nothing graded yet"
 
 
