@@ -29,6 +29,8 @@ from local2.evals.sets import Question
 from local2.ids import new_run_id, new_session_id
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
     from local2.contracts.approval import Approver
     from local2.contracts.research import ResearchPayload
     from local2.contracts.stream import StreamItem
@@ -117,14 +119,14 @@ class UsageMeter(BaseCallbackHandler):
         with self._guard:
             return self._tokens.pop(thread, None)
 
-    def attach(self, chat_model: Any) -> None:
+    def attach(self, chat_model: BaseChatModel) -> None:
         """Count ``chat_model``'s calls (the run's own model; a model shared with others, as a
         test's may be, counts only calls from graph runs, by their thread)."""
         known = chat_model.callbacks
         handlers = list(known) if isinstance(known, list) else []
         chat_model.callbacks = [*handlers, self]
 
-    def detach(self, chat_model: Any) -> None:
+    def detach(self, chat_model: BaseChatModel) -> None:
         known = chat_model.callbacks
         if isinstance(known, list):
             chat_model.callbacks = [h for h in known if h is not self] or None

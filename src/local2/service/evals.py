@@ -340,7 +340,10 @@ class Evals(EvalRuns):
             if loop is not None and self._active.get(run.run_id) is loop:
                 del self._active[run.run_id]
         if lock.is_locked:
-            run.update(status=status, **({"note": note[:500]} if note else {}))
+            if note:
+                run.update(status=status, note=note[:500])
+            else:
+                run.update(status=status)
             lock.release()
 
     def _report(self, run: EvalRun, status: RunState) -> EvalReport:
