@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal, TypedDict, get_args
+from typing import Any, Literal, TypedDict, cast, get_args
 
 from local2.config.schema import DocumentsSettings
 
@@ -121,6 +121,29 @@ class Document:
         )
 
 
+class LimitsWire(TypedDict):
+    """:class:`Limits` as they cross the worker's pipe (its fields, by name)."""
+
+    max_pages: int
+    max_chars: int
+    zip_max_members: int
+    zip_max_unpacked_mb: int
+    zip_max_ratio: int
+    ocr: bool
+    ocr_max_pages: int
+    ocr_dpi: int
+    ocr_memory_mb: int
+
+
+class JobHeader(TypedDict):
+    """What the server sends the worker with a document's bytes (:func:`read_job`)."""
+
+    format: Format
+    limits: LimitsWire
+    cpu_s: float  # the worker's CPU time for this document
+    headroom_mb: int  # memory the document may add to the worker's own
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one document may cost; the worker checks them as it reads (``documents.yaml``)."""
@@ -139,8 +162,8 @@ class Limits:
     def from_settings(cls, cfg: DocumentsSettings) -> Limits:
         return cls(**{f.name: getattr(cfg, f.name) for f in fields(cls)})
 
-    def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_wire(self) -> LimitsWire:
+        return cast("LimitsWire", asdict(self))  # asdict types its dict loosely
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> Limits:
