@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 Limiter = Callable[[float], AbstractContextManager[object]]
-Job = Callable[[Mapping[str, Any], bytes, Limiter], dict[str, Any]]
+# A job's reply: JSON-ready, at least ``ok``; run_job adds the worker's memory to a copy.
+Job = Callable[[Mapping[str, Any], bytes, Limiter], Mapping[str, Any]]
 
 
 class OverBudget(BaseException):
@@ -107,7 +108,7 @@ def run_job(
     room = header.get("headroom_mb")
     try:
         with headroom(room):
-            reply = job(header, body, alarm)
+            reply = dict(job(header, body, alarm))
     except MemoryError:
         allowed = f"{room} MB more" if room else f"{memory_mb} MB"
         reply = {

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,6 +23,8 @@ from local2.contracts.documents import DocumentRecord
 from local2.contracts.people import Person
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from local2.service import DocumentDesk
 
 documents_app = typer.Typer(help="Your own documents: added, searched in your sessions.")
@@ -98,7 +100,7 @@ def list_documents(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     out.print(documents_table(records))
 
 
-def documents_table(records: list[DocumentRecord]) -> Any:
+def documents_table(records: list[DocumentRecord]) -> Table:
     from rich.table import Table
 
     table = Table()

@@ -7,9 +7,8 @@ as console markup.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,10 +16,18 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from local2.cli.common import err, out
+from local2.contracts.evals import (
+    Comparison,
+    EvalDetail,
+    EvalProgress,
+    EvalRunRow,
+    QuestionResult,
+    Rate,
+)
 from local2.service import percent, say_duration, short_rate
 
 
-def say_rate(rate: Any, what: str) -> str:
+def say_rate(rate: Rate, what: str) -> str:
     """``accuracy 61.0 % (95 % CI 51.2-70.0 %, 61 of 100)`` (the service's words)."""
     from local2.service import say_rate as words
 
@@ -49,7 +56,7 @@ class ProgressBar:
     def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
-    def update(self, p: Mapping[str, Any]) -> None:
+    def update(self, p: EvalProgress) -> None:
         tally = (
             f"[green]✓{p['correct']}[/] [red]✗{p['incorrect']}[/] "
             f"[yellow]–{p['not_attempted']}[/]"
@@ -74,7 +81,7 @@ def _table_console() -> Console:
     return out if out.is_terminal else Console(width=200, highlight=False, soft_wrap=True)
 
 
-def print_report(detail: Mapping[str, Any], questions: bool = False) -> None:
+def print_report(detail: EvalDetail, questions: bool = False) -> None:
     """A run's summary: grades, the accuracy with its interval, string scores, evidence,
     disagreements, time and tokens; with ``questions``, every question too."""
     manifest, summary, results = detail["manifest"], detail["summary"], detail["results"]
@@ -104,14 +111,14 @@ def print_report(detail: Mapping[str, Any], questions: bool = False) -> None:
     table = Table(box=None, pad_edge=False)
     table.add_column("grade")
     table.add_column("questions", justify="right")
-    for label, key in (
-        ("correct", "correct"),
-        ("incorrect", "incorrect"),
-        ("not attempted", "not_attempted"),
-        ("ungraded", "ungraded"),
-        ("failed (asked again on resume)", "errors"),
+    for label, count in (
+        ("correct", summary["correct"]),
+        ("incorrect", summary["incorrect"]),
+        ("not attempted", summary["not_attempted"]),
+        ("ungraded", summary["ungraded"]),
+        ("failed (asked again on resume)", summary["errors"]),
     ):
-        table.add_row(label, str(summary[key]))
+        table.add_row(label, str(count))
     table.add_row("not yet asked", str(summary["questions"] - summary["recorded"]))
     _table_console().print(table)
     out.print(say_rate(summary["accuracy"], "accuracy"))
@@ -134,8 +141,9 @@ def print_report(detail: Mapping[str, Any], questions: bool = False) -> None:
             f"The grader and the string match disagree on {len(summary['disagreements'])}: "
             f"{escape(listed)}{f' and {more} more' if more > 0 else ''}"
         )
-    prompt = sum((r["tokens"] or {}).get("prompt", 0) for r in results)
-    completion = sum((r["tokens"] or {}).get("completion", 0) for r in results)
+    counts = [r["tokens"] for r in results if r["tokens"]]
+    prompt = sum(c.get("prompt", 0) for c in counts)
+    completion = sum(c.get("completion", 0) for c in counts)
     out.print(
         f"Mean time {summary['mean_time_s']:.1f} s a question; tokens {prompt:,} in, "
         f"{completion:,} out"
@@ -144,7 +152,7 @@ def print_report(detail: Mapping[str, Any], questions: bool = False) -> None:
         print_questions(results)
 
 
-def print_questions(results: Sequence[Mapping[str, Any]]) -> None:
+def print_questions(results: Sequence[QuestionResult]) -> None:
     table = Table(box=None, pad_edge=False)
     for column in ("id", "grade", "EM", "F1", "evidence", "why wrong", "s", "session"):
         table.add_column(column, no_wrap=column != "id", overflow="fold")
@@ -163,7 +171,7 @@ def print_questions(results: Sequence[Mapping[str, Any]]) -> None:
     _table_console().print(table)
 
 
-def print_runs(rows: Sequence[Mapping[str, Any]]) -> None:
+def print_runs(rows: Sequence[EvalRunRow]) -> None:
     table = Table(box=None, pad_edge=False)
     for column in (
         "run",
@@ -196,7 +204,7 @@ def print_runs(rows: Sequence[Mapping[str, Any]]) -> None:
     )
 
 
-def print_comparison(c: Mapping[str, Any], a: str, b: str) -> None:
+def print_comparison(c: Comparison, a: str, b: str) -> None:
     table = Table(box=None, pad_edge=False, title=f"{c['paired']} questions both runs graded")
     table.add_column("")
     table.add_column(f"{b} correct", justify="right")

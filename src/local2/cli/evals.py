@@ -31,13 +31,14 @@ from local2.cli.errors import friendly_errors
 from local2.cli.render import print_json
 
 if TYPE_CHECKING:
-    from local2.service import Evals
+    from local2.contracts import EvalDetail, EvalItem, EvalRunStart, Person
+    from local2.service import Access, Evals
 
 DEMO = "demo"
 USAGE = "local2 eval SET | demo | list | show RUN_ID | compare RUN_A RUN_B  (or --resume RUN_ID)"
 
 
-def _reader(ctx: typer.Context, access: Any) -> Evals:
+def _reader(ctx: typer.Context, access: Access) -> Evals:
     from local2.service import Evals
 
     return Evals(settings_of(ctx), access)
@@ -95,9 +96,9 @@ def run_set(ctx: typer.Context, set_name: str | None, resume: str | None, **flag
     person = person_of(ctx)
     as_json, out_dir = flags.pop("as_json"), flags.pop("out_dir")
     agent = None
-    items: Iterator[tuple[str, Any]] | None = None
+    items: Iterator[EvalItem] | None = None
     run_id = resume or ""
-    detail: dict[str, Any] = {}
+    detail: EvalDetail
     try:
         with friendly_errors():
             agent = offline_agent(ctx)  # the store; each run's answering agent sits beside it
@@ -114,7 +115,7 @@ def run_set(ctx: typer.Context, set_name: str | None, resume: str | None, **flag
                         _announce(data)
                     elif kind == "progress":
                         bar.update(data)
-            detail = dict(agent.evals.show(run_id, person))
+            detail = agent.evals.show(run_id, person)
             if out_dir is not None:
                 _export(agent.evals, detail, out_dir, person)
     except KeyboardInterrupt:
@@ -134,7 +135,7 @@ def run_set(ctx: typer.Context, set_name: str | None, resume: str | None, **flag
         err.print(f"[yellow]Stopped.[/] Resume with: local2 eval --resume {run_id}")
 
 
-def _announce(data: dict[str, Any]) -> None:
+def _announce(data: EvalRunStart) -> None:
     verb = "resuming run" if data["resumed"] else "run"
     err.print(
         f"{verb} {data['run_id']}: {escape(data['set'])} · {data['mode']} · "
@@ -148,7 +149,7 @@ def _announce(data: dict[str, Any]) -> None:
         err.print("Graded by match: a gold answer's words in the answer (no model).")
 
 
-def _export(evals: Evals, detail: dict[str, Any], out_dir: Path, person: Any) -> None:
+def _export(evals: Evals, detail: EvalDetail, out_dir: Path, person: Person) -> None:
     """``<run id>.csv`` and ``<run id>.json`` (manifest, status, summary) into ``out_dir``."""
     run_id = detail["manifest"]["run_id"]
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -93,6 +93,7 @@ _FACE = {
     "EvalProgress": "local2.contracts.evals",
     "EvalReport": "local2.contracts.evals",
     "EvalRunRow": "local2.contracts.evals",
+    "EvalRunStart": "local2.contracts.evals",
     "EvalItem": "local2.contracts.stream",
 }
 __getattr__ = lazy_face(__name__, _FACE)
@@ -121,6 +122,7 @@ __all__ = [
     "EvalProgress",
     "EvalReport",
     "EvalRunRow",
+    "EvalRunStart",
     "EventEntry",
     "EvidenceItem",
     "EvidenceReport",

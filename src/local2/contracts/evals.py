@@ -173,6 +173,22 @@ class EvalProgress(TypedDict):
     eta_s: float | None  # None until a question has been answered at this pace
 
 
+class EvalRunStart(TypedDict):
+    """An eval stream's first item (``run``): the run being answered, and by whom."""
+
+    run_id: str
+    set: str
+    mode: EvalMode
+    model: str | None
+    backend: str | None
+    grader: str | None  # the grader's model ("match": no model)
+    grader_is_answerer: bool
+    total: int  # questions of the run
+    recorded: int  # recorded already (a resumed run)
+    concurrency: int
+    resumed: bool
+
+
 class EvalRunRow(TypedDict):
     """One run in a list of runs (``local2 eval list``, ``GET /eval``, the Evaluate tab)."""
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from local2.bounded.child import Limiter, serve
-from local2.documents.model import FORMATS, Document, Format, Limits
+from local2.documents.model import FORMATS, Document, DocumentWire, Format, Limits
 from local2.documents.ocr import PageOcr, ocr_installed
 from local2.documents.problems import corrupt, unsupported
 from local2.errors import DocumentUnreadable
@@ -57,9 +57,18 @@ def _ocr(limits: Limits) -> PageOcr | None:
     return _OCR[0]
 
 
-def read_job(
-    header: Mapping[str, Any], body: bytes, limit: Limiter | None = None
-) -> dict[str, Any]:
+class DocumentReply(TypedDict):
+    """The worker's reply: the document read, or why not (``reason``, ``error``, ``fix``)."""
+
+    ok: bool
+    document: NotRequired[DocumentWire]
+    reason: NotRequired[str]
+    error: NotRequired[str]
+    fix: NotRequired[str]
+    recycle: NotRequired[bool]  # the worker ends after this job (OCR loaded, a library failed)
+
+
+def read_job(header: Mapping[str, Any], body: bytes, limit: Limiter | None = None) -> DocumentReply:
     """Read one document: ``{"ok": true, "document": ...}`` or why not."""
     fmt = str(header.get("format", ""))
     limits = Limits.from_wire(header.get("limits") or {})
@@ -79,13 +88,13 @@ def read_job(
     return {"ok": True, "document": document.to_wire(), "recycle": recycle}
 
 
-def _refusal(problem: DocumentUnreadable) -> dict[str, Any]:
+def _refusal(problem: DocumentUnreadable) -> DocumentReply:
     return {"ok": False, "reason": problem.reason, "error": problem.message, "fix": problem.fix}
 
 
 def _warm() -> None:
     """Import what most documents need (PDFs) before the first one; the rest on first use."""
-    import pypdfium2  # type: ignore[import-untyped]  # noqa: F401
+    import pypdfium2  # noqa: F401
     from lxml import etree  # noqa: F401
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, cast, get_args
 
 from local2.config.schema import DocumentsSettings
 
@@ -56,6 +56,16 @@ class Page:
     ocr: bool = False  # the text was read from the page's image
 
 
+class DocumentWire(TypedDict):
+    """A :class:`Document` as it crosses the worker's pipe: each page ``[number, text, ocr]``."""
+
+    format: Format
+    title: str
+    pages: list[tuple[int, str, bool]]
+    no_text_pages: list[int]
+    notes: list[str]
+
+
 @dataclass(frozen=True)
 class Document:
     """A document read into pages; ``no_text_pages`` had something drawn but no text layer
@@ -88,11 +98,11 @@ class Document:
         end = self.page_count if last is None else last
         return "\n\n".join(p.text for p in self.pages if first <= p.number <= end and p.text)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> DocumentWire:
         return {
             "format": self.format,
             "title": self.title,
-            "pages": [[p.number, p.text, p.ocr] for p in self.pages],
+            "pages": [(p.number, p.text, p.ocr) for p in self.pages],
             "no_text_pages": list(self.no_text_pages),
             "notes": list(self.notes),
         }
@@ -109,6 +119,29 @@ class Document:
             no_text_pages=tuple(int(n) for n in data.get("no_text_pages") or ()),
             notes=tuple(str(n) for n in data.get("notes") or ()),
         )
+
+
+class LimitsWire(TypedDict):
+    """:class:`Limits` as they cross the worker's pipe (its fields, by name)."""
+
+    max_pages: int
+    max_chars: int
+    zip_max_members: int
+    zip_max_unpacked_mb: int
+    zip_max_ratio: int
+    ocr: bool
+    ocr_max_pages: int
+    ocr_dpi: int
+    ocr_memory_mb: int
+
+
+class JobHeader(TypedDict):
+    """What the server sends the worker with a document's bytes (:func:`read_job`)."""
+
+    format: Format
+    limits: LimitsWire
+    cpu_s: float  # the worker's CPU time for this document
+    headroom_mb: int  # memory the document may add to the worker's own
 
 
 @dataclass(frozen=True)
@@ -129,8 +162,8 @@ class Limits:
     def from_settings(cls, cfg: DocumentsSettings) -> Limits:
         return cls(**{f.name: getattr(cfg, f.name) for f in fields(cls)})
 
-    def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_wire(self) -> LimitsWire:
+        return cast("LimitsWire", asdict(self))  # asdict types its dict loosely
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> Limits:

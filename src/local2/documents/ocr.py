@@ -51,7 +51,7 @@ class PageOcr:
     """
 
     def __init__(self, memory_mb: float | None = None) -> None:
-        self._engine: Any = None
+        self._engine: Any = None  # rapidocr.RapidOCR: its call's output is a union of stages
         self.memory_mb = memory_mb
 
     @property
@@ -69,9 +69,10 @@ class PageOcr:
         import rapidocr
         from rapidocr.utils import download_file
 
-        download_file.DownloadFile.run = _refuse_download  # type: ignore[method-assign]
+        # a missing model file is refused, never fetched (DownloadFile.run is a classmethod)
+        download_file.DownloadFile.run = _refuse_download  # type: ignore[method-assign]  # no network
         models = Path(rapidocr.__file__).parent / "models"
-        params: dict[str, Any] = {
+        params: dict[str, str | int] = {
             "Global.log_level": "error",
             "EngineConfig.onnxruntime.intra_op_num_threads": min(2, os.cpu_count() or 1),
         }

@@ -41,7 +41,7 @@ def page_text(raw: str) -> str:
 
 
 def open_pdf(data: bytes) -> Any:
-    import pypdfium2 as pdfium  # type: ignore[import-untyped]
+    import pypdfium2 as pdfium
 
     try:
         return pdfium.PdfDocument(data)
@@ -74,7 +74,7 @@ def _mostly_rtl(text: str) -> bool:
 
 def _raw() -> Any:
     """PDFium's C functions (imported where used: only the reading worker needs them)."""
-    import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+    import pypdfium2.raw as pdfium_c
 
     return pdfium_c
 

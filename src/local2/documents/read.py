@@ -11,14 +11,14 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from typing_extensions import Unpack
 
 from local2.bounded.pool import WorkerPool, pool_for
 from local2.config.schema import DocumentsSettings
 from local2.documents.formats import guess_format
-from local2.documents.model import FORMAT_NAMES, Document, Format, Limits
+from local2.documents.model import FORMAT_NAMES, Document, Format, JobHeader, Limits
 from local2.documents.problems import over_limit, unsupported
 from local2.errors import (
     DocumentUnreadable,
@@ -88,7 +88,7 @@ def measure_reading(
         return Reading(None, exc, 0.0, 0.0, 0.0)
     own = started + cfg.timeout_s
     until = own if deadline is None else min(deadline, own)
-    header: dict[str, Any] = {
+    header: JobHeader = {
         "format": fmt,
         "limits": Limits.from_settings(cfg).to_wire(),
         "cpu_s": cfg.cpu_s,

@@ -25,11 +25,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, cast
 
+from typing_extensions import TypedDict, Unpack
+
 from local2.contracts.evals import (
     EvalMode,
     GraderInfo,
     QuestionResult,
     RunManifest,
+    RunState,
     Selection,
 )
 from local2.errors import EvalFileError, UnknownEvalRun
@@ -154,6 +157,13 @@ def csv_row(result: QuestionResult) -> list[str]:
     return [_cell(row.get(column)) for column in CSV_COLUMNS]
 
 
+class ManifestChanges(TypedDict, total=False):
+    """What changes in a run's manifest once it is written (:meth:`EvalRun.update`)."""
+
+    status: RunState
+    note: str
+
+
 class EvalRun:
     """One run's folder: its manifest and its results, safe to append from many threads."""
 
@@ -179,8 +189,8 @@ class EvalRun:
             raise EvalFileError(f"{path}: not this run's manifest")
         return cast(RunManifest, value)
 
-    def update(self, **changes: Any) -> RunManifest:
-        """Change manifest fields (``status``, ``note``...) and stamp ``updated_at``."""
+    def update(self, **changes: Unpack[ManifestChanges]) -> RunManifest:
+        """Change manifest fields (``status``, ``note``) and stamp ``updated_at``."""
         with self._lock:
             manifest = dict(self.manifest())
             manifest.update(changes, updated_at=time.time())

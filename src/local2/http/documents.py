@@ -103,7 +103,7 @@ def document_routes(agent: Agent) -> APIRouter:
         openapi_extra=UPLOAD_BODY,
         **returns(DocumentRecord, "The document, read, kept and indexed."),
     )
-    async def add(person: Caller, request: Request) -> Any:
+    async def add(person: Caller, request: Request) -> DocumentRecord:
         """Add a document of yours (PDF, DOCX, PPTX, ODT, EPUB, HTML, Markdown or text):
         it is read, kept under the data directory and indexed, and ``search_files`` and
         ``read_file`` find it in every session of yours (as ``my-documents/<name>``). With
@@ -113,17 +113,17 @@ def document_routes(agent: Agent) -> APIRouter:
         return await run_in_threadpool(agent.documents.add, person, name, data, session_id)
 
     @router.get("/documents", **returns(list[DocumentRecord], "Your documents, newest first."))
-    def documents(person: Caller) -> Any:
+    def documents(person: Caller) -> list[DocumentRecord]:
         """Your documents, newest first."""
         return agent.documents.records(person)
 
     @router.get("/documents/{doc_id}", **returns(DocumentRecord))
-    def document(person: Caller, doc_id: str) -> Any:
+    def document(person: Caller, doc_id: str) -> DocumentRecord:
         """One of your documents (404 for any other id)."""
         return agent.documents.get(person, doc_id)
 
     @router.delete("/documents/{doc_id}", **returns(DocumentRecord, "The document removed."))
-    def remove(person: Caller, doc_id: str) -> Any:
+    def remove(person: Caller, doc_id: str) -> DocumentRecord:
         """Remove one of your documents: its file, its passages in your index, its record."""
         return agent.documents.remove(person, doc_id)
 
@@ -131,7 +131,7 @@ def document_routes(agent: Agent) -> APIRouter:
         "/documents/{doc_id}/sessions/{session_id}",
         **returns(DocumentRecord, "The document, now attached to the session."),
     )
-    def attach(person: Caller, doc_id: str, session_id: str) -> Any:
+    def attach(person: Caller, doc_id: str, session_id: str) -> DocumentRecord:
         """Attach one of your documents to a session of yours (one nobody has asked in yet
         becomes yours): it is searched for each of that session's questions."""
         return agent.documents.attach(person, doc_id, session_id)

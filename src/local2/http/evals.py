@@ -16,7 +16,7 @@ names a path on the server.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
@@ -121,24 +121,24 @@ def eval_routes(agent: Agent) -> APIRouter:
         return until_gone(eval_frames(items, seen), gone)
 
     @router.get("/eval", **returns(EvalRuns))
-    def runs(person: Caller, limit: int = 100, everyone: bool = False) -> Any:
+    def runs(person: Caller, limit: int = 100, everyone: bool = False) -> EvalRuns:
         """The caller's runs, newest first, with their accuracy so far (an admin's
         ``everyone``: all, written to the admin read log)."""
         owner = agent.access.listing_owner(person, everyone)
         return {"runs": agent.evals.runs(owner, max(1, min(limit, 1000)))}
 
     @router.get("/eval/{run_id}", **returns(EvalDetail, "The run and every question."))
-    def show(person: Caller, run_id: str) -> Any:
+    def show(person: Caller, run_id: str) -> EvalDetail:
         return agent.evals.show(run_id, person)
 
     @router.get("/eval/{run_a}/compare/{run_b}", **returns(Comparison))
-    def compare(person: Caller, run_a: str, run_b: str) -> Any:
+    def compare(person: Caller, run_a: str, run_b: str) -> Comparison:
         """The two runs on the questions both graded: the paired counts and exact McNemar,
         worded so that a gap inside the noise is never called a win."""
         return agent.evals.compare(run_a, run_b, person)
 
     @router.post("/eval/{run_id}/stop", **returns(EvalStopped, "The run is stopping."))
-    def stop(person: Caller, run_id: str) -> Any:
+    def stop(person: Caller, run_id: str) -> EvalStopped:
         """Stop the caller's run going in this server: the questions in flight end before
         their answer and are asked again when the run resumes. 409 when it is not going."""
         if not agent.evals.stop(run_id, person):

@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from typing_extensions import Unpack
 
@@ -58,6 +58,9 @@ from local2.service.running import Turns
 from local2.service.sessions import SessionReader, checkpoint_id
 from local2.service.timetravel import TimeTravel
 from local2.service.turns import TurnRunner
+
+if TYPE_CHECKING:
+    from local2.service.evals import Evals
 from local2.service.warmup import first_turn
 from local2.service.wiring import ModelParts, Parts, Wired, rewire, wire
 from local2.storage.votes import Vote, Voter
@@ -165,7 +168,7 @@ class Agent:
         self.retries = Retries(services, graph, running, self.reader)
         self._research: Any = None
         self._research_guard = threading.Lock()
-        self._evals: Any = None
+        self._evals: Evals | None = None
 
     @property
     def notice(self) -> str | None:
@@ -184,7 +187,7 @@ class Agent:
             return self._research
 
     @property
-    def evals(self) -> Any:
+    def evals(self) -> Evals:
         """Eval runs over this agent's store (:class:`~local2.service.evals.Evals`), opened
         on first use."""
         with self._research_guard:

@@ -29,7 +29,10 @@ from local2.evals.sets import Question
 from local2.ids import new_run_id, new_session_id
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
     from local2.contracts.approval import Approver
+    from local2.contracts.research import ResearchPayload
     from local2.contracts.stream import StreamItem
     from local2.service.research import Research
 
@@ -116,14 +119,14 @@ class UsageMeter(BaseCallbackHandler):
         with self._guard:
             return self._tokens.pop(thread, None)
 
-    def attach(self, chat_model: Any) -> None:
+    def attach(self, chat_model: BaseChatModel) -> None:
         """Count ``chat_model``'s calls (the run's own model; a model shared with others, as a
         test's may be, counts only calls from graph runs, by their thread)."""
         known = chat_model.callbacks
         handlers = list(known) if isinstance(known, list) else []
         chat_model.callbacks = [*handlers, self]
 
-    def detach(self, chat_model: Any) -> None:
+    def detach(self, chat_model: BaseChatModel) -> None:
         known = chat_model.callbacks
         if isinstance(known, list):
             chat_model.callbacks = [h for h in known if h is not self] or None
@@ -229,7 +232,7 @@ class ResearchAnswerer:
         run_id = new_run_id()
         self.flight.begin(run_id)
         started = time.monotonic()
-        payload: dict[str, Any] = {}
+        payload: ResearchPayload | None = None
         items = self.research.stream(question.question, run_id=run_id, person=self.person)
         try:
             for kind, data in items:
@@ -246,10 +249,11 @@ class ResearchAnswerer:
         ).values
         ledger = (values or {}).get("ledger") or []
         reached = [Reached(f"research:{s.get('kind')}", str(s.get("text") or "")) for s in ledger]
+        steps = (payload.get("steps") or []) if payload else []
         return Asked(
-            answer=str(payload.get("report") or ""),
+            answer=str((payload.get("report") if payload else None) or ""),
             reached=reached,
-            tools=[str(s["tool"]) for s in payload.get("steps") or [] if s.get("tool")],
+            tools=[str(s["tool"]) for s in steps if s.get("tool")],
             session_id=run_id,
             tokens=self.meter.take(run_id),
             time_s=time.monotonic() - started,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from local2.config import Settings
 from local2.contracts.evals import Comparison, EvalDetail, EvalRunRow, RunManifest, RunState
@@ -22,6 +22,8 @@ from local2.service.access import Access
 from local2.service.eval_setup import RUNS_FOLDER
 
 if TYPE_CHECKING:
+    from filelock import FileLock
+
     from local2.service.eval_runner import QuestionLoop
 
 LOCK_FILE = "run.lock"
@@ -31,7 +33,7 @@ def no_eval_run(run_id: str) -> NotFound:
     return UnknownEvalRun(f"No eval run '{run_id}'.")
 
 
-def run_lock(run: EvalRun) -> Any:
+def run_lock(run: EvalRun) -> FileLock:
     """The lock file a running run holds (released by the OS when its process dies)."""
     from filelock import FileLock  # imported when a run starts or is listed
 

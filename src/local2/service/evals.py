@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from typing_extensions import Unpack
 
@@ -26,6 +26,7 @@ from local2.config import Settings
 from local2.contracts.evals import (
     EvalMode,
     EvalReport,
+    EvalRunStart,
     RunManifest,
     RunState,
 )
@@ -51,6 +52,10 @@ from local2.service.eval_setup import (
 from local2.service.wiring import ModelParts
 
 if TYPE_CHECKING:
+    from filelock import FileLock
+
+    from local2.contracts.approval import Approver
+    from local2.contracts.stream import StreamItem
     from local2.graph.services import Services
     from local2.service.research import Research
 
@@ -69,11 +74,11 @@ class RunAgent(Protocol):
         self,
         query: str,
         session_id: str | None = None,
-        approve: Any = None,
+        approve: Approver | None = None,
         *,
         tokens: bool = True,
         person: Person = ...,
-    ) -> Iterator[Any]: ...
+    ) -> Iterator[StreamItem]: ...
 
     def stop(self, session_id: str) -> bool: ...
 
@@ -328,14 +333,17 @@ class Evals(EvalRuns):
         yield ("final", self._report(run, status))
 
     def _settle(
-        self, run: EvalRun, lock: Any, loop: QuestionLoop | None, status: RunState, note: str
+        self, run: EvalRun, lock: FileLock, loop: QuestionLoop | None, status: RunState, note: str
     ) -> None:
         """The run's status written and its lock let go (nothing to do if never taken)."""
         with self._guard:
             if loop is not None and self._active.get(run.run_id) is loop:
                 del self._active[run.run_id]
         if lock.is_locked:
-            run.update(status=status, **({"note": note[:500]} if note else {}))
+            if note:
+                run.update(status=status, note=note[:500])
+            else:
+                run.update(status=status)
             lock.release()
 
     def _report(self, run: EvalRun, status: RunState) -> EvalReport:
@@ -346,7 +354,7 @@ class Evals(EvalRuns):
 
 def _run_item(
     manifest: RunManifest, recorded: int, concurrency: int, resumed: bool
-) -> dict[str, Any]:
+) -> EvalRunStart:
     grader = manifest["grader"]
     return {
         "run_id": manifest["run_id"],

@@ -28,7 +28,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from langgraph.types import StateSnapshot
 
@@ -41,7 +41,7 @@ from local2.graph import branches
 from local2.graph.late_grades import LateGrade, judge_late, keep_late, landing
 from local2.graph.payload import pairwise_verdict
 from local2.graph.services import Services
-from local2.graph.state import TurnUpdate
+from local2.graph.state import TurnState, TurnUpdate
 from local2.graph.topology import TurnGraph
 from local2.models.cancellable import Cancellation
 from local2.service.graph_runs import thread_of
@@ -87,7 +87,7 @@ class Owed:
     session_id: str
     query_id: str
     pending: PendingGrade
-    values: dict[str, Any] | None = None  # the turn's state, where its critique started
+    values: TurnState | None = None  # the turn's state, where its critique started
     grade: LateGrade | None = None  # judged, not given yet (the session was busy again)
     kept: bool = False  # kept already (by another process): only landed
 
@@ -284,12 +284,15 @@ class LateGrades:
                 self._given.popitem(last=False)
             self._cond.notify_all()
 
-    def _turn_values(self, owed: Owed) -> dict[str, Any]:
+    def _turn_values(self, owed: Owed) -> TurnState:
         """The turn's state where its critique started (or, if that checkpoint is not named,
         the newest settled one of that turn)."""
         checkpoint = owed.pending.get("checkpoint_id")
         if checkpoint:
-            return dict(self.graph.get_state(thread_of(owed.session_id, checkpoint)).values)
+            # LangGraph types a snapshot's values as any dict; this graph's are its TurnState.
+            return cast(
+                "TurnState", {**self.graph.get_state(thread_of(owed.session_id, checkpoint)).values}
+            )
         found: StateSnapshot | None = next(
             (
                 s
@@ -302,7 +305,7 @@ class LateGrades:
         )
         if found is None:
             raise LookupError(f"no checkpoint of turn {owed.query_id}")
-        return dict(found.values)
+        return cast("TurnState", {**found.values})
 
     def _noted(self, owed: Owed) -> Critique | None:
         """The grade the turn log already has for the turn (given elsewhere), if any."""

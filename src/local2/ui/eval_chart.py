@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from gradio.components.plot import PlotData
+from typing_extensions import TypedDict
 
+from local2.contracts.evals import EvalProgress, EvalRunRow, QuestionResult
 from local2.service import say_duration, short_rate
 
 CHART_WIDTH = 640  # px of the plot itself (vega-embed cannot size to Gradio's container)
@@ -23,14 +25,26 @@ RUN_COLUMNS = ["run", "status", "set", "mode", "model", "search", "done", "accur
 QUESTION_COLUMNS = ["id", "grade", "EM", "F1", "evidence", "why not correct", "s", "session"]
 
 
-def label(row: Mapping[str, Any]) -> str:
+class ChartPoint(TypedDict):
+    """One point of the accuracy chart (a percentage, with its 95 % interval)."""
+
+    label: str
+    accuracy: float
+    low: float
+    high: float
+    graded: int
+    run: str
+    grader: str | None
+
+
+def label(row: EvalRunRow) -> str:
     """``gemma4:12b (ollama) · corpus · ask``: one point of the chart."""
     return f"{row['model']} ({row['backend']}) · {row['provider'] or '?'} · {row['mode']}"
 
 
-def chart_points(rows: Sequence[Mapping[str, Any]], set_name: str) -> list[dict[str, Any]]:
+def chart_points(rows: Sequence[EvalRunRow], set_name: str) -> list[ChartPoint]:
     """The newest graded run of ``set_name`` for each model, provider and mode."""
-    points: dict[str, dict[str, Any]] = {}
+    points: dict[str, ChartPoint] = {}
     for row in rows:  # newest first
         acc = row["accuracy"]
         if row["set"] != set_name or not acc["n"] or label(row) in points:
@@ -47,7 +61,7 @@ def chart_points(rows: Sequence[Mapping[str, Any]], set_name: str) -> list[dict[
     return list(points.values())
 
 
-def accuracy_chart(rows: Sequence[Mapping[str, Any]], set_name: str) -> PlotData | None:
+def accuracy_chart(rows: Sequence[EvalRunRow], set_name: str) -> PlotData | None:
     """Accuracy (a point) with its 95 % Wilson interval (a line) for each model, provider
     and mode that ran ``set_name``; None when none has a graded answer."""
     points = chart_points(rows, set_name)
@@ -102,7 +116,7 @@ def accuracy_chart(rows: Sequence[Mapping[str, Any]], set_name: str) -> PlotData
     return PlotData(type="altair", plot=json.dumps(spec))
 
 
-def progress_bar(p: Mapping[str, Any] | None, note: str = "") -> str:
+def progress_bar(p: EvalProgress | None, note: str = "") -> str:
     """The run's bar: questions done of all, the grades so far and the time left."""
     if p is None:
         return f'<div id="eval-progress-text">{html.escape(note)}</div>' if note else ""
@@ -125,7 +139,7 @@ def progress_bar(p: Mapping[str, Any] | None, note: str = "") -> str:
     )
 
 
-def run_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def run_rows(rows: Sequence[EvalRunRow]) -> list[list[Any]]:
     table = []
     for r in rows:
         table.append(
@@ -143,7 +157,7 @@ def run_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     return table
 
 
-def question_rows(results: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def question_rows(results: Sequence[QuestionResult]) -> list[list[Any]]:
     rows = []
     for r in results:
         evidence = r["evidence"]

@@ -33,6 +33,10 @@ from local2.ui.notices import notice_for
 from local2.ui.sign_in import person_of
 
 if TYPE_CHECKING:
+    from gradio.components.plot import PlotData
+
+    from local2.contracts.evals import EvalRunRow, Rate
+    from local2.contracts.stream import EvalItem
     from local2.service.agent import Agent
 
 RUN_LIST = 100
@@ -185,7 +189,7 @@ class EvaluateTab:
         yield from self._follow(items, person, request)
 
     def _follow(
-        self, items: Iterator[tuple[str, Any]], person: Person, request: gr.Request | None
+        self, items: Iterator[EvalItem], person: Person, request: gr.Request | None
     ) -> Iterator[dict[Any, Any]]:
         run_id = ""
         try:
@@ -232,7 +236,7 @@ class EvaluateTab:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _rows(self, request: gr.Request | None) -> list[Any]:
+    def _rows(self, request: gr.Request | None) -> list[EvalRunRow]:
         try:
             owner = self.person(request).name
         except Local2Error:
@@ -258,7 +262,7 @@ class EvaluateTab:
             self.set_pick: gr.update(choices=self.agent.evals.sets()),  # sets added since
         }
 
-    def draw(self, chart_set: str | None, request: gr.Request | None = None) -> Any:
+    def draw(self, chart_set: str | None, request: gr.Request | None = None) -> PlotData | None:
         return accuracy_chart(self._rows(request), chart_set) if chart_set else None
 
     def show(self, run_id: str | None, request: gr.Request | None = None) -> tuple[str, Any]:
@@ -302,7 +306,7 @@ class EvaluateTab:
         return gr.update(value=session), gr.Tabs(selected="time-travel"), gr.update()
 
 
-def _accuracy(rate: Any) -> str:
+def _accuracy(rate: Rate) -> str:
     return say_rate(rate, "accuracy") if rate["n"] else "nothing graded yet"
 
 
