@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from local2.models.backend import make_chat_model
     from local2.models.ollama_catalog import canonical, chat_models, list_models
     from local2.models.scripted import ScriptedChatModel
-    from local2.research.graph import ResearchGraph
-    from local2.research.verify import link_citations, plain, safe_url
+    from local2.research.verify import link_citations, plain, safe_url, why_found
     from local2.service import wiring
     from local2.service.access import Access
     from local2.service.agent import Agent
@@ -92,6 +91,7 @@ _FACE = {
     "link_citations": "local2.research.verify",
     "plain": "local2.research.verify",
     "safe_url": "local2.research.verify",
+    "why_found": "local2.research.verify",
     # stores a command opens alone (no agent)
     "open_votes": "local2.storage.open",
     "open_people": "local2.storage.open",
@@ -176,6 +176,7 @@ __all__ = [
     "turn_options",
     "turn_payload",
     "votes_path",
+    "why_found",
     "wire",
     "wiring",
     "write_private",
