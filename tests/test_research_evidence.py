@@ -234,7 +234,7 @@ def test_a_fetch_past_the_seconds_budget_is_recorded_as_skipped(
     """One page answers long after the read step's budget of seconds: the step goes on with
     the others, and that fetch is in the step's record as skipped, not lost."""
     slow = web.rank(QUESTION)[0].name
-    web.page_delay_s = {slow: 20.0}
+    web.slow_pages = {slow: 20.0}
     brain = ResearchBrain(plans=[plan(search("s1", QUESTION), read("s2", "s1", 3, "s1"))])
     payload = run_once(web, tmp_path, brain, fetch_count=3, fetch_seconds=2.0)
     reads = next(s for s in payload["steps"] if s["id"] == "s2")

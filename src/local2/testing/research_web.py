@@ -149,7 +149,7 @@ class LoopbackWeb:
         self.search_delay_s = 0.0  # each search answers after this long
         self.page_status: dict[str, int] = {}  # a page answering with this status
         self.hold_pages = threading.Event()  # set: page responses wait until released
-        self.page_delay_s: dict[str, float] = {}  # a page answering after this long
+        self.slow_pages: dict[str, float] = {}  # a page answering after this long
         # Set: each page waits for the barrier's other parties, so only pages fetched side
         # by side are served (a barrier that breaks answers 503).
         self.page_barrier: threading.Barrier | None = None
@@ -236,7 +236,7 @@ class LoopbackWeb:
                 self.page_barrier.wait()
             except threading.BrokenBarrierError:
                 return 503, b"pages were not fetched together", "text/plain"
-        time.sleep(self.page_delay_s.get(name.removesuffix(".html"), 0.0))
+        time.sleep(self.slow_pages.get(name.removesuffix(".html"), 0.0))
         status = self.page_status.get(name.removesuffix(".html"), 200 if page else 404)
         if status != 200 or page is None:
             return status, f"status {status}".encode(), "text/plain"
