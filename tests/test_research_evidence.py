@@ -17,7 +17,7 @@ from local2.research.ledger import Found, Source
 from local2.research.rerank import rerank
 from local2.research.second_hop import bridge_names, excerpt, hop_queries, relation_words
 from local2.service.research import Research
-from local2.testing.bridge_web import BRIDGE_QUESTION, bridge_pages
+from local2.testing.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
 from local2.testing.research_web import LoopbackWeb, research_overrides
@@ -27,7 +27,7 @@ QUESTION = BRIDGE_QUESTION
 
 @pytest.fixture
 def web() -> Iterator[LoopbackWeb]:
-    with LoopbackWeb(bridge_pages(), max_results=20) as served:
+    with BridgeWeb(bridge_pages(), max_results=20) as served:
         yield served
 
 
@@ -101,13 +101,17 @@ def test_rerank_puts_the_hit_about_the_sub_question_first_and_each_url_once() ->
         hit("https://b.example/otters", "Otter survey", "The river survey counted 14 otters."),
         hit("https://A.example/x/", "Weather today (again)", "The same page, written again."),
         hit("https://c.example/y", "Bridges", "A swing bridge over the harbour."),
+        *(hit(f"https://d.example/{i}", f"Page {i}", "Nothing to see.") for i in range(3)),
+        hit("https://e.example/late", "River survey", "The otters of the river survey."),
     ]
     ranked = rerank(hits, "how many otters did the river survey count", "s1")
-    assert [h["url"] for h in ranked] == [
-        "https://b.example/otters",  # engine rank 2, but the only one about otters
-        "https://a.example/x",  # the duplicate of it (rank 3) is gone
+    assert [h["url"] for h in ranked][:3] == [
+        "https://b.example/otters",  # engine rank 2, but about otters: above rank 1
+        "https://a.example/x",  # the engine's first, its duplicate (rank 3) gone
         "https://c.example/y",
     ]
+    assert ranked[-1]["url"] == "https://d.example/2"  # the engine's order weighs more: the
+    assert ranked[-2]["url"] == "https://e.example/late"  # last hit rises one place, no more
     why = ranked[0]["why"]
     assert (why["rank"], why["found_by"], why["query"]) == (
         2,
@@ -149,7 +153,10 @@ def test_the_fallback_hop_searches_the_name_the_question_turns_on() -> None:
     assert queries[0] == "Shirley Temple government position held woman portrayed film"
     done = {queries[0].lower()}
     assert queries[0] not in hop_queries(QUESTION, ledger, done=done, limit=2)  # never twice
-    assert hop_queries(QUESTION, [], done=[], limit=2) == []  # nothing read: no hop
+    assert hop_queries(QUESTION, ledger[1:], done=[], limit=2) == [
+        "Kiss and Tell government position held woman portrayed film"  # no page read about it
+    ]
+    assert hop_queries("what is it?", [], done=[], limit=2) == []  # no name: no hop
 
 
 def test_a_prompt_shows_the_passage_of_a_source_that_matters_to_the_question() -> None:

@@ -8,7 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from local2.testing.bridge_web import BRIDGE_FACT, BRIDGE_PAGE, BRIDGE_QUESTION, bridge_pages
+from local2.testing.bridge_web import (
+    BRIDGE_FACT,
+    BRIDGE_PAGE,
+    BRIDGE_QUESTION,
+    BridgeWeb,
+    bridge_pages,
+)
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
 from local2.testing.research_web import LoopbackWeb
@@ -35,7 +41,7 @@ def test_the_second_hop_reads_and_cites_the_page_only_the_bridging_name_finds(
     tmp_path: Path,
 ) -> None:
     brain = ResearchBrain(gaps=["no JSON here", "still no JSON"])  # reflection fails twice
-    with LoopbackWeb(bridge_pages(), max_results=20) as web, FakeOllama(brain) as fake:
+    with BridgeWeb(bridge_pages(), max_results=20) as web, FakeOllama(brain) as fake:
         assert BRIDGE_PAGE not in {p.name for p in web.rank(BRIDGE_QUESTION)}  # not by the question
         result = local2(
             "research",
@@ -63,6 +69,6 @@ def test_the_second_hop_reads_and_cites_the_page_only_the_bridging_name_finds(
     assert "Shirley Temple Black was an American actress, singer and dancer" in body
     assert f"[{source['n']}]" in body  # read, and cited
     assert BRIDGE_FACT in brain.prompts["compose"][0]  # the answer reached the model
-    assert payload["rounds"][0]["origin"] == "fallback" and payload["rounds"][0]["gaps"] == [hop]
+    assert payload["rounds"][0]["origin"] == "fallback" and payload["rounds"][0]["gaps"][0] == hop
     shown = brain.prompts["gaps"][0]  # the reflecting model was shown the name, too
-    assert "Named in the sources, not in the question: Shirley Temple" in shown
+    assert "Not read about yet: Shirley Temple" in shown

@@ -161,7 +161,8 @@ def replan_messages(
 REFLECT_HOP = (
     "If the question describes someone or something it does not name (the actor who played "
     "a role, the company that made a product) and a source names them, the next search is "
-    "that name with what the question asks about it."
+    "that name with what the question asks about it; if no source is about one of the "
+    "things the question names, search that."
 )
 
 
@@ -173,8 +174,9 @@ def reflect_messages(
     names: Sequence[str] = (),
 ) -> list[BaseMessage]:
     """Ask what the sources do not answer yet, as follow-up queries; ``names`` are the names
-    the sources give that the question does not (:mod:`local2.research.second_hop`), so the
-    model can search the one the question turns on."""
+    no page read is about yet, the question's and those the sources give that the question
+    does not (:mod:`local2.research.second_hop`), so the model can search the one the
+    question turns on."""
     system = (
         "You review research in progress. Reply with one JSON object only, listing at most "
         f"{max_gaps} new web search queries for what the sources below do not answer yet, "
@@ -186,7 +188,7 @@ def reflect_messages(
     )
     user = f"{_asked(question, brief)}\n\nSources:\n{sources or '(none)'}"
     if names:
-        user += "\n\nNamed in the sources, not in the question: " + "; ".join(names)
+        user += "\n\nNot read about yet: " + "; ".join(names)
     return [SystemMessage(system), HumanMessage(user)]
 
 

@@ -24,7 +24,7 @@ from local2.graph.services import Services
 from local2.research.ledger import source_budget
 from local2.research.plan_schema import COMPOSE, Gaps, gaps_schema
 from local2.research.prompts import reflect_messages
-from local2.research.second_hop import bridge_names, hop_queries
+from local2.research.second_hop import bridge_names, hop_queries, unread_names
 from local2.research.state import ResearchState
 from local2.research.steering import person_brief, usable_ledger
 from local2.research.step_tools import step_catalog
@@ -89,7 +89,7 @@ def reflect(
     origin = "none"
     if not stop:
         ledger = usable_ledger(state)
-        names = bridge_names(state["question"], ledger)
+        names = bridge_names(state["question"], ledger) + unread_names(state["question"], ledger)
         asked = ask_structured(
             services,
             reflect_messages(

@@ -1,21 +1,23 @@
-"""The second hop: the name a question turns on, found in what was read, searched next.
+"""The next hop: the names a question turns on that no page read is about yet, searched next.
 
 A bridge question names its answer's subject only by a description ("the woman who
 portrayed Corliss Archer in Kiss and Tell"): a search for the question finds the page that
 says who (Shirley Temple), but what the question asks about her is on her own page, which no
-search for the question's words finds. So after a round, the names that the passages most
-relevant to the question give and the question does not are the candidates for the next
-search: shown to the reflecting model (which is told to search the one the question turns
-on), and, when that model fails its schema, searched by themselves, each with the question's
-own relation words ("Shirley Temple government position held woman portrayed film").
-``max_rounds`` bounds the hops as it bounds every round.
+search for the question's words finds. A comparison names both its subjects, but one search
+for both often brings up only one. So after a round, the candidates for the next search are
+the names the sentences most relevant to the question give and the question does not
+(:func:`bridge_names`) and the names the question gives that no page read is about
+(:func:`unread_names`), one of each in turn. The reflecting model is shown them and told
+to search the one the question turns on; when it fails its schema, they are searched by
+rule, each with the question's own relation words ("Shirley Temple government position
+held woman portrayed film"). ``max_rounds`` bounds the hops as it bounds every round.
 
 A name is a run of capitalised words (joined by "of", "and", "de" ...), not at a sentence's
-start unless it is more than one word or seen elsewhere too, with none of its words in the
-question. Its weight is the relevance (BM25 for the question) of each passage it is in, three
-times as much for a name of several words (a single capitalised word is as often a people's
-adjective, "American", as a name); a name weighing less than half the weightiest is left
-out. Deterministic, and no model.
+start unless it is more than one word or seen elsewhere too. A bridge name has none of its
+words in the question; its weight is the relevance (BM25 for the question) of each sentence
+it is in, three times as much for a name of several words (a single capitalised word is as
+often a people's adjective, "American", as a name), and one weighing less than half the
+weightiest is left out. Deterministic, and no model.
 """
 
 from __future__ import annotations
@@ -23,18 +25,20 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from itertools import zip_longest
 
-from local2.documents.passages import relevance, split_passages, terms
+from local2.documents.passages import bm25_scores, relevance, split_passages, terms
 from local2.research.ledger import Source
 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
-PASSAGES = 6  # the passages most relevant to the question that names are taken from
+SENTENCES = 8  # the sentences most relevant to the question that names are taken from
 QUERY_CHARS = 80  # a gap query's length (plan_schema.TEXT_CHARS)
 
 _JOIN = r"(?:of|the|and|de|del|la|le|von|van|der|da|di|du|y|&)"
 _CAP = r"[A-Z][\w'’.-]*[\w]"
 _NAME = re.compile(rf"\b{_CAP}(?:\s+(?:{_JOIN}\s+)*{_CAP})*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _NOT_NAME_TEXT = """
     the a an in on at of for by with from to and but or as he she it they his her its their
     this that these those there here when where who what which while after before during
@@ -60,21 +64,25 @@ def _names_in(passage: str) -> list[tuple[str, bool]]:
     return found
 
 
+def _sentences(text: str) -> list[str]:
+    return [t for p in split_passages(text) for t in _SENTENCE_END.split(p) if t.strip()]
+
+
 def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> list[str]:
-    """The names the sources' passages most relevant to ``question`` give that the question
+    """The names the sources' sentences most relevant to ``question`` give that the question
     does not, weightiest first (at most ``limit``)."""
     asked = {w.lower() for w in _QUESTION_WORD.findall(question)}
-    passages = [p for s in ledger for p in split_passages(s["text"]) if p.strip()]
-    if not passages:
+    sentences = [t for s in ledger for t in _sentences(s["text"])]
+    if not sentences:
         return []
-    scores = relevance(passages, question)
-    best = sorted(range(len(passages)), key=lambda i: (-scores[i], i))[:PASSAGES]
+    scores = bm25_scores([terms(t) for t in sentences], set(terms(question)))
+    best = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))[:SENTENCES]
     weight: dict[str, float] = defaultdict(float)
     inside: dict[str, int] = defaultdict(int)  # seen not at a sentence's start
     for i in best:
         if scores[i] <= 0:
             continue
-        for name, at_start in _names_in(passages[i]):
+        for name, at_start in _names_in(sentences[i]):
             if any(w.lower() in asked for w in name.split()):
                 continue
             several = len(name.split()) > 1
@@ -83,6 +91,14 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
     kept = sorted((n for n in weight if inside[n] > 0), key=lambda n: (-weight[n], n))
     top = weight[kept[0]] if kept else 0.0
     return [n for n in kept if weight[n] >= STRONG * top][:limit]
+
+
+def unread_names(question: str, ledger: Sequence[Source]) -> list[str]:
+    """The names the question gives that no page read is about (none has the name in its
+    title): a comparison's second subject the first search did not bring up."""
+    titles = [s["title"].casefold() for s in ledger if s["kind"] == "page"]
+    names = dict.fromkeys(name for name, _ in _names_in(question))
+    return [n for n in names if not any(n.casefold() in t for t in titles)]
 
 
 def excerpt(text: str, question: str, chars: int) -> str:
@@ -112,7 +128,10 @@ def hop_queries(
     made = set(done)
     relation = relation_words(question)
     queries: list[str] = []
-    for name in bridge_names(question, ledger, limit=max(limit, 1) * 2):
+    bridges = bridge_names(question, ledger, max(limit, 1) * 2)
+    unread = unread_names(question, ledger)
+    names = [n for pair in zip_longest(bridges, unread) for n in pair if n]  # one of each first
+    for name in dict.fromkeys(names):
         full = f"{name} {relation}".strip()
         query = full if len(full) <= QUERY_CHARS else full[:QUERY_CHARS].rsplit(" ", 1)[0]
         if " ".join(query.lower().split()) not in made and query not in queries:

@@ -1,5 +1,5 @@
 """A small loopback web for a bridge question (issue 40): pages written here, served by
-:class:`~local2.testing.research_web.LoopbackWeb`.
+:class:`BridgeWeb`, whose search ranks them as an engine would (BM25 over the whole page).
 
 "What government position was held by the woman who portrayed Corliss Archer in the film
 Kiss and Tell?" The film's page names her (Shirley Temple); her own page, which says the
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from html import escape
 
-from local2.testing.research_web import Page
+from local2.documents.passages import bm25_scores, terms
+from local2.testing.research_web import LoopbackWeb, Page
 
 BRIDGE_QUESTION = (
     "What government position was held by the woman who portrayed Corliss Archer in the "
@@ -83,3 +84,16 @@ def bridge_pages() -> list[Page]:
         ]
         pages.append(Page(name, title, page_html(title, paragraphs), " ".join(paragraphs)))
     return pages
+
+
+class BridgeWeb(LoopbackWeb):
+    """The loopback search ranked by BM25 over each page's title and text (the title twice:
+    an engine weighs a title match more), not by the words a page shares with the query."""
+
+    def rank(self, query: str) -> list[Page]:
+        pages = list(self.pages.values())
+        scores = bm25_scores(
+            [terms(f"{p.title} {p.title} {p.text}") for p in pages], set(terms(query))
+        )
+        order = sorted(range(len(pages)), key=lambda i: (-scores[i], pages[i].name))
+        return [pages[i] for i in order if scores[i] > 0]
