@@ -12,12 +12,14 @@ to search the one the question turns on; when it fails its schema, they are sear
 rule, each with the question's own relation words ("Shirley Temple government position
 held woman portrayed film"). ``max_rounds`` bounds the hops as it bounds every round.
 
-A name is a run of capitalised words (joined by "of", "and", "de" ...), not at a sentence's
+A name is a run of capitalised words (joined by "of", "the", "de" ...), not at a sentence's
 start unless it is more than one word or seen elsewhere too. A bridge name has none of its
 words in the question; its weight is the relevance (BM25 for the question) of each sentence
-it is in, three times as much for a name of several words (a single capitalised word is as
-often a people's adjective, "American", as a name), and one weighing less than half the
-weightiest is left out. Deterministic, and no model.
+it is in, read with its page's title (which says what "it" or "she" is about), three
+times as much for a name of several words (a single capitalised word is as often a people's
+adjective, "American", as a name), and one weighing less than half the weightiest is left
+out. Deterministic, and no model.
+
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is no
 SENTENCES = 8  # the sentences most relevant to the question that names are taken from
 QUERY_CHARS = 80  # a gap query's length (plan_schema.TEXT_CHARS)
 
-_JOIN = r"(?:of|the|and|de|del|la|le|von|van|der|da|di|du|y|&)"
+_JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names, not one
 _CAP = r"[A-Z][\w'’.-]*[\w]"
 _NAME = re.compile(rf"\b{_CAP}(?:\s+(?:{_JOIN}\s+)*{_CAP})*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
@@ -72,10 +74,12 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
     """The names the sources' sentences most relevant to ``question`` give that the question
     does not, weightiest first (at most ``limit``)."""
     asked = {w.lower() for w in _QUESTION_WORD.findall(question)}
-    sentences = [t for s in ledger for t in _sentences(s["text"])]
-    if not sentences:
+    # Each sentence with its page's title, which names what "it" and "she" are about.
+    pairs = [(s["title"], t) for s in ledger for t in _sentences(s["text"])]
+    if not pairs:
         return []
-    scores = bm25_scores([terms(t) for t in sentences], set(terms(question)))
+    sentences = [t for _, t in pairs]
+    scores = bm25_scores([terms(f"{title} {t}") for title, t in pairs], set(terms(question)))
     best = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))[:SENTENCES]
     weight: dict[str, float] = defaultdict(float)
     inside: dict[str, int] = defaultdict(int)  # seen not at a sentence's start
