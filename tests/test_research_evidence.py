@@ -16,11 +16,11 @@ from local2.config import load_settings
 from local2.research.ledger import Found, Source
 from local2.research.rerank import rerank
 from local2.research.second_hop import bridge_names, excerpt, hop_queries, relation_words
-from local2.service.research import Research
 from local2.testing.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
 from local2.testing.research_web import LoopbackWeb, research_overrides
+from tests.test_research_run import research
 
 QUESTION = BRIDGE_QUESTION
 
@@ -29,15 +29,6 @@ QUESTION = BRIDGE_QUESTION
 def web() -> Iterator[LoopbackWeb]:
     with BridgeWeb(bridge_pages(), max_results=20) as served:
         yield served
-
-
-def research(fake: FakeOllama, web: LoopbackWeb, tmp_path: Path, **section: Any) -> Research:
-    overrides = research_overrides(web, tmp_path / "data")
-    overrides["system"]["ollama_host"] = fake.url
-    overrides["generator"] = {"backend": "ollama"}
-    overrides["memory"] = {"enabled": False}
-    overrides["research"].update(section)
-    return Research(load_settings(overrides=overrides), backend="ollama")
 
 
 def run_once(web: LoopbackWeb, tmp_path: Path, brain: ResearchBrain, **section: Any) -> Any:
@@ -252,3 +243,19 @@ def test_a_fetch_past_the_seconds_budget_is_recorded_as_skipped(
     assert [e for name, e in errors.items() if name != slow] == [None] * (len(errors) - 1)
     read_pages = {s["url"].rsplit("/", 1)[-1] for s in payload["sources"] if s["kind"] == "page"}
     assert slow not in read_pages and len(read_pages) == len(errors) - 1
+
+
+def test_the_app_and_the_report_say_why_each_source_was_read() -> None:
+    from local2.research.verify import references_markdown
+    from local2.ui.research_tab import sources_markdown
+
+    why = {"found_by": "s4", "query": "Shirley Temple government", "rank": 3, "score": 0.8125}
+    source = {**page(2, "Shirley Temple", "She served as Chief of Protocol."), "why": why}
+    said = 'rank 3 in s4 "Shirley Temple government", score 0.81'
+    assert said in references_markdown([source])
+    listed = {"n": 2, "title": "Shirley Temple", "url": "https://x.example/st", "kind": "page"}
+    shown = sources_markdown([{**listed, **why}])
+    assert (
+        "rank 3 in s4" in shown and "score 0.81" in shown and "Shirley Temple government" in shown
+    )
+    assert "rank" not in sources_markdown([listed])  # a source no search found: nothing made up

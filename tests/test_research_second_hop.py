@@ -17,24 +17,8 @@ from local2.testing.bridge_web import (
 )
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
-from local2.testing.research_web import LoopbackWeb
 from tests.conftest import local2
-
-
-def environment(web: LoopbackWeb, tmp_path: Path, ollama: str) -> dict[str, str]:
-    conf = tmp_path / "conf"
-    conf.mkdir(exist_ok=True)
-    (conf / "web.yaml").write_text(
-        f"search:\n  provider: searxng\n  searxng_url: {web.url}\n"
-        f"fetch:\n  allow_hosts: ['{web.host}']\n"
-    )
-    (conf / "memory.yaml").write_text("enabled: false\n")
-    (conf / "research.yaml").write_text("retry_backoff_s: 0.05\n")
-    return {
-        "OLLAMA_HOST": ollama,
-        "LOCAL2_HOME": str(tmp_path / "home"),
-        "LOCAL2_CONFIG": str(conf),
-    }
+from tests.test_research_cli import environment
 
 
 def test_the_second_hop_reads_and_cites_the_page_only_the_bridging_name_finds(
