@@ -344,7 +344,9 @@ class ResearchSettings(Strict):
     file_results: int = Field(2, ge=0, le=20)  # a search's best unread results in the ledger
     fetch_count: int = Field(5, ge=1, le=30)  # pages read per round, shared by its read steps
     fetch_seconds: float = Field(30.0, gt=0)  # one read step's fetches, wall clock
-    fetch_workers: int = Field(4, ge=1, le=16)  # one read step's fetches at once
+    fetch_workers: int = Field(
+        2, ge=1, le=16
+    )  # one read step's fetches at once (2 extractors stay warm)
     # Read-only tools that never serve as a step (memory holds what was said, not sources).
     exclude_tools: list[str] = Field(default_factory=lambda: ["recall_memory"])
 
