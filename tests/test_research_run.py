@@ -108,14 +108,14 @@ def test_a_replan_that_breaks_the_rules_gets_the_fallback(web: LoopbackWeb, tmp_
     top = [p.name for p in web.rank(QUESTION)[:2]]
     web.page_status = dict.fromkeys(top, 404)  # the two best results cannot be read
     brain = ResearchBrain(plans=[default_plan(QUESTION), "not json", "still not json"])
-    with FakeOllama(brain) as fake:
-        run = research(fake, web, tmp_path, max_rounds=1)
+    with FakeOllama(brain) as fake:  # a round reads two pages: both fail
+        run = research(fake, web, tmp_path, max_rounds=1, fetch_count=2)
         payload = run.run(QUESTION)
         run.close()
     assert [p["origin"] for p in payload["plan"]] == ["model", "fallback"]
     assert brain.requests["plan"] == 3  # the plan, the replan and its one repair
-    served = web.pages_served()
-    assert served[:2] == top and len(served) == 4  # the fallback read the next two results
+    served = web.pages_served()  # read side by side: in any order
+    assert set(served[:2]) == set(top) and len(served) == 4  # then the next two results
     assert web.searches() == [QUESTION]  # and did not search again
     assert payload["status"] == "done" and len(payload["sources"]) >= 2
 

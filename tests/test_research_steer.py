@@ -19,6 +19,7 @@ import pytest
 from langgraph.types import Command
 
 from local2.config import load_settings
+from local2.config.schema import ResearchSettings
 from local2.errors import InvalidInput, RunNotReady
 from local2.service.research import Research
 from local2.testing.ollama_server import FakeOllama
@@ -356,7 +357,8 @@ def test_follow_ups_come_from_the_ledger_and_search_only_what_it_lacks(
         new = web.hits[hits:]
         assert [h.query for h in new if h.path == "/search"] == [question]  # only what it lacked
         fetched = [h.path.removeprefix("/pages/") for h in new if h.path != "/search"]
-        assert fetched and not set(fetched) & read and len(fetched) <= 2
+        assert fetched and not set(fetched) & read
+        assert len(fetched) <= ResearchSettings().fetch_count  # the round's budget of reads
         assert not second["from_ledger"] and second["searched"] == [question]
         assert {u.rsplit("/", 1)[-1] for u in second["read"]} == set(fetched)
         payload = run.payload(run_id)

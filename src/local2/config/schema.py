@@ -8,7 +8,7 @@ stops start-up instead of being silently ignored.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -335,6 +335,18 @@ class ResearchSettings(Strict):
     source_chars: int = Field(1500, ge=200)  # text of each source shown when composing
     compose_chars: int = Field(12000, ge=1000)  # all sources shown when composing
     structured_max_tokens: int = Field(1200, ge=200)  # embedded model: room for a whole plan
+    # A wider net, reranked, read deeper (docs/architecture.md, "Research"): results a research
+    # search asks for (the chat's web_search keeps web.search.max_results), by provider too.
+    search_results: int = Field(15, ge=1, le=50)
+    search_results_by_provider: dict[str, Annotated[int, Field(ge=1, le=50)]] = Field(
+        default_factory=dict
+    )
+    file_results: int = Field(2, ge=0, le=20)  # a search's best unread results in the ledger
+    fetch_count: int = Field(5, ge=1, le=30)  # pages read per round, shared by its read steps
+    fetch_seconds: float = Field(30.0, gt=0)  # one read step's fetches, wall clock
+    fetch_workers: int = Field(
+        2, ge=1, le=16
+    )  # one read step's fetches at once (2 extractors stay warm)
     # Read-only tools that never serve as a step (memory holds what was said, not sources).
     exclude_tools: list[str] = Field(default_factory=lambda: ["recall_memory"])
 

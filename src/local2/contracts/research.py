@@ -31,6 +31,24 @@ class ResearchStep(TypedDict):
     followup: Annotated[int | None, Field(description="The follow-up it was planned for.")]
 
 
+class ResearchSource(TypedDict):
+    """One source of the evidence ledger, numbered as the report cites it, and why it was
+    read: the search step that found it, its rank there and the reranker's score."""
+
+    n: int
+    title: str
+    url: str
+    kind: Annotated[str, Field(description="page (read) or result (a search hit, unread).")]
+    read_at: float | None
+    page: Annotated[int | None, Field(description="The page of a document it is.")]
+    found_by: Annotated[str, Field(description="The step that found it (or read it).")]
+    query: Annotated[str | None, Field(description="The query of the search that found it.")]
+    rank: Annotated[int | None, Field(description="Its place in that search's hits, from 1.")]
+    score: Annotated[
+        float | None, Field(description="The reranker's score for that query, 0 to 1.")
+    ]
+
+
 class SubQuestion(TypedDict):
     """One sub-question of the run (a branch of its steps)."""
 
@@ -78,7 +96,7 @@ class Followup(TypedDict):
     from_ledger: Annotated[bool, Field(description="Answered with no new search.")]
     searched: list[str]
     read: list[str]
-    sources: list[dict[str, Any]]
+    sources: list[ResearchSource]
     unsupported: list[Any]
     citations: int
 
@@ -104,7 +122,7 @@ class ResearchPayload(TypedDict):
     steps: list[ResearchStep]
     rounds: list[dict[str, Any]]
     sources: Annotated[
-        list[dict[str, Any]], Field(description="The references: numbered from the ledger.")
+        list[ResearchSource], Field(description="The references: numbered from the ledger.")
     ]
     ledger_size: int
     report: Annotated[str, Field(description="The report, Markdown, cited as [n].")]

@@ -21,6 +21,7 @@ _FACE = {
     "research_services": "local2.research.graph",
     "safe_url": "local2.research.verify",
     "source_list": "local2.research.ledger",
+    "why_found": "local2.research.verify",
 }
 __getattr__ = lazy_face(__name__, _FACE)
 
@@ -37,4 +38,5 @@ __all__ = [
     "safe_url",
     "source_list",
     "step_catalog",
+    "why_found",
 ]

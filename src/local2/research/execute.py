@@ -6,42 +6,51 @@ cured to ``replan``, and hands up to ``max_parallel`` ready steps to ``run_step`
 ``Send``: they run side by side, and each one's result is checkpointed the moment it
 finishes, so a resumed run repeats none of them). With nothing left to run, ``reflect``.
 
-``run_step`` makes a step's tool calls. A transient failure (timeout, 429, 5xx) is retried
-once after a pause; a search with no results or a page that fails for good fails the step.
+A search step's results are reranked against its query (:mod:`local2.research.rerank`); its
+best ``file_results`` enter the ledger, and a step that reads "the top results" of it reads
+the best ones not read yet, by that order: at least its ``top``, and its share of the round's
+``fetch_count`` (a wider net, read deeper; each URL read once a run, however many searches
+found it).
+
+``run_step`` makes a step's tool calls (:mod:`local2.research.calls`): a research search asks
+for ``search_results`` hits, a read step's pages are fetched side by side within
+``fetch_seconds``. A transient failure (timeout, 429, 5xx) is retried once after a pause; a
+search with no results or a page that fails for good fails the step.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from math import ceil
+from typing import Any, NotRequired, TypedDict
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from local2 import events
+from local2.config.schema import ResearchSettings
 from local2.contracts.people import LOCAL_NAME
-from local2.contracts.records import EventEntry
-from local2.errors import ToolError
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.services import Services
-from local2.research.ledger import Found, file_sources, source_budget, url_key
+from local2.research.calls import run_calls
+from local2.research.ledger import Found, Why, file_sources, source_budget, url_key
 from local2.research.plan_schema import COMPOSE, call_key
-from local2.research.readings import found_in, split_label
+from local2.research.readings import split_label
+from local2.research.rerank import rerank
 from local2.research.state import CallRecord, ResearchState, StepRecord
 from local2.research.steering import inbox_of, take_says
-from local2.research.step_tools import FROM_STEP, TOP, StepTool, step_catalog
-from local2.tools.base import ToolContext, ToolResult
-
-_TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\b", re.I)
-NO_TEXT = "(no readable text found on this page)"
+from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
+from local2.tools.base import ToolContext
 
 
-def is_transient(error: str) -> bool:
-    """Worth one retry: a timeout, a rate limit or a server error."""
-    return bool(_TRANSIENT.search(error))
+class Target(TypedDict):
+    """A source a read step reads, and why (the search that found it, rank and score)."""
+
+    url: str
+    title: str
+    why: NotRequired[Why | None]
 
 
 def _satisfied(steps: dict[str, StepRecord], step: StepRecord) -> bool:
@@ -72,10 +81,16 @@ def reads_targets(tool: StepTool | None, args: dict[str, Any]) -> bool:
 
 
 def _read_targets(
-    state: ResearchState, step: StepRecord, reader: StepTool, room: int, forbidden: set[str]
-) -> list[dict[str, str]]:
-    """The sources a read step will read: its target, or the top unread results of the
-    finder step it names (only those this reader can read: URLs, or files)."""
+    state: ResearchState,
+    step: StepRecord,
+    reader: StepTool,
+    room: int,
+    skip: set[str],
+    wanted: int,
+) -> list[Target]:
+    """The sources a read step will read: its target, or the ``wanted`` best results of the
+    finder step it names not read or being read yet (``skip``: forbidden calls and the URL
+    keys other steps read now), only those this reader can read (URLs, or files)."""
     ledger = state.get("ledger") or []
     read = {url_key(s["url"]) for s in ledger if s["kind"] == "page"}
     known = {url_key(s["url"]) for s in ledger}
@@ -86,26 +101,52 @@ def _read_targets(
         label = str(explicit).strip()
         if reader.takes_urls and not _given(state, label, ledger):
             return []
-        candidates = [{"url": label, "title": ""}]
+        candidates = [Target(url=label, title="")]
     else:
         source = (state.get("steps") or {}).get(str(args.get(FROM_STEP, "")), {})
-        hits = source.get("found") or []
+        hits = source.get("found") or []  # best first (reranked when the search finished)
         candidates = [
-            {"url": f["url"], "title": f["title"]} for f in hits if reader.can_read(f["url"])
-        ][:20]
-    targets = []
+            Target(url=f["url"], title=f["title"], why=f.get("why"))
+            for f in hits
+            if reader.can_read(f["url"])
+        ][:50]
+    targets: list[Target] = []
     for c in candidates:
         key = url_key(c["url"])
-        if key in read or call_key(reader.name, {target: c["url"]}) in forbidden:
+        if key in read or key in skip or call_key(reader.name, {target: c["url"]}) in skip:
             continue
         if key not in known:
             if room <= 0:
                 continue
             room -= 1
         targets.append(c)
-        if len(targets) >= int(args.get(TOP) or 1) or explicit:
+        if len(targets) >= wanted or explicit:
             break
     return targets
+
+
+def read_share(steps: dict[str, StepRecord], step: StepRecord, settings: ResearchSettings) -> int:
+    """How many results a read of "the top results" reads: its ``top``, or its share of the
+    round's ``fetch_count`` when that is more (the round's such reads divide it)."""
+    top = int(step["args"].get(TOP) or 1)
+    if not step["args"].get(FROM_STEP):
+        return top
+    peers = [
+        s
+        for s in steps.values()
+        if s.get("round") == step.get("round") and s["args"].get(FROM_STEP)
+    ]
+    return max(top, ceil(settings.fetch_count / max(1, len(peers))))
+
+
+def filed_found(step: StepRecord, tools: StepTools, file_results: int) -> list[Found]:
+    """What a finished step brings into the ledger: all it read, or a search's best
+    ``file_results`` hits (the rest wait in the step for a read step to pick)."""
+    found = list(step.get("found") or [])
+    spec = tools.get(step["tool"])
+    if spec is not None and spec.finder and any(f.get("why") for f in found):
+        return found[:file_results]
+    return found
 
 
 def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
@@ -129,11 +170,12 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
     filed = list(state.get("filed") or [])
     forbidden = list(state.get("forbidden") or [])
 
+    tools = step_catalog(services)
     budget = source_budget(state, settings.max_sources)
     finished = [i for i in order if steps[i]["status"] in ("done", "failed") and i not in filed]
     ledger, _ = file_sources(
         state.get("ledger") or [],
-        [f for i in finished for f in steps[i].get("found") or []],
+        [f for i in finished for f in filed_found(steps[i], tools, settings.file_results)],
         budget,
     )
     for i in finished:
@@ -160,21 +202,22 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
 
     view: ResearchState = {**state, "ledger": ledger}
     room = budget - len(ledger)
-    banned = set(forbidden)
+    banned = set(forbidden)  # and the URLs read by the steps handed out now
     ready: list[dict[str, Any]] = []
     skipped: dict[str, Any] = {}
-    tools = step_catalog(services)
     for i in order:
         step = steps[i]
         if step["status"] != "pending" or step["tool"] == COMPOSE or not _satisfied(steps, step):
             continue
         if len(ready) >= settings.max_parallel:
             break
-        targets: list[dict[str, str]] = []
+        targets: list[Target] = []
         why = ""
         reader = tools.get(step["tool"])
         if reader is not None and reads_targets(reader, step["args"]):
-            targets = _read_targets(view, step, reader, room, banned)
+            wanted = read_share(steps, step, settings)
+            targets = _read_targets(view, step, reader, room, banned, wanted)
+            banned.update(url_key(t["url"]) for t in targets)
             room -= len(targets)
             why = (
                 ""
@@ -219,95 +262,8 @@ def after_execute(state: ResearchState) -> list[Send] | str:
 # --------------------------------------------------------------------------- one step
 
 
-def call_tool(
-    services: Services, name: str, args: dict[str, Any], ctx: ToolContext, call_id: str
-) -> tuple[ToolResult | None, str | None, float]:
-    """One tool call within its timeout: ``(result, error, seconds)``."""
-    tool = services.tools.get(name)
-    if tool is None:
-        return None, f"unknown tool: {name!r}", 0.0
-    timeout = tool.timeout_s or services.settings.generator.tool_timeout_s
-    started = services.runner.start(tool, args, ctx, call_id)
-    try:
-        result = started.future.result(timeout=timeout)
-        error = None
-    except FutureTimeout:
-        services.runner.stop([started])  # cancelled and waited for, not abandoned
-        result, error = None, f"tool timeout after {timeout:g}s"
-    except ToolError as exc:
-        result, error = None, str(exc)
-    except Exception as exc:
-        result, error = None, f"{type(exc).__name__}: {exc}"
-    finally:
-        services.runner.take(ctx.query_id, call_id)
-    return result, error, time.time() - started.started_at
-
-
-def _soft_failure(tool: StepTool | None, found: list[Found], result: ToolResult) -> str | None:
-    """A call that answered but gave nothing to use."""
-    text = result.text.strip()
-    if tool is not None and tool.finder and not found:
-        return f"no results: {text[:160]}"
-    if text.endswith(NO_TEXT) or not text:
-        return "no readable text" + (" on the page" if text else "")
-    return None
-
-
-def _call_with_retry(
-    services: Services,
-    spec: StepTool | None,
-    planned: tuple[str, dict[str, Any], str],
-    ctx: ToolContext,
-    step_id: str,
-    call_id: str,
-    timing: dict[str, Any],
-    log: list[EventEntry],
-) -> tuple[list[Found], CallRecord]:
-    """One planned call, tried again once after a transient failure (timeout, 429, 5xx):
-    the sources it found or read, and its record."""
-    tool, args, title = planned
-    backoff = services.settings.research.retry_backoff_s
-    error: str | None = None
-    result: ToolResult | None = None
-    found: list[Found] = []
-    attempts = 0
-    duration = 0.0
-    while attempts < 2:
-        attempts += 1
-        log.append(event(timing, events.tool_request(tool), tool=tool, args=args, call_id=call_id))
-        result, error, duration = call_tool(services, tool, args, ctx, call_id)
-        found = []
-        if result is not None:
-            found = found_in(spec, args, result.text, step_id, title) if spec is not None else []
-            error = _soft_failure(spec, found, result)
-        log.append(
-            event(
-                timing,
-                events.tool_result(tool),
-                tool=tool,
-                call_id=call_id,
-                duration_s=round(duration, 3),
-                error=error,
-                chars=len(result.text) if result is not None else 0,
-                attempt=attempts,
-            )
-        )
-        if error is None or not is_transient(error) or attempts >= 2:
-            break
-        time.sleep(backoff * attempts)
-    record = CallRecord(
-        tool=tool,
-        args=args,
-        error=error,
-        duration_s=round(duration, 3),
-        attempts=attempts,
-        chars=len(result.text) if result is not None else 0,
-    )
-    return (found if error is None else []), record
-
-
 def planned_calls(
-    tool: StepTool | None, step: StepRecord, targets: list[dict[str, str]]
+    tool: StepTool | None, step: StepRecord, targets: list[Target]
 ) -> list[tuple[str, dict[str, Any], str]]:
     """``(tool, args, title)`` of each call a step makes: one per source a read step reads
     (its target filled in, its other arguments kept), else the step's own call."""
@@ -337,23 +293,29 @@ def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> dict[str
     timing = {"started_at": payload.get("started_at")}
     # The question lets web_fetch keep the passages of a page that matter to it; a memory
     # tool reads the run's owner's memory only.
+    spec = step_catalog(services).get(step["tool"])
     ctx = ToolContext(
         session_id=payload.get("run_id", ""),
         query_id=payload.get("run_id", ""),
         query=payload.get("question", ""),
         owner=payload.get("owner") or LOCAL_NAME,
+        max_results=search_results(services) if spec is not None and spec.finds_urls else None,
     )
     log = [event(timing, events.RESEARCH_STEP, id=step["id"], status="started")]
     began = time.time()
     calls: list[CallRecord] = []
     found: list[Found] = []
-    spec = step_catalog(services).get(step["tool"])
-    for n, planned in enumerate(planned_calls(spec, step, payload.get("targets") or [])):
-        got, call = _call_with_retry(
-            services, spec, planned, ctx, step["id"], f"{step['id']}-{n}", timing, log
-        )
+    targets: list[Target] = payload.get("targets") or []
+    planned = planned_calls(spec, step, targets)
+    for n, (got, call, call_log) in enumerate(
+        run_calls(services, spec, planned, ctx, step["id"], timing)
+    ):
         calls.append(call)
-        found.extend(got)
+        log.extend(call_log)
+        why = targets[n].get("why") if n < len(targets) else None
+        found.extend({**f, "why": why} if why else f for f in got)
+    if spec is not None and spec.finder and "query" in step["args"]:
+        found = rerank(found, str(step["args"]["query"]), step["id"])
     errors = [c["error"] for c in calls if c["error"]]
     ok = bool(found) and (spec is None or not spec.finder or not errors)
     status = "done" if ok else "failed"
@@ -379,3 +341,12 @@ def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> dict[str
         )
     )
     return {"steps": {step["id"]: record}, "event_log": log}
+
+
+def search_results(services: Services) -> int:
+    """How many hits a research search asks for: by the configured provider, else the
+    ``search_results`` setting (the chat's ``web_search`` keeps ``web.search.max_results``)."""
+    settings = services.settings
+    provider = settings.web.search.provider
+    research = settings.research
+    return research.search_results_by_provider.get(provider, research.search_results)

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 from urllib.parse import urlsplit, urlunsplit
 
+from local2.contracts import ResearchSource
+
 _HIT = re.compile(
     r"^\[\d+\]\s*Title:\s*(?P<title>.*?)\s*\n\s*Snippet:\s*(?P<snippet>.*?)\s*\n\s*URL:\s*(?P<url>\S+)",
     re.MULTILINE | re.DOTALL,
@@ -32,6 +34,16 @@ class Found(TypedDict):
     step: str
     tool: NotRequired[str]  # the tool that found or read it (runs before 38: web tools)
     page: NotRequired[int | None]  # the page of a document it is
+    why: NotRequired[Why]  # how a search found it (runs before 40: not said)
+
+
+class Why(TypedDict):
+    """Why a source was read: where the search that found it ranked it, and the reranker."""
+
+    found_by: str  # the step that found it
+    query: str  # that step's query (its sub-question)
+    rank: int  # its place in that search's results, from 1
+    score: float  # the reranker's score against the sub-question, 0 to 1
 
 
 class Source(TypedDict):
@@ -45,6 +57,7 @@ class Source(TypedDict):
     step: str
     tool: NotRequired[str]
     page: NotRequired[int | None]
+    why: NotRequired[Why | None]
 
 
 def url_key(url: str) -> str:
@@ -111,6 +124,7 @@ def file_sources(
             if item["kind"] == "page" and (known["kind"] != "page" or not known["text"]):
                 known["kind"], known["text"], known["read_at"] = "page", item["text"], item["at"]
                 known["tool"] = item.get("tool", known.get("tool", ""))
+                known["why"] = known.get("why") or item.get("why")
                 if item["title"] and known["title"] in ("", known["url"]):
                     known["title"] = item["title"]
                 touched.append(known["n"])
@@ -128,6 +142,7 @@ def file_sources(
             "step": item["step"],
             "tool": item.get("tool", ""),
             "page": item.get("page"),
+            "why": item.get("why"),
         }
         entries.append(source)
         by_url[key] = source
@@ -153,18 +168,24 @@ def title_for(ledger: Sequence[Source], url: str) -> str:
 
 def source_list(
     ledger: Sequence[Source], numbers: Iterable[int] | None = None
-) -> list[dict[str, Any]]:
-    """``[{n, title, url, kind, read_at}]`` for the payload (all, or just ``numbers``)."""
+) -> list[ResearchSource]:
+    """The ledger's entries as the payload lists them (all, or just ``numbers``): with why
+    each was read (:class:`Why`: the step that found it, its rank and rerank score)."""
     wanted = None if numbers is None else set(numbers)
-    return [
-        {
-            "n": s["n"],
-            "title": s["title"],
-            "url": s["url"],
-            "kind": s["kind"],
-            "read_at": s["read_at"],
-            "page": s.get("page"),
-        }
-        for s in ledger
-        if wanted is None or s["n"] in wanted
-    ]
+    return [_listed(s) for s in ledger if wanted is None or s["n"] in wanted]
+
+
+def _listed(source: Source) -> ResearchSource:
+    why = source.get("why")
+    return ResearchSource(
+        n=source["n"],
+        title=source["title"],
+        url=source["url"],
+        kind=source["kind"],
+        read_at=source["read_at"],
+        page=source.get("page"),
+        found_by=why["found_by"] if why else source["step"],
+        query=why["query"] if why else None,
+        rank=why["rank"] if why else None,
+        score=why["score"] if why else None,
+    )

@@ -14,6 +14,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from local2.research.ledger import Source
 from local2.research.plan_schema import COMPOSE, FETCH, GOAL_CHARS, SEARCH, TEXT_CHARS
+from local2.research.second_hop import excerpt
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools
 
 
@@ -157,17 +158,37 @@ def replan_messages(
     return [SystemMessage(plan_system(tools, max_steps, question)), HumanMessage(user)]
 
 
+REFLECT_HOP = (
+    "If the question describes someone or something it does not name (the actor who played "
+    "a role, the company that made a product) and a source names them, the next search is "
+    "that name with what the question asks about it; if no source is about one of the "
+    "things the question names, search that."
+)
+
+
 def reflect_messages(
-    question: str, ledger: Sequence[Source], max_gaps: int, brief: str = ""
+    question: str,
+    ledger: Sequence[Source],
+    max_gaps: int,
+    brief: str = "",
+    names: Sequence[str] = (),
 ) -> list[BaseMessage]:
-    """Ask what the sources do not answer yet, as follow-up queries."""
+    """Ask what the sources do not answer yet, as follow-up queries; ``names`` are the names
+    no page read is about yet, the question's and those the sources give that the question
+    does not (:mod:`local2.research.second_hop`), so the model can search the one the
+    question turns on."""
     system = (
         "You review research in progress. Reply with one JSON object only, listing at most "
         f"{max_gaps} new web search queries for what the sources below do not answer yet, "
-        'as {"gaps": [{"query": ...}]}, or {"gaps": []} when they answer the question.'
+        'as {"gaps": [{"query": ...}]}, or {"gaps": []} when they answer the question. '
+        + REFLECT_HOP
     )
-    sources = "\n".join(f"[{s['n']}] {s['title']}: {s['text'][:200]}" for s in ledger[:12])
+    sources = "\n".join(
+        f"[{s['n']}] {s['title']}: {excerpt(s['text'], question, 240)}" for s in ledger[:12]
+    )
     user = f"{_asked(question, brief)}\n\nSources:\n{sources or '(none)'}"
+    if names:
+        user += "\n\nNot read about yet: " + "; ".join(names)
     return [SystemMessage(system), HumanMessage(user)]
 
 

@@ -1,7 +1,10 @@
 """``reflect``: after a round, name what is still missing as follow-up queries, or stop.
 
-The gaps are structured output (the gaps schema, one repair; unusable output means no
-gaps). A new round starts only with gaps, rounds left (``max_rounds``) and room in the
+The gaps are structured output (the gaps schema, one repair). The model is shown the names
+the sources give that the question does not, and told to search the one a question that
+only describes its subject turns on (:mod:`local2.research.second_hop`); when its output is
+unusable, the second hop is made by rule: those names searched with the question's relation
+words. A new round starts only with gaps, rounds left (``max_rounds``) and room in the
 ledger (``max_sources``); otherwise the run goes on to compose, as it does at once when the
 person stopped it or when it was answering a follow-up (one round).
 """
@@ -21,10 +24,13 @@ from local2.graph.services import Services
 from local2.research.ledger import source_budget
 from local2.research.plan_schema import COMPOSE, Gaps, gaps_schema
 from local2.research.prompts import reflect_messages
+from local2.research.second_hop import bridge_names, hop_queries, unread_names
 from local2.research.state import ResearchState
 from local2.research.steering import person_brief, usable_ledger
 from local2.research.step_tools import step_catalog
 from local2.research.structured import ask_structured
+
+HOPS = 2  # bridge names searched after a round whose reflection failed its schema
 
 
 def searched(state: ResearchState) -> set[str]:
@@ -82,10 +88,12 @@ def reflect(
     gaps: list[str] = []
     origin = "none"
     if not stop:
+        ledger = usable_ledger(state)
+        names = bridge_names(state["question"], ledger) + unread_names(state["question"], ledger)
         asked = ask_structured(
             services,
             reflect_messages(
-                state["question"], usable_ledger(state), settings.max_gaps, person_brief(state)
+                state["question"], ledger, settings.max_gaps, person_brief(state), names
             ),
             gaps_schema(settings.max_gaps),
             read_gaps,
@@ -93,6 +101,9 @@ def reflect(
         )
         origin = asked.source
         gaps = new_queries(asked.value, searched(state), settings.max_gaps)
+        if asked.value is None:  # the model failed its schema: the second hop, by rule
+            hops = min(HOPS, settings.max_gaps)
+            gaps = hop_queries(state["question"], ledger, searched(state), hops)
         stop = "" if gaps else "no gaps named"
     entry = event(state, events.RESEARCH_ROUND, n=round_n, gaps=gaps, stop=stop or None)
     record = {"n": round_n, "gaps": gaps, "origin": origin, "stop": stop or None}

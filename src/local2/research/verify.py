@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,10 +237,23 @@ def plain(text: str) -> str:
     return re.sub(r"([\\`*_\[\]()<>!#|{}])", r"\\\1", " ".join(text.split()))
 
 
+def why_found(source: Mapping[str, Any]) -> str:
+    """Why a source was read, in words: ``rank 3 in s1 "query", score 0.82`` (a ledger entry's
+    ``why``, or a payload source's own fields); empty for one no search found."""
+    why = source.get("why") or source
+    rank, query = why.get("rank"), why.get("query")
+    if rank is None or not query:
+        return ""
+    score = float(why.get("score") or 0)
+    return f'rank {rank} in {why.get("found_by")} "{query}", score {score:.2f}'
+
+
 def references_markdown(references: Iterable[Source]) -> str:
     lines = []
     for s in references:
         how = f"read {_when(s['read_at'])}" if s["kind"] == "page" else "search result"
+        found = why_found(s)
+        how += f" ({plain(found)})" if found else ""
         url = safe_url(s["url"])
         title = plain(s["title"])
         target = f"[{title}]({url})" if url else f"{title} ({plain(s['url'])})"

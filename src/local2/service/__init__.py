@@ -22,8 +22,7 @@ if TYPE_CHECKING:
     from local2.memory.owners import owner_folder
     from local2.models.ollama_catalog import canonical, chat_models, list_models
     from local2.models.scripted import ScriptedChatModel
-    from local2.research.graph import ResearchGraph
-    from local2.research.verify import link_citations, plain, safe_url
+    from local2.research.verify import link_citations, plain, safe_url, why_found
     from local2.service import wiring
     from local2.service.access import Access, opened_access, people_alone
     from local2.service.agent import Agent
@@ -90,6 +89,7 @@ _FACE = {
     "link_citations": "local2.research.verify",
     "plain": "local2.research.verify",
     "safe_url": "local2.research.verify",
+    "why_found": "local2.research.verify",
     # stores a command opens alone (no agent)
     "People": "local2.storage.people",
     "check_name": "local2.storage.people",
@@ -160,6 +160,7 @@ __all__ = [
     "turn_options",
     "turn_payload",
     "warming_agent",
+    "why_found",
     "wire",
     "wiring",
     "write_private",

@@ -25,6 +25,7 @@ from langgraph.types import Command
 from typing_extensions import Unpack
 
 from local2.config import Settings, load_settings
+from local2.contracts import ResearchSource
 from local2.contracts.people import LOCAL, Person
 from local2.contracts.research import ResearchPayload, ResearchRun, RunStatus, SteerRecord
 from local2.contracts.research_input import PlanEdit, ResearchInput, Steer
@@ -261,7 +262,7 @@ class Research:
         payload["awaiting"] = cast(Any, pending_request(snapshot))
         return payload
 
-    def found(self, run_id: str) -> list[dict[str, Any]]:
+    def found(self, run_id: str) -> list[ResearchSource]:
         """Every source the run has found or read so far (the whole ledger), by number."""
         from local2.research.ledger import source_list
 

@@ -88,7 +88,8 @@ class ResearchBrain:
     """Answers research requests; each script list is used in order, then the rules apply.
 
     ``plans``: replies to plan requests (a dict is sent as JSON, a string as it is);
-    ``gaps``: follow-up queries per round (default: none, so one round);
+    ``gaps``: follow-up queries per round (default: none, so one round; a string is sent as
+    it is, e.g. a reply that is not JSON);
     ``extra``: sentences appended to the report (e.g. one citing ``[99]``);
     ``replan_query``: the search a rule-made replan tries instead of the failed one;
     ``missing``: what the sources lack for each follow-up question (default: by rule, the
@@ -99,13 +100,14 @@ class ResearchBrain:
         self,
         *,
         plans: Iterable[dict[str, Any] | str] = (),
-        gaps: Iterable[Sequence[str]] = (),
+        gaps: Iterable[Sequence[str] | str] = (),
         extra: Sequence[str] = (),
         replan_query: str = "",
         missing: Iterable[Sequence[str]] = (),
     ) -> None:
         self.plans = list(plans)
-        self.gaps = [list(g) for g in gaps]
+        self.gaps: list[list[str] | str] = [g if isinstance(g, str) else list(g) for g in gaps]
+        self.prompts: dict[str, list[str]] = {}  # the last user message of each request, by kind
         self.missing = [list(m) for m in missing]
         self.extra = list(extra)
         self.replan_query = replan_query
@@ -113,9 +115,11 @@ class ResearchBrain:
         self._lock = threading.Lock()
         self._judge = RuleBrain()
 
-    def _count(self, kind: str) -> None:
+    def _count(self, kind: str, request: dict[str, Any] | None = None) -> None:
         with self._lock:
             self.requests[kind] = self.requests.get(kind, 0) + 1
+            if request is not None:
+                self.prompts.setdefault(kind, []).append(_last_user(request))
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         messages = request.get("messages") or []
@@ -127,9 +131,11 @@ class ResearchBrain:
             self._count("plan")
             return self._plan(_last_user(request))
         if title == "ResearchGaps":
-            self._count("gaps")
+            self._count("gaps", request)
             with self._lock:
                 gaps = self.gaps.pop(0) if self.gaps else []
+            if isinstance(gaps, str):
+                return Reply(content=gaps)
             return Reply(content=json.dumps({"gaps": [{"query": g} for g in gaps]}))
         if title == "ResearchFollowup":
             self._count("followup")
@@ -137,7 +143,7 @@ class ResearchBrain:
                 scripted = self.missing.pop(0) if self.missing else None
             lacking = scripted if scripted is not None else _lacking(_last_user(request))
             return Reply(content=json.dumps({"gaps": [{"query": g} for g in lacking]}))
-        self._count("compose")
+        self._count("compose", request)
         return Reply(thinking="I write from the numbered sources.", content=self._report(request))
 
     def _plan(self, prompt: str) -> Reply:

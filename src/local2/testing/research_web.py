@@ -4,8 +4,9 @@ One HTTP server on 127.0.0.1 serves ``/search?q=..&format=json`` (SearXNG's JSON
 the real ``searxng`` provider talks to it) and ``/pages/<name>`` (captured HTML pages, e.g.
 ``bench/extraction_corpus/pages``). Search results are the pages ranked by the words they
 share with the query. Failures are scripted: the next searches can answer with given HTTP
-statuses, a page can answer with a status, and page responses can be held back until
-released (to kill a run in the middle of a step).
+statuses, a page can answer with a status or late, page responses can be held back until
+released (to kill a run in the middle of a step), and pages can be served only when fetched
+side by side (a barrier).
 """
 
 from __future__ import annotations
@@ -148,6 +149,10 @@ class LoopbackWeb:
         self.search_delay_s = 0.0  # each search answers after this long
         self.page_status: dict[str, int] = {}  # a page answering with this status
         self.hold_pages = threading.Event()  # set: page responses wait until released
+        self.slow_pages: dict[str, float] = {}  # a page answering after this long
+        # Set: each page waits for the barrier's other parties, so only pages fetched side
+        # by side are served (a barrier that breaks answers 503).
+        self.page_barrier: threading.Barrier | None = None
         self.hits: list[Hit] = []
         self._lock = threading.Lock()
         self._httpd: _Server | None = None
@@ -226,6 +231,12 @@ class LoopbackWeb:
         while self.hold_pages.is_set() and time.time() < deadline:
             time.sleep(0.05)
         page = self.pages.get(name.removesuffix(".html"))
+        if self.page_barrier is not None:
+            try:
+                self.page_barrier.wait()
+            except threading.BrokenBarrierError:
+                return 503, b"pages were not fetched together", "text/plain"
+        time.sleep(self.slow_pages.get(name.removesuffix(".html"), 0.0))
         status = self.page_status.get(name.removesuffix(".html"), 200 if page else 404)
         if status != 200 or page is None:
             return status, f"status {status}".encode(), "text/plain"

@@ -30,6 +30,7 @@ class ToolContext:
     query_id: str
     query: str = ""  # the person's question this turn
     owner: str = "local"  # whose turn or run this is (local2.contracts.people)
+    max_results: int | None = None  # a search asked for more hits (research), else the setting
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 

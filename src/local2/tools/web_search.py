@@ -68,7 +68,8 @@ class WebSearch:
         if not isinstance(query, str) or not query.strip():
             raise ToolError("missing query argument")
         query = re.sub(r"\s+", " ", clean_text(query)).strip()
-        found: SearchAnswer = self.chain.search(query, self.cfg.max_results)
+        wanted = (ctx.max_results if ctx is not None else None) or self.cfg.max_results
+        found: SearchAnswer = self.chain.search(query, wanted)
         hits = found.hits
         data = {"provider": found.provider, "count": len(hits), "urls": [h.url for h in hits]}
         events = fallback_events(found.fallbacks)

@@ -32,6 +32,7 @@ from local2.service import (
     plain,
     private_dir,
     safe_url,
+    why_found,
     write_private,
 )
 from local2.ui.notices import notice_for
@@ -129,7 +130,9 @@ def sources_markdown(sources: list[dict[str, Any]]) -> str:
         kind = "read" if s.get("kind") == "page" else "found"
         url = safe_url(str(s.get("url") or ""))
         title = plain(str(s.get("title") or s.get("url") or ""))
-        lines.append(f"{s['n']}. [{title}]({url}) · {kind}" if url else f"{s['n']}. {title}")
+        line = f"{s['n']}. [{title}]({url}) · {kind}" if url else f"{s['n']}. {title}"
+        why = why_found(s)
+        lines.append(f"{line} · {plain(why)}" if why else line)
     return neutralise("\n".join(lines))
 
 
@@ -339,7 +342,7 @@ class ResearchTab(ResearchSteer):
                             self.research.payload(view.run_id, person)["subquestions"]
                         )
                     if subject == events.RESEARCH_STEP:
-                        view.sources = self.research.found(view.run_id)
+                        view.sources = [dict(s) for s in self.research.found(view.run_id)]
                     elif now - last < REFRESH_S and not shown:
                         continue
                     last = now

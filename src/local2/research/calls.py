@@ -1,0 +1,179 @@
+"""A step's tool calls: each within its timeout, retried once after a transient failure, and
+a read step's calls side by side within its budget of seconds.
+
+A read step reads several pages (``research.fetch_count`` a round); they are fetched at once
+(``research.fetch_workers``, each through the tool, so ``web_fetch``'s caps and the
+untrusted-page rules hold), and all within ``research.fetch_seconds``: a fetch still running
+when that time is up is stopped and recorded as skipped, and one not yet started is skipped
+without being called, so the run goes on with what was read instead of waiting.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from local2 import events
+from local2.contracts.records import EventEntry
+from local2.errors import ToolError
+from local2.graph.emit import event
+from local2.graph.services import Services
+from local2.research.ledger import Found
+from local2.research.readings import found_in
+from local2.research.state import CallRecord
+from local2.research.step_tools import StepTool
+from local2.tools.base import ToolContext, ToolResult
+
+_TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\b", re.I)
+NO_TEXT = "(no readable text found on this page)"
+SKIPPED = "skipped: the read budget"  # how a call the budget of seconds cut off begins
+
+Planned = tuple[str, dict[str, Any], str]  # (tool, args, title)
+
+
+def is_transient(error: str) -> bool:
+    """Worth one retry: a timeout, a rate limit or a server error."""
+    return bool(_TRANSIENT.search(error))
+
+
+def call_tool(
+    services: Services,
+    name: str,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    call_id: str,
+    deadline: float | None = None,
+) -> tuple[ToolResult | None, str | None, float]:
+    """One tool call within its timeout (and before ``deadline``): ``(result, error, s)``."""
+    tool = services.tools.get(name)
+    if tool is None:
+        return None, f"unknown tool: {name!r}", 0.0
+    timeout = tool.timeout_s or services.settings.generator.tool_timeout_s
+    budget = None if deadline is None else deadline - time.time()
+    cut = budget is not None and budget < timeout
+    wait_s = max(0.0, budget) if budget is not None and cut else timeout
+    started = services.runner.start(tool, args, ctx, call_id)
+    try:
+        result = started.future.result(timeout=wait_s)
+        error = None
+    except FutureTimeout:
+        services.runner.stop([started])  # cancelled and waited for, not abandoned
+        result = None
+        error = _skipped(services) if cut else f"tool timeout after {timeout:g}s"
+    except ToolError as exc:
+        result, error = None, str(exc)
+    except Exception as exc:
+        result, error = None, f"{type(exc).__name__}: {exc}"
+    finally:
+        services.runner.take(ctx.query_id, call_id)
+    return result, error, time.time() - started.started_at
+
+
+def _skipped(services: Services) -> str:
+    return f"{SKIPPED} of {services.settings.research.fetch_seconds:g}s was spent"
+
+
+def _soft_failure(tool: StepTool | None, found: list[Found], result: ToolResult) -> str | None:
+    """A call that answered but gave nothing to use."""
+    text = result.text.strip()
+    if tool is not None and tool.finder and not found:
+        return f"no results: {text[:160]}"
+    if text.endswith(NO_TEXT) or not text:
+        return "no readable text" + (" on the page" if text else "")
+    return None
+
+
+def call_with_retry(
+    services: Services,
+    spec: StepTool | None,
+    planned: Planned,
+    ctx: ToolContext,
+    ids: tuple[str, str],
+    timing: dict[str, Any],
+    deadline: float | None = None,
+) -> tuple[list[Found], CallRecord, list[EventEntry]]:
+    """One planned call, tried again once after a transient failure (timeout, 429, 5xx) while
+    ``deadline`` allows: the sources it found or read, its record and its events."""
+    tool, args, title = planned
+    step_id, call_id = ids
+    backoff = services.settings.research.retry_backoff_s
+    log: list[EventEntry] = []
+    error: str | None = None
+    result: ToolResult | None = None
+    found: list[Found] = []
+    attempts = 0
+    duration = 0.0
+    while attempts < 2:
+        if deadline is not None and time.time() >= deadline:
+            error = error or _skipped(services)  # never started, or no time for its retry
+            break
+        attempts += 1
+        log.append(event(timing, events.tool_request(tool), tool=tool, args=args, call_id=call_id))
+        result, error, duration = call_tool(services, tool, args, ctx, call_id, deadline)
+        found = []
+        if result is not None:
+            found = found_in(spec, args, result.text, step_id, title) if spec is not None else []
+            error = _soft_failure(spec, found, result)
+        log.append(
+            event(
+                timing,
+                events.tool_result(tool),
+                tool=tool,
+                call_id=call_id,
+                duration_s=round(duration, 3),
+                error=error,
+                chars=len(result.text) if result is not None else 0,
+                attempt=attempts,
+            )
+        )
+        if error is None or error.startswith(SKIPPED) or not is_transient(error) or attempts >= 2:
+            break
+        time.sleep(backoff * attempts)
+    record = CallRecord(
+        tool=tool,
+        args=args,
+        error=error,
+        duration_s=round(duration, 3),
+        attempts=attempts,
+        chars=len(result.text) if result is not None else 0,
+    )
+    return (found if error is None else []), record, log
+
+
+def run_calls(
+    services: Services,
+    spec: StepTool | None,
+    planned: Sequence[Planned],
+    ctx: ToolContext,
+    step_id: str,
+    timing: dict[str, Any],
+) -> list[tuple[list[Found], CallRecord, list[EventEntry]]]:
+    """A step's calls, in plan order: one alone as it is; several (a read step's pages) side
+    by side, ``fetch_workers`` at once, all within ``fetch_seconds``."""
+    if len(planned) <= 1:
+        return [
+            call_with_retry(services, spec, p, ctx, (step_id, f"{step_id}-{n}"), timing)
+            for n, p in enumerate(planned)
+        ]
+    settings = services.settings.research
+    deadline = time.time() + settings.fetch_seconds
+    workers = min(settings.fetch_workers, len(planned))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="local2-read") as pool:
+        futures = [
+            pool.submit(
+                call_with_retry,
+                services,
+                spec,
+                p,
+                ctx,
+                (step_id, f"{step_id}-{n}"),
+                timing,
+                deadline,
+            )
+            for n, p in enumerate(planned)
+        ]
+        return [f.result() for f in futures]

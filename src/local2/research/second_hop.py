@@ -1,0 +1,143 @@
+"""The next hop: the names a question turns on that no page read is about yet, searched next.
+
+A bridge question names its answer's subject only by a description ("the woman who
+portrayed Corliss Archer in Kiss and Tell"): a search for the question finds the page that
+says who (Shirley Temple), but what the question asks about her is on her own page, which no
+search for the question's words finds. A comparison names both its subjects, but one search
+for both often brings up only one. So after a round, the candidates for the next search are
+the names the sentences most relevant to the question give and the question does not
+(:func:`bridge_names`) and the names the question gives that no page read is about
+(:func:`unread_names`), one of each in turn. The reflecting model is shown them and told
+to search the one the question turns on; when it fails its schema, they are searched by
+rule, each with the question's own relation words ("Shirley Temple government position
+held woman portrayed film"). ``max_rounds`` bounds the hops as it bounds every round.
+
+A name is a run of capitalised words (joined by "of", "the", "de" ...), not at a sentence's
+start unless it is more than one word or seen elsewhere too. A bridge name has none of its
+words in the question; its weight is the relevance (BM25 for the question) of each sentence
+it is in, read with its page's title (which says what "it" or "she" is about), three
+times as much for a name of several words (a single capitalised word is as often a people's
+adjective, "American", as a name), and one weighing less than half the weightiest is left
+out. Deterministic, and no model.
+
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from itertools import zip_longest
+
+from local2.documents.passages import bm25_scores, relevance, split_passages, terms
+from local2.research.ledger import Source
+
+STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
+SENTENCES = 8  # the sentences most relevant to the question that names are taken from
+QUERY_CHARS = 80  # a gap query's length (plan_schema.TEXT_CHARS)
+
+_JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names, not one
+_CAP = r"[A-Z][\w'’.-]*[\w]"
+_NAME = re.compile(rf"\b{_CAP}(?:\s+(?:{_JOIN}\s+)*{_CAP})*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_NOT_NAME_TEXT = """
+    the a an in on at of for by with from to and but or as he she it they his her its their
+    this that these those there here when where who what which while after before during
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday"""
+_NOT_NAMES = frozenset(_NOT_NAME_TEXT.split())
+_QUESTION_WORD = re.compile(r"[\w'’-]+")
+
+
+def _names_in(passage: str) -> list[tuple[str, bool]]:
+    """The capitalised runs of ``passage``: ``(name, at a sentence's start)``."""
+    found = []
+    for match in _NAME.finditer(passage):
+        words = match.group(0).split()
+        while words and words[0].lower() in _NOT_NAMES:  # "The Beatles" -> "Beatles"
+            words = words[1:]
+        while words and words[-1].lower() in _NOT_NAMES:
+            words = words[:-1]
+        if not words:
+            continue
+        starts = bool(_SENTENCE_START.search(passage[: match.start()]))
+        found.append((" ".join(words), starts and words[0] == match.group(0).split()[0]))
+    return found
+
+
+def _sentences(text: str) -> list[str]:
+    return [t for p in split_passages(text) for t in _SENTENCE_END.split(p) if t.strip()]
+
+
+def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> list[str]:
+    """The names the sources' sentences most relevant to ``question`` give that the question
+    does not, weightiest first (at most ``limit``)."""
+    asked = {w.lower() for w in _QUESTION_WORD.findall(question)}
+    # Each sentence with its page's title, which names what "it" and "she" are about.
+    pairs = [(s["title"], t) for s in ledger for t in _sentences(s["text"])]
+    if not pairs:
+        return []
+    sentences = [t for _, t in pairs]
+    scores = bm25_scores([terms(f"{title} {t}") for title, t in pairs], set(terms(question)))
+    best = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))[:SENTENCES]
+    weight: dict[str, float] = defaultdict(float)
+    inside: dict[str, int] = defaultdict(int)  # seen not at a sentence's start
+    for i in best:
+        if scores[i] <= 0:
+            continue
+        for name, at_start in _names_in(sentences[i]):
+            if any(w.lower() in asked for w in name.split()):
+                continue
+            several = len(name.split()) > 1
+            weight[name] += scores[i] * (1.5 if several else 0.5)
+            inside[name] += 0 if at_start and not several else 1
+    kept = sorted((n for n in weight if inside[n] > 0), key=lambda n: (-weight[n], n))
+    top = weight[kept[0]] if kept else 0.0
+    return [n for n in kept if weight[n] >= STRONG * top][:limit]
+
+
+def unread_names(question: str, ledger: Sequence[Source]) -> list[str]:
+    """The names the question gives that no page read is about (none has the name in its
+    title): a comparison's second subject the first search did not bring up."""
+    titles = [s["title"].casefold() for s in ledger if s["kind"] == "page"]
+    names = dict.fromkeys(name for name, _ in _names_in(question))
+    return [n for n in names if not any(n.casefold() in t for t in titles)]
+
+
+def excerpt(text: str, question: str, chars: int) -> str:
+    """The passage of ``text`` most relevant to ``question``, cut to ``chars`` (the start,
+    when no passage has a word of it): what a prompt shows of a source."""
+    passages = split_passages(text) or [text]
+    scores = relevance(passages, question)
+    best = passages[max(range(len(passages)), key=lambda i: (scores[i], -i))]
+    flat = " ".join(best.split())
+    return flat if len(flat) <= chars else flat[:chars].rsplit(" ", 1)[0] + " …"
+
+
+def relation_words(question: str) -> str:
+    """What the question asks, without the names it gives: its content words in lower
+    case (a capitalised word of the question is one of its names, or its first word)."""
+    words = [w for w in _QUESTION_WORD.findall(question) if w[:1].islower() or w.isdigit()]
+    kept = [w for w in words if terms(w)]  # stopwords and the like out
+    return " ".join(dict.fromkeys(kept))
+
+
+def hop_queries(
+    question: str, ledger: Sequence[Source], done: Iterable[str], limit: int
+) -> list[str]:
+    """The searches of the next hop: each bridge name with the question's relation words,
+    none the run has made (``done``: queries as :func:`local2.research.reflect.searched`
+    keeps them), at most ``limit``."""
+    made = set(done)
+    relation = relation_words(question)
+    queries: list[str] = []
+    bridges = bridge_names(question, ledger, max(limit, 1) * 2)
+    unread = unread_names(question, ledger)
+    names = [n for pair in zip_longest(bridges, unread) for n in pair if n]  # one of each first
+    for name in dict.fromkeys(names):
+        full = f"{name} {relation}".strip()
+        query = full if len(full) <= QUERY_CHARS else full[:QUERY_CHARS].rsplit(" ", 1)[0]
+        if " ".join(query.lower().split()) not in made and query not in queries:
+            queries.append(query)
+    return queries[:limit]

@@ -1,0 +1,58 @@
+"""``local2 research`` on a bridge question, as a person runs it: a real process, the
+Ollama-protocol server, a loopback SearXNG-protocol search and pages. The page that answers
+(Shirley Temple's) shares no word with the question, so only the second hop's search finds
+it; the reflecting model fails its schema, so the hop is the deterministic fallback's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from local2.testing.bridge_web import (
+    BRIDGE_FACT,
+    BRIDGE_PAGE,
+    BRIDGE_QUESTION,
+    BridgeWeb,
+    bridge_pages,
+)
+from local2.testing.ollama_server import FakeOllama
+from local2.testing.research_brain import ResearchBrain
+from tests.conftest import local2
+from tests.test_research_cli import environment
+
+
+def test_the_second_hop_reads_and_cites_the_page_only_the_bridging_name_finds(
+    tmp_path: Path,
+) -> None:
+    brain = ResearchBrain(gaps=["no JSON here", "still no JSON"])  # reflection fails twice
+    with BridgeWeb(bridge_pages(), max_results=20) as web, FakeOllama(brain) as fake:
+        assert BRIDGE_PAGE not in {p.name for p in web.rank(BRIDGE_QUESTION)}  # not by the question
+        result = local2(
+            "research",
+            BRIDGE_QUESTION,
+            "--json",
+            "--max-rounds",
+            "2",
+            "--backend",
+            "ollama",
+            env=environment(web, tmp_path, fake.url),
+        )
+        searches = web.searches()
+        served = web.pages_served()
+        answer_url = web.page_url(BRIDGE_PAGE)
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert searches[0] == BRIDGE_QUESTION[:100]  # the scripted plan searches the question
+    hop = searches[1]
+    assert hop.startswith("Shirley Temple ")  # the name the film's page gives, searched
+    assert BRIDGE_PAGE in served
+    source = next(s for s in payload["sources"] if s["url"] == answer_url)
+    assert source["kind"] == "page" and source["query"] == hop
+    assert source["found_by"] in {s["id"] for s in payload["steps"] if s["round"] == 2}
+    body = payload["report"].split("## References")[0]
+    assert "Shirley Temple Black was an American actress, singer and dancer" in body
+    assert f"[{source['n']}]" in body  # read, and cited
+    assert BRIDGE_FACT in brain.prompts["compose"][0]  # the answer reached the model
+    assert payload["rounds"][0]["origin"] == "fallback" and payload["rounds"][0]["gaps"][0] == hop
+    shown = brain.prompts["gaps"][0]  # the reflecting model was shown the name, too
+    assert "Not read about yet: Shirley Temple" in shown
