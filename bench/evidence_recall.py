@@ -24,8 +24,9 @@ For each mode it reports:
   ``local2.evals.evidence`` matches: whole, or cut at a ``…``); beside it the share
   ``local2 eval`` itself reports (every ledger entry's text);
 - **questions**: the share of questions with all their gold sentences in that context;
-- **time per question** (the run's own, the model answering at once), searches, pages read
-  and ledger entries per question;
+- **time per question** (the run's own; the model answers at once and the web at once,
+  unless ``--reply-delay`` and ``--web-delay`` say), searches, pages read and ledger entries
+  per question;
 - **tokens**: the prompt tokens the model received per question over all its calls (the test
   server counts words), and the characters of sources in the compose request against the
   compose budget (``research.compose_chars``);
@@ -35,6 +36,7 @@ For each mode it reports:
 Offline; it talks only to 127.0.0.1 and starts and stops its own servers.
 
     .venv/bin/python bench/evidence_recall.py [--limit N] [--modes scripted,fallback]
+        [--reply-delay S] [--web-delay S] [--engine-results 10] [--snippet-chars 160]
 """
 
 from __future__ import annotations
@@ -80,9 +82,12 @@ class RankedWeb(LoopbackWeb):
     """The loopback search ranked by BM25 over each page's title (twice) and text, as an
     engine would rank it, its snippet the start of the page."""
 
-    def __init__(self, pages: list[Page], *, max_results: int, snippet_chars: int) -> None:
+    def __init__(
+        self, pages: list[Page], *, max_results: int, snippet_chars: int, delay_s: float = 0.0
+    ) -> None:
         super().__init__(pages, max_results=max_results)
         self.snippet_chars = snippet_chars
+        self.search_delay_s = self.page_delay_s = delay_s
         self._names = list(self.pages)
         # Engines weigh a title match more than one in the text: the title counts twice.
         self._terms = [terms(f"{p.title} {p.title} {p.text}") for p in self.pages.values()]
@@ -92,7 +97,14 @@ class RankedWeb(LoopbackWeb):
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], self._names[i]))
         return [self.pages[self._names[i]] for i in order if scores[i] > 0]
 
+    def _page(self, name: str) -> tuple[int, bytes, str]:
+        if self.page_delay_s:
+            time.sleep(self.page_delay_s)
+        return super()._page(name)
+
     def _search(self, query: str) -> tuple[int, bytes, str]:
+        if self.search_delay_s:
+            time.sleep(self.search_delay_s)
         results = [
             {
                 "url": self.page_url(p.name),
@@ -224,8 +236,13 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
     by_question = {q.question: q for q in qset.questions}
     tally = Tally(mode)
     with (
-        FakeOllama(brain) as fake,
-        RankedWeb(pages, max_results=args.engine_results, snippet_chars=args.snippet_chars) as web,
+        FakeOllama(brain, delay_s=args.reply_delay) as fake,
+        RankedWeb(
+            pages,
+            max_results=args.engine_results,
+            snippet_chars=args.snippet_chars,
+            delay_s=args.web_delay,
+        ) as web,
         tempfile.TemporaryDirectory() as home,
     ):
         overrides = research_overrides(web, Path(home) / "data")
@@ -300,7 +317,9 @@ def report(tallies: list[Tally], args: argparse.Namespace, wall: float) -> None:
     n = tallies[0].questions if tallies else 0
     print(
         f"\n{n} questions of {args.set.name}, search engine top {args.engine_results} on "
-        f"loopback (snippets of {args.snippet_chars} chars), {wall:.0f} s in all\n"
+        f"loopback (snippets of {args.snippet_chars} chars), model replies after "
+        f"{args.reply_delay:g} s, searches and pages after {args.web_delay:g} s; "
+        f"{wall:.0f} s in all\n"
     )
     print(
         "| mode | sentences reach the model | questions with all evidence | "
@@ -339,6 +358,8 @@ def main() -> None:
     parser.add_argument("--modes", default="scripted,fallback")
     parser.add_argument("--engine-results", type=int, default=10)
     parser.add_argument("--snippet-chars", type=int, default=160)
+    parser.add_argument("--reply-delay", type=float, default=0.0, help="s per model reply")
+    parser.add_argument("--web-delay", type=float, default=0.0, help="s per search and page")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     qset = load_set(args.set)
