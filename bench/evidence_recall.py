@@ -9,10 +9,14 @@ service (``Evals.start``, what ``local2 eval --mode research`` runs) as a JSON l
 the same questions and gold sentences without documents, so the run searches the web it is
 given (a set with documents is answered by the built-in ``corpus`` provider instead).
 
-The model is the real ``ChatOllama`` against the Ollama-protocol test server, in two modes:
+The model is the real ``ChatOllama`` against the Ollama-protocol test server, in three modes:
 
 - **scripted**: the planner's plan is "search the question, read the top 2 results,
   compose" (``ResearchBrain``'s default plan); reflect names no gaps.
+- **follows**: the scripted planner, whose reflection searches the first name the reflect
+  prompt lists as given by the sources and not by the question, with the question's own
+  words, when the prompt lists such names (the prompt of issue 40 does; before it, no prompt
+  did, and this mode is the scripted one);
 - **fallback**: every plan and gaps reply fails its schema (not JSON, twice), so the run
   takes the deterministic fallback plan (``research.plan_schema.fallback_plan``) and
   whatever the fallback does after a round.
@@ -35,7 +39,7 @@ For each mode it reports:
 
 Offline; it talks only to 127.0.0.1 and starts and stops its own servers.
 
-    .venv/bin/python bench/evidence_recall.py [--limit N] [--modes scripted,fallback]
+    .venv/bin/python bench/evidence_recall.py [--limit N] [--modes scripted,follows,fallback]
         [--reply-delay S] [--web-delay S] [--engine-results 10] [--snippet-chars 160]
 """
 
@@ -78,6 +82,32 @@ class FallbackBrain(ResearchBrain):
         return super().__call__(request)
 
 
+NAMES_LINE = re.compile(r"^Named in the sources, not in the question: (.+)$", re.M)
+ASKING = re.compile(r"\b[a-z]{4,}\b")
+NOT_ASKED = frozenset(["which", "what", "with", "from", "that", "this", "were", "does"])
+
+
+class FollowingBrain(ResearchBrain):
+    """The scripted planner, whose reflection does what the reflect prompt asks when the
+    prompt lists names the sources give and the question does not (issue 40's prompt): it
+    searches the first one with the question's own lower-case words; otherwise no gaps."""
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        fmt = request.get("format")
+        if isinstance(fmt, dict) and fmt.get("title") == "ResearchGaps":
+            self._count("gaps")
+            prompt = str((request.get("messages") or [{}])[-1].get("content") or "")
+            named = NAMES_LINE.search(prompt)
+            question = prompt.split("\n", 1)[0].removeprefix("Question: ")
+            asked = [w for w in ASKING.findall(question) if w not in NOT_ASKED]
+            gaps = []
+            if named:
+                name = named.group(1).split("; ")[0].strip()
+                gaps = [{"query": " ".join([name, *dict.fromkeys(asked)])[:80]}]
+            return Reply(content=json.dumps({"gaps": gaps}))
+        return super().__call__(request)
+
+
 class RankedWeb(LoopbackWeb):
     """The loopback search ranked by BM25 over each page's title (twice) and text, as an
     engine would rank it, its snippet the start of the page."""
@@ -87,7 +117,7 @@ class RankedWeb(LoopbackWeb):
     ) -> None:
         super().__init__(pages, max_results=max_results)
         self.snippet_chars = snippet_chars
-        self.search_delay_s = self.page_delay_s = delay_s
+        self.search_delay_s = self.web_delay_s = delay_s
         self._names = list(self.pages)
         # Engines weigh a title match more than one in the text: the title counts twice.
         self._terms = [terms(f"{p.title} {p.title} {p.text}") for p in self.pages.values()]
@@ -98,8 +128,8 @@ class RankedWeb(LoopbackWeb):
         return [self.pages[self._names[i]] for i in order if scores[i] > 0]
 
     def _page(self, name: str) -> tuple[int, bytes, str]:
-        if self.page_delay_s:
-            time.sleep(self.page_delay_s)
+        if self.web_delay_s:
+            time.sleep(self.web_delay_s)
         return super()._page(name)
 
     def _search(self, query: str) -> tuple[int, bytes, str]:
@@ -168,6 +198,7 @@ class Tally:
     source_chars: list[int] = field(default_factory=list)
     searches: list[int] = field(default_factory=list)
     reads: list[int] = field(default_factory=list)
+    read_s: list[float] = field(default_factory=list)  # read steps' wall seconds
     ledger: list[int] = field(default_factory=list)
     lost: Counter[str] = field(default_factory=Counter)
     by_type: dict[str, list[int]] = field(default_factory=dict)  # type: [reached, total]
@@ -197,14 +228,17 @@ def run_facts(agent: Any, run_id: str) -> dict[str, Any]:
     """Searches, pages read and ledger entries of one research run, from its checkpoint."""
     values = agent.research.graph.get_state({"configurable": {"thread_id": run_id}}).values
     steps = (values or {}).get("steps") or {}
-    queries, reads = [], 0
+    queries, reads, read_s = [], 0, 0.0
     for step in steps.values():
+        if step.get("tool") == "web_fetch":
+            read_s += float(step.get("duration_s") or 0.0)
         for call in step.get("calls") or []:
             if call.get("tool") == "web_search":
                 queries.append(str(call.get("args", {}).get("query", "")))
             elif call.get("tool") == "web_fetch" and not call.get("error"):
                 reads += 1
-    return {"queries": queries, "reads": reads, "ledger": len((values or {}).get("ledger") or [])}
+    ledger = len((values or {}).get("ledger") or [])
+    return {"queries": queries, "reads": reads, "read_s": read_s, "ledger": ledger}
 
 
 def best_rank(web: RankedWeb, queries: list[str], page: str, depth: int) -> int | None:
@@ -224,7 +258,8 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
     from local2.testing.ollama_server import FakeOllama
     from local2.testing.research_web import research_overrides
 
-    brain = FallbackBrain() if mode == "fallback" else ResearchBrain()
+    brains = {"scripted": ResearchBrain, "follows": FollowingBrain, "fallback": FallbackBrain}
+    brain = brains[mode]()
     pages = as_pages(qset)
     page_of = {doc.id: page.name for doc, page in zip(qset.documents, pages, strict=True)}
     doc_of_sentence = {}
@@ -290,6 +325,7 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
             tally.source_chars.append(len(shown))
             tally.searches.append(len(facts["queries"]))
             tally.reads.append(facts["reads"])
+            tally.read_s.append(facts["read_s"])
             tally.ledger.append(facts["ledger"])
             for item in report["items"]:
                 if item["reached"]:
@@ -323,7 +359,8 @@ def report(tallies: list[Tally], args: argparse.Namespace, wall: float) -> None:
     )
     print(
         "| mode | sentences reach the model | questions with all evidence | "
-        "(local2 eval, ledger: sentences / questions) | s per question (median / mean) | "
+        "(local2 eval, ledger: sentences / questions) | s per question (median / mean; "
+        "reading) | "
         "searches / pages read / ledger entries per question | prompt tokens per question "
         "(mean) | compose sources, chars (mean / max; budget) |"
     )
@@ -334,7 +371,8 @@ def report(tallies: list[Tally], args: argparse.Namespace, wall: float) -> None:
             f"| {t.mode} | {pct(t.reached, t.sentences)} ({t.reached}/{t.sentences}) | "
             f"{pct(t.complete, t.questions)} ({t.complete}/{t.questions}) | "
             f"{pct(t.in_ledger, t.sentences)} / {pct(t.complete_ledger, t.questions)} | "
-            f"{statistics.median(t.times):.2f} / {statistics.fmean(t.times):.2f} | "
+            f"{statistics.median(t.times):.2f} / {statistics.fmean(t.times):.2f}; "
+            f"{statistics.fmean(t.read_s):.2f} | "
             f"{statistics.fmean(t.searches):.1f} / {statistics.fmean(t.reads):.1f} / "
             f"{statistics.fmean(t.ledger):.1f} | {statistics.fmean(t.prompt_tokens):.0f} | "
             f"{statistics.fmean(t.source_chars):.0f} / {max(t.source_chars)}; {budget} |"
@@ -355,7 +393,7 @@ def main() -> None:
     )
     parser.add_argument("--limit", type=int, default=None, help="the first N questions")
     parser.add_argument("--set", type=Path, default=SET, help="a HotpotQA JSON set")
-    parser.add_argument("--modes", default="scripted,fallback")
+    parser.add_argument("--modes", default="scripted,follows,fallback")
     parser.add_argument("--engine-results", type=int, default=10)
     parser.add_argument("--snippet-chars", type=int, default=160)
     parser.add_argument("--reply-delay", type=float, default=0.0, help="s per model reply")
