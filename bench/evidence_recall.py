@@ -13,10 +13,11 @@ The model is the real ``ChatOllama`` against the Ollama-protocol test server, in
 
 - **scripted**: the planner's plan is "search the question, read the top 2 results,
   compose" (``ResearchBrain``'s default plan); reflect names no gaps.
-- **follows**: the scripted planner, whose reflection searches the first name the reflect
-  prompt lists as given by the sources and not by the question, with the question's own
-  words, when the prompt lists such names (the prompt of issue 40 does; before it, no prompt
-  did, and this mode is the scripted one);
+- **follows**: the scripted planner, whose reflection searches every name (at most three)
+  the reflect prompt lists as given by the sources and not by the question, with the
+  question's own words, when the prompt lists such names (the prompt of issue 40 does;
+  before it, no prompt did, and this mode is the scripted one): an upper bound on a model
+  that searches the one name the question turns on;
 - **fallback**: every plan and gaps reply fails its schema (not JSON, twice), so the run
   takes the deterministic fallback plan (``research.plan_schema.fallback_plan``) and
   whatever the fallback does after a round.
@@ -82,7 +83,10 @@ class FallbackBrain(ResearchBrain):
         return super().__call__(request)
 
 
-NAMES_LINE = re.compile(r"^Named in the sources, not in the question: (.+)$", re.M)
+# How issue 40's reflect prompt lists the names (its first wording, then its present one).
+NAMES_LINE = re.compile(
+    r"^(?:Named in the sources, not in the question|Not read about yet): (.+)$", re.M
+)
 ASKING = re.compile(r"\b[a-z]{4,}\b")
 NOT_ASKED = frozenset(["which", "what", "with", "from", "that", "this", "were", "does"])
 
@@ -90,7 +94,9 @@ NOT_ASKED = frozenset(["which", "what", "with", "from", "that", "this", "were", 
 class FollowingBrain(ResearchBrain):
     """The scripted planner, whose reflection does what the reflect prompt asks when the
     prompt lists names the sources give and the question does not (issue 40's prompt): it
-    searches the first one with the question's own lower-case words; otherwise no gaps."""
+    searches each of them (at most three, ``research.max_gaps``), with the question's own
+    lower-case words; otherwise no gaps. Searching every name listed, it is an upper bound on
+    a model that picks the one the question turns on."""
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         fmt = request.get("format")
@@ -99,11 +105,11 @@ class FollowingBrain(ResearchBrain):
             prompt = str((request.get("messages") or [{}])[-1].get("content") or "")
             named = NAMES_LINE.search(prompt)
             question = prompt.split("\n", 1)[0].removeprefix("Question: ")
-            asked = [w for w in ASKING.findall(question) if w not in NOT_ASKED]
-            gaps = []
-            if named:
-                name = named.group(1).split("; ")[0].strip()
-                gaps = [{"query": " ".join([name, *dict.fromkeys(asked)])[:80]}]
+            asked = " ".join(
+                dict.fromkeys(w for w in ASKING.findall(question) if w not in NOT_ASKED)
+            )
+            names = [n.strip() for n in named.group(1).split(";")] if named else []
+            gaps = [{"query": f"{name} {asked}"[:80]} for name in names[:3] if name]
             return Reply(content=json.dumps({"gaps": gaps}))
         return super().__call__(request)
 
