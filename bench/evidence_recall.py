@@ -3,11 +3,12 @@
 The set is HotpotQA's JSON (``bench/multihop/multihop.json``, made by
 ``bench/multihop/make_set.py``), read by ``local2 eval``'s own reader. Its paragraphs are
 served as HTML pages behind a SearXNG-protocol search on loopback (``LoopbackWeb``, ranked
-here by BM25 over title and text, its top ``--engine-results`` returned, each with the first
-``--snippet-chars`` of the page as its snippet), and its questions are run by the eval
-service (``Evals.start``, what ``local2 eval --mode research`` runs) as a JSON lines set of
-the same questions and gold sentences without documents, so the run searches the web it is
-given (a set with documents is answered by the built-in ``corpus`` provider instead).
+here by BM25 over title, counted twice, and text, its top ``--engine-results`` returned,
+each with the first ``--snippet-chars`` of the page as its snippet), and its questions are
+run by the eval service (``Evals.start``, what ``local2 eval --mode research`` runs) as a
+JSON lines set of the same questions and gold sentences without documents, so the run
+searches the web it is given (a set with documents is answered by the built-in ``corpus``
+provider instead).
 
 The model is the real ``ChatOllama`` against the Ollama-protocol test server, in three modes:
 
@@ -207,7 +208,8 @@ class Tally:
     read_s: list[float] = field(default_factory=list)  # read steps' wall seconds
     ledger: list[int] = field(default_factory=list)
     lost: Counter[str] = field(default_factory=Counter)
-    by_type: dict[str, list[int]] = field(default_factory=dict)  # type: [reached, total]
+    by_type: dict[str, list[int]] = field(default_factory=dict)  # sentences, questions
+    budget: int = 0  # research.compose_chars
 
 
 def compose_sources(requests: list[dict[str, Any]]) -> dict[str, str]:
@@ -347,7 +349,7 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
                 )
                 tally.lost[f"{kind_of}: {bucket}"] += 1
         agent.close()
-    tally.lost["_budget"] = budget
+    tally.budget = budget
     return tally
 
 
@@ -372,7 +374,6 @@ def report(tallies: list[Tally], args: argparse.Namespace, wall: float) -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for t in tallies:
-        budget = t.lost.get("_budget", 0)
         print(
             f"| {t.mode} | {pct(t.reached, t.sentences)} ({t.reached}/{t.sentences}) | "
             f"{pct(t.complete, t.questions)} ({t.complete}/{t.questions}) | "
@@ -381,7 +382,7 @@ def report(tallies: list[Tally], args: argparse.Namespace, wall: float) -> None:
             f"{statistics.fmean(t.read_s):.2f} | "
             f"{statistics.fmean(t.searches):.1f} / {statistics.fmean(t.reads):.1f} / "
             f"{statistics.fmean(t.ledger):.1f} | {statistics.fmean(t.prompt_tokens):.0f} | "
-            f"{statistics.fmean(t.source_chars):.0f} / {max(t.source_chars)}; {budget} |"
+            f"{statistics.fmean(t.source_chars):.0f} / {max(t.source_chars)}; {t.budget} |"
         )
     for t in tallies:
         types = ", ".join(
