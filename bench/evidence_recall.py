@@ -1,0 +1,420 @@
+"""Evidence recall of research mode on a multi-hop set (issue 40), through ``local2 eval``.
+
+The set is HotpotQA's JSON (``bench/multihop/multihop.json``, made by
+``bench/multihop/make_set.py``), read by ``local2 eval``'s own reader. Its paragraphs are
+served as HTML pages behind a SearXNG-protocol search on loopback (``LoopbackWeb``, ranked
+here by BM25 over title, counted twice, and text, its top ``--engine-results`` returned,
+each with the first ``--snippet-chars`` of the page as its snippet), and its questions are
+run by the eval service (``Evals.start``, what ``local2 eval --mode research`` runs) as a
+JSON lines set of the same questions and gold sentences without documents, so the run
+searches the web it is given (a set with documents is answered by the built-in ``corpus``
+provider instead).
+
+The model is the real ``ChatOllama`` against the Ollama-protocol test server, in three modes:
+
+- **scripted**: the planner's plan is "search the question, read the top 2 results,
+  compose" (``ResearchBrain``'s default plan); reflect names no gaps.
+- **follows**: the scripted planner, whose reflection searches every name (at most three)
+  the reflect prompt lists as given by the sources and not by the question, with the
+  question's own words, when the prompt lists such names (the prompt of issue 40 does;
+  before it, no prompt did, and this mode is the scripted one): an upper bound on a model
+  that searches the one name the question turns on;
+- **fallback**: every plan and gaps reply fails its schema (not JSON, twice), so the run
+  takes the deterministic fallback plan (``research.plan_schema.fallback_plan``) and
+  whatever the fallback does after a round.
+
+For each mode it reports:
+
+- **sentences**: the share of gold supporting sentences in the context the model receives
+  when it writes the report (the compose request the server got, matched as
+  ``local2.evals.evidence`` matches: whole, or cut at a ``…``); beside it the share
+  ``local2 eval`` itself reports (every ledger entry's text);
+- **questions**: the share of questions with all their gold sentences in that context;
+- **time per question** (the run's own; the model answers at once and the web at once,
+  unless ``--reply-delay`` and ``--web-delay`` say), searches, pages read and ledger entries
+  per question;
+- **tokens**: the prompt tokens the model received per question over all its calls (the test
+  server counts words), and the characters of sources in the compose request against the
+  compose budget (``research.compose_chars``);
+- **lost**: each gold sentence that did not reach the compose request, by the best engine rank
+  its page had in the run's searches (1-5, 6-10, not in the engine's top 10).
+
+Offline; it talks only to 127.0.0.1 and starts and stops its own servers.
+
+    .venv/bin/python bench/evidence_recall.py [--limit N] [--modes scripted,follows,fallback]
+        [--reply-delay S] [--web-delay S] [--engine-results 10] [--snippet-chars 160]
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from local2.documents.passages import bm25_scores, terms
+from local2.evals import load_set
+from local2.evals.evidence import Reached, evidence_recall
+from local2.evals.sets import Question, QuestionSet
+from local2.testing.brains import Reply
+from local2.testing.research_brain import ResearchBrain
+from local2.testing.research_web import LoopbackWeb, Page
+
+SET = Path(__file__).resolve().parent / "multihop" / "multihop.json"
+MODEL = "qwen3:4b"
+UNUSABLE = "I would rather not plan this in JSON."  # fails any schema, and its repair
+
+
+class FallbackBrain(ResearchBrain):
+    """Every structured reply (a plan, gaps) unusable: the run takes its fallbacks."""
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        fmt = request.get("format")
+        if isinstance(fmt, dict) and fmt.get("title") in ("ResearchPlan", "ResearchGaps"):
+            self._count("unusable")
+            return Reply(content=UNUSABLE)
+        return super().__call__(request)
+
+
+# How issue 40's reflect prompt lists the names (its first wording, then its present one).
+NAMES_LINE = re.compile(
+    r"^(?:Named in the sources, not in the question|Not read about yet): (.+)$", re.M
+)
+ASKING = re.compile(r"\b[a-z]{4,}\b")
+NOT_ASKED = frozenset(["which", "what", "with", "from", "that", "this", "were", "does"])
+
+
+class FollowingBrain(ResearchBrain):
+    """The scripted planner, whose reflection does what the reflect prompt asks when the
+    prompt lists names the sources give and the question does not (issue 40's prompt): it
+    searches each of them (at most three, ``research.max_gaps``), with the question's own
+    lower-case words; otherwise no gaps. Searching every name listed, it is an upper bound on
+    a model that picks the one the question turns on."""
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        fmt = request.get("format")
+        if isinstance(fmt, dict) and fmt.get("title") == "ResearchGaps":
+            self._count("gaps")
+            prompt = str((request.get("messages") or [{}])[-1].get("content") or "")
+            named = NAMES_LINE.search(prompt)
+            question = prompt.split("\n", 1)[0].removeprefix("Question: ")
+            asked = " ".join(
+                dict.fromkeys(w for w in ASKING.findall(question) if w not in NOT_ASKED)
+            )
+            names = [n.strip() for n in named.group(1).split(";")] if named else []
+            gaps = [{"query": f"{name} {asked}"[:80]} for name in names[:3] if name]
+            return Reply(content=json.dumps({"gaps": gaps}))
+        return super().__call__(request)
+
+
+class RankedWeb(LoopbackWeb):
+    """The loopback search ranked by BM25 over each page's title (twice) and text, as an
+    engine would rank it, its snippet the start of the page."""
+
+    def __init__(
+        self, pages: list[Page], *, max_results: int, snippet_chars: int, delay_s: float = 0.0
+    ) -> None:
+        super().__init__(pages, max_results=max_results)
+        self.snippet_chars = snippet_chars
+        self.search_delay_s = self.web_delay_s = delay_s
+        self._names = list(self.pages)
+        # Engines weigh a title match more than one in the text: the title counts twice.
+        self._terms = [terms(f"{p.title} {p.title} {p.text}") for p in self.pages.values()]
+
+    def rank(self, query: str) -> list[Page]:
+        scores = bm25_scores(self._terms, set(terms(query)))
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], self._names[i]))
+        return [self.pages[self._names[i]] for i in order if scores[i] > 0]
+
+    def _page(self, name: str) -> tuple[int, bytes, str]:
+        if self.web_delay_s:
+            time.sleep(self.web_delay_s)
+        return super()._page(name)
+
+    def _search(self, query: str) -> tuple[int, bytes, str]:
+        if self.search_delay_s:
+            time.sleep(self.search_delay_s)
+        results = [
+            {
+                "url": self.page_url(p.name),
+                "title": p.title,
+                "content": " ".join(p.text.split())[: self.snippet_chars],
+                "engine": "loopback",
+            }
+            for p in self.rank(query)[: self.max_results]
+        ]
+        body = {"query": query, "number_of_results": len(results), "results": results}
+        return 200, json.dumps(body).encode(), "application/json"
+
+
+def page_name(doc_id: str, n: int) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", doc_id).strip("-")[:60]
+    return f"{n:04d}-{slug}"
+
+
+def as_pages(qset: QuestionSet) -> list[Page]:
+    """Each paragraph of the set as an article page."""
+    pages = []
+    for n, doc in enumerate(qset.documents):
+        title = html.escape(doc.title)
+        body = (
+            f"<!doctype html><html><head><title>{title}</title></head><body><main><article>"
+            f"<h1>{title}</h1><p>{html.escape(doc.text)}</p></article></main></body></html>"
+        )
+        pages.append(Page(page_name(doc.id, n), doc.title, body, doc.text))
+    return pages
+
+
+def questions_file(qset: QuestionSet, folder: Path) -> Path:
+    """The set's questions and gold sentences as JSON lines, without its documents."""
+    path = folder / f"{qset.name}.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for q in qset.questions:
+            line = {
+                "id": q.id,
+                "question": q.question,
+                "answers": list(q.answers),
+                "evidence": list(q.evidence),
+                "meta": dict(q.meta),
+            }
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return path
+
+
+@dataclass
+class Tally:
+    """One mode's figures, question by question."""
+
+    mode: str
+    sentences: int = 0
+    reached: int = 0  # in the compose request
+    in_ledger: int = 0  # what local2 eval reports
+    questions: int = 0
+    complete: int = 0
+    complete_ledger: int = 0
+    times: list[float] = field(default_factory=list)
+    prompt_tokens: list[int] = field(default_factory=list)
+    source_chars: list[int] = field(default_factory=list)
+    searches: list[int] = field(default_factory=list)
+    reads: list[int] = field(default_factory=list)
+    read_s: list[float] = field(default_factory=list)  # read steps' wall seconds
+    ledger: list[int] = field(default_factory=list)
+    lost: Counter[str] = field(default_factory=Counter)
+    by_type: dict[str, list[int]] = field(default_factory=dict)  # sentences, questions
+    budget: int = 0  # research.compose_chars
+
+
+def compose_sources(requests: list[dict[str, Any]]) -> dict[str, str]:
+    """Each question's last compose request: the sources part of its prompt."""
+    found: dict[str, str] = {}
+    for request in requests:
+        if request.get("format"):
+            continue
+        for message in request.get("messages") or []:
+            text = str(message.get("content") or "")
+            composing = (
+                message.get("role") == "user"
+                and text.startswith("Question: ")
+                and "\n\nSources:\n\n" in text
+                and text.rstrip().endswith("Write the report.")
+            )
+            if composing:
+                question, _, rest = text.partition("\n\nSources:\n\n")
+                found[question.removeprefix("Question: ").strip()] = rest
+    return found
+
+
+def run_facts(agent: Any, run_id: str) -> dict[str, Any]:
+    """Searches, pages read and ledger entries of one research run, from its checkpoint."""
+    values = agent.research.graph.get_state({"configurable": {"thread_id": run_id}}).values
+    steps = (values or {}).get("steps") or {}
+    queries, reads, read_s = [], 0, 0.0
+    for step in steps.values():
+        if step.get("tool") == "web_fetch":
+            read_s += float(step.get("duration_s") or 0.0)
+        for call in step.get("calls") or []:
+            if call.get("tool") == "web_search":
+                queries.append(str(call.get("args", {}).get("query", "")))
+            elif call.get("tool") == "web_fetch" and not call.get("error"):
+                reads += 1
+    ledger = len((values or {}).get("ledger") or [])
+    return {"queries": queries, "reads": reads, "read_s": read_s, "ledger": ledger}
+
+
+def best_rank(web: RankedWeb, queries: list[str], page: str, depth: int) -> int | None:
+    ranks = []
+    for query in queries:
+        ranked = [p.name for p in web.rank(query)[:depth]]
+        if page in ranked:
+            ranks.append(ranked.index(page) + 1)
+    return min(ranks) if ranks else None
+
+
+def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
+    from langchain_ollama import ChatOllama
+
+    from local2.config import load_settings
+    from local2.service import Agent, Evals
+    from local2.testing.ollama_server import FakeOllama
+    from local2.testing.research_web import research_overrides
+
+    brains = {"scripted": ResearchBrain, "follows": FollowingBrain, "fallback": FallbackBrain}
+    brain = brains[mode]()
+    pages = as_pages(qset)
+    page_of = {doc.id: page.name for doc, page in zip(qset.documents, pages, strict=True)}
+    doc_of_sentence = {}
+    for doc in qset.documents:
+        for q in qset.questions:
+            for sentence in q.evidence:
+                if sentence in doc.text:
+                    doc_of_sentence[(q.id, sentence)] = doc.id
+    by_question = {q.question: q for q in qset.questions}
+    tally = Tally(mode)
+    with (
+        FakeOllama(brain, delay_s=args.reply_delay) as fake,
+        RankedWeb(
+            pages,
+            max_results=args.engine_results,
+            snippet_chars=args.snippet_chars,
+            delay_s=args.web_delay,
+        ) as web,
+        tempfile.TemporaryDirectory() as home,
+    ):
+        overrides = research_overrides(web, Path(home) / "data")
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["memory"] = {"enabled": False}
+        settings = load_settings(overrides=overrides)
+        budget = settings.research.compose_chars
+        model = ChatOllama(model=MODEL, base_url=fake.url)
+        agent = Agent(settings, chat_model=model, backend="ollama", memory=None, critic=None)
+        evals = Evals(settings, agent.access, base=agent, chat_model=model, backend="ollama")
+        qfile = questions_file(qset, Path(home))
+        results: list[dict[str, Any]] = []
+        done = 0
+        for kind, data in evals.start(
+            str(qfile), mode="research", grader="match", limit=args.limit, any_path=True
+        ):
+            if kind == "question":
+                results.append(dict(data))
+                done += 1
+                if done % 10 == 0:
+                    print(f"  {mode}: {done} questions", file=sys.stderr)
+        composed = compose_sources(fake.chat_requests)
+        for result in results:
+            question: Question = by_question[result["question"]]
+            if result.get("error"):
+                print(f"  {question.id} failed: {result['error']}", file=sys.stderr)
+            shown = composed.get(question.question, "")
+            report = evidence_recall(question.evidence, [Reached("compose", shown)])
+            facts = run_facts(agent, str(result["session_id"]))
+            tally.sentences += report["total"]
+            tally.reached += report["found"]
+            tally.questions += 1
+            tally.complete += report["found"] == report["total"]
+            ledger = result.get("evidence") or {"found": 0, "total": report["total"]}
+            tally.in_ledger += ledger["found"]
+            tally.complete_ledger += ledger["found"] == ledger["total"]
+            kind_of = question.meta.get("type", "?")
+            per = tally.by_type.setdefault(kind_of, [0, 0, 0, 0])
+            per[0] += report["found"]
+            per[1] += report["total"]
+            per[2] += report["found"] == report["total"]
+            per[3] += 1
+            tally.times.append(float(result["time_s"]))
+            tally.prompt_tokens.append(int((result.get("tokens") or {}).get("prompt") or 0))
+            tally.source_chars.append(len(shown))
+            tally.searches.append(len(facts["queries"]))
+            tally.reads.append(facts["reads"])
+            tally.read_s.append(facts["read_s"])
+            tally.ledger.append(facts["ledger"])
+            for item in report["items"]:
+                if item["reached"]:
+                    continue
+                doc = doc_of_sentence.get((question.id, item["text"]))
+                rank = (
+                    best_rank(web, facts["queries"], page_of[doc], 10) if doc is not None else None
+                )
+                bucket = (
+                    "not in the engine's top 10"
+                    if rank is None
+                    else ("engine rank 1-5" if rank <= 5 else "engine rank 6-10")
+                )
+                tally.lost[f"{kind_of}: {bucket}"] += 1
+        agent.close()
+    tally.budget = budget
+    return tally
+
+
+def pct(a: int, b: int) -> str:
+    return f"{100 * a / b:.0f} %" if b else "n/a"
+
+
+def report(tallies: list[Tally], args: argparse.Namespace, wall: float) -> None:
+    n = tallies[0].questions if tallies else 0
+    print(
+        f"\n{n} questions of {args.set.name}, search engine top {args.engine_results} on "
+        f"loopback (snippets of {args.snippet_chars} chars), model replies after "
+        f"{args.reply_delay:g} s, searches and pages after {args.web_delay:g} s; "
+        f"{wall:.0f} s in all\n"
+    )
+    print(
+        "| mode | sentences reach the model | questions with all evidence | "
+        "(local2 eval, ledger: sentences / questions) | s per question (median / mean; "
+        "reading) | "
+        "searches / pages read / ledger entries per question | prompt tokens per question "
+        "(mean) | compose sources, chars (mean / max; budget) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for t in tallies:
+        print(
+            f"| {t.mode} | {pct(t.reached, t.sentences)} ({t.reached}/{t.sentences}) | "
+            f"{pct(t.complete, t.questions)} ({t.complete}/{t.questions}) | "
+            f"{pct(t.in_ledger, t.sentences)} / {pct(t.complete_ledger, t.questions)} | "
+            f"{statistics.median(t.times):.2f} / {statistics.fmean(t.times):.2f}; "
+            f"{statistics.fmean(t.read_s):.2f} | "
+            f"{statistics.fmean(t.searches):.1f} / {statistics.fmean(t.reads):.1f} / "
+            f"{statistics.fmean(t.ledger):.1f} | {statistics.fmean(t.prompt_tokens):.0f} | "
+            f"{statistics.fmean(t.source_chars):.0f} / {max(t.source_chars)}; {t.budget} |"
+        )
+    for t in tallies:
+        types = ", ".join(
+            f"{k}: {pct(v[0], v[1])} of sentences, {pct(v[2], v[3])} of questions"
+            for k, v in sorted(t.by_type.items())
+        )
+        lost = ", ".join(f"{k} {v}" for k, v in sorted(t.lost.items()) if not k.startswith("_"))
+        print(f"\n{t.mode}: {types}. Lost sentences: {lost or 'none'}.")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--limit", type=int, default=None, help="the first N questions")
+    parser.add_argument("--set", type=Path, default=SET, help="a HotpotQA JSON set")
+    parser.add_argument("--modes", default="scripted,follows,fallback")
+    parser.add_argument("--engine-results", type=int, default=10)
+    parser.add_argument("--snippet-chars", type=int, default=160)
+    parser.add_argument("--reply-delay", type=float, default=0.0, help="s per model reply")
+    parser.add_argument("--web-delay", type=float, default=0.0, help="s per search and page")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    qset = load_set(args.set)
+    began = time.perf_counter()
+    tallies = [run_mode(mode, qset, args) for mode in args.modes.split(",") if mode]
+    report(tallies, args, time.perf_counter() - began)
+    if args.json:
+        data = [{k: v for k, v in vars(t).items()} for t in tallies]
+        args.json.write_text(json.dumps(data, indent=1, default=dict), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
