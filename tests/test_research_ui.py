@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from local2.config import load_settings
 from local2.service.agent import Agent
 from local2.testing.ollama_server import FakeOllama
@@ -16,18 +14,20 @@ from local2.testing.research_web import LoopbackWeb, load_pages, research_overri
 from local2.ui.server import create_app
 from tests.test_api import Served
 from tests.test_research_steer import BRIDGE, MILL, OTTERS, branches
-from tests.test_ui_browser import CHROMIUM, browser, open_page, shot, text_of, wait_text
+from tests.test_ui_browser import (
+    BROWSER_MARKS,
+    browser,
+    open_page,
+    shot,
+    text_of,
+    wait_text,
+)
 
 __all__ = ["browser"]  # the module-scoped browser fixture, shared with the chat UI tests
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 def test_research_tab_shows_the_plan_sources_and_a_verified_report(

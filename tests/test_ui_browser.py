@@ -42,12 +42,14 @@ BROWSER_ARGS = [
 ]
 NEWS = "What major AI news broke this week?"
 
-pytestmark = [
+# Every browser test's marks: slow, and skipped without Debian's chromium.
+BROWSER_MARKS = [
     pytest.mark.slow,
     pytest.mark.skipif(
         not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
     ),
 ]
+pytestmark = BROWSER_MARKS
 
 
 @dataclass

@@ -19,7 +19,7 @@ from local2.ui.server import create_app
 from tests import test_ui_browser
 from tests.test_api import Served
 from tests.test_ui_browser import (
-    CHROMIUM,
+    BROWSER_MARKS,
     ask,
     make_agent,
     open_page,
@@ -32,12 +32,7 @@ from tests.test_ui_browser import (
 
 browser = test_ui_browser.browser  # the same chromium fixture (one per module)
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 STRONG, WEAK = "qwen3:4b", "hedge:1b"
 CAPITAL = "What is the capital of France?"

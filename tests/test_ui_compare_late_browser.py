@@ -19,7 +19,7 @@ from local2.ui.server import create_app
 from tests.test_api import Served
 from tests.test_person_first import FRANCE, WEAK, SlowJudge, asked_to_grade, graded, wait_for
 from tests.test_ui_browser import (
-    CHROMIUM,
+    BROWSER_MARKS,
     ask,
     browser,
     make_agent,
@@ -31,12 +31,7 @@ from tests.test_ui_browser import (
 
 __all__ = ["browser"]  # the fixture, shared with the app's other browser tests
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
-    ),
-]
+pytestmark = BROWSER_MARKS
 JUDGING = "the judge is comparing"
 
 

@@ -24,16 +24,19 @@ from local2.testing.hostile_documents import encrypted_pdf
 from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.ui.server import create_app
 from tests.test_api import Served
-from tests.test_ui_browser import CHROMIUM, ask, chat_to_top, open_page, shot, wait_text
+from tests.test_ui_browser import (
+    BROWSER_MARKS,
+    CHROMIUM,
+    ask,
+    chat_to_top,
+    open_page,
+    shot,
+    wait_text,
+)
 
 FACT = "The Eling tidal mill was restored by the parish council in 1980."
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 class HeldReader:

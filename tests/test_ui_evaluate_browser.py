@@ -22,7 +22,7 @@ from local2.ui.server import create_app
 from tests.test_api import Served
 from tests.test_ui_browser import (
     ARTIFACTS,
-    CHROMIUM,
+    BROWSER_MARKS,
     Stack,
     browser,  # noqa: F401  (the module's browser fixture)
     make_agent,
@@ -34,12 +34,7 @@ from tests.test_ui_browser import (
 
 QUESTIONS = load_set(DEMO_PATH).questions
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 def answers(right: int, count: int = 12) -> dict[str, str]:

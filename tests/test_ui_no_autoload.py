@@ -24,14 +24,17 @@ from local2.service.agent import Agent
 from local2.ui.server import create_app
 from tests.conftest import make_settings
 from tests.test_api import Served
-from tests.test_ui_browser import ARTIFACTS, BROWSER_ARGS, CHROMIUM, ask, open_page, wait_text
+from tests.test_ui_browser import (
+    ARTIFACTS,
+    BROWSER_ARGS,
+    BROWSER_MARKS,
+    CHROMIUM,
+    ask,
+    open_page,
+    wait_text,
+)
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

@@ -25,7 +25,7 @@ from local2.ui.server import create_app
 from tests import test_ui_browser
 from tests.test_api import Served
 from tests.test_ui_browser import (
-    CHROMIUM,
+    BROWSER_MARKS,
     ask,
     resume,
     session_of,
@@ -40,12 +40,7 @@ BOB_ASKS = "What should I cook tonight?"
 BOB_ANSWER = "A mushroom risotto."
 browser = test_ui_browser.browser  # the same chromium fixture (one per module)
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 def answer(request: dict[str, Any]) -> Reply:

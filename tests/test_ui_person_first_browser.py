@@ -14,16 +14,19 @@ from local2.testing.ollama_server import FakeOllama, RuleBrain
 from local2.ui.server import create_app
 from tests.test_api import Served
 from tests.test_person_first import FRANCE, GIL, SlowJudge, asked_to_grade, graded, wait_for
-from tests.test_ui_browser import CHROMIUM, ask, browser, make_agent, open_page, shot, wait_text
+from tests.test_ui_browser import (
+    BROWSER_MARKS,
+    ask,
+    browser,
+    make_agent,
+    open_page,
+    shot,
+    wait_text,
+)
 
 __all__ = ["browser"]  # the fixture, shared with the app's other browser tests
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
-    ),
-]
+pytestmark = BROWSER_MARKS
 CHAT = "#local2-chat"
 GRADED = "Critic: 4/5"
 
