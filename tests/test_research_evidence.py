@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
+from local2.research.gave_up import SKIPPED
 from local2.research.ledger import Found, Source
 from local2.research.rerank import rerank
 from local2.research.second_hop import bridge_names, excerpt, hop_queries, relation_words
@@ -157,6 +158,26 @@ def test_a_prompt_shows_the_passage_of_a_source_that_matters_to_the_question() -
 
 
 # --------------------------------------------------------------------------- runs
+
+
+def test_a_model_that_failed_its_plan_schema_is_not_asked_again_in_the_run(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    """The first plan fails its schema (and its repair): the reflection and the next plan
+    are the rule's at once, each saying why, and the second hop is still made."""
+    brain = ResearchBrain(plans=["not json"] * 4, gaps=["no JSON"] * 2)
+    payload = run_once(web, tmp_path, brain, max_rounds=2)
+    assert brain.requests["plan"] == 2  # the plan and its one repair, once in the run
+    assert "gaps" not in brain.requests  # before this change: 2 (a request and its repair)
+    first, second = payload["plan"]
+    assert first["origin"] == "fallback" and "model_skipped" not in first
+    assert second["origin"] == "fallback" and second["model_skipped"] == SKIPPED
+    reflected = payload["rounds"][0]
+    assert reflected["model_skipped"] == SKIPPED and reflected["origin"] == "fallback"
+    assert reflected["gaps"][0].startswith("Shirley Temple ")  # the rule's hop
+    assert set(reflected["gaps"]) == set(web.searches()[1:])  # searched side by side
+    rounds = [e for e in payload["event_log"] if e["subject"] == "research.round"]
+    assert rounds[0]["model_skipped"] == SKIPPED
 
 
 def test_a_research_search_asks_for_more_results_than_the_chat_search(
