@@ -13,10 +13,17 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
+from local2.documents.passages import terms
 from local2.research.gave_up import SKIPPED
 from local2.research.ledger import Found, Source
 from local2.research.rerank import rerank
-from local2.research.second_hop import bridge_names, excerpt, hop_queries, relation_words
+from local2.research.second_hop import (
+    bridge_names,
+    excerpt,
+    hop_queries,
+    relation_words,
+    role_terms,
+)
 from local2.testing.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
@@ -149,6 +156,37 @@ def test_the_fallback_hop_searches_the_name_the_question_turns_on() -> None:
     assert first == "Janet Waldo government position held woman portrayed film"  # the page's
     assert second.startswith("Kiss ")  # and a name of the question no page read is about
     assert hop_queries("what is it?", [], done=[], limit=2) == []  # no name: no hop
+
+
+def test_the_hop_takes_the_name_the_questions_subject_page_gives_for_its_role() -> None:
+    """ "The author of" is "written by" on the page about the book; a publisher's page whose
+    "authors" match the question's word names others (bench/multihop's lost bridges)."""
+    question = "Which university did the author of The Crimson Garden attend?"
+    ledger = [
+        page(
+            1,
+            "Morhaskton & Quentavby",
+            "Morhaskton & Quentavby is a publishing house founded in Mabiststow. Its authors "
+            "have included Tobias Sorrewholt and Davor Lommorwyn. It published The Crimson "
+            "Garden in hardback.",
+        ),
+        page(
+            2,
+            "The Crimson Garden",
+            "The Crimson Garden is a 1959 novel set in Mabiststow. It tells of Milos "
+            "Wickzenholt, a ferry pilot, and his rivalry with Konrad Quenornen. The book was "
+            "written by Sabine Narmorby and published by Morhaskton & Quentavby.",
+        ),
+        page(
+            3,
+            "The Crimson Garden (film)",
+            "The Crimson Garden is a film adapted from the novel of the same name. Milos "
+            "Wickzenholt is played by Rosalind Yarmab.",
+        ),
+    ]
+    assert set(terms("written wrote")) <= role_terms(question)
+    first = hop_queries(question, ledger, done=[], limit=2)[0]
+    assert first == "Sabine Narmorby university author attend"  # before: Davor Lommorwyn
 
 
 def test_a_prompt_shows_the_passage_of_a_source_that_matters_to_the_question() -> None:
