@@ -13,9 +13,17 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
+from local2.documents.passages import terms
+from local2.research.gave_up import SKIPPED
 from local2.research.ledger import Found, Source
 from local2.research.rerank import rerank
-from local2.research.second_hop import bridge_names, excerpt, hop_queries, relation_words
+from local2.research.second_hop import (
+    bridge_names,
+    excerpt,
+    hop_queries,
+    relation_words,
+    role_terms,
+)
 from local2.testing.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain
@@ -150,6 +158,37 @@ def test_the_fallback_hop_searches_the_name_the_question_turns_on() -> None:
     assert hop_queries("what is it?", [], done=[], limit=2) == []  # no name: no hop
 
 
+def test_the_hop_takes_the_name_the_questions_subject_page_gives_for_its_role() -> None:
+    """ "The author of" is "written by" on the page about the book; a publisher's page whose
+    "authors" match the question's word names others (bench/multihop's lost bridges)."""
+    question = "Which university did the author of The Crimson Garden attend?"
+    ledger = [
+        page(
+            1,
+            "Morhaskton & Quentavby",
+            "Morhaskton & Quentavby is a publishing house founded in Mabiststow. Its authors "
+            "have included Tobias Sorrewholt and Davor Lommorwyn. It published The Crimson "
+            "Garden in hardback.",
+        ),
+        page(
+            2,
+            "The Crimson Garden",
+            "The Crimson Garden is a 1959 novel set in Mabiststow. It tells of Milos "
+            "Wickzenholt, a ferry pilot, and his rivalry with Konrad Quenornen. The book was "
+            "written by Sabine Narmorby and published by Morhaskton & Quentavby.",
+        ),
+        page(
+            3,
+            "The Crimson Garden (film)",
+            "The Crimson Garden is a film adapted from the novel of the same name. Milos "
+            "Wickzenholt is played by Rosalind Yarmab.",
+        ),
+    ]
+    assert set(terms("written wrote")) <= role_terms(question)
+    first = hop_queries(question, ledger, done=[], limit=2)[0]
+    assert first == "Sabine Narmorby university author attend"  # before: Davor Lommorwyn
+
+
 def test_a_prompt_shows_the_passage_of_a_source_that_matters_to_the_question() -> None:
     text = "Opening words about nothing much.\n" * 30 + "Shirley Temple played Corliss Archer."
     shown = excerpt(text, "who played Corliss Archer", 240)
@@ -157,6 +196,26 @@ def test_a_prompt_shows_the_passage_of_a_source_that_matters_to_the_question() -
 
 
 # --------------------------------------------------------------------------- runs
+
+
+def test_a_model_that_failed_its_plan_schema_is_not_asked_again_in_the_run(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    """The first plan fails its schema (and its repair): the reflection and the next plan
+    are the rule's at once, each saying why, and the second hop is still made."""
+    brain = ResearchBrain(plans=["not json"] * 4, gaps=["no JSON"] * 2)
+    payload = run_once(web, tmp_path, brain, max_rounds=2)
+    assert brain.requests["plan"] == 2  # the plan and its one repair, once in the run
+    assert "gaps" not in brain.requests  # before this change: 2 (a request and its repair)
+    first, second = payload["plan"]
+    assert first["origin"] == "fallback" and "model_skipped" not in first
+    assert second["origin"] == "fallback" and second["model_skipped"] == SKIPPED
+    reflected = payload["rounds"][0]
+    assert reflected["model_skipped"] == SKIPPED and reflected["origin"] == "fallback"
+    assert reflected["gaps"][0].startswith("Shirley Temple ")  # the rule's hop
+    assert set(reflected["gaps"]) == set(web.searches()[1:])  # searched side by side
+    rounds = [e for e in payload["event_log"] if e["subject"] == "research.round"]
+    assert rounds[0]["model_skipped"] == SKIPPED
 
 
 def test_a_research_search_asks_for_more_results_than_the_chat_search(

@@ -19,6 +19,7 @@ from local2.research.plan_schema import (
     parse_plan,
     plan_schema,
     renumber,
+    rule_query,
 )
 from local2.research.step_tools import StepTools, web_steps
 from local2.research.structured import ask_structured, decode_json, schema_errors
@@ -79,6 +80,19 @@ def test_fallback_plans_leave_forbidden_calls_out_and_can_call_no_tools() -> Non
     no_tools = fallback_plan(["tide mills"], TOOLS, read_top=2, forbidden=banned)
     assert [s.tool for s in no_tools.steps] == ["compose"]
     assert [s.tool for s in fallback_plan(["x"], StepTools(), 2).steps] == ["compose"]
+
+
+def test_a_fallback_query_keeps_both_names_of_a_long_comparison_whole() -> None:
+    question = (
+        "Which was founded earlier, the Morhaskcombe Photographic Society or the "
+        "Wickcorbury Choral Society?"
+    )  # 99 characters: cut at 80 before this change, the second name fell off
+    plan = fallback_plan([question], TOOLS, read_top=2)
+    assert plan.steps[0].args["query"] == question
+    words = " ".join(["Quenholby"] * 30)  # 299 characters: cut, between words
+    assert rule_query(words) == " ".join(["Quenholby"] * 16)
+    assert len(rule_query(words)) <= 160 and rule_query("a  b\n c") == "a b c"
+    assert rule_query("x" * 200) == "x" * 160  # one word longer than the cap: cut in it
 
 
 def test_renumber_keeps_references_to_earlier_steps() -> None:

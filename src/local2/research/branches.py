@@ -332,9 +332,11 @@ def adopt(
     asked: Structured[Plan] | None,
     reason: str,
     followup: int = 0,
+    model_skipped: str | None = None,
 ) -> dict[str, Any]:
     """Replace the pending steps by ``plan``'s, renumbered after every step so far and put
-    on their branches (new sub-questions where they start one)."""
+    on their branches (new sub-questions where they start one); ``model_skipped`` says why
+    the model was not asked for it (:mod:`local2.research.gave_up`)."""
     steps = state.get("steps") or {}
     order = list(state.get("order") or [])
     round_n = state.get("round") or 1
@@ -357,10 +359,18 @@ def adopt(
         }
         for r in new
     ]
+    skipped = {"model_skipped": model_skipped} if model_skipped else {}
     entry = event(
-        state, events.RESEARCH_PLAN, round=round_n, origin=origin, goal=plan.goal, steps=summary
+        state,
+        events.RESEARCH_PLAN,
+        round=round_n,
+        origin=origin,
+        goal=plan.goal,
+        steps=summary,
+        **skipped,
     )
     record = {
+        **skipped,
         "round": round_n,
         "origin": origin,
         "reason": reason,

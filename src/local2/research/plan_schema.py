@@ -25,6 +25,8 @@ FETCH = "web_fetch"
 # Bounds that keep the worst-case JSON inside a small model's token budget.
 GOAL_CHARS = 100
 TEXT_CHARS = 80
+# A query the fallback makes from the question: room for both names of a long comparison.
+RULE_QUERY_CHARS = 160
 URL_CHARS = 300
 ID_CHARS = 8
 
@@ -291,12 +293,22 @@ def renumber(plan: Plan, start: int) -> Plan:
     return plan.model_copy(update={"steps": steps})
 
 
+def rule_query(text: str, limit: int = RULE_QUERY_CHARS) -> str:
+    """``text`` as one search query of at most ``limit`` characters, cut between words so
+    no name is searched half."""
+    query = " ".join(text.split())
+    if len(query) <= limit:
+        return query
+    cut = query[: limit + 1].rsplit(" ", 1)[0]
+    return cut if cut and len(cut) <= limit else query[:limit]
+
+
 def branch_steps(
     query: str, tools: StepTools, read_top: int, first_id: int, forbidden: Sequence[str] = ()
 ) -> list[PlanStep]:
     """One sub-question's steps as a plan made without the model: search for ``query``, then
     read the top results; nothing when that search is forbidden or no tool can search."""
-    query = " ".join(query.split())[:TEXT_CHARS]
+    query = rule_query(query)
     search = tools.search()
     if search is None or not query or call_key(search.name, {"query": query}) in set(forbidden):
         return []

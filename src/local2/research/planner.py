@@ -27,6 +27,7 @@ from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.research.branches import adopt, apply_edit
+from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.pauses import ask_first, awaiting_plan
 from local2.research.plan_schema import (
     COMPOSE,
@@ -142,7 +143,8 @@ def plan(
         brief=person_brief(view),
         clarify=clarify,
     )
-    asked = _ask_plan(services, view, messages, config, clarify)
+    model_skipped = gave_up(view, services)
+    asked = skipped() if model_skipped else _ask_plan(services, view, messages, config, clarify)
     if clarify and asked.value is not None and wants_to_ask(asked.value):
         return {**start, **ask_first(view, asked.value, asked)}
     chosen = asked.value or fallback_plan(
@@ -153,10 +155,11 @@ def plan(
         goal=view["question"],
     )
     reason = "follow-up round" if gaps else "first plan"
-    adopted = adopt(view, chosen, asked.source, asked, reason)
+    note = SKIPPED if model_skipped else None
+    adopted = adopt(view, chosen, asked.source, asked, reason, model_skipped=note)
     if view.get("review") and not view.get("reviewed"):
         adopted = awaiting_plan(view, adopted)  # the person sees it before the first search
-    return {**start, **adopted}
+    return {**start, **adopted, **remember(asked, services)}
 
 
 def after_plan(state: ResearchState) -> str:

@@ -21,6 +21,7 @@ from local2 import events
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.services import Services
+from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.ledger import source_budget
 from local2.research.plan_schema import COMPOSE, Gaps, gaps_schema
 from local2.research.prompts import reflect_messages
@@ -87,27 +88,47 @@ def reflect(
     stop = _why_stop(state, services)
     gaps: list[str] = []
     origin = "none"
+    failed: dict[str, Any] = {}
+    model_skipped = None
     if not stop:
         ledger = usable_ledger(state)
         names = bridge_names(state["question"], ledger) + unread_names(state["question"], ledger)
-        asked = ask_structured(
-            services,
-            reflect_messages(
-                state["question"], ledger, settings.max_gaps, person_brief(state), names
-            ),
-            gaps_schema(settings.max_gaps),
-            read_gaps,
-            config,
-        )
+        if gave_up(state, services):
+            asked, model_skipped = skipped(), SKIPPED
+        else:
+            asked = ask_structured(
+                services,
+                reflect_messages(
+                    state["question"], ledger, settings.max_gaps, person_brief(state), names
+                ),
+                gaps_schema(settings.max_gaps),
+                read_gaps,
+                config,
+            )
+            failed = remember(asked, services)
         origin = asked.source
         gaps = new_queries(asked.value, searched(state), settings.max_gaps)
         if asked.value is None:  # the model failed its schema: the second hop, by rule
             hops = min(HOPS, settings.max_gaps)
             gaps = hop_queries(state["question"], ledger, searched(state), hops)
         stop = "" if gaps else "no gaps named"
-    entry = event(state, events.RESEARCH_ROUND, n=round_n, gaps=gaps, stop=stop or None)
-    record = {"n": round_n, "gaps": gaps, "origin": origin, "stop": stop or None}
-    update: dict[str, Any] = {"rounds": [record], "event_log": [entry], "gaps": gaps}
+    entry = event(
+        state,
+        events.RESEARCH_ROUND,
+        n=round_n,
+        gaps=gaps,
+        stop=stop or None,
+        origin=origin,
+        model_skipped=model_skipped,
+    )
+    record = {
+        "n": round_n,
+        "gaps": gaps,
+        "origin": origin,
+        "stop": stop or None,
+        "model_skipped": model_skipped,
+    }
+    update: dict[str, Any] = {"rounds": [record], "event_log": [entry], "gaps": gaps, **failed}
     if gaps:
         return {**update, "round": round_n + 1, "decision": "plan"}
     return {**update, "decision": "compose"}

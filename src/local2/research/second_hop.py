@@ -34,6 +34,7 @@ from local2.research.ledger import Source
 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
 SENTENCES = 8  # the sentences most relevant to the question that names are taken from
+SUBJECT = 2.0  # how much more a sentence of a page about the question's subject weighs
 QUERY_CHARS = 80  # a gap query's length (plan_schema.TEXT_CHARS)
 
 _JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names, not one
@@ -47,6 +48,20 @@ _NOT_NAME_TEXT = """
     january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday"""
 _NOT_NAMES = frozenset(_NOT_NAME_TEXT.split())
+# A role a question asks about, and the words a page says it with.
+_ROLE_WORDS = {
+    "author": "written wrote writer",
+    "writer": "written wrote",
+    "architect": "designed",
+    "director": "directed",
+    "actor": "played portrayed starring",
+    "actress": "played portrayed starring",
+    "composer": "composed",
+    "founder": "founded",
+    "painter": "painted",
+    "inventor": "invented",
+}
+_BRACKETED = re.compile(r"\s*\([^()]*\)")
 _QUESTION_WORD = re.compile(r"[\w'’-]+")
 
 
@@ -70,6 +85,20 @@ def _sentences(text: str) -> list[str]:
     return [t for p in split_passages(text) for t in _SENTENCE_END.split(p) if t.strip()]
 
 
+def role_terms(question: str) -> set[str]:
+    """The question's terms, with the words a page uses for who held a role it asks about
+    ("the author of" is "written by" on the page that names her)."""
+    said = [_ROLE_WORDS.get(w.lower(), "") for w in _QUESTION_WORD.findall(question)]
+    return set(terms(question)) | set(terms(" ".join(said)))
+
+
+def _about(title: str, question: str) -> bool:
+    """A page about a subject the question names: its title (without a note in brackets,
+    "Kiss and Tell (1945 film)") is in the question."""
+    name = " ".join(_BRACKETED.sub("", title).casefold().split())
+    return len(name) > 2 and name in question
+
+
 def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> list[str]:
     """The names the sources' sentences most relevant to ``question`` give that the question
     does not, weightiest first (at most ``limit``)."""
@@ -79,7 +108,12 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
     if not pairs:
         return []
     sentences = [t for _, t in pairs]
-    scores = bm25_scores([terms(f"{title} {t}") for title, t in pairs], set(terms(question)))
+    scores = bm25_scores([terms(f"{title} {t}") for title, t in pairs], role_terms(question))
+    folded = " ".join(question.casefold().split())
+    scores = [
+        score * (SUBJECT if _about(title, folded) else 1.0)
+        for score, (title, _) in zip(scores, pairs, strict=True)
+    ]
     best = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))[:SENTENCES]
     weight: dict[str, float] = defaultdict(float)
     inside: dict[str, int] = defaultdict(int)  # seen not at a sentence's start

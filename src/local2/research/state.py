@@ -71,6 +71,7 @@ class ResearchState(TypedDict):
     forbidden: NotRequired[list[str]]  # call keys (plan.call_key) that failed for good
     handled: NotRequired[list[str]]  # failed steps already replanned around
     replans: NotRequired[int]
+    schema_failed: NotRequired[str | None]  # the model whose plan or gaps failed (gave_up.py)
     filed: NotRequired[list[str]]  # steps whose sources are in the ledger
     ledger: NotRequired[list[Source]]
     gaps: NotRequired[list[str]]
