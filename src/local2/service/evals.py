@@ -222,6 +222,18 @@ class Evals(EvalRuns):
         loop.stop()
         return True
 
+    def wait_ended(self, run_id: str, timeout: float) -> bool:
+        """Whether ``run_id`` stopped going here within ``timeout`` seconds (its status is
+        written by then): a Stop can then say how the run ended, not that it is ending."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._guard:
+                if run_id not in self._active:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
     def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Stop every run going here (each can be resumed) and wait, at most ``wait_s``, for
         their readers to settle them (a reader that has gone leaves its run ``interrupted``)."""
@@ -335,16 +347,20 @@ class Evals(EvalRuns):
     def _settle(
         self, run: EvalRun, lock: FileLock, loop: QuestionLoop | None, status: RunState, note: str
     ) -> None:
-        """The run's status written and its lock let go (nothing to do if never taken)."""
-        with self._guard:
-            if loop is not None and self._active.get(run.run_id) is loop:
-                del self._active[run.run_id]
-        if lock.is_locked:
-            if note:
-                run.update(status=status, note=note[:500])
-            else:
-                run.update(status=status)
-            lock.release()
+        """The run's status written, then it leaves the runs going here (so whoever waits
+        for that reads its status), and its lock let go (nothing to do if never taken)."""
+        try:
+            if lock.is_locked:
+                if note:
+                    run.update(status=status, note=note[:500])
+                else:
+                    run.update(status=status)
+        finally:
+            with self._guard:
+                if loop is not None and self._active.get(run.run_id) is loop:
+                    del self._active[run.run_id]
+            if lock.is_locked:
+                lock.release()
 
     def _report(self, run: EvalRun, status: RunState) -> EvalReport:
         manifest = run.manifest()

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from local2.service.agent import Agent
 
 RUN_LIST = 100
+STOP_WAIT_S = 30.0  # how long Stop waits for the questions in flight to say how it ended
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,12 @@ class EvaluateTab:
             return notice_for(exc).markdown()
         if not stopped:
             return f"Run `{run_id}` is not going."
+        # Wait for the questions in flight: this answer and the run's own last word land in
+        # the same place in either order, so both say how the run ended.
+        if self.agent.evals.wait_ended(run_id, STOP_WAIT_S):
+            detail = self.agent.evals.show(run_id, self.person(request))
+            accuracy = _accuracy(detail["summary"]["accuracy"])
+            return f"Run `{run_id}` {detail['status']}: {accuracy}"
         return f"Stopping run `{run_id}`: the questions in flight end; resume it any time."
 
     # -- reading ---------------------------------------------------------------------------
