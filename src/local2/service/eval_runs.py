@@ -61,7 +61,7 @@ class EvalRuns:
         self.access = access
         self.store = RunStore(settings.data_dir / RUNS_FOLDER)
         self._active: dict[str, QuestionLoop] = {}  # the runs going in this process
-        self._guard = threading.Lock()
+        self._guard = threading.Condition()  # notified when a run leaves ``_active``
 
     def runs(self, owner: str | None = LOCAL.name, limit: int = 100) -> list[EvalRunRow]:
         """``owner``'s runs (None: everyone's), newest first, with their accuracy so far."""

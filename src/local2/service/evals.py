@@ -15,7 +15,6 @@ same store, so each question's session opens in time travel, with the run's own 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -225,14 +224,8 @@ class Evals(EvalRuns):
     def wait_ended(self, run_id: str, timeout: float) -> bool:
         """Whether ``run_id`` stopped going here within ``timeout`` seconds (its status is
         written by then): a Stop can then say how the run ended, not that it is ending."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._guard:
-                if run_id not in self._active:
-                    return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
+        with self._guard:
+            return self._guard.wait_for(lambda: run_id not in self._active, timeout)
 
     def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Stop every run going here (each can be resumed) and wait, at most ``wait_s``, for
@@ -241,9 +234,8 @@ class Evals(EvalRuns):
             loops = list(self._active.values())
         for loop in loops:
             loop.stop()
-        deadline = time.monotonic() + wait_s
-        while self._active and time.monotonic() < deadline:
-            time.sleep(0.05)
+        with self._guard:
+            self._guard.wait_for(lambda: not self._active, wait_s)
 
     # -- the parts -------------------------------------------------------------------------
 
@@ -359,6 +351,7 @@ class Evals(EvalRuns):
             with self._guard:
                 if loop is not None and self._active.get(run.run_id) is loop:
                     del self._active[run.run_id]
+                    self._guard.notify_all()
             if lock.is_locked:
                 lock.release()
 
