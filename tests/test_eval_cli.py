@@ -46,6 +46,29 @@ def ctrl_c_as_at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def start_demo_run(env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
+    """``local2 eval demo`` on 8 questions answered by the Ollama-protocol server, as a
+    process of its own (to be killed or interrupted)."""
+    args = ["eval", "demo", "--limit", "8", "--backend", "ollama", "--model", "gemma4:12b"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "local2.cli", *args, *extra],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ctrl_c_as_at_a_terminal,
+    )
+
+
+def results_file(home: Path, process: subprocess.Popen[str]) -> Path:
+    """The run's results file, once the run has made it (the process must still be running)."""
+    deadline = time.monotonic() + 120
+    while not list(runs_folder(home).glob("*/results.jsonl")):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    return next(runs_folder(home).glob("*/results.jsonl"))
+
+
 def wait_for_lines(path: Path, count: int, process: subprocess.Popen[str], limit: float) -> None:
     """Until ``path`` has ``count`` whole lines (the process must still be running)."""
     deadline = time.monotonic() + limit
@@ -63,21 +86,9 @@ def test_a_killed_run_resumes_without_asking_a_question_twice_or_losing_one(
     brain = EvalBrain(answers())
     with FakeOllama(brain, delay_s=0.4) as fake:
         env = {"OLLAMA_HOST": fake.url}
-        args = ["eval", "demo", "--limit", "8", "--backend", "ollama", "--model", "gemma4:12b"]
-        process = subprocess.Popen(
-            [sys.executable, "-m", "local2.cli", *args, "--concurrency", "2"],
-            env={**os.environ, **env},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=ctrl_c_as_at_a_terminal,
-        )
+        process = start_demo_run(env, "--concurrency", "2")
         try:
-            deadline = time.monotonic() + 120
-            while not list(runs_folder(isolated_home).glob("*/results.jsonl")):
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.05)
-            results = next(runs_folder(isolated_home).glob("*/results.jsonl"))
+            results = results_file(isolated_home, process)
             wait_for_lines(results, 3, process, 120)
             os.kill(process.pid, signal.SIGKILL)
         finally:
@@ -123,21 +134,9 @@ def test_ctrl_c_stops_a_run_that_then_resumes(isolated_home: Path) -> None:
     brain = EvalBrain(answers())
     with FakeOllama(brain, delay_s=0.4) as fake:
         env = {"OLLAMA_HOST": fake.url}
-        args = ["eval", "demo", "--limit", "8", "--backend", "ollama", "--model", "gemma4:12b"]
-        process = subprocess.Popen(
-            [sys.executable, "-m", "local2.cli", *args],
-            env={**os.environ, **env},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=ctrl_c_as_at_a_terminal,
-        )
+        process = start_demo_run(env)
         try:
-            deadline = time.monotonic() + 120
-            while not list(runs_folder(isolated_home).glob("*/results.jsonl")):
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.05)
-            results = next(runs_folder(isolated_home).glob("*/results.jsonl"))
+            results = results_file(isolated_home, process)
             wait_for_lines(results, 2, process, 120)
             process.send_signal(signal.SIGINT)
             _, stderr = process.communicate(timeout=60)
