@@ -108,8 +108,26 @@ def test_invalid_bodies_get_422_and_unknown_sessions_404(api_url: str) -> None:
         assert replay.status_code == 404
 
 
-def test_two_concurrent_sessions_do_not_wait_or_mix(api_url: str) -> None:
-    def converse(session: str) -> list[str]:
+def test_two_concurrent_sessions_do_not_wait_or_mix(tmp_path: Path) -> None:
+    # Each session's first turn waits in the model until the other's arrives: served one
+    # after the other, the first would wait alone and the barrier would break.
+    barrier = threading.Barrier(2)
+    met: dict[str, bool] = {}
+
+    def rendezvous(messages: list[BaseMessage]) -> AIMessage:
+        said = str(messages[-1].content)
+        if said.endswith("-0"):
+            try:
+                barrier.wait(timeout=10)
+                met[said] = True
+            except threading.BrokenBarrierError:
+                met[said] = False
+        return reply(f"you said: {said}", thinking="echoing")
+
+    model = ScriptedChatModel(replies=[rendezvous], repeat_last=True)
+    agent = Agent(make_settings(tmp_path), chat_model=model, tools=[], memory=None, critic=None)
+
+    def converse(api_url: str, session: str) -> list[str]:
         with httpx.Client(base_url=api_url, timeout=30) as client:
             return [
                 client.post(
@@ -118,13 +136,12 @@ def test_two_concurrent_sessions_do_not_wait_or_mix(api_url: str) -> None:
                 for i in range(3)
             ]
 
-    started = time.time()
-    with ThreadPoolExecutor(2) as pool:
-        a, b = pool.map(converse, ["A", "B"])
-    elapsed = time.time() - started
+    with Served(create_api(agent)) as url, ThreadPoolExecutor(2) as pool:
+        a, b = pool.map(converse, [url, url], ["A", "B"])
+    agent.close()
     assert a == [f"you said: A-{i}" for i in range(3)]
     assert b == [f"you said: B-{i}" for i in range(3)]
-    assert elapsed < 6 * 0.3 + 1.5, f"sessions waited for each other ({elapsed:.1f} s)"
+    assert met == {"A-0": True, "B-0": True}, "the sessions waited for each other"
 
 
 def test_beyond_loopback_requires_a_token(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -156,8 +156,40 @@ def test_ask_model_b_json_then_prefer_b_continues_with_b_and_counts_in_the_arena
     assert "People's votes" in printed.stdout and WEAK in printed.stdout
 
 
+class Rendezvous(Recording):
+    """Holds each model's first request until the other model's first request arrives.
+
+    Run in parallel, both arrive and meet; one after the other, the first waits alone and
+    the barrier breaks after ``wait_s`` (nothing here depends on how fast the machine is).
+    """
+
+    def __init__(self, brains: dict[str, Any], models: tuple[str, ...], wait_s: float) -> None:
+        super().__init__(brains)
+        self.models = set(models)
+        self.barrier = threading.Barrier(len(models))
+        self.wait_s = wait_s
+        self.met: dict[str, bool] = {}
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        model = str(request.get("model"))
+        with self.lock:
+            first = model in self.models and model not in self.met
+            if first:
+                self.met[model] = False
+        if first:
+            try:
+                self.barrier.wait(timeout=self.wait_s)
+                self.met[model] = True
+            except threading.BrokenBarrierError:
+                pass
+        return super().__call__(request)
+
+
 def test_respondents_run_concurrently_each_with_its_own_tools(tmp_path: Path) -> None:
-    with two_models(delay_s=0.4) as server:
+    brain = Rendezvous(
+        {STRONG: RuleBrain(), "rules:2b": RuleBrain()}, models=(STRONG, "rules:2b"), wait_s=10
+    )
+    with FakeOllama(brain, models=MODELS) as server:
         agent = make_agent(tmp_path, server.url)
         items: list[tuple[str, Any]] = []
         payload = agent.ask(
@@ -167,12 +199,8 @@ def test_respondents_run_concurrently_each_with_its_own_tools(tmp_path: Path) ->
             options=agent.turn_options("rules:2b"),
         )
         agent.close()
-    spans = server.brain.spans  # type: ignore[attr-defined]
-    first = {model: next(s for s in spans if s[0] == model) for model in (STRONG, "rules:2b")}
-    # Every reply takes 0.4 s and each respondent needs two (tool call, answer): one after
-    # the other, b's first request would come 0.8 s after a's; in parallel, together.
-    (_, start_a, _), (_, start_b, _) = first.values()
-    assert abs(start_a - start_b) < 0.3
+    # Each respondent's first request waited for the other's: they were in flight together.
+    assert brain.met == {STRONG: True, "rules:2b": True}
     for rid in ("a", "b"):
         own = payload["respondents"][rid]
         assert [c["tool"] for c in own["tool_calls"]] == ["web_search"]

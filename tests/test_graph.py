@@ -76,15 +76,25 @@ def test_tool_round_trip_records_call_and_wraps_output(tmp_path: Path) -> None:
 
 
 def test_concurrent_tool_calls_run_at_once(tmp_path: Path) -> None:
+    # Each call waits until all three are running; one after the other, the first would
+    # wait alone and the barrier would break, whatever the machine's speed.
+    barrier = threading.Barrier(3)
+    met: list[bool] = []
+
+    def run(args: Any, ctx: Any) -> str:
+        try:
+            barrier.wait(timeout=10)
+            met.append(True)
+        except threading.BrokenBarrierError:
+            met.append(False)
+        return f"echo: {args['text']}"
+
+    together = Tool("echo", "echo tool", TEXT, run, effects="read")
     calls = [{"name": "echo", "args": {"text": str(i)}, "id": f"c{i}"} for i in range(3)]
-    agent = make_agent(
-        tmp_path, [reply("", tool_calls=calls), reply("done")], [echo_tool(delay=0.6)]
-    )
-    started = time.time()
+    agent = make_agent(tmp_path, [reply("", tool_calls=calls), reply("done")], [together])
     payload = agent.ask("three at once", "s1")
-    elapsed = time.time() - started
     assert [c["result"] for c in payload["tool_calls"]] == ["echo: 0", "echo: 1", "echo: 2"]
-    assert elapsed < 1.5, f"three 0.6 s calls took {elapsed:.2f} s: not concurrent"
+    assert met == [True, True, True], "the three calls did not run at once"
 
 
 def test_timeout_error_and_unknown_tool_resume_generation(tmp_path: Path) -> None:
