@@ -13,7 +13,8 @@ provider instead).
 The model is the real ``ChatOllama`` against the Ollama-protocol test server, in three modes:
 
 - **scripted**: the planner's plan is "search the question, read the top 2 results,
-  compose" (``ResearchBrain``'s default plan); reflect names no gaps.
+  compose" (``ResearchBrain``'s default plan); reflect names no gaps (since issue 40 the
+  rule then searches the second hop once, ``research.reflect``'s ``rule_hop``).
 - **follows**: the scripted planner, whose reflection searches every name (at most three)
   the reflect prompt lists as given by the sources and not by the question, with the
   question's own words, when the prompt lists such names (the prompt of issue 40 does;

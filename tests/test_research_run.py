@@ -16,6 +16,7 @@ from local2.errors import RunBusy
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.research.plan_schema import call_key
 from local2.research.planner import keywords
+from local2.research.reflect import HOP_READ
 from local2.service.agent import Agent
 from local2.service.research import Research
 from local2.testing.ollama_server import FakeOllama
@@ -229,19 +230,26 @@ def test_independent_steps_run_side_by_side(web: LoopbackWeb, tmp_path: Path) ->
     assert {s["id"] for s in payload["steps"] if s["status"] == "done"} == {"s1", "s2", "s3"}
 
 
-def test_rounds_follow_the_gaps_and_end_when_none_are_left(
-    web: LoopbackWeb, tmp_path: Path
-) -> None:
+def test_rounds_follow_the_gaps_then_the_rules_hop_once(web: LoopbackWeb, tmp_path: Path) -> None:
     brain = ResearchBrain(gaps=[["otters river Lune survey"], []])
     with FakeOllama(brain) as fake:
         run = research(fake, web, tmp_path, max_rounds=3)
         payload = run.run(QUESTION)
         run.close()
     rounds = payload["rounds"]
-    assert [r["gaps"] for r in rounds] == [["otters river Lune survey"], []]
-    assert rounds[-1]["stop"] == "no gaps named"
-    assert [p["round"] for p in payload["plan"]] == [1, 2]
+    assert rounds[0]["gaps"] == ["otters river Lune survey"] and rounds[0]["origin"] == "model"
+    # The model names none after round 2; the sources name someone no search looked up
+    # (the engineer), so the rule searches that once, and the run composes.
+    assert rounds[1]["origin"] == "hop" and rounds[1]["gaps"]
+    assert rounds[2]["gaps"] == [] and rounds[2]["stop"] == HOP_READ
+    assert [(p["round"], p["origin"]) for p in payload["plan"]] == [
+        (1, "model"),
+        (2, "model"),
+        (3, "hop"),
+    ]
+    assert brain.requests["gaps"] == 2  # not asked again after the hop
     assert "otters river Lune survey" in web.searches()
+    assert set(rounds[1]["gaps"]) <= set(web.searches())
     assert any("Lune" in s["title"] for s in payload["sources"])
 
 

@@ -1,13 +1,15 @@
 """``local2 research`` on a bridge question, as a person runs it: a real process, the
 Ollama-protocol server, a loopback SearXNG-protocol search and pages. The page that answers
 (Shirley Temple's) shares no word with the question, so only the second hop's search finds
-it; the reflecting model fails its schema, so the hop is the deterministic fallback's."""
+it. The hop is the rule's both when the reflecting model fails its schema and when it
+answers that nothing is missing."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from local2.research.reflect import HOP_READ
 from local2.testing.bridge_web import (
     BRIDGE_FACT,
     BRIDGE_PAGE,
@@ -58,3 +60,36 @@ def test_the_second_hop_reads_and_cites_the_page_only_the_bridging_name_finds(
     assert payload["rounds"][0]["origin"] == "fallback" and payload["rounds"][0]["gaps"][0] == hop
     shown = brain.prompts["gaps"][0]  # the reflecting model was shown the name, too
     assert "Not read about yet: Shirley Temple" in shown
+
+
+def test_a_model_that_names_no_gaps_still_gets_the_second_hop_read(tmp_path: Path) -> None:
+    """The reflecting model answers in its schema that nothing is missing (the scripted
+    planner of the evidence bench): the rule searches the name the film's page gives once,
+    plans that round itself, reads the answer's page and composes without asking again."""
+    brain = ResearchBrain(gaps=[[]])
+    with BridgeWeb(bridge_pages(), max_results=20) as web, FakeOllama(brain) as fake:
+        result = local2(
+            "research",
+            BRIDGE_QUESTION,
+            "--json",
+            "--backend",
+            "ollama",
+            env=environment(web, tmp_path, fake.url),
+        )
+        searches = web.searches()
+        answer_url = web.page_url(BRIDGE_PAGE)
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    first, hop_round = payload["rounds"]
+    assert first["origin"] == "hop" and first["gaps"][0].startswith("Shirley Temple ")
+    assert hop_round["stop"] == HOP_READ and hop_round["gaps"] == []
+    assert [p["origin"] for p in payload["plan"]] == ["model", "hop"]
+    assert brain.requests["plan"] == 1 and brain.requests["gaps"] == 1  # the hop asked neither
+    assert set(first["gaps"]) == set(searches[1:])
+    hop_reads = [s for s in payload["steps"] if s["round"] == 2 and s["tool"] == "web_fetch"]
+    assert hop_reads and all(s["sources"] <= 2 for s in hop_reads)  # its top, not a share
+    source = next(s for s in payload["sources"] if s["url"] == answer_url)
+    assert source["kind"] == "page" and source["query"] == first["gaps"][0]
+    body = payload["report"].split("## References")[0]
+    assert f"[{source['n']}]" in body  # read, and cited
+    assert BRIDGE_FACT in brain.prompts["compose"][0]

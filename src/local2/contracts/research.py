@@ -56,7 +56,7 @@ class SubQuestion(TypedDict):
     text: str
     status: Annotated[str, Field(description="open, dropped (its sources left out), stopped.")]
     round: int
-    origin: Annotated[str, Field(description="model, fallback, person, gap or followup.")]
+    origin: Annotated[str, Field(description="model, repaired, fallback, hop, person or followup.")]
 
 
 class SubQuestionView(SubQuestion):

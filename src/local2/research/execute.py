@@ -39,6 +39,7 @@ from local2.research.ledger import Found, Why, file_sources, source_budget, url_
 from local2.research.plan_schema import COMPOSE, call_key
 from local2.research.readings import split_label
 from local2.research.rerank import rerank
+from local2.research.second_hop import hopped
 from local2.research.state import CallRecord, ResearchState, StepRecord
 from local2.research.steering import inbox_of, take_says
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
@@ -125,11 +126,15 @@ def _read_targets(
     return targets
 
 
-def read_share(steps: dict[str, StepRecord], step: StepRecord, settings: ResearchSettings) -> int:
+def read_share(
+    steps: dict[str, StepRecord], step: StepRecord, settings: ResearchSettings, hop: bool = False
+) -> int:
     """How many results a read of "the top results" reads: its ``top``, or its share of the
-    round's ``fetch_count`` when that is more (the round's such reads divide it)."""
+    round's ``fetch_count`` when that is more (the round's such reads divide it). A read in
+    the rule's hop after a satisfied model (``hop``) reads its top only: it looks a name up,
+    whose own page the search has at the top, and a wider read costs the run time."""
     top = int(step["args"].get(TOP) or 1)
-    if not step["args"].get(FROM_STEP):
+    if hop or not step["args"].get(FROM_STEP):
         return top
     peers = [
         s
@@ -215,7 +220,7 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
         why = ""
         reader = tools.get(step["tool"])
         if reader is not None and reads_targets(reader, step["args"]):
-            wanted = read_share(steps, step, settings)
+            wanted = read_share(steps, step, settings, hop=hopped(state))
             targets = _read_targets(view, step, reader, room, banned, wanted)
             banned.update(url_key(t["url"]) for t in targets)
             room -= len(targets)

@@ -40,6 +40,7 @@ from local2.research.plan_schema import (
     plan_schema,
 )
 from local2.research.prompts import observation, plan_messages, replan_messages
+from local2.research.second_hop import hopped
 from local2.research.state import ResearchState
 from local2.research.steering import answered_question, person_brief, usable_ledger
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
@@ -144,7 +145,12 @@ def plan(
         clarify=clarify,
     )
     model_skipped = gave_up(view, services)
-    asked = skipped() if model_skipped else _ask_plan(services, view, messages, config, clarify)
+    by_rule = bool(gaps) and hopped(view)  # the rule's hop: its plan is the rule's too
+    asked = (
+        skipped()
+        if model_skipped or by_rule
+        else _ask_plan(services, view, messages, config, clarify)
+    )
     if clarify and asked.value is not None and wants_to_ask(asked.value):
         return {**start, **ask_first(view, asked.value, asked)}
     chosen = asked.value or fallback_plan(
@@ -156,7 +162,10 @@ def plan(
     )
     reason = "follow-up round" if gaps else "first plan"
     note = SKIPPED if model_skipped else None
-    adopted = adopt(view, chosen, asked.source, asked, reason, model_skipped=note)
+    if by_rule:
+        reason, note = "the second hop the model did not name", None
+    origin = "hop" if by_rule else asked.source
+    adopted = adopt(view, chosen, origin, asked, reason, model_skipped=note)
     if view.get("review") and not view.get("reviewed"):
         adopted = awaiting_plan(view, adopted)  # the person sees it before the first search
     return {**start, **adopted, **remember(asked, services)}

@@ -4,9 +4,13 @@ The gaps are structured output (the gaps schema, one repair). The model is shown
 the sources give that the question does not, and told to search the one a question that
 only describes its subject turns on (:mod:`local2.research.second_hop`); when its output is
 unusable, the second hop is made by rule: those names searched with the question's relation
-words. A new round starts only with gaps, rounds left (``max_rounds``) and room in the
-ledger (``max_sources``); otherwise the run goes on to compose, as it does at once when the
-person stopped it or when it was answering a follow-up (one round).
+words. When the model names no gaps while the sources still name someone no search has
+looked up, the rule makes that hop once (``rule_hop``): a small model too often takes "the
+page says who" for the answer. The run composes after that round without asking again (a
+reflection costs a model reply; the hop is the rule's check, not a new line of research).
+A new round starts only with gaps, rounds left (``max_rounds``) and room in the ledger
+(``max_sources``); otherwise the run goes on to compose, as it does at once when the person
+stopped it or when it was answering a follow-up (one round).
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.ledger import source_budget
 from local2.research.plan_schema import COMPOSE, Gaps, gaps_schema
 from local2.research.prompts import reflect_messages
-from local2.research.second_hop import bridge_names, hop_queries, unread_names
+from local2.research.second_hop import bridge_names, hop_queries, hopped, unread_names
 from local2.research.state import ResearchState
 from local2.research.steering import person_brief, usable_ledger
 from local2.research.step_tools import step_catalog
 from local2.research.structured import ask_structured
 
-HOPS = 2  # bridge names searched after a round whose reflection failed its schema
+HOPS = 2  # bridge names searched by rule after a round (a failed reflection, or no gaps)
+HOP_READ = "the second hop the model did not name is read"
 
 
 def searched(state: ResearchState) -> set[str]:
@@ -69,6 +74,8 @@ def _why_stop(state: ResearchState, services: Services) -> str:
         return "a follow-up takes one round"
     if state.get("stopped"):
         return str(state["stopped"])
+    if hopped(state) and not gave_up(state, services):
+        return HOP_READ
     if round_n >= (state.get("max_rounds") or settings.max_rounds):
         return f"round limit ({round_n}) reached"
     budget = source_budget(state, settings.max_sources)
@@ -108,9 +115,13 @@ def reflect(
             failed = remember(asked, services)
         origin = asked.source
         gaps = new_queries(asked.value, searched(state), settings.max_gaps)
+        hops = min(HOPS, settings.max_gaps)
         if asked.value is None:  # the model failed its schema: the second hop, by rule
-            hops = min(HOPS, settings.max_gaps)
             gaps = hop_queries(state["question"], ledger, searched(state), hops)
+        elif not gaps and state.get("rule_hop") is None:  # satisfied: the hop it did not name
+            gaps = hop_queries(state["question"], ledger, searched(state), hops)
+            if gaps:
+                origin, failed = "hop", {**failed, "rule_hop": round_n}
         stop = "" if gaps else "no gaps named"
     entry = event(
         state,

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import zip_longest
+from typing import Any
 
 from local2.documents.passages import bm25_scores, relevance, split_passages, terms
 from local2.research.ledger import Source
@@ -45,6 +46,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _NOT_NAME_TEXT = """
     the a an in on at of for by with from to and but or as he she it they his her its their
     this that these those there here when where who what which while after before during
+    why how whose whom is are was were do does did can could should would will has have had
     january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday"""
 _NOT_NAMES = frozenset(_NOT_NAME_TEXT.split())
@@ -175,3 +177,10 @@ def hop_queries(
         if " ".join(query.lower().split()) not in made and query not in queries:
             queries.append(query)
     return queries[:limit]
+
+
+def hopped(state: Mapping[str, Any]) -> bool:
+    """The run's current round is the second hop the rule named after the model named no
+    gaps (``rule_hop``: the round it was named after)."""
+    hop = state.get("rule_hop")
+    return hop is not None and hop == (state.get("round") or 1) - 1

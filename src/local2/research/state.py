@@ -75,6 +75,7 @@ class ResearchState(TypedDict):
     filed: NotRequired[list[str]]  # steps whose sources are in the ledger
     ledger: NotRequired[list[Source]]
     gaps: NotRequired[list[str]]
+    rule_hop: NotRequired[int | None]  # the round after which the rule named the second hop
     rounds: NotRequired[Annotated[list[dict[str, Any]], turn_list]]
     draft: NotRequired[str]
     report: NotRequired[str]
