@@ -95,7 +95,7 @@ def reflect(
     stop = _why_stop(state, services)
     gaps: list[str] = []
     origin = "none"
-    failed: dict[str, Any] = {}
+    kept: dict[str, Any] = {}  # what the run remembers: a model that failed, the rule's hop
     model_skipped = None
     if not stop:
         ledger = usable_ledger(state)
@@ -112,7 +112,7 @@ def reflect(
                 read_gaps,
                 config,
             )
-            failed = remember(asked, services)
+            kept = remember(asked, services)
         origin = asked.source
         gaps = new_queries(asked.value, searched(state), settings.max_gaps)
         hops = min(HOPS, settings.max_gaps)
@@ -121,7 +121,7 @@ def reflect(
         elif not gaps and state.get("rule_hop") is None:  # satisfied: the hop it did not name
             gaps = hop_queries(state["question"], ledger, searched(state), hops)
             if gaps:
-                origin, failed = "hop", {**failed, "rule_hop": round_n}
+                origin, kept = "hop", {**kept, "rule_hop": round_n}
         stop = "" if gaps else "no gaps named"
     entry = event(
         state,
@@ -139,7 +139,7 @@ def reflect(
         "stop": stop or None,
         "model_skipped": model_skipped,
     }
-    update: dict[str, Any] = {"rounds": [record], "event_log": [entry], "gaps": gaps, **failed}
+    update: dict[str, Any] = {"rounds": [record], "event_log": [entry], "gaps": gaps, **kept}
     if gaps:
         return {**update, "round": round_n + 1, "decision": "plan"}
     return {**update, "decision": "compose"}
