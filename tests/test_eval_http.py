@@ -9,6 +9,7 @@ is named, never a path on the server.
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from collections.abc import Iterator
@@ -132,18 +133,24 @@ def test_a_set_is_named_never_a_path_on_the_server(team: dict[str, Any], tmp_pat
 def test_a_client_that_goes_away_stops_its_run(team: dict[str, Any]) -> None:
     alice = team["clients"]["alice"]
     team["fake"].delay_s = 0.5  # each reply a moment slow: the run is mid-way when we leave
-    with alice.stream("POST", "/eval", json={"set": "demo", "limit": 12}) as response:
-        lines = response.iter_lines()
-        run_id = ""
-        for line in lines:
-            if line.startswith("data: ") and not run_id:
-                run_id = json.loads(line.removeprefix("data: "))["run_id"]
-            if line == "event: question":
-                break  # one question recorded; the client hangs up
-    deadline = time.monotonic() + 60
-    while (shown := alice.get(f"/eval/{run_id}").json())["status"] == "running":
-        assert time.monotonic() < deadline, "the run went on without its reader"
-        time.sleep(0.1)
+    # The collector stays off while the run should settle: a run left for it to find stayed
+    # "running" for as long as it took (in a long test process, past a minute).
+    gc.disable()
+    try:
+        with alice.stream("POST", "/eval", json={"set": "demo", "limit": 12}) as response:
+            lines = response.iter_lines()
+            run_id = ""
+            for line in lines:
+                if line.startswith("data: ") and not run_id:
+                    run_id = json.loads(line.removeprefix("data: "))["run_id"]
+                if line == "event: question":
+                    break  # one question recorded; the client hangs up
+        deadline = time.monotonic() + 60
+        while (shown := alice.get(f"/eval/{run_id}").json())["status"] == "running":
+            assert time.monotonic() < deadline, "the run went on without its reader"
+            time.sleep(0.1)
+    finally:
+        gc.enable()
     assert shown["status"] == "stopped"
     assert 1 <= shown["summary"]["recorded"] < 12
     team["fake"].delay_s = 0.0

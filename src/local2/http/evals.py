@@ -15,7 +15,9 @@ names a path on the server.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from typing import Literal
 
 from fastapi import APIRouter
@@ -31,6 +33,8 @@ from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
 from local2.http.sse import HEADERS, ending_with_reason, frame
 from local2.service.agent import Agent
+
+log = logging.getLogger(__name__)
 
 
 class EvalBody(BaseModel):
@@ -60,27 +64,49 @@ class EvalStopped(TypedDict):
 
 
 def eval_frames(items: Iterator[EvalItem], seen: dict[str, str]) -> Iterator[str]:
-    """A run's items as server-sent events (``final`` is ``done``); ``seen`` gets its id."""
-    for kind, data in items:
-        if kind == "run":
-            seen["run_id"] = data["run_id"]
-        yield frame("done" if kind == "final" else kind, data)
+    """A run's items as server-sent events (``final`` is ``done``); ``seen`` gets its id.
+    Closed, it closes ``items`` too: the run settles then, not when the garbage collector
+    happens to find it."""
+    try:
+        for kind, data in items:
+            if kind == "run":
+                seen["run_id"] = data["run_id"]
+            yield frame("done" if kind == "final" else kind, data)
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
+
+
+def _close_quietly(stream: Generator[str, None, None]) -> None:
+    """Close a run's stream whose reader went away (its run settles: status written, lock
+    let go); off the event loop, since settling waits for the questions in flight."""
+    try:
+        stream.close()
+    except Exception:  # logged: nobody is left to tell
+        log.exception("an eval stream whose client went away did not close cleanly")
 
 
 def until_gone(frames: Iterator[str], gone: Callable[[], None]) -> StreamingResponse:
     """:func:`~local2.http.sse.event_stream`, calling ``gone`` when the client goes away
     first: a run's questions are answered by workers of their own, which a reader that
-    stops reading would not stop."""
+    stops reading would not stop. The stream is then closed at once (its run's status is
+    written as it closes); left to the garbage collector, a run stayed ``running``, its
+    lock held, for as long as the collector took to find it."""
+    stream = ending_with_reason(frames)
 
     async def body() -> AsyncIterator[str]:
         finished = False
         try:
-            async for chunk in iterate_in_threadpool(ending_with_reason(frames)):
+            async for chunk in iterate_in_threadpool(stream):
                 yield chunk
             finished = True
         finally:
             if not finished:
                 gone()
+                threading.Thread(
+                    target=_close_quietly, args=(stream,), name="local2-eval-gone", daemon=True
+                ).start()
 
     return StreamingResponse(body(), media_type="text/event-stream", headers=HEADERS)
 

@@ -10,7 +10,7 @@ instead of a reset.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from fastapi.responses import StreamingResponse
@@ -26,7 +26,7 @@ def frame(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
 
 
-def ending_with_reason(frames: Iterator[str]) -> Iterator[str]:
+def ending_with_reason(frames: Iterator[str]) -> Generator[str, None, None]:
     """``frames``, ended by an ``error`` event if whatever produces them fails."""
     try:
         yield from frames
