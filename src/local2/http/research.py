@@ -78,6 +78,13 @@ STREAM: dict[int | str, dict[str, Any]] = {
 def research_routes(agent: Agent) -> APIRouter:
     """The research routes over ``agent``'s research service (:attr:`Agent.research`)."""
     router = APIRouter(tags=["research"])
+    add_run_routes(router, agent)
+    add_steer_and_read_routes(router, agent)
+    return router
+
+
+def add_run_routes(router: APIRouter, agent: Agent) -> None:
+    """Start a run, resume it, answer its pause: each streams the run's events."""
 
     @router.post("/research", response_class=StreamingResponse, responses=STREAM)
     def start(person: Caller, body: ResearchBody) -> StreamingResponse:
@@ -103,6 +110,10 @@ def research_routes(agent: Agent) -> APIRouter:
         ``{answer}`` for its question; the rest of the run as events. A plan that breaks
         the rules answers 422 with the reasons, and the run stays paused."""
         return event_stream(research_frames(agent.research.input(run_id, body, person)))
+
+
+def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
+    """Steer a running run, ask a follow-up on a finished one, list and read runs."""
 
     @router.post(
         "/research/{run_id}/steer",
@@ -135,5 +146,3 @@ def research_routes(agent: Agent) -> APIRouter:
     @router.get("/research/{run_id}", **returns(ResearchPayload, "The run's payload."))
     def run(person: Caller, run_id: str) -> Any:
         return agent.research.payload(run_id, person, agent.access)
-
-    return router
