@@ -124,7 +124,7 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
             **ERROR_RESPONSES,
         },
     )
-    def steer(person: Caller, run_id: str, body: Steer) -> Any:
+    def steer(person: Caller, run_id: str, body: Steer) -> SteerRecord:
         """Say something to the caller's running run (``{text}``, ``{add}``, ``{drop}`` a
         sub-question, ``{stop}`` one or ``{stop: "run"}``): applied at its next step
         boundary and shown in its event log."""
@@ -138,11 +138,11 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
         return event_stream(research_frames(items))
 
     @router.get("/research", **returns(ResearchRuns))
-    def runs(person: Caller, limit: int = 20, everyone: bool = False) -> Any:
+    def runs(person: Caller, limit: int = 20, everyone: bool = False) -> ResearchRuns:
         """The caller's runs, newest first (an admin's ``everyone``: all)."""
         owner = agent.access.listing_owner(person, everyone)
         return {"runs": agent.research.runs(max(1, min(limit, 200)), owner)}
 
     @router.get("/research/{run_id}", **returns(ResearchPayload, "The run's payload."))
-    def run(person: Caller, run_id: str) -> Any:
+    def run(person: Caller, run_id: str) -> ResearchPayload:
         return agent.research.payload(run_id, person, agent.access)
