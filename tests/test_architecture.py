@@ -12,6 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "local2"
 TEST_KIT = PACKAGE / "testing"  # test doubles: a fake Ollama server is allowed to be long
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 300
+MAX_FUNCTION_LINES = 60
 
 
 def modules() -> dict[str, ast.Module]:
@@ -39,6 +40,19 @@ def test_no_module_over_600_lines_and_no_class_over_300() -> None:
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
                 if size > MAX_CLASS_LINES:
                     too_long.append(f"class {name}.{node.name}: {size} lines")
+    assert too_long == []
+
+
+def test_no_function_over_60_lines() -> None:
+    """A function is read top to bottom: past 60 lines (``def`` to its last line) it is split
+    into named helpers. The whole package, the test kit too: nothing is exempt."""
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > MAX_FUNCTION_LINES:
+                    too_long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
     assert too_long == []
 
 

@@ -10,6 +10,7 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "Rating": "local2.arena.ratings",  # a row of the table arena() returns
     "arena": "local2.arena.report",
     "as_csv": "local2.arena.report",
     "as_json": "local2.arena.report",
@@ -17,6 +18,7 @@ _FACE = {
 __getattr__ = lazy_face(__name__, _FACE)
 
 __all__ = [
+    "Rating",
     "arena",
     "as_csv",
     "as_json",

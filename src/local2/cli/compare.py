@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,6 +23,9 @@ from local2.cli.common import (
 )
 from local2.cli.errors import friendly_errors
 from local2.cli.render import print_json, show_item
+
+if TYPE_CHECKING:
+    from local2.service import Rating
 
 
 def retry(
@@ -110,6 +113,11 @@ def arena(
     if not votes:
         out.print("No votes yet: ask with --model-b (or Compare in the app) to start the arena.")
         return
+    print_arena(table)
+
+
+def print_arena(table: dict[str, list[Rating]]) -> None:
+    """The ratings as two tables, people's votes and the judge's, and how to read them."""
     from rich.table import Table
 
     for group, title in (("people", "People's votes"), ("judge", "The judge's votes")):

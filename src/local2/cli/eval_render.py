@@ -23,6 +23,7 @@ from local2.contracts.evals import (
     EvalRunRow,
     QuestionResult,
     Rate,
+    RunSummary,
 )
 from local2.service import percent, say_duration, short_rate
 
@@ -84,7 +85,25 @@ def _table_console() -> Console:
 def print_report(detail: EvalDetail, questions: bool = False) -> None:
     """A run's summary: grades, the accuracy with its interval, string scores, evidence,
     disagreements, time and tokens; with ``questions``, every question too."""
-    manifest, summary, results = detail["manifest"], detail["summary"], detail["results"]
+    summary, results = detail["summary"], detail["results"]
+    print_run_heading(detail)
+    print_grades(summary)
+    print_scores(summary)
+    counts = [r["tokens"] for r in results if r["tokens"]]
+    prompt = sum(c.get("prompt", 0) for c in counts)
+    completion = sum(c.get("completion", 0) for c in counts)
+    out.print(
+        f"Mean time {summary['mean_time_s']:.1f} s a question; tokens {prompt:,} in, "
+        f"{completion:,} out"
+    )
+    if questions:
+        print_questions(results)
+
+
+def print_run_heading(detail: EvalDetail) -> None:
+    """What ran: the set, the mode, the model, the search provider; and who graded (in
+    yellow when the answering model graded itself)."""
+    manifest = detail["manifest"]
     grader = manifest["grader"]
     settings = manifest["settings"]
     provider = settings.get("search_provider") or "?"
@@ -108,6 +127,10 @@ def print_report(detail: EvalDetail, questions: bool = False) -> None:
             f"Grader: {escape(str(grader['model']))} ({grader['backend']}), prompt "
             f"{grader['prompt_version']}"
         )
+
+
+def print_grades(summary: RunSummary) -> None:
+    """How many questions got each grade, and how many are not asked yet."""
     table = Table(box=None, pad_edge=False)
     table.add_column("grade")
     table.add_column("questions", justify="right")
@@ -121,6 +144,11 @@ def print_report(detail: EvalDetail, questions: bool = False) -> None:
         table.add_row(label, str(count))
     table.add_row("not yet asked", str(summary["questions"] - summary["recorded"]))
     _table_console().print(table)
+
+
+def print_scores(summary: RunSummary) -> None:
+    """The accuracy and string scores with their intervals, the evidence diagnosis, and the
+    questions where the grader and the string match disagree."""
     out.print(say_rate(summary["accuracy"], "accuracy"))
     out.print(say_rate(summary["attempted_accuracy"], "correct of attempted"))
     out.print(
@@ -141,15 +169,6 @@ def print_report(detail: EvalDetail, questions: bool = False) -> None:
             f"The grader and the string match disagree on {len(summary['disagreements'])}: "
             f"{escape(listed)}{f' and {more} more' if more > 0 else ''}"
         )
-    counts = [r["tokens"] for r in results if r["tokens"]]
-    prompt = sum(c.get("prompt", 0) for c in counts)
-    completion = sum(c.get("completion", 0) for c in counts)
-    out.print(
-        f"Mean time {summary['mean_time_s']:.1f} s a question; tokens {prompt:,} in, "
-        f"{completion:,} out"
-    )
-    if questions:
-        print_questions(results)
 
 
 def print_questions(results: Sequence[QuestionResult]) -> None:

@@ -160,52 +160,60 @@ def _export(evals: Evals, detail: EvalDetail, out_dir: Path, person: Person) -> 
     err.print(f"Written: {out_dir / f'{run_id}.csv'} and {summary}")
 
 
+WhatArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="SET (a .csv, .jsonl, .json or a folder), demo, list, show RUN_ID or "
+        "compare RUN_A RUN_B.",
+        show_default=False,
+    ),
+]
+EvalBackendOpt = Annotated[
+    str | None,
+    typer.Option("--backend", help="ollama | openai | embedded | auto (default: config)."),
+]
+GraderOpt = Annotated[
+    str | None,
+    typer.Option("--grader", help="The grading model (default: the critic's judge)."),
+]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", "-n", min=1, help="The first N questions.")
+]
+ConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option("--concurrency", "-k", min=1, max=16, help="Questions at once."),
+]
+EvalResumeOpt = Annotated[
+    str | None,
+    typer.Option("--resume", help="Go on with this run.", callback=id_param("eval run id")),
+]
+OutDirOpt = Annotated[
+    Path | None,
+    typer.Option("--out", help="Also write the run's CSV and summary JSON here."),
+]
+CsvOpt = Annotated[Path | None, typer.Option("--csv", help="show: write the results as CSV here.")]
+
+
 def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_command(
         ctx: typer.Context,
-        what: Annotated[
-            list[str] | None,
-            typer.Argument(
-                help="SET (a .csv, .jsonl, .json or a folder), demo, list, show RUN_ID or "
-                "compare RUN_A RUN_B.",
-                show_default=False,
-            ),
-        ] = None,
+        what: WhatArg = None,
         mode: Annotated[str, typer.Option("--mode", help="ask | research.")] = "ask",
         model: Annotated[
             str | None, typer.Option("--model", "-m", help="The model that answers.")
         ] = None,
-        backend: Annotated[
-            str | None,
-            typer.Option("--backend", help="ollama | openai | embedded | auto (default: config)."),
-        ] = None,
-        grader: Annotated[
-            str | None,
-            typer.Option("--grader", help="The grading model (default: the critic's judge)."),
-        ] = None,
-        limit: Annotated[
-            int | None, typer.Option("--limit", "-n", min=1, help="The first N questions.")
-        ] = None,
+        backend: EvalBackendOpt = None,
+        grader: GraderOpt = None,
+        limit: LimitOpt = None,
         sample: Annotated[
             int | None, typer.Option("--sample", min=1, help="N questions at random.")
         ] = None,
         seed: Annotated[int | None, typer.Option("--seed", help="The sample's seed.")] = None,
-        concurrency: Annotated[
-            int | None,
-            typer.Option("--concurrency", "-k", min=1, max=16, help="Questions at once."),
-        ] = None,
-        resume: Annotated[
-            str | None,
-            typer.Option("--resume", help="Go on with this run.", callback=id_param("eval run id")),
-        ] = None,
-        out_dir: Annotated[
-            Path | None,
-            typer.Option("--out", help="Also write the run's CSV and summary JSON here."),
-        ] = None,
-        csv_file: Annotated[
-            Path | None, typer.Option("--csv", help="show: write the results as CSV here.")
-        ] = None,
+        concurrency: ConcurrencyOpt = None,
+        resume: EvalResumeOpt = None,
+        out_dir: OutDirOpt = None,
+        csv_file: CsvOpt = None,
         everyone: Annotated[
             bool, typer.Option("--all", help="list: everyone's runs (an admin).")
         ] = False,

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -30,6 +31,11 @@ from local2 import events
 from local2.cli import gc_pause
 from local2.cli.common import err, fail, id_param, offline_parts, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
+from local2.contracts.people import Person
+
+if TYPE_CHECKING:
+    from local2.contracts.stream import ResearchItem
+    from local2.service.research import Research
 
 ICONS = {"pending": "○", "started": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
 COLOURS = {"done": "green", "failed": "red", "skipped": "yellow", "started": "cyan"}
@@ -230,27 +236,16 @@ def run_research(
     model: str | None,
     steer: Steering | None = None,
 ) -> None:
-    from local2.cli.people import access_of
     from local2.service.research import Research
 
     steer = steer or Steering()
     person = person_of(ctx)
     if not resume and not (question or "").strip():
         fail('Give a question: local2 research "QUESTION" (or `list`, or --resume RUN_ID).', code=2)
-    if resume:  # an unknown or finished run needs no model
-        reader = _offline(ctx)
-        try:
-            with friendly_errors(), access_of(settings_of(ctx)) as access:
-                known = reader.payload(resume, person, access)
-        finally:
-            reader.close()
-        if known["status"] == "done":
-            err.print(f"run {resume} finished already")
-            _finish(known, as_json, out_file)
-            return
+    if resume and _finished_already(ctx, resume, person, as_json, out_file):
+        return
     research = None
     say = err if as_json else out
-    checklist = Checklist(err)
     payload: dict[str, Any] = {}
     try:
         with friendly_errors():
@@ -258,30 +253,8 @@ def run_research(
             gc_pause.resume("research")  # the run takes minutes
             if research.notice:
                 err.print(f"[yellow]Notice:[/] {research.notice}")
-            answer = _answerer(steer.asks())
-            if resume and steer.given() is not None:
-                items = research.input(resume, steer.given(), person, answer=answer)
-            elif resume:
-                items = research.resume(resume, person, answer=answer)
-            else:
-                items = research.stream(
-                    question or "",
-                    max_rounds=max_rounds,
-                    person=person,
-                    clarify=steer.clarify_mode(),
-                    review=steer.review,
-                    plan=steer.plan_edit(),
-                    answer=answer,
-                )
-            for kind, data in items:
-                if kind == "run":
-                    verb = "resuming run" if data.get("resumed") else "run"
-                    say.print(f"{verb} {data['run_id']}")
-                    sys.stdout.flush()
-                elif kind == "final":
-                    payload = data
-                elif kind != "awaiting_input":
-                    checklist(kind, data)
+            items = _run_items(research, question, resume, max_rounds, person, steer)
+            payload = _follow_run(items, say, Checklist(err))
     except KeyboardInterrupt:
         err.print("\n[yellow]Interrupted.[/] Resume with: local2 research --resume RUN_ID")
         raise typer.Exit(130) from None
@@ -292,6 +265,69 @@ def run_research(
         _still_paused(payload, as_json)
         return
     _finish(payload, as_json, out_file)
+
+
+def _finished_already(
+    ctx: typer.Context, resume: str, person: Person, as_json: bool, out_file: Path | None
+) -> bool:
+    """True when the run to resume has finished (its report is shown again); an unknown or
+    finished run needs no model."""
+    from local2.cli.people import access_of
+
+    reader = _offline(ctx)
+    try:
+        with friendly_errors(), access_of(settings_of(ctx)) as access:
+            known = reader.payload(resume, person, access)
+    finally:
+        reader.close()
+    if known["status"] != "done":
+        return False
+    err.print(f"run {resume} finished already")
+    _finish(known, as_json, out_file)
+    return True
+
+
+def _run_items(
+    research: Research,
+    question: str | None,
+    resume: str | None,
+    max_rounds: int | None,
+    person: Person,
+    steer: Steering,
+) -> Iterator[ResearchItem]:
+    """The run's items: a new run of ``question``, or the ``resume``d one (with the person's
+    answer to its pause, when they gave it)."""
+    answer = _answerer(steer.asks())
+    if resume and steer.given() is not None:
+        return research.input(resume, steer.given(), person, answer=answer)
+    if resume:
+        return research.resume(resume, person, answer=answer)
+    return research.stream(
+        question or "",
+        max_rounds=max_rounds,
+        person=person,
+        clarify=steer.clarify_mode(),
+        review=steer.review,
+        plan=steer.plan_edit(),
+        answer=answer,
+    )
+
+
+def _follow_run(
+    items: Iterable[ResearchItem], say: Console, checklist: Checklist
+) -> dict[str, Any]:
+    """Say the run's id, tick its steps off the checklist; its final payload."""
+    payload: dict[str, Any] = {}
+    for kind, data in items:
+        if kind == "run":
+            verb = "resuming run" if data.get("resumed") else "run"
+            say.print(f"{verb} {data['run_id']}")
+            sys.stdout.flush()
+        elif kind == "final":
+            payload = data
+        elif kind != "awaiting_input":
+            checklist(kind, data)
+    return payload
 
 
 def _still_paused(payload: dict[str, Any], as_json: bool) -> None:
@@ -363,37 +399,70 @@ def run_id_param(value: str | None) -> str | None:
     return id_param("run id")(value)
 
 
+QuestionArg = Annotated[
+    str | None,
+    typer.Argument(
+        help='The question; "list" shows the runs so far; "followup RUN_ID QUESTION" '
+        "asks a follow-up on a finished report."
+    ),
+]
+MoreArg = Annotated[
+    list[str] | None,
+    typer.Argument(help="After followup: the run id and the question.", show_default=False),
+]
+ResumeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--resume",
+        help="Continue this run from its last finished step.",
+        callback=run_id_param,
+    ),
+]
+ReportOutOpt = Annotated[
+    Path | None, typer.Option("--out", help="Write the report (Markdown) here.")
+]
+MaxRoundsOpt = Annotated[
+    int | None,
+    typer.Option("--max-rounds", min=1, max=10, help="Rounds (default: research.yaml)."),
+]
+ReviewOpt = Annotated[
+    bool,
+    typer.Option("--review", help="Show the plan before the first search: approve or edit."),
+]
+PlanOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan",
+        help="Your plan (JSON, or one sub-question a line), run as given; with "
+        "--resume, the answer to a paused run's review.",
+        exists=True,
+        dir_okay=False,
+    ),
+]
+ClarifyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--clarify",
+        help="auto: the planner may ask one question first (default at a terminal); never.",
+        callback=_clarify_param,
+    ),
+]
+AnswerOpt = Annotated[
+    str | None,
+    typer.Option("--answer", help="With --resume: the answer to a paused run's question."),
+]
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def research(
         ctx: typer.Context,
-        question: Annotated[
-            str | None,
-            typer.Argument(
-                help='The question; "list" shows the runs so far; "followup RUN_ID QUESTION" '
-                "asks a follow-up on a finished report."
-            ),
-        ] = None,
-        more: Annotated[
-            list[str] | None,
-            typer.Argument(help="After followup: the run id and the question.", show_default=False),
-        ] = None,
-        resume: Annotated[
-            str | None,
-            typer.Option(
-                "--resume",
-                help="Continue this run from its last finished step.",
-                callback=run_id_param,
-            ),
-        ] = None,
+        question: QuestionArg = None,
+        more: MoreArg = None,
+        resume: ResumeOpt = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the run's payload.")] = False,
-        out_file: Annotated[
-            Path | None, typer.Option("--out", help="Write the report (Markdown) here.")
-        ] = None,
-        max_rounds: Annotated[
-            int | None,
-            typer.Option("--max-rounds", min=1, max=10, help="Rounds (default: research.yaml)."),
-        ] = None,
+        out_file: ReportOutOpt = None,
+        max_rounds: MaxRoundsOpt = None,
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Runs listed.")] = 20,
         model: Annotated[
             str | None, typer.Option("--model", "-m", help="Ollama model to use.")
@@ -402,34 +471,10 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--backend", help="ollama | embedded | auto (default: from config)."),
         ] = None,
-        review: Annotated[
-            bool,
-            typer.Option(
-                "--review", help="Show the plan before the first search: approve or edit."
-            ),
-        ] = False,
-        plan: Annotated[
-            Path | None,
-            typer.Option(
-                "--plan",
-                help="Your plan (JSON, or one sub-question a line), run as given; with "
-                "--resume, the answer to a paused run's review.",
-                exists=True,
-                dir_okay=False,
-            ),
-        ] = None,
-        clarify: Annotated[
-            str | None,
-            typer.Option(
-                "--clarify",
-                help="auto: the planner may ask one question first (default at a terminal); never.",
-                callback=_clarify_param,
-            ),
-        ] = None,
-        answer: Annotated[
-            str | None,
-            typer.Option("--answer", help="With --resume: the answer to a paused run's question."),
-        ] = None,
+        review: ReviewOpt = False,
+        plan: PlanOpt = None,
+        clarify: ClarifyOpt = None,
+        answer: AnswerOpt = None,
     ) -> None:
         """Research a question: plan, search and read in rounds, then a verified report.
 

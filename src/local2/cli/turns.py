@@ -34,7 +34,8 @@ from local2.contracts.people import LOCAL, Person
 from local2.errors import Local2Error, TurnCancelled
 
 if TYPE_CHECKING:
-    from local2.contracts.turn import TurnPayload
+    from local2.contracts.turn import TurnOptions, TurnPayload
+    from local2.service.agent import Agent
     from local2.service.background import BackgroundTurn
 
 # How long the chat's end waits for the grades still to come (the last answer's critic).
@@ -156,24 +157,11 @@ def chat(
     With --model-b every question is answered by both models; /prefer a|b|tie picks the
     answer the conversation continues from. After a low grade, /retry tries again.
     """
-    import time
-
     from local2.ids import new_session_id
 
     compare = compare_options(model_b, temperature_b)
     person = person_of(ctx)
-
-    gen = settings_of(ctx).generator
-    what = f"{backend or gen.backend} model" + (f" {model}" if model else "")
-    err.print(f"[dim]Loading the {what}, memory and tools… (the first start takes longest)[/]")
-    started = time.monotonic()
-    with friendly_errors():
-        agent = make_agent(ctx, backend, model)
-    gc_pause.resume("chat")
-    err.print(
-        f"[dim]Ready in {time.monotonic() - started:.1f} s: {agent.info.model} "
-        f"({agent.info.backend}).[/]"
-    )
+    agent = load_chat_agent(ctx, backend, model)
     approve = approver(True)
     session_id = session or new_session_id()
     err.print(
@@ -196,34 +184,68 @@ def chat(
             session_id = new_session_id()
             err.print(f"[dim]Session {session_id}.[/]")
             continue
-        view = hold_back(agent.info.native_tools)
-        try:
-            if chat_command(
-                agent,
-                line,
-                session_id,
-                last,
-                partial(show_item, state=view),
-                approve,
-                person,
-            ):
-                continue
-            turn = agent.start(line, session_id, compare, wait=True, person=person, approve=approve)
-            answered, ended = until_answer(turn, partial(show_item, state=view))
-            last.clear()
-            last.update(answered)
-            grades.last_query_id = answered.get("query_id")
-            if not ended:  # the grade comes later: the prompt comes back now
-                grades.follow(turn, partial(keep_final, last))
-        except (Local2Error, TurnCancelled) as exc:  # the question is kept; the chat goes on
-            abandon(view)
-            report(exc)
-        except KeyboardInterrupt:
-            agent.stop(session_id)
-            abandon(view)
-            report(TurnCancelled())
+        chat_line(agent, line, session_id, last, grades, compare, approve, person)
     grades.finish(FINISH_WAIT_S)
     agent.close()
+
+
+def load_chat_agent(ctx: typer.Context, backend: str | None, model: str | None) -> Agent:
+    """Make the chat's agent, saying what loads and how long it took (the first start is
+    slow: the person should know it is working)."""
+    import time
+
+    gen = settings_of(ctx).generator
+    what = f"{backend or gen.backend} model" + (f" {model}" if model else "")
+    err.print(f"[dim]Loading the {what}, memory and tools… (the first start takes longest)[/]")
+    started = time.monotonic()
+    with friendly_errors():
+        agent = make_agent(ctx, backend, model)
+    gc_pause.resume("chat")
+    err.print(
+        f"[dim]Ready in {time.monotonic() - started:.1f} s: {agent.info.model} "
+        f"({agent.info.backend}).[/]"
+    )
+    return agent
+
+
+def chat_line(
+    agent: Agent,
+    line: str,
+    session_id: str,
+    last: dict[str, Any],
+    grades: ChatGrades,
+    compare: TurnOptions,
+    approve: Any,
+    person: Person,
+) -> None:
+    """One line of the chat: a command, or a question answered in ``session_id``. A failure
+    or Ctrl+C is reported and the chat goes on (the question is kept)."""
+    view = hold_back(agent.info.native_tools)
+    try:
+        if chat_command(
+            agent,
+            line,
+            session_id,
+            last,
+            partial(show_item, state=view),
+            approve,
+            person,
+        ):
+            return
+        turn = agent.start(line, session_id, compare, wait=True, person=person, approve=approve)
+        answered, ended = until_answer(turn, partial(show_item, state=view))
+        last.clear()
+        last.update(answered)
+        grades.last_query_id = answered.get("query_id")
+        if not ended:  # the grade comes later: the prompt comes back now
+            grades.follow(turn, partial(keep_final, last))
+    except (Local2Error, TurnCancelled) as exc:  # the question is kept; the chat goes on
+        abandon(view)
+        report(exc)
+    except KeyboardInterrupt:
+        agent.stop(session_id)
+        abandon(view)
+        report(TurnCancelled())
 
 
 def until_answer(

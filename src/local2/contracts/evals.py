@@ -7,7 +7,7 @@ them as response models.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypeAlias
 
 from typing_extensions import TypedDict
 
@@ -89,6 +89,27 @@ class Selection(TypedDict):
     ids: list[str]  # the questions of this run, in the order they are asked
 
 
+class RunSettings(TypedDict):
+    """What else was in force for a run, as its manifest keeps it (``settings``), from
+    :func:`local2.service.eval_setup.settings_record`."""
+
+    search_provider: str
+    corpus: str | None
+    offline: bool
+    tools: list[str]
+    memory: str
+    critic_in_turn: str
+    approvals: str
+    research_max_rounds: int
+    concurrency: int
+
+
+if TYPE_CHECKING:
+    ManifestSettings: TypeAlias = RunSettings
+else:  # /openapi.json names it an object, as before: a run folder keeps it as written
+    ManifestSettings = dict[str, Any]
+
+
 class RunManifest(TypedDict):
     """Everything that decides a run's results, written when it starts."""
 
@@ -103,7 +124,7 @@ class RunManifest(TypedDict):
     backend: str | None
     grader: GraderInfo
     selection: Selection
-    settings: dict[str, Any]  # search provider, corpus, tool limits: what else was in force
+    settings: ManifestSettings  # what else was in force: search provider, corpus, tools, limits
     version: str  # LoCAL2's
     note: NotRequired[str]
 

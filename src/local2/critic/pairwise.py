@@ -143,6 +143,14 @@ def judge_pair(
         )
         critiques = {rid: future.result() for rid, future in grades.items()}
         choices = {order: future.result() for order, future in orders.items()}
+    return critiques, _verdict(critiques, choices, both)
+
+
+def _verdict(
+    critiques: dict[str, Critique], choices: dict[str, Choice], both: bool
+) -> dict[str, Any]:
+    """The pairwise verdict ``{winner, scores, verdicts, feedback}`` from both orders'
+    choices (and ``reason`` when there is no winner)."""
     verdicts = {
         order: _respondent(order, choices[order].choice) if order in choices else None
         for order in ORDERS
@@ -162,7 +170,7 @@ def judge_pair(
     }
     if winner is None:
         result["reason"] = _no_verdict_reason(choices, both)
-    return critiques, result
+    return result
 
 
 def _respondent(order: str, choice: str | None) -> str | None:

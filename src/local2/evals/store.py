@@ -20,10 +20,10 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from typing_extensions import TypedDict, Unpack
 
@@ -32,6 +32,7 @@ from local2.contracts.evals import (
     GraderInfo,
     QuestionResult,
     RunManifest,
+    RunSettings,
     RunState,
     Selection,
 )
@@ -91,7 +92,7 @@ def make_manifest(
     grader_backend: str | None,
     grader_prompt: tuple[str, str] = (PROMPT_VERSION, PROMPT),
     owner: str = "local",
-    settings: Mapping[str, Any] | None = None,
+    settings: RunSettings | None = None,
     limit: int | None = None,
     sample: int | None = None,
     seed: int | None = None,
@@ -121,7 +122,8 @@ def make_manifest(
         backend=backend,
         grader=grader,
         selection=selection,
-        settings=dict(settings or {}),
+        # A copy (a manifest made without settings, as a test's, keeps an empty one).
+        settings=cast(RunSettings, dict(settings or {})),
         version=_version(),
     )
 

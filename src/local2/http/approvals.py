@@ -34,7 +34,7 @@ def approval_routes(agent: Agent) -> APIRouter:
         return {"session_id": session_id, "pending": agent.pending_approval(session_id)}
 
     @router.post("/sessions/{session_id}/approval", **returns(TurnPayload))
-    def decide(person: Caller, session_id: str, body: ApprovalBody) -> Any:
+    def decide(person: Caller, session_id: str, body: ApprovalBody) -> TurnPayload:
         """Approve or deny what a paused turn waits on; the turn goes on (and may wait again)."""
         agent.access.write_session(person, session_id)
         if (body.approve is None) == (body.decisions is None):

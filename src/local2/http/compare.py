@@ -16,7 +16,7 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from local2.contracts.stream import collect
+from local2.contracts.stream import collect_turn
 from local2.contracts.turn import TurnPayload
 from local2.http.identity import Caller
 from local2.http.openapi import returns
@@ -53,13 +53,13 @@ def compare_routes(agent: Agent) -> APIRouter:
         return PlainTextResponse(as_json(table, votes), media_type="application/json")
 
     @router.post("/sessions/{session_id}/retry", **returns(TurnPayload, "The second attempt."))
-    def retry(person: Caller, session_id: str, body: RetryBody) -> Any:
+    def retry(person: Caller, session_id: str, body: RetryBody) -> TurnPayload:
         """A second attempt at a low-graded answer, with the critic's feedback."""
         agent.access.write_session(person, session_id)
-        return collect(agent.retry(session_id, body.query_id, person=person))
+        return collect_turn(agent.retry(session_id, body.query_id, person=person))
 
     @router.post("/sessions/{session_id}/show", **returns(TurnPayload))
-    def show(person: Caller, session_id: str, body: ShowBody) -> Any:
+    def show(person: Caller, session_id: str, body: ShowBody) -> dict[str, Any]:
         """Continue the session from attempt 1 or 2 of a retried turn."""
         agent.access.write_session(person, session_id)
         return agent.show(session_id, body.query_id, body.attempt)

@@ -27,6 +27,7 @@ from starlette.concurrency import iterate_in_threadpool
 from typing_extensions import TypedDict
 
 from local2.contracts.evals import Comparison, EvalDetail, EvalRunRow
+from local2.contracts.people import Person
 from local2.contracts.stream import EvalItem
 from local2.errors import InvalidInput, NothingToStop
 from local2.http.identity import Caller
@@ -111,6 +112,25 @@ def until_gone(frames: Iterator[str], gone: Callable[[], None]) -> StreamingResp
     return StreamingResponse(body(), media_type="text/event-stream", headers=HEADERS)
 
 
+def eval_items(agent: Agent, body: EvalBody, person: Person) -> Iterator[EvalItem]:
+    """The run ``body`` asks for: the resumed one, or a new run of its set."""
+    if body.resume:
+        return agent.evals.resume(body.resume, concurrency=body.concurrency, person=person)
+    if body.set:
+        return agent.evals.start(
+            body.set,
+            mode=body.mode,
+            model=body.model,
+            grader=body.grader,
+            limit=body.limit,
+            sample=body.sample,
+            seed=body.seed,
+            concurrency=body.concurrency or 1,
+            person=person,
+        )
+    raise InvalidInput("Give set (demo, or a set in eval-sets/) or resume (a run id).")
+
+
 def eval_routes(agent: Agent) -> APIRouter:
     """The eval routes over ``agent``'s eval runs (:attr:`Agent.evals`)."""
     router = APIRouter(tags=["eval"])
@@ -122,22 +142,7 @@ def eval_routes(agent: Agent) -> APIRouter:
     )
     def start(person: Caller, body: EvalBody) -> StreamingResponse:
         """Run a question set (or resume a run), grading every answer; progress as events."""
-        if body.resume:
-            items = agent.evals.resume(body.resume, concurrency=body.concurrency, person=person)
-        elif body.set:
-            items = agent.evals.start(
-                body.set,
-                mode=body.mode,
-                model=body.model,
-                grader=body.grader,
-                limit=body.limit,
-                sample=body.sample,
-                seed=body.seed,
-                concurrency=body.concurrency or 1,
-                person=person,
-            )
-        else:
-            raise InvalidInput("Give set (demo, or a set in eval-sets/) or resume (a run id).")
+        items = eval_items(agent, body, person)
         seen: dict[str, str] = {}
 
         def gone() -> None:  # the client went away: the run stops, to be resumed

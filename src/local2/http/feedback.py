@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -36,17 +36,15 @@ def feedback_routes(agent: Agent) -> APIRouter:
     router = APIRouter(tags=["ratings"])
 
     @router.post("/feedback", **returns(FeedbackResult, "What was recorded."))
-    def feedback(person: Caller, body: FeedbackBody) -> Any:
+    def feedback(person: Caller, body: FeedbackBody) -> FeedbackResult:
         """Rate a turn (1-5), prefer one answer of a compared turn, or both at once."""
         agent.access.write_session(person, body.session_id)
-        preference: dict[str, Any] = {}
+        preference: FeedbackResult = {}
         if body.preferred:
-            preference = dict(
-                agent.prefer(body.session_id, body.query_id, body.preferred, body.comment)
-            )
+            preference = agent.prefer(body.session_id, body.query_id, body.preferred, body.comment)
         if body.rating is None:
             return preference
         rated = agent.feedback(body.session_id, body.query_id, body.rating, body.comment)
-        return {**rated, **({"preference": preference} if preference else {})}
+        return {**rated, "preference": dict(preference)} if preference else rated
 
     return router

@@ -78,6 +78,13 @@ STREAM: dict[int | str, dict[str, Any]] = {
 def research_routes(agent: Agent) -> APIRouter:
     """The research routes over ``agent``'s research service (:attr:`Agent.research`)."""
     router = APIRouter(tags=["research"])
+    add_run_routes(router, agent)
+    add_steer_and_read_routes(router, agent)
+    return router
+
+
+def add_run_routes(router: APIRouter, agent: Agent) -> None:
+    """Start a run, resume it, answer its pause: each streams the run's events."""
 
     @router.post("/research", response_class=StreamingResponse, responses=STREAM)
     def start(person: Caller, body: ResearchBody) -> StreamingResponse:
@@ -104,6 +111,10 @@ def research_routes(agent: Agent) -> APIRouter:
         the rules answers 422 with the reasons, and the run stays paused."""
         return event_stream(research_frames(agent.research.input(run_id, body, person)))
 
+
+def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
+    """Steer a running run, ask a follow-up on a finished one, list and read runs."""
+
     @router.post(
         "/research/{run_id}/steer",
         status_code=202,
@@ -113,7 +124,7 @@ def research_routes(agent: Agent) -> APIRouter:
             **ERROR_RESPONSES,
         },
     )
-    def steer(person: Caller, run_id: str, body: Steer) -> Any:
+    def steer(person: Caller, run_id: str, body: Steer) -> SteerRecord:
         """Say something to the caller's running run (``{text}``, ``{add}``, ``{drop}`` a
         sub-question, ``{stop}`` one or ``{stop: "run"}``): applied at its next step
         boundary and shown in its event log."""
@@ -127,13 +138,11 @@ def research_routes(agent: Agent) -> APIRouter:
         return event_stream(research_frames(items))
 
     @router.get("/research", **returns(ResearchRuns))
-    def runs(person: Caller, limit: int = 20, everyone: bool = False) -> Any:
+    def runs(person: Caller, limit: int = 20, everyone: bool = False) -> ResearchRuns:
         """The caller's runs, newest first (an admin's ``everyone``: all)."""
         owner = agent.access.listing_owner(person, everyone)
         return {"runs": agent.research.runs(max(1, min(limit, 200)), owner)}
 
     @router.get("/research/{run_id}", **returns(ResearchPayload, "The run's payload."))
-    def run(person: Caller, run_id: str) -> Any:
+    def run(person: Caller, run_id: str) -> ResearchPayload:
         return agent.research.payload(run_id, person, agent.access)
-
-    return router

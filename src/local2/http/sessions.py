@@ -3,7 +3,7 @@ its running turn."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,7 +33,7 @@ def session_routes(agent: Agent) -> APIRouter:
     router = APIRouter(tags=["sessions"])
 
     @router.get("/sessions", **returns(list[SessionSummary], "Sessions, newest first."))
-    def sessions(person: Caller, limit: int = 20, everyone: bool = False) -> Any:
+    def sessions(person: Caller, limit: int = 20, everyone: bool = False) -> list[SessionSummary]:
         """The caller's sessions, newest first (the app's Resume list): id, number of
         turns, when started and last updated, and the first question. ``limit``: 1-1000.
         ``everyone``: an admin's list of all sessions (written to the admin read log)."""
@@ -41,21 +41,21 @@ def session_routes(agent: Agent) -> APIRouter:
         return agent.sessions(max(1, min(limit, 1000)), owner)
 
     @router.get("/sessions/{session_id}/history", **returns(SessionHistory))
-    def history(person: Caller, session_id: str, limit: int = 50) -> Any:
+    def history(person: Caller, session_id: str, limit: int = 50) -> SessionHistory:
         """The session's clean turns, each with its critic's grade (``critique``; null until
         given), and its checkpoints (newest first, at most ``limit``)."""
         agent.access.read_session(person, session_id)
         return agent.session(session_id, max(1, min(limit, 1000)))
 
     @router.post("/sessions/{session_id}/replay", **returns(TurnPayload, "The new branch's turn."))
-    def replay(person: Caller, session_id: str, body: ReplayBody) -> Any:
+    def replay(person: Caller, session_id: str, body: ReplayBody) -> TurnPayload:
         """Re-run from a past checkpoint as a new branch; the payload also names the branch
         (``branch``, ``replayed_from``) and what the original answered (``original``)."""
         agent.access.write_session(person, session_id)
         return agent.replay(session_id, body.checkpoint_id, query=body.query, model=body.model)
 
     @router.post("/sessions/{session_id}/stop", **returns(StopResult, "The turn is stopping."))
-    def stop(person: Caller, session_id: str) -> Any:
+    def stop(person: Caller, session_id: str) -> StopResult:
         """Stop the session's running turn before its answer, as the app's Stop does:
         nothing is recorded, what streamed is abandoned, and a ``POST /query`` waiting on
         it gets 409 with ``status: stopped``. 409 when nothing is running (or the answer is
@@ -66,6 +66,6 @@ def session_routes(agent: Agent) -> APIRouter:
                 f"Nothing to stop in session '{session_id}': no turn of it is running here, "
                 "or its answer is already out."
             )
-        return {"session_id": session_id, "status": "stopping"}
+        return StopResult(session_id=session_id, status="stopping")
 
     return router

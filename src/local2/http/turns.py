@@ -127,7 +127,7 @@ def turn_routes(agent: Agent) -> APIRouter:
     critic_on = agent.info.critic
 
     @router.post("/query", **returns(TurnPayload, "The turn payload."))
-    async def query(person: Caller, body: QueryBody, wait: Wait | None = None) -> Any:
+    async def query(person: Caller, body: QueryBody, wait: Wait | None = None) -> JSONResponse:
         """The turn payload as soon as the answer is published (``critique: null``,
         ``critique_pending: true``; the critic and memory finish after it), or once graded
         with ``wait=critique`` (query parameter or body field): this turn's own grade, also

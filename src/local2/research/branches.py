@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from local2 import events
@@ -211,91 +212,157 @@ def apply_edit(
         return _whole_plan(state, edit, tools, settings)
     steps = state.get("steps") or {}
     order = list(state.get("order") or [])
-    subs = {q["id"]: q for q in state.get("subquestions") or []}
     pending = [i for i in order if steps[i]["status"] == "pending"]
-    compose = next((i for i in pending if steps[i]["tool"] == COMPOSE), None)
     finished = [i for i in order if i not in pending]
-    errors: list[str] = []
-    records: dict[str, StepRecord] = {}
-    kept: list[str] = []
-    new_subs: list[SubQuestion] = []
+    draft = _draft(state, edit, tools, settings, pending)
+    _close(state, draft, pending)
+    earlier = {i: steps[i]["tool"] for i in finished if steps[i]["status"] == "done"}
+    plan = _plan_of([draft.records[i] for i in draft.kept], state.get("goal") or "")
+    errors = draft.errors + check_plan(
+        plan, tools, settings.max_steps, state.get("forbidden") or [], earlier
+    )
+    if errors:
+        return {}, _plain(errors, settings.max_steps)
+    return _edited(state, edit, draft, pending, finished), []
+
+
+@dataclass
+class _Draft:
+    """What the edit's sub-questions make so far: their steps in order, the sub-questions,
+    and why some cannot be."""
+
+    first: int  # the next step's number
+    records: dict[str, StepRecord] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)
+    subquestions: list[SubQuestion] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def _draft(
+    state: ResearchState,
+    edit: PlanEdit,
+    tools: StepTools,
+    settings: ResearchSettings,
+    pending: list[str],
+) -> _Draft:
+    """Each listed sub-question keeps its pending steps, or gets a new branch."""
+    steps = state.get("steps") or {}
+    subs = {q["id"]: q for q in state.get("subquestions") or []}
+    draft = _Draft(first=next_step_number(state))
     seen: set[str] = set()
-    first = next_step_number(state)
     for n, item in enumerate(edit.subquestions or [], start=1):
         known = subs.get(item.id or "")
         if item.id and known is None:
-            errors.append(
+            draft.errors.append(
                 f"sub-question {n}: there is no {item.id!r}; leave the id out for a new one"
             )
             continue
         if known is not None:
             if known["id"] in seen:
-                errors.append(f"sub-question {n}: {known['id']} is listed twice")
+                draft.errors.append(f"sub-question {n}: {known['id']} is listed twice")
                 continue
             seen.add(known["id"])
-            own = [i for i in pending if steps[i].get("branch") == known["id"]]
-            finder = next((i for i in own if "query" in steps[i]["args"]), None)
-            if own and (item.text == known["text"] or finder is not None):
-                for i in own:
-                    record = copy.copy(steps[i])
-                    if i == finder and item.text != known["text"]:
-                        record["args"] = {**record["args"], "query": item.text[:TEXT_CHARS]}
-                    records[i] = record
-                kept += own
-                new_subs.append({**known, "text": item.text, "status": "open"})
+            if _keep_branch(draft, steps, pending, known, item.text):
                 continue
-        qid = known["id"] if known is not None else f"q{_next_q([*subs.values(), *new_subs])}"
-        branch = new_branch(state, item.text, tools, settings, first)
-        if not branch:
-            errors.append(f"sub-question {n}: nothing can search for {item.text!r} here")
-            continue
-        first += len(branch)
-        for record in branch:
-            record["branch"] = qid
-            records[record["id"]] = record
-        kept += [r["id"] for r in branch]
-        origin = known["origin"] if known is not None else "person"
-        round_n = state.get("round") or 1
-        new_subs.append(
-            SubQuestion(id=qid, text=item.text, status="open", round=round_n, origin=origin)
-        )
+        _add_branch(draft, state, subs, known, item.text, n, tools, settings)
+    return draft
+
+
+def _keep_branch(
+    draft: _Draft,
+    steps: Mapping[str, StepRecord],
+    pending: list[str],
+    known: SubQuestion,
+    text: str,
+) -> bool:
+    """Keep ``known``'s pending steps (its search searching ``text`` now); False when it
+    has none, or it is rewritten and none of them searches."""
+    own = [i for i in pending if steps[i].get("branch") == known["id"]]
+    finder = next((i for i in own if "query" in steps[i]["args"]), None)
+    if not own or (text != known["text"] and finder is None):
+        return False
+    for i in own:
+        record = copy.copy(steps[i])
+        if i == finder and text != known["text"]:
+            record["args"] = {**record["args"], "query": text[:TEXT_CHARS]}
+        draft.records[i] = record
+    draft.kept += own
+    draft.subquestions.append({**known, "text": text, "status": "open"})
+    return True
+
+
+def _add_branch(
+    draft: _Draft,
+    state: ResearchState,
+    subs: Mapping[str, SubQuestion],
+    known: SubQuestion | None,
+    text: str,
+    n: int,
+    tools: StepTools,
+    settings: ResearchSettings,
+) -> None:
+    """A new branch of steps for sub-question ``n`` (``known``'s, or a new one)."""
+    qid = known["id"] if known is not None else f"q{_next_q([*subs.values(), *draft.subquestions])}"
+    branch = new_branch(state, text, tools, settings, draft.first)
+    if not branch:
+        draft.errors.append(f"sub-question {n}: nothing can search for {text!r} here")
+        return
+    draft.first += len(branch)
+    for record in branch:
+        record["branch"] = qid
+        draft.records[record["id"]] = record
+    draft.kept += [r["id"] for r in branch]
+    origin = known["origin"] if known is not None else "person"
+    round_n = state.get("round") or 1
+    draft.subquestions.append(
+        SubQuestion(id=qid, text=text, status="open", round=round_n, origin=origin)
+    )
+
+
+def _close(state: ResearchState, draft: _Draft, pending: list[str]) -> None:
+    """The composing step closes the draft, requiring every step kept before it (a plan
+    given before any was made gets one)."""
+    steps = state.get("steps") or {}
+    compose = next((i for i in pending if steps[i]["tool"] == COMPOSE), None)
     if compose is None:  # a plan given before any was made
-        compose = f"s{first}"
-        first += 1
-        records[compose] = new_record(compose_step(compose, []), state.get("round") or 1, None)
-    closing = copy.copy(records.get(compose) or steps[compose])
-    closing["requires"] = list(kept)
-    records[compose] = closing
-    kept.append(compose)
-    earlier = {i: steps[i]["tool"] for i in finished if steps[i]["status"] == "done"}
-    plan = _plan_of([records[i] for i in kept], state.get("goal") or "")
-    errors += check_plan(plan, tools, settings.max_steps, state.get("forbidden") or [], earlier)
-    if errors:
-        return {}, _plain(errors, settings.max_steps)
-    removed = {i: None for i in pending if i not in records}
-    listed = {q["id"] for q in new_subs}
+        compose = f"s{draft.first}"
+        draft.first += 1
+        draft.records[compose] = new_record(
+            compose_step(compose, []), state.get("round") or 1, None
+        )
+    closing = copy.copy(draft.records.get(compose) or steps[compose])
+    closing["requires"] = list(draft.kept)
+    draft.records[compose] = closing
+    draft.kept.append(compose)
+
+
+def _edited(
+    state: ResearchState, edit: PlanEdit, draft: _Draft, pending: list[str], finished: list[str]
+) -> dict[str, Any]:
+    """The update for a draft that passed the planner's rules: the steps it drops are gone,
+    the sub-questions it leaves out removed, and the plan recorded as the person's."""
+    subs = {q["id"]: q for q in state.get("subquestions") or []}
+    removed = {i: None for i in pending if i not in draft.records}
+    listed = {q["id"] for q in draft.subquestions}
     others = [
         {**q, "status": REMOVED} if q["status"] == "open" else q
         for q in subs.values()
         if q["id"] not in listed
     ]
     update: dict[str, Any] = {
-        "steps": {**removed, **{i: records[i] for i in kept}},
-        "order": finished + kept,
-        "subquestions": new_subs + others,
-        "last_step": first - 1,
+        "steps": {**removed, **{i: draft.records[i] for i in draft.kept}},
+        "order": finished + draft.kept,
+        "subquestions": draft.subquestions + others,
+        "last_step": draft.first - 1,
     }
     goal = edit.goal or state.get("goal") or state["question"]
-    return {**update, **_recorded(state, [records[i] for i in kept], goal)}, []
+    return {**update, **_recorded(state, [draft.records[i] for i in draft.kept], goal)}
 
 
 def _recorded(state: ResearchState, records: Sequence[StepRecord], goal: str) -> dict[str, Any]:
     """The plan the person approved, in the run's plans and its event log."""
     round_n = state.get("round") or 1
-    summary = [
-        {k: r.get(k) for k in ("id", "tool", "args", "description", "requires", "branch")}
-        for r in records
-    ]
+    summary = plan_summary(records)
     entry = event(
         state, events.RESEARCH_PLAN, round=round_n, origin="person", goal=goal, steps=summary
     )
@@ -308,6 +375,14 @@ def _recorded(state: ResearchState, records: Sequence[StepRecord], goal: str) ->
         "attempts": [],
     }
     return {"goal": goal, "plans": [record], "event_log": [entry], "decision": ""}
+
+
+def plan_summary(records: Sequence[StepRecord]) -> list[dict[str, Any]]:
+    """The steps as a plan's event and record list them."""
+    return [
+        {k: r.get(k) for k in ("id", "tool", "args", "description", "requires", "branch")}
+        for r in records
+    ]
 
 
 def _whole_plan(
@@ -348,17 +423,7 @@ def adopt(
     subs = attach(state.get("subquestions") or [], kept, new, origin, round_n)
     records: dict[str, Any] = {**dropped, **{r["id"]: r for r in new}}
     order = [i for i in order if i not in dropped] + [s.id for s in plan.steps]
-    summary = [
-        {
-            "id": r["id"],
-            "tool": r["tool"],
-            "args": r["args"],
-            "description": r["description"],
-            "requires": r["requires"],
-            "branch": r["branch"],
-        }
-        for r in new
-    ]
+    summary = plan_summary(new)
     skipped = {"model_skipped": model_skipped} if model_skipped else {}
     entry = event(
         state,

@@ -35,7 +35,7 @@ from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.research.calls import run_calls
-from local2.research.ledger import Found, Why, file_sources, source_budget, url_key
+from local2.research.ledger import Found, Source, Why, file_sources, source_budget, url_key
 from local2.research.plan_schema import COMPOSE, call_key
 from local2.research.readings import split_label
 from local2.research.rerank import rerank
@@ -173,7 +173,6 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
     steps = dict(state.get("steps") or {})
     order = list(state.get("order") or [])
     filed = list(state.get("filed") or [])
-    forbidden = list(state.get("forbidden") or [])
 
     tools = step_catalog(services)
     budget = source_budget(state, settings.max_sources)
@@ -183,16 +182,7 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
         [f for i in finished for f in filed_found(steps[i], tools, settings.file_results)],
         budget,
     )
-    for i in finished:
-        step = steps[i]
-        if step["status"] != "failed":
-            continue
-        failed_calls = [c for c in step.get("calls") or [] if c.get("error")]
-        # A read of "the top results of s1" is not itself forbidden: the pages that failed are.
-        own = [] if step["args"].get("from_step") else [call_key(step["tool"], step["args"])]
-        for key in own + [call_key(c["tool"], c["args"]) for c in failed_calls]:
-            if key not in forbidden:
-                forbidden.append(key)
+    forbidden = _forbid_failed(steps, finished, list(state.get("forbidden") or []))
     update: dict[str, Any] = {
         "ledger": ledger,
         "filed": filed + finished,
@@ -205,12 +195,59 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
     if any(steps[i]["status"] == "failed" and i not in handled for i in order):
         return {**update, "decision": "replan", "ready": []}
 
+    ready, skipped = _hand_out(state, steps, tools, ledger, forbidden, budget, settings, log)
+    if skipped:
+        update["steps"] = skipped
+        steps.update(skipped)
+        if not ready:  # what was waiting on a skipped step may be ready now
+            return {**update, "decision": "execute", "ready": []}
+    if ready:
+        return {**update, "decision": "run", "ready": ready}
+    return {**update, "decision": "reflect", "ready": []}
+
+
+def _forbid_failed(
+    steps: dict[str, StepRecord], finished: list[str], forbidden: list[str]
+) -> list[str]:
+    """``forbidden`` with the calls of the finished steps that failed added: a replan must
+    not repeat them."""
+    for i in finished:
+        step = steps[i]
+        if step["status"] != "failed":
+            continue
+        failed_calls = [c for c in step.get("calls") or [] if c.get("error")]
+        # A read of "the top results of s1" is not itself forbidden: the pages that failed are.
+        own = [] if step["args"].get("from_step") else [call_key(step["tool"], step["args"])]
+        for key in own + [call_key(c["tool"], c["args"]) for c in failed_calls]:
+            if key not in forbidden:
+                forbidden.append(key)
+    return forbidden
+
+
+NOTHING_TO_READ = (
+    "nothing left to read (already read, forbidden, no room, or a URL that neither "
+    "the question nor a search gave)"
+)
+
+
+def _hand_out(
+    state: ResearchState,
+    steps: dict[str, StepRecord],
+    tools: StepTools,
+    ledger: list[Source],
+    forbidden: list[str],
+    budget: int,
+    settings: ResearchSettings,
+    log: list[Any],
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Up to ``max_parallel`` pending steps whose requirements are done, each with the pages
+    it reads; and the steps skipped (logged) for having nothing to read or no room."""
     view: ResearchState = {**state, "ledger": ledger}
     room = budget - len(ledger)
     banned = set(forbidden)  # and the URLs read by the steps handed out now
     ready: list[dict[str, Any]] = []
     skipped: dict[str, Any] = {}
-    for i in order:
+    for i in state.get("order") or []:
         step = steps[i]
         if step["status"] != "pending" or step["tool"] == COMPOSE or not _satisfied(steps, step):
             continue
@@ -224,14 +261,7 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
             targets = _read_targets(view, step, reader, room, banned, wanted)
             banned.update(url_key(t["url"]) for t in targets)
             room -= len(targets)
-            why = (
-                ""
-                if targets
-                else (
-                    "nothing left to read (already read, forbidden, no room, or a URL that neither "
-                    "the question nor a search gave)"
-                )
-            )
+            why = "" if targets else NOTHING_TO_READ
         elif room <= 0:
             why = f"the source budget ({budget}) is spent"
         if why:
@@ -239,14 +269,7 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
             log.append(event(state, events.RESEARCH_STEP, id=i, status="skipped", reason=why))
             continue
         ready.append({"step": dict(step), "targets": targets})
-    if skipped:
-        update["steps"] = skipped
-        steps.update(skipped)
-        if not ready:  # what was waiting on a skipped step may be ready now
-            return {**update, "decision": "execute", "ready": []}
-    if ready:
-        return {**update, "decision": "run", "ready": ready}
-    return {**update, "decision": "reflect", "ready": []}
+    return ready, skipped
 
 
 def after_execute(state: ResearchState) -> list[Send] | str:

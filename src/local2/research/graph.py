@@ -59,6 +59,23 @@ def recursion_limit(settings: Settings) -> int:
     return 40 + r.max_rounds * per_round  # and the pauses, the says' added steps
 
 
+# The graph's nodes, in the order they are added (each bound to the run's context).
+NODES: dict[str, Any] = {
+    "plan": plan,
+    "ask": ask,
+    "review": review,
+    "triage": triage,
+    "execute": execute,
+    "run_step": run_step,
+    "replan": replan,
+    "reflect": reflect,
+    "compose": compose,
+    "verify": verify_report,
+    "publish": publish,
+    "critique": critique_run,
+    "ingest": ingest_run,
+}
+
 ResearchGraph = CompiledStateGraph[ResearchState, TurnContext, ResearchState, ResearchState]
 
 
@@ -81,20 +98,15 @@ def compile_research_graph(
 
     schema = None if identify is not None else TurnContext
     graph = StateGraph(ResearchState, context_schema=schema)
-    graph.add_node("plan", bind(plan))
-    graph.add_node("ask", bind(ask))
-    graph.add_node("review", bind(review))
-    graph.add_node("triage", bind(triage))
-    graph.add_node("execute", bind(execute))
-    graph.add_node("run_step", bind(run_step))
-    graph.add_node("replan", bind(replan))
-    graph.add_node("reflect", bind(reflect))
-    graph.add_node("compose", bind(compose))
-    graph.add_node("verify", bind(verify_report))
-    graph.add_node("publish", bind(publish))
-    graph.add_node("critique", bind(critique_run))
-    graph.add_node("ingest", bind(ingest_run))
+    for name, node in NODES.items():
+        graph.add_node(name, bind(node))
+    add_edges(graph, identify)
+    compiled = graph.compile(checkpointer=checkpointer, name="local2-research")
+    return compiled.with_config(recursion_limit=recursion_limit(services.settings))
 
+
+def add_edges(graph: StateGraph[ResearchState, TurnContext], identify: Any) -> None:
+    """How a run goes from node to node (from ``identify`` first, when there is one)."""
     starts: dict[Hashable, str] = {"plan": "plan", "triage": "triage"}
     if identify is not None:
         graph.add_node("identify", identify)
@@ -121,8 +133,6 @@ def compile_research_graph(
     graph.add_conditional_edges("publish", after_publish, ["critique", "ingest", END])
     graph.add_edge("critique", END)
     graph.add_edge("ingest", END)
-    compiled = graph.compile(checkpointer=checkpointer, name="local2-research")
-    return compiled.with_config(recursion_limit=recursion_limit(services.settings))
 
 
 def research_services(services: Services) -> Services:

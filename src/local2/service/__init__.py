@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
+    from local2.arena.ratings import Rating
     from local2.arena.report import arena, as_csv, as_json
     from local2.evals.stats import percent, say_duration, say_rate, short_rate
     from local2.graph.payload import turn_payload
@@ -86,6 +87,7 @@ _FACE = {
     "arena": "local2.arena.report",
     "as_csv": "local2.arena.report",
     "as_json": "local2.arena.report",
+    "Rating": "local2.arena.ratings",  # a row of the arena table
     "link_citations": "local2.research.verify",
     "plain": "local2.research.verify",
     "safe_url": "local2.research.verify",
@@ -118,6 +120,7 @@ __all__ = [
     "MemoryDesk",
     "ModelParts",
     "People",
+    "Rating",
     "Research",
     "ResearchGraph",
     "ScriptedChatModel",

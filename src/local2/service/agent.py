@@ -61,6 +61,7 @@ from local2.service.turns import TurnRunner
 
 if TYPE_CHECKING:
     from local2.service.evals import Evals
+    from local2.service.research import Research
 from local2.service.warmup import first_turn
 from local2.service.wiring import ModelParts, Parts, Wired, rewire, wire
 from local2.storage.votes import Vote, Voter
@@ -166,7 +167,7 @@ class Agent:
         )
         self.ratings = Ratings(services, graph, running, self.reader)
         self.retries = Retries(services, graph, running, self.reader)
-        self._research: Any = None
+        self._research: Research | None = None
         self._research_guard = threading.Lock()
         self._evals: Evals | None = None
 
@@ -176,7 +177,7 @@ class Agent:
         return "\n\n".join(self.notices) or None
 
     @property
-    def research(self) -> Any:
+    def research(self) -> Research:
         """Research runs on this agent's model, read-only tools, memory and critic
         (:class:`~local2.service.research.Research`), opened on first use."""
         with self._research_guard:

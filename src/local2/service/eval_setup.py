@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from typing_extensions import TypedDict
 
 from local2.config import Settings, deep_merge
+from local2.contracts.evals import RunSettings
 from local2.critic import Critic
 from local2.errors import EvalFileError, InvalidInput
 from local2.evals.grading import (
@@ -124,20 +124,6 @@ def run_settings(settings: Settings, qset: QuestionSet) -> Settings:
             "offline": True,
         }
     return Settings.model_validate(deep_merge(settings.model_dump(), overrides))
-
-
-class RunSettings(TypedDict):
-    """What else was in force for a run, as its manifest keeps it (``settings``)."""
-
-    search_provider: str
-    corpus: str | None
-    offline: bool
-    tools: list[str]
-    memory: str
-    critic_in_turn: str
-    approvals: str
-    research_max_rounds: int
-    concurrency: int
 
 
 def settings_record(settings: Settings, services: Services, concurrency: int) -> RunSettings:

@@ -152,6 +152,24 @@ _DOCUMENTS = re.compile(r"\A\[Documents [^\n]*\]\n<documents>\n(.*?)\n</document
 _PASSAGE = re.compile(r"^(\S[^\n]*\(score [\d.]+\)):\n", re.M)
 
 
+def _last_batch(turn: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The last round's tool results as ``(tool, text)``, each named by its message or by
+    the call it answers."""
+    last_calls: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for message in reversed(turn):
+        if message.get("role") == "tool":
+            results.insert(0, message)
+        else:
+            last_calls = list(message.get("tool_calls") or [])
+            break
+    names = [call_parts(c)[0] for c in last_calls]
+    return [
+        (m.get("tool_name") or (names[i] if i < len(names) else "tool"), message_text(m))
+        for i, m in enumerate(results)
+    ]
+
+
 def split_documents(text: str) -> tuple[list[tuple[str, str]], str]:
     """``(passages, rest)``: the attached documents' block as ``(heading, text)`` pairs."""
     found = _DOCUMENTS.match(text)
@@ -238,6 +256,33 @@ class RuleBrain:
         question = message_text(messages[index]).strip() if index >= 0 else ""
         attached, question = split_documents(question)
         recalled, saved, question = split_memory(question)
+        reply = self._from_context(question, attached, recalled, saved)
+        if reply is not None:
+            return reply
+        history = [
+            message_text(m)
+            for m in messages[: max(index, 0)]
+            if m.get("role") in ("user", "assistant")
+        ]
+        reply = self._by_tool_or_statement(question, history, tools)
+        if reply is None:
+            reply = self._from_knowledge(question, history)
+        if reply is not None:
+            return reply
+        return Reply(
+            thinking="No rule matches this question and no tool seems needed; I echo it back.",
+            content=f"{GENERIC_MARKER}. You asked: {question}",
+        )
+
+    def _from_context(
+        self,
+        question: str,
+        attached: list[tuple[str, str]],
+        recalled: list[tuple[str, str]],
+        saved: list[tuple[str, str]],
+    ) -> Reply | None:
+        """A reply from what came with the question: a saved memory, a document passage,
+        or what memory recalled (None: nothing there answers)."""
         if saved:
             return Reply(
                 thinking="The user asked me to remember something, and it has been saved.",
@@ -262,11 +307,12 @@ class RuleBrain:
                 thinking="What I remember from earlier conversations answers this question.",
                 content=from_memory,
             )
-        history = [
-            message_text(m)
-            for m in messages[: max(index, 0)]
-            if m.get("role") in ("user", "assistant")
-        ]
+        return None
+
+    def _by_tool_or_statement(
+        self, question: str, history: list[str], tools: list[str]
+    ) -> Reply | None:
+        """A tool call the question asks for, or a statement acknowledged (None: neither)."""
         urls = find_urls(question)
         statement = _favourites([question])
 
@@ -311,6 +357,11 @@ class RuleBrain:
                 thinking="The user refers to something earlier, but I have no record of it.",
                 content="I don't have any record of you telling me about that.",
             )
+        return None
+
+    @staticmethod
+    def _from_knowledge(question: str, history: list[str]) -> Reply | None:
+        """What the brain knows without a tool (None: nothing)."""
         if re.search(r"capital of france", question, re.I):
             return Reply(
                 thinking="A geography fact I know: France's capital is Paris. No tool needed.",
@@ -345,10 +396,7 @@ class RuleBrain:
                 thinking="The user tells me something about themselves; I acknowledge it.",
                 content="Thanks for telling me.",
             )
-        return Reply(
-            thinking="No rule matches this question and no tool seems needed; I echo it back.",
-            content=f"{GENERIC_MARKER}. You asked: {question}",
-        )
+        return None
 
     def _tool_or_say(self, name: str, args: dict[str, Any], tools: list[str], why: str) -> Reply:
         if name in tools:
@@ -368,19 +416,7 @@ class RuleBrain:
             if m.get("role") == "assistant"
             for c in m.get("tool_calls") or []
         ]
-        last_calls: list[dict[str, Any]] = []
-        results: list[dict[str, Any]] = []
-        for message in reversed(turn):
-            if message.get("role") == "tool":
-                results.insert(0, message)
-            else:
-                last_calls = list(message.get("tool_calls") or [])
-                break
-        names = [call_parts(c)[0] for c in last_calls]
-        batch = [
-            (m.get("tool_name") or (names[i] if i < len(names) else "tool"), message_text(m))
-            for i, m in enumerate(results)
-        ]
+        batch = _last_batch(turn)
 
         fetched = any(name == "web_fetch" for name, _ in called)
         if _TOP_RESULT.search(question) and not fetched and "web_fetch" in tools:

@@ -780,19 +780,9 @@ class FakeOllama:
             messages.append({**message, "content": content})
         return {**body, "messages": messages, "think": True}
 
-    def _openai_chat(self, h: _Handler, body: dict[str, Any]) -> None:
-        name = str(body.get("model") or "")
-        if self._known(name) is None or _is_embedding_model(name):
-            _openai_error(h, 404, f"The model `{name}` does not exist.", "model_not_found")
-            return
-        request = self._openai_as_chat(body)
-        reply = self._reply(
-            request,
-            lambda status, text: _openai_error(h, status, text, "server_error"),
-            h.client_gone,
-        )
-        if reply is None:
-            return
+    def _openai_parts(self, reply: Reply) -> tuple[str, str, list[dict[str, Any]]]:
+        """The reply as OpenAI sends it: its content (thinking inline when the mode says),
+        its separate reasoning, and its tool calls."""
         content, thinking = reply.content, ""
         mode = reply.think_mode or self.think_mode
         if reply.thinking and mode == "inline":
@@ -809,6 +799,22 @@ class FakeOllama:
                     "function": {"name": tool, "arguments": json.dumps(args)},
                 }
             )
+        return content, thinking, calls
+
+    def _openai_chat(self, h: _Handler, body: dict[str, Any]) -> None:
+        name = str(body.get("model") or "")
+        if self._known(name) is None or _is_embedding_model(name):
+            _openai_error(h, 404, f"The model `{name}` does not exist.", "model_not_found")
+            return
+        request = self._openai_as_chat(body)
+        reply = self._reply(
+            request,
+            lambda status, text: _openai_error(h, status, text, "server_error"),
+            h.client_gone,
+        )
+        if reply is None:
+            return
+        content, thinking, calls = self._openai_parts(reply)
         finish = "tool_calls" if calls else ("length" if reply.done_reason == "length" else "stop")
         words = sum(len(message_text(m).split()) for m in request["messages"])
         usage = {

@@ -66,6 +66,13 @@ class EvaluateTab:
         return person_of(self.agent.access, self.proxied, request)
 
     def build(self, concurrency_limit: int, opens: Opens, tab: gr.Tab) -> None:
+        self._build_choices()
+        self._build_controls()
+        self._build_runs()
+        self._wire(concurrency_limit, opens, tab)
+
+    def _build_choices(self) -> None:
+        """What to run: the set, the mode, how many questions and how many at once."""
         gr.Markdown(
             "Measure answers: run a question set through the chat turn (ask) or a research "
             "run, grade every answer against its gold answers, and read accuracy with its "
@@ -94,6 +101,9 @@ class EvaluateTab:
             self.concurrency = gr.Slider(
                 1, 8, value=1, step=1, label="At once", scale=1, elem_id="eval-concurrency"
             )
+
+    def _build_controls(self) -> None:
+        """Run, Stop and Resume, and the run's progress and status."""
         with gr.Row():
             self.run_btn = gr.Button("Run", variant="primary", elem_id="eval-run")
             self.stop_btn = gr.Button("Stop", variant="stop", elem_id="eval-stop")
@@ -101,6 +111,9 @@ class EvaluateTab:
         self.running = gr.State("")  # the run this browser follows
         self.progress = gr.HTML("", elem_id="eval-progress")
         self.status = gr.Markdown("", elem_id="eval-status")
+
+    def _build_runs(self) -> None:
+        """The runs so far (charted and listed), and a picked run's questions."""
         with gr.Row():
             self.chart_set = gr.Dropdown(
                 choices=[], label="Chart the runs of", scale=1, elem_id="eval-chart-set"
@@ -128,7 +141,6 @@ class EvaluateTab:
             "_Click a question to open its session in Time travel (a research run: picked "
             "under Past runs in the Research tab)._"
         )
-        self._wire(concurrency_limit, opens, tab)
 
     def _wire(self, limit: int, opens: Opens, tab: gr.Tab) -> None:
         listing = [self.runs, self.pick, self.chart_set, self.chart, self.set_pick]

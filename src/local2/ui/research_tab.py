@@ -175,6 +175,26 @@ class ResearchTab(ResearchSteer):
         return self._research
 
     def build(self, concurrency_limit: int) -> None:
+        self.build_question()
+        self.build_pause()
+        self.build_steer()
+        self.build_results()
+        self.build_past_runs()
+        outputs = self.run_outputs()
+        for trigger in (self.start.click, self.question.submit):
+            trigger(
+                self.run,
+                [self.question, self.rounds, self.review],
+                outputs,
+                concurrency_limit=concurrency_limit,
+                show_progress="minimal",
+            )
+        self.open.click(self.reopen, [self.past], outputs, concurrency_limit=concurrency_limit)
+        self.refresh.click(self.list_runs, None, [self.past])
+        self.wire_steering(outputs, concurrency_limit)
+
+    def build_question(self) -> None:
+        """The question, its rounds, the Research button and whether to review the plan."""
         settings = self.agent.settings.research
         gr.Markdown(
             "Research a question in rounds: a plan you can watch, searches and pages read "
@@ -204,8 +224,9 @@ class ResearchTab(ResearchSteer):
             elem_id="research-review",
         )
         self.status = gr.Markdown("", elem_id="research-status")
-        self.build_pause()
-        self.build_steer()
+
+    def build_results(self) -> None:
+        """The plan and sources beside the report (with its download and follow-ups)."""
         with gr.Row():
             with gr.Column(scale=2):
                 gr.Markdown("#### Plan")
@@ -219,6 +240,9 @@ class ResearchTab(ResearchSteer):
                     "Download report (Markdown)", visible=False, elem_id="research-download"
                 )
                 self.build_followup()
+
+    def build_past_runs(self) -> None:
+        """The past runs, to open one or resume it."""
         with gr.Accordion("Past runs", open=False), gr.Row():
             self.past = gr.Dropdown(
                 choices=[],
@@ -229,7 +253,10 @@ class ResearchTab(ResearchSteer):
             )
             self.refresh = gr.Button("Refresh", scale=1, size="sm")
             self.open = gr.Button("Open / resume", scale=1, elem_id="research-open")
-        outputs = [
+
+    def run_outputs(self) -> list[Any]:
+        """What a run's handlers update, in the order they yield it."""
+        return [
             self.status,
             self.plan,
             self.sources,
@@ -250,17 +277,6 @@ class ResearchTab(ResearchSteer):
             self.followup_q,
             self.followups,
         ]
-        for trigger in (self.start.click, self.question.submit):
-            trigger(
-                self.run,
-                [self.question, self.rounds, self.review],
-                outputs,
-                concurrency_limit=concurrency_limit,
-                show_progress="minimal",
-            )
-        self.open.click(self.reopen, [self.past], outputs, concurrency_limit=concurrency_limit)
-        self.refresh.click(self.list_runs, None, [self.past])
-        self.wire_steering(outputs, concurrency_limit)
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -318,38 +334,12 @@ class ResearchTab(ResearchSteer):
             for kind, data in items:
                 shown: dict[Any, Any] = {}
                 if kind == "run":
-                    view.run_id = data["run_id"]
-                    shown = {
-                        self.run_id: view.run_id,
-                        self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on",
-                    }
-                    if not fresh:
-                        view.seed(self.research.payload(view.run_id, person))
-                        shown |= {self.plan: view.checklist()}
-                    if fresh:
-                        shown |= {
-                            self.status: f"Run `{view.run_id}` · {plain(data['question'])}",
-                            self.report: "",
-                            self.download: gr.update(visible=False),
-                            self.question: data["question"] if question is None else "",
-                        }
+                    shown = self._run_started(view, data, question, person, fresh)
                 elif kind == "event":
-                    view.apply(data)
-                    now = time.monotonic()
-                    subject = data.get("subject")
-                    if subject in (events.RESEARCH_PLAN, events.RESEARCH_STEER):
-                        shown |= self.branches(
-                            self.research.payload(view.run_id, person)["subquestions"]
-                        )
-                    if subject == events.RESEARCH_STEP:
-                        view.sources = [dict(s) for s in self.research.found(view.run_id)]
-                    elif now - last < REFRESH_S and not shown:
+                    refreshed, last = self._run_event(view, data, person, last)
+                    if refreshed is None:
                         continue
-                    last = now
-                    shown |= {
-                        self.plan: view.checklist(),
-                        self.sources: sources_markdown(view.sources),
-                    }
+                    shown = refreshed
                 elif kind == "awaiting_input":
                     mode, pause = self.paused(data)
                     shown = {self.plan: view.checklist(), **pause}
@@ -370,6 +360,54 @@ class ResearchTab(ResearchSteer):
                 self.status: f"{notice_for(exc).markdown()}  \nThe run can be resumed from its "
                 f"last finished step: `{view.run_id}` under Past runs.",
             }
+
+    def _run_started(
+        self,
+        view: RunView,
+        data: dict[str, Any],
+        question: str | None,
+        person: Person,
+        fresh: bool,
+    ) -> dict[Any, Any]:
+        """The run's id and question; a fresh run clears the last report, a run going on
+        shows its plan so far."""
+        view.run_id = data["run_id"]
+        shown: dict[Any, Any] = {
+            self.run_id: view.run_id,
+            self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on",
+        }
+        if not fresh:
+            view.seed(self.research.payload(view.run_id, person))
+            shown |= {self.plan: view.checklist()}
+        if fresh:
+            shown |= {
+                self.status: f"Run `{view.run_id}` · {plain(data['question'])}",
+                self.report: "",
+                self.download: gr.update(visible=False),
+                self.question: data["question"] if question is None else "",
+            }
+        return shown
+
+    def _run_event(
+        self, view: RunView, data: dict[str, Any], person: Person, last: float
+    ) -> tuple[dict[Any, Any] | None, float]:
+        """The plan and sources after an event: at once after a plan, a steer or a step,
+        else at most every ``REFRESH_S`` (None: not now); and when they were last shown."""
+        view.apply(data)
+        now = time.monotonic()
+        subject = data.get("subject")
+        shown: dict[Any, Any] = {}
+        if subject in (events.RESEARCH_PLAN, events.RESEARCH_STEER):
+            shown |= self.branches(self.research.payload(view.run_id, person)["subquestions"])
+        if subject == events.RESEARCH_STEP:
+            view.sources = [dict(s) for s in self.research.found(view.run_id)]
+        elif now - last < REFRESH_S and not shown:
+            return None, last
+        shown |= {
+            self.plan: view.checklist(),
+            self.sources: sources_markdown(view.sources),
+        }
+        return shown, now
 
     def _show(self, view: RunView, payload: dict[str, Any], person: Person, final: bool) -> dict:
         crit = payload.get("critique") or {}

@@ -23,6 +23,7 @@ import uvicorn
 from fastapi import FastAPI
 from starlette.routing import Mount
 
+from local2.config import Settings
 from local2.errors import UnsafeToServe
 from local2.http.app import create_api, require_token
 from local2.http.guard import (
@@ -32,7 +33,7 @@ from local2.http.guard import (
     content_security_policy,
     is_loopback,
 )
-from local2.http.identity import StripUntrustedUser, identify
+from local2.http.identity import Identify, StripUntrustedUser, identify
 from local2.service import private_dir
 from local2.service.agent import Agent
 from local2.ui.sign_in import SignIn, SignInSwitch, proxied_user
@@ -53,6 +54,15 @@ def create_app(
     settings = agent.settings
     who = identify(agent.access, token, settings.server, loopback=is_loopback(host))
     app = create_api(agent, app=FastAPI(title="LoCAL2", version="0.1.0"), who=who)
+    add_guards(app, settings, host, who)
+    if not ui:
+        return app
+    return mount_ui(app, agent, token, who, host, port)
+
+
+def add_guards(app: FastAPI, settings: Settings, host: str, who: Identify) -> None:
+    """Put the page policy, the Host/Origin guard, CORS (when configured) and the stripping
+    of an untrusted user header around every route."""
     # Added last, so outermost: nothing reaches a route (Gradio's included) unchecked.
     app.add_middleware(
         ContentSecurityPolicy, policy=content_security_policy(settings.ui.image_hosts)
@@ -75,18 +85,24 @@ def create_app(
     header = who.user_header
     if header:  # around every route and the app: no one else's header reaches them
         app.add_middleware(StripUntrustedUser, header=header, proxies=who.proxies)
-    if not ui:
-        return app
+
+
+def mount_ui(
+    app: FastAPI, agent: Agent, token: str | None, who: Identify, host: str, port: int
+) -> FastAPI:
+    """``app`` with the Gradio app mounted at ``/``, and people signed in to it: by the
+    trusted proxy's header, or at Gradio's login page while anyone is configured."""
     import gradio as gr
 
     from local2.ui.app import CSS, build_ui
     from local2.ui.safe_markdown import set_image_hosts
 
+    settings = agent.settings
     set_image_hosts(settings.ui.image_hosts)
     sign_in = SignIn(agent.access, token, who.guard)  # the API's rule, one guard for both
     # Behind a trusted proxy it names each person on every request (no login page);
     # otherwise SignInSwitch turns Gradio's login page on and off as people come and go.
-    proxied: dict[str, Any] = {"auth_dependency": proxied_user(who)} if header else {}
+    proxied: dict[str, Any] = {"auth_dependency": proxied_user(who)} if who.user_header else {}
     app = gr.mount_gradio_app(
         app,
         build_ui(agent),

@@ -248,6 +248,20 @@ class TimeTravel(UIPart):
             else:
                 yield self._rerun_failed(user, view, said)
             return
+        yield self._rerun_done(session_id, checkpoint_id, verb, user, view, current, stay_on)
+
+    def _rerun_done(
+        self,
+        session_id: str,
+        checkpoint_id: str,
+        verb: str,
+        user: gr.ChatMessage,
+        view: render.TurnView,
+        current: str | None,
+        stay_on: str | None,
+    ) -> dict[Any, Any]:
+        """The panels once a rerun has streamed: its new checkpoints marked in the list, a
+        note when it paused for approval, and the Chat tab kept on ``stay_on``."""
         payload = view.payload or {}
         new_ids = set(payload.get("branch") or [])
         rows = self.agent.checkpoints(session_id, limit=200)
@@ -270,4 +284,4 @@ class TimeTravel(UIPart):
         if session_id == current and stay_on:
             out[self.tt_status] += " The Chat tab stays on the branch you were on until you switch."
             out.update(self._on_branch(session_id, stay_on))
-        yield out
+        return out

@@ -27,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import Critique, Pairwise, Respondent
+from local2.contracts.records import Critique, EventEntry, Pairwise, Respondent
 from local2.contracts.turn import CompareSpec
 from local2.errors import GaveWay, ModelError
 from local2.graph.compare.respond import RespondentState
@@ -103,14 +103,34 @@ def _complete(state: TurnState) -> dict[str, Respondent]:
 
 
 def publish_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
-    services = runtime.context.services
     records = _complete(state)
+    shown = _shown(records)
+    log_entries = _answer_events(state, records)
+    chosen = records[shown]
+    update = _shown_update(state, chosen, shown)
+    head = _append_shown(state, runtime.context.services, update, records, log_entries, shown)
+    records[shown] = {**records[shown], "turn_id": head}
+    return {
+        **update,
+        "respondents": records,
+        "history_head": head,
+        "turn_count": state.get("turn_count", 0) + 1,
+        "event_log": log_entries,
+    }
+
+
+def _shown(records: dict[str, Respondent]) -> str:
+    """The respondent whose answer is shown: ``a``'s, unless only ``b`` answered."""
     answered = [rid for rid in RESPONDENT_IDS if (records[rid].get("answer") or "").strip()]
     if not answered:
         reasons = "; ".join(f"{rid}: {records[rid].get('error')}" for rid in RESPONDENT_IDS)
         raise ModelError(f"Neither respondent answered ({reasons}).")
-    shown = answered[0]
-    log_entries = []
+    return answered[0]
+
+
+def _answer_events(state: TurnState, records: dict[str, Respondent]) -> list[EventEntry]:
+    """Each respondent's generation event, and for an answer its dialog (also pushed)."""
+    log_entries: list[EventEntry] = []
     for rid in RESPONDENT_IDS:
         answer = records[rid].get("answer") or ""
         log_entries.append(
@@ -138,9 +158,13 @@ def publish_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
                 )
             )
             push({"dialog": {**dialog, "respondent_id": rid}})
+    return log_entries
+
+
+def _shown_update(state: TurnState, chosen: Respondent, shown: str) -> TurnUpdate:
+    """The turn's answer becomes the shown respondent's (its lists replace the turn's)."""
     pairwise: Pairwise = {**(state.get("pairwise") or {}), "shown": shown}
-    chosen = records[shown]
-    update: TurnUpdate = {
+    return {
         "answer": chosen.get("answer") or "",
         "model": chosen.get("model") or "",
         "backend": chosen.get("backend") or "",
@@ -149,6 +173,19 @@ def publish_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
         "memory_hits": [RESET, *(chosen.get("memory_hits") or [])],
         "pairwise": pairwise,
     }
+
+
+def _append_shown(
+    state: TurnState,
+    services: Services,
+    update: TurnUpdate,
+    records: dict[str, Respondent],
+    log_entries: list[EventEntry],
+    shown: str,
+) -> str:
+    """The shown answer continues the history: its turn is appended to the log and its
+    payload pushed; the new head's id."""
+    chosen = records[shown]
     after = {
         **state,
         **{k: v for k, v in update.items() if k not in ("thinking", "tool_calls", "memory_hits")},
@@ -170,14 +207,7 @@ def publish_pair(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
         record=record,
     )
     push({"payload": payload})
-    records[shown] = {**records[shown], "turn_id": head}
-    return {
-        **update,
-        "respondents": records,
-        "history_head": head,
-        "turn_count": state.get("turn_count", 0) + 1,
-        "event_log": log_entries,
-    }
+    return head
 
 
 def critique_pair(

@@ -242,19 +242,41 @@ def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableCo
                 "decision": "generate",
             }
     if calls:
-        ai = AIMessage(
-            content=text,
-            tool_calls=[
-                {"name": c["name"], "args": c["args"], "id": c["id"], "type": "tool_call"}
-                for c in calls
-            ],
-        )
-        return {
-            **update,
-            "messages": [*new_messages, ai],
-            "pending_tool_calls": calls,
-            "decision": "dispatch_tool",
-        }
+        return _dispatch(update, new_messages, text, calls)
+    return _answered(state, services, update, new_messages, written, text, log)
+
+
+def _dispatch(
+    update: TurnUpdate, new_messages: list[BaseMessage], text: str, calls: list[dict[str, Any]]
+) -> TurnUpdate:
+    """The reply asks for ``calls``: they go to the tools."""
+    ai = AIMessage(
+        content=text,
+        tool_calls=[
+            {"name": c["name"], "args": c["args"], "id": c["id"], "type": "tool_call"}
+            for c in calls
+        ],
+    )
+    return {
+        **update,
+        "messages": [*new_messages, ai],
+        "pending_tool_calls": calls,
+        "decision": "dispatch_tool",
+    }
+
+
+def _answered(
+    state: TurnState,
+    services: Services,
+    update: TurnUpdate,
+    new_messages: list[BaseMessage],
+    written: str,
+    text: str,
+    log: list[EventEntry],
+) -> TurnUpdate:
+    """The reply is the answer (or, when every tool failed, what failed); an empty one is
+    asked for once more."""
+    repairs = state.get("repairs", 0)
     failed = every_call_failed(state.get("tool_calls"))
     if failed and not services.native_tools:  # its text would be a guess: say what failed
         log.append(event(state, events.ANSWER_FALLBACK, reason=TOOLS_FAILED, chars=len(written)))
