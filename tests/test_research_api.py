@@ -124,3 +124,47 @@ def test_a_paused_run_over_http(tmp_path: Path) -> None:
             missing = client.post("/research/nope/followup", json={"question": "Why?"})
             assert missing.status_code == 404
         agent.close()
+
+
+def test_stop_on_a_paused_run_over_http(tmp_path: Path) -> None:
+    """A paused run is stopped by the Stop of a running run (``steer {stop: "run"}``, 202
+    once its report is written) or by answering its pause ``{stop: true}`` (the rest as
+    events): each ends ``stopped``, says why, and is never resumed into a search."""
+    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        overrides = research_overrides(web, tmp_path / "data")
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["memory"] = {"enabled": False}
+        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
+            body = {"question": "Why did Kelsby keep its bridge?", "max_rounds": 1, "review": True}
+            paused = []
+            for _ in range(2):
+                with client.stream("POST", "/research", json=body) as response:
+                    paused.append(read_events(response)[-1][1]["run_id"])
+            by_say, by_input = paused
+
+            said = client.post(f"/research/{by_say}/steer", json={"stop": "run"})
+            assert said.status_code == 202, said.text
+            assert said.json()["kind"] == "stop"
+            with client.stream(
+                "POST", f"/research/{by_input}/input", json={"stop": True}
+            ) as response:
+                assert response.status_code == 200
+                rest = read_events(response)
+            assert rest[-1][0] == "done" and rest[-1][1]["status"] == "stopped"
+            assert "awaiting_input" not in [n for n, _ in rest]
+
+            for run_id in paused:
+                shown = client.get(f"/research/{run_id}").json()
+                assert shown["status"] == "stopped" and shown["awaiting"] is None
+                assert shown["stopped"] == "the person stopped the run"
+                assert "stopped the run before anything was searched or read" in shown["report"]
+                with client.stream("POST", f"/research/{run_id}/resume") as response:
+                    again = read_events(response)
+                assert [n for n, _ in again] == ["run", "done"]
+                late = client.post(f"/research/{run_id}/input", json={"approve": True})
+                assert late.status_code == 409 and "waits for no input" in late.json()["detail"]
+            listed = {r["run_id"]: r["status"] for r in client.get("/research").json()["runs"]}
+            assert listed == {by_say: "stopped", by_input: "stopped"}
+        agent.close()
+    assert web.hits == []

@@ -144,3 +144,43 @@ def test_an_unanswered_review_stays_paused_then_a_plan_file_answers_it_and_a_fol
         )
         missing = local2("research", "followup", "nope", "Why?", env=env)
         assert missing.returncode != 0 and "No research run 'nope'" in missing.stderr
+
+
+def test_stop_at_the_review_prompt_ends_the_run_and_resume_finds_it_stopped(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    """``stop`` typed at the plan prompt ends the run as a running run's Stop does: its
+    report says nothing was read, its status says stopped, and ``--resume`` runs nothing."""
+    with FakeOllama(ResearchBrain(plans=[branches(BRIDGE, OTTERS)])) as fake:
+        env = environment(web, tmp_path, fake.url)
+        main, terminal = pty.openpty()
+        command = [sys.executable, "-m", "local2.cli", "research", QUESTION, "--review"]
+        command += ["--clarify", "never", "--max-rounds", "2", "--backend", "ollama", "--json"]
+        process = subprocess.Popen(
+            command,
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **env},
+            text=True,
+        )
+        os.close(terminal)
+        try:
+            deadline = time.monotonic() + 120
+            while not plan_requests(fake):  # typed ahead: read once the plan is shown
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+            os.write(main, b"stop\n")
+            out, err = process.communicate(timeout=180)
+        finally:
+            os.close(main)
+        assert process.returncode == 0, err
+        payload = json.loads(out)
+        again = local2("research", "--resume", payload["run_id"], "--json", env=env, stdin="")
+    assert "stop (end the run" in err and "You: stopped the run" in err
+    assert payload["status"] == "stopped" and payload["stopped"] == "the person stopped the run"
+    assert "stopped the run before anything was searched or read" in payload["report"]
+    assert again.returncode == 0, again.stderr
+    assert f"run {payload['run_id']} stopped (the person stopped the run) already" in again.stderr
+    assert json.loads(again.stdout)["report"] == payload["report"]
+    assert web.hits == [] and len(plan_requests(fake)) == 1

@@ -8,7 +8,8 @@ stdout.
 
 The person steers (:mod:`local2.cli.research_prompt`): at a terminal the planner may ask one
 clarifying question first (``--clarify auto``, the default there; ``never`` without a
-terminal); ``--review`` shows the plan before the first search, to approve or edit;
+terminal); ``--review`` shows the plan before the first search, to approve, edit or stop
+(``stop`` there, or at the question, ends the run: its report says what was read);
 ``--plan FILE`` gives the plan with no terminal (or answers a paused run's review, with
 ``--resume``, as ``--answer TEXT`` answers its question). ``local2 research followup RUN_ID
 "QUESTION"`` asks a follow-up on a finished report, answered from its sources first.
@@ -128,6 +129,7 @@ class Checklist:
             said = (
                 entry.get("answer")
                 or entry.get("refused")
+                or ("stopped the run" if entry.get("stopped") else "")
                 or (
                     "approved" if entry.get("approved") else "edited" if entry.get("edited") else ""
                 )
@@ -244,8 +246,9 @@ def run_research(
                 known = reader.payload(resume, person, access)
         finally:
             reader.close()
-        if known["status"] == "done":
-            err.print(f"run {resume} finished already")
+        if known["status"] in ("done", "stopped"):
+            ended = "finished" if known["status"] == "done" else f"stopped ({known['stopped']})"
+            err.print(f"run {resume} {ended} already")
             _finish(known, as_json, out_file)
             return
     research = None
