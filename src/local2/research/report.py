@@ -67,9 +67,8 @@ def compose(
         )
     else:
         messages = compose_messages(view["question"], ledger, settings.source_chars, budget, brief)
-    if view.get("stopped") and not followup and not ledger:
-        draft = ""  # stopped before any source: the report says so, no model is asked
-    else:
+    draft = ""  # stopped before any source: the report says so (verify), no model is asked
+    if ledger or followup or not view.get("stopped"):
         _thinking, answer = thinking_and_answer(call_model(services, messages, config, tools=False))
         draft = answer.strip() or EMPTY_DRAFT
     steps = state.get("steps") or {}

@@ -8,8 +8,9 @@ pauses for the person hands out ``("awaiting_input", request)`` before its ``fin
 ``awaiting_input``). Run ids follow the session-id rule (:mod:`local2.ids`).
 
 The person steers a run four ways (docs/architecture.md, "Research"): :meth:`Research.input`
-answers a pause (its plan, a clarifying question) and streams the rest of the run;
-:meth:`Research.steer` puts a say in a running run's inbox; :meth:`Research.followup` asks
+answers a pause (its plan, a clarifying question, or ``{stop: true}``) and streams the rest
+of the run; :meth:`Research.steer` puts a say in a running run's inbox (``{stop: "run"}``
+also ends a paused run); :meth:`Research.followup` asks
 a follow-up on a finished report; ``stream(..., clarify="auto", review=True, plan=...)``
 asks for the pauses, or gives the plan, when a run starts.
 """
