@@ -19,7 +19,15 @@ from local2.testing.ollama_server import FakeOllama
 from local2.testing.research_brain import ResearchBrain, default_plan
 from local2.testing.research_web import LoopbackWeb
 from tests.test_research_run import QUESTION, pages, research, web
-from tests.test_research_steer import BRIDGE, OTTERS, branches, paused, plan_requests
+from tests.test_research_steer import (
+    BRIDGE,
+    MILL,
+    OTTERS,
+    branches,
+    paused,
+    plan_requests,
+    steer_at_first_step,
+)
 
 __all__ = ["pages", "web"]  # the loopback web of test_research_run, shared
 
@@ -103,3 +111,23 @@ def test_stop_said_to_a_paused_run_through_its_inbox_and_straight_through_the_gr
     steered = [e for e in by_say["event_log"] if e["subject"] == "research.steer"]
     assert [e["value"] for e in steered] == ["run"]
     assert web.hits == [] and len(plan_requests(fake)) == 2  # one plan per run, no more
+
+
+def test_a_follow_up_on_a_run_stopped_at_its_pause_searches_and_takes_says(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    """The stop ended the run, not its follow-ups: one searches what the ledger lacks, a
+    say to it still adds a sub-question, and the run still says it was stopped."""
+    web.search_delay_s = 0.5  # the follow-up's search is still running when the say arrives
+    brain = ResearchBrain(plans=[branches(BRIDGE)], missing=[["sourdough starter"]])
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1, max_parallel=1)
+        run_id = paused(list(run.stream(QUESTION, review=True)))["run_id"]
+        list(run.input(run_id, {"stop": True}))
+        asked = run.followup(run_id, "What temperature suits a starter?")
+        payload = steer_at_first_step(run, asked, [{"add": MILL}])
+        run.close()
+    assert payload["status"] == "stopped" and payload["stopped"] == STOPPED_WHY
+    steered = [e for e in payload["event_log"] if e["subject"] == "research.steer"]
+    assert [e["kind"] for e in steered] == ["add"] and steered[0]["effect"].startswith("added")
+    assert web.searches() == ["sourdough starter", MILL]

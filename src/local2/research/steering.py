@@ -141,7 +141,7 @@ class _Says:
         return len(skipped)
 
     def _add(self, text: str) -> str:
-        if self.stopped:
+        if self.stopped and not self.state.get("followup"):  # a follow-up still searches
             return "not added: the run was stopped"
         view: ResearchState = {**self.state, "steps": self.steps, "order": self.order}
         tools = step_catalog(self.services)
