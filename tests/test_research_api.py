@@ -21,6 +21,14 @@ from tests.test_api import Served
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
 
 
+def research_agent(fake: FakeOllama, web: LoopbackWeb, tmp_path: Path) -> Agent:
+    """An agent over the fake Ollama and the loopback web, memory off."""
+    overrides = research_overrides(web, tmp_path / "data")
+    overrides["system"]["ollama_host"] = fake.url
+    overrides["memory"] = {"enabled": False}
+    return Agent(load_settings(overrides=overrides), backend="ollama")
+
+
 def read_events(response: httpx.Response) -> list[tuple[str, Any]]:
     received, name = [], ""
     for line in response.iter_lines():
@@ -31,13 +39,17 @@ def read_events(response: httpx.Response) -> list[tuple[str, Any]]:
     return received
 
 
+def post_events(client: httpx.Client, path: str, body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """POST ``body`` and read the answer's server-sent events (a 200 stream)."""
+    with client.stream("POST", path, json=body) as response:
+        assert response.status_code == 200, response.read()
+        return read_events(response)
+
+
 def test_post_research_streams_events_then_the_payload(tmp_path: Path) -> None:
     brain = ResearchBrain(extra=["Kelsby also has a castle [42]."])
     with FakeOllama(brain) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
-        overrides = research_overrides(web, tmp_path / "data")
-        overrides["system"]["ollama_host"] = fake.url
-        overrides["memory"] = {"enabled": False}
-        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        agent = research_agent(fake, web, tmp_path)
         with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
             with client.stream(
                 "POST",
@@ -73,10 +85,7 @@ def test_a_paused_run_over_http(tmp_path: Path) -> None:
     same, a broken plan answers 422 and changes nothing, an approval streams the rest; a say
     to a run that is not running answers 409; a follow-up streams its answer."""
     with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
-        overrides = research_overrides(web, tmp_path / "data")
-        overrides["system"]["ollama_host"] = fake.url
-        overrides["memory"] = {"enabled": False}
-        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        agent = research_agent(fake, web, tmp_path)
         with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
             body = {"question": "Why did Kelsby keep its bridge?", "max_rounds": 1, "review": True}
             with client.stream("POST", "/research", json=body) as response:
@@ -105,11 +114,7 @@ def test_a_paused_run_over_http(tmp_path: Path) -> None:
             assert f"waits for input: POST /research/{run_id}/input" in steer.json()["detail"]
             assert web.hits == []
 
-            with client.stream(
-                "POST", f"/research/{run_id}/input", json={"approve": True}
-            ) as response:
-                assert response.status_code == 200
-                rest = read_events(response)
+            rest = post_events(client, f"/research/{run_id}/input", {"approve": True})
             assert rest[-1][0] == "done" and rest[-1][1]["status"] == "done"
             assert "research.input" in [n for n, _ in rest]
             assert client.get(f"/research/{run_id}").json()["awaiting"] is None
@@ -124,3 +129,40 @@ def test_a_paused_run_over_http(tmp_path: Path) -> None:
             missing = client.post("/research/nope/followup", json={"question": "Why?"})
             assert missing.status_code == 404
         agent.close()
+
+
+def test_stop_on_a_paused_run_over_http(tmp_path: Path) -> None:
+    """A paused run is stopped by the Stop of a running run (``steer {stop: "run"}``, 202
+    once its report is written) or by answering its pause ``{stop: true}`` (the rest as
+    events): each ends ``stopped``, says why, and is never resumed into a search."""
+    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        agent = research_agent(fake, web, tmp_path)
+        with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
+            body = {"question": "Why did Kelsby keep its bridge?", "max_rounds": 1, "review": True}
+            paused = []
+            for _ in range(2):
+                with client.stream("POST", "/research", json=body) as response:
+                    paused.append(read_events(response)[-1][1]["run_id"])
+            by_say, by_input = paused
+
+            said = client.post(f"/research/{by_say}/steer", json={"stop": "run"})
+            assert said.status_code == 202, said.text
+            assert said.json()["kind"] == "stop"
+            rest = post_events(client, f"/research/{by_input}/input", {"stop": True})
+            assert rest[-1][0] == "done" and rest[-1][1]["status"] == "stopped"
+            assert "awaiting_input" not in [n for n, _ in rest]
+
+            for run_id in paused:
+                shown = client.get(f"/research/{run_id}").json()
+                assert shown["status"] == "stopped" and shown["awaiting"] is None
+                assert shown["stopped"] == "the person stopped the run"
+                assert "stopped the run before anything was searched or read" in shown["report"]
+                with client.stream("POST", f"/research/{run_id}/resume") as response:
+                    again = read_events(response)
+                assert [n for n, _ in again] == ["run", "done"]
+                late = client.post(f"/research/{run_id}/input", json={"approve": True})
+                assert late.status_code == 409 and "waits for no input" in late.json()["detail"]
+            listed = {r["run_id"]: r["status"] for r in client.get("/research").json()["runs"]}
+            assert listed == {by_say: "stopped", by_input: "stopped"}
+        agent.close()
+    assert web.hits == []

@@ -31,32 +31,43 @@ def web() -> Iterator[LoopbackWeb]:
         yield served
 
 
+def review_at_a_terminal(
+    fake: FakeOllama, env: dict[str, str], lines: list[str], rounds: int
+) -> tuple[int, str, str]:
+    """``local2 research --review --json`` at a pseudo-terminal, ``lines`` typed once the
+    plan is asked for: its exit code, stdout and stderr."""
+    main, terminal = pty.openpty()
+    command = [sys.executable, "-m", "local2.cli", "research", QUESTION, "--review"]
+    command += ["--clarify", "never", "--max-rounds", str(rounds), "--backend", "ollama"]
+    process = subprocess.Popen(
+        [*command, "--json"],
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **env},
+        text=True,
+    )
+    os.close(terminal)
+    try:
+        deadline = time.monotonic() + 120
+        while not plan_requests(fake):  # typed ahead: read once the plan is shown
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        for line in lines:
+            os.write(main, f"{line}\n".encode())
+        out, err = process.communicate(timeout=180)
+    finally:
+        os.close(main)
+    return process.returncode, out, err
+
+
 def test_review_at_a_terminal_takes_edits_then_runs_them(web: LoopbackWeb, tmp_path: Path) -> None:
     with FakeOllama(ResearchBrain(plans=[branches(BRIDGE, OTTERS)])) as fake:
         env = environment(web, tmp_path, fake.url)
-        main, terminal = pty.openpty()
-        command = [sys.executable, "-m", "local2.cli", "research", QUESTION, "--review"]
-        command += ["--clarify", "never", "--max-rounds", "1", "--backend", "ollama", "--json"]
-        process = subprocess.Popen(
-            command,
-            stdin=terminal,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, **env},
-            text=True,
+        code, out, err = review_at_a_terminal(
+            fake, env, ["drop q2", f"add {MILL}", "move 2 1", ""], rounds=1
         )
-        os.close(terminal)
-        try:
-            deadline = time.monotonic() + 120
-            while not plan_requests(fake):  # typed ahead: read once the plan is shown
-                assert process.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)
-            for line in ("drop q2", f"add {MILL}", "move 2 1", ""):
-                os.write(main, f"{line}\n".encode())
-            out, err = process.communicate(timeout=180)
-        finally:
-            os.close(main)
-    assert process.returncode == 0, err
+    assert code == 0, err
     assert "q1: Kelsby harbour bridge" in err and "s1 web_search" in err  # the plan shown
     assert "dropped q2" in err and f"added: {MILL}" in err
     payload = json.loads(out)
@@ -144,3 +155,23 @@ def test_an_unanswered_review_stays_paused_then_a_plan_file_answers_it_and_a_fol
         )
         missing = local2("research", "followup", "nope", "Why?", env=env)
         assert missing.returncode != 0 and "No research run 'nope'" in missing.stderr
+
+
+def test_stop_at_the_review_prompt_ends_the_run_and_resume_finds_it_stopped(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    """``stop`` typed at the plan prompt ends the run as a running run's Stop does: its
+    report says nothing was read, its status says stopped, and ``--resume`` runs nothing."""
+    with FakeOllama(ResearchBrain(plans=[branches(BRIDGE, OTTERS)])) as fake:
+        env = environment(web, tmp_path, fake.url)
+        code, out, err = review_at_a_terminal(fake, env, ["stop"], rounds=2)
+        assert code == 0, err
+        payload = json.loads(out)
+        again = local2("research", "--resume", payload["run_id"], "--json", env=env, stdin="")
+    assert "stop (end the run" in err and "You: stopped the run" in err
+    assert payload["status"] == "stopped" and payload["stopped"] == "the person stopped the run"
+    assert "stopped the run before anything was searched or read" in payload["report"]
+    assert again.returncode == 0, again.stderr
+    assert f"run {payload['run_id']} stopped (the person stopped the run) already" in again.stderr
+    assert json.loads(again.stdout)["report"] == payload["report"]
+    assert web.hits == [] and len(plan_requests(fake)) == 1

@@ -290,8 +290,10 @@ def test_stopping_a_branch_keeps_what_it_read_and_stopping_the_run_writes_the_re
     assert any(s["step"] == "s1" for s in ledger)  # what q1 found is kept
     assert payload["rounds"][-1]["stop"] == "the person stopped the run"
     assert "ResearchGaps" not in str(fake.chat_requests)  # no round 2 was asked for
-    assert payload["status"] == "done" and payload["report"]
+    assert payload["status"] == "stopped" and payload["report"]
+    assert payload["stopped"] == "the person stopped the run"
     # Stopping the run does not stop its follow-ups: what the ledger lacks is searched.
+    assert asked[-1][1]["status"] == "stopped"  # and the run still says it was stopped
     answered = next(d for k, d in asked if k == "followup")
     assert (
         answered["searched"] == ["sourdough starter"] and web.searches()[-1] == "sourdough starter"

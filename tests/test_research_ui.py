@@ -147,3 +147,46 @@ def test_research_tab_edits_the_plan_stops_a_branch_and_asks_a_follow_up(
         agent.close()
     assert BRIDGE not in web.searches() and OTTERS not in web.searches()  # stopped; removed
     assert web.searches() == [MILL, "sourdough starter"]
+
+
+def test_research_tab_stop_at_the_plan_review_ends_the_run(tmp_path: Path, browser: Any) -> None:
+    """Stop pressed while the plan waits for review ends the run as a running run's Stop
+    does: the pause goes, the report says nothing was read, the status says stopped and
+    why, and reopening the run shows it stopped without a search."""
+    brain = ResearchBrain(plans=[branches(BRIDGE, OTTERS)])
+    with FakeOllama(brain, chunk_delay_s=0.01) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        overrides = research_overrides(web, tmp_path / "data")
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["memory"] = {"enabled": False}
+        overrides["research"].update(max_rounds=2)
+        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        with Served(create_app(agent)) as url:
+            page = open_page(browser, url)
+            page.click("button[role=tab]:has-text('Research')")
+            page.fill("#research-question textarea", "Why did Kelsby keep its bridge?")
+            page.click("#research-run")
+            wait_text(page, "#research-pause-info", "before the first search", timeout=60_000)
+            wait_text(page, "#research-status", "waits for you", timeout=60_000)
+            page.click("#research-pause-stop")
+            wait_text(page, "#research-status", "stopped", timeout=60_000)
+            shot(page, "research-06-stopped-at-review")
+            status = text_of(page, "#research-status")
+            assert "stopped (the person stopped the run)" in status and "0 sources" in status
+            report = text_of(page, "#research-report")
+            assert "the person stopped the run before anything was searched or read" in report
+            plan = text_of(page, "#research-plan")
+            assert plan.count("the person stopped the run") >= 4, plan  # each step left out
+            assert "You: stopped the run" in plan
+            page.wait_for_selector("#research-pause", state="hidden")
+            run_id = re.search(r"Run (\w+)", status)
+            assert run_id is not None
+            page.click("text=Past runs")
+            page.fill("#research-past input", run_id.group(1))
+            page.keyboard.press("Enter")
+            page.click("#research-open")
+            wait_text(page, "#research-status", f"Run {run_id.group(1)} stopped", timeout=60_000)
+            page.context.close()
+        listed = agent.research.runs(5)
+        agent.close()
+    assert [(r["run_id"], r["status"]) for r in listed] == [(run_id.group(1), "stopped")]
+    assert web.hits == []  # nothing searched or read, at the stop or on reopening

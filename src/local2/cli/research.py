@@ -8,7 +8,8 @@ stdout.
 
 The person steers (:mod:`local2.cli.research_prompt`): at a terminal the planner may ask one
 clarifying question first (``--clarify auto``, the default there; ``never`` without a
-terminal); ``--review`` shows the plan before the first search, to approve or edit;
+terminal); ``--review`` shows the plan before the first search, to approve, edit or stop
+(``stop`` there, or at the question, ends the run: its report says what was read);
 ``--plan FILE`` gives the plan with no terminal (or answers a paused run's review, with
 ``--resume``, as ``--answer TEXT`` answers its question). ``local2 research followup RUN_ID
 "QUESTION"`` asks a follow-up on a finished report, answered from its sources first.
@@ -134,6 +135,7 @@ class Checklist:
             said = (
                 entry.get("answer")
                 or entry.get("refused")
+                or ("stopped the run" if entry.get("stopped") else "")
                 or (
                     "approved" if entry.get("approved") else "edited" if entry.get("edited") else ""
                 )
@@ -270,8 +272,8 @@ def run_research(
 def _finished_already(
     ctx: typer.Context, resume: str, person: Person, as_json: bool, out_file: Path | None
 ) -> bool:
-    """True when the run to resume has finished (its report is shown again); an unknown or
-    finished run needs no model."""
+    """True when the run to resume has ended, finished or stopped (its report is shown
+    again); an unknown or ended run needs no model."""
     from local2.cli.people import access_of
 
     reader = _offline(ctx)
@@ -280,9 +282,10 @@ def _finished_already(
             known = reader.payload(resume, person, access)
     finally:
         reader.close()
-    if known["status"] != "done":
+    if known["status"] not in ("done", "stopped"):
         return False
-    err.print(f"run {resume} finished already")
+    ended = "finished" if known["status"] == "done" else f"stopped ({known['stopped']})"
+    err.print(f"run {resume} {ended} already")
     _finish(known, as_json, out_file)
     return True
 

@@ -2,9 +2,11 @@
 
 The plan is shown as its sub-questions (each with its steps) and edited with short commands
 (``drop q2``, ``add TEXT``, ``edit q1 TEXT``, ``move q3 1``); an empty line approves it as it
-stands (sent as the edited plan when anything changed). A plan that breaks the rules is
-shown again with the reasons. End of input (Ctrl-D, or no more lines on a pipe) leaves the
-run paused, to be answered later (``--resume RUN_ID``, ``--plan FILE``, ``--answer TEXT``).
+stands (sent as the edited plan when anything changed). ``stop``, at the plan or the question,
+ends the run as a running run's Stop does: its report is written from what was read. A
+plan that breaks the rules is shown again with the reasons. End of input (Ctrl-D, or no more
+lines on a pipe) leaves the run paused, to be answered later (``--resume RUN_ID``, ``--plan
+FILE``, ``--answer TEXT``).
 A plan file (``--plan FILE``) is JSON (``{subquestions: [{id?, text}]}`` or ``{goal,
 steps}``) or text, one sub-question a line (``q2: text`` keeps sub-question q2).
 """
@@ -20,8 +22,9 @@ from local2.contracts.research_input import PlanEdit, ResearchInput, SubQuestion
 
 HELP = (
     "Enter approves. Or: drop q2 | add TEXT | edit q1 TEXT | move q3 1 | show | "
-    "Ctrl-D to leave it paused"
+    "stop (end the run: report what was read) | Ctrl-D to leave it paused"
 )
+STOP = "stop"
 
 
 def read_plan_file(path: Path) -> PlanEdit:
@@ -117,8 +120,11 @@ def terminal_answerer(
         try:
             if request.get("waits_for") == "answer":
                 readings = (request.get("clarify") or {}).get("readings") or []
-                reply = ask("Your answer (a number, your own words, or Enter: as written): ")
-                reply = reply.strip()
+                reply = ask(
+                    "Your answer (a number, your own words, Enter: as written, or stop): "
+                ).strip()
+                if reply.lower() == STOP:
+                    return ResearchInput(stop=True)
                 if reply.isdigit() and 1 <= int(reply) <= len(readings):
                     reply = readings[int(reply) - 1]
                 return ResearchInput(answer=reply)
@@ -128,6 +134,8 @@ def terminal_answerer(
                 line = ask("plan> ").strip()
                 if not line or line.lower() in ("approve", "ok", "y", "yes"):
                     return editor.answer()
+                if line.lower() == STOP:
+                    return ResearchInput(stop=True)
                 if line.lower() == "show":
                     for row in editor.lines():
                         show(row)

@@ -10,7 +10,8 @@ from typing_extensions import TypedDict
 from local2.contracts.records import EventEntry
 from local2.contracts.turn import Grade
 
-RunStatus = Literal["done", "unfinished", "running", "failed", "awaiting_input"]
+# stopped: finished early because the person stopped it (its report is from what was read)
+RunStatus = Literal["done", "stopped", "unfinished", "running", "failed", "awaiting_input"]
 
 
 class ResearchStep(TypedDict):
@@ -117,6 +118,9 @@ class ResearchPayload(TypedDict):
     run_id: str | None
     question: str | None
     status: RunStatus
+    stopped: Annotated[
+        str | None, Field(description="Why the run ended early (the person stopped it), or null.")
+    ]
     goal: str
     plan: list[dict[str, Any]]
     steps: list[ResearchStep]

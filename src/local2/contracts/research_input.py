@@ -1,8 +1,9 @@
 """What a person sends a research run: the answer to a pause, or a say while it runs.
 
 A paused run (LangGraph ``interrupt``) waits for its ``plan`` (review) or an ``answer`` (a
-clarifying question); :class:`ResearchInput` is the resume value, ``{approve}``, ``{plan}``
-or ``{answer}``, and the ``response_schema`` LangGraph Server shows for the pause. A
+clarifying question); :class:`ResearchInput` is the resume value, ``{approve}``, ``{plan}``,
+``{answer}`` or ``{stop: true}`` (the run writes its report from what was read and ends), and
+the ``response_schema`` LangGraph Server shows for the pause. A
 :class:`Steer` reaches a running run through its inbox: ``{text}``, ``{add}``, ``{drop}``
 or ``{stop}``. A plan is edited by sub-question (:class:`PlanEdit`): keep an ``id`` to keep
 that sub-question's steps, leave it out for a new one; the order given is the order run.
@@ -80,18 +81,24 @@ class PlanEdit(BaseModel):
 
 class ResearchInput(BaseModel):
     """The answer to a paused run: ``{approve: true}`` or ``{plan}`` for a plan under
-    review, ``{answer}`` for a clarifying question."""
+    review, ``{answer}`` for a clarifying question, ``{stop: true}`` for either: the run
+    writes its report from what was read (nothing yet, at a pause) and ends."""
 
     model_config = ConfigDict(extra="forbid")
     approve: bool | None = None
     plan: PlanEdit | None = None
     answer: str | None = Field(default=None, max_length=ANSWER_CHARS)
+    stop: bool | None = Field(
+        default=None, description="true: end the run; its report says what was read."
+    )
 
     @model_validator(mode="after")
     def _one(self) -> Self:
-        _one_of(self, ("approve", "plan", "answer"))
+        _one_of(self, ("approve", "plan", "answer", "stop"))
         if self.approve is False:
             raise ValueError("approve must be true: to change the plan send {plan}")
+        if self.stop is False:
+            raise ValueError("stop must be true: to go on, send {approve}, {plan} or {answer}")
         return self
 
     @property

@@ -6,9 +6,12 @@ published, and ``done`` with the payload at the end, or ``error`` if the run sto
 that pauses for the person (``review: true``, or ``clarify: auto`` when the planner asks)
 ends its stream with ``awaiting_input`` instead: what it waits for (``waits_for``: ``plan``,
 shown as sub-questions and steps, or ``answer`` to a question). ``POST
-/research/{run_id}/input`` answers it (``{approve}``, ``{plan}`` or ``{answer}``) and streams
-the rest of the run; ``POST /research/{run_id}/steer`` puts a say in a running run's inbox
-(``{text}``, ``{add}``, ``{drop}`` or ``{stop}``); ``POST /research/{run_id}/followup``
+/research/{run_id}/input`` answers it (``{approve}``, ``{plan}`` or ``{answer}``, or
+``{stop: true}`` to end it) and streams the rest of the run; ``POST /research/{run_id}/steer``
+puts a say in a running run's inbox (``{text}``, ``{add}``, ``{drop}`` or ``{stop}``), and
+``{stop: "run"}`` also ends a paused run (202 once its report is written). A stopped run's
+report is written from what was read, its ``status`` is ``stopped`` and ``stopped`` says
+why; it is never resumed into a search. ``POST /research/{run_id}/followup``
 asks a follow-up on the finished report and streams its answer (a ``followup`` event).
 ``GET /research/{run_id}`` returns a run's payload (``status`` says whether it finished or
 waits, ``awaiting`` what for); ``GET /research`` lists recent runs. Someone else's run
@@ -107,8 +110,9 @@ def add_run_routes(router: APIRouter, agent: Agent) -> None:
     @router.post("/research/{run_id}/input", response_class=StreamingResponse, responses=STREAM)
     def answer(person: Caller, run_id: str, body: ResearchInput) -> StreamingResponse:
         """Answer the caller's paused run: ``{approve: true}`` or ``{plan}`` for its plan,
-        ``{answer}`` for its question; the rest of the run as events. A plan that breaks
-        the rules answers 422 with the reasons, and the run stays paused."""
+        ``{answer}`` for its question, ``{stop: true}`` to end it (its report from what was
+        read); the rest of the run as events. A plan that breaks the rules answers 422 with
+        the reasons, and the run stays paused."""
         return event_stream(research_frames(agent.research.input(run_id, body, person)))
 
 
@@ -127,7 +131,8 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
     def steer(person: Caller, run_id: str, body: Steer) -> SteerRecord:
         """Say something to the caller's running run (``{text}``, ``{add}``, ``{drop}`` a
         sub-question, ``{stop}`` one or ``{stop: "run"}``): applied at its next step
-        boundary and shown in its event log."""
+        boundary and shown in its event log. ``{stop: "run"}`` to a paused run ends it: the
+        answer comes once its report (from what was read) is written."""
         return agent.research.steer(run_id, body, person)
 
     @router.post("/research/{run_id}/followup", response_class=StreamingResponse, responses=STREAM)

@@ -190,7 +190,8 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
         "event_log": log,
     }
     handled = set(state.get("handled") or [])
-    if state.get("stopped"):  # the person stopped the run: write from what was read
+    # The person stopped the run: write from what was read (its follow-ups still search).
+    if state.get("stopped") and not state.get("followup"):
         return {**update, "decision": "reflect", "ready": []}
     if any(steps[i]["status"] == "failed" and i not in handled for i in order):
         return {**update, "decision": "replan", "ready": []}

@@ -83,11 +83,12 @@ def triage(
         origin=origin,
     )
     round_n = (state.get("round") or 1) + 1
-    # A stop the person gave the run itself does not stop its follow-ups.
-    base: dict[str, Any] = {"round": round_n, "gaps": [], "stopped": None, "event_log": [entry]}
+    # A stop the person gave the run itself does not stop its follow-ups (execute and
+    # reflect look at ``followup`` first), and the run still says it was stopped.
+    base: dict[str, Any] = {"round": round_n, "gaps": [], "event_log": [entry]}
     if not missing:
         return {**base, "decision": "compose"}
-    view: ResearchState = {**state, "round": round_n, "stopped": None}
+    view: ResearchState = {**state, "round": round_n}
     plan = fallback_plan(
         missing, tools, settings.read_top, state.get("forbidden") or [], goal=question
     )

@@ -2,10 +2,11 @@
 services.
 
 ```
-START --(a new run)--> plan --(the planner asks first)--> ask (pause) --> plan
+START --(a new run)--> plan --(the planner asks first)--> ask (pause) --(answered)--> plan
                          |  --(review: true)--> review (pause) --(refused)--> review
-                         v                        |  approved or edited
+                         v                        |  approved, edited or stopped
                       execute <-------------------+
+                      execute <--(stopped)-- ask     (Stop at a pause: on to the report)
 START --(a follow-up)--> triage --(the ledger lacks some)--> execute
                               --(the ledger has it)--> compose
 execute --(ready steps, side by side)--> run_step -> execute
@@ -40,7 +41,7 @@ from local2.graph.services import Services
 from local2.research.context import ResearchContext
 from local2.research.execute import after_execute, execute, run_step
 from local2.research.followup import after_publish, after_triage, route_start, triage
-from local2.research.pauses import after_review, ask, review
+from local2.research.pauses import after_ask, after_review, ask, review
 from local2.research.planner import after_plan, plan, replan
 from local2.research.reflect import after_reflect, reflect
 from local2.research.report import compose, critique_run, ingest_run, publish, verify_report
@@ -117,7 +118,7 @@ def add_edges(graph: StateGraph[ResearchState, TurnContext], identify: Any) -> N
     graph.add_conditional_edges(
         "plan", after_plan, {"ask": "ask", "review": "review", "execute": "execute"}
     )
-    graph.add_edge("ask", "plan")
+    graph.add_conditional_edges("ask", after_ask, {"plan": "plan", "execute": "execute"})
     graph.add_conditional_edges("review", after_review, {"review": "review", "execute": "execute"})
     graph.add_conditional_edges(
         "triage", after_triage, {"execute": "execute", "compose": "compose"}

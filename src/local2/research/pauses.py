@@ -10,7 +10,9 @@ given as ``response_schema`` so LangGraph validates it (nothing is saved when it
 fit, and the pause can be answered again) and Studio shows its form. A plan edit that breaks
 the rules is refused with its reasons: ``review`` records them and routes to itself, pausing
 again with the reasons in its request, rather than looping inside the node, whose earlier
-answers every resume would replay.
+answers every resume would replay. ``{stop: true}`` answers either pause: the run leaves it
+with every pending step left out (``stopped``, as a running run's Stop does) and goes on to
+its report, written from what was read (:func:`stopped_here`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from local2.graph.emit import event
 from local2.research.branches import apply_edit, plan_view
 from local2.research.plan_schema import CLARIFY_CHARS, READINGS, Plan
 from local2.research.state import ResearchState
+from local2.research.steering import STOPPED_BY_PERSON, skip_pending
 from local2.research.step_tools import step_catalog
 from local2.research.structured import Structured
 
@@ -103,6 +106,8 @@ def ask(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """Pause with the clarifying question; the answer goes into the plan (an approval or
     an empty answer: research the question as written; a plan: the person's plan)."""
     value = interrupt(request_of(state, "answer"), response_schema=ResearchInput)
+    if value.stop:
+        return stopped_here(state, "answer")
     answer = " ".join((value.answer or "").split())
     asked = state.get("clarify_request") or {}
     entry = event(state, events.RESEARCH_INPUT, waits_for="answer", answer=answer or None)
@@ -124,6 +129,8 @@ def ask(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
 def review(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """Pause with the plan; go on with it approved, or as the person edited it."""
     value = interrupt(request_of(state, "plan"), response_schema=ResearchInput)
+    if value.stop:
+        return stopped_here(state, "plan")
     if value.plan is None and not value.approve:
         return refused(state, WRONG_INPUT)
     if value.plan is None:
@@ -141,6 +148,28 @@ def review(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any
     return {**update, "reviewed": True, "review_error": None, "event_log": log}
 
 
+def stopped_here(state: ResearchState, waits_for: WaitsFor) -> dict[str, Any]:
+    """Stop pressed at a pause: the run ends as a running run's Stop ends it, its pending
+    steps left out (shown, with why) and its report written from what was read."""
+    steps = skip_pending(
+        state.get("steps") or {}, state.get("order") or [], None, STOPPED_BY_PERSON
+    )
+    said = event(state, events.RESEARCH_INPUT, waits_for=waits_for, stopped=True)
+    left_out = [
+        event(state, events.RESEARCH_STEP, id=i, status="skipped", reason=STOPPED_BY_PERSON)
+        for i in steps
+    ]
+    return {
+        "stopped": STOPPED_BY_PERSON,
+        "steps": steps,
+        "clarify_request": None,
+        "reviewed": True,  # nothing is left to review: on to execute, which stops
+        "review_error": None,
+        "decision": "",
+        "event_log": [said, *left_out],
+    }
+
+
 def refused(state: ResearchState, why: str) -> dict[str, Any]:
     """The plan sent breaks a rule: say why, and wait for the plan again."""
     return {
@@ -150,6 +179,10 @@ def refused(state: ResearchState, why: str) -> dict[str, Any]:
             event(state, events.RESEARCH_AWAITING, waits_for="plan", error=why),
         ],
     }
+
+
+def after_ask(state: ResearchState) -> str:
+    return "execute" if state.get("stopped") else "plan"
 
 
 def after_review(state: ResearchState) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from local2.contracts.research import ResearchPayload, ResearchStep
+from local2.contracts.research import ResearchPayload, ResearchStep, RunStatus
 from local2.research.plan_schema import COMPOSE
 
 STEP_FIELDS = (
@@ -40,12 +40,18 @@ def step_rows(state: Mapping[str, Any]) -> list[ResearchStep]:
     return rows
 
 
+def finished_status(state: Mapping[str, Any]) -> RunStatus:
+    """A run with nothing left to run: stopped by the person, or done."""
+    return "stopped" if state.get("stopped") else "done"
+
+
 def research_payload(state: Mapping[str, Any]) -> ResearchPayload:
     event_log = list(state.get("event_log") or [])
     return {
         "run_id": state.get("run_id"),
         "question": state.get("question"),
-        "status": "done" if state.get("report") else "unfinished",
+        "status": finished_status(state) if state.get("report") else "unfinished",
+        "stopped": state.get("stopped"),
         "goal": state.get("goal", ""),
         "plan": list(state.get("plans") or []),
         "steps": step_rows(state),

@@ -67,8 +67,10 @@ def compose(
         )
     else:
         messages = compose_messages(view["question"], ledger, settings.source_chars, budget, brief)
-    reply = call_model(services, messages, config, tools=False)
-    _thinking, draft = thinking_and_answer(reply)
+    draft = ""  # stopped before any source: the report says so (verify), no model is asked
+    if ledger or followup or not view.get("stopped"):
+        _thinking, answer = thinking_and_answer(call_model(services, messages, config, tools=False))
+        draft = answer.strip() or EMPTY_DRAFT
     steps = state.get("steps") or {}
     finished = {
         i: {**s, "status": "done"}
@@ -77,7 +79,7 @@ def compose(
     }
     return {
         **said,
-        "draft": draft.strip() or EMPTY_DRAFT,
+        "draft": draft,
         "steps": finished,
         "event_log": log,
     }
@@ -132,6 +134,10 @@ def why_no_sources(state: ResearchState) -> str:
         if (s := steps[i])["status"] == "failed"
     ]
     tools = [s["tool"] for s in steps.values() if s["tool"] != "compose"]
+    if state.get("stopped"):
+        ran = [s for s in steps.values() if s["tool"] != "compose" and s["status"] != "skipped"]
+        when = "before any source was found" if ran else "before anything was searched or read"
+        return f"No sources: the person stopped the run {when}."
     if failed:
         return (
             "No sources could be gathered, so there is nothing to report: "

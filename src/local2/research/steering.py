@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 DROPPED = "dropped"
 STOPPED = "stopped"
+STOPPED_BY_PERSON = "the person stopped the run"  # the run's ``stopped``: why it ended early
 
 
 def person_brief(state: ResearchState) -> str:
@@ -107,8 +108,8 @@ class _Says:
         if kind == "add":
             return self._add(value)
         if kind == "stop" and value == STOP_RUN:
-            self.stopped = "the person stopped the run"
-            skipped = self._skip(None, "the person stopped the run")
+            self.stopped = STOPPED_BY_PERSON
+            skipped = self._skip(None, STOPPED_BY_PERSON)
             return f"stopped: {skipped} step(s) left out; the report is written from what was read"
         found = self._find(value)
         if found is None:
@@ -134,20 +135,13 @@ class _Says:
         )
 
     def _skip(self, branch: str | None, why: str) -> int:
-        count = 0
-        for i in self.order:
-            step = self.steps[i]
-            if step["status"] != "pending" or step["tool"] == COMPOSE:
-                continue
-            if branch is None or step.get("branch") == branch:
-                skipped = copy.copy(step)
-                skipped["status"], skipped["error"] = "skipped", why
-                self.changed[i] = self.steps[i] = skipped
-                count += 1
-        return count
+        skipped = skip_pending(self.steps, self.order, branch, why)
+        self.changed.update(skipped)
+        self.steps.update(skipped)
+        return len(skipped)
 
     def _add(self, text: str) -> str:
-        if self.stopped:
+        if self.stopped and not self.state.get("followup"):  # a follow-up still searches
             return "not added: the run was stopped"
         view: ResearchState = {**self.state, "steps": self.steps, "order": self.order}
         tools = step_catalog(self.services)
@@ -182,6 +176,22 @@ class _Says:
             "steer_seen": seen,
             "last_step": self.last_step,
         }
+
+
+def skip_pending(
+    steps: dict[str, StepRecord], order: list[str], branch: str | None, why: str
+) -> dict[str, StepRecord]:
+    """The pending steps of ``branch`` (None: every branch) marked skipped with ``why``;
+    the report's own step stays, so the report is still written."""
+    skipped: dict[str, StepRecord] = {}
+    for i in order:
+        step = steps[i]
+        if step["status"] != "pending" or step["tool"] == COMPOSE:
+            continue
+        if branch is None or step.get("branch") == branch:
+            skipped[i] = copy.copy(step)
+            skipped[i]["status"], skipped[i]["error"] = "skipped", why
+    return skipped
 
 
 def _new_says(state: ResearchState, inbox: SteerInbox | None) -> list[SteerRecord]:

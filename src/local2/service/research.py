@@ -8,8 +8,9 @@ pauses for the person hands out ``("awaiting_input", request)`` before its ``fin
 ``awaiting_input``). Run ids follow the session-id rule (:mod:`local2.ids`).
 
 The person steers a run four ways (docs/architecture.md, "Research"): :meth:`Research.input`
-answers a pause (its plan, a clarifying question) and streams the rest of the run;
-:meth:`Research.steer` puts a say in a running run's inbox; :meth:`Research.followup` asks
+answers a pause (its plan, a clarifying question, or ``{stop: true}``) and streams the rest
+of the run; :meth:`Research.steer` puts a say in a running run's inbox (``{stop: "run"}``
+also ends a paused run); :meth:`Research.followup` asks
 a follow-up on a finished report; ``stream(..., clarify="auto", review=True, plan=...)``
 asks for the pauses, or gives the plan, when a run starts.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from typing import Any, Literal, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -28,14 +30,14 @@ from local2.config import Settings, load_settings
 from local2.contracts import ResearchSource
 from local2.contracts.people import LOCAL, Person
 from local2.contracts.research import ResearchPayload, ResearchRun, RunStatus, SteerRecord
-from local2.contracts.research_input import PlanEdit, ResearchInput, Steer
+from local2.contracts.research_input import STOP_RUN, PlanEdit, ResearchInput, Steer
 from local2.contracts.stream import ResearchItem, collect_research
 from local2.errors import RunBusy
 from local2.graph.services import Services
 from local2.ids import check_session_id, new_run_id
 from local2.research import ResearchContext
 from local2.research.graph import compile_research_graph, research_services
-from local2.research.payload import research_payload
+from local2.research.payload import finished_status, research_payload
 from local2.research.state import ResearchState
 from local2.service.access import Access, no_run
 from local2.service.research_driver import Answerer, RunDriver, finished, run_config
@@ -176,14 +178,23 @@ class Research:
     ) -> SteerRecord:
         """Put a say in ``person``'s running run's inbox (``{text}``, ``{add}``, ``{drop}``
         or ``{stop}``); the run applies it at its next step boundary, in whichever process
-        runs it, and shows it in its event log."""
+        runs it, and shows it in its event log. ``{stop: "run"}`` also ends a paused run:
+        it leaves its pause (``{stop: true}``) and its report is written, from what was
+        read, before this returns."""
         snapshot, _owner = self._own(run_id, person)
         status = self._status(run_id, snapshot)
-        if status != "running":
-            raise not_ready(run_id, status, "a say reaches only a running run")
         given = read_steer(say)
+        stops_run = given.kind == "stop" and given.value == STOP_RUN
+        stops_pause = status == "awaiting_input" and stops_run
+        if status != "running" and not stops_pause:
+            raise not_ready(run_id, status, "a say reaches only a running run")
         check_steer(run_id, given, cast(ResearchState, snapshot.values))
-        return self.inbox.put(run_id, given.kind, given.value)
+        record = self.inbox.put(run_id, given.kind, given.value)
+        if stops_pause:
+            # Answered meanwhile (RunBusy): the run now going applies the say at its next step.
+            with suppress(RunBusy):
+                collect_research(self.input(run_id, ResearchInput(stop=True), person))
+        return record
 
     def followup(
         self, run_id: str, question: str, person: Person = LOCAL
@@ -198,7 +209,7 @@ class Research:
             raise InvalidQuery(problem)
         snapshot, owner = self._own(run_id, person)
         status = self._status(run_id, snapshot)
-        if status != "done" or not snapshot.values.get("report"):
+        if status not in ("done", "stopped") or not snapshot.values.get("report"):
             raise not_ready(run_id, status, "follow-ups are asked on a finished report")
         graph_input = {"followup": " ".join(question.split())}
         return self.driver.drive(
@@ -275,7 +286,7 @@ class Research:
         if pending_request(snapshot) is not None:
             return "awaiting_input"
         if finished(snapshot):
-            return "done"
+            return finished_status(snapshot.values)
         known = self.index.get(run_id) or {}
         if known.get("status") == "running" and self.storage.locks.held_elsewhere(run_id):
             return "running"  # in another process sharing the database

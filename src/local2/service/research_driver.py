@@ -26,7 +26,7 @@ from local2.contracts.stream import ResearchItem
 from local2.errors import InvalidInput, RunBusy
 from local2.graph.services import Services
 from local2.research import ResearchContext, ResearchGraph
-from local2.research.payload import research_payload
+from local2.research.payload import finished_status, research_payload
 from local2.research.state import ResearchState
 from local2.service.research_input import check_input, pending_request
 from local2.storage.bundles import ResearchStorage
@@ -89,7 +89,7 @@ class RunDriver:
                         status = "awaiting_input"
                         yield ("final", self._paused(final, request))
                         return
-                status = "done" if final.get("report") else "unfinished"
+                status = finished_status(final) if final.get("report") else "unfinished"
             except Exception:
                 status = "failed"
                 raise

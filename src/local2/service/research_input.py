@@ -119,8 +119,12 @@ def check_steer(run_id: str, say: Steer, values: ResearchState) -> None:
 def not_ready(run_id: str, status: str, asked: str) -> RunNotReady:
     """The run is not in the state ``asked`` needs: what it is, and what to do instead."""
     fixes = {
-        "awaiting_input": f"It waits for input: POST /research/{run_id}/input.",
+        "awaiting_input": (
+            f"It waits for input: POST /research/{run_id}/input "
+            "({approve}, {plan} or {answer}; {stop: true} ends it)."
+        ),
         "done": f"It has finished: ask a follow-up, POST /research/{run_id}/followup.",
+        "stopped": f"It was stopped: ask a follow-up, POST /research/{run_id}/followup.",
         "running": f"Wait for it to finish, or steer it: POST /research/{run_id}/steer.",
     }
     fix = fixes.get(status, f"Resume it first: POST /research/{run_id}/resume.")

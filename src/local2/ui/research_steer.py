@@ -2,9 +2,10 @@
 
 - **A pause** (the plan under review, or a clarifying question) shows as an editable plan,
   one sub-question a line (edit, delete, add or reorder lines; ``q2: ...`` keeps q2's steps),
-  with **Approve**, or as the question and its readings with **Send**; **Stop** leaves the
-  run paused (it can be reopened under Past runs). A plan that breaks the rules is refused
-  with the reasons, and the run stays paused.
+  with **Approve**, or as the question and its readings with **Send**; **Stop and write the
+  report** ends the run as a running run's Stop does: it leaves its pause, its report says
+  what was read (nothing yet, so it says so) and it is never resumed into a search. A plan
+  that breaks the rules is refused with the reasons, and the run stays paused.
 - **While it runs**: **Send** a note ("focus on safety, skip pricing"), **Add** it as a
   sub-question, **Stop** or **Drop** a sub-question, or **Stop and write** the report from
   what was read. Each applies at the run's next step boundary and shows in its log.
@@ -102,6 +103,11 @@ class ResearchSteer:
     ) -> Iterator[dict[Any, Any]]:
         raise NotImplementedError
 
+    @property
+    def status_part(self) -> Any:
+        """The tab's status line (the tab builds it)."""
+        raise NotImplementedError
+
     def build_pause(self) -> None:
         with gr.Column(visible=HIDDEN, elem_id="research-pause") as self.pause_box:
             self.pause_info = gr.Markdown("", elem_id="research-pause-info")
@@ -116,7 +122,9 @@ class ResearchSteer:
             with gr.Column() as self.question_box:
                 self.answer = gr.Textbox(label="Your answer", elem_id="research-answer")
                 self.send = gr.Button("Send", variant="primary", elem_id="research-send")
-            self.leave = gr.Button("Stop (it stays paused)", elem_id="research-leave")
+            self.stop_pause = gr.Button(
+                "Stop and write the report", variant="stop", elem_id="research-pause-stop"
+            )
         self.run_id = gr.State("")
         self.shown_plan = gr.State("")  # the plan as shown: unchanged means approved as is
 
@@ -166,7 +174,7 @@ class ResearchSteer:
         self.send.click(
             self.send_answer, [self.run_id, self.answer], outputs, concurrency_limit=limit
         )
-        self.leave.click(self.leave_paused, [self.run_id], [self.pause_box, self.steer_note])
+        self.stop_pause.click(self.stop_paused, [self.run_id], outputs, concurrency_limit=limit)
         self.ask.click(
             self.ask_followup, [self.run_id, self.followup_q], outputs, concurrency_limit=limit
         )
@@ -217,13 +225,20 @@ class ResearchSteer:
     # -- handlers --------------------------------------------------------------------------
 
     def _resume_with(
-        self, run_id: str, value: dict[str, Any], request: gr.Request | None, mode: Mode
+        self,
+        run_id: str,
+        value: dict[str, Any],
+        request: gr.Request | None,
+        mode: Mode,
+        notice: Any = None,
     ) -> Iterator[dict[Any, Any]]:
+        """Answer the pause with ``value`` and follow the rest of the run; refused, the
+        panels of ``mode`` show with the reasons in ``notice`` (default: the pause's)."""
         try:
             person = self.person(request)
             items = self.research.input(run_id, value, person)
         except Local2Error as exc:  # refused: the run stays paused, with the reasons shown
-            yield {**self.panels(mode), self.pause_info: notice_for(exc).markdown()}
+            yield {**self.panels(mode), notice or self.pause_info: notice_for(exc).markdown()}
             return
         yield self.panels("running")
         yield from self._follow(items, None, person)
@@ -247,9 +262,12 @@ class ResearchSteer:
     ) -> Iterator[dict[Any, Any]]:
         yield from self._resume_with(run_id, {"answer": answer or ""}, request, "answer")
 
-    def leave_paused(self, run_id: str) -> tuple[Any, str]:
-        note = f"Run `{run_id}` stays paused: reopen it under Past runs to answer it."
-        return gr.update(visible=HIDDEN), note
+    def stop_paused(
+        self, run_id: str, request: gr.Request | None = None
+    ) -> Iterator[dict[Any, Any]]:
+        """Stop at a pause: the run writes its report from what was read and ends (refused,
+        say when it no longer waits: answered elsewhere, or gone)."""
+        yield from self._resume_with(run_id, {"stop": True}, request, "idle", self.status_part)
 
     def ask_followup(
         self, run_id: str, question: str, request: gr.Request | None = None

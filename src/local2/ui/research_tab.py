@@ -92,7 +92,8 @@ class RunView:
         elif subject == events.RESEARCH_STEER:
             self.notes.append(f"You said ({entry.get('kind')}): {entry.get('effect')}")
         elif subject == events.RESEARCH_INPUT:
-            said = entry.get("answer") or entry.get("refused") or "plan approved"
+            stopped = "stopped the run" if entry.get("stopped") else "plan approved"
+            said = entry.get("answer") or entry.get("refused") or stopped
             self.notes.append(f"You: {said}")
         elif subject == events.RESEARCH_FOLLOWUP:
             missing = entry.get("missing") or []
@@ -167,6 +168,10 @@ class ResearchTab(ResearchSteer):
     def person(self, request: gr.Request | None) -> Person:
         """Whose runs these are: the person signed in (:func:`local2.ui.sign_in.person_of`)."""
         return person_of(self.agent.access, self.proxied, request)
+
+    @property
+    def status_part(self) -> Any:
+        return self.status
 
     @property
     def research(self) -> Research:
@@ -417,9 +422,12 @@ class ResearchTab(ResearchSteer):
             grade = f" · critic {score}/5" if score is not None else " · critic: no grade"
         removed = len(payload.get("unsupported") or [])
         saved = report_file(self.agent.settings.data_dir, person, payload)  # Gradio serves a copy
+        ended = "finished" if final else "reported"
+        if final and payload.get("status") == "stopped":
+            ended = f"stopped ({plain(str(payload.get('stopped') or 'by the person'))})"
         return {
             self.status: (
-                f"Run `{view.run_id}` {'finished' if final else 'reported'} · "
+                f"Run `{view.run_id}` {ended} · "
                 f"{len(payload.get('sources') or [])} sources · {payload.get('citations', 0)} "
                 f"citations · {removed} unsupported statement(s) removed{grade}"
             ),
