@@ -4,7 +4,8 @@ Alice runs the demo set's first questions through the real API (the Ollama-proto
 answers as the eval stand-in, the corpus is the demo's); the stream carries the run, its
 progress with the time left, each question and the report. Every read or write Bob aims at
 her run answers exactly as an unknown id does; an admin may read it (written down). A set
-is named, never a path on the server.
+is named, never a path on the server. An eval run's sessions stay out of the session list
+(the real SQLite store) and still open from the run's results.
 """
 
 from __future__ import annotations
@@ -150,3 +151,29 @@ def test_a_client_that_goes_away_stops_its_run(team: dict[str, Any]) -> None:
     with alice.stream("POST", "/eval", json={"resume": run_id}) as response:
         received = read_events(response)
     assert received[-1][0] == "done" and received[-1][1]["summary"]["recorded"] == 12
+
+
+def test_eval_sessions_stay_out_of_the_session_list_and_open_from_the_run(
+    team: dict[str, Any],
+) -> None:
+    alice, carol = team["clients"]["alice"], team["clients"]["carol"]
+    mine = alice.post("/query", json={"query": "hello", "session_id": "my-talk"})
+    assert mine.status_code == 200, mine.text
+    with alice.stream("POST", "/eval", json={"set": "demo", "limit": 2}) as response:
+        received = read_events(response)
+    assert received[-1][0] == "done", received[-1]
+    results = alice.get(f"/eval/{received[0][1]['run_id']}").json()["results"]
+    eval_sessions = {r["session_id"] for r in results}
+    assert len(eval_sessions) == 2 and "my-talk" not in eval_sessions
+    # The person's list: their conversation only (an admin's everyone list too).
+    assert [s["session_id"] for s in alice.get("/sessions").json()] == ["my-talk"]
+    everyone = {s["session_id"] for s in carol.get("/sessions?everyone=true").json()}
+    assert everyone == {"my-talk"}
+    # Nothing lost: each eval session opens from the run's results with its question.
+    for record in results:
+        history = alice.get(f"/sessions/{record['session_id']}/history")
+        assert history.status_code == 200
+        turns = history.json()["turns"]
+        assert [(t["user"], t["assistant"]) for t in turns] == [
+            (record["question"], record["answer"])
+        ]

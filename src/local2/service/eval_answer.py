@@ -2,7 +2,9 @@
 (``research``), with what reached the model, the tools called, the tokens and the time.
 
 Each question is its own new session (or research run), so questions asked side by side
-never share a conversation, and its id opens in time travel (or the Research tab). A Stop
+never share a conversation, and its id opens in time travel (or the Research tab). A
+question's session is set aside before its turn (``TurnLog.set_aside``): it stays out of
+the person's list of conversations, reached through the run's results instead. A Stop
 (:meth:`Answerer.stop`) ends the questions in flight before their answer: they raise
 :class:`~local2.errors.TurnCancelled` and are asked again when the run resumes.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from uuid import UUID
@@ -180,12 +182,14 @@ class InFlight:
 
 @dataclass(eq=False)
 class AskAnswerer:
-    """Each question a chat turn of ``person``'s in a new session of ``agent``: tool calls a
-    person would have to approve are denied (nobody is there to answer)."""
+    """Each question a chat turn of ``person``'s in a new session of ``agent``, set aside
+    (``set_aside``) from the person's conversations: tool calls a person would have to
+    approve are denied (nobody is there to answer)."""
 
     agent: TurnService
     person: Person
     meter: UsageMeter
+    set_aside: Callable[[str], None]
     flight: InFlight = field(default_factory=InFlight)
 
     def __call__(self, question: Question) -> Asked:
@@ -193,6 +197,7 @@ class AskAnswerer:
         self.flight.begin(session_id)
         started = time.monotonic()
         try:
+            self.set_aside(session_id)
             turn = self.agent.stream(
                 question.question, session_id, nobody, tokens=False, person=self.person
             )

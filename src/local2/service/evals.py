@@ -105,7 +105,7 @@ class Answering:
         self.answerer: Answerer = (
             ResearchAnswerer(agent.research, person, self.meter)
             if mode == "research"
-            else AskAnswerer(agent, person, self.meter)
+            else AskAnswerer(agent, person, self.meter, agent.services.turn_log.set_aside)
         )
 
     def close(self) -> None:
