@@ -171,3 +171,13 @@ def test_a_grader_that_fails_leaves_the_answer_ungraded_with_the_reason() -> Non
     verdict = grade_answer(Broken(), "Q?", ["x"], "x")
     assert verdict.grade is None
     assert verdict.problem == "the grader failed: ConnectionError: model server down"
+
+
+def test_a_judge_with_arguments_bound_grades_through_the_critics_ask() -> None:
+    """The embedded grader is the model with a JSON grade bound (``model.bind(...)``); the
+    critic's ask must call it as it calls the model itself (it once failed on the binding,
+    leaving every answer ungraded: ``AttributeError: _agenerate``)."""
+    model = GenericFakeChatModel(messages=iter([AIMessage('{"grade": "INCORRECT"}')]))
+    bound = Critic(model.bind(max_tokens=24), CriticSettings(retries=0, timeout_s=10))
+    verdict = grade_answer(bound, "Q?", ["1781"], "1790")
+    assert (verdict.grade, verdict.problem, verdict.reasoning) == ("incorrect", None, "")

@@ -4,7 +4,9 @@ Alice runs the demo set's first questions through the real API (the Ollama-proto
 answers as the eval stand-in, the corpus is the demo's); the stream carries the run, its
 progress with the time left, each question and the report. Every read or write Bob aims at
 her run answers exactly as an unknown id does; an admin may read it (written down). A set
-is named, never a path on the server.
+is named, never a path on the server. An eval run's sessions stay out of the session list
+(the real SQLite store) and still open from the run's results. A request may choose the
+backend and model that answer; an unknown backend is refused with the ones known.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
         settings = load_settings(
             overrides={
                 "system": {"ollama_host": fake.url, "data_dir": str(tmp_path / "data")},
-                "generator": {"backend": "ollama"},
+                "generator": {"backend": "ollama", "openai": {"base_url": f"{fake.url}/v1"}},
                 "memory": {"embedder": "lexical"},
             }
         )
@@ -157,3 +159,69 @@ def test_a_client_that_goes_away_stops_its_run(team: dict[str, Any]) -> None:
     with alice.stream("POST", "/eval", json={"resume": run_id}) as response:
         received = read_events(response)
     assert received[-1][0] == "done" and received[-1][1]["summary"]["recorded"] == 12
+
+
+def test_eval_sessions_stay_out_of_the_session_list_and_open_from_the_run(
+    team: dict[str, Any],
+) -> None:
+    alice, carol = team["clients"]["alice"], team["clients"]["carol"]
+    mine = alice.post("/query", json={"query": "hello", "session_id": "my-talk"})
+    assert mine.status_code == 200, mine.text
+    with alice.stream("POST", "/eval", json={"set": "demo", "limit": 2}) as response:
+        received = read_events(response)
+    assert received[-1][0] == "done", received[-1]
+    results = alice.get(f"/eval/{received[0][1]['run_id']}").json()["results"]
+    eval_sessions = {r["session_id"] for r in results}
+    assert len(eval_sessions) == 2 and "my-talk" not in eval_sessions
+    # The person's list: their conversation only (an admin's everyone list too).
+    assert [s["session_id"] for s in alice.get("/sessions").json()] == ["my-talk"]
+    everyone = {s["session_id"] for s in carol.get("/sessions?everyone=true").json()}
+    assert everyone == {"my-talk"}
+    # Nothing lost: each eval session opens from the run's results with its question.
+    for record in results:
+        history = alice.get(f"/sessions/{record['session_id']}/history")
+        assert history.status_code == 200
+        turns = history.json()["turns"]
+        assert [(t["user"], t["assistant"]) for t in turns] == [
+            (record["question"], record["answer"])
+        ]
+
+
+def test_post_eval_answers_with_the_backend_and_model_it_names(team: dict[str, Any]) -> None:
+    alice, fake = team["clients"]["alice"], team["fake"]
+    spec = alice.get("/openapi.json").json()
+    body = spec["components"]["schemas"]["EvalBody"]["properties"]
+    assert body["backend"]["anyOf"][0]["enum"] == ["auto", "ollama", "embedded", "openai"]
+    assert "model" in body and "default: the server's own" in body["backend"]["description"]
+
+    unknown = alice.post("/eval", json={"set": "demo", "backend": "llamafile"})
+    assert unknown.status_code == 422
+    detail = unknown.json()["detail"]
+    assert detail.startswith("backend: ") and all(
+        f"'{name}'" in detail for name in ("auto", "ollama", "embedded", "openai")
+    )
+
+    fake.log.clear()
+    chosen = {"set": "demo", "limit": 1, "backend": "openai", "model": "gemma4:12b"}
+    with alice.stream("POST", "/eval", json=chosen) as response:
+        received = read_events(response)
+    assert received[-1][0] == "done", received[-1]
+    manifest = received[-1][1]["manifest"]
+    assert (manifest["backend"], manifest["model"]) == ("openai", "gemma4:12b")
+    assert manifest["grader"]["is_answerer"]  # the server's default: the answering model
+    asked = {r.path for r in fake.log if r.method == "POST"}
+    assert "/v1/chat/completions" in asked and "/api/chat" not in asked
+    # Without a choice, the server's own backend answers.
+    with alice.stream("POST", "/eval", json={"set": "demo", "limit": 1}) as response:
+        received = read_events(response)
+    assert received[-1][1]["manifest"]["backend"] == "ollama"
+
+    # A model the backend cannot give is refused before any run starts.
+    runs = len(alice.get("/eval").json()["runs"])
+    missing = alice.post("/eval", json={"set": "demo", "backend": "ollama", "model": "nope:1b"})
+    assert missing.status_code == 503 and "nope:1b" in missing.json()["detail"]["error"]
+    assert len(alice.get("/eval").json()["runs"]) == runs
+
+    resumed = alice.post("/eval", json={"resume": manifest["run_id"], "backend": "ollama"})
+    assert resumed.status_code == 422
+    assert "answers with the model it started with" in resumed.json()["detail"]

@@ -129,6 +129,9 @@ def test_research_mode_answers_from_the_ledger(
         payload = agent.research.payload(record["session_id"])  # the run opens in research
         assert payload["report"] == record["answer"] and record["answer"]
         assert record["tokens"] is not None
+    # Kept (each opens above, and is in the run index), but out of the person's research list.
+    assert all(agent.research.index.get(r["session_id"]) for r in results)
+    assert agent.research.runs(owner=None) == []
 
 
 def test_someone_elses_run_is_as_unknown_as_none(

@@ -37,8 +37,11 @@ class OpenAISettings(Strict):
     api_key_env: str = "OPENAI_API_KEY"
 
 
+BackendName = Literal["auto", "ollama", "embedded", "openai"]  # models/backend.py: BUILDERS
+
+
 class GeneratorSettings(Strict):
-    backend: Literal["auto", "ollama", "embedded", "openai"] = "auto"
+    backend: BackendName = "auto"
     model: str = "gemma4:12b"  # the seed's model
     num_ctx: int = Field(32000, ge=512)
     reasoning: bool | None = True

@@ -10,7 +10,9 @@ every question, ``GET /eval/{run_a}/compare/{run_b}`` compares two (exact McNema
 Another person's run answers 404 exactly as an unknown id does.
 
 A set is ``demo`` or the name of a set placed in ``<data dir>/eval-sets/``: a request never
-names a path on the server.
+names a path on the server. ``backend`` and ``model`` choose what answers (default: the
+server's); a backend it does not know is refused (422, naming the ones it knows), and a
+model the backend cannot give is refused before the run starts.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import iterate_in_threadpool
 from typing_extensions import TypedDict
 
+from local2.config.schema import BackendName
 from local2.contracts.evals import Comparison, EvalDetail, EvalRunRow
 from local2.contracts.people import Person
 from local2.contracts.stream import EvalItem
@@ -45,7 +48,15 @@ class EvalBody(BaseModel):
     )
     resume: str | None = Field(default=None, description="Go on with this run instead.")
     mode: Literal["ask", "research"] = "ask"
-    model: str | None = Field(default=None, description="The model that answers.")
+    backend: BackendName | None = Field(
+        default=None,
+        description="The kind of server that answers: auto, ollama, embedded or openai "
+        "(default: the server's own, generator.backend).",
+    )
+    model: str | None = Field(
+        default=None,
+        description="The model that answers, on backend (default: generator.model).",
+    )
     grader: str | None = Field(default=None, description="Default: the critic's judge model.")
     limit: int | None = Field(default=None, ge=1)
     sample: int | None = Field(default=None, ge=1)
@@ -115,12 +126,18 @@ def until_gone(frames: Iterator[str], gone: Callable[[], None]) -> StreamingResp
 def eval_items(agent: Agent, body: EvalBody, person: Person) -> Iterator[EvalItem]:
     """The run ``body`` asks for: the resumed one, or a new run of its set."""
     if body.resume:
+        if body.backend or body.model:
+            raise InvalidInput(
+                "A resumed run answers with the model it started with: leave out "
+                "backend and model, or start a new run with them."
+            )
         return agent.evals.resume(body.resume, concurrency=body.concurrency, person=person)
     if body.set:
         return agent.evals.start(
             body.set,
             mode=body.mode,
             model=body.model,
+            backend=body.backend,
             grader=body.grader,
             limit=body.limit,
             sample=body.sample,

@@ -28,7 +28,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 
 from local2.errors import GaveWay
 
@@ -150,13 +150,18 @@ async def in_daemon_thread(call: Callable[[], Any]) -> Any:
     return await done
 
 
-def has_async_client(model: BaseChatModel) -> bool:
+def has_async_client(model: Runnable[Any, Any]) -> bool:
     """Whether the model makes its requests itself when called async (ChatOllama, ChatOpenAI),
-    rather than LangChain running its sync call in a thread."""
+    rather than LangChain running its sync call in a thread. A model with arguments bound
+    (``model.bind(...)``: the eval grader's embedded model, held to a JSON grade) is its
+    bound model's kind."""
+    while isinstance(model, RunnableBinding):
+        model = model.bound
     kind = type(model)
+    default = BaseChatModel._agenerate, BaseChatModel._astream
     return (
-        kind._agenerate is not BaseChatModel._agenerate
-        or kind._astream is not BaseChatModel._astream
+        getattr(kind, "_agenerate", default[0]) is not default[0]
+        or getattr(kind, "_astream", default[1]) is not default[1]
     )
 
 

@@ -2,7 +2,10 @@
 (``research``), with what reached the model, the tools called, the tokens and the time.
 
 Each question is its own new session (or research run), so questions asked side by side
-never share a conversation, and its id opens in time travel (or the Research tab). A Stop
+never share a conversation, and its id opens in time travel (or the Research tab). A
+question's session is set aside before its turn (``TurnLog.set_aside``; a research run:
+``RunIndex.set_aside``): it stays out of the person's list of conversations (of research
+runs), reached through the run's results instead. A Stop
 (:meth:`Answerer.stop`) ends the questions in flight before their answer: they raise
 :class:`~local2.errors.TurnCancelled` and are asked again when the run resumes.
 """
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from uuid import UUID
@@ -180,16 +183,19 @@ class InFlight:
 
 @dataclass(eq=False)
 class AskAnswerer:
-    """Each question a chat turn of ``person``'s in a new session of ``agent``: tool calls a
-    person would have to approve are denied (nobody is there to answer)."""
+    """Each question a chat turn of ``person``'s in a new session of ``agent``, set aside
+    (``set_aside``) from the person's conversations: tool calls a person would have to
+    approve are denied (nobody is there to answer)."""
 
     agent: TurnService
     person: Person
     meter: UsageMeter
+    set_aside: Callable[[str], None]
     flight: InFlight = field(default_factory=InFlight)
 
     def __call__(self, question: Question) -> Asked:
         session_id = new_session_id()
+        self.set_aside(session_id)
         self.flight.begin(session_id)
         started = time.monotonic()
         try:
@@ -220,16 +226,19 @@ class AskAnswerer:
 
 @dataclass(eq=False)
 class ResearchAnswerer:
-    """Each question a research run of ``person``'s; what reached the model is the run's
-    ledger (every search hit and page it found or read), its answer the report."""
+    """Each question a research run of ``person``'s, set aside (``set_aside``) from their
+    list of runs; what reached the model is the run's ledger (every search hit and page it
+    found or read), its answer the report."""
 
     research: Research
     person: Person
     meter: UsageMeter
+    set_aside: Callable[[str], None]
     flight: InFlight = field(default_factory=InFlight)
 
     def __call__(self, question: Question) -> Asked:
         run_id = new_run_id()
+        self.set_aside(run_id)
         self.flight.begin(run_id)
         started = time.monotonic()
         payload: ResearchPayload | None = None

@@ -103,9 +103,9 @@ class Answering:
         self.meter = UsageMeter()
         self.meter.attach(agent.services.chat_model)
         self.answerer: Answerer = (
-            ResearchAnswerer(agent.research, person, self.meter)
+            ResearchAnswerer(agent.research, person, self.meter, agent.research.index.set_aside)
             if mode == "research"
-            else AskAnswerer(agent, person, self.meter)
+            else AskAnswerer(agent, person, self.meter, agent.services.turn_log.set_aside)
         )
 
     def close(self) -> None:

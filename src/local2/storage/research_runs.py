@@ -1,9 +1,11 @@
 """The list of research runs: question, when, model, last known status.
 
 The checkpoints hold each run's state; this small table only makes ``research list`` and
-``GET /research`` cheap, without reading every run's checkpoints. :class:`SqliteRunIndex`
-keeps it beside the run checkpoints in ``research.sqlite``; ``local2.storage.postgres`` keeps it on
-the team's Postgres server (``checkpointer: postgres``). Both share the queries here.
+``GET /research`` cheap, without reading every run's checkpoints; runs set aside
+(``research_runs_set_aside``: an eval run's questions) are left out of the list.
+:class:`SqliteRunIndex` keeps it beside the run checkpoints in ``research.sqlite``;
+``local2.storage.postgres`` keeps it on the team's Postgres server (``checkpointer:
+postgres``). Both share the queries here.
 """
 
 from __future__ import annotations
@@ -27,8 +29,14 @@ CREATE TABLE IF NOT EXISTS research_runs (
     status TEXT NOT NULL,
     created_at {time} NOT NULL,
     updated_at {time} NOT NULL
+);
+CREATE TABLE IF NOT EXISTS research_runs_set_aside (
+    run_id TEXT PRIMARY KEY,
+    created_at {time} NOT NULL
 )
 """
+# The runs listed: not those set aside (an eval run's questions, reached through its results).
+LISTED = "run_id NOT IN (SELECT run_id FROM research_runs_set_aside)"
 SQLITE_SCHEMA = SCHEMA.format(time="REAL")
 POSTGRES_SCHEMA = SCHEMA.format(time="DOUBLE PRECISION")
 # Whose each run is (runs from before people were configured are local's).
@@ -64,10 +72,21 @@ class RunIndex(ABC):
         return rows[0] if rows else None
 
     def recent(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
-        """The newest runs (only ``owner``'s when given)."""
+        """The newest runs (only ``owner``'s when given), none :meth:`set_aside`."""
         if owner is None:
-            return self._select("ORDER BY created_at DESC LIMIT ?", (limit,))
-        return self._select("WHERE owner=? ORDER BY created_at DESC LIMIT ?", (owner, limit))
+            return self._select(f"WHERE {LISTED} ORDER BY created_at DESC LIMIT ?", (limit,))
+        return self._select(
+            f"WHERE owner=? AND {LISTED} ORDER BY created_at DESC LIMIT ?", (owner, limit)
+        )
+
+    def set_aside(self, run_id: str) -> None:
+        """Keep ``run_id`` out of :meth:`recent` (an eval run's question, not the person's
+        research); it is kept, and opens by its id as any other."""
+        self._write(
+            "INSERT INTO research_runs_set_aside (run_id, created_at) VALUES (?, ?) "
+            "ON CONFLICT (run_id) DO NOTHING",
+            (run_id, time.time()),
+        )
 
     def _select(self, clause: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         rows = self._fetch(f"SELECT {', '.join(COLUMNS)} FROM research_runs {clause}", params)

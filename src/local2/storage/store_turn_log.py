@@ -20,6 +20,7 @@ from local2.storage.turn_log import Turn, TurnLog
 
 NAMESPACE = ("local2", "turns")
 NOTES = ("local2", "turn_notes")  # then the turn's id: what was learned after the answer
+SET_ASIDE = ("local2", "eval_sessions")  # sessions kept out of the list: eval runs' questions
 
 
 def platform_store() -> BaseStore:
@@ -93,12 +94,15 @@ class StoreTurnLog(TurnLog):
     def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
         """Recent sessions among the latest 1000 turns (the platform lists its own threads,
         filtered by owner through its own auth: ``local2.platform.auth``)."""
+        store = self._store_of()
         by_session: dict[str, list[Turn]] = {}
-        for item in self._store_of().search(NAMESPACE, limit=1000):
+        for item in store.search(NAMESPACE, limit=1000):
             turn = _turn(item.key, item.value)
             by_session.setdefault(turn.session_id, []).append(turn)
         rows = []
         for session_id, turns in by_session.items():
+            if store.get(SET_ASIDE, session_id) is not None:
+                continue
             turns.sort(key=lambda t: t.created_at)
             rows.append(
                 {
@@ -111,3 +115,6 @@ class StoreTurnLog(TurnLog):
             )
         rows.sort(key=lambda r: float(r["updated_at"]), reverse=True)  # type: ignore[arg-type]  # stored values are object-typed
         return rows[:limit]
+
+    def set_aside(self, session_id: str) -> None:
+        self._store_of().put(SET_ASIDE, session_id, {"created_at": time.time()}, index=False)

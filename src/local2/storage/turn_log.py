@@ -58,6 +58,10 @@ CREATE TABLE IF NOT EXISTS local2_session_owners (
     created_at {time} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS local2_session_owners_owner ON local2_session_owners (owner);
+CREATE TABLE IF NOT EXISTS local2_eval_sessions (
+    session_id TEXT PRIMARY KEY,
+    created_at {time} NOT NULL
+);
 """
 SQLITE_SCHEMA = TURNS_SCHEMA.format(time="REAL", seq="")  # notes are ordered by rowid
 POSTGRES_SCHEMA = TURNS_SCHEMA.format(
@@ -84,16 +88,21 @@ SELECT {TURN_COLUMNS}, record FROM local2_turns WHERE session_id = ? AND query_i
 ORDER BY created_at DESC LIMIT 1
 """
 
+# The person's conversations: an eval run's sessions are set aside (local2_eval_sessions).
 SESSIONS_SQL = """
 SELECT t.session_id, COUNT(*), MIN(t.created_at), MAX(t.created_at),
        (SELECT t2."user" FROM local2_turns t2 WHERE t2.session_id = t.session_id
         ORDER BY t2.created_at LIMIT 1)
-FROM local2_turns t {owned} GROUP BY t.session_id ORDER BY MAX(t.created_at) DESC LIMIT ?
+FROM local2_turns t {owners}
+WHERE NOT EXISTS (SELECT 1 FROM local2_eval_sessions e WHERE e.session_id = t.session_id)
+{owned} GROUP BY t.session_id ORDER BY MAX(t.created_at) DESC LIMIT ?
 """
 # A session with no owner row is local's (see local2.storage.people).
-OWNED_BY = (
-    "LEFT JOIN local2_session_owners o ON o.session_id = t.session_id "
-    "WHERE COALESCE(o.owner, 'local') = ?"
+OWNERS = "LEFT JOIN local2_session_owners o ON o.session_id = t.session_id"
+OWNED_BY = "AND COALESCE(o.owner, 'local') = ?"
+SET_ASIDE_SQL = (
+    "INSERT INTO local2_eval_sessions (session_id, created_at) VALUES (?, ?) "
+    "ON CONFLICT (session_id) DO NOTHING"
 )
 
 INSERT_SQL = f"INSERT INTO local2_turns ({TURN_COLUMNS}, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -169,7 +178,12 @@ class TurnLog(ABC):
     @abstractmethod
     def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
         """Recent sessions: ``session_id, turns, started_at, updated_at, first`` (question);
-        only ``owner``'s when given."""
+        only ``owner``'s when given; never a session :meth:`set_aside`."""
+
+    @abstractmethod
+    def set_aside(self, session_id: str) -> None:
+        """Keep ``session_id`` out of :meth:`sessions` (an eval run's question, not one of
+        the person's conversations); its turns stay, and it opens by its id as any other."""
 
     def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release connections."""
@@ -288,10 +302,14 @@ class SqlTurnLog(TurnLog):
 
     def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
         if owner is None:
-            rows = self._fetch(SESSIONS_SQL.format(owned=""), (limit,))
+            rows = self._fetch(SESSIONS_SQL.format(owners="", owned=""), (limit,))
         else:
-            rows = self._fetch(SESSIONS_SQL.format(owned=OWNED_BY), (owner, limit))
+            sql = SESSIONS_SQL.format(owners=OWNERS, owned=OWNED_BY)
+            rows = self._fetch(sql, (owner, limit))
         return [session_row(r) for r in rows]
+
+    def set_aside(self, session_id: str) -> None:
+        self._write(SET_ASIDE_SQL, (session_id, time.time()))
 
 
 class SqliteTurnLog(SqliteSql, SqlTurnLog):
