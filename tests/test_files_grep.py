@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from local2.config import DocumentsSettings
+from local2.config import DocumentsSettings, Settings
 from local2.critic.grounding import grounding_flags
 from local2.documents import read_document
 from local2.files import Folders, file_id
@@ -24,6 +24,7 @@ from local2.service.agent import Agent
 from local2.testing import documents as samples
 from local2.testing import hostile_documents as hostile
 from local2.tools import file_grep
+from local2.tools.base import Tool
 from local2.tools.files import file_tools
 from tests.conftest import make_settings
 from tests.test_files_documents import (
@@ -46,6 +47,13 @@ def line_on_page(path: Path, page: int, text: str) -> int:
     """Which line of ``page`` the document's reader puts ``text`` on (counted from 1)."""
     document = read_document(path.read_bytes(), DocumentsSettings(), name=path.name)
     return document.pages[page - 1].text.splitlines().index(text) + 1
+
+
+def grep_in_a_new_process(settings: Settings) -> tuple[Tool, CountingReader]:
+    """grep_files of a new agent over the same folders and index (nothing read lately)."""
+    reader = CountingReader()
+    fresh = Folders(settings, reader=reader)
+    return {t.name: t for t in file_tools(settings, folders=fresh)}["grep_files"], reader
 
 
 def test_grep_names_the_file_page_and_line_of_each_match_in_a_document(tmp_path: Path) -> None:
@@ -86,9 +94,7 @@ def test_an_indexed_document_is_not_read_again_until_it_changes(tmp_path: Path) 
     assert sorted(first.names) == DOCUMENTS
     folders.index.sync()
     # A new process (nothing read lately): the index's chunks give the same lines, unread.
-    again = CountingReader()
-    fresh = Folders(settings, reader=again)
-    grep = {t.name: t for t in file_tools(settings, folders=fresh)}["grep_files"]
+    grep, again = grep_in_a_new_process(settings)
     assert run(grep, pattern=FACTS).text == read_out
     assert again.names == []
     # A changed document is read again; what the index had of it is not reported.
@@ -101,8 +107,7 @@ def test_an_indexed_document_is_not_read_again_until_it_changes(tmp_path: Path) 
     assert "papers/report.pdf, page 2:" in changed and "rebuilt in 2024" in changed
     assert MILL not in changed
     # An entry whose chunks are not all written (a sync under way) is not trusted either.
-    index = fresh.index
-    index.collection.delete(ids=[f"{file_id((papers / 'lights.docx').resolve())}-1"])
+    folders.index.collection.delete(ids=[f"{file_id((papers / 'lights.docx').resolve())}-1"])
     assert LANTERN in run(grep, pattern="lighthouse lantern").text
     assert again.names == ["report.pdf", "lights.docx"]
 
@@ -122,9 +127,7 @@ def test_a_refused_document_is_named_and_the_others_are_searched(tmp_path: Path)
     assert notes[1].startswith("(not searched: papers/locked.pdf: The PDF is encrypted")
     # Indexed, a refused document is remembered as refused: not handed to a reader again.
     folders.index.sync()
-    again = CountingReader()
-    fresh = Folders(settings, reader=again)
-    grep = {t.name: t for t in file_tools(settings, folders=fresh)}["grep_files"]
+    grep, again = grep_in_a_new_process(settings)
     assert run(grep, pattern=FACTS).text == out
     assert again.names == []
 

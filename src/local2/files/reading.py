@@ -73,8 +73,7 @@ class Documents:
         found = self.cached(ref)
         if found is not None:
             return found
-        stat = ref.path.stat()
-        key = (str(ref.path), stat.st_size, stat.st_mtime_ns)
+        key = _key(ref)
         data = sandbox.read_bytes(ref) if data is None else data
         try:
             if deadline is None:
@@ -84,17 +83,14 @@ class Documents:
         except DocumentUnreadable as exc:
             raise SandboxError(UNREADABLE, f"{ref.display}: {exc}") from None
         read = ReadDocument(ref, document, data)
+        self._keep(key, read)
         with self._lock:
             self.reads += 1
-            self._cache[key] = read
-            while len(self._cache) > CACHED:
-                self._cache.popitem(last=False)
         return read
 
     def cached(self, ref: FileRef) -> ReadDocument | None:
         """``ref``'s pages if they are kept here as the file is now (None: not kept)."""
-        stat = ref.path.stat()
-        key = (str(ref.path), stat.st_size, stat.st_mtime_ns)
+        key = _key(ref)
         with self._lock:
             found = self._cache.get(key)
             if found is None:
@@ -104,10 +100,16 @@ class Documents:
 
     def remember(self, ref: FileRef, document: Document, data: bytes) -> None:
         """Keep a document read elsewhere (an upload, read before it was stored)."""
-        stat = ref.path.stat()
+        self._keep(_key(ref), ReadDocument(ref, document, data))
+
+    def _keep(self, key: tuple[str, int, int], read: ReadDocument) -> None:
         with self._lock:
-            self._cache[(str(ref.path), stat.st_size, stat.st_mtime_ns)] = ReadDocument(
-                ref, document, data
-            )
+            self._cache[key] = read
             while len(self._cache) > CACHED:
                 self._cache.popitem(last=False)
+
+
+def _key(ref: FileRef) -> tuple[str, int, int]:
+    """A file as it is now: its path, size and modification time."""
+    stat = ref.path.stat()
+    return (str(ref.path), stat.st_size, stat.st_mtime_ns)

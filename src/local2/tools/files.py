@@ -15,6 +15,11 @@ DOCX, PPTX, ODT, EPUB, HTML) is read page by page (``read_file`` takes ``pages``
         <the passage>
     [2] notes/budget.md (lines 1-14, similarity 0.58)
         <the passage>
+
+and so does a line ``grep_files`` finds in one (:mod:`.file_grep`)::
+
+    my-documents/report.pdf, page 12:3: <the line>
+    notes/budget.md:14: <the line>
 """
 
 from __future__ import annotations
