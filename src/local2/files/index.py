@@ -316,15 +316,9 @@ class FileIndex:
         found = self.collection.get(
             where={"file_id": {"$in": sorted(mine)}}, include=["documents", "metadatas"]
         )
-        rows: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
-            rows.setdefault(str(meta.get("file_id")), []).append((text or "", dict(meta)))
-        current = {}
-        for fid, ref in mine.items():
-            indexed = _current(ref, rows.get(fid, []))
-            if indexed is not None:
-                current[ref.path] = indexed
-        return current
+        rows = _by_file(found)
+        kept = {ref.path: _current(ref, rows.get(fid, [])) for fid, ref in mine.items()}
+        return {path: indexed for path, indexed in kept.items() if indexed is not None}
 
     def remove_file(self, path: Path) -> None:
         """Drop what the index has of the file at ``path``."""
@@ -452,6 +446,14 @@ def _file_meta(ref: FileRef, fid: str, digest: str, stat: os.stat_result) -> dic
         "mtime": stat.st_mtime,
         "mtime_ns": stat.st_mtime_ns,  # exact: Chroma keeps floats to ~7 digits only
     }
+
+
+def _by_file(found: Any) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """A Chroma read's chunks (text, metadata), by their file's id."""
+    rows: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
+        rows.setdefault(str(meta.get("file_id")), []).append((text or "", dict(meta)))
+    return rows
 
 
 def _current(ref: FileRef, rows: list[tuple[str, dict[str, Any]]]) -> IndexedFile | None:
