@@ -24,7 +24,7 @@ from local2.service.agent import Agent
 from local2.testing import documents as samples
 from local2.testing import hostile_documents as hostile
 from local2.tools import file_grep
-from local2.tools.base import Tool
+from local2.tools.base import Tool, ToolContext
 from local2.tools.files import file_tools
 from tests.conftest import make_settings
 from tests.test_files_documents import (
@@ -110,6 +110,26 @@ def test_an_indexed_document_is_not_read_again_until_it_changes(tmp_path: Path) 
     folders.index.collection.delete(ids=[f"{file_id((papers / 'lights.docx').resolve())}-1"])
     assert LANTERN in run(grep, pattern="lighthouse lantern").text
     assert again.names == ["report.pdf", "lights.docx"]
+
+
+def test_a_persons_own_document_is_grepped_from_their_index_and_only_by_them(
+    tmp_path: Path,
+) -> None:
+    """An upload is read once, into its owner's own index; their grep (a new process)
+    names it under my-documents/ with its page, without reading it again; another person's
+    grep does not see it."""
+    settings, folders, _, _ = setup(tmp_path)
+    assert folders.library is not None
+    secret = "The Tadley ledger lists nine barrels of pitch."
+    folders.library.add("alice", "ledger.pdf", samples.pdf_of([[filler(5)], [secret]]))
+    folders.index.sync()  # the configured folder's too: nothing is read in the new process
+    grep, reader = grep_in_a_new_process(settings)
+    alice = ToolContext(session_id="s", query_id="q", owner="alice")
+    bob = ToolContext(session_id="s", query_id="q", owner="bob")
+    found = str(grep.run({"pattern": "barrels of pitch"}, alice))
+    assert f"my-documents/ledger.pdf, page 2:1: {secret}" in found.splitlines()
+    assert reader.names == []
+    assert str(grep.run({"pattern": "barrels of pitch"}, bob)) == "No lines match: barrels of pitch"
 
 
 def test_a_refused_document_is_named_and_the_others_are_searched(tmp_path: Path) -> None:

@@ -209,8 +209,8 @@ class FileTools:
     # -- grep ------------------------------------------------------------------------------
 
     def grep_files(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        view = self._view(ctx)
         pattern = _text_arg(args, "pattern")
+        view = self._view(ctx)
         cap = self.settings.files.list_limit
         return grep(view.sandbox, self.folders.documents, view.indexes, pattern, cap)
 
