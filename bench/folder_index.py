@@ -31,9 +31,11 @@ class Counting:
     def __init__(self) -> None:
         self.reads = 0
 
-    def __call__(self, data: bytes, cfg: DocumentsSettings, *, name: str) -> Document:
+    def __call__(
+        self, data: bytes, cfg: DocumentsSettings, *, name: str, deadline: float | None = None
+    ) -> Document:
         self.reads += 1
-        return read_document(data, cfg, name=name)
+        return read_document(data, cfg, name=name, deadline=deadline)
 
 
 def make_folder(root: Path, count: int, seed: int) -> dict[Path, list[str]]:

@@ -71,15 +71,19 @@ class CountingReader:
 
     def __init__(self, hold: threading.Event | None = None) -> None:
         self.names: list[str] = []
+        self.deadlines: list[float | None] = []  # the caller's, each reading's
         self.hold = hold
         self.started = threading.Event()
 
-    def __call__(self, data: bytes, cfg: DocumentsSettings, *, name: str) -> Document:
+    def __call__(
+        self, data: bytes, cfg: DocumentsSettings, *, name: str, deadline: float | None = None
+    ) -> Document:
         self.names.append(name)
+        self.deadlines.append(deadline)
         self.started.set()
         if self.hold is not None:
             assert self.hold.wait(120), "the test never released the reader"
-        return read_document(data, cfg, name=name)
+        return read_document(data, cfg, name=name, deadline=deadline)
 
 
 def setup(tmp_path: Path, reader: CountingReader | None = None, **files: Any):

@@ -14,7 +14,7 @@ from local2.critic.grounding import grounding_flags
 from local2.errors import ToolError
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools import files as file_tools_module
+from local2.tools import file_grep
 from local2.tools.base import Tool, ToolContext, ToolResult
 from local2.tools.files import file_tools
 from tests.conftest import local2, make_settings
@@ -117,7 +117,7 @@ def test_grep_gives_up_on_a_catastrophic_pattern(
     tmp_path: Path, notes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (notes / "aaa.txt").write_text("x" * 1900 + "\n")
-    monkeypatch.setattr(file_tools_module, "GREP_BUDGET_S", 0.5)
+    monkeypatch.setattr(file_grep, "GREP_BUDGET_S", 0.5)
     out = run(tools_for(tmp_path, notes)["grep_files"], pattern="(x+x+)+y").text
     assert "stopped after 0.5s" in out
 

@@ -15,6 +15,10 @@ _FACE = {
     "FileView": "local2.files.folders",
     "Library": "local2.files.library",
     "DOCUMENT_SUFFIXES": "local2.files.sandbox",
+    "UNREADABLE": "local2.files.sandbox",
+    "DocumentLines": "local2.files.document_lines",
+    "kept_lines": "local2.files.document_lines",
+    "read_lines": "local2.files.document_lines",
     "Root": "local2.files.sandbox",
     "SearchHit": "local2.files.index",
     "file_id": "local2.files.sandbox",
@@ -25,6 +29,8 @@ __getattr__ = lazy_face(__name__, _FACE)
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
+    "UNREADABLE",
+    "DocumentLines",
     "DocumentReader",
     "Documents",
     "FileIndex",
@@ -40,4 +46,6 @@ __all__ = [
     "SyncReport",
     "file_id",
     "human_size",
+    "kept_lines",
+    "read_lines",
 ]

@@ -13,6 +13,10 @@ collection; changing embedder or chunking rebuilds the index (it is derived data
 A search need not wait for a long build (a folder of 500 PDFs): :meth:`FileIndex.refresh`
 brings the index up to date in a thread of its own, waits a while, and otherwise lets the
 search go on over what is indexed so far, saying how far the build has got.
+
+The chunks keep a document's text as read, so ``grep_files`` takes a document's lines from
+here while its entry is current (:meth:`FileIndex.current_files`) instead of reading the
+document again.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +69,15 @@ class SearchHit:
     page: int | None = None  # a document's page (slide, chapter)
     file_id: str = ""
     unit: str = "page"  # page, slide or chapter
+
+
+@dataclass
+class IndexedFile:
+    """What the index keeps of a file as it is now: its chunks in order (a document's page
+    by page), or why its reader refused it (``unreadable``)."""
+
+    chunks: list[Chunk]
+    unreadable: str = ""
 
 
 @dataclass
@@ -289,6 +302,24 @@ class FileIndex:
             batch.flush()
         return len(chunks)
 
+    def current_files(self, refs: Sequence[FileRef]) -> dict[Path, IndexedFile]:
+        """What the index keeps of those of ``refs`` whose entry is current (by path): the
+        file's size and modification time are the ones indexed, and all its chunks are
+        written. One Chroma read for them all."""
+        mine = {
+            file_id(ref.path): ref
+            for ref in refs
+            if any(ref.path.is_relative_to(root.path) for root in self.sandbox.roots)
+        }
+        if not mine:
+            return {}
+        found = self.collection.get(
+            where={"file_id": {"$in": sorted(mine)}}, include=["documents", "metadatas"]
+        )
+        rows = _by_file(found)
+        kept = {ref.path: _current(ref, rows.get(fid, [])) for fid, ref in mine.items()}
+        return {path: indexed for path, indexed in kept.items() if indexed is not None}
+
     def remove_file(self, path: Path) -> None:
         """Drop what the index has of the file at ``path``."""
         with self._lock:
@@ -307,6 +338,7 @@ class FileIndex:
     ) -> None:
         """Queue ``chunks`` of ``ref`` for embedding; none: an empty marker, so the file is
         not read again until it changes."""
+        base = {**base, "chunks": len(chunks)}  # how many: a reader can tell it is all there
         for n, chunk in enumerate(chunks):
             where = f" ({chunk.unit} {chunk.page})" if chunk.page else ""
             meta = {
@@ -414,6 +446,42 @@ def _file_meta(ref: FileRef, fid: str, digest: str, stat: os.stat_result) -> dic
         "mtime": stat.st_mtime,
         "mtime_ns": stat.st_mtime_ns,  # exact: Chroma keeps floats to ~7 digits only
     }
+
+
+def _by_file(found: Any) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """A Chroma read's chunks (text, metadata), by their file's id."""
+    rows: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
+        rows.setdefault(str(meta.get("file_id")), []).append((text or "", dict(meta)))
+    return rows
+
+
+def _current(ref: FileRef, rows: list[tuple[str, dict[str, Any]]]) -> IndexedFile | None:
+    """The file's chunks from its ``rows`` in the index, if they are the file as it is now
+    and all there (None: not indexed, changed since, or being written by a sync)."""
+    rows = sorted(rows, key=lambda row: int(row[1].get("chunk") or 0))
+    if not rows:
+        return None
+    first, stat = rows[0][1], ref.path.stat()
+    if first.get("size") != stat.st_size or not _same_time(first, stat):
+        return None
+    written = first.get("chunks")  # absent from an index of before: written whole
+    if written is not None and len(rows) != max(1, int(written)):
+        return None
+    if first.get("unreadable"):
+        return IndexedFile([], str(first["unreadable"]))
+    chunks = [
+        Chunk(
+            int(meta["start_line"]),
+            int(meta["end_line"]),
+            text,
+            int(meta.get("page") or 0),
+            str(meta.get("unit") or "page"),
+        )
+        for text, meta in rows
+        if text
+    ]
+    return IndexedFile(chunks)
 
 
 def _same_time(old: dict[str, Any], stat: os.stat_result) -> bool:

@@ -25,9 +25,13 @@ CACHED = 8  # documents kept in memory (a 500-page PDF's text is a few MB)
 
 
 class DocumentReader(Protocol):
-    """How bytes become a document (``local2.documents.read_document``; tests bring theirs)."""
+    """How bytes become a document (``local2.documents.read_document``; tests bring theirs);
+    ``deadline`` (``time.monotonic()``): the caller's, when it has one shorter than the
+    worker's own ``documents.timeout_s`` (grep_files' time budget)."""
 
-    def __call__(self, data: bytes, cfg: DocumentsSettings, *, name: str) -> Document: ...
+    def __call__(
+        self, data: bytes, cfg: DocumentsSettings, *, name: str, deadline: float | None = None
+    ) -> Document: ...
 
 
 @dataclass(frozen=True)
@@ -39,10 +43,12 @@ class ReadDocument:
     data: bytes
 
 
-def _read_document(data: bytes, cfg: DocumentsSettings, *, name: str) -> Document:
+def _read_document(
+    data: bytes, cfg: DocumentsSettings, *, name: str, deadline: float | None = None
+) -> Document:
     from local2.documents.read import read_document
 
-    return read_document(data, cfg, name=name)
+    return read_document(data, cfg, name=name, deadline=deadline)
 
 
 class Documents:
@@ -55,34 +61,55 @@ class Documents:
         self._lock = threading.Lock()
         self.reads = 0  # documents read by the worker (what re-indexing must not repeat)
 
-    def read(self, sandbox: Sandbox, ref: FileRef, data: bytes | None = None) -> ReadDocument:
-        """``ref``'s pages (``data``: its bytes, when the caller has them already)."""
-        stat = ref.path.stat()
-        key = (str(ref.path), stat.st_size, stat.st_mtime_ns)
-        with self._lock:
-            found = self._cache.get(key)
-            if found is not None:
-                self._cache.move_to_end(key)
-                return ReadDocument(ref, found.document, found.data)
+    def read(
+        self,
+        sandbox: Sandbox,
+        ref: FileRef,
+        data: bytes | None = None,
+        deadline: float | None = None,
+    ) -> ReadDocument:
+        """``ref``'s pages (``data``: its bytes, when the caller has them already;
+        ``deadline``: when the caller must have them by, else the worker's own limit)."""
+        found = self.cached(ref)
+        if found is not None:
+            return found
+        key = _key(ref)
         data = sandbox.read_bytes(ref) if data is None else data
         try:
-            document = self.reader(data, self.cfg, name=ref.rel.name)
+            if deadline is None:
+                document = self.reader(data, self.cfg, name=ref.rel.name)
+            else:
+                document = self.reader(data, self.cfg, name=ref.rel.name, deadline=deadline)
         except DocumentUnreadable as exc:
             raise SandboxError(UNREADABLE, f"{ref.display}: {exc}") from None
         read = ReadDocument(ref, document, data)
+        self._keep(key, read)
         with self._lock:
             self.reads += 1
-            self._cache[key] = read
-            while len(self._cache) > CACHED:
-                self._cache.popitem(last=False)
         return read
+
+    def cached(self, ref: FileRef) -> ReadDocument | None:
+        """``ref``'s pages if they are kept here as the file is now (None: not kept)."""
+        key = _key(ref)
+        with self._lock:
+            found = self._cache.get(key)
+            if found is None:
+                return None
+            self._cache.move_to_end(key)
+            return ReadDocument(ref, found.document, found.data)
 
     def remember(self, ref: FileRef, document: Document, data: bytes) -> None:
         """Keep a document read elsewhere (an upload, read before it was stored)."""
-        stat = ref.path.stat()
+        self._keep(_key(ref), ReadDocument(ref, document, data))
+
+    def _keep(self, key: tuple[str, int, int], read: ReadDocument) -> None:
         with self._lock:
-            self._cache[(str(ref.path), stat.st_size, stat.st_mtime_ns)] = ReadDocument(
-                ref, document, data
-            )
+            self._cache[key] = read
             while len(self._cache) > CACHED:
                 self._cache.popitem(last=False)
+
+
+def _key(ref: FileRef) -> tuple[str, int, int]:
+    """A file as it is now: its path, size and modification time."""
+    stat = ref.path.stat()
+    return (str(ref.path), stat.st_size, stat.st_mtime_ns)

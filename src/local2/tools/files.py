@@ -15,6 +15,11 @@ DOCX, PPTX, ODT, EPUB, HTML) is read page by page (``read_file`` takes ``pages``
         <the passage>
     [2] notes/budget.md (lines 1-14, similarity 0.58)
         <the passage>
+
+and so does a line ``grep_files`` finds in one (:mod:`.file_grep`)::
+
+    my-documents/report.pdf, page 12:3: <the line>
+    notes/budget.md:14: <the line>
 """
 
 from __future__ import annotations
@@ -23,11 +28,8 @@ import datetime as dt
 import fnmatch
 import hashlib
 import re
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-
-import regex
 
 from local2.config import Settings
 from local2.errors import SandboxError, ToolError
@@ -35,14 +37,13 @@ from local2.events import FILE_READ, FILE_SEARCH
 from local2.files.folders import FileView, Folders
 from local2.files.sandbox import FileRef, Sandbox, human_size
 from local2.tools.base import Evidence, Tool, ToolContext, ToolResult, configured_tool
+from local2.tools.file_grep import grep
 from local2.tools.file_pages import read_pages
 from local2.tools.routing import Cue
 
 if TYPE_CHECKING:  # the index imports chromadb (seconds): when a search first needs it
     from local2.files.index import FileIndex, SearchHit
 
-GREP_BUDGET_S = 8.0  # total time grep_files may spend; a hostile pattern cannot hang it
-_LINE_CHARS = 200
 _SNIPPET_CHARS = 300
 EMPTY_INDEX = " (nothing is indexed yet: run `local2 index`, or Index folders in the app)"
 
@@ -109,14 +110,18 @@ class FileTools:
 
     def _sandbox(self, ctx: ToolContext) -> Sandbox:
         """The calling person's sandbox: the folders, and their own documents."""
-        sandbox = self.folders.view(ctx.owner).sandbox
-        if not sandbox.roots:
+        return self._view(ctx).sandbox
+
+    def _view(self, ctx: ToolContext) -> FileView:
+        """The calling person's view, when it has any folder to read."""
+        view = self.folders.view(ctx.owner)
+        if not view.sandbox.roots:
             raise ToolError(
                 "no files to read: no folders are configured (files.roots) and you have "
                 "no documents of your own yet (add one in the app, with POST /documents "
                 "or local2 documents add)"
             )
-        return sandbox
+        return view
 
     # -- read_file -------------------------------------------------------------------------
 
@@ -205,33 +210,9 @@ class FileTools:
 
     def grep_files(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         pattern = _text_arg(args, "pattern")
-        try:
-            compiled = regex.compile(pattern, regex.IGNORECASE)
-        except regex.error:
-            compiled = regex.compile(regex.escape(pattern), regex.IGNORECASE)
+        view = self._view(ctx)
         cap = self.settings.files.list_limit
-        deadline = time.monotonic() + GREP_BUDGET_S
-        hits: list[str] = []
-        note = ""
-        sandbox = self._sandbox(ctx)
-        for ref in sandbox.walk():
-            if sandbox.is_document(ref):
-                continue  # documents are searched by meaning (search_files), not by line
-            try:
-                text, _ = sandbox.read_text(ref)
-            except (SandboxError, OSError):
-                continue  # too large or binary: grep only what read_file could read
-            try:
-                hits += _grep(compiled, ref, text, deadline, cap - len(hits))
-            except TimeoutError:
-                note = f"\n(stopped after {GREP_BUDGET_S:g}s: use a simpler pattern)"
-                break
-            if len(hits) >= cap:
-                note = f"\n(stopped at {cap} matches: use a narrower pattern)"
-                break
-        if not hits:
-            return f"No lines match: {pattern}{note}"
-        return f"{len(hits)} matching line(s) for {pattern}:\n" + "\n".join(hits) + note
+        return grep(view.sandbox, self.folders.documents, view.indexes, pattern, cap)
 
     # -- search ----------------------------------------------------------------------------
 
@@ -304,26 +285,6 @@ def _glob_match(ref: FileRef, pattern: str) -> bool:
     return any(fnmatch.fnmatchcase(c, pat) for c in candidates) or (
         "*" not in pat and "?" not in pat and pat in ref.display.lower()
     )
-
-
-def _grep(compiled: Any, ref: FileRef, text: str, deadline: float, room: int) -> list[str]:
-    out: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        try:
-            found = compiled.search(line[:2000], timeout=left)
-        except TimeoutError:
-            raise
-        if found:
-            shown = line.strip()
-            if len(shown) > _LINE_CHARS:
-                shown = shown[: _LINE_CHARS - 3] + "..."
-            out.append(f"{ref.display}:{number}: {shown}")
-            if len(out) >= room:
-                break
-    return out
 
 
 _OWN_FILES = re.compile(
