@@ -6,6 +6,7 @@ from local2.errors import SettingsError
 from local2.faces import lazy_face
 
 __all__ = [
+    "BackendName",
     "CriticRubric",
     "CriticSettings",
     "DocumentsSettings",
@@ -26,6 +27,7 @@ __all__ = [
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "BackendName": "local2.config.schema",
     "ResearchSettings": "local2.config.schema",
     "CriticRubric": "local2.config.schema",
     "CriticSettings": "local2.config.schema",

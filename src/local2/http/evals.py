@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import iterate_in_threadpool
 from typing_extensions import TypedDict
 
-from local2.config.schema import BackendName
+from local2.config import BackendName
 from local2.contracts.evals import Comparison, EvalDetail, EvalRunRow
 from local2.contracts.people import Person
 from local2.contracts.stream import EvalItem
