@@ -26,6 +26,7 @@ INTERNAL = {
     "local2.bounded.child.OverBudget": "a bounded worker's own timer, caught inside its job",
     "local2.documents.ocr.OcrUnavailable": "no OCR engine: the PDF reader names the pages instead",
     "local2.tools.web_fetch._Cancelled": "a cancelled download, turned into a ToolError",
+    "local2.tools.file_grep._OutOfTime": "grep's budget spent, turned into a note in its result",
     "local2.testing.chroma_server.ChromaMissing": "the test kit: no Chroma server to start",
     "local2.testing.postgres.PostgresMissing": "the test kit: no Postgres to start",
 }
