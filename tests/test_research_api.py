@@ -4,7 +4,9 @@ the fake Ollama and web."""
 
 from __future__ import annotations
 
+import gc
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +168,35 @@ def test_stop_on_a_paused_run_over_http(tmp_path: Path) -> None:
             assert listed == {by_say: "stopped", by_input: "stopped"}
         agent.close()
     assert web.hits == []
+
+
+def test_a_client_that_hangs_up_leaves_its_run_to_resume_at_once(tmp_path: Path) -> None:
+    """The client goes away after the first step starts: the run lets go of itself then
+    (unfinished, its claim released), so a resume goes on from its last finished
+    step. The collector stays off: a run left for it to find stayed claimed ("already
+    running") for as long as it took."""
+    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        web.search_delay_s = 0.5  # the run is in its first step when the client leaves
+        agent = research_agent(fake, web, tmp_path)
+        question = {"question": "Why did Kelsby keep its bridge?", "max_rounds": 1}
+        gc.disable()
+        try:
+            with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
+                with client.stream("POST", "/research", json=question) as response:
+                    run_id = ""
+                    for line in response.iter_lines():
+                        if line.startswith("data: ") and not run_id:
+                            run_id = json.loads(line.removeprefix("data: "))["run_id"]
+                        if line == "event: research.step":
+                            break  # the first step started; the client hangs up
+                deadline = time.monotonic() + 60
+                while (shown := client.get(f"/research/{run_id}").json())["status"] == "running":
+                    assert time.monotonic() < deadline, "the run stayed claimed without a reader"
+                    time.sleep(0.1)
+                assert shown["status"] == "unfinished"  # resumable: not running, not done
+                resumed = post_events(client, f"/research/{run_id}/resume", {})
+        finally:
+            gc.enable()
+        agent.close()
+    assert resumed[-1][0] == "done" and resumed[-1][1]["status"] == "done"
+    assert resumed[-1][1]["report"]

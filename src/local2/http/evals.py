@@ -4,9 +4,10 @@
 events: ``run`` first (its id, the set, the model, the grader), ``progress`` as questions
 start and end (with the time left), ``question`` with each question's record, and ``done``
 with the run's report, or ``error``/``stopped``. A client that goes away stops the run
-(:func:`until_gone`); it can be resumed. ``POST /eval/{run_id}/stop`` stops it from
-elsewhere. ``GET /eval`` lists the caller's runs, ``GET /eval/{run_id}`` shows one with
-every question, ``GET /eval/{run_a}/compare/{run_b}`` compares two (exact McNemar).
+(:func:`~local2.http.sse.closed_when_gone`); it can be resumed. ``POST /eval/{run_id}/stop``
+stops it from elsewhere. ``GET /eval`` lists the caller's runs, ``GET /eval/{run_id}`` shows
+one with every question, ``GET /eval/{run_a}/compare/{run_b}`` compares two (exact
+McNemar).
 Another person's run answers 404 exactly as an unknown id does.
 
 A set is ``demo`` or the name of a set placed in ``<data dir>/eval-sets/``: a request never
@@ -17,15 +18,12 @@ model the backend cannot give is refused before the run starts.
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import Iterator
 from typing import Literal
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.concurrency import iterate_in_threadpool
 from typing_extensions import TypedDict
 
 from local2.config import BackendName
@@ -35,10 +33,8 @@ from local2.contracts.stream import EvalItem
 from local2.errors import InvalidInput, NothingToStop
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
-from local2.http.sse import HEADERS, ending_with_reason, frame
+from local2.http.sse import closed_when_gone, closing, frame
 from local2.service.agent import Agent
-
-log = logging.getLogger(__name__)
 
 
 class EvalBody(BaseModel):
@@ -77,50 +73,14 @@ class EvalStopped(TypedDict):
 
 def eval_frames(items: Iterator[EvalItem], seen: dict[str, str]) -> Iterator[str]:
     """A run's items as server-sent events (``final`` is ``done``); ``seen`` gets its id.
-    Closed, it closes ``items`` too: the run settles then, not when the garbage collector
-    happens to find it."""
+    Closed, it closes ``items`` too: the run settles then (:func:`closed_when_gone`)."""
     try:
         for kind, data in items:
             if kind == "run":
                 seen["run_id"] = data["run_id"]
             yield frame("done" if kind == "final" else kind, data)
     finally:
-        close = getattr(items, "close", None)
-        if close is not None:
-            close()
-
-
-def _close_quietly(stream: Generator[str, None, None]) -> None:
-    """Close a run's stream whose reader went away (its run settles: status written, lock
-    let go); off the event loop, since settling waits for the questions in flight."""
-    try:
-        stream.close()
-    except Exception:  # logged: nobody is left to tell
-        log.exception("an eval stream whose client went away did not close cleanly")
-
-
-def until_gone(frames: Iterator[str], gone: Callable[[], None]) -> StreamingResponse:
-    """:func:`~local2.http.sse.event_stream`, calling ``gone`` when the client goes away
-    first: a run's questions are answered by workers of their own, which a reader that
-    stops reading would not stop. The stream is then closed at once (its run's status is
-    written as it closes); left to the garbage collector, a run stayed ``running``, its
-    lock held, for as long as the collector took to find it."""
-    stream = ending_with_reason(frames)
-
-    async def body() -> AsyncIterator[str]:
-        finished = False
-        try:
-            async for chunk in iterate_in_threadpool(stream):
-                yield chunk
-            finished = True
-        finally:
-            if not finished:
-                gone()
-                threading.Thread(
-                    target=_close_quietly, args=(stream,), name="local2-eval-gone", daemon=True
-                ).start()
-
-    return StreamingResponse(body(), media_type="text/event-stream", headers=HEADERS)
+        closing(items)
 
 
 def eval_items(agent: Agent, body: EvalBody, person: Person) -> Iterator[EvalItem]:
@@ -166,7 +126,7 @@ def eval_routes(agent: Agent) -> APIRouter:
             if "run_id" in seen:
                 agent.evals.stop(seen["run_id"], person)
 
-        return until_gone(eval_frames(items, seen), gone)
+        return closed_when_gone(eval_frames(items, seen), gone)
 
     @router.get("/eval", **returns(EvalRuns))
     def runs(person: Caller, limit: int = 100, everyone: bool = False) -> EvalRuns:

@@ -33,7 +33,7 @@ from local2.contracts.research_input import PlanEdit, ResearchInput, Steer
 from local2.contracts.stream import ResearchItem
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
-from local2.http.sse import event_stream, frame
+from local2.http.sse import closed_when_gone, closing, frame
 from local2.service.agent import Agent
 
 
@@ -61,15 +61,20 @@ class ResearchRuns(TypedDict):
 
 
 def research_frames(items: Iterator[ResearchItem]) -> Iterator[str]:
-    """A run's items as server-sent events; a paused run's end with ``awaiting_input``."""
-    for kind, data in items:
-        if kind == "event":
-            yield frame(str(data.get("subject", "event")), data)
-        elif kind == "final":
-            if data.get("status") != "awaiting_input":
-                yield frame("done", data)
-        else:
-            yield frame(kind, data)
+    """A run's items as server-sent events; a paused run's end with ``awaiting_input``.
+    Closed (its client went away), it closes ``items``: the run lets go of itself then,
+    ``interrupted`` and free to resume (:func:`~local2.http.sse.closed_when_gone`)."""
+    try:
+        for kind, data in items:
+            if kind == "event":
+                yield frame(str(data.get("subject", "event")), data)
+            elif kind == "final":
+                if data.get("status") != "awaiting_input":
+                    yield frame("done", data)
+            else:
+                yield frame(kind, data)
+    finally:
+        closing(items)
 
 
 STREAM: dict[int | str, dict[str, Any]] = {
@@ -100,12 +105,12 @@ def add_run_routes(router: APIRouter, agent: Agent) -> None:
             review=body.review,
             plan=body.plan,
         )
-        return event_stream(research_frames(items))
+        return closed_when_gone(research_frames(items))
 
     @router.post("/research/{run_id}/resume", response_class=StreamingResponse, responses=STREAM)
     def resume(person: Caller, run_id: str) -> StreamingResponse:
         """Continue the caller's unfinished run from its last finished step, as events."""
-        return event_stream(research_frames(agent.research.resume(run_id, person)))
+        return closed_when_gone(research_frames(agent.research.resume(run_id, person)))
 
     @router.post("/research/{run_id}/input", response_class=StreamingResponse, responses=STREAM)
     def answer(person: Caller, run_id: str, body: ResearchInput) -> StreamingResponse:
@@ -113,7 +118,7 @@ def add_run_routes(router: APIRouter, agent: Agent) -> None:
         ``{answer}`` for its question, ``{stop: true}`` to end it (its report from what was
         read); the rest of the run as events. A plan that breaks the rules answers 422 with
         the reasons, and the run stays paused."""
-        return event_stream(research_frames(agent.research.input(run_id, body, person)))
+        return closed_when_gone(research_frames(agent.research.input(run_id, body, person)))
 
 
 def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
@@ -140,7 +145,7 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
         """Ask a follow-up on the caller's finished report: answered from its sources
         first, searching only for what they lack; the answer as a ``followup`` event."""
         items = agent.research.followup(run_id, body.question, person)
-        return event_stream(research_frames(items))
+        return closed_when_gone(research_frames(items))
 
     @router.get("/research", **returns(ResearchRuns))
     def runs(person: Caller, limit: int = 20, everyone: bool = False) -> ResearchRuns:

@@ -10,15 +10,20 @@ instead of a reset.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterator
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from typing import Any
 
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import iterate_in_threadpool
 
 from local2.errors import Local2Error, TurnCancelled
 from local2.http.errors import problem, stopped
 
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+log = logging.getLogger(__name__)
 
 
 def frame(name: str, data: Any) -> str:
@@ -43,3 +48,45 @@ def event_stream(frames: Iterator[str]) -> StreamingResponse:
     return StreamingResponse(
         ending_with_reason(frames), media_type="text/event-stream", headers=HEADERS
     )
+
+
+def closed_when_gone(
+    frames: Iterator[str], gone: Callable[[], None] | None = None
+) -> StreamingResponse:
+    """:func:`event_stream` for a run that holds itself (a claim, a lock, a status): when
+    the client goes away first, ``gone`` is called and the stream is closed at once, off the
+    event loop (closing settles the run, which may wait for work in flight). Left to the
+    garbage collector, the run stayed claimed, ``running``, for as long as it took to find
+    the abandoned generators: past a minute in a long-lived process."""
+    stream = ending_with_reason(frames)
+
+    async def body() -> AsyncIterator[str]:
+        finished = False
+        try:
+            async for chunk in iterate_in_threadpool(stream):
+                yield chunk
+            finished = True
+        finally:
+            if not finished:
+                if gone is not None:
+                    gone()
+                threading.Thread(
+                    target=_close_quietly, args=(stream,), name="local2-stream-gone", daemon=True
+                ).start()
+
+    return StreamingResponse(body(), media_type="text/event-stream", headers=HEADERS)
+
+
+def closing(items: Iterator[Any]) -> None:
+    """Close ``items`` if it is a generator: what a frames generator does when it is closed,
+    so the run under it settles with it."""
+    close = getattr(items, "close", None)
+    if close is not None:
+        close()
+
+
+def _close_quietly(stream: Generator[str, None, None]) -> None:
+    try:
+        stream.close()
+    except Exception:  # logged: nobody is left to tell
+        log.exception("a stream whose client went away did not close cleanly")
