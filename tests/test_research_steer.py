@@ -266,7 +266,9 @@ def test_stopping_a_branch_keeps_what_it_read_and_stopping_the_run_writes_the_re
         run = research(fake, web, tmp_path, max_rounds=3, max_parallel=1)
         items = run.stream(QUESTION)
         payload: dict[str, Any] = {}
+        items_seen: list[tuple[str, Any]] = []
         for kind, data in items:
+            items_seen.append((kind, data))
             if kind == "event" and data["subject"] == "research.step":
                 if data["id"] == "s1" and data["status"] == "started":
                     run.steer(run_of(run), {"stop": "q1"})  # its read is left out
@@ -286,6 +288,16 @@ def test_stopping_a_branch_keeps_what_it_read_and_stopping_the_run_writes_the_re
     assert steps["s2"]["error"] == "stopped by the person"
     assert steps["s3"]["status"] == "done"  # it was running: it finished
     assert {steps[i]["status"] for i in ("s4", "s5", "s6")} == {"skipped"}
+    # Each step left out is said as it is left out, as each step that runs is: the live
+    # checklist shows it skipped, not pending.
+    said = {
+        d["id"]: d
+        for k, d in items_seen
+        if k == "event" and d["subject"] == "research.step" and d["status"] == "skipped"
+    }
+    assert {"s2", "s4", "s5", "s6"} <= set(said)
+    assert said["s2"]["reason"] == "stopped by the person"
+    assert said["s4"]["reason"] == "the person stopped the run"
     assert searched == [BRIDGE, OTTERS] and read == []
     assert any(s["step"] == "s1" for s in ledger)  # what q1 found is kept
     assert payload["rounds"][-1]["stop"] == "the person stopped the run"

@@ -30,7 +30,7 @@ from local2.graph.emit import event
 from local2.research.branches import apply_edit, plan_view
 from local2.research.plan_schema import CLARIFY_CHARS, READINGS, Plan
 from local2.research.state import ResearchState
-from local2.research.steering import STOPPED_BY_PERSON, skip_pending
+from local2.research.steering import STOPPED_BY_PERSON, skip_pending, skipped_events
 from local2.research.step_tools import step_catalog
 from local2.research.structured import Structured
 
@@ -155,10 +155,7 @@ def stopped_here(state: ResearchState, waits_for: WaitsFor) -> dict[str, Any]:
         state.get("steps") or {}, state.get("order") or [], None, STOPPED_BY_PERSON
     )
     said = event(state, events.RESEARCH_INPUT, waits_for=waits_for, stopped=True)
-    left_out = [
-        event(state, events.RESEARCH_STEP, id=i, status="skipped", reason=STOPPED_BY_PERSON)
-        for i in steps
-    ]
+    left_out = skipped_events(state, steps)
     return {
         "stopped": STOPPED_BY_PERSON,
         "steps": steps,

@@ -21,6 +21,7 @@ ran is never run again, and one already running finishes.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
@@ -221,7 +222,17 @@ def take_says(
         return {}, []
     working = _Says(state, services)
     log = [_said(state, say, working.apply(say)) for say in says]
-    return working.update(says[-1]["seq"]), log
+    return working.update(says[-1]["seq"]), log + skipped_events(state, working.changed)
+
+
+def skipped_events(state: ResearchState, steps: Mapping[str, StepRecord]) -> list[EventEntry]:
+    """A ``research.step`` event for each step a say left out, as each step that runs has:
+    a live checklist then shows it skipped, with why, instead of pending."""
+    return [
+        event(state, events.RESEARCH_STEP, id=i, status="skipped", reason=s.get("error"))
+        for i, s in steps.items()
+        if s.get("status") == "skipped"
+    ]
 
 
 def notes_only(
