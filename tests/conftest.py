@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -32,6 +33,17 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     return home
+
+
+def meet(barrier: threading.Barrier, timeout: float = 10) -> bool:
+    """Whether everyone the barrier waits for arrived within ``timeout``: work that runs at
+    once meets; run one after the other, the first waits alone and the barrier breaks (a
+    test of concurrency that does not depend on the machine's speed)."""
+    try:
+        barrier.wait(timeout=timeout)
+    except threading.BrokenBarrierError:
+        return False
+    return True
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:

@@ -18,7 +18,7 @@ from local2.http.app import create_api, require_token
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.ports import free_port
 from local2.service.agent import Agent
-from tests.conftest import make_settings
+from tests.conftest import make_settings, meet
 
 
 class Served:
@@ -117,11 +117,7 @@ def test_two_concurrent_sessions_do_not_wait_or_mix(tmp_path: Path) -> None:
     def rendezvous(messages: list[BaseMessage]) -> AIMessage:
         said = str(messages[-1].content)
         if said.endswith("-0"):
-            try:
-                barrier.wait(timeout=10)
-                met[said] = True
-            except threading.BrokenBarrierError:
-                met[said] = False
+            met[said] = meet(barrier)
         return reply(f"you said: {said}", thinking="echoing")
 
     model = ScriptedChatModel(replies=[rendezvous], repeat_last=True)

@@ -23,7 +23,7 @@ from local2.models.scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.testing.brains import HedgingBrain, ModelBrains, Reply
 from local2.testing.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2
+from tests.conftest import local2, meet
 
 STRONG, WEAK = "qwen3:4b", "hedge:1b"
 MODELS = [STRONG, WEAK, "rules:2b", "broken:1b", "nomic-embed-text"]
@@ -177,11 +177,7 @@ class Rendezvous(Recording):
             if first:
                 self.met[model] = False
         if first:
-            try:
-                self.barrier.wait(timeout=self.wait_s)
-                self.met[model] = True
-            except threading.BrokenBarrierError:
-                pass
+            self.met[model] = meet(self.barrier, self.wait_s)
         return super().__call__(request)
 
 

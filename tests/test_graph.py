@@ -16,7 +16,7 @@ from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.wiring import build_graph
 from local2.tools.base import Tool
-from tests.conftest import make_settings
+from tests.conftest import make_settings, meet
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 
@@ -82,11 +82,7 @@ def test_concurrent_tool_calls_run_at_once(tmp_path: Path) -> None:
     met: list[bool] = []
 
     def run(args: Any, ctx: Any) -> str:
-        try:
-            barrier.wait(timeout=10)
-            met.append(True)
-        except threading.BrokenBarrierError:
-            met.append(False)
+        met.append(meet(barrier))
         return f"echo: {args['text']}"
 
     together = Tool("echo", "echo tool", TEXT, run, effects="read")
