@@ -114,13 +114,13 @@ def reflect(
             )
             kept = remember(asked, services)
         origin = asked.source
-        gaps = new_queries(asked.value, searched(state), settings.max_gaps)
-        hops = min(HOPS, settings.max_gaps)
-        if asked.value is None:  # the model failed its schema: the second hop, by rule
-            gaps = hop_queries(state["question"], ledger, searched(state), hops)
-        elif not gaps and state.get("rule_hop") is None:  # satisfied: the hop it did not name
-            gaps = hop_queries(state["question"], ledger, searched(state), hops)
-            if gaps:
+        done = searched(state)
+        gaps = new_queries(asked.value, done, settings.max_gaps)
+        satisfied = asked.value is not None and not gaps
+        # The second hop, by rule: the model failed its schema, or (once a run) named none.
+        if asked.value is None or (satisfied and state.get("rule_hop") is None):
+            gaps = hop_queries(state["question"], ledger, done, min(HOPS, settings.max_gaps))
+            if gaps and satisfied:
                 origin, kept = "hop", {**kept, "rule_hop": round_n}
         stop = "" if gaps else "no gaps named"
     entry = event(
