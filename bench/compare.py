@@ -23,8 +23,8 @@ from typing import Any
 
 from local2.config import load_settings
 from local2.service.agent import Agent
-from local2.testing.brains import ModelBrains
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.brains import ModelBrains
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 
 A, B = "qwen3:4b", "rules:2b"
 QUESTION = "What major AI news broke this week?"

@@ -1,12 +1,12 @@
 """Document reading benchmark: text quality and time per page, our readers beside the others.
 
-The corpus is made in this run with known text (``local2.testing.documents``): PDFs in one
+The corpus is made in this run with known text (``local2_testkit.documents``): PDFs in one
 and two columns, with a table, footnotes, ligature glyphs, Greek, Cyrillic and Chinese, a
 scanned page, 500 plain pages; DOCX, PPTX, ODT, EPUB, HTML and Markdown. Page layouts
-(``local2.testing.pdf_layouts``): columns, a title across them, three columns, a table
+(``local2_testkit.pdf_layouts``): columns, a title across them, three columns, a table
 across the page or inside a column, running heads, each drawn in reading order and out of
 it, and ``--random`` pages of random layouts; and pages printed by chromium
-(``local2.testing.browser_pdfs``), a writer that places each glyph. Text quality is
+(``local2_testkit.browser_pdfs``), a writer that places each glyph. Text quality is
 the Levenshtein ratio of py-pdf/benchmarks (``rapidfuzz.fuzz.ratio`` / 100: 1 - indel
 distance / total length) between the text read and the text written, both with whitespace
 runs collapsed to one space (line wrapping is the layout's). Time is in-process, best of
@@ -36,11 +36,11 @@ from local2.documents.model import Limits
 from local2.documents.ocr import PageOcr, ocr_installed
 from local2.documents.pdf import page_text, read_pdf
 from local2.documents.read import measure_reading
-from local2.testing import documents as corpus
-from local2.testing import hostile_documents as hostile
-from local2.testing import pdf_layouts as layouts
-from local2.testing.browser_pdfs import browser_samples
-from local2.testing.documents import Sample
+from local2_testkit import documents as corpus
+from local2_testkit import hostile_documents as hostile
+from local2_testkit import pdf_layouts as layouts
+from local2_testkit.browser_pdfs import browser_samples
+from local2_testkit.documents import Sample
 
 Reader = Callable[[bytes], list[str]]
 

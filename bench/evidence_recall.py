@@ -65,9 +65,9 @@ from local2.documents.passages import bm25_scores, terms
 from local2.evals import load_set
 from local2.evals.evidence import Reached, evidence_recall
 from local2.evals.sets import Question, QuestionSet
-from local2.testing.brains import Reply
-from local2.testing.research_brain import ResearchBrain
-from local2.testing.research_web import LoopbackWeb, Page
+from local2_testkit.brains import Reply
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb, Page
 
 SET = Path(__file__).resolve().parent / "multihop" / "multihop.json"
 MODEL = "qwen3:4b"
@@ -264,8 +264,8 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
 
     from local2.config import load_settings
     from local2.service import Agent, Evals
-    from local2.testing.ollama_server import FakeOllama
-    from local2.testing.research_web import research_overrides
+    from local2_testkit.ollama_server import FakeOllama
+    from local2_testkit.research_web import research_overrides
 
     brains = {"scripted": ResearchBrain, "follows": FollowingBrain, "fallback": FallbackBrain}
     brain = brains[mode]()

@@ -2,7 +2,7 @@
 with a few documents changed, against the same texts as Markdown files in the same run.
 
 The folder is made in this run: ``--documents`` files (by default 500), most of them PDFs of
-2-4 pages, the rest DOCX and PPTX (``local2.testing.documents``), each with its own words.
+2-4 pages, the rest DOCX and PPTX (``local2_testkit.documents``), each with its own words.
 The baseline is the same text written as ``.md`` files, indexed the same way (no document
 worker): the ratio says what reading documents adds to a build. Both use the lexical
 embedder (no model, so the figures are the reading and the bookkeeping, not the embedding).
@@ -24,7 +24,7 @@ from local2.config import DocumentsSettings, load_settings
 from local2.documents.model import Document
 from local2.documents.read import read_document
 from local2.files.folders import Folders
-from local2.testing import documents as corpus
+from local2_testkit import documents as corpus
 
 
 class Counting:

@@ -190,7 +190,7 @@ def databases(engine: str, work: Path) -> Iterator[tuple[Any, Any]]:
     if engine == "sqlite":
         yield SqliteDb(work / "local2.sqlite"), SqliteDb(work / "baseline.sqlite")
         return
-    from local2.testing.postgres import TempPostgres
+    from local2_testkit.postgres import TempPostgres
 
     with TempPostgres(durable=True) as cluster:
         yield (

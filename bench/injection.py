@@ -38,9 +38,9 @@ from pathlib import Path
 from local2.config import load_settings
 from local2.contracts.approval import nobody
 from local2.service.agent import Agent
-from local2.testing.obeying import images, instructions
-from local2.testing.ollama_server import FakeOllama, ObeyingBrain
-from local2.testing.sites import Site
+from local2_testkit.obeying import images, instructions
+from local2_testkit.ollama_server import FakeOllama, ObeyingBrain
+from local2_testkit.sites import Site
 from local2.tools.trust import effects_of
 
 HERE = Path(__file__).resolve().parent

@@ -3,7 +3,7 @@
 The real stack on loopback: uvicorn serving ``local2.http.app``, the agent with its SQLite
 checkpointer, Chroma memory (embeddings from the fake Ollama's ``/api/embed``), the critic
 and the default tools, and ``ChatOllama`` talking to the Ollama-protocol test server
-(``local2.testing.ollama_server``) whose every chat reply waits ``--delay`` seconds, then
+(``local2_testkit.ollama_server``) whose every chat reply waits ``--delay`` seconds, then
 streams its chunks ``--chunk-gap`` seconds apart (0: all at once; a real model streams its
 tokens as it makes them, and the client handles each chunk while the next is made). One
 session, ``--turns`` turns (default 300), each ``POST /query`` (the answer first); between
@@ -52,8 +52,8 @@ from local2.config import load_settings
 from local2.http.app import create_api
 from local2.service.agent import Agent
 from local2.storage.audit_log import folder_name, runs_dir
-from local2.testing.ollama_server import FakeOllama, RuleBrain, Served
-from local2.testing.serve_process import ServeProcess
+from local2_testkit.ollama_server import FakeOllama, RuleBrain, Served
+from local2_testkit.serve_process import ServeProcess
 
 MODEL = "qwen3:4b"
 SETTLE_S = 3.0  # after the servers answer, before the first timed turn

@@ -49,7 +49,7 @@ from local2.config import load_settings
 from local2.graph.nodes import ingest as ingest_node
 from local2.memory.embeddings import MiniLMEmbedder
 from local2.service.agent import Agent
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 
 DATA = Path(__file__).with_name("recall_quality.json")
 CONFIGS: dict[str, dict[str, Any]] = {

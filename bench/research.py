@@ -38,9 +38,9 @@ from local2.research.plan_schema import plan_schema
 from local2.research.structured import schema_errors
 from local2.research.verify import check_sentence, cited_numbers, split_sentences
 from local2.service.research import Research
-from local2.testing.ollama_server import FakeOllama, RuleBrain
-from local2.testing.research_brain import ResearchBrain, default_plan
-from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.research_brain import ResearchBrain, default_plan
+from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 
 CORPUS = Path(__file__).resolve().parent / "extraction_corpus" / "pages"
 QUESTIONS = [
@@ -308,7 +308,7 @@ def rerank_part(repeat: int) -> None:
 
     from local2.research.ledger import search_hits
     from local2.research.rerank import rerank
-    from local2.testing.bridge_web import bridge_pages
+    from local2_testkit.bridge_web import bridge_pages
     from local2.tools.base import ToolContext
     from local2.tools.web_search import WebSearch
 

@@ -45,10 +45,10 @@ import httpx
 from local2.config import load_settings
 from local2.storage.open import open_people
 from local2.storage.people import People
-from local2.testing.chroma_server import TempChroma
-from local2.testing.ollama_server import FakeOllama, Reply
-from local2.testing.postgres import TempPostgres
-from local2.testing.serve_process import ServeProcess
+from local2_testkit.chroma_server import TempChroma
+from local2_testkit.ollama_server import FakeOllama, Reply
+from local2_testkit.postgres import TempPostgres
+from local2_testkit.serve_process import ServeProcess
 
 ANSWER = "A fixed answer of a few sentences, long enough to look like a real reply. " * 4
 

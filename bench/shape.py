@@ -1,7 +1,7 @@
 """The package's shape, beside an earlier tree's: sizes, modules at the root, import circles.
 
 Read from the source alone (``ast``), so both trees are measured the same way:
-- the largest module and class, test doubles (``local2/testing``) aside;
+- the largest module and class, test doubles (``local2_testkit``) aside;
 - modules loose at the package root (``__init__`` aside);
 - import circles: strongly connected groups of ``local2`` modules, counting imports inside
   functions; ``from pkg import submodule`` counts as importing the submodule, as

@@ -33,7 +33,7 @@ from local2.service.agent import Agent
 from local2.models.backend import EMBEDDED_NAME
 from local2.models.embedded import EmbeddedChatModel
 from local2.cli.stories import serve_pages
-from local2.testing.embedded_run import load_questions, run_settings, with_pages, without_pages
+from local2_testkit.embedded_run import load_questions, run_settings, with_pages, without_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_DIR = ROOT / "tests" / "fixtures" / "embedded_run"

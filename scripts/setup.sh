@@ -9,11 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras="embedded,offline"
+kit=()
 browser=0
 dev=0
 for arg in "$@"; do
   case "$arg" in
-    --dev) extras="$extras,dev,ocr"; dev=1 ;;
+    --dev) extras="$extras,dev,ocr"; kit=(-e testkit); dev=1 ;;
     --ocr) extras="$extras,ocr" ;;
     --browser) browser=1 ;;
     *) echo "usage: scripts/setup.sh [--dev] [--ocr] [--browser]" >&2; exit 2 ;;
@@ -50,13 +51,15 @@ if [[ ",$extras," == *",embedded,"* ]]; then
 fi
 
 stamp=".venv/.installed-$extras"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/excludes.txt -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/excludes.txt -nt "$stamp" ] \
+  || [ testkit/pyproject.toml -nt "$stamp" ]; then
   echo "Installing LoCAL2 and its dependencies…" >&2
-  .venv/bin/uv pip install --quiet --python .venv/bin/python "${args[@]}" -e ".[$extras]"
+  .venv/bin/uv pip install --quiet --python .venv/bin/python "${args[@]}" -e ".[$extras]" "${kit[@]}"
   touch "$stamp"
 fi
 # LoCAL2's own modules too (an editable install is not compiled by the installer).
 .venv/bin/python -m compileall -q src >/dev/null
+if [ "$dev" = 1 ]; then .venv/bin/python -m compileall -q testkit/src >/dev/null; fi
 
 # Debian packages the tests need: installed when root, else the command to run is printed.
 apt_install() {  # package, what for

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from local2.config import Settings, load_settings
-from local2.testing.web_server import LocalServer, Route
+from local2_testkit.web_server import LocalServer, Route
 
 
 @pytest.fixture(autouse=True)
@@ -82,7 +82,7 @@ def serve() -> Iterator[Callable[[dict[str, Route]], LocalServer]]:
 
 @pytest.fixture
 def fake_ollama() -> Iterator[Any]:
-    from local2.testing.ollama_server import FakeOllama
+    from local2_testkit.ollama_server import FakeOllama
 
     with FakeOllama() as server:
         yield server
@@ -113,7 +113,7 @@ def local2(
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[Any]:
     """A throwaway Postgres cluster (Debian's package, installed by setup.sh --dev)."""
-    from local2.testing.postgres import PostgresMissing, TempPostgres
+    from local2_testkit.postgres import PostgresMissing, TempPostgres
 
     try:
         cluster = TempPostgres().start()
@@ -136,7 +136,7 @@ def postgres_url(postgres_cluster: Any, request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def chroma_server() -> Iterator[Any]:
     """``chroma run`` on a free loopback port, for the whole test session."""
-    from local2.testing.chroma_server import ChromaMissing, TempChroma, chroma_command
+    from local2_testkit.chroma_server import ChromaMissing, TempChroma, chroma_command
 
     try:
         chroma_command()

@@ -22,8 +22,8 @@ from local2.ids import SESSION_ID_RULE
 from local2.service import running
 from local2.service.agent import Agent
 from local2.storage.audit_log import show_run
-from local2.testing.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
-from local2.testing.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain
+from local2_testkit.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
+from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain
 from tests.test_api import Served
 
 CRITIC_DELAY_S = 2.0

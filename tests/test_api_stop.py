@@ -14,7 +14,7 @@ import pytest
 
 from local2.http.app import create_api
 from local2.service.agent import Agent
-from local2.testing.ollama_server import FakeOllama, ScriptBrain
+from local2_testkit.ollama_server import FakeOllama, ScriptBrain
 from tests.conftest import make_settings
 from tests.test_api import Served
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from local2.testing.ollama_server import FakeModel, FakeOllama, RuleBrain, ScriptBrain
+from local2_testkit.ollama_server import FakeModel, FakeOllama, RuleBrain, ScriptBrain
 from tests.conftest import local2, mock_search_config
 
 

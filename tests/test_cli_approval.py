@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from local2.testing.ollama_server import FakeOllama, ObeyingBrain
-from local2.testing.sites import Site
+from local2_testkit.ollama_server import FakeOllama, ObeyingBrain
+from local2_testkit.sites import Site
 from tests.conftest import local2
 
 SECRET = "My account number is 4417-2291."

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.testing.ollama_server import FakeOllama
+from local2_testkit.ollama_server import FakeOllama
 from tests.test_cli_approval import Terminal
 from tests.test_person_first import FRANCE, GIL, SlowJudge, asked_to_grade, graded, wait_for
 

@@ -27,9 +27,9 @@ from local2.ports import free_port
 from local2.service.agent import Agent
 from local2.storage.open import open_people
 from local2.storage.people import token_hash
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.processes import end_group
-from local2.testing.serve_process import ServeProcess
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.processes import end_group
+from local2_testkit.serve_process import ServeProcess
 from tests.conftest import bearer_clients, local2
 
 NO_ENV: dict[str, str] = {}

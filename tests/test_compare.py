@@ -21,8 +21,8 @@ from local2.config import load_settings
 from local2.errors import CannotRetry
 from local2.models.scripted import ScriptedChatModel
 from local2.service.agent import Agent
-from local2.testing.brains import HedgingBrain, ModelBrains, Reply
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.brains import HedgingBrain, ModelBrains, Reply
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, meet
 
 STRONG, WEAK = "qwen3:4b", "hedge:1b"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from local2.testing import documents as samples
-from local2.testing.hostile_documents import encrypted_pdf
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit import documents as samples
+from local2_testkit.hostile_documents import encrypted_pdf
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2
 
 FACT = "The Eling tidal mill was restored by the parish council in 1980."

@@ -15,8 +15,8 @@ from local2.bounded.pool import WorkerPool
 from local2.config.schema import DocumentsSettings
 from local2.documents.read import Reading, measure_reading, read_document
 from local2.errors import DocumentUnreadable
-from local2.testing import hostile_documents as hostile
-from local2.testing.documents import Sample, docx_sample, one_column_pdf
+from local2_testkit import hostile_documents as hostile
+from local2_testkit.documents import Sample, docx_sample, one_column_pdf
 
 CFG = DocumentsSettings(timeout_s=60)
 MEMORY_ABOVE_BASELINE_MB = 200

@@ -17,9 +17,9 @@ import pytest
 from local2.config import load_settings
 from local2.http.app import create_api
 from local2.service.agent import Agent
-from local2.testing import documents as samples
-from local2.testing.hostile_documents import encrypted_pdf
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit import documents as samples
+from local2_testkit.hostile_documents import encrypted_pdf
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import bearer_clients
 from tests.test_api import Served
 

@@ -18,9 +18,9 @@ from rapidfuzz import fuzz
 from local2.documents.layout import Box, reading_regions
 from local2.documents.model import Limits
 from local2.documents.pdf import page_text, read_in_order, read_pdf
-from local2.testing import pdf_layouts as layouts
-from local2.testing.browser_pdfs import CHROMIUM, browser_samples
-from local2.testing.documents import Sample, _fonts
+from local2_testkit import pdf_layouts as layouts
+from local2_testkit.browser_pdfs import CHROMIUM, browser_samples
+from local2_testkit.documents import Sample, _fonts
 
 
 def words(text: str) -> str:

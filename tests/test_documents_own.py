@@ -18,8 +18,8 @@ from local2.files.library import safe_name
 from local2.graph.attached import attached_evidence, documents_block
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.testing import documents as samples
-from local2.testing.hostile_documents import encrypted_pdf
+from local2_testkit import documents as samples
+from local2_testkit.hostile_documents import encrypted_pdf
 from tests.conftest import make_settings
 
 FACT = "The Eling tidal mill was restored by the parish council in 1980."

@@ -19,8 +19,8 @@ from local2.documents.ocr import INSTALL_HINT, ocr_installed
 from local2.documents.pdf import read_pdf
 from local2.documents.read import read_document
 from local2.documents.word import read_docx
-from local2.testing import documents as corpus
-from local2.testing.documents import Sample
+from local2_testkit import documents as corpus
+from local2_testkit.documents import Sample
 
 CFG = DocumentsSettings()
 

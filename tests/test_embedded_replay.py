@@ -25,7 +25,7 @@ from local2.models.backend import EMBEDDED_NAME
 from local2.models.scripted import ScriptedChatModel
 from local2.models.toolcall_text import parse_tool_calls
 from local2.service.agent import Agent
-from local2.testing.embedded_run import load_questions, run_settings, with_pages
+from local2_testkit.embedded_run import load_questions, run_settings, with_pages
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUN_DIR = FIXTURES / "embedded_run"

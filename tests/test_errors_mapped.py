@@ -27,8 +27,8 @@ INTERNAL = {
     "local2.documents.ocr.OcrUnavailable": "no OCR engine: the PDF reader names the pages instead",
     "local2.tools.web_fetch._Cancelled": "a cancelled download, turned into a ToolError",
     "local2.tools.file_grep._OutOfTime": "grep's budget spent, turned into a note in its result",
-    "local2.testing.chroma_server.ChromaMissing": "the test kit: no Chroma server to start",
-    "local2.testing.postgres.PostgresMissing": "the test kit: no Postgres to start",
+    "local2_testkit.chroma_server.ChromaMissing": "the test kit: no Chroma server to start",
+    "local2_testkit.postgres.PostgresMissing": "the test kit: no Postgres to start",
 }
 # Errors one surface raises for itself, which no other surface can meet.
 SURFACE_ONLY = {"local2.ui.sign_in.SignedOut"}

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from local2.evals import DEMO_PATH, load_set
-from local2.testing.eval_brain import ABSTAIN, EvalBrain
-from local2.testing.ollama_server import FakeOllama
+from local2_testkit.eval_brain import ABSTAIN, EvalBrain
+from local2_testkit.ollama_server import FakeOllama
 from tests.conftest import local2
 
 QUESTIONS = load_set(DEMO_PATH).questions[:8]

@@ -346,8 +346,8 @@ def test_a_session_pointed_at_a_corpus_searches_and_reads_it_offline(tmp_path: P
     web_search lists corpus URLs and web_fetch reads one from the corpus."""
     from local2.http.app import create_api
     from local2.service.agent import Agent
-    from local2.testing.brains import Reply
-    from local2.testing.ollama_server import FakeOllama, ScriptBrain
+    from local2_testkit.brains import Reply
+    from local2_testkit.ollama_server import FakeOllama, ScriptBrain
     from tests.test_api import Served
 
     path = write_documents(DOCS, tmp_path / "notes.jsonl")

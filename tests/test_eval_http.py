@@ -24,8 +24,8 @@ from local2.config import load_settings
 from local2.evals import DEMO_PATH, load_set
 from local2.http.app import create_api
 from local2.service.agent import Agent
-from local2.testing.eval_brain import EvalBrain
-from local2.testing.ollama_server import FakeOllama
+from local2_testkit.eval_brain import EvalBrain
+from local2_testkit.ollama_server import FakeOllama
 from tests.conftest import bearer_clients
 from tests.test_api import Served
 from tests.test_research_api import read_events

@@ -22,9 +22,9 @@ from local2.contracts.people import LOCAL, Person
 from local2.errors import RunBusy, UnknownEvalRun
 from local2.evals import DEMO_PATH, load_set
 from local2.service.agent import Agent
-from local2.testing.eval_brain import ABSTAIN, EvalBrain
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.research_brain import ResearchBrain
+from local2_testkit.eval_brain import ABSTAIN, EvalBrain
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
 
 DEMO = load_set(DEMO_PATH)
 FIRST = DEMO.questions[:9]

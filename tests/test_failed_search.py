@@ -16,8 +16,8 @@ import pytest
 
 from local2.http.app import create_api
 from local2.service.agent import Agent
-from local2.testing.brains import Reply, RuleBrain
-from local2.testing.ollama_server import FakeOllama, ScriptBrain
+from local2_testkit.brains import Reply, RuleBrain
+from local2_testkit.ollama_server import FakeOllama, ScriptBrain
 from tests.conftest import local2, make_settings
 from tests.test_api import Served
 

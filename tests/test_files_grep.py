@@ -21,8 +21,8 @@ from local2.files import Folders, file_id
 from local2.graph.answer_guard import UNTRUSTED_NOTE
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.testing import documents as samples
-from local2.testing import hostile_documents as hostile
+from local2_testkit import documents as samples
+from local2_testkit import hostile_documents as hostile
 from local2.tools import file_grep
 from local2.tools.base import Tool, ToolContext
 from local2.tools.files import file_tools

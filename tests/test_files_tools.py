@@ -276,7 +276,7 @@ def test_cli_ask_about_my_notes_searches_then_reads_with_evidence(tmp_path: Path
     """The issue's scenario as a person runs it: a notes folder in config, `local2 ask`."""
     import json
 
-    from local2.testing.ollama_server import FakeOllama, RuleBrain
+    from local2_testkit.ollama_server import FakeOllama, RuleBrain
 
     notes = tmp_path / "notes"
     notes.mkdir()

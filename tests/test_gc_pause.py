@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from local2.ports import free_port
-from local2.testing.ollama_server import FakeOllama, RuleBrain
-from local2.testing.processes import end_group
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.processes import end_group
 from tests.test_feedback_deferred import lexical_config
 
 

@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from local2.config import load_settings
 from local2.graph import pool as graph_pool
 from local2.service.agent import Agent
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from local2.testing.ollama_server import FakeOllama, Reply, ScriptBrain
+from local2_testkit.ollama_server import FakeOllama, Reply, ScriptBrain
 from tests.conftest import local2
 
 pytestmark = pytest.mark.slow

@@ -16,8 +16,8 @@ import pytest
 
 from local2.cli.stories import serve_pages
 from local2.service.agent import Agent
-from local2.testing.brain_memory import split_memory
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.brain_memory import split_memory
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, make_settings
 
 PAGE = """<html><head><title>Family names</title></head><body><article>

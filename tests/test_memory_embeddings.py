@@ -15,7 +15,7 @@ from local2.memory.embeddings import (
     OllamaEmbedder,
     make_embedder,
 )
-from local2.testing.ollama_server import FakeOllama
+from local2_testkit.ollama_server import FakeOllama
 
 
 def _cos(a: list[float], b: list[float]) -> float:

@@ -14,7 +14,7 @@ from local2.memory.fallback import choose_embedder
 from local2.memory.store import EngramStore
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.testing.ollama_server import FakeOllama
+from local2_testkit.ollama_server import FakeOllama
 from tests.conftest import make_settings
 
 SISTER = Fact("The user's sister's name is Ines.", "sister name", USER_REQUEST)

@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.testing.brain_memory import split_memory
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.brain_memory import split_memory
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, make_settings
 
 FACTS = json.loads((Path(__file__).parent / "fixtures" / "planted_facts.json").read_text())

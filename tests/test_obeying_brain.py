@@ -7,8 +7,8 @@ import base64
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_ollama import ChatOllama
 
-from local2.testing.obeying import instructions
-from local2.testing.ollama_server import FakeOllama, ObeyingBrain
+from local2_testkit.obeying import instructions
+from local2_testkit.ollama_server import FakeOllama, ObeyingBrain
 
 OFFERED = ["web_fetch", "save_memory", "notes__append"]
 

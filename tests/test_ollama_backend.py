@@ -8,7 +8,7 @@ import pytest
 
 from local2.errors import ModelError, ModelUnavailable
 from local2.service.agent import Agent
-from local2.testing.ollama_server import FakeOllama, LoopBrain, Reply, RuleBrain, ScriptBrain
+from local2_testkit.ollama_server import FakeOllama, LoopBrain, Reply, RuleBrain, ScriptBrain
 from tests.conftest import make_settings
 
 

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import tool
 from langchain_ollama import ChatOllama, OllamaEmbeddings
 
-from local2.testing.ollama_server import (
+from local2_testkit.ollama_server import (
     FakeModel,
     FakeOllama,
     LoopBrain,

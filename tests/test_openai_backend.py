@@ -12,7 +12,7 @@ from local2.errors import ModelError, ModelUnavailable
 from local2.ports import free_port
 from local2.service.agent import Agent
 from local2.service.doctor import SEED_MODEL
-from local2.testing.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain
+from local2_testkit.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain
 from tests.conftest import local2, make_settings, mock_search_config
 
 

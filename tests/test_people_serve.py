@@ -25,8 +25,8 @@ import httpx
 import pytest
 
 from local2.storage.open import open_people
-from local2.testing.ollama_server import FakeOllama, Reply
-from local2.testing.serve_process import ServeProcess
+from local2_testkit.ollama_server import FakeOllama, Reply
+from local2_testkit.serve_process import ServeProcess
 from tests.conftest import make_settings
 
 PEOPLE = ("alice", "bob")

@@ -16,8 +16,8 @@ import httpx
 import psycopg
 import pytest
 
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.serve_process import serve_processes
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.serve_process import serve_processes
 from tests.test_person_first import (
     FRANCE,
     GIL,

@@ -11,7 +11,7 @@ import pytest
 
 from local2.errors import UnknownTurn
 from local2.service.agent import Agent
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2 as run_local2
 from tests.conftest import make_settings
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.research_brain import ResearchBrain
-from local2.testing.research_web import LoopbackWeb, load_pages
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb, load_pages
 from tests.conftest import local2
 from tests.test_research_cli import CORPUS, QUESTION, environment
 from tests.test_research_steer import BRIDGE, MILL, OTTERS, branches, plan_requests

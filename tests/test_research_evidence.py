@@ -24,10 +24,10 @@ from local2.research.second_hop import (
     relation_words,
     role_terms,
 )
-from local2.testing.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.research_brain import ResearchBrain
-from local2.testing.research_web import LoopbackWeb, research_overrides
+from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb, research_overrides
 from tests.test_research_run import research
 
 QUESTION = BRIDGE_QUESTION

@@ -24,7 +24,7 @@ from local2.research.plan_schema import (
 from local2.research.step_tools import StepTools, web_steps
 from local2.research.structured import ask_structured, decode_json, schema_errors
 from local2.service.wiring import wire
-from local2.testing.research_brain import default_plan
+from local2_testkit.research_brain import default_plan
 from tests.conftest import make_settings
 
 TOOLS = web_steps()

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import httpx
 
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.research_brain import ResearchBrain
-from local2.testing.research_web import LoopbackWeb, load_pages
-from local2.testing.serve_process import ServeProcess
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb, load_pages
+from local2_testkit.serve_process import ServeProcess
 from tests.test_research_api import read_events
 from tests.test_research_steer import BRIDGE, OTTERS, branches, plan_requests
 

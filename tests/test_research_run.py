@@ -19,9 +19,9 @@ from local2.research.planner import keywords
 from local2.research.reflect import HOP_READ
 from local2.service.agent import Agent
 from local2.service.research import Research
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.research_brain import ResearchBrain, default_plan
-from local2.testing.research_web import LoopbackWeb, load_pages, research_overrides
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain, default_plan
+from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
 QUESTION = "Why did Kelsby keep its harbour swing bridge?"

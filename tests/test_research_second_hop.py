@@ -10,15 +10,15 @@ import json
 from pathlib import Path
 
 from local2.research.reflect import HOP_READ
-from local2.testing.bridge_web import (
+from local2_testkit.bridge_web import (
     BRIDGE_FACT,
     BRIDGE_PAGE,
     BRIDGE_QUESTION,
     BridgeWeb,
     bridge_pages,
 )
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.research_brain import ResearchBrain
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
 from tests.conftest import local2
 from tests.test_research_cli import environment
 

@@ -22,9 +22,9 @@ from local2.config import load_settings
 from local2.config.schema import ResearchSettings
 from local2.errors import InvalidInput, RunNotReady
 from local2.service.research import Research
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.research_brain import ResearchBrain, default_plan
-from local2.testing.research_web import LoopbackWeb, research_overrides
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain, default_plan
+from local2_testkit.research_web import LoopbackWeb, research_overrides
 from tests.test_research_run import QUESTION, pages, research, web
 
 BRIDGE, OTTERS, MILL = "Kelsby harbour bridge", "otters Lune survey", "tide mill Europe"

@@ -15,9 +15,9 @@ import pytest
 from langgraph.types import Command
 
 from local2.errors import InvalidInput, RunNotReady
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.research_brain import ResearchBrain, default_plan
-from local2.testing.research_web import LoopbackWeb
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain, default_plan
+from local2_testkit.research_web import LoopbackWeb
 from tests.test_research_run import QUESTION, pages, research, web
 from tests.test_research_steer import (
     BRIDGE,

@@ -16,8 +16,8 @@ import pytest
 from local2.research.plan_schema import check_plan, parse_plan, plan_schema
 from local2.research.step_tools import StepTools, step_catalog, web_steps
 from local2.service.research import Research
-from local2.testing.ollama_server import FakeOllama
-from local2.testing.research_brain import ResearchBrain
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
 from local2.tools.base import Tool, ToolContext
 from local2.tools.files import file_tools
 from tests.conftest import make_settings
@@ -234,7 +234,7 @@ def test_a_pdf_in_the_persons_folder_is_cited_by_file_and_page(tmp_path: Path) -
     found by search_files page by page, the hit's page is what read_file reads, and the
     report cites that page: its reference names the file and the page, and a sentence citing
     it with a fact of the other page is removed (verified against what was read)."""
-    from local2.testing.documents import pdf_of
+    from local2_testkit.documents import pdf_of
 
     library = tmp_path / "library"
     library.mkdir()

@@ -12,7 +12,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from local2.platform.graph import make_graph
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import make_settings
 
 ROOT = Path(__file__).parents[1]
@@ -104,8 +104,8 @@ def test_langgraph_dev_serves_the_graph_with_threads_as_sessions(tmp_path: Path)
 def test_langgraph_dev_shows_a_research_pause_and_resumes_it(tmp_path: Path) -> None:
     """The research graph on the Server: the plan under review is the thread's interrupt
     (with the answer's form), and ``Command(resume=...)`` runs the rest of it."""
-    from local2.testing.research_brain import ResearchBrain
-    from local2.testing.research_web import LoopbackWeb, load_pages
+    from local2_testkit.research_brain import ResearchBrain
+    from local2_testkit.research_web import LoopbackWeb, load_pages
 
     corpus = ROOT / "bench" / "extraction_corpus" / "pages"
     with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(corpus)) as web:

@@ -23,8 +23,8 @@ from local2.stories.runner import (
     load_stories,
     run_stories,
 )
-from local2.testing.brains import Reply
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.brains import Reply
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, make_settings
 
 STORIES = Path(__file__).parent / "stories"

@@ -23,9 +23,9 @@ import httpx
 import pytest
 
 from local2.memory.per_embedder import collection_name
-from local2.testing.obeying import ObeyingBrain
-from local2.testing.ollama_server import FakeOllama, Reply
-from local2.testing.serve_process import ServeProcess
+from local2_testkit.obeying import ObeyingBrain
+from local2_testkit.ollama_server import FakeOllama, Reply
+from local2_testkit.serve_process import ServeProcess
 from tests.conftest import local2
 
 SESSIONS, TURNS = 16, 5

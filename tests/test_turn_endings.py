@@ -24,7 +24,7 @@ import pytest
 
 from local2.errors import SessionBusy, TurnCancelled
 from local2.service.agent import Agent
-from local2.testing.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain
+from local2_testkit.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain
 from tests.conftest import local2, make_settings
 
 FRANCE = "What is the capital of France?"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from local2.testing.ollama_server import FakeOllama
+from local2_testkit.ollama_server import FakeOllama
 from local2.ui.server import create_app
 from tests.test_answer_first import SlowJudge
 from tests.test_api import Served

@@ -25,7 +25,7 @@ import pytest
 from local2 import events
 from local2.config import load_settings
 from local2.service.agent import Agent
-from local2.testing.ollama_server import FakeOllama, RuleBrain, ScriptBrain
+from local2_testkit.ollama_server import FakeOllama, RuleBrain, ScriptBrain
 from local2.ui.server import create_app
 from tests.test_api import Served
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.testing.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.test_memory_turns import ollama_agent
 
 

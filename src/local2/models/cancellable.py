@@ -7,7 +7,7 @@ person's question go first, the background request must end, and a sync client c
 told so from another thread (its socket is in a blocking read). So the request runs as the
 model's *async* call (``ainvoke``) on one event loop of the process's own
 (:func:`background_loop`), and cancelling it cancels that task: httpx closes the connection,
-which tells Ollama (and the test kit's server, :mod:`local2.testing.ollama_server`) to stop.
+which tells Ollama (and the test kit's server, :mod:`local2_testkit.ollama_server`) to stop.
 A deadline cancels it the same way, so a late grade also stops generating.
 
 The task starts in an empty context: nothing of the LangGraph run that asked for it (its

@@ -13,7 +13,7 @@ from __future__ import annotations
 from html import escape
 
 from local2.documents.passages import bm25_scores, terms
-from local2.testing.research_web import LoopbackWeb, Page
+from local2_testkit.research_web import LoopbackWeb, Page
 
 BRIDGE_QUESTION = (
     "What government position was held by the woman who portrayed Corliss Archer in the "

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from local2.testing.brain_memory import (
+from local2_testkit.brain_memory import (
     answer_from_memory,
     extraction_reply,
     is_extraction,

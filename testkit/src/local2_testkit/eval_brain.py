@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from local2.testing.brains import Reply, message_text, tool_names
+from local2_testkit.brains import Reply, message_text, tool_names
 
 ABSTAIN = "I don't know."
 _FIELD = re.compile(r"<(question|gold_answer|answer)>\n(.*?)\n</\1>", re.S)

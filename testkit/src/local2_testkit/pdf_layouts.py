@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from local2.testing.documents import Sample, _fonts, _styles, _wrap, paragraphs, sentences
+from local2_testkit.documents import Sample, _fonts, _styles, _wrap, paragraphs, sentences
 
 if TYPE_CHECKING:
     from reportlab.pdfgen.canvas import Canvas

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from local2.testing.documents import Sample, paragraphs
+from local2_testkit.documents import Sample, paragraphs
 
 CHROMIUM = Path("/usr/bin/chromium")
 _STYLE = (

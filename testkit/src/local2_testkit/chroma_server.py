@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from local2.ports import free_port
-from local2.testing.processes import end_group, wait_until_answers
+from local2_testkit.processes import end_group, wait_until_answers
 
 
 class ChromaMissing(RuntimeError):

@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from local2.testing.brains import (
+from local2_testkit.brains import (
     Brain,
     LoopBrain,
     Reply,
@@ -54,7 +54,7 @@ from local2.testing.brains import (
     message_text,
     tool_names,
 )
-from local2.testing.obeying import ObeyingBrain
+from local2_testkit.obeying import ObeyingBrain
 
 __all__ = [
     "Brain",

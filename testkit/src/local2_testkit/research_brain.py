@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from local2.testing.brains import Reply, RuleBrain, message_text
+from local2_testkit.brains import Reply, RuleBrain, message_text
 
 _SOURCE = re.compile(
     r"^\[(\d+)\] (.+?)\n(.+?)(?=\n\n\[\d+\] |\n\nWrite the report|\Z)", re.M | re.S

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-from local2.testing.brains import (
+from local2_testkit.brains import (
     Reply,
     RuleBrain,
     _last_user_index,

@@ -1,6 +1,6 @@
 """What the fake model does with memory: extract facts, and answer from recalled memories.
 
-Used by :class:`~local2.testing.brains.RuleBrain` so tests and benchmarks exercise the real
+Used by :class:`~local2_testkit.brains.RuleBrain` so tests and benchmarks exercise the real
 memory pipeline through the Ollama protocol. It behaves like a capable model would, within
 what deterministic rules can do:
 - asked for facts (the extraction prompt, with a JSON-schema ``format``), it turns every
