@@ -12,6 +12,10 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "SearchHit": "local2.contracts.search",
+    "SearchHits": "local2.contracts.search",
+    "SearchSource": "local2.contracts.search",
+    "Why": "local2.contracts.search",
     "SubQuestionEdit": "local2.contracts.research_input",
     "WaitsFor": "local2.contracts.research_input",
     "Steer": "local2.contracts.research_input",
@@ -101,6 +105,10 @@ _FACE = {
 __getattr__ = lazy_face(__name__, _FACE)
 
 __all__ = [
+    "SearchHit",
+    "SearchHits",
+    "SearchSource",
+    "Why",
     "DENIED",
     "LOCAL",
     "LOCAL_NAME",
