@@ -33,9 +33,9 @@ from local2.bounded.pool import WorkerPool
 from local2.config.schema import WebFetchSettings
 from local2.documents.extract import decode_body, extract_main_text
 from local2.errors import ExtractionFailed, ToolError
+from local2.tools.web_fetch import WebFetch
 from local2_testkit.rss import peak_rss
 from local2_testkit.web_server import LocalServer, gzip_bomb, send, send_encoded
-from local2.tools.web_fetch import WebFetch
 
 CORPUS = Path(__file__).parent / "extraction_corpus" / "pages"
 CAP = 2_000_000

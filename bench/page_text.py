@@ -31,10 +31,10 @@ from page_text_pairs import PAIRS
 
 from local2.config.schema import WebFetchSettings
 from local2.documents.extract import truncate_paragraphs
-from local2_testkit.web_server import LocalServer, send
 from local2.tools.base import ToolContext
 from local2.tools.passages import focus
 from local2.tools.web_fetch import WebFetch, extracted_text
+from local2_testkit.web_server import LocalServer, send
 
 CORPUS = Path(__file__).parent / "extraction_corpus"
 sys.path.insert(0, str(CORPUS))

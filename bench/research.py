@@ -308,9 +308,9 @@ def rerank_part(repeat: int) -> None:
 
     from local2.research.ledger import search_hits
     from local2.research.rerank import rerank
-    from local2_testkit.bridge_web import bridge_pages
     from local2.tools.base import ToolContext
     from local2.tools.web_search import WebSearch
+    from local2_testkit.bridge_web import bridge_pages
 
     def median_ms(fn: Any) -> float:
         times = []

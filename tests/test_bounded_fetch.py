@@ -22,11 +22,11 @@ from local2.config.schema import WebFetchSettings
 from local2.errors import ToolError
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2_testkit.rss import peak_rss
-from local2_testkit.web_server import LocalServer, gzip_bomb, send, send_encoded
 from local2.tools.base import Tool, ToolContext
 from local2.tools.extract_worker import POOL
 from local2.tools.web_fetch import WebFetch
+from local2_testkit.rss import peak_rss
+from local2_testkit.web_server import LocalServer, gzip_bomb, send, send_encoded
 from tests.conftest import make_settings
 from tests.test_web_fetch import text_of
 

@@ -21,11 +21,11 @@ from local2.files import Folders, file_id
 from local2.graph.answer_guard import UNTRUSTED_NOTE
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2_testkit import documents as samples
-from local2_testkit import hostile_documents as hostile
 from local2.tools import file_grep
 from local2.tools.base import Tool, ToolContext
 from local2.tools.files import file_tools
+from local2_testkit import documents as samples
+from local2_testkit import hostile_documents as hostile
 from tests.conftest import make_settings
 from tests.test_files_documents import (
     ALMANAC,

@@ -20,9 +20,9 @@ from local2.graph.services import Services
 from local2.memory.embeddings import LexicalEmbedder, OllamaEmbedder
 from local2.memory.open import open_memory
 from local2.memory.store import EngramStore
-from local2_testkit.ollama_server import FakeOllama
 from local2.tools.base import ToolContext, ToolResult
 from local2.tools.memory_tools import humanize_age, memory_tools
+from local2_testkit.ollama_server import FakeOllama
 
 CTX = ToolContext(session_id="s1", query_id="q-now")
 

@@ -42,9 +42,9 @@ from local2.memory.owners import collection_base, owner_file
 from local2.memory.shelf import MemoryShelf
 from local2.memory.store import EngramStore
 from local2.service.agent import Agent
-from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import bearer_clients, make_settings
 from tests.test_api import Served
 

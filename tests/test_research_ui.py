@@ -9,10 +9,10 @@ from typing import Any
 
 from local2.config import load_settings
 from local2.service.agent import Agent
+from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from local2.ui.server import create_app
 from tests.test_api import Served
 from tests.test_research_steer import BRIDGE, MILL, OTTERS, branches
 from tests.test_ui_browser import (

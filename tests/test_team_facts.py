@@ -39,10 +39,10 @@ from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.memory_desk import MemoryDesk
 from local2.storage.people import check_name
-from local2_testkit.brains import Reply, RuleBrain, message_text, tool_names
-from local2_testkit.ollama_server import FakeOllama
 from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools
+from local2_testkit.brains import Reply, RuleBrain, message_text, tool_names
+from local2_testkit.ollama_server import FakeOllama
 from tests.conftest import bearer_clients, local2
 from tests.test_api import Served
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from local2_testkit.ollama_server import FakeOllama
 from local2.ui.server import create_app
+from local2_testkit.ollama_server import FakeOllama
 from tests.test_answer_first import SlowJudge
 from tests.test_api import Served
 from tests.test_ui_browser import (  # the browser fixture and page helpers

@@ -17,9 +17,9 @@ import pytest
 
 from local2.config import load_settings
 from local2.service.agent import Agent
+from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama, ObeyingBrain
 from local2_testkit.sites import Site
-from local2.ui.server import create_app
 from tests import test_ui_browser
 from tests.test_api import Served
 from tests.test_cli_approval import PAGE, SECRET

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from local2.service.agent import Agent
+from local2.ui.server import create_app
 from local2_testkit.brains import HedgingBrain, ModelBrains
 from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, RuleBrain
-from local2.ui.server import create_app
 from tests.test_api import Served
 from tests.test_person_first import FRANCE, WEAK, SlowJudge, asked_to_grade, graded, wait_for
 from tests.test_ui_browser import (

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from local2.service.agent import Agent
-from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2.ui.server import create_app
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.test_api import Served
 from tests.test_person_first import FRANCE, GIL, SlowJudge, asked_to_grade, graded, wait_for
 from tests.test_ui_browser import (

@@ -28,12 +28,12 @@ from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.access import Access
 from local2.service.agent import Agent
 from local2.storage.open import open_people
+from local2.ui.server import create_app
+from local2.ui.sign_in import SignedOut, SignIn, person_of, proxied_user
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 from local2_testkit.serve_process import ServeProcess
-from local2.ui.server import create_app
-from local2.ui.sign_in import SignedOut, SignIn, person_of, proxied_user
 from tests.app_calls import call_handler
 from tests.conftest import bearer_clients, make_settings
 from tests.test_api import Served

@@ -105,10 +105,6 @@ _FACE = {
 __getattr__ = lazy_face(__name__, _FACE)
 
 __all__ = [
-    "SearchHit",
-    "SearchHits",
-    "SearchSource",
-    "Why",
     "DENIED",
     "LOCAL",
     "LOCAL_NAME",
@@ -168,6 +164,9 @@ __all__ = [
     "RunStatus",
     "RunSummary",
     "SavedMemory",
+    "SearchHit",
+    "SearchHits",
+    "SearchSource",
     "Selection",
     "SessionHistory",
     "SessionSummary",
@@ -185,6 +184,7 @@ __all__ = [
     "TurnOptions",
     "TurnPayload",
     "WaitsFor",
+    "Why",
     "approval",
     "collect",
     "collect_research",
