@@ -16,7 +16,6 @@ from local2.config import SettingsError
 from local2.config.schema import ToolsSettings
 from local2.errors import EvalFileError, ToolError
 from local2.research.plan_schema import check_plan, parse_plan
-from local2.research.step_tools import web_steps
 from local2.tools.base import ToolContext
 from local2.tools.corpus import (
     CorpusIndex,
@@ -32,6 +31,7 @@ from local2.tools.corpus import (
 from local2.tools.corpus.serve import OFFLINE_REFUSAL
 from local2.tools.trust import review
 from local2.tools.web import web_tools
+from local2_testkit.results import web_steps
 from tests.conftest import make_settings
 
 DOCS = [
