@@ -363,3 +363,37 @@ def test_every_setting_a_page_names_exists() -> None:
             if not resolves(dotted):
                 wrong.append(f"{page.relative_to(ROOT)}: {dotted}")
     assert wrong == []
+
+
+# -- the code the pages point into --------------------------------------------------------
+
+# Where a path a page names may be: the package (``graph/nodes/receive.py``), the repository
+# (``bench/overhead.py``), the test kit (``local2_testkit/brains.py``).
+CODE_ROOTS = [
+    ROOT / "src" / "local2",
+    ROOT,
+    ROOT / "src",
+    ROOT / "testkit" / "src",
+    ROOT / "testkit" / "src" / "local2_testkit",
+]
+
+
+def test_every_module_and_name_a_page_points_to_exists() -> None:
+    """``service/turns.py: turn_options`` names a module and something in it; when either
+    moves, the page must follow (a bare ``state.py: TurnState`` is looked for anywhere in the
+    package and the test kit)."""
+    modules = [*(ROOT / "src" / "local2").rglob("*.py"), *(ROOT / "testkit").rglob("*.py")]
+    stale = []
+    for page in pages():
+        body = text(page)
+        for path, name in re.findall(r"`([\w.-]+(?:/[\w.-]+)+\.py)(?::\s*([A-Za-z_]\w*))?", body):
+            found = next((r / path for r in CODE_ROOTS if (r / path).is_file()), None)
+            if found is None:
+                stale.append(f"{page.relative_to(ROOT)}: {path}")
+            elif name and not re.search(rf"\b{name}\b", found.read_text(encoding="utf-8")):
+                stale.append(f"{page.relative_to(ROOT)}: {path}: {name}")
+        for module, name in re.findall(r"`(\w+\.py):\s*([A-Za-z_]\w*)", body):
+            candidates = [m.read_text(encoding="utf-8") for m in modules if m.name == module]
+            if not any(re.search(rf"\b{name}\b", code) for code in candidates):
+                stale.append(f"{page.relative_to(ROOT)}: {module}: {name}")
+    assert stale == []
