@@ -113,16 +113,29 @@ def test_the_readme_shows_the_app_in_pictures_and_links_every_page() -> None:
 # -- links, pictures, code ----------------------------------------------------------------
 
 
+def anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings, as GitHub makes them (``## 6. People``: ``6-people``)."""
+    found = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", prose(page), flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        found.add(slug)
+    return found
+
+
 def test_every_link_and_picture_points_at_a_file_that_is_there() -> None:
     broken = []
     for page in pages():
         for target in re.findall(r"\]\(([^)\s]+)\)", prose(page)):
-            if re.match(r"[a-z]+:", target) or target.startswith("#"):
-                continue  # a web address, or a heading of the same page
-            path = (page.parent / target.split("#")[0]).resolve()
+            if re.match(r"[a-z]+:", target):
+                continue  # a web address
+            file, _, anchor = target.partition("#")
+            path = (page.parent / file).resolve() if file else page
             relative = path.relative_to(ROOT).as_posix() if ROOT in path.parents else target
-            if not path.exists() and relative not in LANDING:
-                broken.append(f"{page.relative_to(ROOT)}: {target}")
+            if not path.exists():
+                if relative not in LANDING:
+                    broken.append(f"{page.relative_to(ROOT)}: {target}")
+            elif anchor and path.suffix == ".md" and anchor not in anchors(path):
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
     assert broken == []
 
 
