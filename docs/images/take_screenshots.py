@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
-from local2_testkit.brains import RuleBrain
-from local2_testkit.ollama_server import FakeOllama
-from local2_testkit.research_brain import ResearchBrain
-from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 from playwright.sync_api import sync_playwright
 
 from local2.config import load_settings
 from local2.ports import free_port
 from local2.service.agent import Agent
 from local2.ui.server import create_app
+from local2_testkit.brains import RuleBrain
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "images"
