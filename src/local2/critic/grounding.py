@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from local2.contracts.records import ToolCallRecord
 from local2.critic.pages import unread_pages
-from local2.retrieval.numbers import figures
+from local2.retrieval.quantities import figures
 
 _URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:!?*_"

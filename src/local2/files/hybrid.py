@@ -11,7 +11,7 @@ lines). Measured by ``bench/folder_search.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +63,7 @@ def search(
     n = max(CANDIDATES, 4 * k)
     vector = embedder.embed_query(query)
     found: dict[str, _Found] = {}
-    by_vector = _nearest(collection, vector, n, files, found)
+    by_vector = _nearest(collection, lexical, vector, n, files, found)
     by_words = [cid for cid, _ in lexical.search(query, n, files)]
     for cid in by_words:
         row = lexical.row(cid)
@@ -85,25 +85,27 @@ def search(
 
 def _nearest(
     collection: Any,
+    lexical: Lexical,
     vector: list[float],
     n: int,
     files: Collection[str] | None,
     found: dict[str, _Found],
 ) -> list[str]:
     """Chroma's nearest chunks (ids, best first), noted in ``found``: none with nothing in
-    common with the query (cosine distance 1 or more) and no empty marker."""
+    common with the query (cosine distance 1 or more) and no empty marker. Only distances
+    are read: the chunks' text and metadata are the BM25 side's already (a third of the
+    query's time, measured)."""
     total = int(collection.count())
     where = None if files is None else {"file_id": {"$in": sorted(files)}}
     result = collection.query(
-        query_embeddings=[vector],
-        n_results=min(total, n),
-        where=where,
-        include=["documents", "metadatas", "distances"],
+        query_embeddings=[vector], n_results=min(total, n), where=where, include=["distances"]
     )
     ranked = []
-    for cid, doc, meta, dist in _rows(result):
-        if doc and float(dist) < 1.0:
-            found[cid] = _Found(doc, dict(meta), 1.0 - float(dist))
+    ids, dists = (result.get("ids") or [[]])[0], (result.get("distances") or [[]])[0]
+    for cid, dist in zip(ids, dists, strict=True):
+        row = lexical.row(cid)  # None: an empty marker (or written since the side was read)
+        if row is not None and float(dist) < 1.0:
+            found[cid] = _Found(row.text, row.meta, 1.0 - float(dist))
             ranked.append(cid)
     return ranked
 
@@ -147,11 +149,3 @@ def _hit(
         unit=str(meta.get("unit") or "page"),
         passage=best_passage(found.text, query, PASSAGE_CHARS),
     )
-
-
-def _rows(result: Any) -> Iterator[tuple[str, str, dict[str, Any], float]]:
-    ids = (result.get("ids") or [[]])[0]
-    docs = (result.get("documents") or [[]])[0]
-    metas = (result.get("metadatas") or [[]])[0]
-    dists = (result.get("distances") or [[]])[0]
-    yield from zip(ids, docs, metas, dists, strict=True)

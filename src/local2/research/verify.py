@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2.research.ledger import Source, find
-from local2.retrieval.numbers import numbers
+from local2.retrieval.quantities import numbers
 from local2.retrieval.text import sentences
 
 CITATION = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")

@@ -13,8 +13,8 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
-    "FIGURE": "local2.retrieval.numbers",
-    "NUMBER": "local2.retrieval.numbers",
+    "FIGURE": "local2.retrieval.quantities",
+    "NUMBER": "local2.retrieval.quantities",
     "MAX_PASSAGE": "local2.retrieval.passages",
     "Bm25": "local2.retrieval.bm25",
     "Fused": "local2.retrieval.fusion",
@@ -22,10 +22,10 @@ _FACE = {
     "bm25_scores": "local2.retrieval.bm25",
     "choose": "local2.retrieval.passages",
     "ends_sentence": "local2.retrieval.text",
-    "figures": "local2.retrieval.numbers",
+    "figures": "local2.retrieval.quantities",
     "fuse": "local2.retrieval.fusion",
-    "normal_number": "local2.retrieval.numbers",
-    "numbers": "local2.retrieval.numbers",
+    "normal_number": "local2.retrieval.quantities",
+    "numbers": "local2.retrieval.quantities",
     "pick_passages": "local2.retrieval.passages",
     "relevance": "local2.retrieval.passages",
     "sentences": "local2.retrieval.text",

@@ -136,13 +136,15 @@ def best_passage(text: str, query: str, chars: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= chars:
         return flat
-    found = [" ".join(s.split()) for s in sentences(text, ends=".!?;:", lines=True)]
+    # A page's lines are often a paragraph wrapped: sentences run across line breaks.
+    found = [" ".join(s.split()) for s in sentences(text, ends=".!?;:")]
     if not found:
         return _cut(flat, chars)
     scores = relevance(found, query)
     best = max(range(len(found)), key=lambda i: (scores[i], -i))
     if scores[best] <= 0:
         return _cut(flat, chars)
+    room = chars - 2  # for the "… " that says the passage starts inside the text
     first = last = best
     size = len(found[best])
     while True:
@@ -152,13 +154,12 @@ def best_passage(text: str, query: str, chars: int) -> str:
             break
         take_before = after is None or (before is not None and before > after)
         i = first - 1 if take_before else last + 1
-        if size + 1 + len(found[i]) > chars:
+        if size + 1 + len(found[i]) > room:
             break
         size += 1 + len(found[i])
         first, last = (i, last) if take_before else (first, i)
-    shown = " ".join(found[first : last + 1])
     lead = "… " if first > 0 else ""
-    return lead + _cut(shown, chars - len(lead))
+    return lead + _cut(" ".join(found[first : last + 1]), room)
 
 
 def _cut(text: str, chars: int) -> str:
