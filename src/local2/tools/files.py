@@ -261,10 +261,15 @@ def hit_line(hit: SearchHit) -> str:
     """How a search hit names where it is and why it was found: ``my-documents/report.pdf,
     page 12 (similarity 0.61; words #1, meaning #2)`` for a document's page (``slide 3``,
     ``chapter 2``), ``notes/a.md (lines 3-9, similarity 0.61; meaning #1)`` for a text
-    file's lines (``words``: its BM25 rank, ``meaning``: its rank by similarity)."""
+    file's lines (``words``: its BM25 rank, ``meaning``: its rank by similarity, ``named by
+    a hit``: a file one of the best hits names by its title)."""
     why = ", ".join(
         f"{side} #{rank}"
-        for side, rank in (("words", hit.bm25_rank), ("meaning", hit.vector_rank))
+        for side, rank in (
+            ("words", hit.bm25_rank),
+            ("meaning", hit.vector_rank),
+            ("named by a hit", hit.linked_rank),
+        )
         if rank is not None
     )
     note = f"similarity {hit.similarity:.2f}" + (f"; {why}" if why else "")
