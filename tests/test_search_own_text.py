@@ -43,6 +43,22 @@ def mixed_folder(root: Path) -> None:
     (root / "almanac.md").write_text(f"# Almanac\n\n{filler(41)}\n\n{ALMANAC}\n")
 
 
+def indexed_folder(tmp_path: Path) -> dict[str, str]:
+    """The mixed folder, configured (lexical embedder) and indexed by `local2 index`: the
+    environment that runs `local2` over it."""
+    folder = tmp_path / "papers"
+    mixed_folder(folder)
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "files.yaml").write_text(f"roots: [{folder}]\n")
+    (conf / "memory.yaml").write_text("embedder: lexical\n")
+    env = {"LOCAL2_HOME": str(tmp_path / "home"), "LOCAL2_CONFIG": str(conf)}
+    indexed = local2("index", env=env)
+    assert indexed.returncode == 0, indexed.stderr
+    assert indexed.stdout.startswith("3 files: 3 added")
+    return env
+
+
 def lexical_index(tmp_path: Path, root: Path) -> FileIndex:
     settings = make_settings(tmp_path, files={"roots": [str(root)], "embedder": "lexical"})
     return FileIndex(settings, embedder=LexicalEmbedder())
@@ -63,6 +79,36 @@ def test_a_hit_says_why_it_was_found_and_shows_the_passage_that_answers(tmp_path
     assert not top.text.startswith(VALVE[:20]) and VALVE in top.text  # deep in its chunk
     assert VALVE in top.passage and len(top.passage) <= 360
     assert top.passage != " ".join(top.text.split())[:360]  # not the chunk's first lines
+
+
+def test_the_files_the_best_hits_name_are_followed(tmp_path: Path) -> None:
+    """A bridge question: its words find the film's note; the actor's note, which shares
+    none of them, comes up because the film's note names it by its title."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "The Velvet Letter.md").write_text(
+        "# The Velvet Letter\n\nThe Velvet Letter is a 1948 mystery film. Konrad Quenholby "
+        "was played by Felix Kelsorby, in her first leading role.\n"
+    )
+    (root / "Felix Kelsorby.md").write_text(
+        "# Felix Kelsorby\n\nA Belgian stage performer. She grew up in Oskpelmere.\n"
+    )
+    for n in range(8):
+        (root / f"Other film {n}.md").write_text(f"{filler(60 + n)} A mystery film.\n")
+    (root / "Report.md").write_text(f"{filler(70)}\n")
+    index = lexical_index(tmp_path, root)
+    index.sync()
+    question = "In which town was the actor who played Konrad Quenholby in The Velvet Letter born?"
+    hits = index.search(question, 3)
+    names = [Path(h.path).name for h in hits]
+    assert names[0] == "The Velvet Letter.md" and "Felix Kelsorby.md" in names
+    linked = hits[names.index("Felix Kelsorby.md")]
+    assert linked.linked_rank == 1
+    # A one-word title starting a sentence is no link: "Report" is not Report.md.
+    assert index.lexical.linked("Report on the harbour. A Report named.") == [
+        index.lexical.linked("named Report")[0]
+    ]
+    assert index.lexical.linked("Report on the harbour.") == []
 
 
 def test_the_bm25_side_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch) -> None:
@@ -111,16 +157,7 @@ def test_another_process_sync_is_seen_by_the_mark(tmp_path: Path) -> None:
 def test_index_then_search_at_the_terminal_on_a_mixed_folder(tmp_path: Path) -> None:
     """`local2 index` then `local2 search`: the fact deep in the PDF's page comes back with
     its page, in the passage; --json prints the contract's shape."""
-    folder = tmp_path / "papers"
-    mixed_folder(folder)
-    conf = tmp_path / "conf"
-    conf.mkdir()
-    (conf / "files.yaml").write_text(f"roots: [{folder}]\n")
-    (conf / "memory.yaml").write_text("embedder: lexical\n")
-    env = {"LOCAL2_HOME": str(tmp_path / "home"), "LOCAL2_CONFIG": str(conf)}
-    indexed = local2("index", env=env)
-    assert indexed.returncode == 0, indexed.stderr
-    assert indexed.stdout.startswith("3 files: 3 added")
+    env = indexed_folder(tmp_path)
     found = local2("search", "Kestrel valve rated pressure", "--json", "-k", "3", env=env)
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)["hits"]
@@ -137,14 +174,7 @@ def test_index_then_search_at_the_terminal_on_a_mixed_folder(tmp_path: Path) -> 
 def test_search_files_in_an_agent_turn_gives_the_model_the_passage(tmp_path: Path) -> None:
     """Against the Ollama-protocol test server: the model's search_files result holds the
     fact from deep in the PDF's page, with the file and the page."""
-    folder = tmp_path / "papers"
-    mixed_folder(folder)
-    conf = tmp_path / "conf"
-    conf.mkdir()
-    (conf / "files.yaml").write_text(f"roots: [{folder}]\n")
-    (conf / "memory.yaml").write_text("embedder: lexical\n")
-    env = {"LOCAL2_HOME": str(tmp_path / "home"), "LOCAL2_CONFIG": str(conf)}
-    assert local2("index", env=env).returncode == 0
+    env = indexed_folder(tmp_path)
     with FakeOllama(RuleBrain()) as server:
         asked = local2(
             "ask",

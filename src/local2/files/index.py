@@ -178,14 +178,6 @@ class FileIndex:
             return None
         return dict(found.metadata or {})
 
-    def _mark(self) -> str | None:
-        """The collection's lexical mark now (another process's sync changes it)."""
-        try:
-            found = self.client.get_collection(self.name, embedding_function=None)
-        except NotFoundError:
-            return None
-        return (found.metadata or {}).get(MARK)
-
     def _changed(self, file_ids: Collection[str]) -> None:
         """Chunks of ``file_ids`` were written or removed: a new mark, and the BM25 side
         reads those files' chunks again."""
@@ -417,14 +409,15 @@ class FileIndex:
         from files the sandbox still allows (``files``: only these file ids)."""
         if not query.strip() or k <= 0 or self.count() == 0 or (files is not None and not files):
             return []
-        mark = self._mark()
+        mark = _mark(self.client, self.name)
         if not self.lexical.loaded or mark != self.lexical.mark:
             self.lexical.load(self.collection, mark)
         return hybrid.search(
-            self.collection, self.embedder, self.lexical, self._allowed_path, query, k, files
+            self.collection, self.embedder, self.lexical, self._display, query, k, files
         )
 
-    def _allowed_path(self, file: str) -> str | None:
+    def _display(self, file: str) -> str | None:
+        """How a hit names an indexed file (None: gone, or no longer allowed)."""
         ref = self._still_allowed(file)
         return None if ref is None else ref.display
 
@@ -491,6 +484,15 @@ def _same_time(old: dict[str, Any], stat: os.stat_result) -> bool:
     if "mtime_ns" in old:
         return bool(old["mtime_ns"] == stat.st_mtime_ns)
     return bool(old.get("mtime") == stat.st_mtime)
+
+
+def _mark(client: Any, name: str) -> str | None:
+    """The collection's lexical mark now (another process's sync changes it)."""
+    try:
+        found = client.get_collection(name, embedding_function=None)
+    except NotFoundError:
+        return None
+    return (found.metadata or {}).get(MARK)
 
 
 def _without_mark(metadata: dict[str, Any]) -> dict[str, Any]:
