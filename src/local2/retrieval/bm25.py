@@ -72,5 +72,12 @@ def bm25_scores(
     documents: Sequence[Sequence[str]], query: Iterable[str], *, k1: float, b: float
 ) -> list[float]:
     """Each tokenised document's BM25 for the query terms (a few dozen snippets, a page's
-    passages: built and scored at once)."""
-    return [float(s) for s in Bm25(documents, k1=k1, b=b).scores(query)]
+    passages: built and scored at once).
+
+    Every term the query does not have is counted as one stand-in term: the lengths, and so
+    the scores, are the same, and the index is built over a vocabulary of the query's terms
+    (bm25s' build grows with the vocabulary: 60 passages of 2,000 distinct terms took 30 ms
+    built whole, 1 ms so)."""
+    wanted = set(query)
+    kept = [[t if t in wanted else "" for t in doc] for doc in documents]
+    return [float(s) for s in Bm25(kept, k1=k1, b=b).scores(wanted - {""})]
