@@ -20,7 +20,7 @@ _FACE = {
     "kept_lines": "local2.files.document_lines",
     "read_lines": "local2.files.document_lines",
     "Root": "local2.files.sandbox",
-    "SearchHit": "local2.files.index",
+    "SearchHit": "local2.files.hybrid",
     "file_id": "local2.files.sandbox",
     "Progress": "local2.files.index",
     "SyncReport": "local2.files.index",

@@ -29,7 +29,7 @@ _FACE = {
     "open_memory_noting": "local2.memory.open",
     "owner_file": "local2.memory.owners",
     "recall_with_team": "local2.memory.team",
-    "sentences": "local2.memory.facts",
+    "message_sentences": "local2.memory.facts",
     "third_person": "local2.memory.facts",
     "without_tool_text": "local2.memory.verbatim",
 }
@@ -54,11 +54,11 @@ __all__ = [
     "fact_key",
     "is_local",
     "make_embedder",
+    "message_sentences",
     "open_memory_noting",
     "owner_file",
     "owner_folder",
     "recall_with_team",
-    "sentences",
     "third_person",
     "without_tool_text",
 ]

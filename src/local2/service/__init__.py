@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from local2.service.memory_desk import MemoryDesk
     from local2.service.opening import offline_agent, offline_parts, warming_agent
     from local2.service.research import Research
+    from local2.service.search import Searcher, open_searcher
     from local2.service.turns import turn_options
     from local2.service.warmup import Warmup
     from local2.service.wiring import (
@@ -109,6 +110,8 @@ _FACE = {
     "run_stories": "local2.stories.runner",
     "DocumentDesk": "local2.service.documents",
     "open_desk": "local2.service.documents",
+    "Searcher": "local2.service.search",
+    "open_searcher": "local2.service.search",
 }
 
 __all__ = [
@@ -124,6 +127,7 @@ __all__ = [
     "Research",
     "ResearchGraph",
     "ScriptedChatModel",
+    "Searcher",
     "StoryResult",
     "TurnGraph",
     "Warmup",
@@ -143,6 +147,7 @@ __all__ = [
     "offline_agent",
     "offline_parts",
     "open_desk",
+    "open_searcher",
     "opened_access",
     "own_run",
     "own_runs",
