@@ -97,8 +97,10 @@ def main() -> None:
     hotpot = args.out / f"hotpot_dev_{n}.json"
     hotpot.write_text(json.dumps(records, ensure_ascii=False, indent=1), encoding="utf-8")
     docs, queries = beir_set(records, args.out / f"beir_hotpot_{n}")
-    print(f"{hotpot}: {n} questions; {args.out / f'beir_hotpot_{n}'}: {docs} documents, "
-          f"{queries} queries")
+    print(
+        f"{hotpot}: {n} questions; {args.out / f'beir_hotpot_{n}'}: {docs} documents, "
+        f"{queries} queries"
+    )
 
 
 if __name__ == "__main__":
