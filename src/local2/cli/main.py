@@ -30,6 +30,7 @@ from local2.cli import (
     documents,
     evals,
     files,
+    mcp,
     memory,
     research,
     serve,
@@ -93,5 +94,6 @@ for _group in (
     research,
     evals,
     users,
+    mcp,
 ):
     _group.register(app)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from local2.service.evals import Evals
     from local2.service.memory_desk import MemoryDesk
     from local2.service.opening import offline_agent, offline_parts, warming_agent
+    from local2.service.own_text import DocumentPages, OwnText, own_text_of
     from local2.service.research import Research
     from local2.service.turns import turn_options
     from local2.service.warmup import Warmup
@@ -109,6 +110,10 @@ _FACE = {
     "run_stories": "local2.stories.runner",
     "DocumentDesk": "local2.service.documents",
     "open_desk": "local2.service.documents",
+    # a person's own text read outside a turn (the MCP server's search, pages, memory)
+    "OwnText": "local2.service.own_text",
+    "DocumentPages": "local2.service.own_text",
+    "own_text_of": "local2.service.own_text",
 }
 
 __all__ = [
@@ -116,9 +121,11 @@ __all__ = [
     "Agent",
     "BackgroundTurn",
     "DocumentDesk",
+    "DocumentPages",
     "Evals",
     "MemoryDesk",
     "ModelParts",
+    "OwnText",
     "People",
     "Rating",
     "Research",
@@ -146,6 +153,7 @@ __all__ = [
     "opened_access",
     "own_run",
     "own_runs",
+    "own_text_of",
     "own_votes",
     "owner_folder",
     "people_alone",
