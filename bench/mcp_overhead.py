@@ -31,9 +31,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/mcp_clients.py
 
-from local2_testkit.ollama_server import FakeOllama  # noqa: E402
-from local2_testkit.serve_process import ServeProcess  # noqa: E402
-from tests.mcp_clients import http_session, stdio_session, write_config  # noqa: E402
+from tests.mcp_clients import http_session, stdio_session, write_config
+
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.serve_process import ServeProcess
 
 ANSWER = "Kelsby is a market town on the river Wend."
 TARGET_MS = 15.0
@@ -130,7 +131,8 @@ def main() -> None:
     base = statistics.median(times["POST /query"])
     worst = max(statistics.median(t) - base for t in times.values())
     verdict = "within" if worst <= TARGET_MS else "over"
-    print(f"\nMCP adds at most {worst:.1f} ms at the median: {verdict} the {TARGET_MS:.0f} ms target")
+    said = f"MCP adds at most {worst:.1f} ms at the median: {verdict} the {TARGET_MS:.0f} ms"
+    print(f"\n{said} target")
     if args.json:
         args.json.write_text(json.dumps(times))
 

@@ -70,9 +70,11 @@ def test_tools_are_listed_with_schemas_and_annotations(served: dict[str, Any]) -
             tools = (await session.list_tools()).tools
             templates = (await session.list_resource_templates()).resource_templates
             prompts = (await session.list_prompts()).prompts
-            return tools, templates, prompts
 
-    tools, templates, prompts = anyio.run(listed)
+            prompt = await session.get_prompt("research_this", {"question": "Why bridges?"})
+            return tools, templates, prompts, prompt
+
+    tools, templates, prompts, prompt = anyio.run(listed)
     by_name = {t.name: t for t in tools}
     assert set(by_name) == TOOLS
     for tool in tools:
@@ -92,6 +94,30 @@ def test_tools_are_listed_with_schemas_and_annotations(served: dict[str, Any]) -
         "local2://documents/{document_id}/page/{n}",
     }
     assert {p.name for p in prompts} == {"research_this", "what_do_my_documents_say"}
+    assert {p.title for p in prompts} == {"Research this", "What do my documents say about…"}
+    said = prompt.messages[0].content.text
+    assert "Why bridges?" in said and "research_input" in said
+
+
+def test_a_run_started_in_the_background_is_followed(served: dict[str, Any]) -> None:
+    async def followed() -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        async with http_session(served["mcp"]) as session:
+            args = {"question": QUESTION, "max_rounds": 1, "clarify": "never", "wait": False}
+            started = structured(await session.call_tool("research", args))
+            seen = [started["status"]]
+            with anyio.fail_after(120):
+                while seen[-1] in ("running", "unfinished"):
+                    await anyio.sleep(0.2)
+                    status = await session.call_tool(
+                        "research_status", {"run_id": started["run_id"]}
+                    )
+                    seen.append(structured(status)["status"])
+            result = await session.call_tool("research_result", {"run_id": started["run_id"]})
+            return started, seen, structured(result)
+
+    started, seen, result = anyio.run(followed)
+    assert started["status"] == "running" and started["report"] == ""
+    assert seen[-1] == "done" and result["report"] and result["sources"]
 
 
 def test_ask_is_an_ordinary_turn(served: dict[str, Any]) -> None:
@@ -254,9 +280,7 @@ def test_documents_search_and_memory(served: dict[str, Any]) -> None:
             recalled = structured(
                 await session.call_tool("recall_memory", {"query": "favourite bridge"})
             )
-            found = structured(
-                await session.call_tool("search", {"query": "Kelsby bridge toll"})
-            )
+            found = structured(await session.call_tool("search", {"query": "Kelsby bridge toll"}))
             return {
                 "listed": listed,
                 "page": page,

@@ -5,6 +5,8 @@ Each is the HTTP API's research route through the same service (:attr:`Agent.res
 for the caller: a run is theirs, someone else's id answers as an unknown one does.
 """
 
+import time
+from contextlib import suppress
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -15,7 +17,7 @@ from pydantic import Field, ValidationError
 from local2.contracts.people import Person
 from local2.contracts.research import ResearchPayload
 from local2.contracts.research_input import PlanEdit, ResearchInput
-from local2.errors import InvalidInput
+from local2.errors import InvalidInput, NotFound
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import refusals
 from local2.mcp_server.following import follow, in_background
@@ -23,6 +25,7 @@ from local2.mcp_server.shapes import ResearchResult, ResearchStatus, Runs
 from local2.service.agent import Agent
 
 RunId = Annotated[str, Field(description="The run's id, as research returned it.")]
+FIRST_STATE_S = 10.0
 READS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
 
 
@@ -42,6 +45,32 @@ def result_of(payload: ResearchPayload) -> ResearchResult:
         "unsupported": len(payload.get("unsupported") or []),
         "stopped": payload.get("stopped"),
         "awaiting": payload.get("awaiting"),
+        "resource": report_uri(run_id),
+    }
+
+
+def first_state(agent: Agent, run_id: str, person: Person) -> ResearchPayload | None:
+    """A run just started, once its first checkpoint is written (None: not within
+    :data:`FIRST_STATE_S`), so that research_status finds it from then on."""
+    deadline = time.monotonic() + FIRST_STATE_S
+    while time.monotonic() < deadline:
+        with suppress(NotFound):
+            return agent.research.payload(run_id, person, agent.access)
+        time.sleep(0.05)
+    return None
+
+
+def started(run_id: str, question: str) -> ResearchResult:
+    """A run just started in the background."""
+    return {
+        "run_id": run_id,
+        "question": question.strip(),
+        "status": "running",
+        "report": "",
+        "sources": [],
+        "unsupported": 0,
+        "stopped": None,
+        "awaiting": None,
         "resource": report_uri(run_id),
     }
 
@@ -105,7 +134,8 @@ def add_run_tool(server: MCPServer, agent: Agent, person: Person | None) -> None
         items = await anyio.to_thread.run_sync(start)
         if not wait:
             run_id = await anyio.to_thread.run_sync(in_background, items)
-            return await _result(agent, run_id, who)
+            shown = await anyio.to_thread.run_sync(first_state, agent, run_id, who)
+            return result_of(shown) if shown is not None else started(run_id, question)
         payload = await follow(agent, who, items, ctx.report_progress)
         return await _result(agent, str(payload.get("run_id")), who)
 
