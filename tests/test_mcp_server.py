@@ -18,6 +18,7 @@ import pytest
 from mcp_types import TextResourceContents
 
 from local2.config import load_settings
+from local2.errors import UnknownTurn
 from local2.service.agent import Agent
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
@@ -256,6 +257,34 @@ def test_a_cancelled_research_call_stops_its_run(served: dict[str, Any]) -> None
     assert status == "stopped", status
     assert payload["stopped"] == "the person stopped the run"
     assert payload["report"]
+
+
+def test_a_cancelled_ask_stops_its_turn(served: dict[str, Any]) -> None:
+    agent: Agent = served["agent"]
+
+    async def cancelled() -> None:
+        async with http_session(served["mcp"]) as session, anyio.create_task_group() as tasks:
+
+            async def call() -> None:
+                args = {"question": "Where is Kelsby?", "session_id": "mcp-cancelled"}
+                await session.call_tool("ask", args)
+
+            tasks.start_soon(call)
+            with anyio.fail_after(60):
+                while not agent.is_running("mcp-cancelled"):
+                    await anyio.sleep(0.02)
+            tasks.cancel_scope.cancel()
+
+    served["fake"].delay_s = 2.0  # the model is still thinking when the call is cancelled
+    try:
+        anyio.run(cancelled)
+        assert agent.wait_idle(60)
+    finally:
+        served["fake"].delay_s = 0.0
+    try:  # stopped before its answer, as POST /sessions/{id}/stop stops it: nothing recorded
+        assert agent.history("mcp-cancelled") == []
+    except UnknownTurn:
+        pass
 
 
 def test_documents_search_and_memory(served: dict[str, Any]) -> None:

@@ -20,7 +20,8 @@ from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.mcp_clients import stdio_session, structured, write_config
+from local2_testkit.serve_process import ServeProcess
+from tests.mcp_clients import http_session, stdio_session, structured, write_config
 from tests.test_api import Served
 from tests.test_mcp_server import CORPUS, QUESTION, mcp_agent
 
@@ -76,6 +77,21 @@ def test_stdio_answers_a_plan_review_through_research_input(stack: dict[str, Any
     paused, rest = anyio.run(reviewed)
     assert paused["status"] == "awaiting_input" and paused["awaiting"]["waits_for"] == "plan"
     assert rest["status"] == "done" and rest["report"]
+
+
+def test_local2_serve_serves_mcp_at_its_path(stack: dict[str, Any]) -> None:
+    """The real ``local2 serve --no-ui`` process: ``/mcp`` beside the API, its sessions run
+    by the app's lifespan."""
+
+    async def listed(url: str) -> tuple[set[str], dict[str, Any]]:
+        async with http_session(f"{url}/mcp") as session:
+            tools = {t.name for t in (await session.list_tools()).tools}
+            runs = structured(await session.call_tool("list_research_runs", {}))
+            return tools, runs
+
+    with ServeProcess(stack["config"]) as served:
+        tools, runs = anyio.run(listed, served.url)
+    assert "research" in tools and isinstance(runs["runs"], list)
 
 
 def test_print_config_gives_a_stdio_and_an_http_block(tmp_path: Path) -> None:
