@@ -20,7 +20,7 @@ _FACE = {
     "route": "local2.tools.routing",
     "shutdown_mcp": "local2.tools.mcp",
     "CorpusIndex": "local2.tools.corpus.index",
-    "Document": "local2.tools.corpus.documents",
+    "CorpusDocument": "local2.tools.corpus.documents",
     "folder_files": "local2.tools.corpus.documents",
     "json_lines": "local2.tools.corpus.documents",
     "open_corpus": "local2.tools.corpus.index",
@@ -32,8 +32,8 @@ _FACE = {
 __getattr__ = lazy_face(__name__, _FACE)
 
 __all__ = [
+    "CorpusDocument",
     "CorpusIndex",
-    "Document",
     "Started",
     "Tool",
     "ToolContext",

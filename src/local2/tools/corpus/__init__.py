@@ -15,7 +15,7 @@ _FACE = {
     "CorpusIndex": "local2.tools.corpus.index",
     "CorpusProvider": "local2.tools.corpus.serve",
     "CorpusReader": "local2.tools.corpus.serve",
-    "Document": "local2.tools.corpus.documents",
+    "CorpusDocument": "local2.tools.corpus.documents",
     "corpus_fetch": "local2.tools.corpus.serve",
     "corpus_name": "local2.tools.corpus.documents",
     "corpus_url": "local2.tools.corpus.urls",
@@ -33,11 +33,11 @@ _FACE = {
 __getattr__ = lazy_face(__name__, _FACE)
 
 __all__ = [
+    "CorpusDocument",
     "CorpusHit",
     "CorpusIndex",
     "CorpusProvider",
     "CorpusReader",
-    "Document",
     "corpus_fetch",
     "corpus_name",
     "corpus_url",
