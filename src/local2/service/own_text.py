@@ -95,7 +95,8 @@ class OwnText:
         if files is None or not files.configured:
             return []
         index = files.index
-        index.ensure_fresh()
+        # up to date as search_files brings it (a build still going: what is indexed so far)
+        index.refresh(self.services.settings.files.index_wait_s)
         return [_index_hit("files", h, n) for n, h in enumerate(index.search(query, k), 1)]
 
     # -- documents -------------------------------------------------------------------------
