@@ -1,7 +1,8 @@
 """``local2 mcp`` over stdio, started by the MCP SDK's stdio client as a desktop client starts
 it (the model behind the Ollama-protocol test server, search and pages on a loopback web);
 ``--print-config``; and a second, independent MCP client (FastMCP's) loading LoCAL2's
-tools from ``/mcp`` on ``local2 serve``'s app and calling one."""
+tools from ``/mcp`` on ``local2 serve``'s app, calling one, and handing them to a LangGraph
+agent (langchain-mcp-adapters would be the usual bridge, but it still requires mcp<2)."""
 
 from __future__ import annotations
 
@@ -115,25 +116,61 @@ def test_print_config_gives_a_stdio_and_an_http_block(tmp_path: Path) -> None:
     assert shown.stderr == ""
 
 
+def langgraph_agent(client: Any, tools: list[Any], model: Any) -> Any:
+    """A LangGraph agent whose tools are LoCAL2's MCP tools, called through ``client``."""
+    from langchain_core.tools import StructuredTool
+    from langgraph.prebuilt import create_react_agent
+
+    def as_tool(tool: Any) -> StructuredTool:
+        async def call(**args: Any) -> str:
+            result = await client.call_tool(tool.name, args)
+            return json.dumps(result.structured_content)
+
+        return StructuredTool(
+            name=tool.name,
+            description=tool.description or tool.name,
+            args_schema=tool.input_schema,
+            coroutine=call,
+        )
+
+    return create_react_agent(model, [as_tool(t) for t in tools])
+
+
 def test_a_second_independent_client_loads_and_calls_the_tools(
     tmp_path: Path, stack: dict[str, Any]
 ) -> None:
     """FastMCP's client (its own transport and session code over the SDK's types): the same
-    tools, schemas and a call, from ``/mcp`` on the app with the web app mounted too."""
+    tools, schemas and a call, from ``/mcp`` on the app with the web app mounted too; and
+    the tools it loaded given to a LangGraph agent, whose model calls ``search``."""
     import fastmcp  # a dev dependency
     from fastmcp.client.transports import StreamableHttpTransport
 
-    agent = mcp_agent(stack["fake"], stack["web"], tmp_path / "data")
+    from local2.contracts.people import LOCAL
+    from local2.models.scripted import ScriptedChatModel, reply
 
-    async def loaded(url: str) -> tuple[list[Any], Any]:
+    agent = mcp_agent(stack["fake"], stack["web"], tmp_path / "data")
+    text = "Kelsby bridge ledger\n\fThe toll of the Kelsby bridge paid for its repairs."
+    agent.documents.add(LOCAL, "ledger.txt", text.encode())
+
+    def answer(messages: list[Any]) -> Any:
+        found = json.loads(messages[-1].content)["hits"][0]
+        return reply(f"{found['passage']} ({found['path']}, page {found['page']})")
+
+    search = {"query": "Kelsby bridge toll", "within": ["documents"], "k": 2}
+    model = ScriptedChatModel(replies=[reply(tool_calls=[{"name": "search", "args": search}])])
+    model.replies.append(answer)
+
+    async def loaded(url: str) -> tuple[list[Any], Any, Any]:
         async with fastmcp.Client(StreamableHttpTransport(url)) as client:
             tools = await client.list_tools()
             result = await client.call_tool("ask", {"question": "Where is Kelsby?"})
-            return tools, result
+            graph = langgraph_agent(client, tools, model)
+            said = await graph.ainvoke({"messages": [("user", "What paid for the bridge?")]})
+            return tools, result, said
 
     try:
         with Served(create_app(agent, ui=True)) as url:
-            tools, result = anyio.run(loaded, f"{url}/mcp")
+            tools, result, said = anyio.run(loaded, f"{url}/mcp")
         answered = result.structured_content
         assert agent.access.session_owner(answered["session_id"]) == "local"
     finally:
@@ -143,3 +180,5 @@ def test_a_second_independent_client_loads_and_calls_the_tools(
     assert by_name["remember"].annotations.read_only_hint is False
     assert by_name["search"].annotations.read_only_hint is True
     assert answered["answer"] and answered["session_id"]
+    final = said["messages"][-1].content
+    assert final.startswith("The toll of the Kelsby bridge") and "page 2" in final
