@@ -16,6 +16,8 @@ _FACE = {
     "create_api": "local2.http.app",
     "is_loopback": "local2.http.guard",
     "networks": "local2.http.identity",
+    "problem": "local2.http.errors",  # the API's {error, fix}, as the MCP server says it
+    "status_of": "local2.http.errors",
     "require_token": "local2.http.app",
     "split_host": "local2.http.guard",
 }
@@ -34,6 +36,8 @@ __all__ = [
     "identify",
     "is_loopback",
     "networks",
+    "problem",
     "require_token",
     "split_host",
+    "status_of",
 ]

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from local2.service.evals import Evals
     from local2.service.memory_desk import MemoryDesk
     from local2.service.opening import offline_agent, offline_parts, warming_agent
+    from local2.service.own_text import DocumentPages, OwnText, own_text_of
     from local2.service.research import Research
     from local2.service.search import Searcher, open_searcher
     from local2.service.turns import turn_options
@@ -112,6 +113,11 @@ _FACE = {
     "open_desk": "local2.service.documents",
     "Searcher": "local2.service.search",
     "open_searcher": "local2.service.search",
+
+    # a person's own text read outside a turn (the MCP server's search, pages, memory)
+    "OwnText": "local2.service.own_text",
+    "DocumentPages": "local2.service.own_text",
+    "own_text_of": "local2.service.own_text",
 }
 
 __all__ = [
@@ -119,9 +125,11 @@ __all__ = [
     "Agent",
     "BackgroundTurn",
     "DocumentDesk",
+    "DocumentPages",
     "Evals",
     "MemoryDesk",
     "ModelParts",
+    "OwnText",
     "People",
     "Rating",
     "Research",
@@ -151,6 +159,7 @@ __all__ = [
     "opened_access",
     "own_run",
     "own_runs",
+    "own_text_of",
     "own_votes",
     "owner_folder",
     "people_alone",
