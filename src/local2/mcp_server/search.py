@@ -2,9 +2,8 @@
 folders and their memory.
 
 The service's one search of a person's own text (``Agent.search(person, query, within,
-k)``, DESIGN §16: hybrid, each hit saying why it was found) is used when the agent has it,
-one source at a time, the hits merged best first; until then
-:class:`local2.service.OwnText` answers (vector search of the same indexes and recall).
+k)``: hybrid, each hit saying why it was found, what ``local2 search`` shows), one source at
+a time, the hits merged best first.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from collections.abc import Collection
 from local2.contracts.people import Person
 from local2.contracts.search import SearchHit, SearchHits, SearchSource
 from local2.errors import InvalidInput, Unavailable
-from local2.service import own_text_of
 from local2.service.agent import Agent
 
 EVERYWHERE: tuple[SearchSource, ...] = ("documents", "files", "memory")
@@ -28,13 +26,10 @@ def search_own(
     k: int = 8,
 ) -> SearchHits:
     """The best ``k`` passages of ``person``'s own text for ``query``."""
-    one_search = getattr(agent, "search", None)
-    if one_search is None:
-        return own_text_of(agent).search(person, query, within, k)
     hits: list[SearchHit] = []
     for source in within or EVERYWHERE:
         try:
-            hits += one_search(person, query, source, k)["hits"]
+            hits += agent.search(person, query, source, k)["hits"]
         except (InvalidInput, Unavailable):
             if within:  # asked for by name: said why not
                 raise

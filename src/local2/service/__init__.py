@@ -113,7 +113,6 @@ _FACE = {
     "open_desk": "local2.service.documents",
     "Searcher": "local2.service.search",
     "open_searcher": "local2.service.search",
-
     # a person's own text read outside a turn (the MCP server's search, pages, memory)
     "OwnText": "local2.service.own_text",
     "DocumentPages": "local2.service.own_text",

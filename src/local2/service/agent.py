@@ -311,7 +311,8 @@ class Agent:
         from local2.service.search import Searcher, services_recall
 
         recall = services_recall(self.services) if self.services.memory is not None else None
-        return Searcher(self.services.files, recall).search(person, query, within, k)
+        wait_s = self.settings.files.index_wait_s
+        return Searcher(self.services.files, recall, wait_s).search(person, query, within, k)
 
     def votes(self, voter: Voter | None = None) -> list[Vote]:
         """The arena's votes so far (people's or the judge's, or both), oldest first."""

@@ -10,18 +10,16 @@ own memory as every turn's recall has them.
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
 from local2.contracts.people import Person
-from local2.contracts.search import SearchHit, SearchHits, SearchSource
+from local2.contracts.search import SearchSource
 from local2.errors import InvalidInput, Unavailable
 
 if TYPE_CHECKING:
     from local2.contracts.records import MemoryHit
-    from local2.files.index import SearchHit as IndexHit
     from local2.graph.services import Services
     from local2.service.documents import DocumentDesk
 
@@ -58,46 +56,6 @@ class OwnText:
     def __init__(self, services: Services, documents: DocumentDesk) -> None:
         self.services = services
         self.documents = documents
-
-    # -- searching -------------------------------------------------------------------------
-
-    def search(
-        self,
-        person: Person,
-        query: str,
-        within: Collection[SearchSource] | None = None,
-        k: int = 8,
-    ) -> SearchHits:
-        """The best ``k`` passages for ``query`` in ``within`` (default: documents, files
-        and memory), best first by similarity."""
-        if not query.strip():
-            raise InvalidInput("Nothing to search for: the query is empty.", "Give a query.")
-        k = max(1, min(k, MAX_K))
-        asked = set(within or SOURCES)
-        hits: list[SearchHit] = []
-        if "documents" in asked:
-            hits += self._documents(person, query, k)
-        if "files" in asked:
-            hits += self._files(query, k)
-        if "memory" in asked:
-            hits += [_memory_hit(h, n) for n, h in enumerate(self.recall(person, query, k), 1)]
-        hits.sort(key=lambda h: -h["score"])
-        return {"query": query, "hits": hits[:k]}
-
-    def _documents(self, person: Person, query: str, k: int) -> list[SearchHit]:
-        if not self.documents.on or self.documents.library.root(person.name) is None:
-            return []
-        found = self.documents.library.index(person.name).search(query, k)
-        return [_index_hit("documents", h, n) for n, h in enumerate(found, 1)]
-
-    def _files(self, query: str, k: int) -> list[SearchHit]:
-        files = self.services.files
-        if files is None or not files.configured:
-            return []
-        index = files.index
-        # up to date as search_files brings it (a build still going: what is indexed so far)
-        index.refresh(self.services.settings.files.index_wait_s)
-        return [_index_hit("files", h, n) for n, h in enumerate(index.search(query, k), 1)]
 
     # -- documents -------------------------------------------------------------------------
 
@@ -185,28 +143,6 @@ def _within(pages: Any, first: int, last: int, room: int) -> tuple[list[PageText
         shown.append({"n": page.number, "text": page.text})
         end = page.number
     return shown, end, False
-
-
-def _index_hit(source: SearchSource, hit: IndexHit, rank: int) -> SearchHit:
-    return {
-        "source": source,
-        "path": hit.path,
-        "page": hit.page,
-        "score": float(hit.similarity),
-        "passage": hit.text,
-        "why": {"bm25_rank": None, "vector_rank": rank, "reranked": False},
-    }
-
-
-def _memory_hit(hit: MemoryHit, rank: int) -> SearchHit:
-    return {
-        "source": "memory",
-        "path": hit["id"],
-        "page": None,
-        "score": float(hit["similarity"]),
-        "passage": hit["content"],
-        "why": {"bm25_rank": None, "vector_rank": rank, "reranked": False},
-    }
 
 
 def own_text_of(agent: Any) -> OwnText:

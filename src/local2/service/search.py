@@ -7,8 +7,9 @@
 - ``documents``: the person's own documents (their index alone: never anyone else's);
 - ``memory``: the person's memory, recalled as the model's ``recall_memory`` does.
 
-The index is searched as it is: ``local2 index`` (or a ``search_files`` call) brings the
-folders' one up to date, a document is indexed when it is added.
+The folders' index is brought up to date first as ``search_files`` brings it (waiting at
+most ``files.index_wait_s``; a build still going: what is indexed so far); a document is
+indexed when it is added.
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ class Searcher:
     """Searches one person's own text at a time (``files``: the folders and the person's
     documents; ``recall``: their memory)."""
 
-    def __init__(self, files: Folders | None, recall: Recall | None = None) -> None:
+    def __init__(
+        self, files: Folders | None, recall: Recall | None = None, wait_s: float = 0.0
+    ) -> None:
         self.files = files
         self.recall = recall
+        self.wait_s = wait_s  # how long a search waits for the folders' index to catch up
 
     def search(
         self, person: Person, query: str, within: SearchSource = "files", k: int = 5
@@ -66,6 +70,7 @@ class Searcher:
                     "No folders to search: none of files.roots is an existing folder.",
                     fix="Add folders to roots: in files.yaml, then run `local2 index`.",
                 )
+            files.index.refresh(self.wait_s)
             return files.index.search(query, k)
         library = files.library if files is not None else None
         if library is None:
