@@ -205,7 +205,7 @@ def test_the_critic_starts_once_the_answer_is_handed_over(
     turn.hand_over()
     assert turn.join(60)
     assert turn.payload is not None and turn.payload["critique"]["score"] == 4
-    with fake._lock:
+    with fake.lock:
         grading = [r for r in fake.served if r.path == "/api/chat" and is_grading(r.body)]
     assert len(grading) == 1 and grading[0].started >= handed_over
 

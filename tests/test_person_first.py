@@ -67,7 +67,7 @@ def asked_to_grade(fake: FakeOllama, question: str) -> int:
 def graded(fake: FakeOllama, question: str, *, closed: bool) -> list[Served]:
     """The grading requests about ``question`` the server ended: closed by the client before
     their reply (``closed``), or answered."""
-    with fake._lock:
+    with fake.lock:
         served = list(fake.served)
     return [
         r

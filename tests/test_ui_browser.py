@@ -292,7 +292,7 @@ def answering(fake: FakeOllama, question: str, since: float, timeout: float = 10
     has ended: not the critic's grading nor memory's fact extraction (a JSON ``format``)."""
     deadline = time.monotonic() + timeout
     while True:
-        with fake._lock:
+        with fake.lock:
             served = list(fake.served)
         found = [
             r
