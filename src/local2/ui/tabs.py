@@ -1,7 +1,7 @@
 """The Research and Evaluate tabs as tab parts (:class:`~local2.ui.base.TabPart`) of the app.
 
-Each is laid out and wired by its own module's function; Evaluate opens a question's session
-in Time travel (or a run in Research), so it is given those parts and the app's tabs.
+Each is laid out and wired by its own module's class; Evaluate opens a question's session in
+Time travel (or a run in Research), so it is given those parts and the app's tabs.
 """
 
 from __future__ import annotations
@@ -10,10 +10,8 @@ from typing import TYPE_CHECKING
 
 import gradio as gr
 
-if TYPE_CHECKING:  # each tab's module is loaded when the app is built
+if TYPE_CHECKING:
     from local2.service.agent import Agent
-    from local2.ui.evaluate import EvaluateTab
-    from local2.ui.research_tab import ResearchTab
     from local2.ui.timetravel import TimeTravel
 
 
@@ -24,21 +22,21 @@ class ResearchPart:
     tab_id = "research"
 
     def __init__(self, agent: Agent) -> None:
-        self.agent = agent
-        self.tab: ResearchTab | None = None
+        from local2.ui.research_tab import ResearchTab  # loaded when the app is built
+
+        self.tab = ResearchTab(agent)
+        self.concurrency_limit = agent.settings.ui.concurrency_limit
 
     def build(self, item: gr.Tab) -> None:
-        from local2.ui.research_tab import research_tab
-
-        self.tab = research_tab(self.agent, self.agent.settings.ui.concurrency_limit)
+        self.tab.build(self.concurrency_limit)
 
     def wire(self, demo: gr.Blocks) -> None:
-        """Nothing more: :func:`research_tab` wired it."""
+        """Nothing more: :meth:`~local2.ui.research_tab.ResearchTab.build` wired it."""
 
 
 class EvaluatePart:
     """The Evaluate tab (:mod:`local2.ui.evaluate`): a question opens in ``time_travel``
-    (switching ``tabs``), a research run in ``research``."""
+    (switching ``tabs``), a research run in ``research`` (laid out before this tab)."""
 
     title = "Evaluate"
     tab_id = "evaluate"
@@ -46,17 +44,17 @@ class EvaluatePart:
     def __init__(
         self, agent: Agent, tabs: gr.Tabs, time_travel: TimeTravel, research: ResearchPart
     ) -> None:
-        self.agent = agent
+        from local2.ui.evaluate import EvaluateTab  # loaded when the app is built
+
+        self.tab = EvaluateTab(agent)
+        self.concurrency_limit = agent.settings.ui.concurrency_limit
         self.tabs = tabs
         self.time_travel = time_travel
         self.research = research
-        self.tab: EvaluateTab | None = None
 
     def build(self, item: gr.Tab) -> None:
-        from local2.ui.evaluate import Opens, evaluate_tab
+        from local2.ui.evaluate import Opens
 
-        if self.research.tab is None:
-            raise RuntimeError("the Research tab is laid out before the Evaluate tab")
         travel = self.time_travel
         opens = Opens(
             self.tabs,
@@ -65,7 +63,7 @@ class EvaluatePart:
             travel.loaded,
             self.research.tab.past,
         )
-        self.tab = evaluate_tab(self.agent, self.agent.settings.ui.concurrency_limit, opens, item)
+        self.tab.build(self.concurrency_limit, opens, item)
 
     def wire(self, demo: gr.Blocks) -> None:
-        """Nothing more: :func:`evaluate_tab` wired it."""
+        """Nothing more: :meth:`~local2.ui.evaluate.EvaluateTab.build` wired it."""
