@@ -93,11 +93,11 @@ def test_the_app_refuses_a_pasted_bad_id_with_the_rule(tmp_path: Path) -> None:
     try:
         ui = LocalUI(agent)
         ui.build()
-        resumed = ui.resume_session("../../x")
-        assert SESSION_ID_RULE in resumed[ui.banner]["value"]
-        table, _, status = ui.load_checkpoints("team/alice")
+        resumed = ui.chat_tab.sessions.resume_session("../../x")
+        assert SESSION_ID_RULE in resumed[ui.header.banner]["value"]
+        table, _, status = ui.time_travel.load_checkpoints("team/alice")
         assert SESSION_ID_RULE in status and table["data"] == []
-        assert SESSION_ID_RULE in ui.show_checkpoint("a b", "c1")[3]
+        assert SESSION_ID_RULE in ui.time_travel.show_checkpoint("a b", "c1")[3]
     finally:
         agent.close()
 
@@ -169,8 +169,8 @@ def test_each_request_checks_its_session_id_once(
         rule_applied.clear()
         ui = LocalUI(agent)
         ui.build()
-        resumed = ui.resume_session(" s-1 ")
-        assert resumed[ui.chatbot]  # the session's turns are shown
+        resumed = ui.chat_tab.sessions.resume_session(" s-1 ")
+        assert resumed[ui.chat_tab.conversation.chatbot]  # the session's turns are shown
         assert rule_applied == ["s-1"]
     finally:
         agent.close()
@@ -192,14 +192,14 @@ def test_an_app_turn_checks_its_session_id_once(tmp_path: Path, rule_applied: li
         ui = LocalUI(agent)
         ui.build()
         rule_applied.clear()
-        updates = list(ui.respond("hello", "s-app", [], {}, []))
+        updates = list(ui.chat_tab.chat.respond("hello", "s-app", [], {}, []))
         assert agent.wait_idle(30)
-        assert "ok" in str(updates[-1][ui.chatbot])  # answered
+        assert "ok" in str(updates[-1][ui.chat_tab.conversation.chatbot])  # answered
         assert rule_applied == ["s-app"]
 
         rule_applied.clear()
-        refused = list(ui.respond("hello", "a b", [], {}, []))
-        assert SESSION_ID_RULE in str(refused[-1][ui.banner])  # a bad id: the rule, once
+        refused = list(ui.chat_tab.chat.respond("hello", "a b", [], {}, []))
+        assert SESSION_ID_RULE in str(refused[-1][ui.header.banner])  # a bad id: the rule, once
         assert rule_applied == ["a b"]
     finally:
         agent.close()

@@ -199,7 +199,7 @@ def agent(tmp_path: Path) -> Agent:
 
 
 def outputs(ui: LocalUI, question: str, session: str, chat: list | None = None) -> list[dict]:
-    return list(ui.respond(question, session, chat or [], {}, []))
+    return list(ui.chat_tab.chat.respond(question, session, chat or [], {}, []))
 
 
 def value(update: Any) -> Any:
@@ -211,41 +211,51 @@ def test_respond_streams_then_fills_panels_and_rating_records_reward(agent: Agen
     ui.build()
     steps = outputs(ui, "hello", "s1")
     final = steps[-1]
-    assert steps[0][ui.question] == ""  # the box is cleared as soon as the turn starts
-    chat = final[ui.chatbot]
+    assert (
+        steps[0][ui.chat_tab.chat.question] == ""
+    )  # the box is cleared as soon as the turn starts
+    chat = final[ui.chat_tab.conversation.chatbot]
     assert [m.role for m in chat][:1] == ["user"] and chat[-1].content == "you said: hello"
-    assert final[ui.prompt_json][-1] == {"role": "human", "content": "hello"}
-    subjects = [row[1] for row in final[ui.events_df]["data"]]
+    assert final[ui.chat_tab.panels.prompt_json][-1] == {"role": "human", "content": "hello"}
+    subjects = [row[1] for row in final[ui.chat_tab.panels.events_df]["data"]]
     assert "query.received" in subjects and "answer.dialog" in subjects
-    assert final[ui.my_sessions][0]["session_id"] == "s1"
-    ids = final[ui.query_ids]
-    rated = ui.rate(5, "s1", None, ids, chat)
-    assert "Recorded **5/5 (excellent)**" in rated[ui.reward_md]
-    assert "engrams when it is next opened" in rated[ui.reward_md]  # memory is not open here
+    assert final[ui.state.my_sessions][0]["session_id"] == "s1"
+    ids = final[ui.state.query_ids]
+    rated = ui.chat_tab.ratings.rate(5, "s1", None, ids, chat)
+    assert "Recorded **5/5 (excellent)**" in rated[ui.chat_tab.ratings.reward_md]
+    assert (
+        "engrams when it is next opened" in rated[ui.chat_tab.ratings.reward_md]
+    )  # memory is not open here
     assert agent.history("s1")[0]["reward"]["rating"] == 5
-    assert "reward.event" in [row[1] for row in rated[ui.events_df]["data"]]
-    assert meta(rated[ui.chatbot][-1])["title"] == "Your rating: 5/5 (excellent)"
-    same = ui.rate(5, "s1", None, rated[ui.query_ids], rated[ui.chat_msgs])
-    assert "already rated 5/5" in same[ui.reward_md]
-    changed = ui.rate(3, "s1", None, same[ui.query_ids], same[ui.chat_msgs])
-    assert "Replaced your earlier rating 5/5" in changed[ui.reward_md]
-    titles = [meta(m).get("title") for m in changed[ui.chatbot]]
+    assert "reward.event" in [row[1] for row in rated[ui.chat_tab.panels.events_df]["data"]]
+    assert (
+        meta(rated[ui.chat_tab.conversation.chatbot][-1])["title"] == "Your rating: 5/5 (excellent)"
+    )
+    same = ui.chat_tab.ratings.rate(
+        5, "s1", None, rated[ui.state.query_ids], rated[ui.state.chat_msgs]
+    )
+    assert "already rated 5/5" in same[ui.chat_tab.ratings.reward_md]
+    changed = ui.chat_tab.ratings.rate(
+        3, "s1", None, same[ui.state.query_ids], same[ui.state.chat_msgs]
+    )
+    assert "Replaced your earlier rating 5/5" in changed[ui.chat_tab.ratings.reward_md]
+    titles = [meta(m).get("title") for m in changed[ui.chat_tab.conversation.chatbot]]
     assert (
         titles.count("Your rating: 3/5 (okay)") == 1
         and "Your rating: 5/5 (excellent)" not in titles
     )
-    subjects = [row[1] for row in changed[ui.events_df]["data"]]
+    subjects = [row[1] for row in changed[ui.chat_tab.panels.events_df]["data"]]
     assert subjects.count("user.feedback") == 2  # two different ratings; the repeat wrote none
 
-    resumed = ui.resume_session("s1")
-    shown = resumed[ui.chatbot]
+    resumed = ui.chat_tab.sessions.resume_session("s1")
+    shown = resumed[ui.chat_tab.conversation.chatbot]
     assert [m.content for m in shown if not meta(m)] == ["hello", "you said: hello"]
     assert [meta(m).get("title") for m in shown if meta(m)] == [
         render.THINKING,
         "Your rating: 3/5 (okay)",
     ]
     assert "duration" not in meta(shown[1])  # how long it thought was not kept
-    assert resumed[ui.query_ids] == ids
+    assert resumed[ui.state.query_ids] == ids
 
 
 def test_empty_question_and_unknown_session_get_a_note_not_an_error(agent: Agent) -> None:
@@ -253,10 +263,10 @@ def test_empty_question_and_unknown_session_get_a_note_not_an_error(agent: Agent
     ui.build()
     with pytest.warns(UserWarning, match="empty"):  # gr.Warning, outside a browser
         [only] = outputs(ui, "   ", "s1")
-    assert "empty" in value(only[ui.banner]) and only[ui.question] == "   "
-    assert ui.chatbot not in only and not agent.exists("s1")
-    missing = ui.resume_session("nope")
-    assert "No session nope" in value(missing[ui.banner])
+    assert "empty" in value(only[ui.header.banner]) and only[ui.chat_tab.chat.question] == "   "
+    assert ui.chat_tab.conversation.chatbot not in only and not agent.exists("s1")
+    missing = ui.chat_tab.sessions.resume_session("nope")
+    assert "No session nope" in value(missing[ui.header.banner])
 
 
 def test_model_unreachable_is_a_banner_with_the_fix_and_keeps_the_question(
@@ -267,10 +277,10 @@ def test_model_unreachable_is_a_banner_with_the_fix_and_keeps_the_question(
     ui = LocalUI(agent)
     ui.build()
     last = outputs(ui, "What is the capital of France?", "s1")[-1]
-    text = value(last[ui.banner])
+    text = value(last[ui.header.banner])
     assert "Cannot reach Ollama" in text and "ollama serve" in text
     assert "Traceback" not in text
-    assert last[ui.question] == "What is the capital of France?"
+    assert last[ui.chat_tab.chat.question] == "What is the capital of France?"
     agent.close()
 
 
@@ -286,7 +296,7 @@ def test_a_failing_tool_turn_still_answers(tmp_path: Path) -> None:
     )
     ui = LocalUI(agent)
     ui.build()
-    chat = outputs(ui, "use the flaky tool", "s1")[-1][ui.chatbot]
+    chat = outputs(ui, "use the flaky tool", "s1")[-1][ui.chat_tab.conversation.chatbot]
     failed = next(m for m in chat if meta(m).get("title") == "Tool failed: flaky")
     assert "fetch failed: 503" in failed.content and meta(failed)["status"] == "done"
     assert chat[-1].content == "The tool failed, sorry."
@@ -299,25 +309,28 @@ def test_fork_shows_the_new_branch_and_keeps_the_original(agent: Agent) -> None:
     outputs(ui, "first", "s1")
     rows = agent.checkpoints("s1")
     start = next(r for r in rows if r["next"] == ["generate"])
-    state, original, edit, _status = ui.show_checkpoint("s1", start["checkpoint_id"])
+    state, original, edit, _status = ui.time_travel.show_checkpoint("s1", start["checkpoint_id"])
     json.dumps(state)  # the state view is plain JSON
     assert "you said: first" in original and edit == "first"
     head = agent.head_id("s1")
-    steps = list(ui.fork("s1", start["checkpoint_id"], "second", "s1", None))
+    steps = list(ui.time_travel.fork("s1", start["checkpoint_id"], "second", "s1", None))
     out = steps[-1]
     assert len(steps) > 2  # it streamed
-    assert [m.content for m in out[ui.tt_new] if not meta(m)] == ["second", "you said: second"]
-    marked = [row for row in out[ui.tt_table]["data"] if row[-1] == "current · new"]
+    assert [m.content for m in out[ui.time_travel.tt_new] if not meta(m)] == [
+        "second",
+        "you said: second",
+    ]
+    marked = [row for row in out[ui.time_travel.tt_table]["data"] if row[-1] == "current · new"]
     assert marked and len(marked) == len(
         {c["checkpoint_id"] for c in agent.checkpoints("s1")} - {r["checkpoint_id"] for r in rows}
     )
     # The chat tab is not rewritten: it stays on the branch it showed, and says so.
-    assert ui.chatbot not in out
-    assert out[ui.branch] == head and value(out[ui.branch_row]) is None
-    assert out[ui.branch_row]["visible"] is True
-    switched = ui.show_current_branch("s1")
-    assert switched[ui.branch] is None
-    assert [m.content for m in switched[ui.chatbot] if not meta(m)] == [
+    assert ui.chat_tab.conversation.chatbot not in out
+    assert out[ui.state.branch] == head and value(out[ui.chat_tab.session_panel.branch_row]) is None
+    assert out[ui.chat_tab.session_panel.branch_row]["visible"] is True
+    switched = ui.chat_tab.sessions.show_current_branch("s1")
+    assert switched[ui.state.branch] is None
+    assert [m.content for m in switched[ui.chat_tab.conversation.chatbot] if not meta(m)] == [
         "second",
         "you said: second",
     ]

@@ -228,43 +228,61 @@ def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
     alice, bob = gr.Request(username="alice"), gr.Request(username="bob")
     ui = LocalUI(agent)
     ui.build()
-    done = list(ui.respond("hello", "s-alice", [], {}, [], None, None, alice))[-1]
-    assert done[ui.chatbot][-1].content == "fine"
+    done = list(ui.chat_tab.chat.respond("hello", "s-alice", [], {}, [], None, None, alice))[-1]
+    assert done[ui.chat_tab.conversation.chatbot][-1].content == "fine"
     assert agent.access.session_owner("s-alice") == "alice"
-    mine, ids = done[ui.my_sessions], done[ui.query_ids]
+    mine, ids = done[ui.state.my_sessions], done[ui.state.query_ids]
     first = agent.checkpoints("s-alice", limit=200)[-1]["checkpoint_id"]
 
     # Her list and her session are hers; to Bob, in the same browser, they are unknown.
-    assert [c[1] for c in ui.on_load(mine, alice)[2]["choices"]] == ["s-alice"]
-    assert ui.on_load(mine, bob)[2]["choices"] == []
-    assert "Signed in as" in ui.on_load(mine, bob)[5] and "bob" in ui.on_load(mine, bob)[5]
-    assert ui.resume_session("s-alice", alice)[ui.chatbot]
-    refused = ui.resume_session("s-alice", bob)
-    assert ui.chatbot not in refused and "No session s-alice here" in str(refused[ui.banner])
-    table, _, status = ui.load_checkpoints("s-alice", bob)
+    assert [c[1] for c in ui.chat_tab.sessions.on_load(mine, alice)[2]["choices"]] == ["s-alice"]
+    assert ui.chat_tab.sessions.on_load(mine, bob)[2]["choices"] == []
+    assert (
+        "Signed in as" in ui.chat_tab.sessions.on_load(mine, bob)[5]
+        and "bob" in ui.chat_tab.sessions.on_load(mine, bob)[5]
+    )
+    assert ui.chat_tab.sessions.resume_session("s-alice", alice)[ui.chat_tab.conversation.chatbot]
+    refused = ui.chat_tab.sessions.resume_session("s-alice", bob)
+    assert ui.chat_tab.conversation.chatbot not in refused and "No session s-alice here" in str(
+        refused[ui.header.banner]
+    )
+    table, _, status = ui.time_travel.load_checkpoints("s-alice", bob)
     assert table["data"] == [] and "No checkpoints" in status
-    assert ui.load_checkpoints("s-alice", alice)[0]["data"]
-    assert ui.show_checkpoint("s-alice", first, bob)[0] == {}
-    assert "No session" in ui.show_current_branch("s-alice", bob)[ui.banner]["value"]
+    assert ui.time_travel.load_checkpoints("s-alice", alice)[0]["data"]
+    assert ui.time_travel.show_checkpoint("s-alice", first, bob)[0] == {}
+    assert (
+        "No session"
+        in ui.chat_tab.sessions.show_current_branch("s-alice", bob)[ui.header.banner]["value"]
+    )
 
     # Nor may he change it: no rating, replay, Stop, second attempt or turn of his in it.
     before = len(agent.checkpoints("s-alice", limit=1000))
-    assert "No session" in ui.rate(5, "s-alice", None, ids, [], bob)[ui.banner]["value"]
+    assert (
+        "No session"
+        in ui.chat_tab.ratings.rate(5, "s-alice", None, ids, [], bob)[ui.header.banner]["value"]
+    )
     assert agent.history("s-alice")[0].get("reward") is None
-    replayed = list(ui.replay("s-alice", first, None, None, bob))
-    assert "No session" in replayed[-1][ui.tt_status]
-    assert "No session" in ui.stop_turn("s-alice", bob)[ui.banner]["value"]
-    retried = list(ui.retry_turn("s-alice", ids[0], [], ids, mine, bob))
-    assert "No session" in retried[-1][ui.banner]["value"]
-    asked = list(ui.respond("mine now", "s-alice", [], {}, [], None, None, bob))
-    assert "No session" in asked[-1][ui.banner]["value"]
+    replayed = list(ui.time_travel.replay("s-alice", first, None, None, bob))
+    assert "No session" in replayed[-1][ui.time_travel.tt_status]
+    assert (
+        "No session" in ui.chat_tab.approvals.stop_turn("s-alice", bob)[ui.header.banner]["value"]
+    )
+    retried = list(ui.chat_tab.compare_actions.retry_turn("s-alice", ids[0], [], ids, mine, bob))
+    assert "No session" in retried[-1][ui.header.banner]["value"]
+    asked = list(ui.chat_tab.chat.respond("mine now", "s-alice", [], {}, [], None, None, bob))
+    assert "No session" in asked[-1][ui.header.banner]["value"]
     assert len(agent.checkpoints("s-alice", limit=1000)) == before
-    assert ui.rate(5, "s-alice", None, ids, [], alice)[ui.reward_md].startswith("Recorded")
+    assert ui.chat_tab.ratings.rate(5, "s-alice", None, ids, [], alice)[
+        ui.chat_tab.ratings.reward_md
+    ].startswith("Recorded")
 
     # Removed while signed in: signed out at the next click, with a way back in.
     store.remove("bob")
-    gone = ui.resume_session("s-bob", bob)
-    assert "not signed in" in gone[ui.banner]["value"] and "/logout" in gone[ui.banner]["value"]
+    gone = ui.chat_tab.sessions.resume_session("s-bob", bob)
+    assert (
+        "not signed in" in gone[ui.header.banner]["value"]
+        and "/logout" in gone[ui.header.banner]["value"]
+    )
 
 
 def test_a_rotated_token_signs_that_person_out_of_the_app(agent: Agent) -> None:

@@ -14,7 +14,8 @@ from typing import Any
 
 import gradio as gr
 
-from local2.ui.render import fenced, short
+from local2.ui.render import TurnView, fenced, short
+from local2.ui.safe_markdown import neutralise
 
 PREVIEW_CHARS = 600
 
@@ -72,3 +73,15 @@ class ApprovalPanel:
 
     def hide(self) -> dict[Any, Any]:
         return {self.box: gr.update(visible=False), self.details: "", self.pending: None}
+
+    def waiting(self, request: dict[str, Any] | None, chat: list[Any]) -> dict[Any, Any]:
+        """The panel for a session whose last turn is paused on ``request`` (None: hidden),
+        holding what the decision continues (the turn's view, the chat before it)."""
+        if request is None:
+            return self.hide()
+        question = str(request.get("query") or "")
+        view = TurnView(question)
+        for asked in request.get("events") or []:
+            view.apply("event", asked)
+        user = gr.ChatMessage(role="user", content=neutralise(question))
+        return self.show(request, {"view": view, "chat": chat, "user": user})

@@ -2,7 +2,7 @@
 running one can be stopped before its answer.
 
 The panel itself (what waits, and why) is :mod:`local2.ui.approval`; the turn then streams
-into the same chat message as before it paused (:meth:`local2.ui.chat.Chat._follow`). Only the
+into the same chat message as before it paused (:meth:`local2.ui.chat.Chat.follow`). Only the
 session's owner may decide or stop (:meth:`local2.service.access.Access.write_session`).
 """
 
@@ -14,14 +14,49 @@ from typing import Any
 import gradio as gr
 
 from local2.errors import Local2Error
+from local2.service.agent import Agent
 from local2.ui import render
+from local2.ui.approval import ApprovalPanel
 from local2.ui.base import UIPart
-from local2.ui.safe_markdown import neutralise
+from local2.ui.chat import Chat
+from local2.ui.session_state import SessionState
 
 
 class ApprovalActions(UIPart):
-    """The app's answers to a paused or running turn, mixed into
-    :class:`~local2.ui.app.LocalUI`."""
+    """The app's answers to a paused or running turn: Approve and Deny go on with it
+    through ``chat``, Stop ends it."""
+
+    def __init__(self, agent: Agent, state: SessionState, chat: Chat) -> None:
+        super().__init__(agent)
+        self.state = state
+        self.chat = chat
+        self.banner = chat.banner
+
+    @property
+    def approval(self) -> ApprovalPanel:
+        """The panel (laid out with the chat, after this part is made)."""
+        return self.chat.conversation.approval
+
+    def wire(self) -> None:
+        state, outputs = self.state, self.chat.outputs()
+        decision_inputs = [
+            state.session_id,
+            self.approval.pending,
+            state.query_ids,
+            state.my_sessions,
+        ]
+        for button, handler in (
+            (self.approval.approve, self.approve),
+            (self.approval.deny, self.deny),
+        ):
+            button.click(
+                handler,
+                decision_inputs,
+                outputs,
+                concurrency_limit=self.settings.concurrency_limit,
+            )
+        stop = self.chat.stop_btn
+        stop.click(self.stop_turn, [state.session_id], [stop, self.banner], queue=False)
 
     def approve(
         self,
@@ -71,30 +106,21 @@ class ApprovalActions(UIPart):
         yield self.approval.hide()
         view, chat, user = pending["view"], list(pending["chat"]), pending["user"]
         items = self.agent.resume(session_id, approved)
-        yield from self._follow(items, view, chat, dict(ids or {}), user, session_id, mine, person)
-
-    def _waiting_panel(self, session_id: str, chat: list[Any]) -> dict:
-        """The approval panel for a session whose last turn is paused (or hidden)."""
-        request = self.agent.pending_approval(session_id)
-        if request is None:
-            return self.approval.hide()
-        question = str(request.get("query") or "")
-        view = render.TurnView(question)
-        for asked in request.get("events") or []:
-            view.apply("event", asked)
-        user = gr.ChatMessage(role="user", content=neutralise(question))
-        return self.approval.show(request, {"view": view, "chat": chat, "user": user})
+        yield from self.chat.follow(
+            items, view, chat, dict(ids or {}), user, session_id, mine, person
+        )
 
     def stop_turn(self, session_id: str | None, request: gr.Request | None = None) -> dict:
         """Stop this tab's running turn; the streaming handler then shows what was cut off."""
+        stop = self.chat.stop_btn
         try:
             if session_id:
                 self.agent.access.write_session(self.person(request), session_id)
         except Local2Error as exc:
-            return {self.stop_btn: gr.update(interactive=False), self.banner: self.notice(exc)}
+            return {stop: gr.update(interactive=False), self.banner: self.notice(exc)}
         if session_id and self.agent.stop(session_id):
-            return {self.stop_btn: gr.update(value="Stopping…", interactive=False)}
+            return {stop: gr.update(value="Stopping…", interactive=False)}
         return {
-            self.stop_btn: gr.update(interactive=False),
+            stop: gr.update(interactive=False),
             self.banner: self.notice("Nothing to stop: the answer is already out."),
         }

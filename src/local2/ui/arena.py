@@ -44,39 +44,39 @@ def rows(ratings: list[Any]) -> list[list[Any]]:
     ]
 
 
-class Arena(UIPart):
-    def _arena_tab(self) -> None:
+class ArenaTab(UIPart):
+    """The Arena tab: the ratings of the person's votes and the judge's, and their downloads."""
+
+    title = "Arena"
+    tab_id = "arena"
+
+    def build(self, item: gr.Tab) -> None:
+        self.item = item  # choosing the tab redraws it
         gr.Markdown(EXPLAINED, elem_id="arena-about")
-        self.arena_refresh = gr.Button("Refresh", size="sm", elem_id="arena-refresh")
-        self.arena_summary = gr.Markdown("", elem_id="arena-summary")
+        self.refresh = gr.Button("Refresh", size="sm", elem_id="arena-refresh")
+        self.summary_md = gr.Markdown("", elem_id="arena-summary")
         gr.Markdown("#### People's votes")
-        self.arena_people = gr.Dataframe(
+        self.people_df = gr.Dataframe(
             value=table(COLUMNS, []), interactive=False, elem_id="arena-people"
         )
         gr.Markdown("#### The judge's votes")
-        self.arena_judge = gr.Dataframe(
+        self.judge_df = gr.Dataframe(
             value=table(COLUMNS, []), interactive=False, elem_id="arena-judge"
         )
         with gr.Row():
-            self.arena_csv = gr.DownloadButton("Download CSV", size="sm", elem_id="arena-csv")
-            self.arena_json = gr.DownloadButton("Download JSON", size="sm", elem_id="arena-json")
+            self.csv_btn = gr.DownloadButton("Download CSV", size="sm", elem_id="arena-csv")
+            self.json_btn = gr.DownloadButton("Download JSON", size="sm", elem_id="arena-json")
 
-    def _wire_arena(self) -> None:
-        outputs = [
-            self.arena_summary,
-            self.arena_people,
-            self.arena_judge,
-            self.arena_csv,
-            self.arena_json,
-        ]
-        self.arena_refresh.click(self.arena_view, None, outputs)
-        self.arena_tab_item.select(self.arena_view, None, outputs)
+    def wire(self, demo: gr.Blocks) -> None:
+        outputs = [self.summary_md, self.people_df, self.judge_df, self.csv_btn, self.json_btn]
+        self.refresh.click(self.arena_view, None, outputs)
+        self.item.select(self.arena_view, None, outputs)
 
     def arena_view(self, request: gr.Request | None = None) -> dict:
         try:
             person = self.person(request)
         except Local2Error as exc:
-            return {self.arena_summary: notice_for(exc).markdown()}
+            return {self.summary_md: notice_for(exc).markdown()}
         votes = self.agent.own_votes(person)
         ratings = arena(votes)
         # A folder of the person's own under the data directory (0700, files 0600), never a
@@ -92,9 +92,9 @@ class Arena(UIPart):
             else "No votes yet: compare two models in the Chat tab."
         )
         return {
-            self.arena_summary: summary,
-            self.arena_people: table(COLUMNS, rows(ratings["people"])),
-            self.arena_judge: table(COLUMNS, rows(ratings["judge"])),
-            self.arena_csv: str(csv_file),
-            self.arena_json: str(json_file),
+            self.summary_md: summary,
+            self.people_df: table(COLUMNS, rows(ratings["people"])),
+            self.judge_df: table(COLUMNS, rows(ratings["judge"])),
+            self.csv_btn: str(csv_file),
+            self.json_btn: str(json_file),
         }

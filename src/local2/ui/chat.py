@@ -27,12 +27,20 @@ from local2.errors import (
     UnknownTurn,
 )
 from local2.ids import check_session_id, new_session_id
+from local2.service.agent import Agent
 from local2.ui import render
-from local2.ui.approval import ApprovalPanel
-from local2.ui.base import live, table
+from local2.ui.base import UIPart, live, table
+from local2.ui.compare import ComparePanel
+from local2.ui.conversation import Conversation
+from local2.ui.documents import Attachments
+from local2.ui.header import Header
 from local2.ui.late_grades import GradesToCome
 from local2.ui.notices import notice_for
+from local2.ui.ratings import Ratings
 from local2.ui.safe_markdown import neutralise
+from local2.ui.session_panel import SessionPanel
+from local2.ui.session_state import SessionState
+from local2.ui.turn_panels import TurnPanels
 
 BUSY = (
     "Still answering your previous question: wait for it, or press Stop. "
@@ -40,111 +48,104 @@ BUSY = (
 )
 
 
-class Chat(GradesToCome):
-    """The conversation, the question box and the panels of the current turn."""
+class Chat(UIPart):
+    """The question box and the turn it asks: streamed into the conversation and every panel
+    of the Chat tab (each given: what it draws into and how)."""
 
-    def _chat_tab(self) -> None:
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=3, min_width=320):
-                self._branch_notice()
-                self.chatbot = gr.Chatbot(
-                    label="Conversation",
-                    height="58vh",
-                    min_height=320,
-                    elem_id="local2-chat",
-                    feedback_options=None,
-                    placeholder="Ask a question. The model's thinking, each tool call and "
-                    "the critic's grade appear here as they happen.",
-                    buttons=["copy"],
-                )
-                with gr.Row():
-                    self.question = gr.Textbox(
-                        placeholder="Ask something, e.g. What major AI news broke this week?",
-                        show_label=False,
-                        scale=5,
-                        min_width=180,
-                        elem_id="local2-question",
-                    )
-                    self.send = gr.Button(
-                        "Send", variant="primary", scale=1, min_width=70, elem_id="local2-send"
-                    )
-                    self.stop_btn = gr.Button(
-                        "Stop",
-                        variant="stop",
-                        scale=1,
-                        min_width=70,
-                        interactive=False,
-                        elem_id="local2-stop",
-                    )
-                self._attach_row()  # local2.ui.documents
-                self._compare_controls()
-                self.approval = ApprovalPanel()
-                self._compare_panel()
-                self.critic_md = gr.Markdown("", elem_id="local2-critic")
-                self._grades_timer()
-                self._rating_row()
-            with gr.Column(scale=2, min_width=300):
-                self._session_panel()
-                self._turn_panels()  # local2.ui.turn_panels
+    def __init__(
+        self,
+        agent: Agent,
+        state: SessionState,
+        header: Header,
+        conversation: Conversation,
+        panels: TurnPanels,
+        documents: Attachments,
+        compare: ComparePanel,
+        ratings: Ratings,
+        grades: GradesToCome,
+        sessions: SessionPanel,
+    ) -> None:
+        super().__init__(agent)
+        self.state = state
+        self.header = header
+        self.banner = header.banner
+        self.conversation = conversation
+        self.panels = panels
+        self.documents = documents
+        self.compare = compare
+        self.ratings = ratings
+        self.grades = grades
+        self.sessions = sessions
 
-    def _wire_chat(self) -> None:
-        chat_outputs = [
-            self.chatbot,
-            self.chat_msgs,
+    def build(self) -> None:
+        """The question, Send and Stop, under the conversation."""
+        with gr.Row():
+            self.question = gr.Textbox(
+                placeholder="Ask something, e.g. What major AI news broke this week?",
+                show_label=False,
+                scale=5,
+                min_width=180,
+                elem_id="local2-question",
+            )
+            self.send = gr.Button(
+                "Send", variant="primary", scale=1, min_width=70, elem_id="local2-send"
+            )
+            self.stop_btn = gr.Button(
+                "Stop",
+                variant="stop",
+                scale=1,
+                min_width=70,
+                interactive=False,
+                elem_id="local2-stop",
+            )
+
+    def outputs(self) -> list[Any]:
+        """What a turn draws (asked, approved or denied, or tried again)."""
+        state, view, panels = self.state, self.conversation, self.panels
+        return [
+            view.chatbot,
+            state.chat_msgs,
             self.question,
             self.banner,
-            self.memory_df,
-            self.document_df,
-            self.attached_md,
-            self.prompt_json,
-            self.events_df,
-            self.critic_md,
-            self.query_ids,
-            self.my_sessions,
-            self.session_pick,
-            self.reward_md,
+            panels.memory_df,
+            self.documents.document_df,
+            self.documents.attached_md,
+            panels.prompt_json,
+            panels.events_df,
+            view.critic_md,
+            state.query_ids,
+            state.my_sessions,
+            self.sessions.session_pick,
+            self.ratings.reward_md,
             self.stop_btn,
-            *self._rating_outputs(),
-            *self._branch_outputs(),
-            *self.approval.outputs,
-            *self._compare_outputs(),
-            self.grades_timer,
+            *self.ratings.outputs(),
+            *self.sessions.branch_outputs(),
+            *view.approval.outputs,
+            *self.compare.outputs(),
+            self.grades.grades_timer,
         ]
+
+    def wire(self) -> None:
+        state = self.state
         chat_inputs = [
             self.question,
-            self.session_id,
-            self.chat_msgs,
-            self.query_ids,
-            self.my_sessions,
-            self.branch,
-            self.model_pick,
-            *self._compare_inputs(),
+            state.session_id,
+            state.chat_msgs,
+            state.query_ids,
+            state.my_sessions,
+            state.branch,
+            self.header.model_pick,
+            *self.compare.inputs(),
         ]
         for trigger in (self.question.submit, self.send.click):
             trigger(
                 self.respond,
                 chat_inputs,
-                chat_outputs,
+                self.outputs(),
                 concurrency_limit=self.settings.concurrency_limit,
                 show_progress="minimal",
                 trigger_mode="multiple",  # a second question gets an answer: "still busy"
             )
-        decision_inputs = [self.session_id, self.approval.pending, self.query_ids, self.my_sessions]
-        for button, handler in (
-            (self.approval.approve, self.approve),
-            (self.approval.deny, self.deny),
-        ):
-            button.click(
-                handler,
-                decision_inputs,
-                chat_outputs,
-                concurrency_limit=self.settings.concurrency_limit,
-            )
-        self.stop_btn.click(  # local2.ui.approval_actions
-            self.stop_turn, [self.session_id], [self.stop_btn, self.banner], queue=False
-        )
-        self._wire_compare(chat_outputs)
-        self._wire_grades()
 
     # -- a turn ----------------------------------------------------------------------------
 
@@ -171,27 +172,27 @@ class Chat(GradesToCome):
         if self.agent.is_answering(session_id):
             yield {self.banner: self.notice(BUSY), self.question: question}
             return
-        options, problem = self._compare_options(*compare) if compare else (NO_OPTIONS, None)
+        options, problem = self.compare.options(*compare) if compare else (NO_OPTIONS, None)
         if problem:
             yield {self.banner: self.notice(problem), self.question: question}
             return
         user = gr.ChatMessage(role="user", content=neutralise(question))
         view = render.TurnView(question)
         try:
-            agent = self.picker.agent_for(self.agent, model)
+            agent = self.header.picker.agent_for(self.agent, model)
             person = self.person(request)
         except Local2Error as exc:  # a model that cannot answer, or signed out
             yield {self.banner: self.notice(exc), self.question: question}
             return
 
-        def items() -> Iterator[tuple[str, Any]]:  # a bad question raises inside _follow
+        def items() -> Iterator[tuple[str, Any]]:  # a bad question raises inside follow
             yield from agent.stream(
                 question, session_id, checkpoint_id=branch, options=options, person=person
             )
 
-        yield from self._follow(items(), view, chat, ids, user, session_id, mine, person, question)
+        yield from self.follow(items(), view, chat, ids, user, session_id, mine, person, question)
 
-    def _follow(
+    def follow(
         self,
         items: Iterator[tuple[str, Any]],
         view: render.TurnView,
@@ -208,19 +209,21 @@ class Chat(GradesToCome):
         shown = False
         try:
             for kind in live(items, view):
-                update: dict[Any, Any] = {self.chatbot: [*chat, user, *view.messages()]}
+                update: dict[Any, Any] = {
+                    self.conversation.chatbot: [*chat, user, *view.messages()]
+                }
                 if not shown:
                     shown = True
                     update.update(self._turn_started())
                 if kind == "event":
-                    update[self.events_df] = table(
+                    update[self.panels.events_df] = table(
                         render.EVENT_COLUMNS, render.event_rows(view.events)
                     )
                 elif kind == "answer":  # published: too late to stop, the grade follows
                     update[self.stop_btn] = gr.update(interactive=False)
-                    update.update(self._answered(chat, ids, user, view))
+                    update.update(self.grades.answered(chat, ids, user, view))
                     if (view.payload or {}).get("respondents"):  # side by side, to be judged
-                        update.update(self._pair_view(view.payload))
+                        update.update(self.compare.pair_view(view.payload or {}))
                 yield update
         except (Local2Error, TurnCancelled) as exc:
             yield self._failed(exc, shown, chat, ids, user, view, question)
@@ -257,11 +260,11 @@ class Chat(GradesToCome):
         return {
             self.question: "",
             self.banner: gr.update(value="", visible=False),
-            self.critic_md: "",
-            self.reward_md: "",
+            self.conversation.critic_md: "",
+            self.ratings.reward_md: "",
             self.stop_btn: gr.update(value="Stop", interactive=True),
-            **self._rating_enabled(False),
-            **self._compare_hidden(),
+            **self.ratings.enabled(False),
+            **self.compare.compare_hidden(),
         }
 
     def _turn_done(
@@ -276,39 +279,39 @@ class Chat(GradesToCome):
     ) -> dict:
         payload = view.payload or {}
         ids = {**ids, len(chat): str(payload.get("query_id") or "")}
-        turn_chat, timer = self._graded_chat(
+        turn_chat, timer = self.grades.graded_chat(
             session_id, [*chat, user, *view.messages()], ids, person
         )
-        mine = self._remember(mine, session_id, view.query)
+        mine = self.sessions.remember(mine, session_id, view.query)
         try:
             prompt = self.agent.prompt_messages(session_id)
         except UnknownTurn:
             prompt = []
-        paused = self.approval.hide()
+        paused = self.conversation.approval.hide()
         if payload.get("status") == "awaiting_approval":
             pending = {"view": view, "chat": chat, "user": user}
-            paused = self.approval.show(payload.get("approval") or {}, pending)
+            paused = self.conversation.approval.show(payload.get("approval") or {}, pending)
         return {
             **paused,
             **timer,
-            self.chatbot: turn_chat,
-            self.chat_msgs: turn_chat,
-            self.query_ids: ids,
-            self.my_sessions: mine,
-            self.session_pick: gr.update(choices=self._session_choices(mine, person)),
-            self.memory_df: table(
+            self.conversation.chatbot: turn_chat,
+            self.state.chat_msgs: turn_chat,
+            self.state.query_ids: ids,
+            self.state.my_sessions: mine,
+            self.sessions.session_pick: gr.update(choices=self.sessions.choices(mine, person)),
+            self.panels.memory_df: table(
                 render.MEMORY_COLUMNS, render.memory_rows(payload.get("memory_hits") or [])
             ),
-            **self._attachments_view(session_id, payload.get("document_hits") or [], person),
-            self.prompt_json: prompt,
-            self.events_df: table(render.EVENT_COLUMNS, render.event_rows(view.events)),
-            self.critic_md: render.critique_text(view.critique)
+            **self.documents.view(session_id, payload.get("document_hits") or [], person),
+            self.panels.prompt_json: prompt,
+            self.panels.events_df: table(render.EVENT_COLUMNS, render.event_rows(view.events)),
+            self.conversation.critic_md: render.critique_text(view.critique)
             or ("Critic: off" if not self.agent.info.critic else ""),
             self.stop_btn: gr.update(value="Stop", interactive=False),
             # A turn asked on an earlier branch continues that branch, now the current one.
-            **self._on_branch(session_id, None),
-            **self._rating_target(None, view.query, enabled=True),
-            **self._compare_done(payload),
+            **self.sessions.on_branch(session_id, None),
+            **self.ratings.target(None, view.query, enabled=True),
+            **self.compare.done(payload),
         }
 
     def _abandoned(
@@ -322,11 +325,11 @@ class Chat(GradesToCome):
         """A turn that ended before its answer: kept on screen, marked, never rated."""
         turn_chat = [*chat, user, *view.messages()]
         return {
-            self.chatbot: turn_chat,
-            self.chat_msgs: turn_chat,
-            self.query_ids: {**ids, len(chat): ""},  # a turn with no record
+            self.conversation.chatbot: turn_chat,
+            self.state.chat_msgs: turn_chat,
+            self.state.query_ids: {**ids, len(chat): ""},  # a turn with no record
             self.question: question,
             self.banner: gr.update(value="", visible=False),
             self.stop_btn: gr.update(value="Stop", interactive=False),
-            **self._rating_enabled(any(ids.values())),
+            **self.ratings.enabled(any(ids.values())),
         }

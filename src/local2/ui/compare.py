@@ -14,15 +14,17 @@ All model text is shown through :func:`neutralise`, like every answer in the app
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import gradio as gr
 
 from local2.contracts.turn import NO_OPTIONS, TurnOptions
 from local2.errors import InvalidInput, Local2Error
+from local2.service.agent import Agent
 from local2.ui import render
 from local2.ui.base import UIPart
+from local2.ui.models import ModelPicker
 from local2.ui.safe_markdown import neutralise
 
 PREFER_LABELS = {"a": "A is better", "tie": "Tie", "b": "B is better"}
@@ -67,10 +69,15 @@ def verdict_text(pairwise: dict[str, Any], judging: bool = False) -> str:
     return line
 
 
-class Compare(UIPart):
-    """The compare switch, the side-by-side answers, the preference and the retry."""
+class ComparePanel(UIPart):
+    """The compare switch, the side-by-side answers and the retry row: what a turn asks of
+    them and how they show its result (the chat draws them; :class:`CompareActions` acts)."""
 
-    def _compare_controls(self) -> None:
+    def __init__(self, agent: Agent, picker: ModelPicker) -> None:
+        super().__init__(agent)
+        self.picker = picker
+
+    def build_controls(self) -> None:
         default = self.agent.compare_default  # serve --model-b: compare unless switched off
         asked: Mapping[str, Any] = default or {}
         with gr.Row(equal_height=True, elem_id="local2-compare-row"):
@@ -101,7 +108,7 @@ class Compare(UIPart):
                 elem_id="local2-temperature-b",
             )
 
-    def _compare_panel(self) -> None:
+    def build_panel(self) -> None:
         self.pair_target = gr.State(None)  # the compared turn's query id
         with gr.Group(visible=False, elem_id="local2-pair") as self.pair_box:
             with gr.Row(equal_height=False):
@@ -125,12 +132,12 @@ class Compare(UIPart):
                     for n in (1, 2)
                 }
 
-    def _compare_inputs(self) -> list[Any]:
+    def inputs(self) -> list[Any]:
         return [self.compare_on, self.model_b, self.temperature_b]
 
-    def _compare_outputs(self) -> list[Any]:
+    def outputs(self) -> list[Any]:
         return [
-            *self._pair_outputs(),
+            *self.pair_outputs(),
             self.retry_target,
             self.retry_box,
             self.retry_md,
@@ -138,7 +145,7 @@ class Compare(UIPart):
             *self.show_buttons.values(),
         ]
 
-    def _compare_options(
+    def options(
         self, on: bool | None, model: str | None, temperature: str | None
     ) -> tuple[TurnOptions, str | None]:
         """The turn's options and a problem to show instead (a bad temperature, say)."""
@@ -159,19 +166,19 @@ class Compare(UIPart):
             return NO_OPTIONS, exc.message
         return options, None
 
-    def _compare_hidden(self) -> dict:
+    def compare_hidden(self) -> dict:
         return {
             self.pair_box: gr.update(visible=False),
             self.retry_box: gr.update(visible=False),
         }
 
-    def _compare_done(self, payload: Mapping[str, Any]) -> dict:
+    def done(self, payload: Mapping[str, Any]) -> dict:
         """The panels for a finished turn: side by side when compared, the retry offer or
         the attempts when graded low."""
-        update = self._compare_hidden()
+        update = self.compare_hidden()
         query_id = payload.get("query_id")
         if payload.get("respondents"):
-            update.update(self._pair_view(payload))
+            update.update(self.pair_view(payload))
         if payload.get("retry"):
             retry = payload["retry"]
             first, second = retry["first"].get("score"), retry["second"].get("score")
@@ -204,7 +211,7 @@ class Compare(UIPart):
             )
         return update
 
-    def _pair_view(self, payload: Mapping[str, Any]) -> dict:
+    def pair_view(self, payload: Mapping[str, Any]) -> dict:
         respondents = payload["respondents"]
         pairwise = payload.get("pairwise") or {}
         shown = pairwise.get("shown") or "a"
@@ -223,8 +230,8 @@ class Compare(UIPart):
             },
         }
 
-    def _pair_outputs(self) -> list[Any]:
-        """What a pair's view draws (:meth:`_pair_view`)."""
+    def pair_outputs(self) -> list[Any]:
+        """What a pair's view draws (:meth:`pair_view`)."""
         return [
             self.pair_target,
             self.pair_box,
@@ -234,7 +241,7 @@ class Compare(UIPart):
             *self.prefer_buttons.values(),
         ]
 
-    def _pair_graded(self, session_id: str, query_id: str) -> dict:
+    def pair_graded(self, session_id: str, query_id: str) -> dict:
         """The side-by-side of ``query_id`` redrawn once its grades and the judge's verdict
         are given (also when they came after the turn's handler stopped following it); no
         change when the session has moved on from it."""
@@ -246,122 +253,4 @@ class Compare(UIPart):
             return {}
         if view.get("query_id") != query_id or not view.get("respondents"):
             return {}
-        return self._pair_view(view)
-
-    def _wire_compare(self, chat_outputs: list[Any]) -> None:
-        after = [*self._session_outputs(), *self._compare_outputs()]
-        for choice, button in self.prefer_buttons.items():
-            button.click(self._preferrer(choice), [self.session_id, self.pair_target], after)
-        for n, button in self.show_buttons.items():
-            button.click(self._shower(n), [self.session_id, self.retry_target], after)
-        self.retry_btn.click(
-            self.retry_turn,
-            [self.session_id, self.retry_target, self.chat_msgs, self.query_ids, self.my_sessions],
-            chat_outputs,
-            concurrency_limit=self.settings.concurrency_limit,
-        )
-        for button in (self.new_session, self.resume):
-            button.click(self._compare_hidden, None, [self.pair_box, self.retry_box])
-
-    def _preferrer(self, choice: str) -> Any:
-        def prefer(
-            session_id: str | None, query_id: str | None, request: gr.Request | None = None
-        ) -> dict:
-            return self.prefer(choice, session_id, query_id, request)
-
-        return prefer
-
-    def _shower(self, attempt: int) -> Any:
-        def show(
-            session_id: str | None, query_id: str | None, request: gr.Request | None = None
-        ) -> dict:
-            return self.show_attempt(attempt, session_id, query_id, request)
-
-        return show
-
-    def _redrawn(self, session_id: str, note: str) -> dict:
-        """The chat redrawn from the session's history (it continues from the choice)."""
-        return {
-            **self._session_view(session_id),
-            self.reward_md: note,
-        }
-
-    def prefer(
-        self,
-        choice: str,
-        session_id: str | None,
-        query_id: str | None,
-        request: gr.Request | None = None,
-    ) -> dict:
-        if not session_id or not query_id:
-            return {self.banner: self.notice("There is no compared answer to prefer.")}
-        try:
-            self.agent.access.write_session(self.person(request), session_id)
-            result = self.agent.prefer(session_id, query_id, choice)
-        except Local2Error as exc:
-            return {self.banner: self.notice(exc)}
-        payload = self.agent.state(session_id)
-        from local2.service import turn_payload
-
-        note = (
-            f"Recorded: **{PREFER_LABELS[choice]}**. The conversation continues from "
-            f"**{(result['continues'] or '').upper()}**; your vote counts in the Arena."
-            if result["continues_history"]
-            else f"Recorded: **{PREFER_LABELS[choice]}**. {result['note']}"
-        )
-        view = turn_payload(payload)
-        return {
-            **self._redrawn(session_id, note),
-            **(self._pair_view(view) if view.get("respondents") else {}),
-        }
-
-    def show_attempt(
-        self,
-        attempt: int,
-        session_id: str | None,
-        query_id: str | None,
-        request: gr.Request | None = None,
-    ) -> dict:
-        if not session_id or not query_id:
-            return {self.banner: self.notice("There are no attempts to switch between.")}
-        try:
-            self.agent.access.write_session(self.person(request), session_id)
-            self.agent.show(session_id, query_id, attempt)
-        except Local2Error as exc:
-            return {self.banner: self.notice(exc)}
-        from local2.service import turn_payload
-
-        view = turn_payload(self.agent.state(session_id))
-        return {
-            **self._redrawn(session_id, f"The conversation continues from attempt {attempt}."),
-            **self._compare_done(view),
-        }
-
-    def retry_turn(
-        self,
-        session_id: str | None,
-        query_id: str | None,
-        chat: list[Any],
-        ids: dict[int, str],
-        mine: list[dict[str, Any]] | None,
-        request: gr.Request | None = None,
-    ) -> Iterator[dict]:
-        """Stream the second attempt into the chat like a turn (the owner's only)."""
-        if not session_id or not query_id:
-            yield {self.banner: self.notice("There is no answer to try again.")}
-            return
-        try:
-            person = self.person(request)
-            self.agent.access.write_session(person, session_id)
-            question, _ = self.agent.retries.retry_request(session_id, query_id)
-        except Local2Error as exc:
-            yield {self.banner: self.notice(exc)}
-            return
-        user = gr.ChatMessage(
-            role="user", content=f"{neutralise(question)}\n\n_(again, with the critic's feedback)_"
-        )
-        view = render.TurnView(question)
-        items = self.agent.retry(session_id, query_id, person=person)
-        chat, ids = list(chat or []), dict(ids or {})
-        yield {self.retry_btn: gr.update(interactive=False)}
-        yield from self._follow(items, view, chat, ids, user, session_id, mine, person)
+        return self.pair_view(view)

@@ -20,8 +20,10 @@ import gradio as gr
 from local2.contracts.documents import DocumentHit, DocumentRecord
 from local2.contracts.people import Person
 from local2.errors import Local2Error
+from local2.service.agent import Agent
 from local2.ui.base import UIPart, table
 from local2.ui.safe_markdown import neutralise
+from local2.ui.session_state import SessionState
 
 DOCUMENT_COLUMNS = ["file", "page", "score", "passage"]
 ACCEPTED = [".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".htm", ".md", ".txt"]
@@ -64,7 +66,15 @@ def attached_text(records: Sequence[DocumentRecord]) -> str:
 class Attachments(UIPart):
     """The attach box, the attached list, the document hits panel and Index folders."""
 
-    def _attach_row(self) -> None:
+    def __init__(self, agent: Agent, state: SessionState, banner: gr.Markdown) -> None:
+        super().__init__(agent)
+        self.state = state
+        self.banner = banner
+        self.index_btn: gr.Button | None = None  # with folders configured
+        self.index_md: gr.Markdown | None = None
+
+    def build_attach(self) -> None:
+        """The attach box and what is attached, under the question."""
         self.attach_box = gr.File(
             label="Attach documents: drop them here, or click to choose",
             file_count="multiple",
@@ -75,7 +85,8 @@ class Attachments(UIPart):
         )
         self.attached_md = gr.Markdown("", elem_id="local2-attached")
 
-    def _document_hits_panel(self) -> None:
+    def build_hits(self) -> None:
+        """The document hits of the turn (and Index folders), among the turn's panels."""
         with gr.Accordion("Document hits of this turn", open=True):
             self.document_df = gr.Dataframe(
                 value=table(DOCUMENT_COLUMNS, []),
@@ -92,14 +103,14 @@ class Attachments(UIPart):
                 self.index_btn = gr.Button("Index folders", size="sm", elem_id="local2-index")
                 self.index_md = gr.Markdown("", elem_id="local2-index-report")
 
-    def _wire_attachments(self) -> None:
+    def wire(self) -> None:
         self.attach_box.upload(
             self.attach,
-            [self.attach_box, self.session_id],
+            [self.attach_box, self.state.session_id],
             [self.attach_box, self.attached_md, self.banner],
             concurrency_limit=self.settings.concurrency_limit,
         )
-        if hasattr(self, "index_btn"):
+        if self.index_btn is not None and self.index_md is not None:
             self.index_btn.click(self.index_folders, None, [self.index_md, self.banner])
 
     def attach(
@@ -131,7 +142,7 @@ class Attachments(UIPart):
             return ""
         return attached_text(self.agent.documents.attached(person, session_id))
 
-    def _attachments_view(
+    def view(
         self, session_id: str, hits: Sequence[DocumentHit], person: Person | None
     ) -> dict[Any, Any]:
         """The attached list and the document hits of a session's last turn."""

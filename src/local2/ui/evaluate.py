@@ -327,10 +327,3 @@ class EvaluateTab:
 
 def _accuracy(rate: Rate) -> str:
     return say_rate(rate, "accuracy") if rate["n"] else "nothing graded yet"
-
-
-def evaluate_tab(agent: Agent, concurrency_limit: int, opens: Opens, tab: gr.Tab) -> EvaluateTab:
-    """Lay out the Evaluate tab in ``tab`` (open) and wire its events."""
-    part = EvaluateTab(agent)
-    part.build(concurrency_limit, opens, tab)
-    return part

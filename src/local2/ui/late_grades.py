@@ -18,8 +18,12 @@ import gradio as gr
 from local2.contracts.people import Person
 from local2.contracts.turn import Grade
 from local2.errors import Local2Error
+from local2.service.agent import Agent
 from local2.ui import render
 from local2.ui.base import UIPart
+from local2.ui.compare import ComparePanel
+from local2.ui.conversation import Conversation
+from local2.ui.session_state import SessionState
 
 GRADING = f"{render.CRITIC}: grading…"  # the title of an answer's grade still to come
 TICK_S = 1.0
@@ -59,23 +63,31 @@ def with_grades(
 
 
 class GradesToCome(UIPart):
-    """The timer that fills in grades given after the next question."""
+    """The timer that fills in grades given after the next question: into the chat and the
+    critic's line (``conversation``), and the side-by-side of a compared turn (``compare``)."""
 
-    query_ids: gr.State
+    def __init__(
+        self, agent: Agent, state: SessionState, conversation: Conversation, compare: ComparePanel
+    ) -> None:
+        super().__init__(agent)
+        self.state = state
+        self.conversation = conversation
+        self.compare = compare
 
-    def _grades_timer(self) -> None:
+    def build(self) -> None:
         self.grades_timer = gr.Timer(TICK_S, active=False)
 
-    def _wire_grades(self) -> None:
+    def wire(self) -> None:
+        state, view = self.state, self.conversation
         self.grades_timer.tick(
             self.fill_grades,
-            [self.session_id, self.chat_msgs, self.query_ids, self.pair_target],
+            [state.session_id, state.chat_msgs, state.query_ids, self.compare.pair_target],
             [
-                self.chatbot,
-                self.chat_msgs,
-                self.critic_md,
+                view.chatbot,
+                state.chat_msgs,
+                view.critic_md,
                 self.grades_timer,
-                *self._pair_outputs(),
+                *self.compare.pair_outputs(),
             ],
             show_progress="hidden",
         )
@@ -105,15 +117,15 @@ class GradesToCome(UIPart):
             return gr.skip()
         patched, left = with_grades(chat, ids, grades)
         update: dict[Any, Any] = {
-            self.chatbot: patched,
-            self.chat_msgs: patched,
+            self.conversation.chatbot: patched,
+            self.state.chat_msgs: patched,
             self.grades_timer: gr.Timer(active=bool(left)),
         }
         last = ids.get(max(ids, key=int)) if ids else None
         if last in grades:
-            update[self.critic_md] = render.critique_text(grades[last])
+            update[self.conversation.critic_md] = render.critique_text(grades[last])
         if pair and pair in grades:  # its grades and the judge's verdict, given together
-            update.update(self._pair_graded(session_id, pair))
+            update.update(self.compare.pair_graded(session_id, pair))
         return update
 
     def _grades_of(self, session_id: str, query_ids: set[str], person: Person) -> dict[str, Grade]:
@@ -129,19 +141,19 @@ class GradesToCome(UIPart):
             if t["query_id"] in query_ids and (grade := t.get("critique"))
         }
 
-    def _answered(
+    def answered(
         self, chat: list[Any], ids: dict[int, str], user: Any, view: render.TurnView
     ) -> dict[Any, Any]:
         """At the answer: the chat with it and its grade to come, so that a question asked
         now follows it (and the timer fills the grade in if this handler stops first)."""
         query_id = str((view.payload or {}).get("query_id") or "")
         return {
-            self.chat_msgs: [*chat, user, *view.messages()],
-            self.query_ids: {**ids, len(chat): query_id},
+            self.state.chat_msgs: [*chat, user, *view.messages()],
+            self.state.query_ids: {**ids, len(chat): query_id},
             self.grades_timer: gr.Timer(active=True),
         }
 
-    def _graded_chat(
+    def graded_chat(
         self, session_id: str, chat: list[Any], ids: dict[int, str], person: Person
     ) -> tuple[list[Any], dict[Any, Any]]:
         """A finished turn's chat with the older answers' grades given meanwhile, and the

@@ -14,9 +14,13 @@ from typing import Any
 import gradio as gr
 
 from local2.errors import Local2Error
+from local2.service.agent import Agent
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
+from local2.ui.conversation import Conversation
 from local2.ui.safe_markdown import neutralise
+from local2.ui.session_state import SessionState
+from local2.ui.turn_panels import TurnPanels
 
 RATING_WORDS = transcript.RATING_WORDS
 
@@ -26,9 +30,24 @@ def _last_answer(ids: dict[int, str]) -> str | None:
 
 
 class Ratings(UIPart):
-    """The rating buttons, which answer they rate, and what was recorded."""
+    """The rating buttons, which answer they rate, and what was recorded; a rating is shown
+    on its answer in the chat (``conversation``) and in the turn's event log (``panels``)."""
 
-    def _rating_row(self) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        state: SessionState,
+        banner: gr.Markdown,
+        conversation: Conversation,
+        panels: TurnPanels,
+    ) -> None:
+        super().__init__(agent)
+        self.state = state
+        self.banner = banner
+        self.conversation = conversation
+        self.panels = panels
+
+    def build(self) -> None:
         self.rate_target = gr.State(None)  # query id of the answer picked; None: the last
         with gr.Group(elem_id="local2-rating"):
             self.rate_label = gr.Markdown(
@@ -47,13 +66,13 @@ class Ratings(UIPart):
                 ]
         self.reward_md = gr.Markdown("", elem_id="local2-reward")
 
-    def _rating_outputs(self) -> list[Any]:
+    def outputs(self) -> list[Any]:
         return [self.rate_target, self.rate_label, self.reward_md, *self.rate_buttons]
 
-    def _rating_enabled(self, enabled: bool) -> dict:
+    def enabled(self, enabled: bool) -> dict:
         return {button: gr.update(interactive=enabled) for button in self.rate_buttons}
 
-    def _rating_target(self, query_id: str | None, question: str | None, enabled: bool) -> dict:
+    def target(self, query_id: str | None, question: str | None, enabled: bool) -> dict:
         """Outputs naming the answer the buttons rate (``query_id`` None: the last one)."""
         if question:
             which = "the last answer" if query_id is None else "the answer"
@@ -67,25 +86,26 @@ class Ratings(UIPart):
             self.rate_target: query_id,
             self.rate_label: label,
             self.reward_md: "",
-            **self._rating_enabled(enabled),
+            **self.enabled(enabled),
         }
 
-    def _wire_ratings(self) -> None:
-        inputs = [self.session_id, self.rate_target, self.query_ids, self.chat_msgs]
+    def wire(self) -> None:
+        state, chatbot = self.state, self.conversation.chatbot
+        inputs = [state.session_id, self.rate_target, state.query_ids, state.chat_msgs]
         outputs = [
             self.reward_md,
-            self.events_df,
+            self.panels.events_df,
             self.banner,
-            self.chatbot,
-            self.chat_msgs,
-            self.query_ids,
+            chatbot,
+            state.chat_msgs,
+            state.query_ids,
         ]
         for rating, button in zip(RATING_WORDS, self.rate_buttons, strict=True):
             button.click(self._rater(rating), inputs, outputs)
-        self.chatbot.select(
+        chatbot.select(
             self.pick_answer,
-            [self.session_id, self.query_ids],
-            [*self._rating_outputs(), self.memory_df, self.events_df, self.banner],
+            [state.session_id, state.query_ids],
+            [*self.outputs(), self.panels.memory_df, self.panels.events_df, self.banner],
         )
 
     def _rater(self, rating: int) -> Callable[..., dict]:
@@ -146,13 +166,13 @@ class Ratings(UIPart):
         shown, ids = transcript.with_rating(list(chat or []), ids, query_id, rating)
         return {
             self.reward_md: said,
-            self.events_df: table(
+            self.panels.events_df: table(
                 render.EVENT_COLUMNS, render.event_rows(state.get("event_log") or [])
             ),
             self.banner: gr.update(value="", visible=False),
-            self.chatbot: shown,
-            self.chat_msgs: shown,
-            self.query_ids: ids,
+            self.conversation.chatbot: shown,
+            self.state.chat_msgs: shown,
+            self.state.query_ids: ids,
         }
 
     def pick_answer(
@@ -176,15 +196,15 @@ class Ratings(UIPart):
             return {
                 self.rate_label: "That turn was stopped before its answer, so there is nothing "
                 "to rate.",
-                **self._rating_enabled(False),
+                **self.enabled(False),
             }
         record = turn.get("record") or {}
         return {
-            **self._rating_target(query_id, turn["user"], enabled=True),
-            self.memory_df: table(
+            **self.target(query_id, turn["user"], enabled=True),
+            self.panels.memory_df: table(
                 render.MEMORY_COLUMNS, render.memory_rows(record.get("memory_hits") or [])
             ),
-            self.events_df: table(
+            self.panels.events_df: table(
                 render.EVENT_COLUMNS, render.event_rows(record.get("event_log") or [])
             ),
         }

@@ -436,10 +436,3 @@ class ResearchTab(ResearchSteer):
             self.report: report_view(payload),
             self.download: gr.update(value=str(saved), visible=True),
         }
-
-
-def research_tab(agent: Agent, concurrency_limit: int = 8) -> ResearchTab:
-    """Lay out the Research tab in the current ``gr.Tab`` and wire its events."""
-    tab = ResearchTab(agent)
-    tab.build(concurrency_limit)
-    return tab

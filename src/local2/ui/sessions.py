@@ -12,10 +12,7 @@ says so, and offers to switch: nothing disappears without the person choosing it
 
 from __future__ import annotations
 
-import secrets
-import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -24,107 +21,81 @@ from local2.contracts.people import Person
 from local2.contracts.turn import HistoryTurn
 from local2.errors import InvalidId, Local2Error, NotFound
 from local2.ids import check_session_id, new_session_id
+from local2.service.agent import Agent
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
+from local2.ui.conversation import Conversation
+from local2.ui.documents import Attachments
+from local2.ui.header import Header
+from local2.ui.ratings import Ratings
+from local2.ui.session_panel import SessionPanel
+from local2.ui.session_state import SessionState
+from local2.ui.timetravel import TimeTravel
+from local2.ui.turn_panels import TurnPanels
 
-MY_SESSIONS_KEPT = 30
 TURNS_SHOWN = 200
-ON_EARLIER_BRANCH = (
-    "**You are on an earlier branch of this session.** A replay or fork made a new branch, "
-    "which is now the session's current one; this tab keeps showing the branch you were on, "
-    "and a question asked here continues it."
-)
-
-
-def _browser_secret(data_dir: Path) -> str:
-    """A per-installation key for the browser's session list, so it survives restarts."""
-    path = data_dir / "ui_secret"
-    try:
-        return path.read_text().strip() or _new_secret(path)
-    except OSError:
-        return _new_secret(path)
-
-
-def _new_secret(path: Path) -> str:
-    secret = secrets.token_urlsafe(24)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(mode=0o600)
-        path.write_text(secret)
-    except OSError:  # read-only data dir: the list just lasts as long as the server
-        pass
-    return secret
 
 
 class Sessions(UIPart):
-    """The session panel and the per-tab state: which session and branch this tab shows."""
+    """Showing a session: a new tab's, a new one, one resumed, or the current branch. Every
+    panel of the chat is redrawn (given: the conversation, the turn's panels, attachments,
+    ratings) and time travel's session box follows."""
 
-    def _session_state(self) -> None:
-        self.session_id = gr.State(None)
-        self.chat_msgs = gr.State([])
-        self.query_ids = gr.State({})  # index of each question in the chat -> its query_id
-        self.branch = gr.State(None)  # checkpoint this tab continues from; None: the head
-        self.my_sessions = gr.BrowserState(
-            [], storage_key="local2-sessions", secret=_browser_secret(self.agent.settings.data_dir)
-        )
+    def __init__(
+        self,
+        agent: Agent,
+        state: SessionState,
+        header: Header,
+        panel: SessionPanel,
+        conversation: Conversation,
+        panels: TurnPanels,
+        documents: Attachments,
+        ratings: Ratings,
+        time_travel: TimeTravel,
+    ) -> None:
+        super().__init__(agent)
+        self.state = state
+        self.header = header
+        self.banner = header.banner
+        self.panel = panel
+        self.conversation = conversation
+        self.panels = panels
+        self.documents = documents
+        self.ratings = ratings
+        self.time_travel = time_travel
 
-    def _session_panel(self) -> None:
-        with gr.Accordion("Session", open=True):
-            self.session_md = gr.Markdown("", elem_id="local2-session")
-            with gr.Row():
-                self.new_session = gr.Button("New session", size="sm")
-            self.session_pick = gr.Dropdown(
-                choices=[],
-                label="Resume a session: pick a recent one or paste its id",
-                allow_custom_value=True,
-                elem_id="local2-session-pick",
-            )
-            self.resume = gr.Button("Resume", size="sm", elem_id="local2-resume")
-
-    def _branch_notice(self) -> None:
-        with gr.Row(visible=False, elem_id="local2-branch-row") as self.branch_row:
-            self.branch_md = gr.Markdown(ON_EARLIER_BRANCH, elem_id="local2-branch")
-            self.switch_branch = gr.Button(
-                "Continue on the new branch",
-                size="sm",
-                scale=0,
-                min_width=200,
-                elem_id="local2-switch-branch",
-            )
-
-    def _branch_outputs(self) -> list[Any]:
-        return [self.branch, self.branch_row, self.session_md]
-
-    def _session_outputs(self) -> list[Any]:
+    def outputs(self) -> list[Any]:
+        """What :meth:`session_view` draws."""
+        state, view, panels = self.state, self.conversation, self.panels
         return [
-            self.session_id,
-            self.chatbot,
-            self.chat_msgs,
-            self.query_ids,
-            self.memory_df,
-            self.document_df,
-            self.attached_md,
-            self.prompt_json,
-            self.events_df,
-            self.critic_md,
+            state.session_id,
+            view.chatbot,
+            state.chat_msgs,
+            state.query_ids,
+            panels.memory_df,
+            self.documents.document_df,
+            self.documents.attached_md,
+            panels.prompt_json,
+            panels.events_df,
+            view.critic_md,
             self.banner,
-            self.tt_session,
-            *self._branch_outputs(),
-            *self._rating_outputs(),
-            *self.approval.outputs,
+            self.time_travel.tt_session,
+            *self.panel.branch_outputs(),
+            *self.ratings.outputs(),
+            *view.approval.outputs,
         ]
 
-    def _wire_sessions(self, demo: gr.Blocks) -> None:
+    def wire(self, demo: gr.Blocks) -> None:
+        panel = self.panel
         demo.load(
             self.on_load,
-            [self.my_sessions],
+            [self.state.my_sessions],
             [
-                self.session_id,
-                self.session_md,
-                self.session_pick,
-                self.tt_session,
-                self.signed_in_row,
-                self.signed_in_md,
+                self.state.session_id,
+                panel.session_md,
+                panel.session_pick,
+                self.time_travel.tt_session,
+                *self.header.signed_in_outputs,
             ],
         )
         # Focus the question without scrolling: `autofocus` scrolled the title off-screen.
@@ -133,38 +104,10 @@ class Sessions(UIPart):
             js="() => document.querySelector('#local2-question textarea')"
             "?.focus({preventScroll: true})",
         )
-        outputs = self._session_outputs()
-        self.new_session.click(self.start_new_session, None, outputs)
-        self.resume.click(self.resume_session, [self.session_pick], outputs)
-        self.switch_branch.click(self.show_current_branch, [self.session_id], outputs)
-
-    def _session_choices(
-        self, mine: list[dict[str, Any]] | None, person: Person
-    ) -> list[tuple[str, str]]:
-        """The Resume list: ``person``'s sessions this browser used (and, with
-        ``ui.list_all_sessions``, all their recent ones), never anyone else's."""
-        used: list[Mapping[str, Any]] = [
-            s for s in mine or [] if isinstance(s, dict) and s.get("session_id")
-        ]
-        sessions = self.agent.access.own_only(person, used, lambda s: str(s["session_id"]))
-        if self.settings.list_all_sessions:
-            known = {s.get("session_id") for s in sessions}
-            recent = self.agent.sessions(MY_SESSIONS_KEPT, person.name)
-            sessions += [s for s in recent if s["session_id"] not in known]
-        return render.session_choices(sessions)
-
-    @staticmethod
-    def _session_label(session_id: str, branch: str | None = None) -> str:
-        where = "an earlier branch" if branch else "its current branch"
-        return f"Session `{session_id}` · showing {where}"
-
-    def _on_branch(self, session_id: str, branch: str | None) -> dict:
-        """Outputs saying which branch this tab is on (``branch`` None: the current one)."""
-        return {
-            self.branch: branch,
-            self.branch_row: gr.update(visible=bool(branch)),
-            self.session_md: self._session_label(session_id, branch),
-        }
+        outputs = self.outputs()
+        panel.new_session.click(self.start_new_session, None, outputs)
+        panel.resume.click(self.resume_session, [panel.session_pick], outputs)
+        panel.switch_branch.click(self.show_current_branch, [self.state.session_id], outputs)
 
     def on_load(
         self, mine: list[dict[str, Any]] | None, request: gr.Request | None = None
@@ -175,16 +118,16 @@ class Sessions(UIPart):
             person: Person | None = self.person(request)
         except Local2Error:
             person = None  # signed out: nothing of anyone's to list
-        choices = self._session_choices(mine, person) if person is not None else []
+        choices = self.panel.choices(mine, person) if person is not None else []
         return (
             session_id,
-            self._session_label(session_id),
+            self.panel.label(session_id),
             gr.update(choices=choices, value=None),
             session_id,
-            *self._signed_in(person, request),
+            *self.header.signed_in(person, request),
         )
 
-    def _session_view(
+    def session_view(
         self, session_id: str, branch: str | None = None, person: Person | None = None
     ) -> dict:
         """Outputs that show one branch of a session: every turn as it was, and the panels
@@ -200,29 +143,35 @@ class Sessions(UIPart):
             turns[-1]["critique"] = state.get("critique")  # graded before grades were noted
         chat, ids = transcript.history_messages(turns)
         last: Mapping[str, Any] = turns[-1] if turns else {}
+        view, panels, approval = self.conversation, self.panels, self.conversation.approval
+        waiting = (
+            approval.waiting(self.agent.pending_approval(session_id), chat)
+            if branch is None
+            else approval.hide()
+        )
         return {
-            self.session_id: session_id,
-            self.chatbot: chat,
-            self.chat_msgs: chat,
-            self.query_ids: ids,
-            self.memory_df: table(
+            self.state.session_id: session_id,
+            view.chatbot: chat,
+            self.state.chat_msgs: chat,
+            self.state.query_ids: ids,
+            panels.memory_df: table(
                 render.MEMORY_COLUMNS, render.memory_rows(state.get("memory_hits") or [])
             ),
-            **self._attachments_view(session_id, state.get("document_hits") or [], person),
-            self.prompt_json: prompt,
-            self.events_df: table(
+            **self.documents.view(session_id, state.get("document_hits") or [], person),
+            panels.prompt_json: prompt,
+            panels.events_df: table(
                 render.EVENT_COLUMNS, render.event_rows(state.get("event_log") or [])
             ),
-            self.critic_md: render.critique_text(last.get("critique")),
+            view.critic_md: render.critique_text(last.get("critique")),
             self.banner: gr.update(value="", visible=False),
-            self.tt_session: session_id,
-            **self._on_branch(session_id, branch),
-            **self._rating_target(None, last.get("user"), enabled=bool(turns)),
-            **(self._waiting_panel(session_id, chat) if branch is None else self.approval.hide()),
+            self.time_travel.tt_session: session_id,
+            **self.panel.on_branch(session_id, branch),
+            **self.ratings.target(None, last.get("user"), enabled=bool(turns)),
+            **waiting,
         }
 
     def start_new_session(self) -> dict:
-        return self._session_view(new_session_id())
+        return self.session_view(new_session_id())
 
     def resume_session(self, pasted: str | None, request: gr.Request | None = None) -> dict:
         try:  # the request's one check: the service is handed the id checked
@@ -249,7 +198,7 @@ class Sessions(UIPart):
                     visible=True,
                 )
             }
-        return self._session_view(session_id, person=self.person(request))
+        return self.session_view(session_id, person=self.person(request))
 
     def _readable(self, request: gr.Request | None, session_id: str) -> bool:
         """Whether the signed-in person may read the session (someone else's: as if unknown;
@@ -269,19 +218,6 @@ class Sessions(UIPart):
         try:
             person = self.person(request)
             self.agent.access.read_session(person, session_id)
-            return self._session_view(session_id, person=person)
+            return self.session_view(session_id, person=person)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-
-    @staticmethod
-    def _remember(
-        mine: list[dict[str, Any]] | None, session_id: str, question: str
-    ) -> list[dict[str, Any]]:
-        sessions = [dict(s) for s in mine or [] if isinstance(s, dict)]
-        current = next((s for s in sessions if s.get("session_id") == session_id), None)
-        if current is None:
-            current = {"session_id": session_id, "first": question, "turns": 0}
-        sessions = [s for s in sessions if s.get("session_id") != session_id]
-        current["turns"] = int(current.get("turns") or 0) + 1
-        current["updated_at"] = time.time()
-        return [current, *sessions][:MY_SESSIONS_KEPT]

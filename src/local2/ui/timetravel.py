@@ -17,16 +17,34 @@ import gradio as gr
 
 from local2.errors import InvalidId, InvalidInput, Local2Error, NotFound, TurnCancelled
 from local2.ids import check_session_id
+from local2.service.agent import Agent
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
 from local2.ui.notices import Notice, notice_for
 from local2.ui.safe_markdown import neutralise
+from local2.ui.session_panel import SessionPanel
+from local2.ui.session_state import SessionState
 
 
 class TimeTravel(UIPart):
-    """Inspect any past step of a session; replay it or fork it with an edited question."""
+    """Inspect any past step of a session; replay it or fork it with an edited question.
 
-    def _time_travel_tab(self) -> None:
+    A rerun in the Chat tab's session keeps that tab on its branch (``sessions`` says so)."""
+
+    title = "Time travel"
+    tab_id = "time-travel"
+
+    def __init__(self, agent: Agent, state: SessionState, sessions: SessionPanel) -> None:
+        super().__init__(agent)
+        self.state = state
+        self.sessions = sessions
+
+    @property
+    def loaded(self) -> list[Any]:
+        """What :meth:`load_checkpoints` draws, in its order."""
+        return [self.tt_table, self.tt_pick, self.tt_status]
+
+    def build(self, item: gr.Tab) -> None:
         gr.Markdown(
             "Pick a session, load its checkpoints (newest first), inspect the state at one, "
             "then replay from it or fork it with an edited question. The original branch stays "
@@ -72,11 +90,9 @@ class TimeTravel(UIPart):
                 )
                 self.tt_new_note = gr.Markdown("", elem_id="tt-new-note")
 
-    def _wire_time_travel(self) -> None:
+    def wire(self, demo: gr.Blocks) -> None:
         limit = self.settings.concurrency_limit
-        self.tt_load.click(
-            self.load_checkpoints, [self.tt_session], [self.tt_table, self.tt_pick, self.tt_status]
-        )
+        self.tt_load.click(self.load_checkpoints, [self.tt_session], self.loaded)
         self.tt_table.select(self.pick_row, None, [self.tt_pick])
         self.tt_pick.change(
             self.show_checkpoint,
@@ -89,17 +105,18 @@ class TimeTravel(UIPart):
             self.tt_table,
             self.tt_pick,
             self.tt_status,
-            *self._branch_outputs(),
+            *self.sessions.branch_outputs(),
         ]
+        current = [self.state.session_id, self.state.branch]  # what the Chat tab shows
         self.tt_replay.click(
             self.replay,
-            [self.tt_session, self.tt_pick, self.session_id, self.branch],
+            [self.tt_session, self.tt_pick, *current],
             tt_outputs,
             concurrency_limit=limit,
         )
         self.tt_fork.click(
             self.fork,
-            [self.tt_session, self.tt_pick, self.tt_edit, self.session_id, self.branch],
+            [self.tt_session, self.tt_pick, self.tt_edit, *current],
             tt_outputs,
             concurrency_limit=limit,
         )
@@ -283,5 +300,5 @@ class TimeTravel(UIPart):
             )
         if session_id == current and stay_on:
             out[self.tt_status] += " The Chat tab stays on the branch you were on until you switch."
-            out.update(self._on_branch(session_id, stay_on))
+            out.update(self.sessions.on_branch(session_id, stay_on))
         return out

@@ -3,16 +3,22 @@ messages the model saw (thinking removed) and its event log."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import gradio as gr
 
 from local2.ui import render
-from local2.ui.base import UIPart, table
+from local2.ui.base import table
+
+if TYPE_CHECKING:
+    from local2.ui.documents import Attachments
 
 
-class TurnPanels(UIPart):
-    """The panels of the current turn, filled by :class:`local2.ui.chat.Chat`'s handlers."""
+class TurnPanels:
+    """The panels of the current turn; the chat, sessions and ratings draw into them."""
 
-    def _turn_panels(self) -> None:
+    def build(self, documents: Attachments) -> None:
+        """Lay out the panels, the document hits (``documents``'s) among them."""
         with gr.Accordion("Memory hits of this turn", open=True):
             self.memory_df = gr.Dataframe(
                 value=table(render.MEMORY_COLUMNS, []),
@@ -21,7 +27,7 @@ class TurnPanels(UIPart):
                 column_widths=["240px", "120px", "80px", "90px", "130px", "90px"],
                 elem_id="local2-memory",
             )
-        self._document_hits_panel()  # local2.ui.documents
+        documents.build_hits()
         with gr.Accordion("Messages the model saw (thinking removed)", open=False):
             self.prompt_json = gr.JSON(value=[], elem_id="local2-prompt")
         with gr.Accordion("Event log", open=False):
