@@ -20,7 +20,7 @@ from local2.documents.model import Limits
 from local2.documents.pdf import page_text, read_in_order, read_pdf
 from local2_testkit import pdf_layouts as layouts
 from local2_testkit.browser_pdfs import CHROMIUM, browser_samples
-from local2_testkit.documents import Sample, _fonts
+from local2_testkit.documents import Sample, fonts
 
 
 def words(text: str) -> str:
@@ -127,7 +127,7 @@ def test_right_to_left_scripts_read_the_right_column_first() -> None:
 def test_a_hebrew_page_drawn_right_column_first_is_kept() -> None:
     from reportlab.pdfgen.canvas import Canvas
 
-    _fonts()
+    fonts()
     vocabulary = [
         "גשר",
         "נמל",
