@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import ast
 
 
-def _is_type_checking(test: ast.expr) -> bool:
+def is_type_checking(test: ast.expr) -> bool:
     name = getattr(test, "id", None) or getattr(test, "attr", None)
     return name == "TYPE_CHECKING"
 
@@ -61,7 +61,7 @@ def face(package: str, init_file: str) -> tuple[dict[str, str], tuple[str, ...]]
         tree = ast.parse(source.read(), init_file)
     lazy: dict[str, str] = {}
     for node in tree.body:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and is_type_checking(node.test):
             lazy |= _reexports(node.body, package)
     eager = set(_reexports(tree.body, package))
     for node in tree.body:

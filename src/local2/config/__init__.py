@@ -2,13 +2,11 @@
 
 from typing import TYPE_CHECKING
 
-from local2.config.loader import load_settings as load_settings
-from local2.config.schema import Settings as Settings
-from local2.errors import SettingsError as SettingsError
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
     from local2.config.loader import deep_merge as deep_merge
+    from local2.config.loader import load_settings as load_settings
     from local2.config.loader import shipped_tool_schemas as shipped_tool_schemas
     from local2.config.schema import BackendName as BackendName
     from local2.config.schema import CriticRubric as CriticRubric
@@ -18,9 +16,11 @@ if TYPE_CHECKING:
     from local2.config.schema import McpServer as McpServer
     from local2.config.schema import MemorySettings as MemorySettings
     from local2.config.schema import ResearchSettings as ResearchSettings
+    from local2.config.schema import Settings as Settings
     from local2.config.schema import ToolsSettings as ToolsSettings
     from local2.config.schema import WebFetchSettings as WebFetchSettings
     from local2.config.schema import WebSearchSettings as WebSearchSettings
     from local2.config.schema import WebSettings as WebSettings
+    from local2.errors import SettingsError as SettingsError
 else:
     __getattr__ = lazy_face(__name__, __file__)
