@@ -15,8 +15,8 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from local2.config import load_settings as load_settings
-    from local2.service.agent import Agent as Agent
-    from local2.service.wiring import build_graph as build_graph
-    from local2.service.wiring import build_research_graph as build_research_graph
+    from local2.service import Agent as Agent
+    from local2.service import build_graph as build_graph
+    from local2.service import build_research_graph as build_research_graph
 else:
     __getattr__ = lazy_face(__name__, __file__)

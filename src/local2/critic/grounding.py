@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from urllib.parse import urlsplit
 
-from local2.contracts.records import ToolCallRecord
+from local2.contracts import ToolCallRecord
 from local2.critic.pages import unread_pages
 
 _URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from local2.contracts.evals import Diagnosis, EvidenceItem, EvidenceReport, GradeName
+from local2.contracts import Diagnosis, EvidenceItem, EvidenceReport, GradeName
 
 MIN_CUT_WORDS = 4
 MIN_CUT_SHARE = 0.5

@@ -30,17 +30,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from local2.contracts.evals import SetFormat
+from local2.contracts import SetFormat
 from local2.errors import EvalFileError
 from local2.evals.sets import Question, QuestionSet, check_unique, fingerprint, format_of
-from local2.tools.corpus import (
-    Document,
-    folder_files,
-    json_lines,
-    pydantic_problem,
-    read_folder,
-    reading,
-)
+from local2.tools import Document, folder_files, json_lines, pydantic_problem, read_folder, reading
 
 QUESTION_FILES = ("questions.jsonl", "questions.csv")
 JSONL_FIX = (

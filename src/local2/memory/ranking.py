@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from local2.config.schema import MemorySettings
+from local2.config import MemorySettings
 
 BAD_THRESHOLD = 2  # ratings and grades at or below this mark an engram as bad
 SECONDS_PER_DAY = 86400.0

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2 import events
-from local2.config.schema import ResearchSettings
-from local2.contracts.research import SubQuestion, SubQuestionView
-from local2.contracts.research_input import PlanEdit
-from local2.graph.emit import event
+from local2.config import ResearchSettings
+from local2.contracts import PlanEdit, SubQuestion, SubQuestionView
+from local2.graph import event
 from local2.research.plan_schema import (
     COMPOSE,
     TEXT_CHARS,

@@ -29,11 +29,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from local2 import events
-from local2.config.schema import ResearchSettings
-from local2.contracts.people import LOCAL_NAME
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
-from local2.graph.services import Services
+from local2.config import ResearchSettings
+from local2.contracts import LOCAL_NAME
+from local2.graph import Services, TurnContext, event
 from local2.research.calls import run_calls
 from local2.research.ledger import Found, Source, Why, file_sources, source_budget, url_key
 from local2.research.plan_schema import COMPOSE, call_key
@@ -43,7 +41,7 @@ from local2.research.second_hop import hopped
 from local2.research.state import CallRecord, ResearchState, StepRecord
 from local2.research.steering import inbox_of, take_says
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
-from local2.tools.base import ToolContext
+from local2.tools import ToolContext
 
 
 class Target(TypedDict):

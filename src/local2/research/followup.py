@@ -19,9 +19,8 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.research import Followup
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
+from local2.contracts import Followup
+from local2.graph import TurnContext, event
 from local2.research.branches import adopt
 from local2.research.ledger import Source, source_list
 from local2.research.plan_schema import fallback_plan, gaps_schema

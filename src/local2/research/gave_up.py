@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from local2.graph.services import Services
+from local2.graph import Services
 from local2.research.structured import Structured
 
 SKIPPED = "the model failed its schema earlier in this run"

@@ -23,10 +23,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from local2 import events
-from local2.contracts.research import ResearchRequest
-from local2.contracts.research_input import ResearchInput, WaitsFor
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
+from local2.contracts import ResearchInput, ResearchRequest, WaitsFor
+from local2.graph import TurnContext, event
 from local2.research.branches import apply_edit, plan_view
 from local2.research.plan_schema import CLARIFY_CHARS, READINGS, Plan
 from local2.research.state import ResearchState

@@ -22,10 +22,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.research_input import PlanEdit
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
-from local2.graph.services import Services
+from local2.contracts import PlanEdit
+from local2.graph import Services, TurnContext, event
 from local2.research.branches import adopt, apply_edit
 from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.pauses import ask_first, awaiting_plan

@@ -22,9 +22,7 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from local2 import events
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
-from local2.graph.services import Services
+from local2.graph import Services, TurnContext, event
 from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.ledger import source_budget
 from local2.research.plan_schema import COMPOSE, Gaps, gaps_schema

@@ -17,15 +17,18 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.people import LOCAL_NAME
-from local2.contracts.records import ToolCallRecord
-from local2.graph.context import TurnContext
-from local2.graph.emit import event, push
-from local2.graph.grading import grade_turn
-from local2.graph.model_call import call_model
-from local2.graph.services import Services
-from local2.graph.state import TurnState, TurnUpdate
-from local2.models.thinking import thinking_and_answer
+from local2.contracts import LOCAL_NAME, ToolCallRecord
+from local2.graph import (
+    Services,
+    TurnContext,
+    TurnState,
+    TurnUpdate,
+    call_model,
+    event,
+    grade_turn,
+    push,
+)
+from local2.models import thinking_and_answer
 from local2.research.followup import FOLLOWUP_DONE, followup_record
 from local2.research.ledger import source_list
 from local2.research.payload import research_payload
@@ -192,6 +195,6 @@ def critique_run(state: ResearchState, runtime: Runtime[TurnContext]) -> TurnUpd
 
 
 def ingest_run(state: ResearchState, runtime: Runtime[TurnContext]) -> TurnUpdate:
-    from local2.graph.remember import remember_turn  # memory is slow to import: only when used
+    from local2.graph import remember_turn  # memory is slow to import: only when used
 
     return remember_turn(_as_turn(state), runtime.context.services)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from local2.documents.passages import bm25_scores, terms
+from local2.documents import bm25_scores, terms
 from local2.research.ledger import Found, Why, url_key
 
 # The share of the score that is the engine's own order. A snippet is a weak signal beside

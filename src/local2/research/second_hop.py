@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import zip_longest
 from typing import Any
 
-from local2.documents.passages import bm25_scores, relevance, split_passages, terms
+from local2.documents import bm25_scores, relevance, split_passages, terms
 from local2.research.ledger import Source
 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched

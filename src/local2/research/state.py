@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from local2.contracts.records import Critique, EventEntry
-from local2.contracts.research import Clarification, Followup, SubQuestion
-from local2.graph.state import turn_list
+from local2.contracts import Clarification, Critique, EventEntry, Followup, SubQuestion
+from local2.graph import turn_list
 from local2.research.ledger import Found, Source
 
 

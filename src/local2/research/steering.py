@@ -27,12 +27,8 @@ from typing import TYPE_CHECKING, Any
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import EventEntry
-from local2.contracts.research import SteerRecord, SubQuestion
-from local2.contracts.research_input import STOP_RUN
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
-from local2.graph.services import Services
+from local2.contracts import STOP_RUN, EventEntry, SteerRecord, SubQuestion
+from local2.graph import Services, TurnContext, event
 from local2.research.branches import new_branch, next_step_number
 from local2.research.ledger import Source
 from local2.research.plan_schema import COMPOSE
@@ -40,7 +36,7 @@ from local2.research.state import ResearchState, StepRecord
 from local2.research.step_tools import step_catalog
 
 if TYPE_CHECKING:
-    from local2.storage.research_steers import SteerInbox
+    from local2.storage import SteerInbox
 
 DROPPED = "dropped"
 STOPPED = "stopped"

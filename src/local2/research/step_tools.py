@@ -26,11 +26,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from local2.config.schema import ToolsSettings
-from local2.tools.base import Tool
+from local2.config import ToolsSettings
+from local2.tools import Tool
 
 if TYPE_CHECKING:
-    from local2.graph.services import Services
+    from local2.graph import Services
 
 FROM_STEP = "from_step"  # a reader's pseudo-arguments: read the top results of that step
 TOP = "top"
@@ -247,7 +247,7 @@ def step_catalog(services: Services) -> StepTools:
 
 def web_steps() -> StepTools:
     """``web_search`` and ``web_fetch`` as shipped, as steps (tests, benchmarks, notebooks)."""
-    from local2.config.schema import Settings
-    from local2.tools.web import web_tools
+    from local2.config import Settings
+    from local2.tools import web_tools
 
     return StepTools.of(web_tools(Settings()))

@@ -15,26 +15,26 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
-    from local2.arena.ratings import Rating as Rating
-    from local2.arena.report import arena as arena
-    from local2.arena.report import as_csv as as_csv
-    from local2.arena.report import as_json as as_json
-    from local2.evals.stats import percent as percent
-    from local2.evals.stats import say_duration as say_duration
-    from local2.evals.stats import say_rate as say_rate
-    from local2.evals.stats import short_rate as short_rate
-    from local2.graph.payload import turn_payload as turn_payload
-    from local2.graph.topology import TurnGraph as TurnGraph
-    from local2.memory.owners import owner_folder as owner_folder
-    from local2.models.ollama_catalog import canonical as canonical
-    from local2.models.ollama_catalog import chat_models as chat_models
-    from local2.models.ollama_catalog import list_models as list_models
-    from local2.models.scripted import ScriptedChatModel as ScriptedChatModel
-    from local2.research.graph import ResearchGraph as ResearchGraph
-    from local2.research.verify import link_citations as link_citations
-    from local2.research.verify import plain as plain
-    from local2.research.verify import safe_url as safe_url
-    from local2.research.verify import why_found as why_found
+    from local2.arena import Rating as Rating
+    from local2.arena import arena as arena
+    from local2.arena import as_csv as as_csv
+    from local2.arena import as_json as as_json
+    from local2.evals import percent as percent
+    from local2.evals import say_duration as say_duration
+    from local2.evals import say_rate as say_rate
+    from local2.evals import short_rate as short_rate
+    from local2.graph import TurnGraph as TurnGraph
+    from local2.graph import turn_payload as turn_payload
+    from local2.memory import owner_folder as owner_folder
+    from local2.models import ScriptedChatModel as ScriptedChatModel
+    from local2.models import canonical as canonical
+    from local2.models import chat_models as chat_models
+    from local2.models import list_models as list_models
+    from local2.research import ResearchGraph as ResearchGraph
+    from local2.research import link_citations as link_citations
+    from local2.research import plain as plain
+    from local2.research import safe_url as safe_url
+    from local2.research import why_found as why_found
     from local2.service import wiring as wiring
     from local2.service.access import Access as Access
     from local2.service.access import opened_access as opened_access
@@ -61,14 +61,14 @@ if TYPE_CHECKING:
     from local2.service.wiring import build_platform_research_graph as build_platform_research_graph
     from local2.service.wiring import build_research_graph as build_research_graph
     from local2.service.wiring import wire as wire
-    from local2.storage.people import People as People
-    from local2.storage.people import check_name as check_name
-    from local2.storage.people import token_hash as token_hash
-    from local2.storage.private_files import private_dir as private_dir
-    from local2.storage.private_files import write_private as write_private
-    from local2.storage.store_turn_log import platform_store as platform_store
-    from local2.stories.runner import StoryResult as StoryResult
-    from local2.stories.runner import load_stories as load_stories
-    from local2.stories.runner import run_stories as run_stories
+    from local2.storage import People as People
+    from local2.storage import check_name as check_name
+    from local2.storage import platform_store as platform_store
+    from local2.storage import private_dir as private_dir
+    from local2.storage import token_hash as token_hash
+    from local2.storage import write_private as write_private
+    from local2.stories import StoryResult as StoryResult
+    from local2.stories import load_stories as load_stories
+    from local2.stories import run_stories as run_stories
 else:
     __getattr__ = lazy_face(__name__, __file__)

@@ -14,15 +14,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from local2.bounded.child import Limiter, OverBudget, serve
-from local2.bounded.pool import pool_for
-from local2.documents.extract import (
-    MAX_ELEMENTS,
-    clean_text,
-    decode_body,
-    extract_page,
-    fast_text,
-)
+from local2.bounded import Limiter, OverBudget, pool_for, serve
+from local2.documents import MAX_ELEMENTS, clean_text, decode_body, extract_page, fast_text
 from local2.tools.passages import focus
 
 EMPTY_TEXT = "(no readable text found on this page)"

@@ -30,11 +30,17 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from local2.config.schema import DocumentsSettings
-from local2.documents.formats import declared_format, guess_format
-from local2.documents.model import Document
-from local2.documents.passages import document_note, page_link, pick_passages, render_passages
-from local2.documents.read import read_document
+from local2.config import DocumentsSettings
+from local2.documents import (
+    Document,
+    declared_format,
+    document_note,
+    guess_format,
+    page_link,
+    pick_passages,
+    read_document,
+    render_passages,
+)
 from local2.errors import DocumentUnreadable, ToolError
 
 # Formats that are documents rather than pages (HTML and text stay web_fetch's own path).

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from local2.documents.extract import truncate_paragraphs
-from local2.documents.passages import GAP, choose, relevance, split_passages
+from local2.documents import GAP, choose, relevance, split_passages, truncate_paragraphs
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.people import LOCAL_NAME, Person
-from local2.service.agent import Agent
+from local2.contracts import LOCAL_NAME, Person
+from local2.service import Agent
 from local2.ui import render
 from local2.ui.approval import code_span
 from local2.ui.approval_actions import ApprovalActions

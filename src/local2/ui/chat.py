@@ -16,8 +16,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.people import Person
-from local2.contracts.turn import NO_OPTIONS
+from local2.contracts import NO_OPTIONS, Person
 from local2.errors import (
     Conflict,
     InvalidId,

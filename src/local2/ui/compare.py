@@ -19,7 +19,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.turn import NO_OPTIONS, TurnOptions
+from local2.contracts import NO_OPTIONS, TurnOptions
 from local2.errors import InvalidInput, Local2Error
 from local2.ui import render
 from local2.ui.base import UIPart

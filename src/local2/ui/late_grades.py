@@ -15,8 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.people import Person
-from local2.contracts.turn import Grade
+from local2.contracts import Grade, Person
 from local2.errors import Local2Error
 from local2.ui import render
 from local2.ui.base import UIPart

@@ -21,7 +21,7 @@ from gradio.components.chatbot import MetadataDict
 from langchain_core.messages import BaseMessage, message_to_dict
 
 from local2 import events
-from local2.contracts.approval import DENIED
+from local2.contracts import DENIED
 from local2.ui.safe_markdown import neutralise
 
 THINKING = "Thinking"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from local2 import events
-from local2.contracts.people import Person
+from local2.contracts import Person
 from local2.errors import Local2Error
 from local2.service import (
     link_citations,
@@ -41,8 +41,7 @@ from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
 
 if TYPE_CHECKING:
-    from local2.service.agent import Agent
-    from local2.service.research import Research
+    from local2.service import Agent, Research
 
 # Plain symbols: they render without an emoji font.
 REPORTS = "reports"  # under the data directory

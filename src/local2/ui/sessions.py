@@ -20,8 +20,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.people import Person
-from local2.contracts.turn import HistoryTurn
+from local2.contracts import HistoryTurn, Person
 from local2.errors import InvalidId, Local2Error, NotFound
 from local2.ids import check_session_id, new_session_id
 from local2.ui import render, transcript

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from local2.documents.passages import split_passages, terms
+from local2.documents import split_passages, terms
 from local2.tools.corpus.documents import Document, corpus_name, load_documents, signature
 from local2.tools.corpus.urls import corpus_url
 
