@@ -56,7 +56,7 @@ def _coerce(value: Any, kind: Any) -> Any:
     return value
 
 
-def validate_args(args: dict, schema: dict) -> list[str]:
+def validate_args(args: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     """Check ``args`` against a JSON schema; return readable errors (empty when valid).
 
     ``args`` is fixed in place first: obvious type slips are coerced, ``None`` values are
@@ -99,7 +99,7 @@ REPAIR_HEADER = "Your tool call could not be used:"
 REPAIR_TOOLS_LINE = "Tools and their arguments (* = required):"
 
 
-def repair_message(errors: list[str], tools: Mapping[str, dict]) -> str:
+def repair_message(errors: list[str], tools: Mapping[str, dict[str, Any]]) -> str:
     """One message telling the model what was wrong and how a correct call looks."""
     named = [n for n in tools if any(e.startswith(f"{n}:") for e in errors)]
     lines = [REPAIR_HEADER]

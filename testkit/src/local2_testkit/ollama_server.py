@@ -701,7 +701,9 @@ class FakeOllama:
                 thinking = reply.thinking
         chat = path == "/api/chat"
 
-        def frame(text: str = "", thought: str = "", calls: list[Any] | None = None) -> dict:
+        def frame(
+            text: str = "", thought: str = "", calls: list[Any] | None = None
+        ) -> dict[str, Any]:
             out: dict[str, Any] = {"model": model, "created_at": _now()}
             if chat:
                 message: dict[str, Any] = {"role": "assistant", "content": text}
