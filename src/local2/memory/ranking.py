@@ -53,7 +53,7 @@ def candidate_count(k: int, total: int) -> int:
 
 
 def recency(age_s: float, half_life_days: float) -> float:
-    return 0.5 ** (max(age_s, 0.0) / (half_life_days * SECONDS_PER_DAY))
+    return float(0.5 ** (max(age_s, 0.0) / (half_life_days * SECONDS_PER_DAY)))
 
 
 def reward_term(reward: float | None, critic_score: float | None) -> float:
