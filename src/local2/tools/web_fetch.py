@@ -126,7 +126,7 @@ class _Decoder:
             self.consumed += len(data)
             return data[:room]
         try:
-            out = self._z.decompress(data, room)
+            out: bytes = self._z.decompress(data, room)
         except zlib.error:
             if self.encoding != "deflate" or self.consumed:
                 raise
