@@ -44,7 +44,8 @@ def settings_of(ctx: typer.Context) -> Settings:
 def person_of(ctx: typer.Context) -> Person:
     """Who this command acts for: local, or the person named by ``--as``."""
     root = ctx.find_root()
-    return (root.obj or {}).get("person", LOCAL)
+    found = (root.obj or {}).get("person")
+    return found if isinstance(found, Person) else LOCAL
 
 
 def id_param(what: str = "session id") -> Callable[[str | None], str | None]:
