@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
+    from local2.errors import StoryError as StoryError
     from local2.stories.runner import Story as Story
-    from local2.stories.runner import StoryError as StoryError
     from local2.stories.runner import StoryResult as StoryResult
     from local2.stories.runner import TurnSpec as TurnSpec
     from local2.stories.runner import check_turn as check_turn
