@@ -104,8 +104,8 @@ class LocalUI(
                 with gr.Tab("Evaluate", id="evaluate") as evaluate:
                     self._evaluate_tab(research.past, evaluate)
             self._wire(demo)
-        demo.queue(default_concurrency_limit=self.settings.concurrency_limit)
-        return demo
+        blocks: gr.Blocks = demo.queue(default_concurrency_limit=self.settings.concurrency_limit)
+        return blocks
 
     def _evaluate_tab(self, research_run: gr.Dropdown, tab: gr.Tab) -> None:
         """The Evaluate tab; a question opens in Time travel (or a research run in Research)."""

@@ -17,6 +17,7 @@ from local2.errors import Local2Error
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.safe_markdown import neutralise
+from local2.ui.updates import Updates
 
 
 class ApprovalActions(UIPart):
@@ -30,7 +31,7 @@ class ApprovalActions(UIPart):
         ids: Any,
         mine: Any,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         yield from self._decide(True, session_id, pending, ids, mine, request)
 
     def deny(
@@ -40,7 +41,7 @@ class ApprovalActions(UIPart):
         ids: Any,
         mine: Any,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         yield from self._decide(False, session_id, pending, ids, mine, request)
 
     def _decide(
@@ -51,7 +52,7 @@ class ApprovalActions(UIPart):
         ids: dict[int, str] | None,
         mine: list[dict[str, Any]] | None,
         request: gr.Request | None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Continue the paused turn with the person's decision, in the same chat message."""
         if not session_id or not pending:
             yield {
@@ -73,7 +74,7 @@ class ApprovalActions(UIPart):
         items = self.agent.resume(session_id, approved)
         yield from self._follow(items, view, chat, dict(ids or {}), user, session_id, mine, person)
 
-    def _waiting_panel(self, session_id: str, chat: list[Any]) -> dict:
+    def _waiting_panel(self, session_id: str, chat: list[Any]) -> Updates:
         """The approval panel for a session whose last turn is paused (or hidden)."""
         request = self.agent.pending_approval(session_id)
         if request is None:
@@ -85,7 +86,7 @@ class ApprovalActions(UIPart):
         user = gr.ChatMessage(role="user", content=neutralise(question))
         return self.approval.show(request, {"view": view, "chat": chat, "user": user})
 
-    def stop_turn(self, session_id: str | None, request: gr.Request | None = None) -> dict:
+    def stop_turn(self, session_id: str | None, request: gr.Request | None = None) -> Updates:
         """Stop this tab's running turn; the streaming handler then shows what was cut off."""
         try:
             if session_id:

@@ -32,6 +32,7 @@ from local2.ui.base import live, table
 from local2.ui.late_grades import GradesToCome
 from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
+from local2.ui.updates import Updates
 
 BUSY = (
     "Still answering your previous question: wait for it, or press Stop. "
@@ -158,7 +159,7 @@ class Chat(GradesToCome):
         model: str | None = None,
         request: gr.Request | None = None,  # who is signed in (Gradio fills it in)
         *compare: Any,  # the Compare switch, model B, temperature B (local2.ui.compare)
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Stream one turn into the chat (answered by ``model`` from the picker) as the
         signed-in person's; errors become a banner, never a traceback."""
         chat, ids, question = list(chat or []), dict(ids or {}), question or ""
@@ -201,7 +202,7 @@ class Chat(GradesToCome):
         mine: list[dict[str, Any]] | None,
         person: Person,
         question: str = "",
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Stream ``person``'s turn's items into the chat until it ends, fails, stops, or
         pauses for them; errors become a banner, never a traceback."""
         shown = False
@@ -237,7 +238,7 @@ class Chat(GradesToCome):
         user: gr.ChatMessage,
         view: render.TurnView,
         question: str,
-    ) -> dict:
+    ) -> Updates:
         """A turn that ended in ``exc``: the question back in the box, whatever had streamed
         kept and marked abandoned, and a banner saying why (a Stop needs none)."""
         said = notice_for(exc)
@@ -246,13 +247,13 @@ class Chat(GradesToCome):
             return self._abandoned(chat, ids, user, view, question)
         if isinstance(exc, InvalidInput | Conflict):  # the person can just ask differently
             gr.Warning(said.text)
-        failed = {self.banner: self.notice(exc), self.question: question}
+        failed: Updates = {self.banner: self.notice(exc), self.question: question}
         if not shown:  # nothing reached the screen: the banner says it all
             return failed
         view.fail(said.text)
         return {**self._abandoned(chat, ids, user, view, question), **failed}
 
-    def _turn_started(self) -> dict:
+    def _turn_started(self) -> Updates:
         return {
             self.question: "",
             self.banner: gr.update(value="", visible=False),
@@ -272,7 +273,7 @@ class Chat(GradesToCome):
         view: render.TurnView,
         mine: list[dict[str, Any]] | None,
         person: Person,
-    ) -> dict:
+    ) -> Updates:
         payload = view.payload or {}
         ids = {**ids, len(chat): str(payload.get("query_id") or "")}
         turn_chat, timer = self._graded_chat(
@@ -317,7 +318,7 @@ class Chat(GradesToCome):
         user: gr.ChatMessage,
         view: render.TurnView,
         question: str,
-    ) -> dict:
+    ) -> Updates:
         """A turn that ended before its answer: kept on screen, marked, never rated."""
         turn_chat = [*chat, user, *view.messages()]
         return {

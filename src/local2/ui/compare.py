@@ -24,6 +24,7 @@ from local2.errors import InvalidInput, Local2Error
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.safe_markdown import neutralise
+from local2.ui.updates import Updates
 
 PREFER_LABELS = {"a": "A is better", "tie": "Tie", "b": "B is better"}
 VERDICTS = {"a": "A is better", "b": "B is better", "tie": "a tie (the two orders disagreed)"}
@@ -159,13 +160,13 @@ class Compare(UIPart):
             return NO_OPTIONS, exc.message
         return options, None
 
-    def _compare_hidden(self) -> dict:
+    def _compare_hidden(self) -> Updates:
         return {
             self.pair_box: gr.update(visible=False),
             self.retry_box: gr.update(visible=False),
         }
 
-    def _compare_done(self, payload: Mapping[str, Any]) -> dict:
+    def _compare_done(self, payload: Mapping[str, Any]) -> Updates:
         """The panels for a finished turn: side by side when compared, the retry offer or
         the attempts when graded low."""
         update = self._compare_hidden()
@@ -204,7 +205,7 @@ class Compare(UIPart):
             )
         return update
 
-    def _pair_view(self, payload: Mapping[str, Any]) -> dict:
+    def _pair_view(self, payload: Mapping[str, Any]) -> Updates:
         respondents = payload["respondents"]
         pairwise = payload.get("pairwise") or {}
         shown = pairwise.get("shown") or "a"
@@ -234,7 +235,7 @@ class Compare(UIPart):
             *self.prefer_buttons.values(),
         ]
 
-    def _pair_graded(self, session_id: str, query_id: str) -> dict:
+    def _pair_graded(self, session_id: str, query_id: str) -> Updates:
         """The side-by-side of ``query_id`` redrawn once its grades and the judge's verdict
         are given (also when they came after the turn's handler stopped following it); no
         change when the session has moved on from it."""
@@ -266,7 +267,7 @@ class Compare(UIPart):
     def _preferrer(self, choice: str) -> Any:
         def prefer(
             session_id: str | None, query_id: str | None, request: gr.Request | None = None
-        ) -> dict:
+        ) -> Updates:
             return self.prefer(choice, session_id, query_id, request)
 
         return prefer
@@ -274,12 +275,12 @@ class Compare(UIPart):
     def _shower(self, attempt: int) -> Any:
         def show(
             session_id: str | None, query_id: str | None, request: gr.Request | None = None
-        ) -> dict:
+        ) -> Updates:
             return self.show_attempt(attempt, session_id, query_id, request)
 
         return show
 
-    def _redrawn(self, session_id: str, note: str) -> dict:
+    def _redrawn(self, session_id: str, note: str) -> Updates:
         """The chat redrawn from the session's history (it continues from the choice)."""
         return {
             **self._session_view(session_id),
@@ -292,7 +293,7 @@ class Compare(UIPart):
         session_id: str | None,
         query_id: str | None,
         request: gr.Request | None = None,
-    ) -> dict:
+    ) -> Updates:
         if not session_id or not query_id:
             return {self.banner: self.notice("There is no compared answer to prefer.")}
         try:
@@ -321,7 +322,7 @@ class Compare(UIPart):
         session_id: str | None,
         query_id: str | None,
         request: gr.Request | None = None,
-    ) -> dict:
+    ) -> Updates:
         if not session_id or not query_id:
             return {self.banner: self.notice("There are no attempts to switch between.")}
         try:
@@ -345,7 +346,7 @@ class Compare(UIPart):
         ids: dict[int, str],
         mine: list[dict[str, Any]] | None,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Stream the second attempt into the chat like a turn (the owner's only)."""
         if not session_id or not query_id:
             yield {self.banner: self.notice("There is no answer to try again.")}

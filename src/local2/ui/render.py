@@ -440,7 +440,8 @@ def jsonable(value: Any) -> Any:
 
 def state_view(state: Mapping[str, Any]) -> dict[str, Any]:
     """A checkpoint's state for people: thinking shown apart, messages readable."""
-    return jsonable(state)
+    view: dict[str, Any] = jsonable(state)
+    return view
 
 
 def banner(message: str, fix: str = "", kind: str = "error") -> str:

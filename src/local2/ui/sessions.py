@@ -25,6 +25,7 @@ from local2.errors import InvalidId, Local2Error, NotFound
 from local2.ids import check_session_id, new_session_id
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
+from local2.ui.updates import Updates
 
 MY_SESSIONS_KEPT = 30
 TURNS_SHOWN = 200
@@ -157,7 +158,7 @@ class Sessions(UIPart):
         where = "an earlier branch" if branch else "its current branch"
         return f"Session `{session_id}` · showing {where}"
 
-    def _on_branch(self, session_id: str, branch: str | None) -> dict:
+    def _on_branch(self, session_id: str, branch: str | None) -> Updates:
         """Outputs saying which branch this tab is on (``branch`` None: the current one)."""
         return {
             self.branch: branch,
@@ -185,7 +186,7 @@ class Sessions(UIPart):
 
     def _session_view(
         self, session_id: str, branch: str | None = None, person: Person | None = None
-    ) -> dict:
+    ) -> Updates:
         """Outputs that show one branch of a session: every turn as it was, and the panels
         of its last turn (all reset, so nothing of the previous session stays on screen)."""
         turns: list[HistoryTurn] = []
@@ -220,10 +221,10 @@ class Sessions(UIPart):
             **(self._waiting_panel(session_id, chat) if branch is None else self.approval.hide()),
         }
 
-    def start_new_session(self) -> dict:
+    def start_new_session(self) -> Updates:
         return self._session_view(new_session_id())
 
-    def resume_session(self, pasted: str | None, request: gr.Request | None = None) -> dict:
+    def resume_session(self, pasted: str | None, request: gr.Request | None = None) -> Updates:
         try:  # the request's one check: the service is handed the id checked
             session_id = check_session_id(pasted.strip()) if pasted and pasted.strip() else ""
         except InvalidId as exc:
@@ -261,7 +262,7 @@ class Sessions(UIPart):
 
     def show_current_branch(
         self, session_id: str | None, request: gr.Request | None = None
-    ) -> dict:
+    ) -> Updates:
         """Switch this tab to the session's current branch (after a replay or fork)."""
         if not session_id:
             return {}
