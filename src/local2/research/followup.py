@@ -12,8 +12,6 @@ ends there: its report, grade and memory are the run's own.
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END
 from langgraph.runtime import Runtime
@@ -26,7 +24,7 @@ from local2.research.ledger import Source, source_list
 from local2.research.plan_schema import fallback_plan, gaps_schema
 from local2.research.prompts import followup_messages
 from local2.research.reflect import new_queries, read_gaps, searched
-from local2.research.state import ResearchState
+from local2.research.state import ResearchState, ResearchUpdate
 from local2.research.steering import person_brief, usable_ledger
 from local2.research.step_tools import step_catalog
 from local2.research.structured import ask_structured
@@ -47,7 +45,7 @@ def followup_number(state: ResearchState) -> int:
 
 def triage(
     state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     """What the ledger lacks for the follow-up: search only that, or answer from it."""
     services = runtime.context.services
     settings = services.settings.research
@@ -84,7 +82,7 @@ def triage(
     round_n = (state.get("round") or 1) + 1
     # A stop the person gave the run itself does not stop its follow-ups (execute and
     # reflect look at ``followup`` first), and the run still says it was stopped.
-    base: dict[str, Any] = {"round": round_n, "gaps": [], "event_log": [entry]}
+    base: ResearchUpdate = {"round": round_n, "gaps": [], "event_log": [entry]}
     if not missing:
         return {**base, "decision": "compose"}
     view: ResearchState = {**state, "round": round_n}

@@ -33,7 +33,7 @@ from local2.research.followup import FOLLOWUP_DONE, followup_record
 from local2.research.ledger import source_list
 from local2.research.payload import research_payload
 from local2.research.prompts import compose_messages, followup_compose_messages
-from local2.research.state import ResearchState
+from local2.research.state import ResearchState, ResearchUpdate, StepRecord
 from local2.research.steering import inbox_of, notes_only, person_brief, usable_ledger
 from local2.research.verify import report_markdown, verify
 
@@ -52,10 +52,10 @@ def compose_budget(services: Services) -> int:
 
 def compose(
     state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     services = runtime.context.services
     settings = services.settings.research
-    said: dict[str, Any] = {}
+    said: ResearchUpdate = {}
     log: list[Any] = []
     if not state.get("followup"):  # what the person said after the last step still counts
         said, log = notes_only(state, inbox_of(runtime))
@@ -75,7 +75,7 @@ def compose(
         _thinking, answer = thinking_and_answer(call_model(services, messages, config, tools=False))
         draft = answer.strip() or EMPTY_DRAFT
     steps = state.get("steps") or {}
-    finished = {
+    finished: dict[str, StepRecord | None] = {
         i: {**s, "status": "done"}
         for i, s in steps.items()
         if s["tool"] == "compose" and s["status"] == "pending"
@@ -88,7 +88,7 @@ def compose(
     }
 
 
-def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     ledger = usable_ledger(state)
     followup = state.get("followup")
     checked = verify(state.get("draft") or "", ledger, followup or state["question"])
@@ -153,7 +153,7 @@ def why_no_sources(state: ResearchState) -> str:
     return "No sources: the searches found nothing to read."
 
 
-def publish(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+def publish(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     if state.get("followup"):  # the follow-up's answer, and the run ends there
         answered = (state.get("followups") or [])[-1:]
         push({"followup": answered[0] if answered else None})
