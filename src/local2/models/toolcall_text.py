@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2.ids import new_call_id
-from local2.models.toolcall_args import validate_args
+from local2.models.toolcall_args import Schemas, validate_args
 
 
 @dataclass
@@ -230,7 +230,7 @@ def _tag_segments(text: str) -> Iterator[tuple[int, int, int, int, bool]]:
 _PY_CALL_START = re.compile(r"[A-Za-z_]\w*(?:\.call)?\s*\(")
 
 
-def _parse_tagged_body(body: str, tools: Mapping[str, dict[str, Any]], found: _Found) -> str:
+def _parse_tagged_body(body: str, tools: Schemas, found: _Found) -> str:
     """Read one tag's content: JSON value(s), Mistral ``name[ARGS]{...}`` or pythonic calls.
 
     Returns the text after the calls that was not part of them (prose a model wrote after
@@ -341,7 +341,7 @@ def _parse_mistral_args(body: str, found: _Found) -> str:
     return ""
 
 
-def _stage_tags(text: str, tools: Mapping[str, dict[str, Any]]) -> _Found:
+def _stage_tags(text: str, tools: Schemas) -> _Found:
     found = _Found()
     for start, end, body_start, body_end, closed in _tag_segments(text):
         raw = text[body_start:body_end]
@@ -364,7 +364,7 @@ def _code_regions(text: str) -> list[tuple[int, int]]:
     return [m.span(2) for m in _FENCED.finditer(text) if m.group(1).lower() not in _CALL_FENCES]
 
 
-def _stage_json(text: str, tools: Mapping[str, dict[str, Any]]) -> _Found:
+def _stage_json(text: str, tools: Schemas) -> _Found:
     """JSON objects (or lists of them) naming a registered tool, anywhere in the text."""
     found = _Found()
     if not any(f'"{n}"' in text or f"'{n}'" in text for n in tools):
@@ -408,7 +408,7 @@ def _stage_json(text: str, tools: Mapping[str, dict[str, Any]]) -> _Found:
 # --------------------------------------------------------------------------- stage 3: pythonic
 
 
-def _stage_pythonic(text: str, tools: Mapping[str, dict[str, Any]]) -> _Found:
+def _stage_pythonic(text: str, tools: Schemas) -> _Found:
     """``[fn(a='x')]`` anywhere, or ``fn(a='x')`` standing on its own line."""
     found = _Found()
     if not tools:
@@ -439,7 +439,7 @@ def _stage_pythonic(text: str, tools: Mapping[str, dict[str, Any]]) -> _Found:
     return found
 
 
-def _literal_calls(src: str, tools: Mapping[str, dict[str, Any]]) -> list[_Raw]:
+def _literal_calls(src: str, tools: Schemas) -> list[_Raw]:
     """All calls in ``src`` if every one names a tool and has literal arguments, else []."""
     try:
         nodes = _pythonic_calls(src)
@@ -502,9 +502,7 @@ def _short(s: str, limit: int = 120) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
-def _finish(
-    raws: list[_Raw], tools: Mapping[str, dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[str]]:
+def _finish(raws: list[_Raw], tools: Schemas) -> tuple[list[dict[str, Any]], list[str]]:
     """Check names and arguments; keep one copy of repeated identical calls."""
     calls: list[dict[str, Any]] = []
     errors: list[str] = []
@@ -537,7 +535,7 @@ def _finish(
     return calls, errors
 
 
-def parse_tool_calls(text: str, tools: Mapping[str, dict[str, Any]]) -> ParsedToolCalls:
+def parse_tool_calls(text: str, tools: Schemas) -> ParsedToolCalls:
     """Find the tool calls a model wrote as text.
 
     ``tools`` maps each registered tool name to the JSON schema of its parameters. Stages run
