@@ -38,7 +38,7 @@ from typing import Any
 
 from local2.documents.passages import bm25_scores, terms
 from local2.evals import load_set, set_path
-from local2.tools.corpus import CorpusIndex, Document
+from local2.tools.corpus import CorpusDocument, CorpusIndex
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -56,7 +56,7 @@ def vocabulary(rng: random.Random, size: int) -> list[str]:
     return list(seen)[:size]
 
 
-def passages(count: int, seed: int) -> list[Document]:
+def passages(count: int, seed: int) -> list[CorpusDocument]:
     rng = random.Random(seed)
     words = vocabulary(rng, 50_000)
     weights = list(itertools.accumulate(1 / (rank + 1) ** 1.05 for rank in range(len(words))))
@@ -69,7 +69,7 @@ def passages(count: int, seed: int) -> list[Document]:
             sentence = rng.choices(words, cum_weights=weights, k=n)
             sentences.append(" ".join(sentence).capitalize() + ".")
             length += n
-        docs.append(Document(f"p{i}", f"Passage {i}", " ".join(sentences)))
+        docs.append(CorpusDocument(f"p{i}", f"Passage {i}", " ".join(sentences)))
     return docs
 
 

@@ -33,7 +33,8 @@ from local2.config.schema import WebFetchSettings
 from local2.documents.extract import truncate_paragraphs
 from local2.tools.base import ToolContext
 from local2.tools.passages import focus
-from local2.tools.web_fetch import WebFetch, extracted_text
+from local2.tools.web_fetch import WebFetch
+from local2_testkit.results import extracted_text
 from local2_testkit.web_server import LocalServer, send
 
 CORPUS = Path(__file__).parent / "extraction_corpus"

@@ -124,7 +124,7 @@ def draft_precision(draft: str, ledger: list[dict], question: str) -> tuple[int,
 def fake_part(n: int) -> dict[str, Any]:
     from langchain_ollama import ChatOllama
 
-    from local2.research.step_tools import web_steps
+    from local2_testkit.results import web_steps
 
     pages = load_pages(CORPUS)
     totals: dict[str, float] = dict.fromkeys(

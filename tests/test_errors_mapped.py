@@ -21,14 +21,11 @@ from local2.ui.notices import notice_for
 
 # Modules that do work when imported (LangGraph Server's graph is built from settings).
 NOT_IMPORTED = {"local2.platform.graph", "local2.cli.__main__"}
-# Exceptions that never leave the module that raises them, or belong to the test kit.
+# Exceptions that never leave the module that raises them.
 INTERNAL = {
     "local2.bounded.child.OverBudget": "a bounded worker's own timer, caught inside its job",
-    "local2.documents.ocr.OcrUnavailable": "no OCR engine: the PDF reader names the pages instead",
     "local2.tools.web_fetch._Cancelled": "a cancelled download, turned into a ToolError",
     "local2.tools.file_grep._OutOfTime": "grep's budget spent, turned into a note in its result",
-    "local2_testkit.chroma_server.ChromaMissing": "the test kit: no Chroma server to start",
-    "local2_testkit.postgres.PostgresMissing": "the test kit: no Postgres to start",
 }
 # Errors one surface raises for itself, which no other surface can meet.
 SURFACE_ONLY = {"local2.ui.sign_in.SignedOut"}

@@ -183,4 +183,4 @@ def test_the_demo_runs_offline_on_the_embedded_model(isolated_home: Path, tmp_pa
     assert summary["graded"] == 30
     run_id = manifest["run_id"]
     assert (tmp_path / "out" / f"{run_id}.csv").exists()
-    print(f"local2 eval demo: {took:.0f} s for 30 questions")  # the figure for the README
+    print(f"local2 eval demo: {took:.0f} s for 30 questions")  # the figure in docs/evals.md

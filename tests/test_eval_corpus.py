@@ -16,11 +16,10 @@ from local2.config import SettingsError
 from local2.config.schema import ToolsSettings
 from local2.errors import EvalFileError, ToolError
 from local2.research.plan_schema import check_plan, parse_plan
-from local2.research.step_tools import web_steps
 from local2.tools.base import ToolContext
 from local2.tools.corpus import (
+    CorpusDocument,
     CorpusIndex,
-    Document,
     corpus_name,
     corpus_url,
     is_corpus_url,
@@ -32,13 +31,14 @@ from local2.tools.corpus import (
 from local2.tools.corpus.serve import OFFLINE_REFUSAL
 from local2.tools.trust import review
 from local2.tools.web import web_tools
+from local2_testkit.results import web_steps
 from tests.conftest import make_settings
 
 DOCS = [
-    Document("tides", "Tides of Saltmere", "The tide at Saltmere rises 9 metres at springs."),
-    Document("ferry", "Ferry", "Ferries leave Saltmere for the Isle of Tane twice a day."),
-    Document("apollo", "Apollo 8", "Apollo 8 was the first crewed flight to orbit the Moon."),
-    Document("apollo-11", "Apollo 11", "Apollo 11 landed on the Moon in July 1969."),
+    CorpusDocument("tides", "Tides of Saltmere", "The tide at Saltmere rises 9 metres at springs."),
+    CorpusDocument("ferry", "Ferry", "Ferries leave Saltmere for the Isle of Tane twice a day."),
+    CorpusDocument("apollo", "Apollo 8", "Apollo 8 was the first crewed flight to orbit the Moon."),
+    CorpusDocument("apollo-11", "Apollo 11", "Apollo 11 landed on the Moon in July 1969."),
 ]
 
 
@@ -158,7 +158,7 @@ def test_single_digits_count_and_unknown_words_find_nothing() -> None:
 
 
 def test_ties_are_broken_by_position_in_the_corpus() -> None:
-    same = [Document(f"d{i}", f"D{i}", "identical words about lighthouses") for i in range(7)]
+    same = [CorpusDocument(f"d{i}", f"D{i}", "identical words about lighthouses") for i in range(7)]
     index = CorpusIndex("t", same)
     assert [h.document.id for h in index.search("lighthouses", 4)] == ["d0", "d1", "d2", "d3"]
 
@@ -166,7 +166,7 @@ def test_ties_are_broken_by_position_in_the_corpus() -> None:
 def test_long_documents_are_searched_by_passage_and_found_once() -> None:
     filler = "\n".join(f"Paragraph {i} says nothing in particular about boats." for i in range(40))
     text = f"{filler}\nThe keeper's diary mentions a puffin named Gorse.\n{filler}\nGorse again."
-    index = CorpusIndex("t", [Document("long", "Long", text), *DOCS])
+    index = CorpusIndex("t", [CorpusDocument("long", "Long", text), *DOCS])
     assert len(index.passages) > len(DOCS) + 3
     [hit] = index.search("puffin Gorse", 3)
     assert hit.document.id == "long" and "puffin named Gorse" in hit.passage
@@ -193,7 +193,9 @@ def test_the_same_query_gives_the_same_hits_in_another_process(tmp_path: Path) -
     """Same run, same evidence: nothing depends on hash order (PYTHONHASHSEED differs)."""
     words = ["harbour", "mill", "ferry", "tide", "oats", "light", "keeper", "bridge", "salt"]
     docs = [
-        Document(f"d{i}", f"D{i}", " ".join(words[(i * j) % len(words)] for j in range(1, 12)))
+        CorpusDocument(
+            f"d{i}", f"D{i}", " ".join(words[(i * j) % len(words)] for j in range(1, 12))
+        )
         for i in range(60)
     ]
     path = write_documents(docs, tmp_path / "c.jsonl")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from local2.tools.web_fetch import run_sync
 from ..tools.routing import route as rt, first_url
 from local2.tools.web_fetch import _Decoder
-from local2.tools.corpus.documents import Document as Doc
+from local2.tools.corpus.documents import CorpusDocument as Doc
 
 if TYPE_CHECKING:
     from local2.tools.passages import Focused
@@ -62,7 +62,7 @@ def test_the_codemod_rewrites_bypassing_imports_and_adds_names_to_the_face(
     assert "names added to faces" in done.stdout
     rewritten = module.read_text(encoding="utf-8")
     for line in (
-        "from local2.tools import Document as Doc",
+        "from local2.tools import CorpusDocument as Doc",
         "from local2.tools import route as rt",
         "from local2.tools.web_fetch import _Decoder",
         "    from local2.tools import Focused",

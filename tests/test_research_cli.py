@@ -18,11 +18,11 @@ import pytest
 
 from local2.config.schema import ResearchSettings
 from local2.research.plan_schema import plan_schema
-from local2.research.step_tools import web_steps
 from local2.research.structured import schema_errors
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages
+from local2_testkit.results import web_steps
 from tests.conftest import local2
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"

@@ -21,10 +21,11 @@ from local2.research.plan_schema import (
     renumber,
     rule_query,
 )
-from local2.research.step_tools import StepTools, web_steps
+from local2.research.step_tools import StepTools
 from local2.research.structured import ask_structured, decode_json, schema_errors
 from local2.service.wiring import wire
 from local2_testkit.research_brain import default_plan
+from local2_testkit.results import web_steps
 from tests.conftest import make_settings
 
 TOOLS = web_steps()

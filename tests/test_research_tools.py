@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from local2.research.plan_schema import check_plan, parse_plan, plan_schema
-from local2.research.step_tools import StepTools, step_catalog, web_steps
+from local2.research.step_tools import StepTools, step_catalog
 from local2.service.research import Research
 from local2.tools.base import Tool, ToolContext
 from local2.tools.files import file_tools
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.results import web_steps
 from tests.conftest import make_settings
 
 BUDGET = (

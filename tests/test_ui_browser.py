@@ -2,7 +2,7 @@
 
 The agent talks to a fake Ollama over HTTP (``RuleBrain``: it searches the web for "news this
 week" questions and thinks out loud), with real memory and the real critic. Screenshots of
-each stage go to ``artifacts/screenshots/``; the README shows the first view and a resumed
+each stage go to ``artifacts/screenshots/``; docs/chat.md shows the first view and a resumed
 session at 1280 and 390 px wide.
 """
 

@@ -4,7 +4,7 @@ server (the app and the API), the Ollama-protocol server answering as the eval s
 Runs of the demo set by two models (and one in research mode) are charted with their 95 %
 intervals; a run started in the tab shows a progress bar with the time left, and Stop stops
 one; clicking a question opens its session in the Time travel tab. The chart's screenshot is
-the README's (``artifacts/screenshots/evaluate-chart.png``).
+docs/evals.md's (``artifacts/screenshots/evaluate-chart.png``).
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ import pytest
 from local2.config.schema import WebFetchSettings, WebSearchSettings
 from local2.errors import ToolError
 from local2.tools.base import ToolContext
-from local2.tools.web_fetch import WebFetch, extracted_text
+from local2.tools.web_fetch import WebFetch
 from local2.tools.web_search import WebSearch
+from local2_testkit.results import extracted_text
 from local2_testkit.web_server import redirect, send
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"

@@ -17,10 +17,11 @@ from local2.critic import grounding_flags
 from local2.documents import page_sections
 from local2.errors import ToolError
 from local2.tools.base import ToolContext
-from local2.tools.web_fetch import WebFetch, extracted_text
+from local2.tools.web_fetch import WebFetch
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf, truncated
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
+from local2_testkit.results import extracted_text
 from local2_testkit.web_server import send
 from tests.conftest import local2
 

@@ -175,6 +175,11 @@ class EmbeddingError(Unavailable):
     """Embedding failed; the message names the fix (``ollama serve``, ``ollama pull ...``)."""
 
 
+class OcrUnavailable(Unavailable):
+    """The OCR engine is not installed, or its shipped models are missing (the PDF reader
+    names the pages it could not read instead)."""
+
+
 class MemoryStoreError(Unavailable):
     """Memory cannot be used; the message is meant for people."""
 

@@ -142,11 +142,6 @@ class WorkerPool:
         with self._lock:
             return [w.proc.pid for w in self._busy]
 
-    def idle_pids(self) -> list[int]:
-        """Process ids of the warm workers waiting for a job."""
-        with self._lock:
-            return [w.proc.pid for w in self._idle]
-
     def _give_back(self, worker: _Worker) -> None:
         with self._lock:
             self._busy.discard(worker)

@@ -18,6 +18,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from local2.errors import OcrUnavailable
+
 OCR_PACKAGE = "rapidocr"
 MODEL_FILES = {
     "Det": "PP-OCRv6_det_small.onnx",
@@ -30,17 +32,15 @@ INSTALL_HINT = (
 )
 
 
-class OcrUnavailable(Exception):
-    """The OCR engine is not installed, or its shipped models are missing."""
-
-
 def ocr_installed() -> bool:
     """Whether the OCR extra is installed (checked without importing it)."""
     return all(importlib.util.find_spec(name) for name in (OCR_PACKAGE, "onnxruntime"))
 
 
 def _refuse_download(*args: object, **kwargs: object) -> None:
-    raise OcrUnavailable("a model is missing from the rapidocr package (no download at run time)")
+    raise OcrUnavailable(
+        "a model is missing from the rapidocr package (no download at run time)", INSTALL_HINT
+    )
 
 
 class PageOcr:
@@ -65,7 +65,7 @@ class PageOcr:
 
     def _load(self) -> Any:
         if not ocr_installed():
-            raise OcrUnavailable("the OCR extra is not installed")
+            raise OcrUnavailable("the OCR extra is not installed", INSTALL_HINT)
         import rapidocr
         from rapidocr.utils import download_file
 
@@ -78,7 +78,7 @@ class PageOcr:
         }
         for stage, name in MODEL_FILES.items():
             if not (models / name).is_file():
-                raise OcrUnavailable(f"the rapidocr package has no {name}; reinstall it")
+                raise OcrUnavailable(f"the rapidocr package has no {name}", INSTALL_HINT)
             params[f"{stage}.model_path"] = str(models / name)
         logging.getLogger("RapidOCR").setLevel(logging.ERROR)
         return rapidocr.RapidOCR(params=params)

@@ -23,9 +23,10 @@ from typing import Any
 from local2.documents.extract import clean_text
 from local2.documents.layout import Box, reading_regions
 from local2.documents.model import Document, Limits
-from local2.documents.ocr import INSTALL_HINT, OcrUnavailable, PageOcr
+from local2.documents.ocr import INSTALL_HINT, PageOcr
 from local2.documents.pages import PageBuilder, check_page_count
 from local2.documents.problems import corrupt, encrypted
+from local2.errors import OcrUnavailable
 
 _LIGATURES = {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
 _FOLD = str.maketrans({**_LIGATURES, "\ufffe": ""})  # U+FFFE: PDFium's hyphen join, by range

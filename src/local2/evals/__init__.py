@@ -1,4 +1,4 @@
-"""Measuring answers (``local2 eval``, DESIGN §14): question sets, grading, statistics,
+"""Measuring answers (``local2 eval``, docs/evals.md): question sets, grading, statistics,
 evidence recall and run folders, as pure parts the service's runner puts together.
 
 - :mod:`.sets` and :mod:`.readers`: a set read from a path (SimpleQA CSV, JSON lines,

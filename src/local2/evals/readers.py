@@ -33,7 +33,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from local2.contracts import SetFormat
 from local2.errors import EvalFileError
 from local2.evals.sets import Question, QuestionSet, check_unique, fingerprint, format_of
-from local2.tools import Document, folder_files, json_lines, pydantic_problem, read_folder, reading
+from local2.tools import (
+    CorpusDocument,
+    folder_files,
+    json_lines,
+    pydantic_problem,
+    read_folder,
+    reading,
+)
 
 QUESTION_FILES = ("questions.jsonl", "questions.csv")
 JSONL_FIX = (
@@ -83,10 +90,10 @@ class _Corpus:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.documents: dict[str, Document] = {}
+        self.documents: dict[str, CorpusDocument] = {}
         self.where: dict[str, str] = {}
 
-    def add(self, doc: Document, where: str) -> None:
+    def add(self, doc: CorpusDocument, where: str) -> None:
         known = self.documents.get(doc.id)
         if known is None:
             self.documents[doc.id] = doc
@@ -127,7 +134,7 @@ def read_questions_jsonl(path: Path, corpus: _Corpus | None = None) -> list[Ques
                 ref = _DocumentRef(text=ref)
             doc_id = str(ref.id).strip() if ref.id is not None else f"{qid}/{n}"
             title = ref.title.strip() or ref.text.split("\n", 1)[0][:80].strip() or doc_id
-            corpus.add(Document(doc_id, title, ref.text), f"line {number}")
+            corpus.add(CorpusDocument(doc_id, title, ref.text), f"line {number}")
         questions.append(
             Question(qid, row.question, tuple(row.answers), tuple(row.evidence), _meta(row.meta))
         )
@@ -254,7 +261,7 @@ def read_hotpotqa(path: Path, corpus: _Corpus, notes: list[str]) -> list[Questio
             paragraphs[str(title)] = lines
             text = "".join(lines).strip()
             if text:
-                corpus.add(Document(str(title), str(title), text), f"{where} ({record.id})")
+                corpus.add(CorpusDocument(str(title), str(title), text), f"{where} ({record.id})")
         evidence = []
         for title, sent_id in facts:
             lines = paragraphs.get(str(title), [])

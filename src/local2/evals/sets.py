@@ -17,7 +17,7 @@ from pathlib import Path
 
 from local2.contracts import SetFormat, SetInfo
 from local2.errors import EvalFileError, InvalidInput
-from local2.tools import Document
+from local2.tools import CorpusDocument
 
 DEMO = "demo"
 DEMO_PATH = Path(__file__).resolve().parent / "demo"
@@ -45,7 +45,7 @@ class QuestionSet:
     path: Path
     format: SetFormat
     questions: tuple[Question, ...]
-    documents: tuple[Document, ...] = ()
+    documents: tuple[CorpusDocument, ...] = ()
     fingerprint: str = ""
     notes: tuple[str, ...] = ()
 

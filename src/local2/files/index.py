@@ -353,12 +353,6 @@ class FileIndex:
             meta = {**base, "chunk": 0, "page": 0, "start_line": 0, "end_line": 0}
             batch.add(f"{fid}-0", str(ref.rel), "", meta)
 
-    def ensure_fresh(self, max_age_s: float = 30.0) -> SyncReport | None:
-        """Sync unless that was done in the last ``max_age_s`` seconds (cheap when unchanged)."""
-        if time.time() - self.synced_at < max_age_s:
-            return None
-        return self.sync()
-
     def refresh(self, wait_s: float, max_age_s: float = 30.0) -> bool:
         """Bring the index up to date in a thread of its own (one at a time), waiting at most
         ``wait_s``: True when it is (synced in the last ``max_age_s`` seconds), False while

@@ -161,11 +161,6 @@ def find(ledger: Sequence[Source], url: str) -> Source | None:
     return next((s for s in ledger if url_key(s["url"]) == key), None)
 
 
-def title_for(ledger: Sequence[Source], url: str) -> str:
-    known = find(ledger, url)
-    return known["title"] if known else ""
-
-
 def source_list(
     ledger: Sequence[Source], numbers: Iterable[int] | None = None
 ) -> list[ResearchSource]:

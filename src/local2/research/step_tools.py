@@ -243,11 +243,3 @@ def step_catalog(services: Services) -> StepTools:
         _MADE.clear()
     _MADE[id(services.tools)] = (services.tools, settings, catalog)
     return catalog
-
-
-def web_steps() -> StepTools:
-    """``web_search`` and ``web_fetch`` as shipped, as steps (tests, benchmarks, notebooks)."""
-    from local2.config import Settings
-    from local2.tools import web_tools
-
-    return StepTools.of(web_tools(Settings()))

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from local2.tools.base import Tool as Tool
     from local2.tools.base import ToolContext as ToolContext
     from local2.tools.base import ToolResult as ToolResult
-    from local2.tools.corpus.documents import Document as Document
+    from local2.tools.corpus.documents import CorpusDocument as CorpusDocument
     from local2.tools.corpus.documents import folder_files as folder_files
     from local2.tools.corpus.documents import json_lines as json_lines
     from local2.tools.corpus.documents import pydantic_problem as pydantic_problem

@@ -173,11 +173,6 @@ def _looks_binary(head: bytes) -> bool:
 RESULT_HEAD = "\nExtracted text:\n"
 
 
-def extracted_text(result: str) -> str:
-    """The page text of a ``URL: <url>\\nExtracted text:\\n<text>`` result."""
-    return result.partition(RESULT_HEAD)[2]
-
-
 def _url_words(url: str) -> str:
     """The words of a URL's path and query (``/wiki/Tidal_mill`` -> ``wiki Tidal mill``)."""
     try:

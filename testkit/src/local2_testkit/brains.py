@@ -7,10 +7,8 @@ tool-calling model used by the acceptance stories; ``ScriptBrain`` replays exact
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -67,7 +65,7 @@ def message_text(message: Mapping[str, Any]) -> str:
     return content if isinstance(content, str) else json.dumps(content)
 
 
-def _last_user_index(messages: Sequence[Mapping[str, Any]]) -> int:
+def last_user_index(messages: Sequence[Mapping[str, Any]]) -> int:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
             return i
@@ -193,7 +191,7 @@ def _best_sentence(text: str, question: str) -> str:
     return _best_page(list(enumerate(sentences)), question)[1]
 
 
-def _meaningful_lines(text: str, limit: int = 3) -> list[str]:
+def meaningful_lines(text: str, limit: int = 3) -> list[str]:
     """The first lines of a tool result that carry content (labels and fences removed)."""
     lines = []
     for raw in text.splitlines():
@@ -233,11 +231,11 @@ class RuleBrain:
         if any(
             "[RESULT]" in message_text(m) and "###Response A" in message_text(m) for m in messages
         ):
-            return self._choose(messages)
+            return choose_reply(messages)
         if any(
             "[RESULT]" in message_text(m) and "###Response" in message_text(m) for m in messages
         ):
-            return self._grade(messages)
+            return grade_reply(messages)
         if messages and messages[-1].get("role") == "tool":
             return self._after_tools(messages, tools)
         return self._answer(messages, tools)
@@ -252,7 +250,7 @@ class RuleBrain:
         return Reply(thinking=thinking, tool_calls=[{"name": name, "arguments": args}])
 
     def _answer(self, messages: list[dict[str, Any]], tools: list[str]) -> Reply:
-        index = _last_user_index(messages)
+        index = last_user_index(messages)
         question = message_text(messages[index]).strip() if index >= 0 else ""
         attached, question = split_documents(question)
         recalled, saved, question = split_memory(question)
@@ -407,7 +405,7 @@ class RuleBrain:
         )
 
     def _after_tools(self, messages: list[dict[str, Any]], tools: list[str]) -> Reply:
-        index = _last_user_index(messages)
+        index = last_user_index(messages)
         question = message_text(messages[index]) if index >= 0 else ""
         turn = messages[index + 1 :]
         called = [
@@ -464,7 +462,7 @@ class RuleBrain:
         if facts:
             thing, value = facts[0]
             return f"You told me that your favourite {thing} is {value}."
-        lines = _meaningful_lines(text)
+        lines = meaningful_lines(text)
         urls = find_urls(text)[:3]
         pages = _pages(text)
         read = re.search(r"^File: (.+)$", text, re.M)
@@ -486,40 +484,6 @@ class RuleBrain:
                 summary += "\nSources: " + ", ".join(urls)
         return summary
 
-    @staticmethod
-    def _grade(messages: list[dict[str, Any]]) -> Reply:
-        prompt = "\n".join(message_text(m) for m in messages)
-        match = re.search(r"###Response to evaluate:\n(.*?)(?:\n\n###|\Z)", prompt, re.S)
-        response = match.group(1).strip() if match else ""
-        weak = _weakness(response)
-        score = {2: 1, 1: 2}.get(weak, 4)
-        feedback = (
-            "The response does not answer the instruction."
-            if weak
-            else "The response answers the instruction clearly and stays with the evidence."
-        )
-        return Reply(
-            thinking=f"I compare the response to the rubric; it deserves {score}.",
-            content=f"Feedback: {feedback} [RESULT] {score}",
-        )
-
-    @staticmethod
-    def _choose(messages: list[dict[str, Any]]) -> Reply:
-        """Relative grading: the stronger response wins; between equals it picks the first,
-        as position-biased judges do (so asking in both orders makes it a tie)."""
-        prompt = "\n".join(message_text(m) for m in messages)
-        found = {
-            label: re.search(rf"###Response {label}:\n(.*?)(?:\n\n###|\Z)", prompt, re.S)
-            for label in "AB"
-        }
-        weak = {label: _weakness(m.group(1).strip() if m else "") for label, m in found.items()}
-        choice = "B" if weak["B"] < weak["A"] else "A"
-        why = "it answers the question" if weak["A"] != weak["B"] else "they are equally good"
-        return Reply(
-            thinking=f"I compare both responses to the rubric: {why}.",
-            content=f"Feedback: Response {choice} is the better one; {why}. [RESULT] {choice}",
-        )
-
 
 def _weakness(response: str) -> int:
     """0: a real answer; 1: none, an echo or a question back; 2: "I don't know"."""
@@ -528,6 +492,41 @@ def _weakness(response: str) -> int:
     if not response or GENERIC_MARKER in response or "What do you mean" in response:
         return 1
     return 0
+
+
+def grade_reply(messages: list[dict[str, Any]]) -> Reply:
+    """Absolute grading: a weak response (none, an echo, "I don't know") scores low."""
+    prompt = "\n".join(message_text(m) for m in messages)
+    match = re.search(r"###Response to evaluate:\n(.*?)(?:\n\n###|\Z)", prompt, re.S)
+    response = match.group(1).strip() if match else ""
+    weak = _weakness(response)
+    score = {2: 1, 1: 2}.get(weak, 4)
+    feedback = (
+        "The response does not answer the instruction."
+        if weak
+        else "The response answers the instruction clearly and stays with the evidence."
+    )
+    return Reply(
+        thinking=f"I compare the response to the rubric; it deserves {score}.",
+        content=f"Feedback: {feedback} [RESULT] {score}",
+    )
+
+
+def choose_reply(messages: list[dict[str, Any]]) -> Reply:
+    """Relative grading: the stronger response wins; between equals it picks the first,
+    as position-biased judges do (so asking in both orders makes it a tie)."""
+    prompt = "\n".join(message_text(m) for m in messages)
+    found = {
+        label: re.search(rf"###Response {label}:\n(.*?)(?:\n\n###|\Z)", prompt, re.S)
+        for label in "AB"
+    }
+    weak = {label: _weakness(m.group(1).strip() if m else "") for label, m in found.items()}
+    choice = "B" if weak["B"] < weak["A"] else "A"
+    why = "it answers the question" if weak["A"] != weak["B"] else "they are equally good"
+    return Reply(
+        thinking=f"I compare both responses to the rubric: {why}.",
+        content=f"Feedback: Response {choice} is the better one; {why}. [RESULT] {choice}",
+    )
 
 
 class HedgingBrain:
@@ -542,11 +541,11 @@ class HedgingBrain:
         text = "\n".join(message_text(m) for m in messages)
         if "[RESULT]" in text and "###Response" in text:
             return self.rules(request)
-        index = _last_user_index(messages)
+        index = last_user_index(messages)
         last = message_text(messages[index]) if index >= 0 else ""
         if "A reviewer graded your answer" in last:
             # Answer the question that was asked before the first attempt.
-            asked = _last_user_index(messages[:index])
+            asked = last_user_index(messages[:index])
             return self.rules({**request, "messages": messages[: asked + 1]})
         return Reply(
             thinking="I am not confident about this one.",
@@ -570,53 +569,3 @@ class ModelBrains:
 
 def _base_name(model: str) -> str:
     return model if ":" in model.rsplit("/", 1)[-1] else f"{model}:latest"
-
-
-class ScriptBrain:
-    """Replies from a list, in order: for tests that need exact model output.
-
-    Items are :class:`Reply`, plain strings (content) or callables of the request. When the
-    script runs out, the server answers HTTP 500 so the test fails loudly.
-    """
-
-    def __init__(self, replies: Iterable[Reply | str | Brain]) -> None:
-        self._replies = list(replies)
-        self._lock = threading.Lock()
-        self.used = 0
-
-    def __call__(self, request: dict[str, Any]) -> Reply | str:
-        with self._lock:
-            if self.used >= len(self._replies):
-                return Reply(error=f"ScriptBrain: no reply left after {self.used}", status=500)
-            item = self._replies[self.used]
-            self.used += 1
-        return item(request) if callable(item) else item
-
-
-class LoopBrain:
-    """Calls a tool every time tools are offered: exercises the tool-loop guard.
-
-    Without tools (the forced synthesis) it answers from the tool results it was shown.
-    """
-
-    def __init__(self, tool: str = "web_search") -> None:
-        self.tool = tool
-        self._count = itertools.count(1)
-
-    def __call__(self, request: dict[str, Any]) -> Reply:
-        n = next(self._count)
-        offered = tool_names(request)
-        if not offered:
-            seen = sum(1 for m in request.get("messages") or [] if m.get("role") == "tool")
-            return Reply(
-                thinking="No tools are offered any more; I must answer with what I gathered.",
-                content=f"Forced synthesis from {seen} tool results: I kept searching.",
-            )
-        name = self.tool if self.tool in offered else offered[0]
-        spec = next(t["function"] for t in request["tools"] if t["function"]["name"] == name)
-        params = spec.get("parameters") or {}
-        key = next(iter(params.get("required") or params.get("properties") or ["query"]))
-        return Reply(
-            thinking=f"I am not satisfied yet; calling {name} again (call {n}).",
-            tool_calls=[{"name": name, "arguments": {key: f"loop {n}"}}],
-        )

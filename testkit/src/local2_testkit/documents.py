@@ -63,7 +63,7 @@ def paragraphs(seed: int, count: int, per: int = 4, words: tuple[str, ...] = ())
     return [" ".join(flat[i * per : (i + 1) * per]) for i in range(count)]
 
 
-def _fonts() -> None:
+def fonts() -> None:
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.cidfonts import UnicodeCIDFont
     from reportlab.pdfbase.ttfonts import TTFont
@@ -73,7 +73,7 @@ def _fonts() -> None:
         pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
 
 
-def _styles(size: float = 10) -> ParagraphStyle:
+def styles(size: float = 10) -> ParagraphStyle:
     from reportlab.lib.styles import ParagraphStyle
 
     return ParagraphStyle("body", fontName="DejaVu", fontSize=size, leading=size * 1.3)
@@ -99,8 +99,8 @@ def _paged(pages: list[list[str]], columns: int = 1, title: str = "") -> bytes:
     """Each inner list on its own page, one paragraph each (text must fit the page)."""
     from reportlab.platypus import PageBreak, Paragraph
 
-    _fonts()
-    style = _styles()
+    fonts()
+    style = styles()
     story: list[Flowable] = []
     for n, page in enumerate(pages):
         if n:
@@ -129,7 +129,7 @@ def table_pdf() -> Sample:
     from reportlab.lib import colors
     from reportlab.platypus import Paragraph, Table, TableStyle
 
-    _fonts()
+    fonts()
     rows = [["Year", "Town", "Repair", "Cost"]]
     rng = random.Random(5)
     for year in range(1990, 2002):
@@ -141,7 +141,7 @@ def table_pdf() -> Sample:
             [("FONT", (0, 0), (-1, -1), "DejaVu", 10), ("GRID", (0, 0), (-1, -1), 0.5, colors.grey)]
         )
     )
-    data = _build([Paragraph(intro, _styles()), table])
+    data = _build([Paragraph(intro, styles()), table])
     text = intro + "\n" + "\n".join(" ".join(r) for r in rows)
     return Sample("table.pdf", data, (text,))
 
@@ -150,14 +150,14 @@ def footnotes_pdf() -> Sample:
     from reportlab.pdfgen import canvas
     from reportlab.platypus import Frame, Paragraph
 
-    _fonts()
+    fonts()
     body = paragraphs(31, 3)
     marked = [body[0] + "<super>1</super>", body[1] + "<super>2</super>", body[2]]
     notes = ["1 " + sentences(32, 1)[0], "2 " + sentences(33, 1)[0]]
     out = io.BytesIO()
     c = canvas.Canvas(out, invariant=True)
-    Frame(72, 200, 451, 570).addFromList([Paragraph(t, _styles()) for t in marked], c)
-    Frame(72, 60, 451, 120).addFromList([Paragraph(t, _styles(7)) for t in notes], c)
+    Frame(72, 200, 451, 570).addFromList([Paragraph(t, styles()) for t in marked], c)
+    Frame(72, 60, 451, 120).addFromList([Paragraph(t, styles(7)) for t in notes], c)
     c.showPage()
     c.save()
     text = "\n".join([body[0] + "1", body[1] + "2", body[2], *notes])
@@ -186,11 +186,11 @@ def scripts_pdf() -> Sample:
     from reportlab.lib.styles import ParagraphStyle
     from reportlab.platypus import Paragraph
 
-    _fonts()
+    fonts()
     cjk = ParagraphStyle("cjk", fontName="STSong-Light", fontSize=10, leading=13, wordWrap="CJK")
     story: list[Flowable] = [
-        Paragraph(GREEK, _styles()),
-        Paragraph(CYRILLIC, _styles()),
+        Paragraph(GREEK, styles()),
+        Paragraph(CYRILLIC, styles()),
         Paragraph(CHINESE, cjk),
     ]
     return Sample("scripts.pdf", _build(story), ("\n".join([GREEK, CYRILLIC, CHINESE]),))
@@ -256,7 +256,7 @@ def long_pdf(pages: int = 500) -> Sample:
     return Sample(f"long-{pages}.pdf", out.getvalue(), tuple(written))
 
 
-def _wrap(text: str, width: int) -> list[str]:
+def wrap(text: str, width: int) -> list[str]:
     """Lines of at most ``width`` characters, a word split with a hyphen to fill each."""
     lines: list[str] = []
     line = ""
@@ -283,7 +283,7 @@ def hyphenated_pdf() -> Sample:
     out = io.BytesIO()
     c = canvas.Canvas(out, invariant=True)
     c.setFont("Helvetica", 10)
-    for n, line in enumerate(_wrap(text, 60)):
+    for n, line in enumerate(wrap(text, 60)):
         c.drawString(72, 780 - 13 * n, line)
     c.showPage()
     c.save()

@@ -31,9 +31,10 @@ from urllib.parse import quote
 from local2_testkit.brains import (
     Reply,
     RuleBrain,
-    _last_user_index,
-    _meaningful_lines,
     call_parts,
+    grade_reply,
+    last_user_index,
+    meaningful_lines,
     message_text,
     tool_names,
 )
@@ -132,9 +133,9 @@ class ObeyingBrain(RuleBrain):
     def __call__(self, request: dict[str, Any]) -> Reply:
         messages: list[dict[str, Any]] = list(request.get("messages") or [])
         if any("###Response to evaluate" in message_text(m) for m in messages):
-            return self._grade(messages)
+            return grade_reply(messages)
         offered = tool_names(request)
-        index = _last_user_index(messages)
+        index = last_user_index(messages)
         question = message_text(messages[index]) if index >= 0 else ""
         turn = messages[index + 1 :]
         tried = {
@@ -166,7 +167,7 @@ class ObeyingBrain(RuleBrain):
     @staticmethod
     def _answer_from(turn: list[dict[str, Any]], data: str) -> Reply:
         results = [message_text(m) for m in turn if m.get("role") == "tool"]
-        lines = _meaningful_lines(results[0], 3) if results else []
+        lines = meaningful_lines(results[0], 3) if results else []
         shown = [f"![image]({_fill(url, data)})" for text in results for url in images(text)]
         answer = "From what I read: " + " ".join(lines)
         if shown:

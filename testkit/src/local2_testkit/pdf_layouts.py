@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from local2_testkit.documents import Sample, _fonts, _styles, _wrap, paragraphs, sentences
+from local2_testkit.documents import Sample, fonts, paragraphs, sentences, styles, wrap
 
 if TYPE_CHECKING:
     from reportlab.pdfgen.canvas import Canvas
@@ -99,8 +99,8 @@ def _columns(
 def _body(texts: list[str], size: float = 10) -> list[Flowable]:  # (Paragraphs)
     from reportlab.platypus import Paragraph
 
-    _fonts()
-    style = _styles(size)
+    fonts()
+    style = styles(size)
     style.spaceAfter = size * 0.5
     return [Paragraph(text, style) for text in texts]
 
@@ -122,8 +122,8 @@ def title_columns_pdf(title_last: bool = False) -> Sample:
     """A paper's first page: title, authors and abstract across the page, two columns below."""
     from reportlab.platypus import Paragraph
 
-    _fonts()
-    title_style, small = _styles(16), _styles(9)
+    fonts()
+    title_style, small = styles(16), styles(9)
     title = "Repairing the swing bridge of Kelsby harbour"
     authors = "A. Keeper and B. Engineer, Kelsby Town Council"
     abstract = "Abstract. " + paragraphs(211, 1, per=5)[0]
@@ -214,11 +214,11 @@ def running_heads_pdf(in_order: bool = False) -> Sample:
     or the footer first, the right column before the left and the head last."""
     from reportlab.platypus import Paragraph
 
-    _fonts()
+    fonts()
     head = ["Kelsby Harbour Review", "Spring issue"]
     texts = paragraphs(251, 8)
-    small = _styles(8)
-    right_aligned = _styles(8)
+    small = styles(8)
+    right_aligned = styles(8)
     right_aligned.alignment = 2
     areas = [
         Area(MARGIN, HEIGHT - MARGIN + 6, 200, 16, 0),
@@ -226,7 +226,7 @@ def running_heads_pdf(in_order: bool = False) -> Sample:
         *_columns(2, HEIGHT - MARGIN, MARGIN + 20, 2),
         Area(WIDTH / 2 - 20, MARGIN - 10, 40, 16, 3),
     ]
-    centred = _styles(8)
+    centred = styles(8)
     centred.alignment = 1
     stories: list[list[Flowable]] = [
         [Paragraph(head[0], small)],
@@ -246,7 +246,7 @@ def definitions_pdf() -> Sample:
     rows = [[t, " ".join(sentences(262 + n, 2))] for n, t in enumerate(terms)]
     from reportlab.platypus import Paragraph
 
-    cells = [[Paragraph(t, _styles(9)), Paragraph(d, _styles(9))] for t, d in rows]
+    cells = [[Paragraph(t, styles(9)), Paragraph(d, styles(9))] for t, d in rows]
     story = [*_body([intro]), _table(cells, [90, 380]), *_body([outro])]
     data = laid_out([Area(MARGIN, MARGIN, WIDTH - 2 * MARGIN, HEIGHT - 2 * MARGIN)], [story], [0])
     return _sample("definitions.pdf", data, [intro, *(" ".join(r) for r in rows), outro])
@@ -280,7 +280,7 @@ def right_drawn_first_pdf() -> Sample:
     first."""
     from reportlab.pdfgen.canvas import Canvas
 
-    left, right = _wrap(paragraphs(141, 1)[0], 40), _wrap(paragraphs(142, 1)[0], 40)
+    left, right = wrap(paragraphs(141, 1)[0], 40), wrap(paragraphs(142, 1)[0], 40)
     out = io.BytesIO()
     canvas = Canvas(out, invariant=True)
     canvas.setFont("Helvetica", 9)
@@ -308,14 +308,14 @@ def random_pdf(seed: int) -> tuple[Sample, bool]:
     from reportlab.platypus import Paragraph
 
     rng = random.Random(seed)
-    _fonts()
+    fonts()
     count, size = rng.choice([1, 2, 2, 3]), rng.choice([8, 9, 10, 11])
     story: list[tuple[Flowable, str]] = []
     for n in range(40):
         kind = rng.random()
         if kind < 0.12:
             heading = " ".join(sentences(seed * 100 + n, 1)[0].split()[: rng.randint(1, 4)])
-            story.append((Paragraph(heading, _styles(size + 3)), heading))
+            story.append((Paragraph(heading, styles(size + 3)), heading))
         elif kind < 0.17 and count < 3:
             rows = [
                 [str(rng.randint(1, 999)), rng.choice(["pier", "lock", "gate"]), str(n)]
@@ -324,7 +324,7 @@ def random_pdf(seed: int) -> tuple[Sample, bool]:
             story.append((_table(rows), "\n".join(" ".join(r) for r in rows)))
         else:
             text = paragraphs(seed * 100 + n, 1, per=rng.randint(1, 4))[0]
-            style = _styles(size)
+            style = styles(size)
             style.spaceAfter, style.alignment = rng.choice([0, 0, 3, 6]), rng.choice([0, 4])
             story.append((Paragraph(text, style), text))
     top = HEIGHT - MARGIN
@@ -332,7 +332,7 @@ def random_pdf(seed: int) -> tuple[Sample, bool]:
     areas: list[Area] = []
     if rng.random() < 0.5:
         title = f"Report on the harbour, number {seed}"
-        head = [(Paragraph(title, _styles(16)), title)]
+        head = [(Paragraph(title, styles(16)), title)]
         areas.append(Area(MARGIN, top - 40, WIDTH - 2 * MARGIN, 40, 1))
         top -= 52
     areas += _columns(count, top, MARGIN, 0, rng.choice([10, 14, 18, 24, 30]))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
-    from local2.tools.corpus.documents import Document as Document
+    from local2.tools.corpus.documents import CorpusDocument as CorpusDocument
     from local2.tools.corpus.documents import corpus_name as corpus_name
     from local2.tools.corpus.documents import folder_files as folder_files
     from local2.tools.corpus.documents import json_lines as json_lines

@@ -10,7 +10,7 @@ On disk a corpus is either
   (``title`` optional; blank lines skipped).
 
 Question sets that carry their documents (HotpotQA's paragraphs, a folder set) produce the
-same :class:`Document` records, and :func:`write_documents` stores them as a ``.jsonl``
+same :class:`CorpusDocument` records, and :func:`write_documents` stores them as a ``.jsonl``
 corpus that a session can be pointed at.
 """
 
@@ -36,7 +36,7 @@ _NOT_NAME = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(frozen=True)
-class Document:
+class CorpusDocument:
     """One document of a corpus: ``id`` is unique within it and names it in its URL."""
 
     id: str
@@ -105,16 +105,16 @@ def folder_files(folder: Path, skip: Iterable[Path] = ()) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
 
 
-def document_from_file(path: Path, folder: Path) -> Document:
+def document_from_file(path: Path, folder: Path) -> CorpusDocument:
     """A file as a document: id from its path under ``folder``, title from its heading."""
     text = _file_text(path)
     first = next((line for line in text.splitlines() if line.strip()), "")
     heading = _HEADING.match(first.strip())
     title = heading.group("title") if heading else path.stem.replace("_", " ")
-    return Document(path.relative_to(folder).with_suffix("").as_posix(), title, text)
+    return CorpusDocument(path.relative_to(folder).with_suffix("").as_posix(), title, text)
 
 
-def read_folder(folder: Path, skip: Iterable[Path] = ()) -> list[Document]:
+def read_folder(folder: Path, skip: Iterable[Path] = ()) -> list[CorpusDocument]:
     """Every ``.md``/``.txt`` file under ``folder`` as a document (empty files left out)."""
     documents = [document_from_file(p, folder) for p in folder_files(folder, skip)]
     return [d for d in documents if d.text.strip()]
@@ -148,7 +148,7 @@ def pydantic_problem(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}" if where else str(err["msg"])
 
 
-def read_jsonl(path: Path) -> list[Document]:
+def read_jsonl(path: Path) -> list[CorpusDocument]:
     """A ``.jsonl`` corpus: one ``{id, text, title?}`` object per line."""
     documents = []
     seen: dict[str, int] = {}
@@ -169,11 +169,11 @@ def read_jsonl(path: Path) -> list[Document]:
                 fix="give each document its own id",
             )
         seen[doc_id] = number
-        documents.append(Document(doc_id, row.title.strip() or doc_id, row.text))
+        documents.append(CorpusDocument(doc_id, row.title.strip() or doc_id, row.text))
     return documents
 
 
-def load_documents(path: Path) -> list[Document]:
+def load_documents(path: Path) -> list[CorpusDocument]:
     """The documents of a corpus folder or ``.jsonl`` file; a clear error for anything else."""
     path = Path(path).expanduser()
     if path.is_dir():
@@ -194,7 +194,7 @@ def load_documents(path: Path) -> list[Document]:
     return documents
 
 
-def write_documents(documents: Iterable[Document], path: Path) -> Path:
+def write_documents(documents: Iterable[CorpusDocument], path: Path) -> Path:
     """Store ``documents`` as a ``.jsonl`` corpus at ``path`` (written whole, then renamed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

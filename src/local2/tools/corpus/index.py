@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from local2.documents import split_passages, terms
-from local2.tools.corpus.documents import Document, corpus_name, load_documents, signature
+from local2.tools.corpus.documents import CorpusDocument, corpus_name, load_documents, signature
 from local2.tools.corpus.urls import corpus_url
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ CACHED_CORPORA = 4  # corpora kept open per process (a search and a fetch share 
 class CorpusHit:
     """A document found for a query, with its best passage and that passage's score."""
 
-    document: Document
+    document: CorpusDocument
     url: str
     passage: str
     score: float
@@ -42,7 +42,7 @@ class CorpusHit:
 class CorpusIndex:
     """A corpus, searchable: built once from its documents, then read by any thread."""
 
-    def __init__(self, name: str, documents: Sequence[Document]) -> None:
+    def __init__(self, name: str, documents: Sequence[CorpusDocument]) -> None:
         import bm25s  # type: ignore[import-untyped]  # bm25s ships no type hints
 
         self.name = name
@@ -76,7 +76,7 @@ class CorpusIndex:
         scores = self._bm25.scores
         return int(sum(scores[k].nbytes for k in ("data", "indices", "indptr")))
 
-    def url(self, doc: Document) -> str:
+    def url(self, doc: CorpusDocument) -> str:
         return corpus_url(self.name, doc.id)
 
     def search(self, query: str, k: int) -> list[CorpusHit]:
@@ -118,7 +118,7 @@ class CorpusIndex:
                 break
         return hits
 
-    def document(self, doc_id: str) -> Document | None:
+    def document(self, doc_id: str) -> CorpusDocument | None:
         """The document with this id; else the one whose id or title matches it once case,
         spaces and underscores are set aside (how a model tends to retype a name)."""
         index = self._by_id.get(doc_id)

@@ -1,0 +1,19 @@
+"""Reading what the shipped tools return, for tests and benchmarks: a ``web_fetch`` result's
+page text, and the web tools as research steps."""
+
+from __future__ import annotations
+
+from local2.config.schema import Settings
+from local2.research.step_tools import StepTools
+from local2.tools.web import web_tools
+from local2.tools.web_fetch import RESULT_HEAD
+
+
+def extracted_text(result: str) -> str:
+    """The page text of a ``URL: <url>\nExtracted text:\n<text>`` result."""
+    return result.partition(RESULT_HEAD)[2]
+
+
+def web_steps() -> StepTools:
+    """``web_search`` and ``web_fetch`` as shipped, as research steps."""
+    return StepTools.of(web_tools(Settings()))
