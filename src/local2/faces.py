@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -73,10 +74,13 @@ def face(package: str, init_file: str) -> tuple[dict[str, str], tuple[str, ...]]
 
 def load(package: str, module: str, name: str) -> object:
     """``name`` from ``module``: an attribute, or a submodule (``from local2.service import
-    wiring as wiring`` names the package's own submodule)."""
+    wiring as wiring`` names the package's own submodule). A module already imported is
+    taken from ``sys.modules``: a face import inside a function costs a lookup."""
     if module == package:
-        return importlib.import_module(f"{package}.{name}")
-    loaded = importlib.import_module(module)
+        module, name = f"{package}.{name}", ""
+    loaded = sys.modules.get(module) or importlib.import_module(module)
+    if not name:
+        return loaded
     try:
         return getattr(loaded, name)
     except AttributeError:
@@ -85,15 +89,16 @@ def load(package: str, module: str, name: str) -> object:
 
 def lazy_face(package: str, init_file: str) -> Callable[[str], object]:
     """The package's module ``__getattr__``: each name of its face loaded on first use, and
-    ``__all__``."""
+    ``__all__``. Nothing is cached in the package: a name is looked up in its module each
+    time, so a test that replaces it there is seen through the face too."""
 
     def __getattr__(name: str) -> object:
         names, public = face(package, init_file)
+        module = names.get(name)
+        if module is not None:
+            return load(package, module, name)
         if name == "__all__":
             return list(public)
-        module = names.get(name)
-        if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return load(package, module, name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return __getattr__
