@@ -87,7 +87,7 @@ def on_path(request: Served) -> bool:
 
 def model_time(fake: FakeOllama, start: float, end: float) -> float:
     """Seconds the fake model spent on requests on the path that began in [start, end]."""
-    with fake._lock:
+    with fake.lock:
         served = list(fake.served)
     return sum(
         min(r.ended, end) - r.started for r in served if start <= r.started <= end and on_path(r)
