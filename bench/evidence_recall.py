@@ -61,10 +61,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local2.documents.passages import bm25_scores, terms
 from local2.evals import load_set
 from local2.evals.evidence import Reached, evidence_recall
 from local2.evals.sets import Question, QuestionSet
+from local2.retrieval.bm25 import bm25_scores
+from local2.retrieval.text import terms
 from local2_testkit.brains import Reply
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, Page
@@ -131,7 +132,7 @@ class RankedWeb(LoopbackWeb):
         self._terms = [terms(f"{p.title} {p.title} {p.text}") for p in self.pages.values()]
 
     def rank(self, query: str) -> list[Page]:
-        scores = bm25_scores(self._terms, set(terms(query)))
+        scores = bm25_scores(self._terms, set(terms(query)), k1=1.2, b=0.75)
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], self._names[i]))
         return [self.pages[self._names[i]] for i in order if scores[i] > 0]
 

@@ -17,11 +17,11 @@ from local2.memory.facts import (
     fact_key,
     grounded,
     rule_facts,
-    sentences,
     third_person,
 )
 from local2.memory.verbatim import without_tool_text
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.retrieval.text import sentences
 
 
 def _texts(message: str) -> list[tuple[str, str, str]]:

@@ -6,7 +6,10 @@ import random
 
 import pytest
 
-from local2.documents.passages import GAP, MAX_PASSAGE, bm25_scores, split_passages, terms
+from local2.documents.passages import GAP
+from local2.retrieval.bm25 import bm25_scores
+from local2.retrieval.passages import MAX_PASSAGE, split_passages
+from local2.retrieval.text import terms
 from local2.tools.passages import focus
 
 WORD_LIST = "harbour bridge council vote repair ferry deck pivot engineer storm season boat"
@@ -51,9 +54,9 @@ def test_a_long_paragraph_is_split_at_sentence_ends() -> None:
 
 def test_bm25_prefers_the_passage_with_the_rare_term() -> None:
     passages = [terms(p) for p in ("the harbour bridge", "the harbour ferry", "harbour harbour")]
-    scores = bm25_scores(passages, set(terms("ferry harbour")))
+    scores = bm25_scores(passages, set(terms("ferry harbour")), k1=1.2, b=0.75)
     assert scores.index(max(scores)) == 1
-    assert bm25_scores(passages, set()) == [0.0, 0.0, 0.0]
+    assert bm25_scores(passages, set(), k1=1.2, b=0.75) == [0.0, 0.0, 0.0]
 
 
 def test_short_page_is_whole() -> None:

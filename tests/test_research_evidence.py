@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
-from local2.documents.passages import terms
 from local2.research.gave_up import SKIPPED
 from local2.research.ledger import Found, Source
 from local2.research.rerank import rerank
@@ -24,6 +23,7 @@ from local2.research.second_hop import (
     relation_words,
     role_terms,
 )
+from local2.retrieval.text import terms
 from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain

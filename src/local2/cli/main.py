@@ -32,6 +32,7 @@ from local2.cli import (
     files,
     memory,
     research,
+    search,
     serve,
     sessions,
     stories,
@@ -91,6 +92,7 @@ for _group in (
     documents,
     compare,
     research,
+    search,
     evals,
     users,
 ):

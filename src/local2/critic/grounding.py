@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from local2.contracts import ToolCallRecord
 from local2.critic.pages import unread_pages
+from local2.retrieval import figures
 
 _URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:!?*_"
@@ -127,16 +128,11 @@ def _safe_known(known: Callable[[str], bool], memory_id: str) -> bool:
         return True
 
 
-# A figure: digits with at least two of them, or with a decimal point ("1.99", "3.3.2",
-# "48,000", "2024", "12%"); a lone digit ("3 ways", "1.") is not taken for one.
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
-
-
 def find_numbers(text: str) -> list[str]:
     """Figures in ``text`` outside its URLs (checked as URLs), thousands separators dropped
     ("48,000" -> "48000")."""
-    found = (m.group(0).replace(",", "") for m in _NUMBER.finditer(_URL.sub(" ", text)))
-    return _unique(n for n in found if len(n) >= 2)
+    # A lone digit ("3 ways", "1.") is not taken for a figure.
+    return _unique(n for n in figures(_URL.sub(" ", text)) if len(n) >= 2)
 
 
 def unsupported_numbers(answer: str, seen: str) -> list[str]:

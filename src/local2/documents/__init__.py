@@ -25,17 +25,12 @@ if TYPE_CHECKING:
     from local2.documents.model import Page as Page
     from local2.documents.passages import GAP as GAP
     from local2.documents.passages import Passage as Passage
-    from local2.documents.passages import bm25_scores as bm25_scores
-    from local2.documents.passages import choose as choose
     from local2.documents.passages import document_note as document_note
     from local2.documents.passages import page_link as page_link
+    from local2.documents.passages import page_marker as page_marker
     from local2.documents.passages import page_sections as page_sections
     from local2.documents.passages import pages_text as pages_text
-    from local2.documents.passages import pick_passages as pick_passages
-    from local2.documents.passages import relevance as relevance
     from local2.documents.passages import render_passages as render_passages
-    from local2.documents.passages import split_passages as split_passages
-    from local2.documents.passages import terms as terms
     from local2.documents.read import read_document as read_document
 else:
     __getattr__ = lazy_face(__name__, __file__)

@@ -1,19 +1,14 @@
-"""The passages of a text or a document most relevant to a question, within a budget.
+"""A document's text as the model reads it: passages under ``[Page N]`` markers, page
+ranges, ``#page=N`` links and the note that opens a fetched document.
 
-A text is split into passages (runs of whole lines, long paragraphs at sentence ends), each
-scored against the question with BM25, a passage next to a strong one gaining a little (a
-heading's paragraph), and the best ones that fit the budget are kept in reading order.
-Lexical scoring is light (no model in the fetch path) and measured good enough by
-``bench/page_text.py``. One picker serves a web page (``tools/passages.py: focus``) and a
-document of many pages (:func:`pick_passages`), whose passages never straddle a page and
-carry its number, for citations (:func:`page_link`) and for reading on (:func:`pages_text`).
+Which passages to show is :mod:`local2.retrieval`'s (``pick_passages``); this module only
+renders them, with their page, for citations (:func:`page_link`) and for reading on
+(:func:`pages_text`).
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,141 +19,6 @@ if TYPE_CHECKING:  # the web page worker imports this module, and not pydantic w
     from local2.documents.model import Document
 
 GAP = "[…]"
-MIN_PASSAGE = 300  # short lines (headings, list items) are grouped up to this size
-MAX_PASSAGE = 800  # longer paragraphs are split at sentence ends
-NEIGHBOUR_WEIGHT = 0.3  # a passage next to a strong one (a heading's paragraph) gains this
-_K1, _B = 1.2, 0.75
-
-_WORD = re.compile(r"[^\W_]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
-_STOPWORD_TEXT = """
-    a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is
-    it its itself just me more most my myself no nor not now of off on once only or other our
-    ours out over own same she should so some such than that the their theirs them then there
-    these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours tell know please find give show want
-    need many much get got use used using like page article web site http https www com org
-    net html htm php aspx index
-"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-
-def terms(text: str) -> list[str]:
-    """Lower-cased, lightly stemmed content words of ``text`` (stopwords dropped).
-
-    Identifiers are split at underscores, so ``__slots__`` meets "slots".
-    """
-    out = []
-    for word in _WORD.findall(text.lower()):
-        if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
-            continue
-        out.append(_stem(word))
-    return out
-
-
-def _stem(word: str) -> str:
-    """Fold plurals, -ing, -ed and a final e, so "cases"/"case" and "created"/"create" meet.
-
-    Crude (Harman's S-stemmer plus two suffixes), but the same on both sides of the match.
-    """
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
-
-
-def _split_long(line: str) -> list[str]:
-    """A paragraph over ``MAX_PASSAGE`` chars as sentence groups (or hard cuts) under it."""
-    if len(line) <= MAX_PASSAGE:
-        return [line]
-    pieces: list[str] = []
-    current = ""
-    for sentence in _SENTENCE_END.split(line):
-        while len(sentence) > MAX_PASSAGE:
-            cut = sentence.rfind(" ", 0, MAX_PASSAGE)
-            cut = cut if cut > MAX_PASSAGE // 2 else MAX_PASSAGE
-            if current:
-                pieces.append(current)
-                current = ""
-            pieces.append(sentence[:cut])
-            sentence = sentence[cut:].lstrip()
-        if current and len(current) + 1 + len(sentence) > MAX_PASSAGE:
-            pieces.append(current)
-            current = sentence
-        else:
-            current = f"{current} {sentence}" if current else sentence
-    if current:
-        pieces.append(current)
-    return pieces
-
-
-def split_passages(text: str) -> list[str]:
-    """Passages of ``MIN_PASSAGE``-``MAX_PASSAGE`` chars, each a run of whole lines where it can."""
-    passages: list[str] = []
-    current: list[str] = []
-    size = 0
-    for line in (ln for ln in text.split("\n") if ln.strip()):
-        for piece in _split_long(line):
-            if current and size + len(piece) > MAX_PASSAGE:
-                passages.append("\n".join(current))
-                current, size = [], 0
-            current.append(piece)
-            size += len(piece) + 1
-            if size >= MIN_PASSAGE:
-                passages.append("\n".join(current))
-                current, size = [], 0
-    if current:
-        passages.append("\n".join(current))
-    return passages
-
-
-def bm25_scores(passages: list[list[str]], query: set[str]) -> list[float]:
-    """Okapi BM25 of each tokenised passage for the query terms."""
-    n = len(passages)
-    if not n or not query:
-        return [0.0] * n
-    df: Counter[str] = Counter()
-    for tokens in passages:
-        df.update(query.intersection(tokens))
-    avg = sum(len(t) for t in passages) / n or 1.0
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query if df[t]}
-    scores = []
-    for tokens in passages:
-        counts = Counter(t for t in tokens if t in idf)
-        norm = _K1 * (1 - _B + _B * len(tokens) / avg)
-        scores.append(sum(idf[t] * c * (_K1 + 1) / (c + norm) for t, c in counts.items()))
-    return scores
-
-
-def relevance(passages: Sequence[str], question: str) -> list[float]:
-    """Each passage's BM25 for the question, plus ``NEIGHBOUR_WEIGHT`` of its stronger
-    neighbour's (all zero when no passage has a word of the question)."""
-    raw = bm25_scores([terms(p) for p in passages], set(terms(question)))
-    near = [
-        max(raw[i - 1] if i else 0.0, raw[i + 1] if i + 1 < len(raw) else 0.0)
-        for i in range(len(raw))
-    ]
-    return [s + NEIGHBOUR_WEIGHT * n for s, n in zip(raw, near, strict=True)]
-
-
-def choose(sizes: Sequence[int], scores: Sequence[float], room: int) -> list[int]:
-    """Indices of the passages to show, best first while each fits what ``room`` has left,
-    in reading order; empty when not even the best one fits (the caller cuts it)."""
-    chosen = []
-    for i in sorted(range(len(sizes)), key=lambda i: (-scores[i], i)):
-        if sizes[i] <= room:
-            chosen.append(i)
-            room -= sizes[i]
-    return sorted(chosen)
 
 
 @dataclass(frozen=True)
@@ -172,36 +32,8 @@ class Passage:
     score: float
 
 
-def pick_passages(document: Document, question: str, budget: int) -> list[Passage]:
-    """The passages of ``document`` most relevant to ``question``, in reading order, that
-    render (:func:`render_passages`) in at most ``budget`` characters.
-
-    Scored across all pages at once (a word rare in the document weighs more); with no word
-    of the question anywhere, the document's first passages. When the best passage alone is
-    larger than the budget, its head is all there is room for.
-    """
-    unit = document.unit
-    found = [(page.number, text) for page in document.pages for text in split_passages(page.text)]
-    if not found or budget <= 0:
-        return []
-    scores = relevance([text for _, text in found], question)
-    sizes = [len(text) + _overhead(unit, page) for page, text in found]
-    best = max(range(len(found)), key=lambda i: (scores[i], -i))
-    if sizes[best] > budget:  # the best passage alone is over the budget: its head
-        page, text = found[best]
-        cut = truncate_paragraphs(text, max(budget - _overhead(unit, page), 1), "")
-        return [Passage(page, best, cut, scores[best])]
-    chosen = choose(sizes, scores, budget)
-    return [Passage(found[i][0], i, found[i][1], scores[i]) for i in chosen]
-
-
-def _overhead(unit: str, page: int) -> int:
-    """Characters a passage may add beside its text when rendered: its page marker (or a
-    gap marker) and the newlines around it."""
-    return max(len(_marker(unit, page)), len(GAP)) + 2
-
-
-def _marker(unit: str, page: int, count: int | None = None) -> str:
+def page_marker(unit: str, page: int, count: int | None = None) -> str:
+    """A page's marker line: ``[Page 3]``, ``[Slide 2 of 9]``."""
     of = f" of {count}" if count else ""
     return f"[{unit.capitalize()} {page}{of}]"
 
@@ -213,7 +45,7 @@ def render_passages(passages: Sequence[Passage], unit: str = "page") -> str:
     previous: Passage | None = None
     for passage in passages:
         if previous is None or passage.page != previous.page:
-            parts.append(_marker(unit, passage.page))
+            parts.append(page_marker(unit, passage.page))
         elif passage.index != previous.index + 1:
             parts.append(GAP)
         parts.append(passage.text)
@@ -238,7 +70,8 @@ def pages_text(
     parts: list[str] = []
     size = 0
     for page in document.pages[first - 1 : end]:
-        block = f"{_marker(unit, page.number, count)}\n{page.text or _empty(document, page.number)}"
+        marker = page_marker(unit, page.number, count)
+        block = f"{marker}\n{page.text or _empty(document, page.number)}"
         if max_chars is not None and parts and size + len(block) + 2 > max_chars:
             parts.append(
                 f"[{unit.capitalize()}s {page.number}-{end} left out: over {max_chars:,} "

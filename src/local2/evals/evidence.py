@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from local2.contracts import Diagnosis, EvidenceItem, EvidenceReport, GradeName
+from local2.retrieval import ends_sentence
 
 MIN_CUT_WORDS = 4
 MIN_CUT_SHARE = 0.5
 _CUT = re.compile(r"\[\s*(?:…|\.\.\.)\s*\]|…|\.\.\.")
-_SENTENCE_END = re.compile(r"[.!?][\"'»”’)\]]*\s*\Z")
 _WORD = re.compile(r"\w+")
 
 
@@ -55,7 +55,7 @@ class _Seen:
         raw = _CUT.split(reached.text)
         self.pieces = [words(piece) for piece in raw]
         # A piece cut by a marker ends open; the text's own end only when no sentence ends there.
-        self.open_end = [True] * (len(raw) - 1) + [not _SENTENCE_END.search(raw[-1])]
+        self.open_end = [True] * (len(raw) - 1) + [not ends_sentence(raw[-1])]
         self.joined = "\n".join(f" {' '.join(p)} " for p in self.pieces)
 
     def has_whole(self, gold: list[str]) -> bool:

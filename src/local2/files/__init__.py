@@ -10,9 +10,9 @@ if TYPE_CHECKING:
     from local2.files.document_lines import read_lines as read_lines
     from local2.files.folders import FileView as FileView
     from local2.files.folders import Folders as Folders
+    from local2.files.hybrid import SearchHit as SearchHit
     from local2.files.index import FileIndex as FileIndex
     from local2.files.index import Progress as Progress
-    from local2.files.index import SearchHit as SearchHit
     from local2.files.index import SyncReport as SyncReport
     from local2.files.library import Library as Library
     from local2.files.reading import DocumentReader as DocumentReader

@@ -26,7 +26,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,9 @@ from chromadb.errors import NotFoundError
 
 from local2.config import Settings
 from local2.errors import SandboxError
+from local2.files import hybrid
+from local2.files.hybrid import SearchHit
+from local2.files.lexical import MARK, Lexical, new_mark
 from local2.files.reading import Documents
 from local2.files.sandbox import UNREADABLE, FileRef, Sandbox, file_id
 from local2.memory import Embedder, chroma_client, make_embedder
@@ -47,6 +50,9 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], None]  # (files done, files total, current file)
 _PAGE = 1000
 _EMBED_BATCH = 64
+# BM25 over a folder's chunks (up to chunk_chars each): Robertson's usual values, measured
+# on a folder of notes by bench/folder_search.py.
+FILES_K1, FILES_B = 1.2, 0.75
 
 
 @dataclass
@@ -56,18 +62,6 @@ class Chunk:
     text: str
     page: int = 0  # a document's page (slide, chapter); 0: a text file's
     unit: str = "page"  # what the document's pages are: page, slide or chapter
-
-
-@dataclass
-class SearchHit:
-    path: str  # display path, e.g. notes/budget.md
-    start_line: int  # lines of the file (of its page, for a document)
-    end_line: int
-    similarity: float
-    text: str
-    page: int | None = None  # a document's page (slide, chapter)
-    file_id: str = ""
-    unit: str = "page"  # page, slide or chapter
 
 
 @dataclass
@@ -161,7 +155,8 @@ class FileIndex:
         self._builder: threading.Thread | None = None
         self._builder_lock = threading.Lock()
         self._failure: BaseException | None = None
-        if existing is not None and existing != self._wanted_metadata():
+        self.lexical = Lexical(k1=FILES_K1, b=FILES_B)  # the BM25 side
+        if existing is not None and _without_mark(existing) != self._wanted_metadata():
             log.info("files: index built with %s; rebuilding", existing)
             self.client.delete_collection(self.name)
         self.collection = self._collection()
@@ -181,6 +176,15 @@ class FileIndex:
         except NotFoundError:
             return None
         return dict(found.metadata or {})
+
+    def _changed(self, file_ids: Collection[str]) -> None:
+        """Chunks of ``file_ids`` were written or removed: a new mark, and the BM25 side
+        reads those files' chunks again."""
+        if not file_ids:
+            return
+        mark = new_mark()
+        self.collection.modify(metadata={**self._wanted_metadata(), MARK: mark})
+        self.lexical.changed(self.collection, file_ids, mark)
 
     def _collection(self) -> Any:
         return self.client.get_or_create_collection(
@@ -219,7 +223,9 @@ class FileIndex:
         if rebuild:
             self.client.delete_collection(self.name)
             self.collection = self._collection()
+            self.lexical.reset()
         report = SyncReport(embedder=self.embedder.name)
+        changed: set[str] = set()
         indexed = self._indexed()
         refs = list(self.sandbox.walk())
         report.files = len(refs)
@@ -237,13 +243,17 @@ class FileIndex:
                 report.skipped.append(f"{ref.display}: {exc}")
                 if fid in indexed:
                     self.collection.delete(where={"file_id": fid})
+                    changed.add(fid)
                 continue
             setattr(report, outcome, getattr(report, outcome) + 1)
+            if outcome != "unchanged":
+                changed.add(fid)
         batch.flush()
         gone = [fid for fid in indexed if fid not in current]
         for fid in gone:
             self.collection.delete(where={"file_id": fid})
         report.removed = len(gone)
+        self._changed(changed | set(gone))
         report.chunks = self.count()
         report.seconds = round(time.monotonic() - started, 3)
         self.progress = (len(refs), len(refs))
@@ -299,6 +309,7 @@ class FileIndex:
             batch = _Batch(self)
             self.add_chunks(ref, fid, chunks, base, batch)
             batch.flush()
+            self._changed({fid})
         return len(chunks)
 
     def current_files(self, refs: Sequence[FileRef]) -> dict[Path, IndexedFile]:
@@ -323,6 +334,7 @@ class FileIndex:
         """Drop what the index has of the file at ``path``."""
         with self._lock:
             self.collection.delete(where={"file_id": file_id(path)})
+            self._changed({file_id(path)})
 
     def _chunks(self, ref: FileRef, data: bytes) -> list[Chunk]:
         """The file's chunks: a document's page by page, a text file's by lines."""
@@ -386,39 +398,21 @@ class FileIndex:
     def search(
         self, query: str, k: int = 5, files: Collection[str] | None = None
     ) -> list[SearchHit]:
-        """The ``k`` chunks most similar to ``query``, from files the sandbox still allows
-        (``files``: only these file ids)."""
-        total = self.count()
-        if not query.strip() or k <= 0 or total == 0 or (files is not None and not files):
+        """The ``k`` best chunks for ``query``, BM25 and vectors fused (:mod:`.hybrid`),
+        from files the sandbox still allows (``files``: only these file ids)."""
+        if not query.strip() or k <= 0 or self.count() == 0 or (files is not None and not files):
             return []
-        where = None if files is None else {"file_id": {"$in": sorted(files)}}
-        result = self.collection.query(
-            query_embeddings=[self.embedder.embed_query(query)],
-            n_results=min(total, k * 3),
-            where=where,
-            include=["documents", "metadatas", "distances"],
+        mark = _mark(self.client, self.name)
+        if not self.lexical.loaded or mark != self.lexical.mark:
+            self.lexical.load(self.collection, mark)
+        return hybrid.search(
+            self.collection, self.embedder, self.lexical, self._display, query, k, files
         )
-        hits: list[SearchHit] = []
-        for doc, meta, dist in _rows(result):
-            ref = self._still_allowed(str(meta.get("file", "")))
-            # gone, an empty marker, or nothing in common with the query
-            if ref is None or not doc or float(dist) >= 1.0:
-                continue
-            hits.append(
-                SearchHit(
-                    path=ref.display,
-                    start_line=int(meta["start_line"]),
-                    end_line=int(meta["end_line"]),
-                    similarity=round(1.0 - float(dist), 4),
-                    text=doc,
-                    page=int(meta.get("page") or 0) or None,
-                    file_id=str(meta.get("file_id") or ""),
-                    unit=str(meta.get("unit") or "page"),
-                )
-            )
-            if len(hits) >= k:
-                break
-        return hits
+
+    def _display(self, file: str) -> str | None:
+        """How a hit names an indexed file (None: gone, or no longer allowed)."""
+        ref = self._still_allowed(file)
+        return None if ref is None else ref.display
 
     def _still_allowed(self, file: str) -> FileRef | None:
         path = Path(file)
@@ -485,11 +479,18 @@ def _same_time(old: dict[str, Any], stat: os.stat_result) -> bool:
     return bool(old.get("mtime") == stat.st_mtime)
 
 
-def _rows(result: Any) -> Iterator[tuple[str, dict[str, Any], float]]:
-    docs = (result.get("documents") or [[]])[0]
-    metas = (result.get("metadatas") or [[]])[0]
-    dists = (result.get("distances") or [[]])[0]
-    yield from zip(docs, metas, dists, strict=True)
+def _mark(client: Any, name: str) -> str | None:
+    """The collection's lexical mark now (another process's sync changes it)."""
+    try:
+        found = client.get_collection(name, embedding_function=None)
+    except NotFoundError:
+        return None
+    return (found.metadata or {}).get(MARK)
+
+
+def _without_mark(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A collection's metadata without its lexical mark (which changes with every sync)."""
+    return {key: value for key, value in metadata.items() if key != MARK}
 
 
 class _Batch:

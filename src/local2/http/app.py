@@ -31,6 +31,7 @@ from local2.http.feedback import feedback_routes
 from local2.http.guard import is_loopback
 from local2.http.identity import Caller, Identify, identify, signed_in
 from local2.http.research import research_routes
+from local2.http.search import search_routes
 from local2.http.sessions import session_routes
 from local2.http.turns import turn_routes
 from local2.service import Agent
@@ -82,6 +83,7 @@ ROUTERS = (
     compare_routes,
     research_routes,
     document_routes,
+    search_routes,
     eval_routes,
 )
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from local2.memory.facts import Fact as Fact
     from local2.memory.facts import explicit_requests as explicit_requests
     from local2.memory.facts import fact_key as fact_key
-    from local2.memory.facts import sentences as sentences
+    from local2.memory.facts import message_sentences as message_sentences
     from local2.memory.facts import third_person as third_person
     from local2.memory.jsonl_queue import JsonlQueue as JsonlQueue
     from local2.memory.open import open_memory_noting as open_memory_noting

@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from local2.retrieval import sentences
+
 # Where a fact came from (stored as the engram's ``source``).
 Source = Literal["user_request", "user_message", "answer"]
 USER_REQUEST: Source = "user_request"  # "remember that ...": the person asked for it
@@ -149,10 +151,6 @@ def third_person(clause: str) -> str:
 # --------------------------------------------------------------------------- rules
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")  # not inside "127.0.0.1" or "3.5"
-_ABBREVIATION = re.compile(
-    r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mt|No|vs|etc|approx|e\.g|i\.e)|\b[A-Z])\.$"
-)  # "Dr. Okafor", "Ursula K. Le Guin": not the end of a sentence
 _LEAD = r"^(?:(?:please|also|and|oh|ok|okay|so|hey|btw|by the way|just)[,\s]+)*"
 _EXPLICIT = re.compile(
     _LEAD + r"(?:remember|note|keep in mind|don't forget|do not forget|never forget|make a note)"
@@ -175,16 +173,9 @@ _STATEMENTS: list[tuple[re.Pattern[str], str | None]] = [  # None: the key is th
 _CALL_ME = re.compile(r"\b(?:call me|I'm called|I am called)\s+(?P<name>[^,;.!?]{1,40})", re.I)
 
 
-def sentences(text: str) -> list[str]:
-    out: list[str] = []
-    for piece in (p.strip() for p in _SENTENCE_END.split(text)):
-        if not piece:
-            continue
-        if out and _ABBREVIATION.search(out[-1]):
-            out[-1] = f"{out[-1]} {piece}"
-        else:
-            out.append(piece)
-    return out
+def message_sentences(message: str) -> list[str]:
+    """A chat message's sentences: a line break or a ";" ends one too (a line is a thought)."""
+    return sentences(message, ends=".!?;", lines=True)
 
 
 def _is_question(sentence: str) -> bool:
@@ -216,7 +207,7 @@ def _statement_fact(clause: str, source: Source) -> Fact | None:
 def explicit_requests(message: str) -> list[Fact]:
     """What the person explicitly asked to be remembered ("Remember that ...")."""
     facts = []
-    for sentence in sentences(message):
+    for sentence in message_sentences(message):
         found = _EXPLICIT.match(sentence)
         if not found or sentence.rstrip().endswith("?"):
             continue
@@ -233,7 +224,7 @@ def rule_facts(message: str) -> list[Fact]:
     """Facts the rules find in the person's message: explicit requests and plain statements
     ("my X is Y", "I work at ...", "I live in ...", "call me ..."). Questions give none."""
     facts = explicit_requests(message)
-    for sentence in sentences(message):
+    for sentence in message_sentences(message):
         if _EXPLICIT.match(sentence) or _is_question(sentence):
             continue
         fact = _statement_fact(sentence, USER_MESSAGE)

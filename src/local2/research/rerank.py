@@ -4,7 +4,7 @@ A research search asks for many results (``research.search_results``) so a page 
 placed 8th can still be read; which of them are read is then decided here, cheaply and
 locally: Okapi BM25 of each hit's title and snippet for the sub-question, on the same
 tokeniser as ``web_fetch``'s passages and the ``corpus`` provider
-(:func:`local2.documents.passages.bm25_scores`), blended with the engine's own order, which
+(:func:`local2.retrieval.bm25_scores`), blended with the engine's own order, which
 weighs more (:data:`ENGINE_WEIGHT`), so a snippet that happens to repeat the words does not
 bury what the engine, which read the whole page, ranked first.
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from local2.documents import bm25_scores, terms
 from local2.research.ledger import Found, Why, url_key
+from local2.retrieval import bm25_scores, terms
 
 # The share of the score that is the engine's own order. A snippet is a weak signal beside
 # an engine that read the whole page: on the multi-hop set (bench/evidence_recall.py, an
@@ -35,7 +35,7 @@ def rerank_scores(texts: Sequence[str], query: str) -> list[float]:
     n = len(texts)
     if not n:
         return []
-    lexical = bm25_scores([terms(t) for t in texts], set(terms(query)))
+    lexical = bm25_scores([terms(t) for t in texts], set(terms(query)), k1=1.2, b=0.75)
     best = max(lexical) or 1.0
     scores = []
     for i, value in enumerate(lexical):

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import zip_longest
 from typing import Any
 
-from local2.documents import bm25_scores, relevance, split_passages, terms
 from local2.research.ledger import Source
+from local2.retrieval import bm25_scores, relevance, sentences, split_passages, terms
 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
 SENTENCES = 8  # the sentences most relevant to the question that names are taken from
@@ -42,7 +42,6 @@ _JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names,
 _CAP = r"[A-Z][\w'’.-]*[\w]"
 _NAME = re.compile(rf"\b{_CAP}(?:\s+(?:{_JOIN}\s+)*{_CAP})*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _NOT_NAME_TEXT = """
     the a an in on at of for by with from to and but or as he she it they his her its their
     this that these those there here when where who what which while after before during
@@ -84,7 +83,7 @@ def _names_in(passage: str) -> list[tuple[str, bool]]:
 
 
 def _sentences(text: str) -> list[str]:
-    return [t for p in split_passages(text) for t in _SENTENCE_END.split(p) if t.strip()]
+    return [t for p in split_passages(text) for t in sentences(p, capital=True)]
 
 
 def role_terms(question: str) -> set[str]:
@@ -110,7 +109,8 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
     if not pairs:
         return []
     sentences = [t for _, t in pairs]
-    scores = bm25_scores([terms(f"{title} {t}") for title, t in pairs], role_terms(question))
+    tokens = [terms(f"{title} {t}") for title, t in pairs]
+    scores = bm25_scores(tokens, role_terms(question), k1=1.2, b=0.75)
     folded = " ".join(question.casefold().split())
     scores = [
         score * (SUBJECT if _about(title, folded) else 1.0)

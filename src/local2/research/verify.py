@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2.research.ledger import Source, find
+from local2.retrieval import numbers, sentences
 
 CITATION = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
@@ -28,8 +29,6 @@ _OWN_REFERENCES = re.compile(
     r"^\s*(?:#{1,6}\s*|\*\*)?(?:references|sources|bibliography|works cited)\b", re.I
 )
 _LIST_MARK = re.compile(r"^(\s*(?:[-*+]|\d{1,3}[.)])\s+|\s*>\s*|\s*#{1,6}\s+)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(\[]?[A-Z0-9])")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,\u202f\u00a0]\d{3})*(?:[.,]\d+)?(?:st|nd|rd|th)?")
 _NAME = re.compile(r"\b[A-Z][\w'’-]*\w|\b[A-Z]\b")
 _TRAILING_MARKS = re.compile(r"^((?:\s*\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\])+)(.*)$", re.S)
 _NOT_NAMES = frozenset({"I", "A", "OK"})
@@ -63,16 +62,8 @@ def cited_numbers(text: str) -> list[int]:
     return [int(n) for m in CITATION.finditer(text) for n in re.split(r"[,;]", m.group(1))]
 
 
-def normal_number(token: str) -> str:
-    """``1,450`` / ``1 450`` -> ``1450``; ``3,5`` -> ``3.5``; ``2nd`` -> ``2``."""
-    token = re.sub(r"(?:st|nd|rd|th)$", "", token)
-    token = re.sub(r"[\u202f\u00a0]", "", token)
-    token = re.sub(r",(?=\d{3}(?:\D|$))", "", token)
-    return token.replace(",", ".")
-
-
 def numbers_in(text: str) -> set[str]:
-    return {normal_number(m.group(0)) for m in _NUMBER.finditer(text)}
+    return set(numbers(text))
 
 
 def claims(sentence: str) -> tuple[list[str], list[str]]:
@@ -81,7 +72,7 @@ def claims(sentence: str) -> tuple[list[str], list[str]]:
     The first word is not taken for a name: any sentence starts with a capital.
     """
     text = CITATION.sub(" ", _LIST_MARK.sub("", sentence, count=1))
-    numbers = [normal_number(m.group(0)) for m in _NUMBER.finditer(text)]
+    stated = numbers(text)
     words = list(_NAME.finditer(text))
     first = re.search(r"[A-Za-z0-9]", text)
     names = [
@@ -89,7 +80,7 @@ def claims(sentence: str) -> tuple[list[str], list[str]]:
         for m in words
         if (first is None or m.start() != first.start()) and m.group(0) not in _NOT_NAMES
     ]
-    return list(dict.fromkeys(numbers)), list(dict.fromkeys(names))
+    return list(dict.fromkeys(stated)), list(dict.fromkeys(names))
 
 
 def _has_name(name: str, text: str) -> bool:
@@ -111,7 +102,7 @@ def _evidence(source: Source) -> str:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of one paragraph; citation marks after a full stop stay with its sentence."""
-    pieces = [p for p in _SENTENCE_END.split(text.strip()) if p.strip()]
+    pieces = sentences(text, capital=True)
     out: list[str] = []
     for piece in pieces:
         marks = _TRAILING_MARKS.match(piece)

@@ -47,6 +47,8 @@ from local2.contracts import (
     Approver,
     CompareSpec,
     Person,
+    SearchHits,
+    SearchSource,
     StreamItem,
     TurnOptions,
 )
@@ -305,6 +307,17 @@ class Agent:
         query, first = self.retries.retry_request(session_id, query_id)
         options = TurnOptions(retry=first)
         return self.stream(query, session_id, approve, options=options, person=person)
+
+    def search(
+        self, person: Person, query: str, within: SearchSource = "files", k: int = 5
+    ) -> SearchHits:
+        """The ``k`` best passages of the person's own text (``within``: the folders, their
+        documents, their memory) for ``query``: what the agent's tools would find
+        (:mod:`local2.service.search`)."""
+        from local2.service.search import Searcher, services_recall
+
+        recall = services_recall(self.services) if self.services.memory is not None else None
+        return Searcher(self.services.files, recall).search(person, query, within, k)
 
     def votes(self, voter: Voter | None = None) -> list[Vote]:
         """The arena's votes so far (people's or the judge's, or both), oldest first."""

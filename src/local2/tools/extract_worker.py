@@ -63,6 +63,10 @@ def page_job(
 def _warm() -> None:
     import trafilatura  # noqa: F401  (paid once, before the first page)
 
+    from local2.retrieval import bm25_scores
+
+    bm25_scores([["warm"]], ["warm"], k1=1.2, b=0.75)  # BM25's imports (numpy), paid once too
+
 
 POOL = pool_for("local2.tools.extract_worker", "page extraction")
 

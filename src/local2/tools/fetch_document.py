@@ -37,11 +37,11 @@ from local2.documents import (
     document_note,
     guess_format,
     page_link,
-    pick_passages,
     read_document,
     render_passages,
 )
 from local2.errors import DocumentUnreadable, ToolError
+from local2.retrieval import pick_passages
 
 # Formats that are documents rather than pages (HTML and text stay web_fetch's own path).
 DOCUMENT_FORMATS = frozenset({"pdf", "docx", "pptx", "odt", "epub"})

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from local2.memory.facts import fact_key, sentences, third_person
+from local2.memory.facts import fact_key, message_sentences, third_person
 
 _TAGGED = r"<{tag}>\n(.*?)\n</{tag}>"
 _MEMORY = re.compile(r"<memory>\n(.*?)\n</memory>\s*", re.S)
@@ -84,7 +84,7 @@ def extract_facts(prompt: str) -> dict[str, Any]:
     """The JSON a capable model returns for the extraction prompt."""
     message = _between("user_message", prompt)
     facts = []
-    for sentence in sentences(message):
+    for sentence in message_sentences(message):
         if sentence.rstrip().endswith("?") or _QUESTION_START.match(sentence):
             continue  # questions and requests hold no facts
         if _REQUEST_START.match(sentence):

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from html import escape
 
-from local2.documents.passages import bm25_scores, terms
+from local2.retrieval.bm25 import bm25_scores
+from local2.retrieval.text import terms
 from local2_testkit.research_web import LoopbackWeb, Page
 
 BRIDGE_QUESTION = (
@@ -93,7 +94,10 @@ class BridgeWeb(LoopbackWeb):
     def rank(self, query: str) -> list[Page]:
         pages = list(self.pages.values())
         scores = bm25_scores(
-            [terms(f"{p.title} {p.title} {p.text}") for p in pages], set(terms(query))
+            [terms(f"{p.title} {p.title} {p.text}") for p in pages],
+            set(terms(query)),
+            k1=1.2,
+            b=0.75,
         )
         order = sorted(range(len(pages)), key=lambda i: (-scores[i], pages[i].name))
         return [pages[i] for i in order if scores[i] > 0]

@@ -1,10 +1,10 @@
-"""BM25 over a corpus's passages, on bm25s (MIT, needs only numpy): the same query gives the
+"""BM25 over a corpus's passages (:class:`local2.retrieval.Bm25`): the same query gives the
 same hits in the same order, in every process.
 
-Documents are cut into passages (:func:`local2.documents.passages.split_passages`, the pieces
+Documents are cut into passages (:func:`local2.retrieval.split_passages`, the pieces
 ``web_fetch`` also chooses among) and tokenised by the same ``terms`` rule (lower case,
 stopwords out, single digits kept, plurals folded), so a query meets a passage as it meets a
-fetched page. bm25s scores every passage for the query's known terms from a sparse matrix
+fetched page. BM25 scores every passage for the query's known terms from a sparse matrix
 built once; a search returns the best passage of each of the top documents. Ties are broken
 by position in the corpus, and the vocabulary is numbered in first-seen order, so nothing
 depends on hash order: the same run gets the same evidence.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from local2.documents import split_passages, terms
+from local2.retrieval import Bm25, split_passages, terms
 from local2.tools.corpus.documents import CorpusDocument, corpus_name, load_documents, signature
 from local2.tools.corpus.urls import corpus_url
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 CACHED_CORPORA = 4  # corpora kept open per process (a search and a fetch share one)
+# BM25 over a corpus's passages: bm25s' own defaults, which the corpus was measured with.
+CORPUS_K1, CORPUS_B = 1.5, 0.75
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,6 @@ class CorpusIndex:
     """A corpus, searchable: built once from its documents, then read by any thread."""
 
     def __init__(self, name: str, documents: Sequence[CorpusDocument]) -> None:
-        import bm25s  # type: ignore[import-untyped]  # bm25s ships no type hints
-
         self.name = name
         self.documents = list(documents)
         self._by_id = {d.id: i for i, d in enumerate(self.documents)}
@@ -59,22 +59,16 @@ class CorpusIndex:
             for passage in split_passages(doc.text) or [doc.title]:
                 self.passages.append(passage)
                 self._owner.append(i)
-        self.vocab: dict[str, int] = {}
-        ids = [
-            [self.vocab.setdefault(t, len(self.vocab)) for t in terms(passage)]
-            for passage in self.passages
-        ]
-        self._bm25 = bm25s.BM25()
-        self._bm25.index((ids, self.vocab), show_progress=False)
+        self._bm25 = Bm25([terms(p) for p in self.passages], k1=CORPUS_K1, b=CORPUS_B)
+        self.vocab = self._bm25.vocab
 
     def __len__(self) -> int:
         return len(self.documents)
 
     @property
     def matrix_bytes(self) -> int:
-        """The size of bm25s' score matrix (the index, without the texts it keeps)."""
-        scores = self._bm25.scores
-        return int(sum(scores[k].nbytes for k in ("data", "indices", "indptr")))
+        """The size of the BM25 score matrix (the index, without the texts it keeps)."""
+        return self._bm25.matrix_bytes
 
     def url(self, doc: CorpusDocument) -> str:
         return corpus_url(self.name, doc.id)
@@ -83,10 +77,10 @@ class CorpusIndex:
         """The ``k`` best documents for ``query`` (fewer when fewer match any of its words)."""
         import numpy as np
 
-        wanted = [self.vocab[t] for t in dict.fromkeys(terms(query)) if t in self.vocab]
+        wanted = [t for t in dict.fromkeys(terms(query)) if t in self.vocab]
         if not wanted or k < 1:
             return []
-        scores: NDArray[np.float32] = self._bm25.get_scores_from_ids(wanted)
+        scores = self._bm25.scores(wanted)
         matching = int(np.count_nonzero(scores > 0))
         room = min(matching, 8 * k)
         while True:

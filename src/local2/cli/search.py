@@ -1,0 +1,74 @@
+"""``local2 search "..." [--in files|documents|memory] [-k N] [--json]``: the same retrieval
+the agent's tools use, at the terminal, so a person can check what the agent will see.
+
+Each hit shows where it is (path, page), its fused score, the passage that answers and why
+it was found (its rank by words, BM25, and by meaning, the embedding); ``--json`` prints
+the service's :class:`~local2.contracts.search.SearchHits` as it is (``{query, hits: [{source,
+path, page, score, passage, why}]}``). The person is local, or ``--as NAME``: their
+documents and memory, never anyone else's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+import typer
+
+from local2.cli.common import out, person_of, settings_of
+from local2.cli.errors import friendly_errors
+from local2.contracts import SearchHit, SearchHits
+
+Within = Literal["files", "documents", "memory"]
+
+
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    within: Annotated[
+        str,
+        typer.Option(
+            "--in", help="Where: files (the indexed folders), documents (yours) or memory."
+        ),
+    ] = "files",
+    k: Annotated[int, typer.Option("-k", min=1, max=50, help="How many hits.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Search your own text as the agent's tools do: each hit's passage and why it was found."""
+    from local2.cli.common import fail
+    from local2.service import open_searcher
+
+    if within not in ("files", "documents", "memory"):
+        fail(f"cannot search {within!r}", "use --in files, --in documents or --in memory")
+    settings = settings_of(ctx)
+    with friendly_errors("search failed"):
+        found = open_searcher(settings).search(person_of(ctx), query, within, k)  # type: ignore[arg-type]  # checked above
+    if as_json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
+        return
+    show(found)
+
+
+def show(found: SearchHits) -> None:
+    """The hits as a person reads them: where, score and why on one line, the passage under."""
+    if not found["hits"]:
+        out.print(f"Nothing found for: {found['query']}")
+        return
+    for n, hit in enumerate(found["hits"], start=1):
+        out.print(f"[bold][{n}] {where(hit)}[/]  [dim]score {hit['score']:.4f}; {why(hit)}[/]")
+        out.print(f"    {hit['passage']}", markup=False)
+
+
+def where(hit: SearchHit) -> str:
+    return hit["path"] if hit["page"] is None else f"{hit['path']}, page {hit['page']}"
+
+
+def why(hit: SearchHit) -> str:
+    """``words #2, meaning #1``: its rank by BM25 and by similarity (not found: left out)."""
+    ranks = (("words", hit["why"]["bm25_rank"]), ("meaning", hit["why"]["vector_rank"]))
+    return ", ".join(f"{side} #{rank}" for side, rank in ranks if rank is not None) or "-"
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``search`` to the main CLI."""
+    app.command("search")(search)

@@ -1,0 +1,37 @@
+"""``GET /search?q=&in=&k=``: a search of the caller's own text (the folders, their documents
+or their memory), answered as :class:`~local2.contracts.search.SearchHits`, as ``local2
+search --json`` prints it. Each request is one person's: their documents and memory only."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
+
+from local2.contracts import SearchHits
+from local2.http.identity import Caller
+from local2.http.openapi import returns
+from local2.service import Agent
+
+
+def search_routes(agent: Agent) -> APIRouter:
+    """The ``/search`` route over ``agent.search``."""
+    router = APIRouter(tags=["search"])
+
+    @router.get("/search", **returns(SearchHits, "The hits, best first."))
+    async def search(
+        person: Caller,
+        q: Annotated[str, Query(min_length=1, description="What to look for.")],
+        within: Annotated[
+            Literal["files", "documents", "memory"],
+            Query(alias="in", description="The indexed folders, your documents, your memory."),
+        ] = "files",
+        k: Annotated[int, Query(ge=1, le=50, description="How many hits.")] = 5,
+    ) -> SearchHits:
+        """Search your own text as the agent's tools do: each hit's passage that answers the
+        query (with its page), its fused score and why it was found (its BM25 rank and its
+        vector rank)."""
+        return await run_in_threadpool(agent.search, person, q, within, k)
+
+    return router

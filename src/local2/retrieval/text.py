@@ -1,0 +1,106 @@
+"""Words, sentences and numbers: the one tokeniser and the one sentence splitter.
+
+Every lexical match in LoCAL2 (page passages, research's rerank and second hop, the corpus
+provider, the files index's BM25 side) tokenises with :func:`terms`, so a query meets a
+passage the same way everywhere. Every split of text into sentences (long paragraphs into
+passages, a draft into the sentences verify checks, a message into the facts memory keeps,
+a source into the sentences the second hop weighs) is :func:`sentences`, and whether a text
+ends at a sentence's end is :func:`ends_sentence`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[^\W_]+")
+_STOPWORD_TEXT = """
+    a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is
+    it its itself just me more most my myself no nor not now of off on once only or other our
+    ours out over own same she should so some such than that the their theirs them then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours tell know please find give show want
+    need many much get got use used using like page article web site http https www com org
+    net html htm php aspx index
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased, lightly stemmed content words of ``text`` (stopwords dropped).
+
+    Identifiers are split at underscores, so ``__slots__`` meets "slots".
+    """
+    out = []
+    for word in _WORD.findall(text.lower()):
+        if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        out.append(_stem(word))
+    return out
+
+
+def _stem(word: str) -> str:
+    """Fold plurals, -ing, -ed and a final e, so "cases"/"case" and "created"/"create" meet.
+
+    Crude (Harman's S-stemmer plus two suffixes), but the same on both sides of the match.
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+# What may close a sentence after its full stop (a quote, a bracket).
+_CLOSERS = "\"'»”’)\\]"
+# A sentence's end that starts no new one: "Dr. Okafor", "Ursula K. Le Guin", "e.g. this".
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mt|No|vs|etc|approx|e\.g|i\.e)|\b[A-Z])\.$"
+)
+_SPLITTERS: dict[tuple[str, bool, bool], re.Pattern[str]] = {}
+
+
+def _splitter(ends: str, capital: bool, lines: bool) -> re.Pattern[str]:
+    key = (ends, capital, lines)
+    if key not in _SPLITTERS:
+        after = r"(?=[\"'“‘(\[]?[A-Z0-9])" if capital else ""
+        pattern = rf"(?<=[{re.escape(ends)}])\s+{after}"
+        _SPLITTERS[key] = re.compile(rf"{pattern}|\n+" if lines else pattern)
+    return _SPLITTERS[key]
+
+
+def sentences(
+    text: str, *, ends: str = ".!?", capital: bool = False, lines: bool = False
+) -> list[str]:
+    """The sentences of ``text``, stripped, empty ones left out.
+
+    A sentence ends at one of ``ends`` followed by white space (never inside "3.5" or
+    "127.0.0.1"), except after a title or an initial ("Dr.", "K."); ``capital``: only where
+    the next one starts like a sentence (a capital or a digit, maybe after a quote or a
+    bracket: "e.g. this" goes on); ``lines``: every line break ends one too (a chat message,
+    where a line is a thought). Add ``;`` and ``:`` to ``ends`` to cut at clauses.
+    """
+    out: list[str] = []
+    for piece in (p.strip() for p in _splitter(ends, capital, lines).split(text)):
+        if not piece:
+            continue
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+_ENDS_SENTENCE = re.compile(rf"[.!?][{_CLOSERS}]*\s*\Z")
+
+
+def ends_sentence(text: str) -> bool:
+    """Whether ``text`` ends where a sentence does (a full stop, maybe a closing quote)."""
+    return _ENDS_SENTENCE.search(text) is not None

@@ -1,0 +1,135 @@
+"""A search of the person's own text, as every surface asks it (``local2 search``, ``GET
+/search``, the MCP ``search`` tool): the same retrieval the tools use, answered as
+:class:`~local2.contracts.search.SearchHits`.
+
+- ``files``: the configured folders' index (``search_files``' hybrid search: BM25 and
+  vectors fused, each hit's best passage for the query, with its page);
+- ``documents``: the person's own documents (their index alone: never anyone else's);
+- ``memory``: the person's memory, recalled as the model's ``recall_memory`` does.
+
+The index is searched as it is: ``local2 index`` (or a ``search_files`` call) brings the
+folders' one up to date, a document is indexed when it is added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from local2.contracts import MemoryHit, Person, SearchHit, SearchHits, SearchSource
+from local2.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from local2.config import Settings
+    from local2.files import Folders
+    from local2.files import SearchHit as FileHit
+    from local2.graph import Services
+
+Recall = Callable[[Person, str, int], list[MemoryHit]]  # (person, query, k) -> their memories
+MAX_K = 50
+
+
+class Searcher:
+    """Searches one person's own text at a time (``files``: the folders and the person's
+    documents; ``recall``: their memory)."""
+
+    def __init__(self, files: Folders | None, recall: Recall | None = None) -> None:
+        self.files = files
+        self.recall = recall
+
+    def search(
+        self, person: Person, query: str, within: SearchSource = "files", k: int = 5
+    ) -> SearchHits:
+        """The ``k`` best passages of ``within`` for ``query``, best first."""
+        if not query.strip():
+            raise InvalidInput("Nothing to search for: the query is empty.")
+        if not 1 <= k <= MAX_K:
+            raise InvalidInput(f"k is {k}: ask for 1 to {MAX_K} hits.")
+        if within == "memory":
+            hits = self._memory(person, query, k)
+        elif within in ("files", "documents"):
+            hits = [_file_hit(within, h) for h in self._file_hits(person, query, within, k)]
+        else:
+            raise InvalidInput(
+                f"Searching {within!r} is not offered here.",
+                fix="Search files, documents or memory.",
+            )
+        return SearchHits(query=query, hits=hits)
+
+    def _file_hits(self, person: Person, query: str, within: SearchSource, k: int) -> list[FileHit]:
+        files = self.files
+        if within == "files":
+            if files is None or not files.configured:
+                raise InvalidInput(
+                    "No folders to search: none of files.roots is an existing folder.",
+                    fix="Add folders to roots: in files.yaml, then run `local2 index`.",
+                )
+            return files.index.search(query, k)
+        library = files.library if files is not None else None
+        if library is None:
+            raise InvalidInput(
+                "Documents of your own are off on this server (documents.own: false).",
+                fix="Set own: true in documents.yaml to add documents.",
+            )
+        if library.root(person.name) is None:
+            return []  # no document of theirs yet
+        return library.index(person.name).search(query, k)
+
+    def _memory(self, person: Person, query: str, k: int) -> list[SearchHit]:
+        if self.recall is None:
+            raise InvalidInput("Memory is off.", fix="Turn memory on in memory.yaml.")
+        found = self.recall(person, query, k)
+        return [
+            SearchHit(
+                source="memory",
+                path=hit["id"],
+                page=None,
+                score=round(float(hit["similarity"]), 4),
+                passage=hit["content"],
+                why={"bm25_rank": None, "vector_rank": rank, "reranked": False},
+            )
+            for rank, hit in enumerate(found, start=1)
+        ]
+
+
+def _file_hit(source: SearchSource, hit: FileHit) -> SearchHit:
+    return SearchHit(
+        source=source,
+        path=hit.path,
+        page=hit.page,
+        score=hit.score,
+        passage=hit.passage,
+        why={"bm25_rank": hit.bm25_rank, "vector_rank": hit.vector_rank, "reranked": False},
+    )
+
+
+def services_recall(services: Services) -> Recall:
+    """Recall as the model's ``recall_memory`` does: the person's own memory and the
+    team's facts (nothing when memory is off for them)."""
+
+    def recall(person: Person, query: str, k: int) -> list[MemoryHit]:
+        from local2.memory import recall_with_team
+
+        store = services.memory_for(person.name)
+        if store is None:
+            return []
+        return recall_with_team(store, services.team_memory(), query, k)
+
+    return recall
+
+
+def open_searcher(settings: Settings) -> Searcher:
+    """A searcher for a command that opens no agent (``local2 search``): the folders' index,
+    each person's documents, and each person's memory opened for the search alone."""
+    from local2.files import Folders
+
+    def recall(person: Person, query: str, k: int) -> list[MemoryHit]:
+        from local2.service.memory_desk import MemoryDesk
+
+        desk = MemoryDesk(settings, person)
+        try:
+            return desk.search(query, k)
+        finally:
+            desk.close()
+
+    return Searcher(Folders(settings), recall if settings.memory.enabled else None)

@@ -1,0 +1,216 @@
+"""Hybrid search over the person's own text, through the real parts: BM25 and vectors fused
+(each hit says why it was found), the passage that answers as the excerpt (with its page),
+the BM25 side kept up to date file by file, `local2 index` then `local2 search` on a mixed
+folder, search_files in an agent turn against the Ollama-protocol test server, and a
+person's document on a team Chroma server found for them and never for another person."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from local2.contracts.people import Person
+from local2.files import FileIndex, Folders
+from local2.files.lexical import Lexical
+from local2.memory.embeddings import LexicalEmbedder
+from local2.service.search import open_searcher
+from local2_testkit import documents as samples
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
+from tests.conftest import local2, make_settings
+
+# A fact no model knows, at the end of a long paragraph of a PDF's page 3: past the first
+# lines of its chunk, so only the passage that answers shows it.
+VALVE = "The Kestrel valve on the north loop is rated for 412 kPa."
+LANTERN = "The Hurst lighthouse lantern burns paraffin from October to March."
+ALMANAC = "Almanac note: herring shoals arrive when the hawthorn blossoms."
+
+
+def filler(seed: int, count: int = 5) -> str:
+    return " ".join(samples.sentences(seed, count))
+
+
+def mixed_folder(root: Path) -> None:
+    """A PDF (the valve fact deep in page 3), a DOCX and a Markdown note."""
+    root.mkdir(parents=True, exist_ok=True)
+    pages = [[filler(n)] for n in range(1, 6)]
+    pages[2] = [f"{filler(30, 9)} {VALVE}"]
+    (root / "plant.pdf").write_bytes(samples.pdf_of(pages, "Plant report"))
+    (root / "lights.docx").write_bytes(
+        samples.docx_of([[filler(11)], [filler(12), LANTERN], [filler(13)]])
+    )
+    (root / "almanac.md").write_text(f"# Almanac\n\n{filler(41)}\n\n{ALMANAC}\n")
+
+
+def indexed_folder(tmp_path: Path) -> dict[str, str]:
+    """The mixed folder, configured (lexical embedder) and indexed by `local2 index`: the
+    environment that runs `local2` over it."""
+    folder = tmp_path / "papers"
+    mixed_folder(folder)
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "files.yaml").write_text(f"roots: [{folder}]\n")
+    (conf / "memory.yaml").write_text("embedder: lexical\n")
+    env = {"LOCAL2_HOME": str(tmp_path / "home"), "LOCAL2_CONFIG": str(conf)}
+    indexed = local2("index", env=env)
+    assert indexed.returncode == 0, indexed.stderr
+    assert indexed.stdout.startswith("3 files: 3 added")
+    return env
+
+
+def lexical_index(tmp_path: Path, root: Path) -> FileIndex:
+    settings = make_settings(tmp_path, files={"roots": [str(root)], "embedder": "lexical"})
+    return FileIndex(settings, embedder=LexicalEmbedder())
+
+
+def test_a_hit_says_why_it_was_found_and_shows_the_passage_that_answers(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    long = " ".join(samples.sentences(7, 12))
+    (root / "pump.md").write_text(f"# Pump house\n\n{long} {VALVE}\n")
+    (root / "garden.md").write_text("The garden budget for 2025 is 1200 euros.\n")
+    index = lexical_index(tmp_path, root)
+    index.sync()
+    hits = index.search("What pressure is the Kestrel valve rated for?", 2)
+    top = hits[0]
+    assert top.path.endswith("pump.md")
+    assert top.bm25_rank == 1 and top.vector_rank is not None and top.score > 0
+    assert not top.text.startswith(VALVE[:20]) and VALVE in top.text  # deep in its chunk
+    assert VALVE in top.passage and len(top.passage) <= 360
+    assert top.passage != " ".join(top.text.split())[:360]  # not the chunk's first lines
+
+
+def test_the_files_the_best_hits_name_are_followed(tmp_path: Path) -> None:
+    """A bridge question: its words find the film's note; the actor's note, which shares
+    none of them, comes up because the film's note names it by its title."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "The Velvet Letter.md").write_text(
+        "# The Velvet Letter\n\nThe Velvet Letter is a 1948 mystery film. Konrad Quenholby "
+        "was played by Felix Kelsorby, in her first leading role.\n"
+    )
+    (root / "Felix Kelsorby.md").write_text(
+        "# Felix Kelsorby\n\nA Belgian stage performer. She grew up in Oskpelmere.\n"
+    )
+    for n in range(8):
+        (root / f"Other film {n}.md").write_text(f"{filler(60 + n)} A mystery film.\n")
+    (root / "Report.md").write_text(f"{filler(70)}\n")
+    index = lexical_index(tmp_path, root)
+    index.sync()
+    question = "In which town was the actor who played Konrad Quenholby in The Velvet Letter born?"
+    hits = index.search(question, 3)
+    names = [Path(h.path).name for h in hits]
+    assert names[0] == "The Velvet Letter.md" and "Felix Kelsorby.md" in names
+    linked = hits[names.index("Felix Kelsorby.md")]
+    assert linked.linked_rank == 1
+    # A one-word title starting a sentence is no link: "Report" is not Report.md.
+    assert index.lexical.linked("Report on the harbour. A Report named.") == [
+        index.lexical.linked("named Report")[0]
+    ]
+    assert index.lexical.linked("Report on the harbour.") == []
+
+
+def test_the_bm25_side_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    for n in range(6):
+        (root / f"note{n}.md").write_text(f"{filler(n)}\n")
+    index = lexical_index(tmp_path, root)
+    index.sync()
+    assert index.search("harbour", 3) is not None and index.lexical.loaded
+    loads: list[int] = []
+    reads: list[list[str]] = []
+    real_load, real_changed = Lexical.load, Lexical.changed
+    monkeypatch.setattr(Lexical, "load", lambda self, *a: (loads.append(1), real_load(self, *a))[1])
+
+    def changed(self: Lexical, collection: Any, fids: Any, mark: str) -> None:
+        reads.append(sorted(fids))
+        real_changed(self, collection, fids, mark)
+
+    monkeypatch.setattr(Lexical, "changed", changed)
+    (root / "note2.md").write_text("The quarry cart axle was greased with tallow.\n")
+    (root / "note4.md").unlink()
+    report = index.sync()
+    assert (report.updated, report.removed, report.unchanged) == (1, 1, 4)
+    assert len(reads) == 1 and len(reads[0]) == 2  # the changed file and the removed one
+    hits = index.search("quarry cart axle tallow", 1)
+    assert hits[0].path.endswith("note2.md") and hits[0].bm25_rank == 1
+    assert loads == []  # never read whole again
+    assert not any(r.meta["rel"] == "note4.md" for r in index.lexical.rows.values())
+
+
+def test_another_process_sync_is_seen_by_the_mark(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text(f"{filler(1)}\n")
+    first = lexical_index(tmp_path, root)
+    first.sync()
+    assert first.search("anything at all", 1) is not None and first.lexical.loaded
+    (root / "b.md").write_text("The orchard ladder is kept in the cider barn.\n")
+    other = lexical_index(tmp_path, root)  # another process, the same collection
+    assert other.sync().added == 1
+    hits = first.search("orchard ladder cider barn", 1)
+    assert hits and hits[0].path.endswith("b.md") and hits[0].bm25_rank == 1
+
+
+def test_index_then_search_at_the_terminal_on_a_mixed_folder(tmp_path: Path) -> None:
+    """`local2 index` then `local2 search`: the fact deep in the PDF's page comes back with
+    its page, in the passage; --json prints the contract's shape."""
+    env = indexed_folder(tmp_path)
+    found = local2("search", "Kestrel valve rated pressure", "--json", "-k", "3", env=env)
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)["hits"]
+    assert set(hits[0]) == {"source", "path", "page", "score", "passage", "why"}
+    top = hits[0]
+    assert (top["source"], top["path"], top["page"]) == ("files", "papers/plant.pdf", 3)
+    assert VALVE in top["passage"] and top["why"]["bm25_rank"] == 1
+    shown = local2("search", "Kestrel valve rated pressure", env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "[1] papers/plant.pdf, page 3" in shown.stdout and "words #1" in shown.stdout
+    assert "412 kPa" in shown.stdout
+
+
+def test_search_files_in_an_agent_turn_gives_the_model_the_passage(tmp_path: Path) -> None:
+    """Against the Ollama-protocol test server: the model's search_files result holds the
+    fact from deep in the PDF's page, with the file and the page."""
+    env = indexed_folder(tmp_path)
+    with FakeOllama(RuleBrain()) as server:
+        asked = local2(
+            "ask",
+            "What do my documents say about the pressure the Kestrel valve is rated for?",
+            "--json",
+            "--backend",
+            "ollama",
+            env={**env, "OLLAMA_HOST": server.url},
+        )
+    assert asked.returncode == 0, asked.stderr
+    calls = json.loads(asked.stdout)["tool_calls"]
+    search = calls[0]
+    assert search["tool"] == "search_files"
+    assert "papers/plant.pdf, page 3" in search["result"] and VALVE in search["result"]
+
+
+def test_a_persons_document_on_a_team_server_is_theirs_alone(
+    tmp_path: Path, chroma_server: Any
+) -> None:
+    settings = make_settings(
+        tmp_path,
+        memory={"chroma_url": chroma_server.url, "embedder": "lexical"},
+        files={"embedder": "lexical", "index_collection": f"files-{uuid.uuid4().hex[:8]}"},
+    )
+    library = Folders(settings).library
+    assert library is not None
+    pages = [[filler(n)] for n in range(1, 4)]
+    pages[1] = [f"{filler(50, 8)} {VALVE}"]
+    library.add("ana", "plant.pdf", samples.pdf_of(pages, "Plant"))
+    library.add("bo", "almanac.md", f"# Almanac\n\n{ALMANAC}\n".encode())
+    searcher = open_searcher(settings)  # another process: reads the server's collections
+    mine = searcher.search(Person("ana"), "Kestrel valve pressure", "documents", 3)["hits"]
+    assert mine and mine[0]["path"] == "my-documents/plant.pdf" and mine[0]["page"] == 2
+    assert VALVE in mine[0]["passage"]
+    theirs = searcher.search(Person("bo"), "Kestrel valve pressure", "documents", 3)["hits"]
+    assert all("plant" not in h["path"] and VALVE not in h["passage"] for h in theirs)
+    nobody = searcher.search(Person("cy"), "Kestrel valve pressure", "documents", 3)["hits"]
+    assert nobody == []
+    assert not (settings.data_dir / "file_index").exists()  # all on the server
