@@ -9,8 +9,9 @@ and formats the files touched. Re-runnable: a second run changes nothing.
 
 A name is left bypassing its face, and reported, when the face cannot carry it: a private
 name, a name the package also uses for a submodule, a name the face already gives to another
-object, or a face whose ``__init__`` imports its own modules at load (a face import from one
-of them would meet the package half made: an import cycle).
+object, a name its module does not have (an import broken already), or a face whose
+``__init__`` imports its own modules at load (a face import from one of them would meet the
+package half made: an import cycle).
 
     python scripts/faces_codemod.py            # rewrite, then ruff
     python scripts/faces_codemod.py --check    # exit 1 if anything would change
@@ -120,6 +121,37 @@ def same_object(package: str, name: str, held: str, module: str) -> bool:
         return False
 
 
+def defines(module: str, name: str) -> bool:
+    """Whether ``module`` has ``name`` at run time, read from its source: a definition, an
+    assignment or an import at its top level (not only under ``TYPE_CHECKING``), a name its
+    face declares, or a submodule."""
+    folder = SRC.joinpath(*module.split("."))
+    if (folder / f"{name}.py").exists() or (folder / name / "__init__.py").exists():
+        return True
+    path = folder / "__init__.py" if folder.is_dir() else folder.with_suffix(".py")
+    if not path.exists():
+        return False
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if path.name == "__init__.py":
+        faces.face.cache_clear()
+        if name in faces.face(module, str(path))[0]:
+            return True
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.If | ast.Try) and not (
+            isinstance(node, ast.If) and faces.is_type_checking(node.test)
+        ):
+            return True  # names made conditionally: trust the import
+    return name in found
+
+
 class Plan:
     """What to rewrite and add, and what is left (with why)."""
 
@@ -147,6 +179,8 @@ class Plan:
                 why = f"{package}'s face gives {name} to {held}"
         elif name in face.submodules():
             why = f"{package} has a submodule named {name}"
+        elif not defines(module, name):
+            why = f"{module} has no {name} (the import is broken already)"
         else:
             face.added[name] = module
         if why:

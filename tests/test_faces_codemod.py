@@ -1,7 +1,7 @@
 """scripts/faces_codemod.py on a copy of the package: imports that bypass a face become face
 imports (aliases, relative imports, TYPE_CHECKING blocks and imports inside functions too),
-a missing name is added to the face, a private name is left and reported, and a second run
-changes nothing."""
+a missing name is added to the face, a private name and a name its module lacks are left
+and reported, and a second run changes nothing."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 def _inner() -> object:
     from local2.tools.netguard import Target
+    from local2.tools.web_fetch import no_such_name
 
-    return Target, rt, first_url, Doc, _Decoder, run_sync, Focused
+    return Target, rt, first_url, Doc, _Decoder, run_sync, Focused, no_such_name
 """
 
 
@@ -59,6 +60,7 @@ def test_the_codemod_rewrites_bypassing_imports_and_adds_names_to_the_face(
     done = run(tmp_path)
     assert done.returncode == 0, done.stderr
     assert "web_fetch._Decoder: a private name" in done.stdout
+    assert "web_fetch.no_such_name: local2.tools.web_fetch has no no_such_name" in done.stdout
     assert "names added to faces" in done.stdout
     rewritten = module.read_text(encoding="utf-8")
     for line in (
@@ -67,6 +69,7 @@ def test_the_codemod_rewrites_bypassing_imports_and_adds_names_to_the_face(
         "from local2.tools.web_fetch import _Decoder",
         "    from local2.tools import Focused",
         "    from local2.tools import Target",
+        "    from local2.tools.web_fetch import no_such_name",
     ):
         assert line in rewritten.splitlines()
     assert "run_sync" in rewritten and "local2.tools.web_fetch import run_sync" not in rewritten
