@@ -30,6 +30,7 @@ from local2.cli import (
     documents,
     evals,
     files,
+    mcp,
     memory,
     research,
     search,
@@ -95,5 +96,6 @@ for _group in (
     search,
     evals,
     users,
+    mcp,
 ):
     _group.register(app)

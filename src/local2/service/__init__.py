@@ -52,6 +52,9 @@ if TYPE_CHECKING:
     from local2.service.opening import offline_agent as offline_agent
     from local2.service.opening import offline_parts as offline_parts
     from local2.service.opening import warming_agent as warming_agent
+    from local2.service.own_text import DocumentPages as DocumentPages
+    from local2.service.own_text import OwnText as OwnText
+    from local2.service.own_text import own_text_of as own_text_of
     from local2.service.research import Research as Research
     from local2.service.search import Searcher as Searcher
     from local2.service.search import open_searcher as open_searcher

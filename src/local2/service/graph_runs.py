@@ -157,7 +157,7 @@ class GraphRuns:
             config = thread_of(config["configurable"]["thread_id"])
         payload = turn_payload(final)
         payload["status"] = "done"
-        audit_turn(self.settings, payload)
+        audit_turn(self.settings, {**payload, "owner": final.get("owner")})  # whose turn
         if self.owe is not None and final.get("pending_grades"):
             self.owe(config["configurable"]["thread_id"], dict(final["pending_grades"]))
         yield ("final", payload)

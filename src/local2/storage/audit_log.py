@@ -145,6 +145,7 @@ def audit_record(payload: Mapping[str, Any], preview_chars: int = 240) -> dict[s
         "version": AUDIT_VERSION,
         "written_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "session_id": payload.get("session_id"),
+        "owner": payload.get("owner"),  # who asked: local, or the person signed in
         "query_id": payload.get("query_id"),
         "query": payload.get("query"),
         "model": payload.get("model"),

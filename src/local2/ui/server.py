@@ -37,6 +37,7 @@ from local2.http import (
     is_loopback,
     require_token,
 )
+from local2.mcp_server import mount_mcp
 from local2.service import Agent, private_dir
 from local2.ui.sign_in import SignIn, SignInSwitch, proxied_user
 
@@ -56,6 +57,7 @@ def create_app(
     settings = agent.settings
     who = identify(agent.access, token, settings.server, loopback=is_loopback(host))
     app = create_api(agent, app=FastAPI(title="LoCAL2", version="0.1.0"), who=who)
+    mount_mcp(app, agent, who)  # /mcp: LoCAL2 as an MCP server, each request a person's
     add_guards(app, settings, host, who)
     if not ui:
         return app

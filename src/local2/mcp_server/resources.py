@@ -1,0 +1,95 @@
+"""Resources and prompts: a research report as ``local2://research/{run_id}`` (Markdown), a
+document's page as ``local2://documents/{document_id}/page/{n}``, and the prompts "Research
+this" and "What do my documents say about…"."""
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+
+from local2.contracts import Person
+from local2.errors import Conflict, InvalidInput, Local2Error
+from local2.mcp_server.caller import caller
+from local2.mcp_server.failures import mcp_error
+from local2.service import Agent, own_text_of
+
+T = TypeVar("T")
+
+
+async def answered(work: Callable[[], T]) -> T:
+    """``work`` in a thread; a refusal as the MCP error saying it in the API's words."""
+    try:
+        return await anyio.to_thread.run_sync(work)
+    except Local2Error as exc:
+        raise mcp_error(exc) from None
+
+
+def report_markdown(agent: Agent, run_id: str, person: Person) -> str:
+    """A run's report, once written (a run still going or paused has none yet)."""
+    payload = agent.research.payload(run_id, person, agent.access)
+    report = payload.get("report") or ""
+    if not report:
+        raise Conflict(
+            f"Run {run_id} has no report yet: it is {payload['status']}.",
+            "Follow it with research_status; answer a pause with research_input.",
+        )
+    return report
+
+
+def page_text(agent: Agent, document_id: str, n: str, person: Person) -> str:
+    try:
+        number = int(n)
+    except ValueError:
+        raise InvalidInput(f"Page {n!r} is not a number.", "Name a page: .../page/3") from None
+    pages = own_text_of(agent).pages(person, document_id, number, number)
+    return "\n\n".join(page["text"] for page in pages["pages"])
+
+
+def add_resources(server: MCPServer, agent: Agent, person: Person | None) -> None:
+    """Register the report and page resources and the prompts on ``server``."""
+
+    @server.resource(
+        "local2://research/{run_id}",
+        name="research_report",
+        title="A research report",
+        description="The verified report of one of your research runs, cited as [n].",
+        mime_type="text/markdown",
+    )
+    async def research_report(run_id: str) -> str:
+        who = caller(person)
+        return await answered(lambda: report_markdown(agent, run_id, who))
+
+    @server.resource(
+        "local2://documents/{document_id}/page/{n}",
+        name="document_page",
+        title="A page of a document",
+        description="One page (slide, chapter) of one of your documents, as text.",
+        mime_type="text/plain",
+    )
+    async def document_page(document_id: str, n: str) -> str:
+        who = caller(person)
+        return await answered(lambda: page_text(agent, document_id, n, who))
+
+    add_prompts(server)
+
+
+def add_prompts(server: MCPServer) -> None:
+    @server.prompt(name="research_this", title="Research this")
+    def research_this(question: str) -> str:
+        """Research a question with LoCAL2 and report what the sources say."""
+        return (
+            f"Research this with LoCAL2's research tool: {question}\n\n"
+            "Follow its progress; if it pauses for a plan review or a question, show me and "
+            "answer it with research_input. Then give me the verified report with its "
+            "sources (where, page, why each was read)."
+        )
+
+    @server.prompt(name="what_do_my_documents_say", title="What do my documents say about…")
+    def what_do_my_documents_say(topic: str) -> str:
+        """Answer from your own documents, citing path and page."""
+        return (
+            f"What do my documents say about {topic}?\n\n"
+            "Use LoCAL2's search tool within my documents, read the pages that answer with "
+            "read_document, and answer only from them, citing each document's path and page."
+        )

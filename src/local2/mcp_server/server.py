@@ -1,0 +1,82 @@
+"""LoCAL2 as an MCP server (the official ``mcp`` SDK's :class:`MCPServer`): over stdio for a
+desktop client (``local2 mcp``), and over streamable HTTP at ``/mcp`` on ``local2 serve``.
+
+On HTTP the transport sits behind the server's own guards: every request passes the
+Host/Origin check (:class:`~local2.http.guard.RequestGuard`, around the whole app, so the
+SDK's own DNS-rebinding check is left off rather than kept as a second, different list) and
+says who it is as on every API route (:class:`~local2.mcp_server.caller.PersonGate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from fastapi import FastAPI
+from mcp.server.mcpserver import MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Route
+
+from local2 import __version__
+from local2.contracts import Person
+from local2.http import Identify
+from local2.mcp_server.caller import PersonGate
+from local2.mcp_server.chat_tools import add_chat_tools
+from local2.mcp_server.research_tools import add_research_tools
+from local2.mcp_server.resources import add_resources
+from local2.service import Agent
+
+PATH = "/mcp"
+INSTRUCTIONS = (
+    "LoCAL2 is the person's local research assistant. ask: a chat turn in a session of "
+    "theirs. research: a verified research report with its sources (a long run: wait=false, "
+    "then research_status / research_result; a pause: research_input). search, "
+    "read_document, list_documents: their own documents, folders and memory. recall_memory "
+    "reads their memory; remember writes to it."
+)
+
+
+def build_server(agent: Agent, person: Person | None = None) -> MCPServer:
+    """The MCP server over ``agent``: every call is ``person``'s (stdio), or, with none, the
+    person its HTTP request was signed in as (:class:`PersonGate`)."""
+    server: MCPServer = MCPServer(
+        name="local2",
+        title="LoCAL2",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
+    add_chat_tools(server, agent, person)
+    add_research_tools(server, agent, person)
+    add_resources(server, agent, person)
+    return server
+
+
+def serve_stdio(agent: Agent, person: Person) -> None:
+    """Serve MCP on this process's stdin and stdout until the client closes them."""
+    anyio.run(build_server(agent, person).run_stdio_async)
+
+
+def mount_mcp(app: FastAPI, agent: Agent, who: Identify) -> MCPServer:
+    """Serve MCP at ``/mcp`` in ``app`` (streamable HTTP), each request ``who`` says; its
+    sessions are run while the app runs (its lifespan)."""
+    server = build_server(agent)
+    no_second_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    server.streamable_http_app(streamable_http_path=PATH, transport_security=no_second_check)
+    manager = server.session_manager
+    endpoint = PersonGate(StreamableHTTPASGIApp(manager), who)
+    app.router.routes.append(
+        Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    )
+    before = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(running: Any) -> AsyncIterator[Any]:
+        async with manager.run(), before(running) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return server

@@ -1,0 +1,375 @@
+"""LoCAL2 as an MCP server, through the MCP SDK's own client over streamable HTTP at ``/mcp``
+(uvicorn serving ``local2 serve``'s app, the Ollama-protocol test server answering, search
+and pages on a loopback web): the tools and their annotations, ``ask`` as an ordinary turn,
+``research`` with progress notifications, its report as a resource, a plan review answered
+through ``research_input``, a cancelled run stopped, documents and memory, and bad input
+answered in the API's words."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp_types import TextResourceContents
+
+from local2.config import load_settings
+from local2.errors import UnknownTurn
+from local2.service.agent import Agent
+from local2.ui.server import create_app
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
+from tests.mcp_clients import http_session, structured
+from tests.test_api import Served
+
+CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
+QUESTION = "Why did Kelsby keep its bridge?"
+TOOLS = {
+    "ask",
+    "research",
+    "research_status",
+    "research_result",
+    "research_input",
+    "search",
+    "read_document",
+    "recall_memory",
+    "remember",
+    "list_documents",
+    "list_research_runs",
+}
+
+
+def mcp_agent(fake: FakeOllama, web: LoopbackWeb, data: Path) -> Agent:
+    overrides = research_overrides(web, data)
+    overrides["system"]["ollama_host"] = fake.url
+    overrides["memory"] = {"embedder": "lexical"}
+    return Agent(load_settings(overrides=overrides), backend="ollama")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    data = tmp_path_factory.mktemp("mcp-server")
+    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        agent = mcp_agent(fake, web, data)
+        with Served(create_app(agent, ui=False)) as url:
+            yield {"agent": agent, "url": url, "mcp": f"{url}/mcp", "web": web, "fake": fake}
+        agent.close()
+
+
+def run(coroutine: Any) -> Any:
+    return anyio.run(lambda: coroutine)
+
+
+def test_tools_are_listed_with_schemas_and_annotations(served: dict[str, Any]) -> None:
+    async def listed() -> Any:
+        async with http_session(served["mcp"]) as session:
+            tools = (await session.list_tools()).tools
+            templates = (await session.list_resource_templates()).resource_templates
+            prompts = (await session.list_prompts()).prompts
+
+            prompt = await session.get_prompt("research_this", {"question": "Why bridges?"})
+            return tools, templates, prompts, prompt
+
+    tools, templates, prompts, prompt = anyio.run(listed)
+    by_name = {t.name: t for t in tools}
+    assert set(by_name) == TOOLS
+    for tool in tools:
+        assert tool.input_schema["type"] == "object" and tool.output_schema, tool.name
+        assert tool.annotations is not None, tool.name
+    reads = ("search", "read_document", "recall_memory", "list_documents", "research_status")
+    for name in reads:
+        hints = by_name[name].annotations
+        assert hints.read_only_hint is True and hints.open_world_hint is False, name
+    remember = by_name["remember"].annotations
+    assert remember.read_only_hint is False and remember.destructive_hint is False
+    assert by_name["research"].annotations.open_world_hint is True
+    assert by_name["ask"].input_schema["required"] == ["question"]
+    assert "report" in by_name["research"].output_schema["properties"]
+    assert {t.uri_template for t in templates} == {
+        "local2://research/{run_id}",
+        "local2://documents/{document_id}/page/{n}",
+    }
+    assert {p.name for p in prompts} == {"research_this", "what_do_my_documents_say"}
+    assert {p.title for p in prompts} == {"Research this", "What do my documents say about…"}
+    said = prompt.messages[0].content.text
+    assert "Why bridges?" in said and "research_input" in said
+
+
+def test_a_run_started_in_the_background_is_followed(served: dict[str, Any]) -> None:
+    async def followed() -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        async with http_session(served["mcp"]) as session:
+            args = {"question": QUESTION, "max_rounds": 1, "clarify": "never", "wait": False}
+            started = structured(await session.call_tool("research", args))
+            seen = [started["status"]]
+            with anyio.fail_after(120):
+                while seen[-1] in ("running", "unfinished"):
+                    await anyio.sleep(0.2)
+                    status = await session.call_tool(
+                        "research_status", {"run_id": started["run_id"]}
+                    )
+                    seen.append(structured(status)["status"])
+            result = await session.call_tool("research_result", {"run_id": started["run_id"]})
+            return started, seen, structured(result)
+
+    started, seen, result = anyio.run(followed)
+    assert started["status"] == "running" and started["report"] == "", started
+    assert seen[-1] == "done", seen
+    assert result["status"] == "done" and result["report"], result
+
+
+def test_ask_is_an_ordinary_turn(served: dict[str, Any]) -> None:
+    agent: Agent = served["agent"]
+
+    async def asked() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with http_session(served["mcp"]) as session:
+            first = structured(await session.call_tool("ask", {"question": "Where is Kelsby?"}))
+            again = await session.call_tool(
+                "ask",
+                {"question": "And its bridge?", "session_id": first["session_id"]},
+            )
+            return first, structured(again)
+
+    first, again = anyio.run(asked)
+    assert first["answer"] and first["session_id"] == again["session_id"]
+    assert first["status"] == "done" and first["query_id"] != again["query_id"]
+    session_id = first["session_id"]
+    assert agent.wait_idle(60)  # the critic and memory finish after the answer
+    history = agent.history(session_id)
+    assert [t["user"] for t in history] == ["Where is Kelsby?", "And its bridge?"]
+    assert [t["query_id"] for t in history] == [first["query_id"], again["query_id"]]
+    assert any(s["session_id"] == session_id for s in agent.sessions(50))  # the app's list
+    assert len(agent.checkpoints(session_id)) >= 2  # time travel
+    assert agent.access.session_owner(session_id) == "local"
+    runs = agent.settings.data_dir / "runs" / session_id
+    deadline = time.monotonic() + 30
+    while len(list(runs.glob("*.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(list(runs.glob("*.json"))) == 2  # the audit log, one record per turn
+    rated = agent.feedback(session_id, first["query_id"], rating=5)
+    assert rated["rating"] == 5
+
+
+def test_research_sends_progress_and_its_report_is_a_resource(served: dict[str, Any]) -> None:
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, message))
+
+    async def researched() -> tuple[dict[str, Any], Any, dict[str, Any]]:
+        async with http_session(served["mcp"]) as session:
+            result = await session.call_tool(
+                "research",
+                {"question": QUESTION, "max_rounds": 1, "clarify": "never"},
+                progress_callback=on_progress,
+            )
+            done = structured(result)
+            report = await session.read_resource(done["resource"])
+            status = await session.call_tool("research_status", {"run_id": done["run_id"]})
+            return done, report, structured(status)
+
+    done, report, status = anyio.run(researched)
+    assert done["status"] == "done" and done["report"]
+    assert done["sources"] and {"page", "found_by", "query", "rank"} <= set(done["sources"][0])
+    messages = [m or "" for _, m in progress]
+    assert messages[0].startswith(f"run {done['run_id']} started")
+    assert any(m.startswith("step ") and " done" in m for m in messages)
+    assert [n for n, _ in progress] == sorted(n for n, _ in progress)
+    contents = report.contents[0]
+    assert isinstance(contents, TextResourceContents)
+    assert contents.mime_type == "text/markdown" and contents.text == done["report"]
+    assert status["status"] == "done" and status["steps_done"] == status["steps"] > 0
+
+
+def test_a_plan_review_is_answered_through_research_input(served: dict[str, Any]) -> None:
+    async def reviewed() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str]]:
+        notes: list[str] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            notes.append(message or "")
+
+        async with http_session(served["mcp"]) as session:
+            args = {"question": QUESTION, "max_rounds": 1, "review": True}
+            paused = structured(await session.call_tool("research", args))
+            run_id = paused["run_id"]
+            wrong = await session.call_tool(
+                "research_input", {"run_id": run_id, "approve": True, "answer": "x"}
+            )
+            rest = await session.call_tool(
+                "research_input",
+                {"run_id": run_id, "approve": True},
+                progress_callback=on_progress,
+            )
+            return paused, structured(wrong), structured(rest), notes
+
+    paused, wrong, rest, notes = anyio.run(reviewed)
+    assert paused["status"] == "awaiting_input" and paused["report"] == ""
+    assert paused["awaiting"]["waits_for"] == "plan"
+    assert wrong["status"] == 422 and "send exactly one of" in wrong["error"]
+    assert rest["status"] == "done" and rest["run_id"] == paused["run_id"] and rest["report"]
+    assert any(n.startswith("step ") for n in notes)
+
+
+def test_a_cancelled_research_call_stops_its_run(served: dict[str, Any]) -> None:
+    agent: Agent = served["agent"]
+
+    async def cancelled() -> str:
+        started = anyio.Event()
+        run_ids: list[str] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            if message and message.startswith("run "):
+                run_ids.append(message.split()[1])
+            if message and message.startswith("step "):
+                started.set()
+
+        async with http_session(served["mcp"]) as session, anyio.create_task_group() as tasks:
+
+            async def call() -> None:
+                await session.call_tool(
+                    "research",
+                    {"question": QUESTION, "max_rounds": 2, "clarify": "never"},
+                    progress_callback=on_progress,
+                )
+
+            tasks.start_soon(call)
+            with anyio.fail_after(120):
+                await started.wait()
+            tasks.cancel_scope.cancel()
+        return run_ids[0]
+
+    served["fake"].delay_s = 0.3  # each reply: the run still goes when the call is cancelled
+    try:
+        run_id = anyio.run(cancelled)
+    finally:
+        served["fake"].delay_s = 0.0
+    deadline = time.monotonic() + 120
+    status = ""
+    while time.monotonic() < deadline:
+        status = agent.research.payload(run_id)["status"]
+        if status not in ("running", "unfinished"):
+            break
+        time.sleep(0.2)
+    payload = agent.research.payload(run_id)
+    assert status == "stopped", status
+    assert payload["stopped"] == "the person stopped the run"
+    assert payload["report"]
+
+
+def test_a_cancelled_ask_stops_its_turn(served: dict[str, Any]) -> None:
+    agent: Agent = served["agent"]
+
+    async def cancelled() -> None:
+        async with http_session(served["mcp"]) as session, anyio.create_task_group() as tasks:
+
+            async def call() -> None:
+                args = {"question": "Where is Kelsby?", "session_id": "mcp-cancelled"}
+                await session.call_tool("ask", args)
+
+            tasks.start_soon(call)
+            with anyio.fail_after(60):
+                while not agent.is_running("mcp-cancelled"):
+                    await anyio.sleep(0.02)
+            tasks.cancel_scope.cancel()
+
+    served["fake"].delay_s = 2.0  # the model is still thinking when the call is cancelled
+    try:
+        anyio.run(cancelled)
+        assert agent.wait_idle(60)
+    finally:
+        served["fake"].delay_s = 0.0
+    recorded: list[Any] = []
+    with suppress(UnknownTurn):  # no session at all: nothing recorded either
+        recorded = list(agent.history("mcp-cancelled"))
+    assert recorded == []  # stopped before its answer, as POST /sessions/{id}/stop stops it
+
+
+def test_documents_search_and_memory(served: dict[str, Any]) -> None:
+    agent: Agent = served["agent"]
+    from local2.contracts.people import LOCAL
+
+    text = "Kelsby bridge ledger\n\fThe toll of the Kelsby bridge paid for its repairs."
+    record = agent.documents.add(LOCAL, "ledger.txt", text.encode())
+
+    async def used() -> dict[str, Any]:
+        async with http_session(served["mcp"]) as session:
+            listed = structured(await session.call_tool("list_documents", {}))
+            page = structured(
+                await session.call_tool(
+                    "read_document", {"document_id": record["id"], "first_page": 2}
+                )
+            )
+            resource = await session.read_resource(f"local2://documents/{record['id']}/page/2")
+            saved = structured(
+                await session.call_tool("remember", {"text": "My favourite bridge is Kelsby's."})
+            )
+            recalled = structured(
+                await session.call_tool("recall_memory", {"query": "favourite bridge"})
+            )
+            found = structured(await session.call_tool("search", {"query": "Kelsby bridge toll"}))
+            return {
+                "listed": listed,
+                "page": page,
+                "resource": resource,
+                "saved": saved,
+                "recalled": recalled,
+                "found": found,
+            }
+
+    got = anyio.run(used)
+    assert [d["id"] for d in got["listed"]["documents"]] == [record["id"]]
+    assert got["page"]["pages"] == [
+        {"n": 2, "text": "The toll of the Kelsby bridge paid for its repairs."}
+    ]
+    assert "toll of the Kelsby bridge" in got["resource"].contents[0].text
+    assert got["recalled"]["memories"][0]["id"] == got["saved"]["id"]
+    hits = got["found"]["hits"]
+    assert {h["source"] for h in hits} >= {"documents", "memory"}
+    document = next(h for h in hits if h["source"] == "documents")
+    assert document["page"] == 2 and document["path"] == record["path"]
+    assert document["score"] > 0
+
+
+def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
+    url = served["url"]
+
+    async def refused() -> dict[str, Any]:
+        async with http_session(served["mcp"]) as session:
+            empty = await session.call_tool("ask", {"question": "  "})
+            unknown = await session.call_tool("research_result", {"run_id": "nope"})
+            bad_id = await session.call_tool("research_status", {"run_id": "bad id"})
+            page = await session.call_tool("read_document", {"document_id": "doc-nope"})
+            try:
+                await session.read_resource("local2://research/nope")
+                resource_error: Any = None
+            except Exception as exc:  # the SDK raises the JSON-RPC error
+                resource_error = exc
+            return {
+                "empty": empty,
+                "unknown": unknown,
+                "bad_id": bad_id,
+                "page": page,
+                "resource": resource_error,
+            }
+
+    got = anyio.run(refused)
+    with httpx.Client(base_url=url, timeout=30) as client:
+        api_unknown = client.get("/research/nope").json()["detail"]
+        api_empty = client.post("/query", json={"query": "  "})
+        api_bad_id = client.get("/research/bad%20id")
+    for name in ("empty", "unknown", "bad_id", "page"):
+        assert got[name].is_error, name
+    unknown = structured(got["unknown"])
+    assert unknown["error"] == api_unknown and unknown["status"] == 404 and "fix" in unknown
+    assert structured(got["empty"])["error"] == api_empty.json()["detail"]
+    assert structured(got["empty"])["status"] == api_empty.status_code == 422
+    assert structured(got["bad_id"])["error"] == api_bad_id.json()["detail"]
+    assert structured(got["page"])["status"] == 404
+    error = got["resource"]
+    assert error is not None and error.error.message == api_unknown
+    assert "fix" in error.error.data and error.error.code == -32002
