@@ -118,31 +118,71 @@ def _package_of(path: Path) -> str | None:
     return parts[0] if len(parts) > 1 else None
 
 
-def test_packages_are_used_only_through_their_faces() -> None:
-    """A package's ``__all__`` is what other packages may use: every import across packages
-    names something there (docs/architecture.md, "Public faces")."""
-    import importlib
+def _imported_module(node: ast.ImportFrom, path: Path) -> str:
+    """The module an ``ImportFrom`` names, a relative one resolved against ``path``."""
+    if not node.level:
+        return node.module or ""
+    package = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
 
-    faces: dict[str, set[str]] = {}
-    outside: list[str] = []
+
+def _imports_across_packages() -> list[tuple[str, list[str], list[str]]]:
+    """Each import of another package's module: (where, the module's parts, its names)."""
+    found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         own = _package_of(path)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not (isinstance(node, ast.ImportFrom) and node.module):
+            if not isinstance(node, ast.ImportFrom):
                 continue
-            parts = node.module.split(".")
+            parts = _imported_module(node, path).split(".")
             if parts[0] != "local2" or len(parts) < 2 or parts[1] == own:
                 continue
             if not (PACKAGE / parts[1] / "__init__.py").exists():
                 continue  # a base module (errors, events, ids, faces): all of it is public
-            if parts[1] not in faces:
-                faces[parts[1]] = set(importlib.import_module(f"local2.{parts[1]}").__all__)
-            outside += [
-                f"{path.relative_to(PACKAGE)}: {node.module}.{alias.name}"
-                for alias in node.names
-                if alias.name not in faces[parts[1]]
-            ]
+            where = f"{path.relative_to(PACKAGE)}:{node.lineno}"
+            found.append((where, parts, [alias.name for alias in node.names]))
+    return found
+
+
+def test_imports_across_packages_go_through_their_faces() -> None:
+    """``from local2.tools import web_tools``, never ``from local2.tools.web import
+    web_tools``, outside ``tools/`` (inside a package imports are free): what another package
+    uses is declared in its face, and mypy reads it there as the real type
+    (``scripts/faces_codemod.py`` rewrites the imports that bypass a face)."""
+    bypassing = [
+        f"{where}: {'.'.join(parts)}"
+        for where, parts, _ in _imports_across_packages()
+        if len(parts) > 2
+    ]
+    assert not bypassing, "run scripts/faces_codemod.py; bypassing a face:\n" + "\n".join(bypassing)
+
+
+def test_packages_are_used_only_through_their_faces() -> None:
+    """A package's face (``__all__``) is what other packages may use: every import across
+    packages names something there (docs/architecture.md, "Public faces")."""
+    import importlib
+
+    faces: dict[str, set[str]] = {}
+    outside: list[str] = []
+    for where, parts, names in _imports_across_packages():
+        if parts[1] not in faces:
+            faces[parts[1]] = set(importlib.import_module(f"local2.{parts[1]}").__all__)
+        outside += [f"{where}: {'.'.join(parts)}.{n}" for n in names if n not in faces[parts[1]]]
     assert not outside, "not in the package's __all__:\n" + "\n".join(outside)
+
+
+def test_surfaces_contract_forbids_every_feature_and_part() -> None:
+    """The "surfaces import only the service and the base" contract names every package
+    below the service and above the base (``evals`` too): a new package is not left out."""
+    import tomllib
+
+    config = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    surfaces = next(c for c in contracts if c["name"].startswith("Surfaces import only"))
+    layers = next(c for c in contracts if c["type"] == "layers")["layers"]
+    between = [p.strip() for layer in layers[2:-1] for p in layer.split(":")]
+    assert sorted(f"local2.{p}" for p in between) == sorted(surfaces["forbidden_modules"])
 
 
 def test_every_name_a_face_declares_is_there() -> None:

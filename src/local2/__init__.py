@@ -7,23 +7,16 @@ first use, so ``import local2`` stays cheap. How the package is laid out:
 ``docs/architecture.md``.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["Agent", "build_graph", "build_research_graph", "load_settings"]
+from local2.faces import lazy_face
+
 __version__ = "0.1.0"
 
-
-def __getattr__(name: str) -> Any:
-    if name == "load_settings":
-        from local2.config import load_settings
-
-        return load_settings
-    if name in ("build_graph", "build_research_graph"):
-        from local2.service import wiring
-
-        return getattr(wiring, name)
-    if name == "Agent":
-        from local2.service.agent import Agent
-
-        return Agent
-    raise AttributeError(f"module 'local2' has no attribute {name!r}")
+if TYPE_CHECKING:
+    from local2.config import load_settings as load_settings
+    from local2.service import Agent as Agent
+    from local2.service import build_graph as build_graph
+    from local2.service import build_research_graph as build_research_graph
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -6,20 +6,14 @@ answer - in :mod:`.votes`; :mod:`.ratings` turns them into a Bradley-Terry ratin
 with a bootstrap confidence interval, people's and the judge's apart.
 """
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "Rating": "local2.arena.ratings",  # a row of the table arena() returns
-    "arena": "local2.arena.report",
-    "as_csv": "local2.arena.report",
-    "as_json": "local2.arena.report",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "Rating",
-    "arena",
-    "as_csv",
-    "as_json",
-]
+if TYPE_CHECKING:
+    from local2.arena.ratings import Rating as Rating
+    from local2.arena.report import arena as arena
+    from local2.arena.report import as_csv as as_csv
+    from local2.arena.report import as_json as as_json
+else:
+    __getattr__ = lazy_face(__name__, __file__)

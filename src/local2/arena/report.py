@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from local2.arena.ratings import Rating, rate
-from local2.storage.votes import Vote
+from local2.storage import Vote
 
 GROUPS = {"people": "person", "judge": "judge"}  # table group -> voter
 CSV_COLUMNS = ("voters", "model", "rating", "ci_low", "ci_high", "votes", "wins", "losses", "ties")

@@ -16,12 +16,11 @@ collector alone); ``app`` is the Typer application, loaded on first use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
+from local2.faces import lazy_face
 
-def __getattr__(name: str) -> Any:
-    if name == "app":
-        from local2.cli.main import app
-
-        return app
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if TYPE_CHECKING:
+    from local2.cli.main import app as app
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -17,8 +17,7 @@ from local2.cli.common import err
 from local2.errors import Local2Error, TurnCancelled
 
 if TYPE_CHECKING:
-    from local2.service.agent import Agent
-    from local2.service.background import BackgroundTurn
+    from local2.service import Agent, BackgroundTurn
 
 PROMPT = "you> "
 # How long a grade that gave way to the next question is waited for (given once the

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from local2.contracts.people import LOCAL, Person
+from local2.contracts import LOCAL, Person
 
 if TYPE_CHECKING:
     from local2.config import Settings
-    from local2.contracts.turn import TurnOptions
-    from local2.service.agent import Agent
-    from local2.service.warmup import Warmup
-    from local2.service.wiring import ModelParts
+    from local2.contracts import TurnOptions
+    from local2.service import Agent, ModelParts, Warmup
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -46,7 +44,8 @@ def settings_of(ctx: typer.Context) -> Settings:
 def person_of(ctx: typer.Context) -> Person:
     """Who this command acts for: local, or the person named by ``--as``."""
     root = ctx.find_root()
-    return (root.obj or {}).get("person", LOCAL)
+    found = (root.obj or {}).get("person")
+    return found if isinstance(found, Person) else LOCAL
 
 
 def id_param(what: str = "session id") -> Callable[[str | None], str | None]:
@@ -105,7 +104,7 @@ TemperatureBOpt = Annotated[
 def compare_options(model_b: str | None, temperature_b: float | None) -> TurnOptions:
     """The turn options for a second respondent; a bad value stops with a clear message."""
     from local2.errors import InvalidInput
-    from local2.service.turns import turn_options
+    from local2.service import turn_options
 
     try:
         return turn_options(model_b, temperature_b)
@@ -147,7 +146,7 @@ def offline_agent(ctx: typer.Context) -> Agent:
 
 def approver(interactive: bool) -> Any:
     """Who approves a tool call that needs the person: them, at this terminal, or nobody."""
-    from local2.contracts.approval import nobody, terminal_approver
+    from local2.contracts import nobody, terminal_approver
 
     if not interactive or not sys.stdin.isatty():
         return nobody

@@ -16,7 +16,7 @@ def doctor(
     and MCP servers."""
     from rich.table import Table
 
-    from local2.service.doctor import run_checks
+    from local2.service import run_checks
 
     checks = run_checks(settings_of(ctx), backend=backend, model=model)
     if as_json:

@@ -19,8 +19,7 @@ import typer
 
 from local2.cli.common import JsonOpt, err, fail, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
-from local2.contracts.documents import DocumentRecord
-from local2.contracts.people import Person
+from local2.contracts import DocumentRecord, Person
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from local2.cli.common import err, out
-from local2.contracts.evals import (
+from local2.contracts import (
     Comparison,
     EvalDetail,
     EvalProgress,

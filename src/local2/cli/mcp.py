@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve LoCAL2 over MCP on stdin/stdout (for Claude Desktop and other MCP clients)."""
         if print_config:
-            from local2.mcp_server.config_block import client_config
+            from local2.mcp_server import client_config
 
             root = ctx.find_root().params
             config_dir = root.get("config")
@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
             )
             typer.echo(block, nl=False)
             return
-        from local2.mcp_server.server import serve_stdio
+        from local2.mcp_server import serve_stdio
 
         with friendly_errors():
             agent = make_agent(ctx, backend, model)

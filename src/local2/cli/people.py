@@ -18,12 +18,11 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
-from local2.contracts.people import LOCAL, LOCAL_NAME, Person
+from local2.contracts import LOCAL, LOCAL_NAME, Person
 
 if TYPE_CHECKING:
     from local2.config import Settings
-    from local2.service import People
-    from local2.service.access import Access
+    from local2.service import Access, People
 
 TOKEN_ENV = "LOCAL2_TOKEN"
 LOCAL_STORES = ("sqlite", "memory")  # stores this machine alone reads: --as needs no token

@@ -16,7 +16,7 @@ from local2.cli.common import err, out
 ABANDONED = "[abandoned: the answer above was cut off and is not recorded]"
 
 
-def _grade(critique: dict | None) -> str:
+def _grade(critique: dict[str, Any] | None) -> str:
     score = (critique or {}).get("score")
     return f"{score}/5" if score is not None else "no grade"
 

@@ -32,11 +32,11 @@ from local2 import events
 from local2.cli import gc_pause
 from local2.cli.common import err, fail, id_param, offline_parts, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
-from local2.contracts.people import Person
+from local2.contracts import Person
 
 if TYPE_CHECKING:
-    from local2.contracts.stream import ResearchItem
-    from local2.service.research import Research
+    from local2.contracts import ResearchItem
+    from local2.service import Research
 
 ICONS = {"pending": "○", "started": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
 COLOURS = {"done": "green", "failed": "red", "skipped": "yellow", "started": "cyan"}
@@ -176,7 +176,7 @@ class Checklist:
 
 def _offline(ctx: typer.Context) -> Any:
     """A research service for reading runs: no model server, tools, memory or critic."""
-    from local2.service.research import Research
+    from local2.service import Research
 
     return Research(settings_of(ctx), **offline_parts())
 
@@ -238,7 +238,7 @@ def run_research(
     model: str | None,
     steer: Steering | None = None,
 ) -> None:
-    from local2.service.research import Research
+    from local2.service import Research
 
     steer = steer or Steering()
     person = person_of(ctx)
@@ -355,7 +355,7 @@ def _still_paused(payload: dict[str, Any], as_json: bool) -> None:
 
 def run_followup(ctx: typer.Context, run_id: str, question: str, as_json: bool) -> None:
     """``local2 research followup RUN_ID "QUESTION"``: the answer, from the run's sources first."""
-    from local2.service.research import Research
+    from local2.service import Research
 
     person = person_of(ctx)
     research = None

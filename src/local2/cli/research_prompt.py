@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from local2.contracts.research_input import PlanEdit, ResearchInput, SubQuestionEdit
+from local2.contracts import PlanEdit, ResearchInput, SubQuestionEdit
 
 HELP = (
     "Enter approves. Or: drop q2 | add TEXT | edit q1 TEXT | move q3 1 | show | "

@@ -17,7 +17,7 @@ import typer
 
 from local2.cli.common import out, person_of, settings_of
 from local2.cli.errors import friendly_errors
-from local2.contracts.search import SearchHit, SearchHits
+from local2.contracts import SearchHit, SearchHits
 
 Within = Literal["files", "documents", "memory"]
 

@@ -22,7 +22,7 @@ from local2.cli.errors import friendly_errors
 from local2.cli.people import configured as people_configured
 
 if TYPE_CHECKING:
-    from local2.contracts.turn import TurnOptions
+    from local2.contracts import TurnOptions
 
 HostOpt = Annotated[
     str | None,
@@ -44,8 +44,7 @@ def _run(
     with_ui: bool,
     compare: TurnOptions | None = None,
 ) -> None:
-    from local2.http.app import require_token
-    from local2.http.guard import is_loopback
+    from local2.http import is_loopback, require_token
 
     settings = settings_of(ctx).ui
     host = host or settings.host
@@ -55,12 +54,12 @@ def _run(
         # (local2 users add), each brings their own token: the single one is not needed.
         people = not is_loopback(host) and people_configured(settings_of(ctx))
         require_token(host, people=people)
-    from local2.ui.server import require_allowed_hosts, serve
+    from local2.ui import require_allowed_hosts, serve
 
     with friendly_errors():
         require_allowed_hosts(host, settings_of(ctx).server.allowed_hosts)
 
-    from local2.service.warmup import Warmup
+    from local2.service import Warmup
 
     # The model's warm-up waits until the app is built: on two cores it would slow the
     # page's start by seconds, and the first question comes later anyway.

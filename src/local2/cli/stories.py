@@ -43,8 +43,7 @@ def default_stories_dir() -> Path:
 
 def with_overrides(settings: Settings, overrides: Mapping[str, Mapping[str, Any]]) -> Settings:
     """A copy of ``settings`` with ``{section: {key: value}}`` deep-merged in (validated)."""
-    from local2.config import Settings
-    from local2.config.loader import deep_merge
+    from local2.config import Settings, deep_merge
 
     return Settings.model_validate(deep_merge(settings.model_dump(), overrides))
 
@@ -122,7 +121,7 @@ def local_stack(
     ctx: typer.Context, stories_dir: Path, backend: str | None, model: str | None
 ) -> Iterator[str]:
     """The live stack in this process; yields the API's base URL."""
-    from local2.http.app import create_api
+    from local2.http import create_api
 
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="local2-stories-")))

@@ -30,13 +30,12 @@ from local2.cli.common import (
 )
 from local2.cli.errors import friendly_errors, report
 from local2.cli.render import abandon, hold_back, show_item
-from local2.contracts.people import LOCAL, Person
+from local2.contracts import LOCAL, Person
 from local2.errors import Local2Error, TurnCancelled
 
 if TYPE_CHECKING:
-    from local2.contracts.turn import TurnOptions, TurnPayload
-    from local2.service.agent import Agent
-    from local2.service.background import BackgroundTurn
+    from local2.contracts import TurnOptions, TurnPayload
+    from local2.service import Agent, BackgroundTurn
 
 # How long the chat's end waits for the grades still to come (the last answer's critic).
 FINISH_WAIT_S = 120.0

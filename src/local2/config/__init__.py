@@ -1,45 +1,26 @@
 """Settings: shipped YAML defaults, a config directory, the environment."""
 
-from local2.config.loader import load_settings
-from local2.config.schema import Settings
-from local2.errors import SettingsError
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-__all__ = [
-    "BackendName",
-    "CriticRubric",
-    "CriticSettings",
-    "DocumentsSettings",
-    "GeneratorSettings",
-    "McpServer",
-    "MemorySettings",
-    "ResearchSettings",
-    "Settings",
-    "SettingsError",
-    "ToolsSettings",
-    "WebFetchSettings",
-    "WebSearchSettings",
-    "WebSettings",
-    "deep_merge",
-    "load_settings",
-    "shipped_tool_schemas",
-]
-
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "BackendName": "local2.config.schema",
-    "ResearchSettings": "local2.config.schema",
-    "CriticRubric": "local2.config.schema",
-    "CriticSettings": "local2.config.schema",
-    "DocumentsSettings": "local2.config.schema",
-    "GeneratorSettings": "local2.config.schema",
-    "McpServer": "local2.config.schema",
-    "MemorySettings": "local2.config.schema",
-    "ToolsSettings": "local2.config.schema",
-    "WebFetchSettings": "local2.config.schema",
-    "WebSearchSettings": "local2.config.schema",
-    "deep_merge": "local2.config.loader",
-    "shipped_tool_schemas": "local2.config.loader",
-    "WebSettings": "local2.config.schema",
-}
-__getattr__ = lazy_face(__name__, _FACE)
+if TYPE_CHECKING:
+    from local2.config.loader import deep_merge as deep_merge
+    from local2.config.loader import load_settings as load_settings
+    from local2.config.loader import shipped_tool_schemas as shipped_tool_schemas
+    from local2.config.schema import BackendName as BackendName
+    from local2.config.schema import CriticRubric as CriticRubric
+    from local2.config.schema import CriticSettings as CriticSettings
+    from local2.config.schema import DocumentsSettings as DocumentsSettings
+    from local2.config.schema import GeneratorSettings as GeneratorSettings
+    from local2.config.schema import McpServer as McpServer
+    from local2.config.schema import MemorySettings as MemorySettings
+    from local2.config.schema import ResearchSettings as ResearchSettings
+    from local2.config.schema import Settings as Settings
+    from local2.config.schema import ToolsSettings as ToolsSettings
+    from local2.config.schema import WebFetchSettings as WebFetchSettings
+    from local2.config.schema import WebSearchSettings as WebSearchSettings
+    from local2.config.schema import WebSettings as WebSettings
+    from local2.errors import SettingsError as SettingsError
+else:
+    __getattr__ = lazy_face(__name__, __file__)

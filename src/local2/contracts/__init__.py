@@ -8,190 +8,99 @@ the items its stream hands out, and the approval protocol.
 - :mod:`.approval`: what a paused turn asks the person, and the answers it accepts.
 """
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "SearchHit": "local2.contracts.search",
-    "SearchHits": "local2.contracts.search",
-    "SearchSource": "local2.contracts.search",
-    "Why": "local2.contracts.search",
-    "SubQuestionEdit": "local2.contracts.research_input",
-    "WaitsFor": "local2.contracts.research_input",
-    "Steer": "local2.contracts.research_input",
-    "STOP_RUN": "local2.contracts.research_input",
-    "ResearchInput": "local2.contracts.research_input",
-    "PlanEdit": "local2.contracts.research_input",
-    "SubQuestionView": "local2.contracts.research",
-    "SubQuestion": "local2.contracts.research",
-    "SteerRecord": "local2.contracts.research",
-    "ResearchRequest": "local2.contracts.research",
-    "Followup": "local2.contracts.research",
-    "Clarification": "local2.contracts.research",
-    "AgentInfo": "local2.contracts.turn",
-    "Approver": "local2.contracts.approval",
-    "CheckpointRow": "local2.contracts.turn",
-    "CompareSpec": "local2.contracts.turn",
-    "Critique": "local2.contracts.records",
-    "DENIED": "local2.contracts.approval",
-    "Decision": "local2.contracts.approval",
-    "EventEntry": "local2.contracts.records",
-    "FeedbackResult": "local2.contracts.turn",
-    "FirstAttempt": "local2.contracts.turn",
-    "Grade": "local2.contracts.turn",
-    "HistoryTurn": "local2.contracts.turn",
-    "LOCAL": "local2.contracts.people",
-    "LOCAL_NAME": "local2.contracts.people",
-    "MemoryHit": "local2.contracts.records",
-    "NO_OPTIONS": "local2.contracts.turn",
-    "OriginalTurn": "local2.contracts.turn",
-    "Pairwise": "local2.contracts.records",
-    "PairwiseVerdict": "local2.contracts.turn",
-    "PendingGrade": "local2.contracts.records",
-    "Person": "local2.contracts.people",
-    "ResearchItem": "local2.contracts.stream",
-    "ResearchPayload": "local2.contracts.research",
-    "ResearchRun": "local2.contracts.research",
-    "ResearchSource": "local2.contracts.research",
-    "ResearchStep": "local2.contracts.research",
-    "Respondent": "local2.contracts.records",
-    "Retry": "local2.contracts.records",
-    "Reward": "local2.contracts.records",
-    "RunStatus": "local2.contracts.research",
-    "SavedMemory": "local2.contracts.records",
-    "SessionHistory": "local2.contracts.turn",
-    "SessionSummary": "local2.contracts.turn",
-    "StreamItem": "local2.contracts.stream",
-    "TEAM_NAME": "local2.contracts.people",
-    "ToolCall": "local2.contracts.turn",
-    "ToolCallRecord": "local2.contracts.records",
-    "TurnOptions": "local2.contracts.turn",
-    "TurnPayload": "local2.contracts.turn",
-    "approval": "local2.contracts.approval",
-    "collect": "local2.contracts.stream",
-    "collect_research": "local2.contracts.stream",
-    "collect_turn": "local2.contracts.stream",
-    "denial_error": "local2.contracts.approval",
-    "denial_text": "local2.contracts.approval",
-    "may_write_team_facts": "local2.contracts.people",
-    "nobody": "local2.contracts.approval",
-    "terminal_approver": "local2.contracts.approval",
-    "DocumentRecord": "local2.contracts.documents",
-    "DocumentHit": "local2.contracts.documents",
-    "Comparison": "local2.contracts.evals",
-    "Diagnosis": "local2.contracts.evals",
-    "EvalMode": "local2.contracts.evals",
-    "EvidenceItem": "local2.contracts.evals",
-    "EvidenceReport": "local2.contracts.evals",
-    "GradeName": "local2.contracts.evals",
-    "GraderInfo": "local2.contracts.evals",
-    "QuestionResult": "local2.contracts.evals",
-    "Rate": "local2.contracts.evals",
-    "RunManifest": "local2.contracts.evals",
-    "RunSettings": "local2.contracts.evals",
-    "RunState": "local2.contracts.evals",
-    "RunSummary": "local2.contracts.evals",
-    "Selection": "local2.contracts.evals",
-    "SetFormat": "local2.contracts.evals",
-    "SetInfo": "local2.contracts.evals",
-    "TokenCounts": "local2.contracts.evals",
-    "EvalDetail": "local2.contracts.evals",
-    "EvalProgress": "local2.contracts.evals",
-    "EvalReport": "local2.contracts.evals",
-    "EvalRunRow": "local2.contracts.evals",
-    "EvalRunStart": "local2.contracts.evals",
-    "EvalItem": "local2.contracts.stream",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "DENIED",
-    "LOCAL",
-    "LOCAL_NAME",
-    "NO_OPTIONS",
-    "STOP_RUN",
-    "TEAM_NAME",
-    "AgentInfo",
-    "Approver",
-    "CheckpointRow",
-    "Clarification",
-    "CompareSpec",
-    "Comparison",
-    "Critique",
-    "Decision",
-    "Diagnosis",
-    "DocumentHit",
-    "DocumentRecord",
-    "EvalDetail",
-    "EvalItem",
-    "EvalMode",
-    "EvalProgress",
-    "EvalReport",
-    "EvalRunRow",
-    "EvalRunStart",
-    "EventEntry",
-    "EvidenceItem",
-    "EvidenceReport",
-    "FeedbackResult",
-    "FirstAttempt",
-    "Followup",
-    "Grade",
-    "GradeName",
-    "GraderInfo",
-    "HistoryTurn",
-    "MemoryHit",
-    "OriginalTurn",
-    "Pairwise",
-    "PairwiseVerdict",
-    "PendingGrade",
-    "Person",
-    "PlanEdit",
-    "QuestionResult",
-    "Rate",
-    "ResearchInput",
-    "ResearchItem",
-    "ResearchPayload",
-    "ResearchRequest",
-    "ResearchRun",
-    "ResearchSource",
-    "ResearchStep",
-    "Respondent",
-    "Retry",
-    "Reward",
-    "RunManifest",
-    "RunSettings",
-    "RunState",
-    "RunStatus",
-    "RunSummary",
-    "SavedMemory",
-    "SearchHit",
-    "SearchHits",
-    "SearchSource",
-    "Selection",
-    "SessionHistory",
-    "SessionSummary",
-    "SetFormat",
-    "SetInfo",
-    "Steer",
-    "SteerRecord",
-    "StreamItem",
-    "SubQuestion",
-    "SubQuestionEdit",
-    "SubQuestionView",
-    "TokenCounts",
-    "ToolCall",
-    "ToolCallRecord",
-    "TurnOptions",
-    "TurnPayload",
-    "WaitsFor",
-    "Why",
-    "approval",
-    "collect",
-    "collect_research",
-    "collect_turn",
-    "denial_error",
-    "denial_text",
-    "may_write_team_facts",
-    "nobody",
-    "terminal_approver",
-]
+if TYPE_CHECKING:
+    from local2.contracts import approval as approval
+    from local2.contracts.approval import DENIED as DENIED
+    from local2.contracts.approval import Approver as Approver
+    from local2.contracts.approval import Decision as Decision
+    from local2.contracts.approval import denial_error as denial_error
+    from local2.contracts.approval import denial_text as denial_text
+    from local2.contracts.approval import nobody as nobody
+    from local2.contracts.approval import terminal_approver as terminal_approver
+    from local2.contracts.documents import DocumentHit as DocumentHit
+    from local2.contracts.documents import DocumentRecord as DocumentRecord
+    from local2.contracts.evals import Comparison as Comparison
+    from local2.contracts.evals import Diagnosis as Diagnosis
+    from local2.contracts.evals import EvalDetail as EvalDetail
+    from local2.contracts.evals import EvalMode as EvalMode
+    from local2.contracts.evals import EvalProgress as EvalProgress
+    from local2.contracts.evals import EvalReport as EvalReport
+    from local2.contracts.evals import EvalRunRow as EvalRunRow
+    from local2.contracts.evals import EvalRunStart as EvalRunStart
+    from local2.contracts.evals import EvidenceItem as EvidenceItem
+    from local2.contracts.evals import EvidenceReport as EvidenceReport
+    from local2.contracts.evals import GradeName as GradeName
+    from local2.contracts.evals import GraderInfo as GraderInfo
+    from local2.contracts.evals import QuestionResult as QuestionResult
+    from local2.contracts.evals import Rate as Rate
+    from local2.contracts.evals import RunManifest as RunManifest
+    from local2.contracts.evals import RunSettings as RunSettings
+    from local2.contracts.evals import RunState as RunState
+    from local2.contracts.evals import RunSummary as RunSummary
+    from local2.contracts.evals import Selection as Selection
+    from local2.contracts.evals import SetFormat as SetFormat
+    from local2.contracts.evals import SetInfo as SetInfo
+    from local2.contracts.evals import TokenCounts as TokenCounts
+    from local2.contracts.people import LOCAL as LOCAL
+    from local2.contracts.people import LOCAL_NAME as LOCAL_NAME
+    from local2.contracts.people import TEAM_NAME as TEAM_NAME
+    from local2.contracts.people import Person as Person
+    from local2.contracts.people import may_write_team_facts as may_write_team_facts
+    from local2.contracts.records import Critique as Critique
+    from local2.contracts.records import EventEntry as EventEntry
+    from local2.contracts.records import MemoryHit as MemoryHit
+    from local2.contracts.records import Pairwise as Pairwise
+    from local2.contracts.records import PendingGrade as PendingGrade
+    from local2.contracts.records import Respondent as Respondent
+    from local2.contracts.records import Retry as Retry
+    from local2.contracts.records import Reward as Reward
+    from local2.contracts.records import SavedMemory as SavedMemory
+    from local2.contracts.records import ToolCallRecord as ToolCallRecord
+    from local2.contracts.research import Clarification as Clarification
+    from local2.contracts.research import Followup as Followup
+    from local2.contracts.research import ResearchPayload as ResearchPayload
+    from local2.contracts.research import ResearchRequest as ResearchRequest
+    from local2.contracts.research import ResearchRun as ResearchRun
+    from local2.contracts.research import ResearchSource as ResearchSource
+    from local2.contracts.research import ResearchStep as ResearchStep
+    from local2.contracts.research import RunStatus as RunStatus
+    from local2.contracts.research import SteerRecord as SteerRecord
+    from local2.contracts.research import SubQuestion as SubQuestion
+    from local2.contracts.research import SubQuestionView as SubQuestionView
+    from local2.contracts.research_input import STOP_RUN as STOP_RUN
+    from local2.contracts.research_input import PlanEdit as PlanEdit
+    from local2.contracts.research_input import ResearchInput as ResearchInput
+    from local2.contracts.research_input import Steer as Steer
+    from local2.contracts.research_input import SubQuestionEdit as SubQuestionEdit
+    from local2.contracts.research_input import WaitsFor as WaitsFor
+    from local2.contracts.search import SearchHit as SearchHit
+    from local2.contracts.search import SearchHits as SearchHits
+    from local2.contracts.search import SearchSource as SearchSource
+    from local2.contracts.search import Why as Why
+    from local2.contracts.stream import EvalItem as EvalItem
+    from local2.contracts.stream import ResearchItem as ResearchItem
+    from local2.contracts.stream import StreamItem as StreamItem
+    from local2.contracts.stream import collect as collect
+    from local2.contracts.stream import collect_research as collect_research
+    from local2.contracts.stream import collect_turn as collect_turn
+    from local2.contracts.turn import NO_OPTIONS as NO_OPTIONS
+    from local2.contracts.turn import AgentInfo as AgentInfo
+    from local2.contracts.turn import CheckpointRow as CheckpointRow
+    from local2.contracts.turn import CompareSpec as CompareSpec
+    from local2.contracts.turn import FeedbackResult as FeedbackResult
+    from local2.contracts.turn import FirstAttempt as FirstAttempt
+    from local2.contracts.turn import Grade as Grade
+    from local2.contracts.turn import HistoryTurn as HistoryTurn
+    from local2.contracts.turn import OriginalTurn as OriginalTurn
+    from local2.contracts.turn import PairwiseVerdict as PairwiseVerdict
+    from local2.contracts.turn import SessionHistory as SessionHistory
+    from local2.contracts.turn import SessionSummary as SessionSummary
+    from local2.contracts.turn import ToolCall as ToolCall
+    from local2.contracts.turn import TurnOptions as TurnOptions
+    from local2.contracts.turn import TurnPayload as TurnPayload
+else:
+    __getattr__ = lazy_face(__name__, __file__)

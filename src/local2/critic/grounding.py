@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from urllib.parse import urlsplit
 
-from local2.contracts.records import ToolCallRecord
+from local2.contracts import ToolCallRecord
 from local2.critic.pages import unread_pages
-from local2.retrieval.quantities import figures
+from local2.retrieval import figures
 
 _URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:!?*_"

@@ -18,14 +18,13 @@ from typing import TypeVar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from local2.config.schema import CriticSettings
-from local2.contracts.records import Critique, ToolCallRecord
+from local2.config import CriticSettings
+from local2.contracts import Critique, ToolCallRecord
 from local2.critic.grounding import grounding_flags
 from local2.critic.parse import Grade, parse_grade
 from local2.critic.prompt import build_prompt
 from local2.errors import JudgeTimeout
-from local2.models.cancellable import Cancellation, cancellable_invoke
-from local2.models.thinking import message_text
+from local2.models import Cancellation, cancellable_invoke, message_text
 
 RETRY_NUDGE = (
     "Your reply did not end with a score. Reply again in exactly this format: "

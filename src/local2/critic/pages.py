@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
-from local2.contracts.records import ToolCallRecord
-from local2.documents.passages import page_sections
+from local2.contracts import ToolCallRecord
+from local2.documents import page_sections
 
 _SOURCE = re.compile(r"\A(?:URL|File): (?P<source>\S+)")
 _FRAGMENT_PAGE = re.compile(r"(?:^|&)page=(\d+)\b")

@@ -16,13 +16,13 @@ from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from local2.config.schema import CriticRubric
-from local2.contracts.records import Critique, Respondent, ToolCallRecord
+from local2.config import CriticRubric
+from local2.contracts import Critique, Respondent, ToolCallRecord
 from local2.critic.judge import Critic
 from local2.critic.parse import Choice, parse_choice
 from local2.critic.prompt import default_rubric, format_evidence
 from local2.errors import JudgeTimeout
-from local2.models.cancellable import Cancellation
+from local2.models import Cancellation
 
 RELATIVE_NUDGE = (
     "Your reply did not end with a choice. Reply again in exactly this format: "

@@ -12,8 +12,8 @@ from importlib import resources
 
 import yaml
 
-from local2.config.schema import CriticRubric
-from local2.contracts.records import ToolCallRecord
+from local2.config import CriticRubric
+from local2.contracts import ToolCallRecord
 
 EVIDENCE_OPEN = "<<<EVIDENCE {n}: {tool}>>>"
 EVIDENCE_CLOSE = "<<<END EVIDENCE {n}>>>"

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, NotRequired, TypedDict
 
-from local2.bounded.child import Limiter, serve
+from local2.bounded import Limiter, serve
 from local2.documents.model import FORMATS, Document, DocumentWire, Format, Limits
 from local2.documents.ocr import PageOcr, ocr_installed
 from local2.documents.problems import corrupt, unsupported

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, TypedDict, cast, get_args
 
-from local2.config.schema import DocumentsSettings
+from local2.config import DocumentsSettings
 
 Format = Literal["pdf", "docx", "pptx", "odt", "epub", "html", "text"]
 FORMATS: tuple[Format, ...] = get_args(Format)

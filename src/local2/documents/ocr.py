@@ -59,7 +59,7 @@ class PageOcr:
         return self._engine is not None
 
     def room(self) -> AbstractContextManager[None]:
-        from local2.bounded.child import headroom
+        from local2.bounded import headroom
 
         return headroom(self.memory_mb)
 

@@ -15,8 +15,8 @@ from typing import TypedDict
 
 from typing_extensions import Unpack
 
-from local2.bounded.pool import WorkerPool, pool_for
-from local2.config.schema import DocumentsSettings
+from local2.bounded import WorkerPool, pool_for
+from local2.config import DocumentsSettings
 from local2.documents.formats import guess_format
 from local2.documents.model import FORMAT_NAMES, Document, Format, JobHeader, Limits
 from local2.documents.problems import over_limit, unsupported

@@ -13,112 +13,60 @@ evidence recall and run folders, as pure parts the service's runner puts togethe
 The shipped demo set (``demo/``) is a folder set: ``load_set(set_path("demo"))``.
 """
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "Asker": "local2.evals.grading",
-    "DEMO": "local2.evals.sets",
-    "DEMO_PATH": "local2.evals.sets",
-    "EvalRun": "local2.evals.store",
-    "GraderVerdict": "local2.evals.grading",
-    "MATCH": "local2.evals.grading",
-    "MATCH_RULE": "local2.evals.grading",
-    "MATCH_VERSION": "local2.evals.grading",
-    "NUDGE": "local2.evals.grading",
-    "match_grade": "local2.evals.grading",
-    "PROMPT": "local2.evals.grading",
-    "PROMPT_VERSION": "local2.evals.grading",
-    "Paired": "local2.evals.stats",
-    "Question": "local2.evals.sets",
-    "QuestionSet": "local2.evals.sets",
-    "Reached": "local2.evals.evidence",
-    "RunStore": "local2.evals.store",
-    "answered": "local2.evals.results",
-    "best_f1": "local2.evals.scoring",
-    "compare": "local2.evals.results",
-    "contains_gold": "local2.evals.scoring",
-    "correctness": "local2.evals.results",
-    "diagnose": "local2.evals.evidence",
-    "disagrees": "local2.evals.results",
-    "evidence_recall": "local2.evals.evidence",
-    "exact_match": "local2.evals.scoring",
-    "failed": "local2.evals.results",
-    "format_of": "local2.evals.sets",
-    "grade_answer": "local2.evals.grading",
-    "grade_prompt": "local2.evals.grading",
-    "latest": "local2.evals.results",
-    "load_set": "local2.evals.readers",
-    "make_manifest": "local2.evals.store",
-    "mcnemar_exact": "local2.evals.stats",
-    "new_run_id": "local2.evals.store",
-    "normalize_answer": "local2.evals.scoring",
-    "pair": "local2.evals.stats",
-    "parse_grade_reply": "local2.evals.grading",
-    "rate": "local2.evals.stats",
-    "reached_from_turn": "local2.evals.evidence",
-    "say_difference": "local2.evals.stats",
-    "say_duration": "local2.evals.stats",
-    "say_rate": "local2.evals.stats",
-    "short_rate": "local2.evals.stats",
-    "percent": "local2.evals.stats",
-    "select": "local2.evals.sets",
-    "set_path": "local2.evals.sets",
-    "summarize": "local2.evals.results",
-    "token_f1": "local2.evals.scoring",
-    "wilson": "local2.evals.stats",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "DEMO",
-    "DEMO_PATH",
-    "MATCH",
-    "MATCH_RULE",
-    "MATCH_VERSION",
-    "NUDGE",
-    "PROMPT",
-    "PROMPT_VERSION",
-    "Asker",
-    "EvalRun",
-    "GraderVerdict",
-    "Paired",
-    "Question",
-    "QuestionSet",
-    "Reached",
-    "RunStore",
-    "answered",
-    "best_f1",
-    "compare",
-    "contains_gold",
-    "correctness",
-    "diagnose",
-    "disagrees",
-    "evidence_recall",
-    "exact_match",
-    "failed",
-    "format_of",
-    "grade_answer",
-    "grade_prompt",
-    "latest",
-    "load_set",
-    "make_manifest",
-    "match_grade",
-    "mcnemar_exact",
-    "new_run_id",
-    "normalize_answer",
-    "pair",
-    "parse_grade_reply",
-    "percent",
-    "rate",
-    "reached_from_turn",
-    "say_difference",
-    "say_duration",
-    "say_rate",
-    "select",
-    "set_path",
-    "short_rate",
-    "summarize",
-    "token_f1",
-    "wilson",
-]
+if TYPE_CHECKING:
+    from local2.evals.evidence import Reached as Reached
+    from local2.evals.evidence import diagnose as diagnose
+    from local2.evals.evidence import evidence_recall as evidence_recall
+    from local2.evals.evidence import reached_from_turn as reached_from_turn
+    from local2.evals.grading import MATCH as MATCH
+    from local2.evals.grading import MATCH_RULE as MATCH_RULE
+    from local2.evals.grading import MATCH_VERSION as MATCH_VERSION
+    from local2.evals.grading import NUDGE as NUDGE
+    from local2.evals.grading import PROMPT as PROMPT
+    from local2.evals.grading import PROMPT_VERSION as PROMPT_VERSION
+    from local2.evals.grading import Asker as Asker
+    from local2.evals.grading import GraderVerdict as GraderVerdict
+    from local2.evals.grading import grade_answer as grade_answer
+    from local2.evals.grading import grade_prompt as grade_prompt
+    from local2.evals.grading import match_grade as match_grade
+    from local2.evals.grading import parse_grade_reply as parse_grade_reply
+    from local2.evals.readers import load_set as load_set
+    from local2.evals.results import answered as answered
+    from local2.evals.results import compare as compare
+    from local2.evals.results import correctness as correctness
+    from local2.evals.results import disagrees as disagrees
+    from local2.evals.results import failed as failed
+    from local2.evals.results import latest as latest
+    from local2.evals.results import summarize as summarize
+    from local2.evals.scoring import best_f1 as best_f1
+    from local2.evals.scoring import contains_gold as contains_gold
+    from local2.evals.scoring import exact_match as exact_match
+    from local2.evals.scoring import normalize_answer as normalize_answer
+    from local2.evals.scoring import token_f1 as token_f1
+    from local2.evals.sets import DEMO as DEMO
+    from local2.evals.sets import DEMO_PATH as DEMO_PATH
+    from local2.evals.sets import Question as Question
+    from local2.evals.sets import QuestionSet as QuestionSet
+    from local2.evals.sets import format_of as format_of
+    from local2.evals.sets import select as select
+    from local2.evals.sets import set_path as set_path
+    from local2.evals.stats import Paired as Paired
+    from local2.evals.stats import mcnemar_exact as mcnemar_exact
+    from local2.evals.stats import pair as pair
+    from local2.evals.stats import percent as percent
+    from local2.evals.stats import rate as rate
+    from local2.evals.stats import say_difference as say_difference
+    from local2.evals.stats import say_duration as say_duration
+    from local2.evals.stats import say_rate as say_rate
+    from local2.evals.stats import short_rate as short_rate
+    from local2.evals.stats import wilson as wilson
+    from local2.evals.store import EvalRun as EvalRun
+    from local2.evals.store import RunStore as RunStore
+    from local2.evals.store import make_manifest as make_manifest
+    from local2.evals.store import new_run_id as new_run_id
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from local2.contracts.evals import Diagnosis, EvidenceItem, EvidenceReport, GradeName
-from local2.retrieval.text import ends_sentence
+from local2.contracts import Diagnosis, EvidenceItem, EvidenceReport, GradeName
+from local2.retrieval import ends_sentence
 
 MIN_CUT_WORDS = 4
 MIN_CUT_SHARE = 0.5

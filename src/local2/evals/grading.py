@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from local2.contracts.evals import GradeName
+from local2.contracts import GradeName
 from local2.critic import strip_thinking
 from local2.evals.scoring import contains_gold, normalize_answer
 

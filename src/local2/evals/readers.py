@@ -30,10 +30,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from local2.contracts.evals import SetFormat
+from local2.contracts import SetFormat
 from local2.errors import EvalFileError
 from local2.evals.sets import Question, QuestionSet, check_unique, fingerprint, format_of
-from local2.tools.corpus import (
+from local2.tools import (
     CorpusDocument,
     folder_files,
     json_lines,

@@ -11,12 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-from local2.contracts.evals import (
-    Comparison,
-    QuestionResult,
-    RunSummary,
-    TokenCounts,
-)
+from local2.contracts import Comparison, QuestionResult, RunSummary, TokenCounts
 from local2.evals.evidence import Reached, diagnose, evidence_recall
 from local2.evals.grading import GraderVerdict
 from local2.evals.scoring import best_f1, contains_gold, exact_match

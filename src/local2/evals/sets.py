@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from local2.contracts.evals import SetFormat, SetInfo
+from local2.contracts import SetFormat, SetInfo
 from local2.errors import EvalFileError, InvalidInput
-from local2.tools.corpus import CorpusDocument
+from local2.tools import CorpusDocument
 
 DEMO = "demo"
 DEMO_PATH = Path(__file__).resolve().parent / "demo"

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from local2.contracts.evals import Rate
+from local2.contracts import Rate
 
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
 ALPHA = 0.05

@@ -27,7 +27,7 @@ from typing import cast
 
 from typing_extensions import TypedDict, Unpack
 
-from local2.contracts.evals import (
+from local2.contracts import (
     EvalMode,
     GraderInfo,
     QuestionResult,

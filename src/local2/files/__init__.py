@@ -1,51 +1,29 @@
 """Local knowledge: the file sandbox and the search_files index."""
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "FileIndex": "local2.files.index",
-    "FileRef": "local2.files.sandbox",
-    "Sandbox": "local2.files.sandbox",
-    "human_size": "local2.files.sandbox",
-    "Documents": "local2.files.reading",
-    "DocumentReader": "local2.files.reading",
-    "ReadDocument": "local2.files.reading",
-    "Folders": "local2.files.folders",
-    "FileView": "local2.files.folders",
-    "Library": "local2.files.library",
-    "DOCUMENT_SUFFIXES": "local2.files.sandbox",
-    "UNREADABLE": "local2.files.sandbox",
-    "DocumentLines": "local2.files.document_lines",
-    "kept_lines": "local2.files.document_lines",
-    "read_lines": "local2.files.document_lines",
-    "Root": "local2.files.sandbox",
-    "SearchHit": "local2.files.hybrid",
-    "file_id": "local2.files.sandbox",
-    "Progress": "local2.files.index",
-    "SyncReport": "local2.files.index",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "DOCUMENT_SUFFIXES",
-    "UNREADABLE",
-    "DocumentLines",
-    "DocumentReader",
-    "Documents",
-    "FileIndex",
-    "FileRef",
-    "FileView",
-    "Folders",
-    "Library",
-    "Progress",
-    "ReadDocument",
-    "Root",
-    "Sandbox",
-    "SearchHit",
-    "SyncReport",
-    "file_id",
-    "human_size",
-    "kept_lines",
-    "read_lines",
-]
+if TYPE_CHECKING:
+    from local2.files.document_lines import DocumentLines as DocumentLines
+    from local2.files.document_lines import kept_lines as kept_lines
+    from local2.files.document_lines import read_lines as read_lines
+    from local2.files.folders import FileView as FileView
+    from local2.files.folders import Folders as Folders
+    from local2.files.hybrid import SearchHit as SearchHit
+    from local2.files.index import FileIndex as FileIndex
+    from local2.files.index import Progress as Progress
+    from local2.files.index import SyncReport as SyncReport
+    from local2.files.library import Library as Library
+    from local2.files.reading import DocumentReader as DocumentReader
+    from local2.files.reading import Documents as Documents
+    from local2.files.reading import ReadDocument as ReadDocument
+    from local2.files.sandbox import DOCUMENT_SUFFIXES as DOCUMENT_SUFFIXES
+    from local2.files.sandbox import UNREADABLE as UNREADABLE
+    from local2.files.sandbox import FileRef as FileRef
+    from local2.files.sandbox import Root as Root
+    from local2.files.sandbox import Sandbox as Sandbox
+    from local2.files.sandbox import file_id as file_id
+    from local2.files.sandbox import human_size as human_size
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -22,7 +22,7 @@ from local2.files.reading import Documents
 from local2.files.sandbox import FileRef, Sandbox
 
 if TYPE_CHECKING:
-    from local2.documents.model import Document
+    from local2.documents import Document
     from local2.files.index import FileIndex, IndexedFile
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from local2.files.sandbox import Sandbox
 if TYPE_CHECKING:
     from local2.files.index import FileIndex
     from local2.files.library import Library
-    from local2.memory.embeddings import Embedder
+    from local2.memory import Embedder
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from local2.files.lexical import Lexical
-from local2.memory.embeddings import Embedder
-from local2.retrieval.fusion import Fused, fuse
-from local2.retrieval.passages import best_passage
+from local2.memory import Embedder
+from local2.retrieval import Fused, best_passage, fuse
 
 CANDIDATES = 50  # each side's ranking that is fused (at least 4 x k)
 RRF_K = 60  # reciprocal-rank fusion's k (Cormack et al.; measured: bench/folder_search.py)

@@ -40,11 +40,10 @@ from local2.files.hybrid import SearchHit
 from local2.files.lexical import MARK, Lexical, new_mark
 from local2.files.reading import Documents
 from local2.files.sandbox import UNREADABLE, FileRef, Sandbox, file_id
-from local2.memory.chroma import chroma_client
-from local2.memory.embeddings import Embedder, make_embedder
+from local2.memory import Embedder, chroma_client, make_embedder
 
 if TYPE_CHECKING:
-    from local2.documents.model import Document
+    from local2.documents import Document
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from local2.retrieval.bm25 import Bm25
-from local2.retrieval.text import terms
+from local2.retrieval import Bm25, terms
 
 MARK = "lexical"  # the collection metadata key of the mark
 _PAGE = 1000

@@ -32,24 +32,19 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, cast
 
 from local2.config import Settings
-from local2.contracts.documents import DocumentHit, DocumentRecord
-from local2.documents.formats import declared_format
+from local2.contracts import DocumentHit, DocumentRecord
+from local2.documents import declared_format
 from local2.errors import DocumentTooLarge, UnknownDocument
 from local2.files.reading import Documents
 from local2.files.sandbox import DOCUMENT_SUFFIXES, Root, Sandbox, file_id
 from local2.ids import is_document_id, new_document_id
-from local2.memory.owners import owner_folder
-from local2.storage.private_files import (
-    claim_private,
-    private_dir,
-    write_private,
-    write_private_bytes,
-)
+from local2.memory import owner_folder
+from local2.storage import claim_private, private_dir, write_private, write_private_bytes
 
 if TYPE_CHECKING:  # the index imports chromadb (seconds): when a person's is first opened
-    from local2.documents.model import Document
+    from local2.documents import Document
     from local2.files.index import FileIndex
-    from local2.memory.embeddings import Embedder
+    from local2.memory import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +167,7 @@ class Library:
         """Read, keep and index a document of ``owner``'s (attached to ``session_id``, when
         given); a document that cannot be read, or over a limit, is refused and nothing of
         it stays. The session id's owner is the caller's to have checked."""
-        from local2.documents.read import read_document
+        from local2.documents import read_document
 
         self._check_room(owner, len(data))
         document = read_document(data, self.cfg, name=name)

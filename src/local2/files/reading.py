@@ -19,7 +19,7 @@ from local2.files.sandbox import UNREADABLE, FileRef, Sandbox
 
 if TYPE_CHECKING:
     from local2.config import DocumentsSettings
-    from local2.documents.model import Document
+    from local2.documents import Document
 
 CACHED = 8  # documents kept in memory (a 500-page PDF's text is a few MB)
 
@@ -46,7 +46,7 @@ class ReadDocument:
 def _read_document(
     data: bytes, cfg: DocumentsSettings, *, name: str, deadline: float | None = None
 ) -> Document:
-    from local2.documents.read import read_document
+    from local2.documents import read_document
 
     return read_document(data, cfg, name=name, deadline=deadline)
 

@@ -14,16 +14,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from local2.models.prompted_tools import (
+from local2.models import (
     CALL_INSTRUCTION,
     CALL_TEMPLATE,
+    REPAIR_HEADER,
+    REPAIR_TOOLS_LINE,
     RESULT_PREFIX,
     TOOLS_HEADER,
+    parse_tool_calls,
 )
-from local2.models.toolcall_args import REPAIR_HEADER, REPAIR_TOOLS_LINE
-from local2.models.toolcall_text import parse_tool_calls
-from local2.tools.base import Tool
-from local2.tools.fallback import quoted
+from local2.tools import Tool, quoted
 
 RAW_OUTPUT = "a copy of raw tool output"
 EARLIER_EXTRACT = "a copy of an earlier extract"

@@ -17,9 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from local2 import events
-from local2.contracts.documents import DocumentHit
-from local2.contracts.people import LOCAL_NAME
-from local2.contracts.records import EventEntry, ToolCallRecord
+from local2.contracts import LOCAL_NAME, DocumentHit, EventEntry, ToolCallRecord
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState

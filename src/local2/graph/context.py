@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime, get_runtime
 
-from local2.contracts.turn import CompareSpec, FirstAttempt
+from local2.contracts import CompareSpec, FirstAttempt
 from local2.graph.services import Services
-from local2.models.cancellable import Cancellation
+from local2.models import Cancellation
 
 if TYPE_CHECKING:
     from local2.graph.recall import RecallAhead

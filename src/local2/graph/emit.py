@@ -8,10 +8,9 @@ from typing import Any, cast
 
 from langgraph.config import get_stream_writer
 
-from local2.contracts.people import LOCAL_NAME
-from local2.contracts.records import EventEntry
+from local2.contracts import LOCAL_NAME, EventEntry
 from local2.graph.state import TurnState
-from local2.tools.base import ToolContext
+from local2.tools import ToolContext
 
 
 def push(item: dict[str, Any]) -> None:

@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from local2 import events
-from local2.contracts.records import Critique
+from local2.contracts import Critique
 from local2.graph.attached import attached_evidence
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
-from local2.models.cancellable import Cancellation
+from local2.models import Cancellation
 
 log = logging.getLogger(__name__)
 

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2 import events
-from local2.contracts.records import Critique, PendingGrade
+from local2.contracts import Critique, PendingGrade
 from local2.graph.compare.pair import judge_respondents, mark_and_vote, pair_graded
 from local2.graph.grading import judge_turn, record_grade
 from local2.graph.nodes.retry import settle
 from local2.graph.services import Services
 from local2.graph.state import TurnUpdate
-from local2.models.cancellable import Cancellation
+from local2.models import Cancellation
 
 
 @dataclass(frozen=True)

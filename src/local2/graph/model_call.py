@@ -17,8 +17,7 @@ except ImportError:  # moved in another langchain-core: then always stream, as b
 
 from local2.errors import ModelError
 from local2.graph.services import Services
-from local2.models.ollama_failures import describe_ollama_error
-from local2.models.prompted_tools import prompted_messages
+from local2.models import describe_ollama_error, prompted_messages
 
 
 def streams_tokens(config: RunnableConfig) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
-from local2.contracts.records import PendingGrade
+from local2.contracts import PendingGrade
 from local2.graph.emit import event
 from local2.graph.state import TurnState, TurnUpdate
 

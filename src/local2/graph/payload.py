@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, cast
 
 from local2 import events
-from local2.contracts.records import Pairwise
-from local2.contracts.turn import PairwiseVerdict, ToolCall, TurnPayload
+from local2.contracts import Pairwise, PairwiseVerdict, ToolCall, TurnPayload
 from local2.graph.state import RESPONDENT_IDS, TurnState
 
 

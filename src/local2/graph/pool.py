@@ -67,5 +67,6 @@ def install() -> bool:
     if current is not get_executor_for_config:
         log.debug("LangGraph's executor hook has changed; runs keep their own pools")
         return False
-    _executor.get_executor_for_config = executor_for_config
+    # LangGraph's private hook: its module imports the name without re-exporting it
+    _executor.get_executor_for_config = executor_for_config  # type: ignore[attr-defined]
     return True

@@ -18,7 +18,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 
-from local2.storage.turn_log import Turn
+from local2.storage import Turn
 
 
 def history_messages(turns: Sequence[Turn]) -> list[BaseMessage]:

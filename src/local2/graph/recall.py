@@ -38,16 +38,14 @@ from typing import TYPE_CHECKING
 from langchain_core.messages import HumanMessage
 
 from local2 import events
-from local2.contracts.people import LOCAL_NAME
-from local2.contracts.records import EventEntry, MemoryHit, SavedMemory
+from local2.contracts import LOCAL_NAME, EventEntry, MemoryHit, SavedMemory
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
-from local2.memory.facts import explicit_requests
-from local2.memory.team import TEAM_KIND, recall_with_team
+from local2.memory import TEAM_KIND, explicit_requests, recall_with_team
 
 if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opened
-    from local2.memory.store import EngramStore
+    from local2.memory import EngramStore
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +67,7 @@ def _tagged(text: str) -> str:
 
 def memory_block(hits: list[MemoryHit], saved: list[SavedMemory]) -> str:
     """The delimited memory context placed before the person's question."""
-    from local2.tools.memory_tools import format_hit  # imports the store (chromadb): lazily
+    from local2.tools import format_hit  # imports the store (chromadb): lazily
 
     lines = [format_hit(h) for h in hits]
     for item in saved:

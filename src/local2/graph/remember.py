@@ -25,21 +25,17 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from local2.contracts.people import LOCAL_NAME
+from local2.contracts import LOCAL_NAME
 from local2.errors import MemoryStoreError
 from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
-from local2.memory.extract import Distilled, distill
-from local2.memory.facts import Fact
-from local2.memory.jsonl_queue import JsonlQueue
-from local2.memory.owners import owner_file
-from local2.memory.verbatim import without_tool_text
+from local2.memory import Distilled, Fact, JsonlQueue, distill, owner_file, without_tool_text
 
 if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opened
-    from local2.memory.store import EngramStore, FactSaved
-    from local2.models.cancellable import Cancellation
+    from local2.memory import EngramStore, FactSaved
+    from local2.models import Cancellation
 
 log = logging.getLogger(__name__)
 

@@ -15,19 +15,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from langchain_core.language_models import BaseChatModel
 
 from local2.config import Settings
-from local2.contracts.people import LOCAL_NAME
-from local2.contracts.records import Critique, ToolCallRecord
-from local2.storage.turn_log import TurnLog
-from local2.storage.votes import VoteLog
-from local2.tools.base import Tool
-from local2.tools.runner import ToolRunner
+from local2.contracts import LOCAL_NAME, Critique, ToolCallRecord
+from local2.storage import TurnLog, VoteLog
+from local2.tools import Tool, ToolRunner
 
 if TYPE_CHECKING:
-    from local2.files.folders import Folders
-    from local2.memory.shelf import MemoryShelf
-    from local2.memory.store import EngramStore
-    from local2.models.cancellable import Cancellation
-    from local2.models.toolcall_text import ParsedToolCalls
+    from local2.files import Folders
+    from local2.memory import EngramStore, MemoryShelf
+    from local2.models import Cancellation, ParsedToolCalls
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from typing import Annotated, Any, NotRequired, TypedDict
 from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 
-from local2.contracts.documents import DocumentHit
-from local2.contracts.records import (
+from local2.contracts import (
     Critique,
+    DocumentHit,
     EventEntry,
     MemoryHit,
     Pairwise,

@@ -1,43 +1,25 @@
 """http."""
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "Guard": "local2.http.identity",
-    "identify": "local2.http.identity",
-    "ContentSecurityPolicy": "local2.http.guard",
-    "HostRules": "local2.http.guard",
-    "Identify": "local2.http.identity",
-    "RequestGuard": "local2.http.guard",
-    "StripUntrustedUser": "local2.http.identity",
-    "UNAUTHORISED": "local2.http.identity",
-    "content_security_policy": "local2.http.guard",
-    "create_api": "local2.http.app",
-    "is_loopback": "local2.http.guard",
-    "networks": "local2.http.identity",
-    "problem": "local2.http.errors",  # the API's {error, fix}, as the MCP server says it
-    "status_of": "local2.http.errors",
-    "require_token": "local2.http.app",
-    "split_host": "local2.http.guard",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "UNAUTHORISED",
-    "ContentSecurityPolicy",
-    "Guard",
-    "HostRules",
-    "Identify",
-    "RequestGuard",
-    "StripUntrustedUser",
-    "content_security_policy",
-    "create_api",
-    "identify",
-    "is_loopback",
-    "networks",
-    "problem",
-    "require_token",
-    "split_host",
-    "status_of",
-]
+if TYPE_CHECKING:
+    from local2.http.app import create_api as create_api
+    from local2.http.app import require_token as require_token
+    from local2.http.errors import problem as problem
+    from local2.http.errors import status_of as status_of
+    from local2.http.guard import ContentSecurityPolicy as ContentSecurityPolicy
+    from local2.http.guard import HostRules as HostRules
+    from local2.http.guard import RequestGuard as RequestGuard
+    from local2.http.guard import content_security_policy as content_security_policy
+    from local2.http.guard import is_loopback as is_loopback
+    from local2.http.guard import split_host as split_host
+    from local2.http.identity import UNAUTHORISED as UNAUTHORISED
+    from local2.http.identity import Guard as Guard
+    from local2.http.identity import Identify as Identify
+    from local2.http.identity import StripUntrustedUser as StripUntrustedUser
+    from local2.http.identity import identify as identify
+    from local2.http.identity import networks as networks
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -34,7 +34,7 @@ from local2.http.research import research_routes
 from local2.http.search import search_routes
 from local2.http.sessions import session_routes
 from local2.http.turns import turn_routes
-from local2.service.agent import Agent
+from local2.service import Agent
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"
 

@@ -7,11 +7,11 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
-from local2.contracts.turn import TurnPayload
+from local2.contracts import TurnPayload
 from local2.errors import InvalidInput
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.service.agent import Agent
+from local2.service import Agent
 
 
 class ApprovalBody(BaseModel):

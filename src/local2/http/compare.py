@@ -16,11 +16,10 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from local2.contracts.stream import collect_turn
-from local2.contracts.turn import TurnPayload
+from local2.contracts import TurnPayload, collect_turn
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.service.agent import Agent
+from local2.service import Agent
 
 
 class RetryBody(BaseModel):

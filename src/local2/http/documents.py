@@ -19,11 +19,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from local2.contracts.documents import DocumentRecord
+from local2.contracts import DocumentRecord
 from local2.errors import DocumentTooLarge, InvalidInput
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.service.agent import Agent
+from local2.service import Agent
 
 _MB = 1024 * 1024
 FORM_OVERHEAD = 64 * 1024  # the multipart framing and the session_id field around the file

@@ -27,14 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from local2.config import BackendName
-from local2.contracts.evals import Comparison, EvalDetail, EvalRunRow
-from local2.contracts.people import Person
-from local2.contracts.stream import EvalItem
+from local2.contracts import Comparison, EvalDetail, EvalItem, EvalRunRow, Person
 from local2.errors import InvalidInput, NothingToStop
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
 from local2.http.sse import closed_when_gone, closing, frame
-from local2.service.agent import Agent
+from local2.service import Agent
 
 
 class EvalBody(BaseModel):

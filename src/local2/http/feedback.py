@@ -7,11 +7,11 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from local2.contracts.turn import FeedbackResult
+from local2.contracts import FeedbackResult
 from local2.http.bodies import session_id_field
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.service.agent import Agent
+from local2.service import Agent
 
 
 class FeedbackBody(BaseModel):

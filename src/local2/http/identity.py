@@ -28,10 +28,9 @@ from typing import Annotated, Any
 from fastapi import Depends, HTTPException, Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from local2.contracts.people import LOCAL, Person
+from local2.contracts import LOCAL, Person
 from local2.errors import InvalidInput
-from local2.service import check_name
-from local2.service.access import Access
+from local2.service import Access, check_name
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 UNAUTHORISED = "missing or wrong bearer token"

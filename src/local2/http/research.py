@@ -28,13 +28,19 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from local2.contracts.research import ResearchPayload, ResearchRun, SteerRecord
-from local2.contracts.research_input import PlanEdit, ResearchInput, Steer
-from local2.contracts.stream import ResearchItem
+from local2.contracts import (
+    PlanEdit,
+    ResearchInput,
+    ResearchItem,
+    ResearchPayload,
+    ResearchRun,
+    Steer,
+    SteerRecord,
+)
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
 from local2.http.sse import closed_when_gone, closing, frame
-from local2.service.agent import Agent
+from local2.service import Agent
 
 
 class ResearchBody(BaseModel):

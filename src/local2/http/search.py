@@ -9,10 +9,10 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 
-from local2.contracts.search import SearchHits
+from local2.contracts import SearchHits
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.service.agent import Agent
+from local2.service import Agent
 
 
 def search_routes(agent: Agent) -> APIRouter:

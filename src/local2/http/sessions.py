@@ -8,11 +8,11 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from local2.contracts.turn import SessionHistory, SessionSummary, TurnPayload
+from local2.contracts import SessionHistory, SessionSummary, TurnPayload
 from local2.errors import NothingToStop
 from local2.http.identity import Caller
 from local2.http.openapi import returns
-from local2.service.agent import Agent
+from local2.service import Agent
 
 
 class ReplayBody(BaseModel):

@@ -34,15 +34,14 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from local2 import events
-from local2.contracts.turn import TurnOptions, TurnPayload
+from local2.contracts import TurnOptions, TurnPayload
 from local2.errors import TurnCancelled
 from local2.http.bodies import session_id_field
 from local2.http.errors import stopped_response
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
 from local2.http.sse import event_stream, frame
-from local2.service.agent import Agent
-from local2.service.background import BackgroundTurn
+from local2.service import Agent, BackgroundTurn
 
 Wait = Literal["answer", "critique"]
 # The longest ``wait=critique`` waits for a grade that gave way to the session's next question

@@ -2,23 +2,16 @@
 serve`` (streamable HTTP). Not to be confused with :mod:`local2.tools.mcp`, which uses other
 MCP servers as the model's tools. A surface: it talks to the service and the base only."""
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-_FACE = {
-    "build_server": "local2.mcp_server.server",
-    "mount_mcp": "local2.mcp_server.server",
-    "serve_stdio": "local2.mcp_server.server",
-    "client_config": "local2.mcp_server.config_block",
-    "CALLER": "local2.mcp_server.caller",
-    "PersonGate": "local2.mcp_server.caller",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "CALLER",
-    "PersonGate",
-    "build_server",
-    "client_config",
-    "mount_mcp",
-    "serve_stdio",
-]
+if TYPE_CHECKING:
+    from local2.mcp_server.caller import CALLER as CALLER
+    from local2.mcp_server.caller import PersonGate as PersonGate
+    from local2.mcp_server.config_block import client_config as client_config
+    from local2.mcp_server.server import build_server as build_server
+    from local2.mcp_server.server import mount_mcp as mount_mcp
+    from local2.mcp_server.server import serve_stdio as serve_stdio
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -22,8 +22,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from local2.contracts.people import Person
-from local2.http.identity import Identify
+from local2.contracts import Person
+from local2.http import Identify
 
 CALLER: ContextVar[Person | None] = ContextVar("local2_mcp_caller", default=None)
 

@@ -15,8 +15,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from local2 import events
-from local2.contracts.people import Person
-from local2.contracts.turn import TurnPayload
+from local2.contracts import Person, TurnPayload
 from local2.errors import Conflict, TurnCancelled
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import refusals
@@ -30,9 +29,7 @@ from local2.mcp_server.shapes import (
     SearchResult,
     Within,
 )
-from local2.service import DocumentPages, own_text_of
-from local2.service.agent import Agent
-from local2.service.background import BackgroundTurn
+from local2.service import Agent, BackgroundTurn, DocumentPages, own_text_of
 
 GRADE_WAIT_S = 600.0  # as POST /query?wait=critique waits for a grade that gave way
 READS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)

@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent
 
 from local2.errors import InvalidInput, Local2Error, NotFound
-from local2.http.errors import problem, status_of
+from local2.http import problem, status_of
 from local2.mcp_server.shapes import Failure
 
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource

@@ -22,12 +22,9 @@ import anyio.from_thread
 import anyio.to_thread
 
 from local2 import events
-from local2.contracts.people import Person
-from local2.contracts.research import ResearchPayload
-from local2.contracts.research_input import STOP_RUN
-from local2.contracts.stream import ResearchItem, collect_research
+from local2.contracts import STOP_RUN, Person, ResearchItem, ResearchPayload, collect_research
 from local2.errors import Local2Error
-from local2.service.agent import Agent
+from local2.service import Agent
 
 log = logging.getLogger(__name__)
 Progress = Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]

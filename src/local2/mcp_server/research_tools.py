@@ -14,15 +14,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
-from local2.contracts.people import Person
-from local2.contracts.research import ResearchPayload
-from local2.contracts.research_input import PlanEdit, ResearchInput
+from local2.contracts import Person, PlanEdit, ResearchInput, ResearchPayload
 from local2.errors import InvalidInput, NotFound
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import refusals
 from local2.mcp_server.following import follow, in_background
 from local2.mcp_server.shapes import ResearchResult, ResearchStatus, Runs
-from local2.service.agent import Agent
+from local2.service import Agent
 
 RunId = Annotated[str, Field(description="The run's id, as research returned it.")]
 FIRST_STATE_S = 10.0

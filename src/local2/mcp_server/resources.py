@@ -8,12 +8,11 @@ from typing import TypeVar
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 
-from local2.contracts.people import Person
+from local2.contracts import Person
 from local2.errors import Conflict, InvalidInput, Local2Error
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import mcp_error
-from local2.service import own_text_of
-from local2.service.agent import Agent
+from local2.service import Agent, own_text_of
 
 T = TypeVar("T")
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from local2.contracts.people import Person
-from local2.contracts.search import SearchHit, SearchHits, SearchSource
+from local2.contracts import Person, SearchHit, SearchHits, SearchSource
 from local2.errors import InvalidInput, Unavailable
-from local2.service.agent import Agent
+from local2.service import Agent
 
 EVERYWHERE: tuple[SearchSource, ...] = ("documents", "files", "memory")
 

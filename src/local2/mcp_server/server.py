@@ -21,13 +21,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
 from local2 import __version__
-from local2.contracts.people import Person
-from local2.http.identity import Identify
+from local2.contracts import Person
+from local2.http import Identify
 from local2.mcp_server.caller import PersonGate
 from local2.mcp_server.chat_tools import add_chat_tools
 from local2.mcp_server.research_tools import add_research_tools
 from local2.mcp_server.resources import add_resources
-from local2.service.agent import Agent
+from local2.service import Agent
 
 PATH = "/mcp"
 INSTRUCTIONS = (

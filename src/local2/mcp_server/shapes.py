@@ -8,11 +8,16 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from local2.contracts.documents import DocumentRecord
-from local2.contracts.records import MemoryHit
-from local2.contracts.research import ResearchRequest, ResearchRun, ResearchSource, RunStatus
-from local2.contracts.search import SearchHit
-from local2.contracts.turn import Grade
+from local2.contracts import (
+    DocumentRecord,
+    Grade,
+    MemoryHit,
+    ResearchRequest,
+    ResearchRun,
+    ResearchSource,
+    RunStatus,
+    SearchHit,
+)
 
 
 class Citation(TypedDict):

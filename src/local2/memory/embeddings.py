@@ -197,7 +197,8 @@ class MiniLMEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        return self.model.encode(list(texts)).tolist()
+        vectors: list[list[float]] = self.model.encode(list(texts)).tolist()
+        return vectors
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]

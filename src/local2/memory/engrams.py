@@ -21,7 +21,7 @@ from typing import Any
 from chromadb.api.models.Collection import Collection
 
 from local2.config import Settings
-from local2.contracts.people import LOCAL_NAME
+from local2.contracts import LOCAL_NAME
 from local2.memory import deferred, per_embedder, ranking
 from local2.memory.chroma import release_client
 from local2.memory.embeddings import Embedder

@@ -34,7 +34,7 @@ from local2.memory.facts import (
 )
 
 if TYPE_CHECKING:
-    from local2.models.cancellable import Cancellation
+    from local2.models import Cancellation
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ def parse_facts(text: str) -> list[_FactOut]:
 
 
 def _reply_text(reply: Any) -> str:
-    from local2.models.thinking import thinking_and_answer
+    from local2.models import thinking_and_answer
 
     return thinking_and_answer(reply)[1]
 
@@ -163,7 +163,7 @@ def ask_model(
 ) -> str:
     """One extraction call; on Ollama the JSON schema constrains decoding, thinking is off.
     ``cancel`` set: the request is cancelled (:class:`~local2.errors.GaveWay`)."""
-    from local2.models.cancellable import cancellable_invoke
+    from local2.models import cancellable_invoke
 
     prompt = extraction_messages(message, answer)
     if backend == "ollama":

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from local2.retrieval.text import sentences
+from local2.retrieval import sentences
 
 # Where a fact came from (stored as the engram's ``source``).
 Source = Literal["user_request", "user_message", "answer"]

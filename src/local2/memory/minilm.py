@@ -33,7 +33,8 @@ def _erf(x: np.ndarray) -> np.ndarray:
     poly = t * (
         0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
     )
-    return sign * (1.0 - poly * np.exp(-a * a))
+    erf: np.ndarray = sign * (1.0 - poly * np.exp(-a * a))
+    return erf
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
@@ -46,7 +47,8 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
 
     mean = x.mean(axis=-1, keepdims=True)
     var = np.square(x - mean).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weight + bias
+    normed: np.ndarray = (x - mean) / np.sqrt(var + eps) * weight + bias
+    return normed
 
 
 class MiniLM:
@@ -118,7 +120,8 @@ class MiniLM:
             x = self._layer(x, bias, f"encoder.layer.{i}.")
         pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)[:, None]
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
 
     def _layer(self, x: np.ndarray, bias: np.ndarray, p: str) -> np.ndarray:
         """One encoder layer on ``x`` (n, length, dim); dense layers as 2-D matmuls."""

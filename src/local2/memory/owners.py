@@ -24,7 +24,7 @@ import logging
 import re
 from pathlib import Path
 
-from local2.contracts.people import LOCAL_NAME
+from local2.contracts import LOCAL_NAME
 
 log = logging.getLogger(__name__)
 

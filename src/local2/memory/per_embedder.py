@@ -43,7 +43,8 @@ def collection_metadata(embedder: Embedder) -> dict[str, Any]:
 def _get(client: Any, name: str) -> Collection | None:
     try:
         # embedding_function=None: never let Chroma attach its downloading default embedder.
-        return client.get_collection(name, embedding_function=None)
+        found: Collection = client.get_collection(name, embedding_function=None)
+        return found
     except (NotFoundError, ValueError):
         return None
 

@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from local2.config.schema import MemorySettings
+from local2.config import MemorySettings
 
 BAD_THRESHOLD = 2  # ratings and grades at or below this mark an engram as bad
 SECONDS_PER_DAY = 86400.0
@@ -53,7 +53,7 @@ def candidate_count(k: int, total: int) -> int:
 
 
 def recency(age_s: float, half_life_days: float) -> float:
-    return 0.5 ** (max(age_s, 0.0) / (half_life_days * SECONDS_PER_DAY))
+    return float(0.5 ** (max(age_s, 0.0) / (half_life_days * SECONDS_PER_DAY)))
 
 
 def reward_term(reward: float | None, critic_score: float | None) -> float:

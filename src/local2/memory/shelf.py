@@ -24,7 +24,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from local2.contracts.people import TEAM_NAME
+from local2.contracts import TEAM_NAME
 from local2.errors import MemoryStoreError
 from local2.memory.owners import is_local
 from local2.memory.team import TeamFacts

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from local2.config import Settings
-from local2.contracts.people import LOCAL_NAME
+from local2.contracts import LOCAL_NAME
 from local2.errors import EmbedderMismatchError, MemoryStoreError
 from local2.memory import per_embedder, ranking
 from local2.memory.chroma import chroma_client, release_client
@@ -41,7 +41,7 @@ from local2.memory.facts import Fact
 from local2.memory.owners import collection_base, legacy_collection_base, owner_file
 
 if TYPE_CHECKING:  # local2.graph.state imports langgraph: memory commands start without it
-    from local2.contracts.records import MemoryHit
+    from local2.contracts import MemoryHit
 
 log = logging.getLogger(__name__)
 

@@ -29,11 +29,11 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from local2.contracts.people import TEAM_NAME
+from local2.contracts import TEAM_NAME
 from local2.memory.owners import collection_base, legacy_collection_base
 
 if TYPE_CHECKING:
-    from local2.contracts.records import MemoryHit
+    from local2.contracts import MemoryHit
     from local2.memory.store import EngramStore
 
 log = logging.getLogger(__name__)

@@ -1,59 +1,33 @@
 """Model backends and what small models write: text tool calls and the keyword router."""
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "CALL_INSTRUCTION": "local2.models.prompted_tools",
-    "CALL_TEMPLATE": "local2.models.prompted_tools",
-    "Cancellation": "local2.models.cancellable",
-    "ModelInfo": "local2.models.ollama_catalog",
-    "ParsedToolCalls": "local2.models.toolcall_text",
-    "REPAIR_HEADER": "local2.models.toolcall_args",
-    "REPAIR_TOOLS_LINE": "local2.models.toolcall_args",
-    "REPETITION_NOTE": "local2.models.embedded",
-    "RESULT_PREFIX": "local2.models.prompted_tools",
-    "ScriptedChatModel": "local2.models.scripted",
-    "TOOLS_HEADER": "local2.models.prompted_tools",
-    "cancellable_invoke": "local2.models.cancellable",
-    "canonical": "local2.models.ollama_catalog",
-    "chat_models": "local2.models.ollama_catalog",
-    "describe_ollama_error": "local2.models.ollama_failures",
-    "has_model": "local2.models.ollama_catalog",
-    "list_models": "local2.models.ollama_catalog",
-    "make_chat_model": "local2.models.backend",
-    "message_text": "local2.models.thinking",
-    "parse_tool_calls": "local2.models.toolcall_text",
-    "prompted_messages": "local2.models.prompted_tools",
-    "repair_message": "local2.models.toolcall_args",
-    "thinking_and_answer": "local2.models.thinking",
-    "validate_args": "local2.models.toolcall_args",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "CALL_INSTRUCTION",
-    "CALL_TEMPLATE",
-    "REPAIR_HEADER",
-    "REPAIR_TOOLS_LINE",
-    "REPETITION_NOTE",
-    "RESULT_PREFIX",
-    "TOOLS_HEADER",
-    "Cancellation",
-    "ModelInfo",
-    "ParsedToolCalls",
-    "ScriptedChatModel",
-    "cancellable_invoke",
-    "canonical",
-    "chat_models",
-    "describe_ollama_error",
-    "has_model",
-    "list_models",
-    "make_chat_model",
-    "message_text",
-    "parse_tool_calls",
-    "prompted_messages",
-    "repair_message",
-    "thinking_and_answer",
-    "validate_args",
-]
+if TYPE_CHECKING:
+    from local2.models.backend import make_chat_model as make_chat_model
+    from local2.models.cancellable import Cancellation as Cancellation
+    from local2.models.cancellable import cancellable_invoke as cancellable_invoke
+    from local2.models.embedded import REPETITION_NOTE as REPETITION_NOTE
+    from local2.models.ollama_catalog import ModelInfo as ModelInfo
+    from local2.models.ollama_catalog import canonical as canonical
+    from local2.models.ollama_catalog import chat_models as chat_models
+    from local2.models.ollama_catalog import has_model as has_model
+    from local2.models.ollama_catalog import list_models as list_models
+    from local2.models.ollama_failures import describe_ollama_error as describe_ollama_error
+    from local2.models.prompted_tools import CALL_INSTRUCTION as CALL_INSTRUCTION
+    from local2.models.prompted_tools import CALL_TEMPLATE as CALL_TEMPLATE
+    from local2.models.prompted_tools import RESULT_PREFIX as RESULT_PREFIX
+    from local2.models.prompted_tools import TOOLS_HEADER as TOOLS_HEADER
+    from local2.models.prompted_tools import prompted_messages as prompted_messages
+    from local2.models.scripted import ScriptedChatModel as ScriptedChatModel
+    from local2.models.thinking import message_text as message_text
+    from local2.models.thinking import thinking_and_answer as thinking_and_answer
+    from local2.models.toolcall_args import REPAIR_HEADER as REPAIR_HEADER
+    from local2.models.toolcall_args import REPAIR_TOOLS_LINE as REPAIR_TOOLS_LINE
+    from local2.models.toolcall_args import repair_message as repair_message
+    from local2.models.toolcall_args import validate_args as validate_args
+    from local2.models.toolcall_text import ParsedToolCalls as ParsedToolCalls
+    from local2.models.toolcall_text import parse_tool_calls as parse_tool_calls
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -63,7 +63,9 @@ def has_model(available: Iterable[str], model: str) -> bool:
     return any(canonical(name) == wanted for name in available)
 
 
-def _get(host: str, path: str, timeout_s: float, body: dict | None = None) -> httpx.Response:
+def _get(
+    host: str, path: str, timeout_s: float, body: dict[str, Any] | None = None
+) -> httpx.Response:
     url = f"{host.rstrip('/')}{path}"
     try:
         if body is None:

@@ -79,7 +79,9 @@ class CompatibleChatOpenAI(ChatOpenAI):
                 exc, base_url=str(self.openai_api_base), model=self.model_name, key_env=self.key_env
             ) from exc
 
-    def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
+    def _create_chat_result(
+        self, response: Any, generation_info: dict[str, Any] | None = None
+    ) -> ChatResult:
         result = super()._create_chat_result(response, generation_info)
         raw = response if isinstance(response, dict) else response.model_dump()
         for generation, choice in zip(result.generations, raw.get("choices") or [], strict=False):
@@ -89,7 +91,10 @@ class CompatibleChatOpenAI(ChatOpenAI):
         return result
 
     def _convert_chunk_to_generation_chunk(
-        self, chunk: dict, default_chunk_class: type, base_generation_info: dict | None
+        self,
+        chunk: dict[str, Any],
+        default_chunk_class: type,
+        base_generation_info: dict[str, Any] | None,
     ) -> ChatGenerationChunk | None:
         generation = super()._convert_chunk_to_generation_chunk(
             chunk, default_chunk_class, base_generation_info

@@ -59,13 +59,13 @@ def load(llama: Llama, path: Path) -> bool:
     capacity = llama.n_ctx()
     tokens = (llama_cpp.llama_token * capacity)()
     count = ctypes.c_size_t(0)
-    llama.reset()
+    llama.reset()  # type: ignore[no-untyped-call]  # llama_cpp leaves it unannotated
     if not llama_cpp.llama_state_load_file(
         llama.ctx, str(path).encode(), tokens, capacity, ctypes.byref(count)
     ):
         log.info("saved prompt state %s refused by llama.cpp; reading the prompt again", path)
-        llama.reset()
-        llama._ctx.kv_cache_clear()
+        llama.reset()  # type: ignore[no-untyped-call]
+        llama._ctx.kv_cache_clear()  # type: ignore[no-untyped-call]
         return False
     n = int(count.value)
     llama.input_ids[:n] = tokens[:n]

@@ -22,7 +22,9 @@ from pydantic import ConfigDict, Field, PrivateAttr
 Reply = AIMessage | Callable[[list[BaseMessage]], AIMessage]
 
 
-def reply(content: str = "", *, thinking: str = "", tool_calls: Sequence[dict] = ()) -> AIMessage:
+def reply(
+    content: str = "", *, thinking: str = "", tool_calls: Sequence[dict[str, Any]] = ()
+) -> AIMessage:
     """Build a scripted reply; ``tool_calls`` items are ``{"name", "args"[, "id"]}``."""
     calls = [
         {
@@ -49,7 +51,7 @@ class ScriptedChatModel(BaseChatModel):
     _index: int = PrivateAttr(default=0)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     seen: list[list[BaseMessage]] = Field(default_factory=list)
-    bound_tools: list[list[dict]] = Field(default_factory=list)
+    bound_tools: list[list[dict[str, Any]]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -70,7 +72,8 @@ class ScriptedChatModel(BaseChatModel):
             else:
                 item = self.replies[self._index]
                 self._index += 1
-        return item(messages) if callable(item) else item
+        message: AIMessage = item(messages) if callable(item) else item
+        return message
 
     def _generate(
         self,

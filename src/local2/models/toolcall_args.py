@@ -15,6 +15,9 @@ from typing import Any
 
 import jsonschema
 
+# Each tool's JSON schema by name, as the tool (or its MCP server) wrote it: outside data.
+Schemas = Mapping[str, dict[str, Any]]
+
 _TYPE_OF: dict[str, type | tuple[type, ...]] = {
     "string": str,
     "integer": int,
@@ -56,7 +59,7 @@ def _coerce(value: Any, kind: Any) -> Any:
     return value
 
 
-def validate_args(args: dict, schema: dict) -> list[str]:
+def validate_args(args: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     """Check ``args`` against a JSON schema; return readable errors (empty when valid).
 
     ``args`` is fixed in place first: obvious type slips are coerced, ``None`` values are
@@ -99,7 +102,7 @@ REPAIR_HEADER = "Your tool call could not be used:"
 REPAIR_TOOLS_LINE = "Tools and their arguments (* = required):"
 
 
-def repair_message(errors: list[str], tools: Mapping[str, dict]) -> str:
+def repair_message(errors: list[str], tools: Schemas) -> str:
     """One message telling the model what was wrong and how a correct call looks."""
     named = [n for n in tools if any(e.startswith(f"{n}:") for e in errors)]
     lines = [REPAIR_HEADER]

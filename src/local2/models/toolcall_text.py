@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2.ids import new_call_id
-from local2.models.toolcall_args import validate_args
+from local2.models.toolcall_args import Schemas, validate_args
 
 
 @dataclass
 class ParsedToolCalls:
     """What a model's text asked for: valid calls, leftover prose, and broken calls."""
 
-    calls: list[dict] = field(default_factory=list)  # {"name", "args", "id"}
+    calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "args", "id"}
     text: str = ""
     errors: list[str] = field(default_factory=list)
 
@@ -146,8 +146,9 @@ def _json_items(value: Any) -> list[Any]:
     """The call-shaped objects in a decoded JSON value: one object, a list, or tool_calls."""
     if isinstance(value, list):
         return value
-    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
-        return value["tool_calls"]
+    calls = value.get("tool_calls") if isinstance(value, dict) else None
+    if isinstance(calls, list):
+        return calls
     return [value]
 
 
@@ -229,7 +230,7 @@ def _tag_segments(text: str) -> Iterator[tuple[int, int, int, int, bool]]:
 _PY_CALL_START = re.compile(r"[A-Za-z_]\w*(?:\.call)?\s*\(")
 
 
-def _parse_tagged_body(body: str, tools: Mapping[str, dict], found: _Found) -> str:
+def _parse_tagged_body(body: str, tools: Schemas, found: _Found) -> str:
     """Read one tag's content: JSON value(s), Mistral ``name[ARGS]{...}`` or pythonic calls.
 
     Returns the text after the calls that was not part of them (prose a model wrote after
@@ -340,7 +341,7 @@ def _parse_mistral_args(body: str, found: _Found) -> str:
     return ""
 
 
-def _stage_tags(text: str, tools: Mapping[str, dict]) -> _Found:
+def _stage_tags(text: str, tools: Schemas) -> _Found:
     found = _Found()
     for start, end, body_start, body_end, closed in _tag_segments(text):
         raw = text[body_start:body_end]
@@ -363,7 +364,7 @@ def _code_regions(text: str) -> list[tuple[int, int]]:
     return [m.span(2) for m in _FENCED.finditer(text) if m.group(1).lower() not in _CALL_FENCES]
 
 
-def _stage_json(text: str, tools: Mapping[str, dict]) -> _Found:
+def _stage_json(text: str, tools: Schemas) -> _Found:
     """JSON objects (or lists of them) naming a registered tool, anywhere in the text."""
     found = _Found()
     if not any(f'"{n}"' in text or f"'{n}'" in text for n in tools):
@@ -407,7 +408,7 @@ def _stage_json(text: str, tools: Mapping[str, dict]) -> _Found:
 # --------------------------------------------------------------------------- stage 3: pythonic
 
 
-def _stage_pythonic(text: str, tools: Mapping[str, dict]) -> _Found:
+def _stage_pythonic(text: str, tools: Schemas) -> _Found:
     """``[fn(a='x')]`` anywhere, or ``fn(a='x')`` standing on its own line."""
     found = _Found()
     if not tools:
@@ -438,7 +439,7 @@ def _stage_pythonic(text: str, tools: Mapping[str, dict]) -> _Found:
     return found
 
 
-def _literal_calls(src: str, tools: Mapping[str, dict]) -> list[_Raw]:
+def _literal_calls(src: str, tools: Schemas) -> list[_Raw]:
     """All calls in ``src`` if every one names a tool and has literal arguments, else []."""
     try:
         nodes = _pythonic_calls(src)
@@ -501,9 +502,9 @@ def _short(s: str, limit: int = 120) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
-def _finish(raws: list[_Raw], tools: Mapping[str, dict]) -> tuple[list[dict], list[str]]:
+def _finish(raws: list[_Raw], tools: Schemas) -> tuple[list[dict[str, Any]], list[str]]:
     """Check names and arguments; keep one copy of repeated identical calls."""
-    calls: list[dict] = []
+    calls: list[dict[str, Any]] = []
     errors: list[str] = []
     seen: set[str] = set()
     for raw in raws:
@@ -534,7 +535,7 @@ def _finish(raws: list[_Raw], tools: Mapping[str, dict]) -> tuple[list[dict], li
     return calls, errors
 
 
-def parse_tool_calls(text: str, tools: Mapping[str, dict]) -> ParsedToolCalls:
+def parse_tool_calls(text: str, tools: Schemas) -> ParsedToolCalls:
     """Find the tool calls a model wrote as text.
 
     ``tools`` maps each registered tool name to the JSON schema of its parameters. Stages run

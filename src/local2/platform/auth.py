@@ -46,8 +46,8 @@ import httpx
 from langgraph_sdk import Auth
 
 from local2.config import Settings, load_settings
-from local2.contracts.people import LOCAL, LOCAL_NAME, Person
-from local2.http.identity import Guard, Identify, networks
+from local2.contracts import LOCAL, LOCAL_NAME, Person
+from local2.http import Guard, Identify, networks
 from local2.platform.owners import PEOPLE, owned, owner_of, scope_of
 from local2.service import Access, people_alone
 

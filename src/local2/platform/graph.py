@@ -24,7 +24,7 @@ from langgraph.graph import START
 from langgraph.store.base import BaseStore
 
 from local2.config import Settings
-from local2.contracts.people import LOCAL_NAME
+from local2.contracts import LOCAL_NAME
 from local2.platform.owners import OwnedStore, run_owner
 from local2.service import TurnGraph, build_platform_graph, platform_store
 

@@ -29,7 +29,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from local2.contracts.people import LOCAL_NAME
+from local2.contracts import LOCAL_NAME
 
 AUTH_USER_ID = "langgraph_auth_user_id"  # set by LangGraph Server in every run's config
 PEOPLE = "people"  # the first label of every namespace that is a person's (not local's)

@@ -5,40 +5,24 @@ lists runs for the CLI, the HTTP API and the app; ``local2.build_research_graph(
 the graph for notebooks.
 """
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "ResearchContext": "local2.research.context",
-    "ResearchGraph": "local2.research.graph",
-    "apply_edit": "local2.research.branches",
-    "step_catalog": "local2.research.step_tools",
-    "ResearchState": "local2.research.state",
-    "compile_research_graph": "local2.research.graph",
-    "finished_status": "local2.research.payload",
-    "link_citations": "local2.research.verify",
-    "plain": "local2.research.verify",
-    "research_payload": "local2.research.payload",
-    "research_services": "local2.research.graph",
-    "safe_url": "local2.research.verify",
-    "source_list": "local2.research.ledger",
-    "why_found": "local2.research.verify",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "ResearchContext",
-    "ResearchGraph",
-    "ResearchState",
-    "apply_edit",
-    "compile_research_graph",
-    "finished_status",
-    "link_citations",
-    "plain",
-    "research_payload",
-    "research_services",
-    "safe_url",
-    "source_list",
-    "step_catalog",
-    "why_found",
-]
+if TYPE_CHECKING:
+    from local2.research.branches import apply_edit as apply_edit
+    from local2.research.context import ResearchContext as ResearchContext
+    from local2.research.graph import ResearchGraph as ResearchGraph
+    from local2.research.graph import compile_research_graph as compile_research_graph
+    from local2.research.graph import research_services as research_services
+    from local2.research.ledger import source_list as source_list
+    from local2.research.payload import finished_status as finished_status
+    from local2.research.payload import research_payload as research_payload
+    from local2.research.state import ResearchState as ResearchState
+    from local2.research.step_tools import step_catalog as step_catalog
+    from local2.research.verify import link_citations as link_citations
+    from local2.research.verify import plain as plain
+    from local2.research.verify import safe_url as safe_url
+    from local2.research.verify import why_found as why_found
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2 import events
-from local2.config.schema import ResearchSettings
-from local2.contracts.research import SubQuestion, SubQuestionView
-from local2.contracts.research_input import PlanEdit
-from local2.graph.emit import event
+from local2.config import ResearchSettings
+from local2.contracts import PlanEdit, SubQuestion, SubQuestionView
+from local2.graph import event
 from local2.research.plan_schema import (
     COMPOSE,
     TEXT_CHARS,
@@ -33,7 +32,7 @@ from local2.research.plan_schema import (
     parse_plan,
     renumber,
 )
-from local2.research.state import ResearchState, StepRecord
+from local2.research.state import ResearchState, ResearchUpdate, StepRecord
 from local2.research.step_tools import StepTools
 from local2.research.structured import Structured
 
@@ -205,7 +204,7 @@ def _plain(errors: Sequence[str], max_steps: int) -> list[str]:
 
 def apply_edit(
     state: ResearchState, edit: PlanEdit, tools: StepTools, settings: ResearchSettings
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[ResearchUpdate, list[str]]:
     """The update that makes the pending plan exactly ``edit``, or the reasons it cannot
     (the plan then stays as it was, and the run stays paused)."""
     if edit.steps is not None:
@@ -338,18 +337,18 @@ def _close(state: ResearchState, draft: _Draft, pending: list[str]) -> None:
 
 def _edited(
     state: ResearchState, edit: PlanEdit, draft: _Draft, pending: list[str], finished: list[str]
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     """The update for a draft that passed the planner's rules: the steps it drops are gone,
     the sub-questions it leaves out removed, and the plan recorded as the person's."""
     subs = {q["id"]: q for q in state.get("subquestions") or []}
     removed = {i: None for i in pending if i not in draft.records}
     listed = {q["id"] for q in draft.subquestions}
-    others = [
+    others: list[SubQuestion] = [
         {**q, "status": REMOVED} if q["status"] == "open" else q
         for q in subs.values()
         if q["id"] not in listed
     ]
-    update: dict[str, Any] = {
+    update: ResearchUpdate = {
         "steps": {**removed, **{i: draft.records[i] for i in draft.kept}},
         "order": finished + draft.kept,
         "subquestions": draft.subquestions + others,
@@ -359,7 +358,7 @@ def _edited(
     return {**update, **_recorded(state, [draft.records[i] for i in draft.kept], goal)}
 
 
-def _recorded(state: ResearchState, records: Sequence[StepRecord], goal: str) -> dict[str, Any]:
+def _recorded(state: ResearchState, records: Sequence[StepRecord], goal: str) -> ResearchUpdate:
     """The plan the person approved, in the run's plans and its event log."""
     round_n = state.get("round") or 1
     summary = plan_summary(records)
@@ -387,7 +386,7 @@ def plan_summary(records: Sequence[StepRecord]) -> list[dict[str, Any]]:
 
 def _whole_plan(
     state: ResearchState, edit: PlanEdit, tools: StepTools, settings: ResearchSettings
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[ResearchUpdate, list[str]]:
     """A whole plan the person wrote (``{goal, steps}``), under the planner's rules."""
     plan, errors = parse_plan({"goal": edit.goal or state.get("goal") or "", "steps": edit.steps})
     if plan is None:
@@ -408,7 +407,7 @@ def adopt(
     reason: str,
     followup: int = 0,
     model_skipped: str | None = None,
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     """Replace the pending steps by ``plan``'s, renumbered after every step so far and put
     on their branches (new sub-questions where they start one); ``model_skipped`` says why
     the model was not asked for it (:mod:`local2.research.gave_up`)."""

@@ -18,15 +18,14 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from local2 import events
-from local2.contracts.records import EventEntry
+from local2.contracts import EventEntry
 from local2.errors import ToolError
-from local2.graph.emit import event
-from local2.graph.services import Services
+from local2.graph import Services, event
 from local2.research.ledger import Found
 from local2.research.readings import found_in
 from local2.research.state import CallRecord
 from local2.research.step_tools import StepTool
-from local2.tools.base import ToolContext, ToolResult
+from local2.tools import ToolContext, ToolResult
 
 _TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\b", re.I)
 NO_TEXT = "(no readable text found on this page)"

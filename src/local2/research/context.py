@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from local2.graph.context import TurnContext
+from local2.graph import TurnContext
 
 if TYPE_CHECKING:
-    from local2.storage.research_steers import SteerInbox
+    from local2.storage import SteerInbox
 
 
 @dataclass(frozen=True, slots=True)

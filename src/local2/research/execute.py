@@ -29,21 +29,19 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from local2 import events
-from local2.config.schema import ResearchSettings
-from local2.contracts.people import LOCAL_NAME
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
-from local2.graph.services import Services
+from local2.config import ResearchSettings
+from local2.contracts import LOCAL_NAME
+from local2.graph import Services, TurnContext, event
 from local2.research.calls import run_calls
 from local2.research.ledger import Found, Source, Why, file_sources, source_budget, url_key
 from local2.research.plan_schema import COMPOSE, call_key
 from local2.research.readings import split_label
 from local2.research.rerank import rerank
 from local2.research.second_hop import hopped
-from local2.research.state import CallRecord, ResearchState, StepRecord
+from local2.research.state import CallRecord, ResearchState, ResearchUpdate, StepRecord
 from local2.research.steering import inbox_of, take_says
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
-from local2.tools.base import ToolContext
+from local2.tools import ToolContext
 
 
 class Target(TypedDict):
@@ -154,7 +152,7 @@ def filed_found(step: StepRecord, tools: StepTools, file_results: int) -> list[F
     return found
 
 
-def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     services = runtime.context.services
     said, log = take_says(state, services, inbox_of(runtime))  # the person's says, first
     if said:
@@ -162,12 +160,14 @@ def execute(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, An
         state = {**state, **said, "steps": steps_now}  # type: ignore[typeddict-item]  # this node's own update of the state
     update = _schedule(state, services, log)
     if said:
-        update = {**update, **{k: v for k, v in said.items() if k != "steps"}}
+        rest: ResearchUpdate = {**said}
+        rest.pop("steps", None)
+        update = {**update, **rest}
         update["steps"] = {**said["steps"], **(update.get("steps") or {})}
     return update
 
 
-def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[str, Any]:
+def _schedule(state: ResearchState, services: Services, log: list[Any]) -> ResearchUpdate:
     """File what finished, then hand out the next ready steps (or replan, or reflect)."""
     settings = services.settings.research
     steps = dict(state.get("steps") or {})
@@ -183,7 +183,7 @@ def _schedule(state: ResearchState, services: Services, log: list[Any]) -> dict[
         budget,
     )
     forbidden = _forbid_failed(steps, finished, list(state.get("forbidden") or []))
-    update: dict[str, Any] = {
+    update: ResearchUpdate = {
         "ledger": ledger,
         "filed": filed + finished,
         "forbidden": forbidden,
@@ -315,7 +315,7 @@ def target_args(tool: StepTool, label: str) -> dict[str, Any]:
     return {**paged, "pages": str(page)} if "pages" in tool.properties else paged
 
 
-def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> dict[str, Any]:
+def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> ResearchUpdate:
     """Run one step's tool calls (with one retry of a transient failure each)."""
     services = runtime.context.services
     step: StepRecord = payload["step"]

@@ -12,22 +12,19 @@ ends there: its report, grade and memory are the run's own.
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.research import Followup
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
+from local2.contracts import Followup
+from local2.graph import TurnContext, event
 from local2.research.branches import adopt
 from local2.research.ledger import Source, source_list
 from local2.research.plan_schema import fallback_plan, gaps_schema
 from local2.research.prompts import followup_messages
 from local2.research.reflect import new_queries, read_gaps, searched
-from local2.research.state import ResearchState
+from local2.research.state import ResearchState, ResearchUpdate
 from local2.research.steering import person_brief, usable_ledger
 from local2.research.step_tools import step_catalog
 from local2.research.structured import ask_structured
@@ -48,7 +45,7 @@ def followup_number(state: ResearchState) -> int:
 
 def triage(
     state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     """What the ledger lacks for the follow-up: search only that, or answer from it."""
     services = runtime.context.services
     settings = services.settings.research
@@ -85,7 +82,7 @@ def triage(
     round_n = (state.get("round") or 1) + 1
     # A stop the person gave the run itself does not stop its follow-ups (execute and
     # reflect look at ``followup`` first), and the run still says it was stopped.
-    base: dict[str, Any] = {"round": round_n, "gaps": [], "event_log": [entry]}
+    base: ResearchUpdate = {"round": round_n, "gaps": [], "event_log": [entry]}
     if not missing:
         return {**base, "decision": "compose"}
     view: ResearchState = {**state, "round": round_n}

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from local2.graph.services import Services
+from local2.graph import Services
+from local2.research.state import ResearchUpdate
 from local2.research.structured import Structured
 
 SKIPPED = "the model failed its schema earlier in this run"
@@ -24,7 +25,7 @@ def gave_up(state: Mapping[str, Any], services: Services) -> bool:
     return failed is not None and failed == services.model_name
 
 
-def remember(asked: Structured[Any], services: Services) -> dict[str, Any]:
+def remember(asked: Structured[Any], services: Services) -> ResearchUpdate:
     """The state update that remembers a model which failed its schema (nothing otherwise)."""
     return {"schema_failed": services.model_name} if asked.value is None and asked.attempts else {}
 

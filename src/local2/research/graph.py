@@ -36,8 +36,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from local2.config import Settings
-from local2.graph.context import TurnContext, contextual
-from local2.graph.services import Services
+from local2.graph import Services, TurnContext, contextual
 from local2.research.context import ResearchContext
 from local2.research.execute import after_execute, execute, run_step
 from local2.research.followup import after_publish, after_triage, route_start, triage
@@ -48,7 +47,7 @@ from local2.research.report import compose, critique_run, ingest_run, publish, v
 from local2.research.state import ResearchState
 
 if TYPE_CHECKING:
-    from local2.storage.research_steers import SteerInbox
+    from local2.storage import SteerInbox
 
 AUTO: Any = "auto"
 

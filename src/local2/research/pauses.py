@@ -17,19 +17,15 @@ its report, written from what was read (:func:`stopped_here`).
 
 from __future__ import annotations
 
-from typing import Any
-
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from local2 import events
-from local2.contracts.research import ResearchRequest
-from local2.contracts.research_input import ResearchInput, WaitsFor
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
+from local2.contracts import ResearchInput, ResearchRequest, WaitsFor
+from local2.graph import TurnContext, event
 from local2.research.branches import apply_edit, plan_view
 from local2.research.plan_schema import CLARIFY_CHARS, READINGS, Plan
-from local2.research.state import ResearchState
+from local2.research.state import ResearchState, ResearchUpdate
 from local2.research.steering import STOPPED_BY_PERSON, skip_pending, skipped_events
 from local2.research.step_tools import step_catalog
 from local2.research.structured import Structured
@@ -60,7 +56,7 @@ def request_of(state: ResearchState, waits_for: WaitsFor) -> ResearchRequest:
     }
 
 
-def ask_first(view: ResearchState, plan: Plan, asked: Structured[Plan]) -> dict[str, Any]:
+def ask_first(view: ResearchState, plan: Plan, asked: Structured[Plan]) -> ResearchUpdate:
     """The planner asks the person one question before planning (its steps wait)."""
     assert plan.clarify is not None
     readings = [" ".join(r.split()) for r in plan.clarify.readings if r.strip()][:READINGS]
@@ -84,7 +80,7 @@ def ask_first(view: ResearchState, plan: Plan, asked: Structured[Plan]) -> dict[
     }
 
 
-def awaiting_plan(view: ResearchState, update: dict[str, Any]) -> dict[str, Any]:
+def awaiting_plan(view: ResearchState, update: ResearchUpdate) -> ResearchUpdate:
     """``update`` (a plan just adopted) with the review's pause recorded after it."""
     steps = {**(view.get("steps") or {}), **(update.get("steps") or {})}
     after: ResearchState = {
@@ -102,7 +98,7 @@ def awaiting_plan(view: ResearchState, update: dict[str, Any]) -> dict[str, Any]
     return {**update, "event_log": [*(update.get("event_log") or []), entry]}
 
 
-def ask(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+def ask(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     """Pause with the clarifying question; the answer goes into the plan (an approval or
     an empty answer: research the question as written; a plan: the person's plan)."""
     value = interrupt(request_of(state, "answer"), response_schema=ResearchInput)
@@ -111,7 +107,7 @@ def ask(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     answer = " ".join((value.answer or "").split())
     asked = state.get("clarify_request") or {}
     entry = event(state, events.RESEARCH_INPUT, waits_for="answer", answer=answer or None)
-    update: dict[str, Any] = {
+    update: ResearchUpdate = {
         "clarification": {
             "question": str(asked.get("question") or ""),
             "readings": list(asked.get("readings") or []),
@@ -126,7 +122,7 @@ def ask(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     return update
 
 
-def review(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+def review(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     """Pause with the plan; go on with it approved, or as the person edited it."""
     value = interrupt(request_of(state, "plan"), response_schema=ResearchInput)
     if value.stop:
@@ -148,7 +144,7 @@ def review(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any
     return {**update, "reviewed": True, "review_error": None, "event_log": log}
 
 
-def stopped_here(state: ResearchState, waits_for: WaitsFor) -> dict[str, Any]:
+def stopped_here(state: ResearchState, waits_for: WaitsFor) -> ResearchUpdate:
     """Stop pressed at a pause: the run ends as a running run's Stop ends it, its pending
     steps left out (shown, with why) and its report written from what was read."""
     steps = skip_pending(
@@ -167,7 +163,7 @@ def stopped_here(state: ResearchState, waits_for: WaitsFor) -> dict[str, Any]:
     }
 
 
-def refused(state: ResearchState, why: str) -> dict[str, Any]:
+def refused(state: ResearchState, why: str) -> ResearchUpdate:
     """The plan sent breaks a rule: say why, and wait for the plan again."""
     return {
         "review_error": why,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from local2.contracts.research import ResearchPayload, ResearchStep, RunStatus
+from local2.contracts import ResearchPayload, ResearchStep, RunStatus
 from local2.research.plan_schema import COMPOSE
 
 STEP_FIELDS = (

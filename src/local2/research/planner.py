@@ -22,10 +22,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.research_input import PlanEdit
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
-from local2.graph.services import Services
+from local2.contracts import PlanEdit
+from local2.graph import Services, TurnContext, event
 from local2.research.branches import adopt, apply_edit
 from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.pauses import ask_first, awaiting_plan
@@ -41,7 +39,7 @@ from local2.research.plan_schema import (
 )
 from local2.research.prompts import observation, plan_messages, replan_messages
 from local2.research.second_hop import hopped
-from local2.research.state import ResearchState
+from local2.research.state import ResearchState, ResearchUpdate
 from local2.research.steering import answered_question, person_brief, usable_ledger
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
 from local2.research.structured import Structured, ask_structured
@@ -88,7 +86,7 @@ def wants_to_ask(plan: Plan) -> bool:
     )
 
 
-def _start(state: ResearchState, services: Services, config: RunnableConfig) -> dict[str, Any]:
+def _start(state: ResearchState, services: Services, config: RunnableConfig) -> ResearchUpdate:
     """What a run started from a notebook with just a question lacks."""
     if state.get("started_at"):
         return {}
@@ -104,7 +102,7 @@ def _start(state: ResearchState, services: Services, config: RunnableConfig) -> 
     }
 
 
-def _given(view: ResearchState, services: Services) -> dict[str, Any] | None:
+def _given(view: ResearchState, services: Services) -> ResearchUpdate | None:
     """The plan the person gave at the start, adopted as theirs (None: there is none, or it
     breaks the rules, which the service has already said)."""
     given = view.get("given_plan")
@@ -118,7 +116,7 @@ def _given(view: ResearchState, services: Services) -> dict[str, Any] | None:
 
 def plan(
     state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     services = runtime.context.services
     settings = services.settings.research
     start = _start(state, services, config)
@@ -267,7 +265,7 @@ def _replan_fallback(state: ResearchState, tools: StepTools, read_top: int) -> P
 
 def replan(
     state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     services = runtime.context.services
     settings = services.settings.research
     steps = state.get("steps") or {}

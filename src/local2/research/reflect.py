@@ -22,15 +22,13 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from local2 import events
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
-from local2.graph.services import Services
+from local2.graph import Services, TurnContext, event
 from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.ledger import source_budget
 from local2.research.plan_schema import COMPOSE, Gaps, gaps_schema
 from local2.research.prompts import reflect_messages
 from local2.research.second_hop import bridge_names, hop_queries, hopped, unread_names
-from local2.research.state import ResearchState
+from local2.research.state import ResearchState, ResearchUpdate
 from local2.research.steering import person_brief, usable_ledger
 from local2.research.step_tools import step_catalog
 from local2.research.structured import ask_structured
@@ -88,14 +86,14 @@ def _why_stop(state: ResearchState, services: Services) -> str:
 
 def reflect(
     state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     services = runtime.context.services
     settings = services.settings.research
     round_n = state.get("round") or 1
     stop = _why_stop(state, services)
     gaps: list[str] = []
     origin = "none"
-    kept: dict[str, Any] = {}  # what the run remembers: a model that failed, the rule's hop
+    kept: ResearchUpdate = {}  # what the run remembers: a model that failed, the rule's hop
     model_skipped = None
     if not stop:
         ledger = usable_ledger(state)
@@ -139,7 +137,7 @@ def reflect(
         "stop": stop or None,
         "model_skipped": model_skipped,
     }
-    update: dict[str, Any] = {"rounds": [record], "event_log": [entry], "gaps": gaps, **kept}
+    update: ResearchUpdate = {"rounds": [record], "event_log": [entry], "gaps": gaps, **kept}
     if gaps:
         return {**update, "round": round_n + 1, "decision": "plan"}
     return {**update, "decision": "compose"}

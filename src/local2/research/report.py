@@ -17,20 +17,23 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.people import LOCAL_NAME
-from local2.contracts.records import ToolCallRecord
-from local2.graph.context import TurnContext
-from local2.graph.emit import event, push
-from local2.graph.grading import grade_turn
-from local2.graph.model_call import call_model
-from local2.graph.services import Services
-from local2.graph.state import TurnState, TurnUpdate
-from local2.models.thinking import thinking_and_answer
+from local2.contracts import LOCAL_NAME, ToolCallRecord
+from local2.graph import (
+    Services,
+    TurnContext,
+    TurnState,
+    TurnUpdate,
+    call_model,
+    event,
+    grade_turn,
+    push,
+)
+from local2.models import thinking_and_answer
 from local2.research.followup import FOLLOWUP_DONE, followup_record
 from local2.research.ledger import source_list
 from local2.research.payload import research_payload
 from local2.research.prompts import compose_messages, followup_compose_messages
-from local2.research.state import ResearchState
+from local2.research.state import ResearchState, ResearchUpdate, StepRecord
 from local2.research.steering import inbox_of, notes_only, person_brief, usable_ledger
 from local2.research.verify import report_markdown, verify
 
@@ -49,10 +52,10 @@ def compose_budget(services: Services) -> int:
 
 def compose(
     state: ResearchState, runtime: Runtime[TurnContext], config: RunnableConfig
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     services = runtime.context.services
     settings = services.settings.research
-    said: dict[str, Any] = {}
+    said: ResearchUpdate = {}
     log: list[Any] = []
     if not state.get("followup"):  # what the person said after the last step still counts
         said, log = notes_only(state, inbox_of(runtime))
@@ -72,7 +75,7 @@ def compose(
         _thinking, answer = thinking_and_answer(call_model(services, messages, config, tools=False))
         draft = answer.strip() or EMPTY_DRAFT
     steps = state.get("steps") or {}
-    finished = {
+    finished: dict[str, StepRecord | None] = {
         i: {**s, "status": "done"}
         for i, s in steps.items()
         if s["tool"] == "compose" and s["status"] == "pending"
@@ -85,7 +88,7 @@ def compose(
     }
 
 
-def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     ledger = usable_ledger(state)
     followup = state.get("followup")
     checked = verify(state.get("draft") or "", ledger, followup or state["question"])
@@ -150,7 +153,7 @@ def why_no_sources(state: ResearchState) -> str:
     return "No sources: the searches found nothing to read."
 
 
-def publish(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+def publish(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     if state.get("followup"):  # the follow-up's answer, and the run ends there
         answered = (state.get("followups") or [])[-1:]
         push({"followup": answered[0] if answered else None})
@@ -192,6 +195,6 @@ def critique_run(state: ResearchState, runtime: Runtime[TurnContext]) -> TurnUpd
 
 
 def ingest_run(state: ResearchState, runtime: Runtime[TurnContext]) -> TurnUpdate:
-    from local2.graph.remember import remember_turn  # memory is slow to import: only when used
+    from local2.graph import remember_turn  # memory is slow to import: only when used
 
     return remember_turn(_as_turn(state), runtime.context.services)

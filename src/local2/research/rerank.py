@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from local2.research.ledger import Found, Why, url_key
-from local2.retrieval.bm25 import bm25_scores
-from local2.retrieval.text import terms
+from local2.retrieval import bm25_scores, terms
 
 # The share of the score that is the engine's own order. A snippet is a weak signal beside
 # an engine that read the whole page: on the multi-hop set (bench/evidence_recall.py, an

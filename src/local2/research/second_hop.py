@@ -31,9 +31,7 @@ from itertools import zip_longest
 from typing import Any
 
 from local2.research.ledger import Source
-from local2.retrieval.bm25 import bm25_scores
-from local2.retrieval.passages import relevance, split_passages
-from local2.retrieval.text import sentences, terms
+from local2.retrieval import bm25_scores, relevance, sentences, split_passages, terms
 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
 SENTENCES = 8  # the sentences most relevant to the question that names are taken from

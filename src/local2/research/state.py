@@ -7,11 +7,18 @@ ledger, in step order, so source numbers do not depend on which step finished fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from local2.contracts.records import Critique, EventEntry
-from local2.contracts.research import Clarification, Followup, SubQuestion
-from local2.graph.state import turn_list
+from local2.contracts import (
+    Clarification,
+    Critique,
+    EventEntry,
+    Followup,
+    ResearchSource,
+    SubQuestion,
+)
+from local2.graph import turn_list
 from local2.research.ledger import Found, Source
 
 
@@ -81,7 +88,7 @@ class ResearchState(TypedDict):
     report: NotRequired[str]
     body: NotRequired[str]
     unsupported: NotRequired[list[dict[str, Any]]]
-    sources: NotRequired[list[dict[str, Any]]]
+    sources: NotRequired[list[ResearchSource]]
     citations: NotRequired[int]
     removed_links: NotRequired[list[str]]
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
@@ -104,3 +111,58 @@ class ResearchState(TypedDict):
     stopped: NotRequired[str | None]  # why the run stopped early (the person said so)
     followup: NotRequired[str | None]  # the follow-up question being answered
     followups: NotRequired[Annotated[list[Followup], turn_list]]
+
+
+class ResearchUpdate(TypedDict, total=False):
+    """What a research node returns: any of :class:`ResearchState`'s fields, as its reducer
+    takes them (a per-run list may be :data:`~local2.graph.RESET`, alone or first; a step
+    None drops it)."""
+
+    question: str
+    run_id: str
+    owner: str
+    started_at: float
+    max_rounds: int
+    trust_urls: bool
+    round: int
+    goal: str
+    plans: Sequence[dict[str, Any] | str] | str
+    steps: Mapping[str, StepRecord | None]
+    order: list[str]
+    last_step: int
+    ready: list[dict[str, Any]]
+    decision: str
+    forbidden: list[str]
+    handled: list[str]
+    replans: int
+    schema_failed: str | None
+    filed: list[str]
+    ledger: list[Source]
+    gaps: list[str]
+    rule_hop: int | None
+    rounds: Sequence[dict[str, Any] | str] | str
+    draft: str
+    report: str
+    body: str
+    unsupported: list[dict[str, Any]]
+    sources: list[ResearchSource]
+    citations: int
+    removed_links: list[str]
+    event_log: Sequence[EventEntry | str] | str
+    critique: Critique | None
+    model: str
+    backend: str
+    error: str | None
+    clarify: str
+    review: bool
+    given_plan: dict[str, Any] | None
+    clarify_request: dict[str, Any] | None
+    clarification: Clarification | None
+    reviewed: bool
+    review_error: str | None
+    subquestions: list[SubQuestion]
+    notes: list[str]
+    steer_seen: int
+    stopped: str | None
+    followup: str | None
+    followups: Sequence[Followup | str] | str

@@ -22,25 +22,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import EventEntry
-from local2.contracts.research import SteerRecord, SubQuestion
-from local2.contracts.research_input import STOP_RUN
-from local2.graph.context import TurnContext
-from local2.graph.emit import event
-from local2.graph.services import Services
+from local2.contracts import STOP_RUN, EventEntry, SteerRecord, SubQuestion
+from local2.graph import Services, TurnContext, event
 from local2.research.branches import new_branch, next_step_number
 from local2.research.ledger import Source
 from local2.research.plan_schema import COMPOSE
-from local2.research.state import ResearchState, StepRecord
+from local2.research.state import ResearchState, ResearchUpdate, StepRecord
 from local2.research.step_tools import step_catalog
 
 if TYPE_CHECKING:
-    from local2.storage.research_steers import SteerInbox
+    from local2.storage import SteerInbox
 
 DROPPED = "dropped"
 STOPPED = "stopped"
@@ -167,7 +163,7 @@ class _Says:
         self.last_step = max(self.last_step, *(int(i[1:]) for i in ids))
         return f"added {qid}: " + ", ".join(f"{r['id']} {r['tool']}" for r in records)
 
-    def update(self, seen: int) -> dict[str, Any]:
+    def update(self, seen: int) -> ResearchUpdate:
         return {
             "steps": self.changed,
             "order": self.order,
@@ -214,7 +210,7 @@ def _said(state: ResearchState, say: SteerRecord, effect: str) -> EventEntry:
 
 def take_says(
     state: ResearchState, services: Services, inbox: SteerInbox | None
-) -> tuple[dict[str, Any], list[EventEntry]]:
+) -> tuple[ResearchUpdate, list[EventEntry]]:
     """Apply the says that came since the last one applied: the update and its events
     (nothing, without an inbox or a say)."""
     says = _new_says(state, inbox)
@@ -237,7 +233,7 @@ def skipped_events(state: ResearchState, steps: Mapping[str, StepRecord]) -> lis
 
 def notes_only(
     state: ResearchState, inbox: SteerInbox | None
-) -> tuple[dict[str, Any], list[EventEntry]]:
+) -> tuple[ResearchUpdate, list[EventEntry]]:
     """After the last step boundary (the report is being written): free text still reaches
     the report; anything else came too late, and the log says so."""
     says = _new_says(state, inbox)

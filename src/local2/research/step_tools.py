@@ -26,11 +26,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from local2.config.schema import ToolsSettings
-from local2.tools.base import Tool
+from local2.config import ToolsSettings
+from local2.tools import Tool
 
 if TYPE_CHECKING:
-    from local2.graph.services import Services
+    from local2.graph import Services
 
 FROM_STEP = "from_step"  # a reader's pseudo-arguments: read the top results of that step
 TOP = "top"

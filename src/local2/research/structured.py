@@ -19,9 +19,8 @@ from typing import Any, Generic, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from local2.graph.model_call import call_model
-from local2.graph.services import Services
-from local2.models.thinking import thinking_and_answer
+from local2.graph import Services, call_model
+from local2.models import thinking_and_answer
 
 T = TypeVar("T")
 Validator = Callable[[Any], tuple[T | None, list[str]]]

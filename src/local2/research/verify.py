@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2.research.ledger import Source, find
-from local2.retrieval.quantities import numbers
-from local2.retrieval.text import sentences
+from local2.retrieval import numbers, sentences
 
 CITATION = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")

@@ -9,48 +9,28 @@ facts and the hybrid search over a person's own text all use it;
 ``tests/test_retrieval_one_part.py`` fails for a second copy anywhere else.
 """
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "FIGURE": "local2.retrieval.quantities",
-    "NUMBER": "local2.retrieval.quantities",
-    "MAX_PASSAGE": "local2.retrieval.passages",
-    "Bm25": "local2.retrieval.bm25",
-    "Fused": "local2.retrieval.fusion",
-    "best_passage": "local2.retrieval.passages",
-    "bm25_scores": "local2.retrieval.bm25",
-    "choose": "local2.retrieval.passages",
-    "ends_sentence": "local2.retrieval.text",
-    "figures": "local2.retrieval.quantities",
-    "fuse": "local2.retrieval.fusion",
-    "normal_number": "local2.retrieval.quantities",
-    "numbers": "local2.retrieval.quantities",
-    "pick_passages": "local2.retrieval.passages",
-    "relevance": "local2.retrieval.passages",
-    "sentences": "local2.retrieval.text",
-    "split_passages": "local2.retrieval.passages",
-    "terms": "local2.retrieval.text",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "FIGURE",
-    "MAX_PASSAGE",
-    "NUMBER",
-    "Bm25",
-    "Fused",
-    "best_passage",
-    "bm25_scores",
-    "choose",
-    "ends_sentence",
-    "figures",
-    "fuse",
-    "normal_number",
-    "numbers",
-    "pick_passages",
-    "relevance",
-    "sentences",
-    "split_passages",
-    "terms",
-]
+if TYPE_CHECKING:
+    from local2.retrieval.bm25 import Bm25 as Bm25
+    from local2.retrieval.bm25 import bm25_scores as bm25_scores
+    from local2.retrieval.fusion import Fused as Fused
+    from local2.retrieval.fusion import fuse as fuse
+    from local2.retrieval.passages import MAX_PASSAGE as MAX_PASSAGE
+    from local2.retrieval.passages import best_passage as best_passage
+    from local2.retrieval.passages import choose as choose
+    from local2.retrieval.passages import pick_passages as pick_passages
+    from local2.retrieval.passages import relevance as relevance
+    from local2.retrieval.passages import split_passages as split_passages
+    from local2.retrieval.quantities import FIGURE as FIGURE
+    from local2.retrieval.quantities import NUMBER as NUMBER
+    from local2.retrieval.quantities import figures as figures
+    from local2.retrieval.quantities import normal_number as normal_number
+    from local2.retrieval.quantities import numbers as numbers
+    from local2.retrieval.text import ends_sentence as ends_sentence
+    from local2.retrieval.text import sentences as sentences
+    from local2.retrieval.text import terms as terms
+else:
+    __getattr__ = lazy_face(__name__, __file__)

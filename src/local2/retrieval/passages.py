@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from local2.documents.extract import truncate_paragraphs
-from local2.documents.passages import GAP, Passage, page_marker
+from local2.documents import GAP, Passage, page_marker, truncate_paragraphs
 from local2.retrieval.bm25 import bm25_scores
 from local2.retrieval.text import sentences, terms
 
 if TYPE_CHECKING:  # the web page worker imports this module, and not pydantic with the model
-    from local2.documents.model import Document
+    from local2.documents import Document
 
 MIN_PASSAGE = 300  # short lines (headings, list items) are grouped up to this size
 MAX_PASSAGE = 800  # longer paragraphs are split at sentence ends

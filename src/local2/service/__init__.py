@@ -2,7 +2,7 @@
 one-job parts, built in one place (:mod:`.wiring`). The surfaces (CLI, HTTP API, app) talk
 to the agent and to this face, nothing below it (an import-linter contract keeps them out).
 
-``__all__`` is what a surface may use: the agent and how it is built, the turn options,
+The face (below) is what a surface may use: the agent and how it is built, the turn options,
 and what the commands that open no agent need (stores opened alone, reports, the test
 stories). Each name is loaded on first use, so ``import local2.service`` costs nothing and a
 command pays only for what it uses.
@@ -15,172 +15,65 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
-    from local2.arena.ratings import Rating
-    from local2.arena.report import arena, as_csv, as_json
-    from local2.evals.stats import percent, say_duration, say_rate, short_rate
-    from local2.graph.payload import turn_payload
-    from local2.graph.topology import TurnGraph
-    from local2.memory.owners import owner_folder
-    from local2.models.ollama_catalog import canonical, chat_models, list_models
-    from local2.models.scripted import ScriptedChatModel
-    from local2.research.verify import link_citations, plain, safe_url, why_found
-    from local2.service import wiring
-    from local2.service.access import Access, opened_access, people_alone
-    from local2.service.agent import Agent
-    from local2.service.audit import own_run, own_runs, own_votes
-    from local2.service.background import BackgroundTurn
-    from local2.service.doctor import run_checks
-    from local2.service.evals import Evals
-    from local2.service.memory_desk import MemoryDesk
-    from local2.service.opening import offline_agent, offline_parts, warming_agent
-    from local2.service.own_text import DocumentPages, OwnText, own_text_of
-    from local2.service.research import Research
-    from local2.service.search import Searcher, open_searcher
-    from local2.service.turns import turn_options
-    from local2.service.warmup import Warmup
-    from local2.service.wiring import (
-        ModelParts,
-        build_graph,
-        build_platform_graph,
-        build_platform_research_graph,
-        build_research_graph,
-        wire,
-    )
-    from local2.storage.people import People, check_name, token_hash
-    from local2.storage.private_files import private_dir, write_private
-    from local2.storage.store_turn_log import platform_store
-    from local2.stories.runner import StoryResult, load_stories, run_stories
-
-# name -> the module that defines it
-_FACE = {
-    "Agent": "local2.service.agent",
-    "Access": "local2.service.access",
-    "opened_access": "local2.service.access",
-    "people_alone": "local2.service.access",
-    "BackgroundTurn": "local2.service.background",
-    "ModelParts": "local2.service.wiring",
-    "Research": "local2.service.research",
-    "Evals": "local2.service.evals",
-    "say_rate": "local2.evals.stats",
-    "say_duration": "local2.evals.stats",
-    "percent": "local2.evals.stats",
-    "short_rate": "local2.evals.stats",
-    "Warmup": "local2.service.warmup",
-    "warming_agent": "local2.service.opening",
-    "offline_agent": "local2.service.opening",
-    "offline_parts": "local2.service.opening",
-    "run_checks": "local2.service.doctor",
-    "wiring": "local2.service.wiring",
-    "turn_options": "local2.service.turns",
-    "wire": "local2.service.wiring",
-    "build_graph": "local2.service.wiring",
-    "build_research_graph": "local2.service.wiring",
-    "build_platform_graph": "local2.service.wiring",
-    "build_platform_research_graph": "local2.service.wiring",
-    "TurnGraph": "local2.graph.topology",  # the compiled chat graph's type
-    "ResearchGraph": "local2.research.graph",  # the compiled research graph's type
-    "platform_store": "local2.storage.store_turn_log",
-    "ScriptedChatModel": "local2.models.scripted",  # a notebook's or benchmark's model
-    "canonical": "local2.models.ollama_catalog",
-    "chat_models": "local2.models.ollama_catalog",
-    "list_models": "local2.models.ollama_catalog",
-    # payloads and reports as the surfaces show them
-    "turn_payload": "local2.graph.payload",
-    "arena": "local2.arena.report",
-    "as_csv": "local2.arena.report",
-    "as_json": "local2.arena.report",
-    "Rating": "local2.arena.ratings",  # a row of the arena table
-    "link_citations": "local2.research.verify",
-    "plain": "local2.research.verify",
-    "safe_url": "local2.research.verify",
-    "why_found": "local2.research.verify",
-    # stores a command opens alone (no agent)
-    "People": "local2.storage.people",
-    "check_name": "local2.storage.people",
-    "token_hash": "local2.storage.people",
-    "owner_folder": "local2.memory.owners",
-    "private_dir": "local2.storage.private_files",
-    "write_private": "local2.storage.private_files",
-    "MemoryDesk": "local2.service.memory_desk",
-    "own_runs": "local2.service.audit",
-    "own_run": "local2.service.audit",
-    "own_votes": "local2.service.audit",
-    # acceptance stories against a served API
-    "StoryResult": "local2.stories.runner",
-    "load_stories": "local2.stories.runner",
-    "run_stories": "local2.stories.runner",
-    "DocumentDesk": "local2.service.documents",
-    "open_desk": "local2.service.documents",
-    "Searcher": "local2.service.search",
-    "open_searcher": "local2.service.search",
-    # a person's own text read outside a turn (the MCP server's search, pages, memory)
-    "OwnText": "local2.service.own_text",
-    "DocumentPages": "local2.service.own_text",
-    "own_text_of": "local2.service.own_text",
-}
-
-__all__ = [
-    "Access",
-    "Agent",
-    "BackgroundTurn",
-    "DocumentDesk",
-    "DocumentPages",
-    "Evals",
-    "MemoryDesk",
-    "ModelParts",
-    "OwnText",
-    "People",
-    "Rating",
-    "Research",
-    "ResearchGraph",
-    "ScriptedChatModel",
-    "Searcher",
-    "StoryResult",
-    "TurnGraph",
-    "Warmup",
-    "arena",
-    "as_csv",
-    "as_json",
-    "build_graph",
-    "build_platform_graph",
-    "build_platform_research_graph",
-    "build_research_graph",
-    "canonical",
-    "chat_models",
-    "check_name",
-    "link_citations",
-    "list_models",
-    "load_stories",
-    "offline_agent",
-    "offline_parts",
-    "open_desk",
-    "open_searcher",
-    "opened_access",
-    "own_run",
-    "own_runs",
-    "own_text_of",
-    "own_votes",
-    "owner_folder",
-    "people_alone",
-    "percent",
-    "plain",
-    "platform_store",
-    "private_dir",
-    "run_checks",
-    "run_stories",
-    "safe_url",
-    "say_duration",
-    "say_rate",
-    "short_rate",
-    "token_hash",
-    "turn_options",
-    "turn_payload",
-    "warming_agent",
-    "why_found",
-    "wire",
-    "wiring",
-    "write_private",
-]
-
-
-__getattr__ = lazy_face(__name__, _FACE)
+    from local2.arena import Rating as Rating
+    from local2.arena import arena as arena
+    from local2.arena import as_csv as as_csv
+    from local2.arena import as_json as as_json
+    from local2.evals import percent as percent
+    from local2.evals import say_duration as say_duration
+    from local2.evals import say_rate as say_rate
+    from local2.evals import short_rate as short_rate
+    from local2.graph import TurnGraph as TurnGraph
+    from local2.graph import turn_payload as turn_payload
+    from local2.memory import owner_folder as owner_folder
+    from local2.models import ScriptedChatModel as ScriptedChatModel
+    from local2.models import canonical as canonical
+    from local2.models import chat_models as chat_models
+    from local2.models import list_models as list_models
+    from local2.research import ResearchGraph as ResearchGraph
+    from local2.research import link_citations as link_citations
+    from local2.research import plain as plain
+    from local2.research import safe_url as safe_url
+    from local2.research import why_found as why_found
+    from local2.service import wiring as wiring
+    from local2.service.access import Access as Access
+    from local2.service.access import opened_access as opened_access
+    from local2.service.access import people_alone as people_alone
+    from local2.service.agent import Agent as Agent
+    from local2.service.audit import own_run as own_run
+    from local2.service.audit import own_runs as own_runs
+    from local2.service.audit import own_votes as own_votes
+    from local2.service.background import BackgroundTurn as BackgroundTurn
+    from local2.service.doctor import run_checks as run_checks
+    from local2.service.documents import DocumentDesk as DocumentDesk
+    from local2.service.documents import open_desk as open_desk
+    from local2.service.evals import Evals as Evals
+    from local2.service.memory_desk import MemoryDesk as MemoryDesk
+    from local2.service.opening import offline_agent as offline_agent
+    from local2.service.opening import offline_parts as offline_parts
+    from local2.service.opening import warming_agent as warming_agent
+    from local2.service.own_text import DocumentPages as DocumentPages
+    from local2.service.own_text import OwnText as OwnText
+    from local2.service.own_text import own_text_of as own_text_of
+    from local2.service.research import Research as Research
+    from local2.service.search import Searcher as Searcher
+    from local2.service.search import open_searcher as open_searcher
+    from local2.service.turns import turn_options as turn_options
+    from local2.service.warmup import Warmup as Warmup
+    from local2.service.wiring import ModelParts as ModelParts
+    from local2.service.wiring import build_graph as build_graph
+    from local2.service.wiring import build_platform_graph as build_platform_graph
+    from local2.service.wiring import build_platform_research_graph as build_platform_research_graph
+    from local2.service.wiring import build_research_graph as build_research_graph
+    from local2.service.wiring import wire as wire
+    from local2.storage import People as People
+    from local2.storage import check_name as check_name
+    from local2.storage import platform_store as platform_store
+    from local2.storage import private_dir as private_dir
+    from local2.storage import token_hash as token_hash
+    from local2.storage import write_private as write_private
+    from local2.stories import StoryResult as StoryResult
+    from local2.stories import load_stories as load_stories
+    from local2.stories import run_stories as run_stories
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from local2.config import Settings
-from local2.contracts.people import LOCAL_NAME, Person
+from local2.contracts import LOCAL_NAME, Person
 from local2.errors import NotFound, UnknownRun, UnknownTurn
-from local2.storage.people import People
+from local2.storage import People
 
 T = TypeVar("T")
 
@@ -127,7 +127,7 @@ def people_alone(settings: Settings, create: bool = False) -> People | None:
     LangGraph Server's auth); None while there can be none: a store in memory, or a SQLite
     file not made yet (a read must not create the database as a side effect) unless
     ``create``."""
-    from local2.storage.open import open_people, votes_path
+    from local2.storage import open_people, votes_path
 
     kind = settings.system.checkpointer
     if kind == "memory" and not create:

@@ -41,12 +41,18 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar,
 from typing_extensions import Unpack
 
 from local2.config import Settings
-from local2.contracts.approval import Approver
-from local2.contracts.people import LOCAL, Person
-from local2.contracts.search import SearchHits, SearchSource
-from local2.contracts.stream import StreamItem
-from local2.contracts.turn import AgentInfo, CompareSpec, TurnOptions
-from local2.graph.topology import compile_graph
+from local2.contracts import (
+    LOCAL,
+    AgentInfo,
+    Approver,
+    CompareSpec,
+    Person,
+    SearchHits,
+    SearchSource,
+    StreamItem,
+    TurnOptions,
+)
+from local2.graph import compile_graph
 from local2.ids import check_session_id
 from local2.service.access import Access
 from local2.service.approvals import Approvals
@@ -65,7 +71,7 @@ if TYPE_CHECKING:
     from local2.service.research import Research
 from local2.service.warmup import first_turn
 from local2.service.wiring import ModelParts, Parts, Wired, rewire, wire
-from local2.storage.votes import Vote, Voter
+from local2.storage import Vote, Voter
 
 log = logging.getLogger(__name__)
 CLOSE_WAIT_S = 60.0  # how long close() waits for background turns (a critic grading)
@@ -316,7 +322,7 @@ class Agent:
 
     def votes(self, voter: Voter | None = None) -> list[Vote]:
         """The arena's votes so far (people's or the judge's, or both), oldest first."""
-        from local2.graph.compare.votes import votes_of
+        from local2.graph import votes_of
 
         return votes_of(self.services).votes(voter)
 

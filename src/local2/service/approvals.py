@@ -13,12 +13,9 @@ from typing import Any
 
 from langgraph.types import Command
 
-from local2.contracts import approval
-from local2.contracts.approval import Approver, Decision
-from local2.contracts.stream import StreamItem, collect_turn
-from local2.contracts.turn import TurnPayload
+from local2.contracts import Approver, Decision, StreamItem, TurnPayload, approval, collect_turn
 from local2.errors import UnknownTurn
-from local2.graph.topology import TurnGraph
+from local2.graph import TurnGraph
 from local2.ids import check_session_id
 from local2.service.graph_runs import GraphRuns, pending_in, thread_config
 from local2.service.running import RunningTurn, Turns

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from local2.config import Settings
-from local2.contracts.people import Person
+from local2.contracts import Person
 from local2.errors import NotFound
 from local2.service.access import Access
 
 if TYPE_CHECKING:
-    from local2.storage.votes import Vote
+    from local2.storage import Vote
 
 
 def own_runs(
@@ -29,7 +29,7 @@ def own_runs(
     """The latest ``limit`` logged turns of ``person``'s own sessions (of ``session`` only,
     when given). With people configured the whole log is read and filtered: others' turns
     must not take the places."""
-    from local2.storage.audit_log import list_runs
+    from local2.storage import list_runs
 
     if not access.configured():  # everything is local's
         return access.own_only(person, list_runs(settings, session, limit), _session)
@@ -43,7 +43,7 @@ def own_run(
     """One logged turn of ``person``'s (or, for an admin, anyone's: the read is written
     down), by its query id (or ``session/query_id``); None when there is none they may
     read."""
-    from local2.storage.audit_log import show_run
+    from local2.storage import show_run
 
     record = show_run(settings, query_id)
     if record is None:
@@ -68,7 +68,7 @@ def visible_votes(
 
 def own_votes(settings: Settings, access: Access, person: Person) -> list[Vote]:
     """The votes of ``person``'s own sessions, read from the store without an agent."""
-    from local2.storage.open import open_votes
+    from local2.storage import open_votes
 
     log = open_votes(settings)
     try:

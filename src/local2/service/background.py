@@ -17,8 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from local2.contracts.stream import StreamItem
-from local2.contracts.turn import TurnPayload
+from local2.contracts import StreamItem, TurnPayload
 from local2.errors import TurnCancelled
 from local2.service.running import POLL_S, RunningTurn
 

@@ -10,10 +10,9 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 
-from local2.config import Settings
-from local2.config.schema import GeneratorSettings
+from local2.config import GeneratorSettings, Settings
 from local2.errors import ModelUnavailable
-from local2.models.ollama_catalog import ModelInfo, canonical, chat_models, has_model, list_models
+from local2.models import ModelInfo, canonical, chat_models, has_model, list_models
 
 SEED_MODEL = str(GeneratorSettings.model_fields["model"].default)
 
@@ -128,7 +127,7 @@ def _search_check(settings: Settings) -> Check:
             "set web.search.provider: auto in web.yaml (keyless real search through ddgs)",
         )
     if provider == "auto":
-        from local2.tools.search_chain import auto_reasons
+        from local2.tools import auto_reasons
 
         order = auto_reasons(cfg)
         first, why = order[0]
@@ -155,7 +154,7 @@ def _search_check(settings: Settings) -> Check:
 def _mcp_checks(settings: Settings) -> list[Check]:
     if not settings.mcp.servers:
         return []
-    from local2.tools.mcp import load_mcp_tools, shutdown_mcp
+    from local2.tools import load_mcp_tools, shutdown_mcp
 
     tools, statuses = load_mcp_tools(settings)
     shutdown_mcp(tools)  # doctor only looks: stop the servers it started
@@ -210,7 +209,7 @@ def openaiCheck(settings: Settings, model: str) -> Check:
 def postgresCheck(settings: Settings) -> Check:
     import psycopg
 
-    from local2.storage.postgres import describe
+    from local2.storage import describe
 
     url = settings.system.postgres_url or ""
     try:
@@ -228,7 +227,7 @@ def postgresCheck(settings: Settings) -> Check:
 
 
 def chromaCheck(settings: Settings) -> Check:
-    from local2.memory.chroma import chroma_client
+    from local2.memory import chroma_client
 
     try:
         chroma_client(settings, "chroma").heartbeat()

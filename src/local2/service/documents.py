@@ -14,16 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from local2.config import Settings
-from local2.contracts.documents import DocumentRecord
-from local2.contracts.people import Person
+from local2.contracts import DocumentRecord, Person
 from local2.errors import InvalidInput
 from local2.ids import check_session_id
 from local2.service.access import Access
 
 if TYPE_CHECKING:
-    from local2.files.folders import Folders
-    from local2.files.index import Progress, SyncReport
-    from local2.files.library import Library
+    from local2.files import Folders, Library, Progress, SyncReport
 
 
 class DocumentDesk:
@@ -108,6 +105,6 @@ def open_desk(settings: Settings, access: Access | None = None) -> DocumentDesk:
     """A desk for a command that opens no agent (``local2 documents``, ``local2 index``),
     with the owner checks of the conversation store's people (``access``; none: the
     folders' index alone is used, which is everyone's)."""
-    from local2.files.folders import Folders
+    from local2.files import Folders
 
     return DocumentDesk(Folders(settings), access or Access(None))

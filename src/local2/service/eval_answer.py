@@ -22,21 +22,15 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
-from local2.contracts.approval import nobody
-from local2.contracts.evals import TokenCounts
-from local2.contracts.people import Person
-from local2.contracts.stream import collect_turn
+from local2.contracts import Person, TokenCounts, collect_turn, nobody
 from local2.errors import TurnCancelled
-from local2.evals.evidence import Reached, reached_from_turn
-from local2.evals.sets import Question
+from local2.evals import Question, Reached, reached_from_turn
 from local2.ids import new_run_id, new_session_id
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from local2.contracts.approval import Approver
-    from local2.contracts.research import ResearchPayload
-    from local2.contracts.stream import StreamItem
+    from local2.contracts import Approver, ResearchPayload, StreamItem
     from local2.service.research import Research
 
 

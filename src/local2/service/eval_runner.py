@@ -21,13 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from local2.contracts.evals import EvalProgress, QuestionResult
-from local2.contracts.stream import EvalItem
+from local2.contracts import EvalItem, EvalProgress, QuestionResult
 from local2.errors import TurnCancelled, Unavailable
-from local2.evals.grading import GraderVerdict
-from local2.evals.results import answered, failed, latest
-from local2.evals.sets import Question
-from local2.evals.store import EvalRun
+from local2.evals import EvalRun, GraderVerdict, Question, answered, failed, latest
 from local2.service.eval_answer import Answerer
 
 Grade = Callable[[Question, str], GraderVerdict]

@@ -13,11 +13,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from local2.config import Settings
-from local2.contracts.evals import Comparison, EvalDetail, EvalRunRow, RunManifest, RunState
-from local2.contracts.people import LOCAL, Person
+from local2.contracts import (
+    LOCAL,
+    Comparison,
+    EvalDetail,
+    EvalRunRow,
+    Person,
+    RunManifest,
+    RunState,
+)
 from local2.errors import NotFound, UnknownEvalRun
-from local2.evals.results import compare, latest, summarize
-from local2.evals.store import EvalRun, RunStore
+from local2.evals import EvalRun, RunStore, compare, latest, summarize
 from local2.service.access import Access
 from local2.service.eval_setup import RUNS_FOLDER
 

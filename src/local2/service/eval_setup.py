@@ -32,10 +32,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from local2.config import Settings, deep_merge
-from local2.contracts.evals import RunSettings
+from local2.contracts import RunSettings
 from local2.critic import Critic
 from local2.errors import EvalFileError, InvalidInput
-from local2.evals.grading import (
+from local2.evals import (
+    DEMO,
+    DEMO_PATH,
     MATCH,
     MATCH_RULE,
     MATCH_VERSION,
@@ -43,12 +45,14 @@ from local2.evals.grading import (
     PROMPT_VERSION,
     Asker,
     GraderVerdict,
+    Question,
+    QuestionSet,
     grade_answer,
     match_grade,
+    set_path,
 )
-from local2.evals.sets import DEMO, DEMO_PATH, Question, QuestionSet, set_path
-from local2.graph.services import Services
-from local2.tools.corpus.documents import write_documents
+from local2.graph import Services
+from local2.tools import write_documents
 
 SETS_FOLDER = "eval-sets"  # under the data directory: the sets the app and the API may run
 RUNS_FOLDER = "evals"  # under the data directory: one folder per run
@@ -186,7 +190,7 @@ def make_grader(
     """The grader ``name`` (``match``, or a model on ``backend``, default the answering
     model's kind of server), else the critic's judge model, else the answering model (the
     embedded one: ``match``, see the module's docstring)."""
-    from local2.models.backend import make_chat_model
+    from local2.models import make_chat_model
 
     name = name or settings.critic.model
     embedded = services.backend == "embedded" and not settings.critic.grade_embedded

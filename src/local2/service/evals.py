@@ -22,20 +22,18 @@ from typing import TYPE_CHECKING, Protocol
 from typing_extensions import Unpack
 
 from local2.config import Settings
-from local2.contracts.evals import (
+from local2.contracts import (
+    LOCAL,
+    EvalItem,
     EvalMode,
     EvalReport,
     EvalRunStart,
+    Person,
     RunManifest,
     RunState,
 )
-from local2.contracts.people import LOCAL, Person
-from local2.contracts.stream import EvalItem
 from local2.errors import EvalFileError, InvalidInput, RunBusy
-from local2.evals.readers import load_set
-from local2.evals.results import summarize
-from local2.evals.sets import Question, QuestionSet, select
-from local2.evals.store import EvalRun, make_manifest
+from local2.evals import EvalRun, Question, QuestionSet, load_set, make_manifest, select, summarize
 from local2.service.access import Access
 from local2.service.eval_answer import Answerer, AskAnswerer, ResearchAnswerer, UsageMeter
 from local2.service.eval_runner import QuestionLoop
@@ -53,9 +51,8 @@ from local2.service.wiring import ModelParts
 if TYPE_CHECKING:
     from filelock import FileLock
 
-    from local2.contracts.approval import Approver
-    from local2.contracts.stream import StreamItem
-    from local2.graph.services import Services
+    from local2.contracts import Approver, StreamItem
+    from local2.graph import Services
     from local2.service.research import Research
 
 

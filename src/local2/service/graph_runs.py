@@ -21,19 +21,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
 from local2.config import Settings
-from local2.contracts import approval
-from local2.contracts.approval import Approver
-from local2.contracts.records import PendingGrade
-from local2.contracts.stream import StreamItem
-from local2.contracts.turn import TurnPayload
-from local2.graph.context import TurnContext
-from local2.graph.payload import turn_payload
-from local2.graph.services import Services
-from local2.graph.topology import TurnGraph
+from local2.contracts import Approver, PendingGrade, StreamItem, TurnPayload, approval
+from local2.graph import Services, TurnContext, TurnGraph, turn_payload
 from local2.ids import check_session_id
 from local2.service.running import RunningTurn, StopSignal
-from local2.storage.audit_log import audit_turn
-from local2.storage.full import raise_if_full
+from local2.storage import audit_turn, raise_if_full
 
 
 def thread_config(session_id: str, checkpoint_id: str | None = None) -> RunnableConfig:

@@ -34,20 +34,25 @@ from langgraph.types import StateSnapshot
 
 from local2 import events
 from local2.config import Settings
-from local2.contracts.records import Critique, PendingGrade
-from local2.contracts.turn import TurnPayload
+from local2.contracts import Critique, PendingGrade, TurnPayload
 from local2.errors import GaveWay, SessionBusy
-from local2.graph import branches
-from local2.graph.late_grades import LateGrade, judge_late, keep_late, landing
-from local2.graph.payload import pairwise_verdict
-from local2.graph.services import Services
-from local2.graph.state import TurnState, TurnUpdate
-from local2.graph.topology import TurnGraph
-from local2.models.cancellable import Cancellation
+from local2.graph import (
+    LateGrade,
+    Services,
+    TurnGraph,
+    TurnState,
+    TurnUpdate,
+    branches,
+    judge_late,
+    keep_late,
+    landing,
+    pairwise_verdict,
+)
+from local2.models import Cancellation
 from local2.service.graph_runs import thread_of
 from local2.service.running import Turns
 from local2.service.sessions import SessionReader
-from local2.storage.audit_log import add_late_grade
+from local2.storage import add_late_grade
 
 log = logging.getLogger(__name__)
 

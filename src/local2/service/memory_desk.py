@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from local2.config import Settings
-from local2.contracts.people import TEAM_NAME, Person, may_write_team_facts
+from local2.contracts import TEAM_NAME, Person, may_write_team_facts
 from local2.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from local2.contracts.records import MemoryHit
-    from local2.memory.store import EngramStore
+    from local2.contracts import MemoryHit
+    from local2.memory import EngramStore
 
 SAVED_FROM = "cli"  # the ``source`` of an engram the person saved through a desk
 
@@ -63,7 +63,7 @@ class MemoryDesk:
     @property
     def store(self) -> EngramStore:
         if self._store is None:
-            from local2.memory.store import EngramStore  # chromadb: seconds to import
+            from local2.memory import EngramStore  # chromadb: seconds to import
 
             self._store = EngramStore.open(self.settings, sync="no", owner=self.owner)
         return self._store
@@ -82,7 +82,7 @@ class MemoryDesk:
         if not text.strip():
             raise InvalidInput("Nothing to save: TEXT is empty.", 'e.g. local2 memory save "..."')
         self._check_write()
-        from local2.memory.team import TEAM_SOURCE
+        from local2.memory import TEAM_SOURCE
 
         store = self.store
         engram = store.save(text, session_id="", query_id="")
@@ -103,7 +103,7 @@ class MemoryDesk:
         """Bring the configured embedder's collection up to date with every engram (or, with
         ``rebuild``, embed them all again after a backup)."""
         self._check_write()
-        from local2.memory.store import EngramStore
+        from local2.memory import EngramStore
 
         store, embedded = EngramStore.reembed(
             self.settings, owner=self.owner, rebuild=rebuild, progress=progress
@@ -126,7 +126,7 @@ class MemoryDesk:
     def search(self, query: str, k: int = 5, include_bad: bool = False) -> list[MemoryHit]:
         """Recall for ``query`` with the ranking the model's recall uses: the person's own
         engrams and the team's facts (``kind: team``), or with ``team`` the team's alone."""
-        from local2.memory.team import as_team, recall_with_team
+        from local2.memory import as_team, recall_with_team
 
         store = self.store
         if self.team:
@@ -136,7 +136,7 @@ class MemoryDesk:
     def stored(self, hits: list[MemoryHit]) -> list[dict[str, Any]]:
         """Each hit with its engram as stored (the turn, when, where a fact came from): what
         a table of hits shows."""
-        from local2.memory.team import TEAM_KIND
+        from local2.memory import TEAM_KIND
 
         team = None if self.team else self._team_beside()
         rows = []
@@ -153,8 +153,7 @@ class MemoryDesk:
         """The team's facts beside the person's own store when there are any (never created
         by looking), as every turn's recall has them."""
         if not self._team_looked:
-            from local2.memory.store import EngramStore
-            from local2.memory.team import TeamFacts
+            from local2.memory import EngramStore, TeamFacts
 
             own = self.store
 

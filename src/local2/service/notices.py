@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from local2.config import Settings
 
 if TYPE_CHECKING:
-    from local2.graph.services import Services
+    from local2.graph import Services
 
 MOCK_SEARCH = (
     "Web search uses the mock provider: canned example results, not a real search. "

@@ -28,7 +28,7 @@ def warming_agent(
     """The agent for a command that runs the model, its warm-up given to ``warmup`` (a
     paused one the caller starts later holds it; none: one that starts at once). Raises
     what choosing the model raises (:class:`~local2.errors.ModelNotPulled`, ...)."""
-    from local2.models.backend import make_chat_model
+    from local2.models import make_chat_model
     from local2.service.agent import Agent
 
     chosen = make_chat_model(settings, backend=backend, model=model)
@@ -52,7 +52,7 @@ def warming_agent(
 
 def offline_parts() -> ModelParts:
     """For reading sessions and runs: no model server, tools, critic or memory."""
-    from local2.models.scripted import ScriptedChatModel
+    from local2.models import ScriptedChatModel
 
     return {
         "chat_model": ScriptedChatModel(),

@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
-from local2.contracts.people import Person
-from local2.contracts.search import SearchSource
+from local2.contracts import Person, SearchSource
 from local2.errors import InvalidInput, Unavailable
 
 if TYPE_CHECKING:
-    from local2.contracts.records import MemoryHit
-    from local2.graph.services import Services
+    from local2.contracts import MemoryHit
+    from local2.graph import Services
     from local2.service.documents import DocumentDesk
 
 MCP_SOURCE = "mcp"  # the ``source`` of an engram written through the MCP server
@@ -103,7 +102,7 @@ class OwnText:
     def recall(self, person: Person, query: str, k: int = 5) -> list[MemoryHit]:
         """``person``'s engrams (and the team's facts) most like ``query``; none when memory
         is off."""
-        from local2.memory.team import recall_with_team
+        from local2.memory import recall_with_team
 
         store = self.services.memory_for(person.name)
         if store is None or not query.strip():

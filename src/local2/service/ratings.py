@@ -24,17 +24,18 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
-from local2.contracts.people import LOCAL_NAME
-from local2.contracts.records import EventEntry
-from local2.contracts.turn import FeedbackResult
+from local2.contracts import LOCAL_NAME, EventEntry, FeedbackResult
 from local2.errors import InvalidInput, UnknownTurn
-from local2.graph.compare.pair import respondent_view
-from local2.graph.compare.votes import record_vote, votes_of
-from local2.graph.emit import event
-from local2.graph.payload import turn_payload
-from local2.graph.services import Services
-from local2.graph.state import RESPONDENT_IDS
-from local2.graph.topology import TurnGraph
+from local2.graph import (
+    RESPONDENT_IDS,
+    Services,
+    TurnGraph,
+    event,
+    record_vote,
+    respondent_view,
+    turn_payload,
+    votes_of,
+)
 from local2.ids import check_session_id
 from local2.memory import deferred
 from local2.service.running import Turns

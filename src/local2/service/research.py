@@ -27,18 +27,32 @@ from langgraph.types import Command
 from typing_extensions import Unpack
 
 from local2.config import Settings, load_settings
-from local2.contracts import ResearchSource
-from local2.contracts.people import LOCAL, Person
-from local2.contracts.research import ResearchPayload, ResearchRun, RunStatus, SteerRecord
-from local2.contracts.research_input import STOP_RUN, PlanEdit, ResearchInput, Steer
-from local2.contracts.stream import ResearchItem, collect_research
+from local2.contracts import (
+    LOCAL,
+    STOP_RUN,
+    Person,
+    PlanEdit,
+    ResearchInput,
+    ResearchItem,
+    ResearchPayload,
+    ResearchRun,
+    ResearchSource,
+    RunStatus,
+    Steer,
+    SteerRecord,
+    collect_research,
+)
 from local2.errors import RunBusy
-from local2.graph.services import Services
+from local2.graph import Services
 from local2.ids import check_session_id, new_run_id
-from local2.research import ResearchContext
-from local2.research.graph import compile_research_graph, research_services
-from local2.research.payload import finished_status, research_payload
-from local2.research.state import ResearchState
+from local2.research import (
+    ResearchContext,
+    ResearchState,
+    compile_research_graph,
+    finished_status,
+    research_payload,
+    research_services,
+)
 from local2.service.access import Access, no_run
 from local2.service.research_driver import Answerer, RunDriver, finished, run_config
 from local2.service.research_input import (
@@ -52,8 +66,7 @@ from local2.service.research_input import (
     read_steer,
 )
 from local2.service.wiring import ModelParts, wire
-from local2.storage.bundles import ResearchStorage
-from local2.storage.open import open_research_storage
+from local2.storage import ResearchStorage, open_research_storage
 
 Clarify = Literal["auto", "never"]  # auto: the planner may ask one question before planning
 
@@ -109,7 +122,7 @@ class Research:
         person's own (sub-questions, or a whole plan), run as given; ``answer``: who answers
         a pause at once (none: the stream ends at the pause, see :meth:`input`)."""
         from local2.errors import InvalidQuery
-        from local2.graph.question import validate_query
+        from local2.graph import validate_query
 
         problem = validate_query(question, self.settings.generator.max_query_chars)
         if problem:
@@ -202,7 +215,7 @@ class Research:
         """Ask a follow-up on ``person``'s finished report, in the run's own thread: answered
         from its ledger, searching only for what the ledger lacks."""
         from local2.errors import InvalidQuery
-        from local2.graph.question import validate_query
+        from local2.graph import validate_query
 
         problem = validate_query(question, self.settings.generator.max_query_chars)
         if problem:
@@ -275,7 +288,7 @@ class Research:
 
     def found(self, run_id: str) -> list[ResearchSource]:
         """Every source the run has found or read so far (the whole ledger), by number."""
-        from local2.research.ledger import source_list
+        from local2.research import source_list
 
         values = self.graph.get_state(run_config(run_id)).values or {}
         return source_list(values.get("ledger") or [])

@@ -19,17 +19,18 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StreamMode
 
-from local2.contracts.people import LOCAL
-from local2.contracts.research import ResearchPayload
-from local2.contracts.research_input import ResearchInput
-from local2.contracts.stream import ResearchItem
+from local2.contracts import LOCAL, ResearchInput, ResearchItem, ResearchPayload
 from local2.errors import InvalidInput, RunBusy
-from local2.graph.services import Services
-from local2.research import ResearchContext, ResearchGraph
-from local2.research.payload import finished_status, research_payload
-from local2.research.state import ResearchState
+from local2.graph import Services
+from local2.research import (
+    ResearchContext,
+    ResearchGraph,
+    ResearchState,
+    finished_status,
+    research_payload,
+)
 from local2.service.research_input import check_input, pending_request
-from local2.storage.bundles import ResearchStorage
+from local2.storage import ResearchStorage
 
 RUN_MODES: list[StreamMode] = ["custom", "values"]
 # Answers a pause on the spot (the CLI's terminal); None leaves the run paused.

@@ -15,10 +15,9 @@ from typing import Any, TypeVar
 from langgraph.types import StateSnapshot
 from pydantic import ValidationError
 
-from local2.contracts.research import ResearchRequest
-from local2.contracts.research_input import STOP_RUN, PlanEdit, ResearchInput, Steer
+from local2.contracts import STOP_RUN, PlanEdit, ResearchInput, ResearchRequest, Steer
 from local2.errors import InvalidInput, RunNotReady
-from local2.graph.services import Services
+from local2.graph import Services
 from local2.research import ResearchState, apply_edit, step_catalog
 
 KIND = "research_input"

@@ -12,11 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from local2 import events
-from local2.contracts.turn import FirstAttempt
+from local2.contracts import FirstAttempt
 from local2.errors import CannotRetry, InvalidInput, UnknownTurn
-from local2.graph.emit import event
-from local2.graph.services import Services
-from local2.graph.topology import TurnGraph
+from local2.graph import Services, TurnGraph, event
 from local2.ids import check_session_id
 from local2.service.running import Turns
 from local2.service.sessions import SessionReader

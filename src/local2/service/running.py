@@ -39,10 +39,10 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from local2.contracts.stream import StreamItem
+from local2.contracts import StreamItem
 from local2.errors import SessionBusy, TurnCancelled
-from local2.models.cancellable import Cancellation
-from local2.storage.locks import SharedLocks
+from local2.models import Cancellation
+from local2.storage import SharedLocks
 
 POLL_S = 0.1  # how often a waiting caller looks for a Stop
 HANDOVER_WAIT_S = 0.1  # the longest the critic and memory wait for the answer to be taken

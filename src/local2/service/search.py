@@ -17,16 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from local2.contracts.people import Person
-from local2.contracts.records import MemoryHit
-from local2.contracts.search import SearchHit, SearchHits, SearchSource
+from local2.contracts import MemoryHit, Person, SearchHit, SearchHits, SearchSource
 from local2.errors import InvalidInput
 
 if TYPE_CHECKING:
     from local2.config import Settings
-    from local2.files.folders import Folders
-    from local2.files.hybrid import SearchHit as FileHit
-    from local2.graph.services import Services
+    from local2.files import Folders
+    from local2.files import SearchHit as FileHit
+    from local2.graph import Services
 
 Recall = Callable[[Person, str, int], list[MemoryHit]]  # (person, query, k) -> their memories
 MAX_K = 50
@@ -115,7 +113,7 @@ def services_recall(services: Services) -> Recall:
     team's facts (nothing when memory is off for them)."""
 
     def recall(person: Person, query: str, k: int) -> list[MemoryHit]:
-        from local2.memory.team import recall_with_team
+        from local2.memory import recall_with_team
 
         store = services.memory_for(person.name)
         if store is None:
@@ -128,7 +126,7 @@ def services_recall(services: Services) -> Recall:
 def open_searcher(settings: Settings) -> Searcher:
     """A searcher for a command that opens no agent (``local2 search``): the folders' index,
     each person's documents, and each person's memory opened for the search alone."""
-    from local2.files.folders import Folders
+    from local2.files import Folders
 
     def recall(person: Person, query: str, k: int) -> list[MemoryHit]:
         from local2.service.memory_desk import MemoryDesk

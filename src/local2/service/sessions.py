@@ -13,14 +13,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from local2.config import Settings
-from local2.contracts.people import LOCAL_NAME
-from local2.contracts.turn import CheckpointRow, HistoryTurn, SessionHistory, SessionSummary
+from local2.contracts import LOCAL_NAME, CheckpointRow, HistoryTurn, SessionHistory, SessionSummary
 from local2.errors import UnknownTurn
-from local2.graph import branches
-from local2.graph.prompt import build_prompt, prompt_as_json
-from local2.graph.services import Services
-from local2.graph.state import TurnState
-from local2.graph.topology import TurnGraph
+from local2.graph import Services, TurnGraph, TurnState, branches, build_prompt, prompt_as_json
 from local2.ids import check_session_id
 from local2.service.graph_runs import thread_config, thread_of
 from local2.service.running import Turns
@@ -167,7 +162,7 @@ class SessionReader:
             window = window[:-1]
         messages = build_prompt(gen.system_prompt, window, working, gen.history_token_budget)
         if not self.services.native_tools:  # its tools were described in its prompt
-            from local2.models.prompted_tools import prompted_messages
+            from local2.models import prompted_messages
 
             schemas = [t.schema() for t in self.services.tools.values()]
             messages = prompted_messages(messages, schemas or None)

@@ -20,17 +20,16 @@ from langgraph.types import StateSnapshot
 
 from local2 import events
 from local2.config import Settings
-from local2.contracts.approval import Approver
-from local2.contracts.records import EventEntry
-from local2.contracts.stream import StreamItem, collect_turn
-from local2.contracts.turn import OriginalTurn, TurnPayload
+from local2.contracts import (
+    Approver,
+    EventEntry,
+    OriginalTurn,
+    StreamItem,
+    TurnPayload,
+    collect_turn,
+)
 from local2.errors import InvalidQuery, UnknownTurn
-from local2.graph import branches
-from local2.graph.emit import event
-from local2.graph.question import validate_query
-from local2.graph.services import Services
-from local2.graph.state import RESET
-from local2.graph.topology import TurnGraph
+from local2.graph import RESET, Services, TurnGraph, branches, event, validate_query
 from local2.ids import check_session_id
 from local2.service.graph_runs import GraphRuns, thread_config
 from local2.service.running import RunningTurn, Turns

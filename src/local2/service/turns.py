@@ -21,19 +21,29 @@ from typing import Any
 from anyio import to_thread
 
 from local2.config import Settings
-from local2.contracts.approval import Approver
-from local2.contracts.people import LOCAL, Person
-from local2.contracts.records import MemoryHit
-from local2.contracts.stream import StreamItem, collect_turn
-from local2.contracts.turn import NO_OPTIONS, CompareSpec, TurnOptions, TurnPayload
+from local2.contracts import (
+    LOCAL,
+    NO_OPTIONS,
+    Approver,
+    CompareSpec,
+    MemoryHit,
+    Person,
+    StreamItem,
+    TurnOptions,
+    TurnPayload,
+    collect_turn,
+)
 from local2.errors import AwaitingApproval, InvalidQuery, SessionBusy
-from local2.graph.compare.spec import compare_spec
-from local2.graph.context import TurnContext
-from local2.graph.question import validate_query
-from local2.graph.recall import RecallAhead, recall_ahead
-from local2.graph.services import Services
-from local2.graph.state import TurnState
-from local2.graph.topology import TurnGraph
+from local2.graph import (
+    RecallAhead,
+    Services,
+    TurnContext,
+    TurnGraph,
+    TurnState,
+    compare_spec,
+    recall_ahead,
+    validate_query,
+)
 from local2.ids import CheckedId, check_session_id, new_session_id
 from local2.service.access import Access
 from local2.service.background import BackgroundTurn

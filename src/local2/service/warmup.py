@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from local2.graph.services import Services
+    from local2.graph import Services
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def prompt_prefix_task(
         return None
 
     def task() -> str:
-        from local2.tools.registry import default_tools
+        from local2.tools import default_tools
 
         with chat_model.warming_up():  # a question asked meanwhile waits for this
             # The tools the agent will offer, as the generate node binds them; a memory
@@ -116,7 +116,7 @@ def first_turn(services: Services) -> None:
     just started: memory's client and index, the tool schemas bound to the model, the reply
     checks' patterns compiled. A first turn took ~100 ms more than later ones without it
     (``bench/overhead.py``). Writes nothing; a failure is only logged."""
-    from local2.graph.answer_guard import unusable_reason, without_listing_lines
+    from local2.graph import unusable_reason, without_listing_lines
 
     try:
         schemas = {name: tool.parameters for name, tool in services.tools.items()}

@@ -24,18 +24,13 @@ from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict, Unpack
 
 from local2.config import Settings, load_settings
-from local2.graph.services import Critic, Services
-from local2.graph.topology import TurnGraph, compile_graph
+from local2.graph import Critic, Services, TurnGraph, compile_graph
 
 if TYPE_CHECKING:
-    from local2.research.graph import ResearchGraph
+    from local2.research import ResearchGraph
 from local2.service.notices import startup_notices
-from local2.storage.bundles import Storage
-from local2.storage.full import raise_if_full
-from local2.storage.locks import SharedLocks
-from local2.storage.open import open_storage
-from local2.storage.turn_log import TurnLog
-from local2.tools.base import Tool
+from local2.storage import SharedLocks, Storage, TurnLog, open_storage, raise_if_full
+from local2.tools import Tool
 
 AUTO: Any = "auto"  # "build this part from settings"
 
@@ -88,7 +83,7 @@ def wire(settings: Settings | None = None, **parts: Unpack[Parts]) -> Wired:
     backend, model = parts.get("backend"), parts.get("model")
     native_tools = parts.get("native_tools")
     if chat_model is None:
-        from local2.models.backend import make_chat_model
+        from local2.models import make_chat_model
 
         chosen = make_chat_model(settings, backend=backend, model=model)
         chat_model, model, backend = chosen.model, chosen.name, chosen.backend
@@ -155,21 +150,20 @@ def build_services(
     """The graph's services around a chosen chat model: memory, critic and tools from
     settings unless given. Memory is local's store; everyone else's is opened beside it when
     first needed, on its shelf (``memory_shelf``)."""
-    from local2.models.toolcall_args import repair_message, validate_args
-    from local2.models.toolcall_text import parse_tool_calls
-    from local2.tools.routing import route
+    from local2.models import parse_tool_calls, repair_message, validate_args
+    from local2.tools import route
 
     model_name = model or getattr(chat_model, "model", None) or type(chat_model).__name__
     backend_name = backend or "custom"
     if memory is AUTO:
-        from local2.memory.open import open_memory_noting
+        from local2.memory import open_memory_noting
 
         memory, memory_notice = open_memory_noting(settings)
     else:
         memory_notice = getattr(memory, "notice", None)
     notices = [memory_notice] if isinstance(memory_notice, str) and memory_notice else []
     if memory_shelf is AUTO:
-        from local2.memory.shelf import MemoryShelf
+        from local2.memory import MemoryShelf
 
         memory_shelf = MemoryShelf.around(memory)
     if critic is AUTO:
@@ -177,7 +171,7 @@ def build_services(
     if files is AUTO:
         files = default_folders(settings)
     if tools is None:
-        from local2.tools.registry import default_tools
+        from local2.tools import default_tools
 
         tools = default_tools(settings, memory_shelf or memory, backend_name, folders=files)
     return Services(
@@ -204,7 +198,7 @@ def default_folders(settings: Settings) -> Any:
     """The configured folders and people's own documents (None: neither is on)."""
     if not (settings.files.roots or settings.documents.own):
         return None
-    from local2.files.folders import Folders
+    from local2.files import Folders
 
     return Folders(settings)
 
@@ -221,7 +215,7 @@ def default_critic(settings: Settings, chat_model: BaseChatModel, backend: str) 
     critic_settings = settings.critic
     judge = chat_model
     if critic_settings.model:
-        from local2.models.backend import make_chat_model
+        from local2.models import make_chat_model
 
         judge_backend = "openai" if backend == "openai" else "ollama"
         judge = make_chat_model(settings, judge_backend, critic_settings.model).model
@@ -259,8 +253,8 @@ def build_research_graph(
     print(run["report"])
     ```
     """
-    from local2.research.graph import compile_research_graph, research_services
-    from local2.storage.open import open_research_storage
+    from local2.research import compile_research_graph, research_services
+    from local2.storage import open_research_storage
 
     settings = settings or load_settings()
     wired = wire(settings, **parts)
@@ -279,7 +273,7 @@ def build_platform_research_graph(
     checkpointer) and nothing kept in a local file (the platform's store, as for the chat
     graph), ``identify`` first (whose run it is, from the platform's auth), and no inbox (a
     say has no store to go through there: steer a run served by ``local2 serve``)."""
-    from local2.research.graph import compile_research_graph, research_services
+    from local2.research import compile_research_graph, research_services
 
     wired = wire(settings, storage=_platform_storage(owners_store))
     return compile_research_graph(
@@ -291,8 +285,7 @@ def _platform_storage(owners_store: Callable[[], BaseStore]) -> Storage:
     """The storage of a graph on LangGraph Server: the platform's checkpointer (none of
     ours), the clean turns and the arena's votes in the part of its store ``owners_store``
     returns for the run's owner."""
-    from local2.storage.store_turn_log import StoreTurnLog
-    from local2.storage.votes import StoreVoteLog
+    from local2.storage import StoreTurnLog, StoreVoteLog
 
     return Storage(
         None, StoreTurnLog(owners_store), SharedLocks(), votes=StoreVoteLog(owners_store)

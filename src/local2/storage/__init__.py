@@ -3,72 +3,40 @@ arena's votes, research runs, session locks and the audit log, on SQLite by defa
 Postgres for a team. :mod:`.open` is the one place that chooses.
 """
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "SteerInbox": "local2.storage.research_steers",
-    "token_hash": "local2.storage.people",
-    "private_dir": "local2.storage.private_files",
-    "write_private": "local2.storage.private_files",
-    "write_private_bytes": "local2.storage.private_files",
-    "claim_private": "local2.storage.private_files",
-    "People": "local2.storage.people",
-    "ResearchStorage": "local2.storage.bundles",
-    "SharedLocks": "local2.storage.locks",
-    "Storage": "local2.storage.bundles",
-    "StoreTurnLog": "local2.storage.store_turn_log",
-    "StoreVoteLog": "local2.storage.votes",
-    "Turn": "local2.storage.turn_log",
-    "TurnLog": "local2.storage.turn_log",
-    "Vote": "local2.storage.votes",
-    "VoteLog": "local2.storage.votes",
-    "Voter": "local2.storage.votes",
-    "add_late_grade": "local2.storage.audit_log",
-    "audit_turn": "local2.storage.audit_log",
-    "check_name": "local2.storage.people",
-    "describe": "local2.storage.postgres",
-    "list_runs": "local2.storage.audit_log",
-    "open_people": "local2.storage.open",
-    "open_research_storage": "local2.storage.open",
-    "open_storage": "local2.storage.open",
-    "open_votes": "local2.storage.open",
-    "platform_store": "local2.storage.store_turn_log",
-    "raise_if_full": "local2.storage.full",
-    "show_run": "local2.storage.audit_log",
-    "votes_path": "local2.storage.open",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "People",
-    "ResearchStorage",
-    "SharedLocks",
-    "SteerInbox",
-    "Storage",
-    "StoreTurnLog",
-    "StoreVoteLog",
-    "Turn",
-    "TurnLog",
-    "Vote",
-    "VoteLog",
-    "Voter",
-    "add_late_grade",
-    "audit_turn",
-    "check_name",
-    "claim_private",
-    "describe",
-    "list_runs",
-    "open_people",
-    "open_research_storage",
-    "open_storage",
-    "open_votes",
-    "platform_store",
-    "private_dir",
-    "raise_if_full",
-    "show_run",
-    "token_hash",
-    "votes_path",
-    "write_private",
-    "write_private_bytes",
-]
+if TYPE_CHECKING:
+    from local2.storage.audit_log import add_late_grade as add_late_grade
+    from local2.storage.audit_log import audit_turn as audit_turn
+    from local2.storage.audit_log import list_runs as list_runs
+    from local2.storage.audit_log import show_run as show_run
+    from local2.storage.bundles import ResearchStorage as ResearchStorage
+    from local2.storage.bundles import Storage as Storage
+    from local2.storage.full import raise_if_full as raise_if_full
+    from local2.storage.locks import SharedLocks as SharedLocks
+    from local2.storage.open import open_people as open_people
+    from local2.storage.open import open_research_storage as open_research_storage
+    from local2.storage.open import open_storage as open_storage
+    from local2.storage.open import open_votes as open_votes
+    from local2.storage.open import votes_path as votes_path
+    from local2.storage.people import People as People
+    from local2.storage.people import check_name as check_name
+    from local2.storage.people import token_hash as token_hash
+    from local2.storage.postgres import describe as describe
+    from local2.storage.private_files import claim_private as claim_private
+    from local2.storage.private_files import private_dir as private_dir
+    from local2.storage.private_files import write_private as write_private
+    from local2.storage.private_files import write_private_bytes as write_private_bytes
+    from local2.storage.research_steers import SteerInbox as SteerInbox
+    from local2.storage.store_turn_log import StoreTurnLog as StoreTurnLog
+    from local2.storage.store_turn_log import platform_store as platform_store
+    from local2.storage.turn_log import Turn as Turn
+    from local2.storage.turn_log import TurnLog as TurnLog
+    from local2.storage.votes import StoreVoteLog as StoreVoteLog
+    from local2.storage.votes import Vote as Vote
+    from local2.storage.votes import VoteLog as VoteLog
+    from local2.storage.votes import Voter as Voter
+else:
+    __getattr__ = lazy_face(__name__, __file__)

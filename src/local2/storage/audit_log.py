@@ -160,7 +160,8 @@ def audit_record(payload: Mapping[str, Any], preview_chars: int = 240) -> dict[s
         "critique": payload.get("critique"),
         "error": payload.get("error"),
     }
-    return _scrub(record, secrets)
+    scrubbed: dict[str, Any] = _scrub(record, secrets)
+    return scrubbed
 
 
 def folder_name(value: Any) -> str:

@@ -35,7 +35,7 @@ class ClosedTogether:
 
 @dataclass
 class Storage(ClosedTogether):
-    checkpointer: BaseCheckpointSaver | None  # None: the platform brings its own
+    checkpointer: BaseCheckpointSaver[str] | None  # None: the platform brings its own
     turn_log: TurnLog
     locks: SharedLocks
     closers: list[Callable[[], None]] = field(default_factory=list)
@@ -48,7 +48,7 @@ class Storage(ClosedTogether):
 
 @dataclass
 class ResearchStorage(ClosedTogether):
-    checkpointer: BaseCheckpointSaver
+    checkpointer: BaseCheckpointSaver[str]
     index: RunIndex
     locks: SharedLocks
     inbox: SteerInbox  # what the person says to running runs

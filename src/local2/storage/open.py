@@ -29,7 +29,7 @@ from local2.storage.votes import SqliteVoteLog, VoteLog
 def open_storage(
     settings: Settings,
     *,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[str] | None = None,
     turn_log: TurnLog | None = None,
     locks: SharedLocks | None = None,
 ) -> Storage:
@@ -67,7 +67,7 @@ def open_storage(
 
 
 def open_research_storage(
-    settings: Settings, checkpointer: BaseCheckpointSaver | None = None
+    settings: Settings, checkpointer: BaseCheckpointSaver[str] | None = None
 ) -> ResearchStorage:
     """The configured storage; a ``checkpointer`` the caller supplies is used (and not closed)."""
     kind = settings.system.checkpointer

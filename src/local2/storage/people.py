@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from local2.contracts.people import LOCAL_NAME, TEAM_NAME, Person
+from local2.contracts import LOCAL_NAME, TEAM_NAME, Person
 from local2.errors import InvalidInput
 from local2.storage.sqlite import SqliteSql
 from local2.storage.turn_log import SQLITE_SCHEMA as TURNS_SCHEMA

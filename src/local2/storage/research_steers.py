@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from local2.contracts.research import SteerRecord
+from local2.contracts import SteerRecord
 from local2.storage.sqlite import SqliteSql
 
 SCHEMA = """

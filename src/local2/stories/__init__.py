@@ -6,23 +6,18 @@ The runner (and httpx with it) is imported on first use, so the CLI, which regis
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "Story",
-    "StoryError",
-    "StoryResult",
-    "TurnSpec",
-    "check_turn",
-    "load_stories",
-    "run_stories",
-    "run_story",
-]
+from local2.faces import lazy_face
 
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from local2.stories import runner
-
-        return getattr(runner, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if TYPE_CHECKING:
+    from local2.errors import StoryError as StoryError
+    from local2.stories.runner import Story as Story
+    from local2.stories.runner import StoryResult as StoryResult
+    from local2.stories.runner import TurnSpec as TurnSpec
+    from local2.stories.runner import check_turn as check_turn
+    from local2.stories.runner import load_stories as load_stories
+    from local2.stories.runner import run_stories as run_stories
+    from local2.stories.runner import run_story as run_story
+else:
+    __getattr__ = lazy_face(__name__, __file__)

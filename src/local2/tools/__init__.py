@@ -1,58 +1,33 @@
 """The tools the model may call: each one carries its schema, its description (from
 ``generator.yaml``) and what else is known about it; :mod:`.registry` lists the defaults."""
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "web_tools": "local2.tools.web",
-    "Started": "local2.tools.runner",
-    "Tool": "local2.tools.base",
-    "ToolContext": "local2.tools.base",
-    "ToolResult": "local2.tools.base",
-    "ToolRunner": "local2.tools.runner",
-    "auto_reasons": "local2.tools.search_chain",
-    "default_tools": "local2.tools.registry",
-    "format_hit": "local2.tools.memory_tools",
-    "load_mcp_tools": "local2.tools.mcp",
-    "quoted": "local2.tools.fallback",
-    "review": "local2.tools.trust",
-    "route": "local2.tools.routing",
-    "shutdown_mcp": "local2.tools.mcp",
-    "CorpusIndex": "local2.tools.corpus.index",
-    "CorpusDocument": "local2.tools.corpus.documents",
-    "folder_files": "local2.tools.corpus.documents",
-    "json_lines": "local2.tools.corpus.documents",
-    "open_corpus": "local2.tools.corpus.index",
-    "pydantic_problem": "local2.tools.corpus.documents",
-    "read_folder": "local2.tools.corpus.documents",
-    "reading": "local2.tools.corpus.documents",
-    "write_documents": "local2.tools.corpus.documents",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "CorpusDocument",
-    "CorpusIndex",
-    "Started",
-    "Tool",
-    "ToolContext",
-    "ToolResult",
-    "ToolRunner",
-    "auto_reasons",
-    "default_tools",
-    "folder_files",
-    "format_hit",
-    "json_lines",
-    "load_mcp_tools",
-    "open_corpus",
-    "pydantic_problem",
-    "quoted",
-    "read_folder",
-    "reading",
-    "review",
-    "route",
-    "shutdown_mcp",
-    "web_tools",
-    "write_documents",
-]
+if TYPE_CHECKING:
+    from local2.tools.base import Tool as Tool
+    from local2.tools.base import ToolContext as ToolContext
+    from local2.tools.base import ToolResult as ToolResult
+    from local2.tools.corpus.documents import CorpusDocument as CorpusDocument
+    from local2.tools.corpus.documents import folder_files as folder_files
+    from local2.tools.corpus.documents import json_lines as json_lines
+    from local2.tools.corpus.documents import pydantic_problem as pydantic_problem
+    from local2.tools.corpus.documents import read_folder as read_folder
+    from local2.tools.corpus.documents import reading as reading
+    from local2.tools.corpus.documents import write_documents as write_documents
+    from local2.tools.corpus.index import CorpusIndex as CorpusIndex
+    from local2.tools.corpus.index import open_corpus as open_corpus
+    from local2.tools.fallback import quoted as quoted
+    from local2.tools.mcp import load_mcp_tools as load_mcp_tools
+    from local2.tools.mcp import shutdown_mcp as shutdown_mcp
+    from local2.tools.memory_tools import format_hit as format_hit
+    from local2.tools.registry import default_tools as default_tools
+    from local2.tools.routing import route as route
+    from local2.tools.runner import Started as Started
+    from local2.tools.runner import ToolRunner as ToolRunner
+    from local2.tools.search_chain import auto_reasons as auto_reasons
+    from local2.tools.trust import review as review
+    from local2.tools.web import web_tools as web_tools
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from local2.config.schema import Settings
+    from local2.config import Settings
     from local2.tools.fallback import Extract
 
 
@@ -120,7 +120,7 @@ def configured_tool(
     """A built-in tool described as ``generator.tools`` says: the user's entry when listed,
     else the shipped ``generator.yaml`` (descriptions are written nowhere else); its class
     (effects, output) is the caller's to say."""
-    from local2.config.loader import shipped_tool_schemas
+    from local2.config import shipped_tool_schemas
 
     schema = settings.generator.tool_schema(name) or shipped_tool_schemas().get(name)
     if schema is None:

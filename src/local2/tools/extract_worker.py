@@ -14,15 +14,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from local2.bounded.child import Limiter, OverBudget, serve
-from local2.bounded.pool import pool_for
-from local2.documents.extract import (
-    MAX_ELEMENTS,
-    clean_text,
-    decode_body,
-    extract_page,
-    fast_text,
-)
+from local2.bounded import Limiter, OverBudget, pool_for, serve
+from local2.documents import MAX_ELEMENTS, clean_text, decode_body, extract_page, fast_text
 from local2.tools.passages import focus
 
 EMPTY_TEXT = "(no readable text found on this page)"
@@ -70,7 +63,7 @@ def page_job(
 def _warm() -> None:
     import trafilatura  # noqa: F401  (paid once, before the first page)
 
-    from local2.retrieval.bm25 import bm25_scores
+    from local2.retrieval import bm25_scores
 
     bm25_scores([["warm"]], ["warm"], k1=1.2, b=0.75)  # BM25's imports (numpy), paid once too
 

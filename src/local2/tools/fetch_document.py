@@ -30,13 +30,18 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from local2.config.schema import DocumentsSettings
-from local2.documents.formats import declared_format, guess_format
-from local2.documents.model import Document
-from local2.documents.passages import document_note, page_link, render_passages
-from local2.documents.read import read_document
+from local2.config import DocumentsSettings
+from local2.documents import (
+    Document,
+    declared_format,
+    document_note,
+    guess_format,
+    page_link,
+    read_document,
+    render_passages,
+)
 from local2.errors import DocumentUnreadable, ToolError
-from local2.retrieval.passages import pick_passages
+from local2.retrieval import pick_passages
 
 # Formats that are documents rather than pages (HTML and text stay web_fetch's own path).
 DOCUMENT_FORMATS = frozenset({"pdf", "docx", "pptx", "odt", "epub"})

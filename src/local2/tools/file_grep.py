@@ -28,12 +28,18 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from local2.errors import SandboxError
-from local2.files.document_lines import DocumentLines, kept_lines, read_lines
-from local2.files.reading import Documents
-from local2.files.sandbox import UNREADABLE, FileRef, Sandbox
+from local2.files import (
+    UNREADABLE,
+    DocumentLines,
+    Documents,
+    FileRef,
+    Sandbox,
+    kept_lines,
+    read_lines,
+)
 
 if TYPE_CHECKING:
-    from local2.files.index import FileIndex
+    from local2.files import FileIndex
 
 GREP_BUDGET_S = 8.0  # total time grep_files may spend; a hostile pattern cannot hang it
 _LINE_CHARS = 200  # of a matching line shown

@@ -23,11 +23,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from local2.documents.passages import pages_text
+from local2.documents import pages_text
 from local2.errors import ToolError
 from local2.events import FILE_READ
-from local2.files.reading import Documents
-from local2.files.sandbox import FileRef, Sandbox
+from local2.files import Documents, FileRef, Sandbox
 from local2.tools.base import ToolResult
 
 CUT = "[… truncated]"  # how pages_text ends a page it had to cut (truncate_paragraphs)
@@ -90,7 +89,7 @@ def read_pages(
 
 
 def _sections(text: str) -> list[tuple[int, str]]:
-    from local2.documents.passages import page_sections
+    from local2.documents import page_sections
 
     return page_sections(text)
 

@@ -34,16 +34,14 @@ from typing import TYPE_CHECKING, Any
 from local2.config import Settings
 from local2.errors import SandboxError, ToolError
 from local2.events import FILE_READ, FILE_SEARCH
-from local2.files.folders import FileView, Folders
-from local2.files.sandbox import FileRef, Sandbox, human_size
+from local2.files import FileRef, FileView, Folders, Sandbox, human_size
 from local2.tools.base import Evidence, Tool, ToolContext, ToolResult, configured_tool
 from local2.tools.file_grep import grep
 from local2.tools.file_pages import read_pages
 from local2.tools.routing import Cue
 
 if TYPE_CHECKING:  # the index imports chromadb (seconds): when a search first needs it
-    from local2.files.hybrid import SearchHit
-    from local2.files.index import FileIndex
+    from local2.files import FileIndex, SearchHit
 
 EMPTY_INDEX = " (nothing is indexed yet: run `local2 index`, or Index folders in the app)"
 

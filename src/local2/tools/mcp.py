@@ -44,8 +44,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from local2.config import Settings
-from local2.config.schema import McpServer
+from local2.config import McpServer, Settings
 from local2.errors import ToolError
 from local2.tools.base import Tool, ToolContext
 

@@ -13,13 +13,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from local2.config import Settings
-from local2.contracts.records import MemoryHit
+from local2.contracts import MemoryHit
 from local2.errors import EmbeddingError, ToolError
 from local2.events import MEMORY_RECALL, MEMORY_SAVED
-from local2.memory.owners import is_local
-from local2.memory.shelf import MemoryShelf
-from local2.memory.store import EngramStore
-from local2.memory.team import TEAM_KIND, recall_with_team
+from local2.memory import TEAM_KIND, EngramStore, MemoryShelf, is_local, recall_with_team
 from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool
 from local2.tools.fallback import SNIPPET_CHARS, cut, quoted
 from local2.tools.routing import Cue

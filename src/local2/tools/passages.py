@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from local2.documents.extract import truncate_paragraphs
-from local2.documents.passages import GAP
-from local2.retrieval.passages import choose, relevance, split_passages
+from local2.documents import GAP, truncate_paragraphs
+from local2.retrieval import choose, relevance, split_passages
 
 
 @dataclass(frozen=True)

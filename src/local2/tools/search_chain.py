@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from local2 import events
-from local2.config.schema import WebSearchSettings
+from local2.config import WebSearchSettings
 from local2.errors import ToolError
 from local2.tools.search_providers import (
     BraveProvider,

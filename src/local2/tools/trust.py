@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from local2.config.schema import ToolsSettings
-from local2.contracts.approval import DENIED
+from local2.config import ToolsSettings
+from local2.contracts import DENIED
 from local2.tools.base import Effects, Tool
 from local2.tools.corpus import is_corpus_url
 

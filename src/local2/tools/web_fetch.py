@@ -32,9 +32,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from local2.bounded.pool import WorkerPool
-from local2.config.schema import DocumentsSettings, WebFetchSettings
-from local2.documents.extract import Favor, clean_text
+from local2.bounded import WorkerPool
+from local2.config import DocumentsSettings, WebFetchSettings
+from local2.documents import Favor, clean_text
 from local2.errors import (
     ExtractionCancelled,
     ExtractionFailed,
@@ -126,7 +126,7 @@ class _Decoder:
             self.consumed += len(data)
             return data[:room]
         try:
-            out = self._z.decompress(data, room)
+            out: bytes = self._z.decompress(data, room)
         except zlib.error:
             if self.encoding != "deflate" or self.consumed:
                 raise

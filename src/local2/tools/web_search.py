@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from local2.config.schema import WebSearchSettings
-from local2.documents.extract import clean_text
+from local2.config import WebSearchSettings
+from local2.documents import clean_text
 from local2.errors import ToolError
 from local2.tools.base import ToolContext, ToolResult
 from local2.tools.search_chain import ProviderChain, SearchAnswer, fallback_events, make_chain

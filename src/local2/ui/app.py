@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui.arena import ArenaTab
 from local2.ui.base import TabPart
 from local2.ui.chat_tab import ChatTab
@@ -67,8 +67,8 @@ class LocalUI:
                         part.build(item)
             for part in self.parts:  # once all are laid out: a part may draw into another tab
                 part.wire(demo)
-        demo.queue(default_concurrency_limit=self.settings.concurrency_limit)
-        return demo
+        blocks: gr.Blocks = demo.queue(default_concurrency_limit=self.settings.concurrency_limit)
+        return blocks
 
     def tab_parts(self, tabs: gr.Tabs) -> list[TabPart]:
         """The tabs, in the order shown, each given the parts it uses."""

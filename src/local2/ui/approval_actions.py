@@ -14,12 +14,13 @@ from typing import Any
 import gradio as gr
 
 from local2.errors import Local2Error
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui import render
 from local2.ui.approval import ApprovalPanel
 from local2.ui.base import UIPart
 from local2.ui.chat import Chat
 from local2.ui.session_state import SessionState
+from local2.ui.updates import Updates
 
 
 class ApprovalActions(UIPart):
@@ -65,7 +66,7 @@ class ApprovalActions(UIPart):
         ids: Any,
         mine: Any,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         yield from self._decide(True, session_id, pending, ids, mine, request)
 
     def deny(
@@ -75,7 +76,7 @@ class ApprovalActions(UIPart):
         ids: Any,
         mine: Any,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         yield from self._decide(False, session_id, pending, ids, mine, request)
 
     def _decide(
@@ -86,7 +87,7 @@ class ApprovalActions(UIPart):
         ids: dict[int, str] | None,
         mine: list[dict[str, Any]] | None,
         request: gr.Request | None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Continue the paused turn with the person's decision, in the same chat message."""
         if not session_id or not pending:
             yield {
@@ -110,7 +111,7 @@ class ApprovalActions(UIPart):
             items, view, chat, dict(ids or {}), user, session_id, mine, person
         )
 
-    def stop_turn(self, session_id: str | None, request: gr.Request | None = None) -> dict:
+    def stop_turn(self, session_id: str | None, request: gr.Request | None = None) -> Updates:
         """Stop this tab's running turn; the streaming handler then shows what was cut off."""
         stop = self.chat.stop_btn
         try:

@@ -18,6 +18,7 @@ from local2.errors import Local2Error
 from local2.service import arena, as_csv, as_json, owner_folder, private_dir, write_private
 from local2.ui.base import UIPart, table
 from local2.ui.notices import notice_for
+from local2.ui.updates import Updates
 
 DOWNLOADS = "downloads"  # under the data directory, a folder per person
 COLUMNS = ["model", "rating", "95% interval", "votes", "wins", "losses", "ties"]
@@ -72,7 +73,7 @@ class ArenaTab(UIPart):
         self.refresh.click(self.arena_view, None, outputs)
         self.item.select(self.arena_view, None, outputs)
 
-    def arena_view(self, request: gr.Request | None = None) -> dict:
+    def arena_view(self, request: gr.Request | None = None) -> Updates:
         try:
             person = self.person(request)
         except Local2Error as exc:

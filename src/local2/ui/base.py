@@ -13,9 +13,9 @@ from typing import Any, Protocol
 
 import gradio as gr
 
-from local2.contracts.people import Person
+from local2.contracts import Person
 from local2.errors import Local2Error, TurnCancelled
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui import render
 from local2.ui.notices import Notice, notice_for
 from local2.ui.sign_in import person_of

@@ -16,8 +16,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.people import Person
-from local2.contracts.turn import NO_OPTIONS
+from local2.contracts import NO_OPTIONS, Person
 from local2.errors import (
     Conflict,
     InvalidId,
@@ -27,7 +26,7 @@ from local2.errors import (
     UnknownTurn,
 )
 from local2.ids import check_session_id, new_session_id
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
 from local2.ui.compare import ComparePanel
@@ -41,6 +40,7 @@ from local2.ui.safe_markdown import neutralise
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
 from local2.ui.turn_panels import TurnPanels
+from local2.ui.updates import Updates
 
 BUSY = (
     "Still answering your previous question: wait for it, or press Stop. "
@@ -160,7 +160,7 @@ class Chat(UIPart):
         model: str | None = None,
         request: gr.Request | None = None,  # who is signed in (Gradio fills it in)
         *compare: Any,  # the Compare switch, model B, temperature B (local2.ui.compare)
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Stream one turn into the chat (answered by ``model`` from the picker) as the
         signed-in person's; errors become a banner, never a traceback."""
         chat, ids, question = list(chat or []), dict(ids or {}), question or ""
@@ -203,7 +203,7 @@ class Chat(UIPart):
         mine: list[dict[str, Any]] | None,
         person: Person,
         question: str = "",
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Stream ``person``'s turn's items into the chat until it ends, fails, stops, or
         pauses for them; errors become a banner, never a traceback."""
         shown = False
@@ -241,7 +241,7 @@ class Chat(UIPart):
         user: gr.ChatMessage,
         view: render.TurnView,
         question: str,
-    ) -> dict:
+    ) -> Updates:
         """A turn that ended in ``exc``: the question back in the box, whatever had streamed
         kept and marked abandoned, and a banner saying why (a Stop needs none)."""
         said = notice_for(exc)
@@ -250,13 +250,13 @@ class Chat(UIPart):
             return self._abandoned(chat, ids, user, view, question)
         if isinstance(exc, InvalidInput | Conflict):  # the person can just ask differently
             gr.Warning(said.text)
-        failed = {self.banner: self.notice(exc), self.question: question}
+        failed: Updates = {self.banner: self.notice(exc), self.question: question}
         if not shown:  # nothing reached the screen: the banner says it all
             return failed
         view.fail(said.text)
         return {**self._abandoned(chat, ids, user, view, question), **failed}
 
-    def _turn_started(self) -> dict:
+    def _turn_started(self) -> Updates:
         return {
             self.question: "",
             self.banner: gr.update(value="", visible=False),
@@ -276,7 +276,7 @@ class Chat(UIPart):
         view: render.TurnView,
         mine: list[dict[str, Any]] | None,
         person: Person,
-    ) -> dict:
+    ) -> Updates:
         payload = view.payload or {}
         ids = {**ids, len(chat): str(payload.get("query_id") or "")}
         turn_chat, timer = self.grades.graded_chat(
@@ -321,7 +321,7 @@ class Chat(UIPart):
         user: gr.ChatMessage,
         view: render.TurnView,
         question: str,
-    ) -> dict:
+    ) -> Updates:
         """A turn that ended before its answer: kept on screen, marked, never rated."""
         turn_chat = [*chat, user, *view.messages()]
         return {

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui.approval_actions import ApprovalActions
 from local2.ui.chat import Chat
 from local2.ui.compare import ComparePanel

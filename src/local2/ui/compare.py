@@ -19,13 +19,14 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.turn import NO_OPTIONS, TurnOptions
+from local2.contracts import NO_OPTIONS, TurnOptions
 from local2.errors import InvalidInput, Local2Error
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.models import ModelPicker
 from local2.ui.safe_markdown import neutralise
+from local2.ui.updates import Updates
 
 PREFER_LABELS = {"a": "A is better", "tie": "Tie", "b": "B is better"}
 VERDICTS = {"a": "A is better", "b": "B is better", "tie": "a tie (the two orders disagreed)"}
@@ -166,13 +167,13 @@ class ComparePanel(UIPart):
             return NO_OPTIONS, exc.message
         return options, None
 
-    def compare_hidden(self) -> dict:
+    def compare_hidden(self) -> Updates:
         return {
             self.pair_box: gr.update(visible=False),
             self.retry_box: gr.update(visible=False),
         }
 
-    def done(self, payload: Mapping[str, Any]) -> dict:
+    def done(self, payload: Mapping[str, Any]) -> Updates:
         """The panels for a finished turn: side by side when compared, the retry offer or
         the attempts when graded low."""
         update = self.compare_hidden()
@@ -211,7 +212,7 @@ class ComparePanel(UIPart):
             )
         return update
 
-    def pair_view(self, payload: Mapping[str, Any]) -> dict:
+    def pair_view(self, payload: Mapping[str, Any]) -> Updates:
         respondents = payload["respondents"]
         pairwise = payload.get("pairwise") or {}
         shown = pairwise.get("shown") or "a"
@@ -241,7 +242,7 @@ class ComparePanel(UIPart):
             *self.prefer_buttons.values(),
         ]
 
-    def pair_graded(self, session_id: str, query_id: str) -> dict:
+    def pair_graded(self, session_id: str, query_id: str) -> Updates:
         """The side-by-side of ``query_id`` redrawn once its grades and the judge's verdict
         are given (also when they came after the turn's handler stopped following it); no
         change when the session has moved on from it."""

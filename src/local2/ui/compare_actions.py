@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 
 from local2.errors import Local2Error
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.chat import Chat
@@ -24,6 +24,7 @@ from local2.ui.safe_markdown import neutralise
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
 from local2.ui.sessions import Sessions
+from local2.ui.updates import Updates
 
 
 class CompareActions(UIPart):
@@ -74,7 +75,7 @@ class CompareActions(UIPart):
     def _preferrer(self, choice: str) -> Any:
         def prefer(
             session_id: str | None, query_id: str | None, request: gr.Request | None = None
-        ) -> dict:
+        ) -> Updates:
             return self.prefer(choice, session_id, query_id, request)
 
         return prefer
@@ -82,12 +83,12 @@ class CompareActions(UIPart):
     def _shower(self, attempt: int) -> Any:
         def show(
             session_id: str | None, query_id: str | None, request: gr.Request | None = None
-        ) -> dict:
+        ) -> Updates:
             return self.show_attempt(attempt, session_id, query_id, request)
 
         return show
 
-    def _redrawn(self, session_id: str, note: str) -> dict:
+    def _redrawn(self, session_id: str, note: str) -> Updates:
         """The chat redrawn from the session's history (it continues from the choice)."""
         return {
             **self.sessions.session_view(session_id),
@@ -100,7 +101,7 @@ class CompareActions(UIPart):
         session_id: str | None,
         query_id: str | None,
         request: gr.Request | None = None,
-    ) -> dict:
+    ) -> Updates:
         if not session_id or not query_id:
             return {self.banner: self.notice("There is no compared answer to prefer.")}
         try:
@@ -129,7 +130,7 @@ class CompareActions(UIPart):
         session_id: str | None,
         query_id: str | None,
         request: gr.Request | None = None,
-    ) -> dict:
+    ) -> Updates:
         if not session_id or not query_id:
             return {self.banner: self.notice("There are no attempts to switch between.")}
         try:
@@ -153,7 +154,7 @@ class CompareActions(UIPart):
         ids: dict[int, str],
         mine: list[dict[str, Any]] | None,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Stream the second attempt into the chat like a turn (the owner's only)."""
         if not session_id or not query_id:
             yield {self.banner: self.notice("There is no answer to try again.")}

@@ -17,10 +17,9 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.documents import DocumentHit, DocumentRecord
-from local2.contracts.people import Person
+from local2.contracts import DocumentHit, DocumentRecord, Person
 from local2.errors import Local2Error
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui.base import UIPart, table
 from local2.ui.safe_markdown import neutralise
 from local2.ui.session_state import SessionState

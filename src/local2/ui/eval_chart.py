@@ -17,7 +17,7 @@ from typing import Any
 from gradio.components.plot import PlotData
 from typing_extensions import TypedDict
 
-from local2.contracts.evals import EvalProgress, EvalRunRow, QuestionResult
+from local2.contracts import EvalProgress, EvalRunRow, QuestionResult
 from local2.service import say_duration, short_rate
 
 CHART_WIDTH = 640  # px of the plot itself (vega-embed cannot size to Gradio's container)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
-from local2.contracts.people import Person
+from local2.contracts import Person
 from local2.errors import Local2Error
 from local2.service import say_rate
 from local2.ui.base import table
@@ -35,9 +35,8 @@ from local2.ui.sign_in import person_of
 if TYPE_CHECKING:
     from gradio.components.plot import PlotData
 
-    from local2.contracts.evals import EvalRunRow, Rate
-    from local2.contracts.stream import EvalItem
-    from local2.service.agent import Agent
+    from local2.contracts import EvalItem, EvalRunRow, Rate
+    from local2.service import Agent
 
 RUN_LIST = 100
 STOP_WAIT_S = 30.0  # how long Stop waits for the questions in flight to say how it ended

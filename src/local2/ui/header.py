@@ -7,7 +7,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.people import LOCAL_NAME, Person
+from local2.contracts import LOCAL_NAME, Person
 from local2.ui import render
 from local2.ui.approval import code_span
 from local2.ui.base import UIPart

@@ -15,15 +15,15 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.people import Person
-from local2.contracts.turn import Grade
+from local2.contracts import Grade, Person
 from local2.errors import Local2Error
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.compare import ComparePanel
 from local2.ui.conversation import Conversation
 from local2.ui.session_state import SessionState
+from local2.ui.updates import Updates, skipped
 
 GRADING = f"{render.CRITIC}: grading…"  # the title of an answer's grade still to come
 TICK_S = 1.0
@@ -99,7 +99,7 @@ class GradesToCome(UIPart):
         ids: dict[int, str] | None,
         pair: str | None = None,
         request: gr.Request | None = None,
-    ) -> dict[Any, Any]:
+    ) -> Updates:
         """Put the grades given since into the chat, and into the side-by-side of the
         compared turn it shows (``pair``); the timer stops once none is awaited."""
         chat, ids = list(chat or []), dict(ids or {})
@@ -107,14 +107,14 @@ class GradesToCome(UIPart):
         if not waiting or not session_id:
             return {self.grades_timer: gr.Timer(active=False)}
         if self.agent.is_answering(session_id):  # the answer streaming owns the chat
-            return gr.skip()
+            return skipped()
         try:
             person = self.person(request)
         except Local2Error:  # signed out meanwhile
             return {self.grades_timer: gr.Timer(active=False)}
         grades = self._grades_of(session_id, set(waiting.values()), person)
         if not grades:
-            return gr.skip()
+            return skipped()
         patched, left = with_grades(chat, ids, grades)
         update: dict[Any, Any] = {
             self.conversation.chatbot: patched,
@@ -143,7 +143,7 @@ class GradesToCome(UIPart):
 
     def answered(
         self, chat: list[Any], ids: dict[int, str], user: Any, view: render.TurnView
-    ) -> dict[Any, Any]:
+    ) -> Updates:
         """At the answer: the chat with it and its grade to come, so that a question asked
         now follows it (and the timer fills the grade in if this handler stops first)."""
         query_id = str((view.payload or {}).get("query_id") or "")

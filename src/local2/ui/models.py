@@ -14,7 +14,7 @@ from local2.errors import ModelUnavailable
 from local2.service import canonical, chat_models, list_models
 
 if TYPE_CHECKING:
-    from local2.service.agent import Agent
+    from local2.service import Agent
 
 
 @dataclass

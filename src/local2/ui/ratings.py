@@ -14,13 +14,14 @@ from typing import Any
 import gradio as gr
 
 from local2.errors import Local2Error
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
 from local2.ui.conversation import Conversation
 from local2.ui.safe_markdown import neutralise
 from local2.ui.session_state import SessionState
 from local2.ui.turn_panels import TurnPanels
+from local2.ui.updates import Updates
 
 RATING_WORDS = transcript.RATING_WORDS
 
@@ -69,10 +70,10 @@ class Ratings(UIPart):
     def outputs(self) -> list[Any]:
         return [self.rate_target, self.rate_label, self.reward_md, *self.rate_buttons]
 
-    def enabled(self, enabled: bool) -> dict:
+    def enabled(self, enabled: bool) -> Updates:
         return {button: gr.update(interactive=enabled) for button in self.rate_buttons}
 
-    def target(self, query_id: str | None, question: str | None, enabled: bool) -> dict:
+    def target(self, query_id: str | None, question: str | None, enabled: bool) -> Updates:
         """Outputs naming the answer the buttons rate (``query_id`` None: the last one)."""
         if question:
             which = "the last answer" if query_id is None else "the answer"
@@ -108,19 +109,19 @@ class Ratings(UIPart):
             [*self.outputs(), self.panels.memory_df, self.panels.events_df, self.banner],
         )
 
-    def _rater(self, rating: int) -> Callable[..., dict]:
+    def _rater(self, rating: int) -> Callable[..., Updates]:
         def rate(
             session_id: str | None,
             target: str | None,
             ids: dict[int, str],
             chat: list[Any],
             request: gr.Request | None = None,
-        ) -> dict:
+        ) -> Updates:
             return self.rate(rating, session_id, target, ids, chat, request)
 
         return rate
 
-    def _warn(self, message: str, kind: str = "warning") -> dict:
+    def _warn(self, message: str, kind: str = "warning") -> Updates:
         return {self.banner: gr.update(value=render.banner(message, kind=kind), visible=True)}
 
     def rate(
@@ -131,7 +132,7 @@ class Ratings(UIPart):
         ids: dict[int, str] | None,
         chat: list[Any] | None,
         request: gr.Request | None = None,
-    ) -> dict:
+    ) -> Updates:
         """Record one rating for the picked (or last) answer and show it on that answer
         (only the session's owner rates its answers)."""
         ids = dict(ids or {})
@@ -181,7 +182,7 @@ class Ratings(UIPart):
         ids: dict[int, str] | None,
         selected: gr.SelectData,
         request: gr.Request | None = None,
-    ) -> dict:
+    ) -> Updates:
         """Clicking a message in the chat picks its turn: the buttons rate that answer, and
         the side panels show that turn's memory hits and events."""
         index = selected.index[0] if isinstance(selected.index, list | tuple) else selected.index

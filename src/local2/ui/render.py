@@ -21,7 +21,7 @@ from gradio.components.chatbot import MetadataDict
 from langchain_core.messages import BaseMessage, message_to_dict
 
 from local2 import events
-from local2.contracts.approval import DENIED
+from local2.contracts import DENIED
 from local2.ui.safe_markdown import neutralise
 
 THINKING = "Thinking"
@@ -440,7 +440,8 @@ def jsonable(value: Any) -> Any:
 
 def state_view(state: Mapping[str, Any]) -> dict[str, Any]:
     """A checkpoint's state for people: thinking shown apart, messages readable."""
-    return jsonable(state)
+    view: dict[str, Any] = jsonable(state)
+    return view
 
 
 def banner(message: str, fix: str = "", kind: str = "error") -> str:

@@ -22,15 +22,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import gradio as gr
 
-from local2.contracts.people import Person
-from local2.contracts.research_input import STOP_RUN, PlanEdit
+from local2.contracts import STOP_RUN, Person, PlanEdit
 from local2.errors import Local2Error
 from local2.service import link_citations, plain
 from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
 
 if TYPE_CHECKING:
-    from local2.service.research import Research
+    from local2.service import Research
 
 
 # Hidden but kept on the page: a part first built hidden is mounted lazily, and updates to it

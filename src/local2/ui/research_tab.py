@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from local2 import events
-from local2.contracts.people import Person
+from local2.contracts import Person
 from local2.errors import Local2Error
 from local2.service import (
     link_citations,
@@ -39,10 +39,10 @@ from local2.ui.notices import notice_for
 from local2.ui.research_steer import Mode, ResearchSteer
 from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
+from local2.ui.updates import Updates
 
 if TYPE_CHECKING:
-    from local2.service.agent import Agent
-    from local2.service.research import Research
+    from local2.service import Agent, Research
 
 # Plain symbols: they render without an emoji font.
 REPORTS = "reports"  # under the data directory
@@ -298,7 +298,7 @@ class ResearchTab(ResearchSteer):
         rounds: float | None,
         review: bool = True,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         try:
             person = self.person(request)
             items = self.research.stream(
@@ -314,7 +314,7 @@ class ResearchTab(ResearchSteer):
         yield {**self.panels("idle"), self.followups: ""}
         yield from self._follow(items, question, person, fresh=True)
 
-    def reopen(self, run_id: str | None, request: gr.Request | None = None) -> Iterator[dict]:
+    def reopen(self, run_id: str | None, request: gr.Request | None = None) -> Iterator[Updates]:
         try:
             person = self.person(request)
             items = self.research.resume((run_id or "").strip(), person)
@@ -329,7 +329,7 @@ class ResearchTab(ResearchSteer):
         question: str | None,
         person: Person,
         fresh: bool = False,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Show the run's items as they come; ``fresh``: a run opened anew (else a run going
         on from a pause or a follow-up, whose report and plan stay on screen)."""
         view = RunView()
@@ -414,7 +414,7 @@ class ResearchTab(ResearchSteer):
         }
         return shown, now
 
-    def _show(self, view: RunView, payload: dict[str, Any], person: Person, final: bool) -> dict:
+    def _show(self, view: RunView, payload: dict[str, Any], person: Person, final: bool) -> Updates:
         crit = payload.get("critique") or {}
         grade = ""
         if crit:

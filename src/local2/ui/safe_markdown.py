@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from local2.http.guard import split_host
+from local2.http import split_host
 
 _image_hosts: frozenset[str] = frozenset()
 

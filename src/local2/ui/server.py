@@ -25,18 +25,20 @@ from starlette.routing import Mount
 
 from local2.config import Settings
 from local2.errors import UnsafeToServe
-from local2.http.app import create_api, require_token
-from local2.http.guard import (
+from local2.http import (
     ContentSecurityPolicy,
     HostRules,
+    Identify,
     RequestGuard,
+    StripUntrustedUser,
     content_security_policy,
+    create_api,
+    identify,
     is_loopback,
+    require_token,
 )
-from local2.http.identity import Identify, StripUntrustedUser, identify
 from local2.mcp_server import mount_mcp
-from local2.service import private_dir
-from local2.service.agent import Agent
+from local2.service import Agent, private_dir
 from local2.ui.sign_in import SignIn, SignInSwitch, proxied_user
 
 GRADIO_TEMP_DIR = "GRADIO_TEMP_DIR"  # where Gradio keeps the files it serves

@@ -13,11 +13,12 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.people import Person
-from local2.service.agent import Agent
+from local2.contracts import Person
+from local2.service import Agent
 from local2.ui import render
 from local2.ui.base import UIPart
 from local2.ui.session_state import SessionState
+from local2.ui.updates import Updates
 
 MY_SESSIONS_KEPT = 30
 ON_EARLIER_BRANCH = (
@@ -80,7 +81,7 @@ class SessionPanel(UIPart):
         where = "an earlier branch" if branch else "its current branch"
         return f"Session `{session_id}` · showing {where}"
 
-    def on_branch(self, session_id: str, branch: str | None) -> dict:
+    def on_branch(self, session_id: str, branch: str | None) -> Updates:
         """Outputs saying which branch this tab is on (``branch`` None: the current one)."""
         return {
             self.state.branch: branch,

@@ -17,11 +17,10 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts.people import Person
-from local2.contracts.turn import HistoryTurn
+from local2.contracts import HistoryTurn, Person
 from local2.errors import InvalidId, Local2Error, NotFound
 from local2.ids import check_session_id, new_session_id
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui import render, transcript
 from local2.ui.base import UIPart, table
 from local2.ui.conversation import Conversation
@@ -32,6 +31,7 @@ from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
 from local2.ui.timetravel import TimeTravel
 from local2.ui.turn_panels import TurnPanels
+from local2.ui.updates import Updates
 
 TURNS_SHOWN = 200
 
@@ -129,7 +129,7 @@ class Sessions(UIPart):
 
     def session_view(
         self, session_id: str, branch: str | None = None, person: Person | None = None
-    ) -> dict:
+    ) -> Updates:
         """Outputs that show one branch of a session: every turn as it was, and the panels
         of its last turn (all reset, so nothing of the previous session stays on screen)."""
         turns: list[HistoryTurn] = []
@@ -170,10 +170,10 @@ class Sessions(UIPart):
             **waiting,
         }
 
-    def start_new_session(self) -> dict:
+    def start_new_session(self) -> Updates:
         return self.session_view(new_session_id())
 
-    def resume_session(self, pasted: str | None, request: gr.Request | None = None) -> dict:
+    def resume_session(self, pasted: str | None, request: gr.Request | None = None) -> Updates:
         try:  # the request's one check: the service is handed the id checked
             session_id = check_session_id(pasted.strip()) if pasted and pasted.strip() else ""
         except InvalidId as exc:
@@ -211,7 +211,7 @@ class Sessions(UIPart):
 
     def show_current_branch(
         self, session_id: str | None, request: gr.Request | None = None
-    ) -> dict:
+    ) -> Updates:
         """Switch this tab to the session's current branch (after a replay or fork)."""
         if not session_id:
             return {}

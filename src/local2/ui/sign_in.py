@@ -36,11 +36,10 @@ from starlette.requests import HTTPConnection, Request
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from local2.contracts.people import LOCAL, LOCAL_NAME, Person
+from local2.contracts import LOCAL, LOCAL_NAME, Person
 from local2.errors import Local2Error
-from local2.http.identity import Guard, Identify
-from local2.service import token_hash
-from local2.service.access import Access
+from local2.http import Guard, Identify
+from local2.service import Access, token_hash
 
 TOKEN_MESSAGE = "This LoCAL2 server asks for its LOCAL2_API_TOKEN: enter it as the password."
 # Shown as plain text on Gradio's login page (no Markdown there).

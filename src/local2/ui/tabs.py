@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import gradio as gr
 
 if TYPE_CHECKING:
-    from local2.service.agent import Agent
+    from local2.service import Agent
     from local2.ui.timetravel import TimeTravel
 
 

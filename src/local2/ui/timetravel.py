@@ -17,13 +17,14 @@ import gradio as gr
 
 from local2.errors import InvalidId, InvalidInput, Local2Error, NotFound, TurnCancelled
 from local2.ids import check_session_id
-from local2.service.agent import Agent
+from local2.service import Agent
 from local2.ui import render
 from local2.ui.base import UIPart, live, table
 from local2.ui.notices import Notice, notice_for
 from local2.ui.safe_markdown import neutralise
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
+from local2.ui.updates import Updates
 
 
 class TimeTravel(UIPart):
@@ -121,7 +122,7 @@ class TimeTravel(UIPart):
             concurrency_limit=limit,
         )
 
-    def _rerun_failed(self, user: gr.ChatMessage, view: render.TurnView, said: Notice) -> dict:
+    def _rerun_failed(self, user: gr.ChatMessage, view: render.TurnView, said: Notice) -> Updates:
         view.fail(said.text)
         return {self.tt_new: [user, *view.messages()], self.tt_status: said.markdown()}
 
@@ -169,7 +170,7 @@ class TimeTravel(UIPart):
         session_id: str | None,
         checkpoint_id: str | None,
         request: gr.Request | None = None,
-    ) -> tuple:
+    ) -> tuple[Any, ...]:
         if not session_id or not checkpoint_id:
             return {}, "", gr.update(), ""
         try:
@@ -208,7 +209,7 @@ class TimeTravel(UIPart):
         current: str | None,
         branch: str | None = None,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         yield from self._rerun(session_id, checkpoint_id, None, current, branch, request)
 
     def fork(
@@ -219,7 +220,7 @@ class TimeTravel(UIPart):
         current: str | None,
         branch: str | None = None,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         yield from self._rerun(session_id, checkpoint_id, edited or "", current, branch, request)
 
     def _rerun(
@@ -230,7 +231,7 @@ class TimeTravel(UIPart):
         current: str | None,
         branch: str | None,
         request: gr.Request | None = None,
-    ) -> Iterator[dict]:
+    ) -> Iterator[Updates]:
         """Stream a replay (``query`` None) or fork into the New branch panel (the owner's
         session only).
 

@@ -31,7 +31,7 @@ def ollama_frames(
             thinking = reply.thinking
     chat = path == "/api/chat"
 
-    def frame(text: str = "", thought: str = "", calls: list[Any] | None = None) -> dict:
+    def frame(text: str = "", thought: str = "", calls: list[Any] | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"model": model, "created_at": now()}
         if chat:
             message: dict[str, Any] = {"role": "assistant", "content": text}

@@ -27,8 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import Critique, EventEntry, Pairwise, Respondent
-from local2.contracts.turn import CompareSpec
+from local2.contracts import CompareSpec, Critique, EventEntry, Pairwise, Respondent
 from local2.errors import GaveWay, ModelError
 from local2.graph.compare.respond import RespondentState
 from local2.graph.compare.spec import respondent_services, specs
@@ -41,7 +40,7 @@ from local2.graph.payload import turn_payload
 from local2.graph.remember import remember_turn
 from local2.graph.services import Services
 from local2.graph.state import RESET, RESPONDENT_IDS, TurnState, TurnUpdate
-from local2.models.cancellable import Cancellation
+from local2.models import Cancellation
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +228,7 @@ def judge_respondents(
 ) -> tuple[dict[str, Critique], dict[str, Any]]:
     """The judge grades each answer, then compares them in both orders (the critic is on);
     :class:`~local2.errors.GaveWay` when ``give_way`` is set first."""
-    from local2.critic.pairwise import judge_pair
+    from local2.critic import judge_pair
 
     views = {rid: respondent_view(state, rid) for rid in RESPONDENT_IDS}
     records = state.get("respondents") or {}

@@ -22,7 +22,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send, StreamMode
 
-from local2.contracts.records import Respondent
+from local2.contracts import Respondent
 from local2.errors import ModelError
 from local2.graph.compare.spec import respondent_services
 from local2.graph.context import TurnContext

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from local2.contracts.turn import CompareSpec
+from local2.contracts import CompareSpec
 from local2.errors import InvalidInput, ModelError
 from local2.graph.services import ModelFactory, Services
 
@@ -57,7 +57,7 @@ def default_factory(services: Services) -> ModelFactory:
     lock = threading.Lock()
 
     def make(model: str | None, temperature: float | None) -> Any:
-        from local2.models.backend import make_chat_model
+        from local2.models import make_chat_model
 
         backend = services.backend
         if backend not in ("ollama", "openai", "embedded"):

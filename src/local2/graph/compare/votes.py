@@ -7,13 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from local2.graph.services import Services
-from local2.storage.votes import VoteLog
+from local2.storage import VoteLog
 
 
 def votes_of(services: Services) -> VoteLog:
     """The arena's vote log, opened on first use."""
     if services.votes is None:
-        from local2.storage.open import open_votes
+        from local2.storage import open_votes
 
         services.votes = open_votes(services.settings)
     return services.votes

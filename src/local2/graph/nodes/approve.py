@@ -19,7 +19,7 @@ from local2.contracts import approval
 from local2.graph.context import TurnContext
 from local2.graph.emit import entry, event, push
 from local2.graph.state import TurnState, TurnUpdate
-from local2.tools.trust import review
+from local2.tools import review
 
 
 def approve(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:

@@ -21,16 +21,14 @@ from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.approval import denial_error, denial_text
-from local2.contracts.records import EventEntry, MemoryHit, ToolCallRecord
+from local2.contracts import EventEntry, MemoryHit, ToolCallRecord, denial_error, denial_text
 from local2.errors import ToolError
 from local2.graph.answer_guard import wrap_untrusted
 from local2.graph.context import TurnContext
 from local2.graph.emit import event, tool_context
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
-from local2.tools.base import ToolContext, ToolResult
-from local2.tools.runner import Started
+from local2.tools import Started, ToolContext, ToolResult
 
 log_ = logging.getLogger(__name__)
 

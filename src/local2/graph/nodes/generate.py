@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import EventEntry
+from local2.contracts import EventEntry
 from local2.graph.answer_guard import (
     RAW_OUTPUT,
     TOOLS_FAILED,
@@ -41,8 +41,7 @@ from local2.graph.prompt import build_prompt
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
 from local2.ids import new_call_id
-from local2.models.embedded import REPETITION_NOTE
-from local2.models.thinking import thinking_and_answer
+from local2.models import REPETITION_NOTE, thinking_and_answer
 
 FORCED_SYNTHESIS = (
     "You have used all the tool calls allowed for this question. Do not call any more tools: "

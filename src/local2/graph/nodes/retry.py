@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts.records import Retry
+from local2.contracts import Retry
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.state import TurnState, TurnUpdate

@@ -7,48 +7,28 @@ the ``corpus`` search provider and for question sets that carry their documents.
 - :mod:`.serve`: the search provider and ``web_fetch``'s reader.
 """
 
+from typing import TYPE_CHECKING
+
 from local2.faces import lazy_face
 
-# What other packages use, by the module that defines it (loaded on first use).
-_FACE = {
-    "CorpusHit": "local2.tools.corpus.index",
-    "CorpusIndex": "local2.tools.corpus.index",
-    "CorpusProvider": "local2.tools.corpus.serve",
-    "CorpusReader": "local2.tools.corpus.serve",
-    "CorpusDocument": "local2.tools.corpus.documents",
-    "corpus_fetch": "local2.tools.corpus.serve",
-    "corpus_name": "local2.tools.corpus.documents",
-    "corpus_url": "local2.tools.corpus.urls",
-    "folder_files": "local2.tools.corpus.documents",
-    "is_corpus_url": "local2.tools.corpus.urls",
-    "json_lines": "local2.tools.corpus.documents",
-    "load_documents": "local2.tools.corpus.documents",
-    "open_corpus": "local2.tools.corpus.index",
-    "parse_corpus_url": "local2.tools.corpus.urls",
-    "pydantic_problem": "local2.tools.corpus.documents",
-    "read_folder": "local2.tools.corpus.documents",
-    "reading": "local2.tools.corpus.documents",
-    "write_documents": "local2.tools.corpus.documents",
-}
-__getattr__ = lazy_face(__name__, _FACE)
-
-__all__ = [
-    "CorpusDocument",
-    "CorpusHit",
-    "CorpusIndex",
-    "CorpusProvider",
-    "CorpusReader",
-    "corpus_fetch",
-    "corpus_name",
-    "corpus_url",
-    "folder_files",
-    "is_corpus_url",
-    "json_lines",
-    "load_documents",
-    "open_corpus",
-    "parse_corpus_url",
-    "pydantic_problem",
-    "read_folder",
-    "reading",
-    "write_documents",
-]
+if TYPE_CHECKING:
+    from local2.tools.corpus.documents import CorpusDocument as CorpusDocument
+    from local2.tools.corpus.documents import corpus_name as corpus_name
+    from local2.tools.corpus.documents import folder_files as folder_files
+    from local2.tools.corpus.documents import json_lines as json_lines
+    from local2.tools.corpus.documents import load_documents as load_documents
+    from local2.tools.corpus.documents import pydantic_problem as pydantic_problem
+    from local2.tools.corpus.documents import read_folder as read_folder
+    from local2.tools.corpus.documents import reading as reading
+    from local2.tools.corpus.documents import write_documents as write_documents
+    from local2.tools.corpus.index import CorpusHit as CorpusHit
+    from local2.tools.corpus.index import CorpusIndex as CorpusIndex
+    from local2.tools.corpus.index import open_corpus as open_corpus
+    from local2.tools.corpus.serve import CorpusProvider as CorpusProvider
+    from local2.tools.corpus.serve import CorpusReader as CorpusReader
+    from local2.tools.corpus.serve import corpus_fetch as corpus_fetch
+    from local2.tools.corpus.urls import corpus_url as corpus_url
+    from local2.tools.corpus.urls import is_corpus_url as is_corpus_url
+    from local2.tools.corpus.urls import parse_corpus_url as parse_corpus_url
+else:
+    __getattr__ = lazy_face(__name__, __file__)

@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from local2.retrieval.bm25 import Bm25
-from local2.retrieval.passages import split_passages
-from local2.retrieval.text import terms
+from local2.retrieval import Bm25, split_passages, terms
 from local2.tools.corpus.documents import CorpusDocument, corpus_name, load_documents, signature
 from local2.tools.corpus.urls import corpus_url
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from local2.config.schema import WebSettings
-from local2.documents.extract import clean_text
+from local2.config import WebSettings
+from local2.documents import clean_text
 from local2.errors import EvalFileError, ToolError
 from local2.tools.base import ToolContext, ToolFn, ToolResult
 from local2.tools.corpus.index import CorpusIndex, open_corpus

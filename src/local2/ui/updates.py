@@ -1,0 +1,18 @@
+"""What an event handler hands Gradio back: each output component's new value or
+``gr.update(...)`` (Gradio's own untyped properties), keyed by the component."""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+from gradio.blocks import Block
+
+Updates: TypeAlias = dict[Block, Any]  # Gradio's shape: a component -> its value or update
+
+
+def skipped() -> Updates:
+    """Gradio's "leave every output as it is" (``gr.skip()``)."""
+    import gradio as gr
+
+    nothing: Updates = gr.skip()
+    return nothing
