@@ -1,0 +1,266 @@
+"""The library of what was read: every source kept once by its content, with its readings.
+
+:meth:`ReadingLibrary.keep` files a :class:`~.kept.Fetched` under its content's hash: new,
+its text (and a document's original file) is written and indexed; known, the reading is
+added to the entry (one reading per run or chat session). Over ``library.max_mb`` the
+oldest unpinned entries, by when last read, are evicted. :meth:`remove` takes an entry out
+of the index and off the disk. Everything is per person (:mod:`.shelf`): nothing one person
+kept can be listed, read or searched for anyone else.
+
+Not to be confused with :class:`local2.files.Library`, a person's own *uploaded* documents.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from local2.config import Settings
+from local2.contracts.library import LibraryEntry, LibraryHit, LibraryPage, Reading
+from local2.documents import page_sections
+from local2.files import Documents
+from local2.library.index import LibraryIndexes, as_document
+from local2.library.kept import Fetched, Reader, entry_id
+from local2.library.shelf import Shelf, original_name
+
+if TYPE_CHECKING:
+    from local2.memory.embeddings import Embedder
+
+log = logging.getLogger(__name__)
+FOLDER = "library"  # under the data directory
+_MB = 1024 * 1024
+
+
+def url_key(url: str) -> str:
+    """A URL without its fragment (``#page=N``) or a final '/', lower-case scheme and host."""
+    base = url.strip().split("#", 1)[0].rstrip("/")
+    scheme, sep, rest = base.partition("://")
+    if not sep:
+        return base
+    host, slash, path = rest.partition("/")
+    return f"{scheme.lower()}://{host.lower()}{slash}{path}"
+
+
+class ReadingLibrary:
+    """Everyone's library of what was read (opened per person on first use; thread-safe)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        documents: Documents | None = None,
+        embedder: Callable[[], Embedder | None] = lambda: None,
+    ) -> None:
+        self.settings = settings
+        self.cfg = settings.library
+        self.base = Path(self.cfg.dir or Path(settings.data_dir) / FOLDER).expanduser()
+        self.indexes = LibraryIndexes(
+            settings, documents or Documents(settings.documents), embedder
+        )
+        self._lock = threading.RLock()
+
+    def shelf(self, owner: str | None) -> Shelf:
+        return Shelf(self.base, owner)
+
+    # -- keeping ---------------------------------------------------------------------------
+
+    def keep(self, fetched: Fetched, reader: Reader) -> LibraryEntry:
+        """File ``fetched`` in ``reader.owner``'s library (new, or a reading more of the
+        entry with the same content); then make room within ``library.max_mb``."""
+        shelf = self.shelf(reader.owner)
+        digest = fetched.sha256
+        eid = entry_id(shelf.key, digest)
+        with self._lock:
+            entry = shelf.find(eid)
+            if entry is None:
+                entry = self._new(shelf, eid, fetched, digest)
+            add_reading(entry, reader)
+            shelf.save(entry)
+            self._make_room(shelf, keep=eid)
+        return entry
+
+    def _new(self, shelf: Shelf, eid: str, fetched: Fetched, digest: str) -> LibraryEntry:
+        now = time.time()
+        fmt = fetched.format
+        entry: LibraryEntry = {
+            "id": eid,
+            "url": fetched.url,
+            "final_url": fetched.final_url or fetched.url,
+            "title": fetched.title or fetched.site or fetched.url,
+            "site": fetched.site,
+            "format": fmt,
+            "sha256": digest,
+            "pages": len(fetched.pages),
+            "chars": sum(len(t) for _, t in fetched.pages),
+            "bytes": 0,
+            "original": original_name(fetched.url, fmt) if fetched.original else None,
+            "first_read": now,
+            "last_read": now,
+            "pinned": False,
+            "readings": [],
+            "cited": 0,
+        }
+        try:
+            text_path = shelf.write_text(eid, fetched.text)
+            if fetched.original is not None:
+                shelf.write_original(entry, fetched.original)
+            entry["bytes"] = text_path.stat().st_size + len(fetched.original or b"")
+            doc = as_document(fmt, entry["title"], fetched.pages)
+            self.indexes.add(shelf.key, shelf.folder, text_path, doc)
+        except BaseException:
+            self._forget(shelf, eid)
+            raise
+        return entry
+
+    def cite(self, owner: str | None, run_id: str, cited: dict[str, list[int]]) -> int:
+        """Record a run's citations (``url -> [n, ...]``) on the entries it read; how many
+        entries were cited."""
+        wanted = {url_key(u): sorted(set(ns)) for u, ns in cited.items() if ns}
+        shelf, touched = self.shelf(owner), 0
+        with self._lock:
+            for entry in shelf.entries():
+                numbers = wanted.get(url_key(entry["url"])) or wanted.get(
+                    url_key(entry["final_url"])
+                )
+                reading = next((r for r in entry["readings"] if r["run_id"] == run_id), None)
+                if not numbers or reading is None or reading["cited"] == numbers:
+                    continue
+                reading["cited"] = numbers
+                entry["cited"] = sum(1 for r in entry["readings"] if r["cited"])
+                shelf.save(entry)
+                touched += 1
+        return touched
+
+    def _make_room(self, shelf: Shelf, keep: str) -> list[str]:
+        """Evict the oldest unpinned entries (by when last read) while over ``max_mb``."""
+        entries = shelf.entries()
+        used = sum(e["bytes"] for e in entries)
+        evicted: list[str] = []
+        for entry in sorted(entries, key=lambda e: e["last_read"]):
+            if used <= self.cfg.max_mb * _MB:
+                break
+            if entry["pinned"] or entry["id"] == keep:
+                continue
+            self._forget(shelf, entry["id"])
+            used -= entry["bytes"]
+            evicted.append(entry["id"])
+        if evicted:
+            log.info("library: evicted %d entries over library.max_mb", len(evicted))
+        return evicted
+
+    # -- reading, pinning, removing --------------------------------------------------------
+
+    def entries(self, owner: str | None) -> list[LibraryEntry]:
+        return self.shelf(owner).entries()
+
+    def get(self, owner: str | None, eid: str) -> LibraryEntry:
+        return self.shelf(owner).get(eid)
+
+    def page(self, owner: str | None, eid: str, page: int | None = None) -> LibraryPage:
+        """The entry's kept text: all of it, or page ``page`` of a document."""
+        shelf = self.shelf(owner)
+        entry = shelf.get(eid)
+        text = shelf.read_text(eid)
+        if page is not None:
+            pages = dict(page_sections(text)) or {1: text}
+            text = pages.get(page, "")
+        return {"entry": entry, "page": page, "text": text}
+
+    def original(self, owner: str | None, eid: str) -> Path | None:
+        """The entry's original file (a document's), or None."""
+        shelf = self.shelf(owner)
+        path = shelf.original_path(shelf.get(eid))
+        return path if path is not None and path.is_file() else None
+
+    def pin(self, owner: str | None, eid: str, pinned: bool = True) -> LibraryEntry:
+        shelf = self.shelf(owner)
+        with self._lock:
+            entry = shelf.get(eid)
+            entry["pinned"] = pinned
+            shelf.save(entry)
+        return entry
+
+    def remove(self, owner: str | None, eid: str) -> LibraryEntry:
+        """Take the entry out of the index and off the disk."""
+        shelf = self.shelf(owner)
+        with self._lock:
+            entry = shelf.get(eid)
+            self._forget(shelf, eid)
+        return entry
+
+    def _forget(self, shelf: Shelf, eid: str) -> None:
+        try:
+            self.indexes.remove(shelf.key, shelf.folder, shelf.text_path(eid))
+        except Exception as exc:  # the files go anyway
+            log.warning("library: could not drop the index's chunks of %s: %s", eid, exc)
+        shelf.drop(eid)
+
+    def by_url(self, owner: str | None, url: str) -> LibraryEntry | None:
+        """The entry last read at ``url`` (its fragment aside), or None."""
+        key = url_key(url)
+        return next(
+            (e for e in self.entries(owner) if key in (url_key(e["url"]), url_key(e["final_url"]))),
+            None,
+        )
+
+    # -- searching -------------------------------------------------------------------------
+
+    def search(self, owner: str | None, query: str, k: int | None = None) -> list[LibraryHit]:
+        """The passages of the person's library most like ``query``, best first."""
+        shelf = self.shelf(owner)
+        if not (shelf.folder / "entries").is_dir() or not query.strip():
+            return []
+        found = self.indexes.search(shelf.key, shelf.folder, query, k or self.cfg.search_k)
+        hits: list[LibraryHit] = []
+        for rank, hit in enumerate(found, start=1):
+            entry = shelf.find(Path(hit.path).stem)
+            if entry is None:
+                continue
+            hits.append(library_hit(entry, hit.page, hit.similarity, hit.text, rank))
+        return hits
+
+
+def add_reading(entry: LibraryEntry, reader: Reader) -> None:
+    """One reading per run or chat session: a second read by the same one is the same."""
+    now = time.time()
+    entry["last_read"] = now
+    for reading in entry["readings"]:
+        if (reading["run_id"], reading["session_id"], reading["by"]) == (
+            reader.run_id,
+            reader.session_id,
+            reader.by,
+        ) and reader.by != "import":
+            reading["at"] = now
+            return
+    fresh: Reading = {
+        "at": now,
+        "by": reader.by,  # type: ignore[typeddict-item]  # research | chat | import
+        "run_id": reader.run_id,
+        "session_id": reader.session_id,
+        "cited": list(reader.cited),
+    }
+    entry["readings"].append(fresh)
+
+
+def library_hit(
+    entry: LibraryEntry, page: int | None, score: float, passage: str, rank: int
+) -> LibraryHit:
+    runs = [r["run_id"] for r in entry["readings"] if r["run_id"]]
+    url = (
+        entry["url"] if not page or entry["pages"] <= 1 else f"{url_key(entry['url'])}#page={page}"
+    )
+    return {
+        "source": "library",
+        "path": url,
+        "page": page if entry["pages"] > 1 else None,
+        "score": score,
+        "passage": passage,
+        "why": {"bm25_rank": None, "vector_rank": rank, "reranked": False},
+        "entry_id": entry["id"],
+        "title": entry["title"],
+        "read_at": entry["last_read"],
+        "runs": runs,
+    }
