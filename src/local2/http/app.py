@@ -30,6 +30,7 @@ from local2.http.evals import eval_routes
 from local2.http.feedback import feedback_routes
 from local2.http.guard import is_loopback
 from local2.http.identity import Caller, Identify, identify, signed_in
+from local2.http.library import library_routes
 from local2.http.research import research_routes
 from local2.http.sessions import session_routes
 from local2.http.turns import turn_routes
@@ -82,6 +83,7 @@ ROUTERS = (
     compare_routes,
     research_routes,
     document_routes,
+    library_routes,
     eval_routes,
 )
 

@@ -13,6 +13,7 @@ _FACE = {
     "export_library": "local2.library.archive",
     "import_library": "local2.library.archive",
     "is_entry_id": "local2.library.shelf",
+    "as_document": "local2.library.index",
 }
 __getattr__ = lazy_face(__name__, _FACE)
 
@@ -20,6 +21,7 @@ __all__ = [
     "Fetched",
     "Reader",
     "ReadingLibrary",
+    "as_document",
     "export_library",
     "import_library",
     "is_entry_id",

@@ -8,15 +8,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any
 
 from local2.config import Settings
-from local2.documents import Document, Page
-from local2.files import Documents, Root, Sandbox
+from local2.documents.model import Document, Page
+from local2.files.reading import Documents
+from local2.files.sandbox import Root, Sandbox
 from local2.storage.private_files import private_dir
 
 if TYPE_CHECKING:  # the index imports chromadb (seconds): opened on first use
-    from local2.files import FileIndex, SearchHit
+    from local2.files.index import FileIndex, SearchHit
     from local2.memory.embeddings import Embedder
 
 LABEL = "library"
@@ -48,7 +49,7 @@ class LibraryIndexes:
         with self._lock:
             found = self._indexes.get(key)
             if found is None:
-                from local2.files import FileIndex
+                from local2.files.index import FileIndex
 
                 private_dir(folder.parent)
                 found = self._indexes[key] = FileIndex(
@@ -75,12 +76,13 @@ class LibraryIndexes:
         self.of(key, folder).remove_file(text_path.resolve())
 
     def search(self, key: str, folder: Path, query: str, k: int) -> list[SearchHit]:
-        return cast("list[SearchHit]", self.of(key, folder).search(query, k))
+        return self.of(key, folder).search(query, k)
 
 
 def as_document(fmt: str, title: str, pages: tuple[tuple[int, str], ...]) -> Document:
     """The kept text as the index takes a document: its pages, each under its number."""
-    known = fmt if fmt in ("pdf", "docx", "pptx", "odt", "epub", "html", "text") else "text"
+    formats = ("pdf", "docx", "pptx", "odt", "epub", "html", "text")
+    known: Any = fmt if fmt in formats else "text"  # one of the Document's formats
     return Document(
         format=known,
         title=title,

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from local2.config import Settings
-from local2.contracts.library import LibraryEntry, LibraryHit, LibraryPage, Reading
+from local2.contracts.library import Keep, LibraryEntry, LibraryHit, LibraryPage, Reading
 from local2.documents import page_sections
-from local2.files import Documents
+from local2.files.reading import Documents
 from local2.library.index import LibraryIndexes, as_document
 from local2.library.kept import Fetched, Reader, entry_id
 from local2.library.shelf import Shelf, original_name
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 FOLDER = "library"  # under the data directory
 _MB = 1024 * 1024
+_SHARED: dict[str, ReadingLibrary] = {}
+_SHARED_LOCK = threading.Lock()
 
 
 def url_key(url: str) -> str:
@@ -61,6 +63,20 @@ class ReadingLibrary:
             settings, documents or Documents(settings.documents), embedder
         )
         self._lock = threading.RLock()
+        # Runs started with their own library.keep (``off``: keep nothing), by run id.
+        self.run_keep: dict[str, Keep] = {}
+
+    @classmethod
+    def shared(cls, settings: Settings) -> ReadingLibrary:
+        """The process's one library over ``settings``' folder (one index open per person),
+        for web_fetch's keeper, the tools and the service alike."""
+        probe = cls(settings)
+        with _SHARED_LOCK:
+            return _SHARED.setdefault(str(probe.base.resolve()), probe)
+
+    def keep_mode(self, run_id: str | None) -> Keep:
+        """What a run (or a chat session: the setting) keeps."""
+        return self.run_keep.get(run_id or "", self.cfg.keep)
 
     def shelf(self, owner: str | None) -> Shelf:
         return Shelf(self.base, owner)
@@ -114,6 +130,22 @@ class ReadingLibrary:
             self._forget(shelf, eid)
             raise
         return entry
+
+    def read_again(self, owner: str | None, eid: str, reader: Reader) -> LibraryEntry:
+        """A reading of the kept copy (research from the library): no new text, a reading."""
+        shelf = self.shelf(owner)
+        with self._lock:
+            entry = shelf.get(eid)
+            add_reading(entry, reader)
+            shelf.save(entry)
+        return entry
+
+    def pages_of(self, owner: str | None, eid: str) -> tuple[tuple[int, str], ...]:
+        """The entry's kept text page by page (a web page: one page)."""
+        entry = self.get(owner, eid)
+        text = self.shelf(owner).read_text(eid)
+        pages = tuple(page_sections(text)) if entry["pages"] > 1 else ()
+        return pages or ((1, text),)
 
     def cite(self, owner: str | None, run_id: str, cited: dict[str, list[int]]) -> int:
         """Record a run's citations (``url -> [n, ...]``) on the entries it read; how many

@@ -108,6 +108,8 @@ _FACE = {
     "load_stories": "local2.stories.runner",
     "run_stories": "local2.stories.runner",
     "DocumentDesk": "local2.service.documents",
+    "LibraryDesk": "local2.service.library_desk",
+    "open_library": "local2.service.library_desk",
     "open_desk": "local2.service.documents",
 }
 
@@ -117,6 +119,7 @@ __all__ = [
     "BackgroundTurn",
     "DocumentDesk",
     "Evals",
+    "LibraryDesk",
     "MemoryDesk",
     "ModelParts",
     "People",
@@ -143,6 +146,7 @@ __all__ = [
     "offline_agent",
     "offline_parts",
     "open_desk",
+    "open_library",
     "opened_access",
     "own_run",
     "own_runs",

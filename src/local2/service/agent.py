@@ -52,6 +52,7 @@ from local2.service.approvals import Approvals
 from local2.service.documents import DocumentDesk
 from local2.service.graph_runs import GraphRuns
 from local2.service.late_grades import LateGrades
+from local2.service.library_desk import LibraryDesk
 from local2.service.ratings import Ratings
 from local2.service.retries import Retries
 from local2.service.running import Turns
@@ -133,6 +134,8 @@ class Agent:
         self.access = Access(wired.storage.people)
         # Each person's own documents (service/documents.py), searched in their sessions.
         self.documents = DocumentDesk(services.files, self.access)
+        # What was read, kept per person (service/library_desk.py, docs/library.md).
+        self.library = LibraryDesk(self.settings)
         self.reader = SessionReader(self.settings, services, graph, running)
         # Grades that gave way to a next question, given when the session is quiet (one
         # grader for every model's agent of these sessions: see with_model).
