@@ -5,6 +5,8 @@ from local2.faces import lazy_face
 
 # What other packages use, by the module that defines it (loaded on first use).
 _FACE = {
+    "library_sourced": "local2.tools.library_tools",
+    "LibraryKeeper": "local2.tools.library_keep",
     "web_tools": "local2.tools.web",
     "Started": "local2.tools.runner",
     "Tool": "local2.tools.base",
@@ -34,6 +36,7 @@ __getattr__ = lazy_face(__name__, _FACE)
 __all__ = [
     "CorpusIndex",
     "Document",
+    "LibraryKeeper",
     "Started",
     "Tool",
     "ToolContext",
@@ -44,6 +47,7 @@ __all__ = [
     "folder_files",
     "format_hit",
     "json_lines",
+    "library_sourced",
     "load_mcp_tools",
     "open_corpus",
     "pydantic_problem",

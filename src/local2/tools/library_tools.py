@@ -11,6 +11,7 @@ its kept copy. Kept text is outside content like any page (the tools' output: un
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Mapping
@@ -147,3 +148,46 @@ def library_tool(settings: Settings, library: ReadingLibrary | None = None) -> T
     """``search_library``: read-only; what it returns was read from outside (untrusted)."""
     found = SearchLibrary(library or ReadingLibrary.shared(settings))
     return configured_tool(settings, "search_library", found, effects="read", output="untrusted")
+
+
+def library_sourced(
+    tools: dict[str, Tool],
+    settings: Settings,
+    backend: str | None,
+    library: ReadingLibrary,
+    sources: str,
+) -> dict[str, Tool]:
+    """A run's tools with ``web_search`` and ``web_fetch`` served from the library
+    (``sources``: ``library``, no network at all, every other outside tool left out;
+    ``both``, the library first and the web for what it lacks)."""
+    from local2.tools.web import context_tokens
+
+    both = sources == "both"
+    fetch_cfg = settings.web.fetch
+    budget = fetch_cfg.max_chars or int(
+        context_tokens(settings, backend) * fetch_cfg.context_share * 3.0
+    )
+    search, fetch = tools.get("web_search"), tools.get("web_fetch")
+    kept = {n: t for n, t in tools.items() if both or t.output != "untrusted"}
+    web_search = search.run if both and search is not None else None
+    web_fetch = fetch.run if both and fetch is not None else None
+    k = settings.library.search_k
+    kept["web_search"] = dataclasses.replace(
+        search or _web_tool(settings, "web_search"), run=LibrarySearch(library, web_search, k)
+    )
+    kept["web_fetch"] = dataclasses.replace(
+        fetch or _web_tool(settings, "web_fetch", "url"),
+        run=LibraryFetch(library, web_fetch, budget),
+    )
+    return kept
+
+
+def _web_tool(settings: Settings, name: str, url_arg: str | None = None) -> Tool:
+    """A web tool the run's services lack (disabled), to be served from the library."""
+
+    def unused(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        raise ToolError(f"{name} is off")
+
+    return configured_tool(
+        settings, name, unused, effects="read", output="untrusted", url_arg=url_arg
+    )
