@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the index imports chromadb (seconds): opened on first use
     from local2.memory.embeddings import Embedder
 
 LABEL = "library"
+_EMBEDDERS: dict[str, Embedder] = {}  # one model loaded per process, whichever library
 
 
 class LibraryIndexes:
@@ -52,13 +53,16 @@ class LibraryIndexes:
                 from local2.files.index import FileIndex
 
                 private_dir(folder.parent)
+                wanted = self.settings.files.embedder or self.settings.memory.embedder
+                shared = self._embedder() or self.any_embedder() or _EMBEDDERS.get(wanted)
                 found = self._indexes[key] = FileIndex(
                     self.settings,
                     self._sandbox(folder),
-                    embedder=self._embedder() or self.any_embedder(),
+                    embedder=shared,
                     name=f"{self.settings.files.index_collection}-library-{key}",
                     documents=self.documents,
                 )
+                _EMBEDDERS.setdefault(wanted, found.embedder)
             return found
 
     def any_embedder(self) -> Embedder | None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from local2.config import Settings
 from local2.contracts.library import Keep, LibraryEntry, LibraryHit, LibraryPage, Reading
 from local2.documents import page_sections
+from local2.documents.model import Document
 from local2.files.reading import Documents
 from local2.library.index import LibraryIndexes, as_document
 from local2.library.kept import Fetched, Reader, entry_id
@@ -35,6 +36,7 @@ FOLDER = "library"  # under the data directory
 _MB = 1024 * 1024
 _SHARED: dict[str, ReadingLibrary] = {}
 _SHARED_LOCK = threading.Lock()
+QUIET_S = 2.0  # what was kept is indexed once nothing more was kept for this long
 
 
 def url_key(url: str) -> str:
@@ -65,6 +67,13 @@ class ReadingLibrary:
         self._lock = threading.RLock()
         # Runs started with their own library.keep (``off``: keep nothing), by run id.
         self.run_keep: dict[str, Keep] = {}
+        self._queue: list[tuple[Shelf, str, Document]] = []  # to index, in order
+        self._pending = 0
+        self._settled = threading.Condition()
+        self._worker: threading.Thread | None = None
+        self._used: dict[str, int] = {}  # each person's bytes kept, once counted
+        self._last_keep = 0.0
+        self._hurry = False  # someone waits in settle(): index now
 
     @classmethod
     def shared(cls, settings: Settings) -> ReadingLibrary:
@@ -77,6 +86,55 @@ class ReadingLibrary:
     def keep_mode(self, run_id: str | None) -> Keep:
         """What a run (or a chat session: the setting) keeps."""
         return self.run_keep.get(run_id or "", self.cfg.keep)
+
+    # -- indexing, beside the run -----------------------------------------------------------
+
+    def _index_later(self, shelf: Shelf, eid: str, doc: Document) -> None:
+        """Index a kept text in the library's own thread: the run that read it goes on."""
+        with self._settled:
+            self._pending += 1
+            self._last_keep = time.monotonic()
+            self._queue.append((shelf, eid, doc))
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(
+                    target=self._index_pending, name="local2-library-index", daemon=True
+                )
+                self._worker.start()
+            self._settled.notify_all()
+
+    def _index_pending(self) -> None:
+        while True:
+            with self._settled:
+                # Quiet first: a run reading page after page is not slowed by the indexing
+                # of what it read (settle() asks for it at once).
+                while (
+                    not self._hurry and (wait := self._last_keep + QUIET_S - time.monotonic()) > 0
+                ):
+                    self._settled.wait(wait)
+                if not self._queue:
+                    self._worker = None
+                    return
+                shelf, eid, doc = self._queue.pop(0)
+            try:
+                if shelf.text_path(eid).is_file():  # not removed meanwhile
+                    self.indexes.add(shelf.key, shelf.folder, shelf.text_path(eid), doc)
+            except Exception as exc:  # kept on disk; found again when it is kept again
+                log.warning("library: could not index %s: %s", eid, exc)
+            finally:
+                with self._settled:
+                    self._pending -= 1
+                    self._settled.notify_all()
+
+    def settle(self, timeout_s: float | None = None) -> bool:
+        """Wait until what was kept is indexed (at once when nothing is pending); False
+        when ``timeout_s`` passed first."""
+        with self._settled:
+            self._hurry = True
+            self._settled.notify_all()
+            try:
+                return self._settled.wait_for(lambda: self._pending == 0, timeout_s)
+            finally:
+                self._hurry = False
 
     def shelf(self, owner: str | None) -> Shelf:
         return Shelf(self.base, owner)
@@ -91,10 +149,17 @@ class ReadingLibrary:
         eid = entry_id(shelf.key, digest)
         with self._lock:
             entry = shelf.find(eid)
+            fresh = entry is None
             if entry is None:
                 entry = self._new(shelf, eid, fetched, digest)
             add_reading(entry, reader)
             shelf.save(entry)
+            if fresh:
+                if shelf.key in self._used:
+                    self._used[shelf.key] += entry["bytes"]
+                self._index_later(
+                    shelf, eid, as_document(entry["format"], entry["title"], fetched.pages)
+                )
             self._make_room(shelf, keep=eid)
         return entry
 
@@ -124,8 +189,6 @@ class ReadingLibrary:
             if fetched.original is not None:
                 shelf.write_original(entry, fetched.original)
             entry["bytes"] = text_path.stat().st_size + len(fetched.original or b"")
-            doc = as_document(fmt, entry["title"], fetched.pages)
-            self.indexes.add(shelf.key, shelf.folder, text_path, doc)
         except BaseException:
             self._forget(shelf, eid)
             raise
@@ -168,8 +231,11 @@ class ReadingLibrary:
 
     def _make_room(self, shelf: Shelf, keep: str) -> list[str]:
         """Evict the oldest unpinned entries (by when last read) while over ``max_mb``."""
+        used = self._used.get(shelf.key)
+        if used is not None and used <= self.cfg.max_mb * _MB:
+            return []  # the usual case: no entry read to find out
         entries = shelf.entries()
-        used = sum(e["bytes"] for e in entries)
+        used = self._used[shelf.key] = sum(e["bytes"] for e in entries)
         evicted: list[str] = []
         for entry in sorted(entries, key=lambda e: e["last_read"]):
             if used <= self.cfg.max_mb * _MB:
@@ -179,6 +245,7 @@ class ReadingLibrary:
             self._forget(shelf, entry["id"])
             used -= entry["bytes"]
             evicted.append(entry["id"])
+        self._used[shelf.key] = used
         if evicted:
             log.info("library: evicted %d entries over library.max_mb", len(evicted))
         return evicted
@@ -186,6 +253,7 @@ class ReadingLibrary:
     # -- reading, pinning, removing --------------------------------------------------------
 
     def entries(self, owner: str | None) -> list[LibraryEntry]:
+        self.settle()
         return self.shelf(owner).entries()
 
     def get(self, owner: str | None, eid: str) -> LibraryEntry:
@@ -221,9 +289,11 @@ class ReadingLibrary:
         with self._lock:
             entry = shelf.get(eid)
             self._forget(shelf, eid)
+            self._used.pop(shelf.key, None)  # counted again when next needed
         return entry
 
     def _forget(self, shelf: Shelf, eid: str) -> None:
+        self.settle()  # an index add still pending would bring its chunks back
         try:
             self.indexes.remove(shelf.key, shelf.folder, shelf.text_path(eid))
         except Exception as exc:  # the files go anyway
@@ -245,6 +315,7 @@ class ReadingLibrary:
         shelf = self.shelf(owner)
         if not (shelf.folder / "entries").is_dir() or not query.strip():
             return []
+        self.settle()
         found = self.indexes.search(shelf.key, shelf.folder, query, k or self.cfg.search_k)
         hits: list[LibraryHit] = []
         for rank, hit in enumerate(found, start=1):

@@ -325,6 +325,7 @@ class Agent:
         if not self.wait_idle(wait_s):
             log.warning("closing with turns running or grades owed after %.0fs", wait_s)
         self.late_grades.close()
+        self.library.settle(wait_s)  # what chat turns kept, indexed before the end
         self.services.runner.shutdown()
         self.turns.close()
         if self._research is not None:

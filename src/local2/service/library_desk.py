@@ -26,6 +26,10 @@ class LibraryDesk:
         """What is kept (``library.keep``: all, research or off)."""
         return self.settings.library.keep
 
+    def settle(self, timeout_s: float | None = None) -> bool:
+        """Wait until what was kept is indexed (False: ``timeout_s`` passed first)."""
+        return self.library.settle(timeout_s)
+
     def entries(self, person: Person, limit: int | None = None) -> list[LibraryEntry]:
         """The person's entries, the last read first."""
         found = self.library.entries(person.name)

@@ -347,6 +347,7 @@ class Research:
         return cast(list[ResearchRun], rows)  # the index's row with the run's progress
 
     def close(self) -> None:
+        self.library.settle()  # what the runs kept, indexed before the process may end
         self.storage.close()
         for owned in self._owned:
             owned.close()

@@ -103,6 +103,13 @@ class LocalUI(
                     research = research_tab(agent, self.settings.concurrency_limit)
                 with gr.Tab("Evaluate", id="evaluate") as evaluate:
                     self._evaluate_tab(research.past, evaluate)
+                with gr.Tab("Library", id="library") as library:
+                    from local2.ui.library_tab import library_tab
+
+                    shelf = library_tab(
+                        agent.library, agent.access, self.proxied, agent.settings.data_dir
+                    )
+                    library.select(shelf.list_entries, None, [shelf.table, shelf.status])
             self._wire(demo)
         demo.queue(default_concurrency_limit=self.settings.concurrency_limit)
         return demo

@@ -189,7 +189,7 @@ class ResearchTab(ResearchSteer):
         for trigger in (self.start.click, self.question.submit):
             trigger(
                 self.run,
-                [self.question, self.rounds, self.review],
+                [self.question, self.rounds, self.review, self.sources_from],
                 outputs,
                 concurrency_limit=concurrency_limit,
                 show_progress="minimal",
@@ -227,6 +227,12 @@ class ResearchTab(ResearchSteer):
             value=True,
             label="Show me the plan before the first search",
             elem_id="research-review",
+        )
+        self.sources_from = gr.Radio(
+            [("The web", "web"), ("My library only (no network)", "library"), ("Both", "both")],
+            value="web",
+            label="Sources",
+            elem_id="research-sources-from",
         )
         self.status = gr.Markdown("", elem_id="research-status")
 
@@ -297,6 +303,7 @@ class ResearchTab(ResearchSteer):
         question: str,
         rounds: float | None,
         review: bool = True,
+        sources: Any = "web",
         request: gr.Request | None = None,
     ) -> Iterator[dict]:
         try:
@@ -307,6 +314,7 @@ class ResearchTab(ResearchSteer):
                 person=person,
                 clarify="auto",
                 review=bool(review),
+                sources=sources or "web",
             )
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
