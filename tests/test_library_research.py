@@ -128,3 +128,33 @@ def test_a_refused_page_is_not_kept(web: LoopbackWeb, tmp_path: Path) -> None:
         run(settings)
     kept = {e["url"] for e in ReadingLibrary.shared(settings).entries("local")}
     assert kept and not kept & {web.page_url(n) for n in top}
+
+
+def test_a_page_read_by_three_runs_is_one_entry_with_three_readings(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, web.url, web.host, tmp_path / "data")
+        runs = [run(settings)["run_id"] for _ in range(3)]
+    entries = ReadingLibrary.shared(settings).entries("local")
+    read = {web.page_url(name) for name in web.pages_served()}
+    assert len(entries) == len(read)  # each page once, however often it was read
+    assert all([r["run_id"] for r in e["readings"]] == runs for e in entries)
+
+
+def test_both_searches_the_library_first_and_the_web_for_what_it_lacks(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, web.url, web.host, tmp_path / "data")
+        run(settings)
+        kept = {e["url"] for e in ReadingLibrary.shared(settings).entries("local")}
+        searches, served = len(web.searches()), len(web.pages_served())
+        payload = run(settings, sources="both")
+    assert len(web.searches()) > searches  # the library had fewer hits than asked for
+    titles = {s["url"]: s["title"] for s in payload["sources"]}
+    mine = {u for u, t in titles.items() if "(from your library, read " in t}
+    assert mine and mine <= kept  # the library's hits first, each marked
+    assert all("(from the web)" in t for u, t in titles.items() if u not in mine)
+    again = web.pages_served()[served:]
+    assert not {web.page_url(n) for n in again} & kept  # kept pages read from their copies
