@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -188,16 +189,17 @@ def made_up_page(rng: random.Random, n: int) -> str:
     return " ".join(sentences)
 
 
-def library_part(pages: int) -> None:
+def library_part(pages: int, embedder: str | None) -> None:
     """Part 2: a library of ``pages`` kept pages, searched; disk per kept page."""
     from local2.config import load_settings
     from local2.library import Fetched, Reader, ReadingLibrary
 
     rng = random.Random(46)
     with tempfile.TemporaryDirectory() as d:
-        settings = load_settings(
-            overrides={"system": {"data_dir": d}, "library": {"max_mb": 100000}}
-        )
+        overrides: dict[str, Any] = {"system": {"data_dir": d}, "library": {"max_mb": 100000}}
+        if embedder:
+            overrides["files"] = {"embedder": embedder}
+        settings = load_settings(overrides=overrides)
         library = ReadingLibrary(settings)
         began = time.perf_counter()
         for n in range(pages):
@@ -228,7 +230,8 @@ def library_part(pages: int) -> None:
             library.search("local", query)
             times.append(1000 * (time.perf_counter() - t))
     times.sort()
-    print(f"\n### A library of {pages} kept pages (embedder: {settings.memory.embedder})\n")
+    used = settings.files.embedder or settings.memory.embedder
+    print(f"\n### A library of {pages} kept pages (embedder: {used})\n")
     print("| measure | value |")
     print("| --- | ---: |")
     print(f"| kept in | {built:.0f} s ({1000 * built / pages:.1f} ms a page) |")
@@ -246,6 +249,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=4)
     parser.add_argument("--against", type=Path, help="part 1: the tree before (its src/)")
     parser.add_argument("--pages", type=int, default=0, help="part 2: pages in the library")
+    parser.add_argument("--embedder", help="part 2: files.embedder (default: as configured)")
     parser.add_argument("--rounds-worker", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--keep", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -255,7 +259,7 @@ def main() -> None:
     if args.rounds:
         rounds_against(args.against, args.rounds, args.repeat)
     if args.pages:
-        library_part(args.pages)
+        library_part(args.pages, args.embedder)
 
 
 if __name__ == "__main__":

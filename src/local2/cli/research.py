@@ -257,8 +257,9 @@ def run_research(
             gc_pause.resume("research")  # the run takes minutes
             if research.notice:
                 err.print(f"[yellow]Notice:[/] {research.notice}")
-            if not resume:
-                err.print(_library_line(steer), markup=False)
+            said = _library_line(steer, settings_of(ctx).library.keep)
+            if not resume and said:
+                err.print(said, markup=False)
             items = _run_items(research, question, resume, max_rounds, person, steer)
             payload = _follow_run(items, say, Checklist(err))
     except KeyboardInterrupt:
@@ -273,20 +274,18 @@ def run_research(
     _finish(payload, as_json, out_file)
 
 
-def _library_line(steer: Steering) -> str:
-    """What the run reads from and keeps, in one line (a run kept off says so)."""
+def _library_line(steer: Steering, setting: str) -> str:
+    """What the run reads from and keeps, in one line, when that is not the usual (the web,
+    kept as library.keep says): a run kept off says so."""
     where = {
         "library": "Sources: your library only (no network).",
         "both": "Sources: your library first, the web for what it lacks.",
     }.get(steer.sources, "")
-    keep = steer.keep
-    kept = (
-        "Keeping nothing this run reads (keep: off)."
-        if keep == "off"
-        else f"Keeping what it reads in your library (keep: {keep})."
-        if keep
-        else "Keeping what it reads as library.keep says."
-    )
+    keep = steer.keep or ("off" if setting == "off" else "")
+    kept = {
+        "off": "Keeping nothing this run reads (keep: off).",
+        "": "",
+    }.get(keep, f"Keeping what it reads in your library (keep: {keep}).")
     return f"{where} {kept}".strip()
 
 
