@@ -73,7 +73,7 @@ class ReadingLibrary:
         self._worker: threading.Thread | None = None
         self._used: dict[str, int] = {}  # each person's bytes kept, once counted
         self._last_keep = 0.0
-        self._hurry = False  # someone waits in settle(): index now
+        self._hurry = 0  # how many wait in settle(): while any does, index now
 
     @classmethod
     def shared(cls, settings: Settings) -> ReadingLibrary:
@@ -118,7 +118,7 @@ class ReadingLibrary:
             try:
                 if shelf.text_path(eid).is_file():  # not removed meanwhile
                     self.indexes.add(shelf.key, shelf.folder, shelf.text_path(eid), doc)
-            except Exception as exc:  # kept on disk; found again when it is kept again
+            except Exception as exc:  # kept on disk, listed and shown; not found by search
                 log.warning("library: could not index %s: %s", eid, exc)
             finally:
                 with self._settled:
@@ -129,12 +129,12 @@ class ReadingLibrary:
         """Wait until what was kept is indexed (at once when nothing is pending); False
         when ``timeout_s`` passed first."""
         with self._settled:
-            self._hurry = True
+            self._hurry += 1
             self._settled.notify_all()
             try:
                 return self._settled.wait_for(lambda: self._pending == 0, timeout_s)
             finally:
-                self._hurry = False
+                self._hurry -= 1
 
     def shelf(self, owner: str | None) -> Shelf:
         return Shelf(self.base, owner)
