@@ -46,11 +46,15 @@ def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
         agent.close()
 
 
+STARTED: list[dict[str, Any]] = []  # each run's first event
+
+
 def research(client: httpx.Client, **body: Any) -> dict[str, Any]:
     with client.stream(
         "POST", "/research", json={"question": QUESTION, "max_rounds": 1, **body}
     ) as response:
         events = read_events(response)
+    STARTED.append(events[0][1])
     assert events[-1][0] == "done", events[-1]
     return dict(events[-1][1])
 
@@ -98,6 +102,9 @@ def test_research_from_the_library_over_the_api(team: dict[str, Any]) -> None:
     before = len(web.hits)
     run = research(alice, sources="library", keep="off")
     assert len(web.hits) == before and run["sources"]
+    said = STARTED[-1]["library"]  # the run says where it looks and that it keeps nothing
+    assert said["sources"] == "library" and said["keep"] == "off"
+    assert said["note"].startswith("Keeping nothing")
     assert all("from your library" in s["title"] for s in run["sources"])
     assert (
         alice.post("/research", json={"question": QUESTION, "sources": "nope"}).status_code == 422

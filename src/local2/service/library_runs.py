@@ -54,14 +54,22 @@ def cited_urls(payload: Any) -> dict[str, list[int]]:
 
 
 def noting_citations(
-    items: Iterator[ResearchItem], library: ReadingLibrary, owner: str
+    items: Iterator[ResearchItem],
+    library: ReadingLibrary,
+    owner: str,
+    sources: Sources | None = None,
 ) -> Iterator[ResearchItem]:
-    """``items`` as they come; at the final payload, its citations are recorded on the
-    library's entries the run read (nothing when it kept nothing)."""
+    """``items`` as they come; a new run's first item says where it looks and what it keeps
+    (``library``: its ``sources``, ``keep`` and a ``note`` in words); at the final payload,
+    its citations are recorded on the library's entries the run read."""
     run_id = ""
     for kind, value in items:
         if kind == "run":
             run_id = str(value.get("run_id") or "")
+            if sources is not None and run_id:
+                mode = library.keep_mode(run_id)
+                note = keep_note(library, run_id, None)
+                value = {**value, "library": {"sources": sources, "keep": mode, "note": note}}
         elif kind == "final" and run_id and value.get("report"):
             library.cite(owner, run_id, cited_urls(value))
         yield kind, value

@@ -149,11 +149,12 @@ class Research:
             given = read_plan(plan)
             check_plan_edit({"question": question.strip(), "round": 1}, given, self.services, False)
             graph_input["given_plan"] = given.model_dump(exclude_none=True)
-        self._sourced(run_id, check_sources(sources), keep)
+        checked = check_sources(sources)
+        self._sourced(run_id, checked, keep)
         items = self.driver.drive(
             graph_input, run_id, question.strip(), owner=person.name, answer=answer
         )
-        return noting_citations(items, self.library, person.name)
+        return noting_citations(items, self.library, person.name, checked)
 
     def _sourced(self, run_id: str, sources: Sources, keep: Keep | None) -> None:
         """Where the run looks (``library``: the person's library alone, no network;

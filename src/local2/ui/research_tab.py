@@ -385,9 +385,13 @@ class ResearchTab(ResearchSteer):
         """The run's id and question; a fresh run clears the last report, a run going on
         shows its plan so far."""
         view.run_id = data["run_id"]
+        said = data.get("library") or {}  # where it looks, and a run kept off says so
+        where = {"library": " · from your library only", "both": " · your library first"}
+        extra = where.get(str(said.get("sources")), "")
+        extra += f" · {plain(str(said['note']))}" if said.get("keep") == "off" else ""
         shown: dict[Any, Any] = {
             self.run_id: view.run_id,
-            self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on",
+            self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on{extra}",
         }
         if not fresh:
             view.seed(self.research.payload(view.run_id, person))
