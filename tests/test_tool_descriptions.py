@@ -12,7 +12,8 @@ from local2.tools.registry import default_tools
 from tests.conftest import make_settings
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "local2"
-BUILT_IN = {"web_search", "web_fetch", "recall_memory", "save_memory", *FILE_TOOLS}
+WEB_AND_MEMORY = ["web_search", "web_fetch", "recall_memory", "save_memory"]
+BUILT_IN = {*WEB_AND_MEMORY, "search_library", *FILE_TOOLS}  # search_library: opt-in
 
 
 def built(tmp_path: Path, config_dir: Path | None = None) -> dict:
@@ -24,6 +25,7 @@ def built(tmp_path: Path, config_dir: Path | None = None) -> dict:
             "system": {"data_dir": str(tmp_path / "data")},
             "memory": {"embedder": "lexical"},
             "files": {"roots": [str(tmp_path / "notes")]},
+            "generator": {"enabled_tools": [*WEB_AND_MEMORY, "search_library"]},
         },
     )
     return {t.name: t for t in default_tools(settings, EngramStore.open(settings))}

@@ -385,8 +385,8 @@ def test_a_research_report_is_kept_for_its_person_where_only_the_server_reads_it
         )
         with server, httpx.Client(base_url=server.url, timeout=120) as hers:
             assert login(hers, "alice", token).status_code == 200
-            # Rounds 1, no plan review: straight to the report.
-            ran = call_handler(hers, "run", ["Why did Kelsby keep its bridge?", 1, False])
+            # Rounds 1, no plan review, the web as sources: straight to the report.
+            ran = call_handler(hers, "run", ["Why did Kelsby keep its bridge?", 1, False, "web"])
             offered = [
                 item["value"]
                 for output in ran.outputs

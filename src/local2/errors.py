@@ -112,6 +112,10 @@ class UnknownDocument(NotFound):
     """No document with that id among the person's own (someone else's looks the same)."""
 
 
+class UnknownLibraryEntry(NotFound):
+    """No entry with that id in the person's library (someone else's looks the same)."""
+
+
 class UnknownEvalRun(NotFound):
     """No eval run with that id."""
 

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -50,6 +50,8 @@ class Steering:
     clarify: str | None = None  # auto | never (None: auto at a terminal, else never)
     plan_file: Path | None = None
     answer: str | None = None
+    sources: str = "web"  # web | library | both (docs/library.md)
+    keep: str | None = None  # all | research | off (None: library.keep)
 
     def interactive(self) -> bool:
         return sys.stdin.isatty()
@@ -255,6 +257,9 @@ def run_research(
             gc_pause.resume("research")  # the run takes minutes
             if research.notice:
                 err.print(f"[yellow]Notice:[/] {research.notice}")
+            said = _library_line(steer, settings_of(ctx).library.keep)
+            if not resume and said:
+                err.print(said, markup=False)
             items = _run_items(research, question, resume, max_rounds, person, steer)
             payload = _follow_run(items, say, Checklist(err))
     except KeyboardInterrupt:
@@ -267,6 +272,21 @@ def run_research(
         _still_paused(payload, as_json)
         return
     _finish(payload, as_json, out_file)
+
+
+def _library_line(steer: Steering, setting: str) -> str:
+    """What the run reads from and keeps, in one line, when that is not the usual (the web,
+    kept as library.keep says): a run kept off says so."""
+    where = {
+        "library": "Sources: your library only (no network).",
+        "both": "Sources: your library first, the web for what it lacks.",
+    }.get(steer.sources, "")
+    keep = steer.keep or ("off" if setting == "off" else "")
+    kept = {
+        "off": "Keeping nothing this run reads (keep: off).",
+        "": "",
+    }.get(keep, f"Keeping what it reads in your library (keep: {keep}).")
+    return f"{where} {kept}".strip()
 
 
 def _finished_already(
@@ -313,6 +333,8 @@ def _run_items(
         review=steer.review,
         plan=steer.plan_edit(),
         answer=answer,
+        sources=cast(Any, steer.sources),
+        keep=cast(Any, steer.keep),
     )
 
 
@@ -397,6 +419,12 @@ def _clarify_param(value: str | None) -> str | None:
     return value
 
 
+def _choice(value: str | None, name: str, choices: tuple[str, ...]) -> str | None:
+    if value is not None and value not in choices:
+        raise typer.BadParameter(f"{name} takes {', '.join(choices)}")
+    return value
+
+
 def run_id_param(value: str | None) -> str | None:
     """Run ids follow the session-id rule (``local2.ids``), checked before anything loads."""
     return id_param("run id")(value)
@@ -450,6 +478,22 @@ ClarifyOpt = Annotated[
         callback=_clarify_param,
     ),
 ]
+SourcesOpt = Annotated[
+    str,
+    typer.Option(
+        "--sources",
+        help="web; library: your library alone, no network; both: the library first.",
+        callback=lambda value: _choice(value, "--sources", ("web", "library", "both")),
+    ),
+]
+KeepOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--keep",
+        help="What this run keeps in your library: all, research, off (default library.keep).",
+        callback=lambda value: _choice(value, "--keep", ("all", "research", "off")),
+    ),
+]
 AnswerOpt = Annotated[
     str | None,
     typer.Option("--answer", help="With --resume: the answer to a paused run's question."),
@@ -478,6 +522,8 @@ def register(app: typer.Typer) -> None:
         plan: PlanOpt = None,
         clarify: ClarifyOpt = None,
         answer: AnswerOpt = None,
+        sources: SourcesOpt = "web",
+        keep: KeepOpt = None,
     ) -> None:
         """Research a question: plan, search and read in rounds, then a verified report.
 
@@ -499,5 +545,5 @@ def register(app: typer.Typer) -> None:
             return
         if more:
             fail(f"Unexpected arguments: {' '.join(more)} (quote the question).", code=2)
-        steering = Steering(review=review, clarify=clarify, plan_file=plan, answer=answer)
+        steering = Steering(review, clarify, plan, answer, sources, keep)
         run_research(ctx, question, resume, as_json, out_file, max_rounds, backend, model, steering)

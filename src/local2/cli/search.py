@@ -1,4 +1,4 @@
-"""``local2 search "..." [--in files|documents|memory] [-k N] [--json]``: the same retrieval
+"""``local2 search "..." [--in files|documents|memory|library] [-k N] [--json]``: the same retrieval
 the agent's tools use, at the terminal, so a person can check what the agent will see.
 
 Each hit shows where it is (path, page), its fused score, the passage that answers and why
@@ -19,7 +19,7 @@ from local2.cli.common import out, person_of, settings_of
 from local2.cli.errors import friendly_errors
 from local2.contracts import SearchHit, SearchHits
 
-Within = Literal["files", "documents", "memory"]
+Within = Literal["files", "documents", "memory", "library"]
 
 
 def search(
@@ -28,7 +28,8 @@ def search(
     within: Annotated[
         str,
         typer.Option(
-            "--in", help="Where: files (the indexed folders), documents (yours) or memory."
+            "--in",
+            help="Where: files (the indexed folders), documents (yours), memory or library.",
         ),
     ] = "files",
     k: Annotated[int, typer.Option("-k", min=1, max=50, help="How many hits.")] = 5,
@@ -38,8 +39,8 @@ def search(
     from local2.cli.common import fail
     from local2.service import open_searcher
 
-    if within not in ("files", "documents", "memory"):
-        fail(f"cannot search {within!r}", "use --in files, --in documents or --in memory")
+    if within not in ("files", "documents", "memory", "library"):
+        fail(f"cannot search {within!r}", "use --in files, documents, memory or library")
     settings = settings_of(ctx)
     with friendly_errors("search failed"):
         found = open_searcher(settings).search(person_of(ctx), query, within, k)  # type: ignore[arg-type]  # checked above

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from local2.config.schema import CriticSettings as CriticSettings
     from local2.config.schema import DocumentsSettings as DocumentsSettings
     from local2.config.schema import GeneratorSettings as GeneratorSettings
+    from local2.config.schema import LibrarySettings as LibrarySettings
     from local2.config.schema import McpServer as McpServer
     from local2.config.schema import MemorySettings as MemorySettings
     from local2.config.schema import ResearchSettings as ResearchSettings

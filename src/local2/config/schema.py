@@ -354,6 +354,17 @@ class ResearchSettings(Strict):
     exclude_tools: list[str] = Field(default_factory=lambda: ["recall_memory"])
 
 
+class LibrarySettings(Strict):
+    """The library of what was read (docs/library.md): what is kept, and how much."""
+
+    # all: research runs' sources and chat turns' fetched pages; research: runs' only; off:
+    # nothing is kept (a run started so says it).
+    keep: Literal["all", "research", "off"] = "research"
+    max_mb: int = Field(1024, ge=1)  # one person's library; the oldest unpinned go first
+    dir: Path | None = None  # None: <data_dir>/library; a team's processes share one
+    search_k: int = Field(8, ge=1, le=50)  # hits a library search returns by default
+
+
 class Settings(Strict):
     generator: GeneratorSettings = Field(default_factory=GeneratorSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
@@ -368,6 +379,7 @@ class Settings(Strict):
     ui: UiSettings = Field(default_factory=UiSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     research: ResearchSettings = Field(default_factory=ResearchSettings)
+    library: LibrarySettings = Field(default_factory=LibrarySettings)
 
     # Resolved at load time (not read from YAML).
     @property

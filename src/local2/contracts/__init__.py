@@ -45,6 +45,12 @@ if TYPE_CHECKING:
     from local2.contracts.evals import SetFormat as SetFormat
     from local2.contracts.evals import SetInfo as SetInfo
     from local2.contracts.evals import TokenCounts as TokenCounts
+    from local2.contracts.library import Keep as Keep
+    from local2.contracts.library import LibraryEntry as LibraryEntry
+    from local2.contracts.library import LibraryHit as LibraryHit
+    from local2.contracts.library import LibraryPage as LibraryPage
+    from local2.contracts.library import Reading as Reading
+    from local2.contracts.library import Sources as Sources
     from local2.contracts.people import LOCAL as LOCAL
     from local2.contracts.people import LOCAL_NAME as LOCAL_NAME
     from local2.contracts.people import TEAM_NAME as TEAM_NAME

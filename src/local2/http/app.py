@@ -30,6 +30,7 @@ from local2.http.evals import eval_routes
 from local2.http.feedback import feedback_routes
 from local2.http.guard import is_loopback
 from local2.http.identity import Caller, Identify, identify, signed_in
+from local2.http.library import library_routes
 from local2.http.research import research_routes
 from local2.http.search import search_routes
 from local2.http.sessions import session_routes
@@ -84,6 +85,7 @@ ROUTERS = (
     research_routes,
     document_routes,
     search_routes,
+    library_routes,
     eval_routes,
 )
 

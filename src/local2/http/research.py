@@ -53,6 +53,16 @@ class ResearchBody(BaseModel):
     )
     review: bool = Field(default=False, description="Pause with the plan before the first search.")
     plan: PlanEdit | None = Field(default=None, description="Your own plan, run as given.")
+    sources: Literal["web", "library", "both"] = Field(
+        default="web",
+        description="Where to look: the web; your library alone (no network); or both, the "
+        "library first and the web for what it lacks.",
+    )
+    keep: Literal["all", "research", "off"] | None = Field(
+        default=None,
+        description="What this run keeps of what it reads in your library (null: library.keep; "
+        "off: nothing).",
+    )
 
 
 class FollowupBody(BaseModel):
@@ -110,6 +120,8 @@ def add_run_routes(router: APIRouter, agent: Agent) -> None:
             clarify=body.clarify,
             review=body.review,
             plan=body.plan,
+            sources=body.sources,
+            keep=body.keep,
         )
         return closed_when_gone(research_frames(items))
 

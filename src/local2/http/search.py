@@ -24,8 +24,11 @@ def search_routes(agent: Agent) -> APIRouter:
         person: Caller,
         q: Annotated[str, Query(min_length=1, description="What to look for.")],
         within: Annotated[
-            Literal["files", "documents", "memory"],
-            Query(alias="in", description="The indexed folders, your documents, your memory."),
+            Literal["files", "documents", "memory", "library"],
+            Query(
+                alias="in",
+                description="The indexed folders, your documents, your memory, your library.",
+            ),
         ] = "files",
         k: Annotated[int, Query(ge=1, le=50, description="How many hits.")] = 5,
     ) -> SearchHits:

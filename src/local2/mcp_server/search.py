@@ -14,7 +14,7 @@ from local2.contracts import Person, SearchHit, SearchHits, SearchSource
 from local2.errors import InvalidInput, Unavailable
 from local2.service import Agent
 
-EVERYWHERE: tuple[SearchSource, ...] = ("documents", "files", "memory")
+EVERYWHERE: tuple[SearchSource, ...] = ("documents", "files", "memory", "library")
 
 
 def search_own(

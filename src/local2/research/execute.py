@@ -329,6 +329,7 @@ def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> Research
         query=payload.get("question", ""),
         owner=payload.get("owner") or LOCAL_NAME,
         max_results=search_results(services) if spec is not None and spec.finds_urls else None,
+        purpose="research",
     )
     log = [event(timing, events.RESEARCH_STEP, id=step["id"], status="started")]
     began = time.time()

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from local2.service.documents import DocumentDesk as DocumentDesk
     from local2.service.documents import open_desk as open_desk
     from local2.service.evals import Evals as Evals
+    from local2.service.library_desk import LibraryDesk as LibraryDesk
+    from local2.service.library_desk import open_library as open_library
     from local2.service.memory_desk import MemoryDesk as MemoryDesk
     from local2.service.opening import offline_agent as offline_agent
     from local2.service.opening import offline_parts as offline_parts

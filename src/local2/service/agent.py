@@ -59,6 +59,7 @@ from local2.service.approvals import Approvals
 from local2.service.documents import DocumentDesk
 from local2.service.graph_runs import GraphRuns
 from local2.service.late_grades import LateGrades
+from local2.service.library_desk import LibraryDesk
 from local2.service.ratings import Ratings
 from local2.service.retries import Retries
 from local2.service.running import Turns
@@ -140,6 +141,8 @@ class Agent:
         self.access = Access(wired.storage.people)
         # Each person's own documents (service/documents.py), searched in their sessions.
         self.documents = DocumentDesk(services.files, self.access)
+        # What was read, kept per person (service/library_desk.py, docs/library.md).
+        self.library = LibraryDesk(self.settings)
         self.reader = SessionReader(self.settings, services, graph, running)
         # Grades that gave way to a next question, given when the session is quiet (one
         # grader for every model's agent of these sessions: see with_model).
@@ -318,7 +321,8 @@ class Agent:
 
         recall = services_recall(self.services) if self.services.memory is not None else None
         wait_s = self.settings.files.index_wait_s
-        return Searcher(self.services.files, recall, wait_s).search(person, query, within, k)
+        searcher = Searcher(self.services.files, recall, wait_s, self.library.search)
+        return searcher.search(person, query, within, k)
 
     def votes(self, voter: Voter | None = None) -> list[Vote]:
         """The arena's votes so far (people's or the judge's, or both), oldest first."""
@@ -341,6 +345,7 @@ class Agent:
         if not self.wait_idle(wait_s):
             log.warning("closing with turns running or grades owed after %.0fs", wait_s)
         self.late_grades.close()
+        self.library.settle(wait_s)  # what chat turns kept, indexed before the end
         self.services.runner.shutdown()
         self.turns.close()
         if self._research is not None:

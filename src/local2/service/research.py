@@ -30,6 +30,7 @@ from local2.config import Settings, load_settings
 from local2.contracts import (
     LOCAL,
     STOP_RUN,
+    Keep,
     Person,
     PlanEdit,
     ResearchInput,
@@ -38,6 +39,7 @@ from local2.contracts import (
     ResearchRun,
     ResearchSource,
     RunStatus,
+    Sources,
     Steer,
     SteerRecord,
     collect_research,
@@ -45,6 +47,7 @@ from local2.contracts import (
 from local2.errors import RunBusy
 from local2.graph import Services
 from local2.ids import check_session_id, new_run_id
+from local2.library import ReadingLibrary
 from local2.research import (
     ResearchContext,
     ResearchState,
@@ -54,6 +57,12 @@ from local2.research import (
     research_services,
 )
 from local2.service.access import Access, no_run
+from local2.service.library_runs import (
+    check_sources,
+    keep_note,
+    library_context,
+    noting_citations,
+)
 from local2.service.research_driver import Answerer, RunDriver, finished, run_config
 from local2.service.research_input import (
     check_input,
@@ -101,6 +110,7 @@ class Research:
         self.graph = compile_research_graph(self.services, self.checkpointer, self.inbox)
         self.context = ResearchContext(self.services, inbox=self.inbox)
         self.driver = RunDriver(self.graph, self.context, self.storage, self.services)
+        self.library = ReadingLibrary.shared(self.settings)  # what runs read, kept
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -115,12 +125,15 @@ class Research:
         review: bool = False,
         plan: PlanEdit | dict[str, Any] | str | None = None,
         answer: Answerer | None = None,
+        sources: Sources = "web",
+        keep: Keep | None = None,
     ) -> Iterator[ResearchItem]:
         """Start a run, ``person``'s; the question (and a ``plan`` given) is checked before
         anything runs. ``clarify="auto"``: the planner may ask one question first;
         ``review``: the run pauses with its plan before the first search; ``plan``: the
         person's own (sub-questions, or a whole plan), run as given; ``answer``: who answers
-        a pause at once (none: the stream ends at the pause, see :meth:`input`)."""
+        a pause at once (none: the stream ends at the pause, see :meth:`input`); ``sources``
+        and ``keep``: where it looks and what it keeps (:meth:`_sourced`)."""
         from local2.errors import InvalidQuery
         from local2.graph import validate_query
 
@@ -150,9 +163,27 @@ class Research:
             given = read_plan(plan)
             check_plan_edit({"question": question.strip(), "round": 1}, given, self.services, False)
             graph_input["given_plan"] = given.model_dump(exclude_none=True)
-        return self.driver.drive(
+        checked = check_sources(sources)
+        self._sourced(run_id, checked, keep)
+        items = self.driver.drive(
             graph_input, run_id, question.strip(), owner=person.name, answer=answer
         )
+        return noting_citations(items, self.library, person.name, checked)
+
+    def _sourced(self, run_id: str, sources: Sources, keep: Keep | None) -> None:
+        """Where the run looks (``library``: the person's library alone, no network;
+        ``both``: the library first) and what it keeps of what it reads, instead of
+        ``library.keep`` (``off``: nothing). See docs/library.md."""
+        if keep is not None:
+            self.library.run_keep[run_id] = keep
+        if sources != "web":
+            self.driver.contexts[run_id] = library_context(
+                self.services, self.library, sources, self.inbox
+            )
+
+    def keeps(self, run_id: str | None = None) -> str:
+        """What a run (``None``: one started now) keeps, in words."""
+        return keep_note(self.library, run_id or "", None)
 
     def resume(
         self, run_id: str, person: Person = LOCAL, answer: Answerer | None = None
@@ -161,7 +192,8 @@ class Research:
         returned; a paused one pauses again, or ``answer`` answers it)."""
         snapshot, owner = self._own(run_id, person)
         question = snapshot.values.get("question", "")
-        return self.driver.drive(None, run_id, question, snapshot, owner=owner, answer=answer)
+        items = self.driver.drive(None, run_id, question, snapshot, owner=owner, answer=answer)
+        return noting_citations(items, self.library, owner)
 
     def input(
         self,
@@ -184,7 +216,8 @@ class Research:
             resume={request["interrupt_id"]: given.model_dump(exclude_none=True)}
         )
         question = snapshot.values.get("question", "")
-        return self.driver.drive(resume, run_id, question, owner=owner, answer=answer)
+        items = self.driver.drive(resume, run_id, question, owner=owner, answer=answer)
+        return noting_citations(items, self.library, owner)
 
     def steer(
         self, run_id: str, say: Steer | dict[str, Any], person: Person = LOCAL
@@ -255,11 +288,14 @@ class Research:
         max_rounds: int | None = None,
         on_item: Callable[[str, Any], None] | None = None,
         person: Person = LOCAL,
+        sources: Sources = "web",
+        keep: Keep | None = None,
     ) -> ResearchPayload:
         """Run to the end and return the payload."""
-        return collect_research(
-            self.stream(question, max_rounds=max_rounds, person=person), on_item
+        items = self.stream(
+            question, max_rounds=max_rounds, person=person, sources=sources, keep=keep
         )
+        return collect_research(items, on_item)
 
     def resume_run(
         self,
@@ -326,6 +362,7 @@ class Research:
         return cast(list[ResearchRun], rows)  # the index's row with the run's progress
 
     def close(self) -> None:
+        self.library.settle()  # what the runs kept, indexed before the process may end
         self.storage.close()
         for owned in self._owned:
             owned.close()

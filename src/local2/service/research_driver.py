@@ -56,6 +56,8 @@ class RunDriver:
     storage: ResearchStorage
     services: Services
     running: set[str] = field(default_factory=set)
+    # Runs with a context of their own (research from the library), by run id.
+    contexts: dict[str, Any] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
     def awaiting(self, run_id: str) -> dict[str, Any] | None:
@@ -107,7 +109,7 @@ class RunDriver:
         for part in self.graph.stream(
             graph_input,
             run_config(run_id),
-            context=self.context,  # passed again on a resume: LangGraph keeps none
+            context=self.contexts.get(run_id, self.context),  # again on a resume: none kept
             stream_mode=RUN_MODES,
             durability="sync",
         ):

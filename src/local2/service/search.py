@@ -5,7 +5,9 @@
 - ``files``: the configured folders' index (``search_files``' hybrid search: BM25 and
   vectors fused, each hit's best passage for the query, with its page);
 - ``documents``: the person's own documents (their index alone: never anyone else's);
-- ``memory``: the person's memory, recalled as the model's ``recall_memory`` does.
+- ``memory``: the person's memory, recalled as the model's ``recall_memory`` does;
+- ``library``: what the person's research runs (and chat's fetches, by setting) read and
+  kept (:mod:`local2.library`), each hit the original URL at its page.
 
 The folders' index is brought up to date first as ``search_files`` brings it (waiting at
 most ``files.index_wait_s``; a build still going: what is indexed so far); a document is
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from local2.contracts import MemoryHit, Person, SearchHit, SearchHits, SearchSource
+from local2.contracts import LibraryHit, MemoryHit, Person, SearchHit, SearchHits, SearchSource
 from local2.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from local2.graph import Services
 
 Recall = Callable[[Person, str, int], list[MemoryHit]]  # (person, query, k) -> their memories
+# (person, query, k) -> the passages of their library
+LibrarySearch = Callable[[Person, str, int | None], list[LibraryHit]]
 MAX_K = 50
 
 
@@ -35,10 +39,15 @@ class Searcher:
     documents; ``recall``: their memory)."""
 
     def __init__(
-        self, files: Folders | None, recall: Recall | None = None, wait_s: float = 0.0
+        self,
+        files: Folders | None,
+        recall: Recall | None = None,
+        wait_s: float = 0.0,
+        library: LibrarySearch | None = None,
     ) -> None:
         self.files = files
         self.recall = recall
+        self.library = library
         self.wait_s = wait_s  # how long a search waits for the folders' index to catch up
 
     def search(
@@ -51,12 +60,14 @@ class Searcher:
             raise InvalidInput(f"k is {k}: ask for 1 to {MAX_K} hits.")
         if within == "memory":
             hits = self._memory(person, query, k)
+        elif within == "library" and self.library is not None:
+            hits = [_shared(hit) for hit in self.library(person, query, k)]
         elif within in ("files", "documents"):
             hits = [_file_hit(within, h) for h in self._file_hits(person, query, within, k)]
         else:
             raise InvalidInput(
                 f"Searching {within!r} is not offered here.",
-                fix="Search files, documents or memory.",
+                fix="Search files, documents, memory or library.",
             )
         return SearchHits(query=query, hits=hits)
 
@@ -95,6 +106,18 @@ class Searcher:
             )
             for rank, hit in enumerate(found, start=1)
         ]
+
+
+def _shared(hit: LibraryHit) -> SearchHit:
+    """A library hit as the shared contract has it (its entry, title and runs left out)."""
+    return SearchHit(
+        source="library",
+        path=hit["path"],
+        page=hit["page"],
+        score=hit["score"],
+        passage=hit["passage"],
+        why=hit["why"],
+    )
 
 
 def _file_hit(source: SearchSource, hit: FileHit) -> SearchHit:
@@ -137,4 +160,8 @@ def open_searcher(settings: Settings) -> Searcher:
         finally:
             desk.close()
 
-    return Searcher(Folders(settings), recall if settings.memory.enabled else None)
+    from local2.service.library_desk import LibraryDesk
+
+    library = LibraryDesk(settings)
+    memory = recall if settings.memory.enabled else None
+    return Searcher(Folders(settings), memory, library=library.search)

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from local2.tools.corpus.index import CorpusIndex as CorpusIndex
     from local2.tools.corpus.index import open_corpus as open_corpus
     from local2.tools.fallback import quoted as quoted
+    from local2.tools.library_keep import LibraryKeeper as LibraryKeeper
+    from local2.tools.library_tools import library_sourced as library_sourced
     from local2.tools.mcp import load_mcp_tools as load_mcp_tools
     from local2.tools.mcp import shutdown_mcp as shutdown_mcp
     from local2.tools.memory_tools import format_hit as format_hit

@@ -31,6 +31,7 @@ class ToolContext:
     query: str = ""  # the person's question this turn
     owner: str = "local"  # whose turn or run this is (local2.contracts.people)
     max_results: int | None = None  # a search asked for more hits (research), else the setting
+    purpose: Literal["chat", "research"] = "chat"  # what reads: the library keeps by it
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 

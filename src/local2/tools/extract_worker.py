@@ -50,6 +50,7 @@ def page_job(
     shown = focus(text, str(header.get("question", "")), int(header["budget_chars"]))
     return {
         "ok": True,
+        "full_text": text if header.get("keep_text") else None,  # for the library
         "text": shown.text or EMPTY_TEXT,
         "chars": shown.chars_total,
         "chars_shown": shown.chars_shown,

@@ -78,8 +78,10 @@ def document_result(
     deadline: float,
     cancel: threading.Event | None,
     reader: Reader = read_document,
+    seen: Callable[[Document], None] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The text the model reads of a fetched document and the data kept beside it."""
+    """The text the model reads of a fetched document and the data kept beside it
+    (``seen``: given the whole document read, for the library)."""
     try:
         document = reader(
             body,
@@ -95,6 +97,8 @@ def document_result(
         if exc.reason == "cancelled":
             raise ToolError(f"fetch cancelled: {url}") from None
         raise ToolError(f"fetch error: {exc.message}", fix=exc.fix) from None
+    if seen is not None:
+        seen(document)
     note = document_note(document, url)
     passages = pick_passages(document, question, max(budget_chars - len(note) - 1, 200))
     shown = sorted({p.page for p in passages})

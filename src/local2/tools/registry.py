@@ -24,6 +24,10 @@ def default_tools(
 
     enabled = set(settings.generator.enabled_tools)
     tools: list[Tool] = list(web_tools(settings, backend))
+    if "search_library" in enabled:  # opt-in: generator.enabled_tools
+        from local2.tools.library_tools import library_tool
+
+        tools.append(library_tool(settings))
     if memory is not None:
         from local2.tools.memory_tools import memory_tools
 

@@ -11,6 +11,7 @@ from local2.config import Settings
 from local2.tools.base import Tool, configured_tool
 from local2.tools.corpus import corpus_fetch
 from local2.tools.fallback import EXCERPT_CHARS, SNIPPET_CHARS, cut
+from local2.tools.library_keep import LibraryKeeper
 from local2.tools.routing import Cue, first_url
 from local2.tools.web_fetch import WebFetch
 from local2.tools.web_search import WebSearch
@@ -109,6 +110,7 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
         num_ctx=context_tokens(settings, backend),
         documents=settings.documents,
     )
+    fetch.keeper = LibraryKeeper(settings)  # what was read, kept as library.keep says
     read = corpus_fetch(web, fetch, fetch.budget_chars)  # corpus:// URLs from the corpus
     # Both only read, and both bring outside text into the context; web_fetch sends a
     # request to whatever URL it is given, so it is also watched for where that URL came from.

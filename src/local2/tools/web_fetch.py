@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import re
 import ssl
 import threading
@@ -27,14 +28,14 @@ import zlib
 from collections.abc import Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
 from local2.bounded import WorkerPool
 from local2.config import DocumentsSettings, WebFetchSettings
-from local2.documents import Favor, clean_text
+from local2.documents import Document, Favor, clean_text
 from local2.errors import (
     ExtractionCancelled,
     ExtractionFailed,
@@ -42,11 +43,13 @@ from local2.errors import (
     FetchRefused,
     ToolError,
 )
+from local2.library import Fetched
 from local2.tools.base import ToolContext, ToolResult
 from local2.tools.extract_worker import POOL
 from local2.tools.fetch_document import VAGUE_TYPES, Reader, document_result, is_document
 from local2.tools.netguard import NetGuard, Resolver, Target, system_resolve
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -62,6 +65,14 @@ SNIFF_BYTES = 4096  # a body labelled application/octet-stream is told by this m
 # Name resolution blocks; it runs here so the fetch deadline can abandon a hung lookup
 # without asyncio.run() waiting for it on exit.
 _DNS_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="local2-dns")
+
+
+class Keeper(Protocol):
+    """Who keeps what a fetch read (the library of what was read, :mod:`.library_keep`)."""
+
+    def wants(self, ctx: ToolContext | None) -> bool: ...
+
+    def keep(self, fetched: Fetched, ctx: ToolContext | None) -> None: ...
 
 
 @dataclass
@@ -237,6 +248,7 @@ class WebFetch:
         self._transport = transport
         self.pool = pool
         self.budget_chars = cfg.max_chars or int(num_ctx * cfg.context_share * CHARS_PER_TOKEN)
+        self.keeper: Keeper | None = None  # set by the wiring when the library keeps reads
 
     def __call__(self, args: Mapping[str, Any], ctx: ToolContext | None = None) -> ToolResult:
         url = args.get("url") if isinstance(args, Mapping) else None
@@ -246,14 +258,26 @@ class WebFetch:
         cancel = ctx.cancel if ctx is not None else None
         now = time.monotonic()
         call = _Call(now, now + self.cfg.timeout_s, self.cfg.timeout_s)
+        sink: list[Fetched] | None = [] if self.keeper and self.keeper.wants(ctx) else None
         try:
             self.pool.prepare(self.cfg.extract_memory_mb)  # starts while the page downloads
             download = run_sync(self._download_within(url, call, cancel))
-            return self._render(url, download, question_for(args, ctx), call.deadline, cancel)
+            question = question_for(args, ctx)
+            result = self._render(url, download, question, call.deadline, cancel, sink)
         except (TimeoutError, httpx.TimeoutException, ExtractionTimeout):
             raise ToolError(f"fetch timeout after {call.timeout_s:g}s: {url}") from None
         except (_Cancelled, ExtractionCancelled):
             raise ToolError(f"fetch cancelled: {url}") from None
+        for fetched in sink or []:  # only what was read: a refused or failed fetch keeps none
+            self._keep(fetched, ctx)
+        return result
+
+    def _keep(self, fetched: Fetched, ctx: ToolContext | None) -> None:
+        try:
+            if self.keeper is not None:
+                self.keeper.keep(fetched, ctx)
+        except Exception as exc:  # the read stands; only its copy is lost
+            log.warning("web_fetch: could not keep %s in the library: %s", fetched.url, exc)
 
     @property
     def longest_s(self) -> float:
@@ -399,9 +423,10 @@ class WebFetch:
         question: str,
         deadline: float,
         cancel: threading.Event | None,
+        sink: list[Fetched] | None = None,
     ) -> ToolResult:
         if dl.document or is_document(dl.content_type, dl.url, dl.body[:65536]):
-            return self._render_document(requested, dl, question, deadline, cancel)
+            return self._render_document(requested, dl, question, deadline, cancel, sink)
         kind = _kind(dl.content_type, dl.body[:4096])
         if kind in ("pdf", "binary"):
             raise ToolError(_unsupported(dl.content_type or "unknown", kind))
@@ -416,6 +441,7 @@ class WebFetch:
             "max_elements": self.cfg.max_elements,
             "extract_s": left - min(3.0, left / 3),  # the rest for the linear fallback
             "cpu_s": left + 1,
+            "keep_text": sink is not None,
         }
         try:
             page = self.pool.run(header, dl.body, self.cfg.extract_memory_mb, deadline, cancel)
@@ -430,6 +456,13 @@ class WebFetch:
             "passages_total": page["passages_total"],
             "extraction": page["method"],
         }
+        if sink is not None and page.get("full_text"):
+            text = str(page["full_text"])
+            first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+            title = first[:100] if len(first) <= 100 else ""
+            sink.append(
+                Fetched(requested, dl.url, title, kind, ((1, text),), None, dl.content_type)
+            )
         return ToolResult(text=f"URL: {dl.url}{RESULT_HEAD}{page['text']}", data=data)
 
     def _render_document(
@@ -439,10 +472,15 @@ class WebFetch:
         question: str,
         deadline: float,
         cancel: threading.Event | None,
+        sink: list[Fetched] | None = None,
     ) -> ToolResult:
         if dl.truncated:  # a document served as a page, cut at the page's cap
             raise _too_large(self.cfg.max_bytes, "max_bytes")
-        options = {} if self.read_document is None else {"reader": self.read_document}
+        options: dict[str, Any] = (
+            {} if self.read_document is None else {"reader": self.read_document}
+        )
+        if sink is not None:
+            options["seen"] = lambda doc: sink.append(_fetched_document(requested, dl, doc))
         text, data = document_result(
             dl.url,
             dl.body,
@@ -469,6 +507,14 @@ def _fetched(requested: str, dl: Download) -> dict[str, Any]:
         "bytes": len(dl.body),
         "truncated_bytes": dl.truncated,
     }
+
+
+def _fetched_document(requested: str, dl: Download, document: Document) -> Fetched:
+    """A document as the library keeps it: its pages and its original file."""
+    pages = tuple((p.number, p.text) for p in document.pages)
+    return Fetched(
+        requested, dl.url, document.title, document.format, pages, dl.body, dl.content_type
+    )
 
 
 def _is_ip(host: str) -> bool:

@@ -26,7 +26,7 @@ from local2.ui.chat_tab import ChatTab
 from local2.ui.header import Header
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
-from local2.ui.tabs import EvaluatePart, ResearchPart
+from local2.ui.tabs import EvaluatePart, LibraryPart, ResearchPart
 from local2.ui.timetravel import TimeTravel
 
 CSS = """
@@ -83,6 +83,7 @@ class LocalUI:
             ArenaTab(agent),
             research,
             EvaluatePart(agent, tabs, self.time_travel, research),
+            LibraryPart(agent),
         ]
 
 

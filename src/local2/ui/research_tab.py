@@ -189,7 +189,7 @@ class ResearchTab(ResearchSteer):
         for trigger in (self.start.click, self.question.submit):
             trigger(
                 self.run,
-                [self.question, self.rounds, self.review],
+                [self.question, self.rounds, self.review, self.sources_from],
                 outputs,
                 concurrency_limit=concurrency_limit,
                 show_progress="minimal",
@@ -227,6 +227,12 @@ class ResearchTab(ResearchSteer):
             value=True,
             label="Show me the plan before the first search",
             elem_id="research-review",
+        )
+        self.sources_from = gr.Radio(
+            [("The web", "web"), ("My library only (no network)", "library"), ("Both", "both")],
+            value="web",
+            label="Sources",
+            elem_id="research-sources-from",
         )
         self.status = gr.Markdown("", elem_id="research-status")
 
@@ -297,6 +303,7 @@ class ResearchTab(ResearchSteer):
         question: str,
         rounds: float | None,
         review: bool = True,
+        sources: Any = "web",
         request: gr.Request | None = None,
     ) -> Iterator[Updates]:
         try:
@@ -307,6 +314,7 @@ class ResearchTab(ResearchSteer):
                 person=person,
                 clarify="auto",
                 review=bool(review),
+                sources=sources or "web",
             )
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
@@ -377,9 +385,13 @@ class ResearchTab(ResearchSteer):
         """The run's id and question; a fresh run clears the last report, a run going on
         shows its plan so far."""
         view.run_id = data["run_id"]
+        said = data.get("library") or {}  # where it looks, and a run kept off says so
+        where = {"library": " · from your library only", "both": " · your library first"}
+        extra = where.get(str(said.get("sources")), "")
+        extra += f" · {plain(str(said['note']))}" if said.get("keep") == "off" else ""
         shown: dict[Any, Any] = {
             self.run_id: view.run_id,
-            self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on",
+            self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on{extra}",
         }
         if not fresh:
             view.seed(self.research.payload(view.run_id, person))

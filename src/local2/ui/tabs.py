@@ -67,3 +67,24 @@ class EvaluatePart:
 
     def wire(self, demo: gr.Blocks) -> None:
         """Nothing more: :meth:`~local2.ui.evaluate.EvaluateTab.build` wired it."""
+
+
+class LibraryPart:
+    """The Library tab (:mod:`local2.ui.library_tab`): what was read, listed when opened."""
+
+    title = "Library"
+    tab_id = "library"
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.proxied = bool(agent.settings.server.trusted_user_header)
+
+    def build(self, item: gr.Tab) -> None:
+        from local2.ui.library_tab import library_tab  # loaded when the app is built
+
+        agent = self.agent
+        shelf = library_tab(agent.library, agent.access, self.proxied, agent.settings.data_dir)
+        item.select(shelf.list_entries, None, [shelf.table, shelf.status])
+
+    def wire(self, demo: gr.Blocks) -> None:
+        """Nothing more: :func:`~local2.ui.library_tab.library_tab` wired it."""

@@ -1,0 +1,68 @@
+"""The library of what was read, as every surface handles it (``local2 library``,
+``GET/DELETE /library``, the app's Library tab): list, search, show, pin, remove, export,
+import. Each call is one person's and touches only their library: another person's id
+answers as an unknown one does (:class:`~local2.errors.UnknownLibraryEntry`, 404)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from local2.config import Settings
+from local2.contracts import LibraryEntry, LibraryHit, LibraryPage, Person
+from local2.library import ReadingLibrary, export_library, import_library
+
+
+class LibraryDesk:
+    """The library part of the service (``agent.library``)."""
+
+    def __init__(self, settings: Settings, library: ReadingLibrary | None = None) -> None:
+        self.settings = settings
+        self.library = library or ReadingLibrary.shared(settings)
+
+    @property
+    def keep(self) -> str:
+        """What is kept (``library.keep``: all, research or off)."""
+        return self.settings.library.keep
+
+    def settle(self, timeout_s: float | None = None) -> bool:
+        """Wait until what was kept is indexed (False: ``timeout_s`` passed first)."""
+        return self.library.settle(timeout_s)
+
+    def entries(self, person: Person, limit: int | None = None) -> list[LibraryEntry]:
+        """The person's entries, the last read first."""
+        found = self.library.entries(person.name)
+        return found[:limit] if limit else found
+
+    def get(self, person: Person, entry_id: str) -> LibraryEntry:
+        return self.library.get(person.name, entry_id)
+
+    def page(self, person: Person, entry_id: str, page: int | None = None) -> LibraryPage:
+        """The entry's kept text (untrusted: as it was read), all of it or one page."""
+        return self.library.page(person.name, entry_id, page)
+
+    def original(self, person: Person, entry_id: str) -> Path | None:
+        """The entry's original file (a document's), or None."""
+        return self.library.original(person.name, entry_id)
+
+    def pin(self, person: Person, entry_id: str, pinned: bool = True) -> LibraryEntry:
+        return self.library.pin(person.name, entry_id, pinned)
+
+    def remove(self, person: Person, entry_id: str) -> LibraryEntry:
+        """Take the entry out of the person's index and off the disk."""
+        return self.library.remove(person.name, entry_id)
+
+    def search(self, person: Person, query: str, k: int | None = None) -> list[LibraryHit]:
+        return self.library.search(person.name, query, k)
+
+    def export(self, person: Person) -> bytes:
+        """The person's library as a zip: a JSON index, the texts and the originals."""
+        return export_library(self.library, person.name)
+
+    def import_(self, person: Person, data: bytes) -> list[str]:
+        """File an export's entries in the person's library; their ids."""
+        return import_library(self.library, person.name, data)
+
+
+def open_library(settings: Settings) -> LibraryDesk:
+    """A desk for a command that opens no agent (``local2 library``)."""
+    return LibraryDesk(settings)

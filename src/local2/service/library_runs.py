@@ -1,0 +1,84 @@
+"""Research and the library (docs/library.md): a run's sources (``web``, ``library`` or
+``both``), what it keeps (``library.keep``, or its own ``keep``), and, when it ends, its
+citations recorded on the entries it read.
+
+A run from the library gets services of its own whose ``web_search`` and ``web_fetch`` are
+the library's (:func:`local2.tools.library_tools.library_sourced`); with ``library`` no
+tool that reaches outside is left, so the run opens no connection.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from local2.contracts import Keep, ResearchItem, Sources
+from local2.errors import InvalidInput
+from local2.graph import Services
+from local2.library import ReadingLibrary
+from local2.research import ResearchContext
+from local2.storage import SteerInbox
+from local2.tools import library_sourced
+
+SOURCES: tuple[Sources, ...] = ("web", "library", "both")
+_CITE = re.compile(r"\[(\d+)\]")
+
+
+def check_sources(sources: str) -> Sources:
+    for known in SOURCES:
+        if sources == known:
+            return known
+    raise InvalidInput(f"Unknown sources {sources!r}.", "Use web, library or both.")
+
+
+def library_context(
+    services: Services, library: ReadingLibrary, sources: Sources, inbox: SteerInbox | None
+) -> ResearchContext:
+    """The context a run from the library runs in: its tools the library's."""
+    tools = library_sourced(services.tools, services.settings, services.backend, library, sources)
+    return ResearchContext(dataclasses.replace(services, tools=tools), inbox=inbox)
+
+
+def cited_urls(payload: Any) -> dict[str, list[int]]:
+    """The URLs a report cites, each with its ``[n]`` numbers."""
+    report = str(payload.get("report") or "")
+    numbers = {int(n) for n in _CITE.findall(report.split("## References")[0])}
+    cited: dict[str, list[int]] = {}
+    for source in payload.get("sources") or []:
+        if source.get("n") in numbers and source.get("url"):
+            cited.setdefault(str(source["url"]), []).append(int(source["n"]))
+    return cited
+
+
+def noting_citations(
+    items: Iterator[ResearchItem],
+    library: ReadingLibrary,
+    owner: str,
+    sources: Sources | None = None,
+) -> Iterator[ResearchItem]:
+    """``items`` as they come; a new run's first item says where it looks and what it keeps
+    (``library``: its ``sources``, ``keep`` and a ``note`` in words); at the final payload,
+    its citations are recorded on the library's entries the run read."""
+    run_id = ""
+    for kind, value in items:
+        if kind == "run":
+            run_id = str(value.get("run_id") or "")
+            if sources is not None and run_id:
+                mode = library.keep_mode(run_id)
+                note = keep_note(library, run_id, None)
+                value = {**value, "library": {"sources": sources, "keep": mode, "note": note}}
+        elif kind == "final" and run_id and value.get("report"):
+            library.cite(owner, run_id, cited_urls(value))
+        yield kind, value
+
+
+def keep_note(library: ReadingLibrary, run_id: str, keep: Keep | None) -> str:
+    """What the run keeps, in words (a run kept off says so)."""
+    if keep is not None:
+        library.run_keep[run_id] = keep
+    mode = library.keep_mode(run_id)
+    if mode == "off":
+        return "Keeping nothing this run reads (library.keep: off)."
+    return f"Keeping what this run reads in your library (library.keep: {mode})."

@@ -1,0 +1,192 @@
+"""The library as tools: ``search_library`` (read-only), and research's sources from it.
+
+With ``research --sources library`` a run's ``web_search`` and ``web_fetch`` are served by
+the person's library alone (:class:`LibrarySearch`, :class:`LibraryFetch`): no connection
+is opened, a URL not kept is refused. With ``both`` the library is searched first and the
+web for what it lacks, each hit marked by where it came from; a URL kept is read from the
+kept copy, any other from the web. The result texts keep the web tools' shapes, so the
+ledger numbers and cites them as it does pages, under their original URLs; each read names
+its kept copy. Kept text is outside content like any page (the tools' output: untrusted).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from local2.config import Settings
+from local2.contracts import LibraryEntry, LibraryHit
+from local2.documents import document_note, render_passages
+from local2.errors import ToolError
+from local2.library import Reader, ReadingLibrary, as_document
+from local2.retrieval import pick_passages
+from local2.tools.base import Tool, ToolContext, ToolFn, ToolResult, as_result, configured_tool
+from local2.tools.passages import focus
+from local2.tools.search_providers import SearchHit
+from local2.tools.web_fetch import RESULT_HEAD, question_for
+from local2.tools.web_search import format_hits
+
+FROM_LIBRARY = "from your library"
+NOT_KEPT = (
+    "fetch error: {url} is not in your library, and this run reads only the library "
+    "(research --sources library): read a URL from search results"
+)
+
+
+def _day(at: float) -> str:
+    return dt.datetime.fromtimestamp(at, dt.UTC).date().isoformat()
+
+
+def _query(args: Mapping[str, Any]) -> str:
+    query = args.get("query") if isinstance(args, Mapping) else None
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("missing query argument")
+    return " ".join(query.split())
+
+
+def hit_line(hit: LibraryHit) -> SearchHit:
+    """A library hit as a web search hit, marked as the library's."""
+    runs = f" by run {', '.join(hit['runs'][-2:])}" if hit["runs"] else ""
+    page = f", page {hit['page']}" if hit["page"] else ""
+    note = f"({FROM_LIBRARY}{page}, read {_day(hit['read_at'])}{runs})"
+    return SearchHit(title=f"{hit['title']} {note}", url=hit["path"], snippet=hit["passage"])
+
+
+class SearchLibrary:
+    """``search_library``: the passages of the person's library that answer a query."""
+
+    def __init__(self, library: ReadingLibrary) -> None:
+        self.library = library
+
+    def __call__(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        query = _query(args)
+        k = args.get("max_results") if isinstance(args.get("max_results"), int) else None
+        hits = self.library.search(ctx.owner, query, k or ctx.max_results)
+        if not hits:
+            return ToolResult(text=f"Nothing in your library for: {query}", data={"hits": []})
+        text = format_hits([hit_line(h) for h in hits], dt.date.today())
+        return ToolResult(text=text, data={"hits": hits})
+
+
+class LibrarySearch:
+    """``web_search`` of a run from the library (``web``: the web for what it lacks)."""
+
+    def __init__(self, library: ReadingLibrary, web: ToolFn | None, k: int) -> None:
+        self.library, self.web, self.k = library, web, k
+
+    def __call__(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        query = _query(args)
+        wanted = ctx.max_results or self.k
+        found = [hit_line(h) for h in self.library.search(ctx.owner, query, wanted)]
+        data: dict[str, Any] = {"provider": "library", "library": len(found)}
+        if self.web is not None and len(found) < wanted:  # the web for what the library lacks
+            known = {h.url.split("#", 1)[0] for h in found}
+            web = as_result(self.web(args, ctx))
+            more = [h for h in _web_hits(web.text) if h.url.split("#", 1)[0] not in known]
+            found += [SearchHit(f"{h.title} (from the web)", h.url, h.snippet) for h in more]
+            data.update(provider="library+web", web=len(more))
+        found = found[:wanted]
+        data.update(count=len(found), urls=[h.url for h in found])
+        if not found:
+            return ToolResult(text=f"No results found for: {query}", data=data)
+        return ToolResult(text=format_hits(found, dt.date.today()), data=data)
+
+
+_HIT = re.compile(
+    r"^\[\d+\] Title: (?P<title>.*)\nSnippet: (?P<snippet>.*)\nURL: (?P<url>.*)$", re.M
+)
+
+
+def _web_hits(text: str) -> list[SearchHit]:
+    return [SearchHit(m["title"], m["url"].strip(), m["snippet"]) for m in _HIT.finditer(text)]
+
+
+class LibraryFetch:
+    """``web_fetch`` of a run from the library: a kept URL from its kept copy (a reading of
+    it by the run); another from ``web``, or refused when the run reads the library only."""
+
+    def __init__(self, library: ReadingLibrary, web: ToolFn | None, budget_chars: int) -> None:
+        self.library, self.web, self.budget = library, web, budget_chars
+
+    def __call__(self, args: Mapping[str, Any], ctx: ToolContext) -> str | ToolResult:
+        url = args.get("url") if isinstance(args, Mapping) else None
+        if not isinstance(url, str) or not url.strip():
+            raise ToolError("missing url argument")
+        url = url.strip()
+        entry = self.library.by_url(ctx.owner, url)
+        if entry is None:
+            if self.web is None:
+                raise ToolError(NOT_KEPT.format(url=url))
+            return self.web(args, ctx)
+        self.library.read_again(ctx.owner, entry["id"], Reader("research", run_id=ctx.session_id))
+        text = self._text(ctx, entry, url, question_for(args, ctx))
+        data = {"url": url, "library": entry["id"], "kept_at": entry["first_read"]}
+        return ToolResult(text=f"URL: {entry['url']}{RESULT_HEAD}{text}", data=data)
+
+    def _text(self, ctx: ToolContext, entry: LibraryEntry, url: str, question: str) -> str:
+        kept = f"[Kept copy {entry['id']} in your library, read {_day(entry['first_read'])}]"
+        pages = self.library.pages_of(ctx.owner, entry["id"])
+        if entry["pages"] <= 1 and entry["format"] in ("html", "text"):
+            return f"{kept}\n{focus(pages[0][1], question, self.budget).text}"
+        doc = as_document(entry["format"], entry["title"], pages)
+        wanted = re.search(r"#page=(\d+)$", url)
+        if wanted:  # the page asked for
+            number = int(wanted.group(1))
+            doc = as_document(
+                entry["format"], entry["title"], tuple(p for p in pages if p[0] == number) or pages
+            )
+        note = document_note(doc, entry["url"])
+        passages = pick_passages(doc, question, max(self.budget - len(note) - len(kept), 200))
+        return f"{kept}\n{note}\n{render_passages(passages, doc.unit)}"
+
+
+def library_tool(settings: Settings, library: ReadingLibrary | None = None) -> Tool:
+    """``search_library``: read-only; what it returns was read from outside (untrusted)."""
+    found = SearchLibrary(library or ReadingLibrary.shared(settings))
+    return configured_tool(settings, "search_library", found, effects="read", output="untrusted")
+
+
+def library_sourced(
+    tools: dict[str, Tool],
+    settings: Settings,
+    backend: str | None,
+    library: ReadingLibrary,
+    sources: str,
+) -> dict[str, Tool]:
+    """A run's tools with ``web_search`` and ``web_fetch`` served from the library
+    (``sources``: ``library``, no network at all, every other outside tool left out;
+    ``both``, the library first and the web for what it lacks)."""
+    from local2.tools.web import context_tokens
+
+    both = sources == "both"
+    fetch_cfg = settings.web.fetch
+    budget = fetch_cfg.max_chars or int(
+        context_tokens(settings, backend) * fetch_cfg.context_share * 3.0
+    )
+    search, fetch = tools.get("web_search"), tools.get("web_fetch")
+    kept = {n: t for n, t in tools.items() if both or t.output != "untrusted"}
+    web_search = search.run if both and search is not None else None
+    web_fetch = fetch.run if both and fetch is not None else None
+    k = settings.library.search_k
+    kept["web_search"] = dataclasses.replace(
+        search or _web_tool(settings, "web_search"), run=LibrarySearch(library, web_search, k)
+    )
+    kept["web_fetch"] = dataclasses.replace(
+        fetch or _web_tool(settings, "web_fetch", "url"),
+        run=LibraryFetch(library, web_fetch, budget),
+    )
+    return kept
+
+
+def _web_tool(settings: Settings, name: str, url_arg: str | None = None) -> Tool:
+    """A web tool the run's services lack (disabled), to be served from the library."""
+
+    def unused(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        raise ToolError(f"{name} is off")
+
+    return configured_tool(
+        settings, name, unused, effects="read", output="untrusted", url_arg=url_arg
+    )

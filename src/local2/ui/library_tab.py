@@ -1,0 +1,215 @@
+"""The app's Library tab: what was read, kept (docs/library.md).
+
+A self-contained part: :class:`LibraryTab` is given the library desk, the people's access
+and whether names come from a proxy, lays itself out inside an open ``gr.Tab`` and wires its
+own events. It shows the signed-in person's entries, newest first (title, site, when read,
+size, how often cited), a search whose hits name their page and when they were read, an
+entry's kept text (all of it or one page) and its original file, and Pin, Remove and Export.
+
+Kept text is what a page said: it is shown as plain text in a read-only box, titles and
+passages with their Markdown neutralised, and nothing loads by itself.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import gradio as gr
+
+from local2.contracts import LibraryEntry, LibraryHit, Person
+from local2.errors import Local2Error
+from local2.service import owner_folder, private_dir
+from local2.ui.notices import notice_for
+from local2.ui.safe_markdown import neutralise
+from local2.ui.sign_in import person_of
+
+if TYPE_CHECKING:
+    from local2.service import Access, LibraryDesk
+
+EXPORTS = "exports"  # under the data directory: each person's library.zip
+COLUMNS = ["title", "site", "read", "size", "cited", "pinned", "id"]
+
+
+def when(at: float) -> str:
+    return dt.datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")
+
+
+def size(n: int) -> str:
+    return f"{n / 1024:,.0f} KB" if n >= 1024 else f"{n} B"
+
+
+def entry_rows(entries: Sequence[LibraryEntry]) -> list[list[Any]]:
+    return [
+        [
+            e["title"],
+            e["site"],
+            f"{when(e['last_read'])} ({len(e['readings'])}x)",
+            size(e["bytes"]),
+            e["cited"],
+            "yes" if e["pinned"] else "",
+            e["id"],
+        ]
+        for e in entries
+    ]
+
+
+def hits_markdown(hits: Sequence[LibraryHit]) -> str:
+    """Search hits as Markdown: each names its entry, page, when read and by which runs."""
+    if not hits:
+        return "_Nothing found in your library._"
+    lines = []
+    for n, hit in enumerate(hits, start=1):
+        page = f", page {hit['page']}" if hit["page"] else ""
+        runs = f" by run {', '.join(hit['runs'][-3:])}" if hit["runs"] else ""
+        passage = neutralise(" ".join(hit["passage"].split())[:500])
+        lines.append(
+            f"{n}. **{neutralise(hit['title'])}** (`{hit['entry_id']}`{page}, read "
+            f"{when(hit['read_at'])}{runs})  \n   {passage}"
+        )
+    return "\n".join(lines)
+
+
+class LibraryTab:
+    """The Library tab's components and handlers."""
+
+    def __init__(self, desk: LibraryDesk, access: Access, proxied: bool, data_dir: Path) -> None:
+        self.desk = desk
+        self.access = access
+        self.proxied = proxied
+        self.data_dir = Path(data_dir)
+
+    def person(self, request: gr.Request | None) -> Person:
+        return person_of(self.access, self.proxied, request)
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def build(self) -> None:
+        gr.Markdown(
+            "What research runs read (and chat turns, with `library.keep: all`), kept: "
+            "search it, open the kept text or the original, pin what must stay, remove "
+            "what must go, export it all."
+        )
+        with gr.Row():
+            self.query = gr.Textbox(label="Search your library", scale=5, elem_id="library-query")
+            self.search_button = gr.Button("Search", scale=1, elem_id="library-search")
+            self.refresh = gr.Button("Refresh", scale=1, elem_id="library-refresh")
+        self.hits = gr.Markdown("", elem_id="library-hits")
+        self.table = gr.Dataframe(
+            headers=COLUMNS,
+            value=[],
+            interactive=False,
+            wrap=True,
+            elem_id="library-entries",
+        )
+        with gr.Row():
+            self.pick = gr.Textbox(label="Entry id", scale=3, elem_id="library-pick")
+            self.page = gr.Number(
+                label="Page (empty: all)", precision=0, scale=1, elem_id="library-page"
+            )
+            self.open = gr.Button("Open", scale=1, elem_id="library-open")
+            self.pin = gr.Button("Pin / unpin", scale=1, elem_id="library-pin")
+            self.remove = gr.Button("Remove", variant="stop", scale=1, elem_id="library-remove")
+            self.export = gr.Button("Export", scale=1, elem_id="library-export")
+        self.status = gr.Markdown("", elem_id="library-status")
+        self.text = gr.Textbox(
+            label="Kept text (as it was read: outside content)",
+            lines=12,
+            max_lines=30,
+            interactive=False,
+            elem_id="library-text",
+        )
+        with gr.Row():
+            self.original = gr.DownloadButton(
+                "Original file", visible=False, elem_id="library-original"
+            )
+            self.zip = gr.DownloadButton("Download export", visible=False, elem_id="library-zip")
+        self._wire()
+
+    def _wire(self) -> None:
+        self.refresh.click(self.list_entries, None, [self.table, self.status])
+        for trigger in (self.search_button.click, self.query.submit):
+            trigger(self.search, [self.query], [self.hits])
+        self.table.select(self.picked, None, [self.pick])
+        self.open.click(self.show, [self.pick, self.page], [self.text, self.original, self.status])
+        self.pin.click(self.toggle_pin, [self.pick], [self.table, self.status])
+        self.remove.click(self.drop, [self.pick], [self.table, self.status, self.text, self.pick])
+        self.export.click(self.export_zip, None, [self.zip, self.status])
+
+    # -- handlers ---------------------------------------------------------------------------
+
+    def list_entries(self, request: gr.Request | None = None) -> tuple[Any, str]:
+        try:
+            entries = self.desk.entries(self.person(request))
+        except Local2Error as exc:
+            return [], notice_for(exc).markdown()
+        said = f"{len(entries)} entries." if entries else "Nothing kept yet."
+        return entry_rows(entries), said
+
+    def search(self, query: str, request: gr.Request | None = None) -> str:
+        if not (query or "").strip():
+            return ""
+        try:
+            return hits_markdown(self.desk.search(self.person(request), query.strip()))
+        except Local2Error as exc:
+            return notice_for(exc).markdown()
+
+    def picked(self, event: gr.SelectData) -> str:
+        row = event.row_value if isinstance(event.row_value, list) else []
+        return str(row[-1]) if row else ""
+
+    def show(
+        self, entry_id: str, page: float | None, request: gr.Request | None = None
+    ) -> tuple[str, Any, str]:
+        try:
+            person = self.person(request)
+            found = self.desk.page(person, (entry_id or "").strip(), int(page) if page else None)
+            original = self.desk.original(person, found["entry"]["id"])
+        except Local2Error as exc:
+            return "", gr.update(visible=False), notice_for(exc).markdown()
+        entry = found["entry"]
+        where = f", page {found['page']}" if found["page"] else ""
+        said = f"**{neutralise(entry['title'])}**{where}: {neutralise(entry['url'])}"
+        download = (
+            gr.update(value=str(original), visible=True) if original else gr.update(visible=False)
+        )
+        return found["text"], download, said
+
+    def toggle_pin(self, entry_id: str, request: gr.Request | None = None) -> tuple[Any, str]:
+        try:
+            person = self.person(request)
+            entry = self.desk.get(person, (entry_id or "").strip())
+            entry = self.desk.pin(person, entry["id"], not entry["pinned"])
+        except Local2Error as exc:
+            return gr.update(), notice_for(exc).markdown()
+        rows, _said = self.list_entries(request)
+        return rows, f"{'Pinned' if entry['pinned'] else 'Unpinned'} `{entry['id']}`."
+
+    def drop(self, entry_id: str, request: gr.Request | None = None) -> tuple[Any, str, Any, Any]:
+        try:
+            entry = self.desk.remove(self.person(request), (entry_id or "").strip())
+        except Local2Error as exc:
+            return gr.update(), notice_for(exc).markdown(), gr.update(), gr.update()
+        rows, _said = self.list_entries(request)
+        return rows, f"Removed `{entry['id']}`: {neutralise(entry['title'])}.", "", ""
+
+    def export_zip(self, request: gr.Request | None = None) -> tuple[Any, str]:
+        try:
+            person = self.person(request)
+            data = self.desk.export(person)
+        except Local2Error as exc:
+            return gr.update(visible=False), notice_for(exc).markdown()
+        folder = private_dir(private_dir(self.data_dir / EXPORTS) / owner_folder(person.name))
+        path = folder / "library.zip"
+        path.write_bytes(data)
+        path.chmod(0o600)
+        return gr.update(value=str(path), visible=True), f"Exported {size(len(data))}."
+
+
+def library_tab(desk: LibraryDesk, access: Access, proxied: bool, data_dir: Path) -> LibraryTab:
+    """Lay out the Library tab in the current ``gr.Tab`` and wire its events."""
+    tab = LibraryTab(desk, access, proxied, data_dir)
+    tab.build()
+    return tab

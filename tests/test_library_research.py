@@ -1,0 +1,160 @@
+"""Research and the library through the real parts: a run on a loopback web keeps what it
+read; the same question with ``sources: library`` and the web server stopped cites the same
+sources from the library with no request at all (counted at the server and by the fetch
+guard); ``keep: off`` keeps nothing; a refused page is not kept."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local2.config import load_settings
+from local2.library import ReadingLibrary
+from local2.service.library_runs import keep_note
+from local2.service.research import Research
+from local2.tools.netguard import NetGuard
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb, load_pages
+
+CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
+QUESTION = "Why did Kelsby keep its harbour swing bridge?"
+
+
+@pytest.fixture(scope="module")
+def pages() -> list[Any]:
+    return load_pages(CORPUS)
+
+
+@pytest.fixture
+def vets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every URL the fetch guard was asked to let through."""
+    seen: list[str] = []
+    real = NetGuard.vet
+
+    def counted(self: NetGuard, url: str) -> Any:
+        seen.append(url)
+        return real(self, url)
+
+    monkeypatch.setattr(NetGuard, "vet", counted)
+    return seen
+
+
+def settings_for(fake: FakeOllama, web_url: str, host: str, data: Path, **library: Any) -> Any:
+    overrides: dict[str, Any] = {
+        "system": {"data_dir": str(data)},
+        "web": {
+            "search": {"provider": "searxng", "searxng_url": web_url, "timeout_s": 5},
+            "fetch": {"allow_hosts": [host], "timeout_s": 5},
+        },
+        "research": {"retry_backoff_s": 0.05, "max_rounds": 1},
+    }
+    overrides["system"]["ollama_host"] = fake.url
+    overrides["generator"] = {"backend": "ollama"}
+    overrides["memory"] = {"enabled": False}
+    overrides["critic"] = {"enabled": False}
+    overrides["library"] = library
+    return load_settings(overrides=overrides)
+
+
+def run(settings: Any, **options: Any) -> dict[str, Any]:
+    research = Research(settings, backend="ollama")
+    try:
+        return dict(research.run(QUESTION, **options))
+    finally:
+        research.close()
+
+
+@pytest.fixture
+def web(pages: list[Any]) -> Iterator[LoopbackWeb]:
+    with LoopbackWeb(pages) as served:
+        yield served
+
+
+def cited_urls(payload: dict[str, Any]) -> set[str]:
+    body = payload["report"].split("## References")[0]
+    return {s["url"] for s in payload["sources"] if f"[{s['n']}]" in body}
+
+
+def test_a_run_from_the_library_cites_what_was_read_with_no_request(
+    web: LoopbackWeb, tmp_path: Path, vets: list[str]
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, web.url, web.host, tmp_path / "data")
+        first = run(settings)
+        read = {web.page_url(name) for name in web.pages_served()}
+        web.__exit__(None, None, None)  # the web is gone
+        requests, vetted = len(web.hits), len(vets)
+        assert read and vetted >= len(read)
+        library = ReadingLibrary.shared(settings)
+        entries = library.entries("local")
+        assert {e["url"] for e in entries} == read  # every page read, kept
+        run_id = first["run_id"]
+        assert all(e["readings"][0]["run_id"] == run_id for e in entries)
+        assert sum(e["cited"] for e in entries) == len(cited_urls(first))
+
+        second = run(settings, sources="library")
+    assert len(web.hits) == requests and len(vets) == vetted  # not one request, not one vet
+    assert second["status"] == "done"
+    assert cited_urls(second) and cited_urls(second) <= cited_urls(first)
+    assert all("(from your library, read " in s["title"] for s in second["sources"])
+    again = {e["url"]: e for e in ReadingLibrary.shared(settings).entries("local")}
+    for url in cited_urls(second):
+        runs = [r["run_id"] for r in again[url]["readings"]]
+        assert runs == [first["run_id"], second["run_id"]]
+
+
+def test_a_run_kept_off_keeps_nothing_and_says_so(web: LoopbackWeb, tmp_path: Path) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, web.url, web.host, tmp_path / "data")
+        payload = run(settings, keep="off")
+        library = ReadingLibrary.shared(settings)
+        assert web.pages_served() and payload["sources"]
+        assert library.entries("local") == []
+        assert "Keeping nothing" in keep_note(library, payload["run_id"], None)
+        off = settings_for(fake, web.url, web.host, tmp_path / "off", keep="off")
+        run(off)
+        assert ReadingLibrary.shared(off).entries("local") == []
+
+
+def test_a_refused_page_is_not_kept(web: LoopbackWeb, tmp_path: Path) -> None:
+    top = [p.name for p in web.rank(QUESTION)[:2]]
+    web.page_status = dict.fromkeys(top, 404)
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, web.url, web.host, tmp_path / "data")
+        run(settings)
+    kept = {e["url"] for e in ReadingLibrary.shared(settings).entries("local")}
+    assert kept and not kept & {web.page_url(n) for n in top}
+
+
+def test_a_page_read_by_three_runs_is_one_entry_with_three_readings(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, web.url, web.host, tmp_path / "data")
+        runs = [run(settings)["run_id"] for _ in range(3)]
+    entries = ReadingLibrary.shared(settings).entries("local")
+    read = {web.page_url(name) for name in web.pages_served()}
+    assert len(entries) == len(read)  # each page once, however often it was read
+    assert all([r["run_id"] for r in e["readings"]] == runs for e in entries)
+
+
+def test_both_searches_the_library_first_and_the_web_for_what_it_lacks(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, web.url, web.host, tmp_path / "data")
+        run(settings)
+        kept = {e["url"] for e in ReadingLibrary.shared(settings).entries("local")}
+        searches, served = len(web.searches()), len(web.pages_served())
+        payload = run(settings, sources="both")
+    assert len(web.searches()) > searches  # the library had fewer hits than asked for
+    titles = {s["url"]: s["title"] for s in payload["sources"]}
+    mine = {u for u, t in titles.items() if "(from your library, read " in t}
+    assert mine and mine <= kept  # the library's hits first, each marked
+    assert all("(from the web)" in t for u, t in titles.items() if u not in mine)
+    again = web.pages_served()[served:]
+    assert not {web.page_url(n) for n in again} & kept  # kept pages read from their copies

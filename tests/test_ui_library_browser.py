@@ -1,0 +1,113 @@
+"""The Library tab in a real browser (Debian's chromium, Playwright) against the real
+server: it lists what was read, newest first; search finds a fact deep in a kept PDF with
+its page; the kept text opens at that page; pin and remove work, and removed is gone from
+the index and the disk."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from local2.config import load_settings
+from local2.library import Fetched, Reader
+from local2.service.agent import Agent
+from local2.ui.server import create_app
+from local2_testkit import documents as samples
+from local2_testkit.ollama_server import FakeOllama, RuleBrain
+from tests.test_api import Served
+from tests.test_ui_browser import BROWSER_MARKS, CHROMIUM, open_page, shot, wait_text
+
+FACT = "The Eling tidal mill grinds 400 kilograms of flour on a spring tide."
+PDF_URL = "http://mills.example/eling-report.pdf"
+PAGE_URL = "http://harbour.example/kelsby-bridge"
+
+pytestmark = BROWSER_MARKS
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    base = tmp_path_factory.mktemp("library-ui")
+    fake = FakeOllama(RuleBrain(), chunk_delay_s=0.01).start()
+    settings = load_settings(
+        overrides={
+            "system": {"ollama_host": fake.url, "data_dir": str(base / "data")},
+            "generator": {"backend": "ollama"},
+            "web": {"search": {"provider": "mock"}},
+            "memory": {"embedder": "lexical"},
+            "files": {"embedder": "lexical"},
+        }
+    )
+    agent = Agent(settings, backend="ollama")
+    library = agent.library.library
+    pages = [[" ".join(samples.sentences(n, 5))] for n in range(1, 10)]
+    pages[6].append(FACT)
+    texts = tuple((n, " ".join(p)) for n, p in enumerate(pages, start=1))
+    data = samples.pdf_of(pages, "Eling mill report")
+    pdf = library.keep(
+        Fetched(PDF_URL, PDF_URL, "Eling mill report", "pdf", texts, data),
+        Reader("research", run_id="run-one"),
+    )
+    page = library.keep(
+        Fetched(PAGE_URL, PAGE_URL, "Kelsby keeps its bridge", "html", ((1, "Kelsby voted."),)),
+        Reader("research", run_id="run-two"),
+    )
+    library.settle()
+    with Served(create_app(agent)) as url:
+        yield {"url": url, "agent": agent, "pdf": pdf, "page": page}
+    agent.close()
+    fake.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
+        yield chromium
+        chromium.close()
+
+
+def test_the_library_tab_lists_searches_opens_and_removes(
+    app: dict[str, Any], browser: Any
+) -> None:
+    page = open_page(browser, app["url"], width=1400, height=1300)
+    page.get_by_role("tab", name="Library").click()
+    wait_text(page, "#library-entries", "Eling mill report")
+    table = page.inner_text("#library-entries")
+    assert table.index("Kelsby keeps its bridge") < table.index("Eling mill report")  # newest first
+    assert "mills.example" in table and "harbour.example" in table
+
+    page.fill(
+        "#library-query textarea", "how much flour does the tidal mill grind on a spring tide"
+    )
+    page.click("#library-search")
+    wait_text(page, "#library-hits", "page 7")
+    hits = page.inner_text("#library-hits")
+    assert hits.startswith("Eling mill report (lib-")  # the best hit first, with its page
+    assert "400 kilograms" in hits and "by run run-one" in hits
+
+    pdf = app["pdf"]["id"]
+    page.fill("#library-pick textarea", pdf)
+    page.fill("#library-page input", "7")
+    page.click("#library-open")
+    page.wait_for_function(
+        "(fact) => document.querySelector('#library-text textarea')?.value.includes(fact)", arg=FACT
+    )
+    wait_text(page, "#library-status", "page 7")
+    assert page.is_visible("#library-original")
+    shot(page, "library-tab-1400-wide")
+
+    page.click("#library-remove")
+    wait_text(page, "#library-status", f"Removed {pdf}")
+    page.wait_for_function(
+        "() => !document.querySelector('#library-entries').innerText.includes('Eling mill report')"
+    )
+    library = app["agent"].library.library
+    assert [e["id"] for e in library.entries("local")] == [app["page"]["id"]]
+    assert all(h["entry_id"] != pdf for h in library.search("local", "flour spring tide"))
+    assert not (library.shelf("local").folder / "originals" / pdf).exists()
