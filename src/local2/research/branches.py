@@ -389,7 +389,8 @@ def _whole_plan(
     state: ResearchState, edit: PlanEdit, tools: StepTools, settings: ResearchSettings
 ) -> tuple[dict[str, Any], list[str]]:
     """A whole plan the person wrote (``{goal, steps}``), under the planner's rules."""
-    plan, errors = parse_plan({"goal": edit.goal or state.get("goal") or "", "steps": edit.steps})
+    written = [s.planned() for s in edit.steps or []]  # what the server shows is ignored
+    plan, errors = parse_plan({"goal": edit.goal or state.get("goal") or "", "steps": written})
     if plan is None:
         return {}, [f"plan.{e}" for e in errors]
     steps = state.get("steps") or {}
@@ -397,7 +398,8 @@ def _whole_plan(
     problems = check_plan(plan, tools, settings.max_steps, state.get("forbidden") or [], earlier)
     if problems:
         return {}, _plain(problems, settings.max_steps)
-    return adopt(state, plan, "person", None, "the person's plan"), []
+    update = adopt(state, plan, "person", None, "the person's plan")
+    return {**update, "goal": plan.goal or update["goal"]}, []  # the goal as they wrote it
 
 
 def adopt(
