@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
-from local2.documents.passages import terms
 from local2.research.gave_up import SKIPPED
 from local2.research.ledger import Found, Source
 from local2.research.rerank import rerank

@@ -54,7 +54,6 @@ from local2.research.steering import inbox_of, take_says
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
 from local2.tools.base import ToolContext
 
-
 # A result is worth reading while its rerank score is at least this share of the search's
 # best (read down the ranking while hits are relevant; stop where they fall off), within the
 # read's share of ``fetch_count``, ``fetch_seconds`` and ``max_sources``.
