@@ -69,7 +69,8 @@ def test_post_research_streams_events_then_the_payload(tmp_path: Path) -> None:
             payload = received[-1][1]
             run_id = received[0][1]["run_id"]
             assert payload["run_id"] == run_id and payload["status"] == "done"
-            assert payload["unsupported"][0]["sentence"] == "Kelsby also has a castle [42]."
+            unsupported = [u["sentence"] for u in payload["unsupported"]]
+            assert "Kelsby also has a castle [42]." in unsupported
 
             stored = client.get(f"/research/{run_id}").json()
             assert stored["report"] == payload["report"] and stored["status"] == "done"

@@ -27,12 +27,12 @@ from local2.contracts.research import ResearchRequest
 from local2.contracts.research_input import ResearchInput, WaitsFor
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
-from local2.research.branches import apply_edit, plan_view
 from local2.research.plan_schema import CLARIFY_CHARS, READINGS, Plan
 from local2.research.state import ResearchState
 from local2.research.steering import STOPPED_BY_PERSON, skip_pending, skipped_events
 from local2.research.step_tools import step_catalog
 from local2.research.structured import Structured
+from local2.research.subquestions import apply_edit, plan_view
 
 KIND = "research_input"
 WRONG_INPUT = "The run waits for its plan: approve it ({approve: true}) or send it edited ({plan})."

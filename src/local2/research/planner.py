@@ -26,7 +26,6 @@ from local2.contracts.research_input import PlanEdit
 from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.services import Services
-from local2.research.branches import adopt, apply_edit
 from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.pauses import ask_first, awaiting_plan
 from local2.research.plan_schema import (
@@ -45,6 +44,7 @@ from local2.research.state import ResearchState
 from local2.research.steering import answered_question, person_brief, usable_ledger
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
 from local2.research.structured import Structured, ask_structured
+from local2.research.subquestions import adopt, apply_edit
 
 
 def _finished(state: ResearchState) -> dict[str, str]:
