@@ -244,10 +244,11 @@ def shown_sources(
     found = [s for s in ledger if s["kind"] == "result" and s["text"].strip()]
     for s in sorted(found, key=lambda s: (-_score(s), s["n"])):
         text = _cut(" ".join(s["text"].split()), SNIPPET_CHARS)
-        if len(text) + len(SNIPPET_MARK) > room:
+        cost = len(text) + len(SNIPPET_MARK) + len(s["title"]) + 10  # its heading too
+        if cost > room:
             continue
         shown[s["n"]] = text
-        room -= len(text) + len(SNIPPET_MARK)
+        room -= cost
     return [(s, shown[s["n"]]) for s in ledger if s["n"] in shown]
 
 
