@@ -57,7 +57,7 @@ from local2.tools.base import ToolContext
 # A result is worth reading while its rerank score is at least this share of the search's
 # best (read down the ranking while hits are relevant; stop where they fall off), within the
 # read's share of ``fetch_count``, ``fetch_seconds`` and ``max_sources``.
-RELEVANT = 0.35
+RELEVANT = 0.5
 
 
 class Target(TypedDict):
