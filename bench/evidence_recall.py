@@ -184,7 +184,7 @@ def questions_file(qset: QuestionSet, folder: Path) -> Path:
                 "id": q.id,
                 "question": q.question,
                 "answers": list(q.answers),
-                "evidence": list(q.evidence),
+                "evidence": [e for e in q.evidence if e.strip()],  # a real set has empty ones
                 "meta": dict(q.meta),
             }
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -315,7 +315,8 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
             if result.get("error"):
                 print(f"  {question.id} failed: {result['error']}", file=sys.stderr)
             shown = composed.get(question.question, "")
-            report = evidence_recall(question.evidence, [Reached("compose", shown)])
+            gold = [e for e in question.evidence if e.strip()]
+            report = evidence_recall(gold, [Reached("compose", shown)])
             facts = run_facts(agent, str(result["session_id"]))
             tally.sentences += report["total"]
             tally.reached += report["found"]

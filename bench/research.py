@@ -443,17 +443,28 @@ def rounds_against(tree: Path, n: int, repeat: int) -> None:
     in turns that swap (A B, B A, ...), and compares their medians; the ratio reported is
     the median of those paired ratios, so a load that comes and goes falls on both alike."""
     import json
+    import os
     import statistics
     import subprocess
 
-    pythons = {"this tree": sys.executable, str(tree): str(tree / ".venv" / "bin" / "python")}
+    # A tree without its own .venv runs on this interpreter with its src first (PYTHONPATH).
+    own = tree / ".venv" / "bin" / "python"
+    pythons = {"this tree": sys.executable, str(tree): str(own if own.exists() else sys.executable)}
+    here = Path(__file__).resolve().parents[1]
+    paths = {"this tree": here, str(tree): tree}
+    envs = {
+        name: {**os.environ, "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root / 'testkit' / 'src'}"}
+        for name, root in paths.items()
+    }
     per_round: dict[str, list[float]] = {name: [] for name in pythons}
     ratios: list[float] = []
     for r in range(repeat):
         medians: dict[str, float] = {}
         for name in list(pythons)[:: 1 if r % 2 == 0 else -1]:
             command = [pythons[name], str(Path(__file__).resolve()), "--rounds-worker", str(n)]
-            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+            out = subprocess.run(
+                command, capture_output=True, text=True, check=True, env=envs[name]
+            ).stdout
             runs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
             values = [1000 * run["outside_s"] / run["rounds"] for run in runs]
             per_round[name] += values

@@ -69,7 +69,8 @@ def test_post_research_streams_events_then_the_payload(tmp_path: Path) -> None:
             payload = received[-1][1]
             run_id = received[0][1]["run_id"]
             assert payload["run_id"] == run_id and payload["status"] == "done"
-            assert payload["unsupported"][0]["sentence"] == "Kelsby also has a castle [42]."
+            unsupported = [u["sentence"] for u in payload["unsupported"]]
+            assert "Kelsby also has a castle [42]." in unsupported
 
             stored = client.get(f"/research/{run_id}").json()
             assert stored["report"] == payload["report"] and stored["status"] == "done"
@@ -131,6 +132,68 @@ def test_a_paused_run_over_http(tmp_path: Path) -> None:
             missing = client.post("/research/nope/followup", json={"question": "Why?"})
             assert missing.status_code == 404
         agent.close()
+
+
+def test_the_plan_shown_round_trips_edited(tmp_path: Path) -> None:
+    """The plan ``GET /research/{id}`` shows under ``awaiting`` is sent back edited as
+    ``{goal, steps}``, with the fields the server added (branch, status) still in it: it is
+    accepted, and the run searches and reads exactly as edited; /openapi.json shows the
+    shape with an example."""
+    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        agent = research_agent(fake, web, tmp_path)
+        with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
+            body = {"question": "Why did Kelsby keep its bridge?", "max_rounds": 1, "review": True}
+            with client.stream("POST", "/research", json=body) as response:
+                run_id = read_events(response)[-1][1]["run_id"]
+            shown = client.get(f"/research/{run_id}").json()["awaiting"]
+            steps = [dict(s) for s in shown["steps"]]
+            assert {"branch", "status"} <= set(steps[0])  # what the server adds, kept as shown
+            search = next(s for s in steps if s["tool"] == "web_search")
+            search["args"] = {**search["args"], "query": "tide mill Europe"}
+            reader = next(s for s in steps if s["tool"] == "web_fetch")
+            reader["description"] = "Read what the tide mill search found"
+            plan = {"goal": shown["goal"] + " (edited)", "steps": steps}
+            rest = post_events(client, f"/research/{run_id}/input", {"plan": plan})
+            payload = rest[-1][1]
+            assert rest[-1][0] == "done" and payload["status"] == "done"
+            assert web.searches() == ["tide mill Europe"]  # as edited, and nothing else
+            assert "06_tidal_mill" in web.pages_served()  # its results read
+            ran = [(s["tool"], s["description"], s["status"]) for s in payload["steps"]]
+            assert ("web_fetch", "Read what the tide mill search found", "done") in ran
+            assert payload["goal"].endswith("(edited)")
+            assert [p["origin"] for p in payload["plan"]] == ["model", "person"]
+            openapi = client.get("/openapi.json").json()
+        agent.close()
+    schemas = openapi["components"]["schemas"]
+    step = schemas["PlanStepEdit"]["properties"]
+    assert {"id", "tool", "args", "requires", "branch", "status"} <= set(step)
+    examples = schemas["PlanEdit"]["examples"]
+    assert any("steps" in e and "branch" in e["steps"][0] for e in examples)
+
+
+def test_a_plan_step_with_an_unknown_field_is_still_refused() -> None:
+    from pydantic import ValidationError
+
+    from local2.contracts.research_input import PlanEdit
+
+    step = {"id": "s1", "tool": "web_search", "args": {"query": "x"}, "requries": []}
+    try:
+        PlanEdit.model_validate({"steps": [step]})
+    except ValidationError as exc:
+        assert "requries" in str(exc)
+    else:
+        raise AssertionError("a misspelt field was accepted")
+    shown = {**step, "branch": "q1", "status": "pending"}
+    del shown["requries"]
+    edit = PlanEdit.model_validate({"steps": [shown]})
+    assert edit.steps is not None and edit.steps[0].planned() == {
+        "id": "s1",
+        "description": "",
+        "tool": "web_search",
+        "args": {"query": "x"},
+        "requires": [],
+    }
+    assert PlanEdit.from_text('{"goal": "g", "steps": [' + json.dumps(shown) + "]}").steps
 
 
 def test_stop_on_a_paused_run_over_http(tmp_path: Path) -> None:

@@ -78,14 +78,15 @@ def test_research_report_keeps_only_real_citations_and_sources_read(
     assert "✓ s1 web_search" in result.stderr and "Report:" in result.stderr
     body = payload["report"].split("## References")[0]
     assert "48,000" not in body and "castle" not in body
-    assert {u["sentence"] for u in payload["unsupported"]} == {
+    assert {u["sentence"] for u in payload["unsupported"]} >= {
         "The bridge carries 48,000 cars a day [1].",
         "Kelsby also has a castle [42].",
     }
     read = {web.page_url(name) for name in web.pages_served()}
     pages = {s["url"] for s in payload["sources"] if s["kind"] == "page"}
     assert pages == read  # the references hold exactly the pages read
-    assert len(read) == ResearchSettings().fetch_count  # the round's budget: 5 of the 5 found
+    # down the ranking while it holds, within the round's budget
+    assert 2 <= len(read) <= ResearchSettings().fetch_count
     cited = {s["url"] for s in payload["sources"] if s["kind"] == "result"}
     assert all(url.startswith(web.url) for url in cited)  # the rest are cited search results
     assert out.read_text(encoding="utf-8") == payload["report"]

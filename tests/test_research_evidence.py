@@ -21,9 +21,7 @@ from local2.research.second_hop import (
     excerpt,
     hop_queries,
     relation_words,
-    role_terms,
 )
-from local2.retrieval.text import terms
 from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
@@ -158,35 +156,30 @@ def test_the_fallback_hop_searches_the_name_the_question_turns_on() -> None:
     assert hop_queries("what is it?", [], done=[], limit=2) == []  # no name: no hop
 
 
-def test_the_hop_takes_the_name_the_questions_subject_page_gives_for_its_role() -> None:
-    """ "The author of" is "written by" on the page about the book; a publisher's page whose
-    "authors" match the question's word names others (bench/multihop's lost bridges)."""
-    question = "Which university did the author of The Crimson Garden attend?"
+def test_the_hop_takes_the_name_stated_about_the_questions_subject() -> None:
+    """The pages that match the question's words best (government, position, woman) name
+    others; the bridge is the name the page about the question's subject (the film) states
+    beside it, found with BM25 and the sentence splitter alone: no table of roles."""
     ledger = [
         page(
             1,
-            "Morhaskton & Quentavby",
-            "Morhaskton & Quentavby is a publishing house founded in Mabiststow. Its authors "
-            "have included Tobias Sorrewholt and Davor Lommorwyn. It published The Crimson "
-            "Garden in hardback.",
+            "Civil service positions",
+            "A government position held by a woman: Margaret Holloway was the first woman "
+            "to hold the position of Constitutional Affairs Secretary in the government.",
         ),
         page(
             2,
-            "The Crimson Garden",
-            "The Crimson Garden is a 1959 novel set in Mabiststow. It tells of Milos "
-            "Wickzenholt, a ferry pilot, and his rivalry with Konrad Quenornen. The book was "
-            "written by Sabine Narmorby and published by Morhaskton & Quentavby.",
-        ),
-        page(
-            3,
-            "The Crimson Garden (film)",
-            "The Crimson Garden is a film adapted from the novel of the same name. Milos "
-            "Wickzenholt is played by Rosalind Yarmab.",
+            "Kiss and Tell (1945 film)",
+            "Kiss and Tell is a 1945 American comedy film starring then 17-year-old Shirley "
+            "Temple as Corliss Archer. In the film, two teenage girls worry their parents.",
         ),
     ]
-    assert set(terms("written wrote")) <= role_terms(question)
-    first = hop_queries(question, ledger, done=[], limit=2)[0]
-    assert first == "Sabine Narmorby university author attend"  # before: Davor Lommorwyn
+    names = bridge_names(QUESTION, ledger)
+    assert names[0] == "Shirley Temple"
+    assert "Margaret Holloway" not in names  # a page that never mentions the subject
+    assert hop_queries(QUESTION, ledger, done=[], limit=1) == [
+        "Shirley Temple government position held woman portrayed film"
+    ]
 
 
 def test_a_prompt_shows_the_passage_of_a_source_that_matters_to_the_question() -> None:

@@ -146,8 +146,13 @@ def test_ledger_numbers_are_stable_and_reading_upgrades_a_result() -> None:
     assert page is not None
     entries, touched = file_sources(entries, [page], max_sources=12)
     assert touched == [2] and entries[1]["kind"] == "page" and entries[1]["text"] == "Full text."
-    full, _ = file_sources(entries, search_hits(text.replace("otters", "owls"), "s3"), 2)
-    assert len(full) == 2  # the ledger holds max_sources at most
+    found, _ = file_sources(entries, search_hits(text.replace("otters", "owls"), "s3"), 1)
+    assert len(found) == 3  # results found are filed: max_sources bounds the pages read
+    url = "https://x.example/p"
+    other = page_read(f"URL: {url}\nExtracted text:\nMore.", url, "s4")
+    assert other is not None
+    full, _ = file_sources(found, [other], max_sources=1)
+    assert full == found  # one page read already: no room for another
 
 
 def test_citations_link_to_ledger_urls_only_and_titles_stay_text() -> None:

@@ -30,9 +30,9 @@ STOP = "stop"
 def read_plan_file(path: Path) -> PlanEdit:
     """A plan from a file: JSON, or one sub-question a line."""
     text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+    if path.suffix.lower() == ".json":
         return PlanEdit.model_validate(json.loads(text))
-    return PlanEdit.from_lines(text)
+    return PlanEdit.from_text(text)
 
 
 def describe_request(request: dict[str, Any]) -> list[str]:

@@ -328,7 +328,7 @@ class ResearchSettings(Strict):
     """Research mode (docs/architecture.md, "Research"): budgets of a plan-execute-reflect run."""
 
     max_rounds: int = Field(3, ge=1, le=10)  # plan-execute rounds, the first one included
-    max_sources: int = Field(12, ge=1, le=100)  # ledger entries (pages read + results found)
+    max_sources: int = Field(12, ge=1, le=100)  # pages read (results found: file_results)
     max_steps: int = Field(8, ge=2, le=20)  # steps in one plan, the compose step included
     max_parallel: int = Field(3, ge=1, le=16)  # independent steps run at once
     max_replans: int = Field(2, ge=0, le=10)  # then the plan that calls no tools
@@ -344,7 +344,9 @@ class ResearchSettings(Strict):
     search_results_by_provider: dict[str, Annotated[int, Field(ge=1, le=50)]] = Field(
         default_factory=dict
     )
-    file_results: int = Field(2, ge=0, le=20)  # a search's best unread results in the ledger
+    # A search's best results filed in the ledger: those not read reach the report's
+    # request as snippets, in the room its pages leave (research.prompts.shown_sources).
+    file_results: int = Field(10, ge=0, le=50)
     fetch_count: int = Field(5, ge=1, le=30)  # pages read per round, shared by its read steps
     fetch_seconds: float = Field(30.0, gt=0)  # one read step's fetches, wall clock
     fetch_workers: int = Field(

@@ -28,7 +28,10 @@ class ResearchStep(TypedDict):
     duration_s: float
     calls: list[dict[str, Any]]
     sources: int
-    branch: Annotated[str | None, Field(description="The sub-question it serves.")]
+    branch: Annotated[
+        str | None,
+        Field(description="The id of the sub-question it serves (named so since runs began)."),
+    ]
     followup: Annotated[int | None, Field(description="The follow-up it was planned for.")]
 
 
@@ -51,7 +54,7 @@ class ResearchSource(TypedDict):
 
 
 class SubQuestion(TypedDict):
-    """One sub-question of the run (a branch of its steps)."""
+    """One sub-question of the run (the steps that look into it)."""
 
     id: str
     text: str

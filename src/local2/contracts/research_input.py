@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 WaitsFor = Literal["plan", "answer"]
 SteerKind = Literal["text", "add", "drop", "stop"]
@@ -48,20 +48,89 @@ class SubQuestionEdit(BaseModel):
         return text
 
 
-class PlanEdit(BaseModel):
-    """The plan as the person approves it: its sub-questions in order (or, for those who
-    want every step, a whole plan as the planner writes it: ``{goal, steps}``)."""
+# What the server shows beside a step it lists (``GET /research/{id}``'s ``awaiting.steps``,
+# a plan's ``steps`` in the payload): sent back with an edited plan, they are accepted and
+# ignored, so a plan round-trips as shown.
+SHOWN_STEP_FIELDS = ("branch", "subquestion", "status", "round", "error", "followup")
+
+
+class PlanStepEdit(BaseModel):
+    """One step of a whole plan the person writes or edits (the planner's own shape); the
+    fields the server adds when it shows a step are accepted and ignored."""
 
     model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1, max_length=16)
+    description: str = ""
+    tool: str = Field(min_length=1, description="web_search, web_fetch, ... or compose (last).")
+    args: dict[str, Any] = Field(default_factory=dict)
+    requires: list[str] = Field(default_factory=list)
+    branch: str | None = Field(default=None, description="Shown by the server; ignored.")
+    subquestion: str | None = Field(default=None, description="Shown by the server; ignored.")
+    status: str | None = Field(default=None, description="Shown by the server; ignored.")
+    round: int | None = Field(default=None, description="Shown by the server; ignored.")
+    error: str | None = Field(default=None, description="Shown by the server; ignored.")
+    followup: int | None = Field(default=None, description="Shown by the server; ignored.")
+
+    def planned(self) -> dict[str, Any]:
+        """The step as the planner's rules read it (what the server shows left out)."""
+        return self.model_dump(exclude=set(SHOWN_STEP_FIELDS))
+
+
+PLAN_EXAMPLES: list[JsonValue] = [
+    {"subquestions": [{"id": "q1", "text": "Kelsby bridge vote 1998"}, {"text": "tide mills"}]},
+    {
+        "goal": "Why did Kelsby keep its bridge?",
+        "steps": [
+            {
+                "id": "s1",
+                "description": "Search for: Kelsby bridge vote",
+                "tool": "web_search",
+                "args": {"query": "Kelsby bridge vote"},
+                "requires": [],
+                "branch": "q1",
+                "status": "pending",
+            },
+            {
+                "id": "s2",
+                "description": "Read the top 2 results",
+                "tool": "web_fetch",
+                "args": {"from_step": "s1", "top": 2},
+                "requires": ["s1"],
+            },
+            {"id": "s3", "tool": "compose", "args": {}, "requires": ["s1", "s2"]},
+        ],
+    },
+]
+
+
+class PlanEdit(BaseModel):
+    """The plan as the person approves it: its sub-questions in order (or, for those who
+    want every step, a whole plan as the planner writes it: ``{goal, steps}``, such as the
+    ``goal`` and ``steps`` that ``GET /research/{id}`` shows under ``awaiting``, edited)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": PLAN_EXAMPLES})
     goal: str | None = Field(default=None, max_length=200)
     subquestions: list[SubQuestionEdit] | None = None
-    steps: list[dict[str, Any]] | None = None
+    steps: list[PlanStepEdit] | None = Field(
+        default=None,
+        description="A whole plan, ending in one compose step; the fields the server shows "
+        "beside a step (branch, status, round, ...) are accepted and ignored.",
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> Self:
         if (self.subquestions is None) == (self.steps is None):
             raise ValueError("give the plan as {subquestions: [...]} or as {goal, steps: [...]}")
         return self
+
+    @classmethod
+    def from_text(cls, text: str) -> PlanEdit:
+        """A plan as a person writes it in a file or a text box, the same in the CLI and the
+        app: JSON (``{goal, steps}`` as ``GET /research/{id}`` shows them, or
+        ``{subquestions}``), or one sub-question a line."""
+        if text.lstrip().startswith("{"):
+            return cls.model_validate_json(text)
+        return cls.from_lines(text)
 
     @classmethod
     def from_lines(cls, text: str) -> PlanEdit:
@@ -84,7 +153,17 @@ class ResearchInput(BaseModel):
     review, ``{answer}`` for a clarifying question, ``{stop: true}`` for either: the run
     writes its report from what was read (nothing yet, at a pause) and ends."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"approve": True},
+                *[{"plan": plan} for plan in PLAN_EXAMPLES],
+                {"answer": "the river, not the planet"},
+                {"stop": True},
+            ]
+        },
+    )
     approve: bool | None = None
     plan: PlanEdit | None = None
     answer: str | None = Field(default=None, max_length=ANSWER_CHARS)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
-    from local2.research.branches import apply_edit as apply_edit
     from local2.research.context import ResearchContext as ResearchContext
     from local2.research.graph import ResearchGraph as ResearchGraph
     from local2.research.graph import compile_research_graph as compile_research_graph
@@ -18,8 +17,10 @@ if TYPE_CHECKING:
     from local2.research.ledger import source_list as source_list
     from local2.research.payload import finished_status as finished_status
     from local2.research.payload import research_payload as research_payload
+    from local2.research.report import late_grade as late_grade
     from local2.research.state import ResearchState as ResearchState
     from local2.research.step_tools import step_catalog as step_catalog
+    from local2.research.subquestions import apply_edit as apply_edit
     from local2.research.verify import link_citations as link_citations
     from local2.research.verify import plain as plain
     from local2.research.verify import safe_url as safe_url

@@ -7,10 +7,11 @@ cured to ``replan``, and hands up to ``max_parallel`` ready steps to ``run_step`
 finishes, so a resumed run repeats none of them). With nothing left to run, ``reflect``.
 
 A search step's results are reranked against its query (:mod:`local2.research.rerank`); its
-best ``file_results`` enter the ledger, and a step that reads "the top results" of it reads
-the best ones not read yet, by that order: at least its ``top``, and its share of the round's
-``fetch_count`` (a wider net, read deeper; each URL read once a run, however many searches
-found it).
+best ``file_results`` enter the ledger (those never read reach the report as snippets), and
+a step that reads "the top results" of it reads the best ones not read yet, by that order:
+at least its ``top``, then on down the ranking while a hit scores at least
+:data:`RELEVANT` of the best, up to its share of the round's ``fetch_count`` (each URL read
+once a run, however many searches found it).
 
 ``run_step`` makes a step's tool calls (:mod:`local2.research.calls`): a research search asks
 for ``search_results`` hits, a read step's pages are fetched side by side within
@@ -33,7 +34,15 @@ from local2.config import ResearchSettings
 from local2.contracts import LOCAL_NAME
 from local2.graph import Services, TurnContext, event
 from local2.research.calls import run_calls
-from local2.research.ledger import Found, Source, Why, file_sources, source_budget, url_key
+from local2.research.ledger import (
+    Found,
+    Source,
+    Why,
+    file_sources,
+    pages_in,
+    source_budget,
+    url_key,
+)
 from local2.research.plan_schema import COMPOSE, call_key
 from local2.research.readings import split_label
 from local2.research.rerank import rerank
@@ -42,6 +51,11 @@ from local2.research.state import CallRecord, ResearchState, ResearchUpdate, Ste
 from local2.research.steering import inbox_of, take_says
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
 from local2.tools import ToolContext
+
+# A result is worth reading while its rerank score is at least this share of the search's
+# best (read down the ranking while hits are relevant; stop where they fall off), within the
+# read's share of ``fetch_count``, ``fetch_seconds`` and ``max_sources``.
+RELEVANT = 0.5
 
 
 class Target(TypedDict):
@@ -92,7 +106,6 @@ def _read_targets(
     keys other steps read now), only those this reader can read (URLs, or files)."""
     ledger = state.get("ledger") or []
     read = {url_key(s["url"]) for s in ledger if s["kind"] == "page"}
-    known = {url_key(s["url"]) for s in ledger}
     args = step["args"]
     target = str(reader.target)
     explicit = args.get(target)
@@ -109,19 +122,27 @@ def _read_targets(
             for f in hits
             if reader.can_read(f["url"])
         ][:50]
+    least = int(args.get(TOP) or 1)
+    floor = RELEVANT * max((_score(c) for c in candidates), default=0.0)
     targets: list[Target] = []
     for c in candidates:
         key = url_key(c["url"])
         if key in read or key in skip or call_key(reader.name, {target: c["url"]}) in skip:
             continue
-        if key not in known:
-            if room <= 0:
-                continue
-            room -= 1
+        if room <= 0:  # every page read counts against max_sources
+            break
+        if len(targets) >= least and _score(c) < floor:
+            break  # the ranking falls off here: what is left is not worth a read
+        room -= 1
         targets.append(c)
         if len(targets) >= wanted or explicit:
             break
     return targets
+
+
+def _score(target: Target) -> float:
+    why = target.get("why")
+    return float(why["score"]) if why else 1.0
 
 
 def read_share(
@@ -244,7 +265,7 @@ def _hand_out(
     """Up to ``max_parallel`` pending steps whose requirements are done, each with the pages
     it reads; and the steps skipped (logged) for having nothing to read or no room."""
     view: ResearchState = {**state, "ledger": ledger}
-    room = budget - len(ledger)
+    room = budget - pages_in(ledger)
     banned = set(forbidden)  # and the URLs read by the steps handed out now
     ready: list[dict[str, Any]] = []
     skipped: dict[str, Any] = {}

@@ -4,6 +4,10 @@ A search result enters as a ``result`` (its snippet is its text); reading its pa
 upgrades the same entry to a ``page`` with the page text, keeping its number. Numbers are
 given in the order sources arrive and never change, so ``[n]`` means the same source from
 the first round to the report. The references list is built from here and nowhere else.
+
+``max_sources`` bounds the pages read; results found and not read are bounded by how many
+of each search's best are filed (``file_results``): a snippet costs the model a line, and a
+result ranked but not read still counts (shown, and cited, as the snippet it is).
 """
 
 from __future__ import annotations
@@ -112,9 +116,11 @@ def page_read(
 def file_sources(
     ledger: Sequence[Source], found: Iterable[Found], max_sources: int
 ) -> tuple[list[Source], list[int]]:
-    """The ledger with ``found`` filed in: new sources numbered while there is room, a page
-    read of a known result upgrading that entry. Returns the new ledger and touched numbers."""
+    """The ledger with ``found`` filed in: new sources numbered (a new page while fewer than
+    ``max_sources`` pages are in it), a page read of a known result upgrading that entry.
+    Returns the new ledger and touched numbers."""
     entries: list[Source] = [Source(**s) for s in ledger]
+    pages = pages_in(entries)
     by_url = {url_key(s["url"]): s for s in entries}
     touched: list[int] = []
     for item in found:
@@ -124,13 +130,16 @@ def file_sources(
             if item["kind"] == "page" and (known["kind"] != "page" or not known["text"]):
                 known["kind"], known["text"], known["read_at"] = "page", item["text"], item["at"]
                 known["tool"] = item.get("tool", known.get("tool", ""))
-                known["why"] = known.get("why") or item.get("why")
+                known["why"] = item.get("why") or known.get("why")  # the read's search
                 if item["title"] and known["title"] in ("", known["url"]):
                     known["title"] = item["title"]
                 touched.append(known["n"])
+                pages += 1
             continue
-        if len(entries) >= max_sources:
-            continue
+        if item["kind"] == "page":
+            if pages >= max_sources:
+                continue
+            pages += 1
         source: Source = {
             "n": len(entries) + 1,
             "url": item["url"],
@@ -150,8 +159,13 @@ def file_sources(
     return entries, touched
 
 
+def pages_in(ledger: Iterable[Source]) -> int:
+    """The pages read in ``ledger`` (what ``max_sources`` bounds)."""
+    return sum(1 for s in ledger if s["kind"] == "page")
+
+
 def source_budget(state: Mapping[str, Any], max_sources: int) -> int:
-    """Room in the ledger: the run's own budget, and as much again for each follow-up."""
+    """Pages a run may read: its own budget, and as much again for each follow-up."""
     followups = len(state.get("followups") or []) + (1 if state.get("followup") else 0)
     return max_sources * (1 + followups)
 

@@ -303,7 +303,7 @@ def rule_query(text: str, limit: int = RULE_QUERY_CHARS) -> str:
     return cut if cut and len(cut) <= limit else query[:limit]
 
 
-def branch_steps(
+def subquestion_steps(
     query: str, tools: StepTools, read_top: int, first_id: int, forbidden: Sequence[str] = ()
 ) -> list[PlanStep]:
     """One sub-question's steps as a plan made without the model: search for ``query``, then
@@ -351,6 +351,6 @@ def fallback_plan(
     left out, and with nothing left this is the plan that calls no tools."""
     steps: list[PlanStep] = []
     for query in queries:
-        steps += branch_steps(query, tools, read_top, len(steps) + 1, forbidden)
+        steps += subquestion_steps(query, tools, read_top, len(steps) + 1, forbidden)
     steps.append(compose_step(f"f{len(steps) + 1}", [s.id for s in steps]))
     return Plan(goal=goal or (queries[0] if queries else "Answer the question"), steps=steps)

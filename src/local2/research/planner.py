@@ -24,7 +24,6 @@ from langgraph.runtime import Runtime
 from local2 import events
 from local2.contracts import PlanEdit
 from local2.graph import Services, TurnContext, event
-from local2.research.branches import adopt, apply_edit
 from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.pauses import ask_first, awaiting_plan
 from local2.research.plan_schema import (
@@ -43,6 +42,7 @@ from local2.research.state import ResearchState, ResearchUpdate
 from local2.research.steering import answered_question, person_brief, usable_ledger
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
 from local2.research.structured import Structured, ask_structured
+from local2.research.subquestions import adopt, apply_edit
 
 
 def _finished(state: ResearchState) -> dict[str, str]:

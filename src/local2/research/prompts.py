@@ -197,23 +197,59 @@ COMPOSE_SYSTEM = (
     "sources only. After every statement, cite its source by number in square brackets, "
     "like [2]. Copy numbers and names exactly as the source writes them, and state nothing "
     "the sources do not say. Do not write URLs or a list of references: they are added for "
-    "you. If the sources do not answer the question, say so."
+    "you. A source marked as a search result's snippet was not read: cite it only for what "
+    "its snippet says. If the sources do not answer the question, say so."
 )
+
+
+# How a result found but not read is shown: the model cites it as the snippet it is.
+SNIPPET_MARK = "(search result, page not read: its snippet only)"
+SNIPPET_CHARS = 300
 
 
 def compose_messages(
     question: str, ledger: Sequence[Source], per_source: int, budget: int, brief: str = ""
 ) -> list[BaseMessage]:
-    """The report request: the question and each source's text, within ``budget`` chars."""
-    count = max(1, len(ledger))
-    each = max(200, min(per_source, budget // count))
-    blocks = []
-    for s in ledger:
-        text = s["text"] if len(s["text"]) <= each else s["text"][:each].rsplit(" ", 1)[0] + " …"
-        blocks.append(f"[{s['n']}] {s['title']}\n{text}")
+    """The report request: the question and each source's text, within ``budget`` chars:
+    the pages read first (each its share), then, in the room left, the snippets of results
+    found and not read, the best ranked first (:func:`shown_sources`)."""
+    blocks = [
+        f"[{s['n']}] {s['title']}{' ' + SNIPPET_MARK if s['kind'] == 'result' else ''}\n{text}"
+        for s, text in shown_sources(ledger, per_source, budget)
+    ]
     sources = "\n\n".join(blocks) or "(no sources could be found or read)"
     user = f"{_asked(question, brief)}\n\nSources:\n\n{sources}\n\nWrite the report."
     return [SystemMessage(COMPOSE_SYSTEM), HumanMessage(user)]
+
+
+def _score(source: Source) -> float:
+    why = source.get("why")
+    return float(why["score"]) if why else 0.0
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
+
+
+def shown_sources(
+    ledger: Sequence[Source], per_source: int, budget: int
+) -> list[tuple[Source, str]]:
+    """What the model is shown of each source, in ledger order: a page read its share of
+    ``budget`` (at most ``per_source``), a result found and not read its snippet while room
+    is left after the pages, by its rank (its rerank score, then its number)."""
+    pages = [s for s in ledger if s["kind"] != "result"]
+    each = max(200, min(per_source, budget // max(1, len(pages))))
+    shown = {s["n"]: _cut(s["text"], each) for s in pages}
+    room = budget - sum(len(t) for t in shown.values())
+    found = [s for s in ledger if s["kind"] == "result" and s["text"].strip()]
+    for s in sorted(found, key=lambda s: (-_score(s), s["n"])):
+        text = _cut(" ".join(s["text"].split()), SNIPPET_CHARS)
+        cost = len(text) + len(SNIPPET_MARK) + len(s["title"]) + 10  # its heading too
+        if cost > room:
+            continue
+        shown[s["n"]] = text
+        room -= cost
+    return [(s, shown[s["n"]]) for s in ledger if s["n"] in shown]
 
 
 def observation(step: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from local2 import events
 from local2.graph import Services, TurnContext, event
 from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
-from local2.research.ledger import source_budget
+from local2.research.ledger import pages_in, source_budget
 from local2.research.plan_schema import COMPOSE, Gaps, gaps_schema
 from local2.research.prompts import reflect_messages
 from local2.research.second_hop import bridge_names, hop_queries, hopped, unread_names
@@ -77,7 +77,7 @@ def _why_stop(state: ResearchState, services: Services) -> str:
     if round_n >= (state.get("max_rounds") or settings.max_rounds):
         return f"round limit ({round_n}) reached"
     budget = source_budget(state, settings.max_sources)
-    if len(state.get("ledger") or []) >= budget:
+    if pages_in(state.get("ledger") or []) >= budget:
         return f"source budget ({budget}) spent"
     if settings.max_gaps == 0 or step_catalog(services).search() is None:
         return "no way to look further"

@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 
 from local2 import events
 from local2.contracts import LOCAL_NAME, ToolCallRecord
+from local2.errors import GaveWay
 from local2.graph import (
     Services,
     TurnContext,
@@ -28,7 +29,7 @@ from local2.graph import (
     grade_turn,
     push,
 )
-from local2.models import thinking_and_answer
+from local2.models import Cancellation, thinking_and_answer
 from local2.research.followup import FOLLOWUP_DONE, followup_record
 from local2.research.ledger import source_list
 from local2.research.payload import research_payload
@@ -190,8 +191,25 @@ def _as_turn(state: ResearchState) -> TurnState:
     }
 
 
-def critique_run(state: ResearchState, runtime: Runtime[TurnContext]) -> TurnUpdate:
-    return grade_turn(_as_turn(state), runtime.context.services)
+def critique_run(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """Grade the report, as the chat critic grades an answer; when the person's next
+    question comes first (``give_way``), the critic's request is cancelled and the grade is
+    owed (``grade_owed``, ``critique.deferred``): given later, by :func:`late_grade`."""
+    try:
+        return dict(grade_turn(_as_turn(state), runtime.context.services, runtime.context.give_way))
+    except GaveWay:
+        run_id = state.get("run_id")
+        deferred = event(state, events.CRITIQUE_DEFERRED, query_id=run_id, run_id=run_id)
+        return {"grade_owed": True, "event_log": [deferred]}
+
+
+def late_grade(
+    state: ResearchState, services: Services, give_way: Cancellation | None = None
+) -> dict[str, Any]:
+    """The grade a run owes, given now (:class:`~local2.errors.GaveWay` if the person asks
+    again first: it stays owed); the update to write as the ``critique`` node's."""
+    update = dict(grade_turn(_as_turn(state), services, give_way))
+    return {**update, "grade_owed": False}
 
 
 def ingest_run(state: ResearchState, runtime: Runtime[TurnContext]) -> TurnUpdate:

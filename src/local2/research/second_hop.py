@@ -5,21 +5,26 @@ portrayed Corliss Archer in Kiss and Tell"): a search for the question finds the
 says who (Shirley Temple), but what the question asks about her is on her own page, which no
 search for the question's words finds. A comparison names both its subjects, but one search
 for both often brings up only one. So after a round, the candidates for the next search are
-the names the sentences most relevant to the question give and the question does not
-(:func:`bridge_names`) and the names the question gives that no page read is about
-(:func:`unread_names`), one of each in turn. The reflecting model is shown them and told
-to search the one the question turns on; when it fails its schema, they are searched by
-rule, each with the question's own relation words ("Shirley Temple government position
-held woman portrayed film"). ``max_rounds`` bounds the hops as it bounds every round.
+the names the first hop's best pages state about the question's subject and the question
+does not (:func:`bridge_names`), and the names the question gives that no page read is about
+(:func:`unread_names`), one of each in turn. The reflecting model is shown them and told to
+search the one the question turns on (its own gaps come first); when it fails its schema,
+they are searched by rule, each with the question's own relation words ("Shirley Temple
+government position held woman portrayed film"). ``max_rounds`` bounds the hops as it
+bounds every round.
+
+How a bridge is chosen, with the retrieval part only (BM25, the tokeniser, the sentence
+splitter) and no table of roles or verbs: the sources are ranked for the question (BM25 over
+each one's title and text) and the best :data:`BEST_PAGES` kept; of their sentences, those
+that mention the question's subject (a term of a name the question gives, in the sentence or
+in its page's title, which says what "it" or "she" is about) are ranked for the question;
+each name those sentences give and the question does not weighs its sentence's score,
+divided by its page's place, three times as much for a name of several words (a single
+capitalised word is as often a people's adjective, "American", as a name). A name weighing
+less than half the weightiest is left out. Deterministic, and no model.
 
 A name is a run of capitalised words (joined by "of", "the", "de" ...), not at a sentence's
-start unless it is more than one word or seen elsewhere too. A bridge name has none of its
-words in the question; its weight is the relevance (BM25 for the question) of each sentence
-it is in, read with its page's title (which says what "it" or "she" is about), three
-times as much for a name of several words (a single capitalised word is as often a people's
-adjective, "American", as a name), and one weighing less than half the weightiest is left
-out. Deterministic, and no model.
-
+start unless it is more than one word or seen elsewhere too.
 """
 
 from __future__ import annotations
@@ -34,8 +39,9 @@ from local2.research.ledger import Source
 from local2.retrieval import bm25_scores, relevance, sentences, split_passages, terms
 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
-SENTENCES = 8  # the sentences most relevant to the question that names are taken from
-SUBJECT = 2.0  # how much more a sentence of a page about the question's subject weighs
+SENTENCES = 8  # the sentences about the question's subject that names are taken from
+BEST_PAGES = 3  # the sources, best for the question first, whose sentences are read
+NEAR = 3.0  # how much more a name weighs that is (or stands beside) a word the question asks
 QUERY_CHARS = 80  # a gap query's length (plan_schema.TEXT_CHARS)
 
 _JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names, not one
@@ -49,20 +55,6 @@ _NOT_NAME_TEXT = """
     january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday"""
 _NOT_NAMES = frozenset(_NOT_NAME_TEXT.split())
-# A role a question asks about, and the words a page says it with.
-_ROLE_WORDS = {
-    "author": "written wrote writer",
-    "writer": "written wrote",
-    "architect": "designed",
-    "director": "directed",
-    "actor": "played portrayed starring",
-    "actress": "played portrayed starring",
-    "composer": "composed",
-    "founder": "founded",
-    "painter": "painted",
-    "inventor": "invented",
-}
-_BRACKETED = re.compile(r"\s*\([^()]*\)")
 _QUESTION_WORD = re.compile(r"[\w'’-]+")
 
 
@@ -86,37 +78,46 @@ def _sentences(text: str) -> list[str]:
     return [t for p in split_passages(text) for t in sentences(p, capital=True)]
 
 
-def role_terms(question: str) -> set[str]:
-    """The question's terms, with the words a page uses for who held a role it asks about
-    ("the author of" is "written by" on the page that names her)."""
-    said = [_ROLE_WORDS.get(w.lower(), "") for w in _QUESTION_WORD.findall(question)]
-    return set(terms(question)) | set(terms(" ".join(said)))
+def subject_terms(question: str) -> set[str]:
+    """The terms of the names the question gives: what its subject is called."""
+    return set(terms(" ".join(name for name, _ in _names_in(question))))
 
 
-def _about(title: str, question: str) -> bool:
-    """A page about a subject the question names: its title (without a note in brackets,
-    "Kiss and Tell (1945 film)") is in the question."""
-    name = " ".join(_BRACKETED.sub("", title).casefold().split())
-    return len(name) > 2 and name in question
+def _about_subject(
+    question: str, ledger: Sequence[Source]
+) -> tuple[list[str], list[float], list[int]]:
+    """The sentences of the sources most about ``question``'s subject (BM25 for the terms of
+    the names it gives; for the question when it names none) that mention it (all of theirs
+    when none does), each with its BM25 score for the question and its page's place (0 the
+    best)."""
+    sources = [s for s in ledger if s["text"].strip()]
+    if not sources:
+        return [], [], []
+    query = set(terms(question))
+    subject = subject_terms(question)
+    texts = [terms(f"{s['title']} {s['text']}") for s in sources]
+    ranked = bm25_scores(texts, subject or query, k1=1.2, b=0.75)
+    best = sorted(range(len(sources)), key=lambda i: (-ranked[i], sources[i]["n"]))
+    kept = [i for i in best[:BEST_PAGES] if ranked[i] > 0]
+    pairs = [(place, sources[i]) for place, i in enumerate(kept)]
+    # A sentence is read with its page's title, which says what "it" or "she" is.
+    rows = [
+        (place, terms(f"{s['title']} {t}"), t) for place, s in pairs for t in _sentences(s["text"])
+    ]
+    about = [r for r in rows if subject & set(r[1])] or rows
+    scores = bm25_scores([words for _, words, _ in about], query, k1=1.2, b=0.75)
+    return [t for _, _, t in about], scores, [p for p, _, _ in about]
 
 
 def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> list[str]:
-    """The names the sources' sentences most relevant to ``question`` give that the question
-    does not, weightiest first (at most ``limit``)."""
-    asked = {w.lower() for w in _QUESTION_WORD.findall(question)}
-    # Each sentence with its page's title, which names what "it" and "she" are about.
-    pairs = [(s["title"], t) for s in ledger for t in _sentences(s["text"])]
-    if not pairs:
-        return []
-    sentences = [t for _, t in pairs]
-    tokens = [terms(f"{title} {t}") for title, t in pairs]
-    scores = bm25_scores(tokens, role_terms(question), k1=1.2, b=0.75)
-    folded = " ".join(question.casefold().split())
-    scores = [
-        score * (SUBJECT if _about(title, folded) else 1.0)
-        for score, (title, _) in zip(scores, pairs, strict=True)
-    ]
-    best = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))[:SENTENCES]
+    """The names the best sources state about ``question``'s subject that the question
+    does not give, weightiest first (at most ``limit``)."""
+    # A name the question gives is not a bridge; a common word it uses may be part of one
+    # ("competes in a conference": the America East Conference).
+    asked = {w.lower() for name, _ in _names_in(question) for w in name.split()}
+    relation = set(terms(relation_words(question)))
+    sentences, scores, places = _about_subject(question, ledger)
+    best = sorted(range(len(sentences)), key=lambda i: (places[i], -scores[i], i))[:SENTENCES]
     weight: dict[str, float] = defaultdict(float)
     inside: dict[str, int] = defaultdict(int)  # seen not at a sentence's start
     for i in best:
@@ -126,11 +127,23 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
             if any(w.lower() in asked for w in name.split()):
                 continue
             several = len(name.split()) > 1
-            weight[name] += scores[i] * (1.5 if several else 0.5)
+            near = NEAR if relation & set(terms(_beside(sentences[i], name))) else 1.0
+            weight[name] += scores[i] / (1 + places[i]) * (1.5 if several else 0.5) * near
             inside[name] += 0 if at_start and not several else 1
     kept = sorted((n for n in weight if inside[n] > 0), key=lambda n: (-weight[n], n))
     top = weight[kept[0]] if kept else 0.0
     return [n for n in kept if weight[n] >= STRONG * top][:limit]
+
+
+def _beside(sentence: str, name: str) -> str:
+    """``name`` with the word on each side of it in ``sentence`` ("the Nixon
+    administration", "competes in the America East Conference")."""
+    at = sentence.find(name)
+    if at < 0:
+        return name
+    before = _QUESTION_WORD.findall(sentence[:at])[-1:]
+    after = _QUESTION_WORD.findall(sentence[at + len(name) :])[:1]
+    return " ".join([*before, name, *after])
 
 
 def unread_names(question: str, ledger: Sequence[Source]) -> list[str]:

@@ -93,6 +93,7 @@ class ResearchState(TypedDict):
     removed_links: NotRequired[list[str]]
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
     critique: NotRequired[Critique | None]
+    grade_owed: NotRequired[bool]  # the critic gave way to the person's next question
     model: NotRequired[str]
     backend: NotRequired[str]
     error: NotRequired[str | None]

@@ -29,11 +29,11 @@ from langgraph.runtime import Runtime
 from local2 import events
 from local2.contracts import STOP_RUN, EventEntry, SteerRecord, SubQuestion
 from local2.graph import Services, TurnContext, event
-from local2.research.branches import new_branch, next_step_number
 from local2.research.ledger import Source
 from local2.research.plan_schema import COMPOSE
 from local2.research.state import ResearchState, ResearchUpdate, StepRecord
 from local2.research.step_tools import step_catalog
+from local2.research.subquestions import new_subquestion, next_step_number
 
 if TYPE_CHECKING:
     from local2.storage import SteerInbox
@@ -131,8 +131,8 @@ class _Says:
             None,
         )
 
-    def _skip(self, branch: str | None, why: str) -> int:
-        skipped = skip_pending(self.steps, self.order, branch, why)
+    def _skip(self, subquestion: str | None, why: str) -> int:
+        skipped = skip_pending(self.steps, self.order, subquestion, why)
         self.changed.update(skipped)
         self.steps.update(skipped)
         return len(skipped)
@@ -143,7 +143,7 @@ class _Says:
         view: ResearchState = {**self.state, "steps": self.steps, "order": self.order}
         tools = step_catalog(self.services)
         settings = self.services.settings.research
-        records = new_branch(
+        records = new_subquestion(
             view, text, tools, settings, self.last_step + 1, self.state.get("forbidden") or []
         )
         if not records:
@@ -176,16 +176,16 @@ class _Says:
 
 
 def skip_pending(
-    steps: dict[str, StepRecord], order: list[str], branch: str | None, why: str
+    steps: dict[str, StepRecord], order: list[str], subquestion: str | None, why: str
 ) -> dict[str, StepRecord]:
-    """The pending steps of ``branch`` (None: every branch) marked skipped with ``why``;
+    """The pending steps of ``subquestion`` (None: every one) marked skipped with ``why``;
     the report's own step stays, so the report is still written."""
     skipped: dict[str, StepRecord] = {}
     for i in order:
         step = steps[i]
         if step["status"] != "pending" or step["tool"] == COMPOSE:
             continue
-        if branch is None or step.get("branch") == branch:
+        if subquestion is None or step.get("branch") == subquestion:
             skipped[i] = copy.copy(step)
             skipped[i]["status"], skipped[i]["error"] = "skipped", why
     return skipped

@@ -194,7 +194,10 @@ class Agent:
             if self._research is None:
                 from local2.service.research import Research
 
-                self._research = Research(self.settings, services=self.services, notice=self.notice)
+                research = Research(self.settings, services=self.services, notice=self.notice)
+                # The person first: a chat question makes a research run's critic give way.
+                self.running.on_turn_start.append(lambda _session: research.make_way())
+                self._research = research
             return self._research
 
     @property

@@ -109,7 +109,13 @@ class Research:
         self.inbox = self.storage.inbox
         self.graph = compile_research_graph(self.services, self.checkpointer, self.inbox)
         self.context = ResearchContext(self.services, inbox=self.inbox)
-        self.driver = RunDriver(self.graph, self.context, self.storage, self.services)
+        self.driver = RunDriver(
+            self.graph,
+            self.context,
+            self.storage,
+            self.services,
+            yielding=self.settings.critic.yield_to_new_turns,
+        )
         self.library = ReadingLibrary.shared(self.settings)  # what runs read, kept
 
     # -- runs ------------------------------------------------------------------------------
@@ -254,6 +260,9 @@ class Research:
         if problem:
             raise InvalidQuery(problem)
         snapshot, owner = self._own(run_id, person)
+        if run_id in self.driver.running and snapshot.values.get("report"):
+            self.driver.wait_ended(run_id)  # published, grading: its critic gives way
+            snapshot, owner = self._own(run_id, person)
         status = self._status(run_id, snapshot)
         if status not in ("done", "stopped") or not snapshot.values.get("report"):
             raise not_ready(run_id, status, "follow-ups are asked on a finished report")
@@ -361,8 +370,13 @@ class Research:
             )
         return cast(list[ResearchRun], rows)  # the index's row with the run's progress
 
+    def make_way(self) -> None:
+        """The person asked something (a chat turn): a run's critic gives way, its grade owed."""
+        self.driver.make_way()
+
     def close(self) -> None:
         self.library.settle()  # what the runs kept, indexed before the process may end
+        self.driver.close()
         self.storage.close()
         for owned in self._owned:
             owned.close()

@@ -6,11 +6,19 @@ this process's while it runs (and, on Postgres, no other process's), the graph's
 becomes items, and a pause (LangGraph ``interrupt``) ends the items with
 ``awaiting_input`` and a ``final`` payload saying so, unless someone at hand answers it
 (the CLI's terminal).
+
+The person first (``critic.yield_to_new_turns``): a run's critic gives way to the person's
+next question (a new run, a follow-up, a chat turn: :meth:`RunDriver.make_way`) as the chat
+critic does; the run ends at once, its grade owed, and the grade is given once nothing runs
+here (:meth:`RunDriver.grade_owed`, in the background; a grade owed when this process ends is
+not given: it is only a grade, and the run says it is owed).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,19 +28,23 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StreamMode
 
 from local2.contracts import LOCAL, ResearchInput, ResearchItem, ResearchPayload
-from local2.errors import InvalidInput, RunBusy
+from local2.errors import GaveWay, InvalidInput, RunBusy
 from local2.graph import Services
+from local2.models import Cancellation
 from local2.research import (
     ResearchContext,
     ResearchGraph,
     ResearchState,
     finished_status,
+    late_grade,
     research_payload,
 )
 from local2.service.research_input import check_input, pending_request
 from local2.storage import ResearchStorage
 
 RUN_MODES: list[StreamMode] = ["custom", "values"]
+GIVE_WAY_WAIT_S = 5.0  # the longest a follow-up waits for its run's critic to give way
+QUIET_S = 0.5  # how long nothing runs here before a grade owed is given
 # Answers a pause on the spot (the CLI's terminal); None leaves the run paused.
 Answerer = Callable[[dict[str, Any]], ResearchInput | None]
 
@@ -58,7 +70,18 @@ class RunDriver:
     running: set[str] = field(default_factory=set)
     # Runs with a context of their own (research from the library), by run id.
     contexts: dict[str, Any] = field(default_factory=dict)
+    yielding: bool = True  # critic.yield_to_new_turns: a critic gives way to a next question
     _guard: threading.Lock = field(default_factory=threading.Lock)
+    _give_way: dict[str, Cancellation] = field(default_factory=dict)  # runs in flight
+    _owed: set[str] = field(default_factory=set)  # runs whose grade gave way, graded later
+    _grader: threading.Thread | None = None
+
+    def make_way(self) -> None:
+        """The person asked something: every run's critic here gives way (its grade owed)."""
+        with self._guard:
+            waiting = list(self._give_way.values())
+        for cancel in waiting:
+            cancel.set()
 
     def awaiting(self, run_id: str) -> dict[str, Any] | None:
         return pending_request(self.graph.get_state(run_config(run_id)))
@@ -72,7 +95,7 @@ class RunDriver:
         owner: str = LOCAL.name,
         answer: Answerer | None = None,
     ) -> Iterator[ResearchItem]:
-        with self.claim(run_id):
+        with self.claim(run_id) as context:
             yield ("run", {"run_id": run_id, "question": question, "resumed": snapshot is not None})
             if snapshot is not None and finished(snapshot):
                 yield ("final", research_payload(dict(snapshot.values)))
@@ -82,7 +105,7 @@ class RunDriver:
             status = "interrupted"
             try:
                 while True:
-                    final, paused = yield from self._run(graph_input, run_id, final)
+                    final, paused = yield from self._run(graph_input, run_id, final, context)
                     request = self.awaiting(run_id) if paused else None
                     if request is None:
                         break
@@ -98,10 +121,13 @@ class RunDriver:
                 raise
             finally:
                 self.storage.index.set_status(run_id, status)
+                if final.get("grade_owed"):
+                    with self._guard:
+                        self._owed.add(run_id)
             yield ("final", research_payload(final))
 
     def _run(
-        self, graph_input: Any, run_id: str, final: ResearchState
+        self, graph_input: Any, run_id: str, final: ResearchState, context: ResearchContext
     ) -> Generator[ResearchItem, None, tuple[ResearchState, bool]]:
         """One graph run's items; returns (``yield from``) its last values, and whether it
         paused (LangGraph's ``__interrupt__`` in the values: only then is the state read)."""
@@ -109,7 +135,7 @@ class RunDriver:
         for part in self.graph.stream(
             graph_input,
             run_config(run_id),
-            context=self.contexts.get(run_id, self.context),  # again on a resume: none kept
+            context=context,  # passed again on a resume: LangGraph keeps none
             stream_mode=RUN_MODES,
             durability="sync",
         ):
@@ -152,19 +178,92 @@ class RunDriver:
         return payload
 
     @contextmanager
-    def claim(self, run_id: str) -> Iterator[None]:
-        """The run is this process's until it ends; every other process is refused it too."""
-        with self._guard:
-            if run_id in self.running:
-                raise RunBusy(f"Run {run_id} is already running.")
-            self.running.add(run_id)
+    def claim(self, run_id: str) -> Iterator[ResearchContext]:
+        """The run is this process's until it ends; every other process is refused it too.
+        A run that is giving way (its critic cancelled) is waited for, a moment. Yields the
+        run's context, with its own ``give_way``."""
+        self.make_way()  # the person asks something: other runs' critics give way
+        cancel = Cancellation()
+        self._take(run_id, cancel)
         try:
             if not self.storage.locks.acquire(run_id, blocking=False):
                 raise RunBusy(f"Run {run_id} is already running in another process.")
             try:
-                yield
+                base = self.contexts.get(run_id, self.context)  # a run from the library: its own
+                yield dataclasses.replace(base, give_way=cancel if self.yielding else None)
             finally:
                 self.storage.locks.release(run_id)
         finally:
             with self._guard:
                 self.running.discard(run_id)
+                self._give_way.pop(run_id, None)
+            self.grade_owed()
+
+    def _take(self, run_id: str, cancel: Cancellation) -> None:
+        deadline = time.monotonic() + GIVE_WAY_WAIT_S
+        while True:
+            with self._guard:
+                ending = self._give_way.get(run_id)
+                if run_id not in self.running:
+                    self.running.add(run_id)
+                    self._give_way[run_id] = cancel
+                    return
+            if ending is None or not ending.is_set() or time.monotonic() > deadline:
+                raise RunBusy(f"Run {run_id} is already running.")
+            time.sleep(0.02)  # its critic gives way: it ends in milliseconds
+
+    def wait_ended(self, run_id: str) -> None:
+        """Make way, and wait (a moment at most) for ``run_id`` to end here."""
+        deadline = time.monotonic() + GIVE_WAY_WAIT_S
+        while run_id in self.running and time.monotonic() < deadline:
+            self.make_way()  # the run's critic, or a late grade of it
+            time.sleep(0.02)
+
+    def grade_owed(self) -> None:
+        """Grade the runs whose critic gave way, in the background, once nothing runs here
+        (one grader at a time; a next question makes it give way again)."""
+        with self._guard:
+            if self.running or not self._owed or (self._grader and self._grader.is_alive()):
+                return
+            self._grader = threading.Thread(target=self._grade, name="research-late-grades")
+            self._grader.daemon = True
+            self._grader.start()
+
+    def _grade(self) -> None:
+        time.sleep(QUIET_S)  # a question that follows the report at once comes first
+        while True:
+            with self._guard:
+                if self.running or not self._owed:
+                    return
+                run_id = self._owed.pop()
+            try:
+                self._grade_one(run_id)
+            except (GaveWay, RunBusy):
+                with self._guard:
+                    self._owed.add(run_id)
+                return
+
+    def _grade_one(self, run_id: str) -> None:
+        cancel = Cancellation()
+        self._take(run_id, cancel)
+        try:
+            if not self.storage.locks.acquire(run_id, blocking=False):
+                return  # another process drives it now: it grades it
+            try:
+                values = cast(ResearchState, self.graph.get_state(run_config(run_id)).values)
+                if values.get("grade_owed"):
+                    update = late_grade(values, self.services, cancel if self.yielding else None)
+                    self.graph.update_state(run_config(run_id), update, as_node="critique")
+            finally:
+                self.storage.locks.release(run_id)
+        finally:
+            with self._guard:
+                self.running.discard(run_id)
+                self._give_way.pop(run_id, None)
+
+    def close(self) -> None:
+        """Let a grade in progress give way and end (before the store closes)."""
+        self.make_way()
+        grader = self._grader
+        if grader is not None:
+            grader.join(timeout=10)

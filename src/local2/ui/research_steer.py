@@ -249,7 +249,7 @@ class ResearchSteer:
             value: dict[str, Any] = {"approve": True}
         else:
             try:
-                value = {"plan": PlanEdit.from_lines(text)}
+                value = {"plan": PlanEdit.from_text(text)}
             except ValueError as exc:
                 shown_why = neutralise(f"**Not run:** {plain(str(exc))}")
                 yield {**self.panels("plan"), self.pause_info: shown_why}

@@ -1,8 +1,12 @@
-"""Sub-questions: the branches of a run's steps, as the person sees, edits and steers them.
+"""Sub-questions: a run's steps grouped by what they look into, as the person sees, edits and
+steers them (named apart from the checkpoint branches of :mod:`local2.graph.branches`).
 
-A step that builds on no earlier search or read starts a branch, a sub-question, written as
-its query (or its description); a step that requires it (reading its results) is on its
-branch. The plan under review is shown as its sub-questions; the person's edit
+A step that builds on no earlier search or read starts a sub-question, written as its query
+(or its description); a step that requires it (reading its results) is on that
+sub-question. A step record keeps its sub-question's id under the key ``branch`` (the name
+runs were checkpointed with, and the API shows; an edited plan sent back may carry it, or
+``subquestion``: both are ignored, :class:`~local2.contracts.research_input.PlanStepEdit`).
+The plan under review is shown as its sub-questions; the person's edit
 (:class:`~local2.contracts.research_input.PlanEdit`) keeps, rewrites, removes, adds and
 reorders them, and :func:`apply_edit` turns it into exactly the steps that will run: a kept
 sub-question keeps its steps (a rewritten one searches its new words), a new one searches
@@ -26,11 +30,11 @@ from local2.research.plan_schema import (
     TEXT_CHARS,
     Plan,
     PlanStep,
-    branch_steps,
     check_plan,
     compose_step,
     parse_plan,
     renumber,
+    subquestion_steps,
 )
 from local2.research.state import ResearchState, ResearchUpdate, StepRecord
 from local2.research.step_tools import StepTools
@@ -76,15 +80,15 @@ def attach(
     origin: str,
     round_n: int,
 ) -> list[SubQuestion]:
-    """Put each of ``new`` on a branch (its first prerequisite's, or a new sub-question's);
+    """Put each of ``new`` on a sub-question (its first prerequisite's, or a new one);
     returns the sub-questions with the new ones added."""
-    branches = {i: s.get("branch") for i, s in steps.items()}
+    owner = {i: s.get("branch") for i, s in steps.items()}
     out = list(subs)
     for record in new:
         if record["tool"] == COMPOSE:
             record["branch"] = None
             continue
-        parent = next((branches[r] for r in record["requires"] if branches.get(r)), None)
+        parent = next((owner[r] for r in record["requires"] if owner.get(r)), None)
         if parent is None:
             parent = f"q{_next_q(out)}"
             out.append(
@@ -93,7 +97,7 @@ def attach(
                 )
             )
         record["branch"] = parent
-        branches[record["id"]] = parent
+        owner[record["id"]] = parent
     return out
 
 
@@ -111,7 +115,7 @@ def plan_view(state: ResearchState) -> tuple[list[SubQuestionView], list[dict[st
     steps, in the order they would run."""
     steps = state.get("steps") or {}
     rows = []
-    by_branch: dict[str, list[str]] = {}
+    by_question: dict[str, list[str]] = {}
     for i in state.get("order") or []:
         step = steps.get(i)
         if step is None:
@@ -121,11 +125,11 @@ def plan_view(state: ResearchState) -> tuple[list[SubQuestionView], list[dict[st
             | {"status": step.get("status")}
         )
         if step.get("branch"):
-            by_branch.setdefault(str(step["branch"]), []).append(i)
+            by_question.setdefault(str(step["branch"]), []).append(i)
     subs: list[SubQuestionView] = [
-        {**q, "steps": by_branch.get(q["id"], [])}
+        {**q, "steps": by_question.get(q["id"], [])}
         for q in state.get("subquestions") or []
-        if q["id"] in by_branch
+        if q["id"] in by_question
     ]
     return subs, rows
 
@@ -137,7 +141,7 @@ def next_step_number(state: ResearchState) -> int:
     return max([*ids, state.get("last_step") or 0]) + 1
 
 
-def new_branch(
+def new_subquestion(
     state: ResearchState,
     text: str,
     tools: StepTools,
@@ -149,7 +153,7 @@ def new_branch(
     results), numbered from ``s<first>``; a search already done is read further instead of
     repeated."""
     round_n = state.get("round") or 1
-    planned = branch_steps(text, tools, settings.read_top, 1, forbidden)
+    planned = subquestion_steps(text, tools, settings.read_top, 1, forbidden)
     done = {
         (s["tool"], " ".join(str(s["args"].get("query", "")).lower().split())): i
         for i, s in (state.get("steps") or {}).items()
@@ -244,7 +248,7 @@ def _draft(
     settings: ResearchSettings,
     pending: list[str],
 ) -> _Draft:
-    """Each listed sub-question keeps its pending steps, or gets a new branch."""
+    """Each listed sub-question keeps its pending steps, or gets new ones."""
     steps = state.get("steps") or {}
     subs = {q["id"]: q for q in state.get("subquestions") or []}
     draft = _Draft(first=next_step_number(state))
@@ -261,13 +265,13 @@ def _draft(
                 draft.errors.append(f"sub-question {n}: {known['id']} is listed twice")
                 continue
             seen.add(known["id"])
-            if _keep_branch(draft, steps, pending, known, item.text):
+            if _keep_subquestion(draft, steps, pending, known, item.text):
                 continue
-        _add_branch(draft, state, subs, known, item.text, n, tools, settings)
+        _add_subquestion(draft, state, subs, known, item.text, n, tools, settings)
     return draft
 
 
-def _keep_branch(
+def _keep_subquestion(
     draft: _Draft,
     steps: Mapping[str, StepRecord],
     pending: list[str],
@@ -290,7 +294,7 @@ def _keep_branch(
     return True
 
 
-def _add_branch(
+def _add_subquestion(
     draft: _Draft,
     state: ResearchState,
     subs: Mapping[str, SubQuestion],
@@ -300,17 +304,17 @@ def _add_branch(
     tools: StepTools,
     settings: ResearchSettings,
 ) -> None:
-    """A new branch of steps for sub-question ``n`` (``known``'s, or a new one)."""
+    """New steps for sub-question ``n`` (``known``'s, or a new one)."""
     qid = known["id"] if known is not None else f"q{_next_q([*subs.values(), *draft.subquestions])}"
-    branch = new_branch(state, text, tools, settings, draft.first)
-    if not branch:
+    added = new_subquestion(state, text, tools, settings, draft.first)
+    if not added:
         draft.errors.append(f"sub-question {n}: nothing can search for {text!r} here")
         return
-    draft.first += len(branch)
-    for record in branch:
+    draft.first += len(added)
+    for record in added:
         record["branch"] = qid
         draft.records[record["id"]] = record
-    draft.kept += [r["id"] for r in branch]
+    draft.kept += [r["id"] for r in added]
     origin = known["origin"] if known is not None else "person"
     round_n = state.get("round") or 1
     draft.subquestions.append(
@@ -388,7 +392,8 @@ def _whole_plan(
     state: ResearchState, edit: PlanEdit, tools: StepTools, settings: ResearchSettings
 ) -> tuple[ResearchUpdate, list[str]]:
     """A whole plan the person wrote (``{goal, steps}``), under the planner's rules."""
-    plan, errors = parse_plan({"goal": edit.goal or state.get("goal") or "", "steps": edit.steps})
+    written = [s.planned() for s in edit.steps or []]  # what the server shows is ignored
+    plan, errors = parse_plan({"goal": edit.goal or state.get("goal") or "", "steps": written})
     if plan is None:
         return {}, [f"plan.{e}" for e in errors]
     steps = state.get("steps") or {}
@@ -396,7 +401,8 @@ def _whole_plan(
     problems = check_plan(plan, tools, settings.max_steps, state.get("forbidden") or [], earlier)
     if problems:
         return {}, _plain(problems, settings.max_steps)
-    return adopt(state, plan, "person", None, "the person's plan"), []
+    update = adopt(state, plan, "person", None, "the person's plan")
+    return {**update, "goal": plan.goal or update["goal"]}, []  # the goal as they wrote it
 
 
 def adopt(
@@ -409,7 +415,7 @@ def adopt(
     model_skipped: str | None = None,
 ) -> ResearchUpdate:
     """Replace the pending steps by ``plan``'s, renumbered after every step so far and put
-    on their branches (new sub-questions where they start one); ``model_skipped`` says why
+    on their sub-questions (new ones where they start one); ``model_skipped`` says why
     the model was not asked for it (:mod:`local2.research.gave_up`)."""
     steps = state.get("steps") or {}
     order = list(state.get("order") or [])

@@ -1,0 +1,104 @@
+"""What was found but not read still counts (issue 45): the results a search ranked and no
+step read reach the report's request as the snippets they are, in the room the pages leave,
+and verification holds a sentence citing one to its snippet. Through the real parts:
+ChatOllama against the Ollama-protocol server, the searxng provider and web_fetch against a
+loopback web."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local2.research.ledger import Source
+from local2.research.prompts import SNIPPET_MARK, shown_sources
+from local2_testkit.brains import Reply
+from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb
+from tests.test_research_evidence import plan, read, search
+from tests.test_research_run import research
+from tests.test_research_steer import compose_prompt
+
+RADIO = "Meet Corliss Archer"
+
+
+@pytest.fixture
+def web() -> Iterator[LoopbackWeb]:
+    with BridgeWeb(bridge_pages(), max_results=10) as served:
+        yield served
+
+
+class CitesTheSnippet(ResearchBrain):
+    """The scripted researcher, whose report also cites the radio show's snippet twice: once
+    for what the snippet says, once for what only a page it did not read could say."""
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        text = str((request.get("messages") or [{}])[-1].get("content") or "")
+        shown = re.search(rf"^\[(\d+)\] {RADIO} {re.escape(SNIPPET_MARK)}$", text, re.M)
+        if shown and not request.get("format"):
+            n = shown.group(1)
+            self.extra = [
+                f"Meet Corliss Archer was first broadcast in 1943 [{n}].",
+                f"Meet Corliss Archer starred Shirley Temple in 1950 [{n}].",
+            ]
+        return super().__call__(request)
+
+
+def test_a_hit_ranked_but_not_read_reaches_the_report_as_its_snippet(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    brain = CitesTheSnippet(plans=[plan(search("s1", BRIDGE_QUESTION), read("s2", "s1", 1))])
+    with FakeOllama(brain) as fake:
+        run = research(fake, web, tmp_path, max_rounds=1, fetch_count=1)
+        payload = run.run(BRIDGE_QUESTION)
+        run.close()
+        prompt = compose_prompt(fake)
+    served = web.pages_served()
+    assert len(served) == 1 and "meet_corliss_archer" not in served  # one page read: not it
+    block = re.search(rf"^\[(\d+)\] {RADIO} {re.escape(SNIPPET_MARK)}\n(.+)$", prompt, re.M)
+    assert block is not None, prompt  # shown as the snippet it is
+    assert block.group(2).startswith("Meet Corliss Archer is an American radio sitcom")
+    n = int(block.group(1))
+    body = payload["report"].split("## References")[0]
+    assert f"first broadcast in 1943 [{n}]" in body  # what its snippet says stands
+    assert "starred Shirley Temple" not in body  # what only its page could say does not
+    reasons = [u["reason"] for u in payload["unsupported"]]
+    assert any(f"not in the cited source [{n}]" in r for r in reasons), reasons
+    cited = next(s for s in payload["sources"] if s["n"] == n)
+    assert cited["kind"] == "result" and cited["title"] == RADIO  # listed as a result
+
+
+def source(n: int, kind: str, text: str, score: float = 0.5) -> Source:
+    why = {"found_by": "s1", "query": "q", "rank": n, "score": score}
+    return Source(
+        n=n,
+        url=f"http://x/{n}",
+        title=f"T{n}",
+        text=text,
+        kind=kind,
+        found_at=0.0,
+        read_at=0.0 if kind == "page" else None,
+        step="s1",
+        why=why,  # type: ignore[typeddict-item]
+    )
+
+
+def test_snippets_take_the_room_the_pages_leave_best_ranked_first() -> None:
+    ledger = [
+        source(1, "page", "p" * 900),
+        source(2, "result", "weak snippet " * 5, score=0.2),
+        source(3, "result", "strong snippet " * 5, score=0.9),
+        source(4, "page", "q" * 900),
+    ]
+    shown = shown_sources(ledger, per_source=1500, budget=2000)
+    assert [s["n"] for s, _ in shown] == [1, 3, 4]  # ledger order; room for one snippet
+    assert all(len(text) == 900 for s, text in shown if s["kind"] == "page")
+    roomy = shown_sources(ledger, per_source=1500, budget=4000)
+    assert [s["n"] for s, _ in roomy] == [1, 2, 3, 4]
+    tight = shown_sources(ledger, per_source=1500, budget=1000)
+    assert [s["n"] for s, _ in tight] == [1, 4]  # the pages' share first, no snippet
