@@ -62,7 +62,7 @@ def upload(client: httpx.Client, name: str, data: bytes, session: str | None = N
 
 
 def documents_folder(agent: Agent, person: str) -> Path:
-    library = agent.documents.library
+    library = agent.documents.own_documents
     return library.folder(person)
 
 

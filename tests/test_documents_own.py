@@ -1,4 +1,4 @@
-"""A person's own documents (files/library.py): kept privately, per person, whole or not at
+"""A person's own documents (files/own_documents.py): kept privately, per person, whole or not at
 all; limits named; a session's attached documents searched for its questions and given to
 the model as data, their passages counted as read by the critic."""
 
@@ -13,8 +13,8 @@ from langchain_core.messages import HumanMessage
 
 from local2.critic import grounding_flags
 from local2.errors import DocumentTooLarge, DocumentUnreadable, UnknownDocument
-from local2.files import FileIndex, Folders, Library
-from local2.files.library import safe_name
+from local2.files import FileIndex, Folders, OwnDocuments
+from local2.files.own_documents import safe_name
 from local2.graph.attached import attached_evidence, documents_block
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
@@ -31,19 +31,19 @@ def report(fact: str = FACT, page: int = 3) -> bytes:
     return samples.pdf_of(pages, "Parish report")
 
 
-def library(tmp_path: Path, **documents: Any) -> Library:
+def library(tmp_path: Path, **documents: Any) -> OwnDocuments:
     settings = make_settings(
         tmp_path,
         memory={"embedder": "lexical"},
         files={"embedder": "lexical"},
         documents=documents,
     )
-    found = Folders(settings).library
+    found = Folders(settings).own_documents
     assert found is not None
     return found
 
 
-def stored(lib: Library, owner: str) -> list[str]:
+def stored(lib: OwnDocuments, owner: str) -> list[str]:
     folder = lib.folder(owner)
     return sorted(p.name for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
 
@@ -162,7 +162,7 @@ def test_a_turn_gets_its_sessions_passages_as_data_and_the_critic_counts_them_re
     )
     agent = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
     try:
-        agent.documents.library.add("local", "report.pdf", report(), "s1")
+        agent.documents.own_documents.add("local", "report.pdf", report(), "s1")
         payload = agent.ask("When was the Eling tidal mill restored?", "s1")
         seen = [m for m in model.seen[0] if isinstance(m, HumanMessage)][-1]
     finally:

@@ -119,9 +119,9 @@ def test_a_persons_own_document_is_grepped_from_their_index_and_only_by_them(
     names it under my-documents/ with its page, without reading it again; another person's
     grep does not see it."""
     settings, folders, _, _ = setup(tmp_path)
-    assert folders.library is not None
+    assert folders.own_documents is not None
     secret = "The Tadley ledger lists nine barrels of pitch."
-    folders.library.add("alice", "ledger.pdf", samples.pdf_of([[filler(5)], [secret]]))
+    folders.own_documents.add("alice", "ledger.pdf", samples.pdf_of([[filler(5)], [secret]]))
     folders.index.sync()  # the configured folder's too: nothing is read in the new process
     grep, reader = grep_in_a_new_process(settings)
     alice = ToolContext(session_id="s", query_id="q", owner="alice")

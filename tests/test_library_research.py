@@ -78,9 +78,7 @@ def cited_urls(payload: dict[str, Any]) -> set[str]:
     """The pages a report cites that its run read (a result cited as its snippet alone was
     never read, so never kept)."""
     body = payload["report"].split("## References")[0]
-    return {
-        s["url"] for s in payload["sources"] if f"[{s['n']}]" in body and s["kind"] == "page"
-    }
+    return {s["url"] for s in payload["sources"] if f"[{s['n']}]" in body and s["kind"] == "page"}
 
 
 def test_a_run_from_the_library_cites_what_was_read_with_no_request(

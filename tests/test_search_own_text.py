@@ -199,7 +199,7 @@ def test_a_persons_document_on_a_team_server_is_theirs_alone(
         memory={"chroma_url": chroma_server.url, "embedder": "lexical"},
         files={"embedder": "lexical", "index_collection": f"files-{uuid.uuid4().hex[:8]}"},
     )
-    library = Folders(settings).library
+    library = Folders(settings).own_documents
     assert library is not None
     pages = [[filler(n)] for n in range(1, 4)]
     pages[1] = [f"{filler(50, 8)} {VALVE}"]

@@ -121,7 +121,7 @@ def test_a_dropped_pdf_gives_document_hits_beside_memory_hits(
     shot(page, "document-hits-1280-wide")
     # What the person sees is what the API says: the document is theirs, attached here.
     session = page.inner_text("#local2-session code").strip()
-    [record] = app["agent"].documents.library.records("local")
+    [record] = app["agent"].documents.own_documents.records("local")
     assert record["sessions"] == [session] and record["pages"] == 5
 
     locked = tmp_path / "locked.pdf"
@@ -129,7 +129,7 @@ def test_a_dropped_pdf_gives_document_hits_beside_memory_hits(
     attach(page, locked)
     wait_text(page, "#local2-banner", "encrypted")
     assert "locked.pdf" not in page.inner_text("#local2-attached")
-    assert [r["name"] for r in app["agent"].documents.library.records("local")] == [
+    assert [r["name"] for r in app["agent"].documents.own_documents.records("local")] == [
         "Parish report.pdf"
     ]
     page.context.close()

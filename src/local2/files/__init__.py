@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from local2.files.index import FileIndex as FileIndex
     from local2.files.index import Progress as Progress
     from local2.files.index import SyncReport as SyncReport
-    from local2.files.library import Library as Library
+    from local2.files.own_documents import OwnDocuments as OwnDocuments
     from local2.files.reading import DocumentReader as DocumentReader
     from local2.files.reading import Documents as Documents
     from local2.files.reading import ReadDocument as ReadDocument

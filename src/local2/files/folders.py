@@ -1,5 +1,5 @@
 """What the file tools see for one person: the configured folders (``files.roots``), and
-that person's own documents as one more folder, ``my-documents/`` (:mod:`.library`).
+that person's own documents as one more folder, ``my-documents/`` (:mod:`.own_documents`).
 
 One :class:`Folders` per agent (``services.files``): it opens the folders' index on first
 use, reads documents through one cache (:mod:`.reading`), and gives each tool call the
@@ -19,7 +19,7 @@ from local2.files.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from local2.files.index import FileIndex
-    from local2.files.library import Library
+    from local2.files.own_documents import OwnDocuments
     from local2.memory import Embedder
 
 
@@ -48,11 +48,11 @@ class Folders:
         self.documents = Documents(settings.documents, reader)
         self._index = index
         self._lock = threading.Lock()
-        self.library: Library | None = None
+        self.own_documents: OwnDocuments | None = None
         if settings.documents.own:
-            from local2.files.library import Library
+            from local2.files.own_documents import OwnDocuments
 
-            self.library = Library(settings, self.documents, self._embedder)
+            self.own_documents = OwnDocuments(settings, self.documents, self._embedder)
 
     @property
     def configured(self) -> bool:
@@ -66,7 +66,9 @@ class Folders:
             if self._index is None:
                 from local2.files.index import FileIndex
 
-                shared = self.library.any_embedder() if self.library is not None else None
+                shared = (
+                    self.own_documents.any_embedder() if self.own_documents is not None else None
+                )
                 self._index = FileIndex(
                     self.settings, self.sandbox, embedder=shared, documents=self.documents
                 )
@@ -78,10 +80,10 @@ class Folders:
     def view(self, owner: str | None) -> FileView:
         """What ``owner``'s tool calls may read and search."""
         folders = self.index if self.configured else None
-        if self.library is None:
+        if self.own_documents is None:
             return FileView(self.sandbox, (folders,) if folders else (), folders)
-        own = self.library.root(owner)
+        own = self.own_documents.root(owner)
         indexes = [folders] if folders else []
         if own is not None:
-            indexes.append(self.library.index(owner))
+            indexes.append(self.own_documents.index(owner))
         return FileView(self.sandbox.with_root(own), tuple(indexes), folders)

@@ -1,9 +1,9 @@
 """The documents attached to a session: for each of its questions, the passages most like
-the question are found in the person's own index (:mod:`local2.files.library`) and given to
+the question are found in the person's own index (:mod:`local2.files.own_documents`) and given to
 the model as data, in the question's message beside the memories, and become the turn's
 ``document_hits`` (file, page, score), shown like memory hits.
 
-Only the turn's owner's documents are searched (``services.files.library``, by the state's
+Only the turn's owner's documents are searched (``services.files.own_documents``, by the state's
 ``owner``), so another person's passages never reach this prompt. The model reads further
 pages with ``read_file`` (the hits name the path it takes). Runs inside ``receive``, after
 memory's recall; a search that fails leaves the turn without them, never without an answer.
@@ -52,7 +52,7 @@ def attached_passages(
     state: TurnState, services: Services
 ) -> tuple[list[DocumentHit], list[EventEntry]]:
     """The turn's document hits and their event (nothing when none are attached)."""
-    library = services.files.library if services.files is not None else None
+    library = services.files.own_documents if services.files is not None else None
     session_id = state.get("session_id")
     if library is None or not session_id:
         return [], []

@@ -4,7 +4,7 @@ list, show, attach, remove; and the configured folders' index, built with a prog
 (the app's "Index folders", as ``local2 index`` does at a terminal).
 
 Each call is on one person's behalf and touches only their documents
-(:class:`local2.files.Library`): another person's id answers as an unknown one does. A
+(:class:`local2.files.OwnDocuments`): another person's id answers as an unknown one does. A
 document is attached only to a session of the caller's: a session nobody has asked in yet
 becomes theirs (as a first question would make it), someone else's answers 404.
 """
@@ -20,7 +20,7 @@ from local2.ids import check_session_id
 from local2.service.access import Access
 
 if TYPE_CHECKING:
-    from local2.files import Folders, Library, Progress, SyncReport
+    from local2.files import Folders, OwnDocuments, Progress, SyncReport
 
 
 class DocumentDesk:
@@ -28,52 +28,52 @@ class DocumentDesk:
 
     def __init__(self, files: Folders | None, access: Access) -> None:
         self.files = files
-        self._library_or_none = files.library if files is not None else None
+        self._own_or_none = files.own_documents if files is not None else None
         self.access = access
 
     @property
     def on(self) -> bool:
         """Whether people may keep documents of their own here (``documents.own``)."""
-        return self._library_or_none is not None
+        return self._own_or_none is not None
 
     @property
-    def library(self) -> Library:
-        if self._library_or_none is None:
+    def own_documents(self) -> OwnDocuments:
+        if self._own_or_none is None:
             raise InvalidInput(
                 "Documents of your own are off on this server (documents.own: false).",
                 "Set own: true in documents.yaml to add documents.",
             )
-        return self._library_or_none
+        return self._own_or_none
 
     def add(
         self, person: Person, name: str, data: bytes, session_id: str | None = None
     ) -> DocumentRecord:
         """Read, keep and index a document of ``person``'s, attached to ``session_id`` when
         given; refused (nothing kept) when it cannot be read or is over a limit."""
-        library = self.library
+        library = self.own_documents
         if session_id:
             self._claim(person, session_id)
         return library.add(person.name, name, data, session_id)
 
     def records(self, person: Person) -> list[DocumentRecord]:
         """The person's documents, newest first."""
-        return self.library.records(person.name) if self.on else []
+        return self.own_documents.records(person.name) if self.on else []
 
     def get(self, person: Person, doc_id: str) -> DocumentRecord:
-        return self.library.get(person.name, doc_id)
+        return self.own_documents.get(person.name, doc_id)
 
     def remove(self, person: Person, doc_id: str) -> DocumentRecord:
-        return self.library.remove(person.name, doc_id)
+        return self.own_documents.remove(person.name, doc_id)
 
     def attach(self, person: Person, doc_id: str, session_id: str) -> DocumentRecord:
         """Attach the person's document to a session of theirs."""
-        self.library.get(person.name, doc_id)  # someone else's id: 404 before anything else
+        self.own_documents.get(person.name, doc_id)  # someone else's id: 404 before anything else
         self._claim(person, session_id)
-        return self.library.attach(person.name, doc_id, session_id)
+        return self.own_documents.attach(person.name, doc_id, session_id)
 
     def attached(self, person: Person, session_id: str) -> list[DocumentRecord]:
         """The person's documents attached to ``session_id``."""
-        return self.library.attached(person.name, session_id) if self.on else []
+        return self.own_documents.attached(person.name, session_id) if self.on else []
 
     def index_folders(
         self, progress: Progress | None = None, *, rebuild: bool = False

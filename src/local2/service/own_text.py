@@ -64,7 +64,7 @@ class OwnText:
         """Pages ``first`` to ``last`` of ``person``'s document ``doc_id`` (no ``last``: as
         many as ``files.max_chars`` holds, as read_file gives)."""
         record = self.documents.get(person, doc_id)
-        library = self.documents.library
+        library = self.documents.own_documents
         index = library.index(person.name)
         path = library.folder(person.name) / "files" / record["name"]
         ref = index.sandbox.admit(index.sandbox.roots[0], path)

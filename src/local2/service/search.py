@@ -81,7 +81,7 @@ class Searcher:
                 )
             files.index.refresh(self.wait_s)
             return files.index.search(query, k)
-        library = files.library if files is not None else None
+        library = files.own_documents if files is not None else None
         if library is None:
             raise InvalidInput(
                 "Documents of your own are off on this server (documents.own: false).",

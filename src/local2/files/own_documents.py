@@ -66,7 +66,7 @@ def safe_name(name: str, fmt: str) -> str:
     return f"{stem}{suffix}"
 
 
-class Library:
+class OwnDocuments:
     """Everyone's own documents (opened per person on first use; thread-safe)."""
 
     def __init__(
