@@ -24,6 +24,16 @@ from local2_testkit.web_server import LocalServer, Route
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` hands out the heaviest test files first (tests/scheduling.py)."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from tests.scheduling import HeaviestFileFirst
+
+    return HeaviestFileFirst(config, log)
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No test reads the developer's config or data, or a real Ollama."""
