@@ -7,12 +7,18 @@ leaves only short files for the end. The weights are the seconds each file took 
 recorded run (``tests/durations.json``, written from ``--durations=0``; see bench/README.md,
 "The suite's time"); a file not recorded yet weighs its test count times the mean per test.
 Only the order changes: every test still runs, in its own file's worker.
+
+Refresh the weights from a run's output (``pytest ... --durations=0 > run.txt``):
+
+    python -m tests.scheduling run.txt    # rewrites tests/durations.json
 """
 
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
+import re
+import sys
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +65,18 @@ class HeaviestFileFirst(LoadFileScheduling):
             self.workqueue.update(reordered)
             self._ordered = True
         super()._assign_work_unit(node)
+
+
+def seconds_per_file(report: str) -> dict[str, float]:
+    """Seconds per test file (setup, call and teardown summed) from ``--durations=0`` output."""
+    listed = report[report.find("slowest durations") :]
+    totals: Counter[str] = Counter()
+    for seconds, node in re.findall(r"^([\d.]+)s (?:call|setup|teardown)\s+(\S+)", listed, re.M):
+        totals[Path(node.split("::")[0]).name] += float(seconds)
+    return {name: round(s, 1) for name, s in totals.most_common() if s >= 1}
+
+
+if __name__ == "__main__":
+    found = seconds_per_file(Path(sys.argv[1]).read_text())
+    DURATIONS.write_text(json.dumps(found, indent=0) + "\n")
+    print(f"{DURATIONS}: {len(found)} files, {sum(found.values()):.0f} s")

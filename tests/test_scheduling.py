@@ -38,3 +38,16 @@ def test_only_loadfile_gets_the_heaviest_first_scheduler() -> None:
 
     assert pytest_xdist_make_scheduler(config("load"), None) is None  # type: ignore[arg-type]
     assert HeaviestFileFirst.__mro__[1].__name__ == "LoadFileScheduling"
+
+
+def test_seconds_per_file_sums_the_phases_of_a_durations_report() -> None:
+    from tests.scheduling import seconds_per_file
+
+    report = """..... [100%]
+============================= slowest durations ==============================
+12.50s call     tests/test_a.py::test_one
+1.50s setup    tests/test_a.py::test_one
+3.00s call     tests/test_b.py::test_two[x-1]
+0.40s teardown tests/test_c.py::test_three
+"""
+    assert seconds_per_file(report) == {"test_a.py": 14.0, "test_b.py": 3.0}
