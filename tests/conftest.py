@@ -17,6 +17,22 @@ import pytest
 from local2.config import Settings, load_settings
 from local2_testkit.web_server import LocalServer, Route
 
+# llama.cpp's OpenMP threads sleep at barriers instead of spinning, for this process (its
+# tests import llama_cpp before the product would set it) and every ``local2`` it starts:
+# two test workers on two shared cores leave no idle core to spin on (bench/README.md,
+# "The suite's time"). The product sets the same default (models.embedded).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` hands out the heaviest test files first (tests/scheduling.py)."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from tests.scheduling import HeaviestFileFirst
+
+    return HeaviestFileFirst(config, log)
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

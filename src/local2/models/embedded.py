@@ -15,7 +15,9 @@ of words keeps coming back, and says so in the text; ``max_tokens`` is sized for
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
+import os
 import re
 import threading
 import weakref
@@ -49,6 +51,7 @@ INSTALL_HINT = "pip install 'local2[embedded]'"
 REPEATED_NGRAM = 6  # words in the run that must keep coming back
 REPEAT_LIMIT = 3  # how many times it may appear before the generation is stopped
 WARM_UP_WAIT = 60.0  # seconds a question waits for a warm-up under way before going ahead
+CLOSE_WAIT = 5.0  # seconds the exit waits for a generation under way before leaving its model
 REPETITION_NOTE = "\n\n[Stopped here: the demo model began repeating itself.]"
 _WORD = re.compile(r"\w+")
 _TOOL_MARKUP = re.compile(r"<tool_call>.*?(?:</tool_call>|$)", re.DOTALL)
@@ -79,11 +82,25 @@ def _set_event() -> threading.Event:
     return event
 
 
+def passive_openmp_waits() -> None:
+    """Have llama.cpp's OpenMP threads sleep at a barrier instead of spinning, unless the
+    person chose otherwise; must run before ``llama_cpp`` is first imported (the OpenMP
+    runtime reads it once, when the library loads).
+
+    Spinning pays off only on idle cores: on a busy machine (a shared 2-core box, a test
+    run beside other work) the spinning threads take the CPU from the thread they wait
+    for. Measured here under load: reading a 361-token prompt took 5-8 CPU s spinning,
+    2.4 passive, and a one-question ``local2 ask`` 61 s against 22 s (bench/README.md,
+    "The suite's time"). Idle, a sleeping barrier costs microseconds per batch."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Llama, threading.Lock]:
     """Load a GGUF once per process; the lock serialises use (a llama context is not shared)."""
     key = (path, n_ctx, n_threads)
     with _cache_lock:
         if key not in _cache:
+            passive_openmp_waits()
             try:
                 from llama_cpp import Llama
             except ImportError as exc:
@@ -96,6 +113,27 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Llama, thr
             llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
             _cache[key] = (llama, threading.Lock())
         return _cache[key]
+
+
+def close_models() -> None:
+    """Free every loaded model while the interpreter still works (run at exit).
+
+    Left to the garbage collector at shutdown, llama-cpp-python's finalizers run after its
+    module globals are gone and print ``TypeError: 'NoneType' object is not callable`` from
+    ``free_model``. A model still generating (a daemon thread) is left alone: freeing it
+    under the generation would crash the process."""
+    with _cache_lock:
+        loaded = list(_cache.values())
+        _cache.clear()
+    for llama, lock in loaded:
+        if lock.acquire(timeout=CLOSE_WAIT):
+            try:
+                llama.close()
+            finally:
+                lock.release()
+
+
+atexit.register(close_models)
 
 
 def to_chat_messages(
