@@ -7,14 +7,14 @@ app:
 
 test:
 	@scripts/setup.sh --dev --browser
-	.venv/bin/ruff check src tests bench
+	.venv/bin/ruff check src tests bench testkit
 	.venv/bin/lint-imports
 	.venv/bin/mypy
 	.venv/bin/python -m pytest -q -n 2 --dist loadfile
 
 lint:
-	.venv/bin/ruff check src tests bench
-	.venv/bin/ruff format --check src tests bench
+	.venv/bin/ruff check src tests bench testkit
+	.venv/bin/ruff format --check src tests bench testkit
 	.venv/bin/lint-imports
 	.venv/bin/mypy
 
