@@ -40,6 +40,7 @@ def seeded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     data = samples.pdf_of(pages, "Mill report")
     library = ReadingLibrary(load_settings())
     library.keep(Fetched(URL, URL, "Mill report", "pdf", texts, data), Reader("research", "r1"))
+    assert library.settle(60)  # indexed, as a run's end leaves it, before another process looks
     return env
 
 

@@ -89,8 +89,13 @@ def test_a_bridge_questions_second_page_shares_none_of_its_names(records, bench,
 
 def test_compose_sources_reads_the_report_request_as_research_writes_it(bench):
     sources = [
-        {"n": 1, "title": "The Velvet Letter", "text": "It was directed by Ines Morhasker."},
-        {"n": 2, "title": "Felix Kelsorby", "text": "She was born in Oskpelmere."},
+        {
+            "n": 1,
+            "title": "The Velvet Letter",
+            "text": "It was directed by Ines Morhasker.",
+            "kind": "page",
+        },
+        {"n": 2, "title": "Felix Kelsorby", "text": "She was born in Oskpelmere.", "kind": "page"},
     ]
     messages = compose_messages("Where was she born?", sources, 1500, 12000)  # type: ignore[arg-type]
     request = {

@@ -22,7 +22,7 @@ from local2.ui.base import TabPart, UIPart
 from local2.ui.research_steer import ResearchSteer
 from tests.conftest import make_settings
 
-TABS = ["chat", "time-travel", "arena", "research", "evaluate"]
+TABS = ["chat", "time-travel", "arena", "research", "evaluate", "library"]
 
 
 @pytest.fixture

@@ -20,7 +20,9 @@ if TYPE_CHECKING:  # the index imports chromadb (seconds): opened on first use
     from local2.memory import Embedder
 
 LABEL = "library"
-_EMBEDDERS: dict[str, Embedder] = {}  # one model loaded per process, whichever library
+# One model loaded per process, whichever library: by embedder and the Ollama it asks (an
+# Ollama embedder holds its server's address; another server is another embedder).
+_EMBEDDERS: dict[tuple[str, str], Embedder] = {}
 
 
 class LibraryIndexes:
@@ -52,7 +54,8 @@ class LibraryIndexes:
                 from local2.files import FileIndex
 
                 private_dir(folder.parent)
-                wanted = self.settings.files.embedder or self.settings.memory.embedder
+                name = self.settings.files.embedder or self.settings.memory.embedder
+                wanted = (str(name), str(self.settings.system.ollama_host or ""))
                 shared = self._embedder() or self.any_embedder() or _EMBEDDERS.get(wanted)
                 found = self._indexes[key] = FileIndex(
                     self.settings,
