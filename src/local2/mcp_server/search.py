@@ -3,7 +3,8 @@ folders and their memory.
 
 The service's one search of a person's own text (``Agent.search(person, query, within,
 k)``: hybrid, each hit saying why it was found, what ``local2 search`` shows), one source at
-a time, the hits merged best first.
+a time. The sources' scores are on different scales (a fused rank score, a similarity), so
+their hits are merged by rank: each source's best, then each one's second, and so on.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ def search_own(
     k: int = 8,
 ) -> SearchHits:
     """The best ``k`` passages of ``person``'s own text for ``query``."""
-    hits: list[SearchHit] = []
-    for source in within or EVERYWHERE:
+    ranked: list[tuple[int, int, SearchHit]] = []
+    for order, source in enumerate(within or EVERYWHERE):
         try:
-            hits += agent.search(person, query, source, k)["hits"]
+            found = agent.search(person, query, source, k)["hits"]
         except (InvalidInput, Unavailable):
             if within:  # asked for by name: said why not
                 raise
-            # everywhere: a source that is off here (memory, own documents) is left out
-    hits.sort(key=lambda hit: -hit["score"])
-    return {"query": query, "hits": hits[:k]}
+            continue  # everywhere: a source that is off here (memory, own documents) is left out
+        ranked += [(rank, order, hit) for rank, hit in enumerate(found)]
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return {"query": query, "hits": [hit for _, _, hit in ranked[:k]]}
