@@ -121,35 +121,27 @@ def _layer(g: _Graph, w: dict[str, Any], x: str, p: str, mask: str, heads: int, 
     ins += [g.const(f"{p}qkv.s", qkv_s), mask, xz, g.const(f"{p}qkv.z", qkv_q[0] * 0)]
     context = g.op("QAttention", ins, domain=MS, num_heads=heads)
     out = g.dense(context, f"{p}ao", w[f"{p}attention.output.dense.weight"].T, None)
-    x = g.op(
-        "SkipLayerNormalization",
-        [
-            out,
-            x,
-            g.const(f"{p}ln1.w", w[f"{p}attention.output.LayerNorm.weight"]),
-            g.const(f"{p}ln1.b", w[f"{p}attention.output.LayerNorm.bias"]),
-            g.const(f"{p}ao.bias", w[f"{p}attention.output.dense.bias"]),
-        ],
-        domain=MS,
-        epsilon=eps,
-    )
+    x = _skip_norm(g, w, out, x, (f"{p}ln1", f"{p}ao"), f"{p}attention.output.", eps)
     hidden = g.dense(x, f"{p}ff1", w[f"{p}intermediate.dense.weight"].T, None)
     hidden = g.op(
         "BiasGelu", [hidden, g.const(f"{p}ff1.bias", w[f"{p}intermediate.dense.bias"])], domain=MS
     )
     out = g.dense(hidden, f"{p}ff2", w[f"{p}output.dense.weight"].T, None)
-    return g.op(
-        "SkipLayerNormalization",
-        [
-            out,
-            x,
-            g.const(f"{p}ln2.w", w[f"{p}output.LayerNorm.weight"]),
-            g.const(f"{p}ln2.b", w[f"{p}output.LayerNorm.bias"]),
-            g.const(f"{p}ff2.bias", w[f"{p}output.dense.bias"]),
-        ],
-        domain=MS,
-        epsilon=eps,
-    )
+    return _skip_norm(g, w, out, x, (f"{p}ln2", f"{p}ff2"), f"{p}output.", eps)
+
+
+def _skip_norm(
+    g: _Graph, w: dict[str, Any], out: str, x: str, names: tuple[str, str], src: str, eps: float
+) -> str:
+    """``LayerNorm(out + dense bias + x)`` in one fused node: ``src`` names the weights
+    (``<src>dense.bias``, ``<src>LayerNorm.*``), ``names`` the norm's and the bias's consts."""
+    norm, dense = names
+    weights = [
+        g.const(f"{norm}.w", w[f"{src}LayerNorm.weight"]),
+        g.const(f"{norm}.b", w[f"{src}LayerNorm.bias"]),
+        g.const(f"{dense}.bias", w[f"{src}dense.bias"]),
+    ]
+    return g.op("SkipLayerNormalization", [out, x, *weights], domain=MS, epsilon=eps)
 
 
 def _pool(g: _Graph, x: str) -> None:
