@@ -185,19 +185,34 @@ def test_a_copy_of_an_earlier_extract_is_replaced_by_this_turns(tmp_path: Path) 
     assert "an earlier extract" in second["answer"] and len(calls) == 2
 
 
-def test_a_template_echo_is_not_repaired_and_not_shown(tmp_path: Path) -> None:
+ECHO = '<tool_call>{"name": "<tool name>", "arguments": {"<argument>": "<value>"}}</tool_call>'
+
+
+def _prompt_text(messages: list) -> str:
+    return "\n".join(str(m.content) for m in messages)
+
+
+def test_a_template_echo_is_asked_again_without_the_tools(tmp_path: Path) -> None:
     calls: list = []
-    echo = '<tool_call>{"name": "<tool name>", "arguments": {"<argument>": "<value>"}}</tool_call>'
-    model_replies = [reply(echo), reply("should never be asked")]
-    agent = text_agent(tmp_path, model_replies, calls)
+    answer = "Photosynthesis turns light, water and carbon dioxide into sugar."
+    agent = text_agent(tmp_path, [reply(ECHO), reply(answer)], calls)
     payload = agent.ask("Explain photosynthesis.", "s1")
-    assert "tool.repair" not in payload["events"]
-    assert "tool.template_echo" in payload["events"]
+    assert "tool.repair" not in payload["events"] and "tool.withheld" in payload["events"]
+    assert payload["answer"] == answer and calls == []
+    first, second = agent.services.chat_model.seen
+    assert "<tool name>" in _prompt_text(first)  # the tools were offered, then withheld
+    assert "<tool name>" not in _prompt_text(second) and ECHO not in _prompt_text(second)
+
+
+def test_a_second_template_echo_is_not_shown(tmp_path: Path) -> None:
+    calls: list = []
+    agent = text_agent(tmp_path, [reply(ECHO), reply(ECHO), reply("never asked")], calls)
+    payload = agent.ask("Explain photosynthesis.", "s1")
     assert payload["answer"] == (
         "The model could not answer this question: its reply was a copy of its tool "
         "instructions and is not shown."
     )
-    assert len(agent.services.chat_model.seen) == 1 and calls == []
+    assert len(agent.services.chat_model.seen) == 2 and calls == []
 
 
 def test_prose_beside_a_stray_call_is_kept(tmp_path: Path) -> None:

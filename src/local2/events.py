@@ -16,6 +16,9 @@ TOOL_APPROVAL_DENIED = "tool.approval.denied"
 TOOL_FALLBACK = "tool.fallback"  # a provider failed; the next one was asked
 TOOL_REPEATED = "tool.repeated"  # an identical call in one turn, answered from the first
 TOOL_TEMPLATE_ECHO = "tool.template_echo"  # the model copied the tool template: no call
+TOOLS_WITHHELD = (
+    "tool.withheld"  # the model only copied the tool instructions: asked again without them
+)
 ANSWER_FALLBACK = "answer.fallback"  # the model's reply was unusable; an extract replaced it
 ANSWER_TRIMMED = "answer.trimmed"  # lines the model copied from a memory/file listing cut
 RESPONSE_GENERATION = "response.generation"

@@ -23,6 +23,7 @@ from local2 import events
 from local2.contracts import EventEntry
 from local2.graph.answer_guard import (
     RAW_OUTPUT,
+    TEMPLATE_ECHO,
     TOOLS_FAILED,
     UNEXECUTED_CALL,
     echoes_template,
@@ -242,7 +243,26 @@ def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableCo
             }
     if calls:
         return _dispatch(update, new_messages, text, calls)
+    if use_tools and _echoed_only(state, services, written):  # ask once more, tools off
+        log.append(event(state, events.TOOLS_WITHHELD, reason=TEMPLATE_ECHO))
+        return {
+            **update,
+            "messages": new_messages,
+            "tools_stopped": True,
+            "repairs": repairs + 1,
+            "decision": "generate",
+        }
     return _answered(state, services, update, new_messages, written, text, log)
+
+
+def _echoed_only(state: TurnState, services: Services, written: str) -> bool:
+    """The reply only copied the tool instructions, before any tool ran and with the turn's
+    repair unspent: a small model does that when the question needs no tool at all ("2+2?"),
+    so it is asked once more without them rather than shown that it could not answer."""
+    if state.get("repairs", 0) >= 1 or state.get("tool_calls"):
+        return False
+    schemas = {n: t.parameters for n, t in services.tools.items()}
+    return unusable_reason(without_listing_lines(written)[0], schemas) == TEMPLATE_ECHO
 
 
 def _dispatch(
