@@ -7,6 +7,7 @@ answered in the API's words."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import suppress
@@ -19,7 +20,9 @@ import pytest
 from mcp_types import TextResourceContents
 
 from local2.config import load_settings
+from local2.contracts.people import LOCAL
 from local2.errors import UnknownTurn
+from local2.mcp_server.following import follow
 from local2.service.agent import Agent
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
@@ -215,50 +218,88 @@ def test_a_plan_review_is_answered_through_research_input(served: dict[str, Any]
     assert any(n.startswith("step ") for n in notes)
 
 
+def until_ended(agent: Agent, run_id: str) -> str:
+    """The run's status once it no longer runs (a cancelled call's run ends in its worker)."""
+    deadline = time.monotonic() + 120
+    status = "running"
+    while status in ("running", "unfinished") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        status = agent.research.payload(run_id)["status"]
+    return status
+
+
+def stopped_by_the_person(agent: Agent, run_id: str) -> None:
+    """Stopped as ``POST /research/{id}/steer {stop: "run"}`` stops a run: the say in its
+    inbox, applied at a step boundary, its report written from what was read."""
+    payload = agent.research.payload(run_id)
+    assert payload["status"] == "stopped", payload["status"]
+    assert payload["stopped"] == "the person stopped the run"
+    assert payload["report"]
+    says = agent.research.inbox.since(run_id, 0)
+    assert [(s["kind"], s["value"]) for s in says] == [("stop", "run")]
+
+
 def test_a_cancelled_research_call_stops_its_run(served: dict[str, Any]) -> None:
+    """The client cancels the call (``notifications/cancelled``) and goes on in the same
+    session: the run is stopped as the person's Stop stops it."""
     agent: Agent = served["agent"]
 
-    async def cancelled() -> str:
-        started = anyio.Event()
+    async def cancelled() -> tuple[bool, str, dict[str, Any], dict[str, Any]]:
         run_ids: list[str] = []
+        async with http_session(served["mcp"]) as session:
+            with anyio.CancelScope() as call:
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            if message and message.startswith("run "):
-                run_ids.append(message.split()[1])
-            if message and message.startswith("step "):
-                started.set()
+                async def on_progress(done: float, total: float | None, note: str | None) -> None:
+                    if note and note.startswith("run "):
+                        run_ids.append(note.split()[1])
+                    if note and note.startswith("step "):
+                        call.cancel()  # the SDK sends notifications/cancelled for the call
 
-        async with http_session(served["mcp"]) as session, anyio.create_task_group() as tasks:
-
-            async def call() -> None:
-                await session.call_tool(
-                    "research",
-                    {"question": QUESTION, "max_rounds": 2, "clarify": "never"},
-                    progress_callback=on_progress,
-                )
-
-            tasks.start_soon(call)
-            with anyio.fail_after(120):
-                await started.wait()
-            tasks.cancel_scope.cancel()
-        return run_ids[0]
+                args = {"question": QUESTION, "max_rounds": 2, "clarify": "never"}
+                with anyio.fail_after(120):
+                    await session.call_tool("research", args, progress_callback=on_progress)
+            run_id = run_ids[0]
+            status = await anyio.to_thread.run_sync(until_ended, agent, run_id)
+            shown = structured(await session.call_tool("research_status", {"run_id": run_id}))
+            result = structured(await session.call_tool("research_result", {"run_id": run_id}))
+        return call.cancelled_caught, status, shown, result
 
     served["fake"].delay_s = 0.3  # each reply: the run still goes when the call is cancelled
     try:
-        run_id = anyio.run(cancelled)
+        caught, status, shown, result = anyio.run(cancelled)
     finally:
         served["fake"].delay_s = 0.0
-    deadline = time.monotonic() + 120
-    status = ""
-    while time.monotonic() < deadline:
-        status = agent.research.payload(run_id)["status"]
-        if status not in ("running", "unfinished"):
-            break
-        time.sleep(0.2)
-    payload = agent.research.payload(run_id)
-    assert status == "stopped", status
-    assert payload["stopped"] == "the person stopped the run"
-    assert payload["report"]
+    assert caught and status == "stopped", status
+    stopped_by_the_person(agent, shown["run_id"])
+    assert shown["status"] == result["status"] == "stopped"  # the session went on
+    assert result["stopped"] == "the person stopped the run" and result["report"]
+
+
+def test_a_run_cancelled_before_it_names_itself_is_stopped(served: dict[str, Any]) -> None:
+    """Cancelled before the run has said its id (or has a state to stop), the run is
+    stopped all the same, by the worker that drives it, rather than left to finish."""
+    agent: Agent = served["agent"]
+    reached, release = threading.Event(), threading.Event()
+    run_id = "mcp-cancelled-early"
+
+    def held(items: Iterator[Any]) -> Iterator[Any]:
+        reached.set()
+        release.wait(60)
+        yield from items
+
+    items = held(agent.research.stream(QUESTION, max_rounds=2, clarify="never", run_id=run_id))
+
+    async def cancelled() -> None:
+        with anyio.CancelScope() as call:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(follow, agent, LOCAL, items, None)
+                await anyio.to_thread.run_sync(reached.wait)
+                call.cancel()
+
+    anyio.run(cancelled)  # the call is over: its run has not started yet
+    release.set()
+    assert until_ended(agent, run_id) == "stopped"
+    stopped_by_the_person(agent, run_id)
 
 
 def test_a_cancelled_ask_stops_its_turn(served: dict[str, Any]) -> None:
@@ -291,7 +332,6 @@ def test_a_cancelled_ask_stops_its_turn(served: dict[str, Any]) -> None:
 
 def test_documents_search_and_memory(served: dict[str, Any]) -> None:
     agent: Agent = served["agent"]
-    from local2.contracts.people import LOCAL
 
     text = "Kelsby bridge ledger\n\fThe toll of the Kelsby bridge paid for its repairs."
     record = agent.documents.add(LOCAL, "ledger.txt", text.encode())
