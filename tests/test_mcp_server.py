@@ -25,6 +25,7 @@ from local2.errors import UnknownTurn
 from local2.mcp_server.following import follow
 from local2.service.agent import Agent
 from local2.ui.server import create_app
+from local2_testkit.brains import Reply, RuleBrain, message_text
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
@@ -33,6 +34,7 @@ from tests.test_api import Served
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
 QUESTION = "Why did Kelsby keep its bridge?"
+READ = "Read this page and tell me what it says:"
 TOOLS = {
     "ask",
     "research",
@@ -48,6 +50,23 @@ TOOLS = {
 }
 
 
+class ReadingBrain(ResearchBrain):
+    """Research as :class:`ResearchBrain` answers it; a chat turn asking to read a page
+    fetches it and answers from what it read, by :class:`RuleBrain`'s rules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rules = RuleBrain()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages = request.get("messages") or []
+        last = messages[-1] if messages else {}
+        asks_to_read = last.get("role") == "user" and READ in message_text(last)
+        if asks_to_read or last.get("role") == "tool":
+            return self.rules(request)
+        return super().__call__(request)
+
+
 def mcp_agent(fake: FakeOllama, web: LoopbackWeb, data: Path) -> Agent:
     overrides = research_overrides(web, data)
     overrides["system"]["ollama_host"] = fake.url
@@ -58,7 +77,7 @@ def mcp_agent(fake: FakeOllama, web: LoopbackWeb, data: Path) -> Agent:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     data = tmp_path_factory.mktemp("mcp-server")
-    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+    with FakeOllama(ReadingBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
         agent = mcp_agent(fake, web, data)
         with Served(create_app(agent, ui=False)) as url:
             yield {"agent": agent, "url": url, "mcp": f"{url}/mcp", "web": web, "fake": fake}
@@ -128,19 +147,29 @@ def test_a_run_started_in_the_background_is_followed(served: dict[str, Any]) -> 
 
 def test_ask_is_an_ordinary_turn(served: dict[str, Any]) -> None:
     agent: Agent = served["agent"]
+    page = served["web"].page_url("01_harbour_bridge")
 
-    async def asked() -> tuple[dict[str, Any], dict[str, Any]]:
+    async def asked() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         async with http_session(served["mcp"]) as session:
             first = structured(await session.call_tool("ask", {"question": "Where is Kelsby?"}))
             again = await session.call_tool(
                 "ask",
                 {"question": "And its bridge?", "session_id": first["session_id"]},
             )
-            return first, structured(again)
+            args = {"question": f"{READ} {page}", "wait_for_grade": True}
+            read = structured(await session.call_tool("ask", args))
+            return first, structured(again), read
 
-    first, again = anyio.run(asked)
+    first, again, read = anyio.run(asked)
     assert first["answer"] and first["session_id"] == again["session_id"]
     assert first["status"] == "done" and first["query_id"] != again["query_id"]
+    assert first["citations"] == [] and first["critique"] is None  # returned at publish
+    assert first["critique_pending"] is True  # the critic grades after the answer
+    assert read["citations"] == [{"kind": "url", "where": page, "page": None}]
+    assert "swing bridge" in read["answer"] and "01_harbour_bridge" in served["web"].pages_served()
+    critique = read["critique"]  # the scripted judge's grade, waited for
+    assert read["critique_pending"] is False and critique["score"] == 4, critique
+    assert "answers the instruction" in critique["feedback"]
     session_id = first["session_id"]
     assert agent.wait_idle(60)  # the critic and memory finish after the answer
     history = agent.history(session_id)
