@@ -27,7 +27,7 @@ from local2.service.agent import Agent
 from local2.ui.server import create_app
 from local2_testkit.brains import Reply, RuleBrain, message_text
 from local2_testkit.ollama_server import FakeOllama
-from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 from tests.mcp_clients import http_session, structured
 from tests.test_api import Served
@@ -77,10 +77,12 @@ def mcp_agent(fake: FakeOllama, web: LoopbackWeb, data: Path) -> Agent:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     data = tmp_path_factory.mktemp("mcp-server")
-    with FakeOllama(ReadingBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+    brain = ReadingBrain()
+    with FakeOllama(brain) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
         agent = mcp_agent(fake, web, data)
         with Served(create_app(agent, ui=False)) as url:
-            yield {"agent": agent, "url": url, "mcp": f"{url}/mcp", "web": web, "fake": fake}
+            mcp = f"{url}/mcp"
+            yield {"agent": agent, "url": url, "mcp": mcp, "web": web, "fake": fake, "brain": brain}
         agent.close()
 
 
@@ -245,6 +247,34 @@ def test_a_plan_review_is_answered_through_research_input(served: dict[str, Any]
     assert wrong["status"] == 422 and "send exactly one of" in wrong["error"]
     assert rest["status"] == "done" and rest["run_id"] == paused["run_id"] and rest["report"]
     assert any(n.startswith("step ") for n in notes)
+
+
+def test_a_clarifying_question_is_answered_through_research_input(
+    served: dict[str, Any],
+) -> None:
+    agent: Agent = served["agent"]
+    readings = ["the swing bridge", "the rail bridge"]
+    asking = {
+        **default_plan("Kelsby bridge"),
+        "clarify": {"question": "Which?", "readings": readings},
+    }
+    served["brain"].plans.append(asking)  # the first plan asks first
+
+    async def clarified() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with http_session(served["mcp"]) as session:
+            args = {"question": "Tell me about the Kelsby bridge", "max_rounds": 1}
+            paused = structured(await session.call_tool("research", args))  # clarify: auto
+            answer = {"run_id": paused["run_id"], "answer": "the swing bridge"}
+            return paused, structured(await session.call_tool("research_input", answer))
+
+    paused, rest = anyio.run(clarified)
+    assert paused["status"] == "awaiting_input" and paused["report"] == ""
+    assert paused["awaiting"]["waits_for"] == "answer"
+    assert paused["awaiting"]["clarify"] == {"question": "Which?", "readings": readings}
+    assert rest["status"] == "done" and rest["run_id"] == paused["run_id"] and rest["report"]
+    payload = agent.research.payload(rest["run_id"])
+    assert payload["clarification"]["answer"] == "the swing bridge"  # into the plan
+    assert [p["origin"] for p in payload["plan"]] == ["clarify", "model"]
 
 
 def until_ended(agent: Agent, run_id: str) -> str:
