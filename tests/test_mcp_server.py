@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from mcp_types import TextResourceContents
 from local2.config import load_settings
 from local2.contracts.people import LOCAL
 from local2.errors import UnknownTurn
+from local2.mcp_server.failures import ARGUMENTS_FIX
 from local2.mcp_server.following import follow
 from local2.service.agent import Agent
 from local2.ui.server import create_app
@@ -434,6 +435,25 @@ def test_documents_search_and_memory(served: dict[str, Any]) -> None:
     assert document["score"] > 0
 
 
+# A mistake the tool's input schema refuses: (tool, arguments, the API's request making it).
+MISTAKES: dict[str, tuple[str, dict[str, Any], Callable[[httpx.Client], httpx.Response]]] = {
+    "no question": ("research", {}, lambda c: c.post("/research", json={})),
+    "k=0": ("search", {"query": "x", "k": 0}, lambda c: c.get("/search?q=x&k=0")),
+    "max_rounds": (
+        "research",
+        {"question": QUESTION, "max_rounds": 11},
+        lambda c: c.post("/research", json={"question": QUESTION, "max_rounds": 11}),
+    ),
+    "a wrong type": (
+        "research",
+        {"question": QUESTION, "review": "maybe", "max_rounds": "two"},
+        lambda c: c.post(
+            "/research", json={"question": QUESTION, "review": "maybe", "max_rounds": "two"}
+        ),
+    ),
+}
+
+
 def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
     url = served["url"]
 
@@ -448,12 +468,14 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
                 resource_error: Any = None
             except Exception as exc:  # the SDK raises the JSON-RPC error
                 resource_error = exc
+            schema = {n: await session.call_tool(t, a) for n, (t, a, _) in MISTAKES.items()}
             return {
                 "empty": empty,
                 "unknown": unknown,
                 "bad_id": bad_id,
                 "page": page,
                 "resource": resource_error,
+                "schema": schema,
             }
 
     got = anyio.run(refused)
@@ -461,6 +483,12 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
         api_unknown = client.get("/research/nope").json()["detail"]
         api_empty = client.post("/query", json={"query": "  "})
         api_bad_id = client.get("/research/bad%20id")
+        api_schema = {n: api(client) for n, (_, _, api) in MISTAKES.items()}
+    for name, result in got["schema"].items():  # refused by the schema, in the API's words
+        said, api_said = structured(result), api_schema[name]
+        assert result.is_error and api_said.status_code == 422, name
+        assert said == {"error": api_said.json()["detail"], "fix": ARGUMENTS_FIX, "status": 422}
+    assert structured(got["schema"]["no question"])["error"] == "question: Field required"
     for name in ("empty", "unknown", "bad_id", "page"):
         assert got[name].is_error, name
     unknown = structured(got["unknown"])

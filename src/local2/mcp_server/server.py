@@ -15,9 +15,12 @@ from typing import Any
 
 import anyio
 from fastapi import FastAPI
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 from starlette.routing import Route
 
 from local2 import __version__
@@ -25,6 +28,7 @@ from local2.contracts import Person
 from local2.http import Identify
 from local2.mcp_server.caller import PersonGate
 from local2.mcp_server.chat_tools import add_chat_tools
+from local2.mcp_server.failures import bad_arguments
 from local2.mcp_server.research_tools import add_research_tools
 from local2.mcp_server.resources import add_resources
 from local2.service import Agent
@@ -39,10 +43,26 @@ INSTRUCTIONS = (
 )
 
 
+class Local2Server(MCPServer[Any]):
+    """The SDK's server, with arguments a tool's input schema refuses answered as LoCAL2
+    answers bad input (the SDK would say them in pydantic's words, before any tool runs)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:  # the SDK's: unknown tool, refused arguments, a crash
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            return bad_arguments(cause.errors())
+
+
 def build_server(agent: Agent, person: Person | None = None) -> MCPServer:
     """The MCP server over ``agent``: every call is ``person``'s (stdio), or, with none, the
     person its HTTP request was signed in as (:class:`PersonGate`)."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = Local2Server(
         name="local2",
         title="LoCAL2",
         version=__version__,
