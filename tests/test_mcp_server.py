@@ -196,7 +196,7 @@ def test_research_sends_progress_and_its_report_is_a_resource(served: dict[str, 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append((done, message))
 
-    async def researched() -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    async def researched() -> tuple[dict[str, Any], Any, dict[str, Any], dict[str, Any]]:
         async with http_session(served["mcp"]) as session:
             result = await session.call_tool(
                 "research",
@@ -206,9 +206,13 @@ def test_research_sends_progress_and_its_report_is_a_resource(served: dict[str, 
             done = structured(result)
             report = await session.read_resource(done["resource"])
             status = await session.call_tool("research_status", {"run_id": done["run_id"]})
-            return done, report, structured(status)
+            await anyio.to_thread.run_sync(served["agent"].library.settle, 30.0)  # kept, indexed
+            args = {"query": "Kelsby swing bridge repair", "within": ["library"], "k": 3}
+            kept = structured(await session.call_tool("search", args))
+            return done, report, structured(status), kept
 
-    done, report, status = anyio.run(researched)
+    done, report, status, kept = anyio.run(researched)
+    assert kept["hits"] and {h["source"] for h in kept["hits"]} == {"library"}  # what it read
     assert done["status"] == "done" and done["report"]
     assert done["sources"] and {"page", "found_by", "query", "rank"} <= set(done["sources"][0])
     messages = [m or "" for _, m in progress]
