@@ -196,6 +196,15 @@ def test_host_and_origin_are_checked_as_the_api_checks_them(team: dict[str, Any]
         assert own.status_code == 200, own.text
         api = client.post("/query", json={"query": "x"}, headers=foreign)
         assert api.status_code == 403  # the same guard as the API's routes
+        # Every /mcp request, a GET's event stream too (DNS rebinding): the MCP spec's ask.
+        session = {**token, "Mcp-Session-Id": own.headers["mcp-session-id"]}
+        for method in ("GET", "DELETE"):  # streamed: a GET let through would never end
+            with client.stream(method, "/mcp", headers={**session, **foreign}) as refused:
+                assert refused.status_code == 403, method
+                detail = json.loads(refused.read())["detail"]
+            said = "may not reach /mcp" if method == "GET" else "may not change anything"
+            assert said in detail and "cors_origins" in detail
+        assert client.get("/research", headers=foreign).status_code == 200  # a read elsewhere
 
 
 def test_documents_belong_to_their_person(tmp_path: Path) -> None:

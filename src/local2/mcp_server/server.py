@@ -3,8 +3,10 @@ desktop client (``local2 mcp``), and over streamable HTTP at ``/mcp`` on ``local
 
 On HTTP the transport sits behind the server's own guards: every request passes the
 Host/Origin check (:class:`~local2.http.guard.RequestGuard`, around the whole app, so the
-SDK's own DNS-rebinding check is left off rather than kept as a second, different list) and
-says who it is as on every API route (:class:`~local2.mcp_server.caller.PersonGate`).
+SDK's own DNS-rebinding check is left off rather than kept as a second, different list;
+there, every request to ``/mcp``, a GET's event stream too, has its Origin checked, as the
+MCP specification asks) and says who it is as on every API route
+(:class:`~local2.mcp_server.caller.PersonGate`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from local2.mcp_server.research_tools import add_research_tools
 from local2.mcp_server.resources import add_resources
 from local2.service import Agent
 
-PATH = "/mcp"
+MCP_PATH = "/mcp"  # every request to it has its Origin checked (add_guards)
 INSTRUCTIONS = (
     "LoCAL2 is the person's local research assistant. ask: a chat turn in a session of "
     "theirs. research: a verified research report with its sources (a long run: wait=false, "
@@ -85,11 +87,13 @@ def mount_mcp(app: FastAPI, agent: Agent, who: Identify) -> MCPServer:
     sessions are run while the app runs (its lifespan)."""
     server = build_server(agent)
     no_second_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    server.streamable_http_app(streamable_http_path=PATH, transport_security=no_second_check)
+    server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=no_second_check)
     manager = server.session_manager
     endpoint = PersonGate(StreamableHTTPASGIApp(manager), who)
     app.router.routes.append(
-        Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+        Route(
+            MCP_PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False
+        )
     )
     before = app.router.lifespan_context
 
