@@ -19,6 +19,8 @@ import pytest
 from mcp import ClientSession
 from mcp_types import TextResourceContents
 
+from local2.config import load_settings
+from local2.storage import list_calls
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
@@ -70,6 +72,12 @@ def test_stdio_lists_tools_asks_and_researches_with_progress(stack: dict[str, An
     stopped = got["stopped"]
     assert stopped["status"] == "stopped" and stopped["stopped"] == "the person stopped the run"
     assert stopped["report"] and stopped["run_id"] != got["done"]["run_id"]
+    calls = list_calls(load_settings(stack["config"]))  # each call, its caller and transport
+    assert {(c["person"], c["transport"]) for c in calls} == {("local", "stdio")}
+    research = [(c["outcome"], c.get("ids")) for c in calls if c["name"] == "research"]
+    assert ("answered", {"run_id": got["done"]["run_id"]}) in research
+    assert ("cancelled", None) in research  # the call the client cancelled
+    assert ("resources/read", got["done"]["resource"]) in {(c["method"], c["name"]) for c in calls}
     assert {"ask", "research", "research_input", "search", "remember"} <= got["tools"]
     assert got["asked"]["answer"] and got["asked"]["session_id"]
     assert got["done"]["status"] == "done" and got["done"]["sources"]

@@ -28,6 +28,7 @@ from starlette.routing import Route
 from local2 import __version__
 from local2.contracts import Person
 from local2.http import Identify
+from local2.mcp_server.audit import CallAudit, Transport
 from local2.mcp_server.caller import PersonGate
 from local2.mcp_server.chat_tools import add_chat_tools
 from local2.mcp_server.failures import bad_arguments
@@ -61,15 +62,19 @@ class Local2Server(MCPServer[Any]):
             return bad_arguments(cause.errors())
 
 
-def build_server(agent: Agent, person: Person | None = None) -> MCPServer:
+def build_server(
+    agent: Agent, person: Person | None = None, transport: Transport = "stdio"
+) -> MCPServer:
     """The MCP server over ``agent``: every call is ``person``'s (stdio), or, with none, the
-    person its HTTP request was signed in as (:class:`PersonGate`)."""
+    person its HTTP request was signed in as (:class:`PersonGate`); each written to the
+    audit log with them (:class:`CallAudit`)."""
     server: MCPServer = Local2Server(
         name="local2",
         title="LoCAL2",
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level="WARNING",
+        middleware=[CallAudit(agent, person, transport)],
     )
     add_chat_tools(server, agent, person)
     add_research_tools(server, agent, person)
@@ -85,7 +90,7 @@ def serve_stdio(agent: Agent, person: Person) -> None:
 def mount_mcp(app: FastAPI, agent: Agent, who: Identify) -> MCPServer:
     """Serve MCP at ``/mcp`` in ``app`` (streamable HTTP), each request ``who`` says; its
     sessions are run while the app runs (its lifespan)."""
-    server = build_server(agent)
+    server = build_server(agent, transport="http")
     no_second_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=no_second_check)
     manager = server.session_manager
