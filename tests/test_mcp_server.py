@@ -1,9 +1,10 @@
 """LoCAL2 as an MCP server, through the MCP SDK's own client over streamable HTTP at ``/mcp``
 (uvicorn serving ``local2 serve``'s app, the Ollama-protocol test server answering, search
 and pages on a loopback web): the tools and their annotations, ``ask`` as an ordinary turn,
-``research`` with progress notifications, its report as a resource, a plan review answered
-through ``research_input``, a cancelled run stopped, documents and memory, and bad input
-answered in the API's words."""
+``research`` with progress notifications, its report as a resource, a plan review and a
+clarifying question answered through ``research_input``, a cancelled call's run stopped
+(however early), documents, memory and the library, and bad input (arguments the schema
+refuses too) answered in the API's words."""
 
 from __future__ import annotations
 
