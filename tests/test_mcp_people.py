@@ -13,9 +13,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+import typer
+from typer.testing import CliRunner
 
+from local2.cli import research as research_cli
 from local2.contracts.people import Person
 from local2.service.agent import Agent
+from local2.storage import list_calls
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
@@ -35,6 +39,7 @@ INITIALIZE = {
     },
 }
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+KEY = "sk-live0123456789abcdefghij"  # a secret in a call's arguments: never in the audit log
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +119,7 @@ def test_bob_never_sees_alices_documents_runs_or_memories(team: dict[str, Any]) 
                 "runs": structured(await call("list_research_runs", {})),
                 "recall": structured(await call("recall_memory", {"query": "Alice's secret"})),
                 "search": structured(await call("search", {"query": "Kelsby bridge toll secret"})),
+                "key": await call("read_document", {"document_id": f"doc-{KEY}"}),
                 "unknown": (unknown_run, unknown_doc),
             }
 
@@ -151,6 +157,49 @@ def test_bob_never_sees_alices_documents_runs_or_memories(team: dict[str, Any]) 
     audit = agent.settings.data_dir / "runs" / alice["session_id"]
     records = [json.loads(p.read_text()) for p in audit.glob("*.json")]
     assert [r["owner"] for r in records] == ["alice"]  # the audit log names its caller
+    audited_with_their_callers(team, alice)
+
+
+def audited_with_their_callers(team: dict[str, Any], alice: dict[str, Any]) -> None:
+    """Every MCP call in the audit log under the name of the person who made it, reads
+    too, arguments without secrets; alice's run in her research list (API and CLI) only."""
+    agent: Agent = team["agent"]
+    calls = list_calls(agent.settings)
+    made = {(c["person"], c["method"], c["name"]) for c in calls}
+    assert {c["transport"] for c in calls} == {"http"}
+    for name in ("ask", "research", "remember", "list_documents", "list_research_runs"):
+        assert ("alice", "tools/call", name) in made, name
+    page_uri = f"local2://documents/{alice['doc_id']}/page/2"
+    assert ("alice", "resources/read", page_uri) in made
+    for name in ("research_result", "read_document", "recall_memory", "search", "ask"):
+        assert ("bob", "tools/call", name) in made, name
+    asked = next(c for c in calls if c["person"] == "alice" and c["name"] == "ask")
+    assert asked["outcome"] == "answered" and asked["ids"]["session_id"] == alice["session_id"]
+    assert asked["arguments"] == {"question": "Where is Kelsby?"}
+    run = next(c for c in calls if c["person"] == "alice" and c["name"] == "research")
+    assert run["ids"] == {"run_id": alice["run_id"]}
+    bobs = [c for c in calls if c["person"] == "bob"]
+    refused = next(c for c in bobs if c["name"] == "research_result")
+    assert refused["outcome"] == "refused" and "No research run" in refused["error"]
+    assert any(c["method"] == "resources/read" and c["outcome"] == "refused" for c in bobs)
+    assert KEY not in json.dumps(calls)
+    assert any("[REDACTED]" in str(c["arguments"].get("document_id")) for c in bobs)
+    assert list_calls(agent.settings, "bob") == bobs
+    with httpx.Client(base_url=team["url"], timeout=30) as client:
+        for name, listed in (("alice", [alice["run_id"]]), ("bob", [])):
+            token = {"Authorization": f"Bearer {team['tokens'][name]}"}
+            runs = client.get("/research", headers=token).json()["runs"]
+            assert [r["run_id"] for r in runs] == listed, name
+    cli = typer.Typer()
+    cli.callback()(lambda: None)
+    research_cli.register(cli)
+    shown = CliRunner().invoke(
+        cli,
+        ["research", "list", "--json"],
+        obj={"settings": agent.settings, "person": Person("alice")},
+    )
+    assert shown.exit_code == 0, shown.output
+    assert [r["run_id"] for r in json.loads(shown.output)] == [alice["run_id"]]
 
 
 def test_missing_or_wrong_token_is_refused(team: dict[str, Any]) -> None:
@@ -196,6 +245,15 @@ def test_host_and_origin_are_checked_as_the_api_checks_them(team: dict[str, Any]
         assert own.status_code == 200, own.text
         api = client.post("/query", json={"query": "x"}, headers=foreign)
         assert api.status_code == 403  # the same guard as the API's routes
+        # Every /mcp request, a GET's event stream too (DNS rebinding): the MCP spec's ask.
+        session = {**token, "Mcp-Session-Id": own.headers["mcp-session-id"]}
+        for method in ("GET", "DELETE"):  # streamed: a GET let through would never end
+            with client.stream(method, "/mcp", headers={**session, **foreign}) as refused:
+                assert refused.status_code == 403, method
+                detail = json.loads(refused.read())["detail"]
+            said = "may not reach /mcp" if method == "GET" else "may not change anything"
+            assert said in detail and "cors_origins" in detail
+        assert client.get("/research", headers=foreign).status_code == 200  # a read elsewhere
 
 
 def test_documents_belong_to_their_person(tmp_path: Path) -> None:

@@ -1,14 +1,16 @@
 """LoCAL2 as an MCP server, through the MCP SDK's own client over streamable HTTP at ``/mcp``
 (uvicorn serving ``local2 serve``'s app, the Ollama-protocol test server answering, search
 and pages on a loopback web): the tools and their annotations, ``ask`` as an ordinary turn,
-``research`` with progress notifications, its report as a resource, a plan review answered
-through ``research_input``, a cancelled run stopped, documents and memory, and bad input
-answered in the API's words."""
+``research`` with progress notifications, its report as a resource, a plan review and a
+clarifying question answered through ``research_input``, a cancelled call's run stopped
+(however early), documents, memory and the library, and bad input (arguments the schema
+refuses too) answered in the API's words."""
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -19,17 +21,22 @@ import pytest
 from mcp_types import TextResourceContents
 
 from local2.config import load_settings
+from local2.contracts.people import LOCAL
 from local2.errors import UnknownTurn
+from local2.mcp_server.failures import ARGUMENTS_FIX
+from local2.mcp_server.following import follow
 from local2.service.agent import Agent
 from local2.ui.server import create_app
+from local2_testkit.brains import Reply, RuleBrain, message_text
 from local2_testkit.ollama_server import FakeOllama
-from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 from tests.mcp_clients import http_session, structured
 from tests.test_api import Served
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
 QUESTION = "Why did Kelsby keep its bridge?"
+READ = "Read this page and tell me what it says:"
 TOOLS = {
     "ask",
     "research",
@@ -45,6 +52,23 @@ TOOLS = {
 }
 
 
+class ReadingBrain(ResearchBrain):
+    """Research as :class:`ResearchBrain` answers it; a chat turn asking to read a page
+    fetches it and answers from what it read, by :class:`RuleBrain`'s rules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rules = RuleBrain()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages = request.get("messages") or []
+        last = messages[-1] if messages else {}
+        asks_to_read = last.get("role") == "user" and READ in message_text(last)
+        if asks_to_read or last.get("role") == "tool":
+            return self.rules(request)
+        return super().__call__(request)
+
+
 def mcp_agent(fake: FakeOllama, web: LoopbackWeb, data: Path) -> Agent:
     overrides = research_overrides(web, data)
     overrides["system"]["ollama_host"] = fake.url
@@ -55,10 +79,12 @@ def mcp_agent(fake: FakeOllama, web: LoopbackWeb, data: Path) -> Agent:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     data = tmp_path_factory.mktemp("mcp-server")
-    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+    brain = ReadingBrain()
+    with FakeOllama(brain) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
         agent = mcp_agent(fake, web, data)
         with Served(create_app(agent, ui=False)) as url:
-            yield {"agent": agent, "url": url, "mcp": f"{url}/mcp", "web": web, "fake": fake}
+            mcp = f"{url}/mcp"
+            yield {"agent": agent, "url": url, "mcp": mcp, "web": web, "fake": fake, "brain": brain}
         agent.close()
 
 
@@ -125,19 +151,29 @@ def test_a_run_started_in_the_background_is_followed(served: dict[str, Any]) -> 
 
 def test_ask_is_an_ordinary_turn(served: dict[str, Any]) -> None:
     agent: Agent = served["agent"]
+    page = served["web"].page_url("01_harbour_bridge")
 
-    async def asked() -> tuple[dict[str, Any], dict[str, Any]]:
+    async def asked() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         async with http_session(served["mcp"]) as session:
             first = structured(await session.call_tool("ask", {"question": "Where is Kelsby?"}))
             again = await session.call_tool(
                 "ask",
                 {"question": "And its bridge?", "session_id": first["session_id"]},
             )
-            return first, structured(again)
+            args = {"question": f"{READ} {page}", "wait_for_grade": True}
+            read = structured(await session.call_tool("ask", args))
+            return first, structured(again), read
 
-    first, again = anyio.run(asked)
+    first, again, read = anyio.run(asked)
     assert first["answer"] and first["session_id"] == again["session_id"]
     assert first["status"] == "done" and first["query_id"] != again["query_id"]
+    assert first["citations"] == [] and first["critique"] is None  # returned at publish
+    assert first["critique_pending"] is True  # the critic grades after the answer
+    assert read["citations"] == [{"kind": "url", "where": page, "page": None}]
+    assert "swing bridge" in read["answer"] and "01_harbour_bridge" in served["web"].pages_served()
+    critique = read["critique"]  # the scripted judge's grade, waited for
+    assert read["critique_pending"] is False and critique["score"] == 4, critique
+    assert "answers the instruction" in critique["feedback"]
     session_id = first["session_id"]
     assert agent.wait_idle(60)  # the critic and memory finish after the answer
     history = agent.history(session_id)
@@ -161,7 +197,7 @@ def test_research_sends_progress_and_its_report_is_a_resource(served: dict[str, 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append((done, message))
 
-    async def researched() -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    async def researched() -> tuple[dict[str, Any], Any, dict[str, Any], dict[str, Any]]:
         async with http_session(served["mcp"]) as session:
             result = await session.call_tool(
                 "research",
@@ -171,9 +207,13 @@ def test_research_sends_progress_and_its_report_is_a_resource(served: dict[str, 
             done = structured(result)
             report = await session.read_resource(done["resource"])
             status = await session.call_tool("research_status", {"run_id": done["run_id"]})
-            return done, report, structured(status)
+            await anyio.to_thread.run_sync(served["agent"].library.settle, 30.0)  # kept, indexed
+            args = {"query": "Kelsby swing bridge repair", "within": ["library"], "k": 3}
+            kept = structured(await session.call_tool("search", args))
+            return done, report, structured(status), kept
 
-    done, report, status = anyio.run(researched)
+    done, report, status, kept = anyio.run(researched)
+    assert kept["hits"] and {h["source"] for h in kept["hits"]} == {"library"}  # what it read
     assert done["status"] == "done" and done["report"]
     assert done["sources"] and {"page", "found_by", "query", "rank"} <= set(done["sources"][0])
     messages = [m or "" for _, m in progress]
@@ -215,50 +255,116 @@ def test_a_plan_review_is_answered_through_research_input(served: dict[str, Any]
     assert any(n.startswith("step ") for n in notes)
 
 
+def test_a_clarifying_question_is_answered_through_research_input(
+    served: dict[str, Any],
+) -> None:
+    agent: Agent = served["agent"]
+    readings = ["the swing bridge", "the rail bridge"]
+    asking = {
+        **default_plan("Kelsby bridge"),
+        "clarify": {"question": "Which?", "readings": readings},
+    }
+    served["brain"].plans.append(asking)  # the first plan asks first
+
+    async def clarified() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with http_session(served["mcp"]) as session:
+            args = {"question": "Tell me about the Kelsby bridge", "max_rounds": 1}
+            paused = structured(await session.call_tool("research", args))  # clarify: auto
+            answer = {"run_id": paused["run_id"], "answer": "the swing bridge"}
+            return paused, structured(await session.call_tool("research_input", answer))
+
+    paused, rest = anyio.run(clarified)
+    assert paused["status"] == "awaiting_input" and paused["report"] == ""
+    assert paused["awaiting"]["waits_for"] == "answer"
+    assert paused["awaiting"]["clarify"] == {"question": "Which?", "readings": readings}
+    assert rest["status"] == "done" and rest["run_id"] == paused["run_id"] and rest["report"]
+    payload = agent.research.payload(rest["run_id"])
+    assert payload["clarification"]["answer"] == "the swing bridge"  # into the plan
+    assert [p["origin"] for p in payload["plan"]] == ["clarify", "model"]
+
+
+def until_ended(agent: Agent, run_id: str) -> str:
+    """The run's status once it no longer runs (a cancelled call's run ends in its worker)."""
+    deadline = time.monotonic() + 120
+    status = "running"
+    while status in ("running", "unfinished") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        status = agent.research.payload(run_id)["status"]
+    return status
+
+
+def stopped_by_the_person(agent: Agent, run_id: str) -> None:
+    """Stopped as ``POST /research/{id}/steer {stop: "run"}`` stops a run: the say in its
+    inbox, applied at a step boundary, its report written from what was read."""
+    payload = agent.research.payload(run_id)
+    assert payload["status"] == "stopped", payload["status"]
+    assert payload["stopped"] == "the person stopped the run"
+    assert payload["report"]
+    says = agent.research.inbox.since(run_id, 0)
+    assert [(s["kind"], s["value"]) for s in says] == [("stop", "run")]
+
+
 def test_a_cancelled_research_call_stops_its_run(served: dict[str, Any]) -> None:
+    """The client cancels the call (``notifications/cancelled``) and goes on in the same
+    session: the run is stopped as the person's Stop stops it."""
     agent: Agent = served["agent"]
 
-    async def cancelled() -> str:
-        started = anyio.Event()
+    async def cancelled() -> tuple[bool, str, dict[str, Any], dict[str, Any]]:
         run_ids: list[str] = []
+        async with http_session(served["mcp"]) as session:
+            with anyio.CancelScope() as call:
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            if message and message.startswith("run "):
-                run_ids.append(message.split()[1])
-            if message and message.startswith("step "):
-                started.set()
+                async def on_progress(done: float, total: float | None, note: str | None) -> None:
+                    if note and note.startswith("run "):
+                        run_ids.append(note.split()[1])
+                    if note and note.startswith("step "):
+                        call.cancel()  # the SDK sends notifications/cancelled for the call
 
-        async with http_session(served["mcp"]) as session, anyio.create_task_group() as tasks:
-
-            async def call() -> None:
-                await session.call_tool(
-                    "research",
-                    {"question": QUESTION, "max_rounds": 2, "clarify": "never"},
-                    progress_callback=on_progress,
-                )
-
-            tasks.start_soon(call)
-            with anyio.fail_after(120):
-                await started.wait()
-            tasks.cancel_scope.cancel()
-        return run_ids[0]
+                args = {"question": QUESTION, "max_rounds": 2, "clarify": "never"}
+                with anyio.fail_after(120):
+                    await session.call_tool("research", args, progress_callback=on_progress)
+            run_id = run_ids[0]
+            status = await anyio.to_thread.run_sync(until_ended, agent, run_id)
+            shown = structured(await session.call_tool("research_status", {"run_id": run_id}))
+            result = structured(await session.call_tool("research_result", {"run_id": run_id}))
+        return call.cancelled_caught, status, shown, result
 
     served["fake"].delay_s = 0.3  # each reply: the run still goes when the call is cancelled
     try:
-        run_id = anyio.run(cancelled)
+        caught, status, shown, result = anyio.run(cancelled)
     finally:
         served["fake"].delay_s = 0.0
-    deadline = time.monotonic() + 120
-    status = ""
-    while time.monotonic() < deadline:
-        status = agent.research.payload(run_id)["status"]
-        if status not in ("running", "unfinished"):
-            break
-        time.sleep(0.2)
-    payload = agent.research.payload(run_id)
-    assert status == "stopped", status
-    assert payload["stopped"] == "the person stopped the run"
-    assert payload["report"]
+    assert caught and status == "stopped", status
+    stopped_by_the_person(agent, shown["run_id"])
+    assert shown["status"] == result["status"] == "stopped"  # the session went on
+    assert result["stopped"] == "the person stopped the run" and result["report"]
+
+
+def test_a_run_cancelled_before_it_names_itself_is_stopped(served: dict[str, Any]) -> None:
+    """Cancelled before the run has said its id (or has a state to stop), the run is
+    stopped all the same, by the worker that drives it, rather than left to finish."""
+    agent: Agent = served["agent"]
+    reached, release = threading.Event(), threading.Event()
+    run_id = "mcp-cancelled-early"
+
+    def held(items: Iterator[Any]) -> Iterator[Any]:
+        reached.set()
+        release.wait(60)
+        yield from items
+
+    items = held(agent.research.stream(QUESTION, max_rounds=2, clarify="never", run_id=run_id))
+
+    async def cancelled() -> None:
+        with anyio.CancelScope() as call:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(follow, agent, LOCAL, items, None)
+                await anyio.to_thread.run_sync(reached.wait)
+                call.cancel()
+
+    anyio.run(cancelled)  # the call is over: its run has not started yet
+    release.set()
+    assert until_ended(agent, run_id) == "stopped"
+    stopped_by_the_person(agent, run_id)
 
 
 def test_a_cancelled_ask_stops_its_turn(served: dict[str, Any]) -> None:
@@ -291,7 +397,6 @@ def test_a_cancelled_ask_stops_its_turn(served: dict[str, Any]) -> None:
 
 def test_documents_search_and_memory(served: dict[str, Any]) -> None:
     agent: Agent = served["agent"]
-    from local2.contracts.people import LOCAL
 
     text = "Kelsby bridge ledger\n\fThe toll of the Kelsby bridge paid for its repairs."
     record = agent.documents.add(LOCAL, "ledger.txt", text.encode())
@@ -335,6 +440,25 @@ def test_documents_search_and_memory(served: dict[str, Any]) -> None:
     assert document["score"] > 0
 
 
+# A mistake the tool's input schema refuses: (tool, arguments, the API's request making it).
+MISTAKES: dict[str, tuple[str, dict[str, Any], Callable[[httpx.Client], httpx.Response]]] = {
+    "no question": ("research", {}, lambda c: c.post("/research", json={})),
+    "k=0": ("search", {"query": "x", "k": 0}, lambda c: c.get("/search?q=x&k=0")),
+    "max_rounds": (
+        "research",
+        {"question": QUESTION, "max_rounds": 11},
+        lambda c: c.post("/research", json={"question": QUESTION, "max_rounds": 11}),
+    ),
+    "a wrong type": (
+        "research",
+        {"question": QUESTION, "review": "maybe", "max_rounds": "two"},
+        lambda c: c.post(
+            "/research", json={"question": QUESTION, "review": "maybe", "max_rounds": "two"}
+        ),
+    ),
+}
+
+
 def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
     url = served["url"]
 
@@ -349,12 +473,14 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
                 resource_error: Any = None
             except Exception as exc:  # the SDK raises the JSON-RPC error
                 resource_error = exc
+            schema = {n: await session.call_tool(t, a) for n, (t, a, _) in MISTAKES.items()}
             return {
                 "empty": empty,
                 "unknown": unknown,
                 "bad_id": bad_id,
                 "page": page,
                 "resource": resource_error,
+                "schema": schema,
             }
 
     got = anyio.run(refused)
@@ -362,6 +488,12 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
         api_unknown = client.get("/research/nope").json()["detail"]
         api_empty = client.post("/query", json={"query": "  "})
         api_bad_id = client.get("/research/bad%20id")
+        api_schema = {n: api(client) for n, (_, _, api) in MISTAKES.items()}
+    for name, result in got["schema"].items():  # refused by the schema, in the API's words
+        said, api_said = structured(result), api_schema[name]
+        assert result.is_error and api_said.status_code == 422, name
+        assert said == {"error": api_said.json()["detail"], "fix": ARGUMENTS_FIX, "status": 422}
+    assert structured(got["schema"]["no question"])["error"] == "question: Field required"
     for name in ("empty", "unknown", "bad_id", "page"):
         assert got[name].is_error, name
     unknown = structured(got["unknown"])

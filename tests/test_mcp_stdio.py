@@ -1,5 +1,6 @@
 """``local2 mcp`` over stdio, started by the MCP SDK's stdio client as a desktop client starts
-it (the model behind the Ollama-protocol test server, search and pages on a loopback web);
+it (the model behind the Ollama-protocol test server, search and pages on a loopback web),
+a research call cancelled in a session that goes on;
 ``--print-config``; and a second, independent MCP client (FastMCP's) loading LoCAL2's
 tools from ``/mcp`` on ``local2 serve``'s app, calling one, and handing them to a LangGraph
 agent (langchain-mcp-adapters would be the usual bridge, but it still requires mcp<2)."""
@@ -15,8 +16,11 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import ClientSession
 from mcp_types import TextResourceContents
 
+from local2.config import load_settings
+from local2.storage import list_calls
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
@@ -54,9 +58,26 @@ def test_stdio_lists_tools_asks_and_researches_with_progress(stack: dict[str, An
             )
             report = await session.read_resource(done["resource"])
             runs = structured(await session.call_tool("list_research_runs", {}))
-            return {"tools": tools, "asked": asked, "done": done, "report": report, "runs": runs}
+            stopped = await cancelled_run(session, stack["fake"])
+            return {
+                "tools": tools,
+                "asked": asked,
+                "done": done,
+                "report": report,
+                "runs": runs,
+                "stopped": stopped,
+            }
 
     got = anyio.run(used)
+    stopped = got["stopped"]
+    assert stopped["status"] == "stopped" and stopped["stopped"] == "the person stopped the run"
+    assert stopped["report"] and stopped["run_id"] != got["done"]["run_id"]
+    calls = list_calls(load_settings(stack["config"]))  # each call, its caller and transport
+    assert {(c["person"], c["transport"]) for c in calls} == {("local", "stdio")}
+    research = [(c["outcome"], c.get("ids")) for c in calls if c["name"] == "research"]
+    assert ("answered", {"run_id": got["done"]["run_id"]}) in research
+    assert ("cancelled", None) in research  # the call the client cancelled
+    assert ("resources/read", got["done"]["resource"]) in {(c["method"], c["name"]) for c in calls}
     assert {"ask", "research", "research_input", "search", "remember"} <= got["tools"]
     assert got["asked"]["answer"] and got["asked"]["session_id"]
     assert got["done"]["status"] == "done" and got["done"]["sources"]
@@ -65,6 +86,34 @@ def test_stdio_lists_tools_asks_and_researches_with_progress(stack: dict[str, An
     contents = got["report"].contents[0]
     assert isinstance(contents, TextResourceContents) and contents.text == got["done"]["report"]
     assert [r["run_id"] for r in got["runs"]["runs"]] == [got["done"]["run_id"]]
+
+
+async def cancelled_run(session: ClientSession, fake: FakeOllama) -> dict[str, Any]:
+    """A research call the client cancels (``notifications/cancelled``) at its first step;
+    the same session then follows the run to its end."""
+    run_ids: list[str] = []
+    fake.delay_s = 0.3  # each reply: the run still goes when the call is cancelled
+    try:
+        with anyio.CancelScope() as call:
+
+            async def on_progress(done: float, total: float | None, note: str | None) -> None:
+                if note and note.startswith("run "):
+                    run_ids.append(note.split()[1])
+                if note and note.startswith("step "):
+                    call.cancel()
+
+            args = {"question": QUESTION, "max_rounds": 2, "clarify": "never"}
+            with anyio.fail_after(120):
+                await session.call_tool("research", args, progress_callback=on_progress)
+        status = "running"
+        with anyio.fail_after(120):
+            while status in ("running", "unfinished"):
+                await anyio.sleep(0.1)
+                shown = await session.call_tool("research_status", {"run_id": run_ids[0]})
+                status = structured(shown)["status"]
+    finally:
+        fake.delay_s = 0.0
+    return structured(await session.call_tool("research_result", {"run_id": run_ids[0]}))
 
 
 def test_stdio_answers_a_plan_review_through_research_input(stack: dict[str, Any]) -> None:

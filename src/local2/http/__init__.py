@@ -7,6 +7,7 @@ from local2.faces import lazy_face
 if TYPE_CHECKING:
     from local2.http.app import create_api as create_api
     from local2.http.app import require_token as require_token
+    from local2.http.errors import invalid_fields as invalid_fields
     from local2.http.errors import problem as problem
     from local2.http.errors import status_of as status_of
     from local2.http.guard import ContentSecurityPolicy as ContentSecurityPolicy

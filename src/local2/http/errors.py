@@ -8,6 +8,7 @@ waiting for the person carries what it waits on and how to resume it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -90,12 +91,18 @@ async def _local2_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=status_of(exc), content={"detail": detail_of(exc)})
 
 
+def invalid_fields(errors: Iterable[Mapping[str, Any]], skip: int = 0) -> str:
+    """What a request's fields break, as the API's 422 says it (``field: why; ...``; no
+    value given is repeated). ``skip``: the leading parts of each error's location that say
+    where the field came from (FastAPI's ``body``, ``query``)."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc'][skip:]) or 'body'}: {e['msg']}" for e in errors
+    )
+
+
 async def _invalid_body(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    problems = [
-        f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in exc.errors()
-    ]
-    return JSONResponse(status_code=422, content={"detail": "; ".join(problems)})
+    return JSONResponse(status_code=422, content={"detail": invalid_fields(exc.errors(), 1)})
 
 
 def add_error_handlers(app: FastAPI) -> None:

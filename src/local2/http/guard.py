@@ -18,6 +18,7 @@ import ipaddress
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -93,13 +94,22 @@ class RequestGuard:
     - A request that can change state (not GET/HEAD/OPTIONS, and every WebSocket) whose
       ``Origin`` is present and is neither this server's own (an allowed host on the same
       port) nor listed in ``cors_origins`` gets 403. Scripts send no ``Origin`` and pass.
+    - Under ``every_request`` (``/mcp``) that holds for every method: a GET there opens a
+      stream of the session's messages, which the MCP specification guards the same way.
     - CORS response headers are dropped unless the request's origin is in ``cors_origins``.
     """
 
-    def __init__(self, app: ASGIApp, rules: HostRules, cors_origins: Iterable[str] = ()):
+    def __init__(
+        self,
+        app: ASGIApp,
+        rules: HostRules,
+        cors_origins: Iterable[str] = (),
+        every_request: Iterable[str] = (),
+    ):
         self.app = app
         self.rules = rules
         self.cors_origins = frozenset(o.rstrip("/").lower() for o in cors_origins)
+        self.every_request = tuple(every_request)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -117,13 +127,14 @@ class RequestGuard:
             )
             return
         origin = headers.get("origin")
-        changes_state = scope["type"] == "websocket" or scope.get("method") not in SAFE_METHODS
-        if origin is not None and changes_state and not self._own_or_listed(origin, host):
+        checked = self._checked(scope)
+        if origin is not None and checked and not self._own_or_listed(origin, host):
+            what = "change anything" if checked == "changes" else f"reach {scope['path']}"
             await self._refuse(
                 scope,
                 receive,
                 send,
-                f"Requests from the origin {origin!r} may not change anything here. To allow "
+                f"Requests from the origin {origin!r} may not {what} here. To allow "
                 f"that site, add it to {ORIGIN_SETTING} in the config.",
             )
             return
@@ -131,6 +142,15 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         await self.app(scope, receive, _without_cors(send))
+
+    def _checked(self, scope: Scope) -> Literal["changes", "guarded", ""]:
+        """Why the request's Origin must be this server's own (or a listed one): it may
+        change state, or its path is guarded for every request; "" when it need not."""
+        if scope["type"] == "websocket" or scope.get("method") not in SAFE_METHODS:
+            return "changes"
+        path = str(scope.get("path", ""))
+        guarded = any(path == p or path.startswith(f"{p}/") for p in self.every_request)
+        return "guarded" if guarded else ""
 
     def _own_or_listed(self, origin: str, host: str) -> bool:
         if origin.rstrip("/").lower() in self.cors_origins:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from local2.mcp_server.caller import CALLER as CALLER
     from local2.mcp_server.caller import PersonGate as PersonGate
     from local2.mcp_server.config_block import client_config as client_config
+    from local2.mcp_server.server import MCP_PATH as MCP_PATH
     from local2.mcp_server.server import build_server as build_server
     from local2.mcp_server.server import mount_mcp as mount_mcp
     from local2.mcp_server.server import serve_stdio as serve_stdio

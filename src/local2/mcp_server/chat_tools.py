@@ -124,7 +124,7 @@ def add_chat_tools(server: MCPServer, agent: Agent, person: Person | None) -> No
         turn = await agent.turns.begin(question, session_id, options, tokens=False, person=who)
         return answer_of(await run_turn(agent, turn, wait_for_grade), critic_on)
 
-    @server.tool(title="Search your files, documents and memory", annotations=READS)
+    @server.tool(title="Search your files, documents, memory and library", annotations=READS)
     @refusals
     async def search(
         query: Annotated[str, Field(description="What to look for.")],
@@ -133,8 +133,8 @@ def add_chat_tools(server: MCPServer, agent: Agent, person: Person | None) -> No
         ] = None,
         k: Annotated[int, Field(ge=1, le=50, description="How many passages.")] = 8,
     ) -> SearchResult:
-        """Search your own documents, the configured folders and your memory; each passage
-        with its path, page and score."""
+        """Search your own documents, the configured folders, your memory and your library
+        (what your research runs read); each passage with its path, page and score."""
         who = caller(person)
         return await anyio.to_thread.run_sync(lambda: search_own(agent, who, query, within, k))
 

@@ -3,8 +3,10 @@
 A tool that is refused (an unknown id, a question that cannot be asked, memory that is off)
 answers a tool result marked ``isError`` whose text and structured content are the API's
 ``{error, fix}`` (:func:`local2.http.errors.problem`) and the status the API would answer:
-the model reads why, and what to do. A resource or prompt that is refused raises an MCP
-error (JSON-RPC) with the same words as its message and ``{error, fix}`` as its data.
+the model reads why, and what to do. Arguments the tool's schema refuses are said the same
+way, in the words of the API's 422 for the same mistake (:func:`bad_arguments`). A resource
+or prompt that is refused raises an MCP error (JSON-RPC) with the same words as its message
+and ``{error, fix}`` as its data.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent
 
 from local2.errors import InvalidInput, Local2Error, NotFound
-from local2.http import problem, status_of
+from local2.http import invalid_fields, problem, status_of
 from local2.mcp_server.shapes import Failure
 
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
+ARGUMENTS_FIX = "Send the arguments the tool's input schema allows (tools/list shows it)."
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -41,6 +44,12 @@ def failed_call(exc: Local2Error) -> CallToolResult:
         structured_content=dict(said),
         is_error=True,
     )
+
+
+def bad_arguments(errors: Any) -> CallToolResult:
+    """Arguments the tool's input schema refuses (a missing question, ``k`` out of range, a
+    wrong type), said as the API's 422 says the same mistake in a body."""
+    return failed_call(InvalidInput(invalid_fields(errors), ARGUMENTS_FIX))
 
 
 def refusals(tool: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:

@@ -3,8 +3,10 @@ desktop client (``local2 mcp``), and over streamable HTTP at ``/mcp`` on ``local
 
 On HTTP the transport sits behind the server's own guards: every request passes the
 Host/Origin check (:class:`~local2.http.guard.RequestGuard`, around the whole app, so the
-SDK's own DNS-rebinding check is left off rather than kept as a second, different list) and
-says who it is as on every API route (:class:`~local2.mcp_server.caller.PersonGate`).
+SDK's own DNS-rebinding check is left off rather than kept as a second, different list;
+there, every request to ``/mcp``, a GET's event stream too, has its Origin checked, as the
+MCP specification asks) and says who it is as on every API route
+(:class:`~local2.mcp_server.caller.PersonGate`).
 """
 
 from __future__ import annotations
@@ -15,21 +17,26 @@ from typing import Any
 
 import anyio
 from fastapi import FastAPI
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 from starlette.routing import Route
 
 from local2 import __version__
 from local2.contracts import Person
 from local2.http import Identify
+from local2.mcp_server.audit import CallAudit, Transport
 from local2.mcp_server.caller import PersonGate
 from local2.mcp_server.chat_tools import add_chat_tools
+from local2.mcp_server.failures import bad_arguments
 from local2.mcp_server.research_tools import add_research_tools
 from local2.mcp_server.resources import add_resources
 from local2.service import Agent
 
-PATH = "/mcp"
+MCP_PATH = "/mcp"  # every request to it has its Origin checked (add_guards)
 INSTRUCTIONS = (
     "LoCAL2 is the person's local research assistant. ask: a chat turn in a session of "
     "theirs. research: a verified research report with its sources (a long run: wait=false, "
@@ -39,15 +46,35 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(agent: Agent, person: Person | None = None) -> MCPServer:
+class Local2Server(MCPServer[Any]):
+    """The SDK's server, with arguments a tool's input schema refuses answered as LoCAL2
+    answers bad input (the SDK would say them in pydantic's words, before any tool runs)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:  # the SDK's: unknown tool, refused arguments, a crash
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            return bad_arguments(cause.errors())
+
+
+def build_server(
+    agent: Agent, person: Person | None = None, transport: Transport = "stdio"
+) -> MCPServer:
     """The MCP server over ``agent``: every call is ``person``'s (stdio), or, with none, the
-    person its HTTP request was signed in as (:class:`PersonGate`)."""
-    server: MCPServer = MCPServer(
+    person its HTTP request was signed in as (:class:`PersonGate`); each written to the
+    audit log with them (:class:`CallAudit`)."""
+    server: MCPServer = Local2Server(
         name="local2",
         title="LoCAL2",
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level="WARNING",
+        middleware=[CallAudit(agent, person, transport)],
     )
     add_chat_tools(server, agent, person)
     add_research_tools(server, agent, person)
@@ -63,13 +90,15 @@ def serve_stdio(agent: Agent, person: Person) -> None:
 def mount_mcp(app: FastAPI, agent: Agent, who: Identify) -> MCPServer:
     """Serve MCP at ``/mcp`` in ``app`` (streamable HTTP), each request ``who`` says; its
     sessions are run while the app runs (its lifespan)."""
-    server = build_server(agent)
+    server = build_server(agent, transport="http")
     no_second_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    server.streamable_http_app(streamable_http_path=PATH, transport_security=no_second_check)
+    server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=no_second_check)
     manager = server.session_manager
     endpoint = PersonGate(StreamableHTTPASGIApp(manager), who)
     app.router.routes.append(
-        Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+        Route(
+            MCP_PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False
+        )
     )
     before = app.router.lifespan_context
 

@@ -110,5 +110,5 @@ class Failure(TypedDict):
     status: Annotated[int, Field(description="The HTTP status the API answers it with.")]
 
 
-Within = Literal["documents", "files", "memory"]
+Within = Literal["documents", "files", "memory", "library"]  # search's sources, as the API's
 JSON = dict[str, Any]

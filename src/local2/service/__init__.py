@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from local2.service.access import opened_access as opened_access
     from local2.service.access import people_alone as people_alone
     from local2.service.agent import Agent as Agent
+    from local2.service.audit import audit_call as audit_call
     from local2.service.audit import own_run as own_run
     from local2.service.audit import own_runs as own_runs
     from local2.service.audit import own_votes as own_votes

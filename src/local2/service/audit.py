@@ -2,7 +2,8 @@
 ``local2 arena``, ``GET /arena``, the app's Arena tab): the turns and votes of their own
 sessions only. Another person's query id answers as an unknown one does; an admin reading
 someone else's turn, or asking for everyone's votes, is written down
-(:class:`~local2.service.access.Access`).
+(:class:`~local2.service.access.Access`). And MCP calls are written to the audit log
+(:func:`audit_call`).
 
 The commands read these without an agent: the audit log is files under the data directory,
 the votes a table of the conversation store, opened here and closed after.
@@ -11,7 +12,7 @@ the votes a table of the conversation store, opened here and closed after.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from local2.config import Settings
@@ -76,6 +77,15 @@ def own_votes(settings: Settings, access: Access, person: Person) -> list[Vote]:
     finally:
         log.close()
     return visible_votes(access, person, votes)
+
+
+def audit_call(settings: Settings, call: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
+    """Write one MCP call to the audit log: who made it and how (``person``,
+    ``transport``), what (``method``, ``name``, the arguments, secrets redacted), how it
+    ``ended`` and what it made (``ids``); never raises."""
+    from local2.storage import write_call
+
+    write_call(settings, call, arguments)
 
 
 def _session(row: dict[str, Any]) -> str:

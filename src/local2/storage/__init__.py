@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from local2.storage.audit_log import show_run as show_run
     from local2.storage.bundles import ResearchStorage as ResearchStorage
     from local2.storage.bundles import Storage as Storage
+    from local2.storage.call_log import list_calls as list_calls
+    from local2.storage.call_log import write_call as write_call
     from local2.storage.full import raise_if_full as raise_if_full
     from local2.storage.locks import SharedLocks as SharedLocks
     from local2.storage.open import open_people as open_people

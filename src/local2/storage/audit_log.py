@@ -106,6 +106,12 @@ def _scrub(value: Any, secrets: list[str], limit: int | None = None) -> Any:
     return _scrub(str(value), secrets, limit)
 
 
+def scrubbed(value: Any, limit: int | None = None) -> Any:
+    """``value`` (JSON-like) with every secret redacted and every string over ``limit`` cut,
+    as a turn's record has them."""
+    return _scrub(value, _env_secrets(), limit)
+
+
 def _evidence(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     """What the turn read: files (``file.read`` events) and pages fetched."""
     found: list[dict[str, Any]] = []

@@ -37,7 +37,7 @@ from local2.http import (
     is_loopback,
     require_token,
 )
-from local2.mcp_server import mount_mcp
+from local2.mcp_server import MCP_PATH, mount_mcp
 from local2.service import Agent, private_dir
 from local2.ui.sign_in import SignIn, SignInSwitch, proxied_user
 
@@ -75,6 +75,7 @@ def add_guards(app: FastAPI, settings: Settings, host: str, who: Identify) -> No
         RequestGuard,
         rules=HostRules.build(host, settings.server.allowed_hosts),
         cors_origins=settings.server.cors_origins,
+        every_request=(MCP_PATH,),  # MCP: every request's Origin (a GET's stream too)
     )
     if settings.server.cors_origins:
         from starlette.middleware.cors import CORSMiddleware
