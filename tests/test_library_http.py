@@ -99,9 +99,12 @@ def test_research_from_the_library_over_the_api(team: dict[str, Any]) -> None:
     alice = team["clients"]["alice"]
     research(alice)
     web: LoopbackWeb = team["web"]
-    before = len(web.hits)
+    before, kept = len(web.hits), alice.get("/library").json()
     run = research(alice, sources="library", keep="off")
     assert len(web.hits) == before and run["sources"]
+    # kept off: the run read the kept copies and left no trace (no reading, citation or
+    # new last_read)
+    assert alice.get("/library").json() == kept
     said = STARTED[-1]["library"]  # the run says where it looks and that it keeps nothing
     assert said["sources"] == "library" and said["keep"] == "off"
     assert said["note"].startswith("Keeping nothing")
