@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
+from local2.contracts import collect_research
 from local2.library import ReadingLibrary
-from local2.service.library_runs import keep_note
 from local2.service.research import Research
 from local2.tools.netguard import NetGuard
 from local2_testkit.ollama_server import FakeOllama
@@ -112,11 +112,19 @@ def test_a_run_from_the_library_cites_what_was_read_with_no_request(
 def test_a_run_kept_off_keeps_nothing_and_says_so(web: LoopbackWeb, tmp_path: Path) -> None:
     with FakeOllama(ResearchBrain()) as fake:
         settings = settings_for(fake, web.url, web.host, tmp_path / "data")
-        payload = run(settings, keep="off")
+        research = Research(settings, backend="ollama")
+        try:  # paused for its plan, then answered: it goes on keeping nothing
+            items = list(research.stream(QUESTION, review=True, keep="off"))
+            said, run_id = items[0][1]["library"], items[0][1]["run_id"]
+            assert items[-1][1]["status"] == "awaiting_input"
+            assert research.library.run_keep == {}  # its stream ended: kept in its state
+            payload = collect_research(research.input(run_id, {"approve": True}))
+        finally:
+            research.close()
         library = ReadingLibrary.shared(settings)
-        assert web.pages_served() and payload["sources"]
-        assert library.entries("local") == []
-        assert "Keeping nothing" in keep_note(library, payload["run_id"], None)
+        assert payload["status"] == "done" and web.pages_served() and payload["sources"]
+        assert library.entries("local") == [] and library.run_keep == {}
+        assert said["keep"] == "off" and said["note"].startswith("Keeping nothing")
         off = settings_for(fake, web.url, web.host, tmp_path / "off", keep="off")
         run(off)
         assert ReadingLibrary.shared(off).entries("local") == []

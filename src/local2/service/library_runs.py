@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from local2.contracts import Keep, ResearchItem, Sources
@@ -23,6 +23,7 @@ from local2.storage import SteerInbox
 from local2.tools import library_sourced
 
 SOURCES: tuple[Sources, ...] = ("web", "library", "both")
+KEEPS: tuple[Keep, ...] = ("all", "research", "off")
 _CITE = re.compile(r"\[(\d+)\]")
 
 
@@ -31,6 +32,13 @@ def check_sources(sources: str) -> Sources:
         if sources == known:
             return known
     raise InvalidInput(f"Unknown sources {sources!r}.", "Use web, library or both.")
+
+
+def check_keep(keep: object) -> Keep:
+    for known in KEEPS:
+        if keep == known:
+            return known
+    raise InvalidInput(f"Unknown keep {keep!r}.", "Use all, research or off.")
 
 
 def library_context(
@@ -57,27 +65,37 @@ def noting_citations(
     library: ReadingLibrary,
     owner: str,
     sources: Sources | None = None,
+    ended: Callable[[str], None] | None = None,
 ) -> Iterator[ResearchItem]:
     """``items`` as they come; a new run's first item says where it looks and what it keeps
     (``library``: its ``sources``, ``keep`` and a ``note`` in words); at the final payload,
-    its citations are recorded on the library's entries the run read."""
+    its citations are recorded on the library's entries the run read (none for a run that
+    keeps nothing: it leaves no trace in the library). When the items end, ``ended(run_id)``
+    (only if this stream ran the run: one refused as busy leaves the running one alone)."""
     run_id = ""
-    for kind, value in items:
-        if kind == "run":
-            run_id = str(value.get("run_id") or "")
-            if sources is not None and run_id:
-                mode = library.keep_mode(run_id)
-                note = keep_note(library, run_id, None)
-                value = {**value, "library": {"sources": sources, "keep": mode, "note": note}}
-        elif kind == "final" and run_id and value.get("report"):
-            library.cite(owner, run_id, cited_urls(value))
-        yield kind, value
+    try:
+        for kind, value in items:
+            if kind == "run":
+                run_id = str(value.get("run_id") or "")
+                if sources is not None and run_id:
+                    mode = library.keep_mode(run_id)
+                    note = keep_note(library, run_id)
+                    value = {**value, "library": {"sources": sources, "keep": mode, "note": note}}
+            elif kind == "final" and run_id and value.get("report") and keeps(library, run_id):
+                library.cite(owner, run_id, cited_urls(value))
+            yield kind, value
+    finally:
+        if run_id and ended is not None:
+            ended(run_id)
 
 
-def keep_note(library: ReadingLibrary, run_id: str, keep: Keep | None) -> str:
+def keeps(library: ReadingLibrary, run_id: str) -> bool:
+    """Whether the run leaves anything in the library (kept off: no trace at all)."""
+    return library.keep_mode(run_id) != "off"
+
+
+def keep_note(library: ReadingLibrary, run_id: str) -> str:
     """What the run keeps, in words (a run kept off says so)."""
-    if keep is not None:
-        library.run_keep[run_id] = keep
     mode = library.keep_mode(run_id)
     if mode == "off":
         return "Keeping nothing this run reads (library.keep: off)."
