@@ -1,7 +1,7 @@
 """What web_fetch keeps in the library (tools/library_keep.py), through a real fetch on a
 loopback server: a PDF's pages and its original file, a page's whole text (not only the
-passages shown), chat turns' reads only with keep: all, nothing refused or failed, and
-search_library finding what was kept."""
+passages shown), chat turns' reads only with keep: all, nothing refused, failed or cut at
+a limit, and search_library finding what was kept."""
 
 from __future__ import annotations
 
@@ -98,12 +98,17 @@ def test_chat_reads_are_kept_only_with_keep_all(serve: Any, tmp_path: Path) -> N
 
 
 def test_refused_and_failed_fetches_keep_nothing(serve: Any, tmp_path: Path) -> None:
-    data = report_pdf()
-    server = serve({"/gone": send(b"gone", status=404), "/big.pdf": send(data, PDF_MEDIA)})
+    data, page = report_pdf(), long_page()
+    server = serve(
+        {"/gone": send(b"gone", status=404), "/big.pdf": send(data, PDF_MEDIA), "/long": send(page)}
+    )
     fetch, library = fetcher(tmp_path)
     fetch.cfg.max_document_bytes = len(data) // 2
+    fetch.cfg.max_bytes = len(page) // 2
     refused = ("http://10.0.0.1/private", server.url("/gone"), server.url("/big.pdf"))
     for url in refused:  # SSRF, a 404, a document over the download cap
         with pytest.raises(ToolError):
             fetch({"url": url}, research())
+    cut = fetch({"url": server.url("/long")}, research())  # a page over max_bytes: read cut
+    assert cut.data["truncated_bytes"] and FACT not in cut.text
     assert library.entries("local") == [] and not library.shelf("local").folder.exists()
