@@ -74,6 +74,14 @@ def test_each_person_sees_only_their_own_library(team: dict[str, Any]) -> None:
     hits = alice.get("/library/search", params={"q": "swing bridge vote"}).json()
     assert hits and hits[0]["source"] == "library" and hits[0]["runs"] == [run["run_id"]]
     assert bob.get("/library/search", params={"q": "swing bridge vote"}).json() == []
+    shared = alice.get("/search", params={"q": "swing bridge vote", "in": "library"}).json()
+    top = shared["hits"][0]  # the own-text search's hit: its source, when and by which run
+    assert (top["source"], top["path"], top["page"]) == ("library", hits[0]["path"], None)
+    assert top["read_at"] == hits[0]["read_at"] and top["runs"] == [run["run_id"]]
+    assert top["entry_id"] == hits[0]["entry_id"] and top["title"] == hits[0]["title"]
+    assert {"score", "passage", "why"} <= set(top)
+    theirs = bob.get("/search", params={"q": "swing bridge vote", "in": "library"}).json()
+    assert theirs["hits"] == []
     shown = alice.get(f"/library/{eid}").json()
     assert shown["entry"]["id"] == eid and shown["text"]
     assert alice.post(f"/library/{eid}/pin", json={"pinned": True}).json()["pinned"]

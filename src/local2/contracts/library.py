@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from local2.contracts.search import SearchHit
+from local2.contracts.search import Found
 
 Keep = Literal["all", "research", "off"]  # library.keep
 Sources = Literal["web", "library", "both"]  # where a research run looks
@@ -46,9 +46,10 @@ class LibraryEntry(TypedDict):
     cited: Annotated[int, Field(description="How often runs cited it.")]
 
 
-class LibraryHit(SearchHit):
+class LibraryHit(Found):
     """A passage found in the library: the shared search hit (``source: library``, ``path``
-    the original URL), and which entry, when it was read and by which runs."""
+    the original URL), and which entry, when it was read and by which runs (as a
+    :class:`SearchHit` of ``local2 search`` and ``GET /search`` has them too)."""
 
     entry_id: str
     title: str
