@@ -214,13 +214,26 @@ class ReadingLibrary:
         """Record a run's citations (``url -> [n, ...]``) on the entries it read; how many
         entries were cited."""
         wanted = {url_key(u): sorted(set(ns)) for u, ns in cited.items() if ns}
+        return self._cited(owner, lambda r: r["run_id"] == run_id, wanted)
+
+    def cite_turn(self, owner: str | None, session_id: str, query_id: str, urls: list[str]) -> int:
+        """Record a chat turn's citations: each entry the turn read whose URL its answer
+        names (``urls``, in the answer's order) gets its place among them; how many."""
+        places = {u: [n] for n, u in enumerate(dict.fromkeys(map(url_key, urls)), start=1)}
+        turn = ("chat", None, session_id, query_id)
+        return self._cited(owner, lambda r: reader_key(r) == turn, places)
+
+    def _cited(
+        self, owner: str | None, by: Callable[[Reading], bool], wanted: dict[str, list[int]]
+    ) -> int:
+        """The numbers ``wanted`` by URL, on the reading ``by`` picks of each entry read."""
         shelf, touched = self.shelf(owner), 0
         with self._lock:
             for entry in shelf.entries():
                 numbers = wanted.get(url_key(entry["url"])) or wanted.get(
                     url_key(entry["final_url"])
                 )
-                reading = next((r for r in entry["readings"] if r["run_id"] == run_id), None)
+                reading = next((r for r in entry["readings"] if by(r)), None)
                 if not numbers or reading is None or reading["cited"] == numbers:
                     continue
                 reading["cited"] = numbers
@@ -326,18 +339,15 @@ class ReadingLibrary:
         return hits
 
 
+def reader_key(reading: Reading) -> tuple[str | None, ...]:
+    """Who read it: the run, or the chat session and turn."""
+    return (reading["by"], reading["run_id"], reading["session_id"], reading.get("query_id"))
+
+
 def add_reading(entry: LibraryEntry, reader: Reader) -> None:
-    """One reading per run or chat session: a second read by the same one is the same."""
+    """One reading per run or chat turn: a second read by the same one is the same."""
     now = time.time()
     entry["last_read"] = now
-    for reading in entry["readings"]:
-        if (reading["run_id"], reading["session_id"], reading["by"]) == (
-            reader.run_id,
-            reader.session_id,
-            reader.by,
-        ) and reader.by != "import":
-            reading["at"] = now
-            return
     fresh: Reading = {
         "at": now,
         "by": reader.by,  # type: ignore[typeddict-item]  # research | chat | import
@@ -345,6 +355,12 @@ def add_reading(entry: LibraryEntry, reader: Reader) -> None:
         "session_id": reader.session_id,
         "cited": list(reader.cited),
     }
+    if reader.query_id is not None:
+        fresh["query_id"] = reader.query_id
+    for reading in entry["readings"]:
+        if reader_key(reading) == reader_key(fresh) and reader.by != "import":
+            reading["at"] = now
+            return
     entry["readings"].append(fresh)
 
 

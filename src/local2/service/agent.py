@@ -153,6 +153,7 @@ class Agent:
             services,
             owe=self.late_grades.owe,
             yielding=running.yield_to_new_turns,
+            done=self.library.turn_read,
         )
         self.turns = TurnRunner(
             self.settings,
