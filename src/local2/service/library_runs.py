@@ -18,7 +18,8 @@ from local2.contracts import Keep, ResearchItem, Sources
 from local2.errors import InvalidInput
 from local2.graph import Services
 from local2.library import ReadingLibrary
-from local2.research import ResearchContext
+from local2.research import ResearchContext, ResearchState
+from local2.service.research_driver import RunDriver
 from local2.storage import SteerInbox
 from local2.tools import library_sourced
 
@@ -100,3 +101,51 @@ def keep_note(library: ReadingLibrary, run_id: str) -> str:
     if mode == "off":
         return "Keeping nothing this run reads (library.keep: off)."
     return f"Keeping what this run reads in your library (library.keep: {mode})."
+
+
+class RunSources:
+    """Where each run running here looks and what it keeps: set when it starts (and kept in
+    its state), set again from its state when it goes on (resumed, answered, followed up:
+    in this process or another), forgotten when its stream ends."""
+
+    def __init__(
+        self, library: ReadingLibrary, driver: RunDriver, services: Services, inbox: SteerInbox
+    ) -> None:
+        self.library, self.driver, self.services, self.inbox = library, driver, services, inbox
+
+    def begin(
+        self, run_id: str, graph_input: ResearchState, sources: str, keep: Keep | None
+    ) -> Sources:
+        """A new run's ``sources`` and ``keep``, checked, in its first state and in force."""
+        checked = check_sources(sources)
+        graph_input["looks_in"] = checked
+        if keep is not None:
+            graph_input["keep"] = check_keep(keep)
+        self._set(run_id, checked, keep)
+        return checked
+
+    def as_begun(self, run_id: str, values: dict[str, Any]) -> None:
+        """A run going on looks and keeps as it began."""
+        keep = values.get("keep")
+        looks_in = check_sources(str(values.get("looks_in") or "web"))
+        self._set(run_id, looks_in, check_keep(keep) if keep else None)
+
+    def _set(self, run_id: str, sources: Sources, keep: Keep | None) -> None:
+        """``library``: the person's library alone, no network; ``both``: the library first;
+        ``keep`` instead of ``library.keep`` (``off``: nothing)."""
+        if keep is not None:
+            self.library.run_keep[run_id] = keep
+        if sources != "web":
+            self.driver.contexts[run_id] = library_context(
+                self.services, self.library, sources, self.inbox
+            )
+
+    def ended(self, run_id: str) -> None:
+        self.library.run_keep.pop(run_id, None)
+        self.driver.contexts.pop(run_id, None)
+
+    def noting(
+        self, items: Iterator[ResearchItem], owner: str, sources: Sources | None = None
+    ) -> Iterator[ResearchItem]:
+        """The run's items (:func:`noting_citations`), forgotten here when they end."""
+        return noting_citations(items, self.library, owner, sources, self.ended)
