@@ -117,6 +117,11 @@ def test_research_from_the_library_over_the_api(team: dict[str, Any]) -> None:
     assert said["sources"] == "library" and said["keep"] == "off"
     assert said["note"].startswith("Keeping nothing")
     assert all("from your library" in s["title"] for s in run["sources"])
+    pages = [s for s in run["sources"] if s["kind"] == "page"]
+    assert pages
+    for source in pages:  # each names its kept copy, a GET away
+        kept = alice.get(source["kept_url"]).json()
+        assert kept["entry"]["id"] == source["kept_id"] and kept["entry"]["url"] == source["url"]
     assert (
         alice.post("/research", json={"question": QUESTION, "sources": "nope"}).status_code == 422
     )

@@ -4,7 +4,9 @@ and imported."""
 
 from __future__ import annotations
 
+import os
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +128,20 @@ def test_export_and_import_move_a_library_between_people(tmp_path: Path) -> None
     assert moved.search("carol", "flour on a spring tide")[0]["page"] == 6
     with pytest.raises(InvalidInput):
         import_library(moved, "carol", b"not a zip")
+
+
+def test_the_apps_export_is_one_per_person_and_goes_when_old(tmp_path: Path) -> None:
+    from local2.ui.library_exports import ExportFiles
+
+    exports = ExportFiles(tmp_path / "served", ttl_s=600)
+    first = exports.write("alice", b"one")
+    second = exports.write("alice", b"two")  # replaces the first
+    bobs = exports.write("bob", b"his")
+    assert not first.exists() and exports.files() == sorted([second, bobs])
+    assert stat.S_IMODE(second.stat().st_mode) == 0o600 and second.parent.name != "alice"
+    old = time.time() - 601
+    os.utime(bobs, (old, old))  # as one a stopped server left behind
+    ExportFiles(tmp_path / "served", ttl_s=600)  # the next server's start lets it go
+    assert exports.files() == [second]
+    exports.drop("alice")
+    assert exports.files() == []

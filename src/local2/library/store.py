@@ -74,6 +74,9 @@ class ReadingLibrary:
         self._used: dict[str, int] = {}  # each person's bytes kept, once counted
         self._last_keep = 0.0
         self._hurry = 0  # how many wait in settle(): while any does, index now
+        # Told the owner whenever an entry of theirs goes (removed, evicted): what holds a
+        # copy of their library (the app's export) lets it go too.
+        self.forgotten: list[Callable[[str | None], None]] = []
 
     @classmethod
     def shared(cls, settings: Settings) -> ReadingLibrary:
@@ -312,6 +315,11 @@ class ReadingLibrary:
         except Exception as exc:  # the files go anyway
             log.warning("library: could not drop the index's chunks of %s: %s", eid, exc)
         shelf.drop(eid)
+        for tell in self.forgotten:
+            try:
+                tell(shelf.owner)
+            except Exception as exc:  # the entry is gone; a copy elsewhere may linger
+                log.warning("library: could not drop a copy of %s: %s", eid, exc)
 
     def by_url(self, owner: str | None, url: str) -> LibraryEntry | None:
         """The entry last read at ``url`` (its fragment aside), or None."""
