@@ -57,6 +57,11 @@ def test_library_list_search_show_pin_export_import_remove(
     found = local2("library", "search", "flour on a spring tide", env=env)
     assert found.returncode == 0, found.stderr
     assert f"{URL}#page=6" in found.stdout and "by run r1" in found.stdout
+    shared = local2("search", "flour on a spring tide", "--in", "library", env=env)  # as the
+    assert shared.returncode == 0, shared.stderr  # agent's own-text search shows it
+    head, read, passage = shared.stdout.splitlines()[:3]
+    assert head.startswith(f"[1] {URL}#page=6  score ") and "400 kilograms" in passage
+    assert read.strip().startswith(f"Mill report ({entry['id']}, read ") and "by run r1" in read
     shown = local2("library", "show", entry["id"], "--page", "6", "--text", env=env)
     assert FACT in shown.stdout
     assert local2("library", "pin", entry["id"], env=env).returncode == 0

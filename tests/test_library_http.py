@@ -1,7 +1,8 @@
 """The library over the real HTTP API on a team server (uvicorn, httpx, per-person tokens):
 a research run keeps what it read in its person's library; each person sees only their own
 library, by id and by search (someone else's id answers as an unknown one does); show with
-a page, pin, export, import, remove and a run from the library through POST /research."""
+a page, pin, export, import, remove, a document's original, clearing a whole library, and a
+run from the library through POST /research."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ import pytest
 
 from local2.config import load_settings
 from local2.http.app import create_api
+from local2.library import Fetched, Reader
 from local2.service.agent import Agent
+from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
@@ -27,6 +30,7 @@ from tests.test_research_api import read_events
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
 QUESTION = "Why did Kelsby keep its harbour swing bridge?"
+PDF = "http://mills.example/report.pdf"
 
 
 @pytest.fixture
@@ -74,6 +78,14 @@ def test_each_person_sees_only_their_own_library(team: dict[str, Any]) -> None:
     hits = alice.get("/library/search", params={"q": "swing bridge vote"}).json()
     assert hits and hits[0]["source"] == "library" and hits[0]["runs"] == [run["run_id"]]
     assert bob.get("/library/search", params={"q": "swing bridge vote"}).json() == []
+    shared = alice.get("/search", params={"q": "swing bridge vote", "in": "library"}).json()
+    top = shared["hits"][0]  # the own-text search's hit: its source, when and by which run
+    assert (top["source"], top["path"], top["page"]) == ("library", hits[0]["path"], None)
+    assert top["read_at"] == hits[0]["read_at"] and top["runs"] == [run["run_id"]]
+    assert top["entry_id"] == hits[0]["entry_id"] and top["title"] == hits[0]["title"]
+    assert {"score", "passage", "why"} <= set(top)
+    theirs = bob.get("/search", params={"q": "swing bridge vote", "in": "library"}).json()
+    assert theirs["hits"] == []
     shown = alice.get(f"/library/{eid}").json()
     assert shown["entry"]["id"] == eid and shown["text"]
     assert alice.post(f"/library/{eid}/pin", json={"pinned": True}).json()["pinned"]
@@ -94,18 +106,48 @@ def test_each_person_sees_only_their_own_library(team: dict[str, Any]) -> None:
     )
     assert len(bob.get("/library").json()) == len(entries)  # bob's copy is his own
 
+    # a document's original file, to its owner only (someone else's id: as an unknown one)
+    data = samples.pdf_of([["The Eling tidal mill report."]], "Mill report")
+    fetched = Fetched(PDF, PDF, "Mill report", "pdf", ((1, "The Eling mill."),), data)
+    pdf = team["agent"].library.library.keep(fetched, Reader("research", "r9", owner="alice"))
+    got = alice.get(f"/library/{pdf['id']}/original")
+    assert got.status_code == 200 and got.content == data
+    assert got.headers["content-disposition"].startswith('attachment; filename="report.pdf"')
+    unknown = bob.get("/library/lib-000000000000/original").json()["detail"]
+    theirs = bob.get(f"/library/{pdf['id']}/original")
+    assert theirs.status_code == 404
+    assert theirs.json()["detail"] == unknown.replace("lib-000000000000", pdf["id"])
+    page_only = alice.get(f"/library/{entries[1]['id']}/original")  # a web page: no file
+    assert page_only.status_code == 404 and "no original file" in page_only.json()["detail"]
+
+    # clearing a library takes every entry of its person's, and nobody else's
+    mine = {e["id"] for e in bob.get("/library").json()}
+    assert set(bob.delete("/library").json()) == mine
+    assert bob.get("/library").json() == []
+    assert bob.get("/library/search", params={"q": "swing bridge vote"}).json() == []
+    left = {e["id"] for e in alice.get("/library").json()}
+    assert left == {pdf["id"]} | {e["id"] for e in entries[1:]}
+
 
 def test_research_from_the_library_over_the_api(team: dict[str, Any]) -> None:
     alice = team["clients"]["alice"]
     research(alice)
     web: LoopbackWeb = team["web"]
-    before = len(web.hits)
+    before, kept = len(web.hits), alice.get("/library").json()
     run = research(alice, sources="library", keep="off")
     assert len(web.hits) == before and run["sources"]
+    # kept off: the run read the kept copies and left no trace (no reading, citation or
+    # new last_read)
+    assert alice.get("/library").json() == kept
     said = STARTED[-1]["library"]  # the run says where it looks and that it keeps nothing
     assert said["sources"] == "library" and said["keep"] == "off"
     assert said["note"].startswith("Keeping nothing")
     assert all("from your library" in s["title"] for s in run["sources"])
+    pages = [s for s in run["sources"] if s["kind"] == "page"]
+    assert pages
+    for source in pages:  # each names its kept copy, a GET away
+        kept = alice.get(source["kept_url"]).json()
+        assert kept["entry"]["id"] == source["kept_id"] and kept["entry"]["url"] == source["url"]
     assert (
         alice.post("/research", json={"question": QUESTION, "sources": "nope"}).status_code == 422
     )

@@ -1,7 +1,7 @@
 """Research and the library through the real parts: a run on a loopback web keeps what it
-read; the same question with ``sources: library`` and the web server stopped cites the same
-sources from the library with no request at all (counted at the server and by the fetch
-guard); ``keep: off`` keeps nothing; a refused page is not kept."""
+read; the same question with ``sources: library``, the web and its search still up, cites
+the same sources from their kept copies with no request at all (counted at the server and
+by the fetch guard); ``keep: off`` keeps nothing; a refused page is not kept."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
+from local2.contracts import collect_research
 from local2.library import ReadingLibrary
-from local2.service.library_runs import keep_note
 from local2.service.research import Research
 from local2.tools.netguard import NetGuard
 from local2_testkit.ollama_server import FakeOllama
@@ -88,35 +88,50 @@ def test_a_run_from_the_library_cites_what_was_read_with_no_request(
         settings = settings_for(fake, web.url, web.host, tmp_path / "data")
         first = run(settings)
         read = {web.page_url(name) for name in web.pages_served()}
-        web.__exit__(None, None, None)  # the web is gone
         requests, vetted = len(web.hits), len(vets)
-        assert read and vetted >= len(read)
+        assert read and web.searches() and vetted >= len(read)
         library = ReadingLibrary.shared(settings)
         entries = library.entries("local")
         assert {e["url"] for e in entries} == read  # every page read, kept
         run_id = first["run_id"]
         assert all(e["readings"][0]["run_id"] == run_id for e in entries)
         assert sum(e["cited"] for e in entries) == len(cited_urls(first))
+        assert not any("kept_id" in s for s in first["sources"])  # read from the web
 
-        second = run(settings, sources="library")
-    assert len(web.hits) == requests and len(vets) == vetted  # not one request, not one vet
+        second = run(settings, sources="library")  # the web and its search still up
+    # not one request reached the web server (search or page), not one URL was vetted
+    assert len(web.hits) == requests and len(vets) == vetted
     assert second["status"] == "done"
-    assert cited_urls(second) and cited_urls(second) <= read
+    assert cited_urls(second) == cited_urls(first)  # the same sources, from their kept copies
     assert all("(from your library, read " in s["title"] for s in second["sources"])
     again = {e["url"]: e for e in ReadingLibrary.shared(settings).entries("local")}
     for url in cited_urls(second):
         runs = [r["run_id"] for r in again[url]["readings"]]
         assert runs == [first["run_id"], second["run_id"]]
+    pages = [s for s in second["sources"] if s["kind"] == "page"]
+    assert pages
+    for source in pages:  # each names its kept copy
+        kept = again[source["url"]]["id"]
+        assert source["kept_id"] == kept and source["kept_url"] == f"/library/{kept}"
+        assert f"kept copy `{kept}`" in second["report"].split("## References")[1]
 
 
 def test_a_run_kept_off_keeps_nothing_and_says_so(web: LoopbackWeb, tmp_path: Path) -> None:
     with FakeOllama(ResearchBrain()) as fake:
         settings = settings_for(fake, web.url, web.host, tmp_path / "data")
-        payload = run(settings, keep="off")
+        research = Research(settings, backend="ollama")
+        try:  # paused for its plan, then answered: it goes on keeping nothing
+            items = list(research.stream(QUESTION, review=True, keep="off"))
+            said, run_id = items[0][1]["library"], items[0][1]["run_id"]
+            assert items[-1][1]["status"] == "awaiting_input"
+            assert research.library.run_keep == {}  # its stream ended: kept in its state
+            payload = collect_research(research.input(run_id, {"approve": True}))
+        finally:
+            research.close()
         library = ReadingLibrary.shared(settings)
-        assert web.pages_served() and payload["sources"]
-        assert library.entries("local") == []
-        assert "Keeping nothing" in keep_note(library, payload["run_id"], None)
+        assert payload["status"] == "done" and web.pages_served() and payload["sources"]
+        assert library.entries("local") == [] and library.run_keep == {}
+        assert said["keep"] == "off" and said["note"].startswith("Keeping nothing")
         off = settings_for(fake, web.url, web.host, tmp_path / "off", keep="off")
         run(off)
         assert ReadingLibrary.shared(off).entries("local") == []

@@ -4,7 +4,10 @@ and imported."""
 
 from __future__ import annotations
 
+import os
 import stat
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import pytest
 
 from local2.errors import InvalidInput, UnknownLibraryEntry
 from local2.library import Fetched, Reader, ReadingLibrary, export_library, import_library
+from local2.library.index import LibraryIndexes
 from local2_testkit import documents as samples
 from tests.conftest import make_settings
 
@@ -126,3 +130,77 @@ def test_export_and_import_move_a_library_between_people(tmp_path: Path) -> None
     assert moved.search("carol", "flour on a spring tide")[0]["page"] == 6
     with pytest.raises(InvalidInput):
         import_library(moved, "carol", b"not a zip")
+
+
+def test_the_apps_export_is_one_per_person_and_goes_when_old(tmp_path: Path) -> None:
+    from local2.ui.library_exports import ExportFiles
+
+    exports = ExportFiles(tmp_path / "served", ttl_s=600)
+    first = exports.write("alice", b"one")
+    second = exports.write("alice", b"two")  # replaces the first
+    bobs = exports.write("bob", b"his")
+    assert not first.exists() and exports.files() == sorted([second, bobs])
+    assert stat.S_IMODE(second.stat().st_mode) == 0o600 and second.parent.name != "alice"
+    old = time.time() - 601
+    os.utime(bobs, (old, old))  # as one a stopped server left behind
+    ExportFiles(tmp_path / "served", ttl_s=600)  # the next server's start lets it go
+    assert exports.files() == [second]
+    exports.drop("alice")
+    assert exports.files() == []
+
+
+def test_an_import_that_does_not_fit_is_refused_and_one_that_does_keeps_all_it_brought(
+    tmp_path: Path,
+) -> None:
+    big = "w " * 175_000  # 350 kB of text each: three are over a 1 MB library
+    source = library(tmp_path / "from", max_mb=5)
+    for n in range(2):
+        source.keep(page(f"http://a.test/{n}", f"{n} {big}"), Reader("chat", owner="alice"))
+    two = export_library(source, "alice")
+    source.keep(page("http://a.test/2", f"2 {big}"), Reader("chat", owner="alice"))
+    small = library(tmp_path / "to", max_mb=1)
+    with pytest.raises(InvalidInput, match=r"library\.max_mb"):
+        import_library(small, "bob", export_library(source, "alice"))
+    assert small.entries("bob") == []  # refused before anything was filed
+    old = small.keep(page("http://b.test/old", f"old {big}"), Reader("chat", owner="bob"))
+    ids = import_library(small, "bob", two)
+    # the two it brought are kept; the library's oldest unpinned entry made room
+    assert {e["id"] for e in small.entries("bob")} == set(ids) and old["id"] not in ids
+
+
+def test_settings_of_another_shape_are_another_library_over_the_same_entries(
+    tmp_path: Path,
+) -> None:
+    lexical = {"memory": {"embedder": "lexical"}, "files": {"embedder": "lexical"}}
+    off = ReadingLibrary.shared(make_settings(tmp_path, library={"keep": "off"}, **lexical))
+    big = make_settings(tmp_path, library={"keep": "all", "max_mb": 5}, **lexical)
+    everything = ReadingLibrary.shared(big)
+    assert (off.keep_mode(None), everything.keep_mode(None)) == ("off", "all")
+    assert everything.cfg.max_mb == 5 and ReadingLibrary.shared(big) is everything
+    everything.run_keep["r1"] = "off"  # a run's own keep holds whichever library asks
+    assert off.keep_mode("r1") == "off"
+    entry = everything.keep(page(), Reader("chat", owner="alice"))
+    assert off.get("alice", entry["id"]) == entry
+
+
+def test_a_listing_does_not_wait_for_indexing(tmp_path: Path, monkeypatch: Any) -> None:
+    lib = library(tmp_path)
+    release = threading.Event()
+    real = LibraryIndexes.add
+
+    def slow(self: LibraryIndexes, *args: Any) -> None:  # indexing takes until released
+        release.wait(60)
+        real(self, *args)
+
+    monkeypatch.setattr(LibraryIndexes, "add", slow)
+    entry = lib.keep(pdf(), Reader("research", run_id="r1", owner="alice"))
+    listed: list[Any] = []
+    lister = threading.Thread(target=lambda: listed.append(lib.entries("alice")))
+    lister.start()
+    lister.join(10)  # at once: it reads the disk, it does not wait for the index
+    try:
+        assert [e["id"] for e in listed[0]] == [entry["id"]]
+        assert lib.by_url("alice", "http://example.test/report.pdf#page=2") == entry
+    finally:
+        release.set()
+    assert lib.settle(60) and lib.search("alice", FACT)[0]["entry_id"] == entry["id"]

@@ -1,11 +1,16 @@
 """The Library tab in a real browser (Debian's chromium, Playwright) against the real
 server: it lists what was read, newest first; search finds a fact deep in a kept PDF with
-its page; the kept text opens at that page; pin and remove work, and removed is gone from
-the index and the disk."""
+its page; the kept text opens at that page; pin, export (a download) and remove work, and
+removed is gone from the index, the disk and every export the app keeps; a report's link to
+a kept copy opens the tab at that entry."""
 
 from __future__ import annotations
 
+import json
+import re
+import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +18,8 @@ import pytest
 from local2.config import load_settings
 from local2.library import Fetched, Reader
 from local2.service.agent import Agent
+from local2.ui.library_exports import served_folder
+from local2.ui.research_tab import report_view
 from local2.ui.server import create_app
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
@@ -102,12 +109,45 @@ def test_the_library_tab_lists_searches_opens_and_removes(
     assert page.is_visible("#library-original")
     shot(page, "library-tab-1400-wide")
 
+    page.click("#library-pin")
+    wait_text(page, "#library-status", f"Pinned {pdf}")
+    library = app["agent"].library.library
+    assert library.get("local", pdf)["pinned"]
+    page.click("#library-export")
+    wait_text(page, "#library-status", "Exported")
+    [kept] = exports()  # one export, where Gradio serves it from (no copy of its own)
+    with page.expect_download() as download:
+        page.click("#library-zip")
+    got = zipfile.ZipFile(download.value.path())
+    index = json.loads(got.read("library.json"))
+    assert {e["id"]: e["pinned"] for e in index["entries"]} == {pdf: True, app["page"]["id"]: False}
+    assert got.read(f"text/{pdf}.txt").decode().count("[Page ") == 9
+
     page.click("#library-remove")
     wait_text(page, "#library-status", f"Removed {pdf}")
     page.wait_for_function(
         "() => !document.querySelector('#library-entries').innerText.includes('Eling mill report')"
     )
-    library = app["agent"].library.library
     assert [e["id"] for e in library.entries("local")] == [app["page"]["id"]]
     assert all(h["entry_id"] != pdf for h in library.search("local", "flour spring tide"))
     assert not (library.shelf("local").folder / "originals" / pdf).exists()
+    # removed means gone from every export the app keeps too, and its download with it
+    assert not kept.exists() and exports() == [] and not page.is_visible("#library-zip")
+    for folder in (Path(app["agent"].settings.data_dir), served_folder()):
+        for file in folder.rglob("*.zip"):
+            assert not any(pdf in name for name in zipfile.ZipFile(file).namelist()), file
+
+    # a report's reference to a kept copy opens the app at the Library tab, the entry shown
+    entry = app["page"]["id"]
+    report = report_view({"report": f"[1] [Kelsby]({PAGE_URL}) — kept copy `{entry}`"})
+    [href] = re.findall(r"\]\((\?library=[^)]+)\)", report)
+    page.goto(f"{app['url']}/{href}")
+    page.wait_for_function(
+        "() => document.querySelector('#library-text textarea')?.value.includes('Kelsby voted.')"
+    )
+    assert page.input_value("#library-pick textarea") == entry
+    assert page.get_by_role("tab", name="Library").get_attribute("aria-selected") == "true"
+
+
+def exports() -> list[Path]:
+    return sorted((served_folder() / "library-exports").glob("*/*/library.zip"))

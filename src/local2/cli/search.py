@@ -4,12 +4,14 @@ the agent's tools use, at the terminal, so a person can check what the agent wil
 Each hit shows where it is (path, page), its fused score, the passage that answers and why
 it was found (its rank by words, BM25, and by meaning, the embedding); ``--json`` prints
 the service's :class:`~local2.contracts.search.SearchHits` as it is (``{query, hits: [{source,
-path, page, score, passage, why}]}``). The person is local, or ``--as NAME``: their
+path, page, score, passage, why}]}``; a library hit also ``entry_id``, ``title``, ``read_at``
+and ``runs``). The person is local, or ``--as NAME``: their
 documents and memory, never anyone else's.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Annotated, Literal
 
@@ -57,11 +59,22 @@ def show(found: SearchHits) -> None:
         return
     for n, hit in enumerate(found["hits"], start=1):
         out.print(f"[bold][{n}] {where(hit)}[/]  [dim]score {hit['score']:.4f}; {why(hit)}[/]")
+        if "entry_id" in hit:
+            out.print(f"    {read(hit)}", markup=False, highlight=False)
         out.print(f"    {hit['passage']}", markup=False)
 
 
 def where(hit: SearchHit) -> str:
-    return hit["path"] if hit["page"] is None else f"{hit['path']}, page {hit['page']}"
+    if hit["page"] is None or "#page=" in hit["path"]:  # a library hit's URL names its page
+        return hit["path"]
+    return f"{hit['path']}, page {hit['page']}"
+
+
+def read(hit: SearchHit) -> str:
+    """A library hit's kept copy: ``Title (lib-..., read 2025-05-01 09:30 by run r1)``."""
+    at = dt.datetime.fromtimestamp(hit.get("read_at") or 0).strftime("%Y-%m-%d %H:%M")
+    runs = f" by run {', '.join(hit.get('runs') or [])}" if hit.get("runs") else ""
+    return f"{hit.get('title', '')} ({hit.get('entry_id')}, read {at}{runs})"
 
 
 def why(hit: SearchHit) -> str:

@@ -3,12 +3,12 @@ each source kept once by its content, with every reading of it and the citations
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from local2.contracts.search import SearchHit
+from local2.contracts.search import Found
 
 Keep = Literal["all", "research", "off"]  # library.keep
 Sources = Literal["web", "library", "both"]  # where a research run looks
@@ -21,7 +21,16 @@ class Reading(TypedDict):
     by: Annotated[Literal["research", "chat", "import"], Field(description="What read it.")]
     run_id: Annotated[str | None, Field(description="The research run that read it.")]
     session_id: Annotated[str | None, Field(description="The chat session that read it.")]
-    cited: Annotated[list[int], Field(description="The run's [n] numbers that cite it.")]
+    query_id: NotRequired[
+        Annotated[str | None, Field(description="The chat turn (its query id) that read it.")]
+    ]
+    cited: Annotated[
+        list[int],
+        Field(
+            description="How it was cited: the run's [n] numbers; a chat turn's, its place "
+            "(from 1) among the URLs the answer names."
+        ),
+    ]
 
 
 class LibraryEntry(TypedDict):
@@ -43,12 +52,13 @@ class LibraryEntry(TypedDict):
     last_read: float
     pinned: Annotated[bool, Field(description="Pinned entries are never evicted.")]
     readings: list[Reading]
-    cited: Annotated[int, Field(description="How often runs cited it.")]
+    cited: Annotated[int, Field(description="How many runs and chat turns cited it.")]
 
 
-class LibraryHit(SearchHit):
+class LibraryHit(Found):
     """A passage found in the library: the shared search hit (``source: library``, ``path``
-    the original URL), and which entry, when it was read and by which runs."""
+    the original URL), and which entry, when it was read and by which runs (as a
+    :class:`SearchHit` of ``local2 search`` and ``GET /search`` has them too)."""
 
     entry_id: str
     title: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -50,6 +50,12 @@ class ResearchSource(TypedDict):
     rank: Annotated[int | None, Field(description="Its place in that search's hits, from 1.")]
     score: Annotated[
         float | None, Field(description="The reranker's score for that query, 0 to 1.")
+    ]
+    kept_id: NotRequired[
+        Annotated[str, Field(description="Read from this kept copy in your library (lib-...).")]
+    ]
+    kept_url: NotRequired[
+        Annotated[str, Field(description="The kept copy over the API: /library/{id}.")]
     ]
 
 

@@ -3,7 +3,7 @@ MCP ``search`` tool): passages with where they are and why they were found."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -23,8 +23,8 @@ class Why(TypedDict):
     reranked: Annotated[bool, Field(description="Whether a reranker ordered the final list.")]
 
 
-class SearchHit(TypedDict):
-    """One passage found: the best passage of its chunk for the query, not its first lines."""
+class Found(TypedDict):
+    """What every hit says: where the passage is, its score, the passage and why."""
 
     source: SearchSource
     path: Annotated[str, Field(description="Its path (files, documents), URL (library) or id.")]
@@ -32,6 +32,22 @@ class SearchHit(TypedDict):
     score: Annotated[float, Field(description="The fused score (higher is better).")]
     passage: Annotated[str, Field(description="The passage that answers, as the model sees it.")]
     why: Why
+
+
+class SearchHit(Found):
+    """One passage found: the best passage of its chunk for the query, not its first lines.
+    A library hit also names its kept copy, and when and by which runs it was read."""
+
+    entry_id: NotRequired[
+        Annotated[str, Field(description="library: the kept copy's entry id (lib-...).")]
+    ]
+    title: NotRequired[Annotated[str, Field(description="library: the source's title.")]]
+    read_at: NotRequired[
+        Annotated[float, Field(description="library: when it was last read (Unix time).")]
+    ]
+    runs: NotRequired[
+        Annotated[list[str], Field(description="library: the research runs that read it.")]
+    ]
 
 
 class SearchHits(TypedDict):

@@ -24,6 +24,7 @@ def make_critic(chat_model: BaseChatModel, settings: CriticSettings) -> Critic |
 
 
 if TYPE_CHECKING:
+    from local2.critic.grounding import find_urls as find_urls
     from local2.critic.grounding import grounding_flags as grounding_flags
     from local2.critic.judge import Critic as Critic
     from local2.critic.pairwise import judge_pair as judge_pair

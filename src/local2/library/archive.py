@@ -6,7 +6,10 @@ their kept texts and their original files, so a person can move it between machi
     originals/<id>/<name>      a document's original file
 
 Import reads only the members the index names, each within ``documents.max_bytes``, and
-files every entry again under the importer's own ids (readings and pins kept).
+files every entry again under the importer's own ids (readings and pins kept). An export
+that does not fit in the importer's library (``library.max_mb``, beside what is pinned) is
+refused before anything is filed; one that fits may evict the importer's oldest unpinned
+entries, as any new entry may, but never an entry the import brought.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ from typing import Any, cast
 from local2.contracts import LibraryEntry
 from local2.documents import page_sections
 from local2.errors import InvalidInput
-from local2.library.kept import Fetched, Reader
+from local2.library.kept import Fetched, Reader, entry_id
 from local2.library.shelf import is_entry_id
 from local2.library.store import ReadingLibrary
 
 INDEX = "library.json"
 VERSION = 1
+_MB = 1024 * 1024
 
 
 def export_library(library: ReadingLibrary, owner: str | None) -> bytes:
@@ -77,11 +81,50 @@ def import_library(library: ReadingLibrary, owner: str | None, data: bytes) -> l
             raise _bad(f"{INDEX} is missing or not JSON") from None
         if not isinstance(index, dict) or index.get("version") != VERSION:
             raise _bad(f"{INDEX} is not of version {VERSION}")
-        return [
-            _import_one(library, owner, archive, cast(LibraryEntry, item), cap)
+        items = [
+            cast(LibraryEntry, item)
             for item in index.get("entries") or []
             if isinstance(item, dict) and is_entry_id(item.get("id"))
         ]
+        _check_room(library, owner, archive, items)
+        filed: list[str] = []
+        for item in items:  # what this import filed is never evicted to make room for more
+            filed.append(_import_one(library, owner, archive, item, cap, frozenset(filed)))
+        return filed
+
+
+def _check_room(
+    library: ReadingLibrary, owner: str | None, archive: zipfile.ZipFile, items: list[Any]
+) -> None:
+    """Refuse, before filing anything, an export that does not fit in the person's library
+    beside what is pinned there (``library.max_mb``): filed, it would evict its own entries.
+    Entries already in the library (the same content) take no more room."""
+    shelf = library.shelf(owner)
+    new = 0
+    for item in items:
+        if shelf.find(entry_id(shelf.key, str(item.get("sha256") or ""))) is not None:
+            continue
+        names = [f"text/{item['id']}.txt"]
+        if item.get("original"):
+            names.append(f"originals/{item['id']}/{item['original']}")
+        new += sum(_size(archive, name) for name in names)
+    pinned = sum(e["bytes"] for e in shelf.entries() if e["pinned"])
+    cap = library.cfg.max_mb * _MB
+    if new + pinned > cap:
+        raise InvalidInput(
+            f"This export holds {new / _MB:,.1f} MB new to your library, which may hold "
+            f"{library.cfg.max_mb:,} MB (library.max_mb), {pinned / _MB:,.1f} MB of it pinned: "
+            "importing it would evict entries it brought. Nothing was imported.",
+            "Raise library.max_mb in library.yaml, unpin or remove entries, or import a "
+            "smaller export.",
+        )
+
+
+def _size(archive: zipfile.ZipFile, name: str) -> int:
+    try:
+        return archive.getinfo(name).file_size
+    except KeyError:
+        return 0
 
 
 def _import_one(
@@ -90,6 +133,7 @@ def _import_one(
     archive: zipfile.ZipFile,
     item: LibraryEntry,
     cap: int,
+    spare: frozenset[str],
 ) -> str:
     text = (_member(archive, f"text/{item['id']}.txt", cap) or b"").decode("utf-8", "replace")
     original = None
@@ -104,7 +148,7 @@ def _import_one(
         pages=pages or ((1, text),),
         original=original,
     )
-    entry = library.keep(fetched, Reader("import", owner=owner))
+    entry = library.keep(fetched, Reader("import", owner=owner), spare)
     merged = _merged(entry, item)
     library.shelf(owner).save(merged)
     return merged["id"]

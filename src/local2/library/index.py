@@ -5,7 +5,9 @@ learns (hybrid BM25 and vectors, the best passage as the excerpt) the library ge
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +21,7 @@ if TYPE_CHECKING:  # the index imports chromadb (seconds): opened on first use
     from local2.files import FileIndex, SearchHit
     from local2.memory import Embedder
 
+log = logging.getLogger(__name__)
 LABEL = "library"
 # One model loaded per process, whichever library: by embedder and the Ollama it asks (an
 # Ollama embedder holds its server's address; another server is another embedder).
@@ -94,3 +97,66 @@ def as_document(fmt: str, title: str, pages: tuple[tuple[int, str], ...]) -> Doc
         title=title,
         pages=tuple(Page(number=n, text=text) for n, text in pages),
     )
+
+
+class IndexQueue:
+    """What was kept, indexed in the library's own thread: the run that read it goes on.
+    Indexing starts once nothing more was kept for ``quiet_s`` (a run reading page after
+    page is not slowed by the indexing of what it read), or at once while someone waits
+    in :meth:`settle`."""
+
+    def __init__(self, indexes: LibraryIndexes, quiet_s: float) -> None:
+        self.indexes = indexes
+        self.quiet_s = quiet_s
+        self._queue: list[tuple[str, Path, Path, Document]] = []  # to index, in order
+        self._pending = 0
+        self._settled = threading.Condition()
+        self._worker: threading.Thread | None = None
+        self._last = 0.0  # when something was last kept
+        self._hurry = 0  # how many wait in settle(): while any does, index now
+
+    def add(self, key: str, folder: Path, text_path: Path, doc: Document) -> None:
+        with self._settled:
+            self._pending += 1
+            self._last = time.monotonic()
+            self._queue.append((key, folder, text_path, doc))
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(
+                    target=self._run, name="local2-library-index", daemon=True
+                )
+                self._worker.start()
+            self._settled.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._settled:
+                while (
+                    not self._hurry and (wait := self._last + self.quiet_s - time.monotonic()) > 0
+                ):
+                    self._settled.wait(wait)
+                if not self._queue:
+                    self._worker = None
+                    return
+                key, folder, text_path, doc = self._queue.pop(0)
+            try:
+                if text_path.is_file():  # not removed meanwhile
+                    self.indexes.add(key, folder, text_path, doc)
+            except Exception as exc:  # kept on disk, listed and shown; not found by search
+                log.warning("library: could not index %s: %s", text_path.stem, exc)
+            finally:
+                with self._settled:
+                    self._pending -= 1
+                    self._settled.notify_all()
+
+    def _quiet_left(self) -> float:
+        return self._last + self.quiet_s - time.monotonic()
+
+    def settle(self, timeout_s: float | None = None) -> bool:
+        """Wait until everything queued is indexed; False when ``timeout_s`` passed first."""
+        with self._settled:
+            self._hurry += 1
+            self._settled.notify_all()
+            try:
+                return self._settled.wait_for(lambda: self._pending == 0, timeout_s)
+            finally:
+                self._hurry -= 1

@@ -50,13 +50,15 @@ class Fetched:
 
 @dataclass(frozen=True)
 class Reader:
-    """Who read it: a research run (``run_id``) or a chat turn (``session_id``)."""
+    """Who read it: a research run (``run_id``) or a chat turn (``session_id`` and the
+    turn's ``query_id``)."""
 
     by: str  # research | chat | import
     run_id: str | None = None
     session_id: str | None = None
     owner: str | None = None
     cited: tuple[int, ...] = field(default=())
+    query_id: str | None = None
 
 
 def entry_id(owner_key: str, sha256: str) -> str:

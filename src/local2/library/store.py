@@ -12,18 +12,20 @@ Not to be confused with :class:`local2.files.Library`, a person's own *uploaded*
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from local2.config import Settings
 from local2.contracts import Keep, LibraryEntry, LibraryHit, LibraryPage, Reading
-from local2.documents import Document, page_sections
+from local2.documents import page_sections
 from local2.files import Documents
-from local2.library.index import LibraryIndexes, as_document
+from local2.library.index import IndexQueue, LibraryIndexes, as_document
 from local2.library.kept import Fetched, Reader, entry_id
 from local2.library.shelf import Shelf, original_name
 
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 FOLDER = "library"  # under the data directory
 _MB = 1024 * 1024
-_SHARED: dict[str, ReadingLibrary] = {}
+_SHARED: dict[tuple[str, str], ReadingLibrary] = {}
 _SHARED_LOCK = threading.Lock()
 QUIET_S = 2.0  # what was kept is indexed once nothing more was kept for this long
 
@@ -47,6 +49,39 @@ def url_key(url: str) -> str:
         return base
     host, slash, path = rest.partition("/")
     return f"{scheme.lower()}://{host.lower()}{slash}{path}"
+
+
+@dataclass
+class _Folder:
+    """What every library over one folder shares in a process: the lock its entries are
+    written under, each person's bytes, the runs' own keep, who is told of what goes."""
+
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    used: dict[str, int] = field(default_factory=dict)
+    run_keep: dict[str, Keep] = field(default_factory=dict)
+    forgotten: list[Callable[[str | None], None]] = field(default_factory=list)
+
+
+_FOLDERS: dict[str, _Folder] = {}
+
+
+def _folder(base: Path) -> _Folder:
+    with _SHARED_LOCK:
+        return _FOLDERS.setdefault(str(base.resolve()), _Folder())
+
+
+def _shape(settings: Settings) -> str:
+    """The settings a library is made of: the library section, its index and embedder."""
+    return json.dumps(
+        [
+            settings.library.model_dump(mode="json"),
+            settings.files.embedder,
+            settings.memory.embedder,
+            settings.files.index_collection,
+            str(settings.system.ollama_host or ""),
+        ],
+        default=str,
+    )
 
 
 class ReadingLibrary:
@@ -64,86 +99,47 @@ class ReadingLibrary:
         self.indexes = LibraryIndexes(
             settings, documents or Documents(settings.documents), embedder
         )
-        self._lock = threading.RLock()
+        folder = _folder(self.base)  # what every library over this folder shares
+        self._lock = folder.lock
         # Runs started with their own library.keep (``off``: keep nothing), by run id.
-        self.run_keep: dict[str, Keep] = {}
-        self._queue: list[tuple[Shelf, str, Document]] = []  # to index, in order
-        self._pending = 0
-        self._settled = threading.Condition()
-        self._worker: threading.Thread | None = None
-        self._used: dict[str, int] = {}  # each person's bytes kept, once counted
-        self._last_keep = 0.0
-        self._hurry = 0  # how many wait in settle(): while any does, index now
+        self.run_keep: dict[str, Keep] = folder.run_keep
+        self._used = folder.used  # each person's bytes kept, once counted
+        # Told the owner whenever an entry of theirs goes (removed, evicted): what holds a
+        # copy of their library (the app's export) lets it go too.
+        self.forgotten: list[Callable[[str | None], None]] = folder.forgotten
+        self.pending = IndexQueue(self.indexes, QUIET_S)  # what was kept, to be indexed
 
     @classmethod
     def shared(cls, settings: Settings) -> ReadingLibrary:
-        """The process's one library over ``settings``' folder (one index open per person),
-        for web_fetch's keeper, the tools and the service alike."""
+        """The process's one library over ``settings``' folder and for settings like these
+        (what it keeps, its cap, its index and embedder: another such setting is another
+        library, over the same entries, locks and counts), for web_fetch's keeper, the tools
+        and the service alike."""
         probe = cls(settings)
+        key = (str(probe.base.resolve()), _shape(settings))
         with _SHARED_LOCK:
-            return _SHARED.setdefault(str(probe.base.resolve()), probe)
+            return _SHARED.setdefault(key, probe)
 
     def keep_mode(self, run_id: str | None) -> Keep:
         """What a run (or a chat session: the setting) keeps."""
         return self.run_keep.get(run_id or "", self.cfg.keep)
 
-    # -- indexing, beside the run -----------------------------------------------------------
-
-    def _index_later(self, shelf: Shelf, eid: str, doc: Document) -> None:
-        """Index a kept text in the library's own thread: the run that read it goes on."""
-        with self._settled:
-            self._pending += 1
-            self._last_keep = time.monotonic()
-            self._queue.append((shelf, eid, doc))
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(
-                    target=self._index_pending, name="local2-library-index", daemon=True
-                )
-                self._worker.start()
-            self._settled.notify_all()
-
-    def _index_pending(self) -> None:
-        while True:
-            with self._settled:
-                # Quiet first: a run reading page after page is not slowed by the indexing
-                # of what it read (settle() asks for it at once).
-                while (
-                    not self._hurry and (wait := self._last_keep + QUIET_S - time.monotonic()) > 0
-                ):
-                    self._settled.wait(wait)
-                if not self._queue:
-                    self._worker = None
-                    return
-                shelf, eid, doc = self._queue.pop(0)
-            try:
-                if shelf.text_path(eid).is_file():  # not removed meanwhile
-                    self.indexes.add(shelf.key, shelf.folder, shelf.text_path(eid), doc)
-            except Exception as exc:  # kept on disk, listed and shown; not found by search
-                log.warning("library: could not index %s: %s", eid, exc)
-            finally:
-                with self._settled:
-                    self._pending -= 1
-                    self._settled.notify_all()
-
     def settle(self, timeout_s: float | None = None) -> bool:
         """Wait until what was kept is indexed (at once when nothing is pending); False
         when ``timeout_s`` passed first."""
-        with self._settled:
-            self._hurry += 1
-            self._settled.notify_all()
-            try:
-                return self._settled.wait_for(lambda: self._pending == 0, timeout_s)
-            finally:
-                self._hurry -= 1
+        return self.pending.settle(timeout_s)
 
     def shelf(self, owner: str | None) -> Shelf:
         return Shelf(self.base, owner)
 
     # -- keeping ---------------------------------------------------------------------------
 
-    def keep(self, fetched: Fetched, reader: Reader) -> LibraryEntry:
+    def keep(
+        self, fetched: Fetched, reader: Reader, spare: frozenset[str] = frozenset()
+    ) -> LibraryEntry:
         """File ``fetched`` in ``reader.owner``'s library (new, or a reading more of the
-        entry with the same content); then make room within ``library.max_mb``."""
+        entry with the same content); then make room within ``library.max_mb``, never by
+        evicting the entries ``spare`` names (an import's own)."""
         shelf = self.shelf(reader.owner)
         digest = fetched.sha256
         eid = entry_id(shelf.key, digest)
@@ -157,10 +153,9 @@ class ReadingLibrary:
             if fresh:
                 if shelf.key in self._used:
                     self._used[shelf.key] += entry["bytes"]
-                self._index_later(
-                    shelf, eid, as_document(entry["format"], entry["title"], fetched.pages)
-                )
-            self._make_room(shelf, keep=eid)
+                doc = as_document(entry["format"], entry["title"], fetched.pages)
+                self.pending.add(shelf.key, shelf.folder, shelf.text_path(eid), doc)
+            self._make_room(shelf, keep=spare | {eid})
         return entry
 
     def _new(self, shelf: Shelf, eid: str, fetched: Fetched, digest: str) -> LibraryEntry:
@@ -214,13 +209,26 @@ class ReadingLibrary:
         """Record a run's citations (``url -> [n, ...]``) on the entries it read; how many
         entries were cited."""
         wanted = {url_key(u): sorted(set(ns)) for u, ns in cited.items() if ns}
+        return self._cited(owner, lambda r: r["run_id"] == run_id, wanted)
+
+    def cite_turn(self, owner: str | None, session_id: str, query_id: str, urls: list[str]) -> int:
+        """Record a chat turn's citations: each entry the turn read whose URL its answer
+        names (``urls``, in the answer's order) gets its place among them; how many."""
+        places = {u: [n] for n, u in enumerate(dict.fromkeys(map(url_key, urls)), start=1)}
+        turn = ("chat", None, session_id, query_id)
+        return self._cited(owner, lambda r: reader_key(r) == turn, places)
+
+    def _cited(
+        self, owner: str | None, by: Callable[[Reading], bool], wanted: dict[str, list[int]]
+    ) -> int:
+        """The numbers ``wanted`` by URL, on the reading ``by`` picks of each entry read."""
         shelf, touched = self.shelf(owner), 0
         with self._lock:
             for entry in shelf.entries():
                 numbers = wanted.get(url_key(entry["url"])) or wanted.get(
                     url_key(entry["final_url"])
                 )
-                reading = next((r for r in entry["readings"] if r["run_id"] == run_id), None)
+                reading = next((r for r in entry["readings"] if by(r)), None)
                 if not numbers or reading is None or reading["cited"] == numbers:
                     continue
                 reading["cited"] = numbers
@@ -229,7 +237,7 @@ class ReadingLibrary:
                 touched += 1
         return touched
 
-    def _make_room(self, shelf: Shelf, keep: str) -> list[str]:
+    def _make_room(self, shelf: Shelf, keep: frozenset[str]) -> list[str]:
         """Evict the oldest unpinned entries (by when last read) while over ``max_mb``."""
         used = self._used.get(shelf.key)
         if used is not None and used <= self.cfg.max_mb * _MB:
@@ -240,7 +248,7 @@ class ReadingLibrary:
         for entry in sorted(entries, key=lambda e: e["last_read"]):
             if used <= self.cfg.max_mb * _MB:
                 break
-            if entry["pinned"] or entry["id"] == keep:
+            if entry["pinned"] or entry["id"] in keep:
                 continue
             self._forget(shelf, entry["id"])
             used -= entry["bytes"]
@@ -253,7 +261,8 @@ class ReadingLibrary:
     # -- reading, pinning, removing --------------------------------------------------------
 
     def entries(self, owner: str | None) -> list[LibraryEntry]:
-        self.settle()
+        """The person's entries, the last read first: as kept on disk, not waiting for the
+        indexing of what was just kept (a search waits for it)."""
         return self.shelf(owner).entries()
 
     def get(self, owner: str | None, eid: str) -> LibraryEntry:
@@ -299,6 +308,11 @@ class ReadingLibrary:
         except Exception as exc:  # the files go anyway
             log.warning("library: could not drop the index's chunks of %s: %s", eid, exc)
         shelf.drop(eid)
+        for tell in self.forgotten:
+            try:
+                tell(shelf.owner)
+            except Exception as exc:  # the entry is gone; a copy elsewhere may linger
+                log.warning("library: could not drop a copy of %s: %s", eid, exc)
 
     def by_url(self, owner: str | None, url: str) -> LibraryEntry | None:
         """The entry last read at ``url`` (its fragment aside), or None."""
@@ -326,18 +340,15 @@ class ReadingLibrary:
         return hits
 
 
+def reader_key(reading: Reading) -> tuple[str | None, ...]:
+    """Who read it: the run, or the chat session and turn."""
+    return (reading["by"], reading["run_id"], reading["session_id"], reading.get("query_id"))
+
+
 def add_reading(entry: LibraryEntry, reader: Reader) -> None:
-    """One reading per run or chat session: a second read by the same one is the same."""
+    """One reading per run or chat turn: a second read by the same one is the same."""
     now = time.time()
     entry["last_read"] = now
-    for reading in entry["readings"]:
-        if (reading["run_id"], reading["session_id"], reading["by"]) == (
-            reader.run_id,
-            reader.session_id,
-            reader.by,
-        ) and reader.by != "import":
-            reading["at"] = now
-            return
     fresh: Reading = {
         "at": now,
         "by": reader.by,  # type: ignore[typeddict-item]  # research | chat | import
@@ -345,6 +356,12 @@ def add_reading(entry: LibraryEntry, reader: Reader) -> None:
         "session_id": reader.session_id,
         "cited": list(reader.cited),
     }
+    if reader.query_id is not None:
+        fresh["query_id"] = reader.query_id
+    for reading in entry["readings"]:
+        if reader_key(reading) == reader_key(fresh) and reader.by != "import":
+            reading["at"] = now
+            return
     entry["readings"].append(fresh)
 
 

@@ -134,7 +134,8 @@ def add_chat_tools(server: MCPServer, agent: Agent, person: Person | None) -> No
         k: Annotated[int, Field(ge=1, le=50, description="How many passages.")] = 8,
     ) -> SearchResult:
         """Search your own documents, the configured folders, your memory and your library
-        (what your research runs read); each passage with its path, page and score."""
+        (what your research runs read); each passage with its path (a library hit: its URL,
+        kept copy, when it was read and by which runs), page and score."""
         who = caller(person)
         return await anyio.to_thread.run_sync(lambda: search_own(agent, who, query, within, k))
 

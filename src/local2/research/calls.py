@@ -86,6 +86,15 @@ def _soft_failure(tool: StepTool | None, found: list[Found], result: ToolResult)
     return None
 
 
+def kept_copy(found: list[Found], result: ToolResult) -> None:
+    """What a read from the library read: its kept copy's id, on each page it read."""
+    kept = result.data.get("library") if isinstance(result.data, dict) else None
+    if isinstance(kept, str) and kept:
+        for item in found:
+            if item["kind"] == "page":
+                item["kept"] = kept
+
+
 def call_with_retry(
     services: Services,
     spec: StepTool | None,
@@ -116,6 +125,7 @@ def call_with_retry(
         found = []
         if result is not None:
             found = found_in(spec, args, result.text, step_id, title) if spec is not None else []
+            kept_copy(found, result)
             error = _soft_failure(spec, found, result)
         log.append(
             event(

@@ -39,6 +39,7 @@ class Found(TypedDict):
     tool: NotRequired[str]  # the tool that found or read it (runs before 38: web tools)
     page: NotRequired[int | None]  # the page of a document it is
     why: NotRequired[Why]  # how a search found it (runs before 40: not said)
+    kept: NotRequired[str | None]  # read from this kept copy of the person's library (lib-...)
 
 
 class Why(TypedDict):
@@ -62,6 +63,7 @@ class Source(TypedDict):
     tool: NotRequired[str]
     page: NotRequired[int | None]
     why: NotRequired[Why | None]
+    kept: NotRequired[str | None]  # the kept copy it was read from (research from the library)
 
 
 def url_key(url: str) -> str:
@@ -131,6 +133,8 @@ def file_sources(
                 known["kind"], known["text"], known["read_at"] = "page", item["text"], item["at"]
                 known["tool"] = item.get("tool", known.get("tool", ""))
                 known["why"] = item.get("why") or known.get("why")  # the read's search
+                if item.get("kept"):
+                    known["kept"] = item.get("kept")
                 if item["title"] and known["title"] in ("", known["url"]):
                     known["title"] = item["title"]
                 touched.append(known["n"])
@@ -153,6 +157,8 @@ def file_sources(
             "page": item.get("page"),
             "why": item.get("why"),
         }
+        if item.get("kept"):
+            source["kept"] = item.get("kept")
         entries.append(source)
         by_url[key] = source
         touched.append(source["n"])
@@ -186,7 +192,7 @@ def source_list(
 
 def _listed(source: Source) -> ResearchSource:
     why = source.get("why")
-    return ResearchSource(
+    listed = ResearchSource(
         n=source["n"],
         title=source["title"],
         url=source["url"],
@@ -198,3 +204,7 @@ def _listed(source: Source) -> ResearchSource:
         rank=why["rank"] if why else None,
         score=why["score"] if why else None,
     )
+    if kept := source.get("kept"):  # read from the library: its kept copy too
+        listed["kept_id"] = kept
+        listed["kept_url"] = f"/library/{kept}"
+    return listed

@@ -15,7 +15,9 @@ from local2.contracts import (
     Critique,
     EventEntry,
     Followup,
+    Keep,
     ResearchSource,
+    Sources,
     SubQuestion,
 )
 from local2.graph import turn_list
@@ -112,6 +114,10 @@ class ResearchState(TypedDict):
     stopped: NotRequired[str | None]  # why the run stopped early (the person said so)
     followup: NotRequired[str | None]  # the follow-up question being answered
     followups: NotRequired[Annotated[list[Followup], turn_list]]
+    # Where the run looks and what it keeps (docs/library.md), so a resume, an answer to a
+    # pause or a follow-up, in this process or another, looks and keeps as the run began.
+    looks_in: NotRequired[Sources]  # web | library | both
+    keep: NotRequired[Keep | None]  # the run's own library.keep (None: the setting)
 
 
 class ResearchUpdate(TypedDict, total=False):

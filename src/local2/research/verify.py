@@ -239,6 +239,9 @@ def why_found(source: Mapping[str, Any]) -> str:
     return f'rank {rank} in {why.get("found_by")} "{query}", score {score:.2f}'
 
 
+KEPT_COPY = "kept copy"  # a reference read from the library names its entry after this
+
+
 def references_markdown(references: Iterable[Source]) -> str:
     lines = []
     for s in references:
@@ -248,7 +251,9 @@ def references_markdown(references: Iterable[Source]) -> str:
         url = safe_url(s["url"])
         title = plain(s["title"])
         target = f"[{title}]({url})" if url else f"{title} ({plain(s['url'])})"
-        lines.append(f"[{s['n']}] {target} — {how}")
+        kept = s.get("kept")
+        copy = f" — {KEPT_COPY} `{kept}`" if kept else ""  # read from the library
+        lines.append(f"[{s['n']}] {target} — {how}{copy}")
     return "\n\n".join(lines)
 
 

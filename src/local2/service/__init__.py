@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from local2.storage import private_dir as private_dir
     from local2.storage import token_hash as token_hash
     from local2.storage import write_private as write_private
+    from local2.storage import write_private_bytes as write_private_bytes
     from local2.stories import StoryResult as StoryResult
     from local2.stories import load_stories as load_stories
     from local2.stories import run_stories as run_stories

@@ -52,7 +52,7 @@ from local2.contracts import (
     StreamItem,
     TurnOptions,
 )
-from local2.graph import compile_graph
+from local2.graph import TurnGraph, compile_graph
 from local2.ids import check_session_id
 from local2.service.access import Access
 from local2.service.approvals import Approvals
@@ -147,13 +147,7 @@ class Agent:
         # Grades that gave way to a next question, given when the session is quiet (one
         # grader for every model's agent of these sessions: see with_model).
         self.late_grades = late or LateGrades(self.settings, services, graph, running, self.reader)
-        runs = GraphRuns(
-            graph,
-            self.settings,
-            services,
-            owe=self.late_grades.owe,
-            yielding=running.yield_to_new_turns,
-        )
+        runs = self._graph_runs(graph, running)
         self.turns = TurnRunner(
             self.settings,
             services,
@@ -180,6 +174,18 @@ class Agent:
         self._research: Research | None = None
         self._research_guard = threading.Lock()
         self._evals: Evals | None = None
+
+    def _graph_runs(self, graph: TurnGraph, running: Turns) -> GraphRuns:
+        """How the turns run: grades owed go to the late grader, and each finished turn is
+        told to the library (its citations of the pages it kept)."""
+        return GraphRuns(
+            graph,
+            self.settings,
+            self.services,
+            owe=self.late_grades.owe,
+            yielding=running.yield_to_new_turns,
+            done=self.library.turn_read,
+        )
 
     @property
     def notice(self) -> str | None:

@@ -77,6 +77,7 @@ DURABILITY: Durability = "sync"
 
 
 Owe = Callable[[str, dict[str, PendingGrade]], None]
+Done = Callable[[Mapping[str, Any]], None]  # a finished turn's state
 
 
 class GraphRuns:
@@ -91,12 +92,14 @@ class GraphRuns:
         owe: Owe | None = None,
         *,
         yielding: bool = False,
+        done: Done | None = None,
     ) -> None:
         self.graph = graph
         self.settings = settings
         self.plain = TurnContext(services)  # a run that asks for nothing: replays, resumes
         self.owe = owe
         self.yielding = yielding  # a turn's critic gives way to the session's next question
+        self.done = done  # told of each finished turn's state (the library's citations)
 
     def run(
         self,
@@ -158,6 +161,8 @@ class GraphRuns:
         payload = turn_payload(final)
         payload["status"] = "done"
         audit_turn(self.settings, {**payload, "owner": final.get("owner")})  # whose turn
+        if self.done is not None:
+            self.done(final)
         if self.owe is not None and final.get("pending_grades"):
             self.owe(config["configurable"]["thread_id"], dict(final["pending_grades"]))
         yield ("final", payload)

@@ -5,11 +5,16 @@ answers as an unknown one does (:class:`~local2.errors.UnknownLibraryEntry`, 404
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from local2.config import Settings
 from local2.contracts import LibraryEntry, LibraryHit, LibraryPage, Person
 from local2.library import ReadingLibrary, export_library, import_library
+
+log = logging.getLogger(__name__)
 
 
 class LibraryDesk:
@@ -53,6 +58,25 @@ class LibraryDesk:
 
     def search(self, person: Person, query: str, k: int | None = None) -> list[LibraryHit]:
         return self.library.search(person.name, query, k)
+
+    def turn_read(self, state: Mapping[str, Any]) -> None:
+        """A chat turn ended: the pages it read and kept (``library.keep: all``) that its
+        answer names by URL are recorded as cited by that turn."""
+        session, query = state.get("session_id"), state.get("query_id")
+        fetched = any(
+            c.get("tool") == "web_fetch" and not c.get("error")
+            for c in state.get("tool_calls") or []
+        )
+        if not (fetched and session and query) or self.library.keep_mode(session) != "all":
+            return
+        from local2.critic import find_urls
+
+        urls = find_urls(str(state.get("answer") or ""))
+        try:
+            if urls:
+                self.library.cite_turn(state.get("owner"), str(session), str(query), urls)
+        except Exception as exc:  # the turn stands; only its note in the library is lost
+            log.warning("library: could not record the citations of turn %s: %s", query, exc)
 
     def export(self, person: Person) -> bytes:
         """The person's library as a zip: a JSON index, the texts and the originals."""

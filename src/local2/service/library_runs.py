@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from local2.contracts import Keep, ResearchItem, Sources
 from local2.errors import InvalidInput
 from local2.graph import Services
 from local2.library import ReadingLibrary
-from local2.research import ResearchContext
+from local2.research import ResearchContext, ResearchState
+from local2.service.research_driver import RunDriver
 from local2.storage import SteerInbox
 from local2.tools import library_sourced
 
 SOURCES: tuple[Sources, ...] = ("web", "library", "both")
+KEEPS: tuple[Keep, ...] = ("all", "research", "off")
 _CITE = re.compile(r"\[(\d+)\]")
 
 
@@ -31,6 +33,13 @@ def check_sources(sources: str) -> Sources:
         if sources == known:
             return known
     raise InvalidInput(f"Unknown sources {sources!r}.", "Use web, library or both.")
+
+
+def check_keep(keep: object) -> Keep:
+    for known in KEEPS:
+        if keep == known:
+            return known
+    raise InvalidInput(f"Unknown keep {keep!r}.", "Use all, research or off.")
 
 
 def library_context(
@@ -57,28 +66,86 @@ def noting_citations(
     library: ReadingLibrary,
     owner: str,
     sources: Sources | None = None,
+    ended: Callable[[str], None] | None = None,
 ) -> Iterator[ResearchItem]:
     """``items`` as they come; a new run's first item says where it looks and what it keeps
     (``library``: its ``sources``, ``keep`` and a ``note`` in words); at the final payload,
-    its citations are recorded on the library's entries the run read."""
+    its citations are recorded on the library's entries the run read (none for a run that
+    keeps nothing: it leaves no trace in the library). When the items end, ``ended(run_id)``
+    (only if this stream ran the run: one refused as busy leaves the running one alone)."""
     run_id = ""
-    for kind, value in items:
-        if kind == "run":
-            run_id = str(value.get("run_id") or "")
-            if sources is not None and run_id:
-                mode = library.keep_mode(run_id)
-                note = keep_note(library, run_id, None)
-                value = {**value, "library": {"sources": sources, "keep": mode, "note": note}}
-        elif kind == "final" and run_id and value.get("report"):
-            library.cite(owner, run_id, cited_urls(value))
-        yield kind, value
+    try:
+        for kind, value in items:
+            if kind == "run":
+                run_id = str(value.get("run_id") or "")
+                if sources is not None and run_id:
+                    mode = library.keep_mode(run_id)
+                    note = keep_note(library, run_id)
+                    value = {**value, "library": {"sources": sources, "keep": mode, "note": note}}
+            elif kind == "final" and run_id and value.get("report") and keeps(library, run_id):
+                library.cite(owner, run_id, cited_urls(value))
+            yield kind, value
+    finally:
+        if run_id and ended is not None:
+            ended(run_id)
 
 
-def keep_note(library: ReadingLibrary, run_id: str, keep: Keep | None) -> str:
+def keeps(library: ReadingLibrary, run_id: str) -> bool:
+    """Whether the run leaves anything in the library (kept off: no trace at all)."""
+    return library.keep_mode(run_id) != "off"
+
+
+def keep_note(library: ReadingLibrary, run_id: str) -> str:
     """What the run keeps, in words (a run kept off says so)."""
-    if keep is not None:
-        library.run_keep[run_id] = keep
     mode = library.keep_mode(run_id)
     if mode == "off":
         return "Keeping nothing this run reads (library.keep: off)."
     return f"Keeping what this run reads in your library (library.keep: {mode})."
+
+
+class RunSources:
+    """Where each run running here looks and what it keeps: set when it starts (and kept in
+    its state), set again from its state when it goes on (resumed, answered, followed up:
+    in this process or another), forgotten when its stream ends."""
+
+    def __init__(
+        self, library: ReadingLibrary, driver: RunDriver, services: Services, inbox: SteerInbox
+    ) -> None:
+        self.library, self.driver, self.services, self.inbox = library, driver, services, inbox
+
+    def begin(
+        self, run_id: str, graph_input: ResearchState, sources: str, keep: Keep | None
+    ) -> Sources:
+        """A new run's ``sources`` and ``keep``, checked, in its first state and in force."""
+        checked = check_sources(sources)
+        graph_input["looks_in"] = checked
+        if keep is not None:
+            graph_input["keep"] = check_keep(keep)
+        self._set(run_id, checked, keep)
+        return checked
+
+    def as_begun(self, run_id: str, values: dict[str, Any]) -> None:
+        """A run going on looks and keeps as it began."""
+        keep = values.get("keep")
+        looks_in = check_sources(str(values.get("looks_in") or "web"))
+        self._set(run_id, looks_in, check_keep(keep) if keep else None)
+
+    def _set(self, run_id: str, sources: Sources, keep: Keep | None) -> None:
+        """``library``: the person's library alone, no network; ``both``: the library first;
+        ``keep`` instead of ``library.keep`` (``off``: nothing)."""
+        if keep is not None:
+            self.library.run_keep[run_id] = keep
+        if sources != "web":
+            self.driver.contexts[run_id] = library_context(
+                self.services, self.library, sources, self.inbox
+            )
+
+    def ended(self, run_id: str) -> None:
+        self.library.run_keep.pop(run_id, None)
+        self.driver.contexts.pop(run_id, None)
+
+    def noting(
+        self, items: Iterator[ResearchItem], owner: str, sources: Sources | None = None
+    ) -> Iterator[ResearchItem]:
+        """The run's items (:func:`noting_citations`), forgotten here when they end."""
+        return noting_citations(items, self.library, owner, sources, self.ended)

@@ -57,12 +57,7 @@ from local2.research import (
     research_services,
 )
 from local2.service.access import Access, no_run
-from local2.service.library_runs import (
-    check_sources,
-    keep_note,
-    library_context,
-    noting_citations,
-)
+from local2.service.library_runs import RunSources, keep_note
 from local2.service.research_driver import Answerer, RunDriver, finished, run_config
 from local2.service.research_input import (
     check_input,
@@ -117,6 +112,8 @@ class Research:
             yielding=self.settings.critic.yield_to_new_turns,
         )
         self.library = ReadingLibrary.shared(self.settings)  # what runs read, kept
+        # Where each run looks and what it keeps (docs/library.md), while it runs here.
+        self.sourcing = RunSources(self.library, self.driver, self.services, self.inbox)
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -139,7 +136,7 @@ class Research:
         ``review``: the run pauses with its plan before the first search; ``plan``: the
         person's own (sub-questions, or a whole plan), run as given; ``answer``: who answers
         a pause at once (none: the stream ends at the pause, see :meth:`input`); ``sources``
-        and ``keep``: where it looks and what it keeps (:meth:`_sourced`)."""
+        and ``keep``: where it looks and what it keeps (:class:`RunSources`)."""
         from local2.errors import InvalidQuery
         from local2.graph import validate_query
 
@@ -169,27 +166,15 @@ class Research:
             given = read_plan(plan)
             check_plan_edit({"question": question.strip(), "round": 1}, given, self.services, False)
             graph_input["given_plan"] = given.model_dump(exclude_none=True)
-        checked = check_sources(sources)
-        self._sourced(run_id, checked, keep)
+        checked = self.sourcing.begin(run_id, graph_input, sources, keep)
         items = self.driver.drive(
             graph_input, run_id, question.strip(), owner=person.name, answer=answer
         )
-        return noting_citations(items, self.library, person.name, checked)
-
-    def _sourced(self, run_id: str, sources: Sources, keep: Keep | None) -> None:
-        """Where the run looks (``library``: the person's library alone, no network;
-        ``both``: the library first) and what it keeps of what it reads, instead of
-        ``library.keep`` (``off``: nothing). See docs/library.md."""
-        if keep is not None:
-            self.library.run_keep[run_id] = keep
-        if sources != "web":
-            self.driver.contexts[run_id] = library_context(
-                self.services, self.library, sources, self.inbox
-            )
+        return self.sourcing.noting(items, person.name, checked)
 
     def keeps(self, run_id: str | None = None) -> str:
         """What a run (``None``: one started now) keeps, in words."""
-        return keep_note(self.library, run_id or "", None)
+        return keep_note(self.library, run_id or "")
 
     def resume(
         self, run_id: str, person: Person = LOCAL, answer: Answerer | None = None
@@ -198,8 +183,9 @@ class Research:
         returned; a paused one pauses again, or ``answer`` answers it)."""
         snapshot, owner = self._own(run_id, person)
         question = snapshot.values.get("question", "")
+        self.sourcing.as_begun(run_id, snapshot.values)
         items = self.driver.drive(None, run_id, question, snapshot, owner=owner, answer=answer)
-        return noting_citations(items, self.library, owner)
+        return self.sourcing.noting(items, owner)
 
     def input(
         self,
@@ -222,8 +208,9 @@ class Research:
             resume={request["interrupt_id"]: given.model_dump(exclude_none=True)}
         )
         question = snapshot.values.get("question", "")
+        self.sourcing.as_begun(run_id, snapshot.values)
         items = self.driver.drive(resume, run_id, question, owner=owner, answer=answer)
-        return noting_citations(items, self.library, owner)
+        return self.sourcing.noting(items, owner)
 
     def steer(
         self, run_id: str, say: Steer | dict[str, Any], person: Person = LOCAL
@@ -267,9 +254,11 @@ class Research:
         if status not in ("done", "stopped") or not snapshot.values.get("report"):
             raise not_ready(run_id, status, "follow-ups are asked on a finished report")
         graph_input = {"followup": " ".join(question.split())}
-        return self.driver.drive(
+        self.sourcing.as_begun(run_id, snapshot.values)
+        items = self.driver.drive(
             graph_input, run_id, snapshot.values.get("question", ""), owner=owner
         )
+        return self.sourcing.noting(items, owner)
 
     def awaiting(self, run_id: str) -> dict[str, Any] | None:
         """What the run waits for (its plan, or an answer), or None."""

@@ -109,7 +109,8 @@ class Searcher:
 
 
 def _shared(hit: LibraryHit) -> SearchHit:
-    """A library hit as the shared contract has it (its entry, title and runs left out)."""
+    """A library hit as the shared contract has it: where (the URL, its page), and its kept
+    copy, when it was read and by which runs."""
     return SearchHit(
         source="library",
         path=hit["path"],
@@ -117,6 +118,10 @@ def _shared(hit: LibraryHit) -> SearchHit:
         score=hit["score"],
         passage=hit["passage"],
         why=hit["why"],
+        entry_id=hit["entry_id"],
+        title=hit["title"],
+        read_at=hit["read_at"],
+        runs=list(hit["runs"]),
     )
 
 

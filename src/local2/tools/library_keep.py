@@ -38,5 +38,7 @@ class LibraryKeeper:
         if ctx.purpose == "research":
             reader = Reader("research", run_id=ctx.session_id, owner=ctx.owner)
         else:
-            reader = Reader("chat", session_id=ctx.session_id, owner=ctx.owner)
+            reader = Reader(
+                "chat", session_id=ctx.session_id, owner=ctx.owner, query_id=ctx.query_id
+            )
         self.library.keep(fetched, reader)

@@ -106,7 +106,8 @@ def _web_hits(text: str) -> list[SearchHit]:
 
 class LibraryFetch:
     """``web_fetch`` of a run from the library: a kept URL from its kept copy (a reading of
-    it by the run); another from ``web``, or refused when the run reads the library only."""
+    it by the run, unless the run keeps nothing); another from ``web``, or refused when the
+    run reads the library only."""
 
     def __init__(self, library: ReadingLibrary, web: ToolFn | None, budget_chars: int) -> None:
         self.library, self.web, self.budget = library, web, budget_chars
@@ -121,7 +122,9 @@ class LibraryFetch:
             if self.web is None:
                 raise ToolError(NOT_KEPT.format(url=url))
             return self.web(args, ctx)
-        self.library.read_again(ctx.owner, entry["id"], Reader("research", run_id=ctx.session_id))
+        if self.library.keep_mode(ctx.session_id) != "off":  # kept off: no trace of the read
+            reader = Reader("research", run_id=ctx.session_id, owner=ctx.owner)
+            self.library.read_again(ctx.owner, entry["id"], reader)
         text = self._text(ctx, entry, url, question_for(args, ctx))
         data = {"url": url, "library": entry["id"], "kept_at": entry["first_read"]}
         return ToolResult(text=f"URL: {entry['url']}{RESULT_HEAD}{text}", data=data)

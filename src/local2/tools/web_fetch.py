@@ -430,6 +430,8 @@ class WebFetch:
         kind = _kind(dl.content_type, dl.body[:4096])
         if kind in ("pdf", "binary"):
             raise ToolError(_unsupported(dl.content_type or "unknown", kind))
+        if dl.truncated:  # cut at web.fetch.max_bytes: shown as read, never kept as the page
+            sink = None
         left = deadline - time.monotonic()
         header = {
             "kind": kind,

@@ -83,7 +83,7 @@ class LocalUI:
             ArenaTab(agent),
             research,
             EvaluatePart(agent, tabs, self.time_travel, research),
-            LibraryPart(agent),
+            LibraryPart(agent, tabs),
         ]
 
 

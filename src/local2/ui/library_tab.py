@@ -8,11 +8,16 @@ entry's kept text (all of it or one page) and its original file, and Pin, Remove
 
 Kept text is what a page said: it is shown as plain text in a read-only box, titles and
 passages with their Markdown neutralised, and nothing loads by itself.
+
+A report's reference read from the library links to its kept copy (:func:`kept_links`):
+``?library=<id>`` opens the app at this tab with that entry shown (:meth:`LibraryTab.opened`).
+The export is a short-lived download (:mod:`local2.ui.library_exports`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +26,7 @@ import gradio as gr
 
 from local2.contracts import LibraryEntry, LibraryHit, Person
 from local2.errors import Local2Error
-from local2.service import owner_folder, private_dir
+from local2.ui.library_exports import ExportFiles
 from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
@@ -29,8 +34,15 @@ from local2.ui.sign_in import person_of
 if TYPE_CHECKING:
     from local2.service import Access, LibraryDesk
 
-EXPORTS = "exports"  # under the data directory: each person's library.zip
+LEGACY_EXPORTS = "exports"  # <data_dir>/exports/<person>/library.zip, kept forever before
 COLUMNS = ["title", "site", "read", "size", "cited", "pinned", "id"]
+OPEN_PARAM = "library"  # ?library=<id>: the app opens at this tab, that entry shown
+ENTRY_ID = r"lib-[0-9a-f]{12}"
+_KEPT = re.compile(rf"kept copy `({ENTRY_ID})`")
+
+
+def is_entry_id(value: str) -> bool:
+    return re.fullmatch(ENTRY_ID, value) is not None
 
 
 def when(at: float) -> str:
@@ -54,6 +66,16 @@ def entry_rows(entries: Sequence[LibraryEntry]) -> list[list[Any]]:
         ]
         for e in entries
     ]
+
+
+def kept_link(entry_id: str) -> str:
+    """A link that opens the app at the Library tab with the entry shown."""
+    return f"[`{entry_id}`](?{OPEN_PARAM}={entry_id})"
+
+
+def kept_links(report: str) -> str:
+    """A report's references to kept copies (``kept copy `lib-...```) made links to them."""
+    return _KEPT.sub(lambda m: f"kept copy {kept_link(m.group(1))}", report)
 
 
 def hits_markdown(hits: Sequence[LibraryHit]) -> str:
@@ -80,6 +102,10 @@ class LibraryTab:
         self.access = access
         self.proxied = proxied
         self.data_dir = Path(data_dir)
+        self.exports = ExportFiles()
+        desk.library.forgotten.append(self.exports.drop)  # an entry gone: the export too
+        for old in (self.data_dir / LEGACY_EXPORTS).glob("*/library.zip"):
+            old.unlink(missing_ok=True)
 
     def person(self, request: gr.Request | None) -> Person:
         return person_of(self.access, self.proxied, request)
@@ -135,7 +161,9 @@ class LibraryTab:
         self.table.select(self.picked, None, [self.pick])
         self.open.click(self.show, [self.pick, self.page], [self.text, self.original, self.status])
         self.pin.click(self.toggle_pin, [self.pick], [self.table, self.status])
-        self.remove.click(self.drop, [self.pick], [self.table, self.status, self.text, self.pick])
+        self.remove.click(
+            self.drop, [self.pick], [self.table, self.status, self.text, self.pick, self.zip]
+        )
         self.export.click(self.export_zip, None, [self.zip, self.status])
 
     # -- handlers ---------------------------------------------------------------------------
@@ -187,25 +215,36 @@ class LibraryTab:
         rows, _said = self.list_entries(request)
         return rows, f"{'Pinned' if entry['pinned'] else 'Unpinned'} `{entry['id']}`."
 
-    def drop(self, entry_id: str, request: gr.Request | None = None) -> tuple[Any, str, Any, Any]:
+    def drop(self, entry_id: str, request: gr.Request | None = None) -> tuple[Any, ...]:
+        """Remove the entry, and with it the person's export (it holds the entry)."""
         try:
             entry = self.desk.remove(self.person(request), (entry_id or "").strip())
         except Local2Error as exc:
-            return gr.update(), notice_for(exc).markdown(), gr.update(), gr.update()
+            return gr.update(), notice_for(exc).markdown(), gr.update(), gr.update(), gr.update()
         rows, _said = self.list_entries(request)
-        return rows, f"Removed `{entry['id']}`: {neutralise(entry['title'])}.", "", ""
+        said = f"Removed `{entry['id']}`: {neutralise(entry['title'])}."
+        return rows, said, "", "", gr.update(value=None, visible=False)
 
     def export_zip(self, request: gr.Request | None = None) -> tuple[Any, str]:
+        """The person's library as a zip to download, offered for a few minutes."""
         try:
             person = self.person(request)
             data = self.desk.export(person)
         except Local2Error as exc:
             return gr.update(visible=False), notice_for(exc).markdown()
-        folder = private_dir(private_dir(self.data_dir / EXPORTS) / owner_folder(person.name))
-        path = folder / "library.zip"
-        path.write_bytes(data)
-        path.chmod(0o600)
-        return gr.update(value=str(path), visible=True), f"Exported {size(len(data))}."
+        path = self.exports.write(person.name, data)
+        minutes = round(self.exports.ttl_s / 60)
+        said = f"Exported {size(len(data))}: download it within {minutes} minutes."
+        return gr.update(value=str(path), visible=True), said
+
+    def opened(self, request: gr.Request | None = None) -> tuple[Any, ...]:
+        """The app opened with ``?library=<id>`` (a report's link to a kept copy): this tab,
+        the entry shown; without it, nothing changes."""
+        wanted = str(dict(getattr(request, "query_params", None) or {}).get(OPEN_PARAM) or "")
+        if not is_entry_id(wanted):  # none, or not an entry id at all: left as it is
+            return (gr.update(),) * 5
+        text, original, said = self.show(wanted, None, request)
+        return gr.Tabs(selected="library"), wanted, text, original, said
 
 
 def library_tab(desk: LibraryDesk, access: Access, proxied: bool, data_dir: Path) -> LibraryTab:

@@ -35,6 +35,7 @@ from local2.service import (
     why_found,
     write_private,
 )
+from local2.ui.library_tab import is_entry_id, kept_link, kept_links
 from local2.ui.notices import notice_for
 from local2.ui.research_steer import Mode, ResearchSteer
 from local2.ui.safe_markdown import neutralise
@@ -133,7 +134,9 @@ def sources_markdown(sources: list[dict[str, Any]]) -> str:
         title = plain(str(s.get("title") or s.get("url") or ""))
         line = f"{s['n']}. [{title}]({url}) · {kind}" if url else f"{s['n']}. {title}"
         why = why_found(s)
-        lines.append(f"{line} · {plain(why)}" if why else line)
+        line = f"{line} · {plain(why)}" if why else line
+        kept = str(s.get("kept_id") or "")
+        lines.append(f"{line} · kept copy {kept_link(kept)}" if is_entry_id(kept) else line)
     return neutralise("\n".join(lines))
 
 
@@ -141,7 +144,7 @@ def report_view(payload: dict[str, Any]) -> str:
     """The verified report with each ``[n]`` a link to its source (from the ledger), through
     the app's shared neutraliser like every other model text."""
     report = link_citations(str(payload.get("report") or ""), payload.get("sources") or [])
-    return neutralise(report)
+    return neutralise(kept_links(report))
 
 
 def report_file(data_dir: Path, person: Person, payload: dict[str, Any]) -> Path:

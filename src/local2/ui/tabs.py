@@ -70,21 +70,26 @@ class EvaluatePart:
 
 
 class LibraryPart:
-    """The Library tab (:mod:`local2.ui.library_tab`): what was read, listed when opened."""
+    """The Library tab (:mod:`local2.ui.library_tab`): what was read, listed when opened,
+    and opened at an entry by a link (``?library=<id>``, switching ``tabs``)."""
 
     title = "Library"
     tab_id = "library"
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, tabs: gr.Tabs) -> None:
         self.agent = agent
+        self.tabs = tabs
         self.proxied = bool(agent.settings.server.trusted_user_header)
 
     def build(self, item: gr.Tab) -> None:
         from local2.ui.library_tab import library_tab  # loaded when the app is built
 
         agent = self.agent
-        shelf = library_tab(agent.library, agent.access, self.proxied, agent.settings.data_dir)
-        item.select(shelf.list_entries, None, [shelf.table, shelf.status])
+        self.shelf = library_tab(agent.library, agent.access, self.proxied, agent.settings.data_dir)
+        item.select(self.shelf.list_entries, None, [self.shelf.table, self.shelf.status])
 
     def wire(self, demo: gr.Blocks) -> None:
-        """Nothing more: :func:`~local2.ui.library_tab.library_tab` wired it."""
+        """The app opened at a link to a kept copy: this tab, the entry shown."""
+        shelf = self.shelf
+        opened = [self.tabs, shelf.pick, shelf.text, shelf.original, shelf.status]
+        demo.load(shelf.opened, None, opened)
