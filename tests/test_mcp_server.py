@@ -368,27 +368,34 @@ def test_a_run_cancelled_before_it_names_itself_is_stopped(served: dict[str, Any
 
 
 def test_a_cancelled_ask_stops_its_turn(served: dict[str, Any]) -> None:
+    """The client cancels the call (``notifications/cancelled``) and goes on in the same
+    session: the turn is stopped as ``POST /sessions/{id}/stop`` stops it."""
     agent: Agent = served["agent"]
 
-    async def cancelled() -> None:
-        async with http_session(served["mcp"]) as session, anyio.create_task_group() as tasks:
+    async def cancelled() -> tuple[bool, dict[str, Any]]:
+        async with http_session(served["mcp"]) as session:
+            with anyio.CancelScope() as call:
 
-            async def call() -> None:
-                args = {"question": "Where is Kelsby?", "session_id": "mcp-cancelled"}
-                await session.call_tool("ask", args)
+                async def cancel_once_running() -> None:
+                    with anyio.fail_after(60):
+                        while not agent.is_running("mcp-cancelled"):
+                            await anyio.sleep(0.02)
+                    call.cancel()  # the SDK sends notifications/cancelled for the call
 
-            tasks.start_soon(call)
-            with anyio.fail_after(60):
-                while not agent.is_running("mcp-cancelled"):
-                    await anyio.sleep(0.02)
-            tasks.cancel_scope.cancel()
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(cancel_once_running)
+                    args = {"question": "Where is Kelsby?", "session_id": "mcp-cancelled"}
+                    await session.call_tool("ask", args)
+            after = structured(await session.call_tool("list_documents", {}))
+        return call.cancelled_caught, after
 
     served["fake"].delay_s = 2.0  # the model is still thinking when the call is cancelled
     try:
-        anyio.run(cancelled)
+        caught, after = anyio.run(cancelled)
         assert agent.wait_idle(60)
     finally:
         served["fake"].delay_s = 0.0
+    assert caught and "documents" in after  # the session went on after the cancel
     recorded: list[Any] = []
     with suppress(UnknownTurn):  # no session at all: nothing recorded either
         recorded = list(agent.history("mcp-cancelled"))
