@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
+from local2.cli.search import why
 from local2.contracts.people import Person
 from local2.files import FileIndex, Folders, SearchHit, lexical
 from local2.files import index as index_module
 from local2.memory.embeddings import LexicalEmbedder
-from local2.service.search import open_searcher
+from local2.service.search import Searcher, open_searcher
+from local2.tools.files import hit_line
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, make_settings
@@ -105,7 +107,18 @@ def test_the_files_the_best_hits_name_are_followed(tmp_path: Path) -> None:
     names = [Path(h.path).name for h in hits]
     assert names[0] == "The Velvet Letter.md" and "Felix Kelsorby.md" in names
     linked = hits[names.index("Felix Kelsorby.md")]
-    assert linked.linked_rank == 1
+    assert linked.linked_rank == 1 and linked.linked_from == "notes/The Velvet Letter.md"
+    assert "named by notes/The Velvet Letter.md" in hit_line(linked)  # what search_files says
+    # What `local2 search`, GET /search and the MCP search tool show: the same why.
+    found = Searcher(Folders(index.settings, index=index)).search(
+        Person("local"), question, "files", 3
+    )
+    felix = next(h for h in found["hits"] if h["path"].endswith("Felix Kelsorby.md"))
+    assert (felix["why"]["linked_rank"], felix["why"]["linked_from"]) == (
+        1,
+        "notes/The Velvet Letter.md",
+    )
+    assert "linked from notes/The Velvet Letter.md" in why(felix)
     # A one-word title starting a sentence is no link: "Report" is not Report.md.
     assert index.lexical.linked("Report on the harbour. A Report named.") == [
         index.lexical.linked("named Report")[0]

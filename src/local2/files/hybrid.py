@@ -45,6 +45,7 @@ class SearchHit:
     bm25_rank: int | None = None  # 1-based rank by BM25 (None: not among its candidates)
     vector_rank: int | None = None  # 1-based rank by similarity (None: not among them)
     linked_rank: int | None = None  # 1-based rank among the files the best hits name
+    linked_from: str | None = None  # the display path of the best hit that names it
     passage: str = ""  # the chunk's best passage for the query
 
 
@@ -74,11 +75,12 @@ def search(
     by_words = [cid for cid, _ in lexical.search(query, n, files)]
     first = [f.item for f in fuse([by_vector, by_words], k=RRF_K)][:LINKING]
     found = _read(collection, first, similar, vector)
-    by_links: list[str] = []
+    named_by: dict[str, str] = {}  # a file's chunk -> the best hit that names it
     for cid in first:
         if cid in found:
-            by_links += [c for c in lexical.linked(found[cid].text, first) if c not in by_links]
-    by_links = [c for c in by_links if files is None or _file_of(lexical, c) in files]
+            for named in lexical.linked(found[cid].text, first):
+                named_by.setdefault(named, cid)
+    by_links = [c for c in named_by if files is None or _file_of(lexical, c) in files]
     chosen: list[tuple[Fused[str], str]] = []  # the best k still allowed, with their paths
     for fused in fuse([by_vector, by_words, by_links], k=RRF_K):  # a tie: the nearer first
         row = lexical.row(fused.item)
@@ -89,7 +91,19 @@ def search(
             break
     unread = [f.item for f, _ in chosen if f.item not in found]
     found |= _read(collection, unread, similar, vector)
-    return [_hit(found[f.item], f, path, query) for f, path in chosen if f.item in found]
+    return [
+        _hit(found[f.item], f, path, query, _named_from(lexical, allowed, named_by.get(f.item)))
+        for f, path in chosen
+        if f.item in found
+    ]
+
+
+def _named_from(
+    lexical: Lexical, allowed: Callable[[str], str | None], cid: str | None
+) -> str | None:
+    """The display path of the hit ``cid`` that names a file (None: none does)."""
+    row = None if cid is None else lexical.row(cid)
+    return None if row is None else allowed(row.file)
 
 
 def _file_of(lexical: Lexical, cid: str) -> str | None:
@@ -152,7 +166,9 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-def _hit(found: _Found, fused: Fused[str], path: str, query: str) -> SearchHit:
+def _hit(
+    found: _Found, fused: Fused[str], path: str, query: str, linked_from: str | None
+) -> SearchHit:
     meta = found.meta
     vector_rank, bm25_rank, linked_rank = fused.ranks
     return SearchHit(
@@ -168,5 +184,6 @@ def _hit(found: _Found, fused: Fused[str], path: str, query: str) -> SearchHit:
         bm25_rank=bm25_rank,
         vector_rank=vector_rank,
         linked_rank=linked_rank,
+        linked_from=linked_from,
         passage=best_passage(found.text, query, PASSAGE_CHARS),
     )
