@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
+from local2.cli import memory as memory_commands
+from local2.cli import search as search_commands
+from local2.cli.main import main as cli_main
 from local2.cli.search import why
 from local2.contracts.people import Person
 from local2.files import FileIndex, Folders, SearchHit, lexical
@@ -258,6 +263,31 @@ def test_index_then_search_at_the_terminal_on_a_mixed_folder(tmp_path: Path) -> 
     assert shown.returncode == 0, shown.stderr
     assert "[1] papers/plant.pdf, page 3" in shown.stdout and "words #1" in shown.stdout
     assert "412 kPa" in shown.stdout
+
+
+def test_search_in_memory_at_the_terminal(tmp_path: Path) -> None:
+    """`local2 search --in memory`, in-process: a memory saved with `local2 memory save`
+    comes back as a hit of its own, found by meaning, as `recall_memory` finds it."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "memory.yaml").write_text("embedder: lexical\n")
+    app = typer.Typer(pretty_exceptions_enable=False)
+    app.callback()(cli_main)
+    memory_commands.register(app)
+    search_commands.register(app)
+    runner = CliRunner()
+    offsite = "The team offsite is in Lisbon, in the second week of May."
+    saved = runner.invoke(app, ["--config", str(conf), "memory", "save", offsite])
+    assert saved.exit_code == 0, saved.output
+    asked = ["--config", str(conf), "search", "where is the team offsite", "--in", "memory"]
+    found = runner.invoke(app, [*asked, "--json"])
+    assert found.exit_code == 0, found.output
+    top = json.loads(found.stdout)["hits"][0]
+    assert (top["source"], top["passage"]) == ("memory", offsite)
+    assert top["why"]["vector_rank"] == 1 and top["why"]["bm25_rank"] is None
+    shown = runner.invoke(app, asked)
+    assert shown.exit_code == 0, shown.output
+    assert "meaning #1" in shown.stdout and offsite in shown.stdout
 
 
 def test_search_files_in_an_agent_turn_gives_the_model_the_passage(tmp_path: Path) -> None:
