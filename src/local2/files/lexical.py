@@ -21,7 +21,9 @@ from typing import Any
 from local2.files.lexical_store import Row, Rows, Terms
 from local2.retrieval import Bm25, terms
 
-_TOKEN = re.compile(r"[\w'’.-]+|[(),&]")  # a file's title as a text names it: not terms
+# A file's title as a text writes it ("Kiss and Tell (1945 film)": its dots, apostrophes
+# and brackets), not local2.retrieval's terms: a link is the name itself, not its stems.
+_TOKEN = re.compile(r"[\w'’.-]+|[(),&]")
 _POSSESSIVE = re.compile(r"['’]s$")
 _STARTS_AFTER = ".!?:#\n"  # what comes before a sentence's first word
 _NOTE = re.compile(r"\s*\([^()]*\)\s*$")  # "Kiss and Tell (1945 film)": a note on the name
