@@ -37,7 +37,7 @@ from local2.config import Settings
 from local2.errors import SandboxError
 from local2.files import hybrid
 from local2.files.hybrid import SearchHit
-from local2.files.lexical import Lexical, chunk_row
+from local2.files.lexical import Lexical, chunk_row, reconcile
 from local2.files.lexical_store import open_terms
 from local2.files.reading import Documents
 from local2.files.sandbox import UNREADABLE, FileRef, Sandbox, file_id
@@ -188,26 +188,8 @@ class FileIndex:
         self.terms.drop(file_ids)
 
     def _reconcile(self, indexed: dict[str, dict[str, Any]]) -> None:
-        """Make the terms kept match the chunks (``indexed``: each file's first chunk's
-        metadata): a file whose terms are missing or short (an index of before, a write cut
-        off between the chunks and their terms) has them read again from its chunks, once;
-        the terms of a file Chroma no longer has are dropped."""
-        kept = self.terms.counts()
-        self.terms.drop([fid for fid in kept if fid not in indexed])
-        lacking = [fid for fid, meta in indexed.items() if _lacking(meta, kept.get(fid, 0))]
-        for page in _pages(lacking):
-            found = self.collection.get(
-                where={"file_id": {"$in": page}}, include=["documents", "metadatas"]
-            )
-            rows = {
-                cid: chunk_row(text, dict(meta))
-                for cid, text, meta in zip(
-                    found["ids"], found["documents"] or [], found["metadatas"] or [], strict=True
-                )
-                if text
-            }
-            self.terms.drop(page)
-            self.terms.put(rows)
+        """The terms kept made to match the chunks (:func:`.lexical.reconcile`)."""
+        reconcile(self.collection, self.terms, indexed)
         self._bound = True
 
     def _collection(self) -> Any:
@@ -509,16 +491,6 @@ def _on_server(settings: Settings) -> bool:
 def _pages(file_ids: Collection[str]) -> list[list[str]]:
     ids = sorted(file_ids)
     return [ids[start : start + _PAGE] for start in range(0, len(ids), _PAGE)]
-
-
-def _lacking(first: dict[str, Any], kept: int) -> bool:
-    """Whether a file's terms kept (``kept`` chunks') are short of its chunks (``first``: its
-    first chunk's metadata, which says how many; an index of before does not: there, a file
-    of text with none kept)."""
-    written = first.get("chunks")
-    if written is not None:
-        return kept != int(written)
-    return kept == 0 and int(first.get("start_line") or 0) > 0
 
 
 class _Batch:

@@ -28,6 +28,7 @@ _POSSESSIVE = re.compile(r"['’]s$")
 _STARTS_AFTER = ".!?:#\n"  # what comes before a sentence's first word
 _NOTE = re.compile(r"\s*\([^()]*\)\s*$")  # "Kiss and Tell (1945 film)": a note on the name
 MAX_TITLE_WORDS = 8  # a longer file name is not looked for in a text
+_PAGE = 500  # files per Chroma read
 
 
 def chunk_terms(text: str, meta: dict[str, Any]) -> list[str]:
@@ -45,6 +46,37 @@ def chunk_row(text: str, meta: dict[str, Any]) -> Row:
         int(meta.get("chunk") or 0),
         tuple(chunk_terms(text, meta)),
     )
+
+
+def reconcile(collection: Any, store: Terms, indexed: dict[str, dict[str, Any]]) -> None:
+    """Make the terms ``store`` keeps match ``collection``'s chunks (``indexed``: each file's
+    first chunk's metadata): a file whose terms are missing or short (an index of before, a
+    write cut off between the chunks and their terms) has them read again from its chunks,
+    once; the terms of a file the collection no longer has are dropped."""
+    kept = store.counts()
+    store.drop([fid for fid in kept if fid not in indexed])
+    lacking = sorted(fid for fid, meta in indexed.items() if _lacking(meta, kept.get(fid, 0)))
+    for start in range(0, len(lacking), _PAGE):
+        page = lacking[start : start + _PAGE]
+        found = collection.get(where={"file_id": {"$in": page}}, include=["documents", "metadatas"])
+        texts, metas = found["documents"] or [], found["metadatas"] or []
+        rows = {
+            cid: chunk_row(text, dict(meta))
+            for cid, text, meta in zip(found["ids"], texts, metas, strict=True)
+            if text
+        }
+        store.drop(page)
+        store.put(rows)
+
+
+def _lacking(first: dict[str, Any], kept: int) -> bool:
+    """Whether a file's terms kept (``kept`` chunks') are short of its chunks (``first``: its
+    first chunk's metadata, which says how many; an index of before does not: there, a file
+    of text with none kept)."""
+    written = first.get("chunks")
+    if written is not None:
+        return kept != int(written)
+    return kept == 0 and int(first.get("start_line") or 0) > 0
 
 
 class Lexical:
