@@ -143,9 +143,10 @@ def where(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
 def test_the_bm25_side_is_kept_beside_the_index_and_read_again_file_by_file(
     tmp_path: Path, where: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A second process reads the terms the first wrote, tokenising nothing; a sync
-    tokenises only the file that changed, and the second process, at its next search, reads
-    only the files changed or removed."""
+    """A second process reads the terms the first wrote, tokenising nothing (and, beside an
+    embedded index, the BM25 index the first built at the end of its sync); a sync tokenises
+    only the file that changed, and the second process, at its next search, reads only the
+    files changed or removed."""
     root = tmp_path / "notes"
     root.mkdir()
     for n in range(6):
@@ -161,9 +162,18 @@ def test_the_bm25_side_is_kept_beside_the_index_and_read_again_file_by_file(
         "chunk_terms",
         lambda text, meta: (tokenised.append(meta["rel"]), real(text, meta))[1],
     )
+    built: list[int] = []
+
+    class Counted(lexical.Bm25):
+        def __init__(self, documents: Any, *, k1: float, b: float) -> None:
+            built.extend([len(documents)] if documents else [])
+            super().__init__(documents, k1=k1, b=b)
+
+    monkeypatch.setattr(lexical, "Bm25", Counted)
     reader = FileIndex(settings, embedder=LexicalEmbedder())  # another process
     assert reader.search(filler(3)[:60], 1)[0].path.endswith("note3.md")
     assert tokenised == []  # read back, not tokenised again
+    assert built == ([6] if where else [])  # on a server, each process builds its own
     loads: list[int] = []
     real_load = reader.terms.load
     monkeypatch.setattr(reader.terms, "load", lambda: (loads.append(1), real_load())[1])

@@ -256,6 +256,8 @@ class FileIndex:
         gone = [fid for fid in indexed if fid not in current]
         self._remove(gone)
         report.removed = len(gone)
+        if report.added or report.updated or report.removed:
+            self.lexical.prepare()  # the BM25 index built once, here, not at the next start
         report.chunks = self.count()
         report.seconds = round(time.monotonic() - started, 3)
         self.progress = (len(refs), len(refs))

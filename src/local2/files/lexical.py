@@ -4,16 +4,21 @@ Each chunk's terms are written as the chunk is, to a store beside the index
 (:mod:`.lexical_store`: a SQLite file beside an embedded index, a side collection on the
 team's Chroma server), so a chunk an unfinished build has written is searched by its words
 as by its vector, and a process's first search reads the terms back without tokenising
-anything. After that, each search asks the store whether anything changed (one query) and
-reads again only the files another process, or this one, wrote or removed since
-(:meth:`Lexical.refresh`); the BM25 matrix is rebuilt from the kept terms at the next search
-after a change (bm25s computes every score as it indexes: 80 ms for 2,700 chunks).
+anything, and the BM25 index a sync built and kept, where the store keeps one. After that,
+each search asks the store whether anything changed (one query) and reads again only the
+files another process, or this one, wrote or removed since (:meth:`Lexical.refresh`); the
+BM25 index is built again from the kept terms at the next search after a change (bm25s
+computes every score as it indexes, and BM25's weights depend on every chunk: 80 ms for
+2,700 chunks), or at the end of a sync (:meth:`Lexical.prepare`), and kept.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import threading
+import uuid
 from collections.abc import Collection
 from pathlib import PurePath
 from typing import Any
@@ -98,13 +103,54 @@ class Lexical:
             if self.loaded and version == self.version:
                 return
             found = self.store.since(self.version, self.rows) if self.loaded else None
+            self._ranked = None
             if found is None:
                 self.rows, self.version = self.store.load()
+                self._ranked = self._kept()
             else:
                 files, rows, self.version = found
                 kept = {c: r for c, r in self.rows.items() if r.file_id not in files}
                 self.rows = kept | rows
-            self.loaded, self._ranked = True, None
+            self.loaded = True
+
+    def _kept(self) -> _Ranked | None:
+        """The BM25 index of the rows as the store keeps it for their version, if it does
+        (None: build it)."""
+        folder = self.store.kept_index(self.version)
+        if folder is None or not folder.is_dir():
+            return None
+        try:
+            ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
+            bm25 = Bm25.load(folder, len(ids), k1=self.k1, b=self.b)
+        except (OSError, ValueError, KeyError):
+            return None  # half removed by another process, or not ours: built again
+        if len(ids) != len(self.rows) or set(ids) != self.rows.keys():
+            return None
+        return (bm25, ids, self.rows, _titles(ids, self.rows))
+
+    def _keep(self, bm25: Bm25, ids: list[str]) -> None:
+        """Keep the index just built for the next process at this version (written aside,
+        then renamed: a reader sees all of it or none); the other versions' are removed."""
+        folder = self.store.kept_index(self.version)
+        if folder is None:
+            return
+        aside = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}")
+        try:
+            bm25.save(aside)
+            (aside / "ids.json").write_text(json.dumps(ids), encoding="utf-8")
+            aside.rename(folder)
+        except OSError:  # kept already by another process, or no room: built next time
+            shutil.rmtree(aside, ignore_errors=True)
+            return
+        for other in folder.parent.iterdir():
+            if other != folder and not other.name.startswith("."):
+                shutil.rmtree(other, ignore_errors=True)
+
+    def prepare(self) -> None:
+        """Bring the rows up to date and build their BM25 index now (kept for the processes
+        that start after), so that the next search need not."""
+        self.refresh()
+        self._snapshot()
 
     def reset(self) -> None:
         """Forget the rows (the collection was built again): the next search reads all."""
@@ -135,6 +181,7 @@ class Lexical:
                 ids, rows = list(self.rows), self.rows
                 bm25 = Bm25([rows[c].terms for c in ids], k1=self.k1, b=self.b)
                 self._ranked = (bm25, ids, rows, _titles(ids, rows))
+                self._keep(bm25, ids)
             return self._ranked
 
     def linked(self, text: str, skip: Collection[str] = ()) -> list[str]:

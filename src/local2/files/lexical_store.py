@@ -16,12 +16,18 @@ text from Chroma took 146 ms and tokenising it 170 ms; the terms read back take 
 SQLite and 44 ms from a side collection (144 ms from the chunks' own Chroma metadata,
 which Chroma stores and indexes key by key). Each store knows which Chroma collection it
 holds the terms of (:meth:`Terms.bind`): a collection built again starts an empty one.
+
+Beside an embedded index, the BM25 index built from the terms at a version is kept too
+(:meth:`Terms.kept_index`: bm25s' own files, ``<collection>.terms.bm25/``), so a process
+that starts at that version reads it (13-47 ms) instead of building it (80-500 ms for
+2,692 chunks, by load). On a server each process builds its own.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import uuid
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +81,11 @@ class Terms(Protocol):
         """Each file's number of chunks kept."""
         ...
 
+    def kept_index(self, version: object) -> Path | None:
+        """Where the BM25 index of the rows at ``version`` may be kept, built once for every
+        process that starts at it (None: nowhere)."""
+        ...
+
 
 def open_terms(client: Any, name: str, folder: Path | None) -> Terms:
     """The store for collection ``name``: in ``folder`` (an embedded index's), else on the
@@ -119,6 +130,10 @@ class SqliteTerms:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")  # derived data: no fsync per write
             self._conn.executescript(_SCHEMA)
+            self._conn.execute(
+                "INSERT OR IGNORE INTO about VALUES ('token', ?)", (uuid.uuid4().hex,)
+            )
+        self.indexes = path.with_name(path.name.removesuffix(".sqlite3") + ".bm25")
 
     def _about(self, key: str) -> str | None:
         found = self._conn.execute("SELECT value FROM about WHERE key = ?", (key,)).fetchone()
@@ -133,6 +148,9 @@ class SqliteTerms:
             self._conn.execute("INSERT INTO changes (file_id) VALUES ('')")  # a new version
             self._conn.execute(
                 "INSERT OR REPLACE INTO about VALUES ('collection', ?)", (collection_id,)
+            )
+            self._conn.execute(
+                "INSERT OR REPLACE INTO about VALUES ('token', ?)", (uuid.uuid4().hex,)
             )
             # A process that read before reads all again.
             self._conn.execute("INSERT OR REPLACE INTO about VALUES ('pruned', ?)", (self._seq(),))
@@ -208,6 +226,13 @@ class SqliteTerms:
         with self._lock:
             found = self._conn.execute("SELECT file_id, COUNT(*) FROM chunks GROUP BY file_id")
             return {str(fid): int(n) for fid, n in found.fetchall()}
+
+    def kept_index(self, version: object) -> Path | None:
+        """``<collection>.terms.bm25/<token>-<version>``: the token is this store's own (a
+        store made again, or bound to another collection, numbers its versions anew)."""
+        with self._lock:
+            token = self._about("token")
+        return self.indexes / f"{token}-{version}"
 
 
 _STAND_IN = [1.0]  # the side collection's vector: Chroma wants one, nothing queries it
@@ -342,6 +367,9 @@ class ChromaTerms:
         for page in _pages(file_ids):
             self.side.delete(where={"file_id": {"$in": page}})
         self._publish(self._take())
+
+    def kept_index(self, version: object) -> Path | None:
+        return None  # no folder every process reads: each builds its own
 
     def counts(self) -> dict[str, int]:
         found: dict[str, int] = {}
