@@ -146,7 +146,7 @@ def test_the_bm25_side_is_kept_beside_the_index_and_read_again_file_by_file(
     """A second process reads the terms the first wrote, tokenising nothing (and, beside an
     embedded index, the BM25 index the first built at the end of its sync); a sync tokenises
     only the file that changed, and the second process, at its next search, reads only the
-    files changed or removed."""
+    files changed or removed (and the BM25 index that sync built)."""
     root = tmp_path / "notes"
     root.mkdir()
     for n in range(6):
@@ -185,6 +185,7 @@ def test_the_bm25_side_is_kept_beside_the_index_and_read_again_file_by_file(
     hits = reader.search("quarry cart axle tallow", 1)
     assert hits[0].path.endswith("note2.md") and hits[0].bm25_rank == 1
     assert loads == [] and tokenised == ["note2.md"]  # read again file by file
+    assert built == ([6, 5, 5] if where else [5])  # embedded: once, by the sync, then read
     assert sorted(r.rel for r in reader.lexical.rows.values()) == [
         f"note{n}.md" for n in (0, 1, 2, 3, 5)
     ]

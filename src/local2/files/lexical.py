@@ -103,15 +103,13 @@ class Lexical:
             if self.loaded and version == self.version:
                 return
             found = self.store.since(self.version, self.rows) if self.loaded else None
-            self._ranked = None
             if found is None:
                 self.rows, self.version = self.store.load()
-                self._ranked = self._kept()
             else:
                 files, rows, self.version = found
                 kept = {c: r for c, r in self.rows.items() if r.file_id not in files}
                 self.rows = kept | rows
-            self.loaded = True
+            self.loaded, self._ranked = True, self._kept()  # another's sync may have built it
 
     def _kept(self) -> _Ranked | None:
         """The BM25 index of the rows as the store keeps it for their version, if it does
