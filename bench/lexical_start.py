@@ -15,8 +15,11 @@ each measurement (``--repeat`` of them per tree, the trees taking turns):
 
 ``--against DIR`` names the other tree (a worktree of the code before); its ``src`` is put
 first on the path of its processes. Each tree gets its own copy of the folder and index.
+``--server``: the indexes live on a Chroma server (``chroma run`` on loopback, started for
+the run), as a team's do.
 
     .venv/bin/python bench/lexical_start.py --against /tmp/lexical-before --repeat 5
+    .venv/bin/python bench/lexical_start.py --against /tmp/lexical-before --repeat 5 --server
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 SET = HERE / "public" / "data" / "beir_hotpot_500"
 FILES = 1000
 CHANGED = 10
+CHROMA = ""  # the Chroma server's URL (--server), given to the measuring processes
 QUERIES = (
     "Which river flows through the old mill town?",
     "the band's first studio album",
@@ -61,13 +65,16 @@ def make_folder(notes: Path) -> None:
 
 
 def settings_for(base: Path) -> Any:
+    """The index of ``base``'s notes: in ``base/data``, or on the server --server started."""
     from local2.config import load_settings
 
+    server = os.environ.get("LEXICAL_START_CHROMA", "")
+    files = {"roots": [str(base / "notes")], "embedder": "lexical"}
     return load_settings(
         overrides={
             "system": {"data_dir": str(base / "data")},
-            "files": {"roots": [str(base / "notes")], "embedder": "lexical"},
-            "memory": {"embedder": "lexical"},
+            "files": {**files, "index_collection": f"files-{base.name}"},
+            "memory": {"embedder": "lexical", "chroma_url": server or None},
         }
     )
 
@@ -114,7 +121,11 @@ def measure(base: Path, round_: int) -> dict[str, float]:
 
 
 def child(tree: Path, *args: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": f"{tree / 'src'}{os.pathsep}{tree / 'testkit' / 'src'}"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{tree / 'src'}{os.pathsep}{tree / 'testkit' / 'src'}",
+        "LEXICAL_START_CHROMA": CHROMA,
+    }
     done = subprocess.run(
         [sys.executable, __file__, *args], env=env, capture_output=True, text=True, check=False
     )
@@ -125,6 +136,12 @@ def child(tree: Path, *args: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> None:
+    global CHROMA
+    if args.server:
+        from local2_testkit.chroma_server import TempChroma
+
+        server = TempChroma().start()  # stopped at exit
+        CHROMA = server.url
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="lexical-start-"))
     trees = {"this tree": HERE.parent}
     if args.against:
@@ -161,6 +178,7 @@ def main() -> None:
     parser.add_argument("--against", help="another tree (a worktree of the code before)")
     parser.add_argument("--repeat", type=int, default=5, help="processes per tree")
     parser.add_argument("--keep", help="keep the folders and indexes in this directory")
+    parser.add_argument("--server", action="store_true", help="the indexes on a Chroma server")
     parser.add_argument("--child", choices=["build", "measure"], help=argparse.SUPPRESS)
     parser.add_argument("--base", help=argparse.SUPPRESS)
     parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)

@@ -73,8 +73,11 @@ def search(
     similar = _nearest(collection, lexical, vector, n, files)
     by_vector = list(similar)
     by_words = [cid for cid, _ in lexical.search(query, n, files)]
-    first = [f.item for f in fuse([by_vector, by_words], k=RRF_K)][:LINKING]
-    found = _read(collection, first, similar, vector)
+    both = [f.item for f in fuse([by_vector, by_words], k=RRF_K)]
+    first = both[:LINKING]
+    # One read for the best hits' links and, mostly, for the hits shown: on a Chroma server
+    # each read is a round trip (a hit only a link found is read after, if shown).
+    found = _read(collection, both[: k + LINKING], similar, vector)
     named_by: dict[str, str] = {}  # a file's chunk -> the best hit that names it
     for cid in first:
         if cid in found:
