@@ -99,7 +99,7 @@ def vectors_only(index: FileIndex, query: str) -> list[str]:
 
 
 def bm25_only(index: FileIndex, query: str) -> list[str]:
-    return [str(index.lexical.rows[cid].meta["rel"]) for cid, _ in index.lexical.search(query, 15)]
+    return [index.lexical.rows[cid].rel for cid, _ in index.lexical.search(query, 15)]
 
 
 def hybrid(index: FileIndex, query: str, links: bool) -> list[str]:

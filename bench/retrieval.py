@@ -12,8 +12,13 @@ offline embedder before.
 
 - **vectors**: ``MiniLMEmbedder`` with ``runtime="numpy"`` (float32, the old runtime) and
   ``runtime="onnx"`` (int8, ``local2.memory.minilm_onnx``); cosine over all paragraphs.
-- **bm25**: bm25s (k1 1.5, b 0.75, English stopwords), over the same title + text.
-- **hybrid**: reciprocal rank fusion, k = 60, of BM25's and the vectors' top 100.
+- **bm25**: the product's BM25 (``local2.retrieval``: ``terms``, the one tokeniser, and
+  ``Bm25`` on bm25s, with the files index's k1 1.2 and b 0.75), over the same title + text,
+  as the files index's BM25 side ranks chunks; beside it, for reference, bm25s with its own
+  tokeniser and defaults (k1 1.5, b 0.75, English stopwords).
+- **hybrid**: the product's reciprocal rank fusion (``local2.retrieval.fuse``, k = 60, the
+  files index's) of the product BM25's and the vectors' top 100. (The files index then
+  follows links between notes: ``bench/folder_search.py`` measures that on files.)
 - **reranked**: a cross-encoder over the hybrid top 20, if one whose weights ship inside a
   package is installed (none is: the row says so).
 
@@ -38,10 +43,13 @@ sys.path.insert(0, str(HERE / "public"))
 
 from load import DEFAULT, load_beir  # noqa: E402
 
+from local2.files.hybrid import RRF_K  # noqa: E402
+from local2.files.index import FILES_B, FILES_K1  # noqa: E402
 from local2.memory.embeddings import MiniLMEmbedder  # noqa: E402
+from local2.retrieval import Bm25, fuse, terms  # noqa: E402
 
-RRF_K = 60
 FUSE_DEPTH = 100
+BM25 = "bm25 (local2.retrieval: terms + Bm25, k1 1.2, b 0.75)"
 Ranker = Callable[[str], list[int]]
 
 
@@ -106,7 +114,21 @@ def vector_ranker(row: Row, runtime: str, texts: list[str]) -> Ranker:
     return rank
 
 
-def bm25_ranker(row: Row, texts: list[str]) -> Ranker:
+def product_bm25_ranker(row: Row, texts: list[str]) -> Ranker:
+    """The files index's BM25: every text through ``terms``, ``Bm25`` with its k1 and b."""
+    index, row.index_wall, row.index_cpu = timed(
+        lambda: Bm25([terms(t) for t in texts], k1=FILES_K1, b=FILES_B)
+    )
+    assert isinstance(index, Bm25)
+
+    def rank(query: str) -> list[int]:
+        return [i for i, _ in index.top(terms(query), FUSE_DEPTH)]
+
+    return rank
+
+
+def bm25s_ranker(row: Row, texts: list[str]) -> Ranker:
+    """bm25s as it comes (its tokeniser, English stopwords, k1 1.5): the reference."""
     import bm25s
 
     def build() -> bm25s.BM25:
@@ -129,14 +151,11 @@ def bm25_ranker(row: Row, texts: list[str]) -> Ranker:
 
 
 def fused(rankers: Sequence[Ranker]) -> Ranker:
-    """Reciprocal rank fusion: a paragraph scores the sum of 1 / (k + rank) over rankings."""
+    """The product's reciprocal rank fusion of the rankings (each one's top ``FUSE_DEPTH``)."""
 
     def rank(query: str) -> list[int]:
-        scores: dict[int, float] = {}
-        for ranker in rankers:
-            for position, doc in enumerate(ranker(query)[:FUSE_DEPTH]):
-                scores[doc] = scores.get(doc, 0.0) + 1.0 / (RRF_K + position + 1)
-        return sorted(scores, key=lambda d: -scores[d])
+        rankings = [ranker(query)[:FUSE_DEPTH] for ranker in rankers]
+        return [f.item for f in fuse(rankings, k=RRF_K)]
 
     return rank
 
@@ -176,16 +195,17 @@ def measure(set_path: Path, limit: int) -> tuple[list[Row], int, int]:
     for name, build in (
         ("vectors, MiniLM numpy (baseline)", lambda r: vector_ranker(r, "numpy", texts)),
         ("vectors, MiniLM onnx int8", lambda r: vector_ranker(r, "onnx", texts)),
-        ("bm25 (bm25s)", lambda r: bm25_ranker(r, texts)),
+        (BM25, lambda r: product_bm25_ranker(r, texts)),
+        ("bm25s, its own tokeniser and defaults (reference)", lambda r: bm25s_ranker(r, texts)),
     ):
         row = Row(name)
         rankers[name] = build(row)
         score(row, run_queries(row, rankers[name], ids, queries), qrels)
         rows.append(row)
         print(f"  {name}: done", file=sys.stderr, flush=True)
-    bm25 = rankers["bm25 (bm25s)"]
+    bm25 = rankers[BM25]
     for vectors, label in ((rows[0], "numpy"), (rows[1], "onnx int8")):
-        row = Row(f"hybrid RRF k=60, bm25 + MiniLM {label}")
+        row = Row(f"hybrid (local2.retrieval.fuse, k={RRF_K}), bm25 + MiniLM {label}")
         row.index_wall = vectors.index_wall + rows[2].index_wall
         row.index_cpu = vectors.index_cpu + rows[2].index_cpu
         ranker = fused([bm25, rankers[vectors.name]])

@@ -445,6 +445,13 @@ def test_documents_search_and_memory(served: dict[str, Any]) -> None:
     document = next(h for h in hits if h["source"] == "documents")
     assert document["page"] == 2 and document["path"] == record["path"]
     assert document["score"] > 0
+    assert set(document["why"]) == {
+        "bm25_rank",
+        "vector_rank",
+        "linked_rank",
+        "linked_from",
+        "reranked",
+    }
 
 
 # A mistake the tool's input schema refuses: (tool, arguments, the API's request making it).

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from pathlib import Path
+
+import pytest
 
 from local2.retrieval import (
     Bm25,
@@ -46,6 +49,18 @@ def test_bm25_top_breaks_ties_by_position_and_skips_non_matches() -> None:
     index = Bm25([["a", "b"], ["c"], ["a", "b"], ["a", "b"]], k1=1.2, b=0.75)
     assert [i for i, _ in index.top(["a"], 5)] == [0, 2, 3]
     assert index.top(["zzz"], 5) == [] and Bm25([], k1=1.2, b=0.75).top(["a"], 3) == []
+
+
+def test_a_kept_bm25_index_scores_as_the_one_built(tmp_path: Path) -> None:
+    docs = [terms(t) for t in ("the harbour bridge", "the harbour ferry ferry", "a storm")]
+    built = Bm25(docs, k1=1.2, b=0.75)
+    built.save(tmp_path / "kept")
+    kept = Bm25.load(tmp_path / "kept", 3, k1=1.2, b=0.75)
+    query = terms("ferry harbour storm")
+    assert kept.scores(query).tolist() == built.scores(query).tolist()
+    assert kept.top(query, 2) == built.top(query, 2)
+    with pytest.raises(ValueError, match="another index"):
+        Bm25.load(tmp_path / "kept", 3, k1=1.5, b=0.75)  # not this one: built again
 
 
 def test_fuse_adds_reciprocal_ranks_and_keeps_each_rank() -> None:

@@ -25,6 +25,7 @@ def test_search_finds_a_persons_document_for_them_alone(team: dict[str, Any]) ->
         3,
     )
     assert ALICE_FACT in top["passage"] and top["why"]["bm25_rank"] == 1
+    assert set(top["why"]) == {"bm25_rank", "vector_rank", "linked_rank", "linked_from", "reranked"}
     theirs = bob.get("/search", params={"q": "Eling tidal mill restored", "in": "documents"})
     assert theirs.status_code == 200 and theirs.json()["hits"] == []
     assert alice.get("/search", params={"q": "mill", "in": "elsewhere"}).status_code == 422

@@ -11,11 +11,20 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from local2.cli import memory as memory_commands
+from local2.cli import search as search_commands
+from local2.cli.main import main as cli_main
+from local2.cli.search import why
 from local2.contracts.people import Person
-from local2.files import FileIndex, Folders
-from local2.files.lexical import Lexical
+from local2.files import FileIndex, Folders, SearchHit, lexical
+from local2.files import index as index_module
 from local2.memory.embeddings import LexicalEmbedder
-from local2.service.search import open_searcher
+from local2.service.search import Searcher, open_searcher
+from local2.tools.files import hit_line
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import local2, make_settings
@@ -103,7 +112,18 @@ def test_the_files_the_best_hits_name_are_followed(tmp_path: Path) -> None:
     names = [Path(h.path).name for h in hits]
     assert names[0] == "The Velvet Letter.md" and "Felix Kelsorby.md" in names
     linked = hits[names.index("Felix Kelsorby.md")]
-    assert linked.linked_rank == 1
+    assert linked.linked_rank == 1 and linked.linked_from == "notes/The Velvet Letter.md"
+    assert "named by notes/The Velvet Letter.md" in hit_line(linked)  # what search_files says
+    # What `local2 search`, GET /search and the MCP search tool show: the same why.
+    found = Searcher(Folders(index.settings, index=index)).search(
+        Person("local"), question, "files", 3
+    )
+    felix = next(h for h in found["hits"] if h["path"].endswith("Felix Kelsorby.md"))
+    assert (felix["why"]["linked_rank"], felix["why"]["linked_from"]) == (
+        1,
+        "notes/The Velvet Letter.md",
+    )
+    assert "linked from notes/The Velvet Letter.md" in why(felix)
     # A one-word title starting a sentence is no link: "Report" is not Report.md.
     assert index.lexical.linked("Report on the harbour. A Report named.") == [
         index.lexical.linked("named Report")[0]
@@ -111,47 +131,132 @@ def test_the_files_the_best_hits_name_are_followed(tmp_path: Path) -> None:
     assert index.lexical.linked("Report on the harbour.") == []
 
 
-def test_the_bm25_side_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch) -> None:
+@pytest.fixture(params=["embedded", "server"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
+    """Where the index lives: ``<data_dir>/file_index``, or the team's Chroma server."""
+    if request.param == "embedded":
+        return {}
+    server = request.getfixturevalue("chroma_server")
+    return {"memory": {"chroma_url": server.url}}
+
+
+def test_the_bm25_side_is_kept_beside_the_index_and_read_again_file_by_file(
+    tmp_path: Path, where: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second process reads the terms the first wrote, tokenising nothing (and, beside an
+    embedded index, the BM25 index the first built at the end of its sync); a sync tokenises
+    only the file that changed, and the second process, at its next search, reads only the
+    files changed or removed (and the BM25 index that sync built)."""
     root = tmp_path / "notes"
     root.mkdir()
     for n in range(6):
         (root / f"note{n}.md").write_text(f"{filler(n)}\n")
-    index = lexical_index(tmp_path, root)
-    index.sync()
-    assert index.search("harbour", 3) is not None and index.lexical.loaded
+    files = {"roots": [str(root)], "index_collection": f"files-{uuid.uuid4().hex[:8]}"}
+    settings = make_settings(tmp_path, files=files, **where)
+    writer = FileIndex(settings, embedder=LexicalEmbedder())
+    writer.sync()
+    tokenised: list[str] = []
+    real = lexical.chunk_terms
+    monkeypatch.setattr(
+        lexical,
+        "chunk_terms",
+        lambda text, meta: (tokenised.append(meta["rel"]), real(text, meta))[1],
+    )
+    built: list[int] = []
+
+    class Counted(lexical.Bm25):
+        def __init__(self, documents: Any, *, k1: float, b: float) -> None:
+            built.extend([len(documents)] if documents else [])
+            super().__init__(documents, k1=k1, b=b)
+
+    monkeypatch.setattr(lexical, "Bm25", Counted)
+    reader = FileIndex(settings, embedder=LexicalEmbedder())  # another process
+    assert reader.search(filler(3)[:60], 1)[0].path.endswith("note3.md")
+    assert tokenised == []  # read back, not tokenised again
+    assert built == ([6] if where else [])  # on a server, each process builds its own
     loads: list[int] = []
-    reads: list[list[str]] = []
-    real_load, real_changed = Lexical.load, Lexical.changed
-    monkeypatch.setattr(Lexical, "load", lambda self, *a: (loads.append(1), real_load(self, *a))[1])
-
-    def changed(self: Lexical, collection: Any, fids: Any, mark: str) -> None:
-        reads.append(sorted(fids))
-        real_changed(self, collection, fids, mark)
-
-    monkeypatch.setattr(Lexical, "changed", changed)
+    real_load = reader.terms.load
+    monkeypatch.setattr(reader.terms, "load", lambda: (loads.append(1), real_load())[1])
     (root / "note2.md").write_text("The quarry cart axle was greased with tallow.\n")
     (root / "note4.md").unlink()
-    report = index.sync()
+    report = writer.sync()
     assert (report.updated, report.removed, report.unchanged) == (1, 1, 4)
-    assert len(reads) == 1 and len(reads[0]) == 2  # the changed file and the removed one
-    hits = index.search("quarry cart axle tallow", 1)
+    assert tokenised == ["note2.md"]  # only the file that changed
+    hits = reader.search("quarry cart axle tallow", 1)
     assert hits[0].path.endswith("note2.md") and hits[0].bm25_rank == 1
-    assert loads == []  # never read whole again
-    assert not any(r.meta["rel"] == "note4.md" for r in index.lexical.rows.values())
+    assert loads == [] and tokenised == ["note2.md"]  # read again file by file
+    assert built == ([6, 5, 5] if where else [5])  # embedded: once, by the sync, then read
+    assert sorted(r.rel for r in reader.lexical.rows.values()) == [
+        f"note{n}.md" for n in (0, 1, 2, 3, 5)
+    ]
+    if where:
+        assert not (settings.data_dir / "file_index").exists()  # all on the server
 
 
-def test_another_process_sync_is_seen_by_the_mark(tmp_path: Path) -> None:
+def test_an_index_of_before_has_its_terms_read_from_its_chunks_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "notes"
     root.mkdir()
-    (root / "a.md").write_text(f"{filler(1)}\n")
+    (root / "a.md").write_text("The orchard ladder is kept in the cider barn.\n")
+    (root / "b.md").write_text(f"{filler(1)}\n")
+    index = lexical_index(tmp_path, root)
+    index.sync()
+    index.terms.bind("an index of before")  # its terms store empty, of no collection
+    tokenised: list[str] = []
+    real = lexical.chunk_terms
+    monkeypatch.setattr(
+        lexical,
+        "chunk_terms",
+        lambda text, meta: (tokenised.append(meta["rel"]), real(text, meta))[1],
+    )
     first = lexical_index(tmp_path, root)
-    first.sync()
-    assert first.search("anything at all", 1) is not None and first.lexical.loaded
-    (root / "b.md").write_text("The orchard ladder is kept in the cider barn.\n")
-    other = lexical_index(tmp_path, root)  # another process, the same collection
-    assert other.sync().added == 1
-    hits = first.search("orchard ladder cider barn", 1)
-    assert hits and hits[0].path.endswith("b.md") and hits[0].bm25_rank == 1
+    assert first.search("orchard ladder cider barn", 1)[0].bm25_rank == 1
+    assert sorted(tokenised) == ["a.md", "b.md"]
+    again = lexical_index(tmp_path, root)
+    assert again.search("orchard ladder cider barn", 1)[0].bm25_rank == 1
+    assert sorted(tokenised) == ["a.md", "b.md"]  # once
+
+
+class Failing(LexicalEmbedder):
+    """Fails at a chunk that says so, as a model whose server went away mid-build."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if any("Failing here" in text for text in texts):
+            raise RuntimeError("the embedder went away")
+        return super().embed_documents(texts)
+
+
+def test_what_a_build_has_written_is_searched_before_it_ends_or_if_it_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Search what is indexed so far: the chunks a running build has written are found by
+    their words and their vectors; after a build that failed midway, the same."""
+    monkeypatch.setattr(index_module, "_EMBED_BATCH", 1)  # each chunk written as embedded
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "0.md").write_text(f"{filler(2)}\n")
+    settings = make_settings(tmp_path, files={"roots": [str(root)], "embedder": "lexical"})
+    index = FileIndex(settings, embedder=Failing())
+    index.sync()
+    assert index.search(filler(2)[:60], 1) and index.lexical.loaded  # the BM25 side is read
+    (root / "a.md").write_text("The orchard ladder is kept in the cider barn.\n")
+    (root / "b.md").write_text("The quarry cart axle was greased with tallow.\n")
+    (root / "c.md").write_text("Failing here: the embedder goes away at this file.\n")
+    during: list[SearchHit] = []
+
+    def progress(done: int, total: int, name: str) -> None:
+        if name.endswith("c.md"):  # a.md and b.md written, the build going on
+            during.extend(index.search("orchard ladder cider barn", 1))
+
+    with pytest.raises(RuntimeError, match="went away"):
+        index.sync(progress=progress)
+    assert during and during[0].path.endswith("a.md")
+    assert during[0].bm25_rank == 1 and during[0].vector_rank == 1
+    after = index.search("quarry cart axle tallow", 1)
+    assert after[0].path.endswith("b.md") and after[0].bm25_rank == 1
+    other = FileIndex(settings, embedder=LexicalEmbedder())  # another process, after
+    assert other.search("quarry cart axle tallow", 1)[0].bm25_rank == 1
 
 
 def test_index_then_search_at_the_terminal_on_a_mixed_folder(tmp_path: Path) -> None:
@@ -169,6 +274,31 @@ def test_index_then_search_at_the_terminal_on_a_mixed_folder(tmp_path: Path) -> 
     assert shown.returncode == 0, shown.stderr
     assert "[1] papers/plant.pdf, page 3" in shown.stdout and "words #1" in shown.stdout
     assert "412 kPa" in shown.stdout
+
+
+def test_search_in_memory_at_the_terminal(tmp_path: Path) -> None:
+    """`local2 search --in memory`, in-process: a memory saved with `local2 memory save`
+    comes back as a hit of its own, found by meaning, as `recall_memory` finds it."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "memory.yaml").write_text("embedder: lexical\n")
+    app = typer.Typer(pretty_exceptions_enable=False)
+    app.callback()(cli_main)
+    memory_commands.register(app)
+    search_commands.register(app)
+    runner = CliRunner()
+    offsite = "The team offsite is in Lisbon, in the second week of May."
+    saved = runner.invoke(app, ["--config", str(conf), "memory", "save", offsite])
+    assert saved.exit_code == 0, saved.output
+    asked = ["--config", str(conf), "search", "where is the team offsite", "--in", "memory"]
+    found = runner.invoke(app, [*asked, "--json"])
+    assert found.exit_code == 0, found.output
+    top = json.loads(found.stdout)["hits"][0]
+    assert (top["source"], top["passage"]) == ("memory", offsite)
+    assert top["why"]["vector_rank"] == 1 and top["why"]["bm25_rank"] is None
+    shown = runner.invoke(app, asked)
+    assert shown.exit_code == 0, shown.output
+    assert "meaning #1" in shown.stdout and offsite in shown.stdout
 
 
 def test_search_files_in_an_agent_turn_gives_the_model_the_passage(tmp_path: Path) -> None:

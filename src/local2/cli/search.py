@@ -2,7 +2,8 @@
 the agent's tools use, at the terminal, so a person can check what the agent will see.
 
 Each hit shows where it is (path, page), its fused score, the passage that answers and why
-it was found (its rank by words, BM25, and by meaning, the embedding); ``--json`` prints
+it was found (its rank by words, BM25, and by meaning, the embedding, or the best hit that
+names its file: ``linked from notes/X.md``); ``--json`` prints
 the service's :class:`~local2.contracts.search.SearchHits` as it is (``{query, hits: [{source,
 path, page, score, passage, why}]}``; a library hit also ``entry_id``, ``title``, ``read_at``
 and ``runs``). The person is local, or ``--as NAME``: their
@@ -78,9 +79,16 @@ def read(hit: SearchHit) -> str:
 
 
 def why(hit: SearchHit) -> str:
-    """``words #2, meaning #1``: its rank by BM25 and by similarity (not found: left out)."""
-    ranks = (("words", hit["why"]["bm25_rank"]), ("meaning", hit["why"]["vector_rank"]))
-    return ", ".join(f"{side} #{rank}" for side, rank in ranks if rank is not None) or "-"
+    """``words #2, meaning #1``: its rank by BM25 and by similarity (not found: left out);
+    ``linked from notes/X.md``: a best hit, that file, names this one by its title."""
+    found = hit["why"]
+    ranks = (("words", found["bm25_rank"]), ("meaning", found["vector_rank"]))
+    said = [f"{side} #{rank}" for side, rank in ranks if rank is not None]
+    if found.get("linked_from"):
+        said.append(f"linked from {found['linked_from']}")
+    elif found.get("linked_rank") is not None:
+        said.append(f"linked #{found['linked_rank']}")
+    return ", ".join(said) or "-"
 
 
 def register(app: typer.Typer) -> None:

@@ -20,6 +20,14 @@ class Why(TypedDict):
     vector_rank: Annotated[
         int | None, Field(description="1-based rank by embedding similarity; null: not found.")
     ]
+    linked_rank: Annotated[
+        int | None,
+        Field(description="1-based rank among the files the best hits name; null: not named."),
+    ]
+    linked_from: Annotated[
+        str | None,
+        Field(description="The path of the best hit that names this file by its title; null."),
+    ]
     reranked: Annotated[bool, Field(description="Whether a reranker ordered the final list.")]
 
 

@@ -21,18 +21,16 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from local2.contracts import Diagnosis, EvidenceItem, EvidenceReport, GradeName
-from local2.retrieval import ends_sentence
+from local2.retrieval import ends_sentence, words
 
 MIN_CUT_WORDS = 4
 MIN_CUT_SHARE = 0.5
 _CUT = re.compile(r"\[\s*(?:…|\.\.\.)\s*\]|…|\.\.\.")
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -41,10 +39,6 @@ class Reached:
 
     source: str
     text: str
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 class _Seen:

@@ -45,6 +45,7 @@ class SearchHit:
     bm25_rank: int | None = None  # 1-based rank by BM25 (None: not among its candidates)
     vector_rank: int | None = None  # 1-based rank by similarity (None: not among them)
     linked_rank: int | None = None  # 1-based rank among the files the best hits name
+    linked_from: str | None = None  # the display path of the best hit that names it
     passage: str = ""  # the chunk's best passage for the query
 
 
@@ -69,35 +70,48 @@ def search(
     longer lets it be read)."""
     n = max(CANDIDATES, 4 * k)
     vector = embedder.embed_query(query)
-    found: dict[str, _Found] = {}
-    by_vector = _nearest(collection, lexical, vector, n, files, found)
+    similar = _nearest(collection, lexical, vector, n, files)
+    by_vector = list(similar)
     by_words = [cid for cid, _ in lexical.search(query, n, files)]
-    first = [f.item for f in fuse([by_vector, by_words], k=RRF_K)][:LINKING]
-    by_links: list[str] = []
+    both = [f.item for f in fuse([by_vector, by_words], k=RRF_K)]
+    first = both[:LINKING]
+    # One read for the best hits' links and, mostly, for the hits shown: on a Chroma server
+    # each read is a round trip (a hit only a link found is read after, if shown).
+    found = _read(collection, both[: k + LINKING], similar, vector)
+    named_by: dict[str, str] = {}  # a file's chunk -> the best hit that names it
     for cid in first:
-        row = lexical.row(cid)
-        if row is not None:
-            by_links += [c for c in lexical.linked(row.text, first) if c not in by_links]
-    by_links = [c for c in by_links if files is None or _file_of(lexical, c) in files]
-    for cid in by_words + by_links:
-        row = lexical.row(cid)
-        if cid not in found and row is not None:
-            found[cid] = _Found(row.text, row.meta, None)
+        if cid in found:
+            for named in lexical.linked(found[cid].text, first):
+                named_by.setdefault(named, cid)
+    by_links = [c for c in named_by if files is None or _file_of(lexical, c) in files]
     chosen: list[tuple[Fused[str], str]] = []  # the best k still allowed, with their paths
     for fused in fuse([by_vector, by_words, by_links], k=RRF_K):  # a tie: the nearer first
-        hit = found.get(fused.item)
-        path = allowed(str(hit.meta.get("file", ""))) if hit is not None and hit.text else None
+        row = lexical.row(fused.item)
+        path = allowed(row.file) if row is not None else None
         if path is not None:  # None: gone, or no longer allowed
             chosen.append((fused, path))
         if len(chosen) >= k:
             break
-    _read_similarities(collection, vector, found, [f.item for f, _ in chosen])
-    return [_hit(found[f.item], f, path, query) for f, path in chosen]
+    unread = [f.item for f, _ in chosen if f.item not in found]
+    found |= _read(collection, unread, similar, vector)
+    return [
+        _hit(found[f.item], f, path, query, _named_from(lexical, allowed, named_by.get(f.item)))
+        for f, path in chosen
+        if f.item in found
+    ]
+
+
+def _named_from(
+    lexical: Lexical, allowed: Callable[[str], str | None], cid: str | None
+) -> str | None:
+    """The display path of the hit ``cid`` that names a file (None: none does)."""
+    row = None if cid is None else lexical.row(cid)
+    return None if row is None else allowed(row.file)
 
 
 def _file_of(lexical: Lexical, cid: str) -> str | None:
     row = lexical.row(cid)
-    return None if row is None else str(row.meta.get("file_id") or "")
+    return None if row is None else row.file_id
 
 
 def _nearest(
@@ -106,41 +120,47 @@ def _nearest(
     vector: list[float],
     n: int,
     files: Collection[str] | None,
-    found: dict[str, _Found],
-) -> list[str]:
-    """Chroma's nearest chunks (ids, best first), noted in ``found``: none with nothing in
-    common with the query (cosine distance 1 or more) and no empty marker. Only distances
-    are read: the chunks' text and metadata are the BM25 side's already (a third of the
-    query's time, measured)."""
+) -> dict[str, float]:
+    """Chroma's nearest chunks, best first, with their cosine similarity: none with nothing
+    in common with the query (cosine distance 1 or more), and only chunks the BM25 side
+    has (not an empty marker). Only distances are read: a chunk's text is read for a hit."""
     total = int(collection.count())
     where = None if files is None else {"file_id": {"$in": sorted(files)}}
     result = collection.query(
         query_embeddings=[vector], n_results=min(total, n), where=where, include=["distances"]
     )
-    ranked = []
     ids, dists = (result.get("ids") or [[]])[0], (result.get("distances") or [[]])[0]
-    for cid, dist in zip(ids, dists, strict=True):
-        row = lexical.row(cid)  # None: an empty marker (or written since the side was read)
-        if row is not None and float(dist) < 1.0:
-            found[cid] = _Found(row.text, row.meta, 1.0 - float(dist))
-            ranked.append(cid)
-    return ranked
+    return {
+        cid: 1.0 - float(dist)
+        for cid, dist in zip(ids, dists, strict=True)
+        if float(dist) < 1.0 and lexical.row(cid) is not None
+    }
 
 
-def _read_similarities(
-    collection: Any, vector: Sequence[float], found: dict[str, _Found], ids: list[str]
-) -> None:
-    """The cosine similarity of those of ``ids`` the vectors did not find, from their
-    stored vectors."""
-    missing = [cid for cid in ids if found[cid].similarity is None]
-    if not missing:
-        return
-    got = collection.get(ids=missing, include=["embeddings"])
+def _read(
+    collection: Any, ids: list[str], similar: dict[str, float], vector: Sequence[float]
+) -> dict[str, _Found]:
+    """The text and metadata of the chunks ``ids`` (one Chroma read), with each one's cosine
+    similarity: the vector search's, else from its stored vector. A chunk gone since (or an
+    empty one) is left out."""
+    if not ids:
+        return {}
+    include = ["documents", "metadatas"]
+    if any(cid not in similar for cid in ids):
+        include.append("embeddings")
+    got = collection.get(ids=ids, include=include)
     stored = got.get("embeddings")
-    vectors = [] if stored is None else list(stored)
-    for cid, stored_vector in zip(got["ids"], vectors, strict=True):
-        f = found[cid]
-        found[cid] = _Found(f.text, f.meta, _cosine(vector, stored_vector))
+    vectors = [None] * len(got["ids"]) if stored is None else list(stored)
+    found = {}
+    for cid, text, meta, kept in zip(
+        got["ids"], got["documents"] or [], got["metadatas"] or [], vectors, strict=True
+    ):
+        if text:
+            similarity = similar.get(cid)
+            if similarity is None and kept is not None:
+                similarity = _cosine(vector, kept)
+            found[cid] = _Found(text, dict(meta), similarity)
+    return found
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -149,7 +169,9 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-def _hit(found: _Found, fused: Fused[str], path: str, query: str) -> SearchHit:
+def _hit(
+    found: _Found, fused: Fused[str], path: str, query: str, linked_from: str | None
+) -> SearchHit:
     meta = found.meta
     vector_rank, bm25_rank, linked_rank = fused.ranks
     return SearchHit(
@@ -165,5 +187,6 @@ def _hit(found: _Found, fused: Fused[str], path: str, query: str) -> SearchHit:
         bm25_rank=bm25_rank,
         vector_rank=vector_rank,
         linked_rank=linked_rank,
+        linked_from=linked_from,
         passage=best_passage(found.text, query, PASSAGE_CHARS),
     )

@@ -37,7 +37,8 @@ from local2.config import Settings
 from local2.errors import SandboxError
 from local2.files import hybrid
 from local2.files.hybrid import SearchHit
-from local2.files.lexical import MARK, Lexical, new_mark
+from local2.files.lexical import Lexical, chunk_row, reconcile
+from local2.files.lexical_store import open_terms
 from local2.files.reading import Documents
 from local2.files.sandbox import UNREADABLE, FileRef, Sandbox, file_id
 from local2.memory import Embedder, chroma_client, make_embedder
@@ -155,11 +156,14 @@ class FileIndex:
         self._builder: threading.Thread | None = None
         self._builder_lock = threading.Lock()
         self._failure: BaseException | None = None
-        self.lexical = Lexical(k1=FILES_K1, b=FILES_B)  # the BM25 side
         if existing is not None and _without_mark(existing) != self._wanted_metadata():
             log.info("files: index built with %s; rebuilding", existing)
             self.client.delete_collection(self.name)
         self.collection = self._collection()
+        # The BM25 side's terms: beside an embedded index, else on the server beside it.
+        self.terms = open_terms(self.client, self.name, None if _on_server(settings) else self.path)
+        self._bound = self.terms.bind(str(self.collection.id))  # False: fill it from the chunks
+        self.lexical = Lexical(self.terms, k1=FILES_K1, b=FILES_B)
 
     def _wanted_metadata(self) -> dict[str, Any]:
         f = self.settings.files
@@ -177,14 +181,16 @@ class FileIndex:
             return None
         return dict(found.metadata or {})
 
-    def _changed(self, file_ids: Collection[str]) -> None:
-        """Chunks of ``file_ids`` were written or removed: a new mark, and the BM25 side
-        reads those files' chunks again."""
-        if not file_ids:
-            return
-        mark = new_mark()
-        self.collection.modify(metadata={**self._wanted_metadata(), MARK: mark})
-        self.lexical.changed(self.collection, file_ids, mark)
+    def _remove(self, file_ids: Collection[str]) -> None:
+        """Drop the chunks of ``file_ids``, and their terms."""
+        for page in _pages(file_ids):
+            self.collection.delete(where={"file_id": {"$in": page}})
+        self.terms.drop(file_ids)
+
+    def _reconcile(self, indexed: dict[str, dict[str, Any]]) -> None:
+        """The terms kept made to match the chunks (:func:`.lexical.reconcile`)."""
+        reconcile(self.collection, self.terms, indexed)
+        self._bound = True
 
     def _collection(self) -> Any:
         return self.client.get_or_create_collection(
@@ -223,10 +229,11 @@ class FileIndex:
         if rebuild:
             self.client.delete_collection(self.name)
             self.collection = self._collection()
+            self.terms.bind(str(self.collection.id))
             self.lexical.reset()
         report = SyncReport(embedder=self.embedder.name)
-        changed: set[str] = set()
         indexed = self._indexed()
+        self._reconcile(indexed)
         refs = list(self.sandbox.walk())
         report.files = len(refs)
         batch = _Batch(self)
@@ -242,18 +249,15 @@ class FileIndex:
             except (SandboxError, OSError) as exc:
                 report.skipped.append(f"{ref.display}: {exc}")
                 if fid in indexed:
-                    self.collection.delete(where={"file_id": fid})
-                    changed.add(fid)
+                    self._remove({fid})
                 continue
             setattr(report, outcome, getattr(report, outcome) + 1)
-            if outcome != "unchanged":
-                changed.add(fid)
         batch.flush()
         gone = [fid for fid in indexed if fid not in current]
-        for fid in gone:
-            self.collection.delete(where={"file_id": fid})
+        self._remove(gone)
         report.removed = len(gone)
-        self._changed(changed | set(gone))
+        if report.added or report.updated or report.removed:
+            self.lexical.prepare()  # the BM25 index built once, here, not at the next start
         report.chunks = self.count()
         report.seconds = round(time.monotonic() - started, 3)
         self.progress = (len(refs), len(refs))
@@ -293,7 +297,7 @@ class FileIndex:
             report.skipped.append(f"{ref.display}: {base['unreadable']}")
             chunks = []
         if old:
-            self.collection.delete(where={"file_id": fid})
+            self._remove({fid})
         self.add_chunks(ref, fid, chunks, base, batch)
         return "updated" if old else "added"
 
@@ -305,11 +309,10 @@ class FileIndex:
         fid = file_id(ref.path)
         base = _file_meta(ref, fid, hashlib.sha256(data).hexdigest(), ref.path.stat())
         with self._lock:
-            self.collection.delete(where={"file_id": fid})
+            self._remove({fid})
             batch = _Batch(self)
             self.add_chunks(ref, fid, chunks, base, batch)
             batch.flush()
-            self._changed({fid})
         return len(chunks)
 
     def current_files(self, refs: Sequence[FileRef]) -> dict[Path, IndexedFile]:
@@ -333,8 +336,7 @@ class FileIndex:
     def remove_file(self, path: Path) -> None:
         """Drop what the index has of the file at ``path``."""
         with self._lock:
-            self.collection.delete(where={"file_id": file_id(path)})
-            self._changed({file_id(path)})
+            self._remove({file_id(path)})
 
     def _chunks(self, ref: FileRef, data: bytes) -> list[Chunk]:
         """The file's chunks: a document's page by page, a text file's by lines."""
@@ -402,9 +404,9 @@ class FileIndex:
         from files the sandbox still allows (``files``: only these file ids)."""
         if not query.strip() or k <= 0 or self.count() == 0 or (files is not None and not files):
             return []
-        mark = _mark(self.client, self.name)
-        if not self.lexical.loaded or mark != self.lexical.mark:
-            self.lexical.load(self.collection, mark)
+        if not self._bound:  # an index of before: its terms are read from its chunks, once
+            self._reconcile(self._indexed())
+        self.lexical.refresh()
         return hybrid.search(
             self.collection, self.embedder, self.lexical, self._display, query, k, files
         )
@@ -479,18 +481,18 @@ def _same_time(old: dict[str, Any], stat: os.stat_result) -> bool:
     return bool(old.get("mtime") == stat.st_mtime)
 
 
-def _mark(client: Any, name: str) -> str | None:
-    """The collection's lexical mark now (another process's sync changes it)."""
-    try:
-        found = client.get_collection(name, embedding_function=None)
-    except NotFoundError:
-        return None
-    return (found.metadata or {}).get(MARK)
-
-
 def _without_mark(metadata: dict[str, Any]) -> dict[str, Any]:
-    """A collection's metadata without its lexical mark (which changes with every sync)."""
-    return {key: value for key, value in metadata.items() if key != MARK}
+    """A collection's metadata without the mark an index of before wrote at every sync."""
+    return {key: value for key, value in metadata.items() if key != "lexical"}
+
+
+def _on_server(settings: Settings) -> bool:
+    return bool(settings.memory.chroma_url)
+
+
+def _pages(file_ids: Collection[str]) -> list[list[str]]:
+    ids = sorted(file_ids)
+    return [ids[start : start + _PAGE] for start in range(0, len(ids), _PAGE)]
 
 
 class _Batch:
@@ -513,4 +515,7 @@ class _Batch:
         self.index.collection.add(
             ids=list(ids), embeddings=vectors, documents=list(docs), metadatas=list(metas)
         )
+        # Searched by their words as soon as by their vectors, a build still going or not.
+        rows = {cid: chunk_row(doc, meta) for cid, _, doc, meta in self.items if doc}
+        self.index.terms.put(rows)
         self.items = []

@@ -35,8 +35,8 @@ def search_routes(agent: Agent) -> APIRouter:
         k: Annotated[int, Query(ge=1, le=50, description="How many hits.")] = 5,
     ) -> SearchHits:
         """Search your own text as the agent's tools do: each hit's passage that answers the
-        query (with its page), its fused score and why it was found (its BM25 rank and its
-        vector rank)."""
+        query (with its page), its fused score and why it was found (its BM25 rank, its
+        vector rank, and the best hit that names its file when a link found it)."""
         return await run_in_threadpool(agent.search, person, q, within, k)
 
     return router

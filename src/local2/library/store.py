@@ -379,7 +379,13 @@ def library_hit(entry: LibraryEntry, hit: IndexHit) -> LibraryHit:
         "page": page if entry["pages"] > 1 else None,
         "score": hit.score,
         "passage": hit.passage or hit.text,
-        "why": {"bm25_rank": hit.bm25_rank, "vector_rank": hit.vector_rank, "reranked": False},
+        "why": {
+            "bm25_rank": hit.bm25_rank,
+            "vector_rank": hit.vector_rank,
+            "linked_rank": hit.linked_rank,
+            "linked_from": None,  # the library's texts are named by entry, never by title
+            "reranked": False,
+        },
         "entry_id": entry["id"],
         "title": entry["title"],
         "read_at": entry["last_read"],

@@ -204,6 +204,9 @@ class MiniLMEmbedder:
         return self.embed_documents([text])[0]
 
 
+# The hashing embedder's tokens, not local2.retrieval's terms: they are part of the vectors
+# every collection it embedded holds (recorded as "lexical-hash-N"), and it stands in for a
+# model, which reads every word: other tokens would be another embedder, everything re-embedded.
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 

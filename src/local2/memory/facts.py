@@ -251,6 +251,9 @@ _GENERIC = {
     "the", "user", "user's", "users", "person", "a", "an", "he", "she", "they", "their", "it",
     "his", "her", "this", "that", "there", "in", "on", "at", "of", "and", "or", "i", "my",
 }  # fmt: skip
+# A fact's words as the grounding check needs them, not local2.retrieval's terms: a name
+# keeps its capital (that is how it is told from other words) and a number stays whole
+# ("3.5", "12:30", "2024-05-01"), where terms() lower-cases and splits at the dot.
 _WORD = re.compile(r"[A-Za-z\u00c0-\u024f][\w'\u2019-]*|\d+(?:[.,:/-]\d+)*")
 
 

@@ -38,6 +38,7 @@ from pydantic import PrivateAttr
 
 from local2.models.llama_log import route_llama_log
 from local2.models.prompted_tools import message_text, prompted_messages
+from local2.retrieval import words
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -53,7 +54,6 @@ REPEAT_LIMIT = 3  # how many times it may appear before the generation is stoppe
 WARM_UP_WAIT = 60.0  # seconds a question waits for a warm-up under way before going ahead
 CLOSE_WAIT = 5.0  # seconds the exit waits for a generation under way before leaving its model
 REPETITION_NOTE = "\n\n[Stopped here: the demo model began repeating itself.]"
-_WORD = re.compile(r"\w+")
 _TOOL_MARKUP = re.compile(r"<tool_call>.*?(?:</tool_call>|$)", re.DOTALL)
 
 _cache: dict[tuple[str, int, int | None], tuple[Llama, threading.Lock]] = {}
@@ -188,11 +188,11 @@ class RepetitionGuard:
         """Add streamed text; True once the text is looping."""
         self.text += piece
         prose = _TOOL_MARKUP.sub(" ", self.text)
-        words = _WORD.findall(prose)
-        if words and _WORD.match(prose[-1:]):
-            words = words[:-1]  # the last word may continue in the next piece
+        said = words(prose)  # every word as written, "the" and "of" too
+        if said and (prose[-1:].isalnum() or prose.endswith("_")):
+            said = said[:-1]  # the last word may continue in the next piece
         looping = False
-        for word in words[len(self.words) :]:
+        for word in said[len(self.words) :]:
             # Numbers count as one word, so "10. Pluto 11. Pluto 12. Pluto" is a loop too;
             # a run of numbers alone (a sequence, a table) is never taken for one.
             self.words.append("#" if word.isdigit() else word.lower())

@@ -178,6 +178,9 @@ def after_plan(state: ResearchState) -> str:
     return "execute"
 
 
+# A question's words as a search engine is given them, not local2.retrieval's terms: as
+# written (case, "C++", "node.js", "O'Brien" kept; nothing stemmed), since the engine
+# tokenises them itself.
 _WORD = re.compile(r"[\w'.+-]+")
 # Words a search engine does without: dropped to reword a question as its keywords.
 FILLER_WORDS = (

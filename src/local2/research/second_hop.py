@@ -55,6 +55,8 @@ _NOT_NAME_TEXT = """
     january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday"""
 _NOT_NAMES = frozenset(_NOT_NAME_TEXT.split())
+# The question's words as written, not local2.retrieval's terms: they go into the next
+# hop's search query (unstemmed, "half-brother" whole); terms() only says which to drop.
 _QUESTION_WORD = re.compile(r"[\w'’-]+")
 
 

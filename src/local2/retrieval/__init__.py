@@ -1,12 +1,13 @@
 """Retrieval: finding text for everyone, one part.
 
-The one tokeniser (:func:`terms`), the one BM25 (:class:`Bm25`, on bm25s), the one sentence
-splitter (:func:`sentences`), the number patterns, reciprocal-rank fusion (:func:`fuse`),
-and the passages of a text most relevant to a question (:func:`relevance`,
-:func:`pick_passages`, :func:`best_passage`). Page passages, research's rerank and second
-hop, the ``corpus`` provider, citation checks, the critic's grounding, eval evidence, memory
-facts and the hybrid search over a person's own text all use it;
-``tests/test_retrieval_one_part.py`` fails for a second copy anywhere else.
+The one tokeniser (:func:`terms`; :func:`words`: every word as written), the one BM25
+(:class:`Bm25`, on bm25s), the one sentence splitter (:func:`sentences`), the number
+patterns, reciprocal-rank fusion (:func:`fuse`), and the passages of a text most relevant
+to a question (:func:`relevance`, :func:`pick_passages`, :func:`best_passage`). Page
+passages, research's rerank and second hop, the ``corpus`` provider, citation checks, the
+critic's grounding, eval evidence, memory facts, the embedded model's loop guard and the
+hybrid search over a person's own text all use it; ``tests/test_retrieval_one_part.py``
+fails for a second copy anywhere else.
 """
 
 from typing import TYPE_CHECKING
@@ -32,5 +33,6 @@ if TYPE_CHECKING:
     from local2.retrieval.text import ends_sentence as ends_sentence
     from local2.retrieval.text import sentences as sentences
     from local2.retrieval.text import terms as terms
+    from local2.retrieval.text import words as words
 else:
     __getattr__ = lazy_face(__name__, __file__)

@@ -2,7 +2,9 @@
 
 Every lexical match in LoCAL2 (page passages, research's rerank and second hop, the corpus
 provider, the files index's BM25 side) tokenises with :func:`terms`, so a query meets a
-passage the same way everywhere. Every split of text into sentences (long paragraphs into
+passage the same way everywhere. Where a text must be compared word for word as written
+(whether a gold sentence reached the model, whether a model repeats itself), every word
+comes from :func:`words`. Every split of text into sentences (long paragraphs into
 passages, a draft into the sentences verify checks, a message into the facts memory keeps,
 a source into the sentences the second hop weighs) is :func:`sentences`, and whether a text
 ends at a sentence's end is :func:`ends_sentence`.
@@ -11,8 +13,10 @@ ends at a sentence's end is :func:`ends_sentence`.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _WORD = re.compile(r"[^\W_]+")
+_EVERY_WORD = re.compile(r"\w+")
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -38,6 +42,12 @@ def terms(text: str) -> list[str]:
             continue
         out.append(_stem(word))
     return out
+
+
+def words(text: str) -> list[str]:
+    """Every word of ``text``, in order, NFKC-normalised and case-folded: none dropped,
+    none stemmed (so "the", "The" and "ＴＨＥ" are one word, and "cases" is not "case")."""
+    return _EVERY_WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 def _stem(word: str) -> str:

@@ -19,7 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from local2.contracts import LibraryHit, MemoryHit, Person, SearchHit, SearchHits, SearchSource
+from local2.contracts import (
+    LibraryHit,
+    MemoryHit,
+    Person,
+    SearchHit,
+    SearchHits,
+    SearchSource,
+    Why,
+)
 from local2.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -102,7 +110,7 @@ class Searcher:
                 page=None,
                 score=round(float(hit["similarity"]), 4),
                 passage=hit["content"],
-                why={"bm25_rank": None, "vector_rank": rank, "reranked": False},
+                why=_why(vector_rank=rank),
             )
             for rank, hit in enumerate(found, start=1)
         ]
@@ -132,8 +140,25 @@ def _file_hit(source: SearchSource, hit: FileHit) -> SearchHit:
         page=hit.page,
         score=hit.score,
         passage=hit.passage,
-        why={"bm25_rank": hit.bm25_rank, "vector_rank": hit.vector_rank, "reranked": False},
+        why=_why(hit.bm25_rank, hit.vector_rank, hit.linked_rank, hit.linked_from),
     )
+
+
+def _why(
+    bm25_rank: int | None = None,
+    vector_rank: int | None = None,
+    linked_rank: int | None = None,
+    linked_from: str | None = None,
+) -> Why:
+    """Why a hit was found: its rank on each side (None: not found by it), and the best hit
+    that names its file, when that is how it was found."""
+    return {
+        "bm25_rank": bm25_rank,
+        "vector_rank": vector_rank,
+        "linked_rank": linked_rank,
+        "linked_from": linked_from,
+        "reranked": False,
+    }
 
 
 def services_recall(services: Services) -> Recall:
