@@ -22,6 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from local2.native_calls import native_call
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -207,11 +209,11 @@ class OnnxMiniLM:
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(
-            build_model(model_dir), options, providers=["CPUExecutionProvider"]
-        )
+        graph = build_model(model_dir)
+        with native_call():  # loaded in the warm-up thread, often as a command exits
+            self.session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+            self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.dim = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.no_padding()
         self._lock = threading.Lock()  # the tokenizer's settings are shared state
@@ -222,16 +224,16 @@ class OnnxMiniLM:
 
         tokens = np.asarray([ids], dtype=np.int64)
         mask = np.ones(tokens.shape, dtype=np.float32)
-        vector: np.ndarray = self.session.run(
-            ["embedding"], {"input_ids": tokens, "attention_mask": mask}
-        )[0][0]
+        with native_call():
+            outputs = self.session.run(["embedding"], {"input_ids": tokens, "attention_mask": mask})
+        vector: np.ndarray = outputs[0][0]
         return vector
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts``; many at once on the worker threads."""
         import numpy as np
 
-        with self._lock:
+        with self._lock, native_call():
             encodings = self.tokenizer.encode_batch(list(texts))
         ids = [e.ids for e in encodings]
         if not ids:
