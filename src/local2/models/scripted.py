@@ -23,7 +23,10 @@ Reply = AIMessage | Callable[[list[BaseMessage]], AIMessage]
 
 
 def reply(
-    content: str = "", *, thinking: str = "", tool_calls: Sequence[dict[str, Any]] = ()
+    content: str = "",
+    *,
+    thinking: str = "",
+    tool_calls: Sequence[dict[str, Any]] = (),  # as a model writes them: {name, args[, id]}
 ) -> AIMessage:
     """Build a scripted reply; ``tool_calls`` items are ``{"name", "args"[, "id"]}``."""
     calls = [
@@ -51,6 +54,7 @@ class ScriptedChatModel(BaseChatModel):
     _index: int = PrivateAttr(default=0)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     seen: list[list[BaseMessage]] = Field(default_factory=list)
+    # what bind_tools was given: OpenAI function schemas (JSON schema documents) or tools
     bound_tools: list[list[dict[str, Any]]] = Field(default_factory=list)
 
     @property

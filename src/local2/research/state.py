@@ -12,11 +12,15 @@ from typing import Annotated, Any, NotRequired, TypedDict
 
 from local2.contracts import (
     Clarification,
+    ClarifyRequest,
     Critique,
     EventEntry,
     Followup,
+    PlanRecord,
+    ResearchCall,
     ResearchSource,
     SubQuestion,
+    UnsupportedSentence,
 )
 from local2.graph import turn_list
 from local2.research.ledger import Found, Source
@@ -35,20 +39,14 @@ def merge_steps(
     return merged
 
 
-class CallRecord(TypedDict):
-    tool: str
-    args: dict[str, Any]
-    error: str | None
-    duration_s: float
-    attempts: int
-    chars: int
+CallRecord = ResearchCall  # one tool call of a step, as the payload shows it
 
 
 class StepRecord(TypedDict, total=False):
     id: str
     description: str
     tool: str  # any tool that only reads (research/step_tools.py), or compose
-    args: dict[str, Any]
+    args: dict[str, Any]  # as the planner (a model) or the person wrote them (JSON)
     requires: list[str]
     round: int
     status: str  # pending | done | failed | skipped
@@ -69,7 +67,7 @@ class ResearchState(TypedDict):
     trust_urls: NotRequired[bool]  # tools.approval: never: fetch any URL a plan names
     round: NotRequired[int]
     goal: NotRequired[str]
-    plans: NotRequired[Annotated[list[dict[str, Any]], turn_list]]  # each plan and its origin
+    plans: NotRequired[Annotated[list[PlanRecord], turn_list]]  # each plan and its origin
     steps: NotRequired[Annotated[dict[str, StepRecord], merge_steps]]
     order: NotRequired[list[str]]  # step ids in plan order
     last_step: NotRequired[int]  # the highest step number given (ids are never reused)
@@ -87,7 +85,7 @@ class ResearchState(TypedDict):
     draft: NotRequired[str]
     report: NotRequired[str]
     body: NotRequired[str]
-    unsupported: NotRequired[list[dict[str, Any]]]
+    unsupported: NotRequired[list[UnsupportedSentence]]
     sources: NotRequired[list[ResearchSource]]
     citations: NotRequired[int]
     removed_links: NotRequired[list[str]]
@@ -101,8 +99,9 @@ class ResearchState(TypedDict):
     # what the run asked them, what they said while it ran, and follow-ups on its report.
     clarify: NotRequired[str]  # auto: the planner may ask one question first | never
     review: NotRequired[bool]  # pause before the first search with the plan
-    given_plan: NotRequired[dict[str, Any] | None]  # a plan the person gave at the start
-    clarify_request: NotRequired[dict[str, Any] | None]  # what the planner wants to ask
+    # a plan the person gave at the start: their PlanEdit as JSON, validated again to plan
+    given_plan: NotRequired[dict[str, Any] | None]
+    clarify_request: NotRequired[ClarifyRequest | None]  # what the planner wants to ask
     clarification: NotRequired[Clarification | None]
     reviewed: NotRequired[bool]
     review_error: NotRequired[str | None]  # why the plan last sent was refused
@@ -127,7 +126,7 @@ class ResearchUpdate(TypedDict, total=False):
     trust_urls: bool
     round: int
     goal: str
-    plans: Sequence[dict[str, Any] | str] | str
+    plans: Sequence[PlanRecord | str] | str
     steps: Mapping[str, StepRecord | None]
     order: list[str]
     last_step: int
@@ -145,19 +144,20 @@ class ResearchUpdate(TypedDict, total=False):
     draft: str
     report: str
     body: str
-    unsupported: list[dict[str, Any]]
+    unsupported: list[UnsupportedSentence]
     sources: list[ResearchSource]
     citations: int
     removed_links: list[str]
     event_log: Sequence[EventEntry | str] | str
     critique: Critique | None
+    grade_owed: bool
     model: str
     backend: str
     error: str | None
     clarify: str
     review: bool
-    given_plan: dict[str, Any] | None
-    clarify_request: dict[str, Any] | None
+    given_plan: dict[str, Any] | None  # the person's PlanEdit as JSON (see ResearchState)
+    clarify_request: ClarifyRequest | None
     clarification: Clarification | None
     reviewed: bool
     review_error: str | None

@@ -11,7 +11,7 @@ the votes a table of the conversation store, opened here and closed after.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from local2.config import Settings
@@ -20,12 +20,13 @@ from local2.errors import NotFound
 from local2.service.access import Access
 
 if TYPE_CHECKING:
+    from local2.contracts import AuditRun
     from local2.storage import Vote
 
 
 def own_runs(
     settings: Settings, access: Access, person: Person, session: str | None, limit: int
-) -> list[dict[str, Any]]:
+) -> list[AuditRun]:
     """The latest ``limit`` logged turns of ``person``'s own sessions (of ``session`` only,
     when given). With people configured the whole log is read and filtered: others' turns
     must not take the places."""
@@ -39,7 +40,7 @@ def own_runs(
 
 def own_run(
     settings: Settings, access: Access, person: Person, query_id: str
-) -> dict[str, Any] | None:
+) -> dict[str, Any] | None:  # its audit file's JSON
     """One logged turn of ``person``'s (or, for an admin, anyone's: the read is written
     down), by its query id (or ``session/query_id``); None when there is none they may
     read."""
@@ -78,5 +79,5 @@ def own_votes(settings: Settings, access: Access, person: Person) -> list[Vote]:
     return visible_votes(access, person, votes)
 
 
-def _session(row: dict[str, Any]) -> str:
+def _session(row: Mapping[str, Any]) -> str:  # a run listed, or an audit file's JSON
     return str(row.get("session_id") or "")
