@@ -1,4 +1,10 @@
-"""A scripted chat model for tests, notebooks and benchmarks: replies you choose, streamed.
+"""A scripted chat model: replies you choose, streamed; the product's own.
+
+The product runs it itself: the offline agent (``service/opening.py: offline_parts``), which
+reads and rates sessions and runs with no model server, is built on one with no replies, so
+nothing it does can reach a model, and anything that asked it for an answer would fail loudly
+("ran out of replies") rather than be given one. Given replies, it also stands in for a model
+in notebooks, benchmarks and tests.
 
 Each reply is an :class:`AIMessage` (content, ``tool_calls``, thinking in
 ``additional_kwargs["reasoning_content"]``) or a function of the messages it was sent.
@@ -43,7 +49,8 @@ def reply(
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Returns its replies in order (the last one repeats when ``repeat_last``)."""
+    """Returns its replies in order (the last one repeats when ``repeat_last``); with none
+    left, raises instead of answering (the offline agent's model has none)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
