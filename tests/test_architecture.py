@@ -194,7 +194,7 @@ def test_every_name_a_face_declares_is_there() -> None:
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
 
 
-SURFACES = ("cli", "ui", "http", "platform")
+SURFACES = ("cli", "ui", "http", "platform", "mcp_server")
 # What holds the parts below the service: the agent's services and storage, the people store
 # behind Access. A surface asks the service's parts and methods instead.
 PART_HOLDERS = {"services", "storage", "people"}
