@@ -36,10 +36,10 @@ class Row:
 
     terms: list[str]
     text: str
-    meta: dict[str, Any]
+    meta: dict[str, Any]  # a chunk's Chroma metadata
 
 
-def chunk_terms(text: str, meta: dict[str, Any]) -> list[str]:
+def chunk_terms(text: str, meta: dict[str, Any]) -> list[str]:  # a chunk's Chroma metadata
     """A chunk's terms: its file's path (a file's name often says what it is about), then
     its text."""
     return terms(f"{meta.get('rel') or ''}\n{text}")
