@@ -19,11 +19,12 @@ from local2.contracts import (
     PlanRecord,
     ResearchCall,
     ResearchSource,
+    RoundRecord,
     SubQuestion,
     UnsupportedSentence,
 )
 from local2.graph import turn_list
-from local2.research.ledger import Found, Source
+from local2.research.ledger import Found, Source, Why
 
 
 def merge_steps(
@@ -58,6 +59,30 @@ class StepRecord(TypedDict, total=False):
     followup: int  # the follow-up question it was planned for (0: the run itself)
 
 
+class Target(TypedDict):
+    """A source a read step reads, and why (the search that found it, rank and score)."""
+
+    url: str
+    title: str
+    why: NotRequired[Why | None]
+
+
+class ReadyStep(TypedDict):
+    """A step ``execute`` hands to ``run_step``, with the sources it reads."""
+
+    step: StepRecord
+    targets: list[Target]
+
+
+class StepRun(ReadyStep):
+    """What ``run_step`` is sent: a ready step, and the run it belongs to."""
+
+    run_id: str
+    started_at: float | None
+    question: str
+    owner: str
+
+
 class ResearchState(TypedDict):
     question: str
     run_id: NotRequired[str]
@@ -71,7 +96,7 @@ class ResearchState(TypedDict):
     steps: NotRequired[Annotated[dict[str, StepRecord], merge_steps]]
     order: NotRequired[list[str]]  # step ids in plan order
     last_step: NotRequired[int]  # the highest step number given (ids are never reused)
-    ready: NotRequired[list[dict[str, Any]]]  # what execute hands to run_step next
+    ready: NotRequired[list[ReadyStep]]  # what execute hands to run_step next
     decision: NotRequired[str]
     forbidden: NotRequired[list[str]]  # call keys (plan.call_key) that failed for good
     handled: NotRequired[list[str]]  # failed steps already replanned around
@@ -81,7 +106,7 @@ class ResearchState(TypedDict):
     ledger: NotRequired[list[Source]]
     gaps: NotRequired[list[str]]
     rule_hop: NotRequired[int | None]  # the round after which the rule named the second hop
-    rounds: NotRequired[Annotated[list[dict[str, Any]], turn_list]]
+    rounds: NotRequired[Annotated[list[RoundRecord], turn_list]]
     draft: NotRequired[str]
     report: NotRequired[str]
     body: NotRequired[str]
@@ -130,7 +155,7 @@ class ResearchUpdate(TypedDict, total=False):
     steps: Mapping[str, StepRecord | None]
     order: list[str]
     last_step: int
-    ready: list[dict[str, Any]]
+    ready: list[ReadyStep]
     decision: str
     forbidden: list[str]
     handled: list[str]
@@ -140,7 +165,7 @@ class ResearchUpdate(TypedDict, total=False):
     ledger: list[Source]
     gaps: list[str]
     rule_hop: int | None
-    rounds: Sequence[dict[str, Any] | str] | str
+    rounds: Sequence[RoundRecord | str] | str
     draft: str
     report: str
     body: str
