@@ -76,7 +76,7 @@ class RunDriver:
     services: Services
     running: set[str] = field(default_factory=set)
     # Runs with a context of their own (research from the library), by run id.
-    contexts: dict[str, Any] = field(default_factory=dict)
+    contexts: dict[str, ResearchContext] = field(default_factory=dict)
     yielding: bool = True  # critic.yield_to_new_turns: a critic gives way to a next question
     _guard: threading.Lock = field(default_factory=threading.Lock)
     _give_way: dict[str, Cancellation] = field(default_factory=dict)  # runs in flight
