@@ -5,6 +5,8 @@ by ``make test``; see docs/architecture.md.)"""
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from collections import defaultdict
 from pathlib import Path
 
@@ -194,7 +196,7 @@ def test_every_name_a_face_declares_is_there() -> None:
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
 
 
-SURFACES = ("cli", "ui", "http", "platform")
+SURFACES = ("cli", "ui", "http", "platform", "mcp_server")
 # What holds the parts below the service: the agent's services and storage, the people store
 # behind Access. A surface asks the service's parts and methods instead.
 PART_HOLDERS = {"services", "storage", "people"}
@@ -211,3 +213,39 @@ def test_surfaces_reach_no_part_through_the_service() -> None:
                 if isinstance(node, ast.Attribute) and node.attr in PART_HOLDERS:
                     reached.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {ast.unparse(node)}")
     assert reached == []
+
+
+UNTYPED_DICT = ["dict", "[", "str", ",", "Any", "]"]
+
+
+def _untyped_dicts_without_a_why(path: Path) -> list[int]:
+    """The lines of ``path`` where ``dict[str, Any]`` is written (code, not a string or a
+    comment) with no comment on that line or on a comment line just above it."""
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    commented = {t.start[0] for t in tokens if t.type == tokenize.COMMENT}
+    code = [t for t in tokens if t.type in (tokenize.NAME, tokenize.OP)]
+    found = []
+    for i in range(len(code) - len(UNTYPED_DICT) + 1):
+        if [t.string for t in code[i : i + len(UNTYPED_DICT)]] != UNTYPED_DICT:
+            continue
+        line = code[i].start[0]
+        above = lines[line - 2].lstrip() if line > 1 else ""
+        if line not in commented and not above.startswith("#"):
+            found.append(line)
+    return found
+
+
+def test_every_untyped_dict_says_what_outside_data_it_holds() -> None:
+    """A shape that is ours has its type (a TypedDict or model in ``local2.contracts`` or
+    the module that owns it); ``dict[str, Any]`` is left only where the data comes from
+    outside and is not checked yet (JSON a model wrote, an HTTP body, YAML, Chroma
+    metadata, a Gradio value, a library's own dict, a JSON schema document), and a comment
+    on its line, or on the line above, says which."""
+    bare = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sources()
+        for line in _untyped_dicts_without_a_why(path)
+    ]
+    assert not bare, "type it, or say what outside data it is:\n" + "\n".join(bare)

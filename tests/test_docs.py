@@ -404,3 +404,24 @@ def test_every_module_and_name_a_page_points_to_exists() -> None:
             if not any(re.search(rf"\b{name}\b", code) for code in candidates):
                 stale.append(f"{page.relative_to(ROOT)}: {module}: {name}")
     assert stale == []
+
+
+# A reference to the design document the project began from: a file a reader of the
+# repository does not have (its word is in docs/ now).
+OUTSIDE_DESIGN = re.compile(r"\bDESIGN(?:\.md\b|\s*§)")
+WRITTEN = ("src", "testkit", "tests", "bench", "docs", "scripts", "examples", "notebooks")
+
+
+def test_nothing_points_at_the_design_document_outside_the_repository() -> None:
+    """The package, the test kit, the tests, the benchmarks and the pages point at the
+    repository's own pages (``docs/architecture.md``, "Trust boundaries"), never at a
+    section of a design document outside it."""
+    files = [README, *(p for d in WRITTEN for p in sorted((ROOT / d).rglob("*")) if p.is_file())]
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in files
+        if path.suffix in (".py", ".md", ".yaml", ".toml", ".ipynb")
+        for n, line in enumerate(text(path).splitlines(), start=1)
+        if OUTSIDE_DESIGN.search(line)
+    ]
+    assert found == []

@@ -1,5 +1,6 @@
 """Retrieval is one part: no module outside ``local2.retrieval`` defines a tokeniser, a BM25
-or a sentence splitter of its own (DESIGN.md §16). What a second copy looks like:
+or a sentence splitter of its own (docs/architecture.md: ``retrieval/``). What a second copy
+looks like:
 
 - a name for one: ``_SENTENCE_END``, ``_STOPWORDS``, a function ``terms``, ``_stem``,
   ``tokenize``, ``bm25_scores``, a class named like ``*BM25*``;

@@ -243,7 +243,8 @@ class ToolError(Local2Error):
     def __init__(
         self,
         message: str = "",
-        events: list[tuple[str, dict[str, Any]]] | None = None,
+        events: list[tuple[str, dict[str, object]]] | None = None,  # (subject, its fields)
+        # the tool's own account of the failure, in its own keys (JSON, as a result's data)
         data: dict[str, Any] | None = None,
         fix: str = "",
     ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
 
 from local2.arena.ratings import Rating, rate
 from local2.storage import Vote
@@ -23,7 +22,7 @@ def arena(votes: list[Vote]) -> dict[str, list[Rating]]:
 
 
 def as_json(table: dict[str, list[Rating]], votes: list[Vote]) -> str:
-    document: dict[str, Any] = {group: [r.as_dict() for r in rows] for group, rows in table.items()}
+    document: dict[str, object] = {g: [r.as_dict() for r in rows] for g, rows in table.items()}
     document["votes"] = {
         group: sum(v.voter == voter for v in votes) for group, voter in GROUPS.items()
     }

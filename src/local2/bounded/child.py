@@ -100,7 +100,7 @@ def headroom(megabytes: float | None) -> Iterator[None]:
 
 def run_job(
     job: Job, header: Mapping[str, Any], body: bytes, subject: str, memory_mb: int
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # the job's reply (any job's keys), sent back as one JSON line
     """One job within its CPU and memory limits; failures become ``ok: false`` replies."""
     _limit_cpu(float(header.get("cpu_s", 60)))
     _reset_peak()

@@ -157,7 +157,7 @@ class WorkerPool:
         memory_mb: int,
         deadline: float,
         cancel: threading.Event | None = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]:  # the worker's JSON reply, in the keys of its job
         """The worker's reply for one job; raise when it fails, times out or is cancelled."""
         worker = self._take(memory_mb)
         worker.peak_rss_mb = 0.0
@@ -165,6 +165,7 @@ class WorkerPool:
         try:
             request = json.dumps({**header, "length": len(body)}).encode() + b"\n" + body
             _send(worker, request, deadline, cancel, self.what)
+            # JSON from the worker process
             reply: dict[str, Any] = json.loads(_receive(worker, deadline, cancel, self.what))
             keep = not reply.get("recycle")
             if not reply.get("ok"):

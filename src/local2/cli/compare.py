@@ -6,8 +6,9 @@ the person's own (local's, or ``--as NAME``'s): their sessions, and the votes ca
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,7 +23,8 @@ from local2.cli.common import (
     settings_of,
 )
 from local2.cli.errors import friendly_errors
-from local2.cli.render import print_json, show_item
+from local2.cli.render import TerminalView, print_json, show_item
+from local2.contracts import collect_turn
 
 if TYPE_CHECKING:
     from local2.service import Rating
@@ -66,14 +68,10 @@ def retry(
         agent = make_agent(ctx, None, model or first_model)
         gc_pause.resume("retry")  # the second attempt may run for minutes
         try:
-            view: dict[str, Any] = {}
-            payload: dict[str, Any] = {}
+            view: TerminalView = {}
             asks = approver(not as_json)  # a script reads --json: waiting calls are denied
-            for kind, data in agent.retry(session_id, query_id, asks, person=person):
-                if kind == "final":
-                    payload = data
-                if not as_json:
-                    show_item(kind, data, view)
+            items = agent.retry(session_id, query_id, asks, person=person)
+            payload = collect_turn(items, None if as_json else partial(show_item, state=view))
         finally:
             agent.close()
     if as_json:

@@ -7,13 +7,17 @@ the turns of their own sessions: another's query id answers as an unknown one do
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
 
 from local2.cli.common import err, fail, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
+
+if TYPE_CHECKING:
+    from local2.contracts import AuditRun
 
 runs_app = typer.Typer(help="The audit log: every turn, its tools, evidence and answer.")
 
@@ -97,11 +101,11 @@ def runs_list(
     (out if width == out.width else Console(width=width, highlight=False)).print(table)
 
 
-def runs_table(rows: list[dict[str, Any]]) -> Any:
+def runs_table(rows: Sequence[AuditRun]) -> Any:
     """The audit log as a table; ids are never cut (they are pasted into `runs show`)."""
     from rich.table import Table
 
-    def widest(key: str) -> int:
+    def widest(key: Literal["session_id", "query_id"]) -> int:
         return max(len(str(r[key] or "")) for r in rows)
 
     table = Table()

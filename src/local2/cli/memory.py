@@ -74,6 +74,7 @@ def _fmt(value: Any) -> str:
     return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
+# rows: engrams (or hits over them) as memory reads them: id, content and Chroma's metadata
 def _table(rows: list[dict[str, Any]], title: str, similarity: bool = False) -> Table:
     from rich.table import Table
 
@@ -106,7 +107,7 @@ def _table(rows: list[dict[str, Any]], title: str, similarity: bool = False) -> 
     return table
 
 
-def _kind(row: dict[str, Any]) -> str:
+def _kind(row: dict[str, Any]) -> str:  # an engram's row, its Chroma metadata beside
     """'fact (user_request)': the kind, and where a fact came from."""
     kind = str(row.get("kind", ""))
     source = row.get("source")

@@ -7,25 +7,39 @@ A compare turn prints both answers side by side, the judge's verdict and what to
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from local2 import events
 from local2.cli.common import err, out
 
+if TYPE_CHECKING:
+    from local2.contracts import DocumentPassage, Grade, TurnPayload
+
 ABANDONED = "[abandoned: the answer above was cut off and is not recorded]"
 
 
-def _grade(critique: dict[str, Any] | None) -> str:
-    score = (critique or {}).get("score")
+class TerminalView(TypedDict, total=False):
+    """What a terminal has shown of a turn so far, as its items come."""
+
+    hold: bool  # the answer is printed whole, once the answer guard has seen it
+    thinking: bool  # "Thinking…" was printed
+    live: str  # the answer text streamed so far
+    writing: bool  # "writing…" was printed for the reply held back
+    answered: bool
+    answering: set[str]  # the respondents that have begun (a compare turn)
+
+
+def _grade(critique: Grade | None) -> str:
+    score = critique.get("score") if critique else None
     return f"{score}/5" if score is not None else "no grade"
 
 
-def print_pair(payload: dict[str, Any]) -> None:
+def print_pair(payload: TurnPayload) -> None:
     """Both answers side by side, each with its model and grade."""
     from rich.table import Table
 
-    respondents = payload["respondents"]
+    respondents = payload.get("respondents") or {}
     table = Table(show_lines=True, expand=True)
     for rid in ("a", "b"):
         r = respondents[rid]
@@ -34,18 +48,19 @@ def print_pair(payload: dict[str, Any]) -> None:
     for rid in ("a", "b"):
         r = respondents[rid]
         text = r.get("answer") or f"[red](no answer: {r.get('error')})[/]"
-        if r.get("critique"):
-            text += f"\n[dim]critic: {_grade(r['critique'])}[/]"
+        if critique := r.get("critique"):
+            text += f"\n[dim]critic: {_grade(critique)}[/]"
         cells.append(text)
     table.add_row(*cells)
     out.print(table)
 
 
-def print_verdict(payload: dict[str, Any]) -> None:
-    pairwise = payload.get("pairwise") or {}
-    winner = pairwise.get("winner")
+def print_verdict(payload: TurnPayload) -> None:
+    pairwise = payload.get("pairwise")
+    winner = pairwise.get("winner") if pairwise else None
+    reason = pairwise.get("reason") if pairwise else None
     verdict = {"a": "A is better", "b": "B is better", "tie": "a tie"}.get(
-        winner or "", f"no verdict ({pairwise.get('reason') or 'not judged'})"
+        winner or "", f"no verdict ({reason or 'not judged'})"
     )
     err.print(f"[dim]Judge (both orders): {verdict}.[/]")
     err.print(
@@ -54,7 +69,7 @@ def print_verdict(payload: dict[str, Any]) -> None:
     )
 
 
-def show_compare_item(kind: str, data: Any, view: dict[str, Any]) -> bool:
+def show_compare_item(kind: str, data: Any, view: TerminalView) -> bool:
     """Render a compare or retry item; False when it is an ordinary one."""
     if kind == "respondent":
         rid = data["id"]
@@ -79,8 +94,9 @@ def show_compare_item(kind: str, data: Any, view: dict[str, Any]) -> bool:
         )
         return True
     if kind == "final" and data.get("retry_offered"):
-        critique = data.get("critique") or {}
-        err.print(f"[dim]Critic: {_grade(critique)} — {critique.get('feedback', '')}[/]")
+        critique = data.get("critique")
+        feedback = critique.get("feedback", "") if critique else ""
+        err.print(f"[dim]Critic: {_grade(critique)} — {feedback}[/]")
         err.print(
             "[yellow]Low grade. Try again with the critic's feedback: "
             f"local2 retry {data['session_id']} {data['query_id']}[/]"
@@ -92,7 +108,8 @@ def show_compare_item(kind: str, data: Any, view: dict[str, Any]) -> bool:
 WRITING = "writing…"
 
 
-def _show_event(data: dict[str, Any], state: dict[str, Any]) -> None:
+# data: an event entry, its subject beside the event's own fields (as local2.events has them)
+def _show_event(data: dict[str, Any], state: TerminalView) -> None:
     subject = data["subject"]
     if subject.startswith("tool.request."):
         state["live"] = ""  # what streamed was a tool call, not the answer
@@ -116,7 +133,7 @@ def _show_event(data: dict[str, Any], state: dict[str, Any]) -> None:
         err.print(f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]")
 
 
-def document_hits_text(found: list[dict[str, Any]]) -> str:
+def document_hits_text(found: Sequence[DocumentPassage]) -> str:
     """``my-documents/a.pdf page 3 (0.61) · my-documents/b.pptx slide 2 (0.44)``."""
     shown = []
     for hit in found:
@@ -126,7 +143,7 @@ def document_hits_text(found: list[dict[str, Any]]) -> str:
     return " · ".join(shown)
 
 
-def hold_back(native_tools: bool) -> dict[str, Any]:
+def hold_back(native_tools: bool) -> TerminalView:
     """The view of a turn for :func:`show_item`. A model that cannot call tools natively
     often ends with raw tool output, a copied listing or an unrun call, which the answer
     guard replaces: its reply is held back until the guard has seen it (a "writing…" line
@@ -134,7 +151,7 @@ def hold_back(native_tools: bool) -> dict[str, Any]:
     return {"hold": not native_tools}
 
 
-def show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
+def show_item(kind: str, data: Any, state: TerminalView) -> None:
     """Render one stream item for a person at a terminal."""
     if show_compare_item(kind, data, state):  # two respondents, or a retry
         return
@@ -173,7 +190,7 @@ def show_item(kind: str, data: Any, state: dict[str, Any]) -> None:
         err.print(f"[dim]Critic: {grade} — {crit.get('feedback', '')}[/]")
 
 
-def abandon(state: dict[str, Any]) -> None:
+def abandon(state: TerminalView) -> None:
     """The turn failed or was stopped: mark answer text already printed as not recorded."""
     if state.get("live") and not state.get("answered"):
         out.print()

@@ -32,10 +32,10 @@ from local2 import events
 from local2.cli import gc_pause
 from local2.cli.common import err, fail, id_param, offline_parts, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
-from local2.contracts import Person
+from local2.contracts import Person, collect_research
 
 if TYPE_CHECKING:
-    from local2.contracts import ResearchItem
+    from local2.contracts import Followup, PlannedStep, ResearchItem, ResearchPayload
     from local2.service import Research
 
 ICONS = {"pending": "○", "started": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
@@ -88,7 +88,7 @@ PLAN_FIX = (
 )
 
 
-def _args_text(args: dict[str, Any], limit: int = 70) -> str:
+def _args_text(args: dict[str, Any], limit: int = 70) -> str:  # as the plan wrote them (JSON)
     text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -98,7 +98,7 @@ class Checklist:
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self.steps: dict[str, dict[str, Any]] = {}
+        self.steps: dict[str, PlannedStep] = {}  # as the research.plan events listed them
 
     def __call__(self, kind: str, data: Any) -> None:
         if kind == "event":
@@ -107,6 +107,7 @@ class Checklist:
     def line(self, text: str) -> None:
         self.console.print(text)
 
+    # entry: an event, its subject beside the event's own fields (as local2.events has them)
     def event(self, entry: dict[str, Any]) -> None:
         subject = entry.get("subject", "")
         if subject == events.RESEARCH_PLAN:
@@ -162,12 +163,13 @@ class Checklist:
                 f"{escape(str(entry['error']))}[/]"
             )
 
-    def step(self, entry: dict[str, Any]) -> None:
+    def step(self, entry: dict[str, Any]) -> None:  # a research.step event's fields
         status = str(entry.get("status"))
-        step = self.steps.get(str(entry.get("id")), {"id": entry.get("id"), "tool": ""})
+        known = self.steps.get(str(entry.get("id")))
+        step_id, tool = (known["id"], known["tool"]) if known else (entry.get("id"), "")
         icon = ICONS.get(status, "?")
         colour = COLOURS.get(status, "white")
-        text = f"  [{colour}]{icon} {step['id']} {step.get('tool', '')}[/]"
+        text = f"  [{colour}]{icon} {step_id} {tool}[/]"
         if status in ("done", "failed"):
             text += f" ({float(entry.get('duration_s') or 0):.2f} s"
             text += f", {entry.get('sources')} source(s))" if status == "done" else ")"
@@ -250,7 +252,6 @@ def run_research(
         return
     research = None
     say = err if as_json else out
-    payload: dict[str, Any] = {}
     try:
         with friendly_errors():
             research = Research(settings_of(ctx), backend=backend, model=model)
@@ -340,32 +341,31 @@ def _run_items(
 
 def _follow_run(
     items: Iterable[ResearchItem], say: Console, checklist: Checklist
-) -> dict[str, Any]:
+) -> ResearchPayload:
     """Say the run's id, tick its steps off the checklist; its final payload."""
-    payload: dict[str, Any] = {}
-    for kind, data in items:
+
+    def follow(kind: str, data: Any) -> None:
         if kind == "run":
             verb = "resuming run" if data.get("resumed") else "run"
             say.print(f"{verb} {data['run_id']}")
             sys.stdout.flush()
-        elif kind == "final":
-            payload = data
-        elif kind != "awaiting_input":
+        elif kind not in ("final", "awaiting_input"):
             checklist(kind, data)
-    return payload
+
+    return collect_research(items, follow)
 
 
-def _still_paused(payload: dict[str, Any], as_json: bool) -> None:
+def _still_paused(payload: ResearchPayload, as_json: bool) -> None:
     """The run waits for the person, and no one answered here: how to answer it later."""
     from local2.cli.research_prompt import describe_request
 
-    request = payload.get("awaiting") or {}
+    request = payload.get("awaiting")
     run_id = payload.get("run_id")
-    for line in describe_request(request):
+    for line in describe_request(request) if request else []:
         err.print(line, markup=False, highlight=False)
     how = (
         "--review (at a terminal) or --plan FILE"
-        if request.get("waits_for") == "plan"
+        if request and request.get("waits_for") == "plan"
         else '--answer "TEXT"'
     )
     err.print(
@@ -381,27 +381,27 @@ def run_followup(ctx: typer.Context, run_id: str, question: str, as_json: bool) 
 
     person = person_of(ctx)
     research = None
-    answered: dict[str, Any] = {}
+    answered: Followup | None = None
     checklist = Checklist(err)
     try:
         with friendly_errors():
             research = Research(settings_of(ctx))
             for kind, data in research.followup(run_id, question, person):
                 if kind == "followup":
-                    answered = data or {}
+                    answered = data
                 elif kind not in ("run", "final"):
                     checklist(kind, data)
     finally:
         if research is not None:
             research.close()
     if as_json:
-        print(json.dumps(answered, ensure_ascii=False, indent=2, default=str))
+        print(json.dumps(answered or {}, ensure_ascii=False, indent=2, default=str))
         return
     out.print()
-    out.print(answered.get("answer") or "", markup=False)
+    out.print((answered["answer"] if answered else None) or "", markup=False)
 
 
-def _finish(payload: dict[str, Any], as_json: bool, out_file: Path | None) -> None:
+def _finish(payload: ResearchPayload, as_json: bool, out_file: Path | None) -> None:
     """The report to ``--out``, the payload (``--json``) or the report to stdout."""
     if out_file is not None:
         out_file.write_text(payload.get("report") or "", encoding="utf-8")

@@ -16,9 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from local2.contracts import PlanEdit, ResearchInput, SubQuestionEdit
+from local2.contracts import PlanEdit, ResearchInput, ResearchRequest, SubQuestionEdit
 
 HELP = (
     "Enter approves. Or: drop q2 | add TEXT | edit q1 TEXT | move q3 1 | show | "
@@ -35,21 +34,26 @@ def read_plan_file(path: Path) -> PlanEdit:
     return PlanEdit.from_text(text)
 
 
-def describe_request(request: dict[str, Any]) -> list[str]:
+def _readings(request: ResearchRequest) -> list[str]:
+    ask = request.get("clarify")
+    return list(ask.get("readings") or []) if ask else []
+
+
+def describe_request(request: ResearchRequest) -> list[str]:
     """Plain lines for the person: the question asked, or the plan with its steps."""
     if request.get("waits_for") == "answer":
-        ask = request.get("clarify") or {}
-        lines = [f"The question can be read more than one way: {ask.get('question', '')}"]
-        lines += [f"  {n}. {r}" for n, r in enumerate(ask.get("readings") or [], start=1)]
+        ask = request.get("clarify")
+        lines = [f"The question can be read more than one way: {ask['question'] if ask else ''}"]
+        lines += [f"  {n}. {r}" for n, r in enumerate(_readings(request), start=1)]
         return lines
     steps = {s["id"]: s for s in request.get("steps") or []}
     lines = ["The plan, before the first search:"]
     for q in request.get("subquestions") or []:
         lines.append(f"  {q['id']}: {q['text']}")
         for step_id in q.get("steps") or []:
-            step = steps.get(step_id) or {}
-            args = json.dumps(step.get("args") or {}, ensure_ascii=False)
-            lines.append(f"      {step_id} {step.get('tool', '')} {args}")
+            step = steps.get(step_id)
+            args = json.dumps((step.get("args") if step else None) or {}, ensure_ascii=False)
+            lines.append(f"      {step_id} {(step.get('tool') if step else None) or ''} {args}")
     if request.get("error"):
         lines.append(f"That plan cannot be run: {request['error']}")
     return lines
@@ -58,7 +62,7 @@ def describe_request(request: dict[str, Any]) -> list[str]:
 class PlanEditor:
     """The sub-questions as the person edits them at the terminal."""
 
-    def __init__(self, request: dict[str, Any]) -> None:
+    def __init__(self, request: ResearchRequest) -> None:
         self.items = [
             SubQuestionEdit(id=q["id"], text=q["text"]) for q in request.get("subquestions") or []
         ]
@@ -111,15 +115,15 @@ class PlanEditor:
 
 def terminal_answerer(
     ask: Callable[[str], str], show: Callable[[str], None]
-) -> Callable[[dict[str, Any]], ResearchInput | None]:
+) -> Callable[[ResearchRequest], ResearchInput | None]:
     """Answer a paused run at the terminal (None: input ended, leave it paused)."""
 
-    def answer(request: dict[str, Any]) -> ResearchInput | None:
+    def answer(request: ResearchRequest) -> ResearchInput | None:
         for line in describe_request(request):
             show(line)
         try:
             if request.get("waits_for") == "answer":
-                readings = (request.get("clarify") or {}).get("readings") or []
+                readings = _readings(request)
                 reply = ask(
                     "Your answer (a number, your own words, Enter: as written, or stop): "
                 ).strip()

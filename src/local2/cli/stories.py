@@ -96,9 +96,10 @@ def serve_api(app: Any) -> Iterator[str]:
         thread.join(10)
 
 
+# settings as YAML would give them, merged over the person's before they are checked
 def story_overrides(stories_dir: Path, pages_url: str, work: Path) -> dict[str, Any]:
     """Settings for the in-process stack: fresh data, canned search, local pages fetchable."""
-    overrides: dict[str, Any] = {
+    overrides: dict[str, Any] = {  # as YAML would give them
         "system": {"data_dir": str(work / "data"), "checkpoint_path": None},
         "web": {
             "search": {"provider": "mock"},

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -98,11 +99,22 @@ def ask(
         agent.close()
 
 
+@dataclass
+class LastTurn:
+    """The chat's latest turn, for /prefer, /retry and /show (None before the first)."""
+
+    payload: TurnPayload | None = None
+
+    @property
+    def query_id(self) -> str | None:
+        return self.payload.get("query_id") if self.payload else None
+
+
 def chat_command(
     agent: Any,
     line: str,
     session_id: str,
-    last: dict[str, Any],
+    last: LastTurn,
     on_item: Callable[[str, Any], None],
     approve: Any = None,
     person: Person = LOCAL,
@@ -113,7 +125,7 @@ def chat_command(
     words = line.strip().split()
     if not words or words[0] not in ("/prefer", "/retry", "/show"):
         return False
-    query_id = last.get("query_id")
+    query_id = last.query_id
     if not query_id:
         err.print("[yellow]Ask something first.[/]")
         return True
@@ -134,8 +146,7 @@ def chat_command(
             for kind, data in agent.retry(session_id, query_id, approve, person=person):
                 on_item(kind, data)
                 if kind == "final":
-                    last.clear()
-                    last.update(data)
+                    last.payload = data
     except Local2Error as exc:
         report(exc)
         err.print(f"[dim]({CHAT_HELP})[/]")
@@ -167,7 +178,7 @@ def chat(
         f"[dim]Session {session_id}. /new for a new session, /exit to leave, "
         "Ctrl+C stops an answer.[/]"
     )
-    last: dict[str, Any] = {}  # the latest turn's payload, for /prefer and /retry
+    last = LastTurn()
     grades = ChatGrades(agent, lambda payload: show_item("final", payload, {}))
     while True:
         grades.prompting()
@@ -211,7 +222,7 @@ def chat_line(
     agent: Agent,
     line: str,
     session_id: str,
-    last: dict[str, Any],
+    last: LastTurn,
     grades: ChatGrades,
     compare: TurnOptions,
     approve: Any,
@@ -233,8 +244,7 @@ def chat_line(
             return
         turn = agent.start(line, session_id, compare, wait=True, person=person, approve=approve)
         answered, ended = until_answer(turn, partial(show_item, state=view))
-        last.clear()
-        last.update(answered)
+        last.payload = answered
         grades.last_query_id = answered.get("query_id")
         if not ended:  # the grade comes later: the prompt comes back now
             grades.follow(turn, partial(keep_final, last))
@@ -259,10 +269,10 @@ def until_answer(
     raise RuntimeError("the turn ended without a payload")
 
 
-def keep_final(last: dict[str, Any], final: Mapping[str, Any]) -> None:
+def keep_final(last: LastTurn, final: TurnPayload) -> None:
     """The final payload of a turn, kept for /prefer and /retry if it is still the last."""
-    if last.get("query_id") == final.get("query_id"):
-        last.update(final)
+    if last.payload is not None and last.query_id == final.get("query_id"):
+        last.payload = {**last.payload, **final}
 
 
 def register(app: typer.Typer) -> None:

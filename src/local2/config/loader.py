@@ -24,7 +24,7 @@ DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 POSTGRES_URL_ENV = "LOCAL2_POSTGRES_URL"
 
 
-def _read_yaml(text: str, origin: str) -> dict[str, Any]:
+def _read_yaml(text: str, origin: str) -> dict[str, Any]:  # a YAML file's mapping, unchecked
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -39,6 +39,7 @@ def _read_yaml(text: str, origin: str) -> dict[str, Any]:
     return data
 
 
+# settings as YAML or a model_dump gives them (JSON), before the schema checks the merge
 def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     """``base`` with ``over`` merged in, mappings recursively (neither is modified)."""
     merged = dict(base)
@@ -50,6 +51,7 @@ def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+# data: a section as its YAML files give it, before the schema checks it
 def _validate_section(name: str, data: dict[str, Any], origin: dict[str, str]) -> Any:
     field = Settings.model_fields[name]
     model_type = field.annotation
@@ -93,11 +95,11 @@ def load_settings(
                     f"{user_dir / stray}: unknown config file (expected one of: "
                     f"{', '.join(sorted(known))})"
                 )
-    sections: dict[str, Any] = {}
+    sections: dict[str, Any] = {}  # each section's YAML, merged, before the schema checks it
     for name in SECTIONS:
         filename = f"{name}.yaml"
         shipped = defaults / filename
-        data: dict[str, Any] = {}
+        data: dict[str, Any] = {}  # the section's YAML, merged from its files
         origin: dict[str, str] = {"": f"{filename} (shipped default)"}
         if shipped.is_file():
             data = _read_yaml(shipped.read_text(encoding="utf-8"), origin[""])

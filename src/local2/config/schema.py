@@ -24,6 +24,7 @@ class ToolSchema(Strict):
 
     name: str
     description: str
+    # the tool's arguments as a JSON schema document (an MCP server's, or ours)
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
 
 

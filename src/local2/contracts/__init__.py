@@ -15,13 +15,19 @@ from local2.faces import lazy_face
 if TYPE_CHECKING:
     from local2.contracts import approval as approval
     from local2.contracts.approval import DENIED as DENIED
+    from local2.contracts.approval import ApprovalAnswer as ApprovalAnswer
+    from local2.contracts.approval import ApprovalRequest as ApprovalRequest
     from local2.contracts.approval import Approver as Approver
     from local2.contracts.approval import Decision as Decision
+    from local2.contracts.approval import PendingApproval as PendingApproval
+    from local2.contracts.approval import Preceding as Preceding
+    from local2.contracts.approval import WaitingCall as WaitingCall
     from local2.contracts.approval import denial_error as denial_error
     from local2.contracts.approval import denial_text as denial_text
     from local2.contracts.approval import nobody as nobody
     from local2.contracts.approval import terminal_approver as terminal_approver
     from local2.contracts.documents import DocumentHit as DocumentHit
+    from local2.contracts.documents import DocumentPassage as DocumentPassage
     from local2.contracts.documents import DocumentRecord as DocumentRecord
     from local2.contracts.evals import Comparison as Comparison
     from local2.contracts.evals import Diagnosis as Diagnosis
@@ -56,27 +62,44 @@ if TYPE_CHECKING:
     from local2.contracts.people import TEAM_NAME as TEAM_NAME
     from local2.contracts.people import Person as Person
     from local2.contracts.people import may_write_team_facts as may_write_team_facts
+    from local2.contracts.records import CompareSpec as CompareSpec
     from local2.contracts.records import Critique as Critique
     from local2.contracts.records import EventEntry as EventEntry
     from local2.contracts.records import MemoryHit as MemoryHit
     from local2.contracts.records import Pairwise as Pairwise
+    from local2.contracts.records import PendingCall as PendingCall
     from local2.contracts.records import PendingGrade as PendingGrade
     from local2.contracts.records import Respondent as Respondent
+    from local2.contracts.records import RespondentSpec as RespondentSpec
+    from local2.contracts.records import RetriedAttempt as RetriedAttempt
     from local2.contracts.records import Retry as Retry
+    from local2.contracts.records import RetryAttempt as RetryAttempt
     from local2.contracts.records import Reward as Reward
     from local2.contracts.records import SavedMemory as SavedMemory
     from local2.contracts.records import ToolCallRecord as ToolCallRecord
+    from local2.contracts.records import Verdict as Verdict
     from local2.contracts.research import Clarification as Clarification
+    from local2.contracts.research import ClarifyRequest as ClarifyRequest
     from local2.contracts.research import Followup as Followup
+    from local2.contracts.research import PendingInput as PendingInput
+    from local2.contracts.research import PlanAttempt as PlanAttempt
+    from local2.contracts.research import PlannedStep as PlannedStep
+    from local2.contracts.research import PlanRecord as PlanRecord
+    from local2.contracts.research import ResearchCall as ResearchCall
     from local2.contracts.research import ResearchPayload as ResearchPayload
     from local2.contracts.research import ResearchRequest as ResearchRequest
     from local2.contracts.research import ResearchRun as ResearchRun
     from local2.contracts.research import ResearchSource as ResearchSource
     from local2.contracts.research import ResearchStep as ResearchStep
+    from local2.contracts.research import RoundRecord as RoundRecord
+    from local2.contracts.research import RunItem as RunItem
+    from local2.contracts.research import RunSourcing as RunSourcing
     from local2.contracts.research import RunStatus as RunStatus
+    from local2.contracts.research import ShownStep as ShownStep
     from local2.contracts.research import SteerRecord as SteerRecord
     from local2.contracts.research import SubQuestion as SubQuestion
     from local2.contracts.research import SubQuestionView as SubQuestionView
+    from local2.contracts.research import UnsupportedSentence as UnsupportedSentence
     from local2.contracts.research_input import STOP_RUN as STOP_RUN
     from local2.contracts.research_input import PlanEdit as PlanEdit
     from local2.contracts.research_input import ResearchInput as ResearchInput
@@ -95,18 +118,23 @@ if TYPE_CHECKING:
     from local2.contracts.stream import collect_turn as collect_turn
     from local2.contracts.turn import NO_OPTIONS as NO_OPTIONS
     from local2.contracts.turn import AgentInfo as AgentInfo
+    from local2.contracts.turn import ApprovalWait as ApprovalWait
+    from local2.contracts.turn import AttemptShown as AttemptShown
+    from local2.contracts.turn import AuditRun as AuditRun
     from local2.contracts.turn import CheckpointRow as CheckpointRow
-    from local2.contracts.turn import CompareSpec as CompareSpec
     from local2.contracts.turn import FeedbackResult as FeedbackResult
     from local2.contracts.turn import FirstAttempt as FirstAttempt
     from local2.contracts.turn import Grade as Grade
     from local2.contracts.turn import HistoryTurn as HistoryTurn
     from local2.contracts.turn import OriginalTurn as OriginalTurn
     from local2.contracts.turn import PairwiseVerdict as PairwiseVerdict
+    from local2.contracts.turn import RespondentAnswer as RespondentAnswer
+    from local2.contracts.turn import RetryAttempts as RetryAttempts
     from local2.contracts.turn import SessionHistory as SessionHistory
     from local2.contracts.turn import SessionSummary as SessionSummary
     from local2.contracts.turn import ToolCall as ToolCall
     from local2.contracts.turn import TurnOptions as TurnOptions
     from local2.contracts.turn import TurnPayload as TurnPayload
+    from local2.contracts.turn import TurnRecord as TurnRecord
 else:
     __getattr__ = lazy_face(__name__, __file__)

@@ -11,14 +11,64 @@ With no one to ask, :func:`nobody` denies, and the model is told so.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
+from typing_extensions import TypedDict
+
+from local2.contracts.records import EventEntry
 from local2.errors import InvalidInput
 
-KIND = "tool_approval"
+KIND: Literal["tool_approval"] = "tool_approval"
 Decision = bool | Mapping[str, bool]  # every call alike, or per call id (a missing id: denied)
-Approver = Callable[[dict[str, Any]], dict[str, Any]]  # request -> answer
+
+
+class Preceding(TypedDict):
+    """The outside result a waiting call came after: what the person is shown beside it."""
+
+    tool: str
+    call_id: str
+    args: dict[str, Any]  # that call's arguments as the model wrote them (JSON)
+    preview: str
+
+
+class WaitingCall(TypedDict):
+    """One tool call that waits for the person, and why."""
+
+    call_id: str
+    tool: str
+    args: dict[str, Any]  # the call's arguments as the model wrote them (JSON)
+    reason: str
+    after: Preceding | None
+
+
+class ApprovalRequest(TypedDict):
+    """The interrupt's value: the calls waiting, why, and the events that asked."""
+
+    kind: Literal["tool_approval"]
+    session_id: str
+    query_id: str | None
+    query: str | None
+    calls: list[WaitingCall]
+    events: list[EventEntry]
+    resume: str
+
+
+class PendingApproval(ApprovalRequest):
+    """A request as a paused turn's checkpoint holds it, with the interrupt it answers."""
+
+    interrupt_id: str
+
+
+class ApprovalAnswer(TypedDict):
+    """The resume value: each call's decision, who gave it, and the events that asked."""
+
+    decisions: dict[str, bool]
+    by: str
+    asked: list[EventEntry]
+
+
+Approver = Callable[[ApprovalRequest], ApprovalAnswer]
 PERSON = "person"
 NOBODY = "nobody"
 DENIED = "denied"  # how a refused call's record starts its error
@@ -29,8 +79,8 @@ def resume_path(session_id: str) -> str:
 
 
 def make_request(
-    state: Mapping[str, Any], calls: list[dict[str, Any]], asked: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
+    state: Mapping[str, Any], calls: list[WaitingCall], asked: list[EventEntry]
+) -> ApprovalRequest:
     """The interrupt's value: the calls waiting, why, and what preceded them."""
     session_id = str(state.get("session_id") or "")
     return {
@@ -48,7 +98,7 @@ def is_request(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("kind") == KIND
 
 
-def answer(request: Mapping[str, Any], decision: Decision, by: str = PERSON) -> dict[str, Any]:
+def answer(request: ApprovalRequest, decision: Decision, by: str = PERSON) -> ApprovalAnswer:
     """The resume value for ``request``: approve or deny all, or per call id."""
     ids = [str(c["call_id"]) for c in request.get("calls") or []]
     if isinstance(decision, bool):
@@ -63,14 +113,14 @@ def answer(request: Mapping[str, Any], decision: Decision, by: str = PERSON) -> 
     return {"decisions": decisions, "by": by, "asked": list(request.get("events") or [])}
 
 
-def nobody(request: Mapping[str, Any]) -> dict[str, Any]:
+def nobody(request: ApprovalRequest) -> ApprovalAnswer:
     """The approver when no one can be asked (``ask --json``, no terminal): deny."""
     return answer(request, False, by=NOBODY)
 
 
 def read_answer(
     value: Any, call_ids: list[str]
-) -> tuple[dict[str, bool], str, list[dict[str, Any]] | None]:
+) -> tuple[dict[str, bool], str, list[EventEntry] | None]:
     """``(decisions, by, asked events)`` from a resume value; anything unclear is a denial.
 
     Accepts what :func:`answer` makes, a bare bool (all calls, by the person, as a notebook
@@ -102,7 +152,7 @@ def denial_error(by: str) -> str:
     return f"{DENIED}: no one could be asked" if by == NOBODY else f"{DENIED} by the person"
 
 
-def describe_call(call: Mapping[str, Any]) -> list[str]:
+def describe_call(call: WaitingCall) -> list[str]:
     """Plain-text lines for a person deciding on one call (the terminal prompt)."""
     lines = [
         f"{call['tool']} {json.dumps(call.get('args') or {}, ensure_ascii=False)}",
@@ -119,7 +169,7 @@ def describe_call(call: Mapping[str, Any]) -> list[str]:
 def terminal_approver(ask: Callable[[str], str], show: Callable[[str], None]) -> Approver:
     """Ask at a terminal, one call at a time; anything but yes is no."""
 
-    def approve(request: dict[str, Any]) -> dict[str, Any]:
+    def approve(request: ApprovalRequest) -> ApprovalAnswer:
         decisions: dict[str, bool] = {}
         for call in request.get("calls") or []:
             show("\nThe model wants to run a tool that needs your approval:")

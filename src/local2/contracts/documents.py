@@ -31,6 +31,15 @@ class DocumentRecord(TypedDict):
     notes: list[str]
 
 
+class DocumentPassage(TypedDict):
+    """Where a passage given for a turn was found (the ``documents.recall`` event's)."""
+
+    file: str
+    page: int | None
+    unit: str
+    score: float
+
+
 class DocumentHit(TypedDict):
     """A passage of a document attached to the session, found for this turn's question."""
 

@@ -106,7 +106,8 @@ class RunSettings(TypedDict):
 
 if TYPE_CHECKING:
     ManifestSettings: TypeAlias = RunSettings
-else:  # /openapi.json names it an object, as before: a run folder keeps it as written
+else:
+    # /openapi.json names it an object, as before: a run folder keeps it as written (JSON)
     ManifestSettings = dict[str, Any]
 
 

@@ -12,10 +12,20 @@ from typing import Any, NotRequired
 from typing_extensions import TypedDict
 
 
+class PendingCall(TypedDict):
+    """A tool call the model asked for (natively, written as text, or the keyword router
+    for it), not run yet; ``denied``: who refused it."""
+
+    name: str
+    args: dict[str, Any]  # the call's arguments as the model wrote them (JSON)
+    id: str
+    denied: NotRequired[str]
+
+
 class ToolCallRecord(TypedDict):
     id: str
     tool: str
-    args: dict[str, Any]
+    args: dict[str, Any]  # the call's arguments as the model wrote them (JSON)
     result: str
     error: str | None
     duration_s: float
@@ -43,8 +53,12 @@ class SavedMemory(TypedDict):
 
 
 class EventEntry(TypedDict, total=False):
+    """One event of a turn or a run: its subject and when (seconds from its start), with the
+    event's own fields beside them (as its subject has them, :mod:`local2.events`)."""
+
     subject: str
     t: float
+    respondent_id: str | None  # a compare turn's: a, b, or null for the turn's own events
 
 
 class Critique(TypedDict, total=False):
@@ -85,16 +99,45 @@ class Respondent(TypedDict, total=False):
     error: str | None
 
 
+class RespondentSpec(TypedDict):
+    """One respondent of a compare turn as it is recorded: its model, temperature and arena
+    label (``spec``: what the turn asked for, the second respondent's only)."""
+
+    model: str
+    temperature: float | None
+    label: str
+    spec: NotRequired[CompareSpec]
+
+
+class CompareSpec(TypedDict):
+    """The second respondent of a compare turn: another model, temperature, or both (None:
+    the agent's own)."""
+
+    model: str | None
+    temperature: float | None
+
+
+class Verdict(TypedDict):
+    """The judge's pairwise verdict: the winner of both orders, each answer's grade, each
+    order's choice and feedback (``reason`` when there is no winner)."""
+
+    winner: str | None  # "a" | "b" | "tie"; None when it gave no verdict
+    scores: dict[str, int | None]  # by respondent id
+    verdicts: dict[str, str | None]  # by order (a_first, b_first): the respondent it chose
+    feedback: dict[str, str]  # by order
+    reason: NotRequired[str]
+
+
 class Pairwise(TypedDict, total=False):
     """What a compare turn decided: the judge's verdict, the person's, the answer shown."""
 
     query_id: str
     parent_head: str | None  # the history both respondents answered from
     winner: str | None  # the judge's: "a" | "b" | "tie"; None when it gave no verdict
-    judge: dict[str, Any]  # scores, both orders' verdicts and feedback
+    judge: Verdict
     preferred: str | None  # the person's: "a" | "b" | "tie"
     shown: str  # the respondent whose answer continues the history
-    specs: dict[str, dict[str, Any]]  # each respondent's model, temperature and label
+    specs: dict[str, RespondentSpec]  # by respondent id
 
 
 class Retry(TypedDict, total=False):
@@ -102,6 +145,21 @@ class Retry(TypedDict, total=False):
 
     query_id: str  # this attempt
     of: str  # the first attempt's query_id
-    first: dict[str, Any]  # turn_id, answer, score, feedback of the first attempt
-    second: dict[str, Any]  # turn_id and score of the second, once graded
+    first: RetriedAttempt
+    second: RetryAttempt  # once graded
     shown: int  # 1 or 2: the attempt the history continues from
+
+
+class RetryAttempt(TypedDict):
+    """An attempt of a retry: its turn in the turn log and its grade."""
+
+    turn_id: str | None
+    score: int | None
+
+
+class RetriedAttempt(RetryAttempt):
+    """The first attempt of a retry: its answer and the critique it is retried with."""
+
+    answer: str
+    feedback: str
+    model: str | None

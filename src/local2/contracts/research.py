@@ -14,19 +14,98 @@ from local2.contracts.turn import Grade
 RunStatus = Literal["done", "stopped", "unfinished", "running", "failed", "awaiting_input"]
 
 
+class ResearchCall(TypedDict):
+    """One tool call a step made: its arguments, how it ended, how long it took and how
+    many tries it needed, and how much text it brought."""
+
+    tool: str
+    args: dict[str, Any]  # the call's arguments as the planner (a model) or the person wrote them
+    error: str | None
+    duration_s: float
+    attempts: int
+    chars: int
+
+
+class PlannedStep(TypedDict):
+    """A step as a plan lists it (its record in ``plan`` and the ``research.plan`` event)."""
+
+    id: str | None
+    tool: str | None
+    args: dict[str, Any] | None  # as the planner (a model) or the person wrote them
+    description: str | None
+    requires: list[str] | None
+    branch: str | None
+
+
+class ShownStep(PlannedStep):
+    """A step of a paused run's plan, as the person reviews it."""
+
+    status: str | None
+
+
+class PlanAttempt(TypedDict):
+    """One reply the planner (or the reflection) was asked for: accepted or not, and why."""
+
+    accepted: bool
+    schema_valid: bool
+    schema_errors: list[str]
+    errors: list[str]
+    chars: int
+
+
+class PlanRecord(TypedDict):
+    """One plan the run adopted (or the question it asked first): its round, where it came
+    from (model, repaired, fallback, person, clarify, ...), why, its goal and steps, and the
+    replies it took."""
+
+    round: int
+    origin: str
+    reason: str
+    goal: str
+    steps: list[PlannedStep]
+    attempts: list[PlanAttempt]
+    model_skipped: NotRequired[str]  # why the model was not asked (research/gave_up.py)
+
+
+class RoundRecord(TypedDict):
+    """One reflection on the sources read: the gaps it named for the next round, or why the
+    run stops there."""
+
+    n: int
+    gaps: list[str]
+    origin: str
+    stop: str | None
+    model_skipped: str | None
+
+
+class ClarifyRequest(TypedDict):
+    """The one question the planner asks before it plans, and its readings of the question."""
+
+    question: str
+    readings: list[str]
+
+
+class UnsupportedSentence(TypedDict):
+    """A sentence of a report that verification removed or marked, and why."""
+
+    sentence: str
+    reason: str
+    citations: list[int]
+
+
 class ResearchStep(TypedDict):
     """One step of the plan, without the text it found (that is in the ledger)."""
 
     id: str
     description: str | None
     tool: str | None
-    args: dict[str, Any] | None
+    args: dict[str, Any] | None  # as the planner (a model) or the person wrote them
     requires: list[str] | None
     round: int | None
     status: Annotated[str | None, Field(description="pending, started, done, failed, skipped.")]
     error: str | None
     duration_s: float
-    calls: list[dict[str, Any]]
+    calls: list[ResearchCall]
     sources: int
     branch: Annotated[
         str | None,
@@ -91,10 +170,16 @@ class ResearchRequest(TypedDict):
     question: str
     goal: str
     subquestions: list[SubQuestionView]
-    steps: list[dict[str, Any]]
-    clarify: dict[str, Any] | None
+    steps: list[ShownStep]
+    clarify: ClarifyRequest | None
     error: Annotated[str | None, Field(description="Why the last plan sent was refused.")]
     resume: str
+
+
+class PendingInput(ResearchRequest):
+    """A request as a paused run's checkpoint holds it, with the interrupt it answers."""
+
+    interrupt_id: str
 
 
 class Followup(TypedDict):
@@ -107,7 +192,7 @@ class Followup(TypedDict):
     searched: list[str]
     read: list[str]
     sources: list[ResearchSource]
-    unsupported: list[Any]
+    unsupported: list[UnsupportedSentence]
     citations: int
 
 
@@ -131,18 +216,19 @@ class ResearchPayload(TypedDict):
         str | None, Field(description="Why the run ended early (the person stopped it), or null.")
     ]
     goal: str
-    plan: list[dict[str, Any]]
+    plan: list[PlanRecord]
     steps: list[ResearchStep]
-    rounds: list[dict[str, Any]]
+    rounds: list[RoundRecord]
     sources: Annotated[
         list[ResearchSource], Field(description="The references: numbered from the ledger.")
     ]
     ledger_size: int
     report: Annotated[str, Field(description="The report, Markdown, cited as [n].")]
     unsupported: Annotated[
-        list[Any], Field(description="Sentences verification removed or marked unsupported.")
+        list[UnsupportedSentence],
+        Field(description="Sentences verification removed or marked unsupported."),
     ]
-    removed_links: list[Any]
+    removed_links: list[str]
     citations: int
     replans: int
     model: str | None
@@ -157,6 +243,24 @@ class ResearchPayload(TypedDict):
     awaiting: Annotated[ResearchRequest | None, Field(description="What a paused run waits for.")]
 
 
+class RunSourcing(TypedDict):
+    """Where a run looks (its ``sources``) and what it keeps of what it reads, in words."""
+
+    sources: str  # web | library | both
+    keep: str
+    note: str
+
+
+class RunItem(TypedDict):
+    """A run's first stream item: its id and question, and whether it goes on from before
+    (``library``: where a new run looks and what it keeps)."""
+
+    run_id: str
+    question: str
+    resumed: bool
+    library: NotRequired[RunSourcing]
+
+
 class ResearchRun(TypedDict):
     """One research run in a list of runs (newest first)."""
 
@@ -169,3 +273,4 @@ class ResearchRun(TypedDict):
     steps_done: int
     steps: int
     sources: int
+    owner: str  # whose run it is

@@ -62,7 +62,7 @@ class PlanStepEdit(BaseModel):
     id: str = Field(min_length=1, max_length=16)
     description: str = ""
     tool: str = Field(min_length=1, description="web_search, web_fetch, ... or compose (last).")
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, Any] = Field(default_factory=dict)  # as the person wrote them (JSON)
     requires: list[str] = Field(default_factory=list)
     branch: str | None = Field(default=None, description="Shown by the server; ignored.")
     subquestion: str | None = Field(default=None, description="Shown by the server; ignored.")
@@ -71,6 +71,7 @@ class PlanStepEdit(BaseModel):
     error: str | None = Field(default=None, description="Shown by the server; ignored.")
     followup: int | None = Field(default=None, description="Shown by the server; ignored.")
 
+    # The step as the person wrote it (JSON), for the planner's rules to read as a model's.
     def planned(self) -> dict[str, Any]:
         """The step as the planner's rules read it (what the server shows left out)."""
         return self.model_dump(exclude=set(SHOWN_STEP_FIELDS))

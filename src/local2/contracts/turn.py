@@ -13,15 +13,16 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from local2.contracts.approval import WaitingCall
 from local2.contracts.documents import DocumentHit
-from local2.contracts.records import EventEntry, MemoryHit, Reward, SavedMemory
+from local2.contracts.records import CompareSpec, EventEntry, MemoryHit, Reward, SavedMemory
 
 
 class ToolCall(TypedDict):
     """One tool call of the turn, as the person sees it."""
 
     tool: str
-    args: dict[str, Any]
+    args: dict[str, Any]  # the call's arguments as the model wrote them (JSON)
     result: str | None
     error: Annotated[str | None, Field(description="Why the call failed; null when it did not.")]
     duration_s: float | None
@@ -48,7 +49,7 @@ class RespondentAnswer(TypedDict, total=False):
     answer: str | None
     thinking: str
     tool_calls: list[ToolCall]
-    memory_hits: list[MemoryHit]
+    memory_hits: list[MemoryHit] | None  # null: it failed before recalling any
     critique: Grade | None
     error: str | None
     continues_history: bool
@@ -58,9 +59,9 @@ class PairwiseVerdict(TypedDict, total=False):
     """What a compare turn decided: the judge's verdict (both orders), the person's."""
 
     winner: Literal["a", "b", "tie"] | None
-    scores: dict[str, Any] | None
-    verdicts: Any
-    feedback: Any
+    scores: dict[str, int | None] | None  # each respondent's grade
+    verdicts: dict[str, str | None] | None  # each order's choice (a_first, b_first)
+    feedback: dict[str, str] | None  # each order's feedback
     reason: str | None
     preferred: Literal["a", "b", "tie"] | None
     shown: Literal["a", "b"]
@@ -71,15 +72,30 @@ class RetryAttempts(TypedDict, total=False):
     """A second attempt at a low-graded answer: both attempts' grades and which is shown."""
 
     of: str | None
-    first: dict[str, Any]
-    second: dict[str, Any]
+    first: RetriedAnswer
+    second: RetryScore
     shown: int
+
+
+class RetriedAnswer(TypedDict):
+    """The first attempt of a retry: its answer, its grade and the model that gave it."""
+
+    answer: str | None
+    score: int | None
+    feedback: str | None
+    model: str | None
+
+
+class RetryScore(TypedDict):
+    """The second attempt's grade (null until it is graded)."""
+
+    score: int | None
 
 
 class ApprovalWait(TypedDict):
     """The tool calls a paused turn waits on, and where to answer."""
 
-    calls: list[dict[str, Any]]
+    calls: list[WaitingCall]
     resume: str | None
 
 
@@ -143,6 +159,36 @@ class TurnPayload(TypedDict):
     original: NotRequired[OriginalTurn | None]
 
 
+class TurnRecord(TypedDict, total=False):
+    """A turn as the turn log keeps it beside its question and answer (columns of their
+    own): the payload's other fields, and in a compare turn whose answer it is."""
+
+    session_id: str | None
+    query_id: str | None
+    thinking: str
+    tool_calls: list[ToolCall]
+    memory_hits: list[MemoryHit]
+    memory_saved: list[SavedMemory]
+    document_hits: list[DocumentHit]
+    model: str | None
+    backend: str | None
+    events: list[str]
+    event_log: list[EventEntry]
+    critique: Grade | None
+    critique_pending: bool
+    status: Literal["done", "awaiting_approval"]
+    approval: ApprovalWait
+    error: str
+    respondents: dict[str, RespondentAnswer]
+    pairwise: PairwiseVerdict
+    retry: RetryAttempts
+    retry_offered: bool
+    branch: list[str]
+    replayed_from: str
+    original: OriginalTurn | None
+    respondent_id: str  # the compare respondent whose answer this turn keeps
+
+
 class FeedbackResult(TypedDict, total=False):
     """What a rating or a preference recorded."""
 
@@ -159,7 +205,16 @@ class FeedbackResult(TypedDict, total=False):
         int | None, Field(description="null: memory gets it when it next opens.")
     ]
     events: list[EventEntry]
-    preference: dict[str, Any]  # a preference given with a rating, what it recorded
+    preference: FeedbackResult  # a preference given with a rating, what it recorded
+
+
+class AttemptShown(TypedDict):
+    """Which attempt of a retried turn the session now continues from."""
+
+    session_id: str
+    query_id: str
+    shown: int  # 1 or 2
+    events: list[EventEntry]
 
 
 class HistoryTurn(TypedDict):
@@ -170,7 +225,7 @@ class HistoryTurn(TypedDict):
     assistant: str
     created_at: float
     reward: Reward | None
-    record: NotRequired[dict[str, Any]]
+    record: NotRequired[TurnRecord]
     critique: NotRequired[Grade | None]
     rating: NotRequired[Reward | None]
 
@@ -210,15 +265,20 @@ class SessionSummary(TypedDict):
     first: Annotated[str, Field(description="The session's first question.")]
 
 
-# -- what a turn asks for (built by the service: ``agent.turn_options``) -------------------
+class AuditRun(TypedDict):
+    """One logged turn in a list of them (``local2 runs``), newest first."""
 
-
-class CompareSpec(TypedDict):
-    """The second respondent of a compare turn: another model, temperature, or both (None:
-    the agent's own)."""
-
+    session_id: str | None
+    query_id: str | None
+    written_at: str | None
     model: str | None
-    temperature: float | None
+    query: str
+    tools: list[str | None]
+    score: int | None
+    path: str
+
+
+# -- what a turn asks for (built by the service: ``agent.turn_options``) -------------------
 
 
 class FirstAttempt(TypedDict):

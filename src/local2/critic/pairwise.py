@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from local2.config import CriticRubric
-from local2.contracts import Critique, Respondent, ToolCallRecord
+from local2.contracts import Critique, Respondent, ToolCallRecord, Verdict
 from local2.critic.judge import Critic
 from local2.critic.parse import Choice, parse_choice
 from local2.critic.prompt import default_rubric, format_evidence
@@ -102,7 +102,7 @@ def judge_pair(
     lookups: Any = None,
     listing_tools: Collection[str] = (),
     cancel: Cancellation | None = None,
-) -> tuple[dict[str, Critique], dict[str, Any]]:
+) -> tuple[dict[str, Critique], Verdict]:
     """Grade both answers absolutely, then relatively in both orders, all concurrently.
 
     Returns each respondent's critique and the pairwise verdict ``{winner, scores,
@@ -146,9 +146,7 @@ def judge_pair(
     return critiques, _verdict(critiques, choices, both)
 
 
-def _verdict(
-    critiques: dict[str, Critique], choices: dict[str, Choice], both: bool
-) -> dict[str, Any]:
+def _verdict(critiques: dict[str, Critique], choices: dict[str, Choice], both: bool) -> Verdict:
     """The pairwise verdict ``{winner, scores, verdicts, feedback}`` from both orders'
     choices (and ``reason`` when there is no winner)."""
     verdicts = {
@@ -162,7 +160,7 @@ def _verdict(
         else "not compared: one respondent has no answer"
         for order in ORDERS
     }
-    result = {
+    result: Verdict = {
         "winner": winner,
         "scores": {rid: critiques[rid].get("score") for rid in ("a", "b")},
         "verdicts": verdicts,

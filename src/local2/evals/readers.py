@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,7 @@ class _Corpus:
             )
 
 
-def _meta(values: dict[str, Any]) -> dict[str, str]:
+def _meta(values: Mapping[str, object]) -> dict[str, str]:
     return {k: str(v) for k, v in values.items() if v is not None}
 
 

@@ -52,7 +52,7 @@ class SearchHit:
 @dataclass(frozen=True)
 class _Found:
     text: str
-    meta: dict[str, Any]
+    meta: dict[str, Any]  # a chunk's Chroma metadata
     similarity: float | None
 
 

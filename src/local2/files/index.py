@@ -165,7 +165,7 @@ class FileIndex:
         self._bound = self.terms.bind(str(self.collection.id))  # False: fill it from the chunks
         self.lexical = Lexical(self.terms, k1=FILES_K1, b=FILES_B)
 
-    def _wanted_metadata(self) -> dict[str, Any]:
+    def _wanted_metadata(self) -> dict[str, Any]:  # the collection's Chroma metadata
         f = self.settings.files
         return {
             "embedder": self.embedder.name,
@@ -174,6 +174,7 @@ class FileIndex:
             "chunk_chars": f.chunk_chars,
         }
 
+    # the collection's Chroma metadata, as Chroma kept it
     def _existing_metadata(self) -> dict[str, Any] | None:
         try:
             found = self.client.get_collection(self.name, embedding_function=None)
@@ -187,6 +188,7 @@ class FileIndex:
             self.collection.delete(where={"file_id": {"$in": page}})
         self.terms.drop(file_ids)
 
+    # each file's first chunk's Chroma metadata, by file id
     def _reconcile(self, indexed: dict[str, dict[str, Any]]) -> None:
         """The terms kept made to match the chunks (:func:`.lexical.reconcile`)."""
         reconcile(self.collection, self.terms, indexed)
@@ -205,9 +207,9 @@ class FileIndex:
     def count(self) -> int:
         return int(self.collection.count())
 
-    def _indexed(self) -> dict[str, dict[str, Any]]:
+    def _indexed(self) -> dict[str, dict[str, Any]]:  # each file's first chunk's Chroma metadata
         """file_id -> metadata of its first chunk (hash, size, mtime), for every indexed file."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, dict[str, Any]] = {}  # file_id -> its first chunk's Chroma metadata
         offset = 0
         while True:
             page = self.collection.get(
@@ -270,7 +272,7 @@ class FileIndex:
         self,
         ref: FileRef,
         fid: str,
-        old: dict[str, Any] | None,
+        old: dict[str, Any] | None,  # its first chunk's Chroma metadata, as indexed
         batch: _Batch,
         report: SyncReport,
     ) -> str:
@@ -347,7 +349,12 @@ class FileIndex:
         return chunk_text(self.sandbox.decode(ref, data), f.chunk_lines, f.chunk_chars)
 
     def add_chunks(
-        self, ref: FileRef, fid: str, chunks: list[Chunk], base: dict[str, Any], batch: _Batch
+        self,
+        ref: FileRef,
+        fid: str,
+        chunks: list[Chunk],
+        base: dict[str, Any],  # the Chroma metadata every chunk of the file carries
+        batch: _Batch,
     ) -> None:
         """Queue ``chunks`` of ``ref`` for embedding; none: an empty marker, so the file is
         not read again until it changes."""
@@ -424,6 +431,7 @@ class FileIndex:
         return None
 
 
+# the Chroma metadata every chunk of the file carries
 def _file_meta(ref: FileRef, fid: str, digest: str, stat: os.stat_result) -> dict[str, Any]:
     """What every chunk of a file carries: which file, and what it was when read."""
     return {
@@ -437,14 +445,16 @@ def _file_meta(ref: FileRef, fid: str, digest: str, stat: os.stat_result) -> dic
     }
 
 
+# a Chroma read's (text, metadata), by file
 def _by_file(found: Any) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """A Chroma read's chunks (text, metadata), by their file's id."""
-    rows: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    rows: dict[str, list[tuple[str, dict[str, Any]]]] = {}  # (text, Chroma metadata), by file
     for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
         rows.setdefault(str(meta.get("file_id")), []).append((text or "", dict(meta)))
     return rows
 
 
+# rows: the file's chunks in the index, (text, Chroma metadata)
 def _current(ref: FileRef, rows: list[tuple[str, dict[str, Any]]]) -> IndexedFile | None:
     """The file's chunks from its ``rows`` in the index, if they are the file as it is now
     and all there (None: not indexed, changed since, or being written by a sync)."""
@@ -473,6 +483,7 @@ def _current(ref: FileRef, rows: list[tuple[str, dict[str, Any]]]) -> IndexedFil
     return IndexedFile(chunks)
 
 
+# its first chunk's Chroma metadata, as indexed
 def _same_time(old: dict[str, Any], stat: os.stat_result) -> bool:
     """Whether the file's modification time is the one indexed: to the nanosecond when the
     index has it so, else (an index of before) as Chroma kept the float."""
@@ -481,7 +492,7 @@ def _same_time(old: dict[str, Any], stat: os.stat_result) -> bool:
     return bool(old.get("mtime") == stat.st_mtime)
 
 
-def _without_mark(metadata: dict[str, Any]) -> dict[str, Any]:
+def _without_mark(metadata: dict[str, Any]) -> dict[str, Any]:  # a collection's Chroma metadata
     """A collection's metadata without the mark an index of before wrote at every sync."""
     return {key: value for key, value in metadata.items() if key != "lexical"}
 
@@ -500,8 +511,10 @@ class _Batch:
 
     def __init__(self, index: FileIndex):
         self.index = index
+        # (id, text to embed, document, Chroma metadata)
         self.items: list[tuple[str, str, str, dict[str, Any]]] = []
 
+    # meta: the chunk's Chroma metadata
     def add(self, cid: str, embed_text: str, document: str, meta: dict[str, Any]) -> None:
         self.items.append((cid, embed_text, document, meta))
         if len(self.items) >= _EMBED_BATCH:

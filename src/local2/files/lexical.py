@@ -36,13 +36,13 @@ MAX_TITLE_WORDS = 8  # a longer file name is not looked for in a text
 _PAGE = 500  # files per Chroma read
 
 
-def chunk_terms(text: str, meta: dict[str, Any]) -> list[str]:
+def chunk_terms(text: str, meta: dict[str, Any]) -> list[str]:  # a chunk's Chroma metadata
     """A chunk's terms: its file's path (a file's name often says what it is about), then
     its text."""
     return terms(f"{meta.get('rel') or ''}\n{text}")
 
 
-def chunk_row(text: str, meta: dict[str, Any]) -> Row:
+def chunk_row(text: str, meta: dict[str, Any]) -> Row:  # a chunk's Chroma metadata
     """What the BM25 side keeps of a chunk of the index (its text, its Chroma metadata)."""
     return Row(
         str(meta.get("file_id") or ""),
@@ -53,6 +53,7 @@ def chunk_row(text: str, meta: dict[str, Any]) -> Row:
     )
 
 
+# indexed: each file's first chunk's Chroma metadata, by file id
 def reconcile(collection: Any, store: Terms, indexed: dict[str, dict[str, Any]]) -> None:
     """Make the terms ``store`` keeps match ``collection``'s chunks (``indexed``: each file's
     first chunk's metadata): a file whose terms are missing or short (an index of before, a
@@ -74,7 +75,7 @@ def reconcile(collection: Any, store: Terms, indexed: dict[str, dict[str, Any]])
         store.put(rows)
 
 
-def _lacking(first: dict[str, Any], kept: int) -> bool:
+def _lacking(first: dict[str, Any], kept: int) -> bool:  # a first chunk's Chroma metadata
     """Whether a file's terms kept (``kept`` chunks') are short of its chunks (``first``: its
     first chunk's metadata, which says how many; an index of before does not: there, a file
     of text with none kept)."""

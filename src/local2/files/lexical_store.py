@@ -251,12 +251,12 @@ class ChromaTerms:
         self.client, self.name = client, name
         self.side = self._open({"seq": 0})
 
-    def _open(self, metadata: dict[str, Any]) -> Any:
+    def _open(self, metadata: dict[str, Any]) -> Any:  # the side collection's Chroma metadata
         return self.client.get_or_create_collection(
             self.name, metadata=metadata, embedding_function=None
         )
 
-    def _metadata(self) -> tuple[str, dict[str, Any]]:
+    def _metadata(self) -> tuple[str, dict[str, Any]]:  # its name and Chroma metadata
         """The side collection's id and metadata now (another process writes them too)."""
         found = self.client.get_collection(self.name, embedding_function=None)
         if str(found.id) != str(self.side.id):

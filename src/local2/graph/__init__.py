@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from local2.graph.model_call import call_model as call_model
     from local2.graph.payload import pairwise_verdict as pairwise_verdict
     from local2.graph.payload import turn_payload as turn_payload
+    from local2.graph.payload import turn_record as turn_record
     from local2.graph.prompt import build_prompt as build_prompt
     from local2.graph.prompt import prompt_as_json as prompt_as_json
     from local2.graph.question import validate_query as validate_query

@@ -104,6 +104,7 @@ def echoes_template(text: str, tool_names: Sequence[str]) -> bool:
     return bool(signature and signature.search(text))
 
 
+# tools: each tool's arguments as a JSON schema document, by name
 def unusable_reason(text: str, tools: Mapping[str, dict[str, Any]]) -> str | None:
     """Why ``text`` must not be shown as the answer, or None when it is a real answer.
 
@@ -127,6 +128,7 @@ def unusable_reason(text: str, tools: Mapping[str, dict[str, Any]]) -> str | Non
     return None
 
 
+# tools: each tool's arguments as a JSON schema document, by name
 def prose_beside_call(text: str, tools: Mapping[str, dict[str, Any]]) -> str | None:
     """The prose a model wrote around a stray call, if it stands on its own as an answer."""
     prose = parse_tool_calls(text, tools).text.strip()

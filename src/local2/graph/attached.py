@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from local2 import events
-from local2.contracts import LOCAL_NAME, DocumentHit, EventEntry, ToolCallRecord
+from local2.contracts import LOCAL_NAME, DocumentHit, DocumentPassage, EventEntry, ToolCallRecord
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState
@@ -69,9 +69,13 @@ def attached_passages(
         state,
         events.DOCUMENTS_RECALL,
         hits=len(hits),
-        found=[{k: h[k] for k in ("file", "page", "unit", "score")} for h in hits],
+        found=[_passage(h) for h in hits],
     )
     return hits, [entry]
+
+
+def _passage(hit: DocumentHit) -> DocumentPassage:
+    return {"file": hit["file"], "page": hit["page"], "unit": hit["unit"], "score": hit["score"]}
 
 
 def attached_evidence(state: TurnState | Mapping[str, Any]) -> list[ToolCallRecord]:

@@ -4,16 +4,49 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 from langgraph.config import get_stream_writer
 
-from local2.contracts import LOCAL_NAME, EventEntry
+from local2.contracts import (
+    LOCAL_NAME,
+    EventEntry,
+    Followup,
+    ResearchPayload,
+    TurnPayload,
+)
 from local2.graph.state import TurnState
 from local2.tools import ToolContext
 
 
-def push(item: dict[str, Any]) -> None:
+class Dialog(TypedDict):
+    """The question and the whole answer, as the stream hands them out at publish."""
+
+    session_id: str | None
+    query: str
+    answer: str
+    respondent_id: NotRequired[str]  # a compare turn's respondent
+
+
+class RespondentText(TypedDict):
+    """A piece of one respondent's thinking or answer, as it streams."""
+
+    id: str
+    kind: str  # thinking | token
+    text: str
+
+
+class Pushed(TypedDict, total=False):
+    """An item of LangGraph's custom stream: one of these (the service reads them)."""
+
+    event: EventEntry
+    dialog: Dialog
+    payload: TurnPayload | ResearchPayload
+    respondent: RespondentText
+    followup: Followup | None
+
+
+def push(item: Pushed) -> None:
     """Send an item to LangGraph's custom stream (a no-op outside a graph run)."""
     try:
         writer = get_stream_writer()

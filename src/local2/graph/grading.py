@@ -108,7 +108,7 @@ def record_grade(
     session's next question), the engram's critic score, the turn log's note; the state
     update, with ``critique.retry_offered`` for a low grade of an answer still offered."""
     query_id = state.get("query_id")
-    said: dict[str, Any] = {"late": True} if late else {}
+    said: dict[str, bool] = {"late": True} if late else {}
     entry = event(
         state,
         events.CRITIQUE_RESULT,

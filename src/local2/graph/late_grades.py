@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2 import events
-from local2.contracts import Critique, PendingGrade
+from local2.contracts import Critique, PendingGrade, Verdict
 from local2.graph.compare.pair import judge_respondents, mark_and_vote, pair_graded
 from local2.graph.grading import judge_turn, record_grade
 from local2.graph.nodes.retry import settle
@@ -36,7 +36,7 @@ class LateGrade:
 
     critique: Critique
     critiques: dict[str, Critique] = field(default_factory=dict)
-    verdict: dict[str, Any] | None = None
+    verdict: Verdict | None = None
 
 
 def judge_late(

@@ -4,7 +4,6 @@ research's planning, composing and reflecting all ask the model through it."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage
@@ -49,8 +48,10 @@ def call_model(
         prompt = prompted_messages(prompt, schemas)
     whole = services.backend == "ollama" and not streams_tokens(config)
     try:
-        extra: dict[str, Any] = {"stream": False} if whole else {}
-        reply = model.invoke(prompt, config, **extra)
+        if whole:
+            reply = model.invoke(prompt, config, stream=False)
+        else:
+            reply = model.invoke(prompt, config)
     except ModelError:
         raise
     except Exception as exc:

@@ -10,12 +10,24 @@ judge's comparison). A retry's payload has ``retry`` (both attempts' grades, whi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict, cast
 
 from local2 import events
-from local2.contracts import Pairwise, PairwiseVerdict, ToolCall, TurnPayload
-from local2.graph.state import RESPONDENT_IDS, TurnState
+from local2.contracts import (
+    EventEntry,
+    Pairwise,
+    PairwiseVerdict,
+    Respondent,
+    RespondentAnswer,
+    Retry,
+    RetryAttempts,
+    ToolCall,
+    ToolCallRecord,
+    TurnPayload,
+    TurnRecord,
+)
+from local2.graph.state import RESPONDENT_IDS, RespondentId, TurnState
 
 
 def _tool_call(call: Any) -> ToolCall:
@@ -51,24 +63,30 @@ def turn_payload(state: TurnState | Mapping[str, Any]) -> TurnPayload:
         payload["critique_pending"] = True  # it gave way to the next question: graded later
     if error := state.get("error"):
         payload["error"] = str(error)
-    payload.update(compare_parts(state))  # type: ignore[typeddict-item]  # compare_parts names TurnPayload's optional compare keys
+    parts = compare_parts(state)
+    if "retry_offered" in parts:
+        payload["retry_offered"] = parts["retry_offered"]
+    if "respondents" in parts:
+        payload["respondents"] = parts["respondents"]
+    if "pairwise" in parts:
+        payload["pairwise"] = parts["pairwise"]
+    if "event_log" in parts:
+        payload["event_log"] = parts["event_log"]
+    if "retry" in parts:
+        payload["retry"] = parts["retry"]
     return payload
 
 
-RESPONDENT_FIELDS = (
-    "model",
-    "backend",
-    "temperature",
-    "answer",
-    "memory_hits",
-    "critique",
-    "error",
-)
-
-
-def _tool_calls(calls: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _tool_calls(calls: Sequence[ToolCallRecord]) -> list[ToolCall]:
+    """A respondent's calls as its payload shows them (no provider or fix beside them)."""
     return [
-        {k: call.get(k) for k in ("tool", "args", "result", "error", "duration_s")}
+        {
+            "tool": call["tool"],
+            "args": call["args"],
+            "result": call["result"],
+            "error": call["error"],
+            "duration_s": call["duration_s"],
+        }
         for call in calls
     ]
 
@@ -91,38 +109,73 @@ def pairwise_verdict(pairwise: Pairwise | Mapping[str, Any]) -> PairwiseVerdict:
     return verdict
 
 
-def compare_parts(state: Mapping[str, Any]) -> dict[str, Any]:
+def turn_record(payload: TurnPayload) -> TurnRecord:
+    """The payload as the turn log keeps it: its query and answer are columns already."""
+    kept = {k: v for k, v in payload.items() if k not in ("query", "answer")}
+    return cast(TurnRecord, kept)  # TurnRecord: TurnPayload's other fields
+
+
+class CompareParts(TypedDict, total=False):
+    """What a compare turn or a retry adds to its payload."""
+
+    retry_offered: bool
+    respondents: dict[str, RespondentAnswer]
+    pairwise: PairwiseVerdict
+    event_log: list[EventEntry]
+    retry: RetryAttempts
+
+
+def _respondent(
+    rid: RespondentId, record: Respondent, label: str | None, shown: str
+) -> RespondentAnswer:
+    """One respondent's answer as the payload shows it (None for what it never got to)."""
+    return {
+        "respondent_id": rid,
+        "label": label,
+        "model": record.get("model"),
+        "backend": record.get("backend"),
+        "temperature": record.get("temperature"),
+        "answer": record.get("answer"),
+        "memory_hits": record.get("memory_hits"),
+        "critique": record.get("critique"),
+        "error": record.get("error"),
+        "thinking": "\n\n".join(record.get("thinking") or []),
+        "tool_calls": _tool_calls(record.get("tool_calls") or []),
+        "continues_history": rid == shown,
+    }
+
+
+def compare_parts(state: TurnState | Mapping[str, Any]) -> CompareParts:
     """``respondents``/``pairwise``/``retry``/``retry_offered`` for this turn, if any."""
-    parts: dict[str, Any] = {}
+    parts: CompareParts = {}
     query_id = state.get("query_id")
-    log = list(state.get("event_log") or [])
+    log: list[EventEntry] = list(state.get("event_log") or [])
     if any(e.get("subject") == events.RETRY_OFFERED for e in log):
         parts["retry_offered"] = True
-    pairwise = state.get("pairwise") or {}
+    pairwise: Pairwise = state.get("pairwise") or {}
     if query_id and pairwise.get("query_id") == query_id:
         labels = {rid: s.get("label") for rid, s in (pairwise.get("specs") or {}).items()}
-        records = state.get("respondents") or {}
+        records: dict[str, Respondent] = state.get("respondents") or {}
         shown = pairwise.get("shown") or "a"
         parts["respondents"] = {
-            rid: {
-                "respondent_id": rid,
-                "label": labels.get(rid),
-                **{k: (records.get(rid) or {}).get(k) for k in RESPONDENT_FIELDS},
-                "thinking": "\n\n".join((records.get(rid) or {}).get("thinking") or []),
-                "tool_calls": _tool_calls((records.get(rid) or {}).get("tool_calls") or []),
-                "continues_history": rid == shown,
-            }
+            rid: _respondent(rid, records.get(rid) or {}, labels.get(rid), shown)
             for rid in RESPONDENT_IDS
         }
         parts["pairwise"] = pairwise_verdict(pairwise)
+        # every event of a compare turn says whose it is: null for the turn's own
         parts["event_log"] = [{"respondent_id": None, **e} for e in log]
-    retry = state.get("retry") or {}
+    retry: Retry = state.get("retry") or {}
     if query_id and retry.get("query_id") == query_id:
-        first = retry.get("first") or {}
+        first, second = retry.get("first"), retry.get("second")
         parts["retry"] = {
             "of": retry.get("of"),
-            "first": {k: first.get(k) for k in ("answer", "score", "feedback", "model")},
-            "second": {"score": (retry.get("second") or {}).get("score")},
+            "first": {
+                "answer": first.get("answer") if first else None,
+                "score": first.get("score") if first else None,
+                "feedback": first.get("feedback") if first else None,
+                "model": first.get("model") if first else None,
+            },
+            "second": {"score": second.get("score") if second else None},
             "shown": retry.get("shown", 2),
         }
     return parts

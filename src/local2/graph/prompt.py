@@ -50,6 +50,7 @@ def build_prompt(
     return [*head, *past, *working]
 
 
+# LangChain's message dicts (message_to_dict), trimmed, as JSON for a person to read
 def prompt_as_json(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     """The messages array as plain dicts (role, content, tool calls), thinking removed."""
     out = []

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from local2.contracts import LOCAL_NAME
 from local2.errors import MemoryStoreError
@@ -31,7 +31,15 @@ from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
-from local2.memory import Distilled, Fact, JsonlQueue, distill, owner_file, without_tool_text
+from local2.memory import (
+    Distilled,
+    Fact,
+    FactRecord,
+    JsonlQueue,
+    distill,
+    owner_file,
+    without_tool_text,
+)
 
 if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opened
     from local2.memory import EngramStore, FactSaved
@@ -42,6 +50,21 @@ log = logging.getLogger(__name__)
 RETRY_FILE = "memory_retry.jsonl"
 _FIELDS = {"session_id", "query_id", "query", "answer", "tools_used", "model"}
 _OPTIONAL = {"facts", "owner"}
+
+
+class QueuedTurn(TypedDict):
+    """A turn as memory stores it, and as it waits in the retry queue (JSON) when the store
+    cannot write: no tool output in it; its facts and owner (a record from before either
+    was kept has none)."""
+
+    session_id: str
+    query_id: str
+    query: str
+    answer: str
+    tools_used: list[str]
+    model: str
+    facts: NotRequired[list[FactRecord]]
+    owner: NotRequired[str]
 
 
 def remember_turn(
@@ -66,7 +89,7 @@ def remember_turn(
         log.warning("memory ingest failed, queued for retry: %s", reason)
         _enqueue(queue, record)
         return {"event_log": [event(state, MEMORY_INGEST_FAILED, error=reason)]}
-    payload: dict[str, Any] = {
+    payload: dict[str, object] = {  # the memory.ingested event's fields
         "id": eid,
         "facts": [f.id for f in facts],
         "superseded": [old for f in facts for old in f.superseded],
@@ -98,14 +121,14 @@ def _distill(state: TurnState, services: Services, give_way: Cancellation | None
     )
 
 
-def _turn_record(state: TurnState, facts: list[Fact]) -> tuple[dict[str, Any], int]:
+def _turn_record(state: TurnState, facts: list[Fact]) -> tuple[QueuedTurn, int]:
     """The turn as it is stored (and queued): no tool output in it, even quoted."""
     calls = state.get("tool_calls") or []
     tools = [c.get("tool", "") for c in calls]
     answer, cut = without_tool_text(
         state.get("answer") or "", [(c.get("tool", ""), c.get("result") or "") for c in calls]
     )
-    record = {
+    record: QueuedTurn = {
         "session_id": state.get("session_id") or "",
         "query_id": state.get("query_id") or "",
         "query": state.get("query") or "",
@@ -118,9 +141,16 @@ def _turn_record(state: TurnState, facts: list[Fact]) -> tuple[dict[str, Any], i
     return record, cut
 
 
-def _store(store: EngramStore, record: dict[str, Any]) -> tuple[str, list[FactSaved]]:
+def _store(store: EngramStore, record: QueuedTurn) -> tuple[str, list[FactSaved]]:
     """The episodic record, then each fact; safe to repeat (both are deduplicated)."""
-    eid = store.ingest_turn(**{k: record[k] for k in _FIELDS})
+    eid = store.ingest_turn(
+        session_id=record["session_id"],
+        query_id=record["query_id"],
+        query=record["query"],
+        answer=record["answer"],
+        tools_used=record["tools_used"],
+        model=record["model"],
+    )
     saved = [
         store.save_fact(
             Fact.from_dict(fact), session_id=record["session_id"], query_id=record["query_id"]
@@ -136,7 +166,7 @@ def _drain(services: Services, queue: Path) -> int:
     return _retry_queue(queue).drain(lambda record: _store(_store_of(services, record), record))
 
 
-def _store_of(services: Services, record: dict[str, Any]) -> EngramStore:
+def _store_of(services: Services, record: QueuedTurn) -> EngramStore:
     """The memory of the person whose turn ``record`` is (a record from before owners is
     local's); raises when it is not open, so the record stays queued."""
     owner = record.get("owner") or LOCAL_NAME
@@ -146,12 +176,12 @@ def _store_of(services: Services, record: dict[str, Any]) -> EngramStore:
     return store
 
 
-def _enqueue(queue: Path, record: dict[str, Any]) -> None:
+def _enqueue(queue: Path, record: QueuedTurn) -> None:
     try:
         _retry_queue(queue).append(record)
     except OSError as exc:  # even the queue cannot be written: the turn is lost, say so
         log.error("memory retry queue %s is not writable: %s", queue, exc)
 
 
-def _retry_queue(path: Path) -> JsonlQueue:
-    return JsonlQueue(path, valid=lambda r: _FIELDS <= set(r) <= _FIELDS | _OPTIONAL)
+def _retry_queue(path: Path) -> JsonlQueue[QueuedTurn]:
+    return JsonlQueue[QueuedTurn](path, valid=lambda r: _FIELDS <= set(r) <= _FIELDS | _OPTIONAL)

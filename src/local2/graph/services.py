@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from langchain_core.language_models import BaseChatModel
 
 from local2.config import Settings
-from local2.contracts import LOCAL_NAME, Critique, ToolCallRecord
+from local2.contracts import LOCAL_NAME, Critique, PendingCall, ToolCallRecord
 from local2.storage import TurnLog, VoteLog
 from local2.tools import Tool, ToolRunner
 
@@ -46,24 +46,27 @@ class Critic(Protocol):
 class ToolParser(Protocol):
     """Finds tool calls a model wrote as text (``models.toolcall_text.parse_tool_calls``)."""
 
+    # tools: each tool's arguments as a JSON schema document, by name
     def __call__(self, text: str, tools: Mapping[str, dict[str, Any]]) -> ParsedToolCalls: ...
 
 
 class Router(Protocol):
-    """The keyword router's calls for a question (``{"name", "args", "id"}``)."""
+    """The keyword router's calls for a question."""
 
-    def __call__(self, query: str, tools: Iterable[Tool]) -> list[dict[str, Any]]: ...
+    def __call__(self, query: str, tools: Iterable[Tool]) -> list[PendingCall]: ...
 
 
 class ArgValidator(Protocol):
     """Fixes ``args`` in place against a JSON schema; the errors that remain."""
 
+    # args as the model wrote them (JSON); schema: the tool's, a JSON schema document
     def __call__(self, args: dict[str, Any], schema: dict[str, Any]) -> list[str]: ...
 
 
 class RepairMessage(Protocol):
     """The one message telling a model how its malformed calls should look."""
 
+    # tools: each tool's arguments as a JSON schema document, by name
     def __call__(self, errors: list[str], tools: Mapping[str, dict[str, Any]]) -> str: ...
 
 

@@ -13,7 +13,7 @@ forked.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
@@ -24,6 +24,7 @@ from local2.contracts import (
     EventEntry,
     MemoryHit,
     Pairwise,
+    PendingCall,
     PendingGrade,
     Respondent,
     Retry,
@@ -33,7 +34,8 @@ from local2.contracts import (
 )
 
 RESET = "__reset__"
-RESPONDENT_IDS = ("a", "b")  # a compare turn's two respondents
+RespondentId = Literal["a", "b"]
+RESPONDENT_IDS: tuple[RespondentId, RespondentId] = ("a", "b")  # a compare turn's two respondents
 
 
 def turn_list(current: list[Any] | None, update: list[Any] | str) -> list[Any]:
@@ -45,7 +47,8 @@ def turn_list(current: list[Any] | None, update: list[Any] | str) -> list[Any]:
     return [*(current or []), *update]
 
 
-def merge_dict(current: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]:
+def merge_dict(current: dict[str, Reward] | None, update: dict[str, Reward]) -> dict[str, Reward]:
+    """The rewards so far, with the update's (by query id)."""
     return {**(current or {}), **update}
 
 
@@ -99,7 +102,7 @@ class TurnState(TypedDict):
     messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
     thinking: NotRequired[Annotated[list[str], turn_list]]
     answer: NotRequired[str]
-    pending_tool_calls: NotRequired[list[dict[str, Any]]]
+    pending_tool_calls: NotRequired[list[PendingCall]]
     tool_calls: NotRequired[Annotated[list[ToolCallRecord], turn_list]]
     tool_rounds: NotRequired[int]
     repairs: NotRequired[int]
@@ -138,7 +141,7 @@ class TurnUpdate(TypedDict, total=False):
     messages: Sequence[BaseMessage]
     thinking: Sequence[str] | str
     answer: str
-    pending_tool_calls: list[dict[str, Any]]
+    pending_tool_calls: list[PendingCall]
     tool_calls: Sequence[ToolCallRecord | str] | str
     tool_rounds: int
     repairs: int

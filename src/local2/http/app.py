@@ -17,9 +17,9 @@ every request is one person's (:mod:`local2.http.identity`) and sees only what i
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
+from typing_extensions import TypedDict
 
 from local2.errors import UnsafeToServe
 from local2.http.approvals import approval_routes
@@ -31,6 +31,7 @@ from local2.http.feedback import feedback_routes
 from local2.http.guard import is_loopback
 from local2.http.identity import Caller, Identify, identify, signed_in
 from local2.http.library import library_routes
+from local2.http.openapi import returns
 from local2.http.research import research_routes
 from local2.http.search import search_routes
 from local2.http.sessions import session_routes
@@ -54,12 +55,25 @@ def require_token(host: str, people: bool = False) -> str | None:
     return token
 
 
+class Health(TypedDict):
+    """``GET /health``: who asks, what serves them, and any notice about it."""
+
+    status: str
+    person: str
+    model: str
+    backend: str
+    notice: str | None
+    tools: list[str]
+    memory: bool
+    critic: bool
+
+
 def health_routes(agent: Agent) -> APIRouter:
     """``GET /health``: what is serving (model, backend, tools) and any notice about it."""
     router = APIRouter(tags=["health"])
 
-    @router.get("/health")
-    def health(person: Caller) -> dict[str, Any]:
+    @router.get("/health", **returns(Health))
+    def health(person: Caller) -> Health:
         info = agent.info
         return {
             "status": "ok",

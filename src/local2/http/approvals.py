@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypedDict
 
-from local2.contracts import TurnPayload
+from local2.contracts import PendingApproval, TurnPayload
 from local2.errors import InvalidInput
 from local2.http.identity import Caller
 from local2.http.openapi import returns
@@ -23,12 +22,19 @@ class ApprovalBody(BaseModel):
     decisions: dict[str, bool] | None = None
 
 
+class Waiting(TypedDict):
+    """What a session's paused turn waits on (``pending``: null when nothing waits)."""
+
+    session_id: str
+    pending: PendingApproval | None
+
+
 def approval_routes(agent: Agent) -> APIRouter:
     """``GET`` and ``POST /sessions/{id}/approval`` over ``agent``."""
     router = APIRouter(tags=["approvals"])
 
-    @router.get("/sessions/{session_id}/approval")
-    def pending(person: Caller, session_id: str) -> dict[str, Any]:
+    @router.get("/sessions/{session_id}/approval", **returns(Waiting))
+    def pending(person: Caller, session_id: str) -> Waiting:
         """What a paused turn of this session waits on (``pending`` is null when nothing)."""
         agent.access.read_session(person, session_id)
         return {"session_id": session_id, "pending": agent.pending_approval(session_id)}

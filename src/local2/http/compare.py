@@ -10,13 +10,13 @@ Preferences go through ``POST /feedback {..., preferred}`` like ratings.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from local2.contracts import TurnPayload, collect_turn
+from local2.contracts import AttemptShown, TurnPayload, collect_turn
 from local2.http.identity import Caller
 from local2.http.openapi import returns
 from local2.service import Agent
@@ -57,8 +57,8 @@ def compare_routes(agent: Agent) -> APIRouter:
         agent.access.write_session(person, session_id)
         return collect_turn(agent.retry(session_id, body.query_id, person=person))
 
-    @router.post("/sessions/{session_id}/show", **returns(TurnPayload))
-    def show(person: Caller, session_id: str, body: ShowBody) -> dict[str, Any]:
+    @router.post("/sessions/{session_id}/show", **returns(AttemptShown))
+    def show(person: Caller, session_id: str, body: ShowBody) -> AttemptShown:
         """Continue the session from attempt 1 or 2 of a retried turn."""
         agent.access.write_session(person, session_id)
         return agent.show(session_id, body.query_id, body.attempt)

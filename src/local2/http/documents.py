@@ -28,7 +28,7 @@ from local2.service import Agent
 _MB = 1024 * 1024
 FORM_OVERHEAD = 64 * 1024  # the multipart framing and the session_id field around the file
 
-UPLOAD_BODY: dict[str, Any] = {
+UPLOAD_BODY: dict[str, Any] = {  # OpenAPI's requestBody object, for openapi_extra
     "requestBody": {
         "required": True,
         "content": {

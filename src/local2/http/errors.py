@@ -9,12 +9,14 @@ waiting for the person carries what it waits on and how to resume it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from typing_extensions import TypedDict
 
+from local2.contracts import PendingApproval
 from local2.errors import (
     AwaitingApproval,
     Conflict,
@@ -52,19 +54,35 @@ def status_of(exc: Local2Error) -> int:
     return next((status for kind, status in STATUSES if isinstance(exc, kind)), 500)
 
 
-def detail_of(exc: Local2Error) -> str | dict[str, Any]:
+class Problem(TypedDict, total=False):
+    """What went wrong, as a response's ``detail`` or a stream's last event says it: the
+    error and its fix, or the approval a turn waits for (``status``: stopped)."""
+
+    error: str
+    fix: str
+    approval: PendingApproval
+    resume: str | None
+    status: str
+
+
+def _waiting(exc: AwaitingApproval) -> PendingApproval:
+    return cast(PendingApproval, exc.request)  # what the paused turn waits on, as it was read
+
+
+def detail_of(exc: Local2Error) -> str | Problem:
     """The response's ``detail`` for ``exc``."""
     if isinstance(exc, AwaitingApproval):
-        return {"error": str(exc), "approval": exc.request, "resume": exc.request.get("resume")}
+        waiting = _waiting(exc)
+        return {"error": str(exc), "approval": waiting, "resume": waiting.get("resume")}
     if isinstance(exc, (Unavailable, ModelError)):
         return {"error": exc.message, "fix": exc.fix}
     return exc.message or str(exc)
 
 
-def problem(exc: Local2Error) -> dict[str, Any]:
+def problem(exc: Local2Error) -> Problem:
     """``{error, fix}`` for a stream that has already begun and can only end with a reason."""
     if isinstance(exc, AwaitingApproval):
-        return {"error": str(exc), "approval": exc.request, "fix": ""}
+        return {"error": str(exc), "approval": _waiting(exc), "fix": ""}
     return {"error": exc.message or str(exc), "fix": exc.fix}
 
 
@@ -74,7 +92,7 @@ STOPPED = (
 )
 
 
-def stopped() -> dict[str, Any]:
+def stopped() -> Problem:
     """What a request waiting on a turn gets when the turn is stopped."""
     return {"error": STOPPED, "fix": "Ask again to get an answer.", "status": "stopped"}
 

@@ -45,6 +45,6 @@ def feedback_routes(agent: Agent) -> APIRouter:
         if body.rating is None:
             return preference
         rated = agent.feedback(body.session_id, body.query_id, body.rating, body.comment)
-        return {**rated, "preference": dict(preference)} if preference else rated
+        return {**rated, "preference": FeedbackResult(**preference)} if preference else rated
 
     return router

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 # The error statuses routes can answer with (see :mod:`local2.http.errors`).
+# FastAPI's ``responses``: OpenAPI response objects by status (JSON schema documents)
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     422: {"description": "Invalid input: `detail` says what to change."},
     404: {"description": "No such session, turn, run or document."},
@@ -24,6 +25,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+# FastAPI's route options (response_model, responses), as its decorators take them
 def returns(model: Any, description: str = "Successful Response") -> dict[str, Any]:
     """Route options documenting ``model`` as the 200 response (and the error statuses)."""
     return {

@@ -93,7 +93,7 @@ def research_frames(items: Iterator[ResearchItem]) -> Iterator[str]:
         closing(items)
 
 
-STREAM: dict[int | str, dict[str, Any]] = {
+STREAM: dict[int | str, dict[str, Any]] = {  # FastAPI's responses (OpenAPI objects)
     200: {"content": {"text/event-stream": {}}},
     **ERROR_RESPONSES,
 }

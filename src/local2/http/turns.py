@@ -23,8 +23,8 @@ respondent. ``answer`` and ``done`` hold both answers in the payload's ``respond
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping
+from typing import Literal
 
 from fastapi import APIRouter
 from fastapi.encoders import jsonable_encoder
@@ -34,7 +34,7 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from local2 import events
-from local2.contracts import TurnOptions, TurnPayload
+from local2.contracts import EventEntry, TurnOptions, TurnPayload
 from local2.errors import TurnCancelled
 from local2.http.bodies import session_id_field
 from local2.http.errors import stopped_response
@@ -86,7 +86,7 @@ def graded_turn(agent: Agent, turn: BackgroundTurn) -> TurnPayload:
     return {**final, "critique_pending": bool(final.get("critique_pending"))}
 
 
-def event_name(entry: dict[str, Any]) -> str:
+def event_name(entry: EventEntry) -> str:
     """The SSE event an event-log entry is sent as."""
     subject = str(entry.get("subject", ""))
     if subject.startswith(events.TOOL_REQUEST + "."):
@@ -104,7 +104,7 @@ def turn_frames(turn: BackgroundTurn, critic_on: bool, compare: bool = False) ->
     """The turn's items as server-sent events. ``compare``: two respondents answer, and
     every event says whose it is."""
 
-    def whose(data: dict[str, Any]) -> dict[str, Any]:
+    def whose(data: Mapping[str, object]) -> Mapping[str, object]:
         return {"respondent_id": None, **data} if compare else data
 
     for kind, data in turn:

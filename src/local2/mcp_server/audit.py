@@ -62,6 +62,7 @@ class CallAudit:
             return await call_next(ctx)
         who = caller(self.person)
         name, arguments = what_was_called(ctx.method, ctx.params or {})
+        # what the call log records (storage.call_log.CallRecord), filled in as the call goes
         call: dict[str, Any] = {"person": who.name, "transport": self.transport}
         call |= {"method": ctx.method, "name": name, "outcome": "cancelled"}
         started = time.monotonic()

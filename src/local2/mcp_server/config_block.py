@@ -29,16 +29,17 @@ def local2_command() -> str:
 
 def stdio_block(
     command: str | None = None, config_dir: str | None = None, as_name: str | None = None
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # an MCP client's config file, in the JSON it reads
     """Claude Desktop's block: the client starts ``local2 [--config DIR] [--as NAME] mcp``."""
     args = [*(["--config", config_dir] if config_dir else [])]
     args += [*(["--as", as_name] if as_name else []), "mcp"]
     return {"mcpServers": {"local2": {"command": command or local2_command(), "args": args}}}
 
 
+# an MCP client's config file, in the JSON it reads
 def http_block(url: str = DEFAULT_URL, token: str | None = None) -> dict[str, Any]:
     """A streamable-HTTP client's block: the server's ``/mcp`` and the person's token."""
-    server: dict[str, Any] = {"type": "http", "url": url}
+    server: dict[str, Any] = {"type": "http", "url": url}  # the client's server entry (JSON)
     server["headers"] = {"Authorization": f"Bearer {token or TOKEN_PLACEHOLDER}"}
     return {"mcpServers": {"local2": server}}
 

@@ -76,5 +76,5 @@ def mcp_error(exc: Local2Error) -> MCPError:
         code = INVALID_PARAMS
     else:
         code = INTERNAL_ERROR
-    data: dict[str, Any] = dict(said)
+    data: dict[str, Any] = dict(said)  # the JSON-RPC error's data, as the mcp SDK takes it
     return MCPError(code=code, message=said["error"], data=data)

@@ -51,7 +51,10 @@ class Local2Server(MCPServer[Any]):
     answers bad input (the SDK would say them in pydantic's words, before any tool runs)."""
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],  # a tool's arguments as the client sent them
+        context: Context[Any, Any] | None = None,
     ) -> CallToolResult | InputRequiredResult:
         try:
             return await super().call_tool(name, arguments, context)

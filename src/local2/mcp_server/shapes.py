@@ -3,7 +3,7 @@ schema (the SDK derives it from these TypedDicts)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -111,4 +111,3 @@ class Failure(TypedDict):
 
 
 Within = Literal["documents", "files", "memory", "library"]  # search's sources, as the API's
-JSON = dict[str, Any]

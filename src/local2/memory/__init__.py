@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from local2.memory.extract import Distilled as Distilled
     from local2.memory.extract import distill as distill
     from local2.memory.facts import Fact as Fact
+    from local2.memory.facts import FactRecord as FactRecord
     from local2.memory.facts import explicit_requests as explicit_requests
     from local2.memory.facts import fact_key as fact_key
     from local2.memory.facts import message_sentences as message_sentences

@@ -20,10 +20,11 @@ it, so a rating can never land on, or be lost in, someone else's memory.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
-from local2.memory.jsonl_queue import JsonlQueue, Record
+from local2.memory.jsonl_queue import JsonlQueue
 from local2.memory.owners import is_local, owner_file
 
 if TYPE_CHECKING:
@@ -52,7 +53,19 @@ FILE = "memory_annotations.jsonl"
 OPS = ("annotate", "mark")
 
 
-def _valid(record: Record) -> bool:
+class Annotation(TypedDict):
+    """One annotation waiting in the queue: a grade or rating for a turn's engram
+    (``annotate``), or metadata for an engram or a turn's engrams (``mark``)."""
+
+    op: str  # annotate | mark
+    query_id: str | None
+    engram_id: NotRequired[str | None]
+    # the engram's Chroma metadata to merge (critic_score, reward, respondent_id, ...)
+    fields: dict[str, Any]
+    owner: NotRequired[str | None]  # whose, for a reader: the queue's file decides
+
+
+def _valid(record: Mapping[str, Any]) -> bool:  # a line of the queue, read back (JSON)
     return (
         record.get("op") in OPS
         and isinstance(record.get("fields"), dict)
@@ -60,9 +73,10 @@ def _valid(record: Record) -> bool:
     )
 
 
-def queue_of(settings: Settings, owner: str | None = None) -> JsonlQueue:
+def queue_of(settings: Settings, owner: str | None = None) -> JsonlQueue[Annotation]:
     """The queue of ``owner``'s annotations (None: local's)."""
-    return JsonlQueue(owner_file(Path(settings.data_dir) / FILE, owner), valid=_valid)
+    path = owner_file(Path(settings.data_dir) / FILE, owner)
+    return JsonlQueue[Annotation](path, valid=_valid)
 
 
 def annotate(
@@ -76,7 +90,7 @@ def annotate(
     """:meth:`EngramStore.annotate` the turn now if ``owner``'s memory is open (``store``:
     how many engrams), else queue it for the next open of their memory (None). 0: memory is
     off, nothing will be annotated."""
-    record = {"op": "annotate", "query_id": query_id, "fields": fields}
+    record: Annotation = {"op": "annotate", "query_id": query_id, "fields": fields}
     return _now_or_later(store, settings, record, owner)
 
 
@@ -91,12 +105,17 @@ def mark(
 ) -> int | None:
     """:meth:`EngramStore.mark` now if ``owner``'s memory is open (``store``: how many
     engrams), else queue it (None)."""
-    record = {"op": "mark", "engram_id": engram_id, "query_id": query_id, "fields": fields}
+    record: Annotation = {
+        "op": "mark",
+        "engram_id": engram_id,
+        "query_id": query_id,
+        "fields": fields,
+    }
     return _now_or_later(store, settings, record, owner)
 
 
 def _now_or_later(
-    store: EngramStore | None, settings: Settings, record: Record, owner: str | None
+    store: EngramStore | None, settings: Settings, record: Annotation, owner: str | None
 ) -> int | None:
     """Apply ``record`` to the open ``store`` (after what waits), or queue it."""
     if store is not None:
@@ -108,7 +127,7 @@ def _now_or_later(
     return _defer(settings, record, owner)
 
 
-def _defer(settings: Settings, record: Record, owner: str | None) -> int | None:
+def _defer(settings: Settings, record: Annotation, owner: str | None) -> int | None:
     if not settings.memory.enabled:
         return 0
     if not is_local(owner):
@@ -121,24 +140,24 @@ def _defer(settings: Settings, record: Record, owner: str | None) -> int | None:
     return None
 
 
-def apply(store: EngramStore, queue: JsonlQueue) -> int:
+def apply(store: EngramStore, queue: JsonlQueue[Annotation]) -> int:
     """Apply every annotation waiting in ``queue`` (the store's own :func:`queue_of`, kept
     so that one process drains it a thread at a time) to ``store``; returns how many."""
     return queue.drain(lambda r: _apply(store, r), compact=newest)
 
 
-def _apply(store: EngramStore, record: Record) -> int:
+def _apply(store: EngramStore, record: Annotation) -> int:
     """Do one queued or immediate record; how many engrams it touched."""
-    if record["op"] == "annotate":
-        return store.annotate(record["query_id"], **record["fields"])
+    if record["op"] == "annotate":  # (no query id: nothing to annotate, as annotate says)
+        return store.annotate(record["query_id"] or "", **record["fields"])
     return store.mark(record.get("engram_id"), query_id=record.get("query_id"), **record["fields"])
 
 
-def newest(records: list[Record]) -> list[Record]:
+def newest(records: list[Annotation]) -> list[Annotation]:
     """One record per target, its fields merged oldest to newest: the newest value wins."""
-    merged: dict[tuple[str, str | None, str | None], Record] = {}
+    merged: dict[tuple[str, str | None, str | None], Annotation] = {}
     for record in records:
         key = (record["op"], record.get("query_id"), record.get("engram_id"))
-        before = merged.get(key, {}).get("fields", {})
+        before = merged[key]["fields"] if key in merged else {}
         merged[key] = {**record, "fields": {**before, **record["fields"]}}
     return list(merged.values())

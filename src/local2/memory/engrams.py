@@ -54,7 +54,7 @@ class Engrams:
         self.owner = owner  # whose engrams these are (:mod:`local2.memory.owners`)
         self.owns_embedder = owns_embedder  # False: shared with other people's stores
         self.weights = ranking.Weights.from_settings(settings.memory)
-        self._pending: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._pending: OrderedDict[str, dict[str, float]] = OrderedDict()  # grades, by query
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._sync_thread: threading.Thread | None = None
@@ -137,6 +137,7 @@ class Engrams:
 
     # -- annotating ------------------------------------------------------------------------
 
+    # metadatas: Chroma metadata, as its collections take it
     def _update_everywhere(self, ids: list[str], metadatas: list[dict[str, Any]]) -> None:
         """Merge metadata into these engrams in every embedder's collection that has them."""
         for collection in self._all_collections:
@@ -153,7 +154,7 @@ class Engrams:
         Returns how many engrams were updated. When the turn is not stored yet (``ingest``
         runs in parallel with ``critique``) the values wait and are applied when it is.
         """
-        update: dict[str, Any] = {}
+        update: dict[str, float] = {}
         if critic_score is not None:
             update["critic_score"] = int(critic_score)
         if reward is not None:
@@ -184,7 +185,7 @@ class Engrams:
         answer's ``respondent_id``, ``pairwise_winner``, grade): the engram ``engram_id``, or
         every answer stored for ``query_id``. Returns how many were updated."""
         if engram_id is not None:
-            where: dict[str, Any] = {"ids": [engram_id]}
+            where: dict[str, Any] = {"ids": [engram_id]}  # Chroma's get() filter
         elif query_id:
             where = {"where": {"$and": [{"query_id": query_id}, {"kind": "episodic"}]}}
         else:
@@ -202,7 +203,7 @@ class Engrams:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def get(self, engram_id: str) -> dict[str, Any] | None:
+    def get(self, engram_id: str) -> dict[str, Any] | None:  # engram_row: Chroma's metadata
         self.catch_up()
         found = self.collection.get(ids=[engram_id], include=["documents", "metadatas"])
         if not found["ids"]:
@@ -216,7 +217,7 @@ class Engrams:
 
     def list(
         self, limit: int = 50, offset: int = 0, kind: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, Any]]:  # each an engram_row: id, content and its Chroma metadata
         """Engrams newest first, optionally of one kind."""
         self.catch_up()
         if kind is not None:
@@ -235,6 +236,7 @@ class Engrams:
         )
         return sorted(rows_of(found), key=lambda r: r.get("created_at", 0.0), reverse=True)
 
+    # each an engram_row (id, content and its Chroma metadata)
     def iter_all(self, include_embeddings: bool = False) -> Iterator[dict[str, Any]]:
         """Every engram, page by page, in insertion order."""
         self.catch_up()
@@ -282,16 +284,18 @@ class Engrams:
 _ENGRAM_KEYS = ("id", "content")
 
 
+# An engram as it is read: its id and content beside its Chroma metadata (which keys it has
+# depends on its kind and on the version that stored it).
 def engram_row(eid: str, document: str | None, meta: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"id": eid, "content": document or "", **(meta or {})}
 
 
-def rows_of(found: Mapping[str, Any]) -> list[dict[str, Any]]:
+def rows_of(found: Mapping[str, Any]) -> list[dict[str, Any]]:  # a Chroma get()'s, as rows
     return [
         engram_row(i, d, m)
         for i, d, m in zip(found["ids"], found["documents"], found["metadatas"], strict=True)
     ]
 
 
-def metadata_of(row: Mapping[str, Any]) -> dict[str, Any]:
+def metadata_of(row: Mapping[str, Any]) -> dict[str, Any]:  # a row's Chroma metadata again
     return {k: v for k, v in row.items() if k not in _ENGRAM_KEYS and v is not None}

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 # Tools whose output is the person's own memory, not outside content.
 MEMORY_TOOLS = frozenset({"recall_memory", "save_memory"})
 
-FACTS_SCHEMA: dict[str, Any] = {
+FACTS_SCHEMA: dict[str, Any] = {  # a JSON schema document, for the model's reply
     "type": "object",
     "properties": {
         "facts": {

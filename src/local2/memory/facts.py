@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal, TypedDict
 
 from local2.retrieval import sentences
 
@@ -29,6 +29,15 @@ ANSWER: Source = "answer"  # distilled from the final answer (never one built on
 MAX_FACT_CHARS = 300
 
 
+class FactRecord(TypedDict):
+    """A fact as a queued turn keeps it (JSON), until it is stored."""
+
+    text: str
+    key: str
+    source: Source
+    extractor: Literal["rules", "model"]
+
+
 @dataclass(frozen=True)
 class Fact:
     text: str
@@ -36,11 +45,18 @@ class Fact:
     source: Source
     extractor: Literal["rules", "model"] = "rules"
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> FactRecord:
+        return {
+            "text": self.text,
+            "key": self.key,
+            "source": self.source,
+            "extractor": self.extractor,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Fact:
+    def from_dict(cls, data: FactRecord) -> Fact:
+        """A fact queued as :meth:`as_dict` wrote it (one from before ``key`` and
+        ``extractor`` were kept gets their defaults)."""
         return cls(
             text=str(data["text"]),
             key=str(data.get("key", "")),

@@ -20,25 +20,31 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 log = logging.getLogger(__name__)
 
-Record = dict[str, Any]
+# A record of the queue: what its writer appends, and what a line read back is taken for once
+# ``valid`` has accepted it.
+Record = TypeVar("Record", bound=Mapping[str, Any])
 LOCK_TIMEOUT_S = 10.0
 
 
-class JsonlQueue:
+def _any(record: Mapping[str, Any]) -> bool:
+    return True
+
+
+class JsonlQueue(Generic[Record]):
     """Records waiting in ``path``, oldest first; see the module's docstring for the rules."""
 
     def __init__(
         self,
         path: str | Path,
         *,
-        valid: Callable[[Record], bool] = lambda record: True,
+        valid: Callable[[Mapping[str, Any]], bool] = _any,  # a line's JSON object, unchecked
         lock_timeout_s: float = LOCK_TIMEOUT_S,
     ) -> None:
         self.path = Path(path)
@@ -96,14 +102,14 @@ class JsonlQueue:
             lines = (path or self.path).read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             return []
-        records = []
+        records: list[Record] = []
         for line in lines:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 record = None
             if isinstance(record, dict) and self.valid(record):
-                records.append(record)
+                records.append(cast(Record, record))  # a JSON object its check accepted
             else:
                 log.warning("%s: dropping a malformed line", self.path.name)
         return records

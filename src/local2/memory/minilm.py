@@ -68,6 +68,7 @@ class MiniLM:
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.dim = int(config["hidden_size"])
+        # the checkpoint's tensors by name, as safetensors gives them (numpy arrays)
         self.weights: dict[str, Any] = load_file(str(model_dir / "model.safetensors"))
         for i in range(self.layers):
             _prepare_layer(self.weights, f"encoder.layer.{i}.")
@@ -161,7 +162,7 @@ class MiniLM:
         return out.reshape(n, length, dim)
 
 
-def _prepare_layer(weights: dict[str, Any], p: str) -> None:
+def _prepare_layer(weights: dict[str, Any], p: str) -> None:  # safetensors' arrays by name
     """Dense weights transposed once to (in, out), contiguous; q, k, v as one matrix."""
     import numpy as np
 

@@ -92,6 +92,7 @@ class _Graph:
         return self.op("DynamicQuantizeMatMul", ins, domain=MS)
 
 
+# w: the checkpoint's tensors by name, as safetensors gives them (numpy arrays)
 def _embeddings(g: _Graph, w: dict[str, Any], eps: float) -> str:
     """Word + position + token-type 0 embeddings, layer-normed: (batch, length, dim)."""
     one, zero = g.const("one", 1), g.const("zero", 0)
@@ -110,6 +111,7 @@ def _embeddings(g: _Graph, w: dict[str, Any], eps: float) -> str:
     return g.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=eps)
 
 
+# w: the checkpoint's tensors by name, as safetensors gives them (numpy arrays)
 def _layer(g: _Graph, w: dict[str, Any], x: str, p: str, mask: str, heads: int, eps: float) -> str:
     """One encoder layer: int8 self-attention and feed-forward, float layer norms."""
     import numpy as np
@@ -133,7 +135,13 @@ def _layer(g: _Graph, w: dict[str, Any], x: str, p: str, mask: str, heads: int, 
 
 
 def _skip_norm(
-    g: _Graph, w: dict[str, Any], out: str, x: str, names: tuple[str, str], src: str, eps: float
+    g: _Graph,
+    w: dict[str, Any],  # the checkpoint's tensors by name, as safetensors gives them
+    out: str,
+    x: str,
+    names: tuple[str, str],
+    src: str,
+    eps: float,
 ) -> str:
     """``LayerNorm(out + dense bias + x)``: ``src`` names the weights (``<src>dense.bias``,
     ``<src>LayerNorm.*``), ``names`` the norm's and the bias's consts. Two Adds and the

@@ -36,7 +36,7 @@ def collection_name(base: str, embedder_name: str) -> str:
     return f"{base}.{slug or 'embedder'}"[:512]
 
 
-def collection_metadata(embedder: Embedder) -> dict[str, Any]:
+def collection_metadata(embedder: Embedder) -> dict[str, Any]:  # Chroma collection metadata
     return {"embedder": embedder.name, "embedder_scheme": embedder.scheme}
 
 

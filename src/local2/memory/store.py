@@ -211,14 +211,14 @@ class EngramStore(Engrams):
             if not (meta or {}).get("superseded_by")
         }
 
-    def _add(self, text: str, meta: dict[str, Any]) -> str:
+    def _add(self, text: str, meta: dict[str, Any]) -> str:  # meta: the engram's Chroma metadata
         eid = engram_id(text)
         with self._lock:
             if not self.collection.get(ids=[eid], include=[])["ids"]:
                 self._add_locked(eid, text, meta)
         return eid
 
-    def _add_locked(self, eid: str, text: str, meta: dict[str, Any]) -> None:
+    def _add_locked(self, eid: str, text: str, meta: dict[str, Any]) -> None:  # Chroma metadata
         vector = self.embedder.embed_documents([text])[0]
         full = {**meta, "created_at": time.time(), "bad": False}
         if meta["kind"] == "episodic":

@@ -137,7 +137,8 @@ atexit.register(close_models)
 
 
 def to_chat_messages(
-    messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]] | None = None
+    messages: Sequence[BaseMessage],
+    tools: Sequence[dict[str, Any]] | None = None,  # OpenAI function schemas (JSON schema)
 ) -> list[dict[str, str]]:
     """LangChain messages as the role/content dicts of the model's ChatML template, with the
     tools described in the system turn (see :mod:`local2.models.prompted_tools`)."""
@@ -155,6 +156,7 @@ def opening_system_turn(messages: Sequence[dict[str, str]]) -> str | None:
     return None
 
 
+# an OpenAI response_format in, llama-cpp-python's out (JSON schema documents inside)
 def llama_response_format(fmt: dict[str, Any] | None) -> dict[str, Any] | None:
     """A ``response_format`` as llama-cpp-python takes it: ``{"type": "json_object",
     "schema": ...}``, which it compiles to a JSON-schema grammar.
@@ -243,7 +245,7 @@ class EmbeddedChatModel(BaseChatModel):
         return "llama-cpp-embedded"
 
     @property
-    def _identifying_params(self) -> dict[str, Any]:
+    def _identifying_params(self) -> dict[str, Any]:  # LangChain's interface
         return {"model_name": MODEL_NAME, "model_path": self.resolved_path}
 
     @property
@@ -272,7 +274,7 @@ class EmbeddedChatModel(BaseChatModel):
     def warm_up(
         self,
         system_prompt: str,
-        tools: Sequence[dict[str, Any]] = (),
+        tools: Sequence[dict[str, Any]] = (),  # OpenAI function schemas, as bind_tools takes
         state_dir: Path | None = None,
     ) -> str:
         """Load the model and read the fixed start of every prompt (system prompt and tool
@@ -328,6 +330,7 @@ class EmbeddedChatModel(BaseChatModel):
 
     def bind_tools(
         self,
+        # LangChain's bind_tools: an OpenAI function schema (JSON schema document) or a tool
         tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
@@ -335,14 +338,17 @@ class EmbeddedChatModel(BaseChatModel):
         kwargs.pop("tool_choice", None)  # a prompt cannot force a choice
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
-    def _guarded(self, kwargs: dict[str, Any]) -> bool:
+    def _guarded(self, kwargs: dict[str, Any]) -> bool:  # LangChain's call kwargs
         """The repetition guard watches free text only: output under a JSON-schema grammar is
         bounded by the schema, and cutting it would break the document."""
         return self.repetition_guard and not kwargs.get("response_format")
 
     def _completion(
-        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> dict[str, Any]:
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        kwargs: dict[str, Any],  # LangChain's call kwargs
+    ) -> dict[str, Any]:  # llama-cpp-python's create_chat_completion kwargs
         request = {
             "messages": to_chat_messages(messages, kwargs.get("tools")),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),

@@ -64,7 +64,7 @@ def has_model(available: Iterable[str], model: str) -> bool:
 
 
 def _get(
-    host: str, path: str, timeout_s: float, body: dict[str, Any] | None = None
+    host: str, path: str, timeout_s: float, body: dict[str, str] | None = None
 ) -> httpx.Response:
     url = f"{host.rstrip('/')}{path}"
     try:
@@ -107,7 +107,7 @@ def _context_length(model_info: Any) -> int | None:
     return None
 
 
-def parse_show(name: str, data: dict[str, Any]) -> ModelInfo:
+def parse_show(name: str, data: dict[str, Any]) -> ModelInfo:  # Ollama's JSON, unchecked
     """A :class:`ModelInfo` from an ``/api/show`` response body."""
     caps = data.get("capabilities")
     details = data.get("details") or {}

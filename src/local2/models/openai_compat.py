@@ -80,7 +80,9 @@ class CompatibleChatOpenAI(ChatOpenAI):
             ) from exc
 
     def _create_chat_result(
-        self, response: Any, generation_info: dict[str, Any] | None = None
+        self,
+        response: Any,
+        generation_info: dict[str, Any] | None = None,  # LangChain's interface
     ) -> ChatResult:
         result = super()._create_chat_result(response, generation_info)
         raw = response if isinstance(response, dict) else response.model_dump()
@@ -92,9 +94,9 @@ class CompatibleChatOpenAI(ChatOpenAI):
 
     def _convert_chunk_to_generation_chunk(
         self,
-        chunk: dict[str, Any],
+        chunk: dict[str, Any],  # a streamed chunk as the server sent it (JSON)
         default_chunk_class: type,
-        base_generation_info: dict[str, Any] | None,
+        base_generation_info: dict[str, Any] | None,  # LangChain's
     ) -> ChatGenerationChunk | None:
         generation = super()._convert_chunk_to_generation_chunk(
             chunk, default_chunk_class, base_generation_info

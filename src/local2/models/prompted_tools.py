@@ -33,6 +33,7 @@ def message_text(content: str | list[Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+# tools: OpenAI function schemas (JSON schema documents), as LangChain binds them
 def describe_tools(tools: Sequence[dict[str, Any]]) -> str:
     """A compact tool list and the exact call format, sized for a small model's attention."""
     lines = [TOOLS_HEADER]
@@ -46,12 +47,13 @@ def describe_tools(tools: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def written_call(name: str, args: dict[str, Any]) -> str:
+def written_call(name: str, args: dict[str, Any]) -> str:  # args as the model wrote them
     return f"<tool_call>{json.dumps({'name': name, 'arguments': args})}</tool_call>"
 
 
 def prompted_messages(
-    messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]] | None = None
+    messages: Sequence[BaseMessage],
+    tools: Sequence[dict[str, Any]] | None = None,  # OpenAI function schemas (JSON schema)
 ) -> list[BaseMessage]:
     """``messages`` for a model without native tools: one leading system turn (plus the tool
     list when ``tools``), earlier calls as written calls, tool results as user turns."""

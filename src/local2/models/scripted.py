@@ -1,4 +1,10 @@
-"""A scripted chat model for tests, notebooks and benchmarks: replies you choose, streamed.
+"""A scripted chat model: replies you choose, streamed; the product's own.
+
+The product runs it itself: the offline agent (``service/opening.py: offline_parts``), which
+reads and rates sessions and runs with no model server, is built on one with no replies, so
+nothing it does can reach a model, and anything that asked it for an answer would fail loudly
+("ran out of replies") rather than be given one. Given replies, it also stands in for a model
+in notebooks, benchmarks and tests.
 
 Each reply is an :class:`AIMessage` (content, ``tool_calls``, thinking in
 ``additional_kwargs["reasoning_content"]``) or a function of the messages it was sent.
@@ -23,7 +29,10 @@ Reply = AIMessage | Callable[[list[BaseMessage]], AIMessage]
 
 
 def reply(
-    content: str = "", *, thinking: str = "", tool_calls: Sequence[dict[str, Any]] = ()
+    content: str = "",
+    *,
+    thinking: str = "",
+    tool_calls: Sequence[dict[str, Any]] = (),  # as a model writes them: {name, args[, id]}
 ) -> AIMessage:
     """Build a scripted reply; ``tool_calls`` items are ``{"name", "args"[, "id"]}``."""
     calls = [
@@ -40,7 +49,8 @@ def reply(
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Returns its replies in order (the last one repeats when ``repeat_last``)."""
+    """Returns its replies in order (the last one repeats when ``repeat_last``); with none
+    left, raises instead of answering (the offline agent's model has none)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -51,6 +61,7 @@ class ScriptedChatModel(BaseChatModel):
     _index: int = PrivateAttr(default=0)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     seen: list[list[BaseMessage]] = Field(default_factory=list)
+    # what bind_tools was given: OpenAI function schemas (JSON schema documents) or tools
     bound_tools: list[list[dict[str, Any]]] = Field(default_factory=list)
 
     @property

@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 
 # Each tool's JSON schema by name, as the tool (or its MCP server) wrote it: outside data.
-Schemas = Mapping[str, dict[str, Any]]
+Schemas = Mapping[str, dict[str, Any]]  # each tool's arguments as a JSON schema document
 
 _TYPE_OF: dict[str, type | tuple[type, ...]] = {
     "string": str,
@@ -59,6 +59,7 @@ def _coerce(value: Any, kind: Any) -> Any:
     return value
 
 
+# args as the model wrote them (JSON), checked against the tool's JSON schema document
 def validate_args(args: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     """Check ``args`` against a JSON schema; return readable errors (empty when valid).
 

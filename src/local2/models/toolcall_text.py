@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from local2.contracts import PendingCall
 from local2.ids import new_call_id
 from local2.models.toolcall_args import Schemas, validate_args
 
@@ -26,7 +27,7 @@ from local2.models.toolcall_args import Schemas, validate_args
 class ParsedToolCalls:
     """What a model's text asked for: valid calls, leftover prose, and broken calls."""
 
-    calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "args", "id"}
+    calls: list[PendingCall] = field(default_factory=list)
     text: str = ""
     errors: list[str] = field(default_factory=list)
 
@@ -165,9 +166,10 @@ def _call_name(node: ast.AST) -> str | None:
     return func.id if isinstance(func, ast.Name) else None
 
 
+# the arguments as the model wrote them (Python literals), for the tool's JSON schema
 def _pythonic_args(node: ast.Call, schema: Mapping[str, Any]) -> dict[str, Any]:
     """Arguments of one call node, each via ``ast.literal_eval``; ValueError if not literal."""
-    args: dict[str, Any] = {}
+    args: dict[str, Any] = {}  # as the model wrote them
     order = list((schema.get("properties") or {}).keys())
     if len(node.args) > len(order):
         raise ValueError("too many positional arguments")
@@ -502,9 +504,9 @@ def _short(s: str, limit: int = 120) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
-def _finish(raws: list[_Raw], tools: Schemas) -> tuple[list[dict[str, Any]], list[str]]:
+def _finish(raws: list[_Raw], tools: Schemas) -> tuple[list[PendingCall], list[str]]:
     """Check names and arguments; keep one copy of repeated identical calls."""
-    calls: list[dict[str, Any]] = []
+    calls: list[PendingCall] = []
     errors: list[str] = []
     seen: set[str] = set()
     for raw in raws:

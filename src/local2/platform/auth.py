@@ -126,7 +126,9 @@ ROSTER = Roster()
 
 @auth.authenticate
 async def authenticate(
-    authorization: str | None, headers: dict[bytes, bytes], scope: dict[str, Any]
+    authorization: str | None,
+    headers: dict[bytes, bytes],
+    scope: dict[str, Any],  # the request's ASGI scope, as the platform passes it
 ) -> Auth.types.MinimalUserDict:
     """The person behind a request, as the platform's user: identity is their name."""
     client = (scope.get("client") or (None,))[0]

@@ -17,7 +17,7 @@ store (:mod:`local2.platform.owners`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START
@@ -26,7 +26,7 @@ from langgraph.store.base import BaseStore
 from local2.config import Settings
 from local2.contracts import LOCAL_NAME
 from local2.platform.owners import OwnedStore, run_owner
-from local2.service import TurnGraph, build_platform_graph, platform_store
+from local2.service import TurnGraph, TurnState, build_platform_graph, platform_store
 
 FIRST = "receive"  # the turn's first step in local2.graph.topology
 
@@ -39,9 +39,20 @@ def owners_store() -> BaseStore:
     return store if owner == LOCAL_NAME else OwnedStore(store, owner)
 
 
-def identify(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+class Identified(TypedDict):
+    """The identify step's update of a turn's (or a run's) state: whose it is."""
+
+    owner: str
+
+
+def identify(state: Mapping[str, Any], config: RunnableConfig) -> Identified:
     """Whose turn this is: the person the platform authenticated, never the input's say."""
     return {"owner": run_owner(config)}
+
+
+def identify_turn(state: TurnState, config: RunnableConfig) -> Identified:
+    """:func:`identify` as a node of the turn graph (its input: the turn's state)."""
+    return identify(state, config)
 
 
 def identified(compiled: TurnGraph, store: BaseStore | None) -> TurnGraph:
@@ -55,7 +66,7 @@ def identified(compiled: TurnGraph, store: BaseStore | None) -> TurnGraph:
     # and every node runs with the graph's default context (local2.graph.context).
     builder.context_schema = None
     builder.edges.discard((START, FIRST))
-    builder.add_node("identify", identify)
+    builder.add_node("identify", identify_turn)
     builder.add_edge(START, "identify")
     builder.add_edge("identify", FIRST)
     limit = int((compiled.config or {}).get("recursion_limit", 25)) + 1  # one step more

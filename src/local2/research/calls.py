@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -31,7 +31,7 @@ _TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\
 NO_TEXT = "(no readable text found on this page)"
 SKIPPED = "skipped: the read budget"  # how a call the budget of seconds cut off begins
 
-Planned = tuple[str, dict[str, Any], str]  # (tool, args, title)
+Planned = tuple[str, dict[str, Any], str]  # (tool, args as the plan wrote them (JSON), title)
 
 
 def is_transient(error: str) -> bool:
@@ -42,7 +42,7 @@ def is_transient(error: str) -> bool:
 def call_tool(
     services: Services,
     name: str,
-    args: dict[str, Any],
+    args: dict[str, Any],  # as the plan wrote them (JSON), with its target filled in
     ctx: ToolContext,
     call_id: str,
     deadline: float | None = None,
@@ -101,7 +101,7 @@ def call_with_retry(
     planned: Planned,
     ctx: ToolContext,
     ids: tuple[str, str],
-    timing: dict[str, Any],
+    timing: Mapping[str, float | None],  # the run's started_at, that events are timed from
     deadline: float | None = None,
 ) -> tuple[list[Found], CallRecord, list[EventEntry]]:
     """One planned call, tried again once after a transient failure (timeout, 429, 5xx) while
@@ -159,7 +159,7 @@ def run_calls(
     planned: Sequence[Planned],
     ctx: ToolContext,
     step_id: str,
-    timing: dict[str, Any],
+    timing: Mapping[str, float | None],
 ) -> list[tuple[list[Found], CallRecord, list[EventEntry]]]:
     """A step's calls, in plan order: one alone as it is; several (a read step's pages) side
     by side, ``fetch_workers`` at once, all within ``fetch_seconds``."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import time
 from math import ceil
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send
@@ -33,11 +33,10 @@ from local2 import events
 from local2.config import ResearchSettings
 from local2.contracts import LOCAL_NAME
 from local2.graph import Services, TurnContext, event
-from local2.research.calls import run_calls
+from local2.research.calls import Planned, run_calls
 from local2.research.ledger import (
     Found,
     Source,
-    Why,
     file_sources,
     pages_in,
     source_budget,
@@ -47,7 +46,15 @@ from local2.research.plan_schema import COMPOSE, call_key
 from local2.research.readings import split_label
 from local2.research.rerank import rerank
 from local2.research.second_hop import hopped
-from local2.research.state import CallRecord, ResearchState, ResearchUpdate, StepRecord
+from local2.research.state import (
+    CallRecord,
+    ReadyStep,
+    ResearchState,
+    ResearchUpdate,
+    StepRecord,
+    StepRun,
+    Target,
+)
 from local2.research.steering import inbox_of, take_says
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
 from local2.tools import ToolContext
@@ -56,14 +63,6 @@ from local2.tools import ToolContext
 # best (read down the ranking while hits are relevant; stop where they fall off), within the
 # read's share of ``fetch_count``, ``fetch_seconds`` and ``max_sources``.
 RELEVANT = 0.5
-
-
-class Target(TypedDict):
-    """A source a read step reads, and why (the search that found it, rank and score)."""
-
-    url: str
-    title: str
-    why: NotRequired[Why | None]
 
 
 def _satisfied(steps: dict[str, StepRecord], step: StepRecord) -> bool:
@@ -83,7 +82,7 @@ def _given(state: ResearchState, url: str, ledger: list[Any]) -> bool:
     )
 
 
-def reads_targets(tool: StepTool | None, args: dict[str, Any]) -> bool:
+def reads_targets(tool: StepTool | None, args: dict[str, Any]) -> bool:  # args as planned
     """A step that reads sources named one by one: the results of a finder step, or the one
     source its target argument names."""
     return (
@@ -261,14 +260,14 @@ def _hand_out(
     budget: int,
     settings: ResearchSettings,
     log: list[Any],
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[ReadyStep], dict[str, StepRecord]]:
     """Up to ``max_parallel`` pending steps whose requirements are done, each with the pages
     it reads; and the steps skipped (logged) for having nothing to read or no room."""
     view: ResearchState = {**state, "ledger": ledger}
     room = budget - pages_in(ledger)
     banned = set(forbidden)  # and the URLs read by the steps handed out now
-    ready: list[dict[str, Any]] = []
-    skipped: dict[str, Any] = {}
+    ready: list[ReadyStep] = []
+    skipped: dict[str, StepRecord] = {}
     for i in state.get("order") or []:
         step = steps[i]
         if step["status"] != "pending" or step["tool"] == COMPOSE or not _satisfied(steps, step):
@@ -290,31 +289,34 @@ def _hand_out(
             skipped[i] = {**step, "status": "skipped", "error": why}
             log.append(event(state, events.RESEARCH_STEP, id=i, status="skipped", reason=why))
             continue
-        ready.append({"step": dict(step), "targets": targets})
+        ready.append({"step": StepRecord(**step), "targets": targets})
     return ready, skipped
 
 
 def after_execute(state: ResearchState) -> list[Send] | str:
     decision = state.get("decision")
     if decision == "run":
-        base = {
-            "run_id": state.get("run_id", ""),
-            "started_at": state.get("started_at"),
-            "question": state.get("question", ""),
-            "owner": state.get("owner") or LOCAL_NAME,
-        }
-        return [Send("run_step", {**base, **item}) for item in state.get("ready") or []]
+        return [Send("run_step", _step_run(state, item)) for item in state.get("ready") or []]
     if decision in ("replan", "execute"):
         return decision
     return "reflect"
 
 
+def _step_run(state: ResearchState, ready: ReadyStep) -> StepRun:
+    """What ``run_step`` is sent for ``ready``: the step, and whose run with what question."""
+    return {
+        "run_id": state.get("run_id", ""),
+        "started_at": state.get("started_at"),
+        "question": state.get("question", ""),
+        "owner": state.get("owner") or LOCAL_NAME,
+        **ready,
+    }
+
+
 # --------------------------------------------------------------------------- one step
 
 
-def planned_calls(
-    tool: StepTool | None, step: StepRecord, targets: list[Target]
-) -> list[tuple[str, dict[str, Any], str]]:
+def planned_calls(tool: StepTool | None, step: StepRecord, targets: list[Target]) -> list[Planned]:
     """``(tool, args, title)`` of each call a step makes: one per source a read step reads
     (its target filled in, its other arguments kept), else the step's own call."""
     args = dict(step["args"])
@@ -326,7 +328,7 @@ def planned_calls(
     return [(step["tool"], args, "")]
 
 
-def target_args(tool: StepTool, label: str) -> dict[str, Any]:
+def target_args(tool: StepTool, label: str) -> dict[str, str]:
     """The arguments that make ``tool`` read ``label``: a document's page (``#page=N``, from
     a hit in that page) goes to the tool's ``pages`` argument when it has one."""
     base, page = split_label(label)
@@ -336,7 +338,7 @@ def target_args(tool: StepTool, label: str) -> dict[str, Any]:
     return {**paged, "pages": str(page)} if "pages" in tool.properties else paged
 
 
-def run_step(payload: dict[str, Any], runtime: Runtime[TurnContext]) -> ResearchUpdate:
+def run_step(payload: StepRun, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     """Run one step's tool calls (with one retry of a transient failure each)."""
     services = runtime.context.services
     step: StepRecord = payload["step"]

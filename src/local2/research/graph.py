@@ -28,7 +28,7 @@ reaches ``execute`` through the run's inbox (:mod:`local2.research.steering`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -44,7 +44,7 @@ from local2.research.pauses import after_ask, after_review, ask, review
 from local2.research.planner import after_plan, plan, replan
 from local2.research.reflect import after_reflect, reflect
 from local2.research.report import compose, critique_run, ingest_run, publish, verify_report
-from local2.research.state import ResearchState
+from local2.research.state import ResearchState, ResearchUpdate
 
 if TYPE_CHECKING:
     from local2.storage import SteerInbox
@@ -59,8 +59,9 @@ def recursion_limit(settings: Settings) -> int:
     return 40 + r.max_rounds * per_round  # and the pauses, the says' added steps
 
 
-# The graph's nodes, in the order they are added (each bound to the run's context).
-NODES: dict[str, Any] = {
+# The graph's nodes, in the order they are added (each bound to the run's context): each
+# returns a ResearchUpdate, as the chat graph's nodes return a TurnUpdate.
+NODES: dict[str, Callable[..., ResearchUpdate]] = {
     "plan": plan,
     "ask": ask,
     "review": review,

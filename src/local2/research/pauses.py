@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from local2 import events
-from local2.contracts import ResearchInput, ResearchRequest, WaitsFor
+from local2.contracts import PlanRecord, ResearchInput, ResearchRequest, WaitsFor
 from local2.graph import TurnContext, event
 from local2.research.plan_schema import CLARIFY_CHARS, READINGS, Plan
 from local2.research.state import ResearchState, ResearchUpdate
@@ -64,7 +64,7 @@ def ask_first(view: ResearchState, plan: Plan, asked: Structured[Plan]) -> Resea
     entry = event(
         view, events.RESEARCH_AWAITING, waits_for="answer", question=question, readings=readings
     )
-    record = {
+    record: PlanRecord = {
         "round": view.get("round") or 1,
         "origin": "clarify",
         "reason": "the question can be read more than one way: the person is asked first",
@@ -105,12 +105,12 @@ def ask(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     if value.stop:
         return stopped_here(state, "answer")
     answer = " ".join((value.answer or "").split())
-    asked = state.get("clarify_request") or {}
+    asked = state.get("clarify_request")
     entry = event(state, events.RESEARCH_INPUT, waits_for="answer", answer=answer or None)
     update: ResearchUpdate = {
         "clarification": {
-            "question": str(asked.get("question") or ""),
-            "readings": list(asked.get("readings") or []),
+            "question": str((asked.get("question") if asked else None) or ""),
+            "readings": list((asked.get("readings") if asked else None) or []),
             "answer": answer,
         },
         "clarify_request": None,

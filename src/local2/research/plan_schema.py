@@ -55,7 +55,7 @@ class PlanStep(BaseModel):
     id: str = Field(min_length=1)
     description: str = ""
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, Any] = Field(default_factory=dict)  # as the model wrote them (JSON)
     requires: list[str] = Field(default_factory=list)
 
 
@@ -85,7 +85,7 @@ class Gaps(BaseModel):
     gaps: list[Gap] = Field(default_factory=list)
 
 
-def _text(limit: int) -> dict[str, Any]:
+def _text(limit: int) -> dict[str, Any]:  # a JSON schema document
     return {"type": "string", "maxLength": limit}
 
 
@@ -93,7 +93,7 @@ CLARIFY_CHARS = 160
 READINGS = 4
 
 
-def clarify_schema() -> dict[str, Any]:
+def clarify_schema() -> dict[str, Any]:  # a JSON schema document
     """The optional ``clarify`` of a first plan: one question and the readings it offers."""
     return {
         "type": "object",
@@ -106,11 +106,12 @@ def clarify_schema() -> dict[str, Any]:
     }
 
 
+# a JSON schema document, for the model's constrained decoding
 def plan_schema(tools: StepTools, max_steps: int, clarify: bool = False) -> dict[str, Any]:
     """The JSON schema a plan is requested with (only ``tools`` plus ``compose``); with
     ``clarify``, the plan may instead ask the person one question first."""
     ids = {"type": "string", "maxLength": ID_CHARS}
-    schema: dict[str, Any] = {
+    schema: dict[str, Any] = {  # a JSON schema document
         "title": "ResearchPlan",
         "type": "object",
         "properties": {
@@ -141,6 +142,7 @@ def plan_schema(tools: StepTools, max_steps: int, clarify: bool = False) -> dict
     return schema
 
 
+# a JSON schema document
 def gaps_schema(max_gaps: int, title: str = "ResearchGaps") -> dict[str, Any]:
     """The JSON schema of the search queries asked for after a round (or for a follow-up)."""
     return {
@@ -171,7 +173,7 @@ def call_key(tool: str, args: Mapping[str, Any]) -> str:
     return f"{tool} {json.dumps(clean, sort_keys=True, ensure_ascii=False)}"
 
 
-def step_args(step: PlanStep) -> dict[str, Any]:
+def step_args(step: PlanStep) -> dict[str, Any]:  # as the model wrote them, Nones left out
     return {k: v for k, v in step.args.items() if v is not None}
 
 

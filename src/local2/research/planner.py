@@ -285,9 +285,7 @@ def replan(
         chosen, origin = fallback_plan([], tools, settings.read_top), "no-tools"
     else:
         observations = [
-            observation(dict(steps[i]))
-            for i in state.get("order") or []
-            if steps[i]["tool"] != COMPOSE
+            observation(steps[i]) for i in state.get("order") or [] if steps[i]["tool"] != COMPOSE
         ]
         messages = replan_messages(
             state["question"],

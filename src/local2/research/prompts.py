@@ -8,20 +8,36 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from local2.research.ledger import Source
 from local2.research.plan_schema import COMPOSE, FETCH, GOAL_CHARS, SEARCH, TEXT_CHARS
 from local2.research.second_hop import excerpt
+from local2.research.state import StepRecord
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools
 
 
-def example_plan(query: str, tools: StepTools) -> dict[str, Any]:
+class ExampleStep(TypedDict):
+    """A step of the example plan the planner is shown (the plan's own JSON shape)."""
+
+    id: str
+    description: str
+    tool: str
+    args: dict[str, str | int]
+    requires: list[str]
+
+
+class ExamplePlan(TypedDict):
+    goal: str
+    steps: list[ExampleStep]
+
+
+def example_plan(query: str, tools: StepTools) -> ExamplePlan:
     """A plan for ``query`` itself: a model that copies the example still plans the right
     search (a fixed example about another topic gets copied word for word by small models)."""
-    steps: list[dict[str, Any]] = []
+    steps: list[ExampleStep] = []
     search = tools.search()
     if search is not None:
         steps.append(
@@ -252,7 +268,7 @@ def shown_sources(
     return [(s, shown[s["n"]]) for s in ledger if s["n"] in shown]
 
 
-def observation(step: dict[str, Any]) -> str:
+def observation(step: StepRecord) -> str:
     """One line on a step for the replan prompt."""
     args = json.dumps(step.get("args") or {}, ensure_ascii=False)
     status = step.get("status", "pending")

@@ -22,6 +22,7 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from local2 import events
+from local2.contracts import RoundRecord
 from local2.graph import Services, TurnContext, event
 from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
 from local2.research.ledger import pages_in, source_budget
@@ -130,7 +131,7 @@ def reflect(
         origin=origin,
         model_skipped=model_skipped,
     )
-    record = {
+    record: RoundRecord = {
         "n": round_n,
         "gaps": gaps,
         "origin": origin,

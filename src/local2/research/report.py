@@ -191,12 +191,24 @@ def _as_turn(state: ResearchState) -> TurnState:
     }
 
 
-def critique_run(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+def _as_run(update: TurnUpdate) -> ResearchUpdate:
+    """The chat critic's or memory's update as the run's: a grade and events (all either
+    writes of a turn it is given)."""
+    graded: ResearchUpdate = {}
+    if "critique" in update:
+        graded["critique"] = update["critique"]
+    if "event_log" in update:
+        graded["event_log"] = update["event_log"]
+    return graded
+
+
+def critique_run(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     """Grade the report, as the chat critic grades an answer; when the person's next
     question comes first (``give_way``), the critic's request is cancelled and the grade is
     owed (``grade_owed``, ``critique.deferred``): given later, by :func:`late_grade`."""
     try:
-        return dict(grade_turn(_as_turn(state), runtime.context.services, runtime.context.give_way))
+        context = runtime.context
+        return _as_run(grade_turn(_as_turn(state), context.services, context.give_way))
     except GaveWay:
         run_id = state.get("run_id")
         deferred = event(state, events.CRITIQUE_DEFERRED, query_id=run_id, run_id=run_id)
@@ -205,14 +217,13 @@ def critique_run(state: ResearchState, runtime: Runtime[TurnContext]) -> dict[st
 
 def late_grade(
     state: ResearchState, services: Services, give_way: Cancellation | None = None
-) -> dict[str, Any]:
+) -> ResearchUpdate:
     """The grade a run owes, given now (:class:`~local2.errors.GaveWay` if the person asks
     again first: it stays owed); the update to write as the ``critique`` node's."""
-    update = dict(grade_turn(_as_turn(state), services, give_way))
-    return {**update, "grade_owed": False}
+    return {**_as_run(grade_turn(_as_turn(state), services, give_way)), "grade_owed": False}
 
 
-def ingest_run(state: ResearchState, runtime: Runtime[TurnContext]) -> TurnUpdate:
+def ingest_run(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
     from local2.graph import remember_turn  # memory is slow to import: only when used
 
-    return remember_turn(_as_turn(state), runtime.context.services)
+    return _as_run(remember_turn(_as_turn(state), runtime.context.services))

@@ -12,16 +12,21 @@ from typing import Annotated, Any, NotRequired, TypedDict
 
 from local2.contracts import (
     Clarification,
+    ClarifyRequest,
     Critique,
     EventEntry,
     Followup,
     Keep,
+    PlanRecord,
+    ResearchCall,
     ResearchSource,
+    RoundRecord,
     Sources,
     SubQuestion,
+    UnsupportedSentence,
 )
 from local2.graph import turn_list
-from local2.research.ledger import Found, Source
+from local2.research.ledger import Found, Source, Why
 
 
 def merge_steps(
@@ -37,20 +42,14 @@ def merge_steps(
     return merged
 
 
-class CallRecord(TypedDict):
-    tool: str
-    args: dict[str, Any]
-    error: str | None
-    duration_s: float
-    attempts: int
-    chars: int
+CallRecord = ResearchCall  # one tool call of a step, as the payload shows it
 
 
 class StepRecord(TypedDict, total=False):
     id: str
     description: str
     tool: str  # any tool that only reads (research/step_tools.py), or compose
-    args: dict[str, Any]
+    args: dict[str, Any]  # as the planner (a model) or the person wrote them (JSON)
     requires: list[str]
     round: int
     status: str  # pending | done | failed | skipped
@@ -62,6 +61,30 @@ class StepRecord(TypedDict, total=False):
     followup: int  # the follow-up question it was planned for (0: the run itself)
 
 
+class Target(TypedDict):
+    """A source a read step reads, and why (the search that found it, rank and score)."""
+
+    url: str
+    title: str
+    why: NotRequired[Why | None]
+
+
+class ReadyStep(TypedDict):
+    """A step ``execute`` hands to ``run_step``, with the sources it reads."""
+
+    step: StepRecord
+    targets: list[Target]
+
+
+class StepRun(ReadyStep):
+    """What ``run_step`` is sent: a ready step, and the run it belongs to."""
+
+    run_id: str
+    started_at: float | None
+    question: str
+    owner: str
+
+
 class ResearchState(TypedDict):
     question: str
     run_id: NotRequired[str]
@@ -71,11 +94,11 @@ class ResearchState(TypedDict):
     trust_urls: NotRequired[bool]  # tools.approval: never: fetch any URL a plan names
     round: NotRequired[int]
     goal: NotRequired[str]
-    plans: NotRequired[Annotated[list[dict[str, Any]], turn_list]]  # each plan and its origin
+    plans: NotRequired[Annotated[list[PlanRecord], turn_list]]  # each plan and its origin
     steps: NotRequired[Annotated[dict[str, StepRecord], merge_steps]]
     order: NotRequired[list[str]]  # step ids in plan order
     last_step: NotRequired[int]  # the highest step number given (ids are never reused)
-    ready: NotRequired[list[dict[str, Any]]]  # what execute hands to run_step next
+    ready: NotRequired[list[ReadyStep]]  # what execute hands to run_step next
     decision: NotRequired[str]
     forbidden: NotRequired[list[str]]  # call keys (plan.call_key) that failed for good
     handled: NotRequired[list[str]]  # failed steps already replanned around
@@ -85,11 +108,11 @@ class ResearchState(TypedDict):
     ledger: NotRequired[list[Source]]
     gaps: NotRequired[list[str]]
     rule_hop: NotRequired[int | None]  # the round after which the rule named the second hop
-    rounds: NotRequired[Annotated[list[dict[str, Any]], turn_list]]
+    rounds: NotRequired[Annotated[list[RoundRecord], turn_list]]
     draft: NotRequired[str]
     report: NotRequired[str]
     body: NotRequired[str]
-    unsupported: NotRequired[list[dict[str, Any]]]
+    unsupported: NotRequired[list[UnsupportedSentence]]
     sources: NotRequired[list[ResearchSource]]
     citations: NotRequired[int]
     removed_links: NotRequired[list[str]]
@@ -103,8 +126,9 @@ class ResearchState(TypedDict):
     # what the run asked them, what they said while it ran, and follow-ups on its report.
     clarify: NotRequired[str]  # auto: the planner may ask one question first | never
     review: NotRequired[bool]  # pause before the first search with the plan
-    given_plan: NotRequired[dict[str, Any] | None]  # a plan the person gave at the start
-    clarify_request: NotRequired[dict[str, Any] | None]  # what the planner wants to ask
+    # a plan the person gave at the start: their PlanEdit as JSON, validated again to plan
+    given_plan: NotRequired[dict[str, Any] | None]
+    clarify_request: NotRequired[ClarifyRequest | None]  # what the planner wants to ask
     clarification: NotRequired[Clarification | None]
     reviewed: NotRequired[bool]
     review_error: NotRequired[str | None]  # why the plan last sent was refused
@@ -133,11 +157,11 @@ class ResearchUpdate(TypedDict, total=False):
     trust_urls: bool
     round: int
     goal: str
-    plans: Sequence[dict[str, Any] | str] | str
+    plans: Sequence[PlanRecord | str] | str
     steps: Mapping[str, StepRecord | None]
     order: list[str]
     last_step: int
-    ready: list[dict[str, Any]]
+    ready: list[ReadyStep]
     decision: str
     forbidden: list[str]
     handled: list[str]
@@ -147,23 +171,24 @@ class ResearchUpdate(TypedDict, total=False):
     ledger: list[Source]
     gaps: list[str]
     rule_hop: int | None
-    rounds: Sequence[dict[str, Any] | str] | str
+    rounds: Sequence[RoundRecord | str] | str
     draft: str
     report: str
     body: str
-    unsupported: list[dict[str, Any]]
+    unsupported: list[UnsupportedSentence]
     sources: list[ResearchSource]
     citations: int
     removed_links: list[str]
     event_log: Sequence[EventEntry | str] | str
     critique: Critique | None
+    grade_owed: bool
     model: str
     backend: str
     error: str | None
     clarify: str
     review: bool
-    given_plan: dict[str, Any] | None
-    clarify_request: dict[str, Any] | None
+    given_plan: dict[str, Any] | None  # the person's PlanEdit as JSON (see ResearchState)
+    clarify_request: ClarifyRequest | None
     clarification: Clarification | None
     reviewed: bool
     review_error: str | None

@@ -56,7 +56,7 @@ class StepTool:
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: dict[str, Any]  # the tool's arguments as a JSON schema document
     finder: bool = False  # lists sources (hits) a reader can read
     finds_urls: bool = False  # a finder whose hits are web pages
     target: str | None = None  # a reader: the argument naming the source it reads
@@ -64,7 +64,7 @@ class StepTool:
     output: str = "untrusted"
 
     @property
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> dict[str, Any]:  # its JSON schema's properties
         props = self.parameters.get("properties")
         return dict(props) if isinstance(props, Mapping) else {}
 
@@ -173,10 +173,10 @@ class StepTools:
             None,
         )
 
-    def args_schema(self, text_chars: int, url_chars: int) -> dict[str, Any]:
+    def args_schema(self, text_chars: int, url_chars: int) -> dict[str, Any]:  # JSON schema
         """The ``args`` object a plan is requested with: every tool's arguments (bounded, so
         a small model's reply stays short) and a reader's ``from_step`` / ``top``."""
-        props: dict[str, Any] = {}
+        props: dict[str, Any] = {}  # JSON schema properties
         for tool in self.tools.values():
             for name, spec in tool.properties.items():
                 if name in props or name in (FROM_STEP, TOP) or not isinstance(spec, Mapping):

@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
+from local2.contracts import PlanAttempt
 from local2.graph import Services, call_model
 from local2.models import thinking_and_answer
 
@@ -53,7 +54,7 @@ class Structured(Generic[T]):
             return "fallback"
         return "model" if len(self.attempts) == 1 else "repaired"
 
-    def summary(self) -> list[dict[str, Any]]:
+    def summary(self) -> list[PlanAttempt]:
         return [
             {
                 "accepted": a.accepted,
@@ -70,7 +71,7 @@ def _is(model: Any, class_name: str) -> bool:
     return any(c.__name__ == class_name for c in type(model).__mro__)
 
 
-def bind_schema(model: Any, schema: dict[str, Any], max_tokens: int) -> Any:
+def bind_schema(model: Any, schema: dict[str, Any], max_tokens: int) -> Any:  # a JSON schema
     """``model`` constrained to ``schema`` in the way its backend understands."""
     if _is(model, "ChatOllama"):
         return model.bind(format=schema)
@@ -103,7 +104,7 @@ def decode_json(text: str) -> tuple[Any, str | None]:
         return None, f"the reply is not valid JSON ({exc.msg} at position {exc.pos})"
 
 
-def schema_errors(data: Any, schema: dict[str, Any]) -> list[str]:
+def schema_errors(data: Any, schema: dict[str, Any]) -> list[str]:  # a JSON schema document
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)
@@ -125,7 +126,7 @@ def repair_prompt(errors: list[str]) -> str:
 def ask_structured(
     services: Services,
     messages: list[BaseMessage],
-    schema: dict[str, Any],
+    schema: dict[str, Any],  # a JSON schema document
     validate: Validator[T],
     config: RunnableConfig | None = None,
 ) -> Structured[T]:

@@ -23,7 +23,14 @@ from typing import Any
 
 from local2 import events
 from local2.config import ResearchSettings
-from local2.contracts import PlanEdit, SubQuestion, SubQuestionView
+from local2.contracts import (
+    PlanEdit,
+    PlannedStep,
+    PlanRecord,
+    ShownStep,
+    SubQuestion,
+    SubQuestionView,
+)
 from local2.graph import event
 from local2.research.plan_schema import (
     COMPOSE,
@@ -110,20 +117,29 @@ def retire_empty(subs: Sequence[SubQuestion], steps: Mapping[str, Any]) -> list[
     ]
 
 
-def plan_view(state: ResearchState) -> tuple[list[SubQuestionView], list[dict[str, Any]]]:
+def planned(step: StepRecord) -> PlannedStep:
+    """A step as a plan lists it."""
+    return {
+        "id": step.get("id"),
+        "tool": step.get("tool"),
+        "args": step.get("args"),
+        "description": step.get("description"),
+        "requires": step.get("requires"),
+        "branch": step.get("branch"),
+    }
+
+
+def plan_view(state: ResearchState) -> tuple[list[SubQuestionView], list[ShownStep]]:
     """The plan as the person reviews it: its sub-questions (with their steps' ids) and its
     steps, in the order they would run."""
     steps = state.get("steps") or {}
-    rows = []
+    rows: list[ShownStep] = []
     by_question: dict[str, list[str]] = {}
     for i in state.get("order") or []:
         step = steps.get(i)
         if step is None:
             continue
-        rows.append(
-            {k: step.get(k) for k in ("id", "tool", "args", "description", "requires", "branch")}
-            | {"status": step.get("status")}
-        )
+        rows.append({**planned(step), "status": step.get("status")})
         if step.get("branch"):
             by_question.setdefault(str(step["branch"]), []).append(i)
     subs: list[SubQuestionView] = [
@@ -369,7 +385,7 @@ def _recorded(state: ResearchState, records: Sequence[StepRecord], goal: str) ->
     entry = event(
         state, events.RESEARCH_PLAN, round=round_n, origin="person", goal=goal, steps=summary
     )
-    record = {
+    record: PlanRecord = {
         "round": round_n,
         "origin": "person",
         "reason": "the person's plan",
@@ -380,12 +396,9 @@ def _recorded(state: ResearchState, records: Sequence[StepRecord], goal: str) ->
     return {"goal": goal, "plans": [record], "event_log": [entry], "decision": ""}
 
 
-def plan_summary(records: Sequence[StepRecord]) -> list[dict[str, Any]]:
+def plan_summary(records: Sequence[StepRecord]) -> list[PlannedStep]:
     """The steps as a plan's event and record list them."""
-    return [
-        {k: r.get(k) for k in ("id", "tool", "args", "description", "requires", "branch")}
-        for r in records
-    ]
+    return [planned(r) for r in records]
 
 
 def _whole_plan(
@@ -426,7 +439,7 @@ def adopt(
     new = [new_record(step, round_n, None, followup) for step in plan.steps]
     kept = {i: s for i, s in steps.items() if i not in dropped}
     subs = attach(state.get("subquestions") or [], kept, new, origin, round_n)
-    records: dict[str, Any] = {**dropped, **{r["id"]: r for r in new}}
+    records: dict[str, StepRecord | None] = {**dropped, **{r["id"]: r for r in new}}
     order = [i for i in order if i not in dropped] + [s.id for s in plan.steps]
     summary = plan_summary(new)
     skipped = {"model_skipped": model_skipped} if model_skipped else {}
@@ -439,8 +452,7 @@ def adopt(
         steps=summary,
         **skipped,
     )
-    record = {
-        **skipped,
+    record: PlanRecord = {
         "round": round_n,
         "origin": origin,
         "reason": reason,
@@ -448,6 +460,8 @@ def adopt(
         "steps": summary,
         "attempts": asked.summary() if asked is not None else [],
     }
+    if model_skipped:  # first, as the event has it
+        record = {"model_skipped": model_skipped, **record}
     return {
         "goal": state.get("goal") or plan.goal,
         "steps": records,

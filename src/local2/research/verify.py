@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from local2.contracts import ResearchSource, UnsupportedSentence
 from local2.research.ledger import Source, find
 from local2.retrieval import numbers, sentences
 
@@ -40,7 +41,7 @@ class Unsupported:
     reason: str
     citations: list[int] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> UnsupportedSentence:
         return {"sentence": self.sentence, "reason": self.reason, "citations": self.citations}
 
 
@@ -275,7 +276,7 @@ def report_markdown(
     return "\n\n".join(parts) + "\n"
 
 
-def link_citations(report: str, sources: Sequence[dict[str, Any]]) -> str:
+def link_citations(report: str, sources: Sequence[ResearchSource]) -> str:
     """``[n]`` made clickable (to the source's URL from the ledger), for the app."""
     urls = {int(s["n"]): url for s in sources if (url := safe_url(str(s["url"])))}
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from local2.evals import say_rate as say_rate
     from local2.evals import short_rate as short_rate
     from local2.graph import TurnGraph as TurnGraph
+    from local2.graph import TurnState as TurnState
     from local2.graph import turn_payload as turn_payload
     from local2.memory import owner_folder as owner_folder
     from local2.models import ScriptedChatModel as ScriptedChatModel

@@ -13,7 +13,15 @@ from typing import Any
 
 from langgraph.types import Command
 
-from local2.contracts import Approver, Decision, StreamItem, TurnPayload, approval, collect_turn
+from local2.contracts import (
+    Approver,
+    Decision,
+    PendingApproval,
+    StreamItem,
+    TurnPayload,
+    approval,
+    collect_turn,
+)
 from local2.errors import UnknownTurn
 from local2.graph import TurnGraph
 from local2.ids import check_session_id
@@ -29,7 +37,7 @@ class Approvals:
     running: Turns
     runs: GraphRuns
 
-    def pending(self, session_id: str) -> dict[str, Any] | None:
+    def pending(self, session_id: str) -> PendingApproval | None:
         """The request a paused turn of this session waits on, or None.
 
         ``interrupt_id`` names it: a compare turn can wait on both respondents at once, and

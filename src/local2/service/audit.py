@@ -21,12 +21,13 @@ from local2.errors import NotFound
 from local2.service.access import Access
 
 if TYPE_CHECKING:
+    from local2.contracts import AuditRun
     from local2.storage import Vote
 
 
 def own_runs(
     settings: Settings, access: Access, person: Person, session: str | None, limit: int
-) -> list[dict[str, Any]]:
+) -> list[AuditRun]:
     """The latest ``limit`` logged turns of ``person``'s own sessions (of ``session`` only,
     when given). With people configured the whole log is read and filtered: others' turns
     must not take the places."""
@@ -40,7 +41,7 @@ def own_runs(
 
 def own_run(
     settings: Settings, access: Access, person: Person, query_id: str
-) -> dict[str, Any] | None:
+) -> dict[str, Any] | None:  # its audit file's JSON
     """One logged turn of ``person``'s (or, for an admin, anyone's: the read is written
     down), by its query id (or ``session/query_id``); None when there is none they may
     read."""
@@ -88,5 +89,5 @@ def audit_call(settings: Settings, call: Mapping[str, Any], arguments: Mapping[s
     write_call(settings, call, arguments)
 
 
-def _session(row: dict[str, Any]) -> str:
+def _session(row: Mapping[str, Any]) -> str:  # a run listed, or an audit file's JSON
     return str(row.get("session_id") or "")

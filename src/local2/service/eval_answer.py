@@ -77,11 +77,11 @@ class UsageMeter(BaseCallbackHandler):
 
     def on_chat_model_start(
         self,
-        serialized: dict[str, Any],
+        serialized: dict[str, Any],  # LangChain's callback interface, as it calls us
         messages: list[list[Any]],
         *,
         run_id: UUID,
-        metadata: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,  # the run's metadata, LangChain's
         **kwargs: Any,
     ) -> None:
         thread = (metadata or {}).get("thread_id")

@@ -58,7 +58,7 @@ SETS_FOLDER = "eval-sets"  # under the data directory: the sets the app and the 
 RUNS_FOLDER = "evals"  # under the data directory: one folder per run
 CORPORA_FOLDER = "eval-corpora"  # under the data directory: sets' corpora, by fingerprint
 _NOT_NAME = re.compile(r"[^a-z0-9]+")
-GRADE_SCHEMA: dict[str, Any] = {
+GRADE_SCHEMA: dict[str, Any] = {  # a JSON schema document, for the grader's reply
     "title": "grade",
     "type": "object",
     "properties": {
@@ -120,6 +120,7 @@ def corpus_file(settings: Settings, qset: QuestionSet) -> Path:
 
 def run_settings(settings: Settings, qset: QuestionSet) -> Settings:
     """The person's settings as a run answers with them (see the module's docstring)."""
+    # settings as YAML would give them, merged over the person's before they are checked
     overrides: dict[str, Any] = {"files": {"roots": []}, "mcp": {"servers": []}}
     if qset.documents:
         corpus = corpus_file(settings, qset)

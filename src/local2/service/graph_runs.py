@@ -21,7 +21,15 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
 from local2.config import Settings
-from local2.contracts import Approver, PendingGrade, StreamItem, TurnPayload, approval
+from local2.contracts import (
+    ApprovalRequest,
+    Approver,
+    PendingApproval,
+    PendingGrade,
+    StreamItem,
+    TurnPayload,
+    approval,
+)
 from local2.graph import Services, TurnContext, TurnGraph, turn_payload
 from local2.ids import check_session_id
 from local2.service.running import RunningTurn, StopSignal
@@ -38,25 +46,22 @@ def thread_config(session_id: str, checkpoint_id: str | None = None) -> Runnable
 
 def thread_of(session_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
     """:func:`thread_config` for an id this request has checked already."""
-    configurable: dict[str, Any] = {"thread_id": session_id, "checkpoint_ns": ""}
+    configurable: dict[str, str] = {"thread_id": session_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
 
 
-def pending_in(snapshot: StateSnapshot) -> dict[str, Any] | None:
+def pending_in(snapshot: StateSnapshot) -> PendingApproval | None:
     """The approval request a checkpoint waits on, or None."""
-    return next(
-        (
-            {**dict(i.value), "interrupt_id": i.id}
-            for i in snapshot.interrupts
-            if approval.is_request(i.value)
-        ),
-        None,
-    )
+    for waiting in snapshot.interrupts:
+        if approval.is_request(waiting.value):
+            request: ApprovalRequest = waiting.value  # as the approve node made it
+            return {**request, "interrupt_id": waiting.id}
+    return None
 
 
-def awaiting_payload(final: Mapping[str, Any], request: dict[str, Any]) -> TurnPayload:
+def awaiting_payload(final: Mapping[str, Any], request: ApprovalRequest) -> TurnPayload:
     """The payload of a turn paused for approval: what it did so far, and what waits."""
     payload = turn_payload(final)
     asked = list(request.get("events") or [])
@@ -175,7 +180,7 @@ class GraphRuns:
         context: TurnContext,
         *,
         tokens: bool = True,
-    ) -> Generator[StreamItem, None, dict[str, Any]]:
+    ) -> Generator[StreamItem, None, dict[str, Any]]:  # LangGraph's values (see below)
         """Stream one graph run as items; returns (``yield from``) the last state values.
 
         Without ``tokens``, a one-respondent turn is run without LangGraph's custom stream:

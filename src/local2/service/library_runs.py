@@ -124,7 +124,7 @@ class RunSources:
         self._set(run_id, checked, keep)
         return checked
 
-    def as_begun(self, run_id: str, values: dict[str, Any]) -> None:
+    def as_begun(self, run_id: str, values: dict[str, Any]) -> None:  # a checkpoint's values
         """A run going on looks and keeps as it began."""
         keep = values.get("keep")
         looks_in = check_sources(str(values.get("looks_in") or "web"))

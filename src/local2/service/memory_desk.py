@@ -116,7 +116,7 @@ class MemoryDesk:
 
     def engrams(
         self, limit: int = 50, offset: int = 0, kind: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, Any]]:  # each id, content and its Chroma metadata
         """Engrams newest first (of one ``kind``: fact, episodic or saved)."""
         return self.store.list(limit=limit, offset=offset, kind=kind)
 
@@ -133,6 +133,7 @@ class MemoryDesk:
             return as_team(store.recall(query, k, include_bad=include_bad))
         return recall_with_team(store, self._team_beside(), query, k, include_bad=include_bad)
 
+    # each hit over its engram's row (id, content and its Chroma metadata)
     def stored(self, hits: list[MemoryHit]) -> list[dict[str, Any]]:
         """Each hit with its engram as stored (the turn, when, where a fact came from): what
         a table of hits shows."""

@@ -19,21 +19,32 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
 from local2 import events
-from local2.contracts import LOCAL_NAME, EventEntry, FeedbackResult
+from local2.contracts import (
+    LOCAL_NAME,
+    EventEntry,
+    FeedbackResult,
+    Pairwise,
+    Respondent,
+    Reward,
+    TurnRecord,
+)
 from local2.errors import InvalidInput, UnknownTurn
 from local2.graph import (
     RESPONDENT_IDS,
     Services,
     TurnGraph,
+    TurnState,
+    TurnUpdate,
     event,
     record_vote,
     respondent_view,
     turn_payload,
+    turn_record,
     votes_of,
 )
 from local2.ids import check_session_id
@@ -78,7 +89,8 @@ class Ratings:
             turn = self.services.turn_log.find(session_id, query_id)
             if turn is None:
                 raise UnknownTurn(f"No turn '{query_id}' in session '{session_id}'")
-            before = self._rating_of(head.values, turn.id, query_id)
+            values = cast(TurnState, head.values)  # the session's state at its head
+            before = self._rating_of(values, turn.id, query_id)
             result: FeedbackResult = {
                 "session_id": session_id,
                 "query_id": query_id,
@@ -94,7 +106,7 @@ class Ratings:
             given, reward = self._record_rating(
                 head.config, turn.id, query_id, rating, comment, previous
             )
-            owner = owner_of(head.values)
+            owner = owner_of(values)
         # Memory not open here (`local2 feedback`), or down: the annotation waits for the
         # next process that opens the owner's memory, and ``engrams_annotated`` is None.
         annotated = deferred.annotate(
@@ -111,9 +123,7 @@ class Ratings:
             "events": [given, reward],
         }
 
-    def _rating_of(
-        self, values: dict[str, Any], turn_id: str, query_id: str
-    ) -> dict[str, Any] | None:
+    def _rating_of(self, values: TurnState, turn_id: str, query_id: str) -> Reward | None:
         """The rating a turn has now: its note, else the one in the session's state."""
         noted = self.services.turn_log.notes([turn_id]).get(turn_id, {}).get("rating")
         return noted or (values.get("rewards") or {}).get(query_id)
@@ -143,7 +153,7 @@ class Ratings:
         reward = event(
             base, events.REWARD_EVENT, session_id=session_id, query_id=query_id, reward=rating
         )
-        entry = {"rating": rating, "comment": comment, "at": now}
+        entry: Reward = {"rating": rating, "comment": comment, "at": now}
         self.graph.update_state(
             head_config,
             {"rewards": {query_id: entry}, "event_log": [given, reward]},
@@ -168,8 +178,8 @@ class Ratings:
         services = self.services
         with self.running.hold(session_id):
             head = self.reader.head_or_unknown(session_id)
-            values: dict[str, Any] = dict(head.values)
-            pairwise = dict(values.get("pairwise") or {})
+            values = cast(TurnState, head.values)  # the session's state at its head
+            pairwise: Pairwise = {**(values.get("pairwise") or {})}
             if query_id != pairwise.get("query_id") or query_id != values.get("query_id"):
                 return self._prefer_earlier(
                     session_id, query_id, preferred, comment, owner_of(values)
@@ -181,10 +191,10 @@ class Ratings:
                 raise UnknownTurn(f"Respondent {target} gave no answer in turn '{query_id}'.")
             now = {"started_at": time.time()}
             log = [_preference_event(now, session_id, query_id, preferred, comment)]
-            update: dict[str, Any] = {}
+            update: TurnUpdate = {}
             if target != shown:
                 update = self._switch_to(session_id, query_id, values, target, now, log)
-            pairwise.update(preferred=preferred, shown=target)
+            pairwise["preferred"], pairwise["shown"] = preferred, target
             self.graph.update_state(
                 head.config,
                 {**update, "pairwise": pairwise, "event_log": log},
@@ -208,11 +218,11 @@ class Ratings:
         self,
         session_id: str,
         query_id: str,
-        values: dict[str, Any],
+        values: TurnState,
         target: str,
         now: dict[str, float],
         log: list[EventEntry],
-    ) -> dict[str, Any]:
+    ) -> TurnUpdate:
         """The state update that makes respondent ``target``'s answer the one the history
         continues from (appended to the turn log beside the other the first time)."""
         records = values.get("respondents") or {}
@@ -228,9 +238,9 @@ class Ratings:
                 assistant=records[target]["answer"],
                 record={**_turn_record(view), "respondent_id": target},
             )
-            if records[target].get("critique"):  # so a resumed session shows its grade
-                critique = dict(records[target]["critique"])
-                self.services.turn_log.note(turn_id, "critique", critique)
+            critique = records[target].get("critique")
+            if critique:  # so a resumed session shows its grade
+                self.services.turn_log.note(turn_id, "critique", dict(critique))
         chosen = records[target]
         log.append(
             event(
@@ -245,9 +255,9 @@ class Ratings:
         )
         return {
             "history_head": turn_id,
-            "answer": chosen.get("answer"),
-            "model": chosen.get("model"),
-            "backend": chosen.get("backend"),
+            "answer": chosen["answer"],  # there is one: prefer checked it
+            "model": chosen.get("model") or "",
+            "backend": chosen.get("backend") or "",
             "critique": chosen.get("critique"),
             "respondents": {target: {"turn_id": turn_id}},
         }
@@ -272,8 +282,8 @@ class Ratings:
             session_id=session_id,
             query_id=query_id,
             voter="person",
-            model_a=labels.get("a", ""),
-            model_b=labels.get("b", ""),
+            model_a=labels.get("a") or "",
+            model_b=labels.get("b") or "",
             winner=preferred,
         )
         marked = deferred.mark(
@@ -298,19 +308,18 @@ class Ratings:
         }
 
 
-def _turn_record(view: Mapping[str, Any]) -> dict[str, Any]:
-    payload = turn_payload(view)
-    return {k: v for k, v in payload.items() if k not in ("query", "answer")}
+def _turn_record(view: Mapping[str, Any]) -> TurnRecord:
+    return turn_record(turn_payload(view))
 
 
-def owner_of(values: dict[str, Any]) -> str:
+def owner_of(values: TurnState) -> str:
     """Whose session this is, as its state says (none: from before owners, local's): whose
     engrams a rating or preference annotates."""
     return str(values.get("owner") or LOCAL_NAME)
 
 
 def _mark_engrams(
-    services: Services, records: dict[str, Any], owner: str, **fields: Any
+    services: Services, records: dict[str, Respondent], owner: str, **fields: Any
 ) -> int | None:
     """Mark both respondents' engrams in ``owner``'s memory; None when it is not open here
     and the marks wait for it (:mod:`local2.memory.deferred`)."""

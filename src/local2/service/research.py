@@ -18,7 +18,7 @@ asks for the pauses, or gives the plan, when a run starts.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from typing import Any, Literal, cast
 
@@ -31,6 +31,7 @@ from local2.contracts import (
     LOCAL,
     STOP_RUN,
     Keep,
+    PendingInput,
     Person,
     PlanEdit,
     ResearchInput,
@@ -73,6 +74,12 @@ from local2.service.wiring import ModelParts, wire
 from local2.storage import ResearchStorage, open_research_storage
 
 Clarify = Literal["auto", "never"]  # auto: the planner may ask one question before planning
+
+
+def _indexed(storage: ResearchStorage, run_id: str, key: Literal["owner", "status"]) -> str | None:
+    """What the run index says of ``run_id`` (None: it does not know the run)."""
+    row = storage.index.get(run_id)
+    return row[key] if row else None
 
 
 class Research:
@@ -126,7 +133,7 @@ class Research:
         person: Person = LOCAL,
         clarify: Clarify = "never",
         review: bool = False,
-        plan: PlanEdit | dict[str, Any] | str | None = None,
+        plan: PlanEdit | dict[str, Any] | str | None = None,  # dict: the person's JSON
         answer: Answerer | None = None,
         sources: Sources = "web",
         keep: Keep | None = None,
@@ -190,7 +197,7 @@ class Research:
     def input(
         self,
         run_id: str,
-        value: ResearchInput | dict[str, Any],
+        value: ResearchInput | Mapping[str, Any],  # the person's JSON, checked here
         person: Person = LOCAL,
         answer: Answerer | None = None,
     ) -> Iterator[ResearchItem]:
@@ -213,7 +220,7 @@ class Research:
         return self.sourcing.noting(items, owner)
 
     def steer(
-        self, run_id: str, say: Steer | dict[str, Any], person: Person = LOCAL
+        self, run_id: str, say: Steer | Mapping[str, Any], person: Person = LOCAL
     ) -> SteerRecord:
         """Put a say in ``person``'s running run's inbox (``{text}``, ``{add}``, ``{drop}``
         or ``{stop}``); the run applies it at its next step boundary, in whichever process
@@ -260,7 +267,7 @@ class Research:
         )
         return self.sourcing.noting(items, owner)
 
-    def awaiting(self, run_id: str) -> dict[str, Any] | None:
+    def awaiting(self, run_id: str) -> PendingInput | None:
         """What the run waits for (its plan, or an answer), or None."""
         return self.driver.awaiting(check_session_id(run_id, "run id"))
 
@@ -268,16 +275,16 @@ class Research:
         """The run's latest state and owner; someone else's run is as unknown as none."""
         check_session_id(run_id, "run id")
         snapshot = self.graph.get_state(run_config(run_id))
-        owner = self.owner_of(run_id, snapshot.values)
+        owner = self.owner_of(run_id, cast(ResearchState, snapshot.values))
         if not snapshot.values or not person.owns(owner):
             raise no_run(run_id)
         return snapshot, owner
 
-    def owner_of(self, run_id: str, values: dict[str, Any] | None = None) -> str:
+    def owner_of(self, run_id: str, values: ResearchState | None = None) -> str:
         """Whose run this is (runs from before people were configured are local's)."""
         if values and values.get("owner"):
             return str(values["owner"])
-        return str((self.index.get(run_id) or {}).get("owner") or LOCAL.name)
+        return str(_indexed(self.storage, run_id, "owner") or LOCAL.name)
 
     def run(
         self,
@@ -313,11 +320,11 @@ class Research:
         snapshot = self.graph.get_state(run_config(run_id))
         if not snapshot.values:
             raise no_run(run_id)
-        owner = self.owner_of(run_id, snapshot.values)
+        owner = self.owner_of(run_id, cast(ResearchState, snapshot.values))
         (access or Access(None)).read(person, "research", run_id, owner, no_run)
         payload = research_payload(dict(snapshot.values))
         payload["status"] = self._status(run_id, snapshot)
-        payload["awaiting"] = cast(Any, pending_request(snapshot))
+        payload["awaiting"] = pending_request(snapshot)
         return payload
 
     def found(self, run_id: str) -> list[ResearchSource]:
@@ -334,15 +341,15 @@ class Research:
             return "awaiting_input"
         if finished(snapshot):
             return finished_status(snapshot.values)
-        known = self.index.get(run_id) or {}
-        if known.get("status") == "running" and self.storage.locks.held_elsewhere(run_id):
+        status = _indexed(self.storage, run_id, "status")
+        if status == "running" and self.storage.locks.held_elsewhere(run_id):
             return "running"  # in another process sharing the database
-        return "failed" if known.get("status") == "failed" else "unfinished"
+        return "failed" if status == "failed" else "unfinished"
 
     def runs(self, limit: int = 20, owner: str | None = LOCAL.name) -> list[ResearchRun]:
         """Recent runs of ``owner`` (None: everyone's), newest first, with their state
         (``unfinished`` ones can be resumed)."""
-        rows: list[dict[str, Any]] = []
+        rows: list[ResearchRun] = []
         for row in self.index.recent(limit, owner):
             snapshot = self.graph.get_state(run_config(row["run_id"]))
             values = snapshot.values or {}
@@ -357,7 +364,7 @@ class Research:
                     "sources": len(values.get("ledger") or []),
                 }
             )
-        return cast(list[ResearchRun], rows)  # the index's row with the run's progress
+        return rows
 
     def make_way(self) -> None:
         """The person asked something (a chat turn): a run's critic gives way, its grade owed."""

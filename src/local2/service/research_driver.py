@@ -27,7 +27,14 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StreamMode
 
-from local2.contracts import LOCAL, ResearchInput, ResearchItem, ResearchPayload
+from local2.contracts import (
+    LOCAL,
+    PendingInput,
+    ResearchInput,
+    ResearchItem,
+    ResearchPayload,
+    RunItem,
+)
 from local2.errors import GaveWay, InvalidInput, RunBusy
 from local2.graph import Services
 from local2.models import Cancellation
@@ -46,7 +53,7 @@ RUN_MODES: list[StreamMode] = ["custom", "values"]
 GIVE_WAY_WAIT_S = 5.0  # the longest a follow-up waits for its run's critic to give way
 QUIET_S = 0.5  # how long nothing runs here before a grade owed is given
 # Answers a pause on the spot (the CLI's terminal); None leaves the run paused.
-Answerer = Callable[[dict[str, Any]], ResearchInput | None]
+Answerer = Callable[[PendingInput], ResearchInput | None]
 
 
 def run_config(run_id: str) -> RunnableConfig:
@@ -69,7 +76,7 @@ class RunDriver:
     services: Services
     running: set[str] = field(default_factory=set)
     # Runs with a context of their own (research from the library), by run id.
-    contexts: dict[str, Any] = field(default_factory=dict)
+    contexts: dict[str, ResearchContext] = field(default_factory=dict)
     yielding: bool = True  # critic.yield_to_new_turns: a critic gives way to a next question
     _guard: threading.Lock = field(default_factory=threading.Lock)
     _give_way: dict[str, Cancellation] = field(default_factory=dict)  # runs in flight
@@ -83,7 +90,7 @@ class RunDriver:
         for cancel in waiting:
             cancel.set()
 
-    def awaiting(self, run_id: str) -> dict[str, Any] | None:
+    def awaiting(self, run_id: str) -> PendingInput | None:
         return pending_request(self.graph.get_state(run_config(run_id)))
 
     def drive(
@@ -96,7 +103,12 @@ class RunDriver:
         answer: Answerer | None = None,
     ) -> Iterator[ResearchItem]:
         with self.claim(run_id) as context:
-            yield ("run", {"run_id": run_id, "question": question, "resumed": snapshot is not None})
+            started: RunItem = {
+                "run_id": run_id,
+                "question": question,
+                "resumed": snapshot is not None,
+            }
+            yield ("run", started)
             if snapshot is not None and finished(snapshot):
                 yield ("final", research_payload(dict(snapshot.values)))
                 return
@@ -154,7 +166,7 @@ class RunDriver:
         return final, paused
 
     def _answered(
-        self, run_id: str, request: dict[str, Any], answer: Answerer | None
+        self, run_id: str, request: PendingInput, answer: Answerer | None
     ) -> Command[Any] | None:
         """The resume for ``request`` from ``answer`` (asked again while what it gives cannot
         be used), or None when there is no one to answer."""
@@ -171,10 +183,10 @@ class RunDriver:
             return Command(resume={request["interrupt_id"]: given.model_dump(exclude_none=True)})
         return None
 
-    def _paused(self, final: ResearchState, request: dict[str, Any]) -> ResearchPayload:
+    def _paused(self, final: ResearchState, request: PendingInput) -> ResearchPayload:
         payload = research_payload(final)
         payload["status"] = "awaiting_input"
-        payload["awaiting"] = cast(Any, request)
+        payload["awaiting"] = request
         return payload
 
     @contextmanager

@@ -15,7 +15,14 @@ from typing import Any, TypeVar
 from langgraph.types import StateSnapshot
 from pydantic import ValidationError
 
-from local2.contracts import STOP_RUN, PlanEdit, ResearchInput, ResearchRequest, Steer
+from local2.contracts import (
+    STOP_RUN,
+    PendingInput,
+    PlanEdit,
+    ResearchInput,
+    ResearchRequest,
+    Steer,
+)
 from local2.errors import InvalidInput, RunNotReady
 from local2.graph import Services
 from local2.research import ResearchState, apply_edit, step_catalog
@@ -23,12 +30,13 @@ from local2.research import ResearchState, apply_edit, step_catalog
 KIND = "research_input"
 
 
-def pending_request(snapshot: StateSnapshot) -> dict[str, Any] | None:
+def pending_request(snapshot: StateSnapshot) -> PendingInput | None:
     """What a paused run waits for, with the interrupt's id, or None."""
     for interrupt in snapshot.interrupts:
         value = interrupt.value
         if isinstance(value, Mapping) and value.get("kind") == KIND:
-            return {**dict(value), "interrupt_id": interrupt.id}
+            request: ResearchRequest = interrupt.value  # as the pausing node made it
+            return {**request, "interrupt_id": interrupt.id}
     return None
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from local2 import events
-from local2.contracts import FirstAttempt
+from local2.contracts import AttemptShown, FirstAttempt
 from local2.errors import CannotRetry, InvalidInput, UnknownTurn
 from local2.graph import Services, TurnGraph, event
 from local2.ids import check_session_id
@@ -66,7 +65,7 @@ class Retries:
         }
         return values.get("query") or turns[-1].user, first
 
-    def show(self, session_id: str, query_id: str, attempt: int) -> dict[str, Any]:
+    def show(self, session_id: str, query_id: str, attempt: int) -> AttemptShown:
         """Continue the session from attempt 1 or 2 of a retried answer (the person's switch)."""
         if attempt not in (1, 2):
             raise InvalidInput(f"An attempt is 1 or 2, got {attempt!r}.")

@@ -151,7 +151,7 @@ class SessionReader:
 
     def prompt_messages(
         self, session_id: str, checkpoint_id: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, Any]]:  # LangChain's message dicts, as JSON (graph.prompt_as_json)
         """The messages array the model saw at that point (thinking removed)."""
         state = self.state(session_id, checkpoint_id)
         gen = self.settings.generator
@@ -185,7 +185,7 @@ class SessionReader:
 
     def recent(self, limit: int = 20, owner: str | None = LOCAL_NAME) -> list[SessionSummary]:
         """Recent sessions of ``owner`` (None: everyone's), newest first."""
-        return self.services.turn_log.sessions(limit, owner)  # type: ignore[return-value]  # the turn log's rows are SessionSummary's fields
+        return self.services.turn_log.sessions(limit, owner)
 
     def checkpoints(self, session_id: str, limit: int = 50) -> list[CheckpointRow]:
         """A session's checkpoints, newest first: id, step, writer, time, next, summary.

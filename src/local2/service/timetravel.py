@@ -29,7 +29,15 @@ from local2.contracts import (
     collect_turn,
 )
 from local2.errors import InvalidQuery, UnknownTurn
-from local2.graph import RESET, Services, TurnGraph, branches, event, validate_query
+from local2.graph import (
+    RESET,
+    Services,
+    TurnGraph,
+    TurnState,
+    branches,
+    event,
+    validate_query,
+)
 from local2.ids import check_session_id
 from local2.service.graph_runs import GraphRuns, thread_config
 from local2.service.running import RunningTurn, Turns
@@ -131,7 +139,7 @@ class TimeTravel:
 
     def fork_point(
         self, snapshot: StateSnapshot, query: str | None
-    ) -> tuple[dict[str, Any] | None, RunnableConfig]:
+    ) -> tuple[TurnState | None, RunnableConfig]:
         """Where to resume: the snapshot itself, or a new input at the start of its turn."""
         next_nodes = tuple(snapshot.next)
         if query is None:
@@ -141,7 +149,8 @@ class TimeTravel:
                     "earlier one, or give a new question."
                 )
             return None, snapshot.config
-        turn_input = {"query": query, "session_id": snapshot.config["configurable"]["thread_id"]}
+        session_id = snapshot.config["configurable"]["thread_id"]
+        turn_input: TurnState = {"query": query, "session_id": session_id}
         if not next_nodes or "__start__" in next_nodes or "receive" in next_nodes:
             # Between turns (or before receive ran): the new question is asked from here.
             return turn_input, snapshot.config

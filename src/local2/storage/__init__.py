@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from local2.storage.open import open_storage as open_storage
     from local2.storage.open import open_votes as open_votes
     from local2.storage.open import votes_path as votes_path
+    from local2.storage.people import AdminRead as AdminRead
     from local2.storage.people import People as People
+    from local2.storage.people import PersonRow as PersonRow
     from local2.storage.people import check_name as check_name
     from local2.storage.people import token_hash as token_hash
     from local2.storage.postgres import describe as describe
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from local2.storage.private_files import private_dir as private_dir
     from local2.storage.private_files import write_private as write_private
     from local2.storage.private_files import write_private_bytes as write_private_bytes
+    from local2.storage.research_runs import RunRow as RunRow
     from local2.storage.research_steers import SteerInbox as SteerInbox
     from local2.storage.store_turn_log import StoreTurnLog as StoreTurnLog
     from local2.storage.store_turn_log import platform_store as platform_store

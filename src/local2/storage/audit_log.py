@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from local2 import events
+from local2.contracts import AuditRun
 from local2.ids import session_id_problem
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AUDIT_VERSION = 1
+
+
 REDACTED = "[REDACTED]"
 _EVENT_STRING_FACTOR = 4  # event strings may be this many previews long
 
@@ -112,9 +115,9 @@ def scrubbed(value: Any, limit: int | None = None) -> Any:
     return _scrub(value, _env_secrets(), limit)
 
 
-def _evidence(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """What the turn read: files (``file.read`` events) and pages fetched."""
-    found: list[dict[str, Any]] = []
+def _evidence(payload: Mapping[str, Any]) -> list[dict[str, object]]:
+    """What the turn read: files (``file.read`` events' fields) and pages fetched."""
+    found: list[dict[str, object]] = []
     for entry in payload.get("event_log") or []:
         if entry.get("subject") == events.FILE_READ:
             found.append({"kind": "file", **{k: v for k, v in entry.items() if k != "subject"}})
@@ -124,6 +127,7 @@ def _evidence(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+# The record as written (JSON): previews and redacted copies of the payload's own values.
 def audit_record(payload: Mapping[str, Any], preview_chars: int = 240) -> dict[str, Any]:
     """The audit record of a turn payload: previews only, secrets redacted."""
     secrets = _env_secrets()
@@ -166,7 +170,7 @@ def audit_record(payload: Mapping[str, Any], preview_chars: int = 240) -> dict[s
         "critique": payload.get("critique"),
         "error": payload.get("error"),
     }
-    scrubbed: dict[str, Any] = _scrub(record, secrets)
+    scrubbed: dict[str, Any] = _scrub(record, secrets)  # the same keys, values redacted
     return scrubbed
 
 
@@ -258,7 +262,7 @@ def add_late_grade(
 # -- reading --------------------------------------------------------------------------------
 
 
-def _load(path: Path) -> dict[str, Any] | None:
+def _load(path: Path) -> dict[str, Any] | None:  # an audit file's JSON, as it was written
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -266,14 +270,12 @@ def _load(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def list_runs(
-    settings: Settings, session: str | None = None, limit: int = 50
-) -> list[dict[str, Any]]:
+def list_runs(settings: Settings, session: str | None = None, limit: int = 50) -> list[AuditRun]:
     """Summaries of logged turns, newest first (optionally of one session)."""
     base = runs_dir(settings)
     pattern = f"{folder_name(session)}/*.json" if session else "*/*.json"
     files = sorted(base.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
-    rows = []
+    rows: list[AuditRun] = []
     for path in files[: max(0, limit)]:
         data = _load(path)
         if data is None:
@@ -307,6 +309,7 @@ def find_run(settings: Settings, query_id: str) -> Path | None:
     return found[0] if found else None
 
 
+# an audit file's JSON as it was written (an older version's may have fewer keys)
 def show_run(settings: Settings, query_id: str) -> dict[str, Any] | None:
     path = find_run(settings, query_id)
     return None if path is None else _load(path)

@@ -17,7 +17,7 @@ import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from local2.storage.audit_log import runs_dir, scrubbed
 
@@ -27,6 +27,24 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CALLS_FILE = "~mcp-calls.jsonl"
+
+
+class CallRecord(TypedDict):
+    """One line of the log."""
+
+    version: int
+    at: str  # ISO time, UTC
+    person: str | None
+    transport: str | None  # stdio or http
+    method: str | None  # tools/call, resources/read, prompts/get
+    name: str | None  # the tool, resource URI or prompt
+    outcome: str | None  # answered, refused, failed, cancelled
+    arguments: dict[str, Any]  # the call's arguments as its client sent them, scrubbed
+    error: str | None
+    ids: dict[str, str] | None  # what it made: session_id, query_id, run_id
+    duration_s: float | None
+
+
 CALL_VERSION = 1
 _appending = threading.Lock()  # one line at a time from this process (O_APPEND across them)
 
@@ -37,7 +55,7 @@ def calls_path(settings: Settings) -> Path:
 
 def call_record(
     settings: Settings, call: Mapping[str, Any], arguments: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> CallRecord:
     """The log's line for ``call`` (person, transport, method, name, outcome, error, ids,
     duration_s): its ``arguments`` and every string scrubbed as a turn's record is."""
     limit = settings.files.audit_preview_chars
@@ -48,13 +66,12 @@ def call_record(
         "arguments": scrubbed(dict(arguments), limit),
         **{k: call.get(k) for k in ("error", "ids", "duration_s")},
     }
-    found: dict[str, Any] = scrubbed(record)
-    return found
+    return cast(CallRecord, scrubbed(record))  # the same keys, every string scrubbed
 
 
 def write_call(
     settings: Settings, call: Mapping[str, Any], arguments: Mapping[str, Any]
-) -> dict[str, Any] | None:
+) -> CallRecord | None:
     """Append ``call``'s record (readable only by the server's user) when the audit log is
     on; a failure is logged, never raised (the call matters more than its log)."""
     if not settings.files.audit_log:
@@ -76,15 +93,13 @@ def write_call(
     return record
 
 
-def list_calls(
-    settings: Settings, person: str | None = None, limit: int = 100
-) -> list[dict[str, Any]]:
+def list_calls(settings: Settings, person: str | None = None, limit: int = 100) -> list[CallRecord]:
     """The latest ``limit`` calls (of ``person`` only, when given), newest first."""
     try:
         lines = calls_path(settings).read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
-    found: list[dict[str, Any]] = []
+    found: list[CallRecord] = []
     for line in reversed(lines):
         if len(found) >= limit:
             break
@@ -93,5 +108,5 @@ def list_calls(
         except ValueError:
             continue  # a line cut short by a crash
         if isinstance(record, dict) and person in (None, record.get("person")):
-            found.append(record)
+            found.append(cast(CallRecord, record))  # a line this module wrote
     return found

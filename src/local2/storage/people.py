@@ -22,7 +22,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from local2.contracts import LOCAL_NAME, TEAM_NAME, Person
 from local2.errors import InvalidInput
@@ -84,6 +84,25 @@ def new_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
+class PersonRow(TypedDict):
+    """A person as ``local2 users list`` shows them (never their token's hash)."""
+
+    name: str
+    admin: bool
+    created_at: float
+    rotated_at: float
+
+
+class AdminRead(TypedDict):
+    """An admin's read of someone else's thing, written down."""
+
+    admin: str
+    kind: str
+    item: str
+    owner: str
+    created_at: float
+
+
 class People(ABC):
     """People, their tokens, and whose each session is; subclasses run the statements."""
 
@@ -140,13 +159,15 @@ class People(ABC):
             raise InvalidInput(f"No person '{name}' here.", "See them with: local2 users list")
         return person
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[PersonRow]:
         """Everyone, by name: ``name, admin, created_at, rotated_at`` (never the hash)."""
         rows = self._fetch(
             "SELECT name, admin, created_at, rotated_at FROM local2_people ORDER BY name", ()
         )
-        keys = ("name", "admin", "created_at", "rotated_at")
-        return [{**dict(zip(keys, row, strict=True)), "admin": bool(row[1])} for row in rows]
+        return [
+            {"name": name, "admin": bool(admin), "created_at": created, "rotated_at": rotated}
+            for name, admin, created, rotated in rows
+        ]
 
     def standing(self, name: str | None) -> tuple[bool, str | None]:
         """Whether anyone is configured, and the hash of ``name``'s current token (None: no
@@ -218,15 +239,17 @@ class People(ABC):
             (admin, kind, item, owner, time.time()),
         )
 
-    def admin_reads(self, limit: int = 100) -> builtins.list[dict[str, Any]]:
+    def admin_reads(self, limit: int = 100) -> builtins.list[AdminRead]:
         """The latest reads admins made of other people's things, newest first."""
         rows = self._fetch(
             "SELECT admin, kind, item, owner, created_at FROM local2_admin_reads "
             "ORDER BY created_at DESC LIMIT ?",
             (limit,),
         )
-        keys = ("admin", "kind", "item", "owner", "created_at")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [
+            {"admin": admin, "kind": kind, "item": item, "owner": owner, "created_at": created}
+            for admin, kind, item, owner, created in rows
+        ]
 
 
 class SqlitePeople(SqliteSql, People):

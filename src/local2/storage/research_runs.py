@@ -15,11 +15,24 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from local2.storage.sqlite import SqliteSql
 
 COLUMNS = ("run_id", "question", "model", "status", "created_at", "updated_at", "owner")
+
+
+class RunRow(TypedDict):
+    """One run in the index: its question, model and status, when, and whose."""
+
+    run_id: str
+    question: str
+    model: str
+    status: str
+    created_at: float
+    updated_at: float
+    owner: str
+
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS research_runs (
@@ -67,11 +80,11 @@ class RunIndex(ABC):
             (status, time.time(), run_id),
         )
 
-    def get(self, run_id: str) -> dict[str, Any] | None:
+    def get(self, run_id: str) -> RunRow | None:
         rows = self._select("WHERE run_id=?", (run_id,))
         return rows[0] if rows else None
 
-    def recent(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
+    def recent(self, limit: int = 20, owner: str | None = None) -> list[RunRow]:
         """The newest runs (only ``owner``'s when given), none :meth:`set_aside`."""
         if owner is None:
             return self._select(f"WHERE {LISTED} ORDER BY created_at DESC LIMIT ?", (limit,))
@@ -88,9 +101,20 @@ class RunIndex(ABC):
             (run_id, time.time()),
         )
 
-    def _select(self, clause: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+    def _select(self, clause: str, params: tuple[Any, ...]) -> list[RunRow]:
         rows = self._fetch(f"SELECT {', '.join(COLUMNS)} FROM research_runs {clause}", params)
-        return [dict(zip(COLUMNS, row, strict=True)) for row in rows]
+        return [
+            {
+                "run_id": run_id,
+                "question": question,
+                "model": model,
+                "status": status,
+                "created_at": created_at,
+                "updated_at": updated_at,
+                "owner": owner,
+            }
+            for run_id, question, model, status, created_at, updated_at, owner in rows
+        ]
 
 
 class SqliteRunIndex(SqliteSql, RunIndex):

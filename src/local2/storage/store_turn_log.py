@@ -16,6 +16,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from local2.contracts import SessionSummary
 from local2.storage.turn_log import Turn, TurnLog
 
 NAMESPACE = ("local2", "turns")
@@ -33,6 +34,7 @@ def platform_store() -> BaseStore:
     return store
 
 
+# value: an item's value as the LangGraph store gives it back (the JSON _insert put)
 def _turn(key: str, value: dict[str, Any], with_record: bool = False) -> Turn:
     return Turn(
         id=key,
@@ -73,8 +75,8 @@ class StoreTurnLog(TurnLog):
         entry = {"kind": kind, "value": value, "created_at": time.time()}
         self._store_of().put((*NOTES, turn_id), uuid.uuid4().hex, entry, index=False)
 
-    def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = {}
+    def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:  # JSON read back
+        found: dict[str, dict[str, Any]] = {}  # {turn_id: {kind: value}}, as note() kept them
         store = self._store_of()
         for turn_id in turn_ids:
             items = store.search((*NOTES, turn_id), limit=1000)
@@ -91,7 +93,7 @@ class StoreTurnLog(TurnLog):
         latest = max(found, key=lambda item: float(item.value["created_at"]))
         return _turn(latest.key, latest.value, with_record=True)
 
-    def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
+    def sessions(self, limit: int = 20, owner: str | None = None) -> list[SessionSummary]:
         """Recent sessions among the latest 1000 turns (the platform lists its own threads,
         filtered by owner through its own auth: ``local2.platform.auth``)."""
         store = self._store_of()
@@ -99,7 +101,7 @@ class StoreTurnLog(TurnLog):
         for item in store.search(NAMESPACE, limit=1000):
             turn = _turn(item.key, item.value)
             by_session.setdefault(turn.session_id, []).append(turn)
-        rows = []
+        rows: list[SessionSummary] = []
         for session_id, turns in by_session.items():
             if store.get(SET_ASIDE, session_id) is not None:
                 continue
@@ -113,7 +115,7 @@ class StoreTurnLog(TurnLog):
                     "first": turns[0].user,
                 }
             )
-        rows.sort(key=lambda r: float(r["updated_at"]), reverse=True)  # type: ignore[arg-type]  # stored values are object-typed
+        rows.sort(key=lambda r: float(r["updated_at"]), reverse=True)
         return rows[:limit]
 
     def set_aside(self, session_id: str) -> None:

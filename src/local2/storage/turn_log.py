@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from local2.contracts import SessionSummary, TurnRecord
 from local2.storage.sqlite import SqliteSql
 
 TURN_COLUMNS = 'id, parent_id, session_id, query_id, "user", assistant, created_at'
@@ -119,7 +120,7 @@ class Turn:
     user: str
     assistant: str
     created_at: float
-    record: dict[str, Any] | None = None
+    record: TurnRecord | None = None
 
 
 def turn_of(row: Sequence[Any]) -> Turn:
@@ -139,7 +140,7 @@ class TurnLog(ABC):
         query_id: str,
         user: str,
         assistant: str,
-        record: dict[str, Any] | None = None,
+        record: TurnRecord | None = None,
     ) -> str:
         """Store one turn after ``parent_id``; returns the new turn's id (the new head)."""
         turn = Turn(
@@ -168,6 +169,7 @@ class TurnLog(ABC):
         """
 
     @abstractmethod
+    # {turn_id: {kind: value}}: each value the JSON note() was given, read back
     def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
         """The newest note of each kind for each of ``turn_ids``: ``{turn_id: {kind: value}}``."""
 
@@ -176,7 +178,7 @@ class TurnLog(ABC):
         """The turn that answered ``query_id`` in ``session_id`` (the latest, if replayed)."""
 
     @abstractmethod
-    def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
+    def sessions(self, limit: int = 20, owner: str | None = None) -> list[SessionSummary]:
         """Recent sessions: ``session_id, turns, started_at, updated_at, first`` (question);
         only ``owner``'s when given; never a session :meth:`set_aside`."""
 
@@ -193,13 +195,19 @@ def new_turn_id() -> str:
     return uuid.uuid4().hex
 
 
-def encode_record(record: dict[str, Any] | None) -> str | None:
+def encode_record(record: TurnRecord | None) -> str | None:
     return json.dumps(record, default=str) if record is not None else None
 
 
-def session_row(row: Sequence[Any]) -> dict[str, Any]:
-    keys = ("session_id", "turns", "started_at", "updated_at", "first")
-    return dict(zip(keys, row, strict=True))
+def session_row(row: Sequence[Any]) -> SessionSummary:
+    session_id, turns, started_at, updated_at, first = row
+    return {
+        "session_id": session_id,
+        "turns": turns,
+        "started_at": started_at,
+        "updated_at": updated_at,
+        "first": first,
+    }
 
 
 class WindowCache:
@@ -280,8 +288,8 @@ class SqlTurnLog(TurnLog):
             (turn_id, kind, json.dumps(value, default=str), time.time()),
         )
 
-    def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = {}
+    def notes(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:  # JSON read back
+        found: dict[str, dict[str, Any]] = {}  # {turn_id: {kind: value}}, as note() kept them
         for start in range(0, len(turn_ids), 500):
             chunk = turn_ids[start : start + 500]
             rows = self._fetch(
@@ -300,7 +308,7 @@ class SqlTurnLog(TurnLog):
         row = rows[0]
         return turn_of(row)
 
-    def sessions(self, limit: int = 20, owner: str | None = None) -> list[dict[str, Any]]:
+    def sessions(self, limit: int = 20, owner: str | None = None) -> list[SessionSummary]:
         if owner is None:
             rows = self._fetch(SESSIONS_SQL.format(owners="", owned=""), (limit,))
         else:

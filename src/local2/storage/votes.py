@@ -61,7 +61,7 @@ class Vote:
     winner: str
     created_at: float
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:  # the vote as a LangGraph store item's value (JSON)
         return asdict(self)
 
 

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import httpx
 import yaml
@@ -135,6 +135,7 @@ def check_events(spec: EventChecks, subjects: Sequence[str]) -> list[str]:
     return failures
 
 
+# payload: the /query response's JSON, unchecked: what the story checks
 def check_payload(spec: PayloadChecks, payload: dict[str, Any]) -> list[str]:
     failures = []
     answer = payload.get("answer")
@@ -161,7 +162,7 @@ def check_payload(spec: PayloadChecks, payload: dict[str, Any]) -> list[str]:
     return failures
 
 
-def check_turn(turn: TurnSpec, payload: dict[str, Any]) -> list[str]:
+def check_turn(turn: TurnSpec, payload: dict[str, Any]) -> list[str]:  # the response's JSON
     """Every reason this turn's payload fails its story's expectations (empty: it passed)."""
     answer = str(payload.get("answer") or "")
     subjects = [str(s) for s in payload.get("events") or []]
@@ -174,6 +175,19 @@ def check_turn(turn: TurnSpec, payload: dict[str, Any]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- running
+
+
+class StoryReport(TypedDict):
+    """A story's result as ``local2 stories run --json`` prints it."""
+
+    id: str
+    title: str
+    status: Literal["pass", "fail", "skip"]
+    reasons: list[str]
+    turns: int
+    duration_s: float
+    session_id: str
+    answers: list[str]
 
 
 @dataclass
@@ -191,7 +205,7 @@ class StoryResult:
     def passed(self) -> bool:
         return self.status == "pass"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> StoryReport:
         return {
             "id": self.id,
             "title": self.title,

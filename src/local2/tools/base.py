@@ -40,8 +40,10 @@ class ToolResult:
     """Text for the model plus data for the payload (``memory_hits``) and extra events."""
 
     text: str
+    # Each tool's own account of its result, in its own keys (JSON for the payload); the
+    # turn reads ``provider`` and ``memory_hits``.
     data: dict[str, Any] = field(default_factory=dict)
-    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    events: list[tuple[str, dict[str, object]]] = field(default_factory=list)  # (subject, fields)
 
 
 ToolFn = Callable[[Mapping[str, Any], ToolContext], "str | ToolResult"]
@@ -61,7 +63,7 @@ class Cue:
     """When a question's words alone ask for a tool, and with which arguments: the keyword
     router (:mod:`local2.tools.routing`) for models that cannot call tools."""
 
-    args: Callable[[str, dt.date], dict[str, Any] | None]  # (question, today) -> args or None
+    args: Callable[[str, dt.date], dict[str, str] | None]  # (question, today) -> args or None
     rank: int = 50  # cues are tried in rank order (lower first)
     alone: bool = False  # when it matches, no later cue is tried
     last_resort: bool = False  # tried only when no other cue matched
@@ -79,7 +81,7 @@ class Tool:
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: dict[str, Any]  # its arguments as a JSON schema document
     run: ToolFn
     timeout_s: float | None = None  # None: the generator's tool_timeout_s
     effects: Effects = "write"
@@ -89,7 +91,7 @@ class Tool:
     cue: Cue | None = None  # None: the keyword router never proposes it
     evidence: Evidence = "content"
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> dict[str, Any]:  # a JSON schema document, as bind_tools takes it
         """The OpenAI/Ollama function schema bound to the chat model."""
         return {
             "type": "function",

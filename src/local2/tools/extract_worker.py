@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from local2.bounded import Limiter, OverBudget, pool_for, serve
 from local2.documents import MAX_ELEMENTS, clean_text, decode_body, extract_page, fast_text
@@ -21,9 +21,22 @@ from local2.tools.passages import focus
 EMPTY_TEXT = "(no readable text found on this page)"
 
 
-def page_job(
-    header: Mapping[str, Any], body: bytes, limit: Limiter | None = None
-) -> dict[str, Any]:
+class PageReply(TypedDict):
+    """What the worker sends back of one page: the text the model reads, the whole text (for
+    the library), how much of it was shown, and how it was extracted."""
+
+    ok: bool
+    full_text: str | None
+    text: str
+    chars: int
+    chars_shown: int
+    passages_shown: int
+    passages_total: int
+    method: str
+    recycle: bool  # trafilatura was interrupted mid-way: the worker is not reused
+
+
+def page_job(header: Mapping[str, Any], body: bytes, limit: Limiter | None = None) -> PageReply:
     """Decode, extract, clean and focus one page: the reply the worker sends back.
 
     ``limit(seconds)`` bounds the trafilatura run (the worker's timer raising
@@ -57,7 +70,7 @@ def page_job(
         "passages_shown": shown.passages_shown,
         "passages_total": shown.passages_total,
         "method": method,
-        "recycle": method.endswith("time budget"),  # trafilatura was interrupted mid-way
+        "recycle": method.endswith("time budget"),
     }
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import unquote, urlsplit
 
 from local2.config import DocumentsSettings
@@ -48,6 +48,14 @@ DOCUMENT_FORMATS = frozenset({"pdf", "docx", "pptx", "odt", "epub"})
 VAGUE_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"})
 
 Reader = Callable[..., Document]
+
+
+class DocumentOptions(TypedDict, total=False):
+    """How :func:`document_result` reads a document, when not as usual: another reader, and
+    who is given the whole document read (the library)."""
+
+    reader: Reader
+    seen: Callable[[Document], None] | None
 
 
 def url_name(url: str) -> str:
@@ -79,7 +87,7 @@ def document_result(
     cancel: threading.Event | None,
     reader: Reader = read_document,
     seen: Callable[[Document], None] | None = None,
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, dict[str, Any]]:  # the text, and the data for ToolResult.data
     """The text the model reads of a fetched document and the data kept beside it
     (``seen``: given the whole document read, for the library)."""
     try:
@@ -103,7 +111,7 @@ def document_result(
     passages = pick_passages(document, question, max(budget_chars - len(note) - 1, 200))
     shown = sorted({p.page for p in passages})
     body_text = render_passages(passages, document.unit) or _nothing(document)
-    data: dict[str, Any] = {
+    data: dict[str, Any] = {  # ToolResult.data: what the model was shown of the document
         "document": {
             "format": document.format,
             "title": document.title,

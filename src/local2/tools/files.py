@@ -229,7 +229,10 @@ class FileTools:
             raise
         except Exception as exc:  # Chroma or the embedder failing reads as a tool error
             raise ToolError(f"file search failed: {type(exc).__name__}: {exc}") from None
-        event = (FILE_SEARCH, {"query": query, "hits": [_where(h) for h in hits]})
+        event: tuple[str, dict[str, object]] = (
+            FILE_SEARCH,
+            {"query": query, "hits": [_where(h) for h in hits]},
+        )
         if not hits:
             empty = "" if any(i.count() for i in view.indexes) else EMPTY_INDEX
             return ToolResult(text=f"No files found for: {query}{empty}{building}", events=[event])

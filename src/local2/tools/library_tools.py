@@ -81,7 +81,7 @@ class LibrarySearch:
         query = _query(args)
         wanted = ctx.max_results or self.k
         found = [hit_line(h) for h in self.library.search(ctx.owner, query, wanted)]
-        data: dict[str, Any] = {"provider": "library", "library": len(found)}
+        data: dict[str, Any] = {"provider": "library", "library": len(found)}  # ToolResult.data
         if self.web is not None and len(found) < wanted:  # the web for what the library lacks
             known = {h.url.split("#", 1)[0] for h in found}
             web = as_result(self.web(args, ctx))

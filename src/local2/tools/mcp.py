@@ -287,6 +287,7 @@ class _Connection:
                     break
             return tools
 
+    # args: the call's arguments as the model wrote them (JSON), for the MCP server to check
     async def call(self, name: str, args: dict[str, Any]) -> mcp_types.CallToolResult:
         """Call a tool; raise ``ToolError`` for a timeout or a failed server."""
         timeout = self.server.timeout_s

@@ -16,8 +16,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable
-from typing import Any
 
+from local2.contracts import PendingCall
 from local2.ids import new_call_id
 from local2.tools.base import Cue, Tool
 
@@ -33,7 +33,7 @@ def first_url(query: str) -> str | None:
     return m.group().rstrip(_URL_TRAILING) if m else None
 
 
-def route(query: str, tools: Iterable[Tool], today: dt.date | None = None) -> list[dict[str, Any]]:
+def route(query: str, tools: Iterable[Tool], today: dt.date | None = None) -> list[PendingCall]:
     """Calls (``{"name", "args", "id"}``) the question's cues ask for; at most one per tool.
 
     A URL wins over searching (the page is what was asked about); "remember that ..." saves
@@ -45,7 +45,7 @@ def route(query: str, tools: Iterable[Tool], today: dt.date | None = None) -> li
         return []
     today = today or dt.date.today()
     cued = sorted((t for t in tools if t.cue is not None), key=lambda t: t.cue.rank)  # type: ignore[union-attr]  # filtered to tools with a cue
-    calls: list[dict[str, Any]] = []
+    calls: list[PendingCall] = []
     for tool in cued:
         cue = tool.cue
         assert cue is not None

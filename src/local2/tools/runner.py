@@ -38,6 +38,7 @@ class ToolRunner:
         self._started: dict[tuple[str, str], Started] = {}
         self._lock = threading.Lock()
 
+    # args: the call's arguments as the model (or a research plan) wrote them (JSON)
     def start(self, tool: Tool, args: dict[str, Any], ctx: ToolContext, call_id: str) -> Started:
         cancel = threading.Event()
         call_ctx = replace(ctx, cancel=cancel)

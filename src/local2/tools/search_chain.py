@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -95,12 +95,21 @@ def named_provider(
     raise ValueError(f"unknown search provider {name!r}")
 
 
+class Fallback(TypedDict):
+    """A provider that failed and the one tried next (a ``tool.fallback`` event's fields)."""
+
+    tool: str
+    failed: str
+    error: str
+    next: str
+
+
 @dataclass
 class SearchAnswer:
     hits: list[SearchHit]
     provider: str  # the one that answered
     canned: bool = False  # mock results
-    fallbacks: list[dict[str, Any]] = field(default_factory=list)  # tool.fallback payloads
+    fallbacks: list[Fallback] = field(default_factory=list)
 
 
 SEARCH_FIX = (
@@ -109,8 +118,8 @@ SEARCH_FIX = (
 )
 
 
-def fallback_events(fallbacks: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
-    return [(events.TOOL_FALLBACK, f) for f in fallbacks]
+def fallback_events(fallbacks: list[Fallback]) -> list[tuple[str, dict[str, object]]]:
+    return [(events.TOOL_FALLBACK, dict(f)) for f in fallbacks]
 
 
 class ProviderChain:
@@ -122,7 +131,7 @@ class ProviderChain:
 
     def search(self, query: str, max_results: int) -> SearchAnswer:
         chain = list(self.providers())
-        fallbacks: list[dict[str, Any]] = []
+        fallbacks: list[Fallback] = []
         for i, provider in enumerate(chain):
             try:
                 hits = provider.search(query, max_results)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -83,7 +83,7 @@ class _HttpJsonProvider:
         self.timeout_s = timeout_s
         self._transport = transport
 
-    def _get_json(self, url: str, params: dict[str, Any], headers: dict[str, str]) -> Any:
+    def _get_json(self, url: str, params: Mapping[str, str | int], headers: dict[str, str]) -> Any:
         try:
             with httpx.Client(
                 timeout=self.timeout_s, transport=self._transport, trust_env=False

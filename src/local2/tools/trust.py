@@ -19,14 +19,15 @@ config override ``effects`` by name (MCP tools, chiefly).
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from local2.config import ToolsSettings
-from local2.contracts import DENIED
+from local2.contracts import DENIED, Preceding, WaitingCall
 from local2.tools.base import Effects, Tool
 from local2.tools.corpus import is_corpus_url
 
@@ -42,8 +43,16 @@ class Source:
 
     tool: str
     call_id: str
-    args: dict[str, Any]
+    args: dict[str, Any]  # the call's arguments as the model wrote them (JSON)
     preview: str
+
+    def as_dict(self) -> Preceding:
+        return {
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "args": copy.deepcopy(self.args),
+            "preview": self.preview,
+        }
 
 
 @dataclass(frozen=True)
@@ -52,12 +61,19 @@ class Need:
 
     call_id: str
     tool: str
-    args: dict[str, Any]
+    args: dict[str, Any]  # the call's arguments as the model wrote them (JSON)
     reason: str
     after: Source | None
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> WaitingCall:
+        """The call as the approval request shows it (a copy: the request is kept)."""
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "args": copy.deepcopy(self.args),
+            "reason": self.reason,
+            "after": self.after.as_dict() if self.after is not None else None,
+        }
 
 
 @dataclass(frozen=True)

@@ -55,11 +55,11 @@ def is_time_sensitive(query: str, today: dt.date | None = None) -> bool:
     return any(int(y) >= year - 1 for y in _YEAR.findall(query))
 
 
-def _search_args(query: str, today: dt.date) -> dict[str, Any] | None:
+def _search_args(query: str, today: dt.date) -> dict[str, str] | None:
     return {"query": query} if is_time_sensitive(query, today) else None
 
 
-def _fetch_args(query: str, today: dt.date) -> dict[str, Any] | None:
+def _fetch_args(query: str, today: dt.date) -> dict[str, str] | None:
     url = first_url(query)
     return {"url": url} if url else None
 

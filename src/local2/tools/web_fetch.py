@@ -46,7 +46,13 @@ from local2.errors import (
 from local2.library import Fetched
 from local2.tools.base import ToolContext, ToolResult
 from local2.tools.extract_worker import POOL
-from local2.tools.fetch_document import VAGUE_TYPES, Reader, document_result, is_document
+from local2.tools.fetch_document import (
+    VAGUE_TYPES,
+    DocumentOptions,
+    Reader,
+    document_result,
+    is_document,
+)
 from local2.tools.netguard import NetGuard, Resolver, Target, system_resolve
 
 log = logging.getLogger(__name__)
@@ -301,7 +307,7 @@ class WebFetch:
     async def _open(self, client: httpx.AsyncClient, target: Target) -> httpx.Response:
         """Send the request to each vetted address in turn until one connects."""
         headers = {"Host": _host_header(target.url)}
-        extensions: dict[str, Any] = {}
+        extensions: dict[str, str] = {}  # httpx's request extensions: the TLS name
         is_literal = _is_ip(target.host)
         if target.url.scheme == "https" and not is_literal:
             extensions["sni_hostname"] = target.host
@@ -478,7 +484,7 @@ class WebFetch:
     ) -> ToolResult:
         if dl.truncated:  # a document served as a page, cut at the page's cap
             raise _too_large(self.cfg.max_bytes, "max_bytes")
-        options: dict[str, Any] = (
+        options: DocumentOptions = (
             {} if self.read_document is None else {"reader": self.read_document}
         )
         if sink is not None:
@@ -498,7 +504,7 @@ class WebFetch:
         return ToolResult(text=f"URL: {dl.url}{RESULT_HEAD}{text}", data=data)
 
 
-def _fetched(requested: str, dl: Download) -> dict[str, Any]:
+def _fetched(requested: str, dl: Download) -> dict[str, Any]:  # for ToolResult.data
     """What a result's data says of the download (a page's or a document's)."""
     return {
         "url": requested,

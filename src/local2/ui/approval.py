@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 import gradio as gr
 
+from local2.contracts import ApprovalRequest, ApprovalWait, PendingApproval
 from local2.ui.render import TurnView, fenced, short
 from local2.ui.safe_markdown import neutralise
 
@@ -27,7 +28,7 @@ def code_span(text: str) -> str:
     return f"{ticks} {text} {ticks}"
 
 
-def describe(request: dict[str, Any]) -> str:
+def describe(request: ApprovalRequest | ApprovalWait) -> str:
     """Markdown for the waiting calls of ``request`` (an approval request or its payload part)."""
     calls = request.get("calls") or []
     what = "a tool call that needs" if len(calls) == 1 else f"{len(calls)} tool calls that need"
@@ -48,6 +49,15 @@ def describe(request: dict[str, Any]) -> str:
     return "\n\n".join(lines)
 
 
+class Paused(TypedDict):
+    """What the panel holds of a paused turn, so that the decision continues it in place:
+    the turn's view, the chat before it and the question's message."""
+
+    view: TurnView
+    chat: list[Any]
+    user: gr.ChatMessage
+
+
 class ApprovalPanel:
     """The panel's components; build it inside the chat column of a ``gr.Blocks``."""
 
@@ -64,7 +74,7 @@ class ApprovalPanel:
     def outputs(self) -> list[Any]:
         return [self.box, self.details, self.pending]
 
-    def show(self, request: dict[str, Any], pending: dict[str, Any]) -> dict[Any, Any]:
+    def show(self, request: ApprovalRequest | ApprovalWait, pending: Paused) -> dict[Any, Any]:
         return {
             self.box: gr.update(visible=True),
             self.details: describe(request),
@@ -74,7 +84,7 @@ class ApprovalPanel:
     def hide(self) -> dict[Any, Any]:
         return {self.box: gr.update(visible=False), self.details: "", self.pending: None}
 
-    def waiting(self, request: dict[str, Any] | None, chat: list[Any]) -> dict[Any, Any]:
+    def waiting(self, request: PendingApproval | None, chat: list[Any]) -> dict[Any, Any]:
         """The panel for a session whose last turn is paused on ``request`` (None: hidden),
         holding what the decision continues (the turn's view, the chat before it)."""
         if request is None:

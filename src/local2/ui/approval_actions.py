@@ -16,7 +16,7 @@ import gradio as gr
 from local2.errors import Local2Error
 from local2.service import Agent
 from local2.ui import render
-from local2.ui.approval import ApprovalPanel
+from local2.ui.approval import ApprovalPanel, Paused
 from local2.ui.base import UIPart
 from local2.ui.chat import Chat
 from local2.ui.session_state import SessionState
@@ -83,9 +83,9 @@ class ApprovalActions(UIPart):
         self,
         approved: bool,
         session_id: str | None,
-        pending: dict[str, Any] | None,
+        pending: Paused | None,  # what the panel's gr.State holds of the paused turn
         ids: dict[int, str] | None,
-        mine: list[dict[str, Any]] | None,
+        mine: list[dict[str, Any]] | None,  # this browser's sessions, as its BrowserState
         request: gr.Request | None,
     ) -> Iterator[Updates]:
         """Continue the paused turn with the person's decision, in the same chat message."""

@@ -23,7 +23,7 @@ from local2.ui.sign_in import person_of
 STREAM_INTERVAL_S = 0.05  # at most ~20 chat refreshes a second while tokens stream
 
 
-def table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:
+def table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:  # Gradio's value
     """A ``gr.Dataframe`` value: headers and rows."""
     return {"headers": columns, "data": rows}
 

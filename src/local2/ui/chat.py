@@ -28,6 +28,7 @@ from local2.errors import (
 from local2.ids import check_session_id, new_session_id
 from local2.service import Agent
 from local2.ui import render
+from local2.ui.approval import Paused
 from local2.ui.base import UIPart, live, table
 from local2.ui.compare import ComparePanel
 from local2.ui.conversation import Conversation
@@ -155,7 +156,7 @@ class Chat(UIPart):
         session_id: str | None,
         chat: list[Any],
         ids: dict[int, str],
-        mine: list[dict[str, Any]] | None,
+        mine: list[dict[str, Any]] | None,  # this browser's sessions, as its BrowserState
         branch: str | None = None,
         model: str | None = None,
         request: gr.Request | None = None,  # who is signed in (Gradio fills it in)
@@ -200,7 +201,7 @@ class Chat(UIPart):
         ids: dict[int, str],
         user: gr.ChatMessage,
         session_id: str,
-        mine: list[dict[str, Any]] | None,
+        mine: list[dict[str, Any]] | None,  # this browser's sessions, as its BrowserState
         person: Person,
         question: str = "",
     ) -> Iterator[Updates]:
@@ -222,14 +223,14 @@ class Chat(UIPart):
                 elif kind == "answer":  # published: too late to stop, the grade follows
                     update[self.stop_btn] = gr.update(interactive=False)
                     update.update(self.grades.answered(chat, ids, user, view))
-                    if (view.payload or {}).get("respondents"):  # side by side, to be judged
-                        update.update(self.compare.pair_view(view.payload or {}))
+                    if view.payload and view.payload.get("respondents"):  # to be judged
+                        update.update(self.compare.pair_view(view.payload))
                 yield update
         except (Local2Error, TurnCancelled) as exc:
             yield self._failed(exc, shown, chat, ids, user, view, question)
             return
-        if (view.payload or {}).get("critique_pending"):  # the next question came: the chat
-            return  # is its turn's now, and the grade will be filled in when given
+        if view.payload and view.payload.get("critique_pending"):  # the next question came:
+            return  # the chat is its turn's now, and the grade will be filled in when given
         yield self._turn_done(session_id, chat, ids, user, view, mine, person)
 
     def _failed(
@@ -274,11 +275,11 @@ class Chat(UIPart):
         ids: dict[int, str],
         user: gr.ChatMessage,
         view: render.TurnView,
-        mine: list[dict[str, Any]] | None,
+        mine: list[dict[str, Any]] | None,  # this browser's sessions, as its BrowserState
         person: Person,
     ) -> Updates:
-        payload = view.payload or {}
-        ids = {**ids, len(chat): str(payload.get("query_id") or "")}
+        payload = view.payload
+        ids = {**ids, len(chat): str((payload.get("query_id") if payload else None) or "")}
         turn_chat, timer = self.grades.graded_chat(
             session_id, [*chat, user, *view.messages()], ids, person
         )
@@ -288,9 +289,10 @@ class Chat(UIPart):
         except UnknownTurn:
             prompt = []
         paused = self.conversation.approval.hide()
-        if payload.get("status") == "awaiting_approval":
-            pending = {"view": view, "chat": chat, "user": user}
-            paused = self.conversation.approval.show(payload.get("approval") or {}, pending)
+        if payload and payload.get("status") == "awaiting_approval":
+            pending: Paused = {"view": view, "chat": chat, "user": user}
+            waiting = payload.get("approval") or {"calls": [], "resume": None}
+            paused = self.conversation.approval.show(waiting, pending)
         return {
             **paused,
             **timer,
@@ -300,9 +302,12 @@ class Chat(UIPart):
             self.state.my_sessions: mine,
             self.sessions.session_pick: gr.update(choices=self.sessions.choices(mine, person)),
             self.panels.memory_df: table(
-                render.MEMORY_COLUMNS, render.memory_rows(payload.get("memory_hits") or [])
+                render.MEMORY_COLUMNS,
+                render.memory_rows((payload.get("memory_hits") if payload else None) or []),
             ),
-            **self.documents.view(session_id, payload.get("document_hits") or [], person),
+            **self.documents.view(
+                session_id, (payload.get("document_hits") if payload else None) or [], person
+            ),
             self.panels.prompt_json: prompt,
             self.panels.events_df: table(render.EVENT_COLUMNS, render.event_rows(view.events)),
             self.conversation.critic_md: render.critique_text(view.critique)
@@ -311,7 +316,7 @@ class Chat(UIPart):
             # A turn asked on an earlier branch continues that branch, now the current one.
             **self.sessions.on_branch(session_id, None),
             **self.ratings.target(None, view.query, enabled=True),
-            **self.compare.done(payload),
+            **self.compare.done(payload or {}),
         }
 
     def _abandoned(

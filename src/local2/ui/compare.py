@@ -19,7 +19,7 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts import NO_OPTIONS, TurnOptions
+from local2.contracts import NO_OPTIONS, PairwiseVerdict, RespondentAnswer, TurnOptions
 from local2.errors import InvalidInput, Local2Error
 from local2.service import Agent
 from local2.ui import render
@@ -32,14 +32,14 @@ PREFER_LABELS = {"a": "A is better", "tie": "Tie", "b": "B is better"}
 VERDICTS = {"a": "A is better", "b": "B is better", "tie": "a tie (the two orders disagreed)"}
 
 
-def answer_card(rid: str, respondent: dict[str, Any], shown: str) -> str:
+def answer_card(rid: str, respondent: RespondentAnswer, shown: str) -> str:
     grade = render.critique_text(respondent.get("critique")) or "_Critic: grading…_"
     name = neutralise(str(respondent.get("label") or respondent.get("model")))
     head = f"**{rid.upper()} · {name}**"
     if rid == shown:
         head += " · continues the conversation"
-    if respondent.get("error"):
-        body = f"**No answer:** {neutralise(render.short(respondent['error'], 400))}"
+    if error := respondent.get("error"):
+        body = f"**No answer:** {neutralise(render.short(error, 400))}"
     else:
         body = neutralise(str(respondent.get("answer") or ""))
     tools = [c.get("tool") for c in respondent.get("tool_calls") or []]
@@ -55,7 +55,7 @@ def judged(pairwise: Mapping[str, Any]) -> bool:
     return any(pairwise.get(k) for k in ("winner", "reason", "scores", "verdicts"))
 
 
-def verdict_text(pairwise: dict[str, Any], judging: bool = False) -> str:
+def verdict_text(pairwise: PairwiseVerdict, judging: bool = False) -> str:
     if judging and not judged(pairwise):  # the answers are out, the judge still at work
         return JUDGING
     winner = pairwise.get("winner")
@@ -214,7 +214,7 @@ class ComparePanel(UIPart):
 
     def pair_view(self, payload: Mapping[str, Any]) -> Updates:
         respondents = payload["respondents"]
-        pairwise = payload.get("pairwise") or {}
+        pairwise: PairwiseVerdict = payload.get("pairwise") or PairwiseVerdict()
         shown = pairwise.get("shown") or "a"
         judging = self.agent.info.critic and not judged(pairwise)  # preferring waits for it
         return {

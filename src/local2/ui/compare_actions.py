@@ -152,7 +152,7 @@ class CompareActions(UIPart):
         query_id: str | None,
         chat: list[Any],
         ids: dict[int, str],
-        mine: list[dict[str, Any]] | None,
+        mine: list[dict[str, Any]] | None,  # this browser's sessions, as its BrowserState
         request: gr.Request | None = None,
     ) -> Iterator[Updates]:
         """Stream the second attempt into the chat like a turn (the owner's only)."""

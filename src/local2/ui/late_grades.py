@@ -56,7 +56,7 @@ def with_grades(
     left = 0
     for index, query_id in awaiting(chat, ids).items():
         if query_id in grades:
-            patched[index] = render.critic_message(dict(grades[query_id]))
+            patched[index] = render.critic_message(grades[query_id])
         else:
             left += 1
     return patched, left
@@ -146,7 +146,7 @@ class GradesToCome(UIPart):
     ) -> Updates:
         """At the answer: the chat with it and its grade to come, so that a question asked
         now follows it (and the timer fills the grade in if this handler stops first)."""
-        query_id = str((view.payload or {}).get("query_id") or "")
+        query_id = str((view.payload.get("query_id") if view.payload else None) or "")
         return {
             self.state.chat_msgs: [*chat, user, *view.messages()],
             self.state.query_ids: {**ids, len(chat): query_id},

@@ -21,7 +21,7 @@ from gradio.components.chatbot import MetadataDict
 from langchain_core.messages import BaseMessage, message_to_dict
 
 from local2 import events
-from local2.contracts import DENIED
+from local2.contracts import DENIED, Grade, MemoryHit, TurnPayload
 from local2.ui.safe_markdown import neutralise
 
 THINKING = "Thinking"
@@ -126,11 +126,13 @@ class TurnView:
     answer: str = ""
     answer_final: bool = False
     finished: bool = False
-    critique: dict[str, Any] | None = None
+    critique: Grade | None = None
     error: str | None = None
+    # event entries: each event's own fields beside subject and t (as local2.events has them)
     events: list[dict[str, Any]] = field(default_factory=list)
-    payload: dict[str, Any] | None = None
-    awaiting: list[dict[str, Any]] = field(default_factory=list)  # calls waiting for the person
+    payload: TurnPayload | None = None
+    # the tool.approval.requested entries of the calls waiting for the person
+    awaiting: list[dict[str, Any]] = field(default_factory=list)
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -174,7 +176,7 @@ class TurnView:
     def _calls(self) -> list[ToolCall]:
         return [c for s in self.steps if isinstance(s, ToolRound) for c in s.calls]
 
-    def _event(self, entry: dict[str, Any], now: float) -> None:
+    def _event(self, entry: dict[str, Any], now: float) -> None:  # an event entry, its fields
         self.events.append(entry)
         subject = str(entry.get("subject", ""))
         if subject.startswith("tool.request."):
@@ -202,20 +204,20 @@ class TurnView:
         elif subject == events.CRITIQUE_RESULT:
             self.critique = {"score": entry.get("score"), "feedback": entry.get("feedback", "")}
 
-    def _payload(self, payload: dict[str, Any]) -> None:
+    def _payload(self, payload: TurnPayload) -> None:
         """The payload is authoritative: its answer and tool results replace what streamed."""
         self.payload = payload
         self.answer = str(payload.get("answer") or "")
-        if payload.get("critique"):
-            self.critique = payload["critique"]
+        if critique := payload.get("critique"):
+            self.critique = critique
         if payload.get("event_log"):
-            self.events = list(payload["event_log"])
+            self.events = [dict(e) for e in payload["event_log"]]
         calls = self._calls()
         for call, record in zip(calls, payload.get("tool_calls") or [], strict=False):
             call.result = record.get("result")
             call.error = record.get("error")
-            if record.get("duration_s") is not None:
-                call.duration = float(record["duration_s"])
+            if (duration := record.get("duration_s")) is not None:
+                call.duration = float(duration)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -265,6 +267,7 @@ def thinking_message(step: ThinkingStep, msg_id: str, now: float) -> ChatMessage
     return ChatMessage(role="assistant", content=neutralise(step.text.strip()), metadata=metadata)
 
 
+# waiting: the tool.approval.requested entries (tool, args, call_id beside subject and t)
 def awaiting_message(waiting: list[dict[str, Any]]) -> ChatMessage:
     """The chat's note that the turn is paused until the person decides (panel below)."""
     calls = "\n".join(f"{w.get('tool')}({args_inline(w.get('args'), 200)})" for w in waiting)
@@ -326,7 +329,7 @@ def tool_content(call: ToolCall) -> str:
     return "\n\n".join(parts)
 
 
-def critic_message(critique: dict[str, Any]) -> ChatMessage:
+def critic_message(critique: Grade) -> ChatMessage:
     score = critique.get("score")
     grade = f"{score}/5" if score is not None else "no grade"
     return ChatMessage(
@@ -339,7 +342,7 @@ def critic_message(critique: dict[str, Any]) -> ChatMessage:
 # --------------------------------------------------------------------------- history and panels
 
 
-def memory_rows(hits: list[dict[str, Any]]) -> list[list[Any]]:
+def memory_rows(hits: Sequence[MemoryHit]) -> list[list[Any]]:
     rows = []
     for hit in hits:
         similarity = hit.get("similarity")
@@ -438,9 +441,9 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def state_view(state: Mapping[str, Any]) -> dict[str, Any]:
+def state_view(state: Mapping[str, Any]) -> dict[str, Any]:  # JSON, for a gr.JSON
     """A checkpoint's state for people: thinking shown apart, messages readable."""
-    view: dict[str, Any] = jsonable(state)
+    view: dict[str, Any] = jsonable(state)  # the state's values as JSON
     return view
 
 

@@ -18,11 +18,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import gradio as gr
 
-from local2.contracts import STOP_RUN, Person, PlanEdit
+from local2.contracts import (
+    STOP_RUN,
+    Person,
+    PlanEdit,
+    ResearchPayload,
+    ResearchRequest,
+    ShownStep,
+)
 from local2.errors import Local2Error
 from local2.service import link_citations, plain
 from local2.ui.notices import notice_for
@@ -44,19 +51,36 @@ def shown(visible: bool) -> bool | Literal["hidden"]:
     return True if visible else HIDDEN
 
 
-def plan_lines(request: dict[str, Any]) -> str:
+class InputSent(TypedDict, total=False):
+    """What the pause's buttons send the run (checked by the service, as the API's body)."""
+
+    approve: bool
+    plan: PlanEdit
+    answer: str
+    stop: bool
+
+
+class SaySent(TypedDict, total=False):
+    """What the say's buttons send a running run (checked by the service)."""
+
+    text: str
+    add: str
+    drop: str
+    stop: str
+
+
+def plan_lines(request: ResearchRequest) -> str:
     """The plan under review as the person edits it: one sub-question a line."""
     return "\n".join(f"{q['id']}: {q['text']}" for q in request.get("subquestions") or [])
 
 
-def pause_markdown(request: dict[str, Any]) -> str:
+def pause_markdown(request: ResearchRequest) -> str:
     """What the pause shows: the question and its readings, or each sub-question's steps."""
     if request.get("waits_for") == "answer":
-        ask = request.get("clarify") or {}
-        lines = [
-            f"**The question can be read more than one way.** {plain(ask.get('question', ''))}"
-        ]
-        lines += [f"{n}. {plain(r)}" for n, r in enumerate(ask.get("readings") or [], start=1)]
+        ask = request.get("clarify")
+        question, readings = (ask["question"], ask["readings"]) if ask else ("", [])
+        lines = [f"**The question can be read more than one way.** {plain(question)}"]
+        lines += [f"{n}. {plain(r)}" for n, r in enumerate(readings or [], start=1)]
         lines.append(
             "Answer with a reading or your own words; an empty answer researches it as written."
         )
@@ -64,14 +88,19 @@ def pause_markdown(request: dict[str, Any]) -> str:
     steps = {s["id"]: s for s in request.get("steps") or []}
     lines = ["**The plan, before the first search.** Edit the sub-questions below, then Approve."]
     for q in request.get("subquestions") or []:
-        done = ", ".join(f"{i} {steps.get(i, {}).get('tool', '')}" for i in q.get("steps") or [])
+        done = ", ".join(f"{i} {_tool(steps, i)}" for i in q.get("steps") or [])
         lines.append(f"- **{q['id']}** {plain(q['text'])} — _{plain(done)}_")
     if request.get("error"):
         lines.append(f"**Not run:** {plain(str(request['error']))}")
     return neutralise("\n".join(lines))
 
 
-def followups_markdown(payload: dict[str, Any]) -> str:
+def _tool(steps: Mapping[str | None, ShownStep], step_id: str) -> str:
+    step = steps.get(step_id)
+    return (step["tool"] if step else None) or ""
+
+
+def followups_markdown(payload: ResearchPayload) -> str:
     """The follow-ups asked so far, each answer with its citations linked to its sources."""
     parts = []
     for f in payload.get("followups") or []:
@@ -199,7 +228,7 @@ class ResearchSteer:
             self.followup_box: gr.update(visible=shown(mode == "reported")),
         }
 
-    def paused(self, request: dict[str, Any]) -> tuple[Mode, dict[Any, Any]]:
+    def paused(self, request: ResearchRequest) -> tuple[Mode, dict[Any, Any]]:
         """The pause's mode (its plan, or a question) and what it shows."""
         lines = plan_lines(request)
         mode: Mode = "plan" if request.get("waits_for") == "plan" else "answer"
@@ -217,7 +246,7 @@ class ResearchSteer:
         ]
         return {self.branch: gr.update(choices=choices)}
 
-    def ended(self, payload: dict[str, Any]) -> tuple[Mode, dict[Any, Any]]:
+    def ended(self, payload: ResearchPayload) -> tuple[Mode, dict[Any, Any]]:
         mode: Mode = "reported" if payload.get("report") else "idle"
         return mode, {self.followups: followups_markdown(payload)}
 
@@ -226,7 +255,7 @@ class ResearchSteer:
     def _resume_with(
         self,
         run_id: str,
-        value: dict[str, Any],
+        value: InputSent,
         request: gr.Request | None,
         mode: Mode,
         notice: Any = None,
@@ -246,7 +275,7 @@ class ResearchSteer:
         self, run_id: str, text: str, shown: str, request: gr.Request | None = None
     ) -> Iterator[dict[Any, Any]]:
         if text.strip() == (shown or "").strip():
-            value: dict[str, Any] = {"approve": True}
+            value: InputSent = {"approve": True}
         else:
             try:
                 value = {"plan": PlanEdit.from_text(text)}
@@ -281,7 +310,7 @@ class ResearchSteer:
         yield from self._follow(items, None, person)
 
     def _say(
-        self, run_id: str, say: dict[str, Any], request: gr.Request | None, done: str
+        self, run_id: str, say: SaySent, request: gr.Request | None, done: str
     ) -> tuple[str, Any]:
         try:
             self.research.steer(run_id, say, self.person(request))

@@ -19,12 +19,19 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import gradio as gr
 
 from local2 import events
-from local2.contracts import Person
+from local2.contracts import (
+    Person,
+    PlannedStep,
+    ResearchCall,
+    ResearchPayload,
+    ResearchSource,
+    RunItem,
+)
 from local2.errors import Local2Error
 from local2.service import (
     link_citations,
@@ -51,27 +58,56 @@ ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "sk
 REFRESH_S = 0.2
 
 
+class StepRow(TypedDict, total=False):
+    """A step of the checklist: as the payload or a ``research.plan`` event gave it, with
+    what its ``research.step`` events said since."""
+
+    id: str | None
+    description: str | None
+    tool: str | None
+    args: dict[str, Any] | None  # as the planner (a model) or the person wrote them
+    requires: list[str] | None
+    round: int | None
+    status: str | None
+    error: str | None
+    duration_s: float | None
+    calls: list[ResearchCall]
+    sources: int
+    branch: str | None
+    followup: int | None
+
+
 @dataclass
 class RunView:
     """One run as its events arrive: steps by id in plan order, and what happened."""
 
     run_id: str = ""
-    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    steps: dict[str, StepRow] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    sources: list[dict[str, Any]] = field(default_factory=list)
-    payload: dict[str, Any] | None = None
+    sources: list[ResearchSource] = field(default_factory=list)
+    payload: ResearchPayload | None = None
 
-    def seed(self, payload: Mapping[str, Any]) -> None:
+    def seed(self, payload: ResearchPayload) -> None:
         """Start from the run as it stands (a run going on from a pause or a follow-up)."""
         for step in payload.get("steps") or []:
-            self.steps[str(step["id"])] = dict(step)
+            self.steps[str(step["id"])] = StepRow(**step)
         self.sources = list(payload.get("sources") or [])
 
+    # entry: an event entry, its own fields beside subject and t (as local2.events has them)
     def apply(self, entry: dict[str, Any]) -> None:
         subject = entry.get("subject")
         if subject == events.RESEARCH_PLAN:
-            for step in entry.get("steps") or []:
-                self.steps[step["id"]] = {**step, "status": "pending"}
+            planned: list[PlannedStep] = entry.get("steps") or []
+            for new in planned:
+                self.steps[str(new["id"])] = {
+                    "id": new["id"],
+                    "tool": new["tool"],
+                    "args": new["args"],
+                    "description": new["description"],
+                    "requires": new["requires"],
+                    "branch": new["branch"],
+                    "status": "pending",
+                }
             for step_id, step in list(self.steps.items()):
                 if step["status"] == "pending" and step_id not in {
                     s["id"] for s in entry.get("steps") or []
@@ -79,7 +115,8 @@ class RunView:
                     del self.steps[step_id]  # replaced by this plan
             self.notes.append(f"Plan for round {entry.get('round')} ({entry.get('origin')})")
         elif subject == events.RESEARCH_STEP:
-            step = self.steps.setdefault(str(entry.get("id")), {"id": entry.get("id"), "tool": ""})
+            known: StepRow = {"id": entry.get("id"), "tool": ""}
+            step = self.steps.setdefault(str(entry.get("id")), known)
             status = str(entry.get("status"))
             step["status"] = "running" if status == "started" else status
             step["duration_s"] = entry.get("duration_s")
@@ -110,21 +147,21 @@ class RunView:
             if step.get("tool") == "compose" and self.payload:
                 status = "done"
             args = ", ".join(f"{k}={v}" for k, v in (step.get("args") or {}).items())
-            line = f"{ICONS.get(status, '○')} **{step['id']}** `{step.get('tool', '')}`"
+            line = f"{ICONS.get(status or '', '○')} **{step['id']}** `{step.get('tool', '')}`"
             if args:
                 line += f" — {plain(args)[:120]}"
             if status == "running":
                 line += " (running…)"
-            elif step.get("duration_s") is not None and status in ("done", "failed"):
-                line += f" ({float(step['duration_s']):.2f} s)"
-            if step.get("error"):
-                line += f"  \n  _{plain(str(step['error']))[:200]}_"
+            elif (took := step.get("duration_s")) is not None and status in ("done", "failed"):
+                line += f" ({float(took):.2f} s)"
+            if error := step.get("error"):
+                line += f"  \n  _{plain(str(error))[:200]}_"
             lines.append(f"- {line}")
         notes = "\n".join(f"- {plain(n)[:300]}" for n in self.notes[-6:])
         return neutralise("\n".join(lines) + (f"\n\n**Progress**\n{notes}" if notes else ""))
 
 
-def sources_markdown(sources: list[dict[str, Any]]) -> str:
+def sources_markdown(sources: Sequence[ResearchSource]) -> str:
     if not sources:
         return "_Sources found and read appear here._"
     lines = []
@@ -140,14 +177,14 @@ def sources_markdown(sources: list[dict[str, Any]]) -> str:
     return neutralise("\n".join(lines))
 
 
-def report_view(payload: dict[str, Any]) -> str:
+def report_view(payload: ResearchPayload) -> str:
     """The verified report with each ``[n]`` a link to its source (from the ledger), through
     the app's shared neutraliser like every other model text."""
     report = link_citations(str(payload.get("report") or ""), payload.get("sources") or [])
     return neutralise(kept_links(report))
 
 
-def report_file(data_dir: Path, person: Person, payload: dict[str, Any]) -> Path:
+def report_file(data_dir: Path, person: Person, payload: ResearchPayload) -> Path:
     """The report as a Markdown file for ``person`` to download:
     ``<data_dir>/reports/<their folder>/report-<run>.md``, readable only by the server's
     user (folders 0700, the file 0600), never in a temp folder the machine's users share."""
@@ -380,7 +417,7 @@ class ResearchTab(ResearchSteer):
     def _run_started(
         self,
         view: RunView,
-        data: dict[str, Any],
+        data: RunItem,
         question: str | None,
         person: Person,
         fresh: bool,
@@ -388,10 +425,10 @@ class ResearchTab(ResearchSteer):
         """The run's id and question; a fresh run clears the last report, a run going on
         shows its plan so far."""
         view.run_id = data["run_id"]
-        said = data.get("library") or {}  # where it looks, and a run kept off says so
+        said = data.get("library")  # where it looks, and a run kept off says so
         where = {"library": " · from your library only", "both": " · your library first"}
-        extra = where.get(str(said.get("sources")), "")
-        extra += f" · {plain(str(said['note']))}" if said.get("keep") == "off" else ""
+        extra = where.get(str(said["sources"] if said else None), "")
+        extra += f" · {plain(str(said['note']))}" if said and said["keep"] == "off" else ""
         shown: dict[Any, Any] = {
             self.run_id: view.run_id,
             self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on{extra}",
@@ -409,7 +446,11 @@ class ResearchTab(ResearchSteer):
         return shown
 
     def _run_event(
-        self, view: RunView, data: dict[str, Any], person: Person, last: float
+        self,
+        view: RunView,
+        data: dict[str, Any],  # an event entry, its own fields beside subject and t
+        person: Person,
+        last: float,
     ) -> tuple[dict[Any, Any] | None, float]:
         """The plan and sources after an event: at once after a plan, a steer or a step,
         else at most every ``REFRESH_S`` (None: not now); and when they were last shown."""
@@ -420,7 +461,7 @@ class ResearchTab(ResearchSteer):
         if subject in (events.RESEARCH_PLAN, events.RESEARCH_STEER):
             shown |= self.branches(self.research.payload(view.run_id, person)["subquestions"])
         if subject == events.RESEARCH_STEP:
-            view.sources = [dict(s) for s in self.research.found(view.run_id)]
+            view.sources = [ResearchSource(**s) for s in self.research.found(view.run_id)]
         elif now - last < REFRESH_S and not shown:
             return None, last
         shown |= {
@@ -429,8 +470,10 @@ class ResearchTab(ResearchSteer):
         }
         return shown, now
 
-    def _show(self, view: RunView, payload: dict[str, Any], person: Person, final: bool) -> Updates:
-        crit = payload.get("critique") or {}
+    def _show(
+        self, view: RunView, payload: ResearchPayload, person: Person, final: bool
+    ) -> Updates:
+        crit = payload.get("critique")
         grade = ""
         if crit:
             score = crit.get("score")

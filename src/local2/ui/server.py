@@ -107,6 +107,7 @@ def mount_ui(
     sign_in = SignIn(agent.access, token, who.guard)  # the API's rule, one guard for both
     # Behind a trusted proxy it names each person on every request (no login page);
     # otherwise SignInSwitch turns Gradio's login page on and off as people come and go.
+    # proxied: keyword arguments for Gradio's mount_gradio_app
     proxied: dict[str, Any] = {"auth_dependency": proxied_user(who)} if who.user_header else {}
     app = gr.mount_gradio_app(
         app,

@@ -63,6 +63,7 @@ class SessionPanel(UIPart):
     def branch_outputs(self) -> list[Any]:
         return [self.state.branch, self.branch_row, self.session_md]
 
+    # mine: this browser's sessions, as its BrowserState sends them back (unchecked)
     def choices(self, mine: list[dict[str, Any]] | None, person: Person) -> list[tuple[str, str]]:
         """The Resume list: ``person``'s sessions this browser used (and, with
         ``ui.list_all_sessions``, all their recent ones), never anyone else's."""
@@ -91,8 +92,10 @@ class SessionPanel(UIPart):
 
     @staticmethod
     def remember(
-        mine: list[dict[str, Any]] | None, session_id: str, question: str
-    ) -> list[dict[str, Any]]:
+        mine: list[dict[str, Any]] | None,  # this browser's sessions, as its BrowserState
+        session_id: str,
+        question: str,
+    ) -> list[dict[str, Any]]:  # kept in the browser again (session_id, first, turns, ...)
         sessions = [dict(s) for s in mine or [] if isinstance(s, dict)]
         current = next((s for s in sessions if s.get("session_id") == session_id), None)
         if current is None:

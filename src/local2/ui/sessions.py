@@ -110,7 +110,9 @@ class Sessions(UIPart):
         panel.switch_branch.click(self.show_current_branch, [self.state.session_id], outputs)
 
     def on_load(
-        self, mine: list[dict[str, Any]] | None, request: gr.Request | None = None
+        self,
+        mine: list[dict[str, Any]] | None,  # this browser's sessions, as its BrowserState
+        request: gr.Request | None = None,
     ) -> tuple[Any, ...]:
         """A new session for a new tab, the signed-in person's Resume list, and who they are."""
         session_id = new_session_id()

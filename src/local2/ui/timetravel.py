@@ -280,8 +280,8 @@ class TimeTravel(UIPart):
     ) -> dict[Any, Any]:
         """The panels once a rerun has streamed: its new checkpoints marked in the list, a
         note when it paused for approval, and the Chat tab kept on ``stay_on``."""
-        payload = view.payload or {}
-        new_ids = set(payload.get("branch") or [])
+        payload = view.payload
+        new_ids = set((payload.get("branch") if payload else None) or [])
         rows = self.agent.checkpoints(session_id, limit=200)
         out: dict[Any, Any] = {
             self.tt_new: [user, *view.messages()],
@@ -293,8 +293,9 @@ class TimeTravel(UIPart):
             self.tt_pick: gr.update(choices=render.checkpoint_choices(rows)),
             self.tt_status: f"{verb}: the new branch is now the session's current branch.",
         }
-        if payload.get("status") == "awaiting_approval":
-            tools = ", ".join(c["tool"] for c in (payload.get("approval") or {}).get("calls", []))
+        if payload and payload.get("status") == "awaiting_approval":
+            approval = payload.get("approval")
+            tools = ", ".join(c["tool"] for c in (approval["calls"] if approval else []))
             out[self.tt_new_note] += (
                 f"\n\n**Paused: {tools} waits for your approval.** Approve or deny it in the "
                 "Chat tab (switch to the new branch, or resume this session there)."

@@ -9,10 +9,11 @@ Ratings appear as one small message at the end of their turn, replaced when re-r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from gradio import ChatMessage
 
+from local2.contracts import TurnPayload
 from local2.ui import render
 from local2.ui.safe_markdown import neutralise
 
@@ -60,7 +61,8 @@ def turn_view(turn: Mapping[str, Any]) -> render.TurnView:
     view.answer_final = view.finished = True
     view.critique = turn.get("critique")
     view.events = list(record.get("event_log") or [])
-    view.payload = {**record, "query": view.query, "answer": view.answer}
+    # a logged turn's record is its payload without the query and the answer
+    view.payload = cast(TurnPayload, {**record, "query": view.query, "answer": view.answer})
     return view
 
 

@@ -80,6 +80,7 @@ def _key(clause: str) -> str:
     return fact_key(" ".join(words[:4]))
 
 
+# the JSON a model writes for the extraction prompt
 def extract_facts(prompt: str) -> dict[str, Any]:
     """The JSON a capable model returns for the extraction prompt."""
     message = _between("user_message", prompt)

@@ -34,7 +34,7 @@ class Reply:
 
     content: str = ""
     thinking: str = ""
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # calls in Ollama's JSON shape
     done_reason: str = "stop"
     think_mode: ThinkMode | None = None
     drop_after_chunks: int | None = None
@@ -44,7 +44,7 @@ class Reply:
     status: int = 500
 
 
-Brain = Callable[[dict[str, Any]], "Reply | str"]
+Brain = Callable[[dict[str, Any]], "Reply | str"]  # a brain answers a request body (Ollama's JSON)
 
 
 # --------------------------------------------------------------------------- request helpers
@@ -72,6 +72,7 @@ def last_user_index(messages: Sequence[Mapping[str, Any]]) -> int:
     return -1
 
 
+# (name, arguments as the model wrote them)
 def call_parts(call: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """``(name, arguments)`` of a tool call in Ollama's shape or the short one."""
     function = call.get("function", call)
@@ -150,11 +151,12 @@ _DOCUMENTS = re.compile(r"\A\[Documents [^\n]*\]\n<documents>\n(.*?)\n</document
 _PASSAGE = re.compile(r"^(\S[^\n]*\(score [\d.]+\)):\n", re.M)
 
 
+# chat messages in Ollama's JSON
 def _last_batch(turn: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """The last round's tool results as ``(tool, text)``, each named by its message or by
     the call it answers."""
-    last_calls: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
+    last_calls: list[dict[str, Any]] = []  # chat messages in Ollama's JSON
+    results: list[dict[str, Any]] = []  # chat messages in Ollama's JSON
     for message in reversed(turn):
         if message.get("role") == "tool":
             results.insert(0, message)
@@ -223,7 +225,9 @@ class RuleBrain:
     def __init__(self, *, tool_style: Literal["native", "text"] = "native") -> None:
         self.tool_style = tool_style
 
+    # an Ollama request body, as a client sent it (JSON)
     def __call__(self, request: dict[str, Any]) -> Reply:
+        # an Ollama request body, as a client sent it (JSON)
         messages: list[dict[str, Any]] = list(request.get("messages") or [])
         tools = tool_names(request)
         if is_extraction(request):
@@ -242,6 +246,7 @@ class RuleBrain:
 
     # -- replies ----------------------------------------------------------------------
 
+    # tool arguments as a model writes them (JSON)
     def _call(self, name: str, args: dict[str, Any], why: str) -> Reply:
         thinking = f"{why} I will call {name} with {json.dumps(args, ensure_ascii=False)}."
         if self.tool_style == "text":
@@ -249,6 +254,7 @@ class RuleBrain:
             return Reply(thinking=thinking, content=f"<tool_call>{payload}</tool_call>")
         return Reply(thinking=thinking, tool_calls=[{"name": name, "arguments": args}])
 
+    # chat messages in Ollama's JSON
     def _answer(self, messages: list[dict[str, Any]], tools: list[str]) -> Reply:
         index = last_user_index(messages)
         question = message_text(messages[index]).strip() if index >= 0 else ""
@@ -396,6 +402,7 @@ class RuleBrain:
             )
         return None
 
+    # tool arguments as a model writes them (JSON)
     def _tool_or_say(self, name: str, args: dict[str, Any], tools: list[str], why: str) -> Reply:
         if name in tools:
             return self._call(name, args, why)
@@ -404,6 +411,7 @@ class RuleBrain:
             content=f"I would need the {name} tool to answer this, and it is not available.",
         )
 
+    # chat messages in Ollama's JSON
     def _after_tools(self, messages: list[dict[str, Any]], tools: list[str]) -> Reply:
         index = last_user_index(messages)
         question = message_text(messages[index]) if index >= 0 else ""
@@ -494,7 +502,7 @@ def _weakness(response: str) -> int:
     return 0
 
 
-def grade_reply(messages: list[dict[str, Any]]) -> Reply:
+def grade_reply(messages: list[dict[str, Any]]) -> Reply:  # chat messages in Ollama's JSON
     """Absolute grading: a weak response (none, an echo, "I don't know") scores low."""
     prompt = "\n".join(message_text(m) for m in messages)
     match = re.search(r"###Response to evaluate:\n(.*?)(?:\n\n###|\Z)", prompt, re.S)
@@ -512,7 +520,7 @@ def grade_reply(messages: list[dict[str, Any]]) -> Reply:
     )
 
 
-def choose_reply(messages: list[dict[str, Any]]) -> Reply:
+def choose_reply(messages: list[dict[str, Any]]) -> Reply:  # chat messages in Ollama's JSON
     """Relative grading: the stronger response wins; between equals it picks the first,
     as position-biased judges do (so asking in both orders makes it a tie)."""
     prompt = "\n".join(message_text(m) for m in messages)
@@ -536,7 +544,9 @@ class HedgingBrain:
     def __init__(self, rules: RuleBrain | None = None) -> None:
         self.rules = rules or RuleBrain()
 
+    # an Ollama request body, as a client sent it (JSON)
     def __call__(self, request: dict[str, Any]) -> Reply:
+        # an Ollama request body, as a client sent it (JSON)
         messages: list[dict[str, Any]] = list(request.get("messages") or [])
         text = "\n".join(message_text(m) for m in messages)
         if "[RESULT]" in text and "###Response" in text:
@@ -560,6 +570,7 @@ class ModelBrains:
         self.brains = {_base_name(name): brain for name, brain in brains.items()}
         self.default = default
 
+    # an Ollama request body, as a client sent it (JSON)
     def __call__(self, request: dict[str, Any]) -> Reply | str:
         brain = self.brains.get(_base_name(str(request.get("model") or ""))) or self.default
         if brain is None:

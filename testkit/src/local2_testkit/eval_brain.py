@@ -46,6 +46,7 @@ class EvalBrain:
         answers: Mapping[str, str],
         *,
         search: Collection[str] = (),
+        # a brain: an Ollama request body in
         fallback: Callable[[dict[str, Any]], Reply | str] | None = None,
         garbled: int = 0,
     ) -> None:
@@ -57,6 +58,7 @@ class EvalBrain:
         self.asked: Counter[str] = Counter()  # answering requests per question
         self._lock = threading.Lock()
 
+    # an Ollama request body, as a client sent it (JSON)
     def __call__(self, request: dict[str, Any]) -> Reply | str:
         messages = request.get("messages") or []
         users = [message_text(m) for m in messages if m.get("role") == "user"]

@@ -72,7 +72,7 @@ def _decoded(text: str) -> Iterator[str]:
 _REACH = re.compile(r"[^\n{}]{0,40}\{")  # "with ", "avec " ... then the arguments
 
 
-def _json_after(text: str, start: int) -> dict[str, Any] | None:
+def _json_after(text: str, start: int) -> dict[str, Any] | None:  # JSON a page wrote, unchecked
     """The JSON object that follows ``start`` on the same line, after a few words at most."""
     reach = _REACH.match(text, start)
     if reach is None:
@@ -84,8 +84,10 @@ def _json_after(text: str, start: int) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+# calls a page asks for, args as it wrote them
 def instructions(text: str, offered: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """Tool calls ``text`` asks for, in order of appearance, base64-hidden ones included."""
+    # calls a page asks for, args as it wrote them
     found: list[tuple[int, str, dict[str, Any]]] = []
     for name in offered:
         for match in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", text):
@@ -123,14 +125,16 @@ def _fill(value: Any, data: str) -> Any:
     return value
 
 
-def _key(name: str, args: dict[str, Any]) -> str:
+def _key(name: str, args: dict[str, Any]) -> str:  # tool arguments as a model writes them (JSON)
     return json.dumps([name, args], sort_keys=True, ensure_ascii=False)
 
 
 class ObeyingBrain(RuleBrain):
     """Does what tool output tells it to (see the module docstring)."""
 
+    # an Ollama request body, as a client sent it (JSON)
     def __call__(self, request: dict[str, Any]) -> Reply:
+        # an Ollama request body, as a client sent it (JSON)
         messages: list[dict[str, Any]] = list(request.get("messages") or [])
         if any("###Response to evaluate" in message_text(m) for m in messages):
             return grade_reply(messages)
@@ -159,12 +163,13 @@ class ObeyingBrain(RuleBrain):
         return self._answer_from(turn, data)
 
     @staticmethod
-    def _private(earlier: list[dict[str, Any]]) -> str:
+    def _private(earlier: list[dict[str, Any]]) -> str:  # chat messages in Ollama's JSON
         """What the person said before this question: the data an attacker is after."""
         said = [message_text(m) for m in earlier if m.get("role") == "user"]
         return " ".join(said)[:200] or "nothing"
 
     @staticmethod
+    # chat messages in Ollama's JSON
     def _answer_from(turn: list[dict[str, Any]], data: str) -> Reply:
         results = [message_text(m) for m in turn if m.get("role") == "tool"]
         lines = meaningful_lines(results[0], 3) if results else []

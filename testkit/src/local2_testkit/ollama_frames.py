@@ -16,11 +16,11 @@ from local2_testkit.ollama_records import now, pieces
 def ollama_frames(
     path: str,
     model: str,
-    request: dict[str, Any],
+    request: dict[str, Any],  # an Ollama request body, as a client sent it (JSON)
     reply: Reply,
     mode: ThinkMode,
     words_per_chunk: int,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, Any]]:  # Ollama's wire JSON
     """The reply as Ollama streams it for ``path`` (``/api/chat`` or ``/api/generate``)."""
     think = request.get("think")
     content, thinking = reply.content, ""
@@ -31,10 +31,11 @@ def ollama_frames(
             thinking = reply.thinking
     chat = path == "/api/chat"
 
+    # Ollama's wire JSON
     def frame(text: str = "", thought: str = "", calls: list[Any] | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": model, "created_at": now()}
+        out: dict[str, Any] = {"model": model, "created_at": now()}  # Ollama's wire JSON
         if chat:
-            message: dict[str, Any] = {"role": "assistant", "content": text}
+            message: dict[str, Any] = {"role": "assistant", "content": text}  # Ollama's wire JSON
             if thought:
                 message["thinking"] = thought
             if calls:
@@ -72,11 +73,11 @@ def ollama_frames(
     return [*frames, final]
 
 
-def merge_frames(frames: list[dict[str, Any]]) -> dict[str, Any]:
+def merge_frames(frames: list[dict[str, Any]]) -> dict[str, Any]:  # Ollama's wire JSON
     """The non-streaming response: all pieces joined into the final frame."""
     final = dict(frames[-1])
     if "message" in final:
-        message: dict[str, Any] = {"role": "assistant", "content": ""}
+        message: dict[str, Any] = {"role": "assistant", "content": ""}  # Ollama's wire JSON
         for f in frames:
             part = f["message"]
             message["content"] += part.get("content", "")
@@ -93,6 +94,7 @@ def merge_frames(frames: list[dict[str, Any]]) -> dict[str, Any]:
     return final
 
 
+# an /api/generate body in, an /api/chat one out (JSON)
 def as_chat(body: dict[str, Any]) -> dict[str, Any]:
     """An ``/api/generate`` body seen as a chat request, so one brain serves both."""
     messages = []
@@ -102,6 +104,7 @@ def as_chat(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "messages": messages}
 
 
+# OpenAI's request JSON in, Ollama's out
 def openai_as_chat(body: dict[str, Any]) -> dict[str, Any]:
     """An OpenAI request seen as an Ollama chat request, so one brain serves both."""
     messages = []
@@ -113,6 +116,7 @@ def openai_as_chat(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "messages": messages, "think": True}
 
 
+# tool calls in OpenAI's JSON
 def openai_parts(reply: Reply, mode: ThinkMode) -> tuple[str, str, list[dict[str, Any]]]:
     """The reply as OpenAI sends it: its content (thinking inline when the mode says),
     its separate reasoning, and its tool calls."""
@@ -165,8 +169,12 @@ class OpenAICompletion:
     words_per_chunk: int
 
     def answer(
-        self, body: dict[str, Any], request: dict[str, Any], reply: Reply, mode: ThinkMode
-    ) -> dict[str, Any] | list[dict[str, Any]]:
+        self,
+        body: dict[str, Any],  # the OpenAI request's JSON, as the client sent it
+        request: dict[str, Any],  # the same, as an Ollama chat request (JSON)
+        reply: Reply,
+        mode: ThinkMode,
+    ) -> dict[str, Any] | list[dict[str, Any]]:  # OpenAI's wire JSON: a completion or its chunks
         """The whole completion, or its chunks when the request streams."""
         content, thinking, calls = openai_parts(reply, mode)
         finish = "tool_calls" if calls else ("length" if reply.done_reason == "length" else "stop")
@@ -179,6 +187,7 @@ class OpenAICompletion:
         base = {"id": self.id, "created": int(time.time()), "model": self.model}
         field = self.field
         if body.get("stream") is not True:
+            # Ollama's wire JSON
             message: dict[str, Any] = {"role": "assistant", "content": content}
             if thinking:
                 message[field] = thinking
@@ -187,6 +196,7 @@ class OpenAICompletion:
             choice = {"index": 0, "message": message, "finish_reason": finish}
             return {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
 
+        # OpenAI's wire JSON
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
             choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
             return {**base, "object": "chat.completion.chunk", "choices": [choice]}

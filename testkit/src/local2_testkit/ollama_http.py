@@ -121,7 +121,7 @@ class OllamaHandler(BaseHTTPRequestHandler):
 
     def send_stream(
         self,
-        frames: Iterable[dict[str, Any]],
+        frames: Iterable[dict[str, Any]],  # frames of Ollama's (or OpenAI's) wire JSON
         drop_after: int | None,
         gap_s: float,
         *,

@@ -57,7 +57,7 @@ class Recorded:
 
     method: str
     path: str
-    body: dict[str, Any]
+    body: dict[str, Any]  # the request's body, as the client sent it (JSON)
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class Served:
     Ollama's would."""
 
     path: str
-    body: dict[str, Any]
+    body: dict[str, Any]  # the request's body, as the client sent it (JSON)
     started: float
     ended: float
     closed_by_client: bool = False  # the client went away before the reply ended
@@ -119,6 +119,7 @@ def is_embedding_model(model: str) -> bool:
     return "embed" in model or "minilm" in model
 
 
+# the answer, in Ollama's (or OpenAI's) JSON
 def tag_payload(model: str, spec: FakeModel) -> dict[str, Any]:
     """The model as ``/api/tags`` lists it."""
     family = re.split(r"[:\-]", model, maxsplit=1)[0]
@@ -139,6 +140,7 @@ def tag_payload(model: str, spec: FakeModel) -> dict[str, Any]:
     }
 
 
+# the answer, in Ollama's (or OpenAI's) JSON
 def show_payload(model: str, spec: FakeModel, embed_dim: int) -> dict[str, Any]:
     """What ``/api/show`` says of a pulled model."""
     tag = tag_payload(model, spec)
@@ -159,6 +161,7 @@ def show_payload(model: str, spec: FakeModel, embed_dim: int) -> dict[str, Any]:
     }
 
 
+# the request's body, as the client sent it (JSON)
 def embed_payload(path: str, body: dict[str, Any], embed_dim: int) -> dict[str, Any]:
     """The answer of ``/api/embed`` (or the legacy single-prompt ``/api/embeddings``)."""
     if path == "/api/embeddings":
@@ -175,6 +178,7 @@ def embed_payload(path: str, body: dict[str, Any], embed_dim: int) -> dict[str, 
     }
 
 
+# the answer, in Ollama's (or OpenAI's) JSON
 def openai_models_payload(models: list[str]) -> dict[str, Any]:
     """What ``/v1/models`` lists, as OpenAI-compatible servers do."""
     data = [{"id": m, "object": "model", "created": 0, "owned_by": "local2"} for m in models]

@@ -200,25 +200,25 @@ class FakeOllama:
         return f"http://127.0.0.1:{self.port}"
 
     @property
-    def requests(self) -> list[dict[str, Any]]:
+    def requests(self) -> list[dict[str, Any]]:  # bodies: JSON as clients sent them
         """Every request body received, in order (GET/HEAD ones are ``{}``)."""
         with self.lock:
             return [r.body for r in self.log]
 
-    def bodies(self, path: str) -> list[dict[str, Any]]:
+    def bodies(self, path: str) -> list[dict[str, Any]]:  # body: JSON as the client sent it
         with self.lock:
             return [r.body for r in self.log if r.path == path]
 
     @property
-    def chat_requests(self) -> list[dict[str, Any]]:
+    def chat_requests(self) -> list[dict[str, Any]]:  # bodies: JSON as clients sent them
         return self.bodies("/api/chat")
 
     @property
-    def embed_requests(self) -> list[dict[str, Any]]:
+    def embed_requests(self) -> list[dict[str, Any]]:  # bodies: JSON as clients sent them
         return self.bodies("/api/embed")
 
     @property
-    def openai_requests(self) -> list[dict[str, Any]]:
+    def openai_requests(self) -> list[dict[str, Any]]:  # bodies: JSON as clients sent them
         return self.bodies("/v1/chat/completions")
 
     @property
@@ -226,7 +226,7 @@ class FakeOllama:
         """Base URL for an OpenAI client (``base_url``)."""
         return f"{self.url}/v1"
 
-    def record(self, method: str, path: str, body: dict[str, Any]) -> None:
+    def record(self, method: str, path: str, body: dict[str, Any]) -> None:  # body: JSON as sent
         with self.lock:
             self.log.append(Recorded(method, path, body))
 
@@ -238,6 +238,7 @@ class FakeOllama:
         wanted = canonical(model)
         return next((m for m in self.models if canonical(m) == wanted), None)
 
+    # body: the request's JSON, as the client sent it
     def route(self, h: OllamaHandler, method: str, path: str, body: dict[str, Any]) -> None:
         if path == "/" and method in ("GET", "HEAD"):
             h.send_text(200, "Ollama is running", head_only=method == "HEAD")
@@ -260,7 +261,7 @@ class FakeOllama:
         else:
             h.send_text(404, "404 page not found")
 
-    def _show(self, h: OllamaHandler, body: dict[str, Any]) -> None:
+    def _show(self, h: OllamaHandler, body: dict[str, Any]) -> None:  # body: JSON as sent
         name = str(body.get("model") or body.get("name") or "")
         model = self._known(name)
         if model is None:
@@ -271,14 +272,14 @@ class FakeOllama:
     def _not_found(self, h: OllamaHandler, name: str) -> None:
         h.send_json(404, {"error": f'model "{name}" not found, try pulling it first'})
 
-    def _embed(self, h: OllamaHandler, path: str, body: dict[str, Any]) -> None:
+    def _embed(self, h: OllamaHandler, path: str, body: dict[str, Any]) -> None:  # JSON as sent
         name = str(body.get("model") or "")
         if self._known(name) is None:
             self._not_found(h, name)
             return
         h.send_json(200, embed_payload(path, body, self.embed_dim))
 
-    def _generate(self, h: OllamaHandler, path: str, body: dict[str, Any]) -> None:
+    def _generate(self, h: OllamaHandler, path: str, body: dict[str, Any]) -> None:  # JSON as sent
         name = str(body.get("model") or "")
         if not name:
             h.send_json(400, {"error": "model is required"})
@@ -320,7 +321,7 @@ class FakeOllama:
 
     def _reply(
         self,
-        request: dict[str, Any],
+        request: dict[str, Any],  # the chat request as the client sent it (JSON)
         fail: Callable[[int, str], None],
         gone: Callable[[], bool] = lambda: False,
     ) -> Reply | None:
@@ -358,7 +359,7 @@ class FakeOllama:
         with self.lock:
             return [r for r in self.served if r.closed_by_client]
 
-    def _openai_chat(self, h: OllamaHandler, body: dict[str, Any]) -> None:
+    def _openai_chat(self, h: OllamaHandler, body: dict[str, Any]) -> None:  # body: JSON as sent
         name = str(body.get("model") or "")
         if self._known(name) is None or is_embedding_model(name):
             openai_error(h, 404, f"The model `{name}` does not exist.", "model_not_found")

@@ -23,11 +23,13 @@ _SOURCE = re.compile(
 _SENTENCE = re.compile(r"[^.!?]*[.!?]")
 
 
+# an Ollama request body, as a client sent it (JSON)
 def _schema_title(request: dict[str, Any]) -> str:
     fmt = request.get("format")
     return str(fmt.get("title", "")) if isinstance(fmt, dict) else ""
 
 
+# an Ollama request body, as a client sent it (JSON)
 def _last_user(request: dict[str, Any]) -> str:
     for message in reversed(request.get("messages") or []):
         if message.get("role") == "user":
@@ -47,6 +49,7 @@ def _lacking(prompt: str) -> list[str]:
     return [question] if words and known * 2 < len(words) else []
 
 
+# a plan as a model writes it (JSON)
 def default_plan(question: str, top: int = 2) -> dict[str, Any]:
     """Search the question, read its top results, compose."""
     return {
@@ -99,7 +102,7 @@ class ResearchBrain:
     def __init__(
         self,
         *,
-        plans: Iterable[dict[str, Any] | str] = (),
+        plans: Iterable[dict[str, Any] | str] = (),  # plans as a model writes them (JSON)
         gaps: Iterable[Sequence[str] | str] = (),
         extra: Sequence[str] = (),
         replan_query: str = "",
@@ -115,12 +118,14 @@ class ResearchBrain:
         self._lock = threading.Lock()
         self._judge = RuleBrain()
 
+    # an Ollama request body, as a client sent it (JSON)
     def _count(self, kind: str, request: dict[str, Any] | None = None) -> None:
         with self._lock:
             self.requests[kind] = self.requests.get(kind, 0) + 1
             if request is not None:
                 self.prompts.setdefault(kind, []).append(_last_user(request))
 
+    # an Ollama request body, as a client sent it (JSON)
     def __call__(self, request: dict[str, Any]) -> Reply:
         messages = request.get("messages") or []
         if any("###Response to evaluate" in message_text(m) for m in messages):
@@ -160,6 +165,7 @@ class ResearchBrain:
             return Reply(content=json.dumps(default_plan(missing[0], top=1)))
         return Reply(content=json.dumps(default_plan(question)))
 
+    # an Ollama request body, as a client sent it (JSON)
     def _report(self, request: dict[str, Any]) -> str:
         prompt = _last_user(request)
         body = prompt.split("Sources:", 1)[-1]

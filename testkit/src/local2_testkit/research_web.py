@@ -243,6 +243,7 @@ class LoopbackWeb:
         return 200, page.html.encode("utf-8"), "text/html; charset=utf-8"
 
 
+# settings as YAML would give them
 def research_overrides(web: LoopbackWeb, data_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Settings overrides that point ``web_search`` (SearXNG) and ``web_fetch`` at ``web``."""
     return {

@@ -23,6 +23,7 @@ class ScriptBrain:
         self._lock = threading.Lock()
         self.used = 0
 
+    # an Ollama request body, as a client sent it (JSON)
     def __call__(self, request: dict[str, Any]) -> Reply | str:
         with self._lock:
             if self.used >= len(self._replies):
@@ -42,6 +43,7 @@ class LoopBrain:
         self.tool = tool
         self._count = itertools.count(1)
 
+    # an Ollama request body, as a client sent it (JSON)
     def __call__(self, request: dict[str, Any]) -> Reply:
         n = next(self._count)
         offered = tool_names(request)

@@ -27,16 +27,16 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts import CompareSpec, Critique, EventEntry, Pairwise, Respondent
+from local2.contracts import CompareSpec, Critique, EventEntry, Pairwise, Respondent, Verdict
 from local2.errors import GaveWay, ModelError
 from local2.graph.compare.respond import RespondentState
 from local2.graph.compare.spec import respondent_services, specs
 from local2.graph.context import TurnContext
-from local2.graph.emit import event, push
+from local2.graph.emit import Dialog, event, push
 from local2.graph.grading import let_others_first, memory_lookup
 from local2.graph.nodes.publish import preview
 from local2.graph.owed import defer, started_from
-from local2.graph.payload import turn_payload
+from local2.graph.payload import turn_payload, turn_record
 from local2.graph.remember import remember_turn
 from local2.graph.services import Services
 from local2.graph.state import RESET, RESPONDENT_IDS, TurnState, TurnUpdate
@@ -90,13 +90,15 @@ def compare(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
 
 def _complete(state: TurnState) -> dict[str, Respondent]:
     """Both records, with the model filled in for one that failed before answering."""
-    named = (state.get("pairwise") or {}).get("specs") or {}
+    pairwise: Pairwise = state.get("pairwise") or {}
+    named = pairwise.get("specs") or {}
     records = dict(state.get("respondents") or {})
     for rid in RESPONDENT_IDS:
-        record: Respondent = dict(records.get(rid) or {"respondent_id": rid})  # type: ignore[assignment]  # a copy of the record, as the TypedDict it came from
-        record.setdefault("temperature", (named.get(rid) or {}).get("temperature"))
+        record = Respondent(**(records.get(rid) or {"respondent_id": rid}))  # a copy
+        spec = named.get(rid)
+        record.setdefault("temperature", spec["temperature"] if spec else None)
         if not record.get("model"):
-            record["model"] = (named.get(rid) or {}).get("model") or ""
+            record["model"] = (spec["model"] if spec else None) or ""
         records[rid] = record
     return records
 
@@ -147,7 +149,11 @@ def _answer_events(state: TurnState, records: dict[str, Respondent]) -> list[Eve
             )
         )
         if answer:
-            dialog = {"session_id": state["session_id"], "query": state["query"], "answer": answer}
+            dialog: Dialog = {
+                "session_id": state["session_id"],
+                "query": state["query"],
+                "answer": answer,
+            }
             log_entries.append(
                 event(
                     state,
@@ -195,7 +201,7 @@ def _append_shown(
         "event_log": [*(state.get("event_log") or []), *log_entries],
     }
     payload = turn_payload(after)
-    record = {k: v for k, v in payload.items() if k not in ("query", "answer")}
+    record = turn_record(payload)
     record["respondent_id"] = shown
     head = services.turn_log.append(
         parent_id=state.get("history_head"),
@@ -225,7 +231,7 @@ def critique_pair(
 
 def judge_respondents(
     state: TurnState | Mapping[str, Any], services: Services, give_way: Cancellation | None = None
-) -> tuple[dict[str, Critique], dict[str, Any]]:
+) -> tuple[dict[str, Critique], Verdict]:
     """The judge grades each answer, then compares them in both orders (the critic is on);
     :class:`~local2.errors.GaveWay` when ``give_way`` is set first."""
     from local2.critic import judge_pair
@@ -248,7 +254,7 @@ def pair_graded(
     state: TurnState | Mapping[str, Any],
     services: Services,
     critiques: dict[str, Critique],
-    verdict: dict[str, Any],
+    verdict: Verdict,
     *,
     late: bool = False,
 ) -> TurnUpdate:
@@ -343,6 +349,7 @@ def mark_and_vote(state: TurnState | Mapping[str, Any], services: Services) -> N
             engram = (records.get(rid) or {}).get("engram_id")
             if not engram:
                 continue
+            # the engram's Chroma metadata to merge
             fields: dict[str, Any] = {"respondent_id": rid, "pairwise_winner": winner or ""}
             score = ((records.get(rid) or {}).get("critique") or {}).get("score")
             if score is not None:

@@ -22,7 +22,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send, StreamMode
 
-from local2.contracts import Respondent
+from local2.contracts import CompareSpec, Respondent, RespondentSpec
 from local2.errors import ModelError
 from local2.graph.compare.spec import respondent_services
 from local2.graph.context import TurnContext
@@ -37,7 +37,7 @@ SHARED = ("query", "session_id", "query_id", "started_at", "history_head", "mess
 
 class RespondentState(TurnState):
     respondent_id: str
-    respondent_spec: NotRequired[dict[str, Any] | None]
+    respondent_spec: NotRequired[CompareSpec | None]
 
 
 def build_respondent_graph(default: TurnContext) -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -54,15 +54,18 @@ def fan_out(state: TurnState) -> list[Send]:
     base = {key: state.get(key) for key in SHARED}
     base["memory_hits"] = list(state.get("memory_hits") or [])
     return [
-        Send(
-            "respond",
-            {**base, "respondent_id": rid, "respondent_spec": (specs.get(rid) or {}).get("spec")},
-        )
+        Send("respond", {**base, "respondent_id": rid, "respondent_spec": _asked(specs, rid)})
         for rid in RESPONDENT_IDS
     ]
 
 
-def record_of(values: dict[str, Any], rid: str, error: str | None = None) -> Respondent:
+def _asked(specs: dict[str, RespondentSpec], rid: str) -> CompareSpec | None:
+    """What the turn asked of respondent ``rid`` (the second one's model and temperature)."""
+    spec = specs.get(rid)
+    return spec.get("spec") if spec else None
+
+
+def record_of(values: RespondentState, rid: str, error: str | None = None) -> Respondent:
     """What a respondent's run leaves for the turn: its answer and how it got there."""
     return {
         "respondent_id": rid,
@@ -104,12 +107,12 @@ def respond(
     rid = state["respondent_id"]
     own = respondent_services(runtime.context.services, rid, state.get("respondent_spec"))
     context = dataclasses.replace(runtime.context, services=own)
-    values: dict[str, Any] = dict(state)
+    values = state
     modes: list[StreamMode] = ["custom", "messages", "values"]
     try:
         for mode, data in loop.stream(state, config, context=context, stream_mode=modes):
-            if mode == "values":
-                values = cast(dict[str, Any], data)
+            if mode == "values":  # the respondent's state, as LangGraph hands it out
+                values = cast(RespondentState, data)
             else:
                 _forward(rid, mode, data)
     except ModelError as exc:

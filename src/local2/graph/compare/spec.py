@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Mapping
 from typing import Any
 
-from local2.contracts import CompareSpec
+from local2.contracts import CompareSpec, RespondentSpec
 from local2.errors import InvalidInput, ModelError
 from local2.graph.services import ModelFactory, Services
 
@@ -83,7 +82,7 @@ def default_factory(services: Services) -> ModelFactory:
 
 
 def respondent_services(
-    services: Services, respondent_id: str, spec: Mapping[str, Any] | None
+    services: Services, respondent_id: str, spec: CompareSpec | None
 ) -> Services:
     """The services respondent ``respondent_id`` answers with (``a``: the agent's own)."""
     if respondent_id == "a" or not spec:
@@ -100,7 +99,7 @@ def respondent_services(
     )
 
 
-def specs(services: Services, spec_b: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def specs(services: Services, spec_b: CompareSpec) -> dict[str, RespondentSpec]:
     """Both respondents as they are recorded: model, temperature and arena label."""
     temperature_a = services.settings.generator.temperature
     model_b = spec_b.get("model") or services.model_name
@@ -117,6 +116,6 @@ def specs(services: Services, spec_b: Mapping[str, Any]) -> dict[str, dict[str, 
             "model": model_b,
             "temperature": temperature_b,
             "label": label(model_b, temperature_b),
-            "spec": dict(spec_b),
+            "spec": CompareSpec(**spec_b),
         },
     }

@@ -21,7 +21,14 @@ from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts import EventEntry, MemoryHit, ToolCallRecord, denial_error, denial_text
+from local2.contracts import (
+    EventEntry,
+    MemoryHit,
+    PendingCall,
+    ToolCallRecord,
+    denial_error,
+    denial_text,
+)
 from local2.errors import ToolError
 from local2.graph.answer_guard import wrap_untrusted
 from local2.graph.context import TurnContext
@@ -33,9 +40,13 @@ from local2.tools import Started, ToolContext, ToolResult
 log_ = logging.getLogger(__name__)
 
 
+Emitted = list[tuple[str, dict[str, object]]]  # (subject, fields) of the events a tool emits
+
+
 def _outcome(
     started: Started,
-) -> tuple[ToolResult | None, str | None, list[tuple[str, dict[str, Any]]], dict[str, Any]]:
+    # data: the tool's own account of its result (ToolResult.data), a failure's fix in it
+) -> tuple[ToolResult | None, str | None, Emitted, dict[str, Any]]:
     """``(result, error, events, data)`` of a finished call (a failure's fix in ``data``)."""
     try:
         result = started.future.result(timeout=0)
@@ -64,7 +75,7 @@ def _shown(record: ToolCallRecord, refused: bool) -> str:
     return f"{failure_note(record['tool'])}\n{wrapped}" if record["error"] else wrapped
 
 
-Call = dict[str, Any]  # a pending call: name, args, id (and ``denied`` when refused)
+Call = PendingCall
 
 
 @dataclass

@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts import EventEntry
+from local2.contracts import EventEntry, PendingCall
 from local2.graph.answer_guard import (
     RAW_OUTPUT,
     TEMPLATE_ECHO,
@@ -56,14 +56,14 @@ EMPTY_NUDGE = "Your reply was empty. Please answer the question now."
 EMPTY_ANSWER = "(The model returned an empty answer.)"
 
 
-def _native_calls(reply: AIMessage) -> list[dict[str, Any]]:
+def _native_calls(reply: AIMessage) -> list[PendingCall]:
     return [
         {"name": c["name"], "args": dict(c.get("args") or {}), "id": c.get("id") or new_call_id()}
         for c in reply.tool_calls
     ]
 
 
-def _invalid_native_args(services: Services, calls: list[dict[str, Any]]) -> list[str]:
+def _invalid_native_args(services: Services, calls: list[PendingCall]) -> list[str]:
     if services.arg_validator is None:
         return []
     errors: list[str] = []
@@ -81,7 +81,7 @@ def _call_key(name: str, args: Any) -> str:
     return json.dumps([name, args], sort_keys=True, default=str)
 
 
-def _answer_repeats(state: TurnState, calls: list[dict[str, Any]]) -> list[BaseMessage]:
+def _answer_repeats(state: TurnState, calls: list[PendingCall]) -> list[BaseMessage]:
     """For calls already run this turn: the call message and the first result, not re-run."""
     first = {_call_key(r["tool"], r["args"]): r for r in state.get("tool_calls") or []}
     ai = AIMessage(
@@ -153,7 +153,7 @@ def _proposed_calls(
     text: str,
     use_tools: bool,
     log: list[EventEntry],
-) -> tuple[list[dict[str, Any]], str, list[str]]:
+) -> tuple[list[PendingCall], str, list[str]]:
     """The calls the reply makes, natively or written as text: ``(calls, text, errors)``; a
     copy of the prompt's tool template is not a malformed call."""
     gen = services.settings.generator
@@ -173,7 +173,7 @@ def _proposed_calls(
 
 def _routed(
     state: TurnState, services: Services, use_tools: bool, log: list[EventEntry]
-) -> list[dict[str, Any]]:
+) -> list[PendingCall]:
     """For a model without native tool calls, on the first round: the keyword router's calls
     (never a second save of what the person asked to be remembered)."""
     gen = services.settings.generator
@@ -191,8 +191,8 @@ def _routed(
 
 
 def _repeated(
-    state: TurnState, calls: list[dict[str, Any]], log: list[EventEntry]
-) -> list[dict[str, Any]]:
+    state: TurnState, calls: list[PendingCall], log: list[EventEntry]
+) -> list[PendingCall]:
     """The calls already run this turn, noted as ``tool.repeated``."""
     done = {_call_key(r["tool"], r["args"]) for r in state.get("tool_calls") or []}
     repeated = [c for c in calls if _call_key(c["name"], c["args"]) in done]
@@ -266,7 +266,7 @@ def _echoed_only(state: TurnState, services: Services, written: str) -> bool:
 
 
 def _dispatch(
-    update: TurnUpdate, new_messages: list[BaseMessage], text: str, calls: list[dict[str, Any]]
+    update: TurnUpdate, new_messages: list[BaseMessage], text: str, calls: list[PendingCall]
 ) -> TurnUpdate:
     """The reply asks for ``calls``: they go to the tools."""
     ai = AIMessage(

@@ -6,8 +6,8 @@ from langgraph.runtime import Runtime
 
 from local2 import events
 from local2.graph.context import TurnContext
-from local2.graph.emit import event, push
-from local2.graph.payload import turn_payload
+from local2.graph.emit import Dialog, event, push
+from local2.graph.payload import turn_payload, turn_record
 from local2.graph.state import TurnState, TurnUpdate
 
 PREVIEW_CHARS = 160
@@ -29,7 +29,11 @@ def publish(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
         thinking_chars=sum(len(t) for t in state.get("thinking") or []),
         tool_calls=len(state.get("tool_calls") or []),
     )
-    dialog_payload = {"session_id": state["session_id"], "query": state["query"], "answer": answer}
+    dialog_payload: Dialog = {
+        "session_id": state["session_id"],
+        "query": state["query"],
+        "answer": answer,
+    }
     # The stream carries the whole answer; the checkpointed log keeps a preview, since the
     # answer itself is already stored once in `answer` and in the turn log.
     dialog = event(state, events.ANSWER_DIALOG, **{**dialog_payload, "answer": preview(answer)})
@@ -37,8 +41,7 @@ def publish(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate:
     payload = turn_payload(
         {**state, "event_log": [*state.get("event_log", []), generation, dialog]}
     )
-    # query and answer are columns of the turn log already.
-    record = {k: v for k, v in payload.items() if k not in ("query", "answer")}
+    record = turn_record(payload)
     head = services.turn_log.append(
         parent_id=state.get("history_head"),
         session_id=state["session_id"] or "",

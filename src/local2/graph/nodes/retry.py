@@ -67,7 +67,13 @@ def retry_context(state: TurnState, runtime: Runtime[TurnContext]) -> TurnUpdate
         "retry": {
             "query_id": query_id,
             "of": first.get("query_id"),
-            "first": {k: first.get(k) for k in ("turn_id", "answer", "score", "feedback", "model")},
+            "first": {
+                "turn_id": first.get("turn_id"),
+                "answer": first.get("answer"),
+                "score": first.get("score"),
+                "feedback": first.get("feedback"),
+                "model": first.get("model"),
+            },
             "shown": 2,
         },
         "event_log": [started],
@@ -87,23 +93,24 @@ def settle(state: TurnState | Mapping[str, Any]) -> TurnUpdate:
     """Which attempt the history continues from, by their grades; the second while its grade
     is owed (it gave way to the next question)."""
     retry: Retry = {**(state.get("retry") or {})}
-    first = retry.get("first") or {}
+    first = retry.get("first")
+    first_score, first_turn = (first.get("score"), first.get("turn_id")) if first else (None, None)
     second_score = (state.get("critique") or {}).get("score")
     owed = state.get("query_id") in (state.get("pending_grades") or {})
     retry["second"] = {"turn_id": state.get("history_head"), "score": second_score}
-    if owed or _rank(first.get("score")) <= _rank(second_score) or not first.get("turn_id"):
+    if owed or _rank(first_score) <= _rank(second_score) or not first_turn:
         return {"retry": {**retry, "shown": 2}}
     switched = event(
         state,
         events.HISTORY_SWITCHED,
         query_id=state.get("query_id"),
         shown="attempt 1",
-        turn_id=first["turn_id"],
+        turn_id=first_turn,
         by="critic",
-        scores={"1": first.get("score"), "2": second_score},
+        scores={"1": first_score, "2": second_score},
     )
     return {
         "retry": {**retry, "shown": 1},
-        "history_head": first["turn_id"],
+        "history_head": first_turn,
         "event_log": [switched],
     }
