@@ -482,6 +482,7 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
             unknown = await session.call_tool("research_result", {"run_id": "nope"})
             bad_id = await session.call_tool("research_status", {"run_id": "bad id"})
             page = await session.call_tool("read_document", {"document_id": "doc-nope"})
+            no_tool = await session.call_tool("summarise", {"text": "x"})
             try:
                 await session.read_resource("local2://research/nope")
                 resource_error: Any = None
@@ -493,6 +494,7 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
                 "unknown": unknown,
                 "bad_id": bad_id,
                 "page": page,
+                "no_tool": no_tool,
                 "resource": resource_error,
                 "schema": schema,
             }
@@ -508,8 +510,11 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
         assert result.is_error and api_said.status_code == 422, name
         assert said == {"error": api_said.json()["detail"], "fix": ARGUMENTS_FIX, "status": 422}
     assert structured(got["schema"]["no question"])["error"] == "question: Field required"
-    for name in ("empty", "unknown", "bad_id", "page"):
+    for name in ("empty", "unknown", "bad_id", "page", "no_tool"):
         assert got[name].is_error, name
+    no_tool = structured(got["no_tool"])
+    assert no_tool["error"] == "No tool 'summarise' here." and no_tool["status"] == 404
+    assert "ask, list_documents" in no_tool["fix"] and "research_input" in no_tool["fix"]
     unknown = structured(got["unknown"])
     assert unknown["error"] == api_unknown and unknown["status"] == 404 and "fix" in unknown
     assert structured(got["empty"])["error"] == api_empty.json()["detail"]

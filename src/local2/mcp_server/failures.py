@@ -52,6 +52,13 @@ def bad_arguments(errors: Any) -> CallToolResult:
     return failed_call(InvalidInput(invalid_fields(errors), ARGUMENTS_FIX))
 
 
+def unknown_tool(name: str, known: list[str]) -> CallToolResult:
+    """A tool this server does not have, said with the ones it has (the SDK would say only
+    "Unknown tool")."""
+    fix = f"Call one of: {', '.join(sorted(known))} (tools/list describes them)."
+    return failed_call(NotFound(f"No tool {name!r} here.", fix))
+
+
 def refusals(tool: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     """``tool`` answering a :class:`~local2.errors.Local2Error` as :func:`failed_call`
     (the SDK passes a ``CallToolResult`` through as it is)."""

@@ -31,7 +31,7 @@ from local2.http import Identify
 from local2.mcp_server.audit import CallAudit, Transport
 from local2.mcp_server.caller import PersonGate
 from local2.mcp_server.chat_tools import add_chat_tools
-from local2.mcp_server.failures import bad_arguments
+from local2.mcp_server.failures import bad_arguments, unknown_tool
 from local2.mcp_server.research_tools import add_research_tools
 from local2.mcp_server.resources import add_resources
 from local2.service import Agent
@@ -47,8 +47,9 @@ INSTRUCTIONS = (
 
 
 class Local2Server(MCPServer[Any]):
-    """The SDK's server, with arguments a tool's input schema refuses answered as LoCAL2
-    answers bad input (the SDK would say them in pydantic's words, before any tool runs)."""
+    """The SDK's server, with arguments a tool's input schema refuses, and a tool it does not
+    have, answered as LoCAL2 answers bad input (the SDK would say them in its own words,
+    before any tool runs)."""
 
     async def call_tool(
         self,
@@ -56,9 +57,11 @@ class Local2Server(MCPServer[Any]):
         arguments: dict[str, Any],  # a tool's arguments as the client sent them
         context: Context[Any, Any] | None = None,
     ) -> CallToolResult | InputRequiredResult:
+        if self._tool_manager.get_tool(name) is None:
+            return unknown_tool(name, [t.name for t in self._tool_manager.list_tools()])
         try:
             return await super().call_tool(name, arguments, context)
-        except ToolError as exc:  # the SDK's: unknown tool, refused arguments, a crash
+        except ToolError as exc:  # the SDK's: refused arguments, a crash
             cause = exc.__cause__
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
                 raise
