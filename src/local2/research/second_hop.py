@@ -41,7 +41,6 @@ from local2.retrieval import bm25_scores, relevance, sentences, split_passages, 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
 SENTENCES = 8  # the sentences about the question's subject that names are taken from
 BEST_PAGES = 3  # the sources, best for the question first, whose sentences are read
-NEAR = 3.0  # how much more a name weighs that is (or stands beside) a word the question asks
 QUERY_CHARS = 80  # a gap query's length (plan_schema.TEXT_CHARS)
 
 _JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names, not one
@@ -115,7 +114,6 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
     # A name the question gives is not a bridge; a common word it uses may be part of one
     # ("competes in a conference": the America East Conference).
     asked = {w.lower() for name, _ in _names_in(question) for w in name.split()}
-    relation = set(terms(relation_words(question)))
     sentences, scores, places = _about_subject(question, ledger)
     best = sorted(range(len(sentences)), key=lambda i: (places[i], -scores[i], i))[:SENTENCES]
     weight: dict[str, float] = defaultdict(float)
@@ -127,23 +125,11 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
             if any(w.lower() in asked for w in name.split()):
                 continue
             several = len(name.split()) > 1
-            near = NEAR if relation & set(terms(_beside(sentences[i], name))) else 1.0
-            weight[name] += scores[i] / (1 + places[i]) * (1.5 if several else 0.5) * near
+            weight[name] += scores[i] / (1 + places[i]) * (1.5 if several else 0.5)
             inside[name] += 0 if at_start and not several else 1
     kept = sorted((n for n in weight if inside[n] > 0), key=lambda n: (-weight[n], n))
     top = weight[kept[0]] if kept else 0.0
     return [n for n in kept if weight[n] >= STRONG * top][:limit]
-
-
-def _beside(sentence: str, name: str) -> str:
-    """``name`` with the word on each side of it in ``sentence`` ("the Nixon
-    administration", "competes in the America East Conference")."""
-    at = sentence.find(name)
-    if at < 0:
-        return name
-    before = _QUESTION_WORD.findall(sentence[:at])[-1:]
-    after = _QUESTION_WORD.findall(sentence[at + len(name) :])[:1]
-    return " ".join([*before, name, *after])
 
 
 def unread_names(question: str, ledger: Sequence[Source]) -> list[str]:
