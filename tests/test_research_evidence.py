@@ -21,6 +21,7 @@ from local2.research.second_hop import (
     excerpt,
     hop_queries,
     relation_words,
+    unread_names,
 )
 from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
@@ -180,6 +181,17 @@ def test_the_hop_takes_the_name_stated_about_the_questions_subject() -> None:
     assert hop_queries(QUESTION, ledger, done=[], limit=1) == [
         "Shirley Temple government position held woman portrayed film"
     ]
+
+
+def test_a_name_is_on_one_line_and_a_questions_first_word_is_not_one() -> None:
+    """A name that ends a line and one that starts the next are two names, not one
+    ("Kelsorby Hall\nKelsorby Hall was built"); a lone capitalised word that starts the
+    question is its first word, not a subject to look up."""
+    question = "Born in 1937, who built the hall where The Velvet Letter was filmed?"
+    text = "The Velvet Letter was filmed at Kelsorby Hall\nKelsorby Hall was built by Ines Ward."
+    letter = page(1, "The Velvet Letter", text)
+    assert bridge_names(question, [letter])[0] == "Kelsorby Hall"
+    assert unread_names(question + " In Oskpelmere?", [letter]) == ["Oskpelmere"]
 
 
 def test_a_prompt_shows_the_passage_of_a_source_that_matters_to_the_question() -> None:

@@ -45,7 +45,7 @@ QUERY_CHARS = 80  # a gap query's length (plan_schema.TEXT_CHARS)
 
 _JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names, not one
 _CAP = r"[A-Z][\w'’.-]*[\w]"
-_NAME = re.compile(rf"\b{_CAP}(?:\s+(?:{_JOIN}\s+)*{_CAP})*")
+_NAME = re.compile(rf"\b{_CAP}(?:[ \t]+(?:{_JOIN}[ \t]+)*{_CAP})*")  # on one line
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
 _NOT_NAME_TEXT = """
     the a an in on at of for by with from to and but or as he she it they his her its their
@@ -136,7 +136,9 @@ def unread_names(question: str, ledger: Sequence[Source]) -> list[str]:
     """The names the question gives that no page read is about (none has the name in its
     title): a comparison's second subject the first search did not bring up."""
     titles = [s["title"].casefold() for s in ledger if s["kind"] == "page"]
-    names = dict.fromkeys(name for name, _ in _names_in(question))
+    # A single capitalised word that starts the question is its first word, not a name.
+    found = _names_in(question)
+    names = dict.fromkeys(name for name, start in found if not start or " " in name)
     return [n for n in names if not any(n.casefold() in t for t in titles)]
 
 
