@@ -26,7 +26,7 @@ from local2.research.second_hop import (
 from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from local2_testkit.research_web import LoopbackWeb, research_overrides
+from local2_testkit.research_web import LoopbackWeb, Page, research_overrides
 from tests.test_research_run import research
 
 QUESTION = BRIDGE_QUESTION
@@ -254,6 +254,51 @@ def test_a_read_step_reads_its_share_of_the_rounds_fetch_budget(
     assert len(ranks) == 4 and all(1 <= r <= 10 for r in ranks)
     assert "kiss_and_tell" in served  # the one page that names her is among the best
     assert "rank " in payload["report"] and f'in s1 "{QUESTION}"' in payload["report"]
+
+
+class FixedOrder(LoopbackWeb):
+    """An engine whose order the test sets (a real one ranks by what no snippet shows)."""
+
+    order: tuple[str, ...] = ()
+
+    def rank(self, query: str) -> list[Page]:
+        return [self.pages[name] for name in self.order]
+
+
+def article(name: str, title: str, text: str) -> Page:
+    body = f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
+    return Page(name, title, f"{body}<p>{text}</p></article></body></html>", text)
+
+
+def test_a_read_skips_results_that_do_not_match_and_stops_short_of_its_share(
+    tmp_path: Path,
+) -> None:
+    """Ten results; the read's share of the round is 5. The two the engine ranks first and
+    the tenth match the query in their titles and snippets; ranks 3 to 9 have none of its
+    words. The read takes those three and no other: a fixed count would have read five,
+    the tenth not among them."""
+    survey = "The Lune otter survey counted 14 otters along the river in its first year."
+    pages = [
+        article("a-survey", "Lune otter survey", survey),
+        article("b-count", "Otter count on the Lune", survey),
+        *(
+            article(f"f{i}-notes", f"Harbour notes {i}", "Ferries, tides and the old quay. " * 9)
+            for i in range(3, 10)
+        ),
+        article("z-report", "Lune otter survey: the count", survey),
+    ]
+    brain = ResearchBrain(
+        plans=[plan(search("s1", "Lune otter survey count"), read("s2", "s1", 2, "s1"))]
+    )
+    with FixedOrder(pages, max_results=10) as web:
+        web.order = tuple(p.name for p in pages)
+        payload = run_once(web, tmp_path, brain, fetch_count=5)
+        served = web.pages_served()
+    assert sorted(served) == ["a-survey", "b-count", "z-report"]
+    read_pages = [s for s in payload["sources"] if s["kind"] == "page"]
+    assert sorted(s["rank"] for s in read_pages) == [1, 2, 10]
+    skipped = [s for s in payload["sources"] if s["kind"] == "result"]
+    assert skipped and all(s["title"].startswith("Harbour notes") for s in skipped)
 
 
 def test_a_url_two_searches_found_is_read_once(web: LoopbackWeb, tmp_path: Path) -> None:
