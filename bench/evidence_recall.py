@@ -303,6 +303,15 @@ def best_rank(web: RankedWeb, queries: list[str], page: str, depth: int) -> int 
     return min(ranks) if ranks else None
 
 
+def library_off() -> dict[str, dict[str, str]]:
+    """Settings that keep no read in the library: the bench times research, not the library
+    (bench/library.py does), and loads no embedder. A tree from before the library (issue
+    46) has no such setting, and keeps nothing anyway."""
+    from local2.config.schema import Settings
+
+    return {"library": {"keep": "off"}} if "library" in Settings.model_fields else {}
+
+
 def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
     from langchain_ollama import ChatOllama
 
@@ -336,6 +345,7 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
         overrides = research_overrides(web, Path(home) / "data")
         overrides["system"]["ollama_host"] = fake.url
         overrides["memory"] = {"enabled": False}
+        overrides.update(library_off())
         settings = load_settings(overrides=overrides)
         budget = settings.research.compose_chars
         model = ChatOllama(model=MODEL, base_url=fake.url)
