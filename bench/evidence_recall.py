@@ -48,13 +48,15 @@ The public set's split (bench/README.md, issue 45): 1-100 tuned on by earlier ro
 for development, 301-500 held out, run once for the figure reported.
 
 ``--against TREE`` runs each mode on this tree and on ``TREE`` (each in its own process, on
-this interpreter with that tree's ``src`` and ``testkit/src`` first, in turns that swap from
-mode to mode) and reports both side by side.
+this interpreter with that tree's ``src`` and ``testkit/src`` first) and reports both side by
+side. A mode's questions are run in ``--turns`` turns (4: every 4th question), each tree in
+its turn, in an order that swaps from turn to turn, so a load that comes and goes falls on
+both; the time ratio is given pooled and turn by turn.
 
 Offline; it talks only to 127.0.0.1 and starts and stops its own servers.
 
     .venv/bin/python bench/evidence_recall.py [--set FILE] [--slice A:B | --limit N]
-        [--modes scripted,follows,fallback] [--against TREE] [--reply-delay S]
+        [--modes scripted,follows,fallback] [--against TREE [--turns 4]] [--reply-delay S]
         [--web-delay S] [--engine-results 10] [--snippet-chars 160] [--json FILE]
 """
 
@@ -206,11 +208,15 @@ def as_pages(qset: QuestionSet) -> list[Page]:
     return pages
 
 
-def questions_file(qset: QuestionSet, folder: Path) -> Path:
-    """The set's questions and gold sentences as JSON lines, without its documents."""
+def questions_file(
+    qset: QuestionSet, folder: Path, limit: int | None = None, part: tuple[int, int] = (0, 1)
+) -> Path:
+    """The set's questions (its first ``limit``; of those, with ``part`` ``(i, k)``, every
+    ``k``-th from the ``i``-th) and gold sentences as JSON lines, without its documents."""
     path = folder / f"{qset.name}.jsonl"
+    first, every = part
     with path.open("w", encoding="utf-8") as out:
-        for q in qset.questions:
+        for q in qset.questions[:limit][first::every]:
             line = {
                 "id": q.id,
                 "question": q.question,
@@ -351,12 +357,11 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
         model = ChatOllama(model=MODEL, base_url=fake.url)
         agent = Agent(settings, chat_model=model, backend="ollama", memory=None, critic=None)
         evals = Evals(settings, agent.access, base=agent, chat_model=model, backend="ollama")
-        qfile = questions_file(qset, Path(home))
+        first, _, every = (args.part or "0/1").partition("/")
+        qfile = questions_file(qset, Path(home), args.limit, (int(first), int(every)))
         results: list[dict[str, Any]] = []
         done = 0
-        for kind, data in evals.start(
-            str(qfile), mode="research", grader="match", limit=args.limit, any_path=True
-        ):
+        for kind, data in evals.start(str(qfile), mode="research", grader="match", any_path=True):
             if kind == "question":
                 results.append(dict(data))
                 done += 1
@@ -445,14 +450,15 @@ def sliced(path: Path, span: str | None, folder: Path) -> Path:
     return out
 
 
-def run_tree(tree: Path, mode: str, args: argparse.Namespace) -> Tally:
-    """One mode on ``tree``, in a process of its own with that tree's code first."""
+def run_tree(tree: Path, mode: str, part: str, args: argparse.Namespace) -> Tally:
+    """One mode on ``tree`` (its questions' ``part``, ``I/K``), in a process of its own with
+    that tree's code first."""
     paths = os.pathsep.join(str(tree / p) for p in ("src", "testkit/src"))
     env = {**os.environ, "PYTHONPATH": paths}
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "tally.json"
         command = [sys.executable, str(Path(__file__).resolve()), "--modes", mode]
-        command += ["--set", str(args.set), "--json", str(out)]
+        command += ["--set", str(args.set), "--json", str(out), "--part", part]
         command += ["--engine-results", str(args.engine_results)]
         command += ["--snippet-chars", str(args.snippet_chars)]
         command += ["--reply-delay", str(args.reply_delay), "--web-delay", str(args.web_delay)]
@@ -464,17 +470,40 @@ def run_tree(tree: Path, mode: str, args: argparse.Namespace) -> Tally:
     return Tally(**{**data, "tree": str(tree)})
 
 
-def both_trees(args: argparse.Namespace) -> list[Tally]:
-    """Each mode on this tree and on ``--against``, in turns that swap from mode to mode."""
-    here = HERE
+def merged(parts: list[Tally]) -> Tally:
+    """One tally of a mode's turns: counts added, per-question figures put together."""
+    whole = Tally(parts[0].mode, parts[0].tree, budget=parts[0].budget)
+    for t in parts:
+        for name, value in vars(t).items():
+            mine = getattr(whole, name)
+            if isinstance(value, int | list | Counter) and name != "budget":
+                setattr(whole, name, mine + value)
+            elif name == "by_type":
+                for kind, row in value.items():
+                    old = mine.setdefault(kind, [0, 0, 0, 0])
+                    mine[kind] = [a + b for a, b in zip(old, row, strict=True)]
+    return whole
+
+
+def both_trees(args: argparse.Namespace) -> tuple[list[Tally], dict[str, list[float]]]:
+    """Each mode on this tree and on ``--against``, its questions in ``--turns`` turns (every
+    K-th question), each tree a process a turn, in an order that swaps from turn to turn (A B,
+    B A, ...), so a load that comes and goes falls on both; and each turn's ratio of median
+    times (this tree / the other)."""
+    trees = [HERE, args.against]
     tallies: list[Tally] = []
+    ratios: dict[str, list[float]] = {}
     for n, mode in enumerate(m for m in args.modes.split(",") if m):
-        trees = [here, args.against][:: 1 if n % 2 == 0 else -1]
-        got = {str(tree): run_tree(tree, mode, args) for tree in trees}
-        mine = got[str(here)]
-        mine.tree = f"this tree ({here.name})"
-        tallies += [mine, got[str(args.against)]]
-    return tallies
+        turns: dict[Path, list[Tally]] = {tree: [] for tree in trees}
+        for turn in range(args.turns):
+            for tree in trees[:: 1 if (n + turn) % 2 == 0 else -1]:
+                turns[tree].append(run_tree(tree, mode, f"{turn}/{args.turns}", args))
+            mine, other = (statistics.median(turns[t][-1].times) for t in trees)
+            ratios.setdefault(mode, []).append(mine / other)
+        ours = merged(turns[HERE])
+        ours.tree = f"this tree ({HERE.name})"
+        tallies += [ours, merged(turns[args.against])]
+    return tallies, ratios
 
 
 def row_of(t: Tally) -> str:
@@ -490,7 +519,9 @@ def row_of(t: Tally) -> str:
     )
 
 
-def report(tallies: list[Tally], args: argparse.Namespace, wall: float) -> None:
+def report(
+    tallies: list[Tally], ratios: dict[str, list[float]], args: argparse.Namespace, wall: float
+) -> None:
     n = tallies[0].questions if tallies else 0
     which = f" (questions {args.slice})" if args.slice else ""
     print(
@@ -517,15 +548,15 @@ def report(tallies: list[Tally], args: argparse.Namespace, wall: float) -> None:
         lost = ", ".join(f"{k} {v}" for k, v in sorted(t.lost.items()))
         where = ", ".join(f"{k} {v}" for k, v in sorted(t.where.items()))
         print(f"\n{t.mode}, {t.tree}: {types}. Lost sentences: {lost or 'none'}; {where}.")
-    if args.against is not None:
-        for mode in dict.fromkeys(t.mode for t in tallies):
-            ours, before = (t for t in tallies if t.mode == mode)
-            ratio = statistics.median(ours.times) / statistics.median(before.times)
-            tokens = statistics.fmean(ours.prompt_tokens) / statistics.fmean(before.prompt_tokens)
-            print(
-                f"\n{mode}: this tree / {args.against}: time per question (median) "
-                f"{ratio:.2f}x, prompt tokens {tokens:.2f}x"
-            )
+    for mode, paired in ratios.items():
+        ours, before = (t for t in tallies if t.mode == mode)
+        ratio = statistics.median(ours.times) / statistics.median(before.times)
+        tokens = statistics.fmean(ours.prompt_tokens) / statistics.fmean(before.prompt_tokens)
+        print(
+            f"\n{mode}: this tree / {args.against}: time per question (median) {ratio:.2f}x; "
+            f"turn by turn {statistics.median(paired):.2f}x (from {min(paired):.2f} to "
+            f"{max(paired):.2f}, {len(paired)} turns); prompt tokens {tokens:.2f}x"
+        )
 
 
 def main() -> None:
@@ -538,6 +569,8 @@ def main() -> None:
     parser.add_argument("--slice", help="questions A:B of the set (from 1, both included)")
     parser.add_argument("--modes", default="scripted,follows,fallback")
     parser.add_argument("--against", type=Path, help="a tree to run beside this one")
+    parser.add_argument("--turns", type=int, default=4, help="--against: turns of each mode")
+    parser.add_argument("--part", help=argparse.SUPPRESS)  # I/K: a turn's questions
     parser.add_argument("--engine-results", type=int, default=10)
     parser.add_argument("--snippet-chars", type=int, default=160)
     parser.add_argument("--reply-delay", type=float, default=0.0, help="s per model reply")
@@ -545,13 +578,14 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     began = time.perf_counter()
+    ratios: dict[str, list[float]] = {}
     if args.against is not None:
-        tallies = both_trees(args)
+        tallies, ratios = both_trees(args)
     else:
         with tempfile.TemporaryDirectory() as folder:
             qset = load_set(sliced(args.set, args.slice, Path(folder)))
             tallies = [run_mode(mode, qset, args) for mode in args.modes.split(",") if mode]
-    report(tallies, args, time.perf_counter() - began)
+    report(tallies, ratios, args, time.perf_counter() - began)
     if args.json:
         data = [{k: v for k, v in vars(t).items()} for t in tallies]
         args.json.write_text(json.dumps(data, indent=1, default=dict), encoding="utf-8")
