@@ -38,39 +38,72 @@ For each mode it reports:
   server counts words), and the characters of sources in the compose request against the
   compose budget (``research.compose_chars``);
 - **lost**: each gold sentence that did not reach the compose request, by the best engine rank
-  its page had in the run's searches (1-5, 6-10, not in the engine's top 10).
+  its page had in the run's searches (1-5, 6-10, not in the engine's top 10), and by what the
+  run did with its page: read (and cut from the compose request), found and not read (its
+  snippet in the ledger), or never found.
+
+``--slice A:B`` runs questions A to B of the set (from 1, both included) over the paragraphs
+of those questions only, so ``hotpot_dev_500.json --slice 1:100`` is ``hotpot_dev_100.json``.
+The public set's split (bench/README.md, issue 45): 1-100 tuned on by earlier rounds, 101-300
+for development, 301-500 held out, run once for the figure reported.
+
+``--against TREE`` runs each mode on this tree and on ``TREE`` (each in its own process, on
+this interpreter with that tree's ``src`` and ``testkit/src`` first) and reports both side by
+side. A mode's questions are run in ``--turns`` turns (4: every 4th question), each tree in
+its turn, in an order that swaps from turn to turn, so a load that comes and goes falls on
+both; the time ratio is given pooled and turn by turn.
 
 Offline; it talks only to 127.0.0.1 and starts and stops its own servers.
 
-    .venv/bin/python bench/evidence_recall.py [--limit N] [--modes scripted,follows,fallback]
-        [--reply-delay S] [--web-delay S] [--engine-results 10] [--snippet-chars 160]
+    .venv/bin/python bench/evidence_recall.py [--set FILE] [--slice A:B | --limit N]
+        [--modes scripted,follows,fallback] [--against TREE [--turns 4]] [--reply-delay S]
+        [--web-delay S] [--engine-results 10] [--snippet-chars 160] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import html
+import importlib.util
 import json
+import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+from urllib.parse import unquote
 
 from local2.evals import load_set
 from local2.evals.evidence import Reached, evidence_recall
 from local2.evals.sets import Question, QuestionSet
-from local2.retrieval.bm25 import bm25_scores
-from local2.retrieval.text import terms
 from local2_testkit.brains import Reply
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, Page
 
 SET = Path(__file__).resolve().parent / "multihop" / "multihop.json"
+HERE = Path(__file__).resolve().parents[1]
+
+
+def _engine_part(name: str) -> ModuleType:
+    """This tree's ``local2/retrieval/<name>.py``, loaded by path, whichever tree's code is
+    first on the path: the search engine is the bench's, the same for every tree it runs."""
+    path = HERE / "src" / "local2" / "retrieval" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_evidence_engine_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bm25_scores = _engine_part("bm25").bm25_scores
+terms = _engine_part("text").terms
 MODEL = "qwen3:4b"
 UNUSABLE = "I would rather not plan this in JSON."  # fails any schema, and its repair
 
@@ -175,11 +208,15 @@ def as_pages(qset: QuestionSet) -> list[Page]:
     return pages
 
 
-def questions_file(qset: QuestionSet, folder: Path) -> Path:
-    """The set's questions and gold sentences as JSON lines, without its documents."""
+def questions_file(
+    qset: QuestionSet, folder: Path, limit: int | None = None, part: tuple[int, int] = (0, 1)
+) -> Path:
+    """The set's questions (its first ``limit``; of those, with ``part`` ``(i, k)``, every
+    ``k``-th from the ``i``-th) and gold sentences as JSON lines, without its documents."""
     path = folder / f"{qset.name}.jsonl"
+    first, every = part
     with path.open("w", encoding="utf-8") as out:
-        for q in qset.questions:
+        for q in qset.questions[:limit][first::every]:
             line = {
                 "id": q.id,
                 "question": q.question,
@@ -196,6 +233,7 @@ class Tally:
     """One mode's figures, question by question."""
 
     mode: str
+    tree: str = "this tree"
     sentences: int = 0
     reached: int = 0  # in the compose request
     in_ledger: int = 0  # what local2 eval reports
@@ -210,12 +248,15 @@ class Tally:
     read_s: list[float] = field(default_factory=list)  # read steps' wall seconds
     ledger: list[int] = field(default_factory=list)
     lost: Counter[str] = field(default_factory=Counter)
+    where: Counter[str] = field(default_factory=Counter)  # what the run did with a lost page
     by_type: dict[str, list[int]] = field(default_factory=dict)  # sentences, questions
     budget: int = 0  # research.compose_chars
+    losses: list[dict[str, Any]] = field(default_factory=list)  # each lost sentence's page
 
 
 def compose_sources(requests: list[dict[str, Any]]) -> dict[str, str]:
-    """Each question's last compose request: the sources part of its prompt."""
+    """Each question's last compose request: the sources part of its prompt (what
+    ``research.compose_chars`` bounds)."""
     found: dict[str, str] = {}
     for request in requests:
         if request.get("format"):
@@ -230,7 +271,8 @@ def compose_sources(requests: list[dict[str, Any]]) -> dict[str, str]:
             )
             if composing:
                 question, _, rest = text.partition("\n\nSources:\n\n")
-                found[question.removeprefix("Question: ").strip()] = rest
+                shown = rest.rstrip().removesuffix("Write the report.").removesuffix("\n\n")
+                found[question.removeprefix("Question: ").strip()] = shown
     return found
 
 
@@ -247,8 +289,15 @@ def run_facts(agent: Any, run_id: str) -> dict[str, Any]:
                 queries.append(str(call.get("args", {}).get("query", "")))
             elif call.get("tool") == "web_fetch" and not call.get("error"):
                 reads += 1
-    ledger = len((values or {}).get("ledger") or [])
-    return {"queries": queries, "reads": reads, "read_s": read_s, "ledger": ledger}
+    entries = (values or {}).get("ledger") or []
+    kinds = {unquote(str(s["url"]).rsplit("/pages/", 1)[-1]): s["kind"] for s in entries}
+    return {
+        "queries": queries,
+        "reads": reads,
+        "read_s": read_s,
+        "ledger": len(entries),
+        "kinds": kinds,
+    }
 
 
 def best_rank(web: RankedWeb, queries: list[str], page: str, depth: int) -> int | None:
@@ -258,6 +307,15 @@ def best_rank(web: RankedWeb, queries: list[str], page: str, depth: int) -> int 
         if page in ranked:
             ranks.append(ranked.index(page) + 1)
     return min(ranks) if ranks else None
+
+
+def library_off() -> dict[str, dict[str, str]]:
+    """Settings that keep no read in the library: the bench times research, not the library
+    (bench/library.py does), and loads no embedder. A tree from before the library (issue
+    46) has no such setting, and keeps nothing anyway."""
+    from local2.config.schema import Settings
+
+    return {"library": {"keep": "off"}} if "library" in Settings.model_fields else {}
 
 
 def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
@@ -293,17 +351,17 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
         overrides = research_overrides(web, Path(home) / "data")
         overrides["system"]["ollama_host"] = fake.url
         overrides["memory"] = {"enabled": False}
+        overrides.update(library_off())
         settings = load_settings(overrides=overrides)
         budget = settings.research.compose_chars
         model = ChatOllama(model=MODEL, base_url=fake.url)
         agent = Agent(settings, chat_model=model, backend="ollama", memory=None, critic=None)
         evals = Evals(settings, agent.access, base=agent, chat_model=model, backend="ollama")
-        qfile = questions_file(qset, Path(home))
+        first, _, every = (args.part or "0/1").partition("/")
+        qfile = questions_file(qset, Path(home), args.limit, (int(first), int(every)))
         results: list[dict[str, Any]] = []
         done = 0
-        for kind, data in evals.start(
-            str(qfile), mode="research", grader="match", limit=args.limit, any_path=True
-        ):
+        for kind, data in evals.start(str(qfile), mode="research", grader="match", any_path=True):
             if kind == "question":
                 results.append(dict(data))
                 done += 1
@@ -351,6 +409,23 @@ def run_mode(mode: str, qset: QuestionSet, args: argparse.Namespace) -> Tally:
                     else ("engine rank 1-5" if rank <= 5 else "engine rank 6-10")
                 )
                 tally.lost[f"{kind_of}: {bucket}"] += 1
+                kind = facts["kinds"].get(page_of[doc]) if doc is not None else None
+                state = (
+                    "read, cut"
+                    if kind == "page"
+                    else ("not found" if rank is None else "found, not read")
+                )
+                tally.where[f"{state} ({bucket})"] += 1
+                tally.losses.append(
+                    {
+                        "id": question.id,
+                        "type": kind_of,
+                        "page": page_of.get(doc, "") if doc is not None else "",
+                        "state": state,
+                        "rank": rank,
+                        "queries": facts["queries"],
+                    }
+                )
         agent.close()
     tally.budget = budget
     return tally
@@ -360,40 +435,128 @@ def pct(a: int, b: int) -> str:
     return f"{100 * a / b:.0f} %" if b else "n/a"
 
 
-def report(tallies: list[Tally], args: argparse.Namespace, wall: float) -> None:
+def sliced(path: Path, span: str | None, folder: Path) -> Path:
+    """The set at ``path``, or its questions ``A:B`` (from 1, both included) with their own
+    paragraphs only, written to ``folder``."""
+    if not span:
+        return path
+    first, _, last = span.partition(":")
+    a, b = int(first), int(last)
+    records = json.loads(path.read_text(encoding="utf-8"))
+    if not 1 <= a <= b <= len(records):
+        raise SystemExit(f"--slice {span}: the set has questions 1 to {len(records)}")
+    out = folder / f"{path.stem}_{a}-{b}.json"
+    out.write_text(json.dumps(records[a - 1 : b], ensure_ascii=False), encoding="utf-8")
+    return out
+
+
+def run_tree(tree: Path, mode: str, part: str, args: argparse.Namespace) -> Tally:
+    """One mode on ``tree`` (its questions' ``part``, ``I/K``), in a process of its own with
+    that tree's code first."""
+    paths = os.pathsep.join(str(tree / p) for p in ("src", "testkit/src"))
+    env = {**os.environ, "PYTHONPATH": paths}
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "tally.json"
+        command = [sys.executable, str(Path(__file__).resolve()), "--modes", mode]
+        command += ["--set", str(args.set), "--json", str(out), "--part", part]
+        command += ["--engine-results", str(args.engine_results)]
+        command += ["--snippet-chars", str(args.snippet_chars)]
+        command += ["--reply-delay", str(args.reply_delay), "--web-delay", str(args.web_delay)]
+        command += [f"--slice={args.slice}"] if args.slice else []
+        command += ["--limit", str(args.limit)] if args.limit else []
+        subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+        data = json.loads(out.read_text(encoding="utf-8"))[0]
+    data["lost"], data["where"] = Counter(data["lost"]), Counter(data["where"])
+    return Tally(**{**data, "tree": str(tree)})
+
+
+def merged(parts: list[Tally]) -> Tally:
+    """One tally of a mode's turns: counts added, per-question figures put together."""
+    whole = Tally(parts[0].mode, parts[0].tree, budget=parts[0].budget)
+    for t in parts:
+        for name, value in vars(t).items():
+            mine = getattr(whole, name)
+            if isinstance(value, int | list | Counter) and name != "budget":
+                setattr(whole, name, mine + value)
+            elif name == "by_type":
+                for kind, row in value.items():
+                    old = mine.setdefault(kind, [0, 0, 0, 0])
+                    mine[kind] = [a + b for a, b in zip(old, row, strict=True)]
+    return whole
+
+
+def both_trees(args: argparse.Namespace) -> tuple[list[Tally], dict[str, list[float]]]:
+    """Each mode on this tree and on ``--against``, its questions in ``--turns`` turns (every
+    K-th question), each tree a process a turn, in an order that swaps from turn to turn (A B,
+    B A, ...), so a load that comes and goes falls on both; and each turn's ratio of median
+    times (this tree / the other)."""
+    trees = [HERE, args.against]
+    tallies: list[Tally] = []
+    ratios: dict[str, list[float]] = {}
+    for n, mode in enumerate(m for m in args.modes.split(",") if m):
+        turns: dict[Path, list[Tally]] = {tree: [] for tree in trees}
+        for turn in range(args.turns):
+            for tree in trees[:: 1 if (n + turn) % 2 == 0 else -1]:
+                turns[tree].append(run_tree(tree, mode, f"{turn}/{args.turns}", args))
+            mine, other = (statistics.median(turns[t][-1].times) for t in trees)
+            ratios.setdefault(mode, []).append(mine / other)
+        ours = merged(turns[HERE])
+        ours.tree = f"this tree ({HERE.name})"
+        tallies += [ours, merged(turns[args.against])]
+    return tallies, ratios
+
+
+def row_of(t: Tally) -> str:
+    return (
+        f"| {t.mode} | {t.tree} | {pct(t.reached, t.sentences)} ({t.reached}/{t.sentences}) | "
+        f"{pct(t.complete, t.questions)} ({t.complete}/{t.questions}) | "
+        f"{pct(t.in_ledger, t.sentences)} / {pct(t.complete_ledger, t.questions)} | "
+        f"{statistics.median(t.times):.2f} / {statistics.fmean(t.times):.2f}; "
+        f"{statistics.fmean(t.read_s):.2f} | "
+        f"{statistics.fmean(t.searches):.1f} / {statistics.fmean(t.reads):.1f} / "
+        f"{statistics.fmean(t.ledger):.1f} | {statistics.fmean(t.prompt_tokens):.0f} | "
+        f"{statistics.fmean(t.source_chars):.0f} / {max(t.source_chars)}; {t.budget} |"
+    )
+
+
+def report(
+    tallies: list[Tally], ratios: dict[str, list[float]], args: argparse.Namespace, wall: float
+) -> None:
     n = tallies[0].questions if tallies else 0
+    which = f" (questions {args.slice})" if args.slice else ""
     print(
-        f"\n{n} questions of {args.set.name}, search engine top {args.engine_results} on "
-        f"loopback (snippets of {args.snippet_chars} chars), model replies after "
+        f"\n{n} questions of {args.set.name}{which}, search engine top {args.engine_results} "
+        f"on loopback (snippets of {args.snippet_chars} chars), model replies after "
         f"{args.reply_delay:g} s, searches and pages after {args.web_delay:g} s; "
         f"{wall:.0f} s in all\n"
     )
     print(
-        "| mode | sentences reach the model | questions with all evidence | "
+        "| mode | tree | sentences reach the model | questions with all evidence | "
         "(local2 eval, ledger: sentences / questions) | s per question (median / mean; "
         "reading) | "
         "searches / pages read / ledger entries per question | prompt tokens per question "
         "(mean) | compose sources, chars (mean / max; budget) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for t in tallies:
-        print(
-            f"| {t.mode} | {pct(t.reached, t.sentences)} ({t.reached}/{t.sentences}) | "
-            f"{pct(t.complete, t.questions)} ({t.complete}/{t.questions}) | "
-            f"{pct(t.in_ledger, t.sentences)} / {pct(t.complete_ledger, t.questions)} | "
-            f"{statistics.median(t.times):.2f} / {statistics.fmean(t.times):.2f}; "
-            f"{statistics.fmean(t.read_s):.2f} | "
-            f"{statistics.fmean(t.searches):.1f} / {statistics.fmean(t.reads):.1f} / "
-            f"{statistics.fmean(t.ledger):.1f} | {statistics.fmean(t.prompt_tokens):.0f} | "
-            f"{statistics.fmean(t.source_chars):.0f} / {max(t.source_chars)}; {t.budget} |"
-        )
+        print(row_of(t))
     for t in tallies:
         types = ", ".join(
             f"{k}: {pct(v[0], v[1])} of sentences, {pct(v[2], v[3])} of questions"
             for k, v in sorted(t.by_type.items())
         )
-        lost = ", ".join(f"{k} {v}" for k, v in sorted(t.lost.items()) if not k.startswith("_"))
-        print(f"\n{t.mode}: {types}. Lost sentences: {lost or 'none'}.")
+        lost = ", ".join(f"{k} {v}" for k, v in sorted(t.lost.items()))
+        where = ", ".join(f"{k} {v}" for k, v in sorted(t.where.items()))
+        print(f"\n{t.mode}, {t.tree}: {types}. Lost sentences: {lost or 'none'}; {where}.")
+    for mode, paired in ratios.items():
+        ours, before = (t for t in tallies if t.mode == mode)
+        ratio = statistics.median(ours.times) / statistics.median(before.times)
+        tokens = statistics.fmean(ours.prompt_tokens) / statistics.fmean(before.prompt_tokens)
+        print(
+            f"\n{mode}: this tree / {args.against}: time per question (median) {ratio:.2f}x; "
+            f"turn by turn {statistics.median(paired):.2f}x (from {min(paired):.2f} to "
+            f"{max(paired):.2f}, {len(paired)} turns); prompt tokens {tokens:.2f}x"
+        )
 
 
 def main() -> None:
@@ -403,17 +566,26 @@ def main() -> None:
     )
     parser.add_argument("--limit", type=int, default=None, help="the first N questions")
     parser.add_argument("--set", type=Path, default=SET, help="a HotpotQA JSON set")
+    parser.add_argument("--slice", help="questions A:B of the set (from 1, both included)")
     parser.add_argument("--modes", default="scripted,follows,fallback")
+    parser.add_argument("--against", type=Path, help="a tree to run beside this one")
+    parser.add_argument("--turns", type=int, default=4, help="--against: turns of each mode")
+    parser.add_argument("--part", help=argparse.SUPPRESS)  # I/K: a turn's questions
     parser.add_argument("--engine-results", type=int, default=10)
     parser.add_argument("--snippet-chars", type=int, default=160)
     parser.add_argument("--reply-delay", type=float, default=0.0, help="s per model reply")
     parser.add_argument("--web-delay", type=float, default=0.0, help="s per search and page")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    qset = load_set(args.set)
     began = time.perf_counter()
-    tallies = [run_mode(mode, qset, args) for mode in args.modes.split(",") if mode]
-    report(tallies, args, time.perf_counter() - began)
+    ratios: dict[str, list[float]] = {}
+    if args.against is not None:
+        tallies, ratios = both_trees(args)
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            qset = load_set(sliced(args.set, args.slice, Path(folder)))
+            tallies = [run_mode(mode, qset, args) for mode in args.modes.split(",") if mode]
+    report(tallies, ratios, args, time.perf_counter() - began)
     if args.json:
         data = [{k: v for k, v in vars(t).items()} for t in tallies]
         args.json.write_text(json.dumps(data, indent=1, default=dict), encoding="utf-8")

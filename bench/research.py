@@ -103,10 +103,20 @@ def brain_for(i: int) -> ResearchBrain:
     return ResearchBrain(plans=plans, extra=planted)
 
 
+def library_off() -> dict[str, dict[str, str]]:
+    """Settings that keep no read in the library: the bench times research, not the library
+    (bench/library.py does), and loads no embedder. A tree from before the library (issue
+    46) has no such setting, and keeps nothing anyway."""
+    from local2.config.schema import Settings
+
+    return {"library": {"keep": "off"}} if "library" in Settings.model_fields else {}
+
+
 def settings_for(web: LoopbackWeb, fake_url: str, data: Path, **research: Any) -> Any:
     overrides = research_overrides(web, data)
     overrides["system"]["ollama_host"] = fake_url
     overrides["memory"] = {"enabled": False}
+    overrides.update(library_off())
     overrides["research"].update({"max_rounds": 1, **research})
     return load_settings(overrides=overrides)
 

@@ -131,3 +131,14 @@ def test_the_questions_file_is_the_same_set_without_its_documents(bench, tmp_pat
     assert [(q.id, q.question, q.answers, q.evidence) for q in derived.questions] == [
         (q.id, q.question, q.answers, q.evidence) for q in qset.questions
     ]
+
+
+def test_a_slice_is_its_questions_over_their_own_paragraphs(bench, records, tmp_path):
+    """``--slice 3:4``: questions 3 and 4 (from 1, both included) and only their pages, so a
+    slice of the 500-question public set from 1 to 100 is its 100-question set."""
+    qset = load_set(bench.sliced(SET, "3:4", tmp_path))
+    assert [q.id for q in qset.questions] == [r["_id"] for r in records[2:4]]
+    assert {d.title for d in qset.documents} == {t for r in records[2:4] for t, _ in r["context"]}
+    assert bench.sliced(SET, None, tmp_path) == SET
+    with pytest.raises(SystemExit, match="1 to 100"):
+        bench.sliced(SET, "90:101", tmp_path)

@@ -114,16 +114,25 @@ def test_an_unanswered_review_stays_paused_then_a_plan_file_answers_it_and_a_fol
     with FakeOllama(ResearchBrain(plans=[branches(BRIDGE, OTTERS)])) as fake:
         env = environment(web, tmp_path, fake.url)
         base = ["--max-rounds", "1", "--backend", "ollama"]
-        paused = local2("research", QUESTION, "--review", *base, env=env, stdin="")
+        paused = local2("research", QUESTION, "--review", *base, "--json", env=env, stdin="")
         assert paused.returncode == 0, paused.stderr
-        run_id = paused.stdout.split()[1]
+        shown = json.loads(paused.stdout)
+        run_id = shown["run_id"]
         assert "The run waits for you" in paused.stderr
         assert f"local2 research --resume {run_id}" in paused.stderr and web.hits == []
         listed = local2("research", "list", "--json", env=env)
         assert json.loads(listed.stdout)[0]["status"] == "awaiting_input"
 
+        # The plan as shown ({goal, steps}, each step with the fields the server adds),
+        # sent back edited: the bridge's steps dropped, the otters' search reworded.
+        steps = [s for s in shown["awaiting"]["steps"] if s["branch"] != "q1"]
+        assert {"branch", "status"} <= set(steps[0])
+        search = next(s for s in steps if s["tool"] == "web_search")
+        search["args"] = {**search["args"], "query": "Lune otters survey"}
+        last = steps[-1]
+        last["requires"] = [r for r in last["requires"] if any(s["id"] == r for s in steps)]
         answer = tmp_path / "plan.json"
-        answer.write_text(json.dumps({"subquestions": [{"id": "q2", "text": OTTERS}]}))
+        answer.write_text(json.dumps({"goal": "Otters (edited)", "steps": steps}))
         resumed = local2(
             "research",
             "--resume",
@@ -136,7 +145,10 @@ def test_an_unanswered_review_stays_paused_then_a_plan_file_answers_it_and_a_fol
             stdin="",
         )
         assert resumed.returncode == 0, resumed.stderr
-        assert json.loads(resumed.stdout)["status"] == "done" and web.searches() == [OTTERS]
+        done = json.loads(resumed.stdout)
+        assert done["status"] == "done" and web.searches() == ["Lune otters survey"]  # as edited
+        assert done["goal"] == "Otters (edited)"
+        assert [p["origin"] for p in done["plan"]] == ["model", "person"]
 
         hits = len(web.hits)
         followup = local2(

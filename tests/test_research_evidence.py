@@ -21,11 +21,12 @@ from local2.research.second_hop import (
     excerpt,
     hop_queries,
     relation_words,
+    unread_names,
 )
 from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from local2_testkit.research_web import LoopbackWeb, research_overrides
+from local2_testkit.research_web import LoopbackWeb, Page, research_overrides
 from tests.test_research_run import research
 
 QUESTION = BRIDGE_QUESTION
@@ -182,6 +183,17 @@ def test_the_hop_takes_the_name_stated_about_the_questions_subject() -> None:
     ]
 
 
+def test_a_name_is_on_one_line_and_a_questions_first_word_is_not_one() -> None:
+    """A name that ends a line and one that starts the next are two names, not one
+    ("Kelsorby Hall\nKelsorby Hall was built"); a lone capitalised word that starts the
+    question is its first word, not a subject to look up."""
+    question = "Born in 1937, who built the hall where The Velvet Letter was filmed?"
+    text = "The Velvet Letter was filmed at Kelsorby Hall\nKelsorby Hall was built by Ines Ward."
+    letter = page(1, "The Velvet Letter", text)
+    assert bridge_names(question, [letter])[0] == "Kelsorby Hall"
+    assert unread_names(question + " In Oskpelmere?", [letter]) == ["Oskpelmere"]
+
+
 def test_a_prompt_shows_the_passage_of_a_source_that_matters_to_the_question() -> None:
     text = "Opening words about nothing much.\n" * 30 + "Shirley Temple played Corliss Archer."
     shown = excerpt(text, "who played Corliss Archer", 240)
@@ -242,6 +254,51 @@ def test_a_read_step_reads_its_share_of_the_rounds_fetch_budget(
     assert len(ranks) == 4 and all(1 <= r <= 10 for r in ranks)
     assert "kiss_and_tell" in served  # the one page that names her is among the best
     assert "rank " in payload["report"] and f'in s1 "{QUESTION}"' in payload["report"]
+
+
+class FixedOrder(LoopbackWeb):
+    """An engine whose order the test sets (a real one ranks by what no snippet shows)."""
+
+    order: tuple[str, ...] = ()
+
+    def rank(self, query: str) -> list[Page]:
+        return [self.pages[name] for name in self.order]
+
+
+def article(name: str, title: str, text: str) -> Page:
+    body = f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
+    return Page(name, title, f"{body}<p>{text}</p></article></body></html>", text)
+
+
+def test_a_read_skips_results_that_do_not_match_and_stops_short_of_its_share(
+    tmp_path: Path,
+) -> None:
+    """Ten results; the read's share of the round is 5. The two the engine ranks first and
+    the tenth match the query in their titles and snippets; ranks 3 to 9 have none of its
+    words. The read takes those three and no other: a fixed count would have read five,
+    the tenth not among them."""
+    survey = "The Lune otter survey counted 14 otters along the river in its first year."
+    pages = [
+        article("a-survey", "Lune otter survey", survey),
+        article("b-count", "Otter count on the Lune", survey),
+        *(
+            article(f"f{i}-notes", f"Harbour notes {i}", "Ferries, tides and the old quay. " * 9)
+            for i in range(3, 10)
+        ),
+        article("z-report", "Lune otter survey: the count", survey),
+    ]
+    brain = ResearchBrain(
+        plans=[plan(search("s1", "Lune otter survey count"), read("s2", "s1", 2, "s1"))]
+    )
+    with FixedOrder(pages, max_results=10) as web:
+        web.order = tuple(p.name for p in pages)
+        payload = run_once(web, tmp_path, brain, fetch_count=5)
+        served = web.pages_served()
+    assert sorted(served) == ["a-survey", "b-count", "z-report"]
+    read_pages = [s for s in payload["sources"] if s["kind"] == "page"]
+    assert sorted(s["rank"] for s in read_pages) == [1, 2, 10]
+    skipped = [s for s in payload["sources"] if s["kind"] == "result"]
+    assert skipped and all(s["title"].startswith("Harbour notes") for s in skipped)
 
 
 def test_a_url_two_searches_found_is_read_once(web: LoopbackWeb, tmp_path: Path) -> None:

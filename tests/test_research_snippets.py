@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from local2.research.ledger import Source
-from local2.research.prompts import SNIPPET_MARK, shown_sources
+from local2.research.prompts import SNIPPET_MARK, compose_messages, shown_sources
 from local2_testkit.brains import Reply
 from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
@@ -102,3 +102,35 @@ def test_snippets_take_the_room_the_pages_leave_best_ranked_first() -> None:
     assert [s["n"] for s, _ in roomy] == [1, 2, 3, 4]
     tight = shown_sources(ledger, per_source=1500, budget=1000)
     assert [s["n"] for s, _ in tight] == [1, 4]  # the pages' share first, no snippet
+
+
+def sources_part(ledger: list[Source], per_source: int, budget: int) -> str:
+    """The sources part of the report request, as the model receives it."""
+    user = str(compose_messages("Q?", ledger, per_source, budget)[1].content)
+    return user.split("\n\nSources:\n\n", 1)[1].removesuffix("\n\nWrite the report.")
+
+
+def long_page(n: int, chars: int) -> Source:
+    titled = source(n, "page", ("word " * chars)[:chars])
+    return Source(**{**titled, "title": f"A page with a long title, number {n} of the run"})
+
+
+@pytest.mark.parametrize(("pages", "budget"), [(12, 12000), (12, 1000), (3, 1000)])
+def test_the_sources_shown_fit_the_budget_headings_and_cuts_counted(
+    pages: int, budget: int
+) -> None:
+    """Before, a page's heading and its cut's " …" were not counted and each page got at
+    least 200 chars: 12 long pages came to 12,360 chars against 12,000."""
+    ledger = [long_page(n, 3000) for n in range(1, pages + 1)]
+    ledger.append(source(pages + 1, "result", "a snippet " * 20, score=0.9))
+    part = sources_part(ledger, per_source=1500, budget=budget)
+    assert len(part) <= budget
+    assert len(part) > budget - 300  # and the room is used
+    assert part.count(" …") >= 1 and "[1] A page with a long title" in part
+
+
+def test_a_short_page_leaves_its_share_to_the_long_ones() -> None:
+    short, long = source(1, "page", "short " * 20), long_page(2, 5000)
+    shown = {s["n"]: text for s, text in shown_sources([short, long], 3000, 3000)}
+    assert shown[1] == short["text"]  # whole
+    assert len(shown[2]) > 2500  # an equal share would be 1,500

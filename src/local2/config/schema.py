@@ -348,7 +348,9 @@ class ResearchSettings(Strict):
     # A search's best results filed in the ledger: those not read reach the report's
     # request as snippets, in the room its pages leave (research.prompts.shown_sources).
     file_results: int = Field(10, ge=0, le=50)
-    fetch_count: int = Field(5, ge=1, le=30)  # pages read per round, shared by its read steps
+    # The most pages read per round, shared by its read steps (each stops where results stop
+    # matching: research.execute.RELEVANT).
+    fetch_count: int = Field(8, ge=1, le=30)
     fetch_seconds: float = Field(30.0, gt=0)  # one read step's fetches, wall clock
     fetch_workers: int = Field(
         2, ge=1, le=16

@@ -49,6 +49,7 @@ class Why(TypedDict):
     query: str  # that step's query (its sub-question)
     rank: int  # its place in that search's results, from 1
     score: float  # the reranker's score against the sub-question, 0 to 1
+    match: NotRequired[float]  # its title and snippet's BM25 for the query, / the best hit's
 
 
 class Source(TypedDict):

@@ -226,16 +226,26 @@ SNIPPET_CHARS = 300
 def compose_messages(
     question: str, ledger: Sequence[Source], per_source: int, budget: int, brief: str = ""
 ) -> list[BaseMessage]:
-    """The report request: the question and each source's text, within ``budget`` chars:
-    the pages read first (each its share), then, in the room left, the snippets of results
-    found and not read, the best ranked first (:func:`shown_sources`)."""
-    blocks = [
-        f"[{s['n']}] {s['title']}{' ' + SNIPPET_MARK if s['kind'] == 'result' else ''}\n{text}"
-        for s, text in shown_sources(ledger, per_source, budget)
-    ]
-    sources = "\n\n".join(blocks) or "(no sources could be found or read)"
+    """The report request: the question and each source's text, its sources part (headings,
+    texts and the blank lines between) within ``budget`` chars: the pages read first, then,
+    in the room left, the snippets of results found and not read, the best ranked first
+    (:func:`shown_sources`)."""
+    blocks = [heading(s) + text for s, text in shown_sources(ledger, per_source, budget)]
+    sources = SEPARATOR.join(blocks) or "(no sources could be found or read)"
     user = f"{_asked(question, brief)}\n\nSources:\n\n{sources}\n\nWrite the report."
     return [SystemMessage(COMPOSE_SYSTEM), HumanMessage(user)]
+
+
+SEPARATOR = "\n\n"  # between two sources' blocks
+CUT = " …"  # ends a text cut short
+PAGE_FLOOR = 200  # the fewest characters of a page worth showing (a page that short whole)
+
+
+def heading(source: Source) -> str:
+    """A source's first line in the request: its number, title and, for a result not read,
+    the mark that says so."""
+    mark = " " + SNIPPET_MARK if source["kind"] == "result" else ""
+    return f"[{source['n']}] {source['title']}{mark}\n"
 
 
 def _score(source: Source) -> float:
@@ -244,28 +254,66 @@ def _score(source: Source) -> float:
 
 
 def _cut(text: str, chars: int) -> str:
-    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
+    """``text``, or its first words and :data:`CUT`, in at most ``chars`` chars."""
+    if len(text) <= chars:
+        return text
+    return text[: max(0, chars - len(CUT))].rsplit(" ", 1)[0] + CUT
+
+
+def _cost(source: Source, text: str) -> int:
+    return len(heading(source)) + len(text) + len(SEPARATOR)
+
+
+def _shares(lengths: Sequence[int], room: int, cap: int) -> list[int]:
+    """Each text's characters within ``room``: an equal share at most ``cap``, and what a
+    shorter text leaves of its share goes to the longer ones (the budget is characters, not
+    a count of pages)."""
+    shares = [0] * len(lengths)
+    left = room
+    by_length = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    for done, i in enumerate(by_length):
+        shares[i] = min(lengths[i], cap, left // (len(lengths) - done))
+        left -= shares[i]
+    return shares
 
 
 def shown_sources(
     ledger: Sequence[Source], per_source: int, budget: int
 ) -> list[tuple[Source, str]]:
-    """What the model is shown of each source, in ledger order: a page read its share of
-    ``budget`` (at most ``per_source``), a result found and not read its snippet while room
-    is left after the pages, by its rank (its rerank score, then its number)."""
-    pages = [s for s in ledger if s["kind"] != "result"]
-    each = max(200, min(per_source, budget // max(1, len(pages))))
-    shown = {s["n"]: _cut(s["text"], each) for s in pages}
-    room = budget - sum(len(t) for t in shown.values())
+    """What the model is shown of each source, in ledger order, all of it, headings and the
+    lines between counted, within ``budget`` chars: the pages read their shares (at most
+    ``per_source`` each; when even :data:`PAGE_FLOOR` each does not fit, the best scored
+    pages only), then a result found and not read its snippet while room is left, by its
+    rank (its rerank score, then its number)."""
+    pages = sorted(
+        (s for s in ledger if s["kind"] != "result"), key=lambda s: (-_page_score(s), s["n"])
+    )
+    room, kept = budget, []
+    for s in pages:
+        cost = _cost(s, "x" * min(PAGE_FLOOR, len(s["text"])))
+        if cost > room:
+            break
+        room -= cost
+        kept.append(s)
+    texts = [s["text"] for s in kept]
+    room = budget - sum(_cost(s, "") for s in kept)
+    shares = _shares([len(t) for t in texts], room, per_source)
+    shown = {s["n"]: _cut(t, share) for s, t, share in zip(kept, texts, shares, strict=True)}
+    room = budget - sum(_cost(s, shown[s["n"]]) for s in kept)
     found = [s for s in ledger if s["kind"] == "result" and s["text"].strip()]
     for s in sorted(found, key=lambda s: (-_score(s), s["n"])):
         text = _cut(" ".join(s["text"].split()), SNIPPET_CHARS)
-        cost = len(text) + len(SNIPPET_MARK) + len(s["title"]) + 10  # its heading too
-        if cost > room:
+        if _cost(s, text) > room:
             continue
         shown[s["n"]] = text
-        room -= cost
+        room -= _cost(s, text)
     return [(s, shown[s["n"]]) for s in ledger if s["n"] in shown]
+
+
+def _page_score(source: Source) -> float:
+    """A page's rerank score; a page read by its address (no search ranked it) first."""
+    why = source.get("why")
+    return float(why["score"]) if why else 1.0
 
 
 def observation(step: StepRecord) -> str:

@@ -6,7 +6,9 @@ locally: Okapi BM25 of each hit's title and snippet for the sub-question, on the
 tokeniser as ``web_fetch``'s passages and the ``corpus`` provider
 (:func:`local2.retrieval.bm25_scores`), blended with the engine's own order, which
 weighs more (:data:`ENGINE_WEIGHT`), so a snippet that happens to repeat the words does not
-bury what the engine, which read the whole page, ranked first.
+bury what the engine, which read the whole page, ranked first. Each hit also keeps how well
+it matches beside the best match (``Why.match``, :func:`matches`): a read passes over a hit
+that matches little, and stops short where none does.
 
 Why BM25 and not the MiniLM embedder: a few dozen snippets cost microseconds and no memory
 (``bench/research.py`` measures both); the embedder costs a model load and milliseconds per
@@ -29,19 +31,24 @@ from local2.retrieval import bm25_scores, terms
 ENGINE_WEIGHT = 0.8
 
 
-def rerank_scores(texts: Sequence[str], query: str) -> list[float]:
-    """Each text's score for ``query``, 0 to 1: BM25 scaled by the best one, blended with
-    its position (the engine's order: the first is 1, the last 0)."""
-    n = len(texts)
-    if not n:
-        return []
+def matches(texts: Sequence[str], query: str) -> list[float]:
+    """Each text's BM25 for ``query`` as a share of the best one's, 0 to 1: how well it
+    matches beside the others (1 for every text when none has a word of the query: no
+    sign either way)."""
     lexical = bm25_scores([terms(t) for t in texts], set(terms(query)), k1=1.2, b=0.75)
-    best = max(lexical) or 1.0
-    scores = []
-    for i, value in enumerate(lexical):
-        place = 1.0 - i / n
-        scores.append(round((1 - ENGINE_WEIGHT) * value / best + ENGINE_WEIGHT * place, 4))
-    return scores
+    best = max(lexical, default=0.0)
+    return [round(v / best, 4) if best > 0 else 1.0 for v in lexical]
+
+
+def rerank_scores(texts: Sequence[str], query: str) -> list[float]:
+    """Each text's score for ``query``, 0 to 1: its :func:`matches` share blended with its
+    position (the engine's order: the first is 1, the last 0)."""
+    n = len(texts)
+    shares = matches(texts, query)
+    return [
+        round((1 - ENGINE_WEIGHT) * share + ENGINE_WEIGHT * (1.0 - i / n), 4)
+        for i, share in enumerate(shares)
+    ]
 
 
 def rerank(hits: Sequence[Found], query: str, step: str) -> list[Found]:
@@ -54,10 +61,11 @@ def rerank(hits: Sequence[Found], query: str, step: str) -> list[Found]:
         if key not in seen:
             seen.add(key)
             unique.append(hit)
-    scores = rerank_scores([f"{h['title']} {h['text']}" for h in unique], query)
+    texts = [f"{h['title']} {h['text']}" for h in unique]
+    scores, shares = rerank_scores(texts, query), matches(texts, query)
     ranked: list[Found] = []
-    for rank, (hit, score) in enumerate(zip(unique, scores, strict=True), start=1):
-        why = Why(found_by=step, query=query, rank=rank, score=score)
+    for rank, (hit, score, share) in enumerate(zip(unique, scores, shares, strict=True), start=1):
+        why = Why(found_by=step, query=query, rank=rank, score=score, match=share)
         item = hit.copy()
         item["why"] = why
         ranked.append(item)

@@ -41,12 +41,11 @@ from local2.retrieval import bm25_scores, relevance, sentences, split_passages, 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
 SENTENCES = 8  # the sentences about the question's subject that names are taken from
 BEST_PAGES = 3  # the sources, best for the question first, whose sentences are read
-NEAR = 3.0  # how much more a name weighs that is (or stands beside) a word the question asks
 QUERY_CHARS = 80  # a gap query's length (plan_schema.TEXT_CHARS)
 
 _JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names, not one
 _CAP = r"[A-Z][\w'’.-]*[\w]"
-_NAME = re.compile(rf"\b{_CAP}(?:\s+(?:{_JOIN}\s+)*{_CAP})*")
+_NAME = re.compile(rf"\b{_CAP}(?:[ \t]+(?:{_JOIN}[ \t]+)*{_CAP})*")  # on one line
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
 _NOT_NAME_TEXT = """
     the a an in on at of for by with from to and but or as he she it they his her its their
@@ -117,7 +116,6 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
     # A name the question gives is not a bridge; a common word it uses may be part of one
     # ("competes in a conference": the America East Conference).
     asked = {w.lower() for name, _ in _names_in(question) for w in name.split()}
-    relation = set(terms(relation_words(question)))
     sentences, scores, places = _about_subject(question, ledger)
     best = sorted(range(len(sentences)), key=lambda i: (places[i], -scores[i], i))[:SENTENCES]
     weight: dict[str, float] = defaultdict(float)
@@ -129,30 +127,20 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
             if any(w.lower() in asked for w in name.split()):
                 continue
             several = len(name.split()) > 1
-            near = NEAR if relation & set(terms(_beside(sentences[i], name))) else 1.0
-            weight[name] += scores[i] / (1 + places[i]) * (1.5 if several else 0.5) * near
+            weight[name] += scores[i] / (1 + places[i]) * (1.5 if several else 0.5)
             inside[name] += 0 if at_start and not several else 1
     kept = sorted((n for n in weight if inside[n] > 0), key=lambda n: (-weight[n], n))
     top = weight[kept[0]] if kept else 0.0
     return [n for n in kept if weight[n] >= STRONG * top][:limit]
 
 
-def _beside(sentence: str, name: str) -> str:
-    """``name`` with the word on each side of it in ``sentence`` ("the Nixon
-    administration", "competes in the America East Conference")."""
-    at = sentence.find(name)
-    if at < 0:
-        return name
-    before = _QUESTION_WORD.findall(sentence[:at])[-1:]
-    after = _QUESTION_WORD.findall(sentence[at + len(name) :])[:1]
-    return " ".join([*before, name, *after])
-
-
 def unread_names(question: str, ledger: Sequence[Source]) -> list[str]:
     """The names the question gives that no page read is about (none has the name in its
     title): a comparison's second subject the first search did not bring up."""
     titles = [s["title"].casefold() for s in ledger if s["kind"] == "page"]
-    names = dict.fromkeys(name for name, _ in _names_in(question))
+    # A single capitalised word that starts the question is its first word, not a name.
+    found = _names_in(question)
+    names = dict.fromkeys(name for name, start in found if not start or " " in name)
     return [n for n in names if not any(n.casefold() in t for t in titles)]
 
 
