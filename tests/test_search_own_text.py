@@ -140,11 +140,20 @@ def where(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
     return {"memory": {"chroma_url": server.url}}
 
 
-def ours(meta: dict[str, Any], root: Path, tokenised: list[str]) -> None:
-    """Note a chunk's file when it is under ``root``: a library indexing in its own thread,
-    left by an earlier test in this process, tokenises its files meanwhile."""
-    if Path(meta["file"]).is_relative_to(root):
-        tokenised.append(meta["rel"])
+def tokenising(monkeypatch: pytest.MonkeyPatch, root: Path) -> list[str]:
+    """The files under ``root`` whose chunks are tokenised from now on, as they are (only
+    those: a library indexing in its own thread, left by an earlier test in this process,
+    tokenises its files meanwhile)."""
+    tokenised: list[str] = []
+    real = lexical.chunk_terms
+
+    def spied(text: str, meta: dict[str, Any]) -> list[str]:
+        if Path(meta["file"]).is_relative_to(root):
+            tokenised.append(meta["rel"])
+        return real(text, meta)
+
+    monkeypatch.setattr(lexical, "chunk_terms", spied)
+    return tokenised
 
 
 def test_the_bm25_side_is_kept_beside_the_index_and_read_again_file_by_file(
@@ -162,13 +171,7 @@ def test_the_bm25_side_is_kept_beside_the_index_and_read_again_file_by_file(
     settings = make_settings(tmp_path, files=files, **where)
     writer = FileIndex(settings, embedder=LexicalEmbedder())
     writer.sync()
-    tokenised: list[str] = []
-    real = lexical.chunk_terms
-    monkeypatch.setattr(
-        lexical,
-        "chunk_terms",
-        lambda text, meta: (ours(meta, root, tokenised), real(text, meta))[1],
-    )
+    tokenised = tokenising(monkeypatch, root)
     built: list[int] = []
 
     class Counted(lexical.Bm25):
@@ -210,13 +213,7 @@ def test_an_index_of_before_has_its_terms_read_from_its_chunks_once(
     index = lexical_index(tmp_path, root)
     index.sync()
     index.terms.bind("an index of before")  # its terms store empty, of no collection
-    tokenised: list[str] = []
-    real = lexical.chunk_terms
-    monkeypatch.setattr(
-        lexical,
-        "chunk_terms",
-        lambda text, meta: (ours(meta, root, tokenised), real(text, meta))[1],
-    )
+    tokenised = tokenising(monkeypatch, root)
     first = lexical_index(tmp_path, root)
     assert first.search("orchard ladder cider barn", 1)[0].bm25_rank == 1
     assert sorted(tokenised) == ["a.md", "b.md"]
