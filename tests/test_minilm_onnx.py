@@ -114,3 +114,88 @@ def test_a_memory_built_by_the_numpy_runtime_keeps_working(tmp_path: Path) -> No
     assert store.count() == len(facts)
     hits = store.recall("What is the password for the internet at the cabin?", k=1)
     assert hits and "larch-meadow-42" in hits[0]["content"]
+
+
+def test_the_built_graph_is_kept_and_the_next_load_builds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import local2.memory.minilm_onnx as minilm_onnx
+    from local2.memory.onnx_cache import cache_dir
+
+    first = OnnxMiniLM(_model_dir(), workers=1)  # builds the graph unless it is kept already
+    assert list(cache_dir().glob("minilm-int8-*.onnx"))
+
+    def no_build(model_dir: Any) -> bytes:
+        raise AssertionError("the kept graph was built again")
+
+    monkeypatch.setattr(minilm_onnx, "build_model", no_build)
+    again = OnnxMiniLM(_model_dir(), workers=1)
+    assert np.array_equal(again.encode(TEXTS), first.encode(TEXTS))
+
+
+def fake_model(tmp_path: Path) -> tuple[Path, Path]:
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    (model_dir / "model.safetensors").write_bytes(b"weights")
+    (model_dir / "config.json").write_text('{"hidden_size": 4}')
+    builder = tmp_path / "builder.py"
+    builder.write_text("# the graph's builder\n")
+    return model_dir, builder
+
+
+def test_a_kept_graph_is_named_by_what_it_was_built_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from local2.memory.onnx_cache import KEPT, graph_key, kept_graph
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model_dir, builder = fake_model(tmp_path)
+    built: list[bytes] = []
+
+    def build(_: Path) -> bytes:
+        built.append(b"graph %d" % len(built))
+        return built[-1]
+
+    kept = kept_graph(model_dir, builder, build)
+    assert isinstance(kept, Path) and kept.read_bytes() == b"graph 0"
+    assert kept_graph(model_dir, builder, build) == kept and len(built) == 1
+    assert kept.stat().st_mode & 0o777 == 0o600 and kept.parent.stat().st_mode & 0o777 == 0o700
+    names = {graph_key(model_dir, builder)}
+    for change in range(KEPT + 1):  # new code, new weights: another name, built anew
+        builder.write_text(f"# the graph's builder, changed {change}\n")
+        names.add(graph_key(model_dir, builder))
+        assert kept_graph(model_dir, builder, build) != kept
+    (model_dir / "config.json").write_text('{"hidden_size": 8}')
+    names.add(graph_key(model_dir, builder))
+    assert len(names) == KEPT + 3 and len(built) == KEPT + 2
+    assert len(list(kept.parent.glob("minilm-int8-*.onnx"))) == KEPT  # the newest few
+    assert not list(kept.parent.glob(".building-*"))
+
+
+def test_an_unwritable_cache_builds_in_memory_and_a_damaged_copy_is_built_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import local2.memory.minilm_onnx as minilm_onnx
+    from local2.memory.onnx_cache import kept_graph
+
+    model_dir, builder = fake_model(tmp_path)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    assert kept_graph(model_dir, builder, lambda _: b"graph") == b"graph"
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    real = Path(_model_dir())
+    damaged = kept_graph(real, Path(minilm_onnx.__file__), lambda _: b"cut off")
+    assert isinstance(damaged, Path)
+
+    class Rebuilt(Exception):
+        pass
+
+    def rebuild(model_dir: Path) -> bytes:
+        assert not damaged.exists()  # the damaged copy is gone before it is built again
+        raise Rebuilt(model_dir)
+
+    monkeypatch.setattr(minilm_onnx, "build_model", rebuild)
+    with pytest.raises(Rebuilt):
+        OnnxMiniLM(real, workers=1)

