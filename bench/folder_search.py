@@ -20,10 +20,11 @@ the share of questions with all their gold in the top 5, and the median and p95 
 in ms, the query's embedding left out (it is the embedder's, measured on its own and
 reported beside: each question is embedded once first, and every ranking is given that
 vector); hybrid's time is both sides, the fusion, the links and the best passage of each
-hit. ``--limit`` takes the first N questions (and only their paragraphs);
+hit. ``--limit`` takes the first N questions (and only their paragraphs), ``--slice A:B``
+questions A to B (``hotpot_dev_500.json --slice 101:300``: held out from the 100 above);
 ``--keep DIR`` keeps the folder and its index there, so a second run does not embed again.
 
-    .venv/bin/python bench/folder_search.py --set ../embed/bench/public/data/hotpot_dev_100.json
+    .venv/bin/python bench/folder_search.py --set bench/public/data/hotpot_dev_100.json
 """
 
 from __future__ import annotations
@@ -133,7 +134,13 @@ def measure(records: list[dict[str, Any]], rank: Callable[[str], list[str]]) -> 
 
 def run(args: argparse.Namespace) -> None:
     path = Path(args.set) if args.set else (PUBLIC if PUBLIC.exists() else GENERATED)
-    records = json.loads(path.read_text(encoding="utf-8"))[: args.limit or None]
+    records = json.loads(path.read_text(encoding="utf-8"))
+    if args.slice:  # questions A to B (from 1, both included), as evidence_recall.py --slice
+        first, _, last = args.slice.partition(":")
+        if not 1 <= int(first) <= int(last) <= len(records):
+            raise SystemExit(f"--slice {args.slice}: the set has questions 1 to {len(records)}")
+        records = records[int(first) - 1 : int(last)]
+    records = records[: args.limit or None]
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="folder-search-"))
     files = write_folder(records, base / "notes")
     settings = load_settings(
@@ -175,6 +182,7 @@ def run(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", help="a HotpotQA-format JSON file (default: see above)")
+    parser.add_argument("--slice", help="questions A:B of the set (from 1, both included)")
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "lexical"])
     parser.add_argument("--keep", help="keep the folder and its index in this directory")

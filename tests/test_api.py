@@ -24,9 +24,12 @@ from tests.conftest import make_settings, meet
 class Served:
     def __init__(self, app: Any) -> None:
         self.port = free_port()
-        self.server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        # A browser's open event stream would hold a graceful shutdown until join's 10 s ran
+        # out: after 1 s what is still open is cancelled.
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=1
         )
+        self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> str:
