@@ -1,7 +1,7 @@
 """The offline MiniLM's int8 graph, kept once built: every process that embeds loaded it anew.
 
 Building the graph from the shipped weights imports ``onnx`` and quantizes every layer: about
-2 CPU-seconds, paid by each ``local2`` command whose memory uses MiniLM (against ~0.2 s to
+2 CPU-seconds, paid by each ``local2`` command whose memory uses MiniLM (against ~0.4 s to
 open a kept copy). The copy is a file under the user's cache folder
 (``$XDG_CACHE_HOME/local2/embedder``, else ``~/.cache/local2/embedder``), named by a hash of
 what it was built from: the weights' file (path, size, time), the model's config and the
