@@ -94,12 +94,12 @@ def rounds_against(tree: Path | None, n: int, repeat: int) -> None:
     paired ratios (a load that comes and goes falls on both alike)."""
     here = str(HERE.parent / "src")
     kit = str(HERE.parent / "testkit" / "src")
-    arms: dict[str, tuple[str, str]] = {
-        "this tree, keep: research": (here, "research"),
-        "this tree, keep: off": (here, "off"),
+    arms: dict[str, tuple[str, str, str]] = {
+        "this tree, keep: research": (here, kit, "research"),
+        "this tree, keep: off": (here, kit, "off"),
     }
-    if tree is not None:
-        arms[f"before ({tree})"] = (str(tree / "src"), "")
+    if tree is not None:  # its own test kit: this tree's may use what it does not have
+        arms[f"before ({tree})"] = (str(tree / "src"), str(tree / "testkit" / "src"), "")
     per_round: dict[str, list[float]] = {name: [] for name in arms}
     kept: dict[str, int] = dict.fromkeys(arms, 0)
     after: dict[str, list[float]] = {name: [] for name in arms}
@@ -107,8 +107,8 @@ def rounds_against(tree: Path | None, n: int, repeat: int) -> None:
     for r in range(repeat):
         medians: dict[str, float] = {}
         for name in list(arms)[:: 1 if r % 2 == 0 else -1]:
-            src, keep = arms[name]
-            env = {**os.environ, "PYTHONPATH": f"{src}:{kit}"}
+            src, kit_src, keep = arms[name]
+            env = {**os.environ, "PYTHONPATH": f"{src}:{kit_src}"}
             command = [sys.executable, __file__, "--rounds-worker", str(n), "--keep", keep]
             out = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
             runs = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
