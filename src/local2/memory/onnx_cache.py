@@ -19,6 +19,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from local2.storage import keep_newest
+
 log = logging.getLogger(__name__)
 
 PREFIX = "minilm-int8-"
@@ -64,22 +66,11 @@ def kept_graph(model_dir: Path, builder: Path, build: Callable[[Path], bytes]) -
         Path(temp).unlink(missing_ok=True)
         log.info("offline embedder: its graph is not kept (%s); built in memory", exc)
         return graph
-    _keep_newest(folder, KEPT)
+    # Old copies go, but a few stay: two installs of LoCAL2 (another checkout, another
+    # version) each keep theirs rather than removing each other's.
+    keep_newest(folder, f"{PREFIX}*.onnx", KEPT)
     log.info("offline embedder: built its int8 graph once, kept at %s", path)
     return path
-
-
-def _keep_newest(folder: Path, count: int) -> None:
-    """Old copies go, but a few stay: two installs of LoCAL2 (another checkout, another
-    version) each keep theirs rather than removing each other's."""
-    dated = []
-    for copy in folder.glob(f"{PREFIX}*.onnx"):
-        try:
-            dated.append((copy.stat().st_mtime, copy))
-        except OSError:  # removed by another process meanwhile
-            continue
-    for _, old in sorted(dated, reverse=True)[count:]:
-        old.unlink(missing_ok=True)
 
 
 def forget(path: Path) -> None:

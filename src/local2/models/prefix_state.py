@@ -24,6 +24,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from local2.storage import keep_newest
+
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
@@ -99,11 +101,4 @@ def save(llama: Llama, path: Path) -> None:
 
 def prune(directory: Path, keep: int = KEEP) -> None:
     """Remove all but the ``keep`` most recently written state files."""
-    dated = []
-    for file in directory.glob(f"*{SUFFIX}"):
-        try:
-            dated.append((file.stat().st_mtime_ns, file))
-        except FileNotFoundError:  # pruned meanwhile by another process
-            continue
-    for _, old in sorted(dated)[:-keep]:
-        old.unlink(missing_ok=True)
+    keep_newest(directory, f"*{SUFFIX}", keep)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from local2.storage.people import token_hash as token_hash
     from local2.storage.postgres import describe as describe
     from local2.storage.private_files import claim_private as claim_private
+    from local2.storage.private_files import keep_newest as keep_newest
     from local2.storage.private_files import private_dir as private_dir
     from local2.storage.private_files import write_private as write_private
     from local2.storage.private_files import write_private_bytes as write_private_bytes

@@ -59,3 +59,16 @@ def claim_private(folder: Path, name: str) -> Path:
         os.close(fd)
         return candidate
     raise FileExistsError(f"no free name for {name} in {folder}")
+
+
+def keep_newest(directory: Path, pattern: str, count: int) -> None:
+    """Remove all but the ``count`` most recently written files matching ``pattern``: a
+    cache of derived files (prompt states, built graphs) that stays a few copies large."""
+    dated = []
+    for file in directory.glob(pattern):
+        try:
+            dated.append((file.stat().st_mtime_ns, file))
+        except FileNotFoundError:  # removed meanwhile by another process
+            continue
+    for _, old in sorted(dated, reverse=True)[count:]:
+        old.unlink(missing_ok=True)
