@@ -28,13 +28,13 @@ that starts at that version reads it (13-47 ms) instead of building it (80-500 m
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import uuid
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from local2.storage import SqliteSql
 
 _PAGE = 500  # ids per statement or Chroma read
 KEEP_CHANGES = 20_000  # the log's length; a process further behind reads everything again
@@ -120,19 +120,13 @@ def _row(found: tuple[Any, ...]) -> tuple[str, Row]:
     return cid, Row(file_id, file, rel, int(chunk), tuple(terms.split()))
 
 
-class SqliteTerms:
-    """The terms of an embedded index, in a SQLite file beside it (WAL: a search reads while
-    a build writes, in this process or another)."""
+class SqliteTerms(SqliteSql):
+    """The terms of an embedded index, in a SQLite file beside it (the house's SQLite
+    connection: WAL, so a search reads while a build writes, in this process or another)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
-        self._lock = threading.Lock()
+        super().__init__(path, _SCHEMA)
         with self._lock, self._conn:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")  # derived data: no fsync per write
-            self._conn.executescript(_SCHEMA)
             self._conn.execute(
                 "INSERT OR IGNORE INTO about VALUES ('token', ?)", (uuid.uuid4().hex,)
             )

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from local2.storage.private_files import write_private_bytes as write_private_bytes
     from local2.storage.research_runs import RunRow as RunRow
     from local2.storage.research_steers import SteerInbox as SteerInbox
+    from local2.storage.sqlite import SqliteSql as SqliteSql
     from local2.storage.store_turn_log import StoreTurnLog as StoreTurnLog
     from local2.storage.store_turn_log import platform_store as platform_store
     from local2.storage.turn_log import Turn as Turn
