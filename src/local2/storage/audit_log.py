@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AUDIT_VERSION = 1
-
-
 REDACTED = "[REDACTED]"
 _EVENT_STRING_FACTOR = 4  # event strings may be this many previews long
 
