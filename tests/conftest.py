@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -15,6 +14,7 @@ import httpx
 import pytest
 
 from local2.config import Settings, load_settings
+from local2_testkit.forked import run_local2
 from local2_testkit.web_server import LocalServer, Route
 
 # llama.cpp's OpenMP threads sleep at barriers instead of spinning, for this process (its
@@ -110,17 +110,16 @@ def local2(
     stdin: str | None = None,
     cwd: Path | None = None,
     timeout: float = 180,
+    cold: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the ``local2`` command as a person would: a real process with ``env`` added."""
-    return subprocess.run(
-        [sys.executable, "-m", "local2.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        input=stdin,
-        cwd=cwd,
-        timeout=timeout,
-    )
+    """Run the ``local2`` command as a person would: a real process with ``env`` added.
+
+    The process is forked from a warm one that has the command's libraries imported
+    (``local2_testkit.forked``: same arguments, environment, pipes and exit code, without
+    an interpreter's start each time); ``cold`` starts a new interpreter, for a test about
+    the start itself. ``LOCAL2_TESTS_COLD=1`` starts every command cold."""
+    cold = cold or os.environ.get("LOCAL2_TESTS_COLD") == "1"
+    return run_local2(args, {**os.environ, **env}, stdin, cwd, timeout, cold=cold)
 
 
 # -- the team-scale parts, started once per test session on loopback -------------------------

@@ -48,6 +48,7 @@ def rate(config: Path, turn: dict[str, Any], rating: int) -> tuple[str, set[str]
         "-r",
         str(rating),
         env={"PYTHONPROFILEIMPORTTIME": "1"},  # -X importtime: one stderr line per import
+        cold=True,  # a new interpreter, whose every import is logged
     )
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {

@@ -75,10 +75,14 @@ def face(package: str, init_file: str) -> tuple[dict[str, str], tuple[str, ...]]
 def load(package: str, module: str, name: str) -> object:
     """``name`` from ``module``: an attribute, or a submodule (``from local2.service import
     wiring as wiring`` names the package's own submodule). A module already imported is
-    taken from ``sys.modules``: a face import inside a function costs a lookup."""
+    taken from ``sys.modules``: a face import inside a function costs a lookup. One that
+    another thread is still importing (the warm-up thread) is waited for, as ``import``
+    waits: its names are not all there yet."""
     if module == package:
         module, name = f"{package}.{name}", ""
-    loaded = sys.modules.get(module) or importlib.import_module(module)
+    loaded = sys.modules.get(module)
+    if loaded is None or getattr(getattr(loaded, "__spec__", None), "_initializing", False):
+        loaded = importlib.import_module(module)
     if not name:
         return loaded
     try:
