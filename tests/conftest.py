@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -22,6 +23,13 @@ from local2_testkit.web_server import LocalServer, Route
 # two test workers on two shared cores leave no idle core to spin on (bench/README.md,
 # "The suite's time"). The product sets the same default (models.embedded).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# Bytecode caches are written even where the machine's environment forbids them
+# (PYTHONDONTWRITEBYTECODE=1 here): otherwise every test worker rewrites and compiles each
+# test module's assertions again (about 11 CPU-s a worker) and every process the tests start
+# compiles the product's modules again. The workers and processes inherit it from here.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 @pytest.hookimpl(optionalhook=True)

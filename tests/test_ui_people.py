@@ -27,6 +27,7 @@ from tests.test_api import Served
 from tests.test_ui_browser import (
     BROWSER_MARKS,
     ask,
+    load_checkpoints,
     resume,
     session_of,
     shot,
@@ -161,8 +162,7 @@ def test_each_person_signs_in_and_sees_only_their_own(team: Team, browser: Any) 
     assert session_of(bob) != hers
     bob.click("button[role=tab]:has-text('Time travel')")
     bob.fill("#tt-session textarea", hers)
-    bob.click("#tt-load")
-    wait_text(bob, "#tt-status", "No checkpoints")
+    load_checkpoints(bob, "No checkpoints")
     assert ALICE_ASKS not in text_of(bob, "#tt-checkpoints")
     shot(bob, "people-04-bob-cannot-see-alice")
     bob.click("button[role=tab]:has-text('Chat')")
