@@ -126,7 +126,6 @@ def local2(
     (``local2_testkit.forked``: same arguments, environment, pipes and exit code, without
     an interpreter's start each time); ``cold`` starts a new interpreter, for a test about
     the start itself. ``LOCAL2_TESTS_COLD=1`` starts every command cold."""
-    cold = cold or os.environ.get("LOCAL2_TESTS_COLD") == "1"
     return run_local2(args, {**os.environ, **env}, stdin, cwd, timeout, cold=cold)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from local2_testkit.forked import ForkServer
+from local2_testkit.processes import end_group
 from tests.conftest import local2
 
 PROBE = """\
@@ -67,6 +69,24 @@ def test_a_child_past_its_timeout_is_killed_and_raises(server: ForkServer, tmp_p
         server.run(["hang"], dict(os.environ), None, tmp_path, 2, module="probe")
     again = server.run([], dict(os.environ), None, tmp_path, 30, module="probe")
     assert again.returncode == 0  # the server goes on
+
+
+def test_a_started_child_is_its_own_group_polled_and_ended_as_a_popen_is(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    """What ``local2 serve`` runs as (ServeProcess): a process group of its own, stdout and
+    stderr to a file, polled while it runs and ended by its group."""
+    (tmp_path / "probe.py").write_text(PROBE)
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    with (tmp_path / "log").open("wb") as log:
+        fds = (stdin, log.fileno(), log.fileno())
+        process = server.start(["hang"], dict(os.environ), fds, tmp_path, "probe", True)
+    os.close(stdin)
+    assert process.poll() is None and os.getpgid(process.pid) == process.pid
+    with pytest.raises(subprocess.TimeoutExpired):
+        process.wait(0.2)
+    end_group(process, grace_s=10)
+    assert process.returncode == -signal.SIGTERM and process.poll() == -signal.SIGTERM
 
 
 @pytest.mark.parametrize(

@@ -483,8 +483,11 @@ def test_stop_ends_a_running_turn_with_nothing_recorded(stack: Stack, browser: A
     shot(page, "08-stopped")
     # Nothing was recorded: the history and the head are the first turn's.
     assert [t["user"] for t in stack.agent.history(session)] == ["What is the capital of France?"]
+    deadline = time.monotonic() + 30  # the abandoned mark is written as the turn unwinds,
+    while not any(r["abandoned"] for r in stack.agent.checkpoints(session, 100)):  # maybe
+        assert time.monotonic() < deadline, "no abandoned checkpoint"  # after the screen says
+        time.sleep(0.05)
     rows = stack.agent.checkpoints(session, 100)
-    assert any(r["abandoned"] for r in rows)
     assert not any(r["current"] and "GIL" in r["summary"] for r in rows)
     # The next question continues from the first turn, and the stopped one cannot be rated.
     ask(page, NEWS)

@@ -2,9 +2,10 @@
 once, and forks a child for each command a test runs (``python -m
 local2_testkit.fork_server SOCKET``; :mod:`local2_testkit.forked` is its client).
 
-Each child is a real process, as ``python -m local2.cli ARGS`` would be: its own pid, the
-test's environment, working directory and pipes for stdin, stdout and stderr, the command's
-exit code or signal, Python's own shutdown at the end (threads joined, ``atexit`` run). What
+Each child is a real process, as ``python -m local2.cli ARGS`` would be: its own pid (and
+process group, if asked), the test's environment, working directory and pipes or files for
+stdin, stdout and stderr, the command's exit code or signal, Python's own shutdown at the
+end (threads joined, ``atexit`` run). What
 it skips is the start: an interpreter and about 1,400 modules (langgraph, LangSmith,
 pydantic...) imported again for every command, most of a short command's second.
 
@@ -16,6 +17,7 @@ one Unix socket with a selector, and learns of each child's end from its pidfd.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import gc
 import importlib
 import importlib.util
@@ -29,7 +31,7 @@ import sys
 from dataclasses import dataclass, field
 
 # What a command imports before it does anything, none of which starts a thread.
-PRELOAD = ("local2.cli.main", "local2.service.agent", "langchain_ollama")
+PRELOAD = ("local2.cli.main", "local2.service.agent", "langchain_ollama", "local2.http.app")
 MAX_REQUEST = 1 << 20
 STDIO = 3  # stdin, stdout, stderr
 
@@ -49,9 +51,10 @@ def preload(modules: tuple[str, ...] = PRELOAD) -> None:
     gc.freeze()  # the preloaded objects stay in pages the children share
 
 
-def become_the_command(request: dict[str, object], fds: list[int]) -> None:
-    """In the child: take the request's pipes, environment and directory, and run ``local2``
-    as ``python -m local2.cli`` does. Never returns: the command's exit ends the process."""
+def become_the_command(request: dict[str, object], fds: list[int], ready: int) -> None:
+    """In the child: take the request's pipes, environment and directory, say so on
+    ``ready``, and run ``local2`` as ``python -m local2.cli`` does. Never returns: the
+    command's exit ends the process."""
     for fd, target in zip(fds, range(STDIO), strict=True):
         os.dup2(fd, target)
         os.close(fd)
@@ -60,8 +63,14 @@ def become_the_command(request: dict[str, object], fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in env.items()})
     os.chdir(str(request["cwd"]))
+    if request.get("new_session"):
+        os.setsid()  # a process group of its own, as Popen(start_new_session=True) gives
+    if os.environ.get("PYTHONFAULTHANDLER"):
+        faulthandler.enable()  # what the variable does at an interpreter's start
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.write(ready, b"1")
+    os.close(ready)
     args = request["args"]
     assert isinstance(args, list)
     module = str(request.get("module") or "local2.cli")
@@ -98,15 +107,19 @@ class Server:
             for fd in fds:
                 os.close(fd)
             return
+        ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             self.listener.close()
             for other, _ in self.waiting.values():
                 other.close()
             conn.close()
-            become_the_command(json.loads(message), fds)
-        for fd in fds:
+            os.close(ready_r)
+            become_the_command(json.loads(message), fds, ready_w)
+        for fd in (*fds, ready_w):
             os.close(fd)
+        os.read(ready_r, 1)  # its group and pipes are set (or it died): as Popen returns
+        os.close(ready_r)
         pidfd = os.pidfd_open(pid)
         self.waiting[pidfd] = (conn, pid)
         self.selector.register(pidfd, selectors.EVENT_READ)

@@ -44,6 +44,30 @@ class ForkServer:
         if ready.strip() != b"ready":
             raise RuntimeError(f"the fork server did not start (exit {self.process.wait()})")
 
+    def start(
+        self,
+        args: Sequence[str],
+        env: Mapping[str, str],
+        fds: tuple[int, int, int],
+        cwd: Path | None = None,
+        module: str = "local2.cli",
+        new_session: bool = False,
+    ) -> ForkedProcess:
+        """Fork ``python -m MODULE ARGS`` (``local2`` by default) with ``fds`` as its stdin,
+        stdout and stderr (the caller closes its own copies)."""
+        request = {
+            "module": module,
+            "args": list(args),
+            "env": dict(env),
+            "cwd": str(cwd or os.getcwd()),
+            "new_session": new_session,
+        }
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        conn.connect(self.path)
+        socket.send_fds(conn, [json.dumps(request).encode()], list(fds))
+        pid = json.loads(conn.recv(MAX_REQUEST))["pid"]
+        return ForkedProcess([sys.executable, "-m", module, *args], pid, conn)
+
     def run(
         self,
         args: Sequence[str],
@@ -53,39 +77,33 @@ class ForkServer:
         timeout: float,
         module: str = "local2.cli",
     ) -> subprocess.CompletedProcess[str]:
-        """Run ``python -m MODULE ARGS`` (``local2`` by default) as a child of the server;
-        like ``subprocess.run(..., capture_output=True, text=True, timeout=timeout)``,
-        TimeoutExpired included."""
-        argv = [sys.executable, "-m", module, *args]
-        request = {
-            "module": module,
-            "args": list(args),
-            "env": dict(env),
-            "cwd": str(cwd or os.getcwd()),
-        }
+        """Run ``python -m MODULE ARGS`` as a child of the server; like ``subprocess.run(...,
+        capture_output=True, text=True, timeout=timeout)``, TimeoutExpired included."""
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
-            conn.connect(self.path)
-            socket.send_fds(conn, [json.dumps(request).encode()], [in_r, out_w, err_w])
+        try:
+            process = self.start(args, env, (in_r, out_w, err_w), cwd, module)
+        finally:
             for fd in (in_r, out_w, err_w):
                 os.close(fd)
-            pid = json.loads(conn.recv(MAX_REQUEST))["pid"]
+        with process:
             deadline = time.monotonic() + timeout
             outputs = Outputs(in_w, stdin, out_r, err_r)
             outputs.wait(deadline)
-            conn.settimeout(max(deadline - time.monotonic(), 0.01))
             try:
-                returncode = json.loads(conn.recv(MAX_REQUEST))["returncode"]
-            except (TimeoutError, ValueError):
+                returncode = process.wait(max(deadline - time.monotonic(), 0.01))
+            except subprocess.TimeoutExpired:
                 outputs.timed_out = True
             if outputs.timed_out:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+                process.kill()
                 outputs.wait(time.monotonic() + 10)
-                raise subprocess.TimeoutExpired(argv, timeout, outputs.text(0), outputs.text(1))
-        return subprocess.CompletedProcess(argv, returncode, outputs.text(0), outputs.text(1))
+                raise subprocess.TimeoutExpired(
+                    process.args, timeout, outputs.text(0), outputs.text(1)
+                )
+        return subprocess.CompletedProcess(
+            process.args, returncode, outputs.text(0), outputs.text(1)
+        )
 
     def close(self) -> None:
         self.process.kill()
@@ -93,6 +111,64 @@ class ForkServer:
         if self.process.stdout is not None:
             self.process.stdout.close()
         self.directory.cleanup()
+
+
+class ForkedProcess:
+    """A forked child as ``subprocess.Popen`` shows a process: ``pid``, ``poll``, ``wait``,
+    signals. Its exit status comes from the server, whose child it is."""
+
+    def __init__(self, args: list[str], pid: int, conn: socket.socket) -> None:
+        self.args = args
+        self.pid = pid
+        self.returncode: int | None = None
+        self._conn = conn
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._conn.setblocking(False)
+            try:
+                self._read_status()
+            except BlockingIOError:
+                pass
+            finally:
+                if self.returncode is None:
+                    self._conn.setblocking(True)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self._conn.settimeout(timeout)
+            try:
+                self._read_status()
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
+        assert self.returncode is not None
+        return self.returncode
+
+    def _read_status(self) -> None:
+        message = self._conn.recv(MAX_REQUEST)
+        if not message:
+            raise RuntimeError("the fork server went away before the child ended")
+        self.returncode = int(json.loads(message)["returncode"])
+        self._conn.close()
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def __enter__(self) -> ForkedProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.returncode is None:
+            self._conn.close()
 
 
 class Outputs:
@@ -141,6 +217,19 @@ _server: ForkServer | None = None
 _starting = threading.Lock()
 
 
+def warm_server(cold: bool = False) -> ForkServer | None:
+    """This test process's fork server, started on first use; None when ``cold`` or when
+    ``LOCAL2_TESTS_COLD=1`` (every command a new interpreter, as before the server)."""
+    global _server
+    if cold or os.environ.get("LOCAL2_TESTS_COLD") == "1":
+        return None
+    with _starting:
+        if _server is None or _server.process.poll() is not None:
+            _server = ForkServer()
+            atexit.register(_server.close)
+        return _server
+
+
 def run_local2(
     args: Sequence[str],
     env: Mapping[str, str],
@@ -152,13 +241,8 @@ def run_local2(
     """``local2 ARGS`` forked from this test process's warm server (started on first use),
     or started ``cold`` as a new interpreter; cold too when ``env`` changes a ``PYTHON*``
     variable, which only an interpreter's start reads."""
-    global _server
-    with _starting:
-        if not cold and (_server is None or _server.process.poll() is not None):
-            _server = ForkServer()
-            atexit.register(_server.close)
-        server = _server
-    if cold or server is None or _starts_differently(server.env, env):
+    server = warm_server(cold)
+    if server is None or _starts_differently(server.env, env):
         return subprocess.run(
             [sys.executable, "-m", "local2.cli", *args],
             capture_output=True,
@@ -171,6 +255,34 @@ def run_local2(
     return server.run(args, env, stdin, cwd, timeout)
 
 
+def start_local2(
+    args: Sequence[str], env: Mapping[str, str], log: int, cold: bool = False
+) -> ForkedProcess | subprocess.Popen[bytes]:
+    """``local2 ARGS`` left running in a process group of its own, stdin empty, stdout and
+    stderr to the file ``log`` (a descriptor): ``Popen(..., start_new_session=True)``, forked
+    from the warm server unless ``cold`` (or a ``PYTHON*`` variable differs)."""
+    server = warm_server(cold)
+    if server is None or _starts_differently(server.env, env):
+        return subprocess.Popen(
+            [sys.executable, "-m", "local2.cli", *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=dict(env),
+            start_new_session=True,
+        )
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    try:
+        return server.start(args, env, (stdin, log, log), new_session=True)
+    finally:
+        os.close(stdin)
+
+
+# Read at each child's start by the server itself (it enables faulthandler); the other
+# PYTHON* variables only an interpreter's own start reads.
+SET_BY_THE_CHILD = frozenset({"PYTHONFAULTHANDLER"})
+
+
 def _starts_differently(started: Mapping[str, str], env: Mapping[str, str]) -> bool:
-    names = {k for k in (*started, *env) if k.startswith("PYTHON")}
+    names = {k for k in (*started, *env) if k.startswith("PYTHON")} - SET_BY_THE_CHILD
     return any(started.get(k) != env.get(k) for k in names)

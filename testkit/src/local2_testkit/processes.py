@@ -9,12 +9,28 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
+from typing import Any, Protocol
 
 import httpx
 
 
+class Process(Protocol):
+    """What these helpers use of a process: a ``subprocess.Popen``, or a forked child
+    (:class:`local2_testkit.forked.ForkedProcess`)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def args(self) -> Any: ...  # Popen's own type for it: a command line, in any form
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
 def wait_until_answers(
-    process: subprocess.Popen[bytes], url: str, timeout_s: float, log: Callable[[], str]
+    process: Process, url: str, timeout_s: float, log: Callable[[], str]
 ) -> None:
     """Return once ``url`` answers 200; raise with the process's log if it exits or is slow."""
     deadline = time.monotonic() + timeout_s
@@ -29,7 +45,7 @@ def wait_until_answers(
         time.sleep(0.2)
 
 
-def end_group(process: subprocess.Popen[bytes] | None, grace_s: float = 15) -> None:
+def end_group(process: Process | None, grace_s: float = 15) -> None:
     """SIGTERM the process's group, SIGKILL it if it lingers past ``grace_s``."""
     if process is None or process.poll() is not None:
         return

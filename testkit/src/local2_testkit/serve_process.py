@@ -16,13 +16,13 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from local2.ports import free_port
-from local2_testkit.processes import end_group, wait_until_answers
+from local2_testkit.forked import start_local2
+from local2_testkit.processes import Process, end_group, wait_until_answers
 
 
 class ServeProcess:
@@ -45,7 +45,7 @@ class ServeProcess:
         self.args = args
         self.start_timeout_s = start_timeout_s
         self.port = 0
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: Process | None = None
         self._log = Path(tempfile.mkstemp(prefix="local2-serve-", suffix=".log")[1])
 
     @property
@@ -58,18 +58,12 @@ class ServeProcess:
     def launch(self) -> ServeProcess:
         """Start the process without waiting (start several, then :meth:`wait_ready` each)."""
         self.port = free_port()
-        command = [sys.executable, "-m", "local2.cli", "--config", str(self.config_dir)]
+        command = ["--config", str(self.config_dir)]
         command += ["serve", *([] if self.ui else ["--no-ui"]), *self.args]
         command += ["--host", self.host, "--port", str(self.port)]
-        with self._log.open("wb") as log:
-            self.process = subprocess.Popen(
-                command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env={**os.environ, "PYTHONFAULTHANDLER": "1", **self.env},
-                start_new_session=True,
-            )
+        env = {**os.environ, "PYTHONFAULTHANDLER": "1", **self.env}
+        with self._log.open("wb") as log:  # forked from the warm local2 (local2_testkit.forked)
+            self.process = start_local2(command, env, log.fileno())
         return self
 
     def wait_ready(self) -> ServeProcess:
