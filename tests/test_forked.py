@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,6 +110,33 @@ def test_a_warm_command_answers_as_a_cold_one(args: list[str], env: dict[str, st
 def test_what_only_an_interpreters_start_reads_gets_a_cold_start() -> None:
     done = local2("--help", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert done.returncode == 0 and "import time:" in done.stderr
+
+
+def test_the_server_ends_with_the_test_process_that_started_it(tmp_path: Path) -> None:
+    """A test process killed outright leaves no warm server behind."""
+    script = (
+        "import os, sys, time\n"
+        "from local2_testkit.forked import warm_server\n"
+        "print(warm_server().process.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    server_pid = int(holder.stdout.readline())
+    holder.kill()
+    holder.wait(10)
+    holder.stdout.close()
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{server_pid}").exists() and "Z" not in state_of(server_pid):
+        assert time.monotonic() < deadline, "the server outlived the process that started it"
+        time.sleep(0.05)
+
+
+def state_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "gone"
 
 
 def test_the_server_refuses_to_fork_after_a_thread_started(tmp_path: Path) -> None:

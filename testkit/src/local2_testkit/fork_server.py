@@ -91,11 +91,17 @@ class Server:
     waiting: dict[int, tuple[socket.socket, int]] = field(default_factory=dict)  # pidfd ->
 
     def serve(self) -> None:
+        """Until stdin ends: the test process that started the server holds its other end,
+        so a test process that dies, even by SIGKILL, leaves no server behind."""
         self.selector.register(self.listener, selectors.EVENT_READ)
+        self.selector.register(sys.stdin.fileno(), selectors.EVENT_READ)
         while True:
             for key, _ in self.selector.select():
                 if key.fileobj is self.listener:
                     self.start_one()
+                elif key.fd == sys.stdin.fileno():
+                    if not os.read(key.fd, 512):
+                        raise SystemExit(0)
                 else:
                     self.report_one(int(key.fd))
 

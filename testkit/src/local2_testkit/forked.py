@@ -35,7 +35,7 @@ class ForkServer:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "local2_testkit.fork_server", self.path],
             env=self.env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,  # its end is the server's: it stops when this process does
             stdout=subprocess.PIPE,
             start_new_session=True,  # a Ctrl-C at the terminal is for pytest, not for it
         )
@@ -108,8 +108,9 @@ class ForkServer:
     def close(self) -> None:
         self.process.kill()
         self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()
         self.directory.cleanup()
 
 
