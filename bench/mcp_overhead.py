@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -35,6 +36,10 @@ from tests.mcp_clients import http_session, stdio_session, write_config
 
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.serve_process import ServeProcess
+
+# The servers measured start as a person's do, a new interpreter each, not forked from the
+# test kit's warm process (whose frozen, preloaded heap would change what is measured).
+os.environ["LOCAL2_TESTS_COLD"] = "1"
 
 ANSWER = "Kelsby is a market town on the river Wend."
 TARGET_MS = 15.0

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -54,6 +55,10 @@ from local2.service.agent import Agent
 from local2.storage.audit_log import folder_name, runs_dir
 from local2_testkit.ollama_server import FakeOllama, RuleBrain, Served
 from local2_testkit.serve_process import ServeProcess
+
+# The servers measured start as a person's do, a new interpreter each, not forked from the
+# test kit's warm process (whose frozen, preloaded heap would change what is measured).
+os.environ["LOCAL2_TESTS_COLD"] = "1"
 
 MODEL = "qwen3:4b"
 SETTLE_S = 3.0  # after the servers answer, before the first timed turn

@@ -29,6 +29,7 @@ model answers at once (``--users-delay 0``): the ratio is of LoCAL2's own time a
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -49,6 +50,10 @@ from local2_testkit.chroma_server import TempChroma
 from local2_testkit.ollama_server import FakeOllama, Reply
 from local2_testkit.postgres import TempPostgres
 from local2_testkit.serve_process import ServeProcess
+
+# The servers measured start as a person's do, a new interpreter each, not forked from the
+# test kit's warm process (whose frozen, preloaded heap would change what is measured).
+os.environ["LOCAL2_TESTS_COLD"] = "1"
 
 ANSWER = "A fixed answer of a few sentences, long enough to look like a real reply. " * 4
 
