@@ -115,9 +115,11 @@ class Server:
             return
         ready_r, ready_w = os.pipe()
         pid = os.fork()
-        if pid == 0:
+        if pid == 0:  # the command keeps none of the server's descriptors
             self.listener.close()
-            for other, _ in self.waiting.values():
+            self.selector.close()
+            for pidfd, (other, _) in self.waiting.items():
+                os.close(pidfd)
                 other.close()
             conn.close()
             os.close(ready_r)

@@ -218,9 +218,11 @@ _server: ForkServer | None = None
 _starting = threading.Lock()
 
 
-def warm_server(cold: bool = False) -> ForkServer | None:
-    """This test process's fork server, started on first use; None when ``cold`` or when
-    ``LOCAL2_TESTS_COLD=1`` (every command a new interpreter, as before the server)."""
+def warm_server(env: Mapping[str, str] | None = None, cold: bool = False) -> ForkServer | None:
+    """This test process's fork server, started on first use. None (start it cold) when
+    ``cold``, when ``LOCAL2_TESTS_COLD=1`` (every command a new interpreter, as before the
+    server), or when ``env`` changes a ``PYTHON*`` variable, which only an interpreter's
+    start reads."""
     global _server
     if cold or os.environ.get("LOCAL2_TESTS_COLD") == "1":
         return None
@@ -228,7 +230,10 @@ def warm_server(cold: bool = False) -> ForkServer | None:
         if _server is None or _server.process.poll() is not None:
             _server = ForkServer()
             atexit.register(_server.close)
-        return _server
+        server = _server
+    if env is not None and _starts_differently(server.env, env):
+        return None
+    return server
 
 
 def run_local2(
@@ -239,11 +244,10 @@ def run_local2(
     timeout: float = 180,
     cold: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """``local2 ARGS`` forked from this test process's warm server (started on first use),
-    or started ``cold`` as a new interpreter; cold too when ``env`` changes a ``PYTHON*``
-    variable, which only an interpreter's start reads."""
-    server = warm_server(cold)
-    if server is None or _starts_differently(server.env, env):
+    """``local2 ARGS`` forked from this test process's warm server, or started cold as a
+    new interpreter (:func:`warm_server` says when)."""
+    server = warm_server(env, cold)
+    if server is None:
         return subprocess.run(
             [sys.executable, "-m", "local2.cli", *args],
             capture_output=True,
@@ -261,9 +265,9 @@ def start_local2(
 ) -> ForkedProcess | subprocess.Popen[bytes]:
     """``local2 ARGS`` left running in a process group of its own, stdin empty, stdout and
     stderr to the file ``log`` (a descriptor): ``Popen(..., start_new_session=True)``, forked
-    from the warm server unless ``cold`` (or a ``PYTHON*`` variable differs)."""
-    server = warm_server(cold)
-    if server is None or _starts_differently(server.env, env):
+    from the warm server unless it starts cold (:func:`warm_server`)."""
+    server = warm_server(env, cold)
+    if server is None:
         return subprocess.Popen(
             [sys.executable, "-m", "local2.cli", *args],
             stdout=log,
