@@ -68,7 +68,7 @@ def keep_newest(directory: Path, pattern: str, count: int) -> None:
     for file in directory.glob(pattern):
         try:
             dated.append((file.stat().st_mtime_ns, file))
-        except FileNotFoundError:  # removed meanwhile by another process
+        except OSError:  # removed meanwhile by another process, or not ours to read
             continue
     for _, old in sorted(dated, reverse=True)[count:]:
         old.unlink(missing_ok=True)
