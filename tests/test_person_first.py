@@ -29,6 +29,7 @@ from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, Rule
 from tests.test_api import Served as ServedApi
 
 JUDGE_DELAY_S = 3.0
+HELD_S = 120.0  # the longest a held judge waits to be let go
 WEAK = "hedge:1b"  # a second model for compare turns: it says it does not know
 FRANCE = "What is the capital of France?"
 GIL = "What is the Python GIL?"
@@ -37,18 +38,24 @@ HELLO = "Hello there"
 
 class SlowJudge:
     """A brain whose grading replies (absolute and relative) wait ``delay_s`` first, and its
-    other replies ``answer_delay_s``."""
+    other replies ``answer_delay_s``. Grading requests asked while ``open`` is clear are held
+    until it is set (at most ``HELD_S``): the judge at work for as long as a test looks."""
 
     def __init__(self, brain: Any = None) -> None:
         self.brain = brain or RuleBrain()
         self.delay_s = JUDGE_DELAY_S
         self.answer_delay_s = 0.0
+        self.open = threading.Event()
+        self.open.set()
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         reply = self.brain(request)
         if isinstance(reply, str):
             reply = Reply(content=reply)
-        reply.delay_s = self.delay_s if "[RESULT]" in reply.content else self.answer_delay_s
+        grading = "[RESULT]" in reply.content
+        if grading:
+            self.open.wait(HELD_S)
+        reply.delay_s = self.delay_s if grading else self.answer_delay_s
         return reply
 
 

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -300,9 +301,19 @@ def test_model_picker_offers_what_ollama_has_and_answers_with_the_pick(
     page.context.close()
 
 
+def is_answering(body: dict[str, Any], question: str) -> bool:
+    """Whether ``body`` is the model call that answers ``question``: not the critic's grading
+    nor memory's fact extraction (a JSON ``format``)."""
+    return (
+        not body.get("format")
+        and question in str((body.get("messages") or [{}])[-1].get("content"))
+        and "###Response" not in str(body.get("messages"))
+    )
+
+
 def answering(fake: FakeOllama, question: str, since: float, timeout: float = 10) -> Any:
     """The model call that answered ``question`` after ``since`` (``perf_counter``), once it
-    has ended: not the critic's grading nor memory's fact extraction (a JSON ``format``)."""
+    has ended."""
     deadline = time.monotonic() + timeout
     while True:
         with fake.lock:
@@ -310,11 +321,7 @@ def answering(fake: FakeOllama, question: str, since: float, timeout: float = 10
         found = [
             r
             for r in served
-            if r.path == "/api/chat"
-            and r.started >= since
-            and not r.body.get("format")
-            and question in str((r.body.get("messages") or [{}])[-1].get("content"))
-            and "###Response" not in str(r.body.get("messages"))
+            if r.path == "/api/chat" and r.started >= since and is_answering(r.body, question)
         ]
         if found or time.monotonic() > deadline:
             assert len(found) == 1, found
@@ -322,19 +329,42 @@ def answering(fake: FakeOllama, question: str, since: float, timeout: float = 10
         time.sleep(0.05)
 
 
+class Meeting:
+    """A brain whose answers to ``questions`` each wait (at most ``timeout_s``) until every
+    one of them has been asked: the answers can only be on their way at once, however
+    slowly each browser types, if neither turn waits for the other."""
+
+    def __init__(self, brain: Any, questions: tuple[str, ...], timeout_s: float = 30.0) -> None:
+        self.brain = brain
+        self.questions = questions
+        self.timeout_s = timeout_s
+        self.asked: dict[str, threading.Event] = {q: threading.Event() for q in questions}
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        for question, asked in self.asked.items():
+            if is_answering(request, question) and not asked.is_set():
+                asked.set()
+                deadline = time.monotonic() + self.timeout_s
+                for other in self.asked.values():
+                    other.wait(max(0.0, deadline - time.monotonic()))
+        return self.brain(request)
+
+
 def test_two_browser_sessions_are_separate_and_do_not_wait(stack: Stack, browser: Any) -> None:
     first = open_page(browser, stack.url)
     second = open_page(browser, stack.url)
     a, b = session_of(first), session_of(second)
     assert a != b
-    stack.fake.delay_s = 1.5  # every model reply takes 1.5 s: waiting would show
+    questions = ("capital of France", "Python GIL")
+    brain = stack.fake.brain
+    stack.fake.brain = Meeting(brain, questions)  # each answer waits until both are asked
     since = time.perf_counter()
     try:
         ask(first, "What is the capital of France?")
         ask(second, "What is the Python GIL?")
         seen: dict[str, float] = {}
         started = time.time()
-        while len(seen) < 2 and time.time() - started < 30:
+        while len(seen) < 2 and time.time() - started < 60:
             for name, page, needle in (
                 ("first", first, "Paris"),
                 ("second", second, "Global Interpreter Lock"),
@@ -343,12 +373,14 @@ def test_two_browser_sessions_are_separate_and_do_not_wait(stack: Stack, browser
                     seen[name] = time.time() - started
             time.sleep(0.05)
     finally:
-        stack.fake.delay_s = 0.0
+        stack.fake.brain = brain
     assert len(seen) == 2, seen
-    # Neither waited for the other: the two answers' model calls were under way at once.
-    france, gil = (answering(stack.fake, q, since) for q in ("capital of France", "Python GIL"))
+    # Neither waited for the other: the two answers' model calls were under way at once (had
+    # one turn waited, the other's answer would have ended, after the meeting's timeout,
+    # before it was asked).
+    france, gil = (answering(stack.fake, q, since) for q in questions)
     overlap = min(france.ended, gil.ended) - max(france.started, gil.started)
-    assert overlap > 1.0, f"one answer waited for the other: {seen}, overlap {overlap:.2f} s"
+    assert overlap > 0, f"one answer waited for the other: {seen}, overlap {overlap:.2f} s"
     for page, needle in ((first, "Critic"), (second, "Critic")):
         wait_text(page, "#local2-critic", needle)
     assert "GIL" not in text_of(first, "#local2-chat")

@@ -17,7 +17,16 @@ from local2.ui.server import create_app
 from local2_testkit.brains import HedgingBrain, ModelBrains
 from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, RuleBrain
 from tests.test_api import Served
-from tests.test_person_first import FRANCE, WEAK, SlowJudge, asked_to_grade, graded, wait_for
+from tests.test_person_first import (
+    FRANCE,
+    HELD_S,
+    JUDGE_DELAY_S,
+    WEAK,
+    SlowJudge,
+    asked_to_grade,
+    graded,
+    wait_for,
+)
 from tests.test_ui_browser import (
     BROWSER_MARKS,
     ask,
@@ -55,20 +64,26 @@ def test_the_pair_is_shown_at_its_answers_and_filled_in_when_judged(
     stack: tuple[str, Agent, FakeOllama], browser: Any
 ) -> None:
     url, _, fake = stack
+    judge = fake.brain
+    assert isinstance(judge, SlowJudge)
     page = open_page(browser, url)
     compare_with_weak(page)
-    ask(page, FRANCE)
-    wait_text(page, "#local2-verdict", JUDGING)  # the answers are out, the judge at work
-    replied = len(graded(fake, FRANCE, closed=False))  # the judge's replies so far
-    assert "Paris" in text_of(page, "#local2-answer-a")
-    assert "I don't know" in text_of(page, "#local2-answer-b")
-    assert "grading…" in text_of(page, "#local2-answer-a")
-    assert page.locator("#local2-prefer-b").is_disabled()  # until the judge has spoken
-    shot(page, "compare-late-01-judging")
+    judge.open.clear()  # the judge's replies wait while the test looks at the pair
+    try:
+        ask(page, FRANCE)
+        wait_text(page, "#local2-verdict", JUDGING)  # the answers are out, the judge at work
+        assert not graded(fake, FRANCE, closed=False)  # shown before the judge replied
+        assert "Paris" in text_of(page, "#local2-answer-a")
+        assert "I don't know" in text_of(page, "#local2-answer-b")
+        assert "grading…" in text_of(page, "#local2-answer-a")
+        assert page.locator("#local2-prefer-b").is_disabled()  # until the judge has spoken
+        shot(page, "compare-late-01-judging")
+    finally:
+        judge.open.set()
     wait_text(page, "#local2-verdict", "A is better", timeout=120_000)  # by itself
     wait_text(page, "#local2-answer-a", "Critic: 4/5")
     assert JUDGING not in text_of(page, "#local2-verdict")
-    assert replied < len(graded(fake, FRANCE, closed=False))  # shown before the judge was done
+    assert graded(fake, FRANCE, closed=False)  # the judge has replied
     assert page.locator("#local2-prefer-b").is_enabled()
     shot(page, "compare-late-02-judged")
 
@@ -81,12 +96,16 @@ def test_a_pair_judged_after_its_handler_stopped_is_filled_in_by_the_timer(
     the turn's handler then ends with the grade owed, and the grade, given once the session
     is quiet, reaches the panel through the timer alone."""
     url, agent, fake = stack
+    judge = fake.brain
+    assert isinstance(judge, SlowJudge)
     page = open_page(browser, url)
     compare_with_weak(page)
+    judge.delay_s = HELD_S  # the first judging lasts until it gives way, however slow the test
     ask(page, FRANCE)
     wait_text(page, "#local2-verdict", JUDGING)
-    wait_for(lambda: asked_to_grade(fake, FRANCE), "the critic to ask the judge")
     session = text_of(page, "#local2-session code").strip()
+    wait_for(lambda: asked_to_grade(fake, FRANCE), "the critic to ask the judge")
+    judge.delay_s = JUDGE_DELAY_S  # the grade given later is not held
     agent.turns.running.make_way(session)
     wait_for(lambda: graded(fake, FRANCE, closed=True), "the judge's request closed")
     wait_text(page, "#local2-verdict", "A is better", timeout=120_000)
