@@ -35,13 +35,28 @@ args=(--excludes scripts/excludes.txt --compile-bytecode)
 # llama-cpp-python ships no wheel for this platform and uv does not reliably reuse its own
 # build, so build it once into a wheelhouse outside the checkout (fresh clones reuse it)
 # and pin the install to that wheel.
+# On x86-64 it is built for AVX2 rather than for this CPU (llama.cpp's default,
+# -march=native): a native build uses AMX wherever the CPU reports it, and a virtual machine
+# that reports AMX without enabling it crashes on the first token (SIGSEGV in
+# ggml_backend_amx_mul_mat). CMAKE_ARGS, when set, is used instead. The wheelhouse keeps the
+# flags it was built with (build-flags.txt) and builds again when they change.
 wheelhouse="${LOCAL2_WHEELHOUSE:-${XDG_CACHE_HOME:-$HOME/.cache}/local2/wheels}"
 if [[ ",$extras," == *",embedded,"* ]]; then
+  llama_flags="${CMAKE_ARGS:-}"
+  if [ -z "$llama_flags" ] && [ "$(uname -m)" = x86_64 ]; then
+    llama_flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+    llama_flags+=" -DGGML_BMI2=ON"
+  fi
+  if [ "$(cat "$wheelhouse/build-flags.txt" 2>/dev/null)" != "$llama_flags" ]; then
+    rm -f "$wheelhouse"/llama_cpp_python-*.whl
+  fi
   if ! ls "$wheelhouse"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     echo "Building llama-cpp-python once (about 6 minutes on 2 cores)…" >&2
     mkdir -p "$wheelhouse"
-    .venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
-      -w "$wheelhouse" "llama-cpp-python>=0.3.7,<0.4"  # the range in pyproject.toml
+    # --no-cache-dir: pip's own cache would hand back a wheel built with other flags.
+    CMAKE_ARGS="$llama_flags" .venv/bin/python -m pip wheel --quiet --disable-pip-version-check \
+      --no-cache-dir --no-deps -w "$wheelhouse" "llama-cpp-python>=0.3.7,<0.4"  # pyproject's range
+    printf '%s' "$llama_flags" > "$wheelhouse/build-flags.txt"
   fi
   wheel=$(ls "$wheelhouse"/llama_cpp_python-*.whl | sort -V | tail -n 1)
   version=$(basename "$wheel" | cut -d- -f2)
@@ -51,8 +66,13 @@ if [[ ",$extras," == *",embedded,"* ]]; then
 fi
 
 stamp=".venv/.installed-$extras"
+rebuilt=0  # llama-cpp-python built again since the last install: same version, new build
+if [ -n "${wheel:-}" ] && [ -f "$stamp" ] && [ "$wheel" -nt "$stamp" ]; then
+  rebuilt=1
+  args+=(--reinstall-package llama-cpp-python)
+fi
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/excludes.txt -nt "$stamp" ] \
-  || [ testkit/pyproject.toml -nt "$stamp" ]; then
+  || [ testkit/pyproject.toml -nt "$stamp" ] || [ "$rebuilt" = 1 ]; then
   echo "Installing LoCAL2 and its dependencies…" >&2
   .venv/bin/uv pip install --quiet --python .venv/bin/python "${args[@]}" -e ".[$extras]" "${kit[@]}"
   touch "$stamp"
