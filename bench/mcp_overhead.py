@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -36,10 +35,6 @@ from tests.mcp_clients import http_session, stdio_session, write_config
 
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.serve_process import ServeProcess
-
-# The servers measured start as a person's do, a new interpreter each, not forked from the
-# test kit's warm process (whose frozen, preloaded heap would change what is measured).
-os.environ["LOCAL2_TESTS_COLD"] = "1"
 
 ANSWER = "Kelsby is a market town on the river Wend."
 TARGET_MS = 15.0
@@ -76,7 +71,7 @@ async def measure(paths: dict[str, Ask], turns: int, warmup: int) -> dict[str, l
 
 
 async def run(turns: int, warmup: int, base: Path, ollama: str) -> dict[str, list[float]]:
-    served = ServeProcess(config(base, "serve", ollama)).start()
+    served = ServeProcess(config(base, "serve", ollama), cold=True).start()
     try:
         async with (
             httpx.AsyncClient(base_url=served.url, timeout=60) as api,

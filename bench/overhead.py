@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -55,10 +54,6 @@ from local2.service.agent import Agent
 from local2.storage.audit_log import folder_name, runs_dir
 from local2_testkit.ollama_server import FakeOllama, RuleBrain, Served
 from local2_testkit.serve_process import ServeProcess
-
-# The servers measured start as a person's do, a new interpreter each, not forked from the
-# test kit's warm process (whose frozen, preloaded heap would change what is measured).
-os.environ["LOCAL2_TESTS_COLD"] = "1"
 
 MODEL = "qwen3:4b"
 SETTLE_S = 3.0  # after the servers answer, before the first timed turn
@@ -174,7 +169,7 @@ def local2_server(
     env = {"LOCAL2_HOME": str(work / "home")}
     if tree is not None:
         env["PYTHONPATH"] = str(tree.resolve() / "src")
-    with ServeProcess(config, env=env) as served:
+    with ServeProcess(config, env=env, cold=True) as served:
         yield served.url, audited
 
 

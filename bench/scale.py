@@ -29,7 +29,6 @@ model answers at once (``--users-delay 0``): the ratio is of LoCAL2's own time a
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -50,10 +49,6 @@ from local2_testkit.chroma_server import TempChroma
 from local2_testkit.ollama_server import FakeOllama, Reply
 from local2_testkit.postgres import TempPostgres
 from local2_testkit.serve_process import ServeProcess
-
-# The servers measured start as a person's do, a new interpreter each, not forked from the
-# test kit's warm process (whose frozen, preloaded heap would change what is measured).
-os.environ["LOCAL2_TESTS_COLD"] = "1"
 
 ANSWER = "A fixed answer of a few sentences, long enough to look like a real reply. " * 4
 
@@ -124,7 +119,9 @@ def run_scale(args: argparse.Namespace) -> None:
         }
         for name, (conf, env, count) in setups.items():
             servers = [
-                ServeProcess(conf, env={**env, "LOCAL2_HOME": str(tmp / f"{conf.name}-{i}")})
+                ServeProcess(
+                    conf, env={**env, "LOCAL2_HOME": str(tmp / f"{conf.name}-{i}")}, cold=True
+                )
                 for i in range(count)
             ]
             for server in servers:
@@ -279,7 +276,7 @@ def users_store(
             system["postgres_url"] = env["LOCAL2_POSTGRES_URL"] = postgres.create_database(
                 f"users{i}"
             )
-        servers.append(ServeProcess(conf, env=env))
+        servers.append(ServeProcess(conf, env=env, cold=True))
         stack.callback(servers[i].stop)
         people = open_people(load_settings(conf, overrides={"system": system}))
         stack.callback(getattr(people, "close", lambda: None))

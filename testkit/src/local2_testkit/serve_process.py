@@ -37,8 +37,12 @@ class ServeProcess:
         host: str = "127.0.0.1",
         ui: bool = False,
         args: tuple[str, ...] = (),  # more options for `serve`, e.g. ("--backend", "ollama")
+        # A new interpreter, as a person's server starts: what benchmarks measure (a forked
+        # one shares the warm process's frozen, preloaded heap).
+        cold: bool = False,
     ) -> None:
         self.config_dir = config_dir
+        self.cold = cold
         self.env = dict(env or {})
         self.host = host
         self.ui = ui
@@ -63,7 +67,7 @@ class ServeProcess:
         command += ["--host", self.host, "--port", str(self.port)]
         env = {**os.environ, "PYTHONFAULTHANDLER": "1", **self.env}
         with self._log.open("wb") as log:  # forked from the warm local2 (local2_testkit.forked)
-            self.process = start_local2(command, env, log.fileno())
+            self.process = start_local2(command, env, log.fileno(), cold=self.cold)
         return self
 
     def wait_ready(self) -> ServeProcess:
