@@ -29,6 +29,7 @@ from local2.service.agent import Agent
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama, RuleBrain, ScriptBrain
 from tests.test_api import Served
+from tests.test_person_first import wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
@@ -336,7 +337,6 @@ class Meeting:
 
     def __init__(self, brain: Any, questions: tuple[str, ...], timeout_s: float = 30.0) -> None:
         self.brain = brain
-        self.questions = questions
         self.timeout_s = timeout_s
         self.asked: dict[str, threading.Event] = {q: threading.Event() for q in questions}
 
@@ -515,10 +515,12 @@ def test_stop_ends_a_running_turn_with_nothing_recorded(stack: Stack, browser: A
     shot(page, "08-stopped")
     # Nothing was recorded: the history and the head are the first turn's.
     assert [t["user"] for t in stack.agent.history(session)] == ["What is the capital of France?"]
-    deadline = time.monotonic() + 30  # the abandoned mark is written as the turn unwinds,
-    while not any(r["abandoned"] for r in stack.agent.checkpoints(session, 100)):  # maybe
-        assert time.monotonic() < deadline, "no abandoned checkpoint"  # after the screen says
-        time.sleep(0.05)
+    # The abandoned mark is written as the turn unwinds, maybe after the screen says so.
+    wait_for(
+        lambda: any(r["abandoned"] for r in stack.agent.checkpoints(session, 100)),
+        "an abandoned checkpoint",
+        timeout=30,
+    )
     rows = stack.agent.checkpoints(session, 100)
     assert not any(r["current"] and "GIL" in r["summary"] for r in rows)
     # The next question continues from the first turn, and the stopped one cannot be rated.
