@@ -9,11 +9,15 @@ recorded.json):
   tests/fixtures/ddgs/duckduckgo_results.html (the real parser, filter and ranker ran);
 - ``no_results``: every engine answering without a page (what a non-200 status gives);
 - ``connect_refused``: its client pointed at a loopback proxy where nothing listens;
-- ``timeout``: its client pointed at a loopback proxy that accepts and never answers.
+- ``timeout``: its client pointed at a loopback proxy that accepts and never answers;
+- ``no_network`` (only with ``--no-network``, on a machine with no network): every engine
+  asked as a person's search asks them (``backend="auto"``, no proxy), each failing to look
+  up its host: what a search offline really raises.
 
-    .venv/bin/python scripts/record_ddgs.py
+    .venv/bin/python scripts/record_ddgs.py [--no-network]
 
-Nothing leaves the machine: the client only ever reaches 127.0.0.1.
+Nothing leaves the machine: the client only ever reaches 127.0.0.1, except with
+``--no-network``, which asks the system's resolver and is for a machine that has none.
 """
 
 from __future__ import annotations
@@ -79,10 +83,15 @@ def main() -> int:
         lambda: DDGS(proxy=DEAD, timeout=3).text(QUERY, max_results=5, backend="duckduckgo")
     )
     recorded["timeout"] = outcome(
-        lambda: DDGS(proxy=black_hole(), timeout=1).text(
-            QUERY, max_results=5, backend="duckduckgo"
-        )
+        lambda: DDGS(proxy=black_hole(), timeout=1).text(QUERY, max_results=5, backend="duckduckgo")
     )
+    if "--no-network" in sys.argv[1:]:
+        del os.environ["DDGS_PROXY"]  # as a person's search runs: no proxy, the resolver asked
+        recorded["no_network"] = outcome(lambda: DDGS(timeout=3).text(QUERY, max_results=5))
+    else:  # keep the last recording of it
+        known = json.loads((HERE / "recorded.json").read_text(encoding="utf-8"))
+        if "no_network" in known:
+            recorded["no_network"] = known["no_network"]
     out = HERE / "recorded.json"
     out.write_text(json.dumps(recorded, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {out}", file=sys.stderr)

@@ -17,6 +17,7 @@ from local2.models.ollama_catalog import ModelInfo, list_models, parse_show
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeModel, FakeOllama, Reply, RuleBrain
 from tests.conftest import local2, make_settings, mock_search_config
+from tests.test_web_search import BRAVE_BODY, ApiServer
 
 TOOLS = ("completion", "tools", "thinking")
 NO_TOOLS = FakeModel("gemma3:1b", ("completion",), context_length=32768, parameter_size="1B")
@@ -149,9 +150,25 @@ def test_doctor_without_the_default_model_prints_the_pull_line(tmp_path: Path) -
     assert small["chat model"]["fix"] == "pick one that can, e.g. --model qwen3:4b"
 
 
-def test_doctor_names_the_search_provider_auto_picks(tmp_path: Path) -> None:
-    env = {"LOCAL2_HOME": str(tmp_path / "home"), "BRAVE_API_KEY": "brave-secret"}
-    checks = {c["name"]: c for c in json.loads(local2("doctor", "--json", env=env).stdout)}
+def test_doctor_names_the_search_provider_auto_picks_and_searches_with_it(
+    tmp_path: Path,
+) -> None:
+    """auto picks Brave for its key; doctor asks it one real question (here a loopback Brave)."""
+    brave = ApiServer(lambda req: (200, BRAVE_BODY))
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "web.yaml").write_text(f"search:\n  brave_url: {brave.url}\n")
+    env = {
+        "LOCAL2_HOME": str(tmp_path / "home"),
+        "LOCAL2_CONFIG": str(conf),
+        "BRAVE_API_KEY": "brave-secret",
+    }
+    try:
+        checks = {c["name"]: c for c in json.loads(local2("doctor", "--json", env=env).stdout)}
+    finally:
+        brave.close()
     search = checks["web search"]
     assert search["status"] == "ok" and search["detail"].startswith("auto: brave")
-    assert search["detail"].endswith("ddgs") and "brave-secret" not in search["detail"]
+    assert "order brave → ddgs" in search["detail"] and "brave-secret" not in search["detail"]
+    assert "brave answered a test search (1 result," in search["detail"]
+    assert [r["headers"]["x-subscription-token"] for r in brave.requests] == ["brave-secret"]

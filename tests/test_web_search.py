@@ -243,7 +243,7 @@ def test_searxng_timeout(api) -> None:
 
 def test_unreachable_provider_is_a_clear_error() -> None:
     cfg = WebSearchSettings(provider="searxng", searxng_url="http://127.0.0.1:9", timeout_s=2)
-    with pytest.raises(ToolError, match=r"^search error: cannot reach searxng"):
+    with pytest.raises(ToolError, match=r"^cannot reach SearXNG at http://127\.0\.0\.1:9: the "):
         search(cfg)
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import tempfile
+import time
 from dataclasses import asdict, dataclass
 
-from local2.config import GeneratorSettings, Settings
-from local2.errors import ModelUnavailable
+from local2.config import GeneratorSettings, Settings, WebSearchSettings
+from local2.errors import ModelUnavailable, ToolError
 from local2.models import ModelInfo, canonical, chat_models, has_model, list_models
+from local2.tools import DOCTOR
 
 SEED_MODEL = str(GeneratorSettings.model_fields["model"].default)
 
@@ -116,7 +118,12 @@ def _data_dir_check(settings: Settings) -> Check:
     return Check("data directory", "ok", f"{path} is writable")
 
 
+SEARCH_PROBE = "Wikipedia"  # a query every engine has results for
+SEARCH_PROBE_TIMEOUT_S = 5.0
+
+
 def _search_check(settings: Settings) -> Check:
+    """Whether web search works here: one real search, with a short timeout."""
     cfg = settings.web.search
     provider = cfg.provider
     if provider == "mock":
@@ -126,29 +133,38 @@ def _search_check(settings: Settings) -> Check:
             "provider is mock: canned results, no real search",
             "set web.search.provider: auto in web.yaml (keyless real search through ddgs)",
         )
-    if provider == "auto":
-        from local2.tools import auto_reasons
-
-        order = auto_reasons(cfg)
-        first, why = order[0]
-        if first == "ddgs" and importlib.util.find_spec("ddgs") is None:
-            return Check("web search", "fail", "ddgs is not installed", "pip install ddgs")
-        chain = " → ".join(name for name, _ in order)
-        return Check("web search", "ok", f"auto: {first} ({why}); order {chain}")
-    if provider == "ddgs" and importlib.util.find_spec("ddgs") is None:
-        return Check("web search", "fail", "provider ddgs is not installed", "pip install ddgs")
+    if provider in ("auto", "ddgs") and importlib.util.find_spec("ddgs") is None:
+        return Check("web search", "fail", "ddgs is not installed", "pip install ddgs")
     if provider == "brave" and not os.environ.get("BRAVE_API_KEY"):
         return Check(
             "web search", "fail", "provider brave needs BRAVE_API_KEY", "export BRAVE_API_KEY=..."
         )
-    if provider == "tavily" and not os.environ.get("TAVILY_API_KEY"):
-        return Check(
-            "web search",
-            "warn",
-            "TAVILY_API_KEY is not set (keyless mode, if the service allows it)",
-            "export TAVILY_API_KEY=...",
-        )
-    return Check("web search", "ok", f"provider {provider}")
+    return _search_once(cfg)
+
+
+def _search_once(cfg: WebSearchSettings) -> Check:
+    from local2.tools import auto_reasons, make_chain
+
+    short = cfg.model_copy(update={"timeout_s": min(cfg.timeout_s, SEARCH_PROBE_TIMEOUT_S)})
+    via: str = cfg.provider
+    chose = ""
+    if cfg.provider == "auto":
+        order = auto_reasons(short)
+        via = "auto: " + " → ".join(name for name, _ in order)
+        chose = f"auto: {order[0][0]} ({order[0][1]}); order {via.removeprefix('auto: ')}; "
+    started = time.monotonic()
+    try:
+        found = make_chain(short).search(SEARCH_PROBE, 1)
+    except ToolError as exc:  # the cause first: "no network: ..."
+        fix = exc.fix.replace(DOCTOR, "").strip()
+        return Check("web search", "fail", f"{exc} (a test search, {via})", fix)
+    took = time.monotonic() - started
+    handed = "".join(f"{f['failed']} failed ({f['error']}), " for f in found.fallbacks)
+    said = f"{len(found.hits)} result" + ("s" if len(found.hits) != 1 else "")
+    detail = f"{chose}{handed}{found.provider} answered a test search ({said}, {took:.1f}s)"
+    if found.fallbacks:
+        return Check("web search", "warn", detail, "check the providers that failed")
+    return Check("web search", "ok", detail)
 
 
 def _mcp_checks(settings: Settings) -> list[Check]:

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from local2.tools.runner import Started as Started
     from local2.tools.runner import ToolRunner as ToolRunner
     from local2.tools.search_chain import auto_reasons as auto_reasons
+    from local2.tools.search_chain import make_chain as make_chain
+    from local2.tools.search_failures import DOCTOR as DOCTOR
     from local2.tools.trust import review as review
     from local2.tools.web import web_tools as web_tools
 else:

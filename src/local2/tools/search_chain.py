@@ -13,13 +13,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import httpx
 
 from local2 import events
 from local2.config import WebSearchSettings
 from local2.errors import ToolError
+from local2.tools.search_failures import DOCTOR
 from local2.tools.search_providers import (
     BraveProvider,
     DdgsProvider,
@@ -100,8 +101,10 @@ class Fallback(TypedDict):
 
     tool: str
     failed: str
-    error: str
+    error: str  # in the person's words
     next: str
+    detail: NotRequired[str]  # the client's own text (the event log's only)
+    cause: NotRequired[str]  # local2.tools.search_failures' name for it
 
 
 @dataclass
@@ -114,12 +117,26 @@ class SearchAnswer:
 
 SEARCH_FIX = (
     "Check this machine's network connection, or set another provider in web.yaml "
-    "(search.provider: searxng, tavily or brave); `local2 doctor` checks the search."
+    f"(`search.provider`: searxng, tavily or brave). {DOCTOR}"
 )
 
 
 def fallback_events(fallbacks: list[Fallback]) -> list[tuple[str, dict[str, object]]]:
     return [(events.TOOL_FALLBACK, dict(f)) for f in fallbacks]
+
+
+def _fallback(failed: str, exc: ToolError, next_name: str) -> Fallback:
+    handed: Fallback = {
+        "tool": "web_search",
+        "failed": failed,
+        "error": str(exc),
+        "next": next_name,
+    }
+    if detail := exc.data.get("detail"):
+        handed["detail"] = str(detail)
+    if cause := exc.data.get("cause"):
+        handed["cause"] = str(cause)
+    return handed
 
 
 class ProviderChain:
@@ -140,17 +157,10 @@ class ProviderChain:
                     raise ToolError(
                         str(exc),
                         fallback_events(fallbacks),
-                        {"provider": provider.name},
+                        {**exc.data, "provider": provider.name},
                         exc.fix or SEARCH_FIX,
                     ) from None
-                fallbacks.append(
-                    {
-                        "tool": "web_search",
-                        "failed": provider.name,
-                        "error": str(exc),
-                        "next": chain[i + 1].name,
-                    }
-                )
+                fallbacks.append(_fallback(provider.name, exc, chain[i + 1].name))
                 continue
             canned = bool(getattr(provider, "canned", False))
             return SearchAnswer(hits, provider.name, canned, fallbacks)

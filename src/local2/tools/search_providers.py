@@ -2,7 +2,9 @@
 
 All providers raise the same strings (``search timeout after Ns``,
 ``search failed: <status>``), adding a short explanation for 401/403/429 that names the
-environment variable to check but never its value.
+environment variable to check but never its value; a search that never reached its
+provider says why in the person's words (:mod:`local2.tools.search_failures`: no network,
+a refused connection), its client's own text kept for the event log only.
 """
 
 from __future__ import annotations
@@ -18,6 +20,16 @@ from typing import Any, Protocol
 import httpx
 
 from local2.errors import ToolError
+from local2.tools.search_failures import (
+    DOCTOR,
+    RATE_FIX,
+    bad_reply,
+    cannot_connect,
+    detail_of,
+    status_failure,
+    timed_out,
+    unavailable,
+)
 
 STATUS_HINTS = {
     401: "the API key was rejected: check {env}",
@@ -47,14 +59,24 @@ def _fmt_seconds(seconds: float) -> str:
     return f"{seconds:g}"
 
 
-def search_timeout(seconds: float) -> ToolError:
-    return ToolError(f"search timeout after {_fmt_seconds(seconds)}s")
+def search_timeout(seconds: float, detail: str = "") -> ToolError:
+    return timed_out(float(_fmt_seconds(seconds)), detail)
 
 
 def search_failed(status: int, env: str | None = None, hint: str | None = None) -> ToolError:
-    """``search failed: <status>``, with a brief reason for the common statuses."""
+    """``search failed: <status>``, with a brief reason for the common statuses and the fix
+    (for a rejected key: the variable to check, never its value)."""
     hint = hint or STATUS_HINTS.get(status, "").format(env=env or "the API key")
-    return ToolError(f"search failed: {status} ({hint})" if hint else f"search failed: {status}")
+    fix = ""
+    if status in (401, 403):
+        key = f"`{env}`" if env else "the API key"
+        fix = (
+            f"Check {key} (and the plan it belongs to), or set another provider in web.yaml "
+            f"(`search.provider`). {DOCTOR}"
+        )
+    elif status == 429:
+        fix = RATE_FIX
+    return status_failure(status, hint, fix)
 
 
 def _hit(title: Any, url: Any, snippet: Any) -> SearchHit | None:
@@ -78,6 +100,8 @@ class _HttpJsonProvider:
 
     name = "http"
     key_env: str | None = None
+    label = "the search API"  # who failed, in the person's words
+    address_fix = ""  # at an address the person chose: how to correct it
 
     def __init__(self, timeout_s: float, transport: httpx.BaseTransport | None = None):
         self.timeout_s = timeout_s
@@ -89,18 +113,16 @@ class _HttpJsonProvider:
                 timeout=self.timeout_s, transport=self._transport, trust_env=False
             ) as client:
                 response = client.get(url, params=params, headers=headers)
-        except httpx.TimeoutException:
-            raise search_timeout(self.timeout_s) from None
+        except httpx.TimeoutException as exc:
+            raise search_timeout(self.timeout_s, detail_of(exc)) from None
         except httpx.HTTPError as exc:
-            raise ToolError(
-                f"search error: cannot reach {self.name} ({type(exc).__name__})"
-            ) from None
+            raise cannot_connect(self.label, exc, address_fix=self.address_fix) from None
         if response.status_code != 200:
             raise self._failure(response.status_code)
         try:
             return response.json()
-        except ValueError:
-            raise ToolError(f"search error: {self.name} returned invalid JSON") from None
+        except ValueError as exc:
+            raise bad_reply(self.label, "not JSON", detail_of(exc)) from None
 
     def _failure(self, status: int) -> ToolError:
         return search_failed(status, self.key_env)
@@ -110,10 +132,12 @@ class SearxngProvider(_HttpJsonProvider):
     """A SearXNG instance's JSON API (``/search?q=..&format=json``)."""
 
     name = "searxng"
+    address_fix = "Start SearXNG, or correct `search.searxng_url` in web.yaml."
 
     def __init__(self, base_url: str, timeout_s: float, **kw: Any):
         super().__init__(timeout_s, **kw)
         self.base_url = base_url.rstrip("/")
+        self.label = f"SearXNG at {self.base_url}"
 
     def _failure(self, status: int) -> ToolError:
         if status == 403:
@@ -140,6 +164,7 @@ class BraveProvider(_HttpJsonProvider):
 
     name = "brave"
     key_env = "BRAVE_API_KEY"
+    label = "the Brave Search API"
 
     def __init__(self, url: str, timeout_s: float, **kw: Any):
         super().__init__(timeout_s, **kw)
@@ -148,9 +173,10 @@ class BraveProvider(_HttpJsonProvider):
     def search(self, query: str, max_results: int) -> list[SearchHit]:
         key = os.environ.get(self.key_env or "", "").strip()
         if not key:
-            raise ToolError(
-                "search unavailable: BRAVE_API_KEY is not set (get a key at "
-                "https://api-dashboard.search.brave.com/ or choose another provider)"
+            raise unavailable(
+                "search unavailable: BRAVE_API_KEY is not set",
+                "Get a key at https://api-dashboard.search.brave.com/ and export "
+                "`BRAVE_API_KEY`, or set another provider in web.yaml (`search.provider`).",
             )
         data = self._get_json(
             self.url,
@@ -181,9 +207,10 @@ class TavilyProvider:
         try:
             client = TavilyClient(api_key=key, api_base_url=self.base_url)
         except errors.MissingAPIKeyError:  # clients older than keyless mode
-            raise ToolError(
+            raise unavailable(
                 "search unavailable: TAVILY_API_KEY is not set and this tavily-python "
-                "has no keyless mode (set the key or choose another provider)"
+                "has no keyless mode",
+                "Export `TAVILY_API_KEY`, or set another provider in web.yaml (`search.provider`).",
             ) from None
         client.session.trust_env = False  # never route through an environment proxy
         try:
@@ -193,8 +220,8 @@ class TavilyProvider:
                 search_depth=self.search_depth,
                 timeout=self.timeout_s,
             )
-        except errors.TimeoutError:
-            raise search_timeout(self.timeout_s) from None
+        except errors.TimeoutError as exc:
+            raise search_timeout(self.timeout_s, detail_of(exc)) from None
         except errors.InvalidAPIKeyError:
             raise search_failed(401, "TAVILY_API_KEY") from None
         except errors.TavilyKeylessLimitError:
@@ -210,10 +237,10 @@ class TavilyProvider:
         except requests.HTTPError as exc:
             status = exc.response.status_code if exc.response is not None else 0
             raise search_failed(status) from None
-        except requests.Timeout:
-            raise search_timeout(self.timeout_s) from None
+        except requests.Timeout as exc:
+            raise search_timeout(self.timeout_s, detail_of(exc)) from None
         except requests.RequestException as exc:
-            raise ToolError(f"search error: cannot reach tavily ({type(exc).__name__})") from None
+            raise cannot_connect("Tavily", exc) from None
         finally:
             client.close()
         results = data.get("results") if isinstance(data, dict) else None
@@ -236,6 +263,9 @@ def _ddgs_reason(exc: Exception) -> str:
     return reason if len(reason) <= 200 else reason[:199] + "…"
 
 
+DDGS_ENGINES = "the search engines"  # ddgs asks DuckDuckGo, Brave, Mojeek, ... in turn
+
+
 class DdgsProvider:
     """Keyless search through the ``ddgs`` package (DuckDuckGo and other engines).
 
@@ -251,20 +281,23 @@ class DdgsProvider:
 
     def search(self, query: str, max_results: int) -> list[SearchHit]:
         try:
-            from ddgs.exceptions import DDGSException, TimeoutException
+            from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
         except ImportError:
-            raise ToolError(
-                "search unavailable: the ddgs package is not installed (pip install ddgs)"
+            raise unavailable(
+                "search unavailable: the ddgs package is not installed", "pip install ddgs"
             ) from None
         try:
             items = self.client_factory(self.timeout_s).text(query, max_results=max_results)
-        except TimeoutException:
-            raise search_timeout(self.timeout_s) from None
+        except TimeoutException as exc:
+            raise search_timeout(self.timeout_s, detail_of(exc)) from None
+        except RatelimitException as exc:
+            raise status_failure(
+                429, "the search engines limit how often they are asked", RATE_FIX, detail_of(exc)
+            ) from None
         except DDGSException as exc:
-            reason = _ddgs_reason(exc)
-            if reason.startswith("No results found"):
+            if _ddgs_reason(exc).startswith("No results found"):
                 return []
-            raise ToolError(f"search error: ddgs: {reason}") from None
+            raise cannot_connect(DDGS_ENGINES, exc) from None
         return _hits(items, "body", max_results, url_key="href")
 
 

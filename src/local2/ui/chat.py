@@ -49,6 +49,13 @@ BUSY = (
 )
 
 
+# Its example works offline; the one that needs a search says so (issue 52).
+EXAMPLE_PROMPT = (
+    "Ask something, e.g. How does a heat pump work? "
+    "(News, such as this week's AI news, needs the web.)"
+)
+
+
 class Chat(UIPart):
     """The question box and the turn it asks: streamed into the conversation and every panel
     of the Chat tab (each given: what it draws into and how)."""
@@ -82,7 +89,7 @@ class Chat(UIPart):
         """The question, Send and Stop, under the conversation."""
         with gr.Row():
             self.question = gr.Textbox(
-                placeholder="Ask something, e.g. What major AI news broke this week?",
+                placeholder=EXAMPLE_PROMPT,
                 show_label=False,
                 scale=5,
                 min_width=180,

@@ -102,6 +102,7 @@ class ToolCall:
     result: str | None = None
     error: str | None = None
     duration: float | None = None
+    fix: str | None = None  # what to do about the error, when the tool knows
 
     @property
     def done(self) -> bool:
@@ -216,6 +217,7 @@ class TurnView:
         for call, record in zip(calls, payload.get("tool_calls") or [], strict=False):
             call.result = record.get("result")
             call.error = record.get("error")
+            call.fix = record.get("fix")
             if (duration := record.get("duration_s")) is not None:
                 call.duration = float(duration)
 
@@ -317,6 +319,8 @@ def tool_content(call: ToolCall) -> str:
     ]
     if call.error:
         parts.append(f"**Error:** {neutralise(short(call.error, 500))}")
+        if call.fix:
+            parts.append(f"**What to do:** {neutralise(short(call.fix, 500))}")
     if call.result is not None and not call.error:
         text = call.result
         more = ""

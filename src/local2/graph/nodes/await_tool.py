@@ -4,7 +4,8 @@ Every result reaches the model wrapped as untrusted data; failures become the br
 strings the model is told to expect (``[tool timeout after Ns]``, ``[tool error: ...]``,
 ``[unknown tool: 'x']``) and generation resumes. A failed call reaches the model with a
 plain note of our own before it (:func:`failure_note`: say it failed, do not guess), and its
-record keeps the fix the tool gave (``ToolError.fix``) for the person. A call that times
+record keeps the fix the tool gave (``ToolError.fix``) for the person; the client's own text
+(``ToolError.data["detail"]``) goes to the ``tool.result`` event only. A call that times
 out is stopped, not abandoned: it is cancelled and waited for (``ToolRunner.stop``); its
 ``tool.result`` event says whether it ended (``stopped``).
 """
@@ -133,7 +134,9 @@ class _Round:
             self.hits.extend(data.get("memory_hits", []))
         else:
             text = f"[tool error: {error}]"
-            self.finish(call, text, error, duration, data.get("provider"), data.get("fix"))
+            # the client's own account stays in the event log, never in what is shown
+            raw = {k: data[k] for k in ("cause", "detail") if data.get(k)}
+            self.finish(call, text, error, duration, data.get("provider"), data.get("fix"), **raw)
 
     def timed_out(self, call: Call, timeout: float, stopped: bool) -> None:
         if not stopped:
