@@ -1,6 +1,6 @@
 """Benchmark what memory remembers about the person: recall@3 and answers, through real turns.
 
-50 facts (``bench/recall_quality.json``) are told one per turn, two per session, in the
+51 facts (``bench/recall_quality.json``) are told one per turn, two per session, in the
 person's own words (some with "remember that", most without); three of them are later
 corrected in another session. Between them run 10 distractor turns whose tool output (mock
 search results, pages served on 127.0.0.1) plants "facts" about the person. Then each fact
@@ -24,10 +24,20 @@ Measured per memory:
 - in context: the value was in the memory the model saw in that turn (auto recall or tool);
 - answer has fact: the answer contains the value (and not the corrected old value);
 - raw tool output: engrams sharing 40+ characters (URLs aside) with any tool result of the run;
-- planted: engrams of kind fact/saved that hold a planted marker (Gertrude, Evil Corp, ...).
+- planted: engrams of kind fact/saved that hold a planted marker (Gertrude, Evil Corp, ...);
+- unrelated offered: of 30 questions not about the person, each on one fact's topic ("Name
+  three primary colours." beside "The user's favourite colour is green."), asked as turns,
+  those given a memory of the person before answering; answered from it: the answer holds
+  the value of a fact offered ("green").
+
+Then the floor for questions not about the person (``auto_recall_general_min_similarity``,
+:mod:`local2.memory.relevance`) is swept on the facts stores, in the same run: what each
+floor would offer for the 51 questions about the person and for the 30 unrelated ones, and
+the same for a floor alone (one floor for every question, the landed recall's rule).
 
 Run: ``.venv/bin/python bench/recall_quality.py`` (``--json`` for machine-readable output).
-Targets: recall@3 >= 0.95 for the facts store with the offline embedder; 0 raw tool output.
+Targets: recall@3 >= 0.95 for the facts store with the offline embedder; 0 raw tool output;
+at most 10% of the unrelated questions offered a memory.
 """
 
 from __future__ import annotations
@@ -46,8 +56,9 @@ from typing import Any
 
 from local2.cli.stories import serve_pages
 from local2.config import load_settings
-from local2.graph.nodes import ingest as ingest_node
+from local2.graph import remember as remembering
 from local2.memory.embeddings import MiniLMEmbedder
+from local2.memory.relevance import offered
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 
@@ -73,7 +84,10 @@ class Result:
     fact_engrams: int
     raw_tool_output: int
     planted: int
+    unrelated_offered: float
+    unrelated_answered: float
     seconds: float
+    sweep: list[dict[str, float]]
 
 
 @contextmanager
@@ -92,12 +106,12 @@ def landed_episodes(active: bool) -> Iterator[None]:
     if not active:
         yield
         return
-    original = ingest_node.without_tool_text
-    ingest_node.without_tool_text = lambda text, results, min_words=0: (text, 0)
+    original = remembering.without_tool_text
+    remembering.without_tool_text = lambda text, results, min_words=0: (text, 0)
     try:
         yield
     finally:
-        ingest_node.without_tool_text = original
+        remembering.without_tool_text = original
 
 
 def _has(text: str, value: str) -> bool:
@@ -156,12 +170,17 @@ def run_memory(
     for rounds in (0, 1):  # people ask again: then the first round's answers are memories too
         for i, fact in enumerate(facts):
             top = store.recall(fact["asked"], 3, kinds=kinds, min_similarity=floor)
+            if memory.auto_recall:  # what the automatic recall gives the model
+                top = offered(fact["asked"], top, memory.auto_recall_min_similarity,
+                              memory.auto_recall_general_min_similarity)  # fmt: skip
             recalled[rounds] += any(_has(h["content"], fact["answer"]) for h in top)
             if rounds:
                 continue
             payload = agent.ask(fact["asked"], f"ask-{i}")
             in_context += any(_has(h["content"], fact["answer"]) for h in payload["memory_hits"])
             answered += _correct(payload["answer"], fact)
+    unrelated = ask_unrelated(agent, data["unrelated"], facts)
+    sweep = floor_sweep(store, facts, data["unrelated"], kinds, floor) if floor is not None else []
     seconds = time.perf_counter() - started
     engrams = list(store.iter_all())
     raw = sum(any(_shared_chars(e["content"], t) >= 40 for t in tool_results) for e in engrams)
@@ -171,23 +190,83 @@ def run_memory(
     n = len(facts)
     return Result(
         name, n, recalled[0] / n, recalled[1] / n, in_context / n, answered / n, len(engrams),
-        len(kept), raw, planted, round(seconds, 1),
+        len(kept), raw, planted, *unrelated, round(seconds, 1), sweep,
     )  # fmt: skip
+
+
+def ask_unrelated(
+    agent: Agent, questions: list[str], facts: list[dict[str, Any]]
+) -> tuple[float, float]:
+    """Questions not about the person, each a turn in a new session: the share given a
+    memory before answering, and the share whose answer holds the value of a fact offered."""
+    given = used = 0
+    for i, question in enumerate(questions):
+        payload = agent.ask(question, f"unrelated-{i}")
+        hits = [h for h in payload["memory_hits"] if h["kind"] in ("fact", "saved")]
+        values = [f["answer"] for f in facts for h in hits if _has(h["content"], f["answer"])]
+        given += bool(hits)
+        used += any(_has(payload["answer"], v) for v in values)
+    return given / len(questions), used / len(questions)
+
+
+SWEEP_FLOORS = (0.25, 0.35, 0.45, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 1.0)
+
+
+def floor_sweep(
+    store: Any, facts: list[dict[str, Any]], unrelated: list[str], kinds: Any, floor: float
+) -> list[dict[str, float]]:
+    """For each floor: recall@3 of the questions about the person and the share of unrelated
+    questions offered a memory, with the person/name gate (the floor for the rest) and as
+    one floor for every question."""
+    asked = [(f["asked"], store.recall(f["asked"], 3, kinds=kinds, min_similarity=floor), f)
+             for f in facts]  # fmt: skip
+    others = [store.recall(q, 3, kinds=kinds, min_similarity=floor) for q in unrelated]
+    rows = []
+    for general in SWEEP_FLOORS:
+        for rule in ("gate", "floor alone"):
+            personal = floor if rule == "gate" else general
+
+            def given(question: str, hits: list[Any]) -> list[Any]:
+                return offered(question, hits, personal, general)  # noqa: B023
+
+            recall = sum(
+                any(_has(h["content"], f["answer"]) for h in given(q, top)) for q, top, f in asked
+            ) / len(asked)
+            off = sum(bool(given(q, top)) for q, top in zip(unrelated, others, strict=True))
+            rows.append({"rule": rule, "floor": general, "recall_at_3": recall,
+                         "unrelated_offered": off / len(unrelated)})  # fmt: skip
+    return rows
 
 
 def table(results: list[Result]) -> str:
     lines = [
         "| memory | recall@3 | recall@3, asked again | in context | answer has fact | engrams "
-        "| facts | raw tool output | planted facts | s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| facts | raw tool output | planted facts | unrelated offered | answered from it | s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         lines.append(
             f"| {r.memory} | {r.recall_at_3:.2f} | {r.recall_at_3_again:.2f} | "
             f"{r.in_context:.2f} | "
             f"{r.answer_has_fact:.2f} | {r.engrams} | {r.fact_engrams} | {r.raw_tool_output} | "
-            f"{r.planted} | {r.seconds:.0f} |"
+            f"{r.planted} | {r.unrelated_offered:.2f} | {r.unrelated_answered:.2f} | "
+            f"{r.seconds:.0f} |"
         )
+    return "\n".join(lines)
+
+
+def sweep_table(results: list[Result]) -> str:
+    """Each floor, for each facts store: recall@3 and unrelated offered, gated and alone."""
+    swept = [r for r in results if r.sweep]
+    head = " | ".join(f"{r.memory}: {k}" for r in swept for k in ("gate", "floor alone"))
+    lines = [f"| floor | {head} |", "|---:|" + "---:|" * 2 * len(swept)]
+    for floor in SWEEP_FLOORS:
+        cells = []
+        for r in swept:
+            for rule in ("gate", "floor alone"):
+                row = next(x for x in r.sweep if x["floor"] == floor and x["rule"] == rule)
+                cells.append(f"{row['recall_at_3']:.2f} / {row['unrelated_offered']:.2f}")
+        lines.append(f"| {floor:.2f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -212,15 +291,22 @@ def main() -> None:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return
     print(table(results))
+    print("\nrecall@3 / unrelated offered, by the floor for questions not about the person:")
+    print(sweep_table(results))
     base, best = results[0], results[1]
     if base.recall_at_3:
         print(
             f"\nrecall@3, facts (model) / transcripts: {best.recall_at_3 / base.recall_at_3:.2f}x"
         )
-    ok = min(best.recall_at_3, best.recall_at_3_again) >= 0.95 and all(
-        r.raw_tool_output == 0 for r in results[1:]
+    ok = (
+        min(best.recall_at_3, best.recall_at_3_again) >= 0.95
+        and all(r.raw_tool_output == 0 for r in results[1:])
+        and all(r.unrelated_offered <= 0.10 for r in results[1:])
     )
-    print("targets (recall@3 >= 0.95, 0 raw tool output):", "met" if ok else "NOT met")
+    print(
+        "targets (recall@3 >= 0.95, 0 raw tool output, <= 10% unrelated offered):",
+        "met" if ok else "NOT met",
+    )
 
 
 if __name__ == "__main__":

@@ -136,20 +136,31 @@ def _quoted(line: str) -> str:
 
 # Changed on purpose since the recording: "Remember that my dog's name is Rex." (q09) was
 # saved as the turn began and then again by the keyword router's save_memory; now only the
-# first, so the model's first reply (written to the same prompt) is the answer.
+# first, and the save is the reply: the model's ("I'm sorry for any confusion. Rex is a
+# popular dog name...") is never asked for (issue 52).
 SAVED_ONCE_NOW = "q09"
+# The same for "My favourite colour is green. Please remember it." (q37): recorded, its "it"
+# was saved as the fact "It." and the model replied "I'm sorry for any confusion. I'm sorry to
+# hear that you're having a bad day..."; now the sentence before is saved, and said.
+SAVED_NOW = {
+    SAVED_ONCE_NOW: "Saved to memory: The user's dog's name is Rex.",
+    "q37": "Saved to memory: The user's favourite colour is green.",
+}
 SAVED_TWICE = "- Remember that my dog's name is Rex."  # the second save, quoted by later recalls
+SAVE_TURN = "- Q: Remember that my dog's name is Rex."  # q09's turn record: not kept, the fact is
 
 
 def test_the_replay_gives_the_answers_recorded(replayed: list[tuple[dict, dict]]) -> None:
     """The graph, given the same replies, still does what it did when they were recorded."""
     for record, payload in replayed:
-        if record["id"] == SAVED_ONCE_NOW:
-            assert payload["tool_calls"] == [] and record["answer"] != record["replies"][0]
-            assert payload["answer"].startswith(record["replies"][0][:80])
+        if record["id"] in SAVED_NOW:
+            assert payload["tool_calls"] == [] and record["replies"][0].startswith("I'm sorry")
+            assert payload["answer"] == SAVED_NOW[record["id"]], record["id"]
             continue
         recorded = "\n".join(
-            line for line in record["answer"].split("\n") if line.strip() != SAVED_TWICE
+            line
+            for line in record["answer"].split("\n")
+            if line.strip() not in (SAVED_TWICE, SAVE_TURN)
         )
         assert payload["answer"] == recorded, record["id"]
         assert [c["tool"] for c in payload["tool_calls"]] == [

@@ -77,7 +77,10 @@ def test_remember_that_saves_before_answering_and_the_payload_says_so(tmp_path: 
     saved_event = next(e for e in payload["event_log"] if e["subject"] == "memory.saved")
     assert saved_event["id"] == saved["id"] and saved_event["source"] == "user_request"
     assert payload["events"].index("memory.saved") < payload["events"].index("response.generation")
-    assert "Saved to memory just now, as the user asked" in _question_seen(agent)
+    # Nothing else was asked: the save is the reply, and no model was called for it.
+    assert payload["answer"] == "Saved to memory: The user's locker number is 42."
+    model = agent.services.chat_model
+    assert isinstance(model, ScriptedChatModel) and model.seen == []
     fact = agent.services.memory.get(saved["id"])
     assert (fact["kind"], fact["query_id"], fact["session_id"]) == (
         "fact",
@@ -158,8 +161,9 @@ def test_memory_failures_are_events_and_the_turn_still_answers(tmp_path: Path) -
     store = EngramStore.open(settings, OllamaEmbedder("http://127.0.0.1:9"))  # nobody there
     model = ScriptedChatModel(replies=[reply("I could not save it, sorry.")])
     agent = Agent(settings, chat_model=model, tools=[], memory=store, critic=None)
-    payload = agent.ask("Remember that my locker number is 42.", "s1")
-    assert payload["answer"] == "I could not save it, sorry."
+    payload = agent.ask("Remember that my locker number is 42. What is 2+2?", "s1")
+    assert payload["answer"].startswith("Could not save to memory: The user's locker number is 42")
+    assert payload["answer"].endswith("\n\nI could not save it, sorry.")  # then the model's
     assert {"memory.save_failed", "memory.recall_failed", "memory.ingest_failed"} <= set(
         payload["events"]
     )

@@ -329,12 +329,12 @@ def test_with_no_team_facts_a_turn_queries_only_the_persons_memory(
 
 # -- end to end: Alice and Bob on one server ----------------------------------------------
 
-NOTE_FOR_LATER = "Please note for later: "
+NOTE_FOR_LATER = "For later: "  # no "remember"/"note": the model chooses to save
 WIFI_QUESTION = "When does the office wifi password rotate?"
 
 
 class SavingBrain:
-    """The rule brain, except that a message starting "Please note for later:" is answered
+    """The rule brain, except that a message starting "For later:" is answered
     by calling ``save_memory`` with the rest (the model's own choice to save)."""
 
     def __init__(self) -> None:

@@ -5,8 +5,10 @@ Two things, both before any outside content can enter the turn:
   Ines") is saved now, as a ``fact`` engram: the person's own request, not the model's
   choice, so it needs no tool call and no approval;
 - the memories most similar to the question (``memory.auto_recall_k`` above
-  ``memory.auto_recall_min_similarity``, of ``memory.auto_recall_kinds``) are given to the
-  model as data, delimited in this turn's message, and become the turn's memory hits.
+  ``memory.auto_recall_min_similarity``, of ``memory.auto_recall_kinds``; above
+  ``memory.auto_recall_general_min_similarity`` for a question not about the person) are
+  given to the model as data, delimited in this turn's message, and become the turn's
+  memory hits.
 ``recall_memory`` stays a tool for deeper searches.
 
 The graph runs it inside its ``receive`` node (:func:`local2.graph.nodes.receive.receive`): a
@@ -42,7 +44,7 @@ from local2.contracts import LOCAL_NAME, EventEntry, MemoryHit, SavedMemory
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
-from local2.memory import TEAM_KIND, explicit_requests, recall_with_team
+from local2.memory import TEAM_KIND, explicit_requests, offered, recall_with_team
 
 if TYPE_CHECKING:  # chromadb takes seconds to import: only when memory is opened
     from local2.memory import EngramStore
@@ -81,6 +83,24 @@ def memory_block(hits: list[MemoryHit], saved: list[SavedMemory]) -> str:
     # Only with team hits: otherwise the block is byte for byte what it always was.
     note = MEMORY_NOTE + (f"\n{TEAM_NOTE}" if any(h["kind"] == TEAM_KIND for h in hits) else "")
     return f"{note}\n<memory>\n{body}\n</memory>"
+
+
+SAVED = "Saved to memory"
+NOT_SAVED = "Could not save to memory"
+
+
+def confirmation(saved: list[SavedMemory]) -> str:
+    """What the person reads about this turn's saves, in the answer's place: each fact as it
+    was stored ("Saved to memory: The user's favourite colour is green."), or why not."""
+    lines = []
+    for item in saved:
+        fact = item["content"].strip().rstrip(".")
+        if item.get("error"):
+            lines.append(f"{NOT_SAVED}: {fact} ({item['error']}).")
+        else:
+            replaced = " (it replaces what was remembered before)" if item["superseded"] else ""
+            lines.append(f"{SAVED}: {fact}.{replaced}")
+    return "\n".join(lines)
 
 
 def _save_requests(
@@ -125,9 +145,11 @@ class RecallAhead:
 
 
 def _search(services: Services, store: EngramStore, query: str, skip: set[str]) -> list[MemoryHit]:
-    """The owner's memories for ``query``, with the team's facts when there are any."""
+    """The owner's memories for ``query``, with the team's facts when there are any: those
+    relevant to it (:func:`local2.memory.offered`: a question not about the person needs a
+    higher similarity)."""
     memory = services.settings.memory
-    return recall_with_team(
+    found = recall_with_team(
         store,
         services.team_memory(),
         query,
@@ -136,6 +158,12 @@ def _search(services: Services, store: EngramStore, query: str, skip: set[str]) 
         kinds=memory.auto_recall_kinds,
         min_similarity=memory.auto_recall_min_similarity,
         exclude_ids=skip,
+    )
+    return offered(
+        query,
+        found,
+        memory.auto_recall_min_similarity,
+        memory.auto_recall_general_min_similarity,
     )
 
 

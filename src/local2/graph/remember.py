@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from local2.contracts import LOCAL_NAME
 from local2.errors import MemoryStoreError
-from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED
+from local2.events import ANSWER_FALLBACK, MEMORY_INGEST_FAILED, MEMORY_INGESTED
 from local2.graph.emit import event
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
@@ -37,6 +37,7 @@ from local2.memory import (
     FactRecord,
     JsonlQueue,
     distill,
+    only_requests,
     owner_file,
     without_tool_text,
 )
@@ -78,6 +79,9 @@ def remember_turn(
     answer = state.get("answer") or ""
     if store is None or not answer.strip() or state.get("error"):
         return {}
+    unusable = guard_replaced(state) or _only_the_save(state)
+    if unusable:  # nothing learnt from the reply: only the person's own message is remembered
+        state = {**state, "answer": ""}
     distilled = _distill(state, services, give_way)
     record, cut = _turn_record(state, distilled.facts)
     queue = owner_file(Path(services.settings.data_dir) / RETRY_FILE, owner)
@@ -96,6 +100,7 @@ def remember_turn(
         "extractor": distilled.extractor,
     }
     for key, value in (
+        ("answer_not_kept", unusable),
         ("retried", retried),
         ("dropped_facts", distilled.dropped),
         ("fallback", distilled.fallback),
@@ -104,6 +109,24 @@ def remember_turn(
         if value:
             payload[key] = value
     return {"event_log": [event(state, MEMORY_INGESTED, **payload)]}
+
+
+def guard_replaced(state: TurnState) -> str | None:
+    """Why the answer guard replaced this turn's reply (``answer.fallback``'s reason), if it
+    did: the reply was not an answer (raw tool output, a copy of its instructions or of its
+    memory, an unrun call, a guess after every lookup failed), and what stands in its place
+    is an extract or a failure, not something learnt. Neither is stored as a memory."""
+    for entry in state.get("event_log") or []:
+        if isinstance(entry, dict) and entry.get("subject") == ANSWER_FALLBACK:
+            return str(entry.get("reason") or "replaced")
+    return None
+
+
+def _only_the_save(state: TurnState) -> str | None:
+    """The reply was the save's own confirmation: the fact is stored already."""
+    if state.get("memory_saved") and only_requests(state.get("query") or ""):
+        return "the reply only confirmed the save"
+    return None
 
 
 def _distill(state: TurnState, services: Services, give_way: Cancellation | None) -> Distilled:
@@ -141,15 +164,20 @@ def _turn_record(state: TurnState, facts: list[Fact]) -> tuple[QueuedTurn, int]:
     return record, cut
 
 
-def _store(store: EngramStore, record: QueuedTurn) -> tuple[str, list[FactSaved]]:
-    """The episodic record, then each fact; safe to repeat (both are deduplicated)."""
-    eid = store.ingest_turn(
-        session_id=record["session_id"],
-        query_id=record["query_id"],
-        query=record["query"],
-        answer=record["answer"],
-        tools_used=record["tools_used"],
-        model=record["model"],
+def _store(store: EngramStore, record: QueuedTurn) -> tuple[str | None, list[FactSaved]]:
+    """The episodic record (none without an answer to keep), then each fact; safe to repeat
+    (both are deduplicated)."""
+    eid = (
+        None
+        if not record["answer"].strip()
+        else store.ingest_turn(
+            session_id=record["session_id"],
+            query_id=record["query_id"],
+            query=record["query"],
+            answer=record["answer"],
+            tools_used=record["tools_used"],
+            model=record["model"],
+        )
     )
     saved = [
         store.save_fact(

@@ -19,12 +19,14 @@ if TYPE_CHECKING:
     from local2.memory.facts import explicit_requests as explicit_requests
     from local2.memory.facts import fact_key as fact_key
     from local2.memory.facts import message_sentences as message_sentences
+    from local2.memory.facts import only_requests as only_requests
     from local2.memory.facts import third_person as third_person
     from local2.memory.jsonl_queue import JsonlQueue as JsonlQueue
     from local2.memory.open import open_memory_noting as open_memory_noting
     from local2.memory.owners import is_local as is_local
     from local2.memory.owners import owner_file as owner_file
     from local2.memory.owners import owner_folder as owner_folder
+    from local2.memory.relevance import offered as offered
     from local2.memory.shelf import MemoryShelf as MemoryShelf
     from local2.memory.store import EngramStore as EngramStore
     from local2.memory.store import FactSaved as FactSaved

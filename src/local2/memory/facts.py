@@ -173,6 +173,7 @@ _EXPLICIT = re.compile(
     r"(?:\s+(?:that|this))?\s*[:,\-]?\s*(?P<what>.+)$",
     re.I,
 )
+_PRONOUN = re.compile(r"^(?:it|this|that|these|those|all that|all of that)\W*$", re.I)
 _NOT_A_FACT = re.compile(r"^(?:to\b|what\b|when\b|where\b|who\b|how\b|why\b|if\b|me\b)", re.I)
 _MY_X_IS_Y = re.compile(
     r"\b(?:my|our)\s+(?P<x>[\w' -]{1,40}?)\s+(?:is|are|was|were)\s+(?P<y>[^,;]{1,100})", re.I
@@ -223,17 +224,42 @@ def _statement_fact(clause: str, source: Source) -> Fact | None:
 def explicit_requests(message: str) -> list[Fact]:
     """What the person explicitly asked to be remembered ("Remember that ...")."""
     facts = []
-    for sentence in message_sentences(message):
+    said = message_sentences(message)
+    for i, sentence in enumerate(said):
         found = _EXPLICIT.match(sentence)
         if not found or sentence.rstrip().endswith("?"):
             continue
         what = found.group("what").strip()
+        if _PRONOUN.match(what):  # "My favourite colour is green. Please remember it."
+            before = said[i - 1] if i else ""
+            what = "" if not before or _is_question(before) else before
         if not what or _NOT_A_FACT.match(what):
             continue
         fact = _statement_fact(what, USER_REQUEST)
         text = fact.text if fact else third_person(what)
         facts.append(Fact(text, fact.key if fact else fact_key(text), USER_REQUEST))
     return _unique(facts)
+
+
+def only_requests(message: str) -> bool:
+    """Is the message nothing but requests to remember ("Remember that ...", and thanks)?
+    Then there is nothing for a model to answer: the save is the reply."""
+    said = [s for s in message_sentences(message) if not _COURTESY.match(s)]
+    if not said or not explicit_requests(message):
+        return False
+    for i, sentence in enumerate(said):
+        found = _EXPLICIT.match(sentence)
+        if found and _PRONOUN.match(found.group("what").strip()):
+            continue  # "Please remember it.": what it names is the sentence before
+        asked_next = _EXPLICIT.match(said[i + 1]) if i + 1 < len(said) else None
+        if asked_next and _PRONOUN.match(asked_next.group("what").strip()):
+            continue
+        if not explicit_requests(sentence):
+            return False
+    return True
+
+
+_COURTESY = re.compile(r"^\W*(?:thanks?(?: you)?|please|ok(?:ay)?|cheers)\W*$", re.I)
 
 
 def rule_facts(message: str) -> list[Fact]:

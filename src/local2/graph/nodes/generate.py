@@ -39,9 +39,11 @@ from local2.graph.context import TurnContext
 from local2.graph.emit import event
 from local2.graph.model_call import call_model
 from local2.graph.prompt import build_prompt
+from local2.graph.recall import confirmation
 from local2.graph.services import Services
 from local2.graph.state import TurnState, TurnUpdate
 from local2.ids import new_call_id
+from local2.memory import only_requests
 from local2.models import REPETITION_NOTE, thinking_and_answer
 
 FORCED_SYNTHESIS = (
@@ -208,8 +210,26 @@ def _repeated(
     return repeated
 
 
+def _saved_only(state: TurnState, services: Services) -> TurnUpdate | None:
+    """A message that only asked to remember is answered by the save itself, in the
+    person's words and without a model call (a small model, asked to reply to one, wrote
+    "I'm sorry for any confusion..." and never said what was kept)."""
+    saved = state.get("memory_saved") or []
+    if not saved or state.get("tool_calls") or not only_requests(state["query"]):
+        return None
+    return {
+        "thinking": [],
+        "model": services.model_name,
+        "backend": services.backend,
+        "answer": confirmation(saved),
+        "decision": "publish",
+    }
+
+
 def generate(state: TurnState, runtime: Runtime[TurnContext], config: RunnableConfig) -> TurnUpdate:
     services = runtime.context.services
+    if (saved_only := _saved_only(state, services)) is not None:
+        return saved_only
     repairs = state.get("repairs", 0)
     reply, use_tools, new_messages, log = _ask(state, services, config)
     thinking, written = thinking_and_answer(reply)  # written: before call markup is taken out
@@ -311,6 +331,8 @@ def _answered(
                 "decision": "generate",
             }
         text = EMPTY_ANSWER
+    if saved := state.get("memory_saved"):  # what was kept is said first, plainly
+        text = f"{confirmation(saved)}\n\n{text}"
     # The final answer lives in `answer` (and, after publish, in the turn log); it is not
     # kept in the working messages, which hold only what the model was shown.
     return {**update, "messages": new_messages, "answer": text, "decision": "publish"}
