@@ -220,6 +220,16 @@ def test_every_command_and_option_is_in_the_cli_page() -> None:
     assert missing == []
 
 
+def test_the_cli_pages_command_table_lists_every_command() -> None:
+    """The table at the top of docs/cli.md is where a newcomer looks first: every command."""
+    page = text(DOCS / "cli.md")
+    table = "\n".join(line for line in page.splitlines() if line.startswith("| `local2 "))
+    listed = set(re.findall(r"`local2 ([a-z-]+)`", table))
+    commands = {path[0] for path in cli_commands()}
+    assert sorted(commands - listed) == []
+    assert sorted(listed - commands) == []
+
+
 def shell_commands() -> Iterator[tuple[str, list[str]]]:
     """Each ``local2 ...`` command line of the pages' shell blocks, split into words."""
     for page in pages():

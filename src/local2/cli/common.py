@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -39,6 +40,12 @@ def settings_of(ctx: typer.Context) -> Settings:
 
     found = (ctx.obj if isinstance(ctx.obj, dict) else {}).get("settings")
     return found if isinstance(found, Settings) else load_settings()
+
+
+def config_dir_of(ctx: typer.Context) -> Path | None:
+    """The config directory the settings came from (``--config`` or ``$LOCAL2_CONFIG``)."""
+    found = (ctx.find_root().obj or {}).get("config_dir")
+    return found if isinstance(found, Path) else None
 
 
 def person_of(ctx: typer.Context) -> Person:

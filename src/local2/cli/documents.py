@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.text import Text
 
 from local2.cli.common import JsonOpt, err, fail, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
@@ -112,7 +113,7 @@ def documents_table(records: list[DocumentRecord]) -> Table:
     for r in records:
         table.add_row(
             r["id"],
-            r["name"],
+            Text(r["name"]),
             r["format"].upper(),
             str(r["pages"]),
             f"{r['bytes'] / 1024:,.0f} KB",

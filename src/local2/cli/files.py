@@ -1,4 +1,5 @@
-"""``local2 index`` (build the search_files index) and ``local2 runs list|show`` (audit log).
+"""``local2 index [FOLDER]`` (build the search_files index; a folder named is added to
+files.roots) and ``local2 runs list|show`` (audit log).
 
 The file index is everyone's; the audit log shows the person (local, or ``--as NAME``) only
 the turns of their own sessions: another's query id answers as an unknown one does.
@@ -8,15 +9,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
-from local2.cli.common import err, fail, out, person_of, settings_of
+from local2.cli.common import config_dir_of, err, fail, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
 
 if TYPE_CHECKING:
+    from local2.config import Settings
     from local2.contracts import AuditRun
 
 runs_app = typer.Typer(help="The audit log: every turn, its tools, evidence and answer.")
@@ -24,11 +28,20 @@ runs_app = typer.Typer(help="The audit log: every turn, its tools, evidence and 
 
 def index(
     ctx: typer.Context,
+    folders: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="FOLDER",
+            help="A folder to index; one that is not among files.roots yet is added to them "
+            "in the config directory's files.yaml.",
+        ),
+    ] = None,
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Drop the index and embed every file again.")
     ] = False,
 ) -> None:
-    """Index the allowed folders (files.roots) for search_files; only changed files re-embed."""
+    """Index your folders for search_files (files.roots, and any FOLDER named); only changed
+    files re-embed."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -39,9 +52,7 @@ def index(
 
     from local2.service import open_desk
 
-    settings = settings_of(ctx)
-    if not settings.files.roots:
-        fail("no folders to index", "add folders to `roots:` in files.yaml, e.g. roots: [~/notes]")
+    settings = with_folders(ctx, [Path(f) for f in folders or []])
     with friendly_errors("cannot open the file index"):
         desk = open_desk(settings)  # the folders' index is everyone's: no owner checks
         desk.check_folders()  # none of them exists: said before the progress bar
@@ -69,6 +80,48 @@ def index(
     )
     for line in report.skipped:
         err.print(f"[yellow]skipped[/] {line}")
+
+
+NO_CONFIG_DIR = (
+    "LoCAL2 has no config directory to keep it in: make one with a files.yaml that lists "
+    "it, point LOCAL2_CONFIG at it, and index: mkdir -p {dir} && printf '{line}\\n' > "
+    "{dir}/files.yaml && export LOCAL2_CONFIG={dir} && local2 index"
+)
+SUGGESTED_CONFIG_DIR = "~/.config/local2"
+
+
+def with_folders(ctx: typer.Context, folders: list[Path]) -> Settings:
+    """The settings with ``folders`` among files.roots: each one not there yet is added to
+    the config directory's files.yaml (and the settings read again), or the error says which
+    file to write and where."""
+    from local2.config import FILES_YAML, add_root, load_settings
+
+    settings = settings_of(ctx)
+    config_dir = config_dir_of(ctx)
+    roots = [r.expanduser().resolve() for r in settings.files.roots]
+    added = False
+    for given in folders:
+        folder = given.expanduser().resolve()
+        if not folder.is_dir():
+            fail(f"not a folder: {given}", "name a folder that exists, e.g. local2 index ~/notes")
+        if any(folder.is_relative_to(root) for root in roots):
+            continue
+        if config_dir is None:
+            line = f"roots: [{json.dumps(str(folder))}]"
+            fail(
+                f"{folder} is not among the folders LoCAL2 may read (files.roots)",
+                NO_CONFIG_DIR.format(dir=SUGGESTED_CONFIG_DIR, line=line),
+            )
+        with friendly_errors(f"cannot add {folder} to {config_dir / FILES_YAML}"):
+            where, changed = add_root(config_dir, folder)
+        if changed:
+            err.print(f"Added {folder} to roots in {where}", markup=False, highlight=False)
+        roots.append(folder)
+        added = True
+    if not roots:
+        kept = f" (it is added to roots in {config_dir / FILES_YAML})" if config_dir else ""
+        fail("no folders to index", f"name one: local2 index ~/notes{kept}")
+    return load_settings(config_dir) if added else settings
 
 
 @runs_app.command("list")
@@ -124,7 +177,7 @@ def runs_table(rows: Sequence[AuditRun]) -> Any:
             str(r["model"] or ""),
             ",".join(str(t) for t in r["tools"]) or "-",
             "-" if r["score"] is None else str(r["score"]),
-            r["query"],
+            Text(r["query"]),
         )
     return table
 

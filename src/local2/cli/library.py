@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.text import Text
 
 from local2.cli.common import JsonOpt, err, fail, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
@@ -46,8 +47,8 @@ def entries_table(entries: list[LibraryEntry]) -> Table:
     for e in entries:
         table.add_row(
             e["id"],
-            e["title"],
-            e["site"],
+            Text(e["title"]),
+            Text(e["site"]),
             f"{when(e['last_read'])} ({len(e['readings'])}x)",
             size(e["bytes"]),
             str(e["cited"]),

@@ -42,14 +42,24 @@ from local2.cli import (
     users,
 )
 from local2.cli.common import fail
+from local2.cli.help_text import PlainHelpGroup
 
 app = typer.Typer(
     name="local2",
     help="LoCAL2: a local research assistant you can see inside.",
+    cls=PlainHelpGroup,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import version
+
+        print(f"local2 {version('local2')}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -68,11 +78,17 @@ def main(
             "Postgres only with an admin's token in $LOCAL2_TOKEN (the read is logged).",
         ),
     ] = None,
+    _: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=_version
+        ),
+    ] = False,
 ) -> None:
-    from local2.config import SettingsError, load_settings
+    from local2.config import SettingsError, config_dir_from_env, load_settings
 
     try:
-        ctx.obj = {"settings": load_settings(config)}
+        ctx.obj = {"settings": load_settings(config), "config_dir": config_dir_from_env(config)}
     except SettingsError as exc:
         fail(f"Configuration error: {exc}")
     if as_name is not None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from local2.cli.common import person_of, settings_of
 from local2.cli.errors import friendly_errors
@@ -92,16 +93,17 @@ def _table(rows: list[dict[str, Any]], title: str, similarity: bool = False) -> 
         cells = [row["id"]]
         if similarity:
             cells.append(f"{row['similarity']:.2f}")
-        content = row["content"].replace("\n", " ")
+        said = row["content"].replace("\n", " ")
+        content = Text(said if len(said) <= 160 else said[:157] + "...")  # not console markup
         if row.get("superseded_by"):
-            content = f"[dim](superseded by {row['superseded_by']})[/dim] {content}"
+            content = Text.assemble((f"(superseded by {row['superseded_by']}) ", "dim"), content)
         cells += [
             _kind(row),
             str(row.get("query_id") or "-"),
             _when(row.get("created_at")),
             _fmt(row.get("reward")),
             _fmt(row.get("critic_score")),
-            content if len(content) <= 160 else content[:157] + "...",
+            content,
         ]
         table.add_row(*cells)
     return table

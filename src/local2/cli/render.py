@@ -1,5 +1,9 @@
 """How a turn looks at a terminal: thinking and tool calls on stderr, the answer on stdout.
 
+What the model, a tool or a page wrote is never read as console markup (``[m1a2b3]``, a
+memory's citation, would vanish; ``[/tmp]`` would stop the command): it is printed as text. A
+whole answer is rendered as Markdown at a terminal, and written as it is to a pipe.
+
 A compare turn prints both answers side by side, the judge's verdict and what to do next
 (``local2 feedback ... --prefer``, ``local2 retry``).
 """
@@ -9,6 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
+
+from rich.markup import escape
+from rich.text import Text
 
 from local2 import events
 from local2.cli.common import err, out
@@ -47,9 +54,11 @@ def print_pair(payload: TurnPayload) -> None:
     cells = []
     for rid in ("a", "b"):
         r = respondents[rid]
-        text = r.get("answer") or f"[red](no answer: {r.get('error')})[/]"
+        text = Text(r.get("answer") or "")
+        if not r.get("answer"):
+            text.append(f"(no answer: {r.get('error')})", style="red")
         if critique := r.get("critique"):
-            text += f"\n[dim]critic: {_grade(critique)}[/]"
+            text.append(f"\ncritic: {_grade(critique)}", style="dim")
         cells.append(text)
     table.add_row(*cells)
     out.print(table)
@@ -62,7 +71,7 @@ def print_verdict(payload: TurnPayload) -> None:
     verdict = {"a": "A is better", "b": "B is better", "tie": "a tie"}.get(
         winner or "", f"no verdict ({reason or 'not judged'})"
     )
-    err.print(f"[dim]Judge (both orders): {verdict}.[/]")
+    err.print(f"[dim]Judge (both orders): {escape(verdict)}.[/]")
     err.print(
         f"[dim]Your turn: local2 feedback {payload['session_id']} {payload['query_id']} "
         "--prefer a|b|tie (A continues the conversation until you prefer B).[/]"
@@ -96,7 +105,7 @@ def show_compare_item(kind: str, data: Any, view: TerminalView) -> bool:
     if kind == "final" and data.get("retry_offered"):
         critique = data.get("critique")
         feedback = critique.get("feedback", "") if critique else ""
-        err.print(f"[dim]Critic: {_grade(critique)} — {feedback}[/]")
+        err.print(f"[dim]Critic: {_grade(critique)} — {escape(feedback)}[/]")
         err.print(
             "[yellow]Low grade. Try again with the critic's feedback: "
             f"local2 retry {data['session_id']} {data['query_id']}[/]"
@@ -114,10 +123,10 @@ def _show_event(data: dict[str, Any], state: TerminalView) -> None:
     if subject.startswith("tool.request."):
         state["live"] = ""  # what streamed was a tool call, not the answer
         state["writing"] = False  # the next reply gets its own "writing…" line
-        args = json.dumps(data.get("args"), ensure_ascii=False)
+        args = escape(json.dumps(data.get("args"), ensure_ascii=False))
         err.print(f"\n[cyan]⚙ {data['tool']}[/] {args} …")
     elif subject.startswith("tool.result."):
-        status = f"[red]{data['error']}[/]" if data.get("error") else "[green]done[/]"
+        status = f"[red]{escape(data['error'])}[/]" if data.get("error") else "[green]done[/]"
         err.print(f"[cyan]⚙ {data['tool']}[/] {status} ({data.get('duration_s', 0):.2f}s)")
     elif subject in (events.TOOL_APPROVAL_GRANTED, events.TOOL_APPROVAL_DENIED):
         verdict = "approved" if subject == events.TOOL_APPROVAL_GRANTED else "denied"
@@ -126,11 +135,14 @@ def _show_event(data: dict[str, Any], state: TerminalView) -> None:
     elif subject == events.TOOL_LOOP_LIMIT:
         err.print(f"[yellow]Tool limit of {data['limit']} rounds reached: answering now.[/]")
     elif subject == events.DOCUMENTS_RECALL:  # the session's attached documents' passages
-        err.print(f"[magenta]Document hits[/] {document_hits_text(data.get('found') or [])}")
+        found = escape(document_hits_text(data.get("found") or []))
+        err.print(f"[magenta]Document hits[/] {found}")
     elif subject == events.DOCUMENTS_RECALL_FAILED:
-        err.print(f"[yellow]Attached documents could not be searched ({data.get('error')}).[/]")
+        said = escape(str(data.get("error")))
+        err.print(f"[yellow]Attached documents could not be searched ({said}).[/]")
     elif subject == events.MEMORY_INGEST_FAILED:
-        err.print(f"[yellow]Memory could not store this turn ({data.get('error')}); will retry.[/]")
+        said = escape(str(data.get("error")))
+        err.print(f"[yellow]Memory could not store this turn ({said}); will retry.[/]")
 
 
 def document_hits_text(found: Sequence[DocumentPassage]) -> str:
@@ -159,7 +171,7 @@ def show_item(kind: str, data: Any, state: TerminalView) -> None:
         if not state.get("thinking"):
             err.print("[dim]Thinking…[/]")
             state["thinking"] = True
-        err.print(f"[dim]{data}[/]", end="")
+        err.print(Text(data, style="dim"), end="")
     elif kind == "token":
         if state.get("hold"):  # the answer item prints it, once the guard has seen it
             if not state.get("writing"):
@@ -168,7 +180,7 @@ def show_item(kind: str, data: Any, state: TerminalView) -> None:
             return
         if state.get("thinking") and not state.get("live"):
             err.print()
-        out.print(data, end="")
+        out.print(data, end="", markup=False)
         state["live"] = state.get("live", "") + data
     elif kind == "event":
         _show_event(data, state)
@@ -181,13 +193,24 @@ def show_item(kind: str, data: Any, state: TerminalView) -> None:
             if live:
                 out.print()
                 err.print("[dim]The answer as recorded (what streamed above was cleaned up):[/]")
-            out.print(data["answer"], end="")
+            print_answer(data["answer"])
         out.print()
     elif kind == "final" and data.get("critique"):
         crit = data["critique"]
         score = crit.get("score")
         grade = f"{score}/5" if score is not None else "no grade"
-        err.print(f"[dim]Critic: {grade} — {crit.get('feedback', '')}[/]")
+        err.print(f"[dim]Critic: {grade} — {escape(str(crit.get('feedback', '')))}[/]")
+
+
+def print_answer(text: str) -> None:
+    """A whole answer: rendered as Markdown at a terminal (links with their address shown),
+    the text as it is elsewhere."""
+    from rich.markdown import Markdown  # markdown-it: only when an answer is printed whole
+
+    if out.is_terminal:
+        out.print(Markdown(text, hyperlinks=False))
+    else:
+        out.print(text, end="", markup=False, highlight=False)
 
 
 def abandon(state: TerminalView) -> None:

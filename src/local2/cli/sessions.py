@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from local2.cli import gc_pause
 from local2.cli.common import (
@@ -113,7 +114,7 @@ def history(
             r["node"],
             datetime.fromisoformat(r["created_at"] or "").astimezone().strftime("%m-%d %H:%M:%S"),
             ",".join(r["next"]) or "-",
-            r["summary"],
+            Text(r["summary"]),
         )
     # Piped output is not cut to 80 columns: ids must stay whole to be pasted back.
     (out if out.is_terminal else Console(width=200, highlight=False)).print(table)
@@ -148,8 +149,10 @@ def replay(
 
     original: Mapping[str, Any] = payload.get("original") or {}
     table = Table("", "original", "replay")
-    table.add_row("question", original.get("query", "(none)"), str(payload.get("query", "")))
-    table.add_row("answer", original.get("answer", "(none)"), payload["answer"])
+    table.add_row(
+        "question", Text(original.get("query", "(none)")), Text(str(payload.get("query", "")))
+    )
+    table.add_row("answer", Text(original.get("answer", "(none)")), Text(payload["answer"]))
     was = f"{original['model']} ({original.get('backend')})" if original.get("model") else ""
     table.add_row("model", was, f"{payload.get('model')} ({payload.get('backend')})")
     (out if out.is_terminal else Console(width=160, highlight=False)).print(table)

@@ -5,6 +5,9 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
+    from local2.config.edit import FILES_YAML as FILES_YAML
+    from local2.config.edit import add_root as add_root
+    from local2.config.loader import config_dir_from_env as config_dir_from_env
     from local2.config.loader import deep_merge as deep_merge
     from local2.config.loader import load_settings as load_settings
     from local2.config.loader import shipped_tool_schemas as shipped_tool_schemas

@@ -135,7 +135,7 @@ def cannot_connect(who: str, exc: BaseException, *, address_fix: str = "") -> To
 
 
 def timed_out(seconds: float, detail: str = "") -> ToolError:
-    """``search timeout after Ns`` (DESIGN §3's wording)."""
+    """``search timeout after Ns``, the wording every provider uses."""
     return _failure(f"search timeout after {seconds:g}s", TIMEOUT, TIMEOUT_FIX, detail)
 
 
@@ -143,7 +143,7 @@ STATUS_CAUSES = {401: REJECTED_KEY, 403: FORBIDDEN, 429: RATE_LIMITED}
 
 
 def status_failure(status: int, hint: str, fix: str = "", detail: str = "") -> ToolError:
-    """``search failed: <status> (<hint>)`` (DESIGN §3's wording), with the fix for it."""
+    """``search failed: <status> (<hint>)``, the wording every provider uses, and its fix."""
     cause = STATUS_CAUSES.get(status, HTTP_STATUS)
     if not fix:
         fix = RATE_FIX if cause == RATE_LIMITED else OTHER_FIX
