@@ -121,6 +121,7 @@ def test_a_failing_tool_is_shown_as_failed_with_its_error() -> None:
                     "result": "[tool error: fetch failed: 503]",
                     "error": "fetch failed: 503",
                     "duration_s": 0.1,
+                    "fix": "Ask again later.",
                 }
             ],
         },
@@ -129,6 +130,7 @@ def test_a_failing_tool_is_shown_as_failed_with_its_error() -> None:
     call = view.messages()[1]
     assert meta(call)["title"] == "Tool failed: web_fetch"
     assert "**Error:** fetch failed: 503" in call.content
+    assert "**What to do:** Ask again later." in call.content  # the tool's fix, beside it
 
 
 def test_text_streamed_before_a_tool_call_is_not_kept_as_the_answer() -> None:
