@@ -111,4 +111,3 @@ def test_tool_text_that_looks_like_markup_does_not_stop_the_command(
     failed = {"subject": "tool.result.read_file", "tool": "read_file", "error": "no [/tmp] here"}
     render.show_item("event", failed, {})
     assert '{"path": "[/tmp]"}' in screen.getvalue() and "no [/tmp] here" in screen.getvalue()
-
