@@ -433,7 +433,8 @@ def test_memory_says_it_fell_back_and_recalls_a_fact_in_a_new_session(
             notice = text_of(page, "#local2-notice")
             assert "fallback embedder lexical-hash-512" in notice and "ollama serve" in notice
             ask(page, "Remember that my sister's name is Ines.")
-            answered(page, "I will remember that")  # the turn over: New session is live again
+            # the save is the reply; the turn over, New session is live again
+            answered(page, "Saved to memory: The user's sister's name is Ines.")
             page.click("text=New session")
             page.wait_for_function(
                 "document.querySelector('#local2-chat')?.innerText.indexOf('Ines') === -1"
