@@ -119,6 +119,7 @@ def test_tools_are_listed_with_schemas_and_annotations(served: dict[str, Any]) -
     assert "report" in by_name["research"].output_schema["properties"]
     assert {t.uri_template for t in templates} == {
         "local2://research/{run_id}",
+        "local2://documents/{document_id}",
         "local2://documents/{document_id}/page/{n}",
     }
     assert {p.name for p in prompts} == {"research_this", "what_do_my_documents_say"}
@@ -512,6 +513,11 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
     assert structured(got["schema"]["no question"])["error"] == "question: Field required"
     for name in ("empty", "unknown", "bad_id", "page", "no_tool"):
         assert got[name].is_error, name
+    refusals = [*got["schema"].values(), *(got[n] for n in ("empty", "unknown", "bad_id", "page"))]
+    for result in [*refusals, got["no_tool"]]:  # said in text alone, each with a fix
+        assert result.structured_content is None and structured(result)["fix"].strip()
+    assert "list_research_runs" in structured(got["unknown"])["fix"]
+    assert "list_documents" in structured(got["page"])["fix"]
     no_tool = structured(got["no_tool"])
     assert no_tool["error"] == "No tool 'summarise' here." and no_tool["status"] == 404
     assert "ask, list_documents" in no_tool["fix"] and "research_input" in no_tool["fix"]
@@ -523,4 +529,4 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
     assert structured(got["page"])["status"] == 404
     error = got["resource"]
     assert error is not None and error.error.message == api_unknown
-    assert "fix" in error.error.data and error.error.code == -32002
+    assert error.error.data["fix"] and error.error.code == -32002  # the handshake era's code

@@ -85,10 +85,11 @@ def main(
         ),
     ] = False,
 ) -> None:
-    from local2.config import SettingsError, config_dir_from_env, load_settings
+    from local2.config import SettingsError, config_dir_from_env, load_settings, quiet_logging
 
     try:
         ctx.obj = {"settings": load_settings(config), "config_dir": config_dir_from_env(config)}
+        quiet_logging(ctx.obj["settings"].system.log_level)
     except SettingsError as exc:
         fail(f"Configuration error: {exc}")
     if as_name is not None:

@@ -1,19 +1,26 @@
 """``local2 mcp``: LoCAL2 as an MCP server over stdio, for a desktop client (Claude Desktop,
 Cursor, VS Code) that starts it; every call is the person's the command runs for (local, or
-``--as NAME``). ``--print-config`` prints the blocks to paste into such a client, and into a
-client of ``/mcp`` on ``local2 serve`` (streamable HTTP, with a bearer token).
+``--as NAME``). ``--print-config`` prints, for each host (or the one ``--host`` names), the
+block to paste into its file: ``local2 mcp`` with the person's data directory, config and
+model host, and ``/mcp`` on ``local2 serve`` (streamable HTTP, with a bearer token).
 
 stdout is the protocol's: notices and logs go to stderr.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+if TYPE_CHECKING:
+    from local2.config import Settings
+    from local2.mcp_server import Reach
+
 from local2.cli import gc_pause
-from local2.cli.common import BackendOpt, make_agent, person_of
+from local2.cli.common import BackendOpt, fail, make_agent, person_of
 from local2.cli.errors import friendly_errors
 
 
@@ -37,22 +44,26 @@ def register(app: typer.Typer) -> None:
                 "expanded by the client).",
             ),
         ] = None,
+        host: Annotated[
+            str | None,
+            typer.Option(
+                "--host",
+                help="Only this host's block (--print-config): claude-desktop, claude-code, "
+                "cursor or vscode.",
+            ),
+        ] = None,
         backend: BackendOpt = None,
         model: Annotated[str | None, typer.Option("--model", "-m", help="Model to use.")] = None,
     ) -> None:
         """Serve LoCAL2 over MCP on stdin/stdout (for Claude Desktop and other MCP clients)."""
         if print_config:
-            from local2.mcp_server import client_config
+            from local2.mcp_server import HOSTS, client_config
 
-            root = ctx.find_root().params
-            config_dir = root.get("config")
-            block = client_config(
-                url,
-                token,
-                config_dir=str(config_dir.resolve()) if config_dir else None,
-                as_name=root.get("as_name"),
-            )
-            typer.echo(block, nl=False)
+            hosts = tuple(h for h in HOSTS if h == host) if host else HOSTS
+            if not hosts:
+                fail(f"no host {host!r}", f"use --host with one of: {', '.join(HOSTS)}", code=2)
+            reach = reach_of(ctx.obj["settings"], ctx.find_root().params, url, token)
+            typer.echo(client_config(reach, hosts), nl=False)
             return
         from local2.mcp_server import serve_stdio
 
@@ -65,3 +76,19 @@ def register(app: typer.Typer) -> None:
             pass
         finally:
             agent.close()
+
+
+def reach_of(settings: Settings, root: dict[str, Any], url: str, token: str | None) -> Reach:
+    """How a host reaches this person's LoCAL2: ``local2 [--as NAME] mcp`` with their data
+    directory, config directory and model host in its environment."""
+    from local2.mcp_server import Reach, local2_command
+
+    config_dir = root.get("config") or os.environ.get("LOCAL2_CONFIG")
+    env = {"LOCAL2_HOME": str(Path(settings.system.data_dir or "").expanduser().absolute())}
+    if config_dir:
+        env["LOCAL2_CONFIG"] = str(Path(config_dir).expanduser().resolve())
+    if settings.system.ollama_host:
+        env["OLLAMA_HOST"] = settings.system.ollama_host
+    as_name = root.get("as_name")
+    args = (*(("--as", as_name) if as_name else ()), "mcp")
+    return Reach(local2_command(), args, env, url, token)

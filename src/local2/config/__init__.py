@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from local2.config.loader import deep_merge as deep_merge
     from local2.config.loader import load_settings as load_settings
     from local2.config.loader import shipped_tool_schemas as shipped_tool_schemas
+    from local2.config.logs import quiet_logging as quiet_logging
     from local2.config.schema import BackendName as BackendName
     from local2.config.schema import CriticRubric as CriticRubric
     from local2.config.schema import CriticSettings as CriticSettings

@@ -18,9 +18,11 @@ import anyio
 import anyio.to_thread
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult
 
 from local2.contracts import Person
 from local2.mcp_server.caller import caller
+from local2.mcp_server.failures import said_in
 from local2.service import Agent, audit_call
 
 Transport = Literal["stdio", "http"]
@@ -37,15 +39,18 @@ def what_was_called(method: str, params: Mapping[str, Any]) -> tuple[str, Mappin
 
 
 def how_it_ended(result: HandlerResult) -> tuple[str, str | None, dict[str, str]]:
-    """``answered`` (with the ids it made) or ``refused`` (with why) for a call's result."""
+    """``answered`` (with the ids it made) or ``refused`` (with why, from its text: an error
+    result carries no structured content) for a call's result."""
     if isinstance(result, Mapping):
-        refused, said = bool(result.get("isError")), result.get("structuredContent")
+        if result.get("isError"):
+            result = CallToolResult.model_validate(result)
+        said = result.get("structuredContent") if isinstance(result, Mapping) else None
     else:
-        refused = bool(getattr(result, "is_error", False))
         said = getattr(result, "structured_content", None)
+    if isinstance(result, CallToolResult) and result.is_error:
+        refusal = said_in(result)
+        return "refused", refusal["error"] if refusal else None, {}
     said = said if isinstance(said, Mapping) else {}
-    if refused:
-        return "refused", str(said.get("error") or "") or None, {}
     return "answered", None, {k: str(said[k]) for k in MADE if said.get(k)}
 
 

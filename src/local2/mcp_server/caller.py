@@ -23,7 +23,17 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from local2.contracts import Person
-from local2.http import Identify
+from local2.http import Identify, challenge
+
+SIGN_IN = (
+    "This LoCAL2 server takes a static bearer token, not an OAuth sign-in: the request had "
+    "none, or one nobody here holds."
+)
+SIGN_IN_FIX = (
+    "Send 'Authorization: Bearer <token>' (local2 users add NAME prints a person's token; or "
+    "LOCAL2_API_TOKEN): local2 mcp --print-config prints a host's configuration with it; the "
+    "MCP Inspector takes --header 'Authorization: Bearer <token>'."
+)
 
 CALLER: ContextVar[Person | None] = ContextVar("local2_mcp_caller", default=None)
 
@@ -35,6 +45,14 @@ def caller(default: Person | None = None) -> Person:
         # a server built for HTTP reached without its gate: a bug, never local's by default
         raise RuntimeError("no one is signed in for this MCP call")
     return person
+
+
+def refused(detail: str | dict[str, str]) -> dict[str, object]:
+    """The 401's body: the API's ``detail`` and, for a person reading a host's error, what
+    kind of sign-in this is and how to give it."""
+    if isinstance(detail, dict):  # no credential anyone could bring: the server says why
+        return {"detail": detail, "error": detail["error"], "fix": detail["fix"]}
+    return {"detail": detail, "error": SIGN_IN, "fix": SIGN_IN_FIX}
 
 
 class PersonGate:
@@ -61,9 +79,9 @@ class PersonGate:
         )
         if person is None:
             refusal = JSONResponse(
-                {"detail": self.who.refusal()},
+                refused(self.who.refusal()),
                 status_code=401,
-                headers={"WWW-Authenticate": "Bearer"},
+                headers={"WWW-Authenticate": challenge(headers.get("authorization"))},
             )
             await refusal(scope, receive, send)
             return

@@ -1,28 +1,32 @@
 """Resources and prompts: a research report as ``local2://research/{run_id}`` (Markdown), a
-document's page as ``local2://documents/{document_id}/page/{n}``, and the prompts "Research
-this" and "What do my documents say about…"."""
+document as ``local2://documents/{document_id}`` and one of its pages as
+``local2://documents/{document_id}/page/{n}`` (text), and the prompts "Research this" and
+"What do my documents say about…". ``resources/list`` lists the reports and documents
+(:mod:`local2.mcp_server.listing`)."""
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 from local2.contracts import Person
 from local2.errors import Conflict, InvalidInput, Local2Error
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import mcp_error
+from local2.mcp_server.listing import document_uri
 from local2.service import Agent, own_text_of
 
 T = TypeVar("T")
 
 
-async def answered(work: Callable[[], T]) -> T:
-    """``work`` in a thread; a refusal as the MCP error saying it in the API's words."""
+async def answered(work: Callable[[], T], ctx: Context[Any, Any]) -> T:
+    """``work`` in a thread; a refusal as the MCP error saying it in the API's words (an
+    unknown resource with the code of the protocol version the session speaks)."""
     try:
         return await anyio.to_thread.run_sync(work)
     except Local2Error as exc:
-        raise mcp_error(exc) from None
+        raise mcp_error(exc, ctx.protocol_version) from None
 
 
 def report_markdown(agent: Agent, run_id: str, person: Person) -> str:
@@ -46,8 +50,24 @@ def page_text(agent: Agent, document_id: str, n: str, person: Person) -> str:
     return "\n\n".join(page["text"] for page in pages["pages"])
 
 
+def document_text(agent: Agent, document_id: str, person: Person) -> str:
+    """A document's text, page by page, as much as one read holds; where it stops, a line
+    saying where the rest is."""
+    read = own_text_of(agent).pages(person, document_id)
+    unit = read["unit"]
+    parts = [f"# {read['title']}"]
+    parts += [f"## {unit} {page['n']}\n\n{page['text']}" for page in read["pages"]]
+    if read["last"] < read["pages_total"]:
+        rest = f"{document_uri(document_id)}/page/{read['last'] + 1}"
+        parts.append(
+            f"[{unit}s 1–{read['last']} of {read['pages_total']}: the rest one {unit} at a "
+            f"time from {rest}]"
+        )
+    return "\n\n".join(parts)
+
+
 def add_resources(server: MCPServer, agent: Agent, person: Person | None) -> None:
-    """Register the report and page resources and the prompts on ``server``."""
+    """Register the report, document and page resources and the prompts on ``server``."""
 
     @server.resource(
         "local2://research/{run_id}",
@@ -56,9 +76,20 @@ def add_resources(server: MCPServer, agent: Agent, person: Person | None) -> Non
         description="The verified report of one of your research runs, cited as [n].",
         mime_type="text/markdown",
     )
-    async def research_report(run_id: str) -> str:
+    async def research_report(run_id: str, ctx: Context) -> str:
         who = caller(person)
-        return await answered(lambda: report_markdown(agent, run_id, who))
+        return await answered(lambda: report_markdown(agent, run_id, who), ctx)
+
+    @server.resource(
+        "local2://documents/{document_id}",
+        name="document",
+        title="A document",
+        description="One of your documents as text, page by page (as much as one read holds).",
+        mime_type="text/plain",
+    )
+    async def document(document_id: str, ctx: Context) -> str:
+        who = caller(person)
+        return await answered(lambda: document_text(agent, document_id, who), ctx)
 
     @server.resource(
         "local2://documents/{document_id}/page/{n}",
@@ -67,9 +98,9 @@ def add_resources(server: MCPServer, agent: Agent, person: Person | None) -> Non
         description="One page (slide, chapter) of one of your documents, as text.",
         mime_type="text/plain",
     )
-    async def document_page(document_id: str, n: str) -> str:
+    async def document_page(document_id: str, n: str, ctx: Context) -> str:
         who = caller(person)
-        return await answered(lambda: page_text(agent, document_id, n, who))
+        return await answered(lambda: page_text(agent, document_id, n, who), ctx)
 
     add_prompts(server)
 
