@@ -3,7 +3,8 @@
 # embedding model included); with --ocr, the OCR engine for scanned pages; with --dev, the
 # test tools, the OCR engine and Debian's postgresql for the team-scale tests (a throwaway
 # cluster per test run) and DejaVu fonts for the generated test documents; with --browser,
-# Debian's chromium for the UI tests.
+# Debian's chromium for the UI tests; with --dev also the MCP clients hosts are built on
+# (testkit/mcp-clients/: the TypeScript SDK by npm, langchain-mcp-adapters in its own venv).
 # Safe to run again: it only does what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -104,4 +105,25 @@ if [ "$dev" = 1 ] && ! have_postgres; then
 fi
 if [ "$dev" = 1 ] && [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
   apt_install fonts-dejavu-core "the generated test documents (Greek and Cyrillic text)"
+fi
+
+# The MCP clients that hosts are built on, for the tests (testkit/mcp-clients/, never
+# fetched at test time): the TypeScript SDK's, pinned by its package-lock.json, under
+# Debian's Node; and langchain-mcp-adapters in a venv of its own (it requires mcp<2).
+if [ "$dev" = 1 ]; then
+  clients=testkit/mcp-clients
+  if ! command -v npm >/dev/null 2>&1; then
+    apt_install npm "the TypeScript MCP client tests"
+  fi
+  installed="$clients/node_modules/.package-lock.json"
+  if [ ! -f "$installed" ] || [ "$clients/package-lock.json" -nt "$installed" ]; then
+    echo "Installing the TypeScript MCP SDK for the tests…" >&2
+    (cd "$clients" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+  fi
+  if [ ! -f "$clients/.venv/.installed" ] || [ "$clients/langchain.txt" -nt "$clients/.venv/.installed" ]; then
+    echo "Installing langchain-mcp-adapters for the tests…" >&2
+    .venv/bin/uv venv --quiet --allow-existing --python .venv/bin/python "$clients/.venv"
+    .venv/bin/uv pip install --quiet --python "$clients/.venv/bin/python" -r "$clients/langchain.txt"
+    touch "$clients/.venv/.installed"
+  fi
 fi

@@ -182,15 +182,16 @@ def not_found_code(protocol_version: str | None) -> int:
     return INVALID_PARAMS if modern else RESOURCE_NOT_FOUND
 
 
-def mcp_error(exc: Local2Error, protocol_version: str | None = None) -> MCPError:
+def mcp_error(
+    exc: Local2Error, protocol_version: str | None = None, code: int | None = None
+) -> MCPError:
     """The JSON-RPC error for ``exc`` (resources, prompts): its message is the API's
-    ``error``, its data ``{error, fix, status}``."""
+    ``error``, its data ``{error, fix, status}``; ``code`` when the specification names one
+    for the method (an unknown prompt: -32602)."""
     said = failure(exc)
-    if isinstance(exc, NotFound):
+    if code is None and isinstance(exc, NotFound):
         code = not_found_code(protocol_version)
-    elif isinstance(exc, InvalidInput):
-        code = INVALID_PARAMS
-    else:
-        code = INTERNAL_ERROR
+    elif code is None:
+        code = INVALID_PARAMS if isinstance(exc, InvalidInput) else INTERNAL_ERROR
     data: dict[str, Any] = dict(said)  # the JSON-RPC error's data, as the mcp SDK takes it
     return MCPError(code=code, message=said["error"], data=data)

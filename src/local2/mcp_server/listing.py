@@ -74,12 +74,14 @@ def report_entry(run: ResearchRun) -> Listed:
 
 
 def document_entry(record: DocumentRecord) -> Listed:
+    named = record["title"] or record["name"]
+    pages = f"{record['pages']} page{'s' if record['pages'] != 1 else ''}"
     resource = Resource(
         uri=document_uri(record["id"]),
-        name=record["title"] or record["name"],
-        title=f"Document: {record['title'] or record['name']}",
-        description=f"Your document {record['name']} ({record['format']}, {record['pages']} "
-        "pages), as text; one page at .../page/{n}.",
+        name=named,
+        title=f"Document: {named}",
+        description=f"Your document {record['name']} ({record['format']}, {pages}), as text; "
+        "one page at .../page/{n}.",
         mime_type="text/plain",
         size=record["bytes"],
         annotations=modified(record["added_at"]),

@@ -55,7 +55,7 @@ def document_text(agent: Agent, document_id: str, person: Person) -> str:
     saying where the rest is."""
     read = own_text_of(agent).pages(person, document_id)
     unit = read["unit"]
-    parts = [f"# {read['title']}"]
+    parts = [f"# {read['title'] or read['path']}"]
     parts += [f"## {unit} {page['n']}\n\n{page['text']}" for page in read["pages"]]
     if read["last"] < read["pages_total"]:
         rest = f"{document_uri(document_id)}/page/{read['last'] + 1}"

@@ -25,6 +25,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import (
     CallToolResult,
+    INVALID_PARAMS,
     GetPromptResult,
     InputRequiredResult,
     ListResourcesResult,
@@ -36,7 +37,7 @@ from starlette.routing import Route
 from local2 import __version__
 from local2.config import quiet_logging
 from local2.contracts import Person
-from local2.errors import InvalidInput, Local2Error
+from local2.errors import InvalidInput, Local2Error, NotFound
 from local2.http import Identify
 from local2.mcp_server.audit import CallAudit, Transport
 from local2.mcp_server.caller import PersonGate, caller
@@ -98,8 +99,8 @@ class Local2Server(MCPServer[Any]):
     ) -> GetPromptResult | InputRequiredResult:
         try:
             self._check_prompt(name, arguments or {})
-        except Local2Error as exc:
-            raise mcp_error(exc) from None
+        except Local2Error as exc:  # the specification's -32602 for both
+            raise mcp_error(exc, code=INVALID_PARAMS) from None
         return await super().get_prompt(name, arguments, context)
 
     def _check_prompt(self, name: str, arguments: dict[str, Any]) -> None:
@@ -108,7 +109,7 @@ class Local2Server(MCPServer[Any]):
         prompt = self._prompt_manager.get_prompt(name)
         if prompt is None:
             known = ", ".join(sorted(p.name for p in self._prompt_manager.list_prompts()))
-            raise InvalidInput(  # the specification's "Invalid prompt name": -32602
+            raise NotFound(
                 f"No prompt {name!r} here.", f"Get one of: {known} (prompts/list describes them)."
             )
         needed = [a.name for a in prompt.arguments or [] if a.required]
