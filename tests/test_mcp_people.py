@@ -207,7 +207,7 @@ def test_missing_or_wrong_token_is_refused(team: dict[str, Any]) -> None:
         for headers in ({}, {"Authorization": "Bearer nobodys-token"}):
             refused = client.post("/mcp", json=INITIALIZE, headers=headers)
             assert refused.status_code == 401, refused.text
-            assert refused.headers["www-authenticate"] == "Bearer"
+            assert refused.headers["www-authenticate"].startswith('Bearer realm="LoCAL2", ')
             assert refused.json()["detail"] == "missing or wrong bearer token"
             assert client.get("/mcp", headers=headers).status_code == 401
 

@@ -8,6 +8,7 @@ agent (langchain-mcp-adapters would be the usual bridge, but it still requires m
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -144,25 +145,46 @@ def test_local2_serve_serves_mcp_at_its_path(stack: dict[str, Any]) -> None:
     assert "research" in tools and isinstance(runs["runs"], list)
 
 
-def test_print_config_gives_a_stdio_and_an_http_block(tmp_path: Path) -> None:
+def test_print_config_gives_each_hosts_block_with_the_persons_environment(
+    tmp_path: Path,
+) -> None:
     command = [sys.executable, "-m", "local2.cli", "--config", str(tmp_path)]
     command += ["mcp", "--print-config", "--url", "http://team.example:7860/mcp"]
-    shown = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
-    text = shown.stdout
-    first, second = text.split("\n\n# ")
-    assert first.startswith("# Claude Desktop") and second.startswith("A streamable-HTTP")
-    stdio = json.loads(first[first.index("{") :])
-    http = json.loads(second[second.index("{") :])
-    server = stdio["mcpServers"]["local2"]
-    assert server["args"] == ["--config", str(tmp_path.resolve()), "mcp"]
-    assert Path(server["command"]).name == "local2"
-    remote = http["mcpServers"]["local2"]
-    assert remote == {
-        "type": "http",
-        "url": "http://team.example:7860/mcp",
-        "headers": {"Authorization": "Bearer ${LOCAL2_TOKEN}"},
+    env = {**os.environ, "LOCAL2_HOME": str(tmp_path / "home"), "OLLAMA_HOST": "gpu:11434"}
+    shown = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert shown.returncode == 0 and shown.stderr == "", shown.stderr
+    blocks = {}
+    for part in shown.stdout.split("\n# ")[0:]:
+        where, _, body = part.lstrip("# ").partition("\n")
+        blocks[where.split(" (")[0]] = json.loads(body)
+    assert set(blocks) == {"Claude Desktop", "Claude Code", "Cursor", "VS Code"}
+    person = {"LOCAL2_HOME": str(tmp_path / "home"), "LOCAL2_CONFIG": str(tmp_path.resolve())}
+    person["OLLAMA_HOST"] = "http://gpu:11434"
+    for where, block in blocks.items():
+        servers = block["servers"] if where == "VS Code" else block["mcpServers"]
+        stdio = servers["local2"]
+        assert Path(stdio["command"]).is_absolute() and Path(stdio["command"]).name == "local2"
+        assert stdio["args"] == ["mcp"] and stdio["env"] == person, where
+        if where == "Claude Desktop":
+            assert set(servers) == {"local2"}  # its remote servers are connectors
+            continue
+        http = servers["local2-http"]
+        assert http["url"] == "http://team.example:7860/mcp", where
+        assert (stdio.get("type"), http.get("type")) == (
+            ("stdio", "http") if where in ("Claude Code", "VS Code") else (None, None)
+        )
+    token = {
+        w: blocks[w]["mcpServers"]["local2-http"]["headers"] for w in ("Claude Code", "Cursor")
     }
-    assert shown.stderr == ""
+    assert token == {
+        "Claude Code": {"Authorization": "Bearer ${LOCAL2_TOKEN}"},
+        "Cursor": {"Authorization": "Bearer ${env:LOCAL2_TOKEN}"},
+    }
+    vscode = blocks["VS Code"]
+    assert vscode["servers"]["local2-http"]["headers"]["Authorization"] == (
+        "Bearer ${input:local2-token}"
+    )
+    assert vscode["inputs"][0]["id"] == "local2-token" and vscode["inputs"][0]["password"]
 
 
 def langgraph_agent(client: Any, tools: list[Any], model: Any) -> Any:

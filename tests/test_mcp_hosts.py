@@ -1,0 +1,188 @@
+"""LoCAL2's MCP server from the clients hosts are built on, as the dev setup installed them
+(``local2_testkit.mcp_hosts``): the TypeScript SDK's client (Claude Desktop, Claude Code,
+Cursor, VS Code and the Inspector embed it) against ``local2 mcp`` started from what
+``--print-config`` printed, with a minimal environment, and against ``/mcp`` with a token
+(the scheme in lower case too); and langchain-mcp-adapters loading and calling the tools.
+What each must get: the tools, a search, a refusal in the server's own words (the TS SDK
+drops a refusal whose structured content breaks the tool's output schema), a prompt's
+missing argument as -32602, ``resources/list`` then ``resources/read``, a 401 that says
+the token is a static one; and no dependency's DEBUG lines on the server's stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from local2.config import load_settings
+from local2.contracts.people import LOCAL, Person
+from local2.service.agent import Agent
+from local2.ui.server import create_app
+from local2_testkit.mcp_hosts import langchain_client, ts_client, ts_sdk_version
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
+from tests.mcp_clients import write_config
+from tests.test_api import Served
+from tests.test_mcp_server import CORPUS, QUESTION
+
+LEDGER = "Kelsby bridge ledger\n\fThe toll of the Kelsby bridge paid for its repairs."
+STEPS: list[dict[str, Any]] = [
+    {"op": "listTools"},
+    {"op": "callTool", "name": "search", "arguments": {"query": "toll", "within": ["documents"]}},
+    {"op": "callTool", "name": "search", "arguments": {}},
+    {"op": "callTool", "name": "research_result", "arguments": {"run_id": "nope"}},
+    {"op": "getPrompt", "name": "research_this", "arguments": {}},
+    {"op": "getPrompt", "name": "nope", "arguments": {}},
+    {"op": "listResources"},
+    {"op": "readListed"},
+]
+
+
+@pytest.fixture(scope="module")
+def person_setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A person's LoCAL2 as they run it: data in LOCAL2_HOME, settings in LOCAL2_CONFIG,
+    the model server at OLLAMA_HOST (none of them in the config files), a document kept."""
+    base = tmp_path_factory.mktemp("mcp-hosts")
+    with FakeOllama(ResearchBrain()) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
+        overrides = research_overrides(web, base / "unused")
+        del overrides["system"]  # the data directory comes from LOCAL2_HOME
+        overrides["generator"] = {"backend": "ollama"}
+        overrides["memory"] = {"embedder": "lexical"}
+        config = write_config(base / "config", overrides)
+        env = {"LOCAL2_HOME": str(base / "home"), "LOCAL2_CONFIG": str(config)}
+        env["OLLAMA_HOST"] = fake.url
+        settings = load_settings(config, overrides={"system": {"data_dir": env["LOCAL2_HOME"]}})
+        settings.system.ollama_host = fake.url
+        agent = Agent(settings, backend="ollama")
+        record = agent.documents.add(LOCAL, "ledger.txt", LEDGER.encode())
+        yield {"env": env, "agent": agent, "document": record, "fake": fake}
+        agent.close()
+
+
+def printed(env: dict[str, str], host: str) -> dict[str, Any]:
+    """``local2 mcp --print-config --host HOST`` run in the person's environment."""
+    command = [sys.executable, "-m", "local2.cli", "mcp", "--print-config", "--host", host]
+    shown = subprocess.run(
+        command, capture_output=True, text=True, timeout=120, check=True, env={**os.environ, **env}
+    )
+    assert shown.stderr == ""
+    block: dict[str, Any] = json.loads(shown.stdout[shown.stdout.index("{") :])
+    return block
+
+
+def results(found: dict[str, Any]) -> list[Any]:
+    assert found["connected"], found.get("error")
+    return [step.get("ok", step.get("error")) for step in found["steps"]]
+
+
+def check_steps(got: list[Any], document_id: str) -> None:
+    """What every host must see for :data:`STEPS`."""
+    tools, hit, refused, unknown, no_argument, no_prompt, listed, read = got
+    assert "search" in {t["name"] for t in tools["tools"]}
+    assert "The toll of the Kelsby bridge" in hit["structuredContent"]["hits"][0]["passage"]
+    said = json.loads(refused["content"][0]["text"])  # the server's words, not the SDK's
+    assert refused["isError"] and "structuredContent" not in refused
+    assert said["error"] == "query: Field required" and said["fix"] and said["status"] == 422
+    unknown_said = json.loads(unknown["content"][0]["text"])
+    assert unknown["isError"] and "list_research_runs" in unknown_said["fix"]
+    assert no_argument["code"] == -32602 and "needs the argument question" in no_argument["message"]
+    assert no_argument["data"]["fix"]
+    assert no_prompt["code"] == -32602 and no_prompt["data"]["error"] == "No prompt 'nope' here."
+    uris = [r["uri"] for r in listed["resources"]]
+    assert f"local2://documents/{document_id}" in uris and "nextCursor" not in listed
+    assert all(r["mimeType"] and r["name"] for r in listed["resources"])
+    texts = [contents["text"] for each in read for contents in each["contents"]]
+    assert any("The toll of the Kelsby bridge" in text for text in texts)
+
+
+def test_the_typescript_sdk_over_stdio_from_the_printed_config(
+    person_setup: dict[str, Any],
+) -> None:
+    """Claude Code's block, started as a host starts it: the printed command, arguments and
+    env, and nothing else of the person's environment."""
+    entry = printed(person_setup["env"], "claude-code")["mcpServers"]["local2"]
+    assert Path(entry["command"]).is_absolute() and entry["type"] == "stdio"
+    assert entry["env"] == {
+        **person_setup["env"],
+        "LOCAL2_HOME": person_setup["env"]["LOCAL2_HOME"],
+    }
+    plan = {"stdio": {"command": entry["command"], "args": entry["args"], "env": entry["env"]}}
+    research = {"question": QUESTION, "max_rounds": 1, "clarify": "never"}
+    plan["steps"] = [*STEPS, {"op": "callTool", "name": "research", "arguments": research}]
+    found = ts_client(plan)
+    *got, researched = results(found)
+    check_steps(got, person_setup["document"]["id"])
+    assert researched["structuredContent"]["status"] == "done"  # BM25 ranked what was read
+    assert "DEBUG" not in found["stderr"] and "Building index" not in found["stderr"]
+    assert ts_sdk_version() == "1.32.2"
+
+
+@pytest.fixture(scope="module")
+def team(person_setup: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    agent: Agent = person_setup["agent"]
+    people = agent.storage.people
+    assert people is not None
+    token = people.add("carol")
+    agent.documents.add(Person("carol"), "ledger.txt", LEDGER.encode())
+    with Served(create_app(agent, ui=False)) as url:
+        yield {"url": url, "token": token, "agent": agent}
+
+
+def test_the_typescript_sdk_over_http_with_a_token_in_any_case(team: dict[str, Any]) -> None:
+    carol = team["agent"].documents.records(Person("carol"))[0]["id"]
+    for scheme in ("Bearer", "bearer"):
+        headers = {"Authorization": f"{scheme} {team['token']}"}
+        found = ts_client(
+            {"http": {"url": f"{team['url']}/mcp", "headers": headers}, "steps": STEPS}
+        )
+        check_steps(results(found), carol)
+    with httpx.Client(base_url=team["url"], timeout=30) as client:  # the API too
+        assert client.get(
+            "/documents", headers={"Authorization": f"BEARER {team['token']}"}
+        ).is_success
+
+
+def test_a_host_without_a_token_is_told_it_is_a_static_one(team: dict[str, Any]) -> None:
+    found = ts_client({"http": {"url": f"{team['url']}/mcp", "headers": {}}, "steps": STEPS})
+    assert not found["connected"] and "static bearer token, not an OAuth sign-in" in found["error"]
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    with httpx.Client(base_url=team["url"], timeout=30, headers=accept) as client:
+        none = client.post("/mcp", json=init)
+        wrong = client.post("/mcp", json=init, headers={"Authorization": "bearer nobodys"})
+        api = client.get("/documents")
+    for refused in (none, wrong, api):
+        challenge = refused.headers["www-authenticate"]
+        assert refused.status_code == 401 and challenge.startswith('Bearer realm="LoCAL2", ')
+        assert 'error_description="This server takes a static bearer token' in challenge
+    assert "invalid_token" in wrong.headers["www-authenticate"]
+    assert "error=" not in none.headers["www-authenticate"]
+    assert "local2 mcp --print-config" in none.json()["fix"]
+
+
+def test_langchain_adapters_load_and_call_search_and_ask(person_setup: dict[str, Any]) -> None:
+    entry = printed(person_setup["env"], "cursor")["mcpServers"]["local2"]
+    calls = [
+        {"tool": "search", "arguments": {"query": "toll", "within": ["documents"]}},
+        {"tool": "ask", "arguments": {"question": "Where is Kelsby?"}},
+        {"tool": "research_status", "arguments": {"run_id": "nope"}},
+    ]
+    plan = {"command": entry["command"], "args": entry["args"], "env": entry["env"], "calls": calls}
+    found = langchain_client(plan)
+    assert {"ask", "search", "research", "remember"} <= set(found["tools"])
+    searched, asked, unknown = found["calls"]
+    assert "The toll of the Kelsby bridge" in json.dumps(searched["content"])
+    answered = (
+        json.loads(asked["content"][0]["text"]) if isinstance(asked["content"], list) else asked
+    )
+    assert "answer" in json.dumps(answered) and "error" not in asked
+    said = json.loads(unknown.get("error") or unknown["content"][0]["text"])  # the server's words
+    assert said["error"] == "No research run 'nope'." and "list_research_runs" in said["fix"]
