@@ -24,8 +24,8 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import (
-    CallToolResult,
     INVALID_PARAMS,
+    CallToolResult,
     GetPromptResult,
     InputRequiredResult,
     ListResourcesResult,
