@@ -78,6 +78,7 @@ def register(app: typer.Typer) -> None:
             agent.close()
 
 
+# root: the command line's top-level options, as Click parsed them
 def reach_of(settings: Settings, root: dict[str, Any], url: str, token: str | None) -> Reach:
     """How a host reaches this person's LoCAL2: ``local2 [--as NAME] mcp`` with their data
     directory, config directory and model host in its environment."""

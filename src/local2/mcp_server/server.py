@@ -94,7 +94,7 @@ class Local2Server(MCPServer[Any]):
     async def get_prompt(
         self,
         name: str,
-        arguments: dict[str, Any] | None = None,
+        arguments: dict[str, Any] | None = None,  # a prompt's arguments as the client sent them
         context: Context[Any, Any] | None = None,
     ) -> GetPromptResult | InputRequiredResult:
         try:
@@ -103,6 +103,7 @@ class Local2Server(MCPServer[Any]):
             raise mcp_error(exc, code=INVALID_PARAMS) from None
         return await super().get_prompt(name, arguments, context)
 
+    # arguments: a prompt's, as the client sent them
     def _check_prompt(self, name: str, arguments: dict[str, Any]) -> None:
         """A prompt this server has, with the arguments it needs (-32602 otherwise, as the
         MCP specification asks, in plain words)."""

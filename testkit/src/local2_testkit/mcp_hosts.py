@@ -37,6 +37,7 @@ def ts_sdk_version() -> str:
     return str(json.loads(TS_SDK.read_text())["version"])
 
 
+# plan and answer: the client drivers' JSON (see ts_client.mjs, langchain_client.py)
 def run_plan(command: list[str], plan: dict[str, Any], timeout: float) -> dict[str, Any]:
     shown = subprocess.run(
         [*command, json.dumps(plan)],
@@ -48,16 +49,20 @@ def run_plan(command: list[str], plan: dict[str, Any], timeout: float) -> dict[s
     )
     if shown.returncode != 0 or not shown.stdout.strip():
         raise AssertionError(f"{command[-1]} failed ({shown.returncode}): {shown.stderr[-2000:]}")
-    found: dict[str, Any] = json.loads(shown.stdout.strip().splitlines()[-1])
+    found: dict[str, Any] = json.loads(  # the driver's answer (JSON)
+        shown.stdout.strip().splitlines()[-1]
+    )
     found["stderr"] = shown.stderr
     return found
 
 
+# a plan for ts_client.mjs and its answer, as JSON
 def ts_client(plan: dict[str, Any], timeout: float = 300) -> dict[str, Any]:
     """The TypeScript SDK's client run through ``plan`` (see ``ts_client.mjs``)."""
     return run_plan([node(), str(CLIENTS / "ts_client.mjs")], plan, timeout)
 
 
+# a plan for langchain_client.py and its answer, as JSON
 def langchain_client(plan: dict[str, Any], timeout: float = 600) -> dict[str, Any]:
     """langchain-mcp-adapters run through ``plan`` (see ``langchain_client.py``)."""
     if not LANGCHAIN_PYTHON.is_file():
