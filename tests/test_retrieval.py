@@ -14,7 +14,6 @@ from local2.retrieval import (
     best_passage,
     bm25_scores,
     ends_sentence,
-    figures,
     fuse,
     numbers,
     sentences,
@@ -88,7 +87,14 @@ def test_one_sentence_splitter_for_every_use() -> None:
 
 def test_number_patterns() -> None:
     assert numbers("In 1,450 towns, 3,5 % and the 2nd") == ["1450", "3.5", "2"]
-    assert figures("v3.3.2 costs 48,000 or 1.99 in 2024 (v2, 2nd)") == ["48000", "1.99", "2024"]
+    assert numbers("v3.3.2 costs 48,000 or 1.99 in 2024 (v2, 2nd), 3.3.2 in the 1980s") == [
+        "48000",
+        "1.99",
+        "2024",
+        "2",
+        "3.3.2",
+        "1980",
+    ]
 
 
 def test_best_passage_is_the_sentence_that_answers_with_its_neighbours() -> None:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from local2.contracts import ToolCallRecord
 from local2.critic.pages import unread_pages
-from local2.retrieval import figures
+from local2.retrieval import unstated_numbers
 
 _URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:!?*_"
@@ -128,18 +128,14 @@ def _safe_known(known: Callable[[str], bool], memory_id: str) -> bool:
         return True
 
 
-def find_numbers(text: str) -> list[str]:
-    """Figures in ``text`` outside its URLs (checked as URLs), thousands separators dropped
-    ("48,000" -> "48000")."""
-    # A lone digit ("3 ways", "1.") is not taken for a figure.
-    return _unique(n for n in figures(_URL.sub(" ", text)) if len(n) >= 2)
+FIGURE_DIGITS = 2  # a lone digit ("3 ways", "1.") is not taken for a figure in an answer
 
 
 def unsupported_numbers(answer: str, seen: str) -> list[str]:
     """Figures in ``answer`` that ``seen`` (what the turn's tools returned and what the model
-    was told) does not contain: a small model's invented price or version."""
-    known = set(find_numbers(seen))
-    return [n for n in find_numbers(answer) if n not in known]
+    was told) does not contain: a small model's invented price or version. The same check
+    as a report sentence's numbers against its source (``local2.retrieval.support``)."""
+    return unstated_numbers(_URL.sub(" ", answer), seen, shortest=FIGURE_DIGITS)
 
 
 def grounding_flags(

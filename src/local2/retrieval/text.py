@@ -70,9 +70,14 @@ def _stem(word: str) -> str:
 
 # What may close a sentence after its full stop (a quote, a bracket).
 _CLOSERS = "\"'»”’)\\]"
-# A sentence's end that starts no new one: "Dr. Okafor", "Ursula K. Le Guin", "e.g. this".
+# A sentence's end that starts no new one: "Dr. Okafor", "Ursula K. Le Guin", "e.g. this",
+# "Rear Adm. Byrd", "Giacomo Feo (c. 1471 – 1495)", "(b. 1959 in Kuusankoski)", "Aug. 5".
+# A company's "Inc." or "Bros." may end a sentence too: then two stay one, which no check
+# of a sentence against its source minds (a sentence cut in two loses its citation).
 _ABBREVIATION = re.compile(
-    r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mt|No|vs|etc|approx|e\.g|i\.e)|\b[A-Z])\.$"
+    r"(?:\b(?:Dr|Mr|Mrs|Ms|Mme|Prof|St|Jr|Sr|Mt|No|vs|etc|approx|e\.g|i\.e|et al|ca|fl"
+    r"|Adm|Gen|Col|Capt|Cmdr|Lt|Sgt|Cpl|Rev|Hon|Gov|Sen|Rep|Fr|Bros|Inc|Ltd|Co|Corp"
+    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Za-z])\.$"
 )
 _SPLITTERS: dict[tuple[str, bool, bool], re.Pattern[str]] = {}
 
