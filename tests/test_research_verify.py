@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from local2.research.ledger import Found, file_sources, page_read, search_hits
 from local2.research.verify import (
+    UNCITED,
     claims,
     link_citations,
     references_markdown,
@@ -95,25 +96,86 @@ def test_references_are_the_pages_read_plus_cited_results_never_typed_urls() -> 
     assert "https://other.example/x" not in markdown  # found, never read, never cited
 
 
-def test_uncited_sentences_stay_only_when_no_claim_is_unsupported() -> None:
+def test_an_uncited_claim_is_unsupported_whatever_it_states() -> None:
     checked = verify(
-        "Here is what the sources say. Kelsby kept its bridge. Paris has 9 bridges.",
+        "Kelsby kept its bridge. It is widely regarded as a landmark. Paris has 9 bridges.",
         ledger(),
         "What about Kelsby?",
     )
-    assert "Here is what the sources say." in checked.body
-    assert "Kelsby kept its bridge." in checked.body
-    assert [u.sentence for u in checked.unsupported] == ["Paris has 9 bridges."]
+    assert checked.body == ""
+    assert [(u.sentence, u.reason) for u in checked.unsupported] == [
+        ("Kelsby kept its bridge.", UNCITED),  # its name is in a source: not enough
+        ("It is widely regarded as a landmark.", UNCITED),  # no name, no number: still a claim
+        ("Paris has 9 bridges.", UNCITED),
+    ]
+
+
+def test_sentences_that_state_nothing_stay_uncited() -> None:
+    draft = (
+        "## Findings\n\n"
+        "Here is what the sources say. This report looks at why Kelsby would keep its bridge.\n\n"
+        "**Key points**\n\n"
+        "The plan passed with 61 percent of the vote [1]. "
+        "The sources do not say who will pay for the repair. Why would a town keep a bridge?\n\n"
+        "No source mentions Glasgow."
+    )
+    checked = verify(draft, ledger(), "Why did Kelsby keep its bridge?")
+    assert checked.body == draft.removesuffix("\n\nNo source mentions Glasgow.")
+    # Stating nothing is no licence for a name or number of its own.
+    (removed,) = checked.unsupported
+    assert removed.sentence == "No source mentions Glasgow."
+    assert "'Glasgow' is in none" in removed.reason
+
+
+def test_a_sentence_citing_a_source_about_something_else_is_removed() -> None:
+    draft = (
+        "Otters thrive in polluted water [1]. "  # no name, no number: the old check passed it
+        "Kelsby voted to demolish the harbour [1]. "  # its name is in [1], its claim is not
+        "Kelsby voted to repair its bridge, which dates from 1894 [1]. "  # the writer's words
+        "Residents voted to repair the bridge, and otters were found at 78 sites [1, 2]."
+    )
+    checked = verify(draft, ledger(), "")
+    assert checked.body == (
+        "Kelsby voted to repair its bridge, which dates from 1894 [1]. "
+        "Residents voted to repair the bridge, and otters were found at 78 sites [1, 2]."
+    )
+    reasons = [u.reason for u in checked.unsupported]
+    assert reasons == [
+        "the cited source [1] does not say this: 'otters', 'thrive', 'polluted', 'water'"
+        " not in its passage that matches best",
+        "the cited source [1] does not say this: 'demolish' not in its passage that matches best",
+    ]
+
+
+def test_a_sentence_wrapped_across_lines_or_cut_by_an_abbreviation_keeps_its_citation() -> None:
+    page = Found(
+        url="https://wiki.example/feo",
+        title="Giacomo Feo",
+        text="Giacomo Feo (c. 1471 – 27 August 1495), was the second husband of Caterina Sforza.",
+        kind="page",
+        at=1.0,
+        step="s2",
+    )
+    entries, _ = file_sources([], [page], max_sources=4)
+    draft = (
+        "Giacomo Feo (c. 1471 – 27 August 1495) was the second\n"
+        "husband of Caterina Sforza [1].\n- a list item\n  on two lines [1]."
+    )
+    checked = verify(draft, entries, "")
+    assert checked.body.splitlines()[0] == (
+        "Giacomo Feo (c. 1471 – 27 August 1495) was the second husband of Caterina Sforza [1]."
+    )
+    assert [u.sentence for u in checked.unsupported] == ["a list item on two lines [1]."]
 
 
 def test_the_models_own_reference_list_and_html_are_dropped() -> None:
     draft = (
-        "The bridge dates from 1894 [1].\n\n<script>alert(1)</script>\n\n"
+        "The bridge has crossed the harbour since 1894 [1].\n\n<script>alert(1)</script>\n\n"
         "## References\n1. https://invented.example/a\n"
     )
     checked = verify(draft, ledger(), "")
     assert "invented" not in checked.body and "<script>" not in checked.body
-    assert checked.body == "The bridge dates from 1894 [1]."
+    assert checked.body == "The bridge has crossed the harbour since 1894 [1]."
 
 
 def test_claims_sentences_and_numbers() -> None:

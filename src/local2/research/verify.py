@@ -1,12 +1,16 @@
 """``verify``: keep only what the sources support, and build the references from the ledger.
 
-Every sentence of the draft is checked. A sentence that cites ``[n]`` must cite numbers that
-are in the ledger, and the numbers and proper names it states must appear in the text of the
-sources it cites. A sentence that cites nothing may stay only if what it states is in some
-source (or the question). What fails is removed from the report and listed, with the
-reason, as unsupported. URLs the model typed never survive as links: a URL that is a ledger
-source becomes its citation, any other is dropped. The model's own reference list is
-discarded; the one appended is built from the ledger (title, URL, when read).
+Every sentence of the draft is checked. A sentence that states something (:mod:`claims`:
+all but headings, the question restated and what was or was not found) must cite ``[n]``,
+its numbers must be in the ledger, and what it says must be in the sources it cites: its
+numbers and proper names in their text, its content words in a passage of each
+(:func:`local2.retrieval.support`, the one check the critic's grounding shares). An uncited
+claim is unsupported, whatever it states; a sentence that states nothing may stay uncited
+if it brings no name or number that neither the sources nor the question have. What fails
+is removed from the report and listed, with the reason, as unsupported. URLs the model
+typed never survive as links: a URL that is a ledger source becomes its citation, any other
+is dropped. The model's own reference list is discarded; the one appended is built from the
+ledger (title, URL, when read).
 """
 
 from __future__ import annotations
@@ -18,8 +22,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2.contracts import ResearchSource, UnsupportedSentence
+from local2.research.claims import is_heading, not_a_claim
 from local2.research.ledger import Source, find
-from local2.retrieval import numbers, sentences
+from local2.retrieval import (
+    as_written,
+    check_support,
+    names,
+    numbers,
+    sentences,
+    unstated_names,
+    unstated_numbers,
+)
 
 CITATION = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
@@ -30,9 +43,8 @@ _OWN_REFERENCES = re.compile(
     r"^\s*(?:#{1,6}\s*|\*\*)?(?:references|sources|bibliography|works cited)\b", re.I
 )
 _LIST_MARK = re.compile(r"^(\s*(?:[-*+]|\d{1,3}[.)])\s+|\s*>\s*|\s*#{1,6}\s+)")
-_NAME = re.compile(r"\b[A-Z][\w'’-]*\w|\b[A-Z]\b")
 _TRAILING_MARKS = re.compile(r"^((?:\s*\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\])+)(.*)$", re.S)
-_NOT_NAMES = frozenset({"I", "A", "OK"})
+UNCITED = "states something but cites no source"
 
 
 @dataclass
@@ -67,34 +79,24 @@ def numbers_in(text: str) -> set[str]:
     return set(numbers(text))
 
 
+def _stated(sentence: str) -> str:
+    """The sentence without its list mark and citation marks: what it says."""
+    return CITATION.sub(" ", _LIST_MARK.sub("", sentence, count=1))
+
+
 def claims(sentence: str) -> tuple[list[str], list[str]]:
     """The numbers and proper names a sentence states (citation marks and list marks aside).
 
     The first word is not taken for a name: any sentence starts with a capital.
     """
-    text = CITATION.sub(" ", _LIST_MARK.sub("", sentence, count=1))
-    stated = numbers(text)
-    words = list(_NAME.finditer(text))
-    first = re.search(r"[A-Za-z0-9]", text)
-    names = [
-        m.group(0)
-        for m in words
-        if (first is None or m.start() != first.start()) and m.group(0) not in _NOT_NAMES
-    ]
-    return list(dict.fromkeys(stated)), list(dict.fromkeys(names))
-
-
-def _has_name(name: str, text: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) is not None
+    text = _stated(sentence)
+    return list(dict.fromkeys(numbers(text))), names(text)
 
 
 def missing_claims(sentence: str, evidence: str) -> list[str]:
-    """What ``sentence`` states that ``evidence`` does not contain."""
-    numbers, names = claims(sentence)
-    known = numbers_in(evidence)
-    missing = [n for n in numbers if n not in known]
-    missing += [n for n in names if not _has_name(n, evidence)]
-    return missing
+    """The numbers and names ``sentence`` states that ``evidence`` does not contain."""
+    text = _stated(sentence)
+    return [*unstated_numbers(text, evidence), *unstated_names(text, evidence)]
 
 
 def _evidence(source: Source) -> str:
@@ -153,30 +155,69 @@ def _drop_own_references(text: str) -> str:
     return text
 
 
-def check_sentence(sentence: str, ledger: Sequence[Source], question: str) -> Unsupported | None:
+def _listed(items: list[str]) -> str:
+    return ", ".join(repr(m) for m in items[:4])
+
+
+def check_sentence(
+    sentence: str, ledger: Sequence[Source], question: str, *, heading: bool = False
+) -> Unsupported | None:
+    """Why ``sentence`` cannot stay in the report, or None (``heading``: its line is one)."""
     numbers = cited_numbers(sentence)
     if REMOVED_LINK in sentence:
         return Unsupported(sentence, "links to a page that no source found or read has", numbers)
-    if numbers:
-        by_n = {s["n"]: s for s in ledger}
-        unknown = [n for n in numbers if n not in by_n]
-        if unknown:
-            listed = ", ".join(f"[{n}]" for n in unknown)
-            return Unsupported(
-                sentence, f"cites {listed}, which no source found or read has", numbers
-            )
-        evidence = "\n".join(_evidence(by_n[n]) for n in dict.fromkeys(numbers))
+    by_n = {s["n"]: s for s in ledger}
+    unknown = [n for n in numbers if n not in by_n]
+    if unknown:
+        listed = ", ".join(f"[{n}]" for n in unknown)
+        return Unsupported(sentence, f"cites {listed}, which no source found or read has", numbers)
+    cited = ", ".join(f"[{n}]" for n in dict.fromkeys(numbers))
+    sources = [_evidence(by_n[n]) for n in dict.fromkeys(numbers)]
+    text = _stated(sentence)
+    if not_a_claim(text, question, heading=heading) is not None:
+        # States nothing; still, a name or number of its own must come from somewhere.
+        evidence = "\n".join(sources or [question, *(_evidence(s) for s in ledger)])
         missing = missing_claims(sentence, evidence)
-        if missing:
-            cited = ", ".join(f"[{n}]" for n in dict.fromkeys(numbers))
-            stated = ", ".join(repr(m) for m in missing[:4])
-            return Unsupported(sentence, f"{stated} not in the cited source {cited}", numbers)
-        return None
-    missing = missing_claims(sentence, "\n".join([question, *(_evidence(s) for s in ledger)]))
+        if not missing:
+            return None
+        if numbers:
+            return Unsupported(
+                sentence, f"{_listed(missing)} not in the cited source {cited}", numbers
+            )
+        return Unsupported(sentence, f"cites no source, and {_listed(missing)} is in none", [])
+    if not numbers:
+        return Unsupported(sentence, UNCITED, [])
+    found = check_support(text, sources)
+    missing = [*found.numbers, *found.names]
     if missing:
-        stated = ", ".join(repr(m) for m in missing[:4])
-        return Unsupported(sentence, f"cites no source, and {stated} is in none", [])
+        return Unsupported(sentence, f"{_listed(missing)} not in the cited source {cited}", numbers)
+    if found.words_short:
+        words = _listed(as_written(text, found.words))
+        return Unsupported(
+            sentence,
+            f"the cited source {cited} does not say this: {words} not in its passage that"
+            " matches best",
+            numbers,
+        )
     return None
+
+
+_OWN_LINE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|>|#{1,6}\s|\||```)")
+
+
+def lines_of(text: str) -> list[str]:
+    """The draft's lines, a paragraph's wrapped lines joined into one (Markdown reads them as
+    one; a sentence wrapped across two would lose its citation), with list items, headings,
+    quotes and table rows each a line of its own, and blank lines kept."""
+    out: list[str] = []
+    for line in text.splitlines():
+        follows = bool(out) and out[-1].strip() and not is_heading(out[-1])
+        joins = follows and line.strip() and not _OWN_LINE.match(line) and not is_heading(line)
+        if joins and not out[-1].lstrip().startswith(("|", "```")):
+            out[-1] = f"{out[-1].rstrip()} {line.strip()}"
+            continue
+        out.append(line)
+    return out
 
 
 def verify(draft: str, ledger: Sequence[Source], question: str = "") -> Verified:
@@ -186,16 +227,17 @@ def verify(draft: str, ledger: Sequence[Source], question: str = "") -> Verified
     unsupported: list[Unsupported] = []
     kept_lines: list[str] = []
     cited: list[int] = []
-    for line in text.splitlines():
+    for line in lines_of(text):
         if not line.strip():
             kept_lines.append("")
             continue
         mark = _LIST_MARK.match(line)
         prefix = mark.group(1) if mark else ""
         body = line[len(prefix) :]
+        heading = prefix.lstrip().startswith("#") or is_heading(body)
         kept = []
         for sentence in split_sentences(body):
-            problem = check_sentence(sentence, ledger, question)
+            problem = check_sentence(sentence, ledger, question, heading=heading)
             if problem is None:
                 kept.append(sentence)
                 cited.extend(cited_numbers(sentence))

@@ -15,12 +15,12 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from local2.retrieval import sentences
 from local2_testkit.brains import Reply, RuleBrain, message_text
 
 _SOURCE = re.compile(
     r"^\[(\d+)\] (.+?)\n(.+?)(?=\n\n\[\d+\] |\n\nWrite the report|\Z)", re.M | re.S
 )
-_SENTENCE = re.compile(r"[^.!?]*[.!?]")
 
 
 # an Ollama request body, as a client sent it (JSON)
@@ -81,10 +81,11 @@ def default_plan(question: str, top: int = 2) -> dict[str, Any]:
 
 
 def first_sentence(text: str) -> str:
-    """The source's first full sentence, word for word (so every claim in it is supported)."""
+    """The source's first full sentence, word for word (so every claim in it is supported),
+    as LoCAL2 splits sentences ("Giacomo Feo (c. 1471 – 1495) was ..." is one)."""
     flat = " ".join(text.split())
-    match = _SENTENCE.match(flat)
-    return (match.group(0) if match else flat[:200]).strip()
+    found = sentences(flat, capital=True)
+    return found[0] if found else flat[:200].strip()
 
 
 class ResearchBrain:
