@@ -147,6 +147,30 @@ def test_a_sentence_citing_a_source_about_something_else_is_removed() -> None:
     ]
 
 
+def test_a_paragraphs_next_citation_holds_the_sentences_before_it() -> None:
+    paragraph = "Kelsby voted to repair its bridge. The plan passed with {} percent [1]."
+    kept = verify(paragraph.format(61), ledger(), "")
+    assert kept.body == paragraph.format(61) and kept.unsupported == []
+    # Held to [1], the first sentence fails when [1] does not say it...
+    wrong = verify("Otters love the harbour. The plan passed with 61 percent [1].", ledger(), "")
+    assert wrong.body == "The plan passed with 61 percent [1]."
+    assert wrong.unsupported[0].reason == (
+        "cites no source, and its paragraph's next citation [1] does not say this: 'otters',"
+        " 'love' not in its passage that matches best"
+    )
+    # ... and when the sentence it leant on goes, it has no citation left.
+    gone = verify(paragraph.format(75), ledger(), "")
+    assert gone.body == ""
+    assert [u.reason for u in gone.unsupported] == [UNCITED, "'75' not in the cited source [1]"]
+    # A citation in the next paragraph does not reach back.
+    apart = verify(
+        "Kelsby voted to repair its bridge.\n\nIt has crossed the harbour since 1894 [1].",
+        ledger(),
+        "",
+    )
+    assert [u.reason for u in apart.unsupported] == [UNCITED]
+
+
 def test_a_sentence_wrapped_across_lines_or_cut_by_an_abbreviation_keeps_its_citation() -> None:
     page = Found(
         url="https://wiki.example/feo",

@@ -45,6 +45,13 @@ def test_the_words_must_be_in_one_passage_not_scattered_over_a_page() -> None:
     assert check_support("The lighthouse keeper paints boats.", [page]).supported
     scattered = check_support("The ferry keeper paints the north pier.", [page])
     assert not scattered.supported  # "ferry" and "pier" in one passage, "paints" in another
+    # A long sentence the passages cut in two is still one place on the page.
+    long = "The ferry leaves " + "and returns " * 70 + "from the north pier at dawn."
+    cut = split_passages(long)
+    assert len(cut) == 2 and "ferry" in cut[0] and "dawn" in cut[1]
+    assert check_support(
+        "The ferry leaves from the north pier at dawn.", [f"Notes\n{long}"]
+    ).supported
 
 
 def test_numbers_are_compared_in_one_normal_form() -> None:

@@ -160,9 +160,17 @@ def _listed(items: list[str]) -> str:
 
 
 def check_sentence(
-    sentence: str, ledger: Sequence[Source], question: str, *, heading: bool = False
+    sentence: str,
+    ledger: Sequence[Source],
+    question: str,
+    *,
+    heading: bool = False,
+    lent: Sequence[int] = (),
 ) -> Unsupported | None:
-    """Why ``sentence`` cannot stay in the report, or None (``heading``: its line is one)."""
+    """Why ``sentence`` cannot stay in the report, or None (``heading``: its line is one;
+    ``lent``: the citations of the next sentence of its paragraph that has some, which a
+    sentence without its own is held to, as a paragraph that ends "... [2]." cites [2]
+    for all it said since the last citation)."""
     numbers = cited_numbers(sentence)
     if REMOVED_LINK in sentence:
         return Unsupported(sentence, "links to a page that no source found or read has", numbers)
@@ -185,21 +193,28 @@ def check_sentence(
                 sentence, f"{_listed(missing)} not in the cited source {cited}", numbers
             )
         return Unsupported(sentence, f"cites no source, and {_listed(missing)} is in none", [])
-    if not numbers:
+    held = list(dict.fromkeys(numbers or [n for n in lent if n in by_n]))
+    if not held:
         return Unsupported(sentence, UNCITED, [])
-    found = check_support(text, sources)
+    found = check_support(text, [_evidence(by_n[n]) for n in held])
+    source = ", ".join(f"[{n}]" for n in held)
+    source = f"the cited source {source}" if numbers else f"its paragraph's next citation {source}"
+    prefix = "" if numbers else "cites no source, and "
     missing = [*found.numbers, *found.names]
     if missing:
-        return Unsupported(sentence, f"{_listed(missing)} not in the cited source {cited}", numbers)
+        return Unsupported(sentence, f"{prefix}{_listed(missing)} not in {source}", numbers)
     if found.words_short:
         words = _listed(as_written(text, found.words))
         return Unsupported(
             sentence,
-            f"the cited source {cited} does not say this: {words} not in its passage that"
-            " matches best",
+            f"{prefix}{source} does not say this: {words} not in its passage that matches best",
             numbers,
         )
     return None
+
+
+def _is_claim(sentence: str, question: str, heading: bool) -> bool:
+    return not_a_claim(_stated(sentence), question, heading=heading) is None
 
 
 _OWN_LINE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|>|#{1,6}\s|\||```)")
@@ -236,11 +251,24 @@ def verify(draft: str, ledger: Sequence[Source], question: str = "") -> Verified
         body = line[len(prefix) :]
         heading = prefix.lstrip().startswith("#") or is_heading(body)
         kept = []
-        for sentence in split_sentences(body):
-            problem = check_sentence(sentence, ledger, question, heading=heading)
+        pieces = split_sentences(body)
+        marks = [cited_numbers(p) for p in pieces]
+        lenders = [
+            next((j for j in range(i + 1, len(pieces)) if marks[j]), -1) for i in range(len(pieces))
+        ]
+        problems = [
+            check_sentence(p, ledger, question, heading=heading, lent=marks[j] if j >= 0 else [])
+            for p, j in zip(pieces, lenders, strict=True)
+        ]
+        for i, sentence in enumerate(pieces):
+            problem = problems[i]
+            j = lenders[i]
+            leant = problem is None and not marks[i] and j >= 0
+            if leant and problems[j] is not None and _is_claim(sentence, question, heading):
+                problem = Unsupported(sentence, UNCITED, [])  # the citation it leant on went
             if problem is None:
                 kept.append(sentence)
-                cited.extend(cited_numbers(sentence))
+                cited.extend(marks[i])
             else:
                 unsupported.append(problem)
         if kept:

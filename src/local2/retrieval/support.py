@@ -7,7 +7,8 @@ when every number it states (:func:`local2.retrieval.quantities.unstated_numbers
 every proper name it states are in the evidence, and its content words (:func:`terms`,
 less the words that only frame a claim: "according", "also", "source") are found in one
 passage of each evidence text (:func:`split_passages`, the best ones chosen by BM25,
-:func:`relevance`), all but one in four of them. A sentence that shares only its names and
+:func:`relevance`; a passage with its neighbour, where a sentence straddles the cut), all
+but one in four of them. A sentence that shares only its names and
 numbers with a source ("The council of Kelsby banned cars in 2026 [1]" against a page about
 Kelsby's 2026 bridge vote) is not supported by it.
 """
@@ -77,16 +78,27 @@ def unstated_names(claim: str, evidence: str) -> list[str]:
     return [n for n in names(claim) if not _has_name(n, evidence)]
 
 
-def content_words(text: str, known_names: set[str] | frozenset[str] = frozenset()) -> list[str]:
+def _named_mid_sentence(word: str, evidence: str) -> bool:
+    """Whether ``evidence`` writes ``word`` with its capital inside a sentence (a name, as
+    "Kelsby" is), not only at a sentence's start (as "Work is expected ..." is)."""
+    for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", evidence):
+        before = evidence[: m.start()].rstrip()
+        if before and before[-1] not in ".!?:\n\"'“‘([-*#>|":
+            return True
+    return False
+
+
+def content_words(text: str, evidence: str = "") -> list[str]:
     """The words of ``text`` that state something (:func:`terms`, less :data:`FRAME_WORDS`)
     other than its names and numbers (checked on their own), each once, in order. Its first
-    word is a name too when ``known_names`` (terms of names the evidence writes) has it:
-    "Kelsby voted ..." states a vote, not "kelsby"."""
+    word is a name too when ``evidence`` writes it as one: "Kelsby voted ..." states a
+    vote, not "kelsby"."""
     named = set(terms(" ".join(names(text))))
     first = _FIRST_WORD.search(text)
     if first is not None and text[first.start()].isupper():
-        lead = terms(text[first.start() :].split(maxsplit=1)[0])
-        named |= {t for t in lead if t in known_names}
+        lead = text[first.start() :].split(maxsplit=1)[0].strip(",;:.!?)'\"’”")
+        if _named_mid_sentence(lead, evidence):
+            named |= set(terms(lead))
     return list(
         dict.fromkeys(
             t
@@ -115,17 +127,22 @@ def _meets(word: str, words: set[str]) -> bool:
 
 
 def _best_passage(claim: str, wanted: Sequence[str], text: str) -> tuple[str, set[str]]:
-    """The passage of ``text`` that has the most of ``wanted`` among its best by BM25, and
-    the words of ``wanted`` it has."""
+    """The passage of ``text`` that has the most of ``wanted`` among its best by BM25 (each
+    read alone, and with the one before or after it: a long sentence may straddle the cut
+    between two), and the words of ``wanted`` it has."""
     passages = split_passages(text) or [text]
     scores = relevance(passages, claim)
     tried = sorted(range(len(passages)), key=lambda i: (-scores[i], i))[:PASSAGES_TRIED]
     best, best_found = passages[tried[0]], set[str]()
     for i in tried:
-        have = set(terms(passages[i]))
-        found = {w for w in wanted if _meets(w, have)}
-        if len(found) > len(best_found):
-            best, best_found = passages[i], found
+        for first, last in ((i, i), (i - 1, i), (i, i + 1)):
+            if first < 0 or last >= len(passages):
+                continue
+            passage = "\n".join(passages[first : last + 1])
+            have = set(terms(passage))
+            found = {w for w in wanted if _meets(w, have)}
+            if len(found) > len(best_found):
+                best, best_found = passage, found
     return best, best_found
 
 
@@ -155,7 +172,7 @@ def check_support(claim: str, evidence: Iterable[str]) -> Support:
     supports ``claim``."""
     texts = [t for t in evidence if t.strip()]
     whole = "\n".join(texts)
-    wanted = content_words(claim, frozenset(terms(" ".join(names(whole)))))
+    wanted = content_words(claim, whole)
     passages: list[str] = []
     found: set[str] = set()
     for text in texts:
