@@ -5,8 +5,10 @@ all but headings, the question restated and what was or was not found) must cite
 its numbers must be in the ledger, and what it says must be in the sources it cites: its
 numbers and proper names in their text, its content words in a passage of each
 (:func:`local2.retrieval.support`, the one check the critic's grounding shares). An uncited
-claim is unsupported, whatever it states; a sentence that states nothing may stay uncited
-if it brings no name or number that neither the sources nor the question have. What fails
+claim is unsupported, whatever it states, unless its paragraph cites further on ("A. B
+[2]." cites [2] for both, as people write): then it is held to that citation, and goes if
+that sentence goes. A sentence that states nothing may stay uncited if it brings no name or
+number that neither the sources nor the question have. What fails
 is removed from the report and listed, with the reason, as unsupported. URLs the model
 typed never survive as links: a URL that is a ledger source becomes its citation, any other
 is dropped. The model's own reference list is discarded; the one appended is built from the
