@@ -122,6 +122,7 @@ if TYPE_CHECKING:
     from local2.contracts.turn import AttemptShown as AttemptShown
     from local2.contracts.turn import AuditRun as AuditRun
     from local2.contracts.turn import CheckpointRow as CheckpointRow
+    from local2.contracts.turn import CheckpointTurn as CheckpointTurn
     from local2.contracts.turn import FeedbackResult as FeedbackResult
     from local2.contracts.turn import FirstAttempt as FirstAttempt
     from local2.contracts.turn import Grade as Grade

@@ -247,6 +247,34 @@ class CheckpointRow(TypedDict):
     abandoned: Annotated[bool, Field(description="Left by a turn that never finished.")]
 
 
+class CheckpointTurn(TypedDict):
+    """One turn of a session as time travel offers it: a question, and the checkpoints that
+    answered it (oldest turn first)."""
+
+    turn_id: Annotated[str, Field(description="The checkpoint the turn started at.")]
+    number: Annotated[int, Field(description="Its place in the conversation: 1 is the first.")]
+    question: str
+    answer: Annotated[str | None, Field(description="null: not answered on this branch.")]
+    status: Literal["answered", "awaiting_approval", "unfinished"]
+    query_id: str | None
+    rerun_of: Annotated[
+        str | None,
+        Field(description="The turn this one asks again (a fork or a replay), if any."),
+    ]
+    replay: Annotated[bool, Field(description="A replay: the same question run again.")]
+    current: Annotated[bool, Field(description="On the branch the session continues from.")]
+    abandoned: Annotated[bool, Field(description="Stopped or failed before it settled.")]
+    fork_from: Annotated[
+        str, Field(description="Where a fork of this question starts: just before the turn.")
+    ]
+    replay_from: Annotated[
+        str | None,
+        Field(description="Where a replay of this turn resumes: once its question was received."),
+    ]
+    created_at: str | None
+    checkpoints: list[str]  # its checkpoints' ids, newest first
+
+
 class SessionHistory(TypedDict):
     """``GET /sessions/{id}/history``: the session's turns and checkpoints."""
 

@@ -284,6 +284,7 @@ class Agent:
     history = Delegated("reader", SessionReader.history)
     prompt_messages = Delegated("reader", SessionReader.prompt_messages)
     checkpoints = Delegated("reader", SessionReader.checkpoints)
+    checkpoint_turns = Delegated("reader", SessionReader.checkpoint_turns)
     session = Delegated("reader", SessionReader.session)
     sessions = Delegated("reader", SessionReader.recent)
     turn = Delegated("reader", SessionReader.turn)

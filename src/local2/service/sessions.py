@@ -13,10 +13,18 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from local2.config import Settings
-from local2.contracts import LOCAL_NAME, CheckpointRow, HistoryTurn, SessionHistory, SessionSummary
+from local2.contracts import (
+    LOCAL_NAME,
+    CheckpointRow,
+    CheckpointTurn,
+    HistoryTurn,
+    SessionHistory,
+    SessionSummary,
+)
 from local2.errors import UnknownTurn
 from local2.graph import Services, TurnGraph, TurnState, branches, build_prompt, prompt_as_json
 from local2.ids import check_session_id
+from local2.service.checkpoint_turns import group_turns
 from local2.service.graph_runs import thread_config, thread_of
 from local2.service.running import Turns
 
@@ -194,9 +202,23 @@ class SessionReader:
         (forks leave the original branch listed, with ``current`` false); ``abandoned`` marks
         what a turn that was stopped, failed or was killed part-way left behind.
         """
+        return self._rows(session_id, self._snapshots(session_id, limit))
+
+    def checkpoint_turns(self, session_id: str, limit: int = 1000) -> list[CheckpointTurn]:
+        """A session's checkpoints grouped by turn, oldest turn first, each labelled with its
+        question and the answer that belongs to it (:mod:`local2.service.checkpoint_turns`);
+        among its ``limit`` newest checkpoints."""
+        snapshots = self._snapshots(session_id, limit)
+        values = {checkpoint_id(s.config): s.values or {} for s in snapshots}
+        return group_turns(self._rows(session_id, snapshots), values)
+
+    def _snapshots(self, session_id: str, limit: int) -> list[StateSnapshot]:
         snapshots = list(self.graph.get_state_history(thread_config(session_id), limit=limit))
         if not snapshots:
             raise UnknownTurn(f"No session '{session_id}'")
+        return snapshots
+
+    def _rows(self, session_id: str, snapshots: list[StateSnapshot]) -> list[CheckpointRow]:
         by_id = {checkpoint_id(s.config): s for s in snapshots}
         live = self.running.running(session_id) is not None
         head = branches.pick_head(snapshots, live=live)
