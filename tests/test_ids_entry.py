@@ -95,9 +95,12 @@ def test_the_app_refuses_a_pasted_bad_id_with_the_rule(tmp_path: Path) -> None:
         ui.build()
         resumed = ui.chat_tab.sessions.resume_session("../../x")
         assert SESSION_ID_RULE in resumed[ui.header.banner]["value"]
-        table, _, status = ui.time_travel.load_checkpoints("team/alice")
-        assert SESSION_ID_RULE in status and table["data"] == []
-        assert SESSION_ID_RULE in ui.time_travel.show_checkpoint("a b", "c1")[3]
+        travel = ui.time_travel
+        loaded = travel.load_checkpoints("team/alice")
+        assert SESSION_ID_RULE in loaded[travel.tt_status]
+        assert loaded[travel.tt_turns]["data"] == []
+        assert SESSION_ID_RULE in travel.details.show_checkpoint("a b", "c1")[travel.tt_status]
+        assert SESSION_ID_RULE in travel.show_turn("a b", "c1")[travel.tt_status]
     finally:
         agent.close()
 

@@ -165,8 +165,8 @@ def answered(page: Any, needle: str) -> None:
     page.wait_for_selector("#local2-rate-1:not([disabled])")
 
 
-def load_checkpoints(page: Any, needle: str = "checkpoint(s)") -> None:
-    """Press Load checkpoints until the status says ``needle``. Once, under load, a press
+def load_checkpoints(page: Any, needle: str = "turn(s)") -> None:
+    """Press Load turns until the status says ``needle``. Once, under load, a press
     just after the Time travel tab opened (its parts mount as it opens) showed nothing for
     30 s; a person presses again, and so does this, at most three times."""
     for attempt in range(3):
@@ -249,10 +249,8 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     page.click("button[role=tab]:has-text('Time travel')")
     assert page.input_value("#tt-session textarea") == session
     load_checkpoints(page)
-    page.click("#tt-pick input")
-    page.locator("#tt-pick li[role=option]").filter(has_text="after receive").filter(
-        has_text="What major AI news"
-    ).first.click()
+    page.click("#tt-turn input")
+    page.locator("#tt-turn li[role=option]").filter(has_text="Turn 1").first.click()
     wait_text(page, "#tt-original", "This week in AI")
     assert page.input_value("#tt-edit textarea") == NEWS
     page.fill("#tt-edit textarea", "What is the capital of France?")
@@ -261,7 +259,7 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     wait_text(page, "#tt-status", "Forked")
     assert "Thinking" in text_of(page, "#tt-new")
     assert "This week in AI" in text_of(page, "#tt-original")  # the old branch, beside it
-    assert "current · new" in text_of(page, "#tt-checkpoints")
+    assert "current · new" in text_of(page, "#tt-turns")
     shot(page, "05-time-travel-fork")
 
     # The Chat tab still shows the branch the person was on, until they switch.
@@ -637,6 +635,7 @@ def test_first_view_shows_the_top_and_tables_are_readable_on_a_phone(
         assert max(heights) < 1.6 * min(heights), heights  # no header wraps letter by letter
         phone.click("button[role=tab]:has-text('Time travel')")
         load_checkpoints(phone)
+        phone.click("#tt-details button")
         first_id = phone.locator("#tt-checkpoints .body-cell.first-column").first
         box = first_id.bounding_box()
         assert box and box["width"] >= 200  # a checkpoint id is readable, the table scrolls
@@ -654,9 +653,7 @@ def test_a_replay_streams_tool_cards_on_its_own_clock(stack: Stack, browser: Any
     time.sleep(2.0)  # so the original question's clock would show
     page.click("button[role=tab]:has-text('Time travel')")
     load_checkpoints(page)
-    page.click("#tt-pick input")
-    page.locator("#tt-pick li[role=option]").filter(has_text="after receive").first.click()
-    wait_text(page, "#tt-original", "This week in AI")
+    wait_text(page, "#tt-original", "This week in AI")  # its one turn, picked
     started = time.monotonic()
     page.click("#tt-replay")
     wait_text(page, "#tt-new", "Tool: web_search")  # the tool card, while it streams

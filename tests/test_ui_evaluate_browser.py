@@ -117,9 +117,9 @@ def test_runs_are_charted_with_their_intervals_and_open_their_sessions(
     assert len(question_rows) == 12 and question_rows[0][1] == "correct"
     session = question_rows[0][-1]
     page.locator("#eval-questions .body-cell").filter(has_text=QUESTIONS[0].id).first.click()
-    wait_text(page, "#tt-status", "checkpoint(s)")
+    wait_text(page, "#tt-status", "turn(s)")
     assert page.input_value("#tt-session textarea") == session
-    assert QUESTIONS[0].question in text_of(page, "#tt-checkpoints")
+    assert QUESTIONS[0].question in text_of(page, "#tt-turns")
 
     # A research run's question opens in the Research tab, its run picked there.
     page.click("button[role=tab]:has-text('Evaluate')")

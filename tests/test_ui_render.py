@@ -308,24 +308,34 @@ def test_a_failing_tool_turn_still_answers(tmp_path: Path) -> None:
 def test_fork_shows_the_new_branch_and_keeps_the_original(agent: Agent) -> None:
     ui = LocalUI(agent)
     ui.build()
+    travel, details = ui.time_travel, ui.time_travel.details
     outputs(ui, "first", "s1")
+    outputs(ui, "then", "s1")
     rows = agent.checkpoints("s1")
-    start = next(r for r in rows if r["next"] == ["generate"])
-    state, original, edit, _status = ui.time_travel.show_checkpoint("s1", start["checkpoint_id"])
-    json.dumps(state)  # the state view is plain JSON
-    assert "you said: first" in original and edit == "first"
+    loaded = travel.load_checkpoints("s1")
+    assert [r[:3] for r in loaded[travel.tt_turns]["data"]] == [
+        ["Turn 1", "first", "you said: first"],
+        ["Turn 2", "then", "you said: then"],
+    ]
+    first_turn = loaded[travel.tt_turn_ids][0]
+    shown = travel.show_turn("s1", first_turn)
+    assert "you said: first" in shown[travel.tt_original] and shown[travel.tt_edit] == "first"
+    # The details list this turn's checkpoints only; the state at one is plain JSON.
+    steps = shown[details.tt_pick]["choices"]
+    assert steps and all("then" not in label for label, _ in steps)
+    json.dumps(details.show_checkpoint("s1", steps[0][1])[details.tt_state])
     head = agent.head_id("s1")
-    steps = list(ui.time_travel.fork("s1", start["checkpoint_id"], "second", "s1", None))
+    steps = list(travel.reruns.fork("s1", first_turn, "second", "s1", None))
     out = steps[-1]
     assert len(steps) > 2  # it streamed
-    assert [m.content for m in out[ui.time_travel.tt_new] if not meta(m)] == [
+    assert [m.content for m in out[travel.tt_new] if not meta(m)] == [
         "second",
         "you said: second",
     ]
-    marked = [row for row in out[ui.time_travel.tt_table]["data"] if row[-1] == "current · new"]
-    assert marked and len(marked) == len(
-        {c["checkpoint_id"] for c in agent.checkpoints("s1")} - {r["checkpoint_id"] for r in rows}
-    )
+    marked = [row for row in out[travel.tt_turns]["data"] if row[-1] == "current · new"]
+    assert marked == [["Turn 1 (fork)", "second", "you said: second", "current · new"]]
+    assert "Forked turn 1 from just before it ran" in out[travel.tt_new_note]
+    assert "another branch" in out[travel.tt_original]  # the turn forked, where it now is
     # The chat tab is not rewritten: it stays on the branch it showed, and says so.
     assert ui.chat_tab.conversation.chatbot not in out
     assert out[ui.state.branch] == head and value(out[ui.chat_tab.session_panel.branch_row]) is None
@@ -336,6 +346,13 @@ def test_fork_shows_the_new_branch_and_keeps_the_original(agent: Agent) -> None:
         "second",
         "you said: second",
     ]
-    # The original branch is intact: its last checkpoint still holds the first answer.
+    # The original branch is intact: its last checkpoint still holds the last answer.
     end = next(r for r in rows if not r["next"])
-    assert agent.state("s1", end["checkpoint_id"])["answer"] == "you said: first"
+    assert agent.state("s1", end["checkpoint_id"])["answer"] == "you said: then"
+    # A replay from one of its steps (the details) answers that turn's question again.
+    generate = next(
+        cid for label, cid in shown[details.tt_pick]["choices"] if "next: generate" in label
+    )
+    again = list(travel.reruns.replay_step("s1", generate, first_turn, None, None))[-1]
+    assert [m.content for m in again[travel.tt_new] if not meta(m)][-1] == "you said: first"
+    assert again[details.tt_pick]["value"] == generate  # still picked in the details

@@ -246,10 +246,16 @@ def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
     assert ui.chat_tab.conversation.chatbot not in refused and "No session s-alice here" in str(
         refused[ui.header.banner]
     )
-    table, _, status = ui.time_travel.load_checkpoints("s-alice", bob)
-    assert table["data"] == [] and "No checkpoints" in status
-    assert ui.time_travel.load_checkpoints("s-alice", alice)[0]["data"]
-    assert ui.time_travel.show_checkpoint("s-alice", first, bob)[0] == {}
+    travel = ui.time_travel
+    refused = travel.load_checkpoints("s-alice", request=bob)
+    assert refused[travel.tt_turns]["data"] == [] and "No turns" in refused[travel.tt_status]
+    hers = travel.load_checkpoints("s-alice", request=alice)
+    assert hers[travel.tt_turns]["data"] and "hello" in hers[travel.tt_original]
+    [turn_id] = hers[travel.tt_turn_ids]
+    assert travel.show_turn("s-alice", turn_id, bob)[travel.tt_original] == ""
+    assert travel.details.show_checkpoint("s-alice", first, bob)[travel.details.tt_state] == {}
+    forked = list(travel.reruns.fork("s-alice", turn_id, "mine now", None, None, bob))
+    assert "No session" in forked[-1][travel.tt_status] and travel.tt_new not in forked[-1]
     assert (
         "No session"
         in ui.chat_tab.sessions.show_current_branch("s-alice", bob)[ui.header.banner]["value"]
@@ -262,8 +268,10 @@ def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
         in ui.chat_tab.ratings.rate(5, "s-alice", None, ids, [], bob)[ui.header.banner]["value"]
     )
     assert agent.history("s-alice")[0].get("reward") is None
-    replayed = list(ui.time_travel.replay("s-alice", first, None, None, bob))
-    assert "No session" in replayed[-1][ui.time_travel.tt_status]
+    replayed = list(travel.reruns.replay("s-alice", turn_id, None, None, bob))
+    assert "No session" in replayed[-1][travel.tt_status]
+    replayed = list(travel.reruns.replay_step("s-alice", first, turn_id, None, None, bob))
+    assert "No session" in replayed[-1][travel.tt_status]
     assert (
         "No session" in ui.chat_tab.approvals.stop_turn("s-alice", bob)[ui.header.banner]["value"]
     )

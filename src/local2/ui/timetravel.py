@@ -1,34 +1,51 @@
-"""The time-travel tab: a session's checkpoints, the state at one, replay and fork.
+"""The time-travel tab: a session's turns, each with its question; fork or replay one.
 
 Only the signed-in person's sessions (an admin may look at anyone's, each look noted, but
 replays and forks only their own); someone else's id is as unknown as one that never was.
 
-A replay or fork streams like a normal turn (thinking, tool cards, answer, grade) into the
-"New branch" panel. The Chat tab is left on the branch the person was on; it offers to
-switch (see :mod:`local2.ui.sessions`).
+The person picks a *turn* (its question and the answer it got, in the "Original branch"
+pane); **Fork this question** asks it again, edited, from just before that turn, and
+**Replay this turn** runs it again as it was. The graph's own checkpoints (``receive``,
+``generate``, ...) are in a details section, where the state at each can be inspected and a
+replay started from any of them. A rerun streams like a normal turn (thinking, tool cards,
+answer, grade) into the "New branch" pane. The Chat tab is left on the branch the person was
+on; it offers to switch (see :mod:`local2.ui.sessions`). The panes show one session: loading
+another (or opening the tab after the Chat tab moved to another) clears them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import gradio as gr
 
-from local2.errors import InvalidId, InvalidInput, Local2Error, NotFound, TurnCancelled
+from local2.contracts import CheckpointTurn
+from local2.errors import InvalidId, Local2Error, NotFound
 from local2.ids import check_session_id
 from local2.service import Agent
-from local2.ui import render
-from local2.ui.base import UIPart, live, table
-from local2.ui.notices import Notice, notice_for
-from local2.ui.safe_markdown import neutralise
+from local2.ui import render, turn_list
+from local2.ui.base import UIPart, table
+from local2.ui.notices import notice_for
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
+from local2.ui.timetravel_details import CHECKPOINTS_READ, TurnDetails
+from local2.ui.timetravel_reruns import Reruns
 from local2.ui.updates import Updates
+
+INTRO = (
+    "Every question of a session is a **turn** below. Pick one to see its question and the "
+    "answer it got. To ask it differently, edit the question and press **Fork this "
+    "question**: a new branch runs from just before that turn and streams beside the "
+    "original, which stays as it was. **Replay this turn** runs the same question again (the "
+    "model, its tools and the grade run anew)."
+)
 
 
 class TimeTravel(UIPart):
-    """Inspect any past step of a session; replay it or fork it with an edited question.
+    """A session's turns, each with its question: fork one with an edited question, replay
+    it (:class:`~local2.ui.timetravel_reruns.Reruns`), or inspect and replay from any of its
+    checkpoints (:class:`~local2.ui.timetravel_details.TurnDetails`).
 
     A rerun in the Chat tab's session keeps that tab on its branch (``sessions`` says so)."""
 
@@ -39,42 +56,71 @@ class TimeTravel(UIPart):
         super().__init__(agent)
         self.state = state
         self.sessions = sessions
+        self.details = TurnDetails(agent)
+        self.reruns = Reruns(agent, self)
 
     @property
     def loaded(self) -> list[Any]:
-        """What :meth:`load_checkpoints` draws, in its order."""
-        return [self.tt_table, self.tt_pick, self.tt_status]
+        """What :meth:`load_checkpoints` draws."""
+        return [
+            self.tt_turns,
+            self.tt_turn,
+            self.tt_turn_ids,
+            self.tt_shown,
+            self.tt_status,
+            *self.turn_view,
+            self.tt_new,
+            self.tt_new_note,
+        ]
+
+    @property
+    def turn_view(self) -> list[Any]:
+        """What :meth:`show_turn` draws: the picked turn and its checkpoints."""
+        details = self.details
+        return [
+            self.tt_original,
+            self.tt_edit,
+            details.tt_checkpoints,
+            details.tt_pick,
+            details.tt_state,
+        ]
 
     def build(self, item: gr.Tab) -> None:
-        gr.Markdown(
-            "Pick a session, load its checkpoints (newest first), inspect the state at one, "
-            "then replay from it or fork it with an edited question. The original branch stays "
-            "intact; the new one appears beside it."
-        )
+        self.item = item
+        gr.Markdown(INTRO)
+        self.tt_shown = gr.State("")  # the session the panes below show
+        self.tt_turn_ids = gr.State([])  # the turns table's ids, row by row
         with gr.Row():
             self.tt_session = gr.Textbox(label="Session id", scale=4, elem_id="tt-session")
-            self.tt_load = gr.Button("Load checkpoints", scale=1, elem_id="tt-load")
+            self.tt_load = gr.Button("Load turns", scale=1, elem_id="tt-load")
         self.tt_status = gr.Markdown("", elem_id="tt-status")
-        self.tt_table = gr.Dataframe(
-            value=table(render.CHECKPOINT_COLUMNS, []),
+        self._build_picker()
+        self._build_panes()
+        self.details.build(self.tt_status)
+
+    def _build_picker(self) -> None:
+        """The turns, the one picked, its question to edit, and what to do with it."""
+        self.tt_turns = gr.Dataframe(
+            value=table(turn_list.TURN_COLUMNS, []),
             interactive=False,
             wrap=True,
-            max_height=320,
-            column_widths=["250px", "60px", "120px", "150px", "120px", "280px", "120px"],
-            elem_id="tt-checkpoints",
+            max_height=340,
+            column_widths=["120px", "380px", "560px", "150px"],
+            elem_id="tt-turns",
         )
-        self.tt_pick = gr.Dropdown(choices=[], label="Checkpoint", elem_id="tt-pick")
-        with gr.Accordion("State at this checkpoint", open=False):
-            self.tt_state = gr.JSON(value={}, elem_id="tt-state")
+        self.tt_turn = gr.Dropdown(
+            choices=[], label="Turn (pick one here, or click its row above)", elem_id="tt-turn"
+        )
         with gr.Row():
             self.tt_edit = gr.Textbox(
-                label="Edited question (for a fork)", scale=4, elem_id="tt-edit"
+                label="Its question (edit it, then fork)", scale=4, elem_id="tt-edit"
             )
             with gr.Column(scale=1):
-                self.tt_replay = gr.Button("Replay from here", elem_id="tt-replay")
-                self.tt_fork = gr.Button(
-                    "Fork with edited question", variant="primary", elem_id="tt-fork"
-                )
+                self.tt_fork = gr.Button("Fork this question", variant="primary", elem_id="tt-fork")
+                self.tt_replay = gr.Button("Replay this turn", elem_id="tt-replay")
+
+    def _build_panes(self) -> None:
+        """The picked turn as it was, beside the new branch a rerun streams into."""
         with gr.Row():
             with gr.Column(min_width=300):
                 gr.Markdown("#### Original branch")
@@ -86,221 +132,142 @@ class TimeTravel(UIPart):
                     show_label=False,
                     height=420,
                     elem_id="tt-new",
-                    placeholder="A replay or fork streams here.",
+                    placeholder="A fork or replay streams here.",
                     buttons=["copy"],
                 )
                 self.tt_new_note = gr.Markdown("", elem_id="tt-new-note")
 
     def wire(self, demo: gr.Blocks) -> None:
         limit = self.settings.concurrency_limit
-        self.tt_load.click(self.load_checkpoints, [self.tt_session], self.loaded)
-        self.tt_table.select(self.pick_row, None, [self.tt_pick])
-        self.tt_pick.change(
-            self.show_checkpoint,
-            [self.tt_session, self.tt_pick],
-            [self.tt_state, self.tt_original, self.tt_edit, self.tt_status],
-        )
-        tt_outputs = [
-            self.tt_new,
-            self.tt_new_note,
-            self.tt_table,
-            self.tt_pick,
-            self.tt_status,
-            *self.sessions.branch_outputs(),
-        ]
+        loading = [self.tt_session, self.tt_shown, self.tt_turn]
+        self.tt_load.click(self.load_checkpoints, loading, self.loaded)
+        # Opening the tab shows the Chat tab's session as it is now (it may have moved on).
+        self.item.select(self.load_checkpoints, loading, self.loaded)
+        # Only a person's pick redraws the turn (``input``, not ``change``): a load draws it
+        # itself, and a second redraw would overwrite a question being edited.
+        picked = [self.tt_turn, *self.turn_view, self.tt_status]
+        self.tt_turns.select(self.pick_turn_row, [self.tt_session, self.tt_turn_ids], picked)
+        self.tt_turn.input(self.show_turn, [self.tt_session, self.tt_turn], picked[1:])
+        self.details.wire(self.tt_session)
+        reruns, outputs = self.reruns, self.reruns.outputs()
         current = [self.state.session_id, self.state.branch]  # what the Chat tab shows
-        self.tt_replay.click(
-            self.replay,
-            [self.tt_session, self.tt_pick, *current],
-            tt_outputs,
-            concurrency_limit=limit,
-        )
-        self.tt_fork.click(
-            self.fork,
-            [self.tt_session, self.tt_pick, self.tt_edit, *current],
-            tt_outputs,
-            concurrency_limit=limit,
+        edited = [self.tt_session, self.tt_turn, self.tt_edit, *current]
+        self.tt_fork.click(reruns.fork, edited, outputs, concurrency_limit=limit)
+        turn = [self.tt_session, self.tt_turn, *current]
+        self.tt_replay.click(reruns.replay, turn, outputs, concurrency_limit=limit)
+        step = [self.tt_session, self.details.tt_pick, self.tt_turn, *current]
+        self.details.tt_replay_step.click(
+            reruns.replay_step, step, outputs, concurrency_limit=limit
         )
 
-    def _rerun_failed(self, user: gr.ChatMessage, view: render.TurnView, said: Notice) -> Updates:
-        view.fail(said.text)
-        return {self.tt_new: [user, *view.messages()], self.tt_status: said.markdown()}
+    # -- the session's turns ----------------------------------------------------------------
 
-    def _tt_error(self, message: str) -> str:
+    def tt_error(self, message: str) -> str:
+        """A problem the person can fix, as the status line shows it."""
         return render.banner(message, kind="warning")
 
+    def _cleared(self, status: str) -> Updates:
+        """Nothing shown: no session's turns, no panes (a session that has none, or an error)."""
+        return {
+            self.tt_turns: table(turn_list.TURN_COLUMNS, []),
+            self.tt_turn: gr.update(choices=[], value=None),
+            self.tt_turn_ids: [],
+            self.tt_shown: "",
+            self.tt_status: status,
+            **self._no_turn(),
+            self.tt_new: [],
+            self.tt_new_note: "",
+        }
+
+    def _no_turn(self) -> Updates:
+        return {self.tt_original: "", self.tt_edit: "", **self.details.cleared()}
+
+    def turns(self, session_id: str) -> list[CheckpointTurn]:
+        """The session's turns (:meth:`Agent.checkpoint_turns`), in the conversation's order."""
+        return self.agent.checkpoint_turns(session_id, limit=CHECKPOINTS_READ)
+
     def load_checkpoints(
-        self, pasted: str | None, request: gr.Request | None = None
-    ) -> tuple[Any, ...]:
+        self,
+        pasted: str | None,
+        shown: str | None = None,
+        picked: str | None = None,
+        request: gr.Request | None = None,
+    ) -> Updates:
+        """A session's turns, newest on its current branch picked. The panes are kept when
+        they already show this session (``shown``), and cleared when they showed another."""
         try:  # the request's one check: the service is handed the id checked
             session_id = check_session_id(pasted.strip()) if pasted and pasted.strip() else ""
         except InvalidId as exc:
-            empty = table(render.CHECKPOINT_COLUMNS, [])
-            return empty, gr.update(choices=[], value=None), self._tt_error(exc.message)
+            return self._cleared(self.tt_error(exc.message))
         try:
             if session_id:
                 self.agent.access.read_session(self.person(request), session_id)
-            rows = self.agent.checkpoints(session_id, limit=200) if session_id else []
+            turns = self.turns(session_id) if session_id else []
         except NotFound:  # unknown, or someone else's: the same
-            rows = []
+            turns = []
         except Local2Error as exc:  # signed out
-            empty = table(render.CHECKPOINT_COLUMNS, [])
-            return empty, gr.update(choices=[], value=None), notice_for(exc).markdown()
-        if not rows:
-            message = "No checkpoints: ask something first, or paste a session id."
-            return (
-                table(render.CHECKPOINT_COLUMNS, []),
-                gr.update(choices=[], value=None),
-                self._tt_error(message),
+            return self._cleared(notice_for(exc).markdown())
+        if not turns:
+            where = f" in session {session_id}" if session_id else ""
+            return self._cleared(
+                self.tt_error(
+                    f"No turns{where} yet: ask something in the Chat tab, or paste the id of "
+                    "another session."
+                )
             )
-        return (
-            table(render.CHECKPOINT_COLUMNS, render.checkpoint_rows(rows)),
-            gr.update(choices=render.checkpoint_choices(rows), value=None),
-            f"{len(rows)} checkpoint(s) in session `{session_id}`.",
-        )
+        ids = [t["turn_id"] for t in turns]
+        same = bool(session_id) and session_id == shown
+        keep = picked if same and picked in ids else turn_list.default_pick(turns)
+        out: Updates = {
+            self.tt_turns: table(turn_list.TURN_COLUMNS, turn_list.rows(turns)),
+            self.tt_turn: gr.update(choices=turn_list.choices(turns), value=keep),
+            self.tt_turn_ids: ids,
+            self.tt_shown: session_id,
+            self.tt_status: f"{len(turns)} turn(s) in session `{session_id}`. Pick a turn to "
+            "fork or replay it.",
+        }
+        if not same:  # another session: nothing of the last one's stays on screen
+            chosen = next(t for t in turns if t["turn_id"] == keep)
+            out.update(self._turn_view(session_id, chosen))
+            out.update({self.tt_new: [], self.tt_new_note: ""})
+        return out
 
-    @staticmethod
-    def pick_row(selected: gr.SelectData) -> Any:
-        """Clicking a row of the checkpoint table picks that checkpoint."""
-        row = selected.row_value or []
-        return gr.update(value=row[0]) if row else gr.update()
-
-    def show_checkpoint(
+    def pick_turn_row(
         self,
         session_id: str | None,
-        checkpoint_id: str | None,
+        ids: Sequence[str] | None,
+        selected: gr.SelectData,
         request: gr.Request | None = None,
-    ) -> tuple[Any, ...]:
-        if not session_id or not checkpoint_id:
-            return {}, "", gr.update(), ""
+    ) -> Updates:
+        """Clicking a row of the turns table picks that turn."""
+        row = selected.index[0] if isinstance(selected.index, list | tuple) else selected.index
+        if not ids or not isinstance(row, int) or not 0 <= row < len(ids):
+            return {}
+        return {self.tt_turn: ids[row], **self.show_turn(session_id, ids[row], request)}
+
+    def _turn_view(self, session_id: str, turn: CheckpointTurn) -> Updates:
+        """The picked turn: its own question and answer, and its checkpoints (details)."""
+        return {
+            self.tt_original: turn_list.pane(turn),
+            self.tt_edit: turn["question"],
+            **self.details.steps(session_id, turn),
+        }
+
+    def find(self, session_id: str, turn_id: str) -> CheckpointTurn:
+        """One of the session's turns; :class:`~local2.errors.NotFound` when it has none such."""
+        found = next((t for t in self.turns(session_id) if t["turn_id"] == turn_id), None)
+        if found is None:
+            raise NotFound(f"No turn '{turn_id}' in session '{session_id}'")
+        return found
+
+    def show_turn(
+        self, session_id: str | None, turn_id: str | None, request: gr.Request | None = None
+    ) -> Updates:
+        if not session_id or not turn_id:
+            return self._no_turn()
         try:
             self.agent.access.read_session(self.person(request), session_id)
-            state = self.agent.state(session_id, checkpoint_id)
+            turn = self.find(session_id, turn_id)
         except Local2Error as exc:
-            return {}, "", gr.update(), notice_for(exc).markdown()
-        question, answer = self._original(session_id, checkpoint_id, state)
-        original = f"**Question:** {neutralise(question)}\n\n**Answer:** {neutralise(answer)}"
-        return render.state_view(state), original, question, ""
-
-    def _original(
-        self, session_id: str, checkpoint_id: str, state: Mapping[str, Any]
-    ) -> tuple[str, str]:
-        """The question at a checkpoint and the answer its branch went on to give."""
-        question = str(state.get("query") or "")
-        if state.get("answer"):
-            return question, str(state["answer"])
-        rows = self.agent.checkpoints(session_id, limit=1000)
-        parent = {r["checkpoint_id"]: r.get("parent_id") for r in rows}
-        for row in rows:  # newest first: the latest descendant that ended a turn
-            if row["next"] or row.get("query_id") != state.get("query_id"):
-                continue
-            node: str | None = row["checkpoint_id"]
-            while node and node != checkpoint_id:
-                node = parent.get(node)
-            if node == checkpoint_id:
-                full = self.agent.state(session_id, row["checkpoint_id"])
-                return question, str(full.get("answer") or "")
-        return question, "(no answer on this branch yet)"
-
-    def replay(
-        self,
-        session_id: str,
-        checkpoint_id: str | None,
-        current: str | None,
-        branch: str | None = None,
-        request: gr.Request | None = None,
-    ) -> Iterator[Updates]:
-        yield from self._rerun(session_id, checkpoint_id, None, current, branch, request)
-
-    def fork(
-        self,
-        session_id: str,
-        checkpoint_id: str | None,
-        edited: str,
-        current: str | None,
-        branch: str | None = None,
-        request: gr.Request | None = None,
-    ) -> Iterator[Updates]:
-        yield from self._rerun(session_id, checkpoint_id, edited or "", current, branch, request)
-
-    def _rerun(
-        self,
-        session_id: str,
-        checkpoint_id: str | None,
-        query: str | None,
-        current: str | None,
-        branch: str | None,
-        request: gr.Request | None = None,
-    ) -> Iterator[Updates]:
-        """Stream a replay (``query`` None) or fork into the New branch panel (the owner's
-        session only).
-
-        ``current``/``branch``: the Chat tab's session and branch. When the rerun is in that
-        session, the Chat tab stays on the branch it showed and offers to switch.
-        """
-        session_id = (session_id or "").strip()
-        if not session_id or not checkpoint_id:
-            yield {self.tt_status: self._tt_error("Load a session's checkpoints and pick one.")}
-            return
-        try:
-            self.agent.access.write_session(self.person(request), session_id)
-            state = self.agent.state(session_id, checkpoint_id)
-        except Local2Error as exc:
-            yield {self.tt_status: notice_for(exc).markdown()}
-            return
-        question = query if query is not None else str(state.get("query") or "")
-        stay_on = branch
-        if session_id == current and branch is None:
-            stay_on = self.agent.head_id(session_id)  # what the Chat tab shows right now
-        user = gr.ChatMessage(role="user", content=neutralise(question))
-        view = render.TurnView(question)
-        verb = "Forked" if query is not None else "Replayed"
-        yield {self.tt_new: [user], self.tt_new_note: "", self.tt_status: f"{verb[:-2]}ing…"}
-        try:
-            for _ in live(self.agent.replay_stream(session_id, checkpoint_id, query=query), view):
-                yield {self.tt_new: [user, *view.messages()]}
-        except (Local2Error, TurnCancelled) as exc:  # a Stop: pressed in the Chat tab
-            said = notice_for(exc)
-            if isinstance(exc, InvalidInput | NotFound):  # refused before anything ran
-                yield {self.tt_status: said.markdown()}
-            else:
-                yield self._rerun_failed(user, view, said)
-            return
-        yield self._rerun_done(session_id, checkpoint_id, verb, user, view, current, stay_on)
-
-    def _rerun_done(
-        self,
-        session_id: str,
-        checkpoint_id: str,
-        verb: str,
-        user: gr.ChatMessage,
-        view: render.TurnView,
-        current: str | None,
-        stay_on: str | None,
-    ) -> dict[Any, Any]:
-        """The panels once a rerun has streamed: its new checkpoints marked in the list, a
-        note when it paused for approval, and the Chat tab kept on ``stay_on``."""
-        payload = view.payload
-        new_ids = set((payload.get("branch") if payload else None) or [])
-        rows = self.agent.checkpoints(session_id, limit=200)
-        out: dict[Any, Any] = {
-            self.tt_new: [user, *view.messages()],
-            self.tt_new_note: f"_{verb} from `{checkpoint_id}`: {len(new_ids)} new "
-            "checkpoint(s), marked “new” in the list._",
-            self.tt_table: table(
-                render.CHECKPOINT_COLUMNS, render.checkpoint_rows(rows, frozenset(new_ids))
-            ),
-            self.tt_pick: gr.update(choices=render.checkpoint_choices(rows)),
-            self.tt_status: f"{verb}: the new branch is now the session's current branch.",
-        }
-        if payload and payload.get("status") == "awaiting_approval":
-            approval = payload.get("approval")
-            tools = ", ".join(c["tool"] for c in (approval["calls"] if approval else []))
-            out[self.tt_new_note] += (
-                f"\n\n**Paused: {tools} waits for your approval.** Approve or deny it in the "
-                "Chat tab (switch to the new branch, or resume this session there)."
-            )
-        if session_id == current and stay_on:
-            out[self.tt_status] += " The Chat tab stays on the branch you were on until you switch."
-            out.update(self.sessions.on_branch(session_id, stay_on))
-        return out
+            return {**self._no_turn(), self.tt_status: notice_for(exc).markdown()}
+        return self._turn_view(session_id, turn)
