@@ -118,11 +118,10 @@ def chat(page: Any) -> str:
 
 
 def time_travel(page: Any) -> None:
-    page.click("button[role=tab]:has-text('Time travel')")
-    page.click("#tt-load")
-    wait_text(page, "#tt-status", "checkpoint(s)")
-    page.click("#tt-pick input")
-    page.locator("#tt-pick li[role=option]").filter(has_text="after receive").first.click()
+    page.click("button[role=tab]:has-text('Time travel')")  # it loads the chat's session
+    wait_text(page, "#tt-status", "turn(s)")
+    page.click("#tt-turn input")
+    page.locator("#tt-turn li[role=option]").filter(has_text="Turn 1").first.click()
     wait_text(page, "#tt-original", "Kelsby")
     page.fill("#tt-edit textarea", "What is the latest news about the Kelsby night trains?")
     page.click("#tt-fork")

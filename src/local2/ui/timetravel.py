@@ -41,6 +41,11 @@ INTRO = (
     "model, its tools and the grade run anew)."
 )
 
+BRANCHES = (
+    "_Branch: **current** is the branch the session goes on from; **other** is one a fork or "
+    "replay left as it was (still listed, still forkable); **stopped** never answered._"
+)
+
 
 class TimeTravel(UIPart):
     """A session's turns, each with its question: fork one with an edited question, replay
@@ -108,6 +113,7 @@ class TimeTravel(UIPart):
             column_widths=["120px", "380px", "560px", "150px"],
             elem_id="tt-turns",
         )
+        gr.Markdown(BRANCHES, elem_id="tt-branches")
         self.tt_turn = gr.Dropdown(
             choices=[], label="Turn (pick one here, or click its row above)", elem_id="tt-turn"
         )
