@@ -4,7 +4,9 @@ Cursor, VS Code) that starts it; every call is the person's the command runs for
 block to paste into its file: ``local2 mcp`` with the person's data directory, config and
 model host, and ``/mcp`` on ``local2 serve`` (streamable HTTP, with a bearer token).
 
-stdout is the protocol's: notices and logs go to stderr.
+The server answers from its start (the tools, prompts and templates listed) while the agent
+opens beside it; a call waits for the agent. stdout is the protocol's: notices and logs go
+to stderr.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from local2.cli import gc_pause
+from local2.cli.common import BackendOpt, fail, make_agent, person_of
+from local2.cli.errors import report
+from local2.errors import Local2Error
+
 if TYPE_CHECKING:
     from local2.config import Settings
     from local2.mcp_server import Reach
-
-from local2.cli import gc_pause
-from local2.cli.common import BackendOpt, fail, make_agent, person_of
-from local2.cli.errors import friendly_errors
+    from local2.service import Agent
 
 
 def register(app: typer.Typer) -> None:
@@ -65,17 +69,28 @@ def register(app: typer.Typer) -> None:
             reach = reach_of(ctx.obj["settings"], ctx.find_root().params, url, token)
             typer.echo(client_config(reach, hosts), nl=False)
             return
-        from local2.mcp_server import serve_stdio
+        from local2.mcp_server import OpeningAgent, serve_stdio
 
-        with friendly_errors():
-            agent = make_agent(ctx, backend, model)
-        gc_pause.resume("mcp")
+        opening = OpeningAgent(ctx.obj["settings"], lambda: opened_agent(ctx, backend, model))
         try:
-            serve_stdio(agent, person_of(ctx))
+            serve_stdio(opening, person_of(ctx))
         except KeyboardInterrupt:  # pragma: no cover - interactive
             pass
         finally:
-            agent.close()
+            opening.close()
+
+
+def opened_agent(ctx: typer.Context, backend: str | None, model: str | None) -> Agent:
+    """The agent ``local2 mcp`` serves, opened beside the server that already answers: what
+    keeps it from opening is said on stderr, as the command says it, and refuses each call
+    that needs it (:class:`~local2.mcp_server.OpeningAgent`)."""
+    try:
+        agent = make_agent(ctx, backend, model)
+    except Local2Error as exc:
+        report(exc)
+        raise
+    gc_pause.resume("mcp")
+    return agent
 
 
 # root: the command line's top-level options, as Click parsed them

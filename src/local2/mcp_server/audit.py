@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -23,7 +23,10 @@ from mcp_types import CallToolResult
 from local2.contracts import Person
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import said_in
-from local2.service import Agent, audit_call
+from local2.service import audit_call
+
+if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
+    from local2.service import Agent
 
 Transport = Literal["stdio", "http"]
 AUDITED = ("tools/call", "resources/read", "prompts/get")

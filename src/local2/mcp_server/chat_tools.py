@@ -6,7 +6,7 @@ the turn log and the audit log, in the app's session list and time travel, ratea
 rest read (or, ``remember``, write) the caller's own things through the service.
 """
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import anyio.to_thread
@@ -29,7 +29,10 @@ from local2.mcp_server.shapes import (
     SearchResult,
     Within,
 )
-from local2.service import Agent, BackgroundTurn, DocumentPages, own_text_of
+from local2.service import DocumentPages, own_text_of
+
+if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
+    from local2.service import Agent, BackgroundTurn
 
 GRADE_WAIT_S = 600.0  # as POST /query?wait=critique waits for a grade that gave way
 READS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
@@ -75,7 +78,7 @@ def answer_of(payload: TurnPayload, critic_on: bool) -> AskResult:
     }
 
 
-async def run_turn(agent: Agent, turn: BackgroundTurn, graded: bool) -> TurnPayload:
+async def run_turn(agent: "Agent", turn: "BackgroundTurn", graded: bool) -> TurnPayload:
     """The turn's payload at publish (the critic goes on), or once graded; a cancelled call
     stops the turn (``POST /sessions/{id}/stop``)."""
     try:
@@ -96,9 +99,8 @@ async def run_turn(agent: Agent, turn: BackgroundTurn, graded: bool) -> TurnPayl
         raise Conflict(STOPPED, "Ask again to get an answer.") from None
 
 
-def add_chat_tools(server: MCPServer, agent: Agent, person: Person | None) -> None:
+def add_chat_tools(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     """Register ``ask`` and the tools over documents and memory on ``server``."""
-    critic_on = agent.info.critic
 
     @server.tool(
         title="Ask LoCAL2",
@@ -122,7 +124,7 @@ def add_chat_tools(server: MCPServer, agent: Agent, person: Person | None) -> No
         who = caller(person)
         options = agent.turn_options(compare=False)
         turn = await agent.turns.begin(question, session_id, options, tokens=False, person=who)
-        return answer_of(await run_turn(agent, turn, wait_for_grade), critic_on)
+        return answer_of(await run_turn(agent, turn, wait_for_grade), agent.info.critic)
 
     @server.tool(title="Search your files, documents, memory and library", annotations=READS)
     @refusals
@@ -143,7 +145,7 @@ def add_chat_tools(server: MCPServer, agent: Agent, person: Person | None) -> No
     add_memory_tools(server, agent, person)
 
 
-def add_document_tools(server: MCPServer, agent: Agent, person: Person | None) -> None:
+def add_document_tools(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     @server.tool(title="Your documents", annotations=READS)
     @refusals
     async def list_documents() -> Documents:
@@ -170,7 +172,7 @@ def add_document_tools(server: MCPServer, agent: Agent, person: Person | None) -
         return await anyio.to_thread.run_sync(read)
 
 
-def add_memory_tools(server: MCPServer, agent: Agent, person: Person | None) -> None:
+def add_memory_tools(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     @server.tool(title="Recall from your memory", annotations=READS)
     @refusals
     async def recall_memory(

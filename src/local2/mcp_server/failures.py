@@ -46,7 +46,6 @@ from local2.errors import (
     UnknownRun,
     UnknownTurn,
 )
-from local2.http import invalid_fields, problem, status_of
 from local2.mcp_server.shapes import Failure
 
 logger = logging.getLogger(__name__)
@@ -99,7 +98,7 @@ def fix_for(exc: Local2Error) -> str:
             f"Approve or deny the waiting tool call in the app (session "
             f"{exc.request.get('session_id')}), or ask in a new session (no session_id)."
         )
-    own = str(problem(exc).get("fix") or "")
+    own = exc.fix
     if own and not isinstance(exc, IN_MCP_WORDS):
         return own
     return next(fix for kind, fix in FIXES.items() if isinstance(exc, kind))
@@ -107,6 +106,10 @@ def fix_for(exc: Local2Error) -> str:
 
 def failure(exc: Local2Error) -> Failure:
     """``{error, fix, status}`` for ``exc``: what the API says and the status it answers."""
+    # Imported here, as in bad_arguments: local2.http's errors import FastAPI (about 0.6 s of
+    # CPU), which local2 mcp would otherwise load before it lists its tools.
+    from local2.http import problem, status_of
+
     said = problem(exc)
     error = str(said["error"]) or type(exc).__name__
     return {"error": error, "fix": fix_for(exc), "status": status_of(exc)}
@@ -146,6 +149,8 @@ def said_in(result: CallToolResult) -> Failure | None:
 def bad_arguments(errors: Any) -> CallToolResult:
     """Arguments the tool's input schema refuses (a missing question, ``k`` out of range, a
     wrong type), said as the API's 422 says the same mistake in a body."""
+    from local2.http import invalid_fields  # imported here: see failure()
+
     return failed_call(InvalidInput(invalid_fields(errors), ARGUMENTS_FIX))
 
 

@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
@@ -25,7 +25,9 @@ import anyio.to_thread
 from local2 import events
 from local2.contracts import STOP_RUN, Person, ResearchItem, ResearchPayload, collect_research
 from local2.errors import Local2Error, NotFound
-from local2.service import Agent
+
+if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
+    from local2.service import Agent
 
 log = logging.getLogger(__name__)
 Progress = Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]

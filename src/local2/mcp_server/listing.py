@@ -15,13 +15,15 @@ import base64
 import binascii
 import json
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from mcp_types import Annotations, ListResourcesResult, Resource
 
 from local2.contracts import DocumentRecord, Person, ResearchRun
 from local2.errors import InvalidInput
-from local2.service import Agent
+
+if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
+    from local2.service import Agent
 
 PAGE_SIZE = 50
 RECENT_RUNS = 200  # the newest runs listed; older ones are read by their id

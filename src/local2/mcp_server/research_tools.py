@@ -7,7 +7,7 @@ for the caller: a run is theirs, someone else's id answers as an unknown one doe
 
 import time
 from contextlib import suppress
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -20,7 +20,9 @@ from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import refusals
 from local2.mcp_server.following import follow, in_background
 from local2.mcp_server.shapes import ResearchResult, ResearchStatus, Runs
-from local2.service import Agent
+
+if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
+    from local2.service import Agent
 
 RunId = Annotated[str, Field(description="The run's id, as research returned it.")]
 FIRST_STATE_S = 10.0
@@ -47,7 +49,7 @@ def result_of(payload: ResearchPayload) -> ResearchResult:
     }
 
 
-def first_state(agent: Agent, run_id: str, person: Person) -> ResearchPayload | None:
+def first_state(agent: "Agent", run_id: str, person: Person) -> ResearchPayload | None:
     """A run just started, once its first checkpoint is written (None: not within
     :data:`FIRST_STATE_S`), so that research_status finds it from then on."""
     deadline = time.monotonic() + FIRST_STATE_S
@@ -89,14 +91,14 @@ WORKS = ToolAnnotations(
 )
 
 
-def add_research_tools(server: MCPServer, agent: Agent, person: Person | None) -> None:
+def add_research_tools(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     """Register the research tools on ``server``, over ``agent``'s research service."""
     add_run_tool(server, agent, person)
     add_input_tool(server, agent, person)
     add_reading_tools(server, agent, person)
 
 
-def add_run_tool(server: MCPServer, agent: Agent, person: Person | None) -> None:
+def add_run_tool(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     """``research``: a run, followed to its end (or its pause), or started in the background."""
 
     @server.tool(title="Research a question", annotations=WORKS)
@@ -138,7 +140,7 @@ def add_run_tool(server: MCPServer, agent: Agent, person: Person | None) -> None
         return await _result(agent, str(payload.get("run_id")), who)
 
 
-def add_input_tool(server: MCPServer, agent: Agent, person: Person | None) -> None:
+def add_input_tool(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     """``research_input``: answer a paused run, and follow the rest of it."""
 
     @server.tool(name="research_input", title="Answer a paused research run", annotations=WORKS)
@@ -165,7 +167,7 @@ def add_input_tool(server: MCPServer, agent: Agent, person: Person | None) -> No
         return await _result(agent, run_id, who)
 
 
-def add_reading_tools(server: MCPServer, agent: Agent, person: Person | None) -> None:
+def add_reading_tools(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     """``research_status``, ``research_result`` and ``list_research_runs``."""
 
     @server.tool(title="How far a research run is", annotations=READS)
@@ -203,11 +205,11 @@ def add_reading_tools(server: MCPServer, agent: Agent, person: Person | None) ->
         return {"runs": found}
 
 
-async def _payload(agent: Agent, run_id: str, person: Person) -> ResearchPayload:
+async def _payload(agent: "Agent", run_id: str, person: Person) -> ResearchPayload:
     return await anyio.to_thread.run_sync(
         lambda: agent.research.payload(run_id, person, agent.access)
     )
 
 
-async def _result(agent: Agent, run_id: str, person: Person) -> ResearchResult:
+async def _result(agent: "Agent", run_id: str, person: Person) -> ResearchResult:
     return result_of(await _payload(agent, run_id, person))

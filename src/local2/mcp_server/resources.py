@@ -5,7 +5,7 @@ document as ``local2://documents/{document_id}`` and one of its pages as
 (:mod:`local2.mcp_server.listing`)."""
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -15,7 +15,10 @@ from local2.errors import Conflict, InvalidInput, Local2Error
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import mcp_error
 from local2.mcp_server.listing import document_uri
-from local2.service import Agent, own_text_of
+from local2.service import own_text_of
+
+if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
+    from local2.service import Agent
 
 T = TypeVar("T")
 
@@ -29,7 +32,7 @@ async def answered(work: Callable[[], T], ctx: Context[Any, Any]) -> T:
         raise mcp_error(exc, ctx.protocol_version) from None
 
 
-def report_markdown(agent: Agent, run_id: str, person: Person) -> str:
+def report_markdown(agent: "Agent", run_id: str, person: Person) -> str:
     """A run's report, once written (a run still going or paused has none yet)."""
     payload = agent.research.payload(run_id, person, agent.access)
     report = payload.get("report") or ""
@@ -41,7 +44,7 @@ def report_markdown(agent: Agent, run_id: str, person: Person) -> str:
     return report
 
 
-def page_text(agent: Agent, document_id: str, n: str, person: Person) -> str:
+def page_text(agent: "Agent", document_id: str, n: str, person: Person) -> str:
     try:
         number = int(n)
     except ValueError:
@@ -50,7 +53,7 @@ def page_text(agent: Agent, document_id: str, n: str, person: Person) -> str:
     return "\n\n".join(page["text"] for page in pages["pages"])
 
 
-def document_text(agent: Agent, document_id: str, person: Person) -> str:
+def document_text(agent: "Agent", document_id: str, person: Person) -> str:
     """A document's text, page by page, as much as one read holds; where it stops, a line
     saying where the rest is."""
     read = own_text_of(agent).pages(person, document_id)
@@ -66,7 +69,7 @@ def document_text(agent: Agent, document_id: str, person: Person) -> str:
     return "\n\n".join(parts)
 
 
-def add_resources(server: MCPServer, agent: Agent, person: Person | None) -> None:
+def add_resources(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     """Register the report, document and page resources and the prompts on ``server``."""
 
     @server.resource(

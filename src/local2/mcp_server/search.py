@@ -10,10 +10,13 @@ their hits are merged by rank: each source's best, then each one's second, and s
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from local2.contracts import Person, SearchHit, SearchHits, SearchSource
 from local2.errors import InvalidInput, Unavailable
-from local2.service import Agent
+
+if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
+    from local2.service import Agent
 
 EVERYWHERE: tuple[SearchSource, ...] = ("documents", "files", "memory", "library")
 

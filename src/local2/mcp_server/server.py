@@ -1,28 +1,26 @@
 """LoCAL2 as an MCP server (the official ``mcp`` SDK's :class:`MCPServer`): over stdio for a
-desktop client (``local2 mcp``), and over streamable HTTP at ``/mcp`` on ``local2 serve``.
+desktop client (``local2 mcp``), and over streamable HTTP at ``/mcp`` on ``local2 serve``
+(:mod:`local2.mcp_server.over_http`).
 
 On HTTP the transport sits behind the server's own guards: every request passes the
 Host/Origin check (:class:`~local2.http.guard.RequestGuard`, around the whole app, so the
 SDK's own DNS-rebinding check is left off rather than kept as a second, different list;
 there, every request to ``/mcp``, a GET's event stream too, has its Origin checked, as the
 MCP specification asks) and says who it is as on every API route
-(:class:`~local2.mcp_server.caller.PersonGate`).
+(:class:`~local2.mcp_server.over_http.PersonGate`). Over stdio the server answers before the
+agent has opened (:mod:`local2.mcp_server.opening`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
-from fastapi import FastAPI
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import (
     INVALID_PARAMS,
     CallToolResult,
@@ -32,25 +30,25 @@ from mcp_types import (
     PaginatedRequestParams,
 )
 from pydantic import ValidationError
-from starlette.routing import Route
 
 from local2 import __version__
 from local2.config import quiet_logging
 from local2.contracts import Person
 from local2.errors import InvalidInput, Local2Error, NotFound
-from local2.http import Identify
 from local2.mcp_server.audit import CallAudit, Transport
-from local2.mcp_server.caller import PersonGate, caller
+from local2.mcp_server.caller import caller
 from local2.mcp_server.chat_tools import add_chat_tools
 from local2.mcp_server.failures import bad_arguments, crashed, mcp_error, unknown_tool
 from local2.mcp_server.listing import page
+from local2.mcp_server.opening import OpeningAgent, WaitForAgent
 from local2.mcp_server.research_tools import add_research_tools
 from local2.mcp_server.resources import add_resources
-from local2.service import Agent
+
+if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
+    from local2.service import Agent
 
 logger = logging.getLogger(__name__)
 SDK_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-MCP_PATH = "/mcp"  # every request to it has its Origin checked (add_guards)
 INSTRUCTIONS = (
     "LoCAL2 is the person's local research assistant. ask: a chat turn in a session of "
     "theirs. research: a verified research report with its sources (a long run: wait=false, "
@@ -135,11 +133,15 @@ class Local2Server(MCPServer[Any]):
 
 
 def build_server(
-    agent: Agent, person: Person | None = None, transport: Transport = "stdio"
+    agent: Agent,
+    person: Person | None = None,
+    transport: Transport = "stdio",
+    first: Sequence[ServerMiddleware[Any]] = (),
 ) -> MCPServer:
     """The MCP server over ``agent``: every call is ``person``'s (stdio), or, with none, the
-    person its HTTP request was signed in as (:class:`PersonGate`); each written to the
-    audit log with them (:class:`CallAudit`)."""
+    person its HTTP request was signed in as (:class:`~local2.mcp_server.over_http.PersonGate`);
+    each written to the audit log with them (:class:`CallAudit`), after the ``first``
+    middleware."""
     # Before the SDK's server, whose logging.basicConfig is then a no-op: its handler would
     # let dependencies' DEBUG lines through to the host's stderr.
     level = logging.getLevelName(quiet_logging(agent.settings.system.log_level))
@@ -151,7 +153,7 @@ def build_server(
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level=level if level in SDK_LEVELS else "WARNING",
-        middleware=[CallAudit(agent, person, transport)],
+        middleware=[*first, CallAudit(agent, person, transport)],
     )
     add_chat_tools(server, agent, person)
     add_research_tools(server, agent, person)
@@ -159,30 +161,11 @@ def build_server(
     return server
 
 
-def serve_stdio(agent: Agent, person: Person) -> None:
-    """Serve MCP on this process's stdin and stdout until the client closes them."""
-    anyio.run(build_server(agent, person).run_stdio_async)
-
-
-def mount_mcp(app: FastAPI, agent: Agent, who: Identify) -> MCPServer:
-    """Serve MCP at ``/mcp`` in ``app`` (streamable HTTP), each request ``who`` says; its
-    sessions are run while the app runs (its lifespan)."""
-    server = build_server(agent, transport="http")
-    no_second_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=no_second_check)
-    manager = server.session_manager
-    endpoint = PersonGate(StreamableHTTPASGIApp(manager), who)
-    app.router.routes.append(
-        Route(
-            MCP_PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False
-        )
-    )
-    before = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(running: Any) -> AsyncIterator[Any]:
-        async with manager.run(), before(running) as state:
-            yield state
-
-    app.router.lifespan_context = lifespan
-    return server
+def serve_stdio(opening: OpeningAgent, person: Person) -> None:
+    """Serve MCP on this process's stdin and stdout until the client closes them, answering
+    from the start while ``opening`` opens the agent (:mod:`local2.mcp_server.opening`)."""
+    # The opening agent stands in for the agent: WaitForAgent holds back every request that
+    # reads it until it has opened, and its settings are there from the start.
+    server = build_server(cast("Agent", opening), person, first=[WaitForAgent(opening)])
+    opening.start()
+    anyio.run(server.run_stdio_async)
