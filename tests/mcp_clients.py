@@ -8,7 +8,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import httpx2
 import yaml
@@ -45,9 +45,13 @@ def write_config(config_dir: Path, overrides: dict[str, dict[str, Any]]) -> Path
 
 @asynccontextmanager
 async def stdio_session(
-    config_dir: Path, *extra: str, env: dict[str, str] | None = None
+    config_dir: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    errlog: TextIO = sys.stderr,
 ) -> AsyncIterator[ClientSession]:
-    """``local2 --config DIR [extra] mcp`` started by the SDK's stdio client."""
+    """``local2 --config DIR [extra] mcp`` started by the SDK's stdio client (its stderr to
+    ``errlog``)."""
     import os
 
     params = StdioServerParameters(
@@ -56,7 +60,7 @@ async def stdio_session(
         env={**os.environ, **(env or {})},
     )
     async with (
-        stdio_client(params) as (read, write),
+        stdio_client(params, errlog=errlog) as (read, write),
         ClientSession(read, write, read_timeout_seconds=300) as session,
     ):
         await session.initialize()
