@@ -5,6 +5,7 @@ by ``make test``; see docs/architecture.md.)"""
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import tokenize
 from collections import defaultdict
@@ -24,7 +25,9 @@ def sources() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py")) + sorted(TEST_KIT.rglob("*.py"))
 
 
+@functools.cache
 def modules() -> dict[str, ast.Module]:
+    """Every module parsed once for the whole file (each test walks the same trees)."""
     found = {}
     for path in sources():
         top = PACKAGE.parent if PACKAGE in path.parents else TEST_KIT.parent
@@ -100,10 +103,14 @@ def test_no_module_reaches_into_another_modules_private_members() -> None:
     """``agent._head(...)`` from another module is how the house lost its shape: ask the
     owner for a public method instead."""
     members = private_members()
+    owners: dict[str, set[str]] = defaultdict(set)  # a private member's name -> its modules
+    for module, names in members.items():
+        for member in names:
+            owners[member].add(module)
     reached = []
     for name, tree in modules().items():
         own = members.get(name, set())
-        others = {m for module, names in members.items() if module != name for m in names}
+        others = {m for m, where in owners.items() if where - {name}}
         for node in ast.walk(tree):
             if not isinstance(node, ast.Attribute) or not is_private(node.attr):
                 continue

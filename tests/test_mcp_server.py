@@ -140,7 +140,10 @@ def test_a_run_started_in_the_background_is_followed(served: dict[str, Any]) -> 
                     status = await session.call_tool(
                         "research_status", {"run_id": started["run_id"]}
                     )
-                    seen.append(structured(status)["status"])
+                    said = structured(status)
+                    seen.append(said["status"])
+                    if not isinstance(said["status"], str):
+                        seen.append(said)
             result = await session.call_tool("research_result", {"run_id": started["run_id"]})
             return started, seen, structured(result)
 
