@@ -10,7 +10,7 @@ test:
 	.venv/bin/ruff check src tests bench testkit
 	.venv/bin/lint-imports
 	.venv/bin/mypy
-	.venv/bin/python -m pytest -q -n 3 --dist loadfile
+	.venv/bin/python -m pytest -q -n 4 --dist loadfile
 
 lint:
 	.venv/bin/ruff check src tests bench testkit

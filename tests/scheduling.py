@@ -1,4 +1,4 @@
-"""Heaviest test file first, for ``pytest -n 3 --dist loadfile`` (see conftest).
+"""Heaviest test file first, for ``pytest -n 4 --dist loadfile`` (see conftest).
 
 xdist's ``loadfile`` hands out files in order of how many tests each has, so a file of one
 long test (``local2 eval demo`` on the embedded model, minutes) could start last and run
