@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from local2.tools.corpus.index import open_corpus as open_corpus
     from local2.tools.fallback import quoted as quoted
     from local2.tools.library_keep import LibraryKeeper as LibraryKeeper
+    from local2.tools.library_tools import LIBRARY_EMPTY as LIBRARY_EMPTY
     from local2.tools.library_tools import library_sourced as library_sourced
     from local2.tools.mcp import load_mcp_tools as load_mcp_tools
     from local2.tools.mcp import shutdown_mcp as shutdown_mcp
