@@ -10,6 +10,7 @@ without being called, so the run goes on with what was read instead of waiting.
 
 from __future__ import annotations
 
+import contextvars
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -173,7 +174,8 @@ def run_calls(
     workers = min(settings.fetch_workers, len(planned))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="local2-read") as pool:
         futures = [
-            pool.submit(
+            pool.submit(  # in the step's context, so its events stream as they happen
+                contextvars.copy_context().run,
                 call_with_retry,
                 services,
                 spec,

@@ -163,10 +163,27 @@ def plan(
     if by_rule:
         reason, note = "the second hop the model did not name", None
     origin = "hop" if by_rule else asked.source
-    adopted = adopt(view, chosen, origin, asked, reason, model_skipped=note)
+    why = fallback_why(asked, origin, bool(model_skipped))
+    adopted = adopt(view, chosen, origin, asked, reason, model_skipped=note, why=why)
     if view.get("review") and not view.get("reviewed"):
         adopted = awaiting_plan(view, adopted)  # the person sees it before the first search
     return {**start, **adopted, **remember(asked, services)}
+
+
+def fallback_why(asked: Structured[Plan], origin: str, model_skipped: bool) -> str | None:
+    """Why the rule's plan was used instead of the model's, in words for the person (None:
+    the model's plan was used)."""
+    if origin not in ("fallback", "no-tools"):
+        return None
+    if model_skipped:
+        return "the model failed its plan's schema earlier in this run, so the rule plans"
+    if origin == "no-tools":
+        return "every search it could still try had failed"
+    if not asked.attempts:
+        return "the model was not asked"
+    errors = asked.attempts[-1].errors or asked.attempts[-1].schema_errors
+    said = f": {errors[0][:160]}" if errors else ""
+    return f"the model's plan could not be used, even after one repair{said}"
 
 
 def after_plan(state: ResearchState) -> str:
@@ -281,8 +298,10 @@ def replan(
     noted = event(state, events.RESEARCH_REPLAN, reason=reason, forbidden=forbidden, n=replans)
     tools = step_catalog(services)
     asked: Structured[Plan] | None = None
+    why: str | None = None
     if replans > settings.max_replans:
         chosen, origin = fallback_plan([], tools, settings.read_top), "no-tools"
+        why = f"it had replanned {replans - 1} times (research.max_replans), the most it may"
     else:
         observations = [
             observation(steps[i]) for i in state.get("order") or [] if steps[i]["tool"] != COMPOSE
@@ -301,7 +320,10 @@ def replan(
         else:  # the replan broke the rules: the fallback, which leaves forbidden calls out
             chosen = _replan_fallback(state, tools, settings.read_top)
             origin = "fallback" if len(chosen.steps) > 1 else "no-tools"
-    adopted = adopt(state, chosen, origin, asked, f"replan: {reason}", followup=_followup_n(state))
+            why = fallback_why(asked, origin, False)
+    adopted = adopt(
+        state, chosen, origin, asked, f"replan: {reason}", followup=_followup_n(state), why=why
+    )
     return {
         **adopted,
         "replans": replans,
