@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -203,3 +204,42 @@ def test_embedded_model_ends_with_a_schema_valid_plan_and_a_report(
     )
     assert payload["status"] == "done" and payload["report"].startswith("# How do tide mills work?")
     assert web.searches()  # it searched the loopback web
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_offline_on_the_embedded_model_a_run_with_no_source_exits_4_with_its_next_step(
+    tmp_path: Path,
+) -> None:
+    """As a newcomer runs it on a fresh machine with no network and no Ollama: every search
+    fails (keyless ddgs through a proxy where nothing listens), so the run ends no_sources,
+    exits 4, prints what it tried and the next step as plain text, and no model text; with
+    "My library only" and an empty library, it says the library is empty."""
+    pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
+    env = {"LOCAL2_HOME": str(tmp_path / "home")}
+    question = "What are the health benefits of green tea?"
+    web = local2("research", question, "--max-rounds", "1", env=env, timeout=600)
+    library = local2(
+        "research", question, "--sources", "library", "--max-rounds", "1", env=env, timeout=600
+    )
+    listed = json.loads(local2("research", "list", "--json", env=env).stdout)
+    for result in (web, library):
+        assert result.returncode == 4, result.stderr
+        assert "Traceback" not in result.stderr
+        assert "embedded demo model" in result.stderr  # no Ollama: the embedded model planned
+        assert "No sources" in result.stderr and "no report was written" in result.stderr
+        report = result.stdout.split("\n", 1)[1]  # after "run <id>"
+        assert "No report: no source could be gathered, so nothing was written." in report
+        assert "What was tried:" in report and "Next step: " in report
+        # Plain text: no Markdown marks or escapes, and nothing a model wrote.
+        assert not re.search(r"\\[_()>`*]|\*\*|~~|^#", report, re.M), report
+        assert "Removed as unsupported" not in report and "References" not in report
+        lines = [line for line in report.splitlines() if line.strip()]
+        assert lines[0] == question and set(lines[1]) == {"="}
+        told = ("No report:", "What was tried:", "- searched ", "Next step: ")
+        assert all(line.startswith(told) for line in lines[2:]), lines
+    assert f'- searched the web for "{question}": no network' in web.stdout
+    assert "--sources library" in web.stdout and "corpus" in web.stdout
+    assert f'- searched your library for "{question}": your library is empty' in library.stdout
+    assert "Research on the web first" in library.stdout and "try again later" not in library.stdout
+    assert [r["status"] for r in listed] == ["no_sources", "no_sources"]
