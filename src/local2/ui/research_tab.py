@@ -206,6 +206,8 @@ class ResearchTab(ResearchSteer, RunShown):
         sources: Any = "web",
         request: gr.Request | None = None,
     ) -> Iterator[Updates]:
+        if (question or "").strip():  # at once, before the run is opened: a clean page
+            yield {**self.panels("idle"), **self.cleared(), self.status: f"**{PLANNING}**"}
         try:
             person = self.person(request)
             items = self.research.stream(
@@ -219,7 +221,6 @@ class ResearchTab(ResearchSteer, RunShown):
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
             return
-        yield {**self.panels("idle"), **self.cleared(), self.status: f"**{PLANNING}**"}
         yield from self._follow(items, question, person, fresh=True)
 
     def reopen(self, run_id: str | None, request: gr.Request | None = None) -> Iterator[Updates]:
