@@ -2,9 +2,11 @@
 tried and the one next step that fits the cause, and no model writes from nothing.
 
 Real parts throughout: the real ChatOllama against the Ollama-protocol server, the real SQLite
-checkpointer, search as it fails offline (``ddgs`` through a proxy where nothing listens, see
-``tests/conftest.py``), Brave's provider refused by a loopback server (real httpx), the
-person's real (empty) library, the HTTP API over a socket and the MCP SDK's client at ``/mcp``.
+checkpointer, search as it fails offline (``ddgs`` replaying what the real library raised on a
+machine with no network, tests/fixtures/ddgs/recorded.json), the real ``ddgs`` through a proxy
+where nothing listens (a refused connection, see ``tests/conftest.py``), Brave's provider
+refused by a loopback server (real httpx), the person's real (empty) library, the HTTP API
+over a socket and the MCP SDK's client at ``/mcp``.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from local2.config import load_settings
 from local2.errors import RunNotReady
 from local2.service.agent import Agent
 from local2.service.research import Research
+from local2.tools import search_providers
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 from tests.mcp_clients import http_session, structured
+from tests.test_search_auto import RecordedDDGS
 from tests.test_api import Served
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
@@ -49,11 +53,18 @@ def overrides(fake: FakeOllama, web: LoopbackWeb, tmp_path: Path, **search: Any)
     return settings
 
 
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keyless ddgs fails as the real library does on a machine with no network."""
+    monkeypatch.setattr(search_providers, "_ddgs_client", RecordedDDGS("no_network"))
+
+
 def offline(fake: FakeOllama, web: LoopbackWeb, tmp_path: Path) -> Research:
-    """Research whose web search fails as it does with no network (keyless ddgs)."""
+    """Research whose web search is keyless ddgs (failing, see ``no_network``)."""
     return Research(load_settings(overrides=overrides(fake, web, tmp_path, provider="ddgs")))
 
 
+@pytest.mark.usefixtures("no_network")
 def test_no_network_ends_no_sources_with_what_was_tried_and_the_library_or_corpus_next(
     web: LoopbackWeb, tmp_path: Path
 ) -> None:
@@ -69,7 +80,9 @@ def test_no_network_ends_no_sources_with_what_was_tried_and_the_library_or_corpu
     assert payload["status"] == "no_sources" and payload["sources"] == []
     found = payload["no_sources"]
     assert found is not None and found["cause"] == "no_network"
-    assert f'searched the web for "{QUESTION}": no network' in found["tried"]
+    said = ": no network: this machine could not look up the search engines"
+    assert f'searched the web for "{QUESTION}"{said}' in found["tried"]
+    assert all(t.endswith(said) for t in found["tried"]), found["tried"]  # each search tried
     assert "library" in found["next_step"] and "`corpus`" in found["next_step"]
     # No model text: the model was asked for plans, never for a report, and nothing graded it.
     assert "compose" not in brain.requests and "grade" not in brain.requests
@@ -117,10 +130,29 @@ def test_a_provider_that_refused_names_the_key_to_check(web: LoopbackWeb, tmp_pa
     found = payload["no_sources"]
     assert payload["status"] == "no_sources" and found is not None
     assert found["cause"] == "refused"
-    assert "BRAVE_API_KEY" in found["next_step"] and "refused" in found["next_step"]
-    assert any(t.endswith(": refused") for t in found["tried"]), found["tried"]
+    assert found["next_step"].startswith("Check `BRAVE_API_KEY`")  # the key, never its value
+    assert "not-a-real-key" not in json.dumps(payload)
+    said = ": search failed: 401 (the API key was rejected: check BRAVE_API_KEY)"
+    assert f'searched the web for "{QUESTION}"{said}' in found["tried"], found["tried"]
 
 
+def test_a_refused_connection_names_the_network_settings_to_check(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    """The real ddgs through a proxy where nothing listens: refused, not "no network"."""
+    with FakeOllama(ResearchBrain()) as fake:
+        research = offline(fake, web, tmp_path)
+        payload = research.run(QUESTION)
+        research.close()
+    found = payload["no_sources"]
+    assert payload["status"] == "no_sources" and found is not None
+    assert found["cause"] == "refused"
+    said = ": cannot reach the search engines: the connection was refused"
+    assert f'searched the web for "{QUESTION}"{said}' in found["tried"], found["tried"]
+    assert "proxy or firewall" in found["next_step"]
+
+
+@pytest.mark.usefixtures("no_network")
 def test_the_api_and_mcp_show_no_sources(web: LoopbackWeb, tmp_path: Path) -> None:
     with FakeOllama(ResearchBrain()) as fake:
         settings = overrides(fake, web, tmp_path, provider="ddgs")

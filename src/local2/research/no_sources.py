@@ -4,8 +4,9 @@ Instead of asking a model to write without sources (it invents), the run says wh
 and the one next step that fits why nothing was found (docs/research.md): no network (read your
 library, or search documents on disk with the ``corpus`` provider), an empty library (read
 on the web first, or import a library), a provider that refused (which key or setting to
-check), and so on. The cause is read off the steps' errors as the tools worded them; the raw
-detail stays in the event log and the steps.
+check), and so on. The cause is the one a failed search names (``ToolError.data["cause"]``,
+kept on its call's record), or else read off the step's error as its tool worded it; the raw
+detail stays in the event log.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from local2.contracts import NoSources
 from local2.research.plan_schema import COMPOSE
 from local2.research.state import ResearchState, StepRecord
 from local2.research.verify import plain
-from local2.tools import LIBRARY_EMPTY
+from local2.tools import LIBRARY_EMPTY, NO_NETWORK, TIMEOUT
 
 NO_REPORT = "No report: no source could be gathered, so nothing was written."
 _REFUSED = re.compile(
@@ -33,6 +34,9 @@ _NETWORK = re.compile(
 _TIMEOUT = re.compile(r"timeout|timed out", re.IGNORECASE)
 _NO_RESULTS = re.compile(r"^no results\b|no results found|nothing in your library", re.IGNORECASE)
 _URL = re.compile(r"\S+://\S+")
+# a search's cause as a kind; every other cause it names (a refused connection, a rejected
+# key, a rate limit, an unreadable answer, a missing package) is a provider that refused
+_BY_CAUSE = {NO_NETWORK: "no_network", TIMEOUT: "timeout"}
 _KEYS = (
     ("tavily", "TAVILY_API_KEY"),
     ("brave", "BRAVE_API_KEY"),
@@ -88,6 +92,17 @@ NEXT_STEPS = {
 }
 
 
+def step_outcome(step: StepRecord) -> tuple[str, str]:
+    """A failed step as one kind and the fix its tool named: from the cause a failed search
+    names (``ToolError.data["cause"]``, tools/search_failures.py) where its call has one, else
+    from its error's words (a read, an empty library, a tool from before causes)."""
+    for call in reversed(step.get("calls") or []):
+        cause = call.get("cause")
+        if cause and call.get("error"):
+            return (_BY_CAUSE.get(cause, "refused"), call.get("fix") or "")
+    return outcome(step.get("error")), ""
+
+
 def outcome(error: str | None) -> str:
     """A step's error as one kind: empty_library, refused, no_network, timeout,
     nothing_found, or failed (none of those)."""
@@ -139,15 +154,22 @@ def _tried_line(step: StepRecord, library: bool) -> str:
     query = args.get("query")
     if isinstance(query, str) and query.strip():
         where = "your library" if library else ("the web" if tool == "web_search" else tool)
-        what = f'searched {where} for "{plain(query)}"'
+        what = f'searched {where} for "{_one_line(query)}"'
     else:
         target = next((str(v) for k, v in args.items() if k in ("url", "path")), "")
-        what = f"read {plain(target)}" if target else f"{tool} ({plain(str(dict(args)))[:80]})"
+        what = f"read {_one_line(target)}" if target else f"{tool} ({str(dict(args))[:80]})"
     if step.get("status") != "failed":
         return f"{what}: nothing usable"
-    kind = outcome(step.get("error"))
-    said = OUTCOMES.get(kind) or plain(_URL.sub("…", str(step.get("error") or "")))[:120]
+    kind, _fix = step_outcome(step)
+    error = str(step.get("error") or "")
+    if kind != "empty_library" and any(c.get("cause") for c in step.get("calls") or []):
+        return f"{what}: {_one_line(error)}"  # a search's failure, in the person's words
+    said = OUTCOMES.get(kind) or _one_line(_URL.sub("…", error))[:120]
     return f"{what}: {said}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _cause(kinds: list[str], library: bool, ledger: bool) -> str:
@@ -163,7 +185,8 @@ def _cause(kinds: list[str], library: bool, ledger: bool) -> str:
 
 
 def no_sources(state: ResearchState) -> NoSources:
-    """What the run tried and the next step, for a run that ends with no usable source."""
+    """What the run tried (plain text, for the payload) and the next step, for a run that
+    ends with no usable source."""
     steps = state.get("steps") or {}
     library = state.get("looks_in") == "library"
     tried = [
@@ -172,12 +195,14 @@ def no_sources(state: ResearchState) -> NoSources:
         if i in steps and steps[i].get("tool") != COMPOSE and steps[i].get("status") != "pending"
     ]
     ran = [s for s in tried if s.get("status") != "skipped"]
-    kinds = [outcome(s.get("error")) for s in ran if s.get("status") == "failed"]
+    outcomes = [step_outcome(s) for s in ran if s.get("status") == "failed"]
+    kinds = [kind for kind, _fix in outcomes]
     if ran and not kinds:
         kinds = ["nothing_found"]  # they ran and found nothing they could file
     cause = _cause(kinds, library, bool(state.get("ledger")))
+    fixes = [fix for kind, fix in outcomes if kind == cause and fix]
     if cause == "refused":
-        step = refused_step([str(s.get("error") or "") for s in ran])
+        step = fixes[-1] if fixes else refused_step([str(s.get("error") or "") for s in ran])
     else:
         step = NEXT_STEPS[cause]
     return {
@@ -192,6 +217,7 @@ def no_sources_markdown(question: str, found: NoSources) -> str:
     report was written, what was tried and the next step (no model text)."""
     parts = [f"# {question.strip()}", f"**{NO_REPORT}**"]
     if found["tried"]:
-        parts.append("What was tried:\n\n" + "\n".join(f"- {t}" for t in found["tried"]))
+        tried = "\n".join(f"- {plain(t)}" for t in found["tried"])  # untrusted: queries, URLs
+        parts.append(f"What was tried:\n\n{tried}")
     parts.append(f"**Next step:** {found['next_step']}")
     return "\n\n".join(parts) + "\n"
