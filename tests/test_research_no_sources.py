@@ -30,8 +30,8 @@ from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 from tests.mcp_clients import http_session, structured
-from tests.test_search_auto import RecordedDDGS
 from tests.test_api import Served
+from tests.test_search_auto import RecordedDDGS
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "extraction_corpus" / "pages"
 QUESTION = "What are the health benefits of green tea?"

@@ -13,13 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from local2.config import load_settings
 from local2.service.agent import Agent
+from local2.tools import search_providers
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 from tests.test_api import Served
+from tests.test_search_auto import RecordedDDGS
 from tests.test_ui_browser import BROWSER_MARKS, browser, text_of, wait_text
 
 __all__ = ["browser"]  # the module-scoped browser fixture, shared with the chat UI tests
@@ -163,10 +167,12 @@ def test_a_paused_plan_shows_its_own_controls_and_a_new_run_starts_on_a_clean_pa
 
 
 def test_a_run_whose_every_search_fails_ends_no_sources_with_its_next_step(
-    tmp_path: Path, browser: Any
+    tmp_path: Path, browser: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Keyless search fails as it does offline (a proxy where nothing listens): the run
-    ends ``no_sources``, the page says so and what to do, and shows no model text."""
+    """Keyless search fails as the real ddgs does on a machine with no network (replayed,
+    tests/fixtures/ddgs/recorded.json): the run ends ``no_sources``, the page says so and
+    what to do, and shows no model text."""
+    monkeypatch.setattr(search_providers, "_ddgs_client", RecordedDDGS("no_network"))
     brain = ResearchBrain(extra=["The report is as follows: green tea cures everything."])
     with research_tab(browser, tmp_path, brain, provider="ddgs") as tab:
         tab.ask("What are the health benefits of green tea?", review=False)

@@ -167,11 +167,16 @@ def call_with_retry(
         attempts=attempts,
         chars=len(result.text) if result is not None else 0,
     )
-    if error is not None and "cause" in reason:
+    return (found if error is None else []), _with_reason(record, reason), log
+
+
+def _with_reason(record: CallRecord, reason: Reason) -> CallRecord:
+    """A failed call's record with the cause and fix its tool named."""
+    if record["error"] is not None and "cause" in reason:
         record["cause"] = reason["cause"]
-    if error is not None and "fix" in reason:
+    if record["error"] is not None and "fix" in reason:
         record["fix"] = reason["fix"]
-    return (found if error is None else []), record, log
+    return record
 
 
 def run_calls(

@@ -19,7 +19,7 @@ from local2.contracts import NoSources
 from local2.research.plan_schema import COMPOSE
 from local2.research.state import ResearchState, StepRecord
 from local2.research.verify import plain
-from local2.tools import LIBRARY_EMPTY, NO_NETWORK, TIMEOUT
+from local2.tools import BAD_REPLY, HTTP_STATUS, LIBRARY_EMPTY, NO_NETWORK, TIMEOUT
 
 NO_REPORT = "No report: no source could be gathered, so nothing was written."
 _REFUSED = re.compile(
@@ -34,9 +34,15 @@ _NETWORK = re.compile(
 _TIMEOUT = re.compile(r"timeout|timed out", re.IGNORECASE)
 _NO_RESULTS = re.compile(r"^no results\b|no results found|nothing in your library", re.IGNORECASE)
 _URL = re.compile(r"\S+://\S+")
-# a search's cause as a kind; every other cause it names (a refused connection, a rejected
-# key, a rate limit, an unreadable answer, a missing package) is a provider that refused
-_BY_CAUSE = {NO_NETWORK: "no_network", TIMEOUT: "timeout"}
+# a search's cause as a kind: an error status or an unreadable answer is a provider that
+# failed; every other cause (a refused connection, a rejected key, a rate limit, a missing
+# package or key) is a provider that refused
+_BY_CAUSE = {
+    NO_NETWORK: "no_network",
+    TIMEOUT: "timeout",
+    HTTP_STATUS: "failed",
+    BAD_REPLY: "failed",
+}
 _KEYS = (
     ("tavily", "TAVILY_API_KEY"),
     ("brave", "BRAVE_API_KEY"),
@@ -201,8 +207,10 @@ def no_sources(state: ResearchState) -> NoSources:
         kinds = ["nothing_found"]  # they ran and found nothing they could file
     cause = _cause(kinds, library, bool(state.get("ledger")))
     fixes = [fix for kind, fix in outcomes if kind == cause and fix]
-    if cause == "refused":
-        step = fixes[-1] if fixes else refused_step([str(s.get("error") or "") for s in ran])
+    if cause == "refused" and not fixes:
+        step = refused_step([str(s.get("error") or "") for s in ran])
+    elif cause in ("refused", "failed") and fixes:
+        step = fixes[-1]  # the fix the provider's own failure named (a key, a setting)
     else:
         step = NEXT_STEPS[cause]
     return {
