@@ -109,7 +109,13 @@ def test_my_library_only_with_an_empty_library_says_so_and_what_to_do(
     assert payload["status"] == "no_sources"
     found = payload["no_sources"]
     assert found is not None and found["cause"] == "empty_library"
-    assert f'searched your library for "{QUESTION}": your library is empty' in found["tried"]
+    assert found["tried"] == [f'searched your library for "{QUESTION}": your library is empty']
+    # Nothing else is tried: no other search of an empty library can find anything.
+    assert [p["origin"] for p in payload["plan"]] == ["model", "no-tools"]
+    assert payload["plan"][-1].get("why") == (
+        "your library is empty, so no other search of it can find anything"
+    )
+    assert brain.requests["plan"] == 1
     assert "Research on the web first" in found["next_step"]
     assert "local2 library import" in found["next_step"]
     report = payload["report"]

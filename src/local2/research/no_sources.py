@@ -61,14 +61,14 @@ NEXT_STEPS = {
     "no_network": (
         "This machine could not reach the web. Research your library instead ("
         + LIBRARY
-        + "), or search documents on disk with the offline `corpus` provider "
-        "(`search.provider: corpus` and `corpus_path` in web.yaml)."
+        + "), or search documents on disk with the offline `corpus` provider: set "
+        "`search.provider: corpus` and `corpus_path` in web.yaml."
     ),
     "empty_library": (
         "Your library is empty, so there was nothing to search. Research on the web first ("
         + WEB
-        + "): what a run reads is kept there; or import a library export "
-        "(`local2 library import FILE.zip`)."
+        + "): what a run reads is kept there. Or import a library export: "
+        "`local2 library import FILE.zip`."
     ),
     "library_nothing": (
         "Nothing in your library matches this question. Research it on the web ("

@@ -43,6 +43,7 @@ from local2.research.steering import answered_question, person_brief, usable_led
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
 from local2.research.structured import Structured, ask_structured
 from local2.research.subquestions import adopt, apply_edit
+from local2.tools import LIBRARY_EMPTY
 
 
 def _finished(state: ResearchState) -> dict[str, str]:
@@ -302,6 +303,10 @@ def replan(
     if replans > settings.max_replans:
         chosen, origin = fallback_plan([], tools, settings.read_top), "no-tools"
         why = f"it had replanned {replans - 1} times (research.max_replans), the most it may"
+    elif any(LIBRARY_EMPTY in str(steps[i].get("error") or "") for i in fresh):
+        # the run reads only the library, and it is empty: no other search can find anything
+        chosen, origin = fallback_plan([], tools, settings.read_top), "no-tools"
+        why = "your library is empty, so no other search of it can find anything"
     else:
         observations = [
             observation(steps[i]) for i in state.get("order") or [] if steps[i]["tool"] != COMPOSE
