@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -203,3 +205,93 @@ def test_embedded_model_ends_with_a_schema_valid_plan_and_a_report(
     )
     assert payload["status"] == "done" and payload["report"].startswith("# How do tide mills work?")
     assert web.searches()  # it searched the loopback web
+
+
+NO_SOURCES_QUESTION = "What are the health benefits of green tea?"
+
+
+def shown_as_no_sources(result: subprocess.CompletedProcess[str]) -> str:
+    """What a person sees of a run that found no source: exit 4, no traceback, the embedded
+    model's notice, "No sources" on stderr, and on stdout a plain-text page (the question,
+    that no report was written, what was tried, the next step) with no Markdown and nothing a
+    model wrote. Returns that page."""
+    assert result.returncode == 4, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "embedded demo model" in result.stderr  # no Ollama: the embedded model planned
+    assert "No sources" in result.stderr and "no report was written" in result.stderr
+    report = result.stdout.split("\n", 1)[1]  # after "run <id>"
+    assert "No report: no source could be gathered, so nothing was written." in report
+    assert "What was tried:" in report and "Next step: " in report
+    # Plain text: no Markdown marks or escapes, and nothing a model wrote.
+    assert not re.search(r"\\[_()>`*]|\*\*|~~|^#", report, re.M), report
+    assert "Removed as unsupported" not in report and "References" not in report
+    lines = [line for line in report.splitlines() if line.strip()]
+    assert lines[0] == NO_SOURCES_QUESTION and set(lines[1]) == {"="}
+    told = ("No report:", "What was tried:", "- searched ", "Next step: ")
+    assert all(line.startswith(told) for line in lines[2:]), lines
+    return report
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_on_the_embedded_model_a_run_with_no_source_exits_4_with_its_next_step(
+    tmp_path: Path,
+) -> None:
+    """As a newcomer runs it with no Ollama: every search fails (keyless ddgs through a proxy
+    where nothing listens: the connection is refused), so the run ends no_sources, exits 4,
+    prints what it tried and the next step as plain text, and no model text; with "My library
+    only" and an empty library, it says the library is empty."""
+    pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
+    env = {"LOCAL2_HOME": str(tmp_path / "home")}
+    question = NO_SOURCES_QUESTION
+    web = local2("research", question, "--max-rounds", "1", env=env, timeout=600)
+    library = local2(
+        "research", question, "--sources", "library", "--max-rounds", "1", env=env, timeout=600
+    )
+    listed = json.loads(local2("research", "list", "--json", env=env).stdout)
+    refused = shown_as_no_sources(web)
+    assert f'- searched the web for "{question}": cannot reach the search engines: the ' in refused
+    assert "Next step: Check this machine's network connection and any proxy or firewall" in refused
+    empty = shown_as_no_sources(library)
+    assert f'- searched your library for "{question}": your library is empty' in empty
+    assert "Research on the web first" in empty and "try again later" not in empty
+    assert [r["status"] for r in listed] == ["no_sources", "no_sources"]
+    shown = local2("research", "list", env=env).stdout
+    assert shown.count("no_sources") == 2, shown
+
+
+def can_cut_the_network() -> bool:
+    """Whether this machine lets a process run in a network namespace of its own (no
+    interface but a loopback that is down: nothing can be reached or looked up)."""
+    if shutil.which("unshare") is None:
+        return False
+    tried = subprocess.run(["unshare", "-rn", "true"], capture_output=True, check=False)
+    return tried.returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.skipif(not can_cut_the_network(), reason="no network namespaces (unshare -rn)")
+def test_offline_on_the_embedded_model_says_no_network_and_what_works_offline(
+    tmp_path: Path,
+) -> None:
+    """A machine with no network at all (its own network namespace, so the real ddgs client
+    fails its name lookups as it does offline, with no proxy in the way): exit 4, the search
+    tried said to have found no network, and the next step is the library or the corpus."""
+    pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "DDGS_PROXY"}
+    env["LOCAL2_HOME"] = str(tmp_path / "home")
+    command = [str(Path(sys.executable).with_name("local2")), "research", NO_SOURCES_QUESTION]
+    result = subprocess.run(
+        ["unshare", "-rn", *command, "--max-rounds", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    page = shown_as_no_sources(result)
+    assert f'- searched the web for "{NO_SOURCES_QUESTION}": no network: this machine ' in page
+    assert "Next step: This machine could not reach the web. Research your library" in page
+    assert "--sources library" in page and "`corpus`" not in page and "corpus" in page

@@ -154,12 +154,23 @@ def test_when_every_search_fails_the_last_fallback_calls_no_tools_and_says_why(
     # left calls no tools.
     origins = [p["origin"] for p in payload["plan"]]
     assert origins == ["model", "fallback", "model", "no-tools"]
+    whys = [p.get("why") for p in payload["plan"]]  # a rule's plan says why it was used
+    assert whys[0] is None and whys[2] is None
+    assert whys[1].startswith("the model's plan could not be used, even after one repair: ")
+    assert "not valid JSON" in whys[1] and whys[3]
     overview = f"{QUESTION} overview"  # the test brain's replan
     assert web.searches() == [QUESTION, keywords(QUESTION), overview]  # 404: no retry
-    assert payload["status"] == "done" and payload["sources"] == []
+    # No source, no report: the run ends no_sources, says what it tried and what to do,
+    # and no model was asked to write from nothing.
+    assert payload["status"] == "no_sources" and payload["sources"] == []
+    assert "compose" not in brain.requests
+    found = payload["no_sources"]
+    assert found is not None and found["cause"] == "failed"
+    assert f'searched the web for "{QUESTION}": search failed: 404' in found["tried"]
     report = payload["report"]
     assert report.startswith(f"# {QUESTION}")
-    assert "No sources could be gathered" in report and "search failed: 404" in report
+    assert "No report: no source could be gathered" in report and "search failed: 404" in report
+    assert found["next_step"] in report and "`local2 doctor` checks the search" in report
     assert "No statement survived verification" not in report
 
 
@@ -223,7 +234,11 @@ def test_independent_steps_run_side_by_side(web: LoopbackWeb, tmp_path: Path) ->
         run = research(fake, web, tmp_path, max_rounds=1)
         payload = run.run("What do otters and earthworms have in common?")
         run.close()
-    log = [e for e in payload["event_log"] if e["subject"] == "research.step"]
+    log = [  # the searches' (compose starts and ends after them)
+        e
+        for e in payload["event_log"]
+        if e["subject"] == "research.step" and e.get("tool") != "compose"
+    ]
     started = [e["t"] for e in log if e["status"] == "started"]
     ended = [e["t"] for e in log if e["status"] == "done"]
     assert len(started) == 2 and max(started) < min(ended)  # both began before either ended

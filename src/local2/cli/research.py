@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from local2.service import Research
 
 ICONS = {"pending": "○", "started": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
+NO_SOURCES_EXIT = 4  # the run gathered no usable source: no report (docs/cli.md)
+ENDED = {"done": "finished", "stopped": "stopped ({stopped})", "no_sources": "found no source"}
 COLOURS = {"done": "green", "failed": "red", "skipped": "yellow", "started": "cyan"}
 
 
@@ -111,9 +113,10 @@ class Checklist:
     def event(self, entry: dict[str, Any]) -> None:
         subject = entry.get("subject", "")
         if subject == events.RESEARCH_PLAN:
+            why = f": {entry['why']}" if entry.get("why") else ""  # why a rule's plan
             self.line(
-                f"[bold]Plan[/] (round {entry.get('round')}, {entry.get('origin')}): "
-                f"{escape(str(entry.get('goal') or ''))}"
+                f"[bold]Plan[/] (round {entry.get('round')}, {entry.get('origin')}"
+                f"{escape(why)}): {escape(str(entry.get('goal') or ''))}"
             )
             for step in entry.get("steps") or []:
                 self.steps[step["id"]] = step
@@ -127,6 +130,9 @@ class Checklist:
             gaps = entry.get("gaps") or []
             what = "follow-up: " + "; ".join(gaps) if gaps else (entry.get("stop") or "done")
             self.line(f"[bold]Round {entry.get('n')}[/] {escape(what)}")
+        elif subject == events.RESEARCH_REPORT and entry.get("no_sources"):
+            cause = str(entry["no_sources"]).replace("_", " ")
+            self.line(f"[bold yellow]No sources[/] ({escape(cause)}): no report was written")
         elif subject == events.RESEARCH_REPORT:
             self.line(
                 f"[bold]Report:[/] {entry.get('sources')} sources, {entry.get('citations')} "
@@ -303,9 +309,9 @@ def _finished_already(
             known = reader.payload(resume, person, access)
     finally:
         reader.close()
-    if known["status"] not in ("done", "stopped"):
+    if known["status"] not in ENDED:
         return False
-    ended = "finished" if known["status"] == "done" else f"stopped ({known['stopped']})"
+    ended = ENDED[known["status"]].format(stopped=known["stopped"])
     err.print(f"run {resume} {ended} already")
     _finish(known, as_json, out_file)
     return True
@@ -398,11 +404,12 @@ def run_followup(ctx: typer.Context, run_id: str, question: str, as_json: bool) 
         print(json.dumps(answered or {}, ensure_ascii=False, indent=2, default=str))
         return
     out.print()
-    out.print((answered["answer"] if answered else None) or "", markup=False)
+    show_text((answered["answer"] if answered else None) or "")
 
 
 def _finish(payload: ResearchPayload, as_json: bool, out_file: Path | None) -> None:
-    """The report to ``--out``, the payload (``--json``) or the report to stdout."""
+    """The report to ``--out`` (Markdown), the payload (``--json``) or the report to stdout
+    (as plain text); a run that found no source exits with :data:`NO_SOURCES_EXIT`."""
     if out_file is not None:
         out_file.write_text(payload.get("report") or "", encoding="utf-8")
         err.print(f"Report written to {out_file}")
@@ -410,7 +417,17 @@ def _finish(payload: ResearchPayload, as_json: bool, out_file: Path | None) -> N
         print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
     elif out_file is None:
         out.print()
-        out.print(payload.get("report") or "", markup=False)
+        show_text(payload.get("report") or "")
+    if payload.get("status") == "no_sources":
+        raise typer.Exit(NO_SOURCES_EXIT)
+
+
+def show_text(markdown: str) -> None:
+    """Markdown printed as plain text: a terminal shows no escapes or marks."""
+    # markdown-it takes ~77 ms to import: only a command that prints a report pays for it.
+    from local2.cli.plain_text import markdown_text
+
+    out.print(markdown_text(markdown) if markdown.strip() else "", markup=False, end="")
 
 
 def _clarify_param(value: str | None) -> str | None:

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from local2.contracts.research import Clarification as Clarification
     from local2.contracts.research import ClarifyRequest as ClarifyRequest
     from local2.contracts.research import Followup as Followup
+    from local2.contracts.research import NoSources as NoSources
     from local2.contracts.research import PendingInput as PendingInput
     from local2.contracts.research import PlanAttempt as PlanAttempt
     from local2.contracts.research import PlannedStep as PlannedStep

@@ -11,7 +11,10 @@ from local2.contracts.records import EventEntry
 from local2.contracts.turn import Grade
 
 # stopped: finished early because the person stopped it (its report is from what was read)
-RunStatus = Literal["done", "stopped", "unfinished", "running", "failed", "awaiting_input"]
+# no_sources: finished with no usable source, so no report was written (see NoSources)
+RunStatus = Literal[
+    "done", "stopped", "no_sources", "unfinished", "running", "failed", "awaiting_input"
+]
 
 
 class ResearchCall(TypedDict):
@@ -24,6 +27,10 @@ class ResearchCall(TypedDict):
     duration_s: float
     attempts: int
     chars: int
+    # a failed search's cause (tools/search_failures.py: no_network, refused, timeout,
+    # rejected_key...) and its fix, as the tool named them
+    cause: NotRequired[str]
+    fix: NotRequired[str]
 
 
 class PlannedStep(TypedDict):
@@ -65,6 +72,7 @@ class PlanRecord(TypedDict):
     steps: list[PlannedStep]
     attempts: list[PlanAttempt]
     model_skipped: NotRequired[str]  # why the model was not asked (research/gave_up.py)
+    why: NotRequired[str]  # why a rule's plan (fallback, no-tools) was used, for the person
 
 
 class RoundRecord(TypedDict):
@@ -83,6 +91,21 @@ class ClarifyRequest(TypedDict):
 
     question: str
     readings: list[str]
+
+
+class NoSources(TypedDict):
+    """Why a run ended with no usable source, what it tried, and the one next step that fits
+    (no model was asked to write from nothing)."""
+
+    cause: Annotated[
+        str,
+        Field(
+            description="no_network, empty_library, library_nothing, refused, timeout, "
+            "nothing_found, no_tools, dropped or failed."
+        ),
+    ]
+    tried: Annotated[list[str], Field(description="Each search or read tried, and how it ended.")]
+    next_step: Annotated[str, Field(description="What to do next, for this cause.")]
 
 
 class UnsupportedSentence(TypedDict):
@@ -214,6 +237,10 @@ class ResearchPayload(TypedDict):
     status: RunStatus
     stopped: Annotated[
         str | None, Field(description="Why the run ended early (the person stopped it), or null.")
+    ]
+    no_sources: Annotated[
+        NoSources | None,
+        Field(description="Why no source was gathered and what to do (status no_sources)."),
     ]
     goal: str
     plan: list[PlanRecord]

@@ -10,6 +10,7 @@ without being called, so the run goes on with what was read instead of waiting.
 
 from __future__ import annotations
 
+import contextvars
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -25,12 +26,13 @@ from local2.research.ledger import Found
 from local2.research.readings import found_in
 from local2.research.state import CallRecord
 from local2.research.step_tools import StepTool
-from local2.tools import ToolContext, ToolResult
+from local2.tools import TIMEOUT, ToolContext, ToolResult, cause_of
 
 _TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\b", re.I)
 NO_TEXT = "(no readable text found on this page)"
 SKIPPED = "skipped: the read budget"  # how a call the budget of seconds cut off begins
 
+Reason = dict[str, str]  # a failed call's "cause" and "fix", when its tool named them
 Planned = tuple[str, dict[str, Any], str]  # (tool, args as the plan wrote them (JSON), title)
 
 
@@ -46,16 +48,18 @@ def call_tool(
     ctx: ToolContext,
     call_id: str,
     deadline: float | None = None,
-) -> tuple[ToolResult | None, str | None, float]:
-    """One tool call within its timeout (and before ``deadline``): ``(result, error, s)``."""
+) -> tuple[ToolResult | None, str | None, float, Reason]:
+    """One tool call within its timeout (and before ``deadline``): ``(result, error, s,
+    reason)``, ``reason`` the cause and fix a failed search names (``ToolError.data``)."""
     tool = services.tools.get(name)
     if tool is None:
-        return None, f"unknown tool: {name!r}", 0.0
+        return None, f"unknown tool: {name!r}", 0.0, {}
     timeout = tool.timeout_s or services.settings.generator.tool_timeout_s
     budget = None if deadline is None else deadline - time.time()
     cut = budget is not None and budget < timeout
     wait_s = max(0.0, budget) if budget is not None and cut else timeout
     started = services.runner.start(tool, args, ctx, call_id)
+    reason: Reason = {}
     try:
         result = started.future.result(timeout=wait_s)
         error = None
@@ -63,13 +67,25 @@ def call_tool(
         services.runner.stop([started])  # cancelled and waited for, not abandoned
         result = None
         error = _skipped(services) if cut else f"tool timeout after {timeout:g}s"
+        reason = {} if cut else {"cause": TIMEOUT}
     except ToolError as exc:
-        result, error = None, str(exc)
+        result, error, reason = None, str(exc), reason_of(exc)
     except Exception as exc:
         result, error = None, f"{type(exc).__name__}: {exc}"
     finally:
         services.runner.take(ctx.query_id, call_id)
-    return result, error, time.time() - started.started_at
+    return result, error, time.time() - started.started_at, reason
+
+
+def reason_of(exc: ToolError) -> Reason:
+    """The cause a failed search names (no network, refused, a rejected key...) and its fix,
+    for a run that must say what to do when nothing was found (research/no_sources.py)."""
+    reason: Reason = {}
+    if cause := cause_of(exc):
+        reason["cause"] = cause
+    if exc.fix:
+        reason["fix"] = exc.fix
+    return reason
 
 
 def _skipped(services: Services) -> str:
@@ -112,6 +128,7 @@ def call_with_retry(
     log: list[EventEntry] = []
     error: str | None = None
     result: ToolResult | None = None
+    reason: Reason = {}
     found: list[Found] = []
     attempts = 0
     duration = 0.0
@@ -121,7 +138,7 @@ def call_with_retry(
             break
         attempts += 1
         log.append(event(timing, events.tool_request(tool), tool=tool, args=args, call_id=call_id))
-        result, error, duration = call_tool(services, tool, args, ctx, call_id, deadline)
+        result, error, duration, reason = call_tool(services, tool, args, ctx, call_id, deadline)
         found = []
         if result is not None:
             found = found_in(spec, args, result.text, step_id, title) if spec is not None else []
@@ -150,7 +167,16 @@ def call_with_retry(
         attempts=attempts,
         chars=len(result.text) if result is not None else 0,
     )
-    return (found if error is None else []), record, log
+    return (found if error is None else []), _with_reason(record, reason), log
+
+
+def _with_reason(record: CallRecord, reason: Reason) -> CallRecord:
+    """A failed call's record with the cause and fix its tool named."""
+    if record["error"] is not None and "cause" in reason:
+        record["cause"] = reason["cause"]
+    if record["error"] is not None and "fix" in reason:
+        record["fix"] = reason["fix"]
+    return record
 
 
 def run_calls(
@@ -173,7 +199,8 @@ def run_calls(
     workers = min(settings.fetch_workers, len(planned))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="local2-read") as pool:
         futures = [
-            pool.submit(
+            pool.submit(  # in the step's context, so its events stream as they happen
+                contextvars.copy_context().run,
                 call_with_retry,
                 services,
                 spec,

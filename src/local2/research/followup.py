@@ -119,5 +119,8 @@ def followup_record(state: ResearchState, checked: Verified, ledger: list[Source
 
 
 def after_publish(state: ResearchState) -> list[str] | str:
-    """A follow-up ends at its answer; a run goes on to its grade and its memory."""
-    return END if state.get("decision") == FOLLOWUP_DONE else ["critique", "ingest"]
+    """A follow-up ends at its answer, a run with no source at its notice; a run goes on to
+    its grade and its memory."""
+    if state.get("decision") == FOLLOWUP_DONE or state.get("no_sources"):
+        return END  # a run with no source has no report to grade or remember
+    return ["critique", "ingest"]

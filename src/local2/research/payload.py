@@ -34,15 +34,18 @@ def step_rows(state: Mapping[str, Any]) -> list[ResearchStep]:
         row["duration_s"] = step.get("duration_s", 0.0)
         row["calls"] = list(step.get("calls") or [])
         row["sources"] = len(step.get("found") or [])
-        if step.get("tool") == COMPOSE and state.get("report"):
+        if step.get("tool") == COMPOSE and state.get("report") and step.get("status") != "skipped":
             row["status"] = "done"
         rows.append(row)
     return rows
 
 
 def finished_status(state: Mapping[str, Any]) -> RunStatus:
-    """A run with nothing left to run: stopped by the person, or done."""
-    return "stopped" if state.get("stopped") else "done"
+    """A run with nothing left to run: stopped by the person, ended with no usable source
+    (no report written), or done."""
+    if state.get("stopped"):
+        return "stopped"
+    return "no_sources" if state.get("no_sources") else "done"
 
 
 def research_payload(state: Mapping[str, Any]) -> ResearchPayload:
@@ -52,6 +55,7 @@ def research_payload(state: Mapping[str, Any]) -> ResearchPayload:
         "question": state.get("question"),
         "status": finished_status(state) if state.get("report") else "unfinished",
         "stopped": state.get("stopped"),
+        "no_sources": state.get("no_sources"),
         "goal": state.get("goal", ""),
         "plan": list(state.get("plans") or []),
         "steps": step_rows(state),

@@ -43,6 +43,7 @@ from local2.research.steering import answered_question, person_brief, usable_led
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
 from local2.research.structured import Structured, ask_structured
 from local2.research.subquestions import adopt, apply_edit
+from local2.tools import LIBRARY_EMPTY
 
 
 def _finished(state: ResearchState) -> dict[str, str]:
@@ -163,10 +164,27 @@ def plan(
     if by_rule:
         reason, note = "the second hop the model did not name", None
     origin = "hop" if by_rule else asked.source
-    adopted = adopt(view, chosen, origin, asked, reason, model_skipped=note)
+    why = fallback_why(asked, origin, bool(model_skipped))
+    adopted = adopt(view, chosen, origin, asked, reason, model_skipped=note, why=why)
     if view.get("review") and not view.get("reviewed"):
         adopted = awaiting_plan(view, adopted)  # the person sees it before the first search
     return {**start, **adopted, **remember(asked, services)}
+
+
+def fallback_why(asked: Structured[Plan], origin: str, model_skipped: bool) -> str | None:
+    """Why the rule's plan was used instead of the model's, in words for the person (None:
+    the model's plan was used)."""
+    if origin not in ("fallback", "no-tools"):
+        return None
+    if model_skipped:
+        return "the model failed its plan's schema earlier in this run, so the rule plans"
+    if origin == "no-tools":
+        return "every search it could still try had failed"
+    if not asked.attempts:
+        return "the model was not asked"
+    errors = asked.attempts[-1].errors or asked.attempts[-1].schema_errors
+    said = f": {errors[0][:160]}" if errors else ""
+    return f"the model's plan could not be used, even after one repair{said}"
 
 
 def after_plan(state: ResearchState) -> str:
@@ -281,8 +299,14 @@ def replan(
     noted = event(state, events.RESEARCH_REPLAN, reason=reason, forbidden=forbidden, n=replans)
     tools = step_catalog(services)
     asked: Structured[Plan] | None = None
+    why: str | None = None
     if replans > settings.max_replans:
         chosen, origin = fallback_plan([], tools, settings.read_top), "no-tools"
+        why = f"it had replanned {replans - 1} times (research.max_replans), the most it may"
+    elif any(LIBRARY_EMPTY in str(steps[i].get("error") or "") for i in fresh):
+        # the run reads only the library, and it is empty: no other search can find anything
+        chosen, origin = fallback_plan([], tools, settings.read_top), "no-tools"
+        why = "your library is empty, so no other search of it can find anything"
     else:
         observations = [
             observation(steps[i]) for i in state.get("order") or [] if steps[i]["tool"] != COMPOSE
@@ -301,7 +325,10 @@ def replan(
         else:  # the replan broke the rules: the fallback, which leaves forbidden calls out
             chosen = _replan_fallback(state, tools, settings.read_top)
             origin = "fallback" if len(chosen.steps) > 1 else "no-tools"
-    adopted = adopt(state, chosen, origin, asked, f"replan: {reason}", followup=_followup_n(state))
+            why = fallback_why(asked, origin, False)
+    adopted = adopt(
+        state, chosen, origin, asked, f"replan: {reason}", followup=_followup_n(state), why=why
+    )
     return {
         **adopted,
         "replans": replans,

@@ -11,6 +11,7 @@ graph's nodes on a turn-shaped view of the run, so both behave exactly as for a 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -32,13 +33,16 @@ from local2.graph import (
 from local2.models import Cancellation, thinking_and_answer
 from local2.research.followup import FOLLOWUP_DONE, followup_record
 from local2.research.ledger import source_list
+from local2.research.no_sources import no_sources, no_sources_markdown
 from local2.research.payload import research_payload
+from local2.research.plan_schema import COMPOSE
 from local2.research.prompts import compose_messages, followup_compose_messages
 from local2.research.state import ResearchState, ResearchUpdate, StepRecord
 from local2.research.steering import inbox_of, notes_only, person_brief, usable_ledger
 from local2.research.verify import report_markdown, verify
 
 EMPTY_DRAFT = "(The model wrote no report.)"
+NOTHING = "no source to write from"
 CHARS_PER_TOKEN = 2.5  # conservative, so the prompt fits a small model's context
 
 
@@ -71,15 +75,17 @@ def compose(
         )
     else:
         messages = compose_messages(view["question"], ledger, settings.source_chars, budget, brief)
-    draft = ""  # stopped before any source: the report says so (verify), no model is asked
-    if ledger or followup or not view.get("stopped"):
-        _thinking, answer = thinking_and_answer(call_model(services, messages, config, tools=False))
-        draft = answer.strip() or EMPTY_DRAFT
-    steps = state.get("steps") or {}
+    pending = [
+        s
+        for s in (state.get("steps") or {}).values()
+        if s["tool"] == COMPOSE and s["status"] == "pending"
+    ]
+    draft, log = _write(
+        view, pending, log, lambda: call_model(services, messages, config, tools=False)
+    )
     finished: dict[str, StepRecord | None] = {
-        i: {**s, "status": "done"}
-        for i, s in steps.items()
-        if s["tool"] == "compose" and s["status"] == "pending"
+        s["id"]: {**s, "status": "done"} if draft else {**s, "status": "skipped", "error": NOTHING}
+        for s in pending
     }
     return {
         **said,
@@ -87,6 +93,44 @@ def compose(
         "steps": finished,
         "event_log": log,
     }
+
+
+def _write(
+    view: ResearchState, pending: list[StepRecord], log: list[Any], ask: Callable[[], Any]
+) -> tuple[str, list[Any]]:
+    """The draft ``ask`` brings, with its compose steps' events (started, then done), or
+    none when there is no source to write from (no model is asked: verify says why)."""
+    ledger = usable_ledger(view)
+    if not ledger and not view.get("followup"):
+        skipped = [
+            event(view, events.RESEARCH_STEP, id=s["id"], status="skipped", reason=NOTHING)
+            for s in pending
+        ]
+        return "", [*log, *skipped]
+    began = time.time()
+    log = [
+        *log,
+        *(
+            event(view, events.RESEARCH_STEP, id=s["id"], status="started", tool=COMPOSE)
+            for s in pending
+        ),
+    ]
+    _thinking, answer = thinking_and_answer(ask())
+    took = round(time.time() - began, 3)
+    done = [
+        event(
+            view,
+            events.RESEARCH_STEP,
+            id=s["id"],
+            status="done",
+            tool=COMPOSE,
+            duration_s=took,
+            error=None,
+            sources=len(ledger),
+        )
+        for s in pending
+    ]
+    return answer.strip() or EMPTY_DRAFT, [*log, *done]
 
 
 def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:
@@ -105,6 +149,8 @@ def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> Resear
             from_ledger=record["from_ledger"],
         )
         return {"followups": [record], "event_log": [entry]}
+    if not ledger and not state.get("stopped"):  # nothing to report: what was tried, and then
+        return no_sources_update(state)
     references = checked.references(ledger)
     why = "" if ledger else why_no_sources(state)
     report = report_markdown(state["question"], checked, references, why)
@@ -130,28 +176,35 @@ def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> Resear
 
 
 def why_no_sources(state: ResearchState) -> str:
-    """Why a run reached its report with no source at all, in words for the report."""
+    """Why a run the person stopped reached its report with no source, in words for it."""
     steps = state.get("steps") or {}
-    failed = [
-        f"{s['tool']} failed ({s.get('error') or 'no reason given'})"
-        for i in state.get("order") or []
-        if (s := steps[i])["status"] == "failed"
-    ]
-    tools = [s["tool"] for s in steps.values() if s["tool"] != "compose"]
-    if state.get("stopped"):
-        ran = [s for s in steps.values() if s["tool"] != "compose" and s["status"] != "skipped"]
-        when = "before any source was found" if ran else "before anything was searched or read"
-        return f"No sources: the person stopped the run {when}."
-    if failed:
-        return (
-            "No sources could be gathered, so there is nothing to report: "
-            + "; ".join(dict.fromkeys(failed))
-            + ". Every other way to search or read had been tried or was not available; "
-            "try again later, or check the search settings with `local2 doctor`."
-        )
-    if not tools:
-        return "No sources: no research tool (web_search, web_fetch) is available."
-    return "No sources: the searches found nothing to read."
+    ran = [s for s in steps.values() if s["tool"] != "compose" and s["status"] != "skipped"]
+    when = "before any source was found" if ran else "before anything was searched or read"
+    return f"No sources: the person stopped the run {when}."
+
+
+def no_sources_update(state: ResearchState) -> ResearchUpdate:
+    """The run ends ``no_sources``: what it tried and the next step, in the report's place."""
+    found = no_sources(state)
+    entry = event(
+        state,
+        events.RESEARCH_REPORT,
+        sources=0,
+        citations=0,
+        unsupported=0,
+        removed_links=0,
+        no_sources=found["cause"],
+    )
+    return {
+        "report": no_sources_markdown(state["question"], found),
+        "body": "",
+        "unsupported": [],
+        "sources": [],
+        "citations": 0,
+        "removed_links": [],
+        "no_sources": found,
+        "event_log": [entry],
+    }
 
 
 def publish(state: ResearchState, runtime: Runtime[TurnContext]) -> ResearchUpdate:

@@ -17,6 +17,7 @@ from local2.contracts import (
     EventEntry,
     Followup,
     Keep,
+    NoSources,
     PlanRecord,
     ResearchCall,
     ResearchSource,
@@ -116,6 +117,7 @@ class ResearchState(TypedDict):
     sources: NotRequired[list[ResearchSource]]
     citations: NotRequired[int]
     removed_links: NotRequired[list[str]]
+    no_sources: NotRequired[NoSources | None]  # why no usable source was gathered (no report)
     event_log: NotRequired[Annotated[list[EventEntry], turn_list]]
     critique: NotRequired[Critique | None]
     grade_owed: NotRequired[bool]  # the critic gave way to the person's next question
@@ -179,6 +181,7 @@ class ResearchUpdate(TypedDict, total=False):
     sources: list[ResearchSource]
     citations: int
     removed_links: list[str]
+    no_sources: NoSources | None
     event_log: Sequence[EventEntry | str] | str
     critique: Critique | None
     grade_owed: bool

@@ -426,10 +426,12 @@ def adopt(
     reason: str,
     followup: int = 0,
     model_skipped: str | None = None,
+    why: str | None = None,
 ) -> ResearchUpdate:
     """Replace the pending steps by ``plan``'s, renumbered after every step so far and put
     on their sub-questions (new ones where they start one); ``model_skipped`` says why
-    the model was not asked for it (:mod:`local2.research.gave_up`)."""
+    the model was not asked for it (:mod:`local2.research.gave_up`), ``why`` why a rule's
+    plan (a fallback) was used, in words for the person."""
     steps = state.get("steps") or {}
     order = list(state.get("order") or [])
     round_n = state.get("round") or 1
@@ -442,7 +444,9 @@ def adopt(
     records: dict[str, StepRecord | None] = {**dropped, **{r["id"]: r for r in new}}
     order = [i for i in order if i not in dropped] + [s.id for s in plan.steps]
     summary = plan_summary(new)
-    skipped = {"model_skipped": model_skipped} if model_skipped else {}
+    skipped: dict[str, str] = {"model_skipped": model_skipped} if model_skipped else {}
+    if why:
+        skipped["why"] = why
     entry = event(
         state,
         events.RESEARCH_PLAN,
@@ -462,6 +466,8 @@ def adopt(
     }
     if model_skipped:  # first, as the event has it
         record = {"model_skipped": model_skipped, **record}
+    if why:
+        record["why"] = why
     return {
         "goal": state.get("goal") or plan.goal,
         "steps": records,

@@ -132,8 +132,13 @@ def not_ready(run_id: str, status: str, asked: str) -> RunNotReady:
         ),
         "done": f"It has finished: ask a follow-up, POST /research/{run_id}/followup.",
         "stopped": f"It was stopped: ask a follow-up, POST /research/{run_id}/followup.",
+        "no_sources": (
+            "It found no source, so it has no report to ask about: research the question "
+            "again after the next step its notice gives."
+        ),
         "running": f"Wait for it to finish, or steer it: POST /research/{run_id}/steer.",
     }
     fix = fixes.get(status, f"Resume it first: POST /research/{run_id}/resume.")
     # The fix is in the message too: the API's 409 carries the message alone.
-    return RunNotReady(f"Run {run_id} is {status.replace('_', ' ')}: {asked}. {fix}", fix)
+    state = {"no_sources": "finished with no source"}.get(status, status.replace("_", " "))
+    return RunNotReady(f"Run {run_id} is {state}: {asked}. {fix}", fix)

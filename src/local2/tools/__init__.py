@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from local2.tools.corpus.index import open_corpus as open_corpus
     from local2.tools.fallback import quoted as quoted
     from local2.tools.library_keep import LibraryKeeper as LibraryKeeper
+    from local2.tools.library_tools import LIBRARY_EMPTY as LIBRARY_EMPTY
     from local2.tools.library_tools import library_sourced as library_sourced
     from local2.tools.mcp import load_mcp_tools as load_mcp_tools
     from local2.tools.mcp import shutdown_mcp as shutdown_mcp
@@ -30,7 +31,12 @@ if TYPE_CHECKING:
     from local2.tools.runner import ToolRunner as ToolRunner
     from local2.tools.search_chain import auto_reasons as auto_reasons
     from local2.tools.search_chain import make_chain as make_chain
+    from local2.tools.search_failures import BAD_REPLY as BAD_REPLY
     from local2.tools.search_failures import DOCTOR as DOCTOR
+    from local2.tools.search_failures import HTTP_STATUS as HTTP_STATUS
+    from local2.tools.search_failures import NO_NETWORK as NO_NETWORK
+    from local2.tools.search_failures import TIMEOUT as TIMEOUT
+    from local2.tools.search_failures import cause_of as cause_of
     from local2.tools.trust import review as review
     from local2.tools.web import web_tools as web_tools
 else:

@@ -30,6 +30,8 @@ from local2.tools.web_fetch import RESULT_HEAD, question_for
 from local2.tools.web_search import format_hits
 
 FROM_LIBRARY = "from your library"
+# A run that reads only the library, searching an empty one: said so, for the person's next step
+LIBRARY_EMPTY = "Your library is empty"
 NOT_KEPT = (
     "fetch error: {url} is not in your library, and this run reads only the library "
     "(research --sources library): read a URL from search results"
@@ -90,6 +92,8 @@ class LibrarySearch:
             data.update(provider="library+web", web=len(more))
         found = found[:wanted]
         data.update(count=len(found), urls=[h.url for h in found])
+        if not found and self.web is None and not self.library.entries(ctx.owner):
+            return ToolResult(text=f"{LIBRARY_EMPTY}: nothing to search for {query}", data=data)
         if not found:
             return ToolResult(text=f"No results found for: {query}", data=data)
         return ToolResult(text=format_hits(found, dt.date.today()), data=data)

@@ -44,6 +44,7 @@ CSS = """
 .l2-eval-bar { height: 14px; background: #e6e6e6; border-radius: 7px; overflow: hidden; }
 .l2-eval-bar > div { height: 100%; background: #3c8d5a; }
 #eval-progress-text { margin-top: 0.3em; }
+.l2-hidden { display: none !important; }  /* mounted, not shown: ui/research_steer.py */
 """
 
 

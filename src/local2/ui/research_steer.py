@@ -41,14 +41,17 @@ if TYPE_CHECKING:
 
 # Hidden but kept on the page: a part first built hidden is mounted lazily, and updates to it
 # while a run streams could be lost (gradio-app/gradio#13494); one kept mounted takes each.
-HIDDEN: Literal["hidden"] = "hidden"
+# Gradio 6's gr.Column ignores visible="hidden" (it sets its class `hide` for a false value
+# only: every panel showed on a fresh page), so a panel is hidden by the app's CSS class.
+HIDE = "l2-hidden"  # display: none (ui/app.py's CSS)
 # What the steering parts show: nothing, the plan or the question of a pause, the says of a
 # running run, the follow-ups of a report.
 Mode = Literal["idle", "plan", "answer", "running", "reported"]
 
 
-def shown(visible: bool) -> bool | Literal["hidden"]:
-    return True if visible else HIDDEN
+def shown(visible: bool) -> Any:
+    """A panel's update: shown, or hidden by :data:`HIDE` (and still mounted)."""
+    return gr.update(elem_classes=[] if visible else [HIDE])
 
 
 class InputSent(TypedDict, total=False):
@@ -137,9 +140,9 @@ class ResearchSteer:
         raise NotImplementedError
 
     def build_pause(self) -> None:
-        with gr.Column(visible=HIDDEN, elem_id="research-pause") as self.pause_box:
+        with gr.Column(elem_classes=[HIDE], elem_id="research-pause") as self.pause_box:
             self.pause_info = gr.Markdown("", elem_id="research-pause-info")
-            # Built shown (so mounted: see HIDDEN), inside the hidden pause; shown by mode.
+            # Built shown (so mounted: see HIDE), inside the hidden pause; shown by mode.
             with gr.Column() as self.plan_box:
                 self.plan_edit = gr.Textbox(
                     label="Sub-questions, one a line: edit, delete, add or reorder lines",
@@ -157,7 +160,7 @@ class ResearchSteer:
         self.shown_plan = gr.State("")  # the plan as shown: unchanged means approved as is
 
     def build_steer(self) -> None:
-        with gr.Column(visible=HIDDEN, elem_id="research-steer") as self.steer_box:
+        with gr.Column(elem_classes=[HIDE], elem_id="research-steer") as self.steer_box:
             with gr.Row():
                 self.say = gr.Textbox(
                     label="Say something to the run (applied at its next step)",
@@ -167,7 +170,7 @@ class ResearchSteer:
                 )
                 self.say_send = gr.Button("Send", scale=1, elem_id="research-say-send")
                 self.add = gr.Button("Add as sub-question", scale=1, elem_id="research-add")
-            with gr.Row():
+            with gr.Row() as self.branch_row:  # shown when there is more than one to choose
                 self.branch = gr.Dropdown(
                     choices=[],
                     label="Sub-question",
@@ -177,13 +180,13 @@ class ResearchSteer:
                 )
                 self.stop_branch = gr.Button("Stop it", scale=1, elem_id="research-stop-branch")
                 self.drop_branch = gr.Button("Drop it", scale=1, elem_id="research-drop-branch")
-                self.stop_run = gr.Button(
-                    "Stop and write the report", variant="stop", scale=2, elem_id="research-stop"
-                )
+            self.stop_run = gr.Button(
+                "Stop and write the report", variant="stop", elem_id="research-stop"
+            )
             self.steer_note = gr.Markdown("", elem_id="research-steer-note")
 
     def build_followup(self) -> None:
-        with gr.Column(visible=HIDDEN, elem_id="research-followup-box") as self.followup_box:
+        with gr.Column(elem_classes=[HIDE], elem_id="research-followup-box") as self.followup_box:
             with gr.Row():
                 self.followup_q = gr.Textbox(
                     label="Ask a follow-up on this report", scale=5, elem_id="research-followup"
@@ -215,17 +218,20 @@ class ResearchSteer:
 
     # -- what the run shows ----------------------------------------------------------------
 
-    def panels(self, mode: Mode) -> dict[Any, Any]:
+    def panels(self, mode: Mode, branches: int = 0) -> dict[Any, Any]:
         """Which parts show, all of them on every update of a run: Gradio streams an update
         as the change from the one before, and a part an update leaves out can fall back to
-        how it was built, so the panels never depend on an earlier update arriving."""
+        how it was built, so the panels never depend on an earlier update arriving. Only
+        what applies shows: a sub-question to stop or drop when there is more than one
+        (``branches`` open)."""
         plan, answer = mode == "plan", mode == "answer"
         return {
-            self.pause_box: gr.update(visible=shown(plan or answer)),
+            self.pause_box: shown(plan or answer),
             self.plan_box: gr.update(visible=plan),
             self.question_box: gr.update(visible=answer),
-            self.steer_box: gr.update(visible=shown(mode == "running")),
-            self.followup_box: gr.update(visible=shown(mode == "reported")),
+            self.steer_box: shown(mode == "running"),
+            self.branch_row: gr.update(visible=branches > 1),
+            self.followup_box: shown(mode == "reported"),
         }
 
     def paused(self, request: ResearchRequest) -> tuple[Mode, dict[Any, Any]]:
@@ -247,7 +253,9 @@ class ResearchSteer:
         return {self.branch: gr.update(choices=choices)}
 
     def ended(self, payload: ResearchPayload) -> tuple[Mode, dict[Any, Any]]:
-        mode: Mode = "reported" if payload.get("report") else "idle"
+        """The follow-ups under a report (none for a run that found no source)."""
+        followed = payload.get("report") and payload.get("status") in ("done", "stopped")
+        mode: Mode = "reported" if followed else "idle"
         return mode, {self.followups: followups_markdown(payload)}
 
     # -- handlers --------------------------------------------------------------------------

@@ -4,200 +4,58 @@ The person steers the run (:mod:`local2.ui.research_steer`): the plan is shown f
 before the first search (the default; a switch turns it off), an ambiguous question is
 answered before planning, a say reaches the running run, and follow-ups go under the report.
 
-The checklist follows the run's events (each step pending, running, done or failed, with its
-duration); the sources panel lists what the ledger holds; the report shows citations as
-links to their sources and offers a Markdown download. Past runs can be reopened, and an
-unfinished one resumed. Everything the model or a page wrote is shown as text: citations
-and references link only to ledger URLs, and nothing loads by itself. Each run is the
-signed-in person's: the list of past runs shows only theirs, and someone else's run id is as
-unknown as one that never was.
+The checklist follows the run's events (:mod:`local2.ui.research_shown`), and the status
+line names what the run does now, from the first moment (:mod:`local2.ui.research_status`);
+the sources panel lists what the ledger holds; the report shows citations as links to their
+sources and offers a Markdown download (a run that found no source shows what it tried and
+the next step instead). Steering controls show only while they apply. Past runs can be
+reopened, and an unfinished one resumed. Everything the model or a page wrote is shown as
+text: citations and references link only to ledger URLs, and nothing loads by itself. Each
+run is the signed-in person's: the list of past runs shows only theirs, and someone else's
+run id is as unknown as one that never was.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
 from local2 import events
-from local2.contracts import (
-    Person,
-    PlannedStep,
-    ResearchCall,
-    ResearchPayload,
-    ResearchSource,
-    RunItem,
-)
+from local2.contracts import Person, ResearchSource, RunItem
 from local2.errors import Local2Error
-from local2.service import (
-    link_citations,
-    owner_folder,
-    plain,
-    private_dir,
-    safe_url,
-    why_found,
-    write_private,
-)
-from local2.ui.library_tab import is_entry_id, kept_link, kept_links
+from local2.service import plain
 from local2.ui.notices import notice_for
+from local2.ui.research_shown import RunShown, RunView, sources_markdown
+from local2.ui.research_status import PLANNING
 from local2.ui.research_steer import Mode, ResearchSteer
-from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
 from local2.ui.updates import Updates
 
 if TYPE_CHECKING:
     from local2.service import Agent, Research
 
-# Plain symbols: they render without an emoji font.
-REPORTS = "reports"  # under the data directory
-ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
 REFRESH_S = 0.2
-
-
-class StepRow(TypedDict, total=False):
-    """A step of the checklist: as the payload or a ``research.plan`` event gave it, with
-    what its ``research.step`` events said since."""
-
-    id: str | None
-    description: str | None
-    tool: str | None
-    args: dict[str, Any] | None  # as the planner (a model) or the person wrote them
-    requires: list[str] | None
-    round: int | None
-    status: str | None
-    error: str | None
-    duration_s: float | None
-    calls: list[ResearchCall]
-    sources: int
-    branch: str | None
-    followup: int | None
-
-
-@dataclass
-class RunView:
-    """One run as its events arrive: steps by id in plan order, and what happened."""
-
-    run_id: str = ""
-    steps: dict[str, StepRow] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    sources: list[ResearchSource] = field(default_factory=list)
-    payload: ResearchPayload | None = None
-
-    def seed(self, payload: ResearchPayload) -> None:
-        """Start from the run as it stands (a run going on from a pause or a follow-up)."""
-        for step in payload.get("steps") or []:
-            self.steps[str(step["id"])] = StepRow(**step)
-        self.sources = list(payload.get("sources") or [])
-
-    # entry: an event entry, its own fields beside subject and t (as local2.events has them)
-    def apply(self, entry: dict[str, Any]) -> None:
-        subject = entry.get("subject")
-        if subject == events.RESEARCH_PLAN:
-            planned: list[PlannedStep] = entry.get("steps") or []
-            for new in planned:
-                self.steps[str(new["id"])] = {
-                    "id": new["id"],
-                    "tool": new["tool"],
-                    "args": new["args"],
-                    "description": new["description"],
-                    "requires": new["requires"],
-                    "branch": new["branch"],
-                    "status": "pending",
-                }
-            for step_id, step in list(self.steps.items()):
-                if step["status"] == "pending" and step_id not in {
-                    s["id"] for s in entry.get("steps") or []
-                }:
-                    del self.steps[step_id]  # replaced by this plan
-            self.notes.append(f"Plan for round {entry.get('round')} ({entry.get('origin')})")
-        elif subject == events.RESEARCH_STEP:
-            known: StepRow = {"id": entry.get("id"), "tool": ""}
-            step = self.steps.setdefault(str(entry.get("id")), known)
-            status = str(entry.get("status"))
-            step["status"] = "running" if status == "started" else status
-            step["duration_s"] = entry.get("duration_s")
-            step["error"] = entry.get("error") or entry.get("reason")
-        elif subject == events.RESEARCH_REPLAN:
-            self.notes.append(f"Replanned: {entry.get('reason')}")
-        elif subject == events.RESEARCH_ROUND:
-            gaps = entry.get("gaps") or []
-            what = "follow-up: " + "; ".join(gaps) if gaps else (entry.get("stop") or "done")
-            self.notes.append(f"Round {entry.get('n')}: {what}")
-        elif subject == events.RESEARCH_STEER:
-            self.notes.append(f"You said ({entry.get('kind')}): {entry.get('effect')}")
-        elif subject == events.RESEARCH_INPUT:
-            stopped = "stopped the run" if entry.get("stopped") else "plan approved"
-            said = entry.get("answer") or entry.get("refused") or stopped
-            self.notes.append(f"You: {said}")
-        elif subject == events.RESEARCH_FOLLOWUP:
-            missing = entry.get("missing") or []
-            how = "searching " + "; ".join(missing) if missing else "from the sources read"
-            self.notes.append(f"Follow-up {entry.get('n')}: {how}")
-
-    def checklist(self) -> str:
-        if not self.steps:
-            return "_The plan appears here._"
-        lines = []
-        for step in self.steps.values():
-            status = step.get("status", "pending")
-            if step.get("tool") == "compose" and self.payload:
-                status = "done"
-            args = ", ".join(f"{k}={v}" for k, v in (step.get("args") or {}).items())
-            line = f"{ICONS.get(status or '', '○')} **{step['id']}** `{step.get('tool', '')}`"
-            if args:
-                line += f" — {plain(args)[:120]}"
-            if status == "running":
-                line += " (running…)"
-            elif (took := step.get("duration_s")) is not None and status in ("done", "failed"):
-                line += f" ({float(took):.2f} s)"
-            if error := step.get("error"):
-                line += f"  \n  _{plain(str(error))[:200]}_"
-            lines.append(f"- {line}")
-        notes = "\n".join(f"- {plain(n)[:300]}" for n in self.notes[-6:])
-        return neutralise("\n".join(lines) + (f"\n\n**Progress**\n{notes}" if notes else ""))
-
-
-def sources_markdown(sources: Sequence[ResearchSource]) -> str:
-    if not sources:
-        return "_Sources found and read appear here._"
-    lines = []
-    for s in sources:
-        kind = "read" if s.get("kind") == "page" else "found"
-        url = safe_url(str(s.get("url") or ""))
-        title = plain(str(s.get("title") or s.get("url") or ""))
-        line = f"{s['n']}. [{title}]({url}) · {kind}" if url else f"{s['n']}. {title}"
-        why = why_found(s)
-        line = f"{line} · {plain(why)}" if why else line
-        kept = str(s.get("kept_id") or "")
-        lines.append(f"{line} · kept copy {kept_link(kept)}" if is_entry_id(kept) else line)
-    return neutralise("\n".join(lines))
-
-
-def report_view(payload: ResearchPayload) -> str:
-    """The verified report with each ``[n]`` a link to its source (from the ledger), through
-    the app's shared neutraliser like every other model text."""
-    report = link_citations(str(payload.get("report") or ""), payload.get("sources") or [])
-    return neutralise(kept_links(report))
-
-
-def report_file(data_dir: Path, person: Person, payload: ResearchPayload) -> Path:
-    """The report as a Markdown file for ``person`` to download:
-    ``<data_dir>/reports/<their folder>/report-<run>.md``, readable only by the server's
-    user (folders 0700, the file 0600), never in a temp folder the machine's users share."""
-    folder = private_dir(private_dir(Path(data_dir) / REPORTS) / owner_folder(person.name))
-    name = f"report-{payload.get('run_id') or 'run'}.md"  # run ids follow the session id rule
-    return write_private(folder / name, str(payload.get("report") or ""))
+IMMEDIATE = ("research.", events.TOOL_REQUEST)  # shown at once: the status line names them
+PAUSED = {
+    "plan": "**The plan is ready: edit its sub-questions, then Approve.**",
+    "answer": "**A question before planning: answer it below.**",
+}
 
 
 def run_choices(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    return [(f"{r['status']} · {r['question'][:60]} · {r['run_id']}", r["run_id"]) for r in runs]
+    return [
+        (
+            f"{str(r['status']).replace('_', ' ')} · {r['question'][:60]} · {r['run_id']}",
+            r["run_id"],
+        )
+        for r in runs
+    ]
 
 
-class ResearchTab(ResearchSteer):
+class ResearchTab(ResearchSteer, RunShown):
     """Builds the tab's components (inside an open ``gr.Tab``) and handles its events."""
 
     def __init__(self, agent: Agent) -> None:
@@ -294,7 +152,7 @@ class ResearchTab(ResearchSteer):
 
     def build_past_runs(self) -> None:
         """The past runs, to open one or resume it."""
-        with gr.Accordion("Past runs", open=False), gr.Row():
+        with gr.Accordion("Past runs", open=False, elem_id="research-past-runs"), gr.Row():
             self.past = gr.Dropdown(
                 choices=[],
                 label="Run",
@@ -302,7 +160,7 @@ class ResearchTab(ResearchSteer):
                 allow_custom_value=True,
                 elem_id="research-past",
             )
-            self.refresh = gr.Button("Refresh", scale=1, size="sm")
+            self.refresh = gr.Button("Refresh", scale=1, size="sm", elem_id="research-refresh")
             self.open = gr.Button("Open / resume", scale=1, elem_id="research-open")
 
     def run_outputs(self) -> list[Any]:
@@ -323,7 +181,9 @@ class ResearchTab(ResearchSteer):
             self.question_box,
             self.answer,
             self.steer_box,
+            self.branch_row,
             self.branch,
+            self.steer_note,
             self.followup_box,
             self.followup_q,
             self.followups,
@@ -346,6 +206,8 @@ class ResearchTab(ResearchSteer):
         sources: Any = "web",
         request: gr.Request | None = None,
     ) -> Iterator[Updates]:
+        if (question or "").strip():  # at once, before the run is opened: a clean page
+            yield {**self.panels("idle"), **self.cleared(), self.status: f"**{PLANNING}**"}
         try:
             person = self.person(request)
             items = self.research.stream(
@@ -359,7 +221,6 @@ class ResearchTab(ResearchSteer):
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}
             return
-        yield {**self.panels("idle"), self.followups: ""}
         yield from self._follow(items, question, person, fresh=True)
 
     def reopen(self, run_id: str | None, request: gr.Request | None = None) -> Iterator[Updates]:
@@ -395,9 +256,12 @@ class ResearchTab(ResearchSteer):
                     shown = refreshed
                 elif kind == "awaiting_input":
                     mode, pause = self.paused(data)
-                    shown = {self.plan: view.checklist(), **pause}
+                    waits = PAUSED.get(str(data.get("waits_for")), PAUSED["plan"])
+                    shown = {self.plan: view.checklist(), **pause, self.status: waits}
                 elif kind == "final" and data.get("status") == "awaiting_input":
-                    shown = {self.status: f"Run `{view.run_id}` waits for you."}
+                    waits = str((data.get("awaiting") or {}).get("waits_for") or "plan")
+                    said = PAUSED.get(waits, PAUSED["plan"])
+                    shown = {self.status: f"Run `{view.run_id}` waits for you. {said}"}
                 elif kind in ("report", "final"):
                     view.payload = data
                     shown = self._show(view, data, person, final=kind == "final")
@@ -406,7 +270,7 @@ class ResearchTab(ResearchSteer):
                         shown |= end
                 else:
                     continue
-                yield {**self.panels(mode), **shown}
+                yield {**self.panels(mode, view.branches), **shown}
         except Local2Error as exc:
             yield {
                 **self.panels("idle"),
@@ -424,26 +288,26 @@ class ResearchTab(ResearchSteer):
     ) -> dict[Any, Any]:
         """The run's id and question; a fresh run clears the last report, a run going on
         shows its plan so far."""
-        view.run_id = data["run_id"]
+        view.run_id, view.question = data["run_id"], data["question"]
         said = data.get("library")  # where it looks, and a run kept off says so
         where = {"library": " · from your library only", "both": " · your library first"}
         extra = where.get(str(said["sources"] if said else None), "")
         extra += f" · {plain(str(said['note']))}" if said and said["keep"] == "off" else ""
-        shown: dict[Any, Any] = {
-            self.run_id: view.run_id,
-            self.status: f"Run `{view.run_id}` · {plain(data['question'])} · going on{extra}",
-        }
-        if not fresh:
+        view.doing.library = bool(said and said["sources"] == "library")
+        if not fresh:  # going on: from its plan so far
             view.seed(self.research.payload(view.run_id, person))
-            shown |= {self.plan: view.checklist()}
-        if fresh:
-            shown |= {
-                self.status: f"Run `{view.run_id}` · {plain(data['question'])}",
-                self.report: "",
-                self.download: gr.update(visible=False),
-                self.question: data["question"] if question is None else "",
+            view.doing.between = "Going on from where it was…"
+            return {
+                self.run_id: view.run_id,
+                self.status: view.status() + extra,
+                self.plan: view.checklist(),
             }
-        return shown
+        return {
+            **self.cleared(),
+            self.run_id: view.run_id,
+            self.status: view.status() + extra,
+            self.question: data["question"] if question is None else "",
+        }
 
     def _run_event(
         self,
@@ -456,41 +320,19 @@ class ResearchTab(ResearchSteer):
         else at most every ``REFRESH_S`` (None: not now); and when they were last shown."""
         view.apply(data)
         now = time.monotonic()
-        subject = data.get("subject")
+        subject = str(data.get("subject") or "")
         shown: dict[Any, Any] = {}
         if subject in (events.RESEARCH_PLAN, events.RESEARCH_STEER):
-            shown |= self.branches(self.research.payload(view.run_id, person)["subquestions"])
+            subquestions = self.research.payload(view.run_id, person)["subquestions"]
+            view.branches = sum(1 for q in subquestions if q.get("status") == "open")
+            shown |= self.branches(subquestions)
         if subject == events.RESEARCH_STEP:
             view.sources = [ResearchSource(**s) for s in self.research.found(view.run_id)]
-        elif now - last < REFRESH_S and not shown:
+        elif now - last < REFRESH_S and not shown and not subject.startswith(IMMEDIATE):
             return None, last
         shown |= {
+            self.status: view.status(),
             self.plan: view.checklist(),
             self.sources: sources_markdown(view.sources),
         }
         return shown, now
-
-    def _show(
-        self, view: RunView, payload: ResearchPayload, person: Person, final: bool
-    ) -> Updates:
-        crit = payload.get("critique")
-        grade = ""
-        if crit:
-            score = crit.get("score")
-            grade = f" · critic {score}/5" if score is not None else " · critic: no grade"
-        removed = len(payload.get("unsupported") or [])
-        saved = report_file(self.agent.settings.data_dir, person, payload)  # Gradio serves a copy
-        ended = "finished" if final else "reported"
-        if final and payload.get("status") == "stopped":
-            ended = f"stopped ({plain(str(payload.get('stopped') or 'by the person'))})"
-        return {
-            self.status: (
-                f"Run `{view.run_id}` {ended} · "
-                f"{len(payload.get('sources') or [])} sources · {payload.get('citations', 0)} "
-                f"citations · {removed} unsupported statement(s) removed{grade}"
-            ),
-            self.plan: view.checklist(),
-            self.sources: sources_markdown(payload.get("sources") or []),
-            self.report: report_view(payload),
-            self.download: gr.update(value=str(saved), visible=True),
-        }
