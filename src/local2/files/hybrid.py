@@ -164,7 +164,9 @@ def _read(
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    """A plain float, also for Chroma's stored vectors (numpy arrays): a numpy scalar in a
+    turn's document hits cannot be checkpointed."""
+    dot = float(sum(x * y for x, y in zip(a, b, strict=True)))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return dot / norm if norm else 0.0
 
