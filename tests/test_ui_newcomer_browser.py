@@ -88,6 +88,7 @@ def test_the_question_box_is_on_the_first_screen_and_stays_there_after_an_answer
     page.wait_for_timeout(800)  # anything that would scroll (autofocus) has happened
     assert page.evaluate("window.scrollY") == 0
     assert in_view(page, "#local2-question"), page.locator("#local2-question").bounding_box()
+    assert in_view(page, "#local2-send")
     assert in_view(page, "#local2-notice")  # the notices are read before the question
     shot(page, f"newcomer-first-view-{width}")
     ask_by_keyboard(page, NEWS)  # a tool card and a long answer

@@ -46,7 +46,8 @@ CSS = """
   #local2-header h2 { font-size: 1.25em; }
   #local2-header p { font-size: 0.85em; }
   #local2-notice p { font-size: 0.85em; }
-  #local2-chat { height: 28vh !important; min-height: 200px !important; }
+  #local2-chat { height: 21vh !important; min-height: 170px !important; }
+  #local2-ask-row > .form { min-width: 100% !important; }  /* Send and Stop go under it */
   #local2-model .info-text { display: none; }
 }
 /* Tables fit their panel (widths in per cent, in the parts' code); below a width that

@@ -96,7 +96,7 @@ class Chat(UIPart):
 
     def build(self) -> None:
         """The question, Send and Stop, under the conversation."""
-        with gr.Row():
+        with gr.Row(elem_id="local2-ask-row"):
             self.question = gr.Textbox(
                 placeholder=EXAMPLE_PROMPT,
                 show_label=False,
