@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
+from local2.cli.search import why
 from local2.contracts import LOCAL
 from local2.critic import grounding_flags
 from local2.errors import DocumentTooLarge, DocumentUnreadable, UnknownDocument
@@ -178,6 +179,7 @@ def test_attached_passages_are_what_local2_search_finds_even_a_chunk_too_long_to
     assert [(h["file"], h["page"]) for h in hits] == [(f["path"], f["page"]) for f in found["hits"]]
     assert any(built in h["text"] for h in hits)  # the model is given the answer
     assert [h.get("passage") for h in hits] == [f["passage"] for f in found["hits"]]
+    assert [h.get("found_by") for h in hits] == [why(f) for f in found["hits"]]  # its words
     assert sum(len(h["text"]) for h in hits) <= settings.documents.attached_chars
 
 

@@ -155,8 +155,12 @@ def test_a_run_shows_its_progress_and_stops(stack: Stack, browser: Any) -> None:
     page.click("#eval-run")
     wait_text(page, "#eval-progress", "of ", timeout=60_000)
     wait_text(page, "#eval-status", "done", timeout=120_000)
+    wait_text(page, "#eval-summary", "grader: ")  # the run that ended is picked and shown
     ended = text_of(page, "#eval-progress") + text_of(page, "#eval-status")
+    ended += text_of(page, "#eval-summary")
     assert ended.count("done") == 1, ended  # said once, by the status line
+    rows = table_rows(page, "#eval-questions")  # its questions, with no hunting for them
+    assert len(rows) == 4 and all(question and expected for question, expected, *_ in rows)
     assert "4 of 4" in text_of(page, "#eval-progress") and "left" not in ended
     assert "accuracy" in text_of(page, "#eval-status")
     newest = table_rows(page, "#eval-runs")[0]

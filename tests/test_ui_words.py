@@ -127,12 +127,18 @@ def test_document_hits_show_the_passage_that_answers() -> None:
         "score": 0.61234,
         "text": "Lock rope storm town. " * 40 + "The mill was built in 1418.",
         "passage": "… The mill was built in 1418.",
+        "found_by": "words #1, meaning #3",
     }
     assert document_rows([hit]) == [
-        ["my-documents/mill.pdf", "page 4", 0.612, "… The mill was built in 1418."]
+        [
+            "my-documents/mill.pdf",
+            "page 4",
+            "similarity 0.61; words #1, meaning #3",  # why it is first: not its similarity
+            "… The mill was built in 1418.",
+        ]
     ]
-    del hit["passage"]  # a turn checkpointed before hits carried their passage
-    assert document_rows([hit])[0][3].startswith("Lock rope storm town.")
+    del hit["passage"], hit["found_by"]  # a turn checkpointed before hits carried them
+    assert document_rows([hit])[0][2:] == ["similarity 0.61", hit["text"][:399] + "…"]
 
 
 def test_notices_show_addresses_as_text_and_the_picker_does_not_repeat_them() -> None:

@@ -52,3 +52,9 @@ class DocumentHit(TypedDict):
     passage: NotRequired[
         Annotated[str, Field(description="Its sentences that answer, as `local2 search` shows.")]
     ]
+    found_by: NotRequired[
+        Annotated[
+            str,
+            Field(description="Why search found it: `words #1, meaning #2` (BM25, similarity)."),
+        ]
+    ]

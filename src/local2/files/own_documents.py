@@ -302,6 +302,7 @@ class OwnDocuments:
                     "score": hit.similarity,
                     "text": text,
                     "passage": hit.passage,
+                    "found_by": hit.found_by(),
                 }
             )
         return found

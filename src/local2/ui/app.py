@@ -55,10 +55,8 @@ CSS = """
 #local2-memory th span, #local2-events th span, #tt-checkpoints th span,
 #local2-document-hits th span { white-space: nowrap; }
 #local2-memory table, #local2-document-hits table, #local2-events table { min-width: 420px; }
-#local2-memory table, #local2-document-hits table, #local2-events table, #eval-runs table,
-#eval-questions table, #local2-memory .virtual-row, #local2-document-hits .virtual-row,
-#local2-events .virtual-row, #eval-runs .virtual-row, #eval-questions .virtual-row
-{ font-family: var(--font); }
+/* Gradio draws tables in its monospace font, headers in bold: every table in the app's. */
+.gradio-container table, .gradio-container .virtual-row { font-family: var(--font); }
 #local2-memory .virtual-table-viewport, #local2-document-hits .virtual-table-viewport,
 #local2-events .virtual-table-viewport { scrollbar-width: auto; scrollbar-color: #9a9a9a #eee; }
 .l2-eval-bar { height: 14px; background: #e6e6e6; border-radius: 7px; overflow: hidden; }

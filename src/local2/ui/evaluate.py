@@ -149,7 +149,15 @@ class EvaluateTab:
     def _wire(self, limit: int, opens: Opens, tab: gr.Tab) -> None:
         listing = [self.runs, self.pick, self.chart_set, self.chart, self.set_pick]
         tab.select(self.list_runs, [self.chart_set], listing)
-        following = [self.progress, self.status, self.running, *listing]
+        # A run that ends is picked, its questions shown (no hunting for it in the list).
+        following = [
+            self.progress,
+            self.status,
+            self.running,
+            *listing,
+            self.summary,
+            self.questions,
+        ]
         self.run_btn.click(
             self.run,
             [self.set_pick, self.mode, self.limit, self.concurrency],
@@ -227,12 +235,18 @@ class EvaluateTab:
                     yield {self.progress: progress_bar(data)}
                 elif kind == "final":
                     summary = data["summary"]
+                    listing = self.list_runs(data["manifest"]["set"]["name"], request)
+                    choices = listing[self.pick]["choices"]
+                    picked, questions = self.show(run_id, request)
                     yield {  # the bar's counts stay; the status says how it ended, once
                         self.progress: progress_bar(last, finished=True),
                         self.status: f"Run `{run_id}` {data['status']}: "
                         f"{_accuracy(summary['accuracy'])}",
                         self.running: "",
-                        **self.list_runs(data["manifest"]["set"]["name"], request),
+                        **listing,
+                        self.pick: gr.update(choices=choices, value=run_id),
+                        self.summary: picked,
+                        self.questions: questions,
                     }
         except Local2Error as exc:
             yield {
@@ -302,7 +316,7 @@ class EvaluateTab:
             judge += " (read its grades with care)"
         text = (
             f"**{manifest['set']['name']}** · {manifest['mode']} · {manifest['model']} "
-            f"({manifest['backend']}) · {detail['status']}  \n"
+            f"({manifest['backend']})  \n"  # its status: in the runs table, and when it ends
             f"{_accuracy(summary['accuracy'])} · exact match "
             f"{100 * summary['exact_match']['value']:.1f} % · grader: {judge}"
         )
