@@ -42,6 +42,23 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return HeaviestFileFirst(config, log)
 
 
+_SCREENSHOTS: list[Path] = []  # this run's screenshot folder, once the session made it
+
+
+@pytest.fixture(scope="session", autouse=True)
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the browser tests keep their screenshots: a folder under pytest's temp folder
+    (``--basetemp``), never the repository's tracked files."""
+    folder = tmp_path_factory.mktemp("screenshots", numbered=False)
+    _SCREENSHOTS.append(folder)
+    return folder
+
+
+def screenshot_path(name: str) -> Path:
+    """The file of the screenshot ``name`` in this run's folder."""
+    return _SCREENSHOTS[-1] / f"{name}.png"
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No test reads the developer's config or data, or a real Ollama."""

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
+from local2.cli.search import why
+from local2.contracts import LOCAL
 from local2.critic import grounding_flags
 from local2.errors import DocumentTooLarge, DocumentUnreadable, UnknownDocument
 from local2.files import FileIndex, Folders, OwnDocuments
@@ -18,6 +20,7 @@ from local2.files.own_documents import safe_name
 from local2.graph.attached import attached_evidence, documents_block
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
+from local2.service.search import Searcher
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf
 from tests.conftest import make_settings
@@ -148,6 +151,55 @@ def test_attached_passages_are_the_sessions_own_and_best_first(tmp_path: Path) -
     assert lib.passages("alice", "s2", "Eling tidal mill") == []  # nothing attached there
     lib.attach("alice", mine["id"], "s2")
     assert lib.passages("alice", "s2", "Eling tidal mill restored")[0]["document_id"] == mine["id"]
+
+
+def test_attached_passages_are_what_local2_search_finds_even_a_chunk_too_long_to_fit(
+    tmp_path: Path,
+) -> None:
+    """A paragraph on one long line is one chunk, longer than the room for passages: it is
+    given by its best passage, not dropped for worse hits that fit (the hits, their pages
+    and their order are ``local2 search --in documents``'s)."""
+    built = "The Eling tidal mill was built in 1418 by the monks of Beaulieu Abbey."
+    long_line = f"{' '.join(samples.sentences(1, 40))} {built} {' '.join(samples.sentences(2, 20))}"
+    notes = [
+        " ".join(samples.sentences(10 + n, 6)) + " The mill was built of stone." for n in range(5)
+    ]
+    settings = make_settings(
+        tmp_path, memory={"embedder": "lexical"}, files={"embedder": "lexical"}
+    )
+    folders = Folders(settings)
+    lib = folders.own_documents
+    assert lib is not None
+    lib.add("local", "mill.md", "\n\n".join([long_line, *notes]).encode(), "s1")
+    question = "When was the Eling tidal mill built?"
+    assert len(long_line) > settings.documents.attached_chars  # it cannot fit whole
+
+    hits = lib.passages("local", "s1", question)
+    found = Searcher(folders).search(LOCAL, question, "documents", settings.documents.attached_k)
+    assert [(h["file"], h["page"]) for h in hits] == [(f["path"], f["page"]) for f in found["hits"]]
+    assert any(built in h["text"] for h in hits)  # the model is given the answer
+    assert [h.get("passage") for h in hits] == [f["passage"] for f in found["hits"]]
+    assert [h.get("found_by") for h in hits] == [why(f) for f in found["hits"]]  # its words
+    assert sum(len(h["text"]) for h in hits) <= settings.documents.attached_chars
+
+
+def test_passage_scores_are_plain_numbers_also_for_hits_found_by_words_alone(
+    tmp_path: Path, fake_ollama: Any
+) -> None:
+    """A hit found by its words alone gets its similarity from Chroma's stored vector (a
+    numpy array): still a plain float, or the turn's checkpoint cannot be written. (The
+    test kit's Ollama embeddings leave some chunks out of the nearest ones.)"""
+    settings = make_settings(
+        tmp_path, system={"ollama_host": fake_ollama.url}, memory={"embedder": "ollama"}
+    )
+    lib = Folders(settings).own_documents
+    assert lib is not None
+    lib.add("local", "report.pdf", report(), "s1")
+    question = "When was the Eling tidal mill restored?"
+    words_only = [h for h in lib.index("local").search(question, 4) if h.vector_rank is None]
+    assert words_only  # the case this is about
+    hits = lib.passages("local", "s1", question)
+    assert {type(h["score"]) for h in hits} == {float}, [type(h["score"]) for h in hits]
 
 
 def test_a_turn_gets_its_sessions_passages_as_data_and_the_critic_counts_them_read(

@@ -3,7 +3,7 @@
 The model obeys instructions in tool output (``ObeyingBrain`` behind a fake Ollama): the page
 it reads asks it to save a planted memory and to fetch the attacker's URL with what the person
 said earlier. While nobody approves, nothing is stored and nothing reaches the attacker; Deny
-keeps it so; Approve in the app makes the calls. Screenshots go to ``artifacts/screenshots/``.
+keeps it so; Approve in the app makes the calls. Screenshots go to the run's temp folder.
 """
 
 from __future__ import annotations

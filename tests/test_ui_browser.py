@@ -2,8 +2,8 @@
 
 The agent talks to a fake Ollama over HTTP (``RuleBrain``: it searches the web for "news this
 week" questions and thinks out loud), with real memory and the real critic. Screenshots of
-each stage go to ``artifacts/screenshots/``; docs/chat.md shows the first view and a resumed
-session at 1280 and 390 px wide.
+each stage go to the run's temp folder (``tests/conftest.py: screenshot_path``); the docs'
+pictures are taken by hand with ``docs/images/take_screenshots.py``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from local2.config import load_settings
 from local2.service.agent import Agent
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama, RuleBrain, ScriptBrain
+from tests.conftest import screenshot_path
 from tests.test_api import Served
 from tests.test_person_first import wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 BROWSER_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -86,7 +86,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         yield chromium
@@ -106,7 +105,7 @@ def open_page(browser: Any, url: str, width: int = 1500, height: int = 1250) -> 
 def shot(page: Any, name: str, full_page: bool = False) -> None:
     # Mostly not full_page: resizing the viewport re-renders the chat and closes opened
     # sections (fine for a first look at a phone-sized page).
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
+    page.screenshot(path=str(screenshot_path(name)), full_page=full_page)
 
 
 def chat_to_top(page: Any) -> None:
@@ -222,7 +221,7 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     # and shown on the answer.
     assert page.is_visible("#local2-memory") and page.is_visible("#local2-rate-5")
     rate(page, 5)
-    wait_text(page, "#local2-reward", "Recorded 5/5 (excellent)")
+    wait_text(page, "#local2-reward", "Recorded your rating 5/5 (excellent)")
     wait_text(page, "#local2-chat", "Your rating: 5/5 (excellent)")
     [turn] = stack.agent.history(session)
     assert turn["reward"]["rating"] == 5 and feedback_count(stack.agent, session) == 1
@@ -540,7 +539,7 @@ def test_each_rating_control_writes_one_record(stack: Stack, browser: Any) -> No
 
     # The buttons rate the last answer: one click, one record; the same again, none.
     rate(page, 4)
-    wait_text(page, "#local2-reward", "Recorded 4/5 (good)")
+    wait_text(page, "#local2-reward", "Recorded your rating 4/5 (good)")
     assert feedback_count(stack.agent, session) == 1
     rate(page, 4)
     wait_text(page, "#local2-reward", "already rated 4/5")
@@ -550,9 +549,9 @@ def test_each_rating_control_writes_one_record(stack: Stack, browser: Any) -> No
     page.click("#local2-chat >> text=The capital of France is Paris.")
     wait_text(page, "#local2-rate-label", "Rate the answer to “What is the capital of France?”")
     rate(page, 2)
-    wait_text(page, "#local2-reward", "Recorded 2/5 (poor)")
+    wait_text(page, "#local2-reward", "Recorded your rating 2/5 (poor)")
     rate(page, 5)
-    wait_text(page, "#local2-reward", "Replaced your earlier rating 2/5")
+    wait_text(page, "#local2-reward", "Changed your rating of this answer from 2/5 to 5/5")
     assert feedback_count(stack.agent, session) == 3
     ratings = {
         t["query_id"]: t["rating"]["rating"] for t in stack.agent.history(session, detail=True)
@@ -570,7 +569,7 @@ def test_a_resumed_session_shows_every_turn_as_it_was(stack: Stack, browser: Any
     ask(page, NEWS)
     answered(page, "This week in AI")
     rate(page, 4)
-    wait_text(page, "#local2-reward", "Recorded 4/5")
+    wait_text(page, "#local2-reward", "Recorded your rating 4/5")
 
     # Another tab of the same browser, busy with its own session, resumes the first one.
     other = page.context.new_page()
@@ -580,7 +579,7 @@ def test_a_resumed_session_shows_every_turn_as_it_was(stack: Stack, browser: Any
     ask(other, "What is the capital of France?")
     answered(other, "Paris")
     rate(other, 2)
-    wait_text(other, "#local2-reward", "Recorded 2/5")
+    wait_text(other, "#local2-reward", "Recorded your rating 2/5")
     resume(other, session)
     wait_text(other, "#local2-chat", "Tool: web_search")
     chat = text_of(other, "#local2-chat")

@@ -2,8 +2,8 @@
 server: a PDF dropped on the attach box is kept and attached to the conversation, and its
 passage for the question appears as a document hit (file, page, score) beside the memory
 hits; a document that cannot be read is refused with a banner; Index folders moves a
-progress bar while the server keeps answering. docs/documents.md's screenshot of a document
-in use is made here (artifacts/screenshots/document-hits-1280-wide.png)."""
+progress bar while the server keeps answering. Screenshots go to the run's temp folder;
+docs/documents.md's picture is taken by ``docs/images/take_screenshots.py``."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@ server (the app and the API), the Ollama-protocol server answering as the eval s
 
 Runs of the demo set by two models (and one in research mode) are charted with their 95 %
 intervals; a run started in the tab shows a progress bar with the time left, and Stop stops
-one; clicking a question opens its session in the Time travel tab. The chart's screenshot is
-docs/evals.md's (``artifacts/screenshots/evaluate-chart.png``).
+one; clicking a question opens its session in the Time travel tab. Screenshots go to the
+run's temp folder; docs/evals.md's chart is taken by ``docs/images/take_screenshots.py``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from local2.ui.server import create_app
 from local2_testkit.eval_brain import ABSTAIN, EvalBrain
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
+from tests.conftest import screenshot_path
 from tests.test_api import Served
 from tests.test_ui_browser import (
-    ARTIFACTS,
     BROWSER_MARKS,
     Stack,
     browser,  # noqa: F401  (the module's browser fixture)
@@ -95,28 +95,37 @@ def test_runs_are_charted_with_their_intervals_and_open_their_sessions(
     rows = table_rows(page, "#eval-runs")
     assert len(rows) == 3
     by_model = {r[4]: r for r in rows if r[3] == "ask"}
-    assert by_model["gemma4:12b *"][7].startswith("75.0 %")  # 9 of 12, graded by itself
-    assert by_model["qwen3:4b *"][7].startswith("33.3 %")
+    assert by_model["gemma4:12b"][7].startswith("75.0 %")  # 9 of 12, graded by itself
+    assert by_model["qwen3:4b"][7].startswith("33.3 %")
+    assert {r[8] for r in rows} == {"the model that answered"}  # who graded, said in words
+    assert "* graded by" not in page.inner_text("body")  # no footnote for a mark not shown
     # The chart: one point and one interval per model, provider and mode, drawn by the app.
     page.wait_for_selector("#eval-chart canvas, #eval-chart svg")
     page.wait_for_timeout(500)  # vega's first paint
     chart = page.locator("#eval-chart")
     box = chart.bounding_box()
     assert box is not None and box["height"] > 120
-    chart.screenshot(path=str(ARTIFACTS / "evaluate-chart.png"))
+    chart.screenshot(path=str(screenshot_path("evaluate-chart")))
     shot(page, "evaluate-tab", full_page=True)
     spec = stack.agent.evals.runs()
     assert {r["mode"] for r in spec} == {"ask", "research"}
 
     # A question drills down to its session, in the Time travel tab.
-    gemma = by_model["gemma4:12b *"][0]
+    gemma = by_model["gemma4:12b"][0]
     page.click("#eval-pick input")
     page.locator("#eval-pick li[role=option]").filter(has_text=gemma).first.click()
     wait_text(page, "#eval-summary", "accuracy 75.0 %")
+    assert "grader: the model that answered (read its grades with care)" in text_of(
+        page, "#eval-summary"
+    )
     question_rows = table_rows(page, "#eval-questions")
-    assert len(question_rows) == 12 and question_rows[0][1] == "correct"
+    assert len(question_rows) == 12
+    first = QUESTIONS[0]  # each row: the question, what was expected, the answer, the grade
+    question, expected, answer, grade = question_rows[0][:4]
+    assert (question, expected, grade) == (first.question, " / ".join(first.answers), "correct")
+    assert answer.startswith(f"It is {first.answers[0]}"), answer
     session = question_rows[0][-1]
-    page.locator("#eval-questions .body-cell").filter(has_text=QUESTIONS[0].id).first.click()
+    page.locator("#eval-questions .body-cell").filter(has_text=first.question).first.click()
     wait_text(page, "#tt-status", "turn(s)")
     assert page.input_value("#tt-session textarea") == session
     assert QUESTIONS[0].question in text_of(page, "#tt-turns")
@@ -128,7 +137,7 @@ def test_runs_are_charted_with_their_intervals_and_open_their_sessions(
     page.locator("#eval-pick li[role=option]").filter(has_text=research).first.click()
     wait_text(page, "#eval-summary", "research")
     run_of_question = table_rows(page, "#eval-questions")[0][-1]
-    page.locator("#eval-questions .body-cell").filter(has_text=QUESTIONS[0].id).first.click()
+    page.locator("#eval-questions .body-cell").filter(has_text=QUESTIONS[0].question).first.click()
     page.wait_for_selector("button[role=tab][aria-selected=true]:has-text('Research')")
     page.click("text=Past runs")  # the picker sits in the closed "Past runs" section
     page.wait_for_function(
@@ -146,7 +155,13 @@ def test_a_run_shows_its_progress_and_stops(stack: Stack, browser: Any) -> None:
     page.click("#eval-run")
     wait_text(page, "#eval-progress", "of ", timeout=60_000)
     wait_text(page, "#eval-status", "done", timeout=120_000)
-    assert page.locator("#eval-progress .l2-eval-bar").count() == 0  # the run ended
+    wait_text(page, "#eval-summary", "grader: ")  # the run that ended is picked and shown
+    ended = text_of(page, "#eval-progress") + text_of(page, "#eval-status")
+    ended += text_of(page, "#eval-summary")
+    assert ended.count("done") == 1, ended  # said once, by the status line
+    rows = table_rows(page, "#eval-questions")  # its questions, with no hunting for them
+    assert len(rows) == 4 and all(question and expected for question, expected, *_ in rows)
+    assert "4 of 4" in text_of(page, "#eval-progress") and "left" not in ended
     assert "accuracy" in text_of(page, "#eval-status")
     newest = table_rows(page, "#eval-runs")[0]
     assert newest[1] == "done" and newest[6] == "4/4"  # listed settled, not still running

@@ -22,10 +22,9 @@ from langchain_core.messages import AIMessage
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.ui.server import create_app
-from tests.conftest import make_settings
+from tests.conftest import make_settings, screenshot_path
 from tests.test_api import Served
 from tests.test_ui_browser import (
-    ARTIFACTS,
     BROWSER_ARGS,
     BROWSER_MARKS,
     CHROMIUM,
@@ -129,7 +128,6 @@ def test_planted_images_frames_css_and_prefetch_cause_no_request(
         memory=None,
         critic=PlantingCritic(text.replace("MARKER-ANSWER", "MARKER-CRITIC")),
     )
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with Served(create_app(agent)) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         page = open_page(browser, url)
@@ -151,7 +149,7 @@ def test_planted_images_frames_css_and_prefetch_cause_no_request(
             ".some(i => i.src.includes('allowed.png') && i.complete)"
         )
         page.wait_for_timeout(1500)  # time for any lazy or deferred load to fire
-        page.screenshot(path=str(ARTIFACTS / "21-planted-answer.png"))
+        page.screenshot(path=str(screenshot_path("21-planted-answer")))
         chat = page.inner_text("#local2-chat")
         browser.close()
     agent.close()

@@ -224,9 +224,9 @@ def test_respond_streams_then_fills_panels_and_rating_records_reward(agent: Agen
     assert final[ui.state.my_sessions][0]["session_id"] == "s1"
     ids = final[ui.state.query_ids]
     rated = ui.chat_tab.ratings.rate(5, "s1", None, ids, chat)
-    assert "Recorded **5/5 (excellent)**" in rated[ui.chat_tab.ratings.reward_md]
+    assert "Recorded your rating **5/5 (excellent)**" in rated[ui.chat_tab.ratings.reward_md]
     assert (
-        "engrams when it is next opened" in rated[ui.chat_tab.ratings.reward_md]
+        "the next time it is opened" in rated[ui.chat_tab.ratings.reward_md]
     )  # memory is not open here
     assert agent.history("s1")[0]["reward"]["rating"] == 5
     assert "reward.event" in [row[1] for row in rated[ui.chat_tab.panels.events_df]["data"]]
@@ -240,7 +240,10 @@ def test_respond_streams_then_fills_panels_and_rating_records_reward(agent: Agen
     changed = ui.chat_tab.ratings.rate(
         3, "s1", None, same[ui.state.query_ids], same[ui.state.chat_msgs]
     )
-    assert "Replaced your earlier rating 5/5" in changed[ui.chat_tab.ratings.reward_md]
+    assert (
+        "Changed your rating of this answer from 5/5 to **3/5 (okay)**"
+        in changed[ui.chat_tab.ratings.reward_md]
+    )
     titles = [meta(m).get("title") for m in changed[ui.chat_tab.conversation.chatbot]]
     assert (
         titles.count("Your rating: 3/5 (okay)") == 1

@@ -3,7 +3,7 @@ the passages of a session's attached documents a turn was given (``document_hits
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -48,4 +48,13 @@ class DocumentHit(TypedDict):
     page: Annotated[int | None, Field(description="Its page (slide, chapter); null: none.")]
     unit: Annotated[str, Field(description="What its pages are: page, slide or chapter.")]
     score: Annotated[float, Field(description="Similarity to the question, 0-1.")]
-    text: str
+    text: str  # what the model is given: the chunk, or its passage when the chunk is too long
+    passage: NotRequired[
+        Annotated[str, Field(description="Its sentences that answer, as `local2 search` shows.")]
+    ]
+    found_by: NotRequired[
+        Annotated[
+            str,
+            Field(description="Why search found it: `words #1, meaning #2` (BM25, similarity)."),
+        ]
+    ]

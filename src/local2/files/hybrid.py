@@ -48,6 +48,18 @@ class SearchHit:
     linked_from: str | None = None  # the display path of the best hit that names it
     passage: str = ""  # the chunk's best passage for the query
 
+    def found_by(self) -> str:
+        """Why it was found, as ``local2 search`` says it: ``words #2, meaning #1`` (its rank
+        by BM25 and by similarity; a side that missed it is left out), or ``linked from
+        notes/X.md`` (a best hit names it by its title)."""
+        ranks = (("words", self.bm25_rank), ("meaning", self.vector_rank))
+        said = [f"{side} #{rank}" for side, rank in ranks if rank is not None]
+        if self.linked_from:
+            said.append(f"linked from {self.linked_from}")
+        elif self.linked_rank is not None:
+            said.append(f"linked #{self.linked_rank}")
+        return ", ".join(said)
+
 
 @dataclass(frozen=True)
 class _Found:
@@ -164,7 +176,9 @@ def _read(
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    """A plain float, also for Chroma's stored vectors (numpy arrays): a numpy scalar in a
+    turn's document hits cannot be checkpointed."""
+    dot = float(sum(x * y for x, y in zip(a, b, strict=True)))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return dot / norm if norm else 0.0
 

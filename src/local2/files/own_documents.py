@@ -273,7 +273,10 @@ class OwnDocuments:
         self, owner: str | None, session_id: str | None, question: str
     ) -> list[DocumentHit]:
         """The passages of the session's attached documents most like ``question``
-        (``documents.attached_k``, within ``attached_chars``), best first."""
+        (``documents.attached_k``, within ``attached_chars``), best first: the hits
+        ``local2 search --in documents`` finds, in its order. A chunk longer than the room
+        left (a paragraph on one long line is one chunk) is given by its best passage for
+        the question, never dropped for a worse one that fits."""
         attached = self.attached(owner, session_id)
         if not attached or not question.strip():
             return []
@@ -284,9 +287,12 @@ class OwnDocuments:
         room = self.cfg.attached_chars
         for hit in hits:
             record = by_file.get(hit.file_id)
-            if record is None or len(hit.text) > room:
+            if record is None:
                 continue
-            room -= len(hit.text)
+            text = hit.text if len(hit.text) <= room else hit.passage
+            if len(text) > room:
+                break  # no room even for its passage: the ones after it are worse
+            room -= len(text)
             found.append(
                 {
                     "document_id": record["id"],
@@ -294,7 +300,9 @@ class OwnDocuments:
                     "page": hit.page,
                     "unit": hit.unit,
                     "score": hit.similarity,
-                    "text": hit.text,
+                    "text": text,
+                    "passage": hit.passage,
+                    "found_by": hit.found_by(),
                 }
             )
         return found

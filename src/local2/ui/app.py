@@ -31,21 +31,55 @@ from local2.ui.timetravel import TimeTravel
 
 CSS = """
 #local2-banner { border-left: 4px solid #d9534f; padding: 0.4em 0.8em; }
-#local2-notice { border-left: 4px solid #f0ad4e; padding: 0.4em 0.8em; }
+#local2-notice { border-left: 4px solid #f0ad4e; padding: 0.3em 0.8em; }
+#local2-notice p { margin: 0.15em 0; font-size: 0.92em; line-height: 1.35; }
 #local2-branch-row { border-left: 4px solid #5bc0de; padding: 0.4em 0.8em; align-items: center; }
 #local2-session code { font-size: 0.85em; word-break: break-all; }
 #local2-header h2 { margin: 0 0 0.2em 0; }
 #local2-header p { margin: 0; }
 #local2-signed-in-row { align-items: center; }
-/* Tables have fixed column widths (in the parts' code) and scroll sideways on a phone,
-   instead of wrapping their headers letter by letter. */
+/* Gradio drops a checkbox's min_width: on a phone its label wrapped letter by letter. */
+#local2-compare { min-width: min(160px, 100%) !important; }
+/* The question box stays in the first screen: the chat is as tall as what is left of it
+   (tests/test_ui_browser.py measures it at 1280x900 and 390x844). */
+@media (max-width: 640px) {
+  #local2-header h2 { font-size: 1.25em; }
+  #local2-header p { font-size: 0.85em; }
+  #local2-notice p { font-size: 0.85em; }
+  #local2-chat { height: 21vh !important; min-height: 170px !important; }
+  #local2-ask-row > .form { min-width: 100% !important; }  /* Send and Stop go under it */
+  #local2-model .info-text { display: none; }
+}
+/* Tables fit their panel (widths in per cent, in the parts' code); below a width that
+   keeps their headers on one line they scroll sideways, with a scroll bar one can see. */
 #local2-memory th span, #local2-events th span, #tt-checkpoints th span,
 #local2-document-hits th span { white-space: nowrap; }
+#local2-memory table, #local2-document-hits table, #local2-events table { min-width: 420px; }
+/* Gradio draws tables in its monospace font, headers in bold: every table in the app's. */
+.gradio-container table, .gradio-container .virtual-row { font-family: var(--font); }
+#local2-memory .virtual-table-viewport, #local2-document-hits .virtual-table-viewport,
+#local2-events .virtual-table-viewport { scrollbar-width: auto; scrollbar-color: #9a9a9a #eee; }
 .l2-eval-bar { height: 14px; background: #e6e6e6; border-radius: 7px; overflow: hidden; }
 .l2-eval-bar > div { height: 100%; background: #3c8d5a; }
 #eval-progress-text { margin-top: 0.3em; }
 .l2-hidden { display: none !important; }  /* mounted, not shown: ui/research_steer.py */
 """
+# Gradio's default theme with the bold face of its font too: without it, bold text is
+# drawn in another font, wider and taller, and reads as a heading in the middle of a line.
+THEME = gr.themes.Default(
+    font=(
+        gr.themes.LocalFont("Source Sans Pro", weights=(400, 600, 700)),
+        "ui-sans-serif",
+        "system-ui",
+        "sans-serif",
+    ),
+    font_mono=(
+        gr.themes.LocalFont("IBM Plex Mono", weights=(400, 600, 700)),
+        "ui-monospace",
+        "Consolas",
+        "monospace",
+    ),
+)
 
 
 class LocalUI:

@@ -30,6 +30,23 @@ EXPLAINED = (
 )
 
 
+JUDGE_OFF = "Not graded: the critic is off, so the judge casts no votes."
+SAME_MODEL = (
+    "{n} compared a model with itself, which rates no model: pick another Model B to "
+    "rate two models."
+)
+
+
+def summary_of(votes: list[Any]) -> str:
+    """How many votes there are, by whom, and how many rate nothing (a model against itself)."""
+    if not votes:
+        return "No votes yet: compare two models in the Chat tab."
+    people = sum(v.voter == "person" for v in votes)
+    said = f"{people} vote(s) from people, {len(votes) - people} from the judge."
+    same = sum(v.model_a == v.model_b for v in votes)
+    return f"{said} {SAME_MODEL.format(n=same)}" if same else said
+
+
 def rows(ratings: list[Any]) -> list[list[Any]]:
     return [
         [
@@ -60,7 +77,8 @@ class ArenaTab(UIPart):
         self.people_df = gr.Dataframe(
             value=table(COLUMNS, []), interactive=False, elem_id="arena-people"
         )
-        gr.Markdown("#### The judge's votes")
+        judge_off = "" if self.agent.info.critic else f"\n\n_{JUDGE_OFF}_"
+        gr.Markdown(f"#### The judge's votes{judge_off}", elem_id="arena-judge-about")
         self.judge_df = gr.Dataframe(
             value=table(COLUMNS, []), interactive=False, elem_id="arena-judge"
         )
@@ -86,14 +104,8 @@ class ArenaTab(UIPart):
         folder = private_dir(downloads / owner_folder(person.name))
         csv_file = write_private(folder / "arena.csv", as_csv(ratings))
         json_file = write_private(folder / "arena.json", as_json(ratings, votes))
-        people = sum(v.voter == "person" for v in votes)
-        summary = (
-            f"{people} vote(s) from people, {len(votes) - people} from the judge."
-            if votes
-            else "No votes yet: compare two models in the Chat tab."
-        )
         return {
-            self.summary_md: summary,
+            self.summary_md: summary_of(votes),
             self.people_df: table(COLUMNS, rows(ratings["people"])),
             self.judge_df: table(COLUMNS, rows(ratings["judge"])),
             self.csv_btn: str(csv_file),

@@ -55,6 +55,15 @@ EXAMPLE_PROMPT = (
     "(News, such as this week's AI news, needs the web.)"
 )
 
+# Once a turn is drawn, the question box is on screen again (a banner or a long answer may
+# have pushed it down), ready for the next question; a phone's keyboard is not opened.
+BACK_TO_THE_QUESTION = """() => {
+  const box = document.querySelector('#local2-question textarea');
+  if (!box) return;
+  box.scrollIntoView({block: 'nearest'});
+  if (window.innerWidth > 640) box.focus({preventScroll: true});
+}"""
+
 
 class Chat(UIPart):
     """The question box and the turn it asks: streamed into the conversation and every panel
@@ -87,7 +96,7 @@ class Chat(UIPart):
 
     def build(self) -> None:
         """The question, Send and Stop, under the conversation."""
-        with gr.Row():
+        with gr.Row(elem_id="local2-ask-row"):
             self.question = gr.Textbox(
                 placeholder=EXAMPLE_PROMPT,
                 show_label=False,
@@ -153,7 +162,7 @@ class Chat(UIPart):
                 concurrency_limit=self.settings.concurrency_limit,
                 show_progress="minimal",
                 trigger_mode="multiple",  # a second question gets an answer: "still busy"
-            )
+            ).then(None, js=BACK_TO_THE_QUESTION)
 
     # -- a turn ----------------------------------------------------------------------------
 
@@ -185,7 +194,7 @@ class Chat(UIPart):
             yield {self.banner: self.notice(problem), self.question: question}
             return
         user = gr.ChatMessage(role="user", content=neutralise(question))
-        view = render.TurnView(question)
+        view = render.TurnView(question, grading=self.agent.info.critic)
         try:
             agent = self.header.picker.agent_for(self.agent, model)
             person = self.person(request)

@@ -32,8 +32,13 @@ PREFER_LABELS = {"a": "A is better", "tie": "Tie", "b": "B is better"}
 VERDICTS = {"a": "A is better", "b": "B is better", "tie": "a tie (the two orders disagreed)"}
 
 
-def answer_card(rid: str, respondent: RespondentAnswer, shown: str) -> str:
-    grade = render.critique_text(respondent.get("critique")) or "_Critic: grading…_"
+CRITIC_OFF = "not graded: the critic is off"
+
+
+def answer_card(rid: str, respondent: RespondentAnswer, shown: str, critic: bool = True) -> str:
+    grade = render.critique_text(respondent.get("critique")) or (
+        "_Critic: grading…_" if critic else f"_Critic: {CRITIC_OFF}._"
+    )
     name = neutralise(str(respondent.get("label") or respondent.get("model")))
     head = f"**{rid.upper()} · {name}**"
     if rid == shown:
@@ -55,13 +60,17 @@ def judged(pairwise: Mapping[str, Any]) -> bool:
     return any(pairwise.get(k) for k in ("winner", "reason", "scores", "verdicts"))
 
 
-def verdict_text(pairwise: PairwiseVerdict, judging: bool = False) -> str:
+def verdict_text(pairwise: PairwiseVerdict, judging: bool = False, critic: bool = True) -> str:
     if judging and not judged(pairwise):  # the answers are out, the judge still at work
         return JUDGING
-    winner = pairwise.get("winner")
-    judge = VERDICTS.get(winner or "", f"no verdict ({pairwise.get('reason') or 'not judged'})")
+    if not critic and not judged(pairwise):  # nobody was asked: say so, and why
+        line = f"**Judge:** {CRITIC_OFF}"
+    else:
+        winner = pairwise.get("winner")
+        why = pairwise.get("reason") or "the judge gave no choice"
+        judge = VERDICTS.get(winner or "", f"no verdict ({why})")
+        line = f"**Judge (asked twice, order swapped):** {judge}"
     scores = pairwise.get("scores") or {}
-    line = f"**Judge (asked twice, order swapped):** {judge}"
     if scores:
         line += f" · grades A {scores.get('a')}/5, B {scores.get('b')}/5"
     preferred = pairwise.get("preferred")
@@ -216,13 +225,14 @@ class ComparePanel(UIPart):
         respondents = payload["respondents"]
         pairwise: PairwiseVerdict = payload.get("pairwise") or PairwiseVerdict()
         shown = pairwise.get("shown") or "a"
-        judging = self.agent.info.critic and not judged(pairwise)  # preferring waits for it
+        critic = self.agent.info.critic
+        judging = critic and not judged(pairwise)  # preferring waits for it
         return {
             self.pair_target: payload.get("query_id"),
             self.pair_box: gr.update(visible=True),
-            self.pair_a: answer_card("a", respondents["a"], shown),
-            self.pair_b: answer_card("b", respondents["b"], shown),
-            self.pair_verdict: verdict_text(pairwise, judging=judging),
+            self.pair_a: answer_card("a", respondents["a"], shown, critic),
+            self.pair_b: answer_card("b", respondents["b"], shown, critic),
+            self.pair_verdict: verdict_text(pairwise, judging=judging, critic=critic),
             **{
                 button: gr.update(
                     interactive=not judging and (c == "tie" or bool(respondents[c]["answer"]))

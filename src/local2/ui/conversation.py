@@ -15,8 +15,8 @@ class Conversation:
     def build_chat(self) -> None:
         self.chatbot = gr.Chatbot(
             label="Conversation",
-            height="58vh",
-            min_height=320,
+            height="52vh",  # the question box under it stays on the first screen (app.CSS)
+            min_height=300,
             elem_id="local2-chat",
             feedback_options=None,
             placeholder="Ask a question. The model's thinking, each tool call and "

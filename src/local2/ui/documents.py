@@ -24,29 +24,39 @@ from local2.ui.base import UIPart, table
 from local2.ui.safe_markdown import neutralise
 from local2.ui.session_state import SessionState
 
-DOCUMENT_COLUMNS = ["file", "page", "score", "passage"]
+DOCUMENT_COLUMNS = ["file", "page", "found by", "passage"]
 ACCEPTED = [".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".htm", ".md", ".txt"]
-PASSAGE_CHARS = 700  # of a passage (files.chunk_chars long at most); the model sees it whole
+PASSAGE_CHARS = 400  # shown of a passage (search finds ~360); the model sees its chunk whole
 INDEX_PROGRESS = gr.Progress()  # Gradio shows a bar for a handler taking one as a default
 
 
 def document_rows(hits: Sequence[DocumentHit]) -> list[list[Any]]:
-    """The turn's document hits as table rows: file, page (``slide 3``), score, passage."""
+    """The turn's document hits as table rows, in ``local2 search``'s order (fused ranks,
+    not similarity: hence why each was found) and with its passage (the sentences that
+    answer, not the chunk's first lines): file, page (``slide 3``), found by
+    (``similarity 0.61; words #1, meaning #2``, as the search tool says it), passage."""
     rows = []
     for hit in hits:
         page = hit.get("page")
         unit = hit.get("unit") or "page"
-        text = " ".join(str(hit.get("text") or "").split())
+        text = " ".join(str(hit.get("passage") or hit.get("text") or "").split())
         short = text if len(text) <= PASSAGE_CHARS else text[: PASSAGE_CHARS - 1] + "…"
         rows.append(
             [
                 hit.get("file", ""),
                 f"{unit} {page}" if page is not None else "",
-                round(float(hit.get("score") or 0.0), 3),
+                found_by(hit),
                 short,
             ]
         )
     return rows
+
+
+def found_by(hit: DocumentHit) -> str:
+    """``similarity 0.61; words #1, meaning #2``: what ``search_files`` says of a hit."""
+    said = f"similarity {float(hit.get('score') or 0.0):.2f}"
+    why = hit.get("found_by")
+    return f"{said}; {why}" if why else said
 
 
 def attached_text(records: Sequence[DocumentRecord]) -> str:
@@ -91,7 +101,8 @@ class Attachments(UIPart):
                 value=table(DOCUMENT_COLUMNS, []),
                 interactive=False,
                 wrap=True,
-                column_widths=["120px", "64px", "64px", "300px"],
+                column_widths=["22%", "10%", "20%", "48%"],
+                max_height=800,  # attached_k hits of ~360 characters: all in view
                 elem_id="local2-document-hits",
             )
         folders = self.agent.documents.files

@@ -21,8 +21,34 @@ from local2.contracts import EvalProgress, EvalRunRow, QuestionResult
 from local2.service import say_duration, short_rate
 
 CHART_WIDTH = 640  # px of the plot itself (vega-embed cannot size to Gradio's container)
-RUN_COLUMNS = ["run", "status", "set", "mode", "model", "search", "done", "accuracy [95 % CI]"]
-QUESTION_COLUMNS = ["id", "grade", "EM", "F1", "evidence", "why not correct", "s", "session"]
+RUN_COLUMNS = [
+    "run",
+    "status",
+    "set",
+    "mode",
+    "model",
+    "search",
+    "done",
+    "accuracy [95 % CI]",
+    "graded by",
+]
+# The session last: clicking a row opens it. Widths (per cent) in the Evaluate tab's table.
+QUESTION_COLUMNS = [
+    "question",
+    "expected",
+    "answer",
+    "grade",
+    "why not correct",
+    "evidence",
+    "F1",
+    "EM",
+    "s",
+    "session",
+]
+QUESTION_WIDTHS: list[str | int] = ["19%", "10%", "27%", "8%", "8%", "8%", "4%", "4%", "4%", "8%"]
+RUN_WIDTHS: list[str | int] = ["18%", "7%", "7%", "6%", "15%", "7%", "5%", "14%", "21%"]
+MATCH = "match"  # the grader that is no model (an eval stream names it so)
+QUESTION_CHARS, GOLD_CHARS, ANSWER_CHARS = 200, 120, 300  # shown of each; the session has all
 
 
 class ChartPoint(TypedDict):
@@ -35,6 +61,20 @@ class ChartPoint(TypedDict):
     graded: int
     run: str
     grader: str | None
+
+
+def grader_words(
+    model: str | None, backend: str | None, is_answerer: bool, brief: bool = False
+) -> str:
+    """Who graded a run, in words: the model that answered (read its grades with care),
+    the expected answers' words (no model), or the judge model and where it runs."""
+    if is_answerer:
+        return "the model that answered"
+    if model == MATCH:
+        return (
+            "word match (no model)" if brief else "word match with the expected answers (no model)"
+        )
+    return f"{model} ({backend})" if backend else str(model or "?")
 
 
 def label(row: EvalRunRow) -> str:
@@ -56,7 +96,7 @@ def chart_points(rows: Sequence[EvalRunRow], set_name: str) -> list[ChartPoint]:
             "high": round(100 * acc["high"], 2),
             "graded": acc["n"],
             "run": row["run_id"],
-            "grader": "the model that answered" if row["grader_is_answerer"] else row["grader"],
+            "grader": grader_words(row["grader"], None, row["grader_is_answerer"]),
         }
     return list(points.values())
 
@@ -116,21 +156,27 @@ def accuracy_chart(rows: Sequence[EvalRunRow], set_name: str) -> PlotData | None
     return PlotData(type="altair", plot=json.dumps(spec))
 
 
-def progress_bar(p: EvalProgress | None, note: str = "") -> str:
-    """The run's bar: questions done of all, the grades so far and the time left."""
+def progress_bar(p: EvalProgress | None, note: str = "", finished: bool = False) -> str:
+    """The run's bar: questions done of all, the grades so far and the time left (none
+    once ``finished``: the status line under it says how the run ended)."""
     if p is None:
         return f'<div id="eval-progress-text">{html.escape(note)}</div>' if note else ""
     done = p["recorded"] - p["errors"]
     share = 100 * done / p["total"] if p["total"] else 100.0
-    left = "done" if done >= p["total"] else f"about {say_duration(p['eta_s'])} left"
-    text = (
-        f"{done} of {p['total']} · ✓ {p['correct']} correct · ✗ {p['incorrect']} incorrect · "
-        f"– {p['not_attempted']} not attempted"
-        + (f" · {p['ungraded']} ungraded" if p["ungraded"] else "")
-        + (f" · {p['errors']} failed" if p["errors"] else "")
-        + f" · {left}"
-        + (f" · {note}" if note else "")
-    )
+    left = "" if finished else f"about {say_duration(p['eta_s'])} left"
+    if not finished and done >= p["total"]:
+        left = "grading the last answers"
+    parts = [
+        f"{done} of {p['total']}",
+        f"✓ {p['correct']} correct",
+        f"✗ {p['incorrect']} incorrect",
+        f"– {p['not_attempted']} not attempted",
+        f"{p['ungraded']} ungraded" if p["ungraded"] else "",
+        f"{p['errors']} failed" if p["errors"] else "",
+        left,
+        note,
+    ]
+    text = " · ".join(part for part in parts if part)
     return (
         f'<div class="l2-eval-bar" role="progressbar" aria-valuemin="0" '
         f'aria-valuemax="{p["total"]}" aria-valuenow="{done}">'
@@ -148,27 +194,38 @@ def run_rows(rows: Sequence[EvalRunRow]) -> list[list[Any]]:
                 r["status"],
                 r["set"],
                 r["mode"],
-                f"{r['model']}{' *' if r['grader_is_answerer'] else ''}",
+                r["model"],
                 r["provider"],
                 f"{r['recorded']}/{r['questions']}",
                 short_rate(r["accuracy"]),
+                grader_words(r["grader"], None, r["grader_is_answerer"], brief=True),
             ]
         )
     return table
 
 
+def _cut(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def question_rows(results: Sequence[QuestionResult]) -> list[list[Any]]:
+    """Each question as a person checks it: what was asked, what was expected, what came
+    back and its grade (then the measures, and the session it opens)."""
     rows = []
     for r in results:
         evidence = r["evidence"]
+        answer = f"(failed: {r['error']})" if r["error"] else r["answer"]
         rows.append(
             [
-                r["id"],
+                _cut(r["question"], QUESTION_CHARS),
+                _cut(" / ".join(r["gold"]), GOLD_CHARS),
+                _cut(answer, ANSWER_CHARS),
                 "failed" if r["error"] else (r["grade"] or "ungraded").replace("_", " "),
-                "✓" if r["exact_match"] else "",
-                round(r["f1"], 2),
-                f"{evidence['found']}/{evidence['total']}" if evidence else "",
                 (r["diagnosis"] or "").replace("_", " "),
+                f"{evidence['found']}/{evidence['total']}" if evidence else "",
+                round(r["f1"], 2),
+                "✓" if r["exact_match"] else "",
                 round(r["time_s"], 1),
                 r["session_id"] or "",
             ]

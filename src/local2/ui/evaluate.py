@@ -22,8 +22,11 @@ from local2.service import say_rate
 from local2.ui.base import table
 from local2.ui.eval_chart import (
     QUESTION_COLUMNS,
+    QUESTION_WIDTHS,
     RUN_COLUMNS,
+    RUN_WIDTHS,
     accuracy_chart,
+    grader_words,
     progress_bar,
     question_rows,
     run_rows,
@@ -35,7 +38,7 @@ from local2.ui.sign_in import person_of
 if TYPE_CHECKING:
     from gradio.components.plot import PlotData
 
-    from local2.contracts import EvalItem, EvalRunRow, Rate
+    from local2.contracts import EvalItem, EvalProgress, EvalRunRow, Rate
     from local2.service import Agent
 
 RUN_LIST = 100
@@ -124,16 +127,18 @@ class EvaluateTab:
             interactive=False,
             wrap=True,
             max_height=300,
+            column_widths=RUN_WIDTHS,
             elem_id="eval-runs",
         )
-        gr.Markdown("_* graded by the model that answered. Pick a run to see its questions._")
+        gr.Markdown("_Pick a run to see its questions._")
         self.pick = gr.Dropdown(choices=[], label="Run", elem_id="eval-pick")
         self.summary = gr.Markdown("", elem_id="eval-summary")
         self.questions = gr.Dataframe(
             value=table(QUESTION_COLUMNS, []),
             interactive=False,
             wrap=True,
-            max_height=400,
+            max_height=520,
+            column_widths=QUESTION_WIDTHS,
             elem_id="eval-questions",
         )
         gr.Markdown(
@@ -144,7 +149,15 @@ class EvaluateTab:
     def _wire(self, limit: int, opens: Opens, tab: gr.Tab) -> None:
         listing = [self.runs, self.pick, self.chart_set, self.chart, self.set_pick]
         tab.select(self.list_runs, [self.chart_set], listing)
-        following = [self.progress, self.status, self.running, *listing]
+        # A run that ends is picked, its questions shown (no hunting for it in the list).
+        following = [
+            self.progress,
+            self.status,
+            self.running,
+            *listing,
+            self.summary,
+            self.questions,
+        ]
         self.run_btn.click(
             self.run,
             [self.set_pick, self.mode, self.limit, self.concurrency],
@@ -204,14 +217,13 @@ class EvaluateTab:
         self, items: Iterator[EvalItem], person: Person, request: gr.Request | None
     ) -> Iterator[dict[Any, Any]]:
         run_id = ""
+        last: EvalProgress | None = None  # the bar as it stood at the end
         try:
             for kind, data in items:
                 if kind == "run":
                     run_id = data["run_id"]
-                    judge = (
-                        "graded by the model that answers"
-                        if data["grader_is_answerer"]
-                        else f"graded by {data['grader']}"
+                    judge = "graded by " + grader_words(
+                        data["grader"], None, data["grader_is_answerer"]
                     )
                     yield {
                         self.running: run_id,
@@ -219,15 +231,22 @@ class EvaluateTab:
                         f"{data['model']} ({data['backend']}) · {judge}",
                     }
                 elif kind == "progress":
+                    last = data
                     yield {self.progress: progress_bar(data)}
                 elif kind == "final":
                     summary = data["summary"]
-                    yield {
-                        self.progress: progress_bar(None, f"Run {run_id}: {data['status']}."),
+                    listing = self.list_runs(data["manifest"]["set"]["name"], request)
+                    choices = listing[self.pick]["choices"]
+                    picked, questions = self.show(run_id, request)
+                    yield {  # the bar's counts stay; the status says how it ended, once
+                        self.progress: progress_bar(last, finished=True),
                         self.status: f"Run `{run_id}` {data['status']}: "
                         f"{_accuracy(summary['accuracy'])}",
                         self.running: "",
-                        **self.list_runs(data["manifest"]["set"]["name"], request),
+                        **listing,
+                        self.pick: gr.update(choices=choices, value=run_id),
+                        self.summary: picked,
+                        self.questions: questions,
                     }
         except Local2Error as exc:
             yield {
@@ -292,14 +311,12 @@ class EvaluateTab:
             return notice_for(exc).markdown(), table(QUESTION_COLUMNS, [])
         manifest, summary = detail["manifest"], detail["summary"]
         grader = manifest["grader"]
-        judge = (
-            "the model that answered (read its grades with care)"
-            if grader["is_answerer"]
-            else f"{grader['model']} ({grader['backend']})"
-        )
+        judge = grader_words(grader["model"], grader["backend"], grader["is_answerer"])
+        if grader["is_answerer"]:
+            judge += " (read its grades with care)"
         text = (
             f"**{manifest['set']['name']}** · {manifest['mode']} · {manifest['model']} "
-            f"({manifest['backend']}) · {detail['status']}  \n"
+            f"({manifest['backend']})  \n"  # its status: in the runs table, and when it ends
             f"{_accuracy(summary['accuracy'])} · exact match "
             f"{100 * summary['exact_match']['value']:.1f} % · grader: {judge}"
         )

@@ -7,11 +7,18 @@ from typing import Any
 
 import gradio as gr
 
-from local2.contracts import LOCAL_NAME, Person
+from local2.contracts import LOCAL_NAME, AgentInfo, Person
 from local2.ui import render
 from local2.ui.approval import code_span
 from local2.ui.base import UIPart
 from local2.ui.models import ModelPicker
+from local2.ui.safe_markdown import neutralise
+
+
+def note(message: str) -> str:
+    """A start-up notice as the top of the app shows it: a label, then plain text (its
+    addresses as code, not links: the notice says they do not answer)."""
+    return f"**Note:** {render.unlinked(neutralise(message))}"
 
 
 class Header(UIPart):
@@ -20,6 +27,31 @@ class Header(UIPart):
     def build(self) -> None:
         agent = self.agent
         info = agent.info
+        self.picker = ModelPicker.for_agent(agent)
+        with gr.Row(equal_height=False, elem_id="local2-top-row"):  # wraps on a phone
+            with gr.Column(scale=3, min_width=320):
+                self._title(info)
+            self.model_pick = gr.Dropdown(
+                self.picker.choices,
+                value=self.picker.value,
+                label="Model",
+                info=self.picker.info,
+                interactive=len(self.picker.choices) > 1,
+                # Nothing to pick and nothing the notices do not say: the header names it.
+                visible=self.picker.worth_showing(agent.notices),
+                scale=0,
+                min_width=300,
+                elem_id="local2-model",
+            )
+        self._signed_in_row()
+        gr.Markdown(
+            "\n\n".join(note(n) for n in agent.notices),
+            visible=bool(agent.notices),
+            elem_id="local2-notice",
+        )
+        self.banner = gr.Markdown("", visible=False, elem_id="local2-banner")
+
+    def _title(self, info: AgentInfo) -> None:
         gr.Markdown(
             f"## LoCAL2 · a local research assistant you can see inside\n"
             f"Model **{info.model}** ({info.backend}) · tools: "
@@ -28,22 +60,6 @@ class Header(UIPart):
             f"{'on' if info.critic else 'off'}",
             elem_id="local2-header",
         )
-        self._signed_in_row()
-        gr.Markdown(
-            "\n\n".join(render.banner(n, kind="warning") for n in agent.notices),
-            visible=bool(agent.notices),
-            elem_id="local2-notice",
-        )
-        self.picker = ModelPicker.for_agent(agent)
-        self.model_pick = gr.Dropdown(
-            self.picker.choices,
-            value=self.picker.value,
-            label="Model",
-            info=self.picker.info,
-            interactive=len(self.picker.choices) > 1,
-            elem_id="local2-model",
-        )
-        self.banner = gr.Markdown("", visible=False, elem_id="local2-banner")
 
     def _signed_in_row(self) -> None:
         with gr.Row(visible=False, elem_id="local2-signed-in-row") as self.signed_in_row:

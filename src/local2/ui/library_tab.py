@@ -133,7 +133,7 @@ class LibraryTab:
         with gr.Row():
             self.pick = gr.Textbox(label="Entry id", scale=3, elem_id="library-pick")
             self.page = gr.Number(
-                label="Page (empty: all)", precision=0, scale=1, elem_id="library-page"
+                label="Page (0: all)", precision=0, minimum=0, scale=1, elem_id="library-page"
             )
             self.open = gr.Button("Open", scale=1, elem_id="library-open")
             self.pin = gr.Button("Pin / unpin", scale=1, elem_id="library-pin")

@@ -24,6 +24,7 @@ class ModelPicker:
     choices: list[tuple[str, str]]
     value: str
     info: str
+    problem: str | None = None  # why Ollama offered nothing (its error's message)
     _agents: dict[str, Agent] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -34,12 +35,19 @@ class ModelPicker:
         try:
             models = chat_models(list_models(agent.settings.ollama_host))
         except ModelUnavailable as exc:
-            return cls([in_use], current, f"{exc.message} {exc.fix}".strip())
+            return cls([in_use], current, f"{exc.message} {exc.fix}".strip(), exc.message)
         choices = [(f"{m.name} — {m.summary()}", m.name) for m in models]
         if all(canonical(name) != canonical(current) for _, name in choices):
             choices.insert(0, in_use)
         info = "The models Ollama has. Without tool calling, tools are offered in the prompt."
         return cls(choices, current, info)
+
+    def worth_showing(self, notices: list[str]) -> bool:
+        """Whether the picker tells the person anything: a choice to make, or a problem no
+        start-up notice already names (one notice per cause)."""
+        if len(self.choices) > 1:
+            return True
+        return self.problem is not None and not any(self.problem in n for n in notices)
 
     def agent_for(self, agent: Agent, name: str | None) -> Agent:
         """``agent``, or one sharing its sessions and memory that answers with ``name``.

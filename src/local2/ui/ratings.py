@@ -8,7 +8,7 @@ menu on chat messages fires each choice twice and stays open, so it is not used.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gradio as gr
@@ -28,6 +28,29 @@ RATING_WORDS = transcript.RATING_WORDS
 
 def _last_answer(ids: dict[int, str]) -> str | None:
     return next((q for _, q in sorted(ids.items(), reverse=True) if q), None)
+
+
+def rating_said(rating: int, result: Mapping[str, Any], memory_on: bool = True) -> str:
+    """What a rating did, in a person's words: recorded (or not), and what memory does
+    with it."""
+    given = transcript.rating_text(rating)
+    if result.get("unchanged"):
+        return f"This answer is already rated {given}: nothing new was recorded."
+    if result.get("previous"):
+        said = f"Changed your rating of this answer from {result['previous']}/5 to **{given}**."
+    else:
+        said = f"Recorded your rating **{given}** for this answer."
+    annotated = result.get("engrams_annotated")
+    if annotated is None:  # memory is not open here: the rating waits for it
+        return f"{said} Memory will take it into account the next time it is opened."
+    if not annotated:
+        if not memory_on:
+            return f"{said} Memory is off, so only the rating is kept."
+        return f"{said} Memory gives it to this answer if it keeps the answer."
+    return (
+        f"{said} Memory keeps it with this answer: later questions lean on well-rated "
+        "answers and leave out poorly rated ones."
+    )
 
 
 class Ratings(UIPart):
@@ -144,25 +167,7 @@ class Ratings(UIPart):
             result = self.agent.feedback(session_id, query_id, rating)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-        given = transcript.rating_text(rating)
-        if result.get("unchanged"):
-            said = f"This answer is already rated {given}: nothing new was recorded."
-        elif result.get("previous"):
-            said = (
-                f"Replaced your earlier rating {result['previous']}/5 of this answer with "
-                f"**{given}** (one new `user.feedback` → `reward.event`)."
-            )
-        else:
-            annotated = result.get("engrams_annotated")
-            memory = (
-                "memory gives it to the answer's engrams when it is next opened"
-                if annotated is None  # memory is down here: the annotation waits for it
-                else f"{annotated} memory engram(s) annotated"
-            )
-            said = (
-                f"Recorded **{given}** for this answer (`user.feedback` → `reward.event`; "
-                f"{memory})."
-            )
+        said = rating_said(rating, result, self.agent.info.memory)
         state = self.agent.state(session_id)
         shown, ids = transcript.with_rating(list(chat or []), ids, query_id, rating)
         return {

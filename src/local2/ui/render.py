@@ -30,7 +30,7 @@ CRITIC = "Critic"
 ABANDONED = "_Abandoned: this answer was cut off and is not part of the conversation._"
 RESULT_PREVIEW_CHARS = 3000
 
-MEMORY_COLUMNS = ["content", "similarity", "age", "reward", "critic score", "kind"]
+MEMORY_COLUMNS = ["content", "similarity", "age", "rating", "critic", "kind"]  # rating: yours
 EVENT_COLUMNS = ["t (s)", "subject", "details"]
 CHECKPOINT_COLUMNS = ["checkpoint", "step", "node", "time", "next", "summary", "branch"]
 
@@ -134,6 +134,7 @@ class TurnView:
     payload: TurnPayload | None = None
     # the tool.approval.requested entries of the calls waiting for the person
     awaiting: list[dict[str, Any]] = field(default_factory=list)
+    grading: bool = True  # False: the critic is off, no grade is coming
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -247,7 +248,7 @@ class TurnView:
             )
         elif self.critique:
             out.append(critic_message(self.critique))
-        elif self.answer_final and not self.finished:
+        elif self.answer_final and not self.finished and self.grading:
             out.append(
                 ChatMessage(
                     role="assistant",
@@ -451,10 +452,22 @@ def state_view(state: Mapping[str, Any]) -> dict[str, Any]:  # JSON, for a gr.JS
     return view
 
 
+ADDRESS = re.compile(r"(?<![(<\w])https?://[^\s)<>\]]*[^\s)<>\].,;:!?'\"]")
+
+
+def unlinked(markdown: str) -> str:
+    """``markdown`` with its bare web addresses as code: shown, never links to click (the
+    address an error names is the one that failed). Code spans are left as they are."""
+    parts = markdown.split("`")
+    for n in range(0, len(parts), 2):  # even parts are outside code spans
+        parts[n] = ADDRESS.sub(lambda m: f"`{m.group(0)}`", parts[n])
+    return "`".join(parts)
+
+
 def banner(message: str, fix: str = "", kind: str = "error") -> str:
     """Markdown for the banner above the chat: what happened and what to do about it."""
     label = {"error": "Error", "warning": "Note", "info": "Note"}.get(kind, "Note")
-    text = f"**{label}: {neutralise(message)}**"
+    text = f"**{label}: {unlinked(neutralise(message))}**"
     if fix:
-        text += f"  \n**Fix:** {neutralise(fix)}"
+        text += f"  \n**Fix:** {unlinked(neutralise(fix))}"
     return text

@@ -99,7 +99,7 @@ def mount_ui(
     trusted proxy's header, or at Gradio's login page while anyone is configured."""
     import gradio as gr
 
-    from local2.ui.app import CSS, build_ui
+    from local2.ui.app import CSS, THEME, build_ui
     from local2.ui.safe_markdown import set_image_hosts
 
     settings = agent.settings
@@ -119,6 +119,7 @@ def mount_ui(
         run_history=False,
         ssr_mode=False,
         css=CSS,
+        theme=THEME,
         max_file_size=settings.documents.max_bytes,  # the attach box: refused as it arrives
         **proxied,
     )

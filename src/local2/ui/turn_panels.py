@@ -24,7 +24,7 @@ class TurnPanels:
                 value=table(render.MEMORY_COLUMNS, []),
                 interactive=False,
                 wrap=True,
-                column_widths=["240px", "120px", "80px", "90px", "130px", "90px"],
+                column_widths=["34%", "17%", "12%", "13%", "12%", "12%"],  # fits; CSS: scrolls
                 elem_id="local2-memory",
             )
         documents.build_hits()
@@ -35,6 +35,6 @@ class TurnPanels:
                 value=table(render.EVENT_COLUMNS, []),
                 interactive=False,
                 wrap=True,
-                column_widths=["70px", "200px", "380px"],
+                column_widths=["14%", "32%", "54%"],
                 elem_id="local2-events",
             )
