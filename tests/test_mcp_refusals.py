@@ -12,8 +12,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ListResourcesResult, Resource
 
 import local2.errors as errors
-from local2.http.identity import bearer, challenge
 from local2.mcp_server import failures, listing
+from local2.service.sign_in import bearer, challenge
 
 
 def every_error() -> list[type[errors.Local2Error]]:

@@ -22,6 +22,7 @@ from local2.platform.auth import Roster
 from local2.platform.graph import make_graph
 from local2.platform.owners import OwnedStore
 from local2.ports import free_port
+from local2.service.sign_in import challenge
 from local2.storage.open import open_people
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import make_settings
@@ -163,7 +164,7 @@ def test_people_on_langgraph_server_see_only_their_own(tmp_path: Path) -> None:
             client(base, None) as nobody,
             client(base, "l2_not-anyones") as stranger,
         ):
-            refused = [c.post("/threads/search", json={}).status_code for c in (nobody, stranger)]
+            refusals = [c.post("/threads/search", json={}) for c in (nobody, stranger)]
             schemes = nobody.get("/openapi.json").json()["components"]["securitySchemes"]
             created = alice.post("/threads", json={"metadata": {"owner": "bob"}}).json()
             thread = created["thread_id"]
@@ -221,7 +222,12 @@ def test_people_on_langgraph_server_see_only_their_own(tmp_path: Path) -> None:
             )
             still_hers = alice.get(f"/threads/{thread}").json()
 
-    assert refused == [401, 401]
+    assert [r.status_code for r in refusals] == [401, 401]
+    # The challenge the API and /mcp give: a host reads a static token, not an OAuth sign-in.
+    challenges = [r.headers["www-authenticate"] for r in refusals]
+    assert challenges == [challenge(None), challenge("Bearer l2_not-anyones")], challenges
+    assert 'realm="LoCAL2"' in challenges[0] and "static bearer token" in challenges[0]
+    assert 'error="invalid_token"' in challenges[1] and "error=" not in challenges[0]
     assert schemes["BearerAuth"]["scheme"] == "bearer"  # the API docs say how to sign in
     assert run.status_code == 200, run.text
     assert "Global Interpreter Lock" in run.json()["answer"]

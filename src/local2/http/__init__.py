@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from local2.http.identity import Guard as Guard
     from local2.http.identity import Identify as Identify
     from local2.http.identity import StripUntrustedUser as StripUntrustedUser
-    from local2.http.identity import challenge as challenge
     from local2.http.identity import identify as identify
     from local2.http.identity import networks as networks
 else:

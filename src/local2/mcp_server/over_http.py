@@ -29,9 +29,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from local2.http import Identify, challenge
+from local2.http import Identify
 from local2.mcp_server.caller import CALLER
 from local2.mcp_server.server import build_server
+from local2.service import challenge
 
 if TYPE_CHECKING:
     from local2.service import Agent

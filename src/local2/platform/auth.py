@@ -49,7 +49,7 @@ from local2.config import Settings, load_settings
 from local2.contracts import LOCAL, LOCAL_NAME, Person
 from local2.http import Guard, Identify, networks
 from local2.platform.owners import PEOPLE, owned, owner_of, scope_of
-from local2.service import Access, people_alone
+from local2.service import Access, challenge, people_alone
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"  # as local2.http.app reads it
 ADMIN = "admin"  # may read everyone's, audited
@@ -135,8 +135,10 @@ async def authenticate(
     person, alone = await asyncio.to_thread(ROSTER.person, authorization, headers, client)
     if person is None:
         detail = await asyncio.to_thread(ROSTER.refusal)
+        # The platform drops these headers (0.16); http_app.SignInChallenge puts them back.
+        said = challenge(authorization)
         raise Auth.exceptions.HTTPException(
-            status_code=401, detail=detail, headers={"WWW-Authenticate": "Bearer"}
+            status_code=401, detail=detail, headers={"WWW-Authenticate": said}
         )
     permissions = [ADMIN] if person.admin else []
     if alone:

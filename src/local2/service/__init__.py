@@ -62,6 +62,8 @@ if TYPE_CHECKING:
     from local2.service.research import Research as Research
     from local2.service.search import Searcher as Searcher
     from local2.service.search import open_searcher as open_searcher
+    from local2.service.sign_in import bearer as bearer
+    from local2.service.sign_in import challenge as challenge
     from local2.service.turns import turn_options as turn_options
     from local2.service.warmup import Warmup as Warmup
     from local2.service.wiring import ModelParts as ModelParts
