@@ -37,7 +37,7 @@ from local2.config import load_settings
 from local2.research.plan_schema import plan_schema
 from local2.research.structured import schema_errors
 from local2.research.verify import check_sentence, cited_numbers, split_sentences
-from local2.service.research import Research
+from local2.service.research._research import Research
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides

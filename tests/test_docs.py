@@ -396,7 +396,7 @@ CODE_ROOTS = [
 
 
 def test_every_module_and_name_a_page_points_to_exists() -> None:
-    """``service/turns.py: turn_options`` names a module and something in it; when either
+    """``service/chat/_turns.py: turn_options`` names a module and something in it; when either
     moves, the page must follow (a bare ``state.py: TurnState`` is looked for anywhere in the
     package and the test kit)."""
     modules = [*(ROOT / "src" / "local2").rglob("*.py"), *(ROOT / "testkit").rglob("*.py")]

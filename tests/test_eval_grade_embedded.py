@@ -23,8 +23,8 @@ from local2.evals import DEMO_PATH, load_set
 from local2.evals.grading import MATCH, PROMPT_VERSION
 from local2.models.embedded import MODEL_NAME, EmbeddedChatModel
 from local2.service.agent import Agent
-from local2.service.eval_setup import GRADE_MAX_TOKENS, GRADE_SCHEMA, make_grader
-from local2.service.evals import Evals
+from local2.service.evals._evals import Evals
+from local2.service.evals._setup import GRADE_MAX_TOKENS, GRADE_SCHEMA, make_grader
 from tests.conftest import make_settings
 
 pytest.importorskip("llama_cpp")

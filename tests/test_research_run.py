@@ -18,7 +18,7 @@ from local2.research.plan_schema import call_key
 from local2.research.planner import keywords
 from local2.research.reflect import HOP_READ
 from local2.service.agent import Agent
-from local2.service.research import Research
+from local2.service.research._research import Research
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides

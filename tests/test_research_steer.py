@@ -21,7 +21,7 @@ from langgraph.types import Command
 from local2.config import load_settings
 from local2.config.schema import ResearchSettings
 from local2.errors import InvalidInput, RunNotReady
-from local2.service.research import Research
+from local2.service.research._research import Research
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb, research_overrides

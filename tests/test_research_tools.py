@@ -15,7 +15,7 @@ import pytest
 
 from local2.research.plan_schema import check_plan, parse_plan, plan_schema
 from local2.research.step_tools import StepTools, step_catalog
-from local2.service.research import Research
+from local2.service.research._research import Research
 from local2.tools.base import Tool, ToolContext
 from local2.tools.files import file_tools
 from local2_testkit.ollama_server import FakeOllama

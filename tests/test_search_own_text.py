@@ -23,7 +23,7 @@ from local2.contracts.people import Person
 from local2.files import FileIndex, Folders, SearchHit, lexical
 from local2.files import index as index_module
 from local2.memory.embeddings import LexicalEmbedder
-from local2.service.search import Searcher, open_searcher
+from local2.service.desks._search import Searcher, open_searcher
 from local2.tools.files import hit_line
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama, RuleBrain

@@ -172,7 +172,7 @@ def test_team_libraries_are_imported_only_when_configured() -> None:
     code = (
         "import sys, local2.cli, local2.service.agent, local2.http.app\n"
         "import local2.storage.open, local2.service.doctor\n"
-        "import local2.service.research\n"
+        "import local2.service.research._research\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'psycopg', 'psycopg_pool', 'langchain_openai', 'openai', 'chromadb'}))"
     )

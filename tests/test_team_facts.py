@@ -37,7 +37,7 @@ from local2.memory.store import EngramStore
 from local2.memory.team import TEAM_KIND, TeamFacts, merged
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.service.memory_desk import MemoryDesk
+from local2.service.desks._memory import MemoryDesk
 from local2.storage.people import check_name
 from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools

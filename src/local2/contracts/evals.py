@@ -91,7 +91,7 @@ class Selection(TypedDict):
 
 class RunSettings(TypedDict):
     """What else was in force for a run, as its manifest keeps it (``settings``), from
-    :func:`local2.service.eval_setup.settings_record`."""
+    :func:`local2.service.evals._setup.settings_record`."""
 
     search_provider: str
     corpus: str | None

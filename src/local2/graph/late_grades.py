@@ -2,7 +2,7 @@
 
 A critique that gave way to the person's next question left its grade owed
 (:mod:`local2.graph.owed`). Later, once the session is quiet,
-:mod:`local2.service.late_grades` grades the turn from that checkpoint (:func:`judge_late`:
+:mod:`local2.service.chat._late_grades` grades the turn from that checkpoint (:func:`judge_late`:
 the same judge, the same evidence) and gives the grade (:func:`keep_late`, then
 :func:`landing`): the same records an in-run grade keeps (the turn log's note, the engram's
 score; for a pair both grades, the verdict, the engrams' marks and the judge's arena vote)

@@ -5,20 +5,20 @@ A thin façade over parts with one job each, all sharing one wiring
 
 - :attr:`Agent.access` (:class:`~local2.service.access.Access`): whose each session is,
   checked by every surface on a person's behalf;
-- :attr:`Agent.turns` (:class:`~local2.service.turns.TurnRunner`): start, stream and stop
+- :attr:`Agent.turns` (:class:`~local2.service.chat.TurnRunner`): start, stream and stop
   turns;
-- :attr:`Agent.reader` (:class:`~local2.service.sessions.SessionReader`): a session's state,
+- :attr:`Agent.reader` (:class:`~local2.service.chat.SessionReader`): a session's state,
   history, checkpoints and the prompt the model saw;
-- :attr:`Agent.timetravel` (:class:`~local2.service.timetravel.TimeTravel`): replay and
+- :attr:`Agent.timetravel` (:class:`~local2.service.chat.TimeTravel`): replay and
   fork from any checkpoint;
-- :attr:`Agent.ratings` (:class:`~local2.service.ratings.Ratings`): ratings, and the
+- :attr:`Agent.ratings` (:class:`~local2.service.chat.Ratings`): ratings, and the
   preference between two answers; :attr:`Agent.retries`
-  (:class:`~local2.service.retries.Retries`): a second attempt at a low-graded one;
-- :attr:`Agent.approvals` (:class:`~local2.service.approvals.Approvals`): tool calls that
+  (:class:`~local2.service.chat.Retries`): a second attempt at a low-graded one;
+- :attr:`Agent.approvals` (:class:`~local2.service.chat.Approvals`): tool calls that
   wait for the person;
 - :attr:`Agent.research` (:class:`~local2.service.research.Research`): research runs on the
   same services, opened on first use;
-- :attr:`Agent.documents` (:class:`~local2.service.documents.DocumentDesk`): each person's
+- :attr:`Agent.documents` (:class:`~local2.service.desks.DocumentDesk`): each person's
   own documents (add, attach to a session, list, remove);
 - :attr:`Agent.evals` (:class:`~local2.service.evals.Evals`): eval runs, each answered by an
   agent :meth:`beside <Agent.beside>` this one (its sessions open in time travel here).
@@ -55,17 +55,19 @@ from local2.contracts import (
 from local2.graph import TurnGraph, compile_graph
 from local2.ids import check_session_id
 from local2.service.access import Access
-from local2.service.approvals import Approvals
-from local2.service.documents import DocumentDesk
-from local2.service.graph_runs import GraphRuns
-from local2.service.late_grades import LateGrades
-from local2.service.library_desk import LibraryDesk
-from local2.service.ratings import Ratings
-from local2.service.retries import Retries
-from local2.service.running import Turns
-from local2.service.sessions import SessionReader, checkpoint_id
-from local2.service.timetravel import TimeTravel
-from local2.service.turns import TurnRunner
+from local2.service.chat import (
+    Approvals,
+    GraphRuns,
+    LateGrades,
+    Ratings,
+    Retries,
+    SessionReader,
+    TimeTravel,
+    TurnRunner,
+    Turns,
+    checkpoint_id,
+)
+from local2.service.desks import DocumentDesk, LibraryDesk
 
 if TYPE_CHECKING:
     from local2.service.evals import Evals
@@ -139,9 +141,9 @@ class Agent:
         self.running = running
         # Whose each session is: every surface checks here on a person's behalf.
         self.access = Access(wired.storage.people)
-        # Each person's own documents (service/documents.py), searched in their sessions.
+        # Each person's own documents (service/desks/_documents.py), searched in their sessions.
         self.documents = DocumentDesk(services.files, self.access)
-        # What was read, kept per person (service/library_desk.py, docs/library.md).
+        # What was read, kept per person (service/desks/_library.py, docs/library.md).
         self.library = LibraryDesk(self.settings)
         self.reader = SessionReader(self.settings, services, graph, running)
         # Grades that gave way to a next question, given when the session is quiet (one
@@ -326,8 +328,8 @@ class Agent:
     ) -> SearchHits:
         """The ``k`` best passages of the person's own text (``within``: the folders, their
         documents, their memory) for ``query``: what the agent's tools would find
-        (:mod:`local2.service.search`)."""
-        from local2.service.search import Searcher, services_recall
+        (:mod:`local2.service.desks._search`)."""
+        from local2.service.desks import Searcher, services_recall
 
         recall = services_recall(self.services) if self.services.memory is not None else None
         wait_s = self.settings.files.index_wait_s
@@ -343,7 +345,7 @@ class Agent:
     def own_votes(self, person: Person, everyone: bool = False) -> list[Vote]:
         """The votes of ``person``'s own sessions (an admin's ``everyone``: all, written
         down as one admin read), oldest first."""
-        from local2.service.audit import visible_votes
+        from local2.service.desks import visible_votes
 
         return visible_votes(self.access, person, self.votes(), everyone)
 

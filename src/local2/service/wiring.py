@@ -9,7 +9,7 @@ a test's scripted model, a notebook's in-memory checkpointer, a replay's shared 
 Everything that runs the graphs starts here: the :class:`~local2.service.agent.Agent`
 (the app, the API, the CLI), :func:`build_graph` and :func:`build_research_graph`
 (notebooks), LangGraph Server's graph (:mod:`local2.platform.graph`) and the research
-service (:mod:`local2.service.research`).
+service (:mod:`local2.service.research._research`).
 """
 
 from __future__ import annotations

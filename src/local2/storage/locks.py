@@ -1,6 +1,6 @@
 """Session (and research run) locks that other processes see.
 
-One turn at a time per session within a process is :class:`local2.service.running.Turns`'s
+One turn at a time per session within a process is :class:`local2.service.chat.Turns`'s
 job; a store several processes share (Postgres) also needs a lock they all see
 (:class:`local2.storage.postgres.AdvisoryLocks`). A store only this process uses needs none:
 this base class.
@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 class SharedLocks:
     """Session locks other processes see. A store only this process uses needs none (one
-    turn per session within the process is :class:`local2.service.running.Turns`'s job)."""
+    turn per session within the process is :class:`local2.service.chat.Turns`'s job)."""
 
     remote = False  # taking a lock is a round trip to a server (never on an event loop)
 

@@ -7,7 +7,7 @@ advisory lock on its session for its whole run. The lock lives in the database s
 one connection: if the process dies, Postgres drops the connection and the lock with it.
 A process about to start a turn says so to the others (``NOTIFY``), so that the last turn's
 critic, wherever it grades, gives way to the person's question
-(:mod:`local2.service.running`).
+(:mod:`local2.service.chat._running`).
 
 psycopg is imported here only, and this module only when ``checkpointer: postgres``.
 """

@@ -9,5 +9,5 @@
 - :mod:`.votes`: the arena's votes a compare turn leaves.
 
 Where these nodes join the chat graph: :mod:`local2.graph.topology`; what a person does
-afterwards (prefer an answer): :mod:`local2.service.ratings`.
+afterwards (prefer an answer): :mod:`local2.service.chat._ratings`.
 """

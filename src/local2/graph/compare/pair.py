@@ -6,7 +6,7 @@ compare -> respond(a) | respond(b) -> publish_pair -> critique_pair | ingest_pai
 - ``compare``: name both respondents (and check the second model is there) before anyone
   answers.
 - ``publish_pair``: announce both answers; respondent ``a``'s continues the history until
-  the person prefers ``b`` (:mod:`local2.service.ratings`), and is the turn's answer
+  the person prefers ``b`` (:mod:`local2.service.chat._ratings`), and is the turn's answer
   meanwhile; ``b``'s stays in the checkpoint.
 - ``critique_pair``: the judge grades each answer, then compares them in both orders
   (:mod:`local2.critic.pairwise`) and emits ``pairwise.result``; or, when the person's next

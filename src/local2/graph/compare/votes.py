@@ -1,5 +1,5 @@
 """The arena's votes a compare turn leaves: the judge's when it compares, the person's when
-they prefer an answer (:mod:`local2.service.ratings`)."""
+they prefer an answer (:mod:`local2.service.chat._ratings`)."""
 
 from __future__ import annotations
 

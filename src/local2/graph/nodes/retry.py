@@ -13,7 +13,7 @@ receive -> retry_context -> generate ... publish -> critique -> settle_retry
 - ``publish`` then appends the second attempt beside the first in the turn log (both are
   kept), and the critic grades it;
 - ``settle_retry`` keeps the higher-graded attempt as the one the session continues from
-  (the second on a tie). The person can switch (:meth:`local2.service.ratings.Ratings.show`).
+  (the second on a tie). The person can switch (:meth:`local2.service.chat.Ratings.show`).
   A grade that gave way to the person's next question keeps the second attempt, the one
   they saw, until it is given (:mod:`local2.graph.late_grades` settles it then, if the
   session has not moved on).

@@ -46,7 +46,7 @@ from local2.research import (
     late_grade,
     research_payload,
 )
-from local2.service.research_input import check_input, pending_request
+from local2.service.research._input import check_input, pending_request
 from local2.storage import ResearchStorage
 
 RUN_MODES: list[StreamMode] = ["custom", "values"]

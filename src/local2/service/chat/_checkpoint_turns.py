@@ -3,7 +3,7 @@
 LangGraph writes a checkpoint after every step, so four questions leave some thirty, named
 by the graph's nodes; a person thinks in questions. A turn starts at an *input* checkpoint
 (the question handed to the graph, before any node ran) or at a replay's restart (the
-checkpoint :meth:`~local2.service.timetravel.TimeTravel.restart_clock` writes to run a turn
+checkpoint :meth:`~local2.service.chat.TimeTravel.restart_clock` writes to run a turn
 again from part-way); every other checkpoint belongs to the turn of its nearest such
 ancestor.
 
@@ -42,7 +42,7 @@ def group_turns(
     rows: Sequence[CheckpointRow], values: Mapping[str | None, Mapping[str, Any]]
 ) -> list[CheckpointTurn]:
     """The turns among ``rows`` (a session's checkpoints, newest first, as
-    :meth:`~local2.service.sessions.SessionReader.checkpoints` lists them), in the order of
+    :meth:`~local2.service.chat.SessionReader.checkpoints` lists them), in the order of
     the conversation: by number, and a turn asked again (forked, replayed) after the first.
 
     ``values``: each checkpoint's state, by id. A turn whose start is older than the rows

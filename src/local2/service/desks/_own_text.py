@@ -20,7 +20,7 @@ from local2.errors import InvalidInput, Unavailable
 if TYPE_CHECKING:
     from local2.contracts import MemoryHit
     from local2.graph import Services
-    from local2.service.documents import DocumentDesk
+    from local2.service.desks._documents import DocumentDesk
 
 MCP_SOURCE = "mcp"  # the ``source`` of an engram written through the MCP server
 MAX_K = 50

@@ -58,9 +58,8 @@ from local2.research import (
     research_services,
 )
 from local2.service.access import Access, no_run
-from local2.service.library_runs import RunSources, keep_note
-from local2.service.research_driver import Answerer, RunDriver, finished, run_config
-from local2.service.research_input import (
+from local2.service.research._driver import Answerer, RunDriver, finished, run_config
+from local2.service.research._input import (
     check_input,
     check_plan_edit,
     check_steer,
@@ -70,6 +69,7 @@ from local2.service.research_input import (
     read_plan,
     read_steer,
 )
+from local2.service.research._library_runs import RunSources, keep_note
 from local2.service.wiring import ModelParts, wire
 from local2.storage import ResearchStorage, open_research_storage
 

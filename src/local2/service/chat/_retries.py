@@ -15,8 +15,8 @@ from local2.contracts import AttemptShown, FirstAttempt
 from local2.errors import CannotRetry, InvalidInput, UnknownTurn
 from local2.graph import Services, TurnGraph, event
 from local2.ids import check_session_id
-from local2.service.running import Turns
-from local2.service.sessions import SessionReader
+from local2.service.chat._running import Turns
+from local2.service.chat._sessions import SessionReader
 
 
 @dataclass(eq=False)

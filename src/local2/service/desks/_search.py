@@ -182,7 +182,7 @@ def open_searcher(settings: Settings) -> Searcher:
     from local2.files import Folders
 
     def recall(person: Person, query: str, k: int) -> list[MemoryHit]:
-        from local2.service.memory_desk import MemoryDesk
+        from local2.service.desks._memory import MemoryDesk
 
         desk = MemoryDesk(settings, person)
         try:
@@ -190,7 +190,7 @@ def open_searcher(settings: Settings) -> Searcher:
         finally:
             desk.close()
 
-    from local2.service.library_desk import LibraryDesk
+    from local2.service.desks._library import LibraryDesk
 
     library = LibraryDesk(settings)
     memory = recall if settings.memory.enabled else None

@@ -7,7 +7,7 @@ answer tokens as they happen, the payload at publish (``answer``), and at the en
 one to ask, the payload says ``awaiting_approval``. Every finished turn is written to the
 audit log (:mod:`local2.storage.audit_log`). A run that ends owing grades (a critic that gave
 way to the next question: ``pending_grades``) hands them to ``owe``
-(:mod:`local2.service.late_grades`).
+(:mod:`local2.service.chat._late_grades`).
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ from local2.contracts import (
 )
 from local2.graph import Services, TurnContext, TurnGraph, turn_payload
 from local2.ids import check_session_id
-from local2.service.running import RunningTurn, StopSignal
+from local2.service.chat._running import RunningTurn, StopSignal
 from local2.storage import audit_turn, raise_if_full
 
 
 def thread_config(session_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
     """The thread config of a session; an id breaking the rule raises :class:`InvalidId`.
     Where a request comes in, its session id is checked once: here, or in
-    :meth:`~local2.service.turns.TurnRunner.check` for a turn, whose run then uses
+    :meth:`~local2.service.chat.TurnRunner.check` for a turn, whose run then uses
     :func:`thread_of`."""
     return thread_of(check_session_id(session_id), checkpoint_id)
 

@@ -24,9 +24,9 @@ from local2.contracts import (
 from local2.errors import UnknownTurn
 from local2.graph import Services, TurnGraph, TurnState, branches, build_prompt, prompt_as_json
 from local2.ids import check_session_id
-from local2.service.checkpoint_turns import group_turns
-from local2.service.graph_runs import thread_config, thread_of
-from local2.service.running import Turns
+from local2.service.chat._checkpoint_turns import group_turns
+from local2.service.chat._graph_runs import thread_config, thread_of
+from local2.service.chat._running import Turns
 
 checkpoint_id = branches.checkpoint_id
 
@@ -206,7 +206,7 @@ class SessionReader:
 
     def checkpoint_turns(self, session_id: str, limit: int = 1000) -> list[CheckpointTurn]:
         """A session's checkpoints grouped by turn, oldest turn first, each labelled with its
-        question and the answer that belongs to it (:mod:`local2.service.checkpoint_turns`);
+        question and the answer that belongs to it (:mod:`local2.service.chat._checkpoint_turns`);
         among its ``limit`` newest checkpoints."""
         snapshots = self._snapshots(session_id, limit)
         values = {checkpoint_id(s.config): s.values or {} for s in snapshots}

@@ -19,7 +19,7 @@ from local2.errors import InvalidInput
 from local2.graph import Services
 from local2.library import ReadingLibrary
 from local2.research import ResearchContext, ResearchState
-from local2.service.research_driver import RunDriver
+from local2.service.research._driver import RunDriver
 from local2.storage import SteerInbox
 from local2.tools import library_sourced
 

@@ -4,7 +4,7 @@ A turn whose critic gave way owes its grade in the session's state (``pending_gr
 :mod:`local2.graph.late_grades`). This part gives it:
 
 - **Queued** when a run ends owing grades (:meth:`LateGrades.owe`, from
-  :class:`~local2.service.graph_runs.GraphRuns`): the state carries what the session owes
+  :class:`~local2.service.chat.GraphRuns`): the state carries what the session owes
   from turn to turn, so a grade owed by a process that stopped is picked up by the session's
   next turn in any process; and at start (:meth:`LateGrades.recover`), from the most recent
   sessions' heads.
@@ -49,9 +49,9 @@ from local2.graph import (
     pairwise_verdict,
 )
 from local2.models import Cancellation
-from local2.service.graph_runs import thread_of
-from local2.service.running import Turns
-from local2.service.sessions import SessionReader
+from local2.service.chat._graph_runs import thread_of
+from local2.service.chat._running import Turns
+from local2.service.chat._sessions import SessionReader
 from local2.storage import add_late_grade
 
 log = logging.getLogger(__name__)

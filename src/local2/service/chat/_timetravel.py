@@ -39,9 +39,9 @@ from local2.graph import (
     validate_query,
 )
 from local2.ids import check_session_id
-from local2.service.graph_runs import GraphRuns, thread_config
-from local2.service.running import RunningTurn, Turns
-from local2.service.sessions import SessionReader
+from local2.service.chat._graph_runs import GraphRuns, thread_config
+from local2.service.chat._running import RunningTurn, Turns
+from local2.service.chat._sessions import SessionReader
 
 
 @dataclass(eq=False)

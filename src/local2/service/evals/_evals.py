@@ -10,7 +10,7 @@ it, and a run whose process was killed is seen as ``interrupted``, ready to resu
 
 The questions are answered by an agent beside the caller's (:meth:`Agent.beside`): on the
 same store, so each question's session opens in time travel, with the run's own settings
-(:mod:`local2.service.eval_setup`).
+(:mod:`local2.service.evals._setup`).
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from local2.contracts import (
 from local2.errors import EvalFileError, InvalidInput, RunBusy
 from local2.evals import EvalRun, Question, QuestionSet, load_set, make_manifest, select, summarize
 from local2.service.access import Access
-from local2.service.eval_answer import Answerer, AskAnswerer, ResearchAnswerer, UsageMeter
-from local2.service.eval_runner import QuestionLoop
-from local2.service.eval_runs import EvalRuns, held_elsewhere, run_lock
-from local2.service.eval_setup import (
+from local2.service.evals._answer import Answerer, AskAnswerer, ResearchAnswerer, UsageMeter
+from local2.service.evals._runner import QuestionLoop
+from local2.service.evals._runs import EvalRuns, held_elsewhere, run_lock
+from local2.service.evals._setup import (
     Grader,
     find_set,
     make_grader,
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from local2.contracts import Approver, StreamItem
     from local2.graph import Services
-    from local2.service.research import Research
+    from local2.service.research._research import Research
 
 
 class RunAgent(Protocol):

@@ -1,5 +1,5 @@
 """Eval runs read: list, show, compare and export a person's runs, and the owner checks
-every eval request passes (:mod:`local2.service.evals` runs them).
+every eval request passes (:mod:`local2.service.evals._evals` runs them).
 
 Someone else's run id answers exactly as an unknown one does (:mod:`local2.service.access`);
 an admin may read everyone's runs, each read written down. A run whose manifest says it is
@@ -25,12 +25,12 @@ from local2.contracts import (
 from local2.errors import NotFound, UnknownEvalRun
 from local2.evals import EvalRun, RunStore, compare, latest, summarize
 from local2.service.access import Access
-from local2.service.eval_setup import RUNS_FOLDER
+from local2.service.evals._setup import RUNS_FOLDER
 
 if TYPE_CHECKING:
     from filelock import FileLock
 
-    from local2.service.eval_runner import QuestionLoop
+    from local2.service.evals._runner import QuestionLoop
 
 LOCK_FILE = "run.lock"
 

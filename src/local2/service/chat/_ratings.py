@@ -4,7 +4,7 @@ A rating (1-5) becomes ``user.feedback`` then ``reward.event``: stored on the se
 and on the turn, and given to the turn's engrams (now, or when memory next opens:
 :mod:`local2.memory.deferred`). A preference between two compared answers changes which
 answer the session continues from, and nothing else (as a second attempt does,
-:mod:`local2.service.retries`): the turn log only ever grows (a preferred ``b`` answer is
+:mod:`local2.service.chat._retries`): the turn log only ever grows (a preferred ``b`` answer is
 appended beside ``a``'s) and ``history_head`` moves in a new checkpoint, so every answer
 stays inspectable and every earlier checkpoint replayable. The head moves only while that
 turn is the session's last one; a preference given later is still recorded (an arena vote,
@@ -49,8 +49,8 @@ from local2.graph import (
 )
 from local2.ids import check_session_id
 from local2.memory import deferred
-from local2.service.running import Turns
-from local2.service.sessions import SessionReader
+from local2.service.chat._running import Turns
+from local2.service.chat._sessions import SessionReader
 
 PREFERENCES = ("a", "b", "tie")
 

@@ -2,7 +2,7 @@
 
 A turn runs its graph in a worker thread and hands its stream items to a sink
 (:meth:`Turns.launch`): the caller's queue (:meth:`Turns.run`), or a
-:class:`~local2.service.background.BackgroundTurn` that any thread or event loop reads. A reader
+:class:`~local2.service.chat.BackgroundTurn` that any thread or event loop reads. A reader
 waiting on the queue honours a Stop at once, even while the model has not sent a token yet. The
 worker itself stops at the next token, node or tool boundary (:class:`StopSignal` raises
 :class:`TurnCancelled` there), which also closes the model's HTTP stream. Before its answer
@@ -23,7 +23,7 @@ session asks for its lock while the last one still runs, that turn is asked to g
 (``RunningTurn.give_way``): once its answer is out, its critic's request is cancelled and the
 grade owed (:mod:`local2.graph.owed`), memory keeps what it has, and the run ends in
 milliseconds. Other processes sharing the store are told too (``SharedLocks.announce``).
-Whatever else waits for a session to be quiet (:mod:`local2.service.late_grades`) hears when a
+Whatever else waits for a session to be quiet (:mod:`local2.service.chat._late_grades`) hears when a
 turn starts (``on_turn_start``) and when its lock is released (``on_idle``).
 """
 

@@ -1,7 +1,7 @@
 """The question loop of an eval run: ``concurrency`` workers answer, grade and record the
 questions, and the caller reads progress as it happens.
 
-Each question is answered (:mod:`local2.service.eval_answer`), graded, scored and appended
+Each question is answered (:mod:`local2.service.evals._answer`), graded, scored and appended
 to the run's ``results.jsonl`` as one flushed line before the next item is handed out, so a
 run killed at any moment loses only the questions in flight. A question whose answer fails
 is recorded with its error and asked again on resume; a part LoCAL2 needs that does not
@@ -24,7 +24,7 @@ from typing import Any
 from local2.contracts import EvalItem, EvalProgress, QuestionResult
 from local2.errors import TurnCancelled, Unavailable
 from local2.evals import EvalRun, GraderVerdict, Question, answered, failed, latest
-from local2.service.eval_answer import Answerer
+from local2.service.evals._answer import Answerer
 
 Grade = Callable[[Question, str], GraderVerdict]
 

@@ -1,12 +1,12 @@
 """Running turns: start one, stream it, stop it, wait for the ones still finishing.
 
-One turn at a time per session (:class:`~local2.service.running.Turns`, in this process and in
+One turn at a time per session (:class:`~local2.service.chat.Turns`, in this process and in
 every process sharing the store). A turn streams events, thinking and answer tokens as they
-happen (:mod:`local2.service.graph_runs`); a turn started in the background
+happen (:mod:`local2.service.chat._graph_runs`); a turn started in the background
 (:meth:`TurnRunner.start`) runs to its end whoever reads it, so the critic and memory finish
 after the answer has gone. The person first: the session's next question makes them give
 way, and a grade owed that way is given once the session is quiet
-(:mod:`local2.service.late_grades`; :meth:`TurnRunner.graded` waits for it).
+(:mod:`local2.service.chat._late_grades`; :meth:`TurnRunner.graded` waits for it).
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ from local2.graph import (
 )
 from local2.ids import CheckedId, check_session_id, new_session_id
 from local2.service.access import Access
-from local2.service.background import BackgroundTurn
-from local2.service.graph_runs import GraphRuns, pending_in, thread_of
-from local2.service.late_grades import LateGrades, with_late_grade
-from local2.service.running import RunningTurn, Turns
-from local2.service.sessions import SessionReader
+from local2.service.chat._background import BackgroundTurn
+from local2.service.chat._graph_runs import GraphRuns, pending_in, thread_of
+from local2.service.chat._late_grades import LateGrades, with_late_grade
+from local2.service.chat._running import RunningTurn, Turns
+from local2.service.chat._sessions import SessionReader
 
 Produce = Callable[[RunningTurn], Iterator[StreamItem]]
 MEMORY_WAIT_S = 5.0  # the longest a next question's recall waits for the last turn's memory
@@ -198,7 +198,7 @@ class TurnRunner:
         (:class:`~local2.errors.SessionBusy`) when ``wait`` is false. A tool call that needs
         the person is put to ``approve`` (see :mod:`local2.contracts.approval`) and the turn
         goes on; without one the turn pauses and ends with an ``awaiting_approval`` payload,
-        to be continued (:mod:`local2.service.approvals`). ``options`` (from :meth:`options`)
+        to be continued (:mod:`local2.service.chat._approvals`). ``options`` (from :meth:`options`)
         go into the run's context: ``compare`` has a second respondent answer too, ``retry``
         is a retry. Without ``tokens`` no ``thinking``/``token`` items
         come (the payload still has both), nor, unless two respondents answer, ``event``
@@ -206,7 +206,7 @@ class TurnRunner:
         LangGraph, a few ms less per turn for a caller that wants only the answer
         (``POST /query``, ``bench/overhead.py``). The critic and memory start once the
         answer is yielded, or, with ``handed_over``, once the caller sets it (a reader in
-        another thread; see :mod:`local2.service.running`). The turn is ``person``'s: a new
+        another thread; see :mod:`local2.service.chat._running`). The turn is ``person``'s: a new
         session becomes theirs, someone else's answers :class:`~local2.errors.UnknownTurn`.
         """
         session_id = self.check(query, session_id, person)
@@ -242,7 +242,7 @@ class TurnRunner:
         """Start one turn in its own thread; it runs to its end whoever reads it.
 
         ``start(...).until_answer()`` is the payload at publish, while the critic grades;
-        iterating the :class:`~local2.service.background.BackgroundTurn` gives every item as
+        iterating the :class:`~local2.service.chat.BackgroundTurn` gives every item as
         it comes. ``approve``: as for :meth:`stream` (asked from the turn's thread).
         """
         session_id = self.check(query, session_id, person)

@@ -5,7 +5,7 @@ that wants the answer first (``POST /query``) takes items until the answer and r
 that streams (``POST /query/stream``) may go away mid-turn. Either way the turn runs to its
 end here (critic, memory, audit log), never cut off half-way by whoever was reading. The
 critic and memory start once the answer has been handed to the reader (``handed_over``, see
-:mod:`local2.service.running`), not while it is on its way.
+:mod:`local2.service.chat._running`), not while it is on its way.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from local2.contracts import StreamItem, TurnPayload
 from local2.errors import TurnCancelled
-from local2.service.running import POLL_S, RunningTurn
+from local2.service.chat._running import POLL_S, RunningTurn
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ class BackgroundTurn:
     """A turn's items as its worker hands them over; iterate it to read them as they come,
     or take :meth:`until_answer` and leave the rest to finish on its own.
 
-    The worker (:meth:`local2.service.running.Turns.launch`) feeds :meth:`put` and calls
+    The worker (:meth:`local2.service.chat.Turns.launch`) feeds :meth:`put` and calls
     :meth:`end`; items are those of :meth:`local2.service.agent.Agent.stream`. An exception the turn
     raises is re-raised to the reader at the point it happened; a Stop asked for before the
     answer (``turn``) ends the reading at once, while the worker winds down on its own.
@@ -124,7 +124,7 @@ class BackgroundTurn:
 
         ``hand_over=False``: the caller calls :meth:`hand_over` once the answer is on its way
         (an HTTP response sent); until then, for at most
-        :data:`~local2.service.running.HANDOVER_WAIT_S`, the critic and memory wait.
+        :data:`~local2.service.chat._running.HANDOVER_WAIT_S`, the critic and memory wait.
         """
         for kind, data in self._read(hand_over=hand_over):
             if kind in ("answer", "final"):
