@@ -20,7 +20,7 @@ from local2.files.own_documents import safe_name
 from local2.graph.attached import attached_evidence, documents_block
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.service.search import Searcher
+from local2.service.desks._search import Searcher
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf
 from tests.conftest import make_settings
