@@ -9,6 +9,8 @@ from local2.faces import lazy_face
 
 if TYPE_CHECKING:
     from local2.watch.changes import what_changed as what_changed
+    from local2.watch.create import add_watch as add_watch
+    from local2.watch.create import new_watch as new_watch
     from local2.watch.due import DueRun as DueRun
     from local2.watch.due import DueRuns as DueRuns
     from local2.watch.due import RunWatch as RunWatch
