@@ -1,8 +1,8 @@
 """What changed between a watch's last run and this one: new sources, sources gone, new and
 revised claims, and claims supported last time that no longer are.
 
-Sources are told apart by URL (scheme and host in lower case, no fragment, no trailing
-slash). Claims are the sentences of each report that state something
+Sources are told apart by URL, as the ledger tells them apart (``research.url_key``).
+Claims are the sentences of each report that state something
 (:func:`local2.research.report_claims`), compared by their content words (the one
 tokeniser): the same words, figures included, is the same claim, however it is cited; most
 words the same but not all (or another figure) is the claim revised; else it is new. A claim
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 from local2.contracts import (
     ClaimChange,
@@ -25,7 +24,7 @@ from local2.contracts import (
     SourceChange,
     WhatChanged,
 )
-from local2.research import report_claims
+from local2.research import report_claims, url_key
 from local2.retrieval import numbers, terms
 
 SAME = 0.8  # share of content words two wordings of one claim have in common, at least
@@ -85,20 +84,12 @@ def _changes(
     }
 
 
-def source_key(url: str) -> str:
-    """One spelling of a source's address: scheme and host lower-cased, no fragment, no
-    trailing slash."""
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
-
-
 def _sources(sources: Sequence[ResearchSource]) -> dict[str, SourceChange]:
     found: dict[str, SourceChange] = {}
     for source in sources:
         if source.get("url"):
             found.setdefault(
-                source_key(source["url"]), {"url": source["url"], "title": source["title"]}
+                url_key(source["url"]), {"url": source["url"], "title": source["title"]}
             )
     return found
 

@@ -16,6 +16,7 @@ from local2.research.verify import CITATION, cited_numbers, lines_of, split_sent
 
 # The sections report_markdown adds after the verified text.
 _OWN_SECTIONS = re.compile(r"^#{1,6}\s+(?:references|removed as unsupported)\s*$", re.I)
+_MARKS = re.compile(rf"\s*{CITATION.pattern}")  # a citation mark, with the space before it
 _ITEM = re.compile(r"^\s*(?:[-*+>]|\d{1,3}[.)]|#{1,6})\s+")
 
 
@@ -36,7 +37,7 @@ def report_claims(report: str, question: str) -> list[StatedClaim]:
         body = _ITEM.sub("", line, count=1)
         heading = line.lstrip().startswith("#") or is_heading(body)
         for sentence in split_sentences(body):
-            text = " ".join(CITATION.sub(" ", sentence).split())
+            text = " ".join(_MARKS.sub("", sentence).split())
             if text and not_a_claim(text, question, heading=heading) is None:
                 found.setdefault(text, StatedClaim(text, tuple(cited_numbers(sentence))))
     return list(found.values())
