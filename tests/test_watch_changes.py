@@ -26,9 +26,15 @@ def run(pages: dict[str, tuple[str, str]], draft: str) -> ResearchPayload:
     """A finished run's payload: ``draft`` verified against ``pages`` (numbered in order)."""
     ledger: list[Source] = [
         {
-            "n": n, "url": url, "title": title, "text": text, "kind": "page",
-            "found_at": 0.0, "read_at": 0.0, "step": "s1",
-        }  # fmt: skip
+            "n": n,
+            "url": url,
+            "title": title,
+            "text": text,
+            "kind": "page",
+            "found_at": 0.0,
+            "read_at": 0.0,
+            "step": "s1",
+        }
         for n, (url, (title, text)) in enumerate(pages.items(), 1)
     ]
     checked = verify(draft, ledger, QUESTION)

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
-    from local2.notify.deliver import Attempt as Attempt
-    from local2.notify.deliver import Backoff as Backoff
-    from local2.notify.deliver import deliver as deliver
     from local2.notify.feed import FeedEntry as FeedEntry
     from local2.notify.feed import atom_feed as atom_feed
+    from local2.notify.sending import Attempt as Attempt
+    from local2.notify.sending import Backoff as Backoff
+    from local2.notify.sending import deliver as deliver
     from local2.notify.targets import plugin_for as plugin_for
     from local2.notify.targets import redacted as redacted
     from local2.notify.targets import scrub as scrub

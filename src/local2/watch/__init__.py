@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from local2.watch.schedule import Schedule as Schedule
     from local2.watch.schedule import parse_schedule as parse_schedule
     from local2.watch.scheduler import WatchScheduler as WatchScheduler
-    from local2.watch.tell import NOTIFY_ON as NOTIFY_ON
-    from local2.watch.tell import should_tell as should_tell
-    from local2.watch.tell import tell as tell
+    from local2.watch.telling import NOTIFY_ON as NOTIFY_ON
+    from local2.watch.telling import should_tell as should_tell
+    from local2.watch.telling import tell as tell
 else:
     __getattr__ = lazy_face(__name__, __file__)

@@ -5,6 +5,8 @@ Apprise's own retry (``?retry=N``, new in 1.11) retries inside one ``notify()`` 
 says only "sent" or "not" at the end; the watch shows each attempt, so the attempts are
 tenacity's, with Apprise's retry left at its default of none. What a failed attempt keeps
 is Apprise's warning for it (caught on this thread only), with the URL's secrets masked.
+A notice is plain text, said so to Apprise (``body_format``): an email's text part keeps its
+lines (left unsaid, Apprise read it as HTML and joined them).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from apprise import NotifyFormat
 from apprise.plugins import NotifyBase
 from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt, wait_exponential
 
@@ -108,7 +111,7 @@ def _send(plugin: NotifyBase, title: str, body: str) -> tuple[bool, str | None]:
     logger = logging.getLogger(APPRISE_LOGGER)
     logger.addHandler(caught)
     try:
-        ok = bool(plugin.notify(body=body, title=title))
+        ok = bool(plugin.notify(body=body, title=title, body_format=NotifyFormat.TEXT))
     except Exception as exc:  # a plugin's own failure: the schedule must go on
         caught.lines.append(f"{type(exc).__name__}: {exc}")
         ok = False
