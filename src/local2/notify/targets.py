@@ -1,10 +1,10 @@
 """Where a person is told: Apprise URLs (``mailto://``, ``ntfy://``, ``matrix://``,
 ``slack://``, ``json://`` …), checked when a watch is added and shown only redacted.
 
-``Apprise.instantiate`` parses a URL and builds its plugin without sending anything
-(REFERENCE §C): a URL it cannot build is refused here, with examples. What a person, a log,
-an event or the API sees of a URL is ``url(privacy=True)``, secrets masked; the parts it
-masks are the secrets :func:`scrub` takes out of any text (an error a server sent back).
+``Apprise.instantiate`` parses a URL and builds its plugin without sending anything: a URL
+it cannot build is refused here, with examples. What a person, a log, an event or the API
+sees of a URL is ``url(privacy=True)``, secrets masked; the parts it masks are the secrets
+:func:`scrub` takes out of any text (an error a server sent back).
 """
 
 from __future__ import annotations

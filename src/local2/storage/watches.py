@@ -11,7 +11,7 @@ out (its process died) is taken over by another conditional update, so nothing i
 the next due time, already set, is not doubled. After downtime the claim sets ``next_due`` to
 the first time after *now*: the missed times make one catch-up run.
 
-No scheduler's job store is shared (APScheduler 3's must not be: REFERENCE §C): each
+No scheduler's job store is shared (APScheduler 3's user guide: they "must never be shared"): each
 process's scheduler only decides *when to look*; this table decides *who runs*.
 :class:`SqliteWatchStore` keeps it in ``watches.sqlite``; ``watch_postgres.py`` on the team's
 Postgres. The queries here serve both (``?`` parameters).

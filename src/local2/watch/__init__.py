@@ -1,4 +1,4 @@
-"""Watching a topic (a feature: docs/architecture.md, DESIGN §20): schedules read into
+"""Watching a topic (a feature: docs/architecture.md): schedules read into
 APScheduler's triggers, due runs claimed once across processes, what changed between two
 runs, and the words of the notice.
 """

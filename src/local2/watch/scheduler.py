@@ -1,7 +1,7 @@
 """The scheduler each ``local2 serve`` (or ``local2 ui``) process runs: APScheduler 3.
 
 Its job store is in memory and this process's own: APScheduler 3's stores must never be
-shared between schedulers (REFERENCE §C). It decides only *when this process looks*: at the
+shared between schedulers (its user guide). It decides only *when this process looks*: at the
 earliest due time in the watch table (a date trigger, re-armed after each look) and every
 ``look_every_s`` (for watches other processes added, and runs whose lease lapsed). *Who
 runs* a due time is the watch table's conditional update (:mod:`.due`). Claimed runs go to a
