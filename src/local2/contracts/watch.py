@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -47,3 +47,64 @@ class WhatChanged(TypedDict):
     new_claims: list[ClaimChange]
     revised_claims: list[ClaimRevised]
     no_longer_supported: list[ClaimWithdrawn]
+
+
+class WatchView(TypedDict):
+    """A watch as a person (the CLI, the API, the app) sees it: its Apprise targets redacted."""
+
+    watch_id: str
+    question: str
+    schedule: str
+    timezone: str
+    notify_on: str
+    targets: Annotated[list[str], Field(description="Apprise URLs, secrets masked (****).")]
+    paused: bool
+    next_due: Annotated[float | None, Field(description="Epoch seconds; null when paused.")]
+    options: dict[str, Any]  # the run's options: max_rounds, sources, keep
+    created_at: float
+
+
+class WatchRunView(TypedDict):
+    """One due time of a watch: its research run (open it as any run), how it ended, and
+    what it found changed (null until it finished)."""
+
+    due: float
+    run_id: str
+    status: str  # running | done | failed
+    attempts: int
+    error: str | None
+    started_at: float
+    finished_at: float | None
+    nothing_new: bool | None
+    changes: WhatChanged | None
+
+
+class DeliveryView(TypedDict):
+    """One attempt to send a run's notice to one target (redacted)."""
+
+    due: float
+    target: str
+    attempt: int
+    ok: bool
+    error: str | None
+    at: float
+
+
+class WatchDetail(TypedDict):
+    """A watch with its latest runs and delivery attempts, newest first."""
+
+    watch: WatchView
+    runs: list[WatchRunView]
+    deliveries: list[DeliveryView]
+
+
+class NoticeView(TypedDict):
+    """A run's notice in the person's list: unread until read."""
+
+    notice_id: str
+    watch_id: str
+    run_id: str
+    title: str
+    body: str
+    created_at: float
+    unread: bool

@@ -122,6 +122,9 @@ class WatchStore(WatchNotes, ABC):
     def _write(self, sql: str, params: Sequence[Any]) -> None: ...
 
     @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
     def _all_or_nothing(self, steps: Sequence[Step], then: Sequence[Step] = ()) -> bool:
         """Run ``steps``, then ``then``, in one transaction; if one of ``steps`` changes
         other than one row, undo all and return False."""
@@ -208,6 +211,30 @@ class WatchStore(WatchNotes, ABC):
             ]
         )
         return run_id if taken else None
+
+    def start_now(self, watch_id: str, due: float, claimer: str, lease_s: float) -> str | None:
+        """A run of the watch at ``due`` outside its schedule (``local2 watch run``): its
+        schedule is left as it is; the run's id, or None if it has a run at ``due``."""
+        now = time.time()
+        taken = self._all_or_nothing(
+            [
+                (
+                    f"INSERT INTO local2_watch_runs ({RUN_FIELDS}) "
+                    "VALUES (?, ?, ?, ?, ?, 1, ?, ?, NULL, NULL, NULL) "
+                    "ON CONFLICT (watch_id, due) DO NOTHING",
+                    (
+                        watch_id,
+                        due,
+                        run_id_for(watch_id, due),
+                        RUNNING,
+                        claimer,
+                        now + lease_s,
+                        now,
+                    ),
+                )
+            ]
+        )
+        return run_id_for(watch_id, due) if taken else None
 
     def lapsed(self, now: float, limit: int = 100) -> list[WatchRunRow]:
         """Runs still marked running whose lease ran out: their process stopped."""

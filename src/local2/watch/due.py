@@ -122,6 +122,17 @@ class DueRuns:
             log.warning("watch %s: the run due %s was taken over meanwhile", watch_id, claim.due)
         return True
 
+    def run_now(self, watch: WatchRow, runner: RunWatch, now: float | None = None) -> DueRun | None:
+        """Run ``watch`` once now, outside its schedule, here (``local2 watch run``); the
+        claim, or None if it already has a run due this very second."""
+        due = float(int(time.time() if now is None else now))  # run ids count seconds
+        if self.store.start_now(watch["watch_id"], due, self.claimer, self.lease_s) is None:
+            return None
+        claim = self._due_run(watch, due, 1)
+        with self.renewing():
+            self.run(claim, runner)
+        return claim
+
     def renew(self) -> None:
         """Extend the lease of every claim this process holds (queued or running)."""
         with self._guard:

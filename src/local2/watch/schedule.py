@@ -209,7 +209,7 @@ def _check_minimum(schedule: Schedule, gap_s: float, minimum_s: float) -> None:
             f"{schedule.text!r} runs every {_spoken(gap_s)}; watches run at most every"
             f" {_spoken(minimum_s)} here.",
             f'Choose a longer interval, e.g. "every {_spoken(max(minimum_s, 3600))}"'
-            " (the limit is the setting watch.minimum_interval).",
+            " (the limit is the setting watch.minimum_interval_s).",
         )
 
 
