@@ -120,6 +120,10 @@ class UnknownEvalRun(NotFound):
     """No eval run with that id."""
 
 
+class UnknownWatch(NotFound):
+    """No watch with that id among the person's own (someone else's looks the same)."""
+
+
 class Conflict(Local2Error, RuntimeError):
     """Not now: something else is going on with the same session or run."""
 
@@ -161,6 +165,10 @@ class AwaitingApproval(Conflict):
 
 class Unavailable(Local2Error, RuntimeError):
     """A part LoCAL2 needs (the model server, the store, memory) does not answer."""
+
+
+class WatchRunFailed(Unavailable):
+    """A watch's research run did not finish (it is retried; the schedule goes on)."""
 
 
 class StorageUnavailable(Unavailable):

@@ -40,6 +40,7 @@ from local2.cli import (
     stories,
     turns,
     users,
+    watch,
 )
 from local2.cli.common import fail
 from local2.cli.help_text import PlainHelpGroup
@@ -112,6 +113,7 @@ for _group in (
     library,
     compare,
     research,
+    watch,
     search,
     evals,
     users,

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from local2.config.schema import ResearchSettings as ResearchSettings
     from local2.config.schema import Settings as Settings
     from local2.config.schema import ToolsSettings as ToolsSettings
+    from local2.config.schema import WatchSettings as WatchSettings
     from local2.config.schema import WebFetchSettings as WebFetchSettings
     from local2.config.schema import WebSearchSettings as WebSearchSettings
     from local2.config.schema import WebSettings as WebSettings

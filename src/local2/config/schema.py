@@ -374,6 +374,25 @@ class LibrarySettings(Strict):
     search_k: int = Field(8, ge=1, le=50)  # hits a library search returns by default
 
 
+class WatchSettings(Strict):
+    """Watches (docs/watch.md): questions researched again on a schedule, and their limits."""
+
+    max_per_person: int = Field(20, ge=1)  # watches one person may keep
+    minimum_interval_s: float = Field(3600.0, ge=0)  # the closest two runs of one watch may be
+    timezone: str = "UTC"  # a new watch's time zone when none is given (an IANA name)
+    look_every_s: float = Field(30.0, gt=0)  # how often a server looks for due runs
+    lease_s: float = Field(120.0, gt=0)  # a claimed run's lease, renewed while it runs
+    max_takeovers: int = Field(3, ge=1)  # processes a run may outlive before it is failed
+    run_attempts: int = Field(2, ge=1, le=10)  # tries of a failed research run, per due time
+    run_retry_wait_s: float = Field(60.0, ge=0)  # before the second try (then doubling)
+    delivery_attempts: int = Field(4, ge=1, le=10)  # tries of one notice to one target
+    delivery_wait_s: float = Field(2.0, ge=0)  # before the second try (then doubling)
+    delivery_max_wait_s: float = Field(120.0, ge=0)  # the longest wait between tries
+    # Where a notice links to its run: the server's address as its person reaches it (e.g.
+    # https://local2.example.org); None: the notice names the command that opens the run.
+    link_base: str | None = None
+
+
 class Settings(Strict):
     generator: GeneratorSettings = Field(default_factory=GeneratorSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
@@ -389,6 +408,7 @@ class Settings(Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     research: ResearchSettings = Field(default_factory=ResearchSettings)
     library: LibrarySettings = Field(default_factory=LibrarySettings)
+    watch: WatchSettings = Field(default_factory=WatchSettings)
 
     # Resolved at load time (not read from YAML).
     @property

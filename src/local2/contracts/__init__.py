@@ -4,6 +4,7 @@ the items its stream hands out, and the approval protocol.
 - :mod:`.records`: a tool call, a memory hit, an event entry, a grade (the state's records);
 - :mod:`.turn`: the turn payload and what the session endpoints return;
 - :mod:`.research`: the research payload;
+- :mod:`.watch`: what a watch's run found changed, and watches as a person sees them;
 - :mod:`.stream`: the literal kinds of stream items;
 - :mod:`.approval`: what a paused turn asks the person, and the answers it accepts.
 """
@@ -138,5 +139,15 @@ if TYPE_CHECKING:
     from local2.contracts.turn import TurnOptions as TurnOptions
     from local2.contracts.turn import TurnPayload as TurnPayload
     from local2.contracts.turn import TurnRecord as TurnRecord
+    from local2.contracts.watch import ClaimChange as ClaimChange
+    from local2.contracts.watch import ClaimRevised as ClaimRevised
+    from local2.contracts.watch import ClaimWithdrawn as ClaimWithdrawn
+    from local2.contracts.watch import DeliveryView as DeliveryView
+    from local2.contracts.watch import NoticeView as NoticeView
+    from local2.contracts.watch import SourceChange as SourceChange
+    from local2.contracts.watch import WatchDetail as WatchDetail
+    from local2.contracts.watch import WatchRunView as WatchRunView
+    from local2.contracts.watch import WatchView as WatchView
+    from local2.contracts.watch import WhatChanged as WhatChanged
 else:
     __getattr__ = lazy_face(__name__, __file__)

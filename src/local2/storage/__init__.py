@@ -1,5 +1,5 @@
 """Where everything is kept (a part: docs/architecture.md): checkpoints, the turn log, the
-arena's votes, research runs, session locks and the audit log, on SQLite by default or
+arena's votes, research runs, session locks, the audit log and watches, on SQLite by default or
 Postgres for a team. :mod:`.open` is the one place that chooses.
 """
 
@@ -45,5 +45,13 @@ if TYPE_CHECKING:
     from local2.storage.votes import Vote as Vote
     from local2.storage.votes import VoteLog as VoteLog
     from local2.storage.votes import Voter as Voter
+    from local2.storage.watch_notes import DeliveryRow as DeliveryRow
+    from local2.storage.watch_notes import NoticeRow as NoticeRow
+    from local2.storage.watch_open import open_watches as open_watches
+    from local2.storage.watches import SqliteWatchStore as SqliteWatchStore
+    from local2.storage.watches import WatchRow as WatchRow
+    from local2.storage.watches import WatchRunRow as WatchRunRow
+    from local2.storage.watches import WatchStore as WatchStore
+    from local2.storage.watches import run_id_for as run_id_for
 else:
     __getattr__ = lazy_face(__name__, __file__)
