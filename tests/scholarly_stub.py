@@ -80,6 +80,10 @@ class Stub:
     def url(self, path: str = "") -> str:
         return self.server.url(path)
 
+    def paths(self) -> list[str]:
+        """Every request's path and query, in order."""
+        return self.server.paths()
+
     def asked(self, path: str) -> list[dict[str, list[str]]]:
         paths = [urlsplit(p) for p in self.server.paths()]
         return [parse_qs(p.query) for p in paths if p.path == path]
