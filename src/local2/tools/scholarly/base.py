@@ -70,6 +70,7 @@ def json_body(answer: Answer) -> Any:
     return json.loads(answer.body)
 
 
+# an API's JSON, not checked yet
 def json_object(answer: Answer, *keys: str) -> dict[str, Any]:
     """The answer's JSON object, which must hold ``keys`` (else :class:`Malformed`)."""
     data = json_body(answer)
@@ -89,6 +90,7 @@ def xml_root(answer: Answer) -> etree._Element:
         raise Malformed(f"not XML: {exc}") from None
 
 
+# an API's JSON, not checked yet
 def as_dict(value: Any) -> dict[str, Any]:
     """A nested JSON object, or ``{}`` where the API sent null or another type."""
     return value if isinstance(value, dict) else {}

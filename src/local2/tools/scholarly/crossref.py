@@ -45,6 +45,7 @@ def _first(value: Any) -> str:
     return " ".join(str(value or "").split())
 
 
+# Crossref's JSON (a work), not checked yet
 def _published(item: dict[str, Any]) -> str | None:
     # the first of Crossref's dates a work has (its JSON: {"date-parts": [[y, m, d]]})
     for key in ("published", "published-print", "published-online", "issued", "posted"):
@@ -64,12 +65,14 @@ def _author(person: Any) -> str:
     return " ".join(p for p in (given, family) if p) or _first(person.get("name"))
 
 
+# Crossref's JSON (a work), not checked yet
 def _venue(item: dict[str, Any]) -> str | None:
     # a journal's title; a preprint's server (posted content names it as its institution)
     server = _first(as_dict(next(iter(as_list(item.get("institution"))), None)).get("name"))
     return _first(item.get("container-title")) or server or _first(item.get("publisher")) or None
 
 
+# Crossref's JSON (a work), not checked yet
 def retracted_by(item: dict[str, Any]) -> bool:
     """Whether a work's ``updated-by`` names a retraction (or withdrawal, removal)."""
     return any(
@@ -78,6 +81,7 @@ def retracted_by(item: dict[str, Any]) -> bool:
     )
 
 
+# Crossref's JSON (a work), not checked yet
 def work_hit(item: dict[str, Any]) -> ScholarlyHit | None:
     # one work of Crossref's JSON (a work-list item or a /works/{doi} message)
     doi = _first(item.get("DOI"))

@@ -58,6 +58,7 @@ def abstract(inverted: Any) -> str:
     return " ".join(word for _, word in placed)
 
 
+# OpenAlex's JSON (a work), not checked yet
 def _work(item: dict[str, Any]) -> ScholarlyHit | None:
     # one work of the /works answer (OpenAlex's JSON)
     work_id = str(item.get("id") or "")

@@ -38,6 +38,7 @@ def _text(value: Any) -> str:
     return " ".join(str(value).split()) if value else ""
 
 
+# the Graph API's JSON (a paper), not checked yet
 def _paper(item: dict[str, Any]) -> ScholarlyHit | None:
     # one paper of the Graph API's search answer, fields as FIELDS asks
     paper_id = _text(item.get("paperId"))

@@ -41,6 +41,7 @@ class WikipediaProvider(PagedProvider):
         path = quote(title.replace(" ", "_"), safe="()_,'-.:")
         return self.settings.article_url.format(lang=self.settings.language, title=path)
 
+    # MediaWiki's JSON (a search result), not checked yet
     def _hit(self, item: dict[str, Any]) -> ScholarlyHit | None:
         # one result of list=search (MediaWiki's JSON, formatversion=2)
         title = " ".join(str(item.get("title") or "").split())
