@@ -1,4 +1,4 @@
-"""What a citation needs to know about a source (issue 56, DESIGN §19): its kind, date,
+"""What a citation needs to know about a source (issue 56): its kind, date,
 authors, venue, identifiers, open-access PDF and the flags its source publishes.
 
 A search hit of any provider maps into :class:`SourceMeta` (a general web hit knows none of

@@ -1,4 +1,4 @@
-"""Scholarly sources (issue 56, DESIGN §19): arXiv, PubMed, Semantic Scholar, OpenAlex,
+"""Scholarly sources (issue 56): arXiv, PubMed, Semantic Scholar, OpenAlex,
 Crossref and Wikipedia, each through its documented public API, with typed hits that carry
 what a citation needs, and a run's scope in time and place.
 

@@ -60,8 +60,9 @@ class SystemClock:
 SYSTEM_CLOCK = SystemClock()
 
 
-class Malformed(ValueError):
-    """An answer that is not what the API documents (raised by a provider's parser)."""
+class Malformed(ToolError, ValueError):
+    """An answer that is not what the API documents (raised by a provider's parser, caught
+    by :meth:`ApiClient.get`, which asks again and then says so as a ``bad_reply``)."""
 
 
 class Gate:
@@ -105,7 +106,7 @@ class Answer:
     body: bytes
 
 
-class TooLarge(Exception):
+class TooLarge(ToolError):
     """An answer past ``max_bytes`` (caught where the call is made, never let out)."""
 
 
@@ -185,7 +186,7 @@ class ApiClient:
             for chunk in response.iter_bytes():
                 body += chunk
                 if len(body) > self.api.max_bytes:
-                    raise TooLarge(len(body))
+                    raise TooLarge(f"more than {self.api.max_bytes} bytes")
                 if time.monotonic() > deadline:
                     raise httpx.ReadTimeout("the answer took longer than the deadline")
             return Answer(response.status_code, response.headers, bytes(body))
