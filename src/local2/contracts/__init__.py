@@ -5,6 +5,7 @@ the items its stream hands out, and the approval protocol.
 - :mod:`.turn`: the turn payload and what the session endpoints return;
 - :mod:`.research`: the research payload;
 - :mod:`.watch`: what a watch's run found changed, and watches as a person sees them;
+- :mod:`.sources`: what a citation needs to know about a source (its bibliographic record);
 - :mod:`.stream`: the literal kinds of stream items;
 - :mod:`.approval`: what a paused turn asks the person, and the answers it accepts.
 """
@@ -112,6 +113,11 @@ if TYPE_CHECKING:
     from local2.contracts.search import SearchHits as SearchHits
     from local2.contracts.search import SearchSource as SearchSource
     from local2.contracts.search import Why as Why
+    from local2.contracts.sources import SOURCE_KINDS as SOURCE_KINDS
+    from local2.contracts.sources import CitedSource as CitedSource
+    from local2.contracts.sources import SourceKind as SourceKind
+    from local2.contracts.sources import SourceMeta as SourceMeta
+    from local2.contracts.sources import web_meta as web_meta
     from local2.contracts.stream import EvalItem as EvalItem
     from local2.contracts.stream import ResearchItem as ResearchItem
     from local2.contracts.stream import StreamItem as StreamItem

@@ -66,8 +66,8 @@ if TYPE_CHECKING:
     from local2.service.sign_in import bearer as bearer
     from local2.service.sign_in import challenge as challenge
     from local2.service.warmup import Warmup as Warmup
-    from local2.service.watch_desk import WatchDesk as WatchDesk
-    from local2.service.watch_desk import open_watch_desk as open_watch_desk
+    from local2.service.watches._desk import WatchDesk as WatchDesk
+    from local2.service.watches._desk import open_watch_desk as open_watch_desk
     from local2.service.wiring import ModelParts as ModelParts
     from local2.service.wiring import build_graph as build_graph
     from local2.service.wiring import build_platform_graph as build_platform_graph

@@ -23,8 +23,7 @@ from local2.config import WatchSettings
 from local2.contracts import Person, ResearchPayload, collect_research
 from local2.errors import Local2Error, WatchRunFailed
 from local2.notify import Backoff
-from local2.service.research import Research
-from local2.service.research_driver import run_config
+from local2.service.research import Research, run_config
 from local2.storage import WatchStore
 from local2.watch import DueRun, tell, what_changed
 

@@ -27,7 +27,7 @@ from local2.contracts import (
 from local2.errors import InvalidInput, UnknownWatch
 from local2.notify import redacted, scrub, secrets_of
 from local2.service.research import Research
-from local2.service.watch_runner import WatchRunner
+from local2.service.watches._runner import WatchRunner
 from local2.storage import DeliveryRow, NoticeRow, WatchRow, WatchRunRow, WatchStore, open_watches
 from local2.watch import DueRun, DueRuns, add_watch, new_watch, parse_schedule
 
