@@ -20,7 +20,7 @@ from local2_testkit.web_server import LocalServer, Route
 
 # llama.cpp's OpenMP threads sleep at barriers instead of spinning, for this process (its
 # tests import llama_cpp before the product would set it) and every ``local2`` it starts:
-# two test workers on two shared cores leave no idle core to spin on (bench/README.md,
+# two test workers on two shared cores leave no idle core to spin on (bench/HISTORY.md,
 # "The suite's time"). The product sets the same default (models.embedded).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 

@@ -4,7 +4,7 @@ xdist's ``loadfile`` hands out files in order of how many tests each has, so a f
 long test (``local2 eval demo`` on the embedded model, minutes) could start last and run
 alone while the other worker sits idle. Handing out the longest first (LPT scheduling)
 leaves only short files for the end. The weights are the seconds each file took in a
-recorded run (``tests/durations.json``, written from ``--durations=0``; see bench/README.md,
+recorded run (``tests/durations.json``, written from ``--durations=0``; see bench/HISTORY.md,
 "The suite's time"); a file not recorded yet weighs its test count times the mean per test.
 Only the order changes: every test still runs, in its own file's worker.
 

@@ -90,7 +90,7 @@ def passive_openmp_waits() -> None:
     Spinning pays off only on idle cores: on a busy machine (a shared 2-core box, a test
     run beside other work) the spinning threads take the CPU from the thread they wait
     for. Measured here under load: reading a 361-token prompt took 5-8 CPU s spinning,
-    2.4 passive, and a one-question ``local2 ask`` 61 s against 22 s (bench/README.md,
+    2.4 passive, and a one-question ``local2 ask`` 61 s against 22 s (bench/HISTORY.md,
     "The suite's time"). Idle, a sleeping barrier costs microseconds per batch."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 

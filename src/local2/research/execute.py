@@ -62,7 +62,7 @@ from local2.tools import ToolContext
 # Past a read's ``top``, a result is worth reading when its title and snippet's BM25 for the
 # query is at least this share of the best result's (``Why.match``), within the read's share
 # of ``fetch_count``, ``fetch_seconds`` and ``max_sources``. Chosen on the public set's
-# development slice (questions 101-300, bench/README.md "Research reads what matters"): 0.3
+# development slice (questions 101-300, bench/HISTORY.md "Research reads what matters"): 0.3
 # with fetch_count 8 read as many pages as a fixed five did; 0.2 read 1.1 more a question
 # for 5 more of 1,270 gold sentences; 0.3 with fetch_count 5 stopped too often.
 RELEVANT = 0.3
