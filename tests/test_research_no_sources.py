@@ -110,6 +110,8 @@ def test_my_library_only_with_an_empty_library_says_so_and_what_to_do(
     found = payload["no_sources"]
     assert found is not None and found["cause"] == "empty_library"
     assert found["tried"] == [f'searched your library for "{QUESTION}": your library is empty']
+    step = payload["steps"][0]  # the step says so in its own words, once
+    assert step["error"] == "Your library is empty: there is nothing in it to search", step
     # Nothing else is tried: no other search of an empty library can find anything.
     assert [p["origin"] for p in payload["plan"]] == ["model", "no-tools"]
     assert payload["plan"][-1].get("why") == (
@@ -171,13 +173,19 @@ def test_the_api_and_mcp_show_no_sources(web: LoopbackWeb, tmp_path: Path) -> No
                 stored = client.get(f"/research/{done['run_id']}").json()
                 runs = client.get("/research").json()["runs"]
 
-            async def by_mcp() -> dict[str, Any]:
+            async def by_mcp() -> tuple[dict[str, Any], list[str], str]:
                 async with http_session(f"{url}/mcp") as session:
                     args = {"question": QUESTION, "max_rounds": 1, "clarify": "never"}
-                    return structured(await session.call_tool("research", args))
+                    result = structured(await session.call_tool("research", args))
+                    listed = [str(r.uri) for r in (await session.list_resources()).resources]
+                    read = await session.read_resource(result["resource"])
+                    return result, listed, getattr(read.contents[0], "text", "")
 
-            mcp = anyio.run(by_mcp)
+            mcp, listed, read = anyio.run(by_mcp)
         agent.close()
     assert done["status"] == stored["status"] == runs[0]["status"] == "no_sources"
     assert stored["no_sources"]["cause"] == "no_network"
     assert mcp["status"] == "no_sources" and "**Next step:**" in mcp["report"]
+    # Not listed as a report (it has none); read by its URI, it is the notice.
+    assert not [u for u in listed if u.startswith("local2://research/")], listed
+    assert read == mcp["report"]

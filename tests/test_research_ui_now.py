@@ -189,8 +189,26 @@ def test_a_run_whose_every_search_fails_ends_no_sources_with_its_next_step(
         assert "green tea cures" not in page_text and "The report is as follows" not in page_text
         assert tab.visible(STEERING) == []  # nothing to steer, and no report to follow up
         assert not tab.page.is_visible("#research-download")
+        said = tab.page.evaluate("window.statuses")
+        assert not [s for s in said if "Writing the report" in s], said  # nothing was written
+        assert any("nothing to write a report from" in s for s in said), said
+        # Then "My library only", on an empty library: a clean page, and it says so.
+        tab.page.evaluate("window.statuses = []")
+        tab.page.click("#research-sources-from label:has-text('My library only')")
+        tab.ask("What are the health benefits of green tea?", review=False)
+        wait_text(tab.page, "#research-status", "empty library", timeout=60_000)
+        tab.shot("no-sources-library")
+        said = tab.page.evaluate("window.statuses")
+        assert any("Searching your library for" in s for s in said), said
+        plan = text_of(tab.page, "#research-plan")
+        assert "web_search in your library" in plan and "no network" not in plan, plan
+        assert "your library is empty, so no other search of it can find anything" in plan
+        report = text_of(tab.page, "#research-report")
+        assert "Your library is empty, so there was nothing to search" in report, report
+        assert "no network" not in report and "try again later" not in report
+        assert tab.visible(STEERING) == []
         tab.page.get_by_text("Past runs").click()
         tab.page.click("#research-refresh")
         tab.page.click("#research-past input")
         listed = tab.page.inner_text("ul[role=listbox]")
-        assert "no_sources" in listed or "no sources" in listed, listed
+        assert listed.count("no sources · What are the health benefits") == 2, listed

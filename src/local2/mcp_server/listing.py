@@ -27,9 +27,10 @@ if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need n
 
 PAGE_SIZE = 50
 RECENT_RUNS = 200  # the newest runs listed; older ones are read by their id
-# A run still going (or paused, or cut off) has no report to read yet; every other status
-# has one, whatever it is called.
-NO_REPORT_YET = frozenset({"running", "awaiting_input", "unfinished", "failed"})
+# A run still going (or paused, or cut off) has no report to read yet, and one that found no
+# source has none at all (its notice is read by its URI); every other status has one,
+# whatever it is called.
+NO_REPORT = frozenset({"running", "awaiting_input", "unfinished", "failed", "no_sources"})
 CURSOR_FIX = "Send the nextCursor of the last resources/list answer, or none to start over."
 
 
@@ -94,7 +95,7 @@ def document_entry(record: DocumentRecord) -> Listed:
 def everything(agent: Agent, person: Person) -> list[Listed]:
     """The person's reports and documents, in the listing's order."""
     owner = agent.access.listing_owner(person)
-    runs = [r for r in agent.research.runs(RECENT_RUNS, owner) if r["status"] not in NO_REPORT_YET]
+    runs = [r for r in agent.research.runs(RECENT_RUNS, owner) if r["status"] not in NO_REPORT]
     found = [report_entry(r) for r in runs]
     found += [document_entry(d) for d in agent.documents.records(person)]
     return sorted(found, key=lambda listed: listed.key)

@@ -49,7 +49,13 @@ class ResearchResult(TypedDict):
     run_id: str
     question: str
     status: RunStatus
-    report: Annotated[str, Field(description="The verified report, Markdown, cited as [n].")]
+    report: Annotated[
+        str,
+        Field(
+            description="The verified report, Markdown, cited as [n] (status no_sources: what "
+            "was tried and the next step instead; no report was written)."
+        ),
+    ]
     sources: Annotated[
         list[ResearchSource],
         Field(description="The references by number: where, page, and why each was read."),

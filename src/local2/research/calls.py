@@ -26,7 +26,7 @@ from local2.research.ledger import Found
 from local2.research.readings import found_in
 from local2.research.state import CallRecord
 from local2.research.step_tools import StepTool
-from local2.tools import TIMEOUT, ToolContext, ToolResult, cause_of
+from local2.tools import LIBRARY_EMPTY, TIMEOUT, ToolContext, ToolResult, cause_of
 
 _TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\b", re.I)
 NO_TEXT = "(no readable text found on this page)"
@@ -95,6 +95,8 @@ def _skipped(services: Services) -> str:
 def _soft_failure(tool: StepTool | None, found: list[Found], result: ToolResult) -> str | None:
     """A call that answered but gave nothing to use."""
     text = result.text.strip()
+    if text.startswith(LIBRARY_EMPTY):  # says so itself ("no results: ..." would add nothing)
+        return text[:160]
     if tool is not None and tool.finder and not found:
         return f"no results: {text[:160]}"
     if text.endswith(NO_TEXT) or not text:

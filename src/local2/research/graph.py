@@ -17,7 +17,7 @@ execute --(ready steps, side by side)--> run_step -> execute
      reflect --(no gaps / budget spent / a follow-up)--> compose
 compose -> verify -> publish -> critique -> END    (in parallel)
                              -> ingest   -> END    (in parallel)
-                     publish --(a follow-up)--> END
+                     publish --(a follow-up, or no sources: no report)--> END
 ```
 Each node's writes are checkpointed as it finishes (thread = run id), so a run killed
 mid-way resumes from its last finished step without repeating that step's tool calls, and a

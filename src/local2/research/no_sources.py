@@ -55,14 +55,15 @@ OUTCOMES = {
     "timeout": "no answer in time",
     "nothing_found": "nothing found",
 }
-LIBRARY = '"My library only" in the app, `--sources library` at the terminal'
-WEB = '"The web" in the app, `--sources web` at the terminal'
+LIBRARY = '"My library only" in the app, `local2 research --sources library` at the terminal'
+WEB = '"The web" in the app, `local2 research --sources web` at the terminal'
 NEXT_STEPS = {
     "no_network": (
         "This machine could not reach the web. Research your library instead ("
         + LIBRARY
         + "), or search documents on disk with the offline `corpus` provider: set "
-        "`search.provider: corpus` and `corpus_path` in web.yaml."
+        "`search.provider: corpus` and `corpus_path` in web.yaml, in your config directory "
+        "(`--config DIR` or LOCAL2_CONFIG; docs/configuration.md)."
     ),
     "empty_library": (
         "Your library is empty, so there was nothing to search. Research on the web first ("

@@ -93,7 +93,7 @@ class LibrarySearch:
         found = found[:wanted]
         data.update(count=len(found), urls=[h.url for h in found])
         if not found and self.web is None and not self.library.entries(ctx.owner):
-            return ToolResult(text=f"{LIBRARY_EMPTY}: nothing to search for {query}", data=data)
+            return ToolResult(text=f"{LIBRARY_EMPTY}: there is nothing in it to search", data=data)
         if not found:
             return ToolResult(text=f"No results found for: {query}", data=data)
         return ToolResult(text=format_hits(found, dt.date.today()), data=data)

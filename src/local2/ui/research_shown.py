@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 # Plain symbols: they render without an emoji font.
 REPORTS = "reports"  # under the data directory
 ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
+# What a run that reads only the library searches and reads it with (tools/library_tools.py)
+LIBRARY_TOOLS = ("web_search", "web_fetch")
 
 
 class StepRow(TypedDict, total=False):
@@ -87,6 +89,7 @@ class RunView:
         for step in payload.get("steps") or []:
             self.steps[str(step["id"])] = StepRow(**step)
         self.sources = list(payload.get("sources") or [])
+        self.doing.found = len(self.sources)
 
     # entry: an event entry, its own fields beside subject and t (as local2.events has them)
     def apply(self, entry: dict[str, Any]) -> None:
@@ -145,6 +148,8 @@ class RunView:
                 status = "done"
             args = ", ".join(f"{k}={v}" for k, v in (step.get("args") or {}).items())
             line = f"{ICONS.get(status or '', '○')} **{step['id']}** `{step.get('tool', '')}`"
+            if self.doing.library and step.get("tool") in LIBRARY_TOOLS:
+                line += " in your library"  # a library-only run's web tools read the library
             if args:
                 line += f" — {plain(args)[:120]}"
             if status == "running":

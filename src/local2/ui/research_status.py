@@ -18,6 +18,7 @@ PLANNING = "Planning…"
 CHECKING = "Checking citations against the sources…"
 WRITING = "Writing the report…"
 GAPS = "Looking for what is still missing…"
+NOTHING_TO_WRITE = "No source was gathered: nothing to write a report from…"
 
 
 def _quoted(args: Mapping[str, Any]) -> str:
@@ -32,6 +33,7 @@ class Doing:
     library: bool = False  # the run reads the person's library only
     between: str = PLANNING  # what the run does when no step runs
     reads: dict[str, set[str]] = field(default_factory=dict)  # step id -> its calls so far
+    found: int = 0  # sources its steps have found so far (none: there is nothing to write from)
 
     # entry: an event entry, its own fields beside subject and t (as local2.events has them)
     def apply(self, entry: Mapping[str, Any], steps: Mapping[str, Mapping[str, Any]]) -> None:
@@ -44,11 +46,15 @@ class Doing:
             gaps = entry.get("gaps") or []
             more = gaps and not entry.get("stop")
             next_round = f"Planning round {int(entry.get('n') or 0) + 1}…"
-            self.between = next_round if more else WRITING
+            self.between = next_round if more else (WRITING if self.found else NOTHING_TO_WRITE)
         elif subject == events.RESEARCH_STEP:
             step = steps.get(str(entry.get("id"))) or {}
+            if step.get("tool") != COMPOSE and entry.get("status") == "done":
+                self.found += int(entry.get("sources") or 0)
             if step.get("tool") == COMPOSE and entry.get("status") == "done":
                 self.between = CHECKING
+            elif step.get("tool") == COMPOSE and entry.get("status") == "skipped":
+                self.between = NOTHING_TO_WRITE  # no source: no model is asked to write
             elif step.get("tool") != COMPOSE and entry.get("status") != "started":
                 left = [
                     s
