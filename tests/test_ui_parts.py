@@ -19,6 +19,7 @@ from local2.models.scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.ui.app import LocalUI
 from local2.ui.base import TabPart, UIPart
+from local2.ui.research_shown import RunShown
 from local2.ui.research_steer import ResearchSteer
 from tests.conftest import make_settings
 
@@ -35,8 +36,8 @@ def agent(tmp_path: Path) -> Iterator[Agent]:
 
 def test_no_part_is_mixed_into_another() -> None:
     """A part's base is at most ``UIPart`` (the agent, ``person``, ``notice``), which declares
-    nothing of any part; the app itself inherits nothing. (The Research tab's steering is
-    its own module's half of that tab.)"""
+    nothing of any part; the app itself inherits nothing. (The Research tab's steering and
+    what it shows of a run are its own modules' halves of that tab.)"""
     assert UIPart.__annotations__ == {}
     assert LocalUI.__bases__ == (object,)
     for info in pkgutil.iter_modules(local2.ui.__path__):
@@ -45,7 +46,8 @@ def test_no_part_is_mixed_into_another() -> None:
             if cls.__module__ != module.__name__ or cls is UIPart:
                 continue
             parts = [b for b in cls.__mro__[1:] if b.__module__.startswith("local2.ui.")]
-            allowed = {UIPart, TabPart, ResearchSteer} if name == "ResearchTab" else {UIPart}
+            halves = {UIPart, TabPart, ResearchSteer, RunShown}
+            allowed = halves if name == "ResearchTab" else {UIPart}
             assert set(parts) <= allowed, f"{module.__name__}.{name} mixes in {parts}"
 
 
