@@ -280,6 +280,28 @@ def test_index_then_search_at_the_terminal_on_a_mixed_folder(tmp_path: Path) -> 
     assert "412 kPa" in shown.stdout
 
 
+def test_a_first_search_on_a_fresh_home_waits_for_the_build_and_exits_cleanly(
+    tmp_path: Path,
+) -> None:
+    """No `local2 index` before: `local2 search` builds the index as search_files does,
+    waiting files.index_wait_s for it, so the notes are found (it used to search the empty
+    index at once, print 'Nothing found', and die at exit with the build inside Chroma)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for n in range(3):
+        (notes / f"n{n}.md").write_text(f"# Note {n}\n\nThe otter swims in kelp bed {n}.\n")
+    (notes / "t.txt").write_text("plain text about a sea otter\n")
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "files.yaml").write_text(f"roots: [{notes}]\n")
+    (conf / "memory.yaml").write_text("embedder: lexical\n")
+    env = {"LOCAL2_HOME": str(tmp_path / "home"), "LOCAL2_CONFIG": str(conf)}
+    found = local2("search", "otter", "--in", "files", "--json", env=env)
+    assert found.returncode == 0, (found.returncode, found.stderr[-500:])
+    paths = {hit["path"] for hit in json.loads(found.stdout)["hits"]}
+    assert paths == {"notes/n0.md", "notes/n1.md", "notes/n2.md", "notes/t.txt"}, paths
+
+
 def test_search_in_memory_at_the_terminal(tmp_path: Path) -> None:
     """`local2 search --in memory`, in-process: a memory saved with `local2 memory save`
     comes back as a hit of its own, found by meaning, as `recall_memory` finds it."""

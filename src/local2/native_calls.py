@@ -7,7 +7,9 @@ active exception", exit status 134), so a ``local2`` command that failed at once
 offline embedder was loading in the warm-up thread died with SIGABRT instead of its message
 and exit code. Calls into such code run inside :func:`native_call`; at exit the interpreter
 waits (a bounded time) for those in flight and lets no new one start, so every daemon thread
-is in Python code when it is ended.
+is in Python code when it is ended. A native call may hold others (the file index's build
+makes a file's Chroma writes and embeddings one step): those inside it go on, as parts of a
+call in flight.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ EXIT_WAIT_S = 30.0  # the longest native call here: the embedder's ~1 s load, on
 _gate = threading.Condition()
 _in_flight = 0
 _exiting = False
+_held = threading.local()  # depth: how many native calls this thread is inside
 
 
 @contextmanager
@@ -31,13 +34,16 @@ def native_call() -> Iterator[None]:
     which does the exiting, never waits."""
     global _in_flight
     main = threading.current_thread() is threading.main_thread()
+    depth: int = getattr(_held, "depth", 0)
     with _gate:
-        while _exiting and not main:
+        while _exiting and not main and not depth:  # inside a call in flight: part of it
             _gate.wait()
         _in_flight += 1
+    _held.depth = depth + 1
     try:
         yield
     finally:
+        _held.depth = depth
         with _gate:
             _in_flight -= 1
             _gate.notify_all()

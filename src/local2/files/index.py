@@ -12,7 +12,11 @@ collection; changing embedder or chunking rebuilds the index (it is derived data
 
 A search need not wait for a long build (a folder of 500 PDFs): :meth:`FileIndex.refresh`
 brings the index up to date in a thread of its own, waits a while, and otherwise lets the
-search go on over what is indexed so far, saying how far the build has got.
+search go on over what is indexed so far, saying how far the build has got. Each step of a
+build (opening, a file, the end) is one native call (Chroma's C++ index, the embedder): a
+command that exits while a build goes on in its daemon thread waits for the step in flight,
+and the build stops before the next (:mod:`local2.native_calls`), never inside C++ code that
+would abort the process.
 
 The chunks keep a document's text as read, so ``grep_files`` takes a document's lines from
 here while its entry is current (:meth:`FileIndex.current_files`) instead of reading the
@@ -42,6 +46,7 @@ from local2.files.lexical_store import open_terms
 from local2.files.reading import Documents
 from local2.files.sandbox import UNREADABLE, FileRef, Sandbox, file_id
 from local2.memory import Embedder, chroma_client, make_embedder
+from local2.native_calls import native_call
 
 if TYPE_CHECKING:
     from local2.documents import Document
@@ -228,15 +233,16 @@ class FileIndex:
 
     def _sync(self, rebuild: bool, progress: Progress | None) -> SyncReport:
         started = time.monotonic()
-        if rebuild:
-            self.client.delete_collection(self.name)
-            self.collection = self._collection()
-            self.terms.bind(str(self.collection.id))
-            self.lexical.reset()
-        report = SyncReport(embedder=self.embedder.name)
-        indexed = self._indexed()
-        self._reconcile(indexed)
-        refs = list(self.sandbox.walk())
+        with native_call():
+            if rebuild:
+                self.client.delete_collection(self.name)
+                self.collection = self._collection()
+                self.terms.bind(str(self.collection.id))
+                self.lexical.reset()
+            report = SyncReport(embedder=self.embedder.name)
+            indexed = self._indexed()
+            self._reconcile(indexed)
+            refs = list(self.sandbox.walk())
         report.files = len(refs)
         batch = _Batch(self)
         current: set[str] = set()
@@ -246,21 +252,18 @@ class FileIndex:
             self.progress = (done - 1, len(refs))
             if progress is not None:
                 progress(done - 1, len(refs), ref.display)
-            try:
-                outcome = self._sync_file(ref, fid, indexed.get(fid), batch, report)
-            except (SandboxError, OSError) as exc:
-                report.skipped.append(f"{ref.display}: {exc}")
-                if fid in indexed:
-                    self._remove({fid})
-                continue
-            setattr(report, outcome, getattr(report, outcome) + 1)
-        batch.flush()
-        gone = [fid for fid in indexed if fid not in current]
-        self._remove(gone)
-        report.removed = len(gone)
-        if report.added or report.updated or report.removed:
-            self.lexical.prepare()  # the BM25 index built once, here, not at the next start
-        report.chunks = self.count()
+            with native_call():
+                outcome = _sync_or_skip(self, ref, fid, indexed, batch, report)
+            if outcome is not None:
+                setattr(report, outcome, getattr(report, outcome) + 1)
+        with native_call():
+            batch.flush()
+            gone = [fid for fid in indexed if fid not in current]
+            self._remove(gone)
+            report.removed = len(gone)
+            if report.added or report.updated or report.removed:
+                self.lexical.prepare()  # the BM25 index built once, here, not at the next start
+            report.chunks = self.count()
         report.seconds = round(time.monotonic() - started, 3)
         self.progress = (len(refs), len(refs))
         if progress is not None:
@@ -428,6 +431,25 @@ class FileIndex:
         for root in self.sandbox.roots:
             if path.is_relative_to(root.path):
                 return self.sandbox.admit(root, path)
+        return None
+
+
+def _sync_or_skip(
+    index: FileIndex,
+    ref: FileRef,
+    fid: str,
+    indexed: dict[str, dict[str, Any]],  # each file's first chunk's Chroma metadata, by id
+    batch: _Batch,
+    report: SyncReport,
+) -> str | None:
+    """One file of a build: what became of it (the report's counter), or None: skipped
+    (unreadable, or gone from the sandbox), its old chunks dropped."""
+    try:
+        return index._sync_file(ref, fid, indexed.get(fid), batch, report)
+    except (SandboxError, OSError) as exc:
+        report.skipped.append(f"{ref.display}: {exc}")
+        if fid in indexed:
+            index._remove({fid})
         return None
 
 

@@ -228,14 +228,16 @@ class OnnxMiniLM:
     """
 
     def __init__(self, model_dir: str | Path, workers: int | None = None) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
         model_dir = Path(model_dir)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        with native_call():  # loaded in the warm-up thread, often as a command exits
+        # loaded in a daemon thread (the warm-up, a folders' index build), often as a command
+        # exits: importing onnxruntime runs its pybind11 module's C++ start-up, a native call
+        with native_call():
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
             self.session = _session(model_dir, options)
             self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.dim = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])

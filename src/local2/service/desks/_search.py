@@ -194,4 +194,5 @@ def open_searcher(settings: Settings) -> Searcher:
 
     library = LibraryDesk(settings)
     memory = recall if settings.memory.enabled else None
-    return Searcher(Folders(settings), memory, library=library.search)
+    wait_s = settings.files.index_wait_s  # as search_files waits: a fresh index is built first
+    return Searcher(Folders(settings), memory, wait_s, library.search)
