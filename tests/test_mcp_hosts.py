@@ -14,6 +14,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,6 +125,53 @@ def test_the_typescript_sdk_over_stdio_from_the_printed_config(
     assert researched["structuredContent"]["status"] == "done"  # BM25 ranked what was read
     assert "DEBUG" not in found["stderr"] and "Building index" not in found["stderr"]
     assert ts_sdk_version() == "1.32.2"
+
+
+def test_a_session_that_listed_resources_is_told_when_they_change(
+    person_setup: dict[str, Any], tmp_path: Path
+) -> None:
+    """Over stdio from the printed config: the capability is declared; a document added by
+    another process on the same data directory, then a research run finished by the
+    session's own ``research`` call, each come as notifications/resources/list_changed, and
+    the next listing has them."""
+    entry = printed(person_setup["env"], "claude-code")["mcpServers"]["local2"]
+    signal = tmp_path / "waiting"
+    wait = {"op": "waitResourcesChanged", "signal": str(signal), "timeoutMs": 15_000}
+    research = {"question": QUESTION, "max_rounds": 1, "clarify": "never"}
+    steps = [
+        {"op": "listResources"},
+        wait,
+        {"op": "listResources"},
+        {"op": "callTool", "name": "research", "arguments": research},
+        wait,
+        {"op": "listResources"},
+    ]
+    plan = {"stdio": {"command": entry["command"], "args": entry["args"], "env": entry["env"]}}
+    added: dict[str, Any] = {}
+
+    def add_once_it_listens() -> None:
+        for _ in range(1200):
+            if signal.exists():
+                agent: Agent = person_setup["agent"]
+                added.update(agent.documents.add(LOCAL, "tides.txt", b"Spring tides at Kelsby."))
+                return
+            time.sleep(0.1)
+
+    adder = threading.Thread(target=add_once_it_listens)
+    adder.start()
+    try:
+        found = ts_client({**plan, "steps": steps})
+    finally:
+        adder.join()
+    before, told, with_document, researched, told_again, with_report = results(found)
+    assert found["capabilities"]["resources"]["listChanged"] is True
+    uris = [[r["uri"] for r in listed["resources"]] for listed in (before, with_document)]
+    document = f"local2://documents/{added['id']}"
+    assert document not in uris[0] and document in uris[1], uris
+    assert "told" in told, (told, found["stderr"][-3000:])
+    assert told["told"] >= 1 and told_again["told"] > told["told"], (told, told_again)
+    run_id = researched["structuredContent"]["run_id"]
+    assert f"local2://research/{run_id}" in [r["uri"] for r in with_report["resources"]]
 
 
 @pytest.fixture(scope="module")

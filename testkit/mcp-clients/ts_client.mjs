@@ -6,12 +6,17 @@
 // plan: {"stdio": {"command", "args", "env"}} or {"http": {"url", "headers"}}, and "steps":
 // [{"op": "listTools"}, {"op": "callTool", "name", "arguments"}, {"op": "getPrompt", "name",
 // "arguments"}, {"op": "listResources", "cursor"?}, {"op": "readListed"} (every resource the
-// last listResources gave), {"op": "readResource", "uri"}].
-// Prints one JSON object: {"connected": true, "steps": [{"ok": result} | {"error": {code,
-// message, data}}]} or {"connected": false, "error": message}.
+// last listResources gave), {"op": "readResource", "uri"}], {"op": "waitResourcesChanged",
+// "signal", "timeoutMs"} (writes the file "signal", then waits for a
+// notifications/resources/list_changed since the last listResources: {"told": n} of them so
+// far, or an error on timeout).
+// Prints one JSON object: {"connected": true, "capabilities", "steps": [{"ok": result} |
+// {"error": {code, message, data}}]} or {"connected": false, "error": message}.
+import { writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const plan = JSON.parse(process.argv[2]);
 
@@ -39,6 +44,7 @@ async function step(client, s, state) {
     case "listResources": {
       const listed = await client.listResources(s.cursor ? { cursor: s.cursor } : undefined);
       state.listed = listed.resources;
+      state.toldAtList = state.told;
       return listed;
     }
     case "readListed": {
@@ -50,6 +56,15 @@ async function step(client, s, state) {
     }
     case "readResource":
       return client.readResource({ uri: s.uri });
+    case "waitResourcesChanged": {
+      writeFileSync(s.signal, "waiting\n");
+      const deadline = Date.now() + (s.timeoutMs ?? 60000);
+      while (state.told <= state.toldAtList) {
+        if (Date.now() > deadline) throw new Error("no notifications/resources/list_changed");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return { told: state.told };
+    }
     default:
       throw new Error(`unknown step ${s.op}`);
   }
@@ -57,12 +72,16 @@ async function step(client, s, state) {
 
 const client = new Client({ name: "local2-ts-test", version: "1.0.0" });
 const out = { connected: false, steps: [] };
+const state = { told: 0, toldAtList: 0 };
+client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+  state.told += 1;
+});
 try {
   await client.connect(transportOf(plan));
   out.connected = true;
   out.server = client.getServerVersion();
+  out.capabilities = client.getServerCapabilities();
   out.protocolVersion = client.transport?.protocolVersion ?? null;
-  const state = {};
   for (const s of plan.steps ?? []) {
     try {
       out.steps.push({ ok: await step(client, s, state) });

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from mcp.server.context import ServerMiddleware, ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.models import InitializationOptions
 from mcp_types import (
     INVALID_PARAMS,
     CallToolResult,
@@ -39,6 +41,7 @@ from local2.mcp_server.audit import CallAudit, Transport
 from local2.mcp_server.caller import caller
 from local2.mcp_server.chat_tools import add_chat_tools
 from local2.mcp_server.failures import bad_arguments, crashed, mcp_error, unknown_tool
+from local2.mcp_server.list_changes import Fingerprint, ListingWatch, fingerprint
 from local2.mcp_server.listing import page
 from local2.mcp_server.opening import OpeningAgent, WaitForAgent
 from local2.mcp_server.research_tools import add_research_tools
@@ -69,6 +72,8 @@ class Local2Server(MCPServer[Any]):
         super().__init__(**settings)
         self.agent = agent
         self.person = person
+        self.watch = ListingWatch(agent)
+        declare_resources_changed(self._lowlevel_server)
 
     async def call_tool(
         self,
@@ -126,10 +131,33 @@ class Local2Server(MCPServer[Any]):
     ) -> ListResourcesResult:
         who = caller(self.person)
         cursor = params.cursor if params is not None else None
+
+        def listed() -> tuple[ListResourcesResult, Fingerprint]:
+            return page(self.agent, who, cursor), fingerprint(self.agent, who)
+
         try:
-            return await anyio.to_thread.run_sync(page, self.agent, who, cursor)
+            result, seen = await anyio.to_thread.run_sync(listed)
         except Local2Error as exc:  # a cursor this server never gave
             raise mcp_error(exc) from None
+        self.watch.listed(ctx, who, seen)  # told when it changes
+        return result
+
+
+def declare_resources_changed(lowlevel: Server[Any]) -> None:
+    """Say ``resources.listChanged`` in ``initialize``'s capabilities (list_changes.py sends
+    the notification). The SDK takes that only as an argument of the lowlevel server's
+    ``create_initialization_options``, which its transports call with none."""
+    made = lowlevel.create_initialization_options
+
+    def with_changes(
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,  # the SDK's
+        extensions: dict[str, dict[str, Any]] | None = None,  # the SDK's: SEP-2133 settings
+    ) -> InitializationOptions:
+        options = notification_options or NotificationOptions(resources_changed=True)
+        return made(options, experimental_capabilities, extensions)
+
+    lowlevel.create_initialization_options = with_changes  # type: ignore[method-assign]
 
 
 def build_server(
