@@ -6,6 +6,8 @@ the SDK's stdio client, as a host starts it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -66,3 +68,19 @@ def refused_calls(config: Path, stderr: TextIO) -> dict[str, Any]:
 
     found: dict[str, Any] = anyio.run(used)
     return found
+
+
+def test_what_the_stdio_server_imports_before_it_answers_is_not_the_agents() -> None:
+    """The command and the stdio server's modules, imported in a fresh interpreter, bring
+    none of what opening the agent or serving HTTP needs (about 2.7 s of imports, which
+    ``bench/mcp_start.py``'s tools/list answer does not wait for)."""
+    heavy = {"langgraph", "langchain_core", "langsmith", "chromadb", "fastapi", "gradio"}
+    heavy |= {"bm25s", "numpy", "onnxruntime"}
+    probe = (
+        "import sys, local2.cli.main, local2.mcp_server.server;"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {heavy!r}))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert shown.stdout.strip() == "[]", shown.stdout
