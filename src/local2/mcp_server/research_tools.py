@@ -33,9 +33,10 @@ def report_uri(run_id: str) -> str:
     return f"local2://research/{run_id}"
 
 
-def result_of(payload: ResearchPayload) -> ResearchResult:
-    """The tool's answer for a run's payload."""
-    run_id = str(payload.get("run_id") or "")
+def result_of(payload: ResearchPayload, run_id: str | None = None) -> ResearchResult:
+    """The tool's answer for a run's payload (``run_id``: the run's, when the caller knows
+    it; a payload read from a run's first checkpoint may not name it yet)."""
+    run_id = run_id or str(payload.get("run_id") or "")
     return {
         "run_id": run_id,
         "question": str(payload.get("question") or ""),
@@ -135,7 +136,7 @@ def add_run_tool(server: MCPServer, agent: "Agent", person: Person | None) -> No
         if not wait:
             run_id = await anyio.to_thread.run_sync(in_background, items)
             shown = await anyio.to_thread.run_sync(first_state, agent, run_id, who)
-            return result_of(shown) if shown is not None else started(run_id, question)
+            return result_of(shown, run_id) if shown is not None else started(run_id, question)
         payload = await follow(agent, who, items, ctx.report_progress)
         return await _result(agent, str(payload.get("run_id")), who)
 
