@@ -34,8 +34,7 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 
 from local2.config import load_settings
-from local2.research.plan_schema import plan_schema
-from local2.research.structured import schema_errors
+from local2.research._plan import plan_schema, schema_errors
 from local2.research.verify import check_sentence, cited_numbers, split_sentences
 from local2.service.research._research import Research
 from local2_testkit.ollama_server import FakeOllama, RuleBrain

@@ -15,7 +15,7 @@ import pytest
 from local2.config import SettingsError
 from local2.config.schema import ToolsSettings
 from local2.errors import EvalFileError, ToolError
-from local2.research.plan_schema import check_plan, parse_plan
+from local2.research._plan import check_plan, parse_plan
 from local2.tools.base import ToolContext
 from local2.tools.corpus import (
     CorpusDocument,

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from local2.config.schema import ResearchSettings
-from local2.research.plan_schema import plan_schema
-from local2.research.structured import schema_errors
+from local2.research._plan import plan_schema, schema_errors
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
-from local2.research.gave_up import SKIPPED
+from local2.research._plan import SKIPPED
 from local2.research.ledger import Found, Source
 from local2.research.rerank import rerank
 from local2.research.second_hop import (

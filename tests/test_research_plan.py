@@ -10,19 +10,21 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from local2.models.scripted import ScriptedChatModel, reply
-from local2.research.plan_schema import (
+from local2.research._plan import (
     Gaps,
+    ask_structured,
     call_key,
     check_plan,
+    decode_json,
     fallback_plan,
     gaps_schema,
     parse_plan,
     plan_schema,
     renumber,
     rule_query,
+    schema_errors,
 )
 from local2.research.step_tools import StepTools
-from local2.research.structured import ask_structured, decode_json, schema_errors
 from local2.service.wiring import wire
 from local2_testkit.research_brain import default_plan
 from local2_testkit.results import web_steps

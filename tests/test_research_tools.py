@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from local2.research.plan_schema import check_plan, parse_plan, plan_schema
+from local2.research._plan import check_plan, parse_plan, plan_schema
 from local2.research.step_tools import StepTools, step_catalog
 from local2.service.research._research import Research
 from local2.tools.base import Tool, ToolContext

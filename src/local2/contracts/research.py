@@ -71,7 +71,7 @@ class PlanRecord(TypedDict):
     goal: str
     steps: list[PlannedStep]
     attempts: list[PlanAttempt]
-    model_skipped: NotRequired[str]  # why the model was not asked (research/gave_up.py)
+    model_skipped: NotRequired[str]  # why the model was not asked (research/_plan.py)
     why: NotRequired[str]  # why a rule's plan (fallback, no-tools) was used, for the person
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
+    from local2.research._plan import apply_edit as apply_edit
     from local2.research.context import ResearchContext as ResearchContext
     from local2.research.graph import ResearchGraph as ResearchGraph
     from local2.research.graph import compile_research_graph as compile_research_graph
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from local2.research.stated_claims import StatedClaim as StatedClaim
     from local2.research.stated_claims import report_claims as report_claims
     from local2.research.step_tools import step_catalog as step_catalog
-    from local2.research.subquestions import apply_edit as apply_edit
     from local2.research.verify import link_citations as link_citations
     from local2.research.verify import plain as plain
     from local2.research.verify import safe_url as safe_url

@@ -34,6 +34,7 @@ from local2 import events
 from local2.config import ResearchSettings
 from local2.contracts import LOCAL_NAME
 from local2.graph import Services, TurnContext, event
+from local2.research._plan import COMPOSE, call_key
 from local2.research.calls import Planned, run_calls
 from local2.research.ledger import (
     Found,
@@ -43,7 +44,6 @@ from local2.research.ledger import (
     source_budget,
     url_key,
 )
-from local2.research.plan_schema import COMPOSE, call_key
 from local2.research.readings import split_label
 from local2.research.rerank import rerank
 from local2.research.state import (

@@ -23,12 +23,10 @@ from langgraph.types import interrupt
 from local2 import events
 from local2.contracts import PlanRecord, ResearchInput, ResearchRequest, WaitsFor
 from local2.graph import TurnContext, event
-from local2.research.plan_schema import CLARIFY_CHARS, READINGS, Plan
+from local2.research._plan import CLARIFY_CHARS, READINGS, Plan, Structured, apply_edit, plan_view
 from local2.research.state import ResearchState, ResearchUpdate
 from local2.research.steering import STOPPED_BY_PERSON, skip_pending, skipped_events
 from local2.research.step_tools import step_catalog
-from local2.research.structured import Structured
-from local2.research.subquestions import apply_edit, plan_view
 
 KIND = "research_input"
 WRONG_INPUT = "The run waits for its plan: approve it ({approve: true}) or send it edited ({plan})."

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from local2.contracts import ResearchPayload, ResearchStep, RunStatus
-from local2.research.plan_schema import COMPOSE
+from local2.research._plan import COMPOSE
 
 STEP_FIELDS = (
     "id",

@@ -24,25 +24,30 @@ from langgraph.runtime import Runtime
 from local2 import events
 from local2.contracts import PlanEdit
 from local2.graph import Services, TurnContext, event
-from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
-from local2.research.pauses import ask_first, awaiting_plan
-from local2.research.plan_schema import (
+from local2.research._plan import (
     COMPOSE,
+    SKIPPED,
     Plan,
     PlanStep,
+    Structured,
+    adopt,
+    apply_edit,
+    ask_structured,
     call_key,
     check_plan,
     fallback_plan,
+    gave_up,
     parse_plan,
     plan_schema,
+    remember,
+    skipped,
 )
+from local2.research.pauses import ask_first, awaiting_plan
 from local2.research.prompts import observation, plan_messages, replan_messages
 from local2.research.second_hop import hopped
 from local2.research.state import ResearchState, ResearchUpdate
 from local2.research.steering import answered_question, person_brief, usable_ledger
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
-from local2.research.structured import Structured, ask_structured
-from local2.research.subquestions import adopt, apply_edit
 from local2.tools import LIBRARY_EMPTY
 
 

@@ -12,8 +12,8 @@ from typing import TypedDict
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from local2.research._plan import COMPOSE, FETCH, GOAL_CHARS, SEARCH, TEXT_CHARS
 from local2.research.ledger import Source
-from local2.research.plan_schema import COMPOSE, FETCH, GOAL_CHARS, SEARCH, TEXT_CHARS
 from local2.research.second_hop import excerpt
 from local2.research.state import StepRecord
 from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools

@@ -24,15 +24,22 @@ from pydantic import ValidationError
 from local2 import events
 from local2.contracts import RoundRecord
 from local2.graph import Services, TurnContext, event
-from local2.research.gave_up import SKIPPED, gave_up, remember, skipped
+from local2.research._plan import (
+    COMPOSE,
+    SKIPPED,
+    Gaps,
+    ask_structured,
+    gaps_schema,
+    gave_up,
+    remember,
+    skipped,
+)
 from local2.research.ledger import pages_in, source_budget
-from local2.research.plan_schema import COMPOSE, Gaps, gaps_schema
 from local2.research.prompts import reflect_messages
 from local2.research.second_hop import bridge_names, hop_queries, hopped, unread_names
 from local2.research.state import ResearchState, ResearchUpdate
 from local2.research.steering import person_brief, usable_ledger
 from local2.research.step_tools import step_catalog
-from local2.research.structured import ask_structured
 
 HOPS = 2  # bridge names searched by rule after a round (a failed reflection, or no gaps)
 HOP_READ = "the second hop the model did not name is read"

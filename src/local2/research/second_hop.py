@@ -41,7 +41,7 @@ from local2.retrieval import bm25_scores, relevance, sentences, split_passages, 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
 SENTENCES = 8  # the sentences about the question's subject that names are taken from
 BEST_PAGES = 3  # the sources, best for the question first, whose sentences are read
-QUERY_CHARS = 80  # a gap query's length (plan_schema.TEXT_CHARS)
+QUERY_CHARS = 80  # a gap query's length (_plan.TEXT_CHARS)
 
 _JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names, not one
 _CAP = r"[A-Z][\w'’.-]*[\w]"

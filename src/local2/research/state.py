@@ -104,7 +104,9 @@ class ResearchState(TypedDict):
     forbidden: NotRequired[list[str]]  # call keys (plan.call_key) that failed for good
     handled: NotRequired[list[str]]  # failed steps already replanned around
     replans: NotRequired[int]
-    schema_failed: NotRequired[str | None]  # the model whose plan or gaps failed (gave_up.py)
+    schema_failed: NotRequired[
+        str | None
+    ]  # the model whose plan or gaps failed (research/_plan.py: gave_up)
     filed: NotRequired[list[str]]  # steps whose sources are in the ledger
     ledger: NotRequired[list[Source]]
     gaps: NotRequired[list[str]]

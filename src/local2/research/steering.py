@@ -29,11 +29,10 @@ from langgraph.runtime import Runtime
 from local2 import events
 from local2.contracts import STOP_RUN, EventEntry, SteerRecord, SubQuestion
 from local2.graph import Services, TurnContext, event
+from local2.research._plan import COMPOSE, new_subquestion, next_step_number
 from local2.research.ledger import Source
-from local2.research.plan_schema import COMPOSE
 from local2.research.state import ResearchState, ResearchUpdate, StepRecord
 from local2.research.step_tools import step_catalog
-from local2.research.subquestions import new_subquestion, next_step_number
 
 if TYPE_CHECKING:
     from local2.storage import SteerInbox
