@@ -315,7 +315,7 @@ def rerank_part(repeat: int) -> None:
 
     import numpy as np
 
-    from local2.research.ledger import search_hits
+    from local2.research._state import search_hits
     from local2.research.rerank import rerank
     from local2.tools.base import ToolContext
     from local2.tools.web_search import WebSearch

@@ -198,7 +198,7 @@ def _row(
 
 def ledger_of(row: dict[str, Any]) -> list[dict[str, Any]]:
     """The question's paragraphs as the ledger a research run files them in."""
-    from local2.research.ledger import Found, file_sources
+    from local2.research._state import Found, file_sources
 
     found = [
         Found(
@@ -307,7 +307,7 @@ def scripted_drafts(cases: list[dict[str, Any]]) -> None:
 
     from local2.config import load_settings
     from local2.models import thinking_and_answer
-    from local2.research.prompts import compose_messages
+    from local2.research._prompts import compose_messages
     from local2_testkit.ollama_server import FakeOllama
     from local2_testkit.research_brain import ResearchBrain
 
@@ -334,7 +334,7 @@ def embedded_drafts(cases: list[dict[str, Any]], per_set: int, cache: Path) -> N
         from local2.config import load_settings
         from local2.models import thinking_and_answer
         from local2.models.backend import make_embedded
-        from local2.research.prompts import compose_messages
+        from local2.research._prompts import compose_messages
         from local2.research.report import CHARS_PER_TOKEN
 
         settings = load_settings(overrides={"generator": {"backend": "embedded"}})
@@ -527,7 +527,7 @@ def print_report(
 
 def probe_cases() -> list[dict[str, Any]]:
     """One case per :data:`PROBE` sentence, over the three pages as a research run files them."""
-    from local2.research.ledger import Found, file_sources
+    from local2.research._state import Found, file_sources
     from local2_testkit.research_web import load_pages
 
     pages = {p.name: p for p in load_pages(HERE / "extraction_corpus" / "pages")}

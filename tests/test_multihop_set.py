@@ -16,7 +16,7 @@ import pytest
 
 from local2.evals import load_set
 from local2.evals.evidence import Reached, evidence_recall
-from local2.research.prompts import compose_messages
+from local2.research._prompts import compose_messages
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 SET = BENCH / "multihop" / "multihop.json"

@@ -14,15 +14,15 @@ import pytest
 
 from local2.config import load_settings
 from local2.research._plan import SKIPPED
-from local2.research.ledger import Found, Source
-from local2.research.rerank import rerank
-from local2.research.second_hop import (
+from local2.research._prompts import (
     bridge_names,
     excerpt,
     hop_queries,
     relation_words,
     unread_names,
 )
+from local2.research._state import Found, Source
+from local2.research.rerank import rerank
 from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain

@@ -24,7 +24,7 @@ from local2.research._plan import (
     rule_query,
     schema_errors,
 )
-from local2.research.step_tools import StepTools
+from local2.research._state import StepTools
 from local2.service.wiring import wire
 from local2_testkit.research_brain import default_plan
 from local2_testkit.results import web_steps

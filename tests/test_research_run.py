@@ -15,7 +15,7 @@ from local2.config import load_settings
 from local2.errors import RunBusy
 from local2.models.scripted import ScriptedChatModel, reply
 from local2.research._plan import call_key
-from local2.research.planner import keywords
+from local2.research._planner import keywords
 from local2.research.reflect import HOP_READ
 from local2.service.agent import Agent
 from local2.service.research._research import Research

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from local2.research.ledger import Source
-from local2.research.prompts import (
+from local2.research._prompts import (
     SNIPPET_MARK,
     UNTRUSTED_SOURCES,
     compose_messages,
@@ -22,6 +21,7 @@ from local2.research.prompts import (
     reflect_messages,
     shown_sources,
 )
+from local2.research._state import Source
 from local2_testkit.brains import Reply
 from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama

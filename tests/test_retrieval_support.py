@@ -5,7 +5,7 @@ critic's grounding check ask it the same way."""
 from __future__ import annotations
 
 from local2.critic import grounding_flags
-from local2.research.ledger import Found, file_sources
+from local2.research._state import Found, file_sources
 from local2.research.verify import verify
 from local2.retrieval import as_written, check_support, split_passages, unstated_numbers
 from local2.retrieval.support import allowed_missing

@@ -42,8 +42,15 @@ from local2.contracts import (
 )
 from local2.graph import Services, call_model, event
 from local2.models import thinking_and_answer
-from local2.research.state import ResearchState, ResearchUpdate, StepRecord
-from local2.research.step_tools import FROM_STEP, MAX_TOP, TOP, StepTools
+from local2.research._state import (
+    FROM_STEP,
+    MAX_TOP,
+    TOP,
+    ResearchState,
+    ResearchUpdate,
+    StepRecord,
+    StepTools,
+)
 
 # --- structured -------------------------------------------------------------------------
 # Structured output that never loops: ask with a JSON schema, repair once, then give up.

@@ -22,10 +22,8 @@ from local2 import events
 from local2.contracts import EventEntry
 from local2.errors import ToolError
 from local2.graph import Services, event
-from local2.research.ledger import Found
+from local2.research._state import CallRecord, Found, StepTool
 from local2.research.readings import found_in
-from local2.research.state import CallRecord
-from local2.research.step_tools import StepTool
 from local2.tools import LIBRARY_EMPTY, TIMEOUT, ToolContext, ToolResult, cause_of
 
 _TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\b", re.I)

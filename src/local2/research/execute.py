@@ -35,28 +35,30 @@ from local2.config import ResearchSettings
 from local2.contracts import LOCAL_NAME
 from local2.graph import Services, TurnContext, event
 from local2.research._plan import COMPOSE, call_key
-from local2.research.calls import Planned, run_calls
-from local2.research.ledger import (
-    Found,
-    Source,
-    file_sources,
-    pages_in,
-    source_budget,
-    url_key,
-)
-from local2.research.readings import split_label
-from local2.research.rerank import rerank
-from local2.research.state import (
+from local2.research._planner import inbox_of, take_says
+from local2.research._state import (
+    FROM_STEP,
+    TOP,
     CallRecord,
+    Found,
     ReadyStep,
     ResearchState,
     ResearchUpdate,
+    Source,
     StepRecord,
     StepRun,
+    StepTool,
+    StepTools,
     Target,
+    file_sources,
+    pages_in,
+    source_budget,
+    step_catalog,
+    url_key,
 )
-from local2.research.steering import inbox_of, take_says
-from local2.research.step_tools import FROM_STEP, TOP, StepTool, StepTools, step_catalog
+from local2.research.calls import Planned, run_calls
+from local2.research.readings import split_label
+from local2.research.rerank import rerank
 from local2.tools import ToolContext
 
 # Past a read's ``top``, a result is worth reading when its title and snippet's BM25 for the

@@ -20,12 +20,10 @@ from local2 import events
 from local2.contracts import Followup
 from local2.graph import TurnContext, event
 from local2.research._plan import adopt, ask_structured, fallback_plan, gaps_schema
-from local2.research.ledger import Source, source_list
-from local2.research.prompts import followup_messages
+from local2.research._planner import person_brief, usable_ledger
+from local2.research._prompts import followup_messages
+from local2.research._state import ResearchState, ResearchUpdate, Source, source_list, step_catalog
 from local2.research.reflect import new_queries, read_gaps, searched
-from local2.research.state import ResearchState, ResearchUpdate
-from local2.research.steering import person_brief, usable_ledger
-from local2.research.step_tools import step_catalog
 from local2.research.verify import Verified, report_markdown
 
 FOLLOWUP_SCHEMA = "ResearchFollowup"

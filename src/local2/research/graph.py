@@ -22,7 +22,7 @@ compose -> verify -> publish -> critique -> END    (in parallel)
 Each node's writes are checkpointed as it finishes (thread = run id), so a run killed
 mid-way resumes from its last finished step without repeating that step's tool calls, and a
 pause (LangGraph ``interrupt``) survives a restart. What the person says while the run goes
-reaches ``execute`` through the run's inbox (:mod:`local2.research.steering`).
+reaches ``execute`` through the run's inbox (:mod:`local2.research._planner`).
 """
 
 from __future__ import annotations
@@ -37,14 +37,12 @@ from langgraph.graph.state import CompiledStateGraph
 
 from local2.config import Settings
 from local2.graph import Services, TurnContext, contextual
-from local2.research.context import ResearchContext
+from local2.research._planner import after_ask, after_plan, after_review, ask, plan, replan, review
+from local2.research._state import ResearchContext, ResearchState, ResearchUpdate
 from local2.research.execute import after_execute, execute, run_step
 from local2.research.followup import after_publish, after_triage, route_start, triage
-from local2.research.pauses import after_ask, after_review, ask, review
-from local2.research.planner import after_plan, plan, replan
 from local2.research.reflect import after_reflect, reflect
 from local2.research.report import compose, critique_run, ingest_run, publish, verify_report
-from local2.research.state import ResearchState, ResearchUpdate
 
 if TYPE_CHECKING:
     from local2.storage import SteerInbox
@@ -138,8 +136,8 @@ def add_edges(graph: StateGraph[ResearchState, TurnContext], identify: Any) -> N
 
 def research_services(services: Services) -> Services:
     """The chat services with only the tools a step may call, those that only read
-    (:mod:`local2.research.step_tools`): research causes no effects."""
-    from local2.research.step_tools import step_catalog
+    (:mod:`local2.research._state`): research causes no effects."""
+    from local2.research._state import step_catalog
 
     tools = {n: services.tools[n] for n in step_catalog(services).names()}
     return dataclasses.replace(services, tools=tools)

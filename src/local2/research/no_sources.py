@@ -17,7 +17,7 @@ from typing import Any
 
 from local2.contracts import NoSources
 from local2.research._plan import COMPOSE
-from local2.research.state import ResearchState, StepRecord
+from local2.research._state import ResearchState, StepRecord
 from local2.research.verify import plain
 from local2.tools import BAD_REPLY, HTTP_STATUS, LIBRARY_EMPTY, NO_NETWORK, TIMEOUT
 

@@ -20,8 +20,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from local2.documents import page_link, page_sections
-from local2.research.ledger import Found, page_read, search_hits
-from local2.research.step_tools import StepTool, is_url
+from local2.research._state import Found, StepTool, is_url, page_read, search_hits
 
 _FILE_HIT = re.compile(
     r"^\[\d+\]\s+(?P<label>[^\n]+?)(?:\s+\((?P<note>[^)\n]*)\))?[ \t]*\n"

@@ -2,7 +2,7 @@
 
 The gaps are structured output (the gaps schema, one repair). The model is shown the names
 the sources give that the question does not, and told to search the one a question that
-only describes its subject turns on (:mod:`local2.research.second_hop`); when its output is
+only describes its subject turns on (:mod:`local2.research._prompts`); when its output is
 unusable, the second hop is made by rule: those names searched with the question's relation
 words. When the model names no gaps while the sources still name someone no search has
 looked up, the rule makes that hop once (``rule_hop``): a small model too often takes "the
@@ -34,12 +34,21 @@ from local2.research._plan import (
     remember,
     skipped,
 )
-from local2.research.ledger import pages_in, source_budget
-from local2.research.prompts import reflect_messages
-from local2.research.second_hop import bridge_names, hop_queries, hopped, unread_names
-from local2.research.state import ResearchState, ResearchUpdate
-from local2.research.steering import person_brief, usable_ledger
-from local2.research.step_tools import step_catalog
+from local2.research._planner import person_brief, usable_ledger
+from local2.research._prompts import (
+    bridge_names,
+    hop_queries,
+    hopped,
+    reflect_messages,
+    unread_names,
+)
+from local2.research._state import (
+    ResearchState,
+    ResearchUpdate,
+    pages_in,
+    source_budget,
+    step_catalog,
+)
 
 HOPS = 2  # bridge names searched by rule after a round (a failed reflection, or no gaps)
 HOP_READ = "the second hop the model did not name is read"

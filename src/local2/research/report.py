@@ -32,13 +32,12 @@ from local2.graph import (
 )
 from local2.models import Cancellation, thinking_and_answer
 from local2.research._plan import COMPOSE
+from local2.research._planner import inbox_of, notes_only, person_brief, usable_ledger
+from local2.research._prompts import compose_messages, followup_compose_messages
+from local2.research._state import ResearchState, ResearchUpdate, StepRecord, source_list
 from local2.research.followup import FOLLOWUP_DONE, followup_record
-from local2.research.ledger import source_list
 from local2.research.no_sources import no_sources, no_sources_markdown
 from local2.research.payload import research_payload
-from local2.research.prompts import compose_messages, followup_compose_messages
-from local2.research.state import ResearchState, ResearchUpdate, StepRecord
-from local2.research.steering import inbox_of, notes_only, person_brief, usable_ledger
 from local2.research.verify import report_markdown, verify
 
 EMPTY_DRAFT = "(The model wrote no report.)"

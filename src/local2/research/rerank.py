@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from local2.research.ledger import Found, Why, url_key
+from local2.research._state import Found, Why, url_key
 from local2.retrieval import bm25_scores, terms
 
 # The share of the score that is the engine's own order. A snippet is a weak signal beside

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2.contracts import ResearchSource, UnsupportedSentence
+from local2.research._state import Source, find
 from local2.research.claims import is_heading, not_a_claim
-from local2.research.ledger import Source, find
 from local2.retrieval import (
     as_written,
     check_support,

@@ -2,7 +2,7 @@
 
 A say is a row (run id, its number in that run, kind, value, when). The run reads the rows
 after the last one it applied, at each boundary between its steps
-(:mod:`local2.research.steering`), and its checkpointed state says how far it has read, so a
+(:mod:`local2.research._planner`), and its checkpointed state says how far it has read, so a
 say reaches the run in whichever process runs it, through the database they share:
 ``research.sqlite`` beside the run checkpoints, or the team's Postgres. Rows are never
 changed or removed while the run lives.
