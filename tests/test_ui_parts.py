@@ -51,6 +51,22 @@ def test_no_part_is_mixed_into_another() -> None:
             assert set(parts) <= allowed, f"{module.__name__}.{name} mixes in {parts}"
 
 
+def test_each_tab_is_its_own_module_named_after_it(agent: Agent) -> None:
+    """A tab is one module ``ui/<name>_tab.py`` whose ``<Name>Tab`` is the part the app lists
+    (``time-travel``: ``time_travel_tab.TimeTravelTab``), and no other module holds a tab."""
+    ui = LocalUI(agent)
+    ui.build()
+    for part in ui.parts:
+        name = part.tab_id.replace("-", "_")
+        camel = "".join(word.capitalize() for word in name.split("_"))
+        cls = type(part)
+        assert (cls.__module__, cls.__name__) == (f"local2.ui.{name}_tab", f"{camel}Tab")
+    modules = {info.name for info in pkgutil.iter_modules(local2.ui.__path__)}
+    tabs = {m for m in modules if m.endswith("_tab")}
+    assert tabs == {f"{p.tab_id.replace('-', '_')}_tab" for p in ui.parts}
+    assert "tabs" not in modules  # no module of adapters beside the tabs
+
+
 class Extra:
     """A tab that touches no other: its own components and handler."""
 

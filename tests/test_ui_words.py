@@ -9,7 +9,7 @@ from typing import Any
 
 from local2.contracts import QuestionResult
 from local2.ui import render
-from local2.ui.arena import summary_of
+from local2.ui.arena_tab import summary_of
 from local2.ui.compare import answer_card, verdict_text
 from local2.ui.documents import document_rows
 from local2.ui.eval_chart import QUESTION_COLUMNS, grader_words, progress_bar, question_rows

@@ -12,7 +12,9 @@ state (:class:`~local2.ui.session_state.SessionState`), the top of the page
 (:class:`~local2.ui.header.Header`: the banner, the model picker) and the other parts it
 draws into or calls. The tabs are :meth:`LocalUI.tab_parts`, in order, each laid out in its
 own ``gr.Tab`` and then wired; the Chat tab is composed of its panels in
-:mod:`~local2.ui.chat_tab`. A new tab is one more part in that list and touches no other.
+:mod:`~local2.ui.chat_tab`. A tab is one module, ``ui/<name>_tab.py``, whose ``<Name>Tab`` is
+its part (:class:`~local2.ui.base.TabPart`); a new tab is one more line in that list and
+touches no other.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from __future__ import annotations
 import gradio as gr
 
 from local2.service import Agent
-from local2.ui.arena import ArenaTab
+from local2.ui.arena_tab import ArenaTab
 from local2.ui.base import TabPart
 from local2.ui.chat_tab import ChatTab
+from local2.ui.evaluate_tab import EvaluateTab
 from local2.ui.header import Header
+from local2.ui.library_tab import LibraryTab
+from local2.ui.research_tab import ResearchTab
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
-from local2.ui.tabs import EvaluatePart, LibraryPart, ResearchPart
-from local2.ui.timetravel import TimeTravel
+from local2.ui.time_travel_tab import TimeTravelTab
 
 CSS = """
 #local2-banner { border-left: 4px solid #d9534f; padding: 0.4em 0.8em; }
@@ -109,16 +113,16 @@ class LocalUI:
         """The tabs, in the order shown, each given the parts it uses."""
         agent = self.agent
         sessions = SessionPanel(agent, self.state)  # the Chat tab's, followed by time travel
-        self.time_travel = TimeTravel(agent, self.state, sessions)
+        self.time_travel = TimeTravelTab(agent, self.state, sessions)
         self.chat_tab = ChatTab(agent, self.state, self.header, sessions, self.time_travel)
-        research = ResearchPart(agent)
+        research = ResearchTab(agent)
         return [
             self.chat_tab,
             self.time_travel,
             ArenaTab(agent),
             research,
-            EvaluatePart(agent, tabs, self.time_travel, research),
-            LibraryPart(agent, tabs),
+            EvaluateTab(agent, tabs, self.time_travel, research),
+            LibraryTab(agent, tabs),
         ]
 
 

@@ -36,7 +36,7 @@ from local2.ui.ratings import Ratings
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
 from local2.ui.sessions import Sessions
-from local2.ui.timetravel import TimeTravel
+from local2.ui.time_travel_tab import TimeTravelTab
 from local2.ui.turn_panels import TurnPanels
 
 
@@ -52,7 +52,7 @@ class ChatTab:
         state: SessionState,
         header: Header,
         session_panel: SessionPanel,
-        time_travel: TimeTravel,
+        time_travel: TimeTravelTab,
     ) -> None:
         banner = header.banner
         self.session_panel = session_panel

@@ -1,10 +1,11 @@
 """The app's Library tab: what was read, kept (docs/library.md).
 
-A self-contained part: :class:`LibraryTab` is given the library desk, the people's access
-and whether names come from a proxy, lays itself out inside an open ``gr.Tab`` and wires its
-own events. It shows the signed-in person's entries, newest first (title, site, when read,
-size, how often cited), a search whose hits name their page and when they were read, an
-entry's kept text (all of it or one page) and its original file, and Pin, Remove and Export.
+A self-contained part: :class:`LibraryTab` is given the agent (its library desk, the people's
+access, whether names come from a proxy) and the app's tabs, lays itself out inside an open
+``gr.Tab`` and wires its own events. It shows the signed-in person's entries, newest first
+(title, site, when read, size, how often cited), a search whose hits name their page and when
+they were read, an entry's kept text (all of it or one page) and its original file, and Pin,
+Remove and Export.
 
 Kept text is what a page said: it is shown as plain text in a read-only box, titles and
 passages with their Markdown neutralised, and nothing loads by itself.
@@ -32,7 +33,7 @@ from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
 
 if TYPE_CHECKING:
-    from local2.service import Access, LibraryDesk
+    from local2.service import Agent
 
 LEGACY_EXPORTS = "exports"  # <data_dir>/exports/<person>/library.zip, kept forever before
 COLUMNS = ["title", "site", "read", "size", "cited", "pinned", "id"]
@@ -95,13 +96,19 @@ def hits_markdown(hits: Sequence[LibraryHit]) -> str:
 
 
 class LibraryTab:
-    """The Library tab's components and handlers."""
+    """The Library tab: what was read, listed when the tab is opened, and opened at an entry
+    by a link (``?library=<id>``, switching ``tabs``)."""
 
-    def __init__(self, desk: LibraryDesk, access: Access, proxied: bool, data_dir: Path) -> None:
+    title = "Library"
+    tab_id = "library"
+
+    def __init__(self, agent: Agent, tabs: gr.Tabs) -> None:
+        desk = agent.library
         self.desk = desk
-        self.access = access
-        self.proxied = proxied
-        self.data_dir = Path(data_dir)
+        self.access = agent.access
+        self.proxied = bool(agent.settings.server.trusted_user_header)
+        self.data_dir = Path(agent.settings.data_dir)
+        self.tabs = tabs
         self.exports = ExportFiles()
         desk.library.forgotten.append(self.exports.drop)  # an entry gone: the export too
         for old in (self.data_dir / LEGACY_EXPORTS).glob("*/library.zip"):
@@ -112,7 +119,16 @@ class LibraryTab:
 
     # -- layout -----------------------------------------------------------------------------
 
-    def build(self) -> None:
+    def build(self, item: gr.Tab) -> None:
+        self._build()
+        item.select(self.list_entries, None, [self.table, self.status])
+
+    def wire(self, demo: gr.Blocks) -> None:
+        """The app opened at a link to a kept copy: this tab, the entry shown."""
+        opened = [self.tabs, self.pick, self.text, self.original, self.status]
+        demo.load(self.opened, None, opened)
+
+    def _build(self) -> None:
         gr.Markdown(
             "What research runs read (and chat turns, with `library.keep: all`), kept: "
             "search it, open the kept text or the original, pin what must stay, remove "
@@ -245,10 +261,3 @@ class LibraryTab:
             return (gr.update(),) * 5
         text, original, said = self.show(wanted, None, request)
         return gr.Tabs(selected="library"), wanted, text, original, said
-
-
-def library_tab(desk: LibraryDesk, access: Access, proxied: bool, data_dir: Path) -> LibraryTab:
-    """Lay out the Library tab in the current ``gr.Tab`` and wire its events."""
-    tab = LibraryTab(desk, access, proxied, data_dir)
-    tab.build()
-    return tab

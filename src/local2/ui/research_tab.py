@@ -56,7 +56,11 @@ def run_choices(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
 
 
 class ResearchTab(ResearchSteer, RunShown):
-    """Builds the tab's components (inside an open ``gr.Tab``) and handles its events."""
+    """The Research tab: builds its components (inside an open ``gr.Tab``) and wires its
+    events as it lays them out."""
+
+    title = "Research"
+    tab_id = "research"
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
@@ -77,7 +81,8 @@ class ResearchTab(ResearchSteer, RunShown):
             self._research = self.agent.research
         return self._research
 
-    def build(self, concurrency_limit: int) -> None:
+    def build(self, item: gr.Tab) -> None:
+        concurrency_limit = self.agent.settings.ui.concurrency_limit
         self.build_question()
         self.build_pause()
         self.build_steer()
@@ -95,6 +100,9 @@ class ResearchTab(ResearchSteer, RunShown):
         self.open.click(self.reopen, [self.past], outputs, concurrency_limit=concurrency_limit)
         self.refresh.click(self.list_runs, None, [self.past])
         self.wire_steering(outputs, concurrency_limit)
+
+    def wire(self, demo: gr.Blocks) -> None:
+        """Nothing more: :meth:`build` wired it."""
 
     def build_question(self) -> None:
         """The question, its rounds, the Research button and whether to review the plan."""

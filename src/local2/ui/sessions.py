@@ -29,7 +29,7 @@ from local2.ui.header import Header
 from local2.ui.ratings import Ratings
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
-from local2.ui.timetravel import TimeTravel
+from local2.ui.time_travel_tab import TimeTravelTab
 from local2.ui.turn_panels import TurnPanels
 from local2.ui.updates import Updates
 
@@ -51,7 +51,7 @@ class Sessions(UIPart):
         panels: TurnPanels,
         documents: Attachments,
         ratings: Ratings,
-        time_travel: TimeTravel,
+        time_travel: TimeTravelTab,
     ) -> None:
         super().__init__(agent)
         self.state = state

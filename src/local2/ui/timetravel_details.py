@@ -1,7 +1,7 @@
 """Time travel's details: the picked turn's checkpoints, one per step of the graph
 (``receive``, ``generate``, ...), the state at one, and a replay from it.
 
-A person picks a turn by its question (:mod:`local2.ui.timetravel`); the graph's own steps
+A person picks a turn by its question (:mod:`local2.ui.time_travel_tab`); the graph's own steps
 are here, folded away, for who wants to look inside.
 """
 

@@ -27,7 +27,7 @@ from local2.ui.updates import Updates
 
 class TravelTab(Protocol):
     """What the reruns draw into and read from: the Time travel tab
-    (:class:`~local2.ui.timetravel.TimeTravel`, which owns them; named by shape, so the
+    (:class:`~local2.ui.time_travel_tab.TimeTravelTab`, which owns them; named by shape, so the
     two modules do not import each other)."""
 
     tt_new: gr.Chatbot

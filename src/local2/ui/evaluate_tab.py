@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
     from local2.contracts import EvalItem, EvalProgress, EvalRunRow, Rate
     from local2.service import Agent
+    from local2.ui.research_tab import ResearchTab
+    from local2.ui.time_travel_tab import TimeTravelTab
 
 RUN_LIST = 100
 STOP_WAIT_S = 30.0  # how long Stop waits for the questions in flight to say how it ended
@@ -58,20 +60,37 @@ class Opens:
 
 
 class EvaluateTab:
-    """Builds the tab's components (inside an open ``gr.Tab``) and handles its events."""
+    """The Evaluate tab: builds its components (inside an open ``gr.Tab``) and wires its
+    events as it lays them out. A question opens in ``time_travel`` (switching ``tabs``), a
+    research run in ``research`` (laid out before this tab)."""
 
-    def __init__(self, agent: Agent) -> None:
+    title = "Evaluate"
+    tab_id = "evaluate"
+
+    def __init__(
+        self, agent: Agent, tabs: gr.Tabs, time_travel: TimeTravelTab, research: ResearchTab
+    ) -> None:
         self.agent = agent
         self.proxied = bool(agent.settings.server.trusted_user_header)
+        self.tabs = tabs
+        self.time_travel = time_travel
+        self.research = research
 
     def person(self, request: gr.Request | None) -> Person:
         return person_of(self.agent.access, self.proxied, request)
 
-    def build(self, concurrency_limit: int, opens: Opens, tab: gr.Tab) -> None:
+    def build(self, item: gr.Tab) -> None:
+        travel = self.time_travel
+        opens = Opens(
+            self.tabs, travel.tt_session, travel.load_checkpoints, travel.loaded, self.research.past
+        )
         self._build_choices()
         self._build_controls()
         self._build_runs()
-        self._wire(concurrency_limit, opens, tab)
+        self._wire(self.agent.settings.ui.concurrency_limit, opens, item)
+
+    def wire(self, demo: gr.Blocks) -> None:
+        """Nothing more: :meth:`build` wired it."""
 
     def _build_choices(self) -> None:
         """What to run: the set, the mode, how many questions and how many at once."""

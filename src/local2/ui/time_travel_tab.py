@@ -47,7 +47,7 @@ BRANCHES = (
 )
 
 
-class TimeTravel(UIPart):
+class TimeTravelTab(UIPart):
     """A session's turns, each with its question: fork one with an edited question, replay
     it (:class:`~local2.ui.timetravel_reruns.Reruns`), or inspect and replay from any of its
     checkpoints (:class:`~local2.ui.timetravel_details.TurnDetails`).
