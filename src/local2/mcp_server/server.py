@@ -197,7 +197,7 @@ class Local2Server(MCPServer[Any]):
             return listing, {uri: still(self.agent, who, uri) for uri in uris}
 
         listing, states = await anyio.to_thread.run_sync(now)
-        known = {uri: state for uri, state in states.items() if state is not None}
+        known: dict[str, State] = {uri: s for uri, s in states.items() if s is not None}
         honored = asked.model_copy(update={"resource_subscriptions": list(known) or None})
         bus = InMemorySubscriptionBus()
         key = f"listen {ctx.request_id} {id(bus)}"
