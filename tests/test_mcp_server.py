@@ -544,10 +544,13 @@ def test_a_subscribed_report_is_told_updated_until_its_run_is_done(
     served: dict[str, Any],
 ) -> None:
     """The Python SDK's client (2025-11-25, over /mcp): a report subscribed to while its run
-    waits is told ``notifications/resources/updated`` when the run goes on; once done it
-    reads as the report; after unsubscribing the session hears nothing of it."""
+    waits is told ``notifications/resources/updated`` when the run goes on, and once done it
+    reads as the report; of two documents subscribed to, then one unsubscribed, both removed,
+    only the one still subscribed to is told."""
+    agent: Agent = served["agent"]
+    kept, dropped = (agent.documents.add(LOCAL, f"{n}.txt", f"Note {n}.".encode()) for n in "ab")
 
-    async def followed() -> tuple[dict[str, Any], list[str], str, int, str]:
+    async def followed() -> tuple[dict[str, Any], list[str], str, list[str], dict[str, str]]:
         updated: list[str] = []
 
         async def heard(message: Any) -> None:
@@ -558,30 +561,37 @@ def test_a_subscribed_report_is_told_updated_until_its_run_is_done(
             paused = structured(await client.call_tool("research", PAUSED))
             uri = paused["resource"]
             await client.session.subscribe_resource(uri)
-            done = structured(
-                await client.call_tool(
-                    "research_input", {"run_id": paused["run_id"], "approve": True}
-                )
-            )
-            with anyio.fail_after(30):
+            approve = {"run_id": paused["run_id"], "approve": True}
+            done = structured(await client.call_tool("research_input", approve))
+            seen = 0
+            with anyio.fail_after(30):  # each update read; the last is the report
                 while True:
-                    count = len(updated)
+                    while len(updated) == seen:
+                        await anyio.sleep(0.05)
+                    seen = len(updated)
                     text = (await client.read_resource(uri)).contents[0].text
                     if "No report yet" not in text:
                         break
-                    while len(updated) == count:
-                        await anyio.sleep(0.05)
-            await client.session.unsubscribe_resource(uri)
-            told = len(updated)
-            await client.call_tool("research_status", {"run_id": paused["run_id"]})
-            with suppress(TimeoutError), anyio.fail_after(5):  # two rounds of the watch
-                while len(updated) == told:
-                    await anyio.sleep(0.1)
-            return done, updated, text, told, uri
+            run_updates = list(updated)
+            documents = {
+                n: f"local2://documents/{r['id']}"
+                for n, r in (("kept", kept), ("dropped", dropped))
+            }
+            for document in documents.values():
+                await client.session.subscribe_resource(document)
+            await client.session.unsubscribe_resource(documents["dropped"])
+            await anyio.to_thread.run_sync(lambda: agent.documents.remove(LOCAL, kept["id"]))
+            await anyio.to_thread.run_sync(lambda: agent.documents.remove(LOCAL, dropped["id"]))
+            with anyio.fail_after(30):
+                while documents["kept"] not in updated:
+                    await anyio.sleep(0.05)
+            await anyio.sleep(4.5)  # two more rounds of the watch: the other is never told
+            return done, run_updates, text, updated[len(run_updates) :], documents
 
-    done, updated, text, told, uri = anyio.run(followed)
+    done, run_updates, text, document_updates, documents = anyio.run(followed)
     assert done["status"] == "done" and text == done["report"]
-    assert told >= 1 and set(updated) == {uri} and len(updated) == told
+    assert run_updates and set(run_updates) == {done["resource"]}
+    assert document_updates == [documents["kept"]]
 
 
 def test_a_2026_client_hears_changes_on_its_listen_stream(served: dict[str, Any]) -> None:
