@@ -183,6 +183,7 @@ FOLLOWED: list[dict[str, Any]] = [  # a report subscribed to while its run waits
     {"op": "readResource", "uri": "$resource"},
     {"op": "subscribe", "uri": "local2://research/nope"},
     {"op": "subscribe", "uri": "https://example.org/nope"},
+    {"op": "subscribe", "uri": "local2://research/a b"},
     {
         "op": "callTool",
         "name": "research_input",
@@ -195,7 +196,8 @@ FOLLOWED: list[dict[str, Any]] = [  # a report subscribed to while its run waits
 
 def check_followed(got: list[Any]) -> str:
     """What a host subscribed to a running report sees (:data:`FOLLOWED`); its run's id."""
-    paused, subscribed, read_paused, unknown, foreign, approved, followed, unsubscribed = got
+    paused, subscribed, read_paused, unknown, foreign, malformed, approved, *rest = got
+    followed, unsubscribed = rest
     run_id = paused["structuredContent"]["run_id"]
     assert paused["structuredContent"]["status"] == "awaiting_input", paused
     assert subscribed == {} and unsubscribed == {}
@@ -203,6 +205,8 @@ def check_followed(got: list[Any]) -> str:
     assert unknown["code"] == -32002 and unknown["data"]["error"] == "No research run 'nope'."
     assert "list_research_runs" in unknown["data"]["fix"]
     assert foreign["code"] == -32002 and "resources/list" in foreign["data"]["fix"], foreign
+    assert malformed["code"] == -32602 and "Invalid run id 'a b'" in malformed["data"]["error"]
+    assert "resources/list" in malformed["data"]["fix"], malformed
     assert approved["structuredContent"]["status"] == "done", approved
     assert followed["updates"] >= 1, followed
     *before, report = followed["texts"]

@@ -43,7 +43,7 @@ from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated, Subs
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from local2.contracts import Person
-from local2.errors import NotFound
+from local2.errors import InvalidInput, NotFound
 from local2.mcp_server.listing import everything, short
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
@@ -74,12 +74,15 @@ def state_of(agent: Agent, person: Person, uri: str) -> str:
     steps, sources, report), a document's record (a page's is its document's). One that is
     not the person's is :class:`~local2.errors.NotFound`, as reading it is."""
     shown: Any
-    if report := REPORT.fullmatch(uri):
-        shown = agent.research.payload(report["run_id"], person, agent.access)
-    elif document := DOCUMENT.fullmatch(uri):
-        shown = agent.documents.get(person, document["document_id"])
-    else:
-        raise NotFound(f"No resource {short(uri, 80)!r} here.", SUBSCRIBE_FIX)
+    try:
+        if report := REPORT.fullmatch(uri):
+            shown = agent.research.payload(report["run_id"], person, agent.access)
+        elif document := DOCUMENT.fullmatch(uri):
+            shown = agent.documents.get(person, document["document_id"])
+        else:
+            raise NotFound(f"No resource {short(uri, 80)!r} here.", SUBSCRIBE_FIX)
+    except InvalidInput as exc:  # an id no run could have: its fix is a URI's, not a tool's
+        raise InvalidInput(exc.message, SUBSCRIBE_FIX) from None
     said = json.dumps(shown, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(said.encode()).hexdigest()
 
