@@ -6,7 +6,9 @@ Cursor, VS Code and the Inspector embed it) against ``local2 mcp`` started from 
 What each must get: the tools, a search, a refusal in the server's own words (the TS SDK
 drops a refusal whose structured content breaks the tool's output schema), a prompt's
 missing argument as -32602, ``resources/list`` then ``resources/read``, a 401 that says
-the token is a static one; and no dependency's DEBUG lines on the server's stderr."""
+the token is a static one; and no dependency's DEBUG lines on the server's stderr. A host
+that listed resources is told when the listing changes, and one subscribed to a research
+report is told each time it changes until the run has ended, over stdio and ``/mcp``."""
 
 from __future__ import annotations
 
@@ -174,6 +176,60 @@ def test_a_session_that_listed_resources_is_told_when_they_change(
     assert f"local2://research/{run_id}" in [r["uri"] for r in with_report["resources"]]
 
 
+PAUSED = {"question": QUESTION, "max_rounds": 1, "clarify": "never", "review": True}
+FOLLOWED: list[dict[str, Any]] = [  # a report subscribed to while its run waits, then followed
+    {"op": "callTool", "name": "research", "arguments": PAUSED},
+    {"op": "subscribe", "uri": "$resource"},
+    {"op": "readResource", "uri": "$resource"},
+    {"op": "subscribe", "uri": "local2://research/nope"},
+    {"op": "subscribe", "uri": "https://example.org/nope"},
+    {"op": "subscribe", "uri": "local2://research/a b"},
+    {
+        "op": "callTool",
+        "name": "research_input",
+        "arguments": {"run_id": "$run_id", "approve": True},
+    },
+    {"op": "followUpdates", "uri": "$resource", "whileText": "No report yet", "timeoutMs": 30_000},
+    {"op": "unsubscribe", "uri": "$resource"},
+]
+
+
+def check_followed(got: list[Any]) -> str:
+    """What a host subscribed to a running report sees (:data:`FOLLOWED`); its run's id."""
+    paused, subscribed, read_paused, unknown, foreign, malformed, approved, *rest = got
+    followed, unsubscribed = rest
+    run_id = paused["structuredContent"]["run_id"]
+    assert paused["structuredContent"]["status"] == "awaiting_input", paused
+    assert subscribed == {} and unsubscribed == {}
+    assert "No report yet: the run is awaiting_input" in read_paused["contents"][0]["text"]
+    assert unknown["code"] == -32002 and unknown["data"]["error"] == "No research run 'nope'."
+    assert "list_research_runs" in unknown["data"]["fix"]
+    assert foreign["code"] == -32002 and "resources/list" in foreign["data"]["fix"], foreign
+    assert malformed["code"] == -32602 and "Invalid run id 'a b'" in malformed["data"]["error"]
+    assert "resources/list" in malformed["data"]["fix"], malformed
+    assert approved["structuredContent"]["status"] == "done", approved
+    assert followed["updates"] >= 1, followed
+    *before, report = followed["texts"]
+    assert all("No report yet" in text for text in before)
+    assert report == approved["structuredContent"]["report"] and "[1]" in report
+    return str(run_id)
+
+
+def test_a_host_subscribed_to_a_running_report_hears_it_until_it_is_done(
+    person_setup: dict[str, Any],
+) -> None:
+    """Over stdio from the printed config: ``resources.subscribe`` is declared; a report
+    subscribed to while its run waits for its plan's review is told as updated when the run
+    goes on, until it is done, and then reads as the finished report; an unknown run and a
+    URI that is not LoCAL2's are -32002 in plain words."""
+    entry = printed(person_setup["env"], "claude-code")["mcpServers"]["local2"]
+    plan = {"stdio": {"command": entry["command"], "args": entry["args"], "env": entry["env"]}}
+    found = ts_client({**plan, "steps": FOLLOWED})
+    assert found["capabilities"]["resources"]["subscribe"] is True
+    check_followed(results(found))
+    assert "Traceback" not in found["stderr"] and "ERROR" not in found["stderr"]
+
+
 @pytest.fixture(scope="module")
 def team(person_setup: dict[str, Any]) -> Iterator[dict[str, Any]]:
     agent: Agent = person_setup["agent"]
@@ -197,6 +253,25 @@ def test_the_typescript_sdk_over_http_with_a_token_in_any_case(team: dict[str, A
         assert client.get(
             "/documents", headers={"Authorization": f"BEARER {team['token']}"}
         ).is_success
+
+
+def test_over_http_a_host_hears_its_listing_change_and_its_report_updated(
+    team: dict[str, Any],
+) -> None:
+    """``/mcp`` with a token, through the TypeScript SDK's StreamableHTTPClientTransport
+    (its event stream): the same report followed to its end as over stdio, and the listing
+    changed by the run's finishing (someone else's run is as unknown as none: in
+    tests/test_mcp_people.py)."""
+    told_of = {"op": "waitResourcesChanged", "timeoutMs": 15_000}
+    steps = [{"op": "listResources"}, *FOLLOWED, told_of, {"op": "listResources"}]
+    headers = {"Authorization": f"Bearer {team['token']}"}
+    found = ts_client({"http": {"url": f"{team['url']}/mcp", "headers": headers}, "steps": steps})
+    listed_before, *followed, told, listed_after = results(found)
+    assert found["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
+    run_id = check_followed(followed)
+    report = f"local2://research/{run_id}"
+    assert report not in [r["uri"] for r in listed_before["resources"]]
+    assert told["told"] >= 1 and report in [r["uri"] for r in listed_after["resources"]]
 
 
 def test_a_host_without_a_token_is_told_it_is_a_static_one(team: dict[str, Any]) -> None:

@@ -102,6 +102,13 @@ def test_bob_never_sees_alices_documents_runs_or_memories(team: dict[str, Any]) 
                     return exc
                 raise AssertionError(f"bob read {uri}")
 
+            async def subscribe(uri: str) -> Any:
+                try:
+                    await bob.subscribe_resource(uri)
+                except Exception as exc:  # the JSON-RPC error
+                    return exc
+                raise AssertionError(f"bob subscribed to {uri}")
+
             unknown_run, unknown_doc = "run-nobodys-0001", "doc-000000000000"
             return {
                 "run": await call("research_result", {"run_id": alice["run_id"]}),
@@ -114,6 +121,10 @@ def test_bob_never_sees_alices_documents_runs_or_memories(team: dict[str, Any]) 
                 "no_report": await read(f"local2://research/{unknown_run}"),
                 "page": await read(f"local2://documents/{alice['doc_id']}/page/2"),
                 "no_page": await read(f"local2://documents/{unknown_doc}/page/2"),
+                "watch": await subscribe(f"local2://research/{alice['run_id']}"),
+                "no_watch": await subscribe(f"local2://research/{unknown_run}"),
+                "watch_doc": await subscribe(f"local2://documents/{alice['doc_id']}"),
+                "no_watch_doc": await subscribe(f"local2://documents/{unknown_doc}"),
                 "ask": await call("ask", {"question": "Hi", "session_id": alice["session_id"]}),
                 "documents": structured(await call("list_documents", {})),
                 "runs": structured(await call("list_research_runs", {})),
@@ -141,6 +152,8 @@ def test_bob_never_sees_alices_documents_runs_or_memories(team: dict[str, Any]) 
     for mine, nobodys, real, stand_in in (
         ("report", "no_report", alice["run_id"], unknown_run),
         ("page", "no_page", alice["doc_id"], unknown_doc),
+        ("watch", "no_watch", alice["run_id"], unknown_run),
+        ("watch_doc", "no_watch_doc", alice["doc_id"], unknown_doc),
     ):
         error, unknown = bob[mine].error, bob[nobodys].error
         assert error.code == unknown.code == -32002

@@ -18,7 +18,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from mcp_types import TextResourceContents
+from mcp import Client
+from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp_types import ResourceUpdatedNotification, TextResourceContents
 
 from local2.config import load_settings
 from local2.contracts.people import LOCAL
@@ -533,3 +535,94 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
     error = got["resource"]
     assert error is not None and error.error.message == api_unknown
     assert error.error.data["fix"] and error.error.code == -32002  # the handshake era's code
+
+
+PAUSED = {"question": QUESTION, "max_rounds": 1, "clarify": "never", "review": True}
+
+
+def test_a_subscribed_report_is_told_updated_until_its_run_is_done(
+    served: dict[str, Any],
+) -> None:
+    """The Python SDK's client (2025-11-25, over /mcp): a report subscribed to while its run
+    waits is told ``notifications/resources/updated`` when the run goes on, and once done it
+    reads as the report; of two documents subscribed to, then one unsubscribed, both removed,
+    only the one still subscribed to is told."""
+    agent: Agent = served["agent"]
+    kept, dropped = (agent.documents.add(LOCAL, f"{n}.txt", f"Note {n}.".encode()) for n in "ab")
+
+    async def followed() -> tuple[dict[str, Any], list[str], str, list[str], dict[str, str]]:
+        updated: list[str] = []
+
+        async def heard(message: Any) -> None:
+            if isinstance(message, ResourceUpdatedNotification):
+                updated.append(message.params.uri)
+
+        async with Client(served["mcp"], mode="legacy", message_handler=heard) as client:
+            paused = structured(await client.call_tool("research", PAUSED))
+            uri = paused["resource"]
+            await client.session.subscribe_resource(uri)
+            approve = {"run_id": paused["run_id"], "approve": True}
+            done = structured(await client.call_tool("research_input", approve))
+            seen = 0
+            with anyio.fail_after(30):  # each update read; the last is the report
+                while True:
+                    while len(updated) == seen:
+                        await anyio.sleep(0.05)
+                    seen = len(updated)
+                    text = (await client.read_resource(uri)).contents[0].text
+                    if "No report yet" not in text:
+                        break
+            run_updates = list(updated)
+            documents = {
+                n: f"local2://documents/{r['id']}"
+                for n, r in (("kept", kept), ("dropped", dropped))
+            }
+            for document in documents.values():
+                await client.session.subscribe_resource(document)
+            await client.session.unsubscribe_resource(documents["dropped"])
+            await anyio.to_thread.run_sync(lambda: agent.documents.remove(LOCAL, kept["id"]))
+            await anyio.to_thread.run_sync(lambda: agent.documents.remove(LOCAL, dropped["id"]))
+            with anyio.fail_after(30):
+                while documents["kept"] not in updated:
+                    await anyio.sleep(0.05)
+            await anyio.sleep(4.5)  # two more rounds of the watch: the other is never told
+            return done, run_updates, text, updated[len(run_updates) :], documents
+
+    done, run_updates, text, document_updates, documents = anyio.run(followed)
+    assert done["status"] == "done" and text == done["report"]
+    assert run_updates and set(run_updates) == {done["resource"]}
+    assert document_updates == [documents["kept"]]
+
+
+def test_a_2026_client_hears_changes_on_its_listen_stream(served: dict[str, Any]) -> None:
+    """The Python SDK's client at 2026-07-28, where changes come only on
+    ``subscriptions/listen``: the stream's acknowledgement honours the report it named and
+    not an unknown one; the report is told updated until its run is done, and the listing
+    changed when it is."""
+
+    async def listened() -> tuple[Any, list[Any], str, dict[str, Any]]:
+        events: list[Any] = []
+        async with Client(served["mcp"], mode="2026-07-28", cache=None) as client:
+            paused = structured(await client.call_tool("research", PAUSED))
+            uri = paused["resource"]
+            named = [uri, "local2://research/nope"]
+            async with client.listen(
+                resources_list_changed=True, resource_subscriptions=named
+            ) as sub:
+                approve = {"run_id": paused["run_id"], "approve": True}
+                done = structured(await client.call_tool("research_input", approve))
+                text = ""
+                with anyio.fail_after(30):
+                    async for event in sub:
+                        events.append(event)
+                        if isinstance(event, ResourceUpdated):
+                            text = (await client.read_resource(uri)).contents[0].text
+                        heard_list = any(isinstance(e, ResourcesListChanged) for e in events)
+                        if heard_list and text and "No report yet" not in text:
+                            break
+            return sub.honored, events, text, {**done, "uri": uri}
+
+    honored, events, text, done = anyio.run(listened)
+    assert honored.resource_subscriptions == [done["uri"]] and honored.resources_list_changed
+    assert ResourceUpdated(uri=done["uri"]) in events and ResourcesListChanged() in events
+    assert done["status"] == "done" and text == done["report"]

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 
-from local2.contracts import Person
-from local2.errors import Conflict, InvalidInput, Local2Error
+from local2.contracts import Person, ResearchPayload
+from local2.errors import InvalidInput, Local2Error
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import mcp_error
 from local2.mcp_server.listing import document_uri
@@ -33,15 +33,24 @@ async def answered(work: Callable[[], T], ctx: Context[Any, Any]) -> T:
 
 
 def report_markdown(agent: "Agent", run_id: str, person: Person) -> str:
-    """A run's report, once written (a run still going or paused has none yet)."""
+    """A run's report, once written; before that (a run going on, paused, cut off), how far
+    it is, so that a host told the report changed (``resources/subscribe``) reads where the
+    run is rather than an error."""
     payload = agent.research.payload(run_id, person, agent.access)
-    report = payload.get("report") or ""
-    if not report:
-        raise Conflict(
-            f"Run {run_id} has no report yet: it is {payload['status']}.",
-            "Follow it with research_status; answer a pause with research_input.",
-        )
-    return report
+    return payload.get("report") or progress_note(payload, run_id)
+
+
+def progress_note(payload: ResearchPayload, run_id: str) -> str:
+    steps = payload.get("steps") or []
+    done = sum(1 for step in steps if step.get("status") == "done")
+    found = len(payload.get("sources") or [])
+    return (
+        f"# {payload.get('question') or run_id}\n\n"
+        f"No report yet: the run is {payload['status']}, {done} of {len(steps)} steps done, "
+        f"{found} source{'s' if found != 1 else ''} found so far. The report is written "
+        "when the run ends (subscribe to this resource to be told); research_status "
+        "follows it, research_input answers a pause."
+    )
 
 
 def page_text(agent: "Agent", document_id: str, n: str, person: Person) -> str:

@@ -23,13 +23,19 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp_types import (
     INVALID_PARAMS,
     CallToolResult,
+    EmptyResult,
     GetPromptResult,
     InputRequiredResult,
     ListResourcesResult,
     PaginatedRequestParams,
+    SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+    UnsubscribeRequestParams,
 )
 from pydantic import ValidationError
 
@@ -39,9 +45,9 @@ from local2.contracts import Person
 from local2.errors import InvalidInput, Local2Error, NotFound
 from local2.mcp_server.audit import CallAudit, Transport
 from local2.mcp_server.caller import caller
+from local2.mcp_server.changes import ChangeWatch, Fingerprint, State, fingerprint, state_of, still
 from local2.mcp_server.chat_tools import add_chat_tools
 from local2.mcp_server.failures import bad_arguments, crashed, mcp_error, unknown_tool
-from local2.mcp_server.list_changes import Fingerprint, ListingWatch, fingerprint
 from local2.mcp_server.listing import page
 from local2.mcp_server.opening import OpeningAgent, WaitForAgent
 from local2.mcp_server.research_tools import add_research_tools
@@ -65,15 +71,25 @@ class Local2Server(MCPServer[Any]):
     """The SDK's server, with arguments a tool's input schema refuses, a tool it does not
     have, and a prompt it does not have or arguments a prompt lacks, answered as LoCAL2
     answers bad input (the SDK would say them in its own words, before any tool runs, and a
-    prompt's with JSON-RPC code 0 and a traceback); and ``resources/list`` listing the
-    caller's reports and documents (:mod:`local2.mcp_server.listing`)."""
+    prompt's with JSON-RPC code 0 and a traceback); ``resources/list`` listing the caller's
+    reports and documents (:mod:`local2.mcp_server.listing`); and what changes of them told
+    to a session that listed them or subscribed to one, or to a 2026-07-28 client's listen
+    stream (:mod:`local2.mcp_server.changes`)."""
 
     def __init__(self, agent: Agent, person: Person | None, **settings: Any) -> None:
         super().__init__(**settings)
         self.agent = agent
         self.person = person
-        self.watch = ListingWatch(agent)
+        self.watch = ChangeWatch(agent)
         declare_resources_changed(self._lowlevel_server)
+        lowlevel = self._lowlevel_server
+        lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, self.subscribe)
+        lowlevel.add_request_handler(
+            "resources/unsubscribe", UnsubscribeRequestParams, self.unsubscribe
+        )
+        lowlevel.add_request_handler(
+            "subscriptions/listen", SubscriptionsListenRequestParams, self.listen
+        )
 
     async def call_tool(
         self,
@@ -142,9 +158,59 @@ class Local2Server(MCPServer[Any]):
         self.watch.listed(ctx, who, seen)  # told when it changes
         return result
 
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any], params: SubscribeRequestParams
+    ) -> EmptyResult:
+        """``resources/subscribe``: the session is told ``notifications/resources/updated``
+        when the resource changes (:mod:`local2.mcp_server.changes`); a URI that names
+        nothing of the caller's is refused as reading it is."""
+        who = caller(self.person)
+        uri = str(params.uri)
+        try:
+            state = await anyio.to_thread.run_sync(state_of, self.agent, who, uri)
+        except Local2Error as exc:
+            raise mcp_error(exc, ctx.protocol_version) from None
+        self.watch.subscribed(ctx, who, uri, state)
+        return EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams
+    ) -> EmptyResult:
+        """``resources/unsubscribe``: no more updates of it (one never subscribed to: no-op)."""
+        self.watch.unsubscribed(ctx, str(params.uri))
+        return EmptyResult()
+
+    async def listen(
+        self, ctx: ServerRequestContext[Any], params: SubscriptionsListenRequestParams
+    ) -> SubscriptionsListenResult:
+        """``subscriptions/listen`` (2026-07-28): the stream hears the caller's listing
+        change and the resources it named that are the caller's (the acknowledgement names
+        only those: someone else's is as unknown as none) until it ends, from the same
+        watch as a session's notifications. The SDK's handler serves the stream, over a
+        bus of its own so that what it hears is the caller's alone."""
+        who = caller(self.person)
+        asked = params.notifications
+        uris = list(dict.fromkeys(asked.resource_subscriptions or ()))
+
+        def now() -> tuple[Fingerprint | None, dict[str, State]]:
+            listing = fingerprint(self.agent, who) if asked.resources_list_changed else None
+            return listing, {uri: still(self.agent, who, uri) for uri in uris}
+
+        listing, states = await anyio.to_thread.run_sync(now)
+        known: dict[str, State] = {uri: s for uri, s in states.items() if s is not None}
+        honored = asked.model_copy(update={"resource_subscriptions": list(known) or None})
+        bus = InMemorySubscriptionBus()
+        key = f"listen {ctx.request_id} {id(bus)}"
+        self.watch.listening(key, who, bus, listing, known)
+        try:
+            stream = ListenHandler(bus)
+            return await stream(ctx, params.model_copy(update={"notifications": honored}))
+        finally:
+            self.watch.stop(key)
+
 
 def declare_resources_changed(lowlevel: Server[Any]) -> None:
-    """Say ``resources.listChanged`` in ``initialize``'s capabilities (list_changes.py sends
+    """Say ``resources.listChanged`` in ``initialize``'s capabilities (changes.py sends
     the notification). The SDK takes that only as an argument of the lowlevel server's
     ``create_initialization_options``, which its transports call with none."""
     made = lowlevel.create_initialization_options
