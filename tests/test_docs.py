@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from local2 import events
 from local2.cli.main import app as cli_app
-from local2.config.schema import SECTIONS, Settings
+from local2.config.schema import SECTIONS, Settings, WebSearchSettings
 from local2.http.app import create_api
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -319,7 +319,10 @@ def test_every_route_a_page_names_exists(page: str) -> None:
 def models_of(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
     """Each field of a settings model, with its own model when it is a nested section."""
     found: dict[str, type[BaseModel] | None] = {}
-    for name, field in model.model_fields.items():
+    fields = dict(model.model_fields)
+    if model is WebSearchSettings:  # and each registered search provider's keys
+        fields |= WebSearchSettings.provider_fields()
+    for name, field in fields.items():
         kind = field.annotation
         found[name] = kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
     return found

@@ -24,7 +24,7 @@ from local2.config import load_settings
 from local2.errors import RunNotReady
 from local2.service.agent import Agent
 from local2.service.research import Research
-from local2.tools import search_providers
+from local2.tools.search import ddgs
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
@@ -56,7 +56,7 @@ def overrides(fake: FakeOllama, web: LoopbackWeb, tmp_path: Path, **search: Any)
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keyless ddgs fails as the real library does on a machine with no network."""
-    monkeypatch.setattr(search_providers, "_ddgs_client", RecordedDDGS("no_network"))
+    monkeypatch.setattr(ddgs, "_ddgs_client", RecordedDDGS("no_network"))
 
 
 def offline(fake: FakeOllama, web: LoopbackWeb, tmp_path: Path) -> Research:

@@ -17,7 +17,7 @@ import pytest
 
 from local2.config import load_settings
 from local2.service.agent import Agent
-from local2.tools import search_providers
+from local2.tools.search import ddgs
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan
@@ -172,7 +172,7 @@ def test_a_run_whose_every_search_fails_ends_no_sources_with_its_next_step(
     """Keyless search fails as the real ddgs does on a machine with no network (replayed,
     tests/fixtures/ddgs/recorded.json): the run ends ``no_sources``, the page says so and
     what to do, and shows no model text."""
-    monkeypatch.setattr(search_providers, "_ddgs_client", RecordedDDGS("no_network"))
+    monkeypatch.setattr(ddgs, "_ddgs_client", RecordedDDGS("no_network"))
     brain = ResearchBrain(extra=["The report is as follows: green tea cures everything."])
     with research_tab(browser, tmp_path, brain, provider="ddgs") as tab:
         tab.ask("What are the health benefits of green tea?", review=False)

@@ -24,8 +24,8 @@ from local2.models.scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.doctor import run_checks
 from local2.tools.base import configured_tool
+from local2.tools.search.ddgs import DdgsProvider
 from local2.tools.search_chain import make_chain
-from local2.tools.search_providers import DdgsProvider
 from local2.tools.web_search import WebSearch
 from tests.conftest import make_settings
 from tests.test_search_auto import RECORDED, RecordedDDGS

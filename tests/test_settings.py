@@ -25,7 +25,8 @@ def test_defaults_and_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert settings.data_dir == tmp_path / "h"
     assert settings.system.checkpoint_path == tmp_path / "h" / "checkpoints.sqlite"
     assert settings.ollama_host == "http://gpu-box:11434"
-    assert {t.name for t in settings.generator.tools} >= {"web_search", "web_fetch"}
+    # the tools' descriptions are declared beside their code: settings list only tuned ones
+    assert settings.generator.tools == []
 
 
 def test_config_directory_overrides_deep_merge(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ import pytest
 from local2.config import load_settings
 from local2.config.schema import WebSearchSettings
 from local2.errors import ToolError
-from local2.tools.search_providers import DEFAULT_MOCK_RESULTS
+from local2.tools.registry import built_in_schemas
+from local2.tools.search.mock import DEFAULT_MOCK_RESULTS
 from local2.tools.web import web_tools
 from local2.tools.web_search import CANNED_NOTE, WebSearch
 
@@ -410,7 +411,7 @@ def test_web_tools_take_schemas_from_config(tmp_path: Path) -> None:
     tools = {t.name: t for t in web_tools(settings)}
     assert set(tools) == {"web_search", "web_fetch"}
     for name, tool in tools.items():
-        schema = settings.generator.tool_schema(name)
+        schema = settings.generator.tool_schema(name) or built_in_schemas().get(name)
         assert schema is not None
         assert tool.description == schema.description
         assert tool.parameters == schema.parameters

@@ -7,7 +7,6 @@ is one :class:`SettingsError` naming the file and the key.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping
 from importlib import resources
@@ -17,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from local2.config.schema import SECTIONS, Settings, ToolSchema
+from local2.config.schema import SECTIONS, Settings
 from local2.errors import SettingsError
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
@@ -62,7 +61,9 @@ def _validate_section(name: str, data: dict[str, Any], origin: dict[str, str]) -
         key = ".".join(str(p) for p in err["loc"]) or name
         top = str(err["loc"][0]) if err["loc"] else ""
         file = origin.get(top, origin.get("", f"{name}.yaml"))
-        if err["type"] == "extra_forbidden":
+        if err["type"] in ("unknown_key", "provider_key"):  # a search provider's (schema.py)
+            key = f"{key}.{err['ctx']['key']}"
+        if err["type"] in ("extra_forbidden", "unknown_key"):
             raise SettingsError(f"{file}: unknown key '{key}'") from None
         raise SettingsError(f"{file}: key '{key}': {err['msg']}") from None
 
@@ -142,13 +143,3 @@ def _resolve_environment(settings: Settings) -> None:
         system.ollama_host = env_host or DEFAULT_OLLAMA_HOST
     if not system.ollama_host.startswith(("http://", "https://")):
         system.ollama_host = f"http://{system.ollama_host}"
-
-
-@functools.cache
-def shipped_tool_schemas() -> dict[str, ToolSchema]:
-    """The built-in tools' descriptions as shipped in ``generator.yaml``, the one place they
-    are written; a user's ``generator.tools`` entry of the same name overrides one."""
-    origin = "generator.yaml (shipped default)"
-    text = (resources.files("local2.config") / "generator.yaml").read_text(encoding="utf-8")
-    listed = _read_yaml(text, origin).get("tools") or []
-    return {t.name: t for t in (ToolSchema.model_validate(item) for item in listed)}

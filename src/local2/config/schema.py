@@ -8,9 +8,22 @@ stops start-up instead of being silently ignored.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
+
+from local2.config.search_registry import AUTO, ProviderSettings, provider_names, provider_settings
+
+P = TypeVar("P", bound=ProviderSettings)
 
 
 class Strict(BaseModel):
@@ -94,27 +107,70 @@ class SystemSettings(Strict):
 
 
 class WebSearchSettings(Strict):
+    """``web.search``: the provider and what every provider shares; each provider's own keys
+    (``searxng_url``, ``brave_url``, ...) are declared by its module
+    (:mod:`local2.config.search_registry`) and checked here, read with :meth:`of`."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
     # auto: Tavily with TAVILY_API_KEY, Brave with BRAVE_API_KEY, SearXNG when searxng_url
     # answers, else ddgs (keyless); a provider that fails falls back to the next, never to mock.
     # corpus: BM25 over the documents at corpus_path (never part of auto).
-    provider: Literal["auto", "tavily", "searxng", "brave", "ddgs", "mock", "corpus"] = "auto"
+    provider: str = AUTO
     max_results: int = Field(5, ge=1, le=50)
     timeout_s: float = Field(15.0, gt=0)
-    searxng_url: str = "http://127.0.0.1:8888"
-    brave_url: str = "https://api.search.brave.com/res/v1/web/search"
-    tavily_url: str | None = None  # default: the client's own
-    tavily_search_depth: Literal["basic", "advanced"] = "basic"
-    mock_results: Path | None = None  # JSON of canned results for the mock provider
-    corpus_path: Path | None = None  # the corpus provider's documents: a folder or a .jsonl
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, name: str) -> str:
+        known = provider_names()
+        if name not in known:
+            raise ValueError(f"unknown search provider {name!r}: one of {', '.join(known)}")
+        return name
 
     @model_validator(mode="after")
-    def _corpus_has_documents(self) -> WebSearchSettings:
-        if self.provider == "corpus" and self.corpus_path is None:
-            raise ValueError(
-                "provider corpus needs corpus_path: a folder of .md/.txt files or a .jsonl "
-                "file of documents"
+    def _providers_keys(self) -> WebSearchSettings:
+        given = dict(self.model_extra or {})
+        if not given and self.provider == AUTO:
+            return self  # nothing of any provider's to check: no provider module loaded
+        models = provider_settings()
+        declared = {key for model in models.values() for key in model.model_fields}
+        if unknown := sorted(set(given) - declared):  # said as any unknown key (loader.py)
+            raise PydanticCustomError(
+                "unknown_key",
+                "unknown key {key}: the providers' keys are {known}",
+                {"key": unknown[0], "known": ", ".join(sorted(declared))},
             )
+        for name, model in models.items():
+            mine = {k: v for k, v in given.items() if k in model.model_fields}
+            try:
+                checked = model.model_validate(mine)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise PydanticCustomError(
+                    "provider_key",
+                    "{msg} (search provider {name})",
+                    {
+                        "key": ".".join(str(p) for p in first["loc"]),
+                        "msg": first["msg"],
+                        "name": name,
+                    },
+                ) from None
+            extra = self.__pydantic_extra__
+            assert extra is not None  # extra="allow"
+            extra.update({k: getattr(checked, k) for k in mine})  # as typed, e.g. a Path
+            if name == self.provider and (lacking := checked.needs()):
+                raise ValueError(lacking)
         return self
+
+    def of(self, model: type[P]) -> P:
+        """A provider's own settings (its declared defaults for keys not given)."""
+        return model.model_validate(self.model_extra or {})
+
+    @classmethod
+    def provider_fields(cls) -> dict[str, FieldInfo]:
+        """Every registered provider's keys, as declared (for the docs and their checks)."""
+        return {k: f for m in provider_settings().values() for k, f in m.model_fields.items()}
 
 
 class WebFetchSettings(Strict):

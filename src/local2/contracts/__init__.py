@@ -7,7 +7,8 @@ the items its stream hands out, and the approval protocol.
 - :mod:`.watch`: what a watch's run found changed, and watches as a person sees them;
 - :mod:`.sources`: what a citation needs to know about a source (its bibliographic record);
 - :mod:`.stream`: the literal kinds of stream items;
-- :mod:`.approval`: what a paused turn asks the person, and the answers it accepts.
+- :mod:`.approval`: what a paused turn asks the person, and the answers it accepts;
+- :mod:`.tool_names`: the built-in tools' names.
 """
 
 from typing import TYPE_CHECKING
@@ -124,6 +125,18 @@ if TYPE_CHECKING:
     from local2.contracts.stream import collect as collect
     from local2.contracts.stream import collect_research as collect_research
     from local2.contracts.stream import collect_turn as collect_turn
+    from local2.contracts.tool_names import BUILT_IN as BUILT_IN
+    from local2.contracts.tool_names import DIRECTORY_TREE as DIRECTORY_TREE
+    from local2.contracts.tool_names import FILE_METADATA as FILE_METADATA
+    from local2.contracts.tool_names import GREP_FILES as GREP_FILES
+    from local2.contracts.tool_names import LIST_FILES as LIST_FILES
+    from local2.contracts.tool_names import READ_FILE as READ_FILE
+    from local2.contracts.tool_names import RECALL_MEMORY as RECALL_MEMORY
+    from local2.contracts.tool_names import SAVE_MEMORY as SAVE_MEMORY
+    from local2.contracts.tool_names import SEARCH_FILES as SEARCH_FILES
+    from local2.contracts.tool_names import SEARCH_LIBRARY as SEARCH_LIBRARY
+    from local2.contracts.tool_names import WEB_FETCH as WEB_FETCH
+    from local2.contracts.tool_names import WEB_SEARCH as WEB_SEARCH
     from local2.contracts.turn import NO_OPTIONS as NO_OPTIONS
     from local2.contracts.turn import AgentInfo as AgentInfo
     from local2.contracts.turn import ApprovalWait as ApprovalWait

@@ -16,6 +16,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
+from local2.contracts.tool_names import WEB_FETCH, WEB_SEARCH
+
 WaitsFor = Literal["plan", "answer"]
 SteerKind = Literal["text", "add", "drop", "stop"]
 STOP_RUN = "run"  # {"stop": "run"} (or true) stops the whole run
@@ -85,7 +87,7 @@ PLAN_EXAMPLES: list[JsonValue] = [
             {
                 "id": "s1",
                 "description": "Search for: Kelsby bridge vote",
-                "tool": "web_search",
+                "tool": WEB_SEARCH,
                 "args": {"query": "Kelsby bridge vote"},
                 "requires": [],
                 "branch": "q1",
@@ -94,7 +96,7 @@ PLAN_EXAMPLES: list[JsonValue] = [
             {
                 "id": "s2",
                 "description": "Read the top 2 results",
-                "tool": "web_fetch",
+                "tool": WEB_FETCH,
                 "args": {"from_step": "s1", "top": 2},
                 "requires": ["s1"],
             },

@@ -15,7 +15,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from local2 import events
-from local2.contracts import Person, TurnPayload
+from local2.contracts import WEB_FETCH, Person, TurnPayload
 from local2.errors import Conflict, TurnCancelled
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import refusals
@@ -49,7 +49,7 @@ def citations(payload: TurnPayload) -> list[Citation]:
                 {"kind": "file", "where": where, "page": page if isinstance(page, int) else None}
             )
     for call in payload.get("tool_calls") or []:
-        if call.get("tool") == "web_fetch" and not call.get("error"):
+        if call.get("tool") == WEB_FETCH and not call.get("error"):
             url = str((call.get("args") or {}).get("url") or "")
             found.append({"kind": "url", "where": url, "page": None})
     for hit in payload.get("document_hits") or []:

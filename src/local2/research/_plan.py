@@ -32,6 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from local2 import events
 from local2.config import ResearchSettings
 from local2.contracts import (
+    WEB_FETCH,
+    WEB_SEARCH,
     PlanAttempt,
     PlanEdit,
     PlannedStep,
@@ -202,8 +204,8 @@ def ask_structured(
 # placeholders, ``requires`` pointing backwards, a step cap, no forbidden call.
 
 COMPOSE = "compose"
-SEARCH = "web_search"
-FETCH = "web_fetch"
+SEARCH = WEB_SEARCH
+FETCH = WEB_FETCH
 
 # Bounds that keep the worst-case JSON inside a small model's token budget.
 GOAL_CHARS = 100

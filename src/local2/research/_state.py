@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from local2.config import ToolsSettings
 from local2.contracts import (
+    WEB_SEARCH,
     Clarification,
     ClarifyRequest,
     Critique,
@@ -461,7 +462,7 @@ class ResearchUpdate(TypedDict, total=False):
 FROM_STEP = "from_step"  # a reader's pseudo-arguments: read the top results of that step
 TOP = "top"
 MAX_TOP = 5
-SEARCH_NAMES = frozenset({"web_search"})  # searches whose results are web pages
+SEARCH_NAMES = frozenset({WEB_SEARCH})  # searches whose results are web pages
 DEFAULT_EXCLUDED = ("recall_memory",)
 _URL_ARGS = frozenset({"url", "uri", "href"})
 _TEXT_TYPES = ("string",)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from local2.contracts import NoSources
+from local2.contracts import WEB_SEARCH, NoSources
 from local2.research._plan import COMPOSE
 from local2.research._state import ResearchState, StepRecord
 from local2.research.verify import plain
@@ -160,7 +160,7 @@ def _tried_line(step: StepRecord, library: bool) -> str:
     tool = step.get("tool") or ""
     query = args.get("query")
     if isinstance(query, str) and query.strip():
-        where = "your library" if library else ("the web" if tool == "web_search" else tool)
+        where = "your library" if library else ("the web" if tool == WEB_SEARCH else tool)
         what = f'searched {where} for "{_one_line(query)}"'
     else:
         target = next((str(v) for k, v in args.items() if k in ("url", "path")), "")

@@ -18,7 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from local2 import events
-from local2.contracts import LOCAL_NAME, ToolCallRecord
+from local2.contracts import LOCAL_NAME, WEB_FETCH, WEB_SEARCH, ToolCallRecord
 from local2.errors import GaveWay
 from local2.graph import (
     Services,
@@ -221,7 +221,7 @@ def _as_turn(state: ResearchState) -> TurnState:
     evidence: list[ToolCallRecord] = [
         {
             "id": f"source-{s['n']}",
-            "tool": s.get("tool") or ("web_fetch" if s["kind"] == "page" else "web_search"),
+            "tool": s.get("tool") or (WEB_FETCH if s["kind"] == "page" else WEB_SEARCH),
             "args": {"url": s["url"]},
             "result": f"[{s['n']}] {s['title']}\nURL: {s['url']}\n{s['text']}",
             "error": None,

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from local2.config import GeneratorSettings, Settings, WebSearchSettings
 from local2.errors import ModelUnavailable, ToolError
 from local2.models import ModelInfo, canonical, chat_models, has_model, list_models
-from local2.tools import DOCTOR
+from local2.tools import DOCTOR, provider_spec, provider_specs
 
 SEED_MODEL = str(GeneratorSettings.model_fields["model"].default)
 
@@ -123,22 +123,18 @@ SEARCH_PROBE_TIMEOUT_S = 5.0
 
 
 def _search_check(settings: Settings) -> Check:
-    """Whether web search works here: one real search, with a short timeout."""
+    """Whether web search works here: what each provider's registration finds without a
+    search (the one configured, or every one ``auto`` may try), else one real search, with
+    a short timeout."""
     cfg = settings.web.search
-    provider = cfg.provider
-    if provider == "mock":
-        return Check(
-            "web search",
-            "warn",
-            "provider is mock: canned results, no real search",
-            "set web.search.provider: auto in web.yaml (keyless real search through ddgs)",
-        )
-    if provider in ("auto", "ddgs") and importlib.util.find_spec("ddgs") is None:
-        return Check("web search", "fail", "ddgs is not installed", "pip install ddgs")
-    if provider == "brave" and not os.environ.get("BRAVE_API_KEY"):
-        return Check(
-            "web search", "fail", "provider brave needs BRAVE_API_KEY", "export BRAVE_API_KEY=..."
-        )
+    named = cfg.provider != "auto"
+    chosen = [provider_spec(cfg.provider)] if named else provider_specs()
+    for spec in chosen:
+        if not named and spec.auto is None:
+            continue  # never one of auto's
+        found = spec.doctor(cfg, os.environ, named)
+        if found is not None:
+            return Check("web search", found.status, found.detail, found.fix)
     return _search_once(cfg)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from local2.config import Settings
+from local2.contracts import WEB_SEARCH
 
 if TYPE_CHECKING:
     from local2.graph import Services
@@ -24,7 +25,7 @@ def startup_notices(
     settings: Settings, services: Services, backend_notice: str | None = None
 ) -> list[str]:
     notices = [backend_notice] if backend_notice else []
-    if "web_search" in services.tools and settings.web.search.provider == "mock":
+    if WEB_SEARCH in services.tools and settings.web.search.provider == "mock":
         notices.append(MOCK_SEARCH)
     critic = settings.critic
     if (

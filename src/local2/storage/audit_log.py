@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from local2 import events
-from local2.contracts import AuditRun
+from local2.contracts import WEB_FETCH, AuditRun
 from local2.ids import session_id_problem
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def _evidence(payload: Mapping[str, Any]) -> list[dict[str, object]]:
         if entry.get("subject") == events.FILE_READ:
             found.append({"kind": "file", **{k: v for k, v in entry.items() if k != "subject"}})
     for call in payload.get("tool_calls") or []:
-        if call.get("tool") == "web_fetch" and not call.get("error"):
+        if call.get("tool") == WEB_FETCH and not call.get("error"):
             found.append({"kind": "url", "url": (call.get("args") or {}).get("url")})
     return found
 

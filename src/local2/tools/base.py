@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from local2.config import Settings
+    from local2.config import Settings, ToolSchema
     from local2.tools.fallback import Extract
 
 
@@ -107,9 +107,24 @@ def as_result(output: str | ToolResult) -> ToolResult:
     return output if isinstance(output, ToolResult) else ToolResult(text=str(output))
 
 
+_declared: dict[str, ToolSchema] = {}
+
+
+def declare(schema: ToolSchema) -> ToolSchema:
+    """A tool's name, description and parameters, declared beside its code (the module that
+    builds the tool): what the model is told, unless ``generator.tools`` tunes it."""
+    _declared[schema.name] = schema
+    return schema
+
+
+def declared_tools() -> dict[str, ToolSchema]:
+    """Every tool declared so far (by the modules imported), by name."""
+    return dict(_declared)
+
+
 def configured_tool(
     settings: Settings,
-    name: str,
+    declared: ToolSchema | str,
     run: ToolFn,
     timeout_s: float | None = None,
     *,
@@ -120,14 +135,16 @@ def configured_tool(
     cue: Cue | None = None,
     evidence: Evidence = "content",
 ) -> Tool:
-    """A built-in tool described as ``generator.tools`` says: the user's entry when listed,
-    else the shipped ``generator.yaml`` (descriptions are written nowhere else); its class
-    (effects, output) is the caller's to say."""
-    from local2.config import shipped_tool_schemas
-
-    schema = settings.generator.tool_schema(name) or shipped_tool_schemas().get(name)
-    if schema is None:
-        raise ValueError(f"tool {name!r} has no description in generator.yaml")
+    """A tool as ``declared`` beside its code (or by name: a declared tool's), described as
+    the user's ``generator.tools`` entry says when one is listed; its class (effects,
+    output) is the caller's to say."""
+    if isinstance(declared, str):
+        found = _declared.get(declared)
+        if found is None:
+            raise ValueError(f"tool {declared!r} is declared nowhere (tools/base.py: declare)")
+        declared = found
+    name = declared.name
+    schema = settings.generator.tool_schema(name) or declared
     return Tool(
         name,
         schema.description,

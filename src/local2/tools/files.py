@@ -31,11 +31,19 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from local2.config import Settings
+from local2.config import Settings, ToolSchema
+from local2.contracts import (
+    DIRECTORY_TREE,
+    FILE_METADATA,
+    GREP_FILES,
+    LIST_FILES,
+    READ_FILE,
+    SEARCH_FILES,
+)
 from local2.errors import SandboxError, ToolError
 from local2.events import FILE_READ, FILE_SEARCH
 from local2.files import FileRef, FileView, Folders, Sandbox, human_size
-from local2.tools.base import Evidence, Tool, ToolContext, ToolResult, configured_tool
+from local2.tools.base import Evidence, Tool, ToolContext, ToolResult, configured_tool, declare
 from local2.tools.file_grep import grep
 from local2.tools.file_pages import read_pages
 from local2.tools.routing import Cue
@@ -43,16 +51,123 @@ from local2.tools.routing import Cue
 if TYPE_CHECKING:  # the index imports chromadb (seconds): when a search first needs it
     from local2.files import FileIndex, SearchHit
 
+# What the model is told about it: written here only (generator.tools may tune it).
+READ_FILE_TOOL = declare(
+    ToolSchema(
+        name=READ_FILE,
+        description=(
+            "Read a file from the person's folders or their own documents (my-documents/). "
+            "Returns the text with its path and sha256. Long files are truncated: call "
+            "again with start_line to read on. A document (PDF, Word, PowerPoint, ODT, "
+            'EPUB) is read by page: give pages, e.g. "12" or "12-14"; each page comes under '
+            "a [Page N] line."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "description": "File path as shown by list_files or "
+                    "search_files, e.g. notes/todo.md",
+                },
+                "start_line": {"type": "integer", "description": "First line to read (1-based)"},
+                "pages": {
+                    "type": "string",
+                    "description": 'A document\'s page or range of pages, e.g. "12" or "12-14"',
+                },
+            },
+            "required": ["path"],
+        },
+    )
+)
+
+LIST_FILES_TOOL = declare(
+    ToolSchema(
+        name=LIST_FILES,
+        description=(
+            "List the files in the person's allowed folders, optionally filtered by a glob pattern."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob, e.g. *.md or notes/*.txt"},
+                "limit": {"type": "integer", "description": "Most files to list"},
+            },
+        },
+    )
+)
+
+GREP_FILES_TOOL = declare(
+    ToolSchema(
+        name=GREP_FILES,
+        description=(
+            "Find lines matching a regular expression (case-insensitive) in the person's "
+            "files and documents; a line in a document (PDF, Word, ...) names its page."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {"pattern": {"type": "string", "description": "Text or regex"}},
+            "required": ["pattern"],
+        },
+    )
+)
+
+DIRECTORY_TREE_TOOL = declare(
+    ToolSchema(
+        name=DIRECTORY_TREE,
+        description=("Show the folders and files of the person's allowed folders as a tree."),
+        parameters={
+            "type": "object",
+            "properties": {
+                "max_depth": {"type": "integer", "description": "How many levels, default 3"}
+            },
+        },
+    )
+)
+
+FILE_METADATA_TOOL = declare(
+    ToolSchema(
+        name=FILE_METADATA,
+        description=(
+            "Size, modification time, line count and sha256 of one file, without its text."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "description": "File path as shown by list_files or "
+                    "search_files, e.g. notes/todo.md",
+                }
+            },
+            "required": ["name"],
+        },
+    )
+)
+
+SEARCH_FILES_TOOL = declare(
+    ToolSchema(
+        name=SEARCH_FILES,
+        description=(
+            "Search the person's local files and their own documents by meaning. Returns "
+            "the best matching passages with the file path and its line range, or a "
+            "document's page; then read_file the file (with pages for a document)."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What to look for"},
+                "k": {"type": "integer", "description": "How many passages, 1-20"},
+            },
+            "required": ["query"],
+        },
+    )
+)
+
+
 EMPTY_INDEX = " (nothing is indexed yet: run `local2 index`, or Index folders in the app)"
 
-TOOL_NAMES = (
-    "read_file",
-    "list_files",
-    "grep_files",
-    "directory_tree",
-    "file_metadata",
-    "search_files",
-)
+TOOL_NAMES = (READ_FILE, LIST_FILES, GREP_FILES, DIRECTORY_TREE, FILE_METADATA, SEARCH_FILES)
 
 
 def _text_arg(args: Mapping[str, Any], key: str) -> str:
@@ -310,7 +425,7 @@ SEARCH_FILES_CUE = Cue(lambda q, _today: {"query": q} if asks_about_own_files(q)
 
 
 def _tool(
-    name: str,
+    declared: ToolSchema,
     run: Any,
     settings: Settings,
     timeout_s: float | None = None,
@@ -321,7 +436,7 @@ def _tool(
     # The sandbox only reads; what it reads is the person's own, private data.
     return configured_tool(
         settings,
-        name,
+        declared,
         run,
         timeout_s,
         effects="read",
@@ -344,15 +459,15 @@ def file_tools(
     tools = FileTools(settings, folders)
     search_timeout = max(settings.generator.tool_timeout_s, settings.files.index_wait_s + 30)
     every = [
-        _tool("read_file", tools.read_file, settings),
+        _tool(READ_FILE_TOOL, tools.read_file, settings),
         # These name files (by listing or a search) without reading them: a file they name
         # is not one the turn has read (the grounding check's "unread file").
-        _tool("list_files", tools.list_files, settings, evidence="listing"),
-        _tool("grep_files", tools.grep_files, settings, evidence="listing"),
-        _tool("directory_tree", tools.directory_tree, settings, evidence="listing"),
-        _tool("file_metadata", tools.file_metadata, settings, evidence="listing"),
+        _tool(LIST_FILES_TOOL, tools.list_files, settings, evidence="listing"),
+        _tool(GREP_FILES_TOOL, tools.grep_files, settings, evidence="listing"),
+        _tool(DIRECTORY_TREE_TOOL, tools.directory_tree, settings, evidence="listing"),
+        _tool(FILE_METADATA_TOOL, tools.file_metadata, settings, evidence="listing"),
         _tool(
-            "search_files",
+            SEARCH_FILES_TOOL,
             tools.search_files,
             settings,
             timeout_s=search_timeout,
@@ -366,4 +481,4 @@ def file_tools(
 
 
 # What a person's own documents need when no folder is configured: find, list and read.
-OWN_DOCUMENT_TOOLS = ("read_file", "list_files", "search_files")
+OWN_DOCUMENT_TOOLS = (READ_FILE, LIST_FILES, SEARCH_FILES)

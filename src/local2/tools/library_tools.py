@@ -17,17 +17,46 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from local2.config import Settings
-from local2.contracts import LibraryEntry, LibraryHit
+from local2.config import Settings, ToolSchema
+from local2.contracts import SEARCH_LIBRARY, WEB_FETCH, WEB_SEARCH, LibraryEntry, LibraryHit
 from local2.documents import document_note, render_passages
 from local2.errors import ToolError
 from local2.library import Reader, ReadingLibrary, as_document
 from local2.retrieval import pick_passages
-from local2.tools.base import Tool, ToolContext, ToolFn, ToolResult, as_result, configured_tool
+from local2.tools.base import (
+    Tool,
+    ToolContext,
+    ToolFn,
+    ToolResult,
+    as_result,
+    configured_tool,
+    declare,
+)
 from local2.tools.passages import focus
 from local2.tools.search_providers import SearchHit
-from local2.tools.web_fetch import RESULT_HEAD, question_for
-from local2.tools.web_search import format_hits
+from local2.tools.web_fetch import RESULT_HEAD, WEB_FETCH_TOOL, question_for
+from local2.tools.web_search import WEB_SEARCH_TOOL, format_hits
+
+# What the model is told about it: written here only (generator.tools may tune it).
+SEARCH_LIBRARY_TOOL = declare(
+    ToolSchema(
+        name=SEARCH_LIBRARY,
+        description=(
+            "Search the person's library: the pages and documents read in earlier research "
+            "runs (and chats), kept as they were read. Returns titles, passages, pages and "
+            "URLs, each with when it was read."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What to look for"},
+                "max_results": {"type": "integer", "description": "Most passages to return"},
+            },
+            "required": ["query"],
+        },
+    )
+)
+
 
 FROM_LIBRARY = "from your library"
 # A run that reads only the library, searching an empty one: said so, for the person's next step
@@ -153,7 +182,7 @@ class LibraryFetch:
 def library_tool(settings: Settings, library: ReadingLibrary | None = None) -> Tool:
     """``search_library``: read-only; what it returns was read from outside (untrusted)."""
     found = SearchLibrary(library or ReadingLibrary.shared(settings))
-    return configured_tool(settings, "search_library", found, effects="read", output="untrusted")
+    return configured_tool(settings, SEARCH_LIBRARY_TOOL, found, effects="read", output="untrusted")
 
 
 def library_sourced(
@@ -173,27 +202,27 @@ def library_sourced(
     budget = fetch_cfg.max_chars or int(
         context_tokens(settings, backend) * fetch_cfg.context_share * 3.0
     )
-    search, fetch = tools.get("web_search"), tools.get("web_fetch")
+    search, fetch = tools.get(WEB_SEARCH), tools.get(WEB_FETCH)
     kept = {n: t for n, t in tools.items() if both or t.output != "untrusted"}
     web_search = search.run if both and search is not None else None
     web_fetch = fetch.run if both and fetch is not None else None
     k = settings.library.search_k
-    kept["web_search"] = dataclasses.replace(
-        search or _web_tool(settings, "web_search"), run=LibrarySearch(library, web_search, k)
+    kept[WEB_SEARCH] = dataclasses.replace(
+        search or _web_tool(settings, WEB_SEARCH_TOOL), run=LibrarySearch(library, web_search, k)
     )
-    kept["web_fetch"] = dataclasses.replace(
-        fetch or _web_tool(settings, "web_fetch", "url"),
+    kept[WEB_FETCH] = dataclasses.replace(
+        fetch or _web_tool(settings, WEB_FETCH_TOOL, "url"),
         run=LibraryFetch(library, web_fetch, budget),
     )
     return kept
 
 
-def _web_tool(settings: Settings, name: str, url_arg: str | None = None) -> Tool:
+def _web_tool(settings: Settings, declared: ToolSchema, url_arg: str | None = None) -> Tool:
     """A web tool the run's services lack (disabled), to be served from the library."""
 
     def unused(args: Mapping[str, Any], ctx: ToolContext) -> str:
-        raise ToolError(f"{name} is off")
+        raise ToolError(f"{declared.name} is off")
 
     return configured_tool(
-        settings, name, unused, effects="read", output="untrusted", url_arg=url_arg
+        settings, declared, unused, effects="read", output="untrusted", url_arg=url_arg
     )

@@ -12,14 +12,45 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from local2.config import Settings
-from local2.contracts import MemoryHit
+from local2.config import Settings, ToolSchema
+from local2.contracts import RECALL_MEMORY, SAVE_MEMORY, MemoryHit
 from local2.errors import EmbeddingError, ToolError
 from local2.events import MEMORY_RECALL, MEMORY_SAVED
 from local2.memory import TEAM_KIND, EngramStore, MemoryShelf, is_local, recall_with_team
-from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool
+from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool, declare
 from local2.tools.fallback import SNIPPET_CHARS, cut, quoted
 from local2.tools.routing import Cue
+
+# What the model is told about it: written here only (generator.tools may tune it).
+RECALL_MEMORY_TOOL = declare(
+    ToolSchema(
+        name=RECALL_MEMORY,
+        description=("Recall what was said or learned in earlier conversations, by similarity."),
+        parameters={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What to look for"},
+                "k": {"type": "integer", "description": "How many memories, 1-10"},
+            },
+            "required": ["query"],
+        },
+    )
+)
+
+SAVE_MEMORY_TOOL = declare(
+    ToolSchema(
+        name=SAVE_MEMORY,
+        description=("Save a fact worth remembering in later conversations."),
+        parameters={
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "description": "The fact, in one or two sentences"}
+            },
+            "required": ["text"],
+        },
+    )
+)
+
 
 MAX_K = 10
 
@@ -228,7 +259,7 @@ def memory_tools(memory: EngramStore | MemoryShelf, settings: Settings) -> list[
     return [
         configured_tool(
             settings,
-            "recall_memory",
+            RECALL_MEMORY_TOOL,
             recall,
             effects="read",
             output="private",
@@ -237,7 +268,7 @@ def memory_tools(memory: EngramStore | MemoryShelf, settings: Settings) -> list[
         ),
         configured_tool(
             settings,
-            "save_memory",
+            SAVE_MEMORY_TOOL,
             save,
             effects="write",
             output="own",

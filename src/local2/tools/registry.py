@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from local2.config import Settings
-from local2.tools.base import Tool
+from local2.config import Settings, ToolSchema
+from local2.contracts import BUILT_IN, SEARCH_LIBRARY
+from local2.tools.base import Tool, declared_tools
+
+ToolMaker = Callable[[Settings], list[Tool]]
+_registered: dict[str, ToolMaker] = {}
+
+
+def register_tools(name: str, make: ToolMaker) -> None:
+    """Offer the tools ``make(settings)`` builds (each declared beside its code, built with
+    ``configured_tool``) with the built-in ones, each when ``generator.enabled_tools`` names
+    it. ``name`` is the registration's, to replace or remove it."""
+    _registered[name] = make
+
+
+def unregister_tools(name: str) -> None:
+    _registered.pop(name, None)
 
 
 def default_tools(
@@ -24,7 +40,7 @@ def default_tools(
 
     enabled = set(settings.generator.enabled_tools)
     tools: list[Tool] = list(web_tools(settings, backend))
-    if "search_library" in enabled:  # opt-in: generator.enabled_tools
+    if SEARCH_LIBRARY in enabled:  # opt-in: generator.enabled_tools
         from local2.tools.library_tools import library_tool
 
         tools.append(library_tool(settings))
@@ -32,6 +48,8 @@ def default_tools(
         from local2.tools.memory_tools import memory_tools
 
         tools.extend(memory_tools(memory, settings))
+    for made in list(_registered.values()):  # a registered tool: offered when enabled
+        tools.extend(made(settings))
     tools = [t for t in tools if t.name in enabled]
     # As the agent's wiring decides (service/wiring.py: default_folders): the same tools
     # whoever asks, the embedded model's warm-up included.
@@ -45,3 +63,11 @@ def default_tools(
         mcp_tools, _statuses = load_mcp_tools(settings)
         tools.extend(mcp_tools)
     return tools
+
+
+def built_in_schemas() -> dict[str, ToolSchema]:
+    """What the model is told about each built-in tool, as declared beside its code."""
+    from local2.tools import files, library_tools, memory_tools, web  # their declarations
+
+    del files, library_tools, memory_tools, web
+    return {name: s for name, s in declared_tools().items() if name in BUILT_IN}

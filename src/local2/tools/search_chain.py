@@ -1,7 +1,8 @@
 """Which search provider answers: the one configured, or for ``auto`` the first that can.
 
-``auto`` orders the providers that can serve right now: Tavily when ``TAVILY_API_KEY`` is
-set, Brave when ``BRAVE_API_KEY`` is set, SearXNG when ``searxng_url`` answers, and ``ddgs``
+``auto`` orders the registered providers that can serve right now (:mod:`.search_registry`,
+each provider's ``auto`` rule and rank): as shipped, Tavily when ``TAVILY_API_KEY`` is set,
+Brave when ``BRAVE_API_KEY`` is set, SearXNG when ``searxng_url`` answers, and ``ddgs``
 (keyless) last. A provider that fails hands the query to the next, and each hand-over is a
 ``tool.fallback`` event; mock is never a fallback, only a configured choice.
 """
@@ -9,91 +10,41 @@ set, Brave when ``BRAVE_API_KEY`` is set, SearXNG when ``searxng_url`` answers, 
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
-import httpx
-
 from local2 import events
 from local2.config import WebSearchSettings
+from local2.contracts import WEB_SEARCH
 from local2.errors import ToolError
 from local2.tools.search_failures import DOCTOR
-from local2.tools.search_providers import (
-    BraveProvider,
-    DdgsProvider,
-    MockProvider,
-    SearchHit,
-    SearchProvider,
-    SearxngProvider,
-    TavilyProvider,
-)
-
-PROBE_TIMEOUT_S = 0.5
-PROBE_TTL_S = 60.0
-_probes: dict[str, tuple[float, bool]] = {}
-_probes_lock = threading.Lock()
-
-
-def searxng_answers(url: str) -> bool:
-    """Does anything answer HTTP at ``url``? Remembered for a minute (checked per search)."""
-    now = time.monotonic()
-    with _probes_lock:
-        known = _probes.get(url)
-        if known and now - known[0] < PROBE_TTL_S:
-            return known[1]
-    try:
-        httpx.get(url, timeout=PROBE_TIMEOUT_S, trust_env=False)
-        answers = True
-    except httpx.HTTPError:
-        answers = False
-    with _probes_lock:
-        _probes[url] = (now, answers)
-    return answers
-
-
-def _has(env: Mapping[str, str], key: str) -> bool:
-    return bool(env.get(key, "").strip())
+from local2.tools.search_providers import SearchHit, SearchProvider
+from local2.tools.search_registry import Probe, answers_http, provider_spec, provider_specs
 
 
 def auto_reasons(
     cfg: WebSearchSettings,
     env: Mapping[str, str] | None = None,
-    probe: Callable[[str], bool] = searxng_answers,
+    probe: Probe = answers_http,
 ) -> list[tuple[str, str]]:
     """``(provider, why)`` in the order ``auto`` tries them."""
     env = os.environ if env is None else env
     order = []
-    if _has(env, "TAVILY_API_KEY"):
-        order.append(("tavily", "TAVILY_API_KEY is set"))
-    if _has(env, "BRAVE_API_KEY"):
-        order.append(("brave", "BRAVE_API_KEY is set"))
-    if probe(cfg.searxng_url):
-        order.append(("searxng", f"SearXNG answers at {cfg.searxng_url}"))
-    order.append(("ddgs", "keyless DuckDuckGo and other engines through the ddgs package"))
+    for spec in provider_specs():
+        why = spec.auto(cfg, env, probe) if spec.auto is not None else None
+        if why is not None:
+            order.append((spec.name, why))
     return order
 
 
 def named_provider(
     name: str, cfg: WebSearchSettings, ddgs_client: Callable[[float], Any] | None = None
 ) -> SearchProvider:
-    if name == "tavily":
-        return TavilyProvider(cfg.timeout_s, cfg.tavily_url, cfg.tavily_search_depth)
-    if name == "searxng":
-        return SearxngProvider(cfg.searxng_url, cfg.timeout_s)
-    if name == "brave":
-        return BraveProvider(cfg.brave_url, cfg.timeout_s)
-    if name == "ddgs":
-        return DdgsProvider(cfg.timeout_s, ddgs_client)
-    if name == "mock":
-        return MockProvider(cfg.mock_results)
-    if name == "corpus" and cfg.corpus_path is not None:
-        from local2.tools.corpus import CorpusProvider
-
-        return CorpusProvider(cfg.corpus_path)
-    raise ValueError(f"unknown search provider {name!r}")
+    """The provider registered as ``name``, made from ``cfg`` (``ddgs_client``: a test's
+    stand-in for the ddgs package's client)."""
+    hooks = {"ddgs_client": ddgs_client} if ddgs_client is not None else {}
+    return provider_spec(name).make(cfg, hooks)
 
 
 class Fallback(TypedDict):
@@ -127,7 +78,7 @@ def fallback_events(fallbacks: list[Fallback]) -> list[tuple[str, dict[str, obje
 
 def _fallback(failed: str, exc: ToolError, next_name: str) -> Fallback:
     handed: Fallback = {
-        "tool": "web_search",
+        "tool": WEB_SEARCH,
         "failed": failed,
         "error": str(exc),
         "next": next_name,
@@ -170,7 +121,7 @@ class ProviderChain:
 def make_chain(
     cfg: WebSearchSettings,
     env: Mapping[str, str] | None = None,
-    probe: Callable[[str], bool] = searxng_answers,
+    probe: Probe = answers_http,
     ddgs_client: Callable[[float], Any] | None = None,
 ) -> ProviderChain:
     """The chain for ``cfg.provider``: one named provider, or ``auto``'s ordered list."""

@@ -53,16 +53,15 @@ RATE_FIX = (
 )
 OTHER_FIX = f"Ask again later, or set another provider in web.yaml (`search.provider`). {DOCTOR}"
 
-_DNS = re.compile(
+# Patterns, compiled on first use (re caches them): loading settings imports this module
+# with the search providers', and compiling these cost more than the rest of it.
+_DNS = (
     r"DNSError|error resolving DNS|name resolution|Name or service not known|"
     r"nodename nor servname|No address associated|getaddrinfo failed|NameResolutionError|"
-    r"Errno -[235]\b",
-    re.I,
+    r"Errno -[235]\b"
 )
-_NO_ROUTE = re.compile(
-    r"Network is unreachable|No route to host|(?:os error|Errno) (?:101|113)\b", re.I
-)
-_REFUSED = re.compile(r"Connection refused|ConnectionRefused|(?:os error|Errno) 111\b", re.I)
+_NO_ROUTE = r"Network is unreachable|No route to host|(?:os error|Errno) (?:101|113)\b"
+_REFUSED = r"Connection refused|ConnectionRefused|(?:os error|Errno) 111\b"
 
 MAX_DETAIL = 1000
 
@@ -93,9 +92,9 @@ def detail_of(exc: BaseException) -> str:
 def connect_cause(exc: BaseException) -> str:
     """Why a connection failed: :data:`NO_NETWORK`, :data:`REFUSED` or :data:`UNREACHABLE`."""
     said = _said(exc)
-    if _DNS.search(said) or _NO_ROUTE.search(said):
+    if re.search(_DNS, said, re.I) or re.search(_NO_ROUTE, said, re.I):
         return NO_NETWORK
-    if _REFUSED.search(said):
+    if re.search(_REFUSED, said, re.I):
         return REFUSED
     return UNREACHABLE
 
@@ -124,7 +123,7 @@ def cannot_connect(who: str, exc: BaseException, *, address_fix: str = "") -> To
             detail,
         )
     if cause == NO_NETWORK:
-        how = "has no route to" if _NO_ROUTE.search(_said(exc)) else "could not look up"
+        how = "has no route to" if re.search(_NO_ROUTE, _said(exc), re.I) else "could not look up"
         return _failure(f"no network: this machine {how} {who}", cause, OFFLINE_FIX, detail)
     if cause == REFUSED:
         said = f"cannot reach {who}: the connection was refused"

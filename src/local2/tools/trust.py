@@ -27,11 +27,11 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from local2.config import ToolsSettings
-from local2.contracts import DENIED, Preceding, WaitingCall
+from local2.contracts import DENIED, WEB_SEARCH, Preceding, WaitingCall
 from local2.tools.base import Effects, Tool
 from local2.tools.corpus import is_corpus_url
 
-SEARCH_TOOLS = frozenset({"web_search"})  # their result URLs count as given for this turn
+SEARCH_TOOLS = frozenset({WEB_SEARCH})  # their result URLs count as given for this turn
 PREVIEW_CHARS = 600
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+", re.IGNORECASE)
 _DEFAULT_PORTS = {"http": 80, "https": 443}

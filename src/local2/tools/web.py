@@ -13,8 +13,9 @@ from local2.tools.corpus import corpus_fetch
 from local2.tools.fallback import EXCERPT_CHARS, SNIPPET_CHARS, cut
 from local2.tools.library_keep import LibraryKeeper
 from local2.tools.routing import Cue, first_url
-from local2.tools.web_fetch import WebFetch
-from local2.tools.web_search import WebSearch
+from local2.tools.search.corpus import CorpusSettings
+from local2.tools.web_fetch import WEB_FETCH_TOOL, WebFetch
+from local2.tools.web_search import WEB_SEARCH_TOOL, WebSearch
 
 # Margin over the tool's own timeout so its precise message wins over the graph's generic one.
 TIMEOUT_MARGIN_S = 5.0
@@ -111,13 +112,14 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
         documents=settings.documents,
     )
     fetch.keeper = LibraryKeeper(settings)  # what was read, kept as library.keep says
-    read = corpus_fetch(web, fetch, fetch.budget_chars)  # corpus:// URLs from the corpus
+    corpus = web.search.of(CorpusSettings).corpus_path if web.search.provider == "corpus" else None
+    read = corpus_fetch(corpus, web.offline, fetch, fetch.budget_chars)  # corpus:// URLs
     # Both only read, and both bring outside text into the context; web_fetch sends a
     # request to whatever URL it is given, so it is also watched for where that URL came from.
     return [
         configured_tool(
             settings,
-            "web_search",
+            WEB_SEARCH_TOOL,
             search,
             web.search.timeout_s + TIMEOUT_MARGIN_S,
             effects="read",
@@ -127,7 +129,7 @@ def web_tools(settings: Settings, backend: str | None = None) -> list[Tool]:
         ),
         configured_tool(
             settings,
-            "web_fetch",
+            WEB_FETCH_TOOL,
             read,
             fetch.longest_s + TIMEOUT_MARGIN_S,
             effects="read",

@@ -34,7 +34,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from local2.bounded import WorkerPool
-from local2.config import DocumentsSettings, WebFetchSettings
+from local2.config import DocumentsSettings, ToolSchema, WebFetchSettings
+from local2.contracts import WEB_FETCH
 from local2.documents import Document, Favor, clean_text
 from local2.errors import (
     ExtractionCancelled,
@@ -44,7 +45,7 @@ from local2.errors import (
     ToolError,
 )
 from local2.library import Fetched
-from local2.tools.base import ToolContext, ToolResult
+from local2.tools.base import ToolContext, ToolResult, declare
 from local2.tools.extract_worker import POOL
 from local2.tools.fetch_document import (
     VAGUE_TYPES,
@@ -56,6 +57,34 @@ from local2.tools.fetch_document import (
 from local2.tools.netguard import NetGuard, Resolver, Target, system_resolve
 
 log = logging.getLogger(__name__)
+# What the model is told about it: written here only (generator.tools may tune it).
+WEB_FETCH_TOOL = declare(
+    ToolSchema(
+        name=WEB_FETCH,
+        description=(
+            "Fetch the main text of a specific web page. Use after web_search when a "
+            "snippet is not enough, or when the user gives a URL."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "url": {
+                    "type": "string",
+                    "description": "Full URL starting with http:// or https:// (or "
+                    "corpus:// from web_search results)",
+                },
+                "query": {
+                    "type": "string",
+                    "description": "What you are looking for on the page (long "
+                    "pages are cut to the passages about it)",
+                },
+            },
+            "required": ["url"],
+        },
+    )
+)
+
+
 T = TypeVar("T")
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})

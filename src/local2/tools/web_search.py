@@ -11,12 +11,30 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from local2.config import WebSearchSettings
+from local2.config import ToolSchema, WebSearchSettings
+from local2.contracts import WEB_SEARCH
 from local2.documents import clean_text
 from local2.errors import ToolError
-from local2.tools.base import ToolContext, ToolResult
+from local2.tools.base import ToolContext, ToolResult, declare
 from local2.tools.search_chain import ProviderChain, SearchAnswer, fallback_events, make_chain
 from local2.tools.search_providers import SearchHit, SearchProvider
+
+# What the model is told about it: written here only (generator.tools may tune it).
+WEB_SEARCH_TOOL = declare(
+    ToolSchema(
+        name=WEB_SEARCH,
+        description=(
+            "Search the web to find sources on a topic. Returns titles, snippets and URLs. "
+            "Use when you need current facts, news, prices or recent events."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "Concise search query"}},
+            "required": ["query"],
+        },
+    )
+)
+
 
 SNIPPET_CHARS = 600
 # First line of mock results, so neither the model nor the person takes them for a search.

@@ -17,6 +17,8 @@ import gradio as gr
 
 from local2 import events
 from local2.contracts import (
+    WEB_FETCH,
+    WEB_SEARCH,
     Person,
     PlannedStep,
     ResearchCall,
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
 REPORTS = "reports"  # under the data directory
 ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
 # What a run that reads only the library searches and reads it with (tools/library_tools.py)
-LIBRARY_TOOLS = ("web_search", "web_fetch")
+LIBRARY_TOOLS = (WEB_SEARCH, WEB_FETCH)
 
 
 class StepRow(TypedDict, total=False):

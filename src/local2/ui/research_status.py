@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2 import events
+from local2.contracts import WEB_SEARCH
 
 COMPOSE = "compose"
 PLANNING = "Planning…"
@@ -81,7 +82,7 @@ class Doing:
             return WRITING
         if args.get("query"):
             where = " your library for" if self.library else ""
-            named = "" if tool == "web_search" else f" ({tool})"
+            named = "" if tool == WEB_SEARCH else f" ({tool})"
             return f"Searching{where}{named} {_quoted(args)}…"
         pages = len(self.reads.get(str(step.get("id")), ()))
         if not pages:

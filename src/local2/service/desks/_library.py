@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from local2.config import Settings
-from local2.contracts import LibraryEntry, LibraryHit, LibraryPage, Person
+from local2.contracts import WEB_FETCH, LibraryEntry, LibraryHit, LibraryPage, Person
 from local2.library import ReadingLibrary, export_library, import_library
 
 log = logging.getLogger(__name__)
@@ -64,8 +64,7 @@ class LibraryDesk:
         answer names by URL are recorded as cited by that turn."""
         session, query = state.get("session_id"), state.get("query_id")
         fetched = any(
-            c.get("tool") == "web_fetch" and not c.get("error")
-            for c in state.get("tool_calls") or []
+            c.get("tool") == WEB_FETCH and not c.get("error") for c in state.get("tool_calls") or []
         )
         if not (fetched and session and query) or self.library.keep_mode(session) != "all":
             return

@@ -52,7 +52,7 @@ from local2.evals import (
     set_path,
 )
 from local2.graph import Services
-from local2.tools import write_documents
+from local2.tools import CorpusSettings, write_documents
 
 SETS_FOLDER = "eval-sets"  # under the data directory: the sets the app and the API may run
 RUNS_FOLDER = "evals"  # under the data directory: one folder per run
@@ -136,7 +136,9 @@ def settings_record(settings: Settings, services: Services, concurrency: int) ->
     search = settings.web.search
     return {
         "search_provider": search.provider,
-        "corpus": str(search.corpus_path) if search.provider == "corpus" else None,
+        "corpus": str(search.of(CorpusSettings).corpus_path)
+        if search.provider == "corpus"
+        else None,
         "offline": settings.web.offline,
         "tools": sorted(services.tools),
         "memory": "off",

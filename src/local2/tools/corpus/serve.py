@@ -1,10 +1,11 @@
 """The corpus as the web tools see it: a search provider, and ``web_fetch`` for its URLs.
 
 With ``web.search.provider: corpus``, ``web_search`` runs BM25 over the documents at
-``web.search.corpus_path`` and returns ``corpus://`` URLs; ``web_fetch`` serves those from
-the same index in this process (no connection is opened, not even to loopback) and passes
-any other URL to the real fetcher, or, with ``web.offline: true``, refuses it. The result
-texts have the shapes of a web search and a fetched page, so the research ledger, the
+``web.search.corpus_path`` (``tools/search/corpus.py``) and returns ``corpus://`` URLs;
+``web_fetch`` serves those from the same index in this process (no connection is opened,
+not even to loopback) and passes any other URL to the real fetcher, or, with
+``web.offline: true``, refuses it. The result texts have the shapes of a web search and a
+fetched page, so the research ledger, the
 fallback quotes and the critic read them as they read the web.
 """
 
@@ -14,7 +15,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from local2.config import WebSettings
 from local2.documents import clean_text
 from local2.errors import EvalFileError, ToolError
 from local2.tools.base import ToolContext, ToolFn, ToolResult
@@ -112,10 +112,10 @@ class CorpusReader:
         return ToolResult(text=f"URL: {index.url(doc)}{RESULT_HEAD}{shown.text}", data=data)
 
 
-def corpus_fetch(web: WebSettings, fetch: ToolFn, budget_chars: int) -> ToolFn:
-    """``web_fetch``'s body for these settings: ``fetch`` itself unless a corpus is the
-    search provider."""
-    path = web.search.corpus_path
-    if web.search.provider != "corpus" or path is None:
+def corpus_fetch(corpus: Path | None, offline: bool, fetch: ToolFn, budget_chars: int) -> ToolFn:
+    """``web_fetch``'s body: ``fetch`` itself unless a ``corpus`` is the search provider's
+    (``tools/search/corpus.py``), whose ``corpus://`` URLs it reads (and only those when
+    ``offline``)."""
+    if corpus is None:
         return fetch
-    return CorpusReader(path, None if web.offline else fetch, budget_chars)
+    return CorpusReader(corpus, None if offline else fetch, budget_chars)
