@@ -262,7 +262,7 @@ def baseline_round(base: Any, parts: dict[str, Any]) -> float:
     )
     grader = make_grader(agent.settings, agent.services)
     for q in qset.questions:
-        payload = collect_turn(agent.stream(q.question, None, nobody, tokens=False))
+        payload = collect_turn(agent.turns.stream(q.question, None, nobody, tokens=False))
         verdict = grader.grade(q, payload["answer"])
         assert verdict.grade == "correct" and payload["tool_calls"], (payload, verdict)
     agent.close()

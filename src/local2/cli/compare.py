@@ -52,7 +52,7 @@ def retry(
             agent = offline_agent(ctx)
             try:
                 agent.access.write_session(person, session_id)
-                result = agent.show(session_id, query_id, show)
+                result = agent.retries.show(session_id, query_id, show)
             finally:
                 agent.close()
             print_json(result) if as_json else out.print(
@@ -70,7 +70,7 @@ def retry(
         try:
             view: TerminalView = {}
             asks = approver(not as_json)  # a script reads --json: waiting calls are denied
-            items = agent.retry(session_id, query_id, asks, person=person)
+            items = agent.retries.retry(session_id, query_id, asks, person=person)
             payload = collect_turn(items, None if as_json else partial(show_item, state=view))
         finally:
             agent.close()

@@ -96,7 +96,7 @@ class ArenaTab(UIPart):
             person = self.person(request)
         except Local2Error as exc:
             return {self.summary_md: notice_for(exc).markdown()}
-        votes = self.agent.own_votes(person)
+        votes = self.agent.votes.own(person)
         ratings = arena(votes)
         # A folder of the person's own under the data directory (0700, files 0600), never a
         # temp folder the machine's users share; two people's downloads never meet.
