@@ -63,8 +63,15 @@ if TYPE_CHECKING:
     from local2.service.opening import offline_parts as offline_parts
     from local2.service.opening import warming_agent as warming_agent
     from local2.service.research._research import Research as Research
+    from local2.service.sign_in import UNAUTHORISED as UNAUTHORISED
+    from local2.service.sign_in import Guard as Guard
+    from local2.service.sign_in import Identify as Identify
+    from local2.service.sign_in import Network as Network
     from local2.service.sign_in import bearer as bearer
     from local2.service.sign_in import challenge as challenge
+    from local2.service.sign_in import identify as identify
+    from local2.service.sign_in import networks as networks
+    from local2.service.sign_in import trusted as trusted
     from local2.service.warmup import Warmup as Warmup
     from local2.service.watches._desk import WatchDesk as WatchDesk
     from local2.service.watches._desk import open_watch_desk as open_watch_desk
