@@ -218,7 +218,7 @@ def scripted_model() -> Any:
     answered with its first gold answer; a grader's prompt gets ``GRADE: CORRECT``."""
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-    from local2.service import ScriptedChatModel
+    from local2.models import ScriptedChatModel
 
     golds = {q.question: q.answers[0] for q in load_set(set_path("demo")).questions}
 

@@ -27,7 +27,7 @@ from local2.cli.render import TerminalView, print_json, show_item
 from local2.contracts import collect_turn
 
 if TYPE_CHECKING:
-    from local2.service import Rating
+    from local2.arena import Rating
 
 
 def retry(
@@ -90,10 +90,10 @@ def arena(
 ) -> None:
     """Ratings per model from compare turns: Bradley-Terry with a 95% interval and vote
     counts, people's votes and the judge's apart (from your own sessions' votes)."""
+    from local2.arena import arena as table_of
+    from local2.arena import as_csv as csv_text
+    from local2.arena import as_json as json_text
     from local2.cli.people import access_of
-    from local2.service import arena as table_of
-    from local2.service import as_csv as csv_text
-    from local2.service import as_json as json_text
     from local2.service import own_votes
 
     settings = settings_of(ctx)

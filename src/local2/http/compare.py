@@ -42,8 +42,8 @@ def compare_routes(agent: Agent) -> APIRouter:
         person: Caller, format: Literal["json", "csv"] = "json", everyone: bool = False
     ) -> PlainTextResponse:
         """The leaderboard from the caller's own votes (an admin's ``everyone``: all)."""
-        from local2.service import arena as table_of
-        from local2.service import as_csv, as_json
+        from local2.arena import arena as table_of
+        from local2.arena import as_csv, as_json
 
         votes = agent.votes.own(person, everyone)
         table = table_of(votes)

@@ -256,7 +256,7 @@ class ComparePanel(UIPart):
         """The side-by-side of ``query_id`` redrawn once its grades and the judge's verdict
         are given (also when they came after the turn's handler stopped following it); no
         change when the session has moved on from it."""
-        from local2.service import turn_payload
+        from local2.graph import turn_payload
 
         try:
             view = turn_payload(self.agent.sessions.state(session_id))

@@ -110,7 +110,7 @@ class CompareActions(UIPart):
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
         payload = self.agent.sessions.state(session_id)
-        from local2.service import turn_payload
+        from local2.graph import turn_payload
 
         note = (
             f"Recorded: **{PREFER_LABELS[choice]}**. The conversation continues from "
@@ -138,7 +138,7 @@ class CompareActions(UIPart):
             self.agent.retries.show(session_id, query_id, attempt)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-        from local2.service import turn_payload
+        from local2.graph import turn_payload
 
         view = turn_payload(self.agent.sessions.state(session_id))
         return {

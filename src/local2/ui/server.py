@@ -36,7 +36,8 @@ from local2.http import (
     require_token,
 )
 from local2.mcp_server import MCP_PATH, mount_mcp
-from local2.service import Agent, Identify, identify, private_dir
+from local2.service import Agent, Identify, identify
+from local2.storage import private_dir
 from local2.ui.sign_in import SignIn, SignInSwitch, proxied_user
 
 GRADIO_TEMP_DIR = "GRADIO_TEMP_DIR"  # where Gradio keeps the files it serves

@@ -38,7 +38,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from local2.contracts import LOCAL, LOCAL_NAME, Person
 from local2.errors import Local2Error
-from local2.service import Access, Guard, Identify, token_hash
+from local2.service import Access, Guard, Identify
+from local2.storage import token_hash
 
 TOKEN_MESSAGE = "This LoCAL2 server asks for its LOCAL2_API_TOKEN: enter it as the password."
 # Shown as plain text on Gradio's login page (no Markdown there).
