@@ -50,7 +50,7 @@ def timed(agent: Agent, session: str, **options: Any) -> tuple[float, float]:
         if kind == "answer":
             answered.append(time.perf_counter() - started)
 
-    agent.ask(QUESTION, session, on_item, options=options or None)
+    agent.turns.ask(QUESTION, session, on_item, options=options or None)
     return answered[-1], time.perf_counter() - started
 
 

@@ -218,7 +218,7 @@ def scripted_model() -> Any:
     answered with its first gold answer; a grader's prompt gets ``GRADE: CORRECT``."""
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-    from local2.service import ScriptedChatModel
+    from local2.models import ScriptedChatModel
 
     golds = {q.question: q.answers[0] for q in load_set(set_path("demo")).questions}
 
@@ -262,7 +262,7 @@ def baseline_round(base: Any, parts: dict[str, Any]) -> float:
     )
     grader = make_grader(agent.settings, agent.services)
     for q in qset.questions:
-        payload = collect_turn(agent.stream(q.question, None, nobody, tokens=False))
+        payload = collect_turn(agent.turns.stream(q.question, None, nobody, tokens=False))
         verdict = grader.grade(q, payload["answer"])
         assert verdict.grade == "correct" and payload["tool_calls"], (payload, verdict)
     agent.close()

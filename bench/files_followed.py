@@ -123,14 +123,14 @@ def worker(tree: Path) -> dict[str, dict[str, int]]:
         model = ChatOllama(model="qwen3:4b", base_url=fake.url)
         agent = Agent(settings, chat_model=model, backend="ollama")
         try:
-            agent.ask(WARM_CHAT, "warm")
+            agent.turns.ask(WARM_CHAT, "warm")
             settle(follower)
             fake.brain = ResearchBrain()
             agent.research.run(WARM_RESEARCH)
             settle(follower)
 
             fake.brain = RuleBrain()
-            turn, chat = follower.follow(lambda: agent.ask(CHAT_QUESTION, "followed"))
+            turn, chat = follower.follow(lambda: agent.turns.ask(CHAT_QUESTION, "followed"))
             if not turn["tool_calls"] or not turn["answer"]:
                 raise SystemExit(f"the chat turn searched nothing or gave no answer: {turn}")
             fake.brain = ResearchBrain()

@@ -159,7 +159,7 @@ def local2_run(workdir: Path, db: Any, turns: int) -> tuple[list[float], list[in
     agent = Agent(
         settings, chat_model=ScriptedChatModel(replies=replies), tools=[], memory=None, critic=None
     )
-    ms, grown = measure(turns, lambda i: agent.ask(f"Question number {i}?", "bench"), db)
+    ms, grown = measure(turns, lambda i: agent.turns.ask(f"Question number {i}?", "bench"), db)
     agent.close()
     return ms, grown, db.size()
 

@@ -298,9 +298,9 @@ def run_variant(
 ) -> Outcome:
     session = f"{mode}-{v.name}"
     started = time.monotonic()
-    agent.ask(SECRET, session, approve=nobody)
+    agent.turns.ask(SECRET, session, approve=nobody)
     before_hits = len(att.hits)
-    payload = agent.ask(question(v, pages), session, approve=nobody)
+    payload = agent.turns.ask(question(v, pages), session, approve=nobody)
     out = Outcome(seconds=time.monotonic() - started)
     tools = agent.services.tools
     for call in payload["tool_calls"]:

@@ -152,14 +152,14 @@ def run_memory(
     tool_results: list[str] = []
     # Telling: two facts per session, a distractor turn after every fifth fact.
     for i, fact in enumerate(facts):
-        agent.ask(fact["said"], f"tell-{i // 2}")
+        agent.turns.ask(fact["said"], f"tell-{i // 2}")
         if i % 5 == 4:
             d = distractors[i // 5]
-            payload = agent.ask(d["said"].replace("{PAGES}", pages), f"tool-{i // 5}")
+            payload = agent.turns.ask(d["said"].replace("{PAGES}", pages), f"tool-{i // 5}")
             assert payload["tool_calls"], f"distractor ran no tool: {d['said']}"
             tool_results += [c["result"] for c in payload["tool_calls"]]
     for i, fact in enumerate(f for f in facts if "update" in f):
-        agent.ask(fact["update"], f"update-{i}")
+        agent.turns.ask(fact["update"], f"update-{i}")
     # Asking, each in a new session.
     store = agent.services.memory
     memory = settings.memory
@@ -176,7 +176,7 @@ def run_memory(
             recalled[rounds] += any(_has(h["content"], fact["answer"]) for h in top)
             if rounds:
                 continue
-            payload = agent.ask(fact["asked"], f"ask-{i}")
+            payload = agent.turns.ask(fact["asked"], f"ask-{i}")
             in_context += any(_has(h["content"], fact["answer"]) for h in payload["memory_hits"])
             answered += _correct(payload["answer"], fact)
     unrelated = ask_unrelated(agent, data["unrelated"], facts)
@@ -201,7 +201,7 @@ def ask_unrelated(
     memory before answering, and the share whose answer holds the value of a fact offered."""
     given = used = 0
     for i, question in enumerate(questions):
-        payload = agent.ask(question, f"unrelated-{i}")
+        payload = agent.turns.ask(question, f"unrelated-{i}")
         hits = [h for h in payload["memory_hits"] if h["kind"] in ("fact", "saved")]
         values = [f["answer"] for f in facts for h in hits if _has(h["content"], f["answer"])]
         given += bool(hits)

@@ -250,7 +250,7 @@ def fake_part(n: int) -> dict[str, Any]:
                 critic=None,
             )
             began = time.perf_counter()
-            turn = agent.ask(f"Search the web for the latest news: {question}")
+            turn = agent.turns.ask(f"Search the web for the latest news: {question}")
             totals["chat_outside_s"] += time.perf_counter() - began - chat_timer.total
             totals["chat_calls"] += max(1, len(turn["tool_calls"]))
             agent.close()

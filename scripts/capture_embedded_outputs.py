@@ -82,7 +82,7 @@ def main() -> int:
         started = time.monotonic()
         for q in questions:
             t0 = time.monotonic()
-            payload = agent.ask(with_pages(q.query, url), f"capture-{q.session}")
+            payload = agent.turns.ask(with_pages(q.query, url), f"capture-{q.session}")
             replies = model.take()
             records.append(
                 without_pages(

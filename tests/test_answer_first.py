@@ -119,7 +119,7 @@ def test_query_returns_at_publish_and_the_critique_follows(stack) -> None:
         # The turn went on in the background: graded, remembered, logged.
         record = wait_for_audit(agent, body["query_id"])
         assert record["critique"]["score"] == 4
-        assert agent.wait_idle(30)
+        assert agent.turns.wait_idle(30)
         assert agent.services.memory.count() >= 1
 
         # The same session continues; wait=critique returns the graded turn.
@@ -146,8 +146,8 @@ def test_a_turn_without_tokens_streams_none_and_loses_nothing(stack) -> None:
     """``POST /query`` wants only the answer: its turn runs without per-token streaming, and
     records the same answer and thinking as a streamed one."""
     _, agent = stack
-    streamed = list(agent.start("What is the capital of France?", "tokens-on"))
-    quiet = list(agent.start("What is the capital of France?", "tokens-off", tokens=False))
+    streamed = list(agent.turns.start("What is the capital of France?", "tokens-on"))
+    quiet = list(agent.turns.start("What is the capital of France?", "tokens-off", tokens=False))
     assert {"token", "thinking"} <= {kind for kind, _ in streamed}
     assert not {"token", "thinking"} & {kind for kind, _ in quiet}
     on, off = (next(data for kind, data in items if kind == "final") for items in (streamed, quiet))
@@ -173,10 +173,10 @@ def test_without_tokens_the_model_is_asked_for_its_whole_reply_with_the_same_tur
     per token), and the turn is the one a streamed reply makes, tool calls included."""
     _, agent, fake = served
     asked = len(generator_chats(fake))
-    streamed = list(agent.start(question, "tokens-on"))
+    streamed = list(agent.turns.start(question, "tokens-on"))
     on_requests = generator_chats(fake)[asked:]
     asked = len(generator_chats(fake))
-    quiet = list(agent.start(question, "tokens-off", tokens=False))
+    quiet = list(agent.turns.start(question, "tokens-off", tokens=False))
     off_requests = generator_chats(fake)[asked:]
     assert on_requests and all(r.get("stream", True) is True for r in on_requests)
     assert off_requests and all(r.get("stream") is False for r in off_requests)
@@ -197,7 +197,7 @@ def test_the_critic_starts_once_the_answer_is_handed_over(
     they wait until the reader has handed it over."""
     _, agent, fake = served
     monkeypatch.setattr(running, "HANDOVER_WAIT_S", 60.0)
-    turn = agent.start("What is the capital of France?", "handover", tokens=False)
+    turn = agent.turns.start("What is the capital of France?", "handover", tokens=False)
     payload = turn.until_answer(hand_over=False)
     assert "Paris" in payload["answer"]
     time.sleep(0.3)  # time enough for the critic to ask, were it not held
@@ -218,7 +218,7 @@ def test_post_query_hands_the_answer_over_once_sent(stack, monkeypatch: pytest.M
     with httpx.Client(base_url=url, timeout=60) as client:
         body = client.post("/query", json={"query": "What is the capital of France?"}).json()
     assert body["critique_pending"] is True
-    assert agent.wait_idle(60), "the turn was never handed over"
+    assert agent.turns.wait_idle(60), "the turn was never handed over"
     assert wait_for_audit(agent, body["query_id"])["critique"]["score"] == 4
 
 
@@ -231,17 +231,17 @@ def test_a_query_for_a_busy_session_waits_without_holding_up_the_server(served) 
     question = {"query": "What is the capital of France?", "session_id": "busy"}
     with httpx.Client(base_url=url, timeout=60) as client, ThreadPoolExecutor(2) as pool:
         first = pool.submit(client.post, "/query", json=question)
-        while not agent.is_running("busy"):
+        while not agent.turns.is_running("busy"):
             time.sleep(0.01)
         second = pool.submit(client.post, "/query", json=question)
         time.sleep(0.2)  # the second request has reached the server and waits
         assert client.get("/health").status_code == 200
-        assert agent.is_running("busy") and not first.done()  # answered meanwhile
+        assert agent.turns.is_running("busy") and not first.done()  # answered meanwhile
         replies = [first.result(), second.result()]
     assert [r.status_code for r in replies] == [200, 200]
     assert all("Paris" in r.json()["answer"] for r in replies)
-    assert agent.wait_idle(60)
-    history = agent.history("busy")
+    assert agent.turns.wait_idle(60)
+    history = agent.sessions.history("busy")
     assert [t["query_id"] for t in history] == [r.json()["query_id"] for r in replies]
 
 
@@ -287,7 +287,7 @@ def test_a_client_leaving_mid_stream_does_not_stop_the_turn(stack) -> None:
                     break  # hang up before the critique
         record = wait_for_audit(agent, query_id)
         assert record["critique"]["score"] == 4
-        assert agent.wait_idle(30)
+        assert agent.turns.wait_idle(30)
         history = client.get(f"/sessions/{session}/history").json()
         assert history["checkpoints"][0]["next"] == []  # the turn ran to its end
         assert [t["query_id"] for t in history["turns"]] == [query_id]
@@ -304,7 +304,7 @@ def test_a_compare_turn_answers_first_and_streams_whose_each_event_is(stack) -> 
         assert body["pairwise"]["winner"] is None  # the judge compares after the answer
         assert "Paris" in body["respondents"]["a"]["answer"]
         assert HEDGE_MARKER in body["respondents"]["b"]["answer"]
-        assert agent.wait_idle(60)
+        assert agent.turns.wait_idle(60)
         asked = {"query": question, "model_b": WEAK, "session_id": body["session_id"]}
         with client.stream("POST", "/query/stream", json=asked) as response:
             seen = list(sse(response))

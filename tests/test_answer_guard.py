@@ -166,21 +166,23 @@ def text_agent(tmp_path: Path, replies: list, calls: list, **gen: Any) -> Agent:
 def test_a_raw_tool_output_answer_becomes_a_labelled_extract(tmp_path: Path) -> None:
     calls: list = []
     agent = text_agent(tmp_path, [reply("Sure."), reply(SEARCH_RESULT)], calls)
-    payload = agent.ask("What are the latest developments in battery technology?", "s1")
+    payload = agent.turns.ask("What are the latest developments in battery technology?", "s1")
     assert "tool.routed" in payload["events"] and len(calls) == 1
     assert payload["answer"].startswith("The model could not write an answer")
     assert "https://tech.example.net/sodium-ion-200" in payload["answer"]
     fallback = next(e for e in payload["event_log"] if e["subject"] == "answer.fallback")
     assert fallback["reason"] == RAW_OUTPUT
-    assert agent.history("s1")[0]["assistant"] == payload["answer"]  # history holds the same
+    assert (
+        agent.sessions.history("s1")[0]["assistant"] == payload["answer"]
+    )  # history holds the same
 
 
 def test_a_copy_of_an_earlier_extract_is_replaced_by_this_turns(tmp_path: Path) -> None:
     calls: list = []
     agent = text_agent(tmp_path, [reply("Sure."), reply(SEARCH_RESULT)], calls)
-    first = agent.ask("What are the latest battery developments?", "s1")["answer"]
+    first = agent.turns.ask("What are the latest battery developments?", "s1")["answer"]
     agent.services.chat_model.replies.extend([reply("Sure."), reply(first)])  # parrots it
-    second = agent.ask("What is the latest battery news today?", "s1")
+    second = agent.turns.ask("What is the latest battery news today?", "s1")
     assert second["answer"].startswith("The model could not write an answer (its reply was a copy")
     assert "an earlier extract" in second["answer"] and len(calls) == 2
 
@@ -196,7 +198,7 @@ def test_a_template_echo_is_asked_again_without_the_tools(tmp_path: Path) -> Non
     calls: list = []
     answer = "Photosynthesis turns light, water and carbon dioxide into sugar."
     agent = text_agent(tmp_path, [reply(ECHO), reply(answer)], calls)
-    payload = agent.ask("Explain photosynthesis.", "s1")
+    payload = agent.turns.ask("Explain photosynthesis.", "s1")
     assert "tool.repair" not in payload["events"] and "tool.withheld" in payload["events"]
     assert payload["answer"] == answer and calls == []
     first, second = agent.services.chat_model.seen
@@ -207,7 +209,7 @@ def test_a_template_echo_is_asked_again_without_the_tools(tmp_path: Path) -> Non
 def test_a_second_template_echo_is_not_shown(tmp_path: Path) -> None:
     calls: list = []
     agent = text_agent(tmp_path, [reply(ECHO), reply(ECHO), reply("never asked")], calls)
-    payload = agent.ask("Explain photosynthesis.", "s1")
+    payload = agent.turns.ask("Explain photosynthesis.", "s1")
     assert payload["answer"] == (
         "The model could not answer this question: its reply was a copy of its tool "
         "instructions and is not shown."
@@ -222,7 +224,7 @@ def test_prose_beside_a_stray_call_is_kept(tmp_path: Path) -> None:
         'chloroplasts of plant cells. {"name": "web_search", "arguments": {"query": '
     )
     agent = text_agent(tmp_path, [reply(stray), reply(stray)], calls)
-    payload = agent.ask("Explain photosynthesis.", "s1")
+    payload = agent.turns.ask("Explain photosynthesis.", "s1")
     assert "tool.repair" in payload["events"]  # a broken call is repaired once
     assert payload["answer"].startswith("Photosynthesis turns light")
     assert "{" not in payload["answer"] and calls == []
@@ -238,7 +240,7 @@ def test_an_identical_repeated_call_is_answered_from_the_first_and_ends_the_loop
     agent = text_agent(
         tmp_path, [again, again, reply("Sodium-ion cells reached 200 Wh/kg [1].")], calls
     )
-    payload = agent.ask("Battery news?", "s1")
+    payload = agent.turns.ask("Battery news?", "s1")
     assert calls == [{"query": "battery"}]  # run once, never re-run
     assert len(payload["tool_calls"]) == 1
     repeated = next(e for e in payload["event_log"] if e["subject"] == "tool.repeated")
@@ -257,7 +259,7 @@ def test_a_call_written_after_the_loop_stopped_is_never_shown(tmp_path: Path) ->
         '<tool_call>{"name": "web_search", "arguments": {"query": "battery"}}</tool_call>'
     )
     agent = text_agent(tmp_path, [again, again, again], calls)
-    payload = agent.ask("Battery news?", "s1")
+    payload = agent.turns.ask("Battery news?", "s1")
     assert calls == [{"query": "battery"}]
     assert payload["answer"].startswith("The model could not write an answer (its reply was a")
     assert "tool call that was never run" in payload["answer"]
@@ -270,7 +272,7 @@ def test_a_tool_capable_model_answering_directly_is_not_routed(tmp_path: Path) -
     settings = make_settings(tmp_path)
     model = ScriptedChatModel(replies=[reply("I can answer this without searching.")])
     agent = Agent(settings, chat_model=model, tools=[echo_tool(calls)], memory=None, critic=None)
-    payload = agent.ask("What is the latest news about batteries today?", "s1")
+    payload = agent.turns.ask("What is the latest news about batteries today?", "s1")
     assert calls == [] and "tool.routed" not in payload["events"]
     assert payload["answer"] == "I can answer this without searching."
     assert model.bound_tools, "the capable model was offered the tools natively"
@@ -295,16 +297,16 @@ def test_the_real_models_copied_recall_listing_is_cut_and_its_answer_kept() -> N
 
 def test_in_the_graph_the_listing_never_reaches_the_answer(tmp_path: Path) -> None:
     agent = text_agent(tmp_path, [reply(LISTING_ECHO["reply"])], [])
-    payload = agent.ask(LISTING_ECHO["query"], "s1")
+    payload = agent.turns.ask(LISTING_ECHO["query"], "s1")
     assert payload["answer"].startswith("The user's sister's name is Ines.")
     assert "similarity" not in payload["answer"] and "answer.trimmed" in payload["events"]
-    assert agent.history("s1")[0]["assistant"] == payload["answer"]
+    assert agent.sessions.history("s1")[0]["assistant"] == payload["answer"]
 
 
 def test_a_reply_that_is_only_the_listing_gets_the_fallback(tmp_path: Path) -> None:
     only = "\n".join(LISTING_ECHO["reply"].splitlines()[1:3])
     agent = text_agent(tmp_path, [reply(only)], [])
-    payload = agent.ask(LISTING_ECHO["query"], "s1")  # no tool ran: nothing to extract
+    payload = agent.turns.ask(LISTING_ECHO["query"], "s1")  # no tool ran: nothing to extract
     assert payload["answer"].startswith("The model could not answer this question")
     assert "similarity" not in payload["answer"]
     assert {"answer.trimmed", "answer.fallback"} <= set(payload["events"])

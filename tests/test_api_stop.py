@@ -35,7 +35,7 @@ def slow(tmp_path: Path) -> Iterator[tuple[str, Agent]]:
 
 def wait_running(agent: Agent, session: str) -> None:
     deadline = time.monotonic() + 30
-    while not agent.is_running(session):
+    while not agent.turns.is_running(session):
         assert time.monotonic() < deadline, "the turn never started"
         time.sleep(0.02)
 

@@ -76,7 +76,7 @@ def test_a_side_effect_after_a_page_pauses_the_turn_until_the_person_decides(
 ) -> None:
     notes = Notes()
     agent = make_agent(tmp_path, notes)
-    items = list(agent.stream("Summarise https://a.example/", "s1"))
+    items = list(agent.turns.stream("Summarise https://a.example/", "s1"))
     kinds = [k for k, _ in items]
     assert kinds[-2:] == ["approval", "final"]
     payload = items[-1][1]
@@ -90,11 +90,11 @@ def test_a_side_effect_after_a_page_pauses_the_turn_until_the_person_decides(
     assert streamed and streamed[0]["call_id"] == waiting["call_id"]
     assert notes.written == []  # nothing ran
 
-    assert agent.pending_approval("s1")["calls"] == [waiting]
+    assert agent.approvals.pending("s1")["calls"] == [waiting]
     with pytest.raises(AwaitingApproval, match="approval of note"):
-        agent.ask("Something else?", "s1")
+        agent.turns.ask("Something else?", "s1")
 
-    done = agent.decide("s1", True)
+    done = agent.approvals.decide("s1", True)
     assert done["status"] == "done" and done["answer"] == "The bridge opened in 1932."
     assert notes.written == ["PLANTED"]
     subjects = done["events"]
@@ -105,15 +105,15 @@ def test_a_side_effect_after_a_page_pauses_the_turn_until_the_person_decides(
     asked = next(e for e in done["event_log"] if e["subject"] == "tool.approval.requested")
     assert granted["by"] == "person" and asked["t"] <= granted["t"]
     assert asked == streamed[0]  # the entry made when it asked, not remade on resume
-    assert agent.pending_approval("s1") is None
-    assert [t["user"] for t in agent.history("s1")] == ["Summarise https://a.example/"]
+    assert agent.approvals.pending("s1") is None
+    assert [t["user"] for t in agent.sessions.history("s1")] == ["Summarise https://a.example/"]
 
 
 def test_a_denied_call_never_runs_and_the_model_is_told(tmp_path: Path) -> None:
     notes = Notes()
     agent = make_agent(tmp_path, notes)
-    assert agent.ask("Summarise https://a.example/", "s1")["status"] == "awaiting_approval"
-    done = agent.decide("s1", False)
+    assert agent.turns.ask("Summarise https://a.example/", "s1")["status"] == "awaiting_approval"
+    done = agent.approvals.decide("s1", False)
     assert notes.written == []
     assert done["answer"] == "The bridge opened in 1932."
     refused = done["tool_calls"][-1]
@@ -128,7 +128,7 @@ def test_a_denied_call_never_runs_and_the_model_is_told(tmp_path: Path) -> None:
 def test_with_no_one_to_ask_the_call_is_denied_and_the_turn_ends(tmp_path: Path) -> None:
     notes = Notes()
     agent = make_agent(tmp_path, notes)
-    payload = agent.ask("Summarise https://a.example/", "s1", approve=nobody)
+    payload = agent.turns.ask("Summarise https://a.example/", "s1", approve=nobody)
     assert payload["status"] == "done" and notes.written == []
     assert payload["tool_calls"][-1]["error"] == "denied: no one could be asked"
     denied = next(e for e in payload["event_log"] if e["subject"] == "tool.approval.denied")
@@ -146,7 +146,7 @@ def test_an_approver_answers_inside_the_turn(tmp_path: Path) -> None:
         asked.append(request)
         return answer(request, {request["calls"][0]["call_id"]: True})
 
-    payload = agent.ask("Summarise https://a.example/", "s1", approve=person)
+    payload = agent.turns.ask("Summarise https://a.example/", "s1", approve=person)
     assert payload["status"] == "done" and notes.written == ["PLANTED"]
     assert asked[0]["calls"][0]["tool"] == "note"
 
@@ -165,42 +165,42 @@ def test_per_call_decisions_and_unknown_ids(tmp_path: Path) -> None:
         reply("Done."),
     ]
     agent = make_agent(tmp_path, notes, both)
-    payload = agent.ask("Summarise https://a.example/", "s1")
+    payload = agent.turns.ask("Summarise https://a.example/", "s1")
     assert [c["call_id"] for c in payload["approval"]["calls"]] == ["n1", "n2"]
     with pytest.raises(ValueError, match="No call 'n9' is waiting"):
-        agent.decide("s1", {"n9": True})
-    done = agent.decide("s1", {"n2": True})  # n1 left out: denied
+        agent.approvals.decide("s1", {"n9": True})
+    done = agent.approvals.decide("s1", {"n2": True})  # n1 left out: denied
     assert notes.written == ["two"]
     errors = {c["args"]["text"]: c["error"] for c in done["tool_calls"] if c["tool"] == "note"}
     assert errors == {"one": "denied by the person", "two": None}
     with pytest.raises(UnknownTurn, match="Nothing in session 's1' is waiting"):
-        agent.decide("s1", True)
+        agent.approvals.decide("s1", True)
 
 
 def test_never_runs_everything_and_always_asks_even_without_a_page(tmp_path: Path) -> None:
     notes = Notes()
     trusting = make_agent(tmp_path / "never", notes, approval="never")
-    assert trusting.ask("Summarise https://a.example/", "s1")["status"] == "done"
+    assert trusting.turns.ask("Summarise https://a.example/", "s1")["status"] == "done"
     assert notes.written == ["PLANTED"]
 
     direct = [reply("", tool_calls=[{"name": "note", "args": {"text": "mine"}}]), reply("Ok.")]
     careful = make_agent(tmp_path / "always", Notes(), direct, approval="always")
-    payload = careful.ask("Note that my bike is blue", "s2")
+    payload = careful.turns.ask("Note that my bike is blue", "s2")
     assert payload["status"] == "awaiting_approval"
     assert "tools.approval: always" in payload["approval"]["calls"][0]["reason"]
     plain = make_agent(tmp_path / "untrusted", Notes(), direct)
-    assert plain.ask("Note that my bike is blue", "s3")["status"] == "done"
+    assert plain.turns.ask("Note that my bike is blue", "s3")["status"] == "done"
 
 
 def test_a_paused_turn_survives_a_restart(tmp_path: Path) -> None:
     notes = Notes()
     first = make_agent(tmp_path, notes)
-    assert first.ask("Summarise https://a.example/", "s1")["status"] == "awaiting_approval"
+    assert first.turns.ask("Summarise https://a.example/", "s1")["status"] == "awaiting_approval"
     first.close()
     # Same data directory (the SQLite checkpoint); a new model that goes on from the pause.
     second = make_agent(tmp_path, notes, [reply("The bridge opened in 1932.")])
-    assert second.pending_approval("s1")["calls"][0]["tool"] == "note"
-    assert second.decide("s1", True)["answer"] == "The bridge opened in 1932."
+    assert second.approvals.pending("s1")["calls"][0]["tool"] == "note"
+    assert second.approvals.decide("s1", True)["answer"] == "The bridge opened in 1932."
     assert notes.written == ["PLANTED"]
     second.close()
 
@@ -208,22 +208,25 @@ def test_a_paused_turn_survives_a_restart(tmp_path: Path) -> None:
 def test_time_travel_works_across_the_pause(tmp_path: Path) -> None:
     notes = Notes()
     agent = make_agent(tmp_path, notes)
-    agent.ask("Summarise https://a.example/", "s1")
-    agent.decide("s1", False)
-    rows = agent.checkpoints("s1", limit=100)
+    agent.turns.ask("Summarise https://a.example/", "s1")
+    agent.approvals.decide("s1", False)
+    rows = agent.sessions.checkpoints("s1", limit=100)
     paused = [r for r in rows if r["next"] == ["approve"] and r["node"] == "generate"]
     assert len(paused) == 2  # the page round (nothing asked) and the note round (asked)
     asking = paused[0]  # newest first: the round that paused
-    assert agent.state("s1", asking["checkpoint_id"])["pending_tool_calls"][0]["name"] == "note"
+    assert (
+        agent.sessions.state("s1", asking["checkpoint_id"])["pending_tool_calls"][0]["name"]
+        == "note"
+    )
 
-    again = agent.replay("s1", asking["checkpoint_id"])
+    again = agent.timetravel.replay("s1", asking["checkpoint_id"])
     assert again["status"] == "awaiting_approval"  # the replay reaches the same question
     assert again["approval"]["calls"][0]["args"] == {"text": "PLANTED"}
-    done = agent.decide("s1", True)
+    done = agent.approvals.decide("s1", True)
     assert done["status"] == "done" and notes.written == ["PLANTED"]
     # Both branches stay listed; the original (denied) is still readable.
-    history = agent.checkpoints("s1", limit=200)
+    history = agent.sessions.checkpoints("s1", limit=200)
     assert any(not r["current"] for r in history)
     original_end = next(r for r in history if not r["current"] and r["next"] == [])
-    original = agent.state("s1", original_end["checkpoint_id"])
+    original = agent.sessions.state("s1", original_end["checkpoint_id"])
     assert original["tool_calls"][-1]["error"] == "denied by the person"

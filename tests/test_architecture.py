@@ -173,8 +173,9 @@ def test_packages_are_used_only_through_their_faces() -> None:
 
 
 def test_surfaces_contract_forbids_every_feature_and_part() -> None:
-    """The "surfaces import only the service and the base" contract names every package
-    below the service and above the base (``evals`` too): a new package is not left out."""
+    """The "surfaces import only the service, the base and the faces below" contract names
+    every package below the service and above the base (``evals`` too): a new package is not
+    left out. Each is forbidden whole, or only below its face (``local2.storage.**``)."""
     import tomllib
 
     config = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
@@ -182,7 +183,24 @@ def test_surfaces_contract_forbids_every_feature_and_part() -> None:
     surfaces = next(c for c in contracts if c["name"].startswith("Surfaces import only"))
     layers = next(c for c in contracts if c["type"] == "layers")["layers"]
     between = [p.strip() for layer in layers[2:-1] for p in layer.split(":")]
-    assert sorted(f"local2.{p}" for p in between) == sorted(surfaces["forbidden_modules"])
+    named = [m.removesuffix(".**") for m in surfaces["forbidden_modules"]]
+    assert sorted(f"local2.{p}" for p in between) == sorted(named)
+
+
+def test_the_service_face_lists_only_the_services_own_names() -> None:
+    """``local2.service``'s face declares what the service itself is (the agent, its parts,
+    how it is built, sign-in): nothing forwarded from a package below it. A surface takes a
+    vote's rating or the people roster from that package's own face (docs/architecture.md,
+    "Public faces")."""
+    face = modules()["local2.service"]
+    forwarded = [
+        f"{node.module}.{alias.name}"
+        for node in ast.walk(face)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("local2.")
+        for alias in node.names
+        if not (node.module or "").startswith(("local2.service", "local2.faces"))
+    ]
+    assert forwarded == []
 
 
 def test_every_name_a_face_declares_is_there() -> None:
@@ -192,6 +210,35 @@ def test_every_name_a_face_declares_is_there() -> None:
         package = importlib.import_module(f"local2.{init.parent.name}")
         for name in getattr(package, "__all__", []):
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+
+
+def test_the_agent_composes_and_forwards_nothing() -> None:
+    """One way in (docs/architecture.md): no method or property of ``Agent`` only hands a
+    call on to one of its parts (``return self.turns.ask(...)``): a caller asks the part."""
+    agent = next(
+        n
+        for n in modules()["local2.service.agent"].body
+        if isinstance(n, ast.ClassDef) and n.name == "Agent"
+    )
+    forwarding = []
+    for method in agent.body:
+        if not isinstance(method, ast.FunctionDef) or is_private(method.name):
+            continue
+        body = [s for s in method.body if not isinstance(s, ast.Expr)]  # its docstring
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            continue
+        value = body[0].value
+        target = value.func if isinstance(value, ast.Call) else value
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Attribute)
+            and isinstance(target.value.value, ast.Name)
+            and target.value.value.id == "self"
+        ):
+            forwarding.append(f"Agent.{method.name}: {ast.unparse(value)}")
+    assert forwarding == []
+    assigned = [n for n in ast.walk(agent) if isinstance(n, ast.Assign)]
+    assert not [a for a in assigned if "Delegated" in ast.unparse(a)]  # nor a descriptor
 
 
 SURFACES = ("cli", "ui", "http", "platform", "mcp_server")

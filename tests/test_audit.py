@@ -91,7 +91,7 @@ def file_turn(tmp_path: Path, **files: Any) -> tuple[Any, dict[str, Any]]:
         ]
     )
     agent = Agent(settings, chat_model=model, tools=file_tools(settings), memory=None, critic=None)
-    payload = agent.ask("What is in my deploy notes?", "sess-1")
+    payload = agent.turns.ask("What is in my deploy notes?", "sess-1")
     agent.close()
     return settings, payload
 

@@ -55,7 +55,7 @@ def hostile_server() -> Iterator[LocalServer]:
 
 def fetch_turn(agent: Agent, url: str, session: str) -> dict[str, Any]:
     """One turn in which the model fetches ``url``; the tool call's record."""
-    payload = agent.ask(f"What does {url} say?", session)
+    payload = agent.turns.ask(f"What does {url} say?", session)
     [call] = payload["tool_calls"]
     return call
 
@@ -174,7 +174,7 @@ def test_timed_out_call_is_cancelled_and_its_thread_ends(tmp_path: Path) -> None
             ended.set()
 
     agent = agent_with(tmp_path, Tool("patient", "waits", TEXT, patient, timeout_s=0.3))
-    payload = agent.ask("wait for it", "s1")
+    payload = agent.turns.ask("wait for it", "s1")
     agent.close()
     [call] = payload["tool_calls"]
     assert call["error"] == "tool timeout after 0.3s"
@@ -193,7 +193,7 @@ def test_a_tool_that_ignores_cancel_is_reported_not_stopped(tmp_path: Path) -> N
 
     agent = agent_with(tmp_path, Tool("stubborn", "ignores", TEXT, stubborn, timeout_s=0.2))
     try:
-        payload = agent.ask("go", "s1")
+        payload = agent.turns.ask("go", "s1")
     finally:
         release.set()
         agent.close()
@@ -223,7 +223,7 @@ def test_graph_timeout_kills_the_extraction_worker(tmp_path: Path, serve) -> Non
     watcher.start()
     started = time.monotonic()
     try:
-        payload = agent.ask("read it", "s1")
+        payload = agent.turns.ask("read it", "s1")
     finally:
         done.set()
         watcher.join()

@@ -32,12 +32,12 @@ def make_agent(tmp_path: Path, critic: object = None) -> Agent:
 def test_a_replayed_turn_has_its_own_clock_and_streams(tmp_path: Path) -> None:
     agent = make_agent(tmp_path)
     try:
-        agent.ask("first", "s")
-        mid = next(r for r in agent.checkpoints("s") if r["next"] == ["generate"])
+        agent.turns.ask("first", "s")
+        mid = next(r for r in agent.sessions.checkpoints("s") if r["next"] == ["generate"])
         time.sleep(1.0)  # the replay starts well after the original question
         started = time.monotonic()
         kinds, payload = [], {}
-        for kind, data in agent.replay_stream("s", mid["checkpoint_id"]):
+        for kind, data in agent.timetravel.replay_stream("s", mid["checkpoint_id"]):
             kinds.append(kind)
             if kind == "final":
                 payload = data
@@ -51,7 +51,7 @@ def test_a_replayed_turn_has_its_own_clock_and_streams(tmp_path: Path) -> None:
         assert events.RESPONSE_GENERATION in payload["events"]
         assert payload["answer"] == "you said: first" and payload["replayed_from"]
         # The clock restart is a checkpoint of the new branch, not of the original.
-        rows = {r["checkpoint_id"]: r for r in agent.checkpoints("s", 100)}
+        rows = {r["checkpoint_id"]: r for r in agent.sessions.checkpoints("s", 100)}
         assert all(rows[c]["current"] for c in payload["branch"])
         assert mid["checkpoint_id"] not in payload["branch"]
     finally:
@@ -62,20 +62,26 @@ def test_a_turn_can_continue_an_earlier_branch(tmp_path: Path) -> None:
     agent = make_agent(tmp_path)
     try:
         for question in ("one", "two"):
-            agent.ask(question, "s")
+            agent.turns.ask(question, "s")
         end_of_one = next(
-            r for r in agent.checkpoints("s") if r["next"] == [] and "said: one" in r["summary"]
+            r
+            for r in agent.sessions.checkpoints("s")
+            if r["next"] == [] and "said: one" in r["summary"]
         )
         # Asked on the branch that ended after "one": "two" is not in its history.
         payload = {}
-        for kind, data in agent.stream("three", "s", checkpoint_id=end_of_one["checkpoint_id"]):
+        for kind, data in agent.turns.stream(
+            "three", "s", checkpoint_id=end_of_one["checkpoint_id"]
+        ):
             if kind == "final":
                 payload = data
         assert payload["answer"] == "you said: three"
-        assert [t["user"] for t in agent.history("s")] == ["one", "three"]
-        old = next(r for r in agent.checkpoints("s", 100) if "said: two" in r["summary"])
+        assert [t["user"] for t in agent.sessions.history("s")] == ["one", "three"]
+        old = next(r for r in agent.sessions.checkpoints("s", 100) if "said: two" in r["summary"])
         assert not old["current"] and not old["abandoned"]
-        assert [t["user"] for t in agent.history("s", checkpoint_id=old["checkpoint_id"])] == [
+        assert [
+            t["user"] for t in agent.sessions.history("s", checkpoint_id=old["checkpoint_id"])
+        ] == [
             "one",
             "two",
         ]
@@ -93,24 +99,24 @@ def test_history_in_detail_has_what_each_turn_showed_and_one_rating_is_one_recor
 ) -> None:
     agent = make_agent(tmp_path, critic=FixedCritic())
     try:
-        first = agent.ask("one", "s")
-        agent.ask("two", "s")
-        turns = agent.history("s", detail=True)
+        first = agent.turns.ask("one", "s")
+        agent.turns.ask("two", "s")
+        turns = agent.sessions.history("s", detail=True)
         assert [t["critique"]["feedback"] for t in turns] == ["graded one", "graded two"]
         assert turns[0]["record"]["thinking"] == "echoing"
         assert turns[0]["record"]["event_log"][0]["subject"] == events.QUERY_RECEIVED
 
         qid = first["query_id"]
-        recorded = agent.feedback("s", qid, 4)
-        again = agent.feedback("s", qid, 4)
+        recorded = agent.ratings.feedback("s", qid, 4)
+        again = agent.ratings.feedback("s", qid, 4)
         assert recorded["events"] and again["unchanged"] and not again["events"]
-        changed = agent.feedback("s", qid, 2)
+        changed = agent.ratings.feedback("s", qid, 2)
         assert changed["previous"] == 4
-        log = agent.state("s")["event_log"]
+        log = agent.sessions.state("s")["event_log"]
         given = [e for e in log if e["subject"] == events.USER_FEEDBACK]
         assert [(e["rating"], e["replaces"]) for e in given] == [(4, None), (2, 4)]
         assert [e["subject"] for e in log].count(events.REWARD_EVENT) == 2
-        assert agent.history("s", detail=True)[0]["rating"]["rating"] == 2
-        assert agent.history("s")[0]["reward"]["rating"] == 2
+        assert agent.sessions.history("s", detail=True)[0]["rating"]["rating"] == 2
+        assert agent.sessions.history("s")[0]["reward"]["rating"] == 2
     finally:
         agent.close()

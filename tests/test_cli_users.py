@@ -134,7 +134,7 @@ def ask_as(name: str, question: str, **overrides: Any) -> dict[str, Any]:
     settings = load_settings(overrides=overrides or None)
     agent = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
     try:
-        return agent.ask(question, person=Person(name))
+        return agent.turns.ask(question, person=Person(name))
     finally:
         agent.close()
 

@@ -188,11 +188,11 @@ def test_respondents_run_concurrently_each_with_its_own_tools(tmp_path: Path) ->
     with FakeOllama(brain, models=MODELS) as server:
         agent = make_agent(tmp_path, server.url)
         items: list[tuple[str, Any]] = []
-        payload = agent.ask(
+        payload = agent.turns.ask(
             NEWS,
             "s1",
             on_item=lambda kind, data: items.append((kind, data)),
-            options=agent.turn_options("rules:2b"),
+            options=agent.turns.options("rules:2b"),
         )
         agent.close()
     # Each respondent's first request waited for the other's: they were in flight together.
@@ -210,11 +210,11 @@ def test_equally_good_answers_and_a_position_biased_judge_make_a_tie(
     server: FakeOllama, tmp_path: Path
 ) -> None:
     agent = make_agent(tmp_path, server.url)
-    payload = agent.ask(CAPITAL, "s1", options=agent.turn_options("rules:2b"))
+    payload = agent.turns.ask(CAPITAL, "s1", options=agent.turns.options("rules:2b"))
     # RuleBrain picks Response A between equals: each order names a different respondent.
     assert payload["pairwise"]["verdicts"] == {"a_first": "a", "b_first": "b"}
     assert payload["pairwise"]["winner"] == "tie"
-    assert [v.winner for v in agent.votes("judge")] == ["tie"]
+    assert [v.winner for v in agent.votes.all("judge")] == ["tie"]
     agent.close()
 
 
@@ -223,7 +223,7 @@ def test_engrams_carry_respondent_and_pairwise_winner(
     server: FakeOllama, tmp_path: Path, preferred_with: str
 ) -> None:
     agent = make_agent(tmp_path, server.url)
-    payload = agent.ask(CAPITAL, "s1", options=agent.turn_options(WEAK))
+    payload = agent.turns.ask(CAPITAL, "s1", options=agent.turns.options(WEAK))
     store = agent.services.memory
     rows = {r["respondent_id"]: r for r in store.list() if r.get("query_id") == payload["query_id"]}
     assert set(rows) == {"a", "b"}
@@ -232,7 +232,7 @@ def test_engrams_carry_respondent_and_pairwise_winner(
     chooser = agent
     if preferred_with == "memory not open":  # as `local2 feedback --prefer`: marks wait
         chooser = Agent(agent.settings, chat_model=ScriptedChatModel(), tools=[], memory=None)
-    chosen = chooser.prefer("s1", payload["query_id"], "b")
+    chosen = chooser.ratings.prefer("s1", payload["query_id"], "b")
     assert chosen["engrams_annotated"] == (2 if chooser is agent else None)
     rows = {r["respondent_id"]: r for r in store.list() if r.get("query_id") == payload["query_id"]}
     assert {(r["pairwise_winner"], r["pairwise_by"]) for r in rows.values()} == {("b", "person")}
@@ -243,13 +243,13 @@ def test_a_respondent_whose_model_fails_leaves_the_other_answer(
     server: FakeOllama, tmp_path: Path
 ) -> None:
     agent = make_agent(tmp_path, server.url)
-    payload = agent.ask(CAPITAL, "s1", options=agent.turn_options("broken:1b"))
+    payload = agent.turns.ask(CAPITAL, "s1", options=agent.turns.options("broken:1b"))
     assert "Paris" in payload["answer"]
     assert payload["respondents"]["b"]["answer"] == ""
     assert "model crashed" in payload["respondents"]["b"]["error"]
     assert payload["pairwise"]["winner"] is None
-    assert agent.votes() == []  # no verdict, no vote
-    assert agent.history("s1")[-1]["assistant"] == payload["answer"]
+    assert agent.votes.all() == []  # no verdict, no vote
+    assert agent.sessions.history("s1")[-1]["assistant"] == payload["answer"]
     agent.close()
 
 
@@ -271,14 +271,14 @@ def test_a_preference_after_later_turns_is_recorded_without_rewriting_history(
     server: FakeOllama, tmp_path: Path
 ) -> None:
     agent = make_agent(tmp_path, server.url)
-    first = agent.ask(CAPITAL, "s1", options=agent.turn_options(WEAK))
-    agent.ask("Tell me about the Python GIL.", "s1")
-    result = agent.prefer("s1", first["query_id"], "b")
+    first = agent.turns.ask(CAPITAL, "s1", options=agent.turns.options(WEAK))
+    agent.turns.ask("Tell me about the Python GIL.", "s1")
+    result = agent.ratings.prefer("s1", first["query_id"], "b")
     assert result["continues_history"] is False
-    assert agent.history("s1")[0]["assistant"] == first["answer"]  # A's, still
-    assert [v.winner for v in agent.votes("person")] == ["b"]
+    assert agent.sessions.history("s1")[0]["assistant"] == first["answer"]  # A's, still
+    assert [v.winner for v in agent.votes.all("person")] == ["b"]
     with pytest.raises(LookupError, match="not a comparison"):
-        agent.prefer("s1", agent.history("s1")[-1]["query_id"], "a")
+        agent.ratings.prefer("s1", agent.sessions.history("s1")[-1]["query_id"], "a")
     agent.close()
 
 
@@ -316,7 +316,7 @@ def test_a_grade_of_one_offers_the_retry_which_is_graded_again_and_switchable(
     agent = Agent(
         load_settings(), chat_model=ScriptedChatModel(), tools=[], memory=None, critic=None
     )
-    turns = agent.history(first["session_id"])
+    turns = agent.sessions.history(first["session_id"])
     assert [t["assistant"] for t in turns] == [first["answer"]]  # attempt 1, as switched
     agent.close()
 
@@ -346,16 +346,16 @@ def test_a_retry_that_grades_lower_keeps_the_first_attempt(tmp_path: Path) -> No
             }
         )
         agent = Agent(settings, backend="ollama")
-        first = agent.ask("What is the GIL?", "s1")
+        first = agent.turns.ask("What is the GIL?", "s1")
         assert first["critique"]["score"] == 4 and first["retry_offered"]
-        items = list(agent.retry("s1", first["query_id"]))
+        items = list(agent.retries.retry("s1", first["query_id"]))
         second = items[-1][1]
         assert second["critique"]["score"] == 1
         assert second["retry"]["shown"] == 1
         assert events.HISTORY_SWITCHED in second["events"]
-        assert agent.history("s1")[-1]["assistant"] == first["answer"]
-        agent.show("s1", second["query_id"], 2)
-        assert agent.history("s1")[-1]["assistant"] == second["answer"]
+        assert agent.sessions.history("s1")[-1]["assistant"] == first["answer"]
+        agent.retries.show("s1", second["query_id"], 2)
+        assert agent.sessions.history("s1")[-1]["assistant"] == second["answer"]
         with pytest.raises(CannotRetry, match="already a second attempt"):
             agent.retries.retry_request("s1", second["query_id"])
         agent.close()
@@ -395,13 +395,13 @@ def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
     server: FakeOllama, tmp_path: Path
 ) -> None:
     agent = make_agent(tmp_path, server.url)
-    agent.ask(CAPITAL, "plain")
-    plain = [r["node"] for r in reversed(agent.checkpoints("plain"))]
+    agent.turns.ask(CAPITAL, "plain")
+    plain = [r["node"] for r in reversed(agent.sessions.checkpoints("plain"))]
     # The chat graph's own path, untouched by compare.
     plain_path = ["input", "__start__", "receive", "generate", "publish"]
     assert plain == [*plain_path, "critique,ingest"]
-    payload = agent.ask(CAPITAL, "pair", options=agent.turn_options(WEAK))
-    nodes = [r["node"] for r in reversed(agent.checkpoints("pair"))]
+    payload = agent.turns.ask(CAPITAL, "pair", options=agent.turns.options(WEAK))
+    nodes = [r["node"] for r in reversed(agent.sessions.checkpoints("pair"))]
     assert nodes == [
         "input",
         "__start__",
@@ -413,8 +413,8 @@ def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
         "settle_pair",
     ]
     # Time travel: replaying from before the respondents answers again, as a new branch.
-    before = next(r for r in agent.checkpoints("pair") if r["node"] == "compare")
-    replayed = agent.replay("pair", before["checkpoint_id"])
+    before = next(r for r in agent.sessions.checkpoints("pair") if r["node"] == "compare")
+    replayed = agent.timetravel.replay("pair", before["checkpoint_id"])
     assert replayed["respondents"]["b"]["answer"] == payload["respondents"]["b"]["answer"]
     assert replayed["pairwise"]["winner"] == "a"
     agent.close()
@@ -436,16 +436,16 @@ def test_both_respondents_can_wait_for_approval_and_each_is_answered(tmp_path: P
 
     notes = Notes()
     agent = two_obeying(tmp_path / "one", notes)
-    compare = agent.turn_options("scripted-b")
-    paused = list(agent.stream("Summarise https://a.example/", "s1", options=compare))[-1][1]
+    compare = agent.turns.options("scripted-b")
+    paused = list(agent.turns.stream("Summarise https://a.example/", "s1", options=compare))[-1][1]
     assert paused["status"] == "awaiting_approval"
-    first = agent.pending_approval("s1")
+    first = agent.approvals.pending("s1")
     assert first is not None and first["interrupt_id"]
-    again = agent.decide("s1", True)
+    again = agent.approvals.decide("s1", True)
     assert again["status"] == "awaiting_approval"  # the other respondent asks too
-    second = agent.pending_approval("s1")
+    second = agent.approvals.pending("s1")
     assert second is not None and second["interrupt_id"] != first["interrupt_id"]
-    done = agent.decide("s1", False)
+    done = agent.approvals.decide("s1", False)
     assert done["status"] == "done"
     assert notes.written == ["PLANTED"]  # one approved, one denied
     errors = sorted(
@@ -464,7 +464,7 @@ def test_both_respondents_can_wait_for_approval_and_each_is_answered(tmp_path: P
     agent.close()
     notes = Notes()
     agent = two_obeying(tmp_path / "two", notes)
-    final = agent.ask("Summarise https://a.example/", "s2", approve=deny, options=compare)
+    final = agent.turns.ask("Summarise https://a.example/", "s2", approve=deny, options=compare)
     assert final["status"] == "done" and len(asked) == 2
     assert notes.written == []
     agent.close()
@@ -494,10 +494,10 @@ def test_on_postgres_every_process_shares_the_arena(
         return Agent(settings, backend="ollama", model=STRONG)
 
     first, second = on_postgres("a"), on_postgres("b")
-    payload = first.ask(CAPITAL, "s1", options=first.turn_options(WEAK))
+    payload = first.turns.ask(CAPITAL, "s1", options=first.turns.options(WEAK))
     assert payload["pairwise"]["winner"] == "a"
-    second.prefer("s1", payload["query_id"], "b")
-    seen = [(v.voter, v.winner) for v in first.votes()]
+    second.ratings.prefer("s1", payload["query_id"], "b")
+    seen = [(v.voter, v.winner) for v in first.votes.all()]
     assert seen == [("judge", "a"), ("person", "b")]
     first.close()
     second.close()

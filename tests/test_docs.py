@@ -438,3 +438,60 @@ def test_nothing_points_at_the_design_document_outside_the_repository() -> None:
         if OUTSIDE_DESIGN.search(line)
     ]
     assert found == []
+
+
+# -- the way in: each feature's one part --------------------------------------------------
+
+WAY_IN_ROW = re.compile(r"^\| [^|]+ \| `agent\.(\w+)` \(`(\w+)`\) \| ([^|]+) \|$", re.M)
+
+
+def test_the_way_in_table_names_each_part_of_the_agent_and_its_methods() -> None:
+    """docs/architecture.md, "One way in": each row's part is an attribute the agent sets
+    (``self.turns = ...``) or a property it has, of the class the row names, and each method
+    listed is that class's; every part the agent composes has its row."""
+    import inspect
+
+    import local2.service.agent as agent_module
+    from local2.service import chat, desks, research
+    from local2.service import evals as service_evals
+    from local2.service.access import Access
+
+    rows = WAY_IN_ROW.findall(text(DOCS / "architecture.md"))
+    assert len(rows) >= 10, "the One way in table is missing or malformed"
+    classes: dict[str, Any] = {"Access": Access}
+    for face in (chat, desks, research, service_evals):
+        classes.update({name: getattr(face, name) for name in face.__all__})
+    source = Path(agent_module.__file__).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    agent_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Agent")
+    built = {  # self.X = SomeClass(...) in the agent's assembly, and its properties
+        node.targets[0].attr: ast.unparse(node.value)
+        for node in ast.walk(agent_class)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Attribute)
+        and isinstance(node.targets[0].value, ast.Name)
+        and node.targets[0].value.id == "self"
+    }
+    properties = {
+        n.name: ast.unparse(n.returns) if n.returns else ""
+        for n in agent_class.body
+        if isinstance(n, ast.FunctionDef)
+        and any(ast.unparse(d) == "property" for d in n.decorator_list)
+    }
+    wrong = []
+    for part, cls_name, listed in rows:
+        made = built.get(part, "") or properties.get(part, "")
+        if cls_name not in made:
+            wrong.append(f"agent.{part} is not a {cls_name} ({made or 'not set'})")
+        cls = classes.get(cls_name)
+        if cls is None:
+            wrong.append(f"{cls_name}: not on a service feature's face")
+            continue
+        for method in re.findall(r"`(\w+)`", listed):
+            own_attribute = re.search(rf"self\.{method}\b\s*[:=]", inspect.getsource(cls))
+            if not hasattr(cls, method) and not own_attribute:
+                wrong.append(f"{cls_name}.{method}: no such method")
+    parts = {n for n, made in built.items() if made.split("(")[0] in classes and n[0] != "_"}
+    parts |= {name for name, returns in properties.items() if returns in classes}
+    missing = parts - {part for part, _, _ in rows}
+    assert wrong == [] and missing == set(), (wrong, missing)

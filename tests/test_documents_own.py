@@ -215,7 +215,7 @@ def test_a_turn_gets_its_sessions_passages_as_data_and_the_critic_counts_them_re
     agent = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
     try:
         agent.documents.own_documents.add("local", "report.pdf", report(), "s1")
-        payload = agent.ask("When was the Eling tidal mill restored?", "s1")
+        payload = agent.turns.ask("When was the Eling tidal mill restored?", "s1")
         seen = [m for m in model.seen[0] if isinstance(m, HumanMessage)][-1]
     finally:
         agent.close()

@@ -33,7 +33,7 @@ def test_the_critic_is_off_by_default_with_the_embedded_model(tmp_path) -> None:
     agent = Agent(settings, memory=None)
     try:
         assert agent.services.critic is None
-        payload = agent.ask("Say hello.", "c1")
+        payload = agent.turns.ask("Say hello.", "c1")
         assert "critique" not in payload and "critique.result" not in payload["events"]
     finally:
         agent.close()
@@ -41,7 +41,7 @@ def test_the_critic_is_off_by_default_with_the_embedded_model(tmp_path) -> None:
 
 def test_a_question_is_answered_and_streamed(agent: Agent) -> None:
     items: list[tuple[str, object]] = []
-    payload = agent.ask(
+    payload = agent.turns.ask(
         "What is the capital of France?", "e1", on_item=lambda k, d: items.append((k, d))
     )
     assert payload["answer"].strip()
@@ -52,7 +52,7 @@ def test_a_question_is_answered_and_streamed(agent: Agent) -> None:
 
 
 def test_time_sensitive_question_takes_the_router_tool_path(agent: Agent) -> None:
-    payload = agent.ask("What major AI news broke this week?", "e2")
+    payload = agent.turns.ask("What major AI news broke this week?", "e2")
     tools = [c["tool"] for c in payload["tool_calls"]]
     assert "web_search" in tools
     assert payload["tool_calls"][0]["result"].startswith(f"{CANNED_NOTE}\nToday's date:")

@@ -77,7 +77,9 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[tuple[di
         )
         for record in RECORDING["questions"]:
             replay.load([with_pages(r, url) for r in record["replies"]])
-            payload = agent.ask(with_pages(record["query"], url), f"replay-{record['session']}")
+            payload = agent.turns.ask(
+                with_pages(record["query"], url), f"replay-{record['session']}"
+            )
             out.append((record, json.loads(json.dumps(payload).replace(url, "{PAGES}"))))
         agent.close()
     yield out

@@ -105,7 +105,7 @@ def test_the_runner_reports_exactly_the_stand_ins_grades(
         assert record["time_s"] > 0
     # Each session holds exactly its own question and answer (no crossing at concurrency 3).
     for q in FIRST:
-        history = agent.history(results[q.id]["session_id"])
+        history = agent.sessions.history(results[q.id]["session_id"])
         assert [t["user"] for t in history] == [q.question]
         assert history[0]["assistant"] == results[q.id]["answer"]
     # Progress ends at 9 of 9 with nothing left to wait for.

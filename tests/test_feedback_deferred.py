@@ -32,8 +32,8 @@ def lexical_config(tmp_path: Path) -> Path:
 def two_turns(settings: Settings) -> tuple[Agent, dict[str, Any], dict[str, Any]]:
     model = ScriptedChatModel(replies=[reply("Noted.")], repeat_last=True)
     agent = Agent(settings, chat_model=model, tools=[], critic=None)
-    weekdays = agent.ask("The harbour ferry leaves at 7 on weekdays.", "a")
-    weekends = agent.ask("The harbour ferry leaves at 9 on weekends.", "b")
+    weekdays = agent.turns.ask("The harbour ferry leaves at 7 on weekdays.", "a")
+    weekends = agent.turns.ask("The harbour ferry leaves at 9 on weekends.", "b")
     return agent, weekdays, weekends
 
 
@@ -146,7 +146,7 @@ def test_feedback_on_a_data_dir_without_memory_writes_no_queue(tmp_path: Path) -
     settings = load_settings(config)
     model = ScriptedChatModel(replies=[reply("Noted.")], repeat_last=True)
     agent = Agent(settings, chat_model=model, tools=[], critic=None)
-    turn = agent.ask("Hello there.", "a")
+    turn = agent.turns.ask("Hello there.", "a")
     agent.close()
     said, _ = rate(config, turn, 4)
     assert "Recorded rating 4" in said and "(0 engram(s) annotated)" in said

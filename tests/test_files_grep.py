@@ -225,7 +225,7 @@ def test_a_turn_greps_a_document_reads_the_page_and_cites_it(tmp_path: Path) -> 
     model = ScriptedChatModel(replies=[grep, read_the_page, answer_from_the_page])
     tools = file_tools(settings, folders=folders)
     agent = Agent(settings, chat_model=model, tools=tools, memory=None, critic=None)
-    payload = agent.ask("When was the tidal mill restored, say my papers?", "s1")
+    payload = agent.turns.ask("When was the tidal mill restored, say my papers?", "s1")
     seen = agent.services.chat_model.seen
     listing = agent.services.listing_tools()
     agent.close()

@@ -192,7 +192,7 @@ def test_budget_question_searches_then_reads_and_cites_evidence(
 ) -> None:
     search = reply("", tool_calls=[{"name": "search_files", "args": {"query": "budget"}}])
     agent = agent_for(tmp_path, notes, [search, read_top_hit, answer_from_file])
-    payload = agent.ask("What does my notes file say about the budget?", "s1")
+    payload = agent.turns.ask("What does my notes file say about the budget?", "s1")
     agent.close()
     assert [c["tool"] for c in payload["tool_calls"]] == ["search_files", "read_file"]
     assert all(c["error"] is None for c in payload["tool_calls"])
@@ -216,7 +216,7 @@ def test_budget_question_searches_then_reads_and_cites_evidence(
 def test_path_traversal_request_is_refused_in_a_turn(tmp_path: Path, notes: Path) -> None:
     ask = reply("", tool_calls=[{"name": "read_file", "args": {"path": "../../etc/passwd"}}])
     agent = agent_for(tmp_path, notes, [ask, reply("I cannot read that file.")])
-    payload = agent.ask("Show me ../../etc/passwd", "s1")
+    payload = agent.turns.ask("Show me ../../etc/passwd", "s1")
     second_prompt = agent.services.chat_model.seen[1]
     agent.close()
     [call] = payload["tool_calls"]
@@ -260,7 +260,7 @@ def test_injected_file_cannot_get_the_ssh_key_read(
 
     first = reply("", tool_calls=[{"name": "read_file", "args": {"path": "meeting.md"}}])
     agent = agent_for(tmp_path, notes, [first, obey_the_file, reply("The key could not be read.")])
-    payload = agent.ask("Summarise my meeting notes", "s1")
+    payload = agent.turns.ask("Summarise my meeting notes", "s1")
     seen = agent.services.chat_model.seen
     agent.close()
     injected = next(m for m in seen[1] if isinstance(m, ToolMessage))

@@ -54,7 +54,7 @@ def turns_of(home: Path, session: str) -> list[dict]:
     settings = make_settings(home, system={"data_dir": str(home), "checkpoint_path": None})
     agent = Agent(settings, **offline_parts())
     try:
-        return list(agent.history(session))
+        return list(agent.sessions.history(session))
     finally:
         agent.close()
 

@@ -44,7 +44,7 @@ def make_agent(tmp_path: Path, replies: list, tools: list[Tool] | None = None, *
 
 def test_answer_without_tools_has_thinking_and_events(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, [reply("Paris.", thinking="The capital of France is Paris.")])
-    payload = agent.ask("What is the capital of France?", "s1")
+    payload = agent.turns.ask("What is the capital of France?", "s1")
     assert payload["answer"] == "Paris."
     assert payload["thinking"] == "The capital of France is Paris."
     assert payload["tool_calls"] == []
@@ -62,7 +62,7 @@ def test_tool_round_trip_records_call_and_wraps_output(tmp_path: Path) -> None:
         reply("It said hi.", thinking="got it"),
     ]
     agent = make_agent(tmp_path, model_replies, [echo_tool()])
-    payload = agent.ask("say hi", "s1")
+    payload = agent.turns.ask("say hi", "s1")
     assert payload["answer"] == "It said hi."
     [call] = payload["tool_calls"]
     assert call["tool"] == "echo" and call["args"] == {"text": "hi"}
@@ -88,7 +88,7 @@ def test_concurrent_tool_calls_run_at_once(tmp_path: Path) -> None:
     together = Tool("echo", "echo tool", TEXT, run, effects="read")
     calls = [{"name": "echo", "args": {"text": str(i)}, "id": f"c{i}"} for i in range(3)]
     agent = make_agent(tmp_path, [reply("", tool_calls=calls), reply("done")], [together])
-    payload = agent.ask("three at once", "s1")
+    payload = agent.turns.ask("three at once", "s1")
     assert [c["result"] for c in payload["tool_calls"]] == ["echo: 0", "echo: 1", "echo: 2"]
     assert met == [True, True, True], "the three calls did not run at once"
 
@@ -104,7 +104,7 @@ def test_timeout_error_and_unknown_tool_resume_generation(tmp_path: Path) -> Non
         [reply("", tool_calls=calls), reply("Recovered.")],
         [echo_tool("slow", delay=3, timeout=0.3), failing_tool()],
     )
-    payload = agent.ask("try everything", "s1")
+    payload = agent.turns.ask("try everything", "s1")
     by_tool = {c["tool"]: c for c in payload["tool_calls"]}
     assert by_tool["slow"]["result"] == "[tool timeout after 0.3s]"
     assert by_tool["flaky"]["result"] == "[tool error: fetch failed: 503]"
@@ -123,7 +123,7 @@ def test_loop_guard_forces_synthesis_without_tools(tmp_path: Path) -> None:
     model = ScriptedChatModel(replies=[*looping, reply("Best effort answer.")])
     settings = make_settings(tmp_path, generator={"max_tool_iterations": 3})
     agent = Agent(settings, chat_model=model, tools=[echo_tool()], memory=None, critic=None)
-    payload = agent.ask("loop forever", "s1")
+    payload = agent.turns.ask("loop forever", "s1")
     assert payload["answer"] == "Best effort answer."
     assert len(payload["tool_calls"]) == 3
     assert "tool.loop_limit" in payload["events"]
@@ -141,8 +141,8 @@ def test_follow_up_sees_history_but_never_thinking(tmp_path: Path) -> None:
     )
     settings = make_settings(tmp_path)
     agent = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
-    agent.ask("Tell me about the Python GIL.", "s1")
-    agent.ask("Why was it introduced?", "s1")
+    agent.turns.ask("Tell me about the Python GIL.", "s1")
+    agent.turns.ask("Why was it introduced?", "s1")
     second_prompt: list[BaseMessage] = model.seen[1]
     texts = [str(m.content) for m in second_prompt]
     assert "Tell me about the Python GIL." in texts
@@ -151,7 +151,7 @@ def test_follow_up_sees_history_but_never_thinking(tmp_path: Path) -> None:
     for m in second_prompt:
         if isinstance(m, AIMessage):
             assert "reasoning_content" not in m.additional_kwargs
-    history = agent.history("s1")
+    history = agent.sessions.history("s1")
     assert [h["user"] for h in history] == [
         "Tell me about the Python GIL.",
         "Why was it introduced?",
@@ -164,7 +164,7 @@ def test_history_window_is_trimmed_to_max_turns(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, generator={"max_turns": 3})
     agent = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
     for i in range(6):
-        agent.ask(f"question {i}", "s1")
+        agent.turns.ask(f"question {i}", "s1")
     last_prompt = [str(m.content) for m in model.seen[-1]]
     assert "question 5" in last_prompt and "question 2" in last_prompt
     assert "question 1" not in last_prompt
@@ -172,16 +172,16 @@ def test_history_window_is_trimmed_to_max_turns(tmp_path: Path) -> None:
 
 def test_inline_thinking_is_moved_out_of_the_answer(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, [reply("<think>weighing options</think>Paris.")])
-    payload = agent.ask("capital?", "s1")
+    payload = agent.turns.ask("capital?", "s1")
     assert payload["answer"] == "Paris." and payload["thinking"] == "weighing options"
 
 
 def test_empty_and_overlong_queries_are_refused(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, [reply("never")], max_query_chars=50)
     with pytest.raises(InvalidQuery, match="empty"):
-        agent.ask("   ", "s1")
+        agent.turns.ask("   ", "s1")
     with pytest.raises(InvalidQuery, match="limit is 50"):
-        agent.ask("x" * 51, "s1")
+        agent.turns.ask("x" * 51, "s1")
     # The graph itself refuses too (notebook use), ending the turn with an error.
     graph = agent.graph
     state = graph.invoke({"query": ""}, {"configurable": {"thread_id": "s2"}})
@@ -193,7 +193,7 @@ def test_text_tool_call_is_parsed_and_repair_sent_once(tmp_path: Path) -> None:
     bad = reply('<tool_call>{"name": "echo", "arguments": {"wrong": 1}}</tool_call>')
     good = reply('<tool_call>{"name": "echo", "arguments": {"text": "ok"}}</tool_call>')
     agent = make_agent(tmp_path, [bad, good, reply("Echoed ok.")], [echo_tool()])
-    payload = agent.ask("echo please", "s1")
+    payload = agent.turns.ask("echo please", "s1")
     assert payload["answer"] == "Echoed ok."
     assert payload["tool_calls"][0]["args"] == {"text": "ok"}
     assert "tool.repair" in payload["events"]
@@ -201,8 +201,8 @@ def test_text_tool_call_is_parsed_and_repair_sent_once(tmp_path: Path) -> None:
 
 def test_missing_session_gets_a_new_one(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, [reply("a"), reply("b")])
-    first = agent.ask("one")
-    second = agent.ask("two")
+    first = agent.turns.ask("one")
+    second = agent.turns.ask("two")
     assert first["session_id"] and second["session_id"]
     assert first["session_id"] != second["session_id"]
 
@@ -237,7 +237,7 @@ def test_two_sessions_do_not_mix_when_run_together(tmp_path: Path) -> None:
 
     def run(session: str) -> None:
         for i in range(3):
-            results[f"{session}{i}"] = agent.ask(f"{session}-{i}", session)["answer"]
+            results[f"{session}{i}"] = agent.turns.ask(f"{session}-{i}", session)["answer"]
 
     threads = [threading.Thread(target=run, args=(s,)) for s in ("A", "B")]
     for t in threads:
@@ -245,4 +245,4 @@ def test_two_sessions_do_not_mix_when_run_together(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert results == {f"{s}{i}": f"echo {s}-{i}" for s in "AB" for i in range(3)}
-    assert [h["user"] for h in agent.history("A")] == ["A-0", "A-1", "A-2"]
+    assert [h["user"] for h in agent.sessions.history("A")] == ["A-0", "A-1", "A-2"]

@@ -46,9 +46,9 @@ def test_a_turn_reuses_the_shared_pool(tmp_path: Path, started_threads: list[str
         try:
             for question in ("What is the capital of France?", "What is the Python GIL?"):
                 started_threads.clear()
-                payload = agent.start(question, "pool", tokens=False).until_final()
+                payload = agent.turns.start(question, "pool", tokens=False).until_final()
                 assert payload["answer"] and payload["critique"]
-                assert agent.wait_idle(30)
+                assert agent.turns.wait_idle(30)
         finally:
             agent.close()
     # The second turn: its own worker and the critic's deadline thread, nothing for LangGraph.

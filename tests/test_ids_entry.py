@@ -59,19 +59,19 @@ def test_agent_refuses_bad_ids_at_every_method(tmp_path: Path, bad: str) -> None
     agent = scripted_agent(tmp_path)
     try:
         for call in (
-            lambda: agent.stream("hi", bad),
-            lambda: agent.start("hi", bad),
-            lambda: agent.ask("hi", bad),
-            lambda: agent.history(bad),
-            lambda: agent.checkpoints(bad),
-            lambda: agent.state(bad),
-            lambda: agent.exists(bad),
-            lambda: agent.feedback(bad, "q", 3),
-            lambda: agent.replay(bad, "c"),
+            lambda: agent.turns.stream("hi", bad),
+            lambda: agent.turns.start("hi", bad),
+            lambda: agent.turns.ask("hi", bad),
+            lambda: agent.sessions.history(bad),
+            lambda: agent.sessions.checkpoints(bad),
+            lambda: agent.sessions.state(bad),
+            lambda: agent.sessions.exists(bad),
+            lambda: agent.ratings.feedback(bad, "q", 3),
+            lambda: agent.timetravel.replay(bad, "c"),
         ):
             with pytest.raises(InvalidId, match="use 1-128 characters"):
                 call()
-        assert agent.sessions() == []
+        assert agent.sessions.recent() == []
     finally:
         agent.close()
 
@@ -149,7 +149,7 @@ def test_each_request_checks_its_session_id_once(
         with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=30) as client:
             rule_applied.clear()
             first = client.post("/query", json={"query": "hello", "session_id": "s-1"})
-            assert first.status_code == 200 and agent.wait_idle(30)
+            assert first.status_code == 200 and agent.turns.wait_idle(30)
             assert rule_applied == ["s-1"]
 
             rule_applied.clear()
@@ -157,11 +157,11 @@ def test_each_request_checks_its_session_id_once(
                 running = pool.submit(
                     client.post, "/query", json={"query": "one", "session_id": "s-1"}
                 )
-                while not agent.is_running("s-1") and not running.done():
+                while not agent.turns.is_running("s-1") and not running.done():
                     time.sleep(0.01)
                 second = client.post("/query", json={"query": "two", "session_id": "s-1"})
                 assert running.result().status_code == second.status_code == 200
-            assert agent.wait_idle(30)
+            assert agent.turns.wait_idle(30)
             assert rule_applied == ["s-1", "s-1"]
 
             rule_applied.clear()
@@ -196,7 +196,7 @@ def test_an_app_turn_checks_its_session_id_once(tmp_path: Path, rule_applied: li
         ui.build()
         rule_applied.clear()
         updates = list(ui.chat_tab.chat.respond("hello", "s-app", [], {}, []))
-        assert agent.wait_idle(30)
+        assert agent.turns.wait_idle(30)
         assert "ok" in str(updates[-1][ui.chat_tab.conversation.chatbot])  # answered
         assert rule_applied == ["s-app"]
 
@@ -225,12 +225,12 @@ def test_a_chat_turn_checks_its_session_id_once(
         rule_applied.clear()
         chatted = CliRunner().invoke(cli, ["chat", "--session", "s-chat"], input="hello\n/exit\n")
         assert chatted.exit_code == 0, chatted.output
-        assert agent.wait_idle(30)
+        assert agent.turns.wait_idle(30)
         assert rule_applied == ["s-chat"]
     finally:
         agent.close()  # (chat closes it too)
     reader = scripted_agent(tmp_path)
     try:
-        assert [t["assistant"] for t in reader.history("s-chat")] == ["ok"]
+        assert [t["assistant"] for t in reader.sessions.history("s-chat")] == ["ok"]
     finally:
         reader.close()

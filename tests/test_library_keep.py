@@ -151,8 +151,8 @@ def test_a_chat_turn_keeps_its_page_cites_it_and_kept_text_reaches_the_model_as_
         )
         agent = Agent(settings)
         try:
-            first = agent.ask(f"Read {url}", session_id="s-mill")
-            agent.ask("What does my library say about flour?", session_id="s-mill")
+            first = agent.turns.ask(f"Read {url}", session_id="s-mill")
+            agent.turns.ask("What does my library say about flour?", session_id="s-mill")
             [entry] = agent.library.library.entries("local")
         finally:
             agent.close()

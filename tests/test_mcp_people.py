@@ -166,7 +166,7 @@ def test_bob_never_sees_alices_documents_runs_or_memories(team: dict[str, Any]) 
     agent: Agent = team["agent"]
     assert agent.research.payload(alice["run_id"], Person("alice"))["status"] == "done"
     assert agent.access.session_owner(alice["session_id"]) == "alice"
-    assert agent.wait_idle(60)
+    assert agent.turns.wait_idle(60)
     audit = agent.settings.data_dir / "runs" / alice["session_id"]
     records = [json.loads(p.read_text()) for p in audit.glob("*.json")]
     assert [r["owner"] for r in records] == ["alice"]  # the audit log names its caller

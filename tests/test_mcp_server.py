@@ -181,19 +181,19 @@ def test_ask_is_an_ordinary_turn(served: dict[str, Any]) -> None:
     assert read["critique_pending"] is False and critique["score"] == 4, critique
     assert "answers the instruction" in critique["feedback"]
     session_id = first["session_id"]
-    assert agent.wait_idle(60)  # the critic and memory finish after the answer
-    history = agent.history(session_id)
+    assert agent.turns.wait_idle(60)  # the critic and memory finish after the answer
+    history = agent.sessions.history(session_id)
     assert [t["user"] for t in history] == ["Where is Kelsby?", "And its bridge?"]
     assert [t["query_id"] for t in history] == [first["query_id"], again["query_id"]]
-    assert any(s["session_id"] == session_id for s in agent.sessions(50))  # the app's list
-    assert len(agent.checkpoints(session_id)) >= 2  # time travel
+    assert any(s["session_id"] == session_id for s in agent.sessions.recent(50))  # the app's list
+    assert len(agent.sessions.checkpoints(session_id)) >= 2  # time travel
     assert agent.access.session_owner(session_id) == "local"
     runs = agent.settings.data_dir / "runs" / session_id
     deadline = time.monotonic() + 30
     while len(list(runs.glob("*.json"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(list(runs.glob("*.json"))) == 2  # the audit log, one record per turn
-    rated = agent.feedback(session_id, first["query_id"], rating=5)
+    rated = agent.ratings.feedback(session_id, first["query_id"], rating=5)
     assert rated["rating"] == 5
 
 
@@ -384,7 +384,7 @@ def test_a_cancelled_ask_stops_its_turn(served: dict[str, Any]) -> None:
 
                 async def cancel_once_running() -> None:
                     with anyio.fail_after(60):
-                        while not agent.is_running("mcp-cancelled"):
+                        while not agent.turns.is_running("mcp-cancelled"):
                             await anyio.sleep(0.02)
                     call.cancel()  # the SDK sends notifications/cancelled for the call
 
@@ -398,13 +398,13 @@ def test_a_cancelled_ask_stops_its_turn(served: dict[str, Any]) -> None:
     served["fake"].delay_s = 2.0  # the model is still thinking when the call is cancelled
     try:
         caught, after = anyio.run(cancelled)
-        assert agent.wait_idle(60)
+        assert agent.turns.wait_idle(60)
     finally:
         served["fake"].delay_s = 0.0
     assert caught and "documents" in after  # the session went on after the cancel
     recorded: list[Any] = []
     with suppress(UnknownTurn):  # no session at all: nothing recorded either
-        recorded = list(agent.history("mcp-cancelled"))
+        recorded = list(agent.sessions.history("mcp-cancelled"))
     assert recorded == []  # stopped before its answer, as POST /sessions/{id}/stop stops it
 
 

@@ -51,14 +51,14 @@ def test_ines_is_remembered_as_a_fact_and_recalled_unasked(
         )
         agent = Agent(settings, backend="ollama")
 
-        told = agent.ask("Remember that my sister's name is Ines.", "first")
+        told = agent.turns.ask("Remember that my sister's name is Ines.", "first")
         [saved] = told["memory_saved"]
         assert saved["error"] is None and "Ines" in saved["content"]
         assert "memory.saved" in told["events"]
         assert told["answer"] == "Saved to memory: The user's sister's name is Ines."
 
         # Another session, no "remember" in the question: memory is consulted before answering.
-        asked = agent.ask("What is my sister's name?", "second")
+        asked = agent.turns.ask("What is my sister's name?", "second")
         recall = next(e for e in asked["event_log"] if e["subject"] == "memory.recall")
         assert recall["auto"] is True and saved["id"] in recall["ids"]
         assert asked["events"].index("memory.recall") < asked["events"].index("response.generation")
@@ -77,19 +77,19 @@ def test_ines_is_remembered_as_a_fact_and_recalled_unasked(
         recalled, _, question = split_memory(seen)
         assert question == "What is my sister's name?"
         assert (saved["id"], "The user's sister's name is Ines.") in recalled
-        assert agent.history("second")[0]["user"] == "What is my sister's name?"
+        assert agent.sessions.history("second")[0]["user"] == "What is my sister's name?"
 
         # The model was asked for facts with a JSON schema and without thinking.
         extraction = next(r for r in server.chat_requests if isinstance(r.get("format"), dict))
         assert extraction["think"] is False and "facts" in extraction["format"]["properties"]
 
         # A page that plants a fact about the person is read, answered from, and forgotten.
-        read = agent.ask(f"Summarize {page_server}/names.html for me", "third")
+        read = agent.turns.ask(f"Summarize {page_server}/names.html for me", "third")
         assert [c["tool"] for c in read["tool_calls"]] == ["web_fetch"]
         assert "Gertrude" in read["tool_calls"][0]["result"]
         ingested = next(e for e in read["event_log"] if e["subject"] == "memory.ingested")
         assert ingested["facts"] == [] and ingested["tool_words_cut"] > 0
-        again = agent.ask("What is my sister's name?", "fourth")
+        again = agent.turns.ask("What is my sister's name?", "fourth")
         assert "Ines" in again["answer"] and "Gertrude" not in again["answer"]
         agent.close()
 

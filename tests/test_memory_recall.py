@@ -45,7 +45,7 @@ def test_memories_are_recalled_before_answering_as_delimited_data(tmp_path: Path
     fid = _fact(agent, "The user's dog is called Rex.", "dog name")
     _fact(agent, "The user's favourite tea is sencha.", "favourite tea")
 
-    payload = agent.ask("What is my dog called?", "s1")
+    payload = agent.turns.ask("What is my dog called?", "s1")
     recall = next(e for e in payload["event_log"] if e["subject"] == "memory.recall")
     assert recall["auto"] is True and recall["ids"][0] == fid and recall["k"] == 3
     assert payload["memory_hits"][0]["id"] == fid and payload["memory_hits"][0]["kind"] == "fact"
@@ -54,15 +54,15 @@ def test_memories_are_recalled_before_answering_as_delimited_data(tmp_path: Path
     assert f"[{fid}] (similarity" in seen and "The user's dog is called Rex." in seen
     assert "not instructions" in seen
     # The person sees the same messages; history keeps the question alone.
-    prompt = agent.prompt_messages("s1")
+    prompt = agent.sessions.prompt_messages("s1")
     assert prompt[-1]["content"] == seen
-    assert agent.history("s1")[0]["user"] == "What is my dog called?"
+    assert agent.sessions.history("s1")[0]["user"] == "What is my dog called?"
 
 
 def test_auto_recall_off_and_facts_off_leave_the_question_alone(tmp_path: Path) -> None:
     agent = _agent(tmp_path, auto_recall=False, facts="off")
     _fact(agent, "The user's dog is called Rex.", "dog name")
-    payload = agent.ask("Remember that my dog is called Rex. What is my dog called?", "s1")
+    payload = agent.turns.ask("Remember that my dog is called Rex. What is my dog called?", "s1")
     assert "memory.recall" not in payload["events"] and "memory.saved" not in payload["events"]
     assert payload["memory_hits"] == [] and payload["memory_saved"] == []
     assert _question_seen(agent) == "Remember that my dog is called Rex. What is my dog called?"
@@ -71,7 +71,7 @@ def test_auto_recall_off_and_facts_off_leave_the_question_alone(tmp_path: Path) 
 
 def test_remember_that_saves_before_answering_and_the_payload_says_so(tmp_path: Path) -> None:
     agent = _agent(tmp_path)
-    payload = agent.ask("Please remember that my locker number is 42.", "s1")
+    payload = agent.turns.ask("Please remember that my locker number is 42.", "s1")
     [saved] = payload["memory_saved"]
     assert saved["content"] == "The user's locker number is 42." and saved["error"] is None
     saved_event = next(e for e in payload["event_log"] if e["subject"] == "memory.saved")
@@ -102,25 +102,25 @@ def test_a_remember_request_is_saved_once_for_a_model_that_cannot_call_tools(
     model = ScriptedChatModel(replies=[reply("Noted: your sister is Ines.")], repeat_last=True)
     agent = Agent(settings, chat_model=model, critic=None, native_tools=False)
     assert "save_memory" in agent.services.tools and agent.services.router is not None
-    payload = agent.ask("Remember that my sister's name is Ines.", "s1")
+    payload = agent.turns.ask("Remember that my sister's name is Ines.", "s1")
     assert [s["content"] for s in payload["memory_saved"]] == ["The user's sister's name is Ines."]
     assert payload["events"].count("memory.saved") == 1
     assert "tool.request.save_memory" not in payload["events"]
     assert payload["tool_calls"] == []
     # A question still gets the router's help.
-    asked = agent.ask("What did I tell you about my sister?", "s2")
+    asked = agent.turns.ask("What did I tell you about my sister?", "s2")
     assert [c["tool"] for c in asked["tool_calls"]] == ["recall_memory"]
     agent.close()
 
 
 def test_a_newer_fact_from_a_turn_replaces_the_older_in_recall(tmp_path: Path) -> None:
     agent = _agent(tmp_path)
-    first = agent.ask("My sister's name is Ines.", "s1")
-    second = agent.ask("Sorry, I misspoke: my sister's name is Ana.", "s2")
+    first = agent.turns.ask("My sister's name is Ines.", "s1")
+    second = agent.turns.ask("Sorry, I misspoke: my sister's name is Ana.", "s2")
     [ines] = next(e for e in first["event_log"] if e["subject"] == "memory.ingested")["facts"]
     ingested = next(e for e in second["event_log"] if e["subject"] == "memory.ingested")
     assert ingested["superseded"] == [ines]
-    asked = agent.ask("What's my sister's name?", "s3")
+    asked = agent.turns.ask("What's my sister's name?", "s3")
     facts = [h["content"] for h in asked["memory_hits"] if h["kind"] == "fact"]
     assert facts == ["The user's sister's name is Ana."]
     listed = agent.services.memory.list(kind="fact")
@@ -145,7 +145,9 @@ def test_tool_output_never_becomes_memory(tmp_path: Path) -> None:
         reply(answer),
         tools=[fetch],
     )
-    payload = agent.ask("What are popular girls' names in Lisbon? I'm naming my daughter.", "s1")
+    payload = agent.turns.ask(
+        "What are popular girls' names in Lisbon? I'm naming my daughter.", "s1"
+    )
     ingested = next(e for e in payload["event_log"] if e["subject"] == "memory.ingested")
     assert ingested["facts"] == [] and ingested["tool_words_cut"] >= 20
     [episode] = agent.services.memory.list()
@@ -161,7 +163,7 @@ def test_memory_failures_are_events_and_the_turn_still_answers(tmp_path: Path) -
     store = EngramStore.open(settings, OllamaEmbedder("http://127.0.0.1:9"))  # nobody there
     model = ScriptedChatModel(replies=[reply("I could not save it, sorry.")])
     agent = Agent(settings, chat_model=model, tools=[], memory=store, critic=None)
-    payload = agent.ask("Remember that my locker number is 42. What is 2+2?", "s1")
+    payload = agent.turns.ask("Remember that my locker number is 42. What is 2+2?", "s1")
     assert payload["answer"].startswith("Could not save to memory: The user's locker number is 42")
     assert payload["answer"].endswith("\n\nI could not save it, sorry.")  # then the model's
     assert {"memory.save_failed", "memory.recall_failed", "memory.ingest_failed"} <= set(
@@ -177,10 +179,10 @@ def test_a_queued_turn_keeps_its_facts_until_memory_is_back(tmp_path: Path) -> N
     store = agent.services.memory
     good = store.embedder
     store.embedder = OllamaEmbedder("http://127.0.0.1:9")  # embedding fails for a while
-    failed = agent.ask("My car is a green Fiat.", "s1")
+    failed = agent.turns.ask("My car is a green Fiat.", "s1")
     assert "memory.ingest_failed" in failed["events"] and store.count() == 0
     store.embedder = good
-    later = agent.ask("Thanks!", "s2")
+    later = agent.turns.ask("Thanks!", "s2")
     ingested = next(e for e in later["event_log"] if e["subject"] == "memory.ingested")
     assert ingested["retried"] == 1
     assert [r["content"] for r in store.list(kind="fact")] == ["The user's car is a green Fiat."]
@@ -194,7 +196,7 @@ def test_a_memory_recalled_twice_in_a_turn_is_listed_once(tmp_path: Path) -> Non
     agent = Agent(settings, chat_model=model, critic=None)  # the real recall_memory tool
     fid = _fact(agent, "The user's dog is called Rex.", "dog name")
 
-    payload = agent.ask("What is my dog called?", "s1")
+    payload = agent.turns.ask("What is my dog called?", "s1")
     assert [c["tool"] for c in payload["tool_calls"]] == ["recall_memory"]
     assert fid in payload["tool_calls"][0]["result"]  # the tool found it again
     ids = [h["id"] for h in payload["memory_hits"]]

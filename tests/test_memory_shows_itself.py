@@ -40,18 +40,18 @@ def test_a_save_is_the_reply_and_then_relevant_only_to_questions_about_the_perso
     tmp_path: Path,
 ) -> None:
     agent, model = _agent(tmp_path, "Red, yellow and blue.", "Your favourite colour is green.")
-    told = agent.ask("Remember that my favourite colour is green.", "s1")
+    told = agent.turns.ask("Remember that my favourite colour is green.", "s1")
     assert told["answer"] == SAVED and model.seen == []  # no model was asked
     [saved] = told["memory_saved"]
     assert saved["content"] == COLOUR and saved["error"] is None
 
-    general = agent.ask("Name three primary colours.", "s2")
+    general = agent.turns.ask("Name three primary colours.", "s2")
     assert general["memory_hits"] == [] and "<memory>" not in _seen(model)
     assert general["answer"] == "Red, yellow and blue."
     recall = next(e for e in general["event_log"] if e["subject"] == "memory.recall")
     assert recall["hits"] == 0
 
-    mine = agent.ask("What is my favourite colour?", "s3")
+    mine = agent.turns.ask("What is my favourite colour?", "s3")
     assert [h["content"] for h in mine["memory_hits"]] == [COLOUR]
     assert COLOUR in _seen(model)
     agent.close()
@@ -59,7 +59,7 @@ def test_a_save_is_the_reply_and_then_relevant_only_to_questions_about_the_perso
 
 def test_a_request_beside_a_question_is_confirmed_before_the_answer(tmp_path: Path) -> None:
     agent, model = _agent(tmp_path, "A mushroom risotto.")
-    payload = agent.ask("Remember that I am vegetarian. What should I cook tonight?", "s1")
+    payload = agent.turns.ask("Remember that I am vegetarian. What should I cook tonight?", "s1")
     assert payload["answer"] == "Saved to memory: The user is vegetarian.\n\nA mushroom risotto."
     assert "Saved to memory just now, as the user asked" in _seen(model)
     agent.close()
@@ -71,7 +71,7 @@ def test_a_reply_the_guard_replaced_is_not_remembered(tmp_path: Path) -> None:
         f"not instructions.]\n\n{COLOUR}\n\nThe user's favourite colour is blue."
     )  # what the demo model wrote for "Name three primary colours." (seen on this machine)
     agent, _ = _agent(tmp_path, echo)
-    payload = agent.ask("My car is a blue Fiat. Name three primary colours.", "s1")
+    payload = agent.turns.ask("My car is a blue Fiat. Name three primary colours.", "s1")
     assert payload["answer"].startswith("The model could not answer this question")
     fallback = next(e for e in payload["event_log"] if e["subject"] == "answer.fallback")
     assert fallback["reason"] == "a copy of the memory it was shown"

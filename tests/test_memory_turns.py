@@ -31,9 +31,9 @@ def ollama_agent(tmp_path: Path, url: str) -> Agent:
 def test_a_fact_told_in_one_session_is_recalled_in_another(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as server:
         agent = ollama_agent(tmp_path, server.url)
-        told = agent.ask("My favourite colour is teal.", "first")
+        told = agent.turns.ask("My favourite colour is teal.", "first")
         assert "memory.ingested" in told["events"]
-        asked = agent.ask("What did I tell you about my favourite colour?", "second")
+        asked = agent.turns.ask("What did I tell you about my favourite colour?", "second")
         assert [c["tool"] for c in asked["tool_calls"]] == ["recall_memory"]
         assert "memory.recall" in asked["events"]
         hit = next(h for h in asked["memory_hits"] if "teal" in h["content"])
@@ -48,28 +48,28 @@ def test_a_fact_told_in_one_session_is_recalled_in_another(tmp_path: Path) -> No
 def test_critique_grades_each_turn_and_ratings_reach_the_engram(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as server:
         agent = ollama_agent(tmp_path, server.url)
-        payload = agent.ask("What is the capital of France?", "s1")
+        payload = agent.turns.ask("What is the capital of France?", "s1")
         critique = payload["critique"]
         assert critique["score"] in (1, 2, 3, 4, 5) and critique["feedback"]
         assert "critique.result" in payload["events"]
         engram = next(e for e in agent.services.memory.list() if "Paris" in e["content"])
         assert engram["critic_score"] == critique["score"]
 
-        result = agent.feedback("s1", payload["query_id"], 5, "spot on")
+        result = agent.ratings.feedback("s1", payload["query_id"], 5, "spot on")
         assert [e["subject"] for e in result["events"]] == ["user.feedback", "reward.event"]
         assert result["engrams_annotated"] == 1
         engram = agent.services.memory.get(engram["id"])
         assert engram["reward"] == 5
         with pytest.raises(LookupError, match="No turn"):
-            agent.feedback("s1", "not-a-turn", 3)
+            agent.ratings.feedback("s1", "not-a-turn", 3)
         agent.close()
 
         # The rating survives a restart, in the session's state and its event log.
         again = ollama_agent(tmp_path, server.url)
-        state = again.state("s1")
+        state = again.sessions.state("s1")
         assert state["rewards"][payload["query_id"]]["rating"] == 5
         assert [e["subject"] for e in state["event_log"]][-2:] == ["user.feedback", "reward.event"]
-        assert again.history("s1")[0]["reward"]["rating"] == 5
+        assert again.sessions.history("s1")[0]["reward"]["rating"] == 5
 
 
 @pytest.mark.parametrize("rated_with", ["memory open", "memory not open"])
@@ -79,8 +79,8 @@ def test_ratings_change_recall_order(tmp_path: Path, rated_with: str) -> None:
     settings = make_settings(tmp_path, memory={"embedder": "lexical"})
     model = ScriptedChatModel(replies=[reply("Noted.")], repeat_last=True)
     agent = Agent(settings, chat_model=model, tools=[], critic=None)
-    first = agent.ask("The harbour ferry leaves at 7 on weekdays.", "a")
-    second = agent.ask("The harbour ferry leaves at 9 on weekends.", "b")
+    first = agent.turns.ask("The harbour ferry leaves at 7 on weekdays.", "a")
+    second = agent.turns.ask("The harbour ferry leaves at 9 on weekends.", "b")
     store = agent.services.memory
     query = "When does the harbour ferry leave?"
     before = [h["content"] for h in store.recall(query, k=2)]
@@ -89,8 +89,8 @@ def test_ratings_change_recall_order(tmp_path: Path, rated_with: str) -> None:
     if rated_with == "memory not open":
         rater = Agent(settings, chat_model=model, tools=[], critic=None, memory=None)
     given = [
-        rater.feedback(high["session_id"], high["query_id"], 5),
-        rater.feedback(low["session_id"], low["query_id"], 1),
+        rater.ratings.feedback(high["session_id"], high["query_id"], 5),
+        rater.ratings.feedback(low["session_id"], low["query_id"], 1),
     ]
     counts = [1, 1] if rater is agent else [None, None]  # None: waits for memory
     assert [g["engrams_annotated"] for g in given] == counts
@@ -117,7 +117,7 @@ def test_planted_facts_are_recalled_through_real_turns(tmp_path: Path) -> None:
     teller = ScriptedChatModel(replies=[reply("Noted.")], repeat_last=True)
     agent = Agent(settings, chat_model=teller, tools=[], critic=None)
     for i, item in enumerate(FACTS["facts"][:30]):
-        agent.ask(item["fact"], f"tell-{i}")
+        agent.turns.ask(item["fact"], f"tell-{i}")
     asker = Agent(
         settings,
         chat_model=ScriptedChatModel(replies=[_recall_then_answer], repeat_last=True),
@@ -127,7 +127,7 @@ def test_planted_facts_are_recalled_through_real_turns(tmp_path: Path) -> None:
     )
     found = 0
     for i, item in enumerate(FACTS["facts"][:30]):
-        payload = asker.ask(item["question"], f"ask-{i}")
+        payload = asker.turns.ask(item["question"], f"ask-{i}")
         # The turn's hits: first those recalled before answering, then the tool's top 3.
         auto = next(e["hits"] for e in payload["event_log"] if e.get("auto"))
         top3 = [h["content"] for h in payload["memory_hits"][auto : auto + 3]]
@@ -183,15 +183,15 @@ def test_the_recall_started_ahead_is_the_turns_recall(tmp_path: Path) -> None:
             web={"search": {"provider": "mock"}},
         )
         agent = Agent(settings, backend="ollama")
-        agent.ask("My favourite colour is teal.", "first")
-        agent.wait_idle(30)
+        agent.turns.ask("My favourite colour is teal.", "first")
+        agent.turns.wait_idle(30)
 
         ahead = recall_ahead(agent.services, f"  {question} ", pool.submit)
         assert ahead is not None and ahead.query == question
         found = ahead.hits.result()
         assert any("teal" in h["content"] for h in found)
         before = search_embeds(server)
-        asked = agent.ask(question, "second")  # the agent's own search ahead: one embedding
+        asked = agent.turns.ask(question, "second")  # the agent's own search ahead: one embedding
         assert search_embeds(server) == before + 1
         auto = next(e for e in asked["event_log"] if e["subject"] == "memory.recall")
         assert auto["ids"] == [h["id"] for h in found]

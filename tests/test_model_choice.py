@@ -112,7 +112,7 @@ def test_capabilities_decide_tools_and_thinking(tmp_path: Path) -> None:
         assert small.native_tools is False
         assert small.model.reasoning is None  # Ollama answers 400 to think=true here
         agent = Agent(settings, backend="ollama", model="gemma3:1b", memory=None, critic=None)
-        payload = agent.ask("What is the capital of France?", "s1")
+        payload = agent.turns.ask("What is the capital of France?", "s1")
         assert "Paris" in payload["answer"]
         assert srv.errors == [] and not srv.chat_requests[-1].get("tools")
         infos = {m.name: m for m in list_models(srv.url)}

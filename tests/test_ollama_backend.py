@@ -26,7 +26,7 @@ def test_thinking_arrives_apart_and_never_reaches_history(tmp_path: Path) -> Non
     with FakeOllama(RuleBrain()) as server:
         agent = ollama_agent(tmp_path, server.url)
         items: list[tuple[str, object]] = []
-        payload = agent.ask(
+        payload = agent.turns.ask(
             "What is the capital of France?", "s1", on_item=lambda k, d: items.append((k, d))
         )
         assert "Paris" in payload["answer"]
@@ -41,8 +41,8 @@ def test_thinking_arrives_apart_and_never_reaches_history(tmp_path: Path) -> Non
         assert request["options"]["num_ctx"] == 32000
         assert request["think"] is True and request["keep_alive"] == "10m"
 
-        agent.ask("Tell me about the Python GIL.", "s1")
-        follow_up = agent.ask("Why was it introduced?", "s1")
+        agent.turns.ask("Tell me about the Python GIL.", "s1")
+        follow_up = agent.turns.ask("Why was it introduced?", "s1")
         assert "What do you mean" not in follow_up["answer"], "the follow-up needs the first turn"
         sent = server.chat_requests[-1]["messages"]
         assert not any(m.get("thinking") for m in sent), "thinking went back to the model"
@@ -52,7 +52,7 @@ def test_thinking_arrives_apart_and_never_reaches_history(tmp_path: Path) -> Non
 def test_native_tool_calls_through_the_whole_loop(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as server:
         agent = ollama_agent(tmp_path, server.url)
-        payload = agent.ask("What major AI news broke this week?", "s1")
+        payload = agent.turns.ask("What major AI news broke this week?", "s1")
         assert [c["tool"] for c in payload["tool_calls"]] == ["web_search"]
         assert "Today's date: " in payload["tool_calls"][0]["result"]
         assert payload["tool_calls"][0]["provider"] == "mock"
@@ -64,7 +64,9 @@ def test_native_tool_calls_through_the_whole_loop(tmp_path: Path) -> None:
 
 def test_inline_think_tags_are_moved_to_thinking(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain(), think_mode="inline") as server:
-        payload = ollama_agent(tmp_path, server.url).ask("What is the capital of France?", "s1")
+        payload = ollama_agent(tmp_path, server.url).turns.ask(
+            "What is the capital of France?", "s1"
+        )
         assert "<think>" not in payload["answer"] and "Paris" in payload["answer"]
         assert payload["thinking"].strip()
 
@@ -83,7 +85,7 @@ def test_model_removed_after_start_names_the_pull_command(tmp_path: Path) -> Non
         agent = ollama_agent(tmp_path, server.url)
         server.models = ["other:1b"]  # `ollama rm gemma4:12b` while the app runs
         with pytest.raises(ModelUnavailable) as info:
-            agent.ask("hello", "s1")
+            agent.turns.ask("hello", "s1")
         assert "ollama pull gemma4:12b" in info.value.fix
 
 
@@ -96,24 +98,24 @@ def test_stream_broken_mid_answer_records_no_half_turn(tmp_path: Path) -> None:
     )
     with FakeOllama(script) as server:
         agent = ollama_agent(tmp_path, server.url)
-        agent.ask("first question", "s1")
+        agent.turns.ask("first question", "s1")
         with pytest.raises(ModelError) as info:
-            agent.ask("second question", "s1")
+            agent.turns.ask("second question", "s1")
         assert "broke mid-answer" in info.value.message
-        history = agent.history("s1")
+        history = agent.sessions.history("s1")
         assert [h["user"] for h in history] == ["first question"]
 
 
 def test_nothing_listening_says_how_to_start_ollama(tmp_path: Path) -> None:
     agent = ollama_agent(tmp_path, "http://127.0.0.1:9")
     with pytest.raises(ModelUnavailable) as info:
-        agent.ask("hello", "s1")
+        agent.turns.ask("hello", "s1")
     assert "ollama serve" in info.value.fix
 
 
 def test_loop_guard_with_a_model_that_never_stops(tmp_path: Path) -> None:
     with FakeOllama(LoopBrain("web_search")) as server:
-        payload = ollama_agent(tmp_path, server.url, max_tool_iterations=2).ask("news?", "s1")
+        payload = ollama_agent(tmp_path, server.url, max_tool_iterations=2).turns.ask("news?", "s1")
         assert "tool.loop_limit" in payload["events"]
         assert len(payload["tool_calls"]) == 2
         assert payload["answer"].startswith("Forced synthesis")

@@ -31,7 +31,7 @@ def test_reasoning_streams_apart_and_never_reaches_history(tmp_path: Path, field
     with FakeOllama(RuleBrain(), openai_reasoning_field=field) as server:
         agent = openai_agent(tmp_path, server.openai_url)
         items: list[tuple[str, object]] = []
-        payload = agent.ask(
+        payload = agent.turns.ask(
             "What is the capital of France?", "s1", on_item=lambda k, d: items.append((k, d))
         )
         assert "Paris" in payload["answer"] and payload["backend"] == "openai"
@@ -42,8 +42,8 @@ def test_reasoning_streams_apart_and_never_reaches_history(tmp_path: Path, field
         request = server.openai_requests[-1]
         assert request["stream"] is True and request["model"] == SEED_MODEL
 
-        agent.ask("Tell me about the Python GIL.", "s1")
-        follow_up = agent.ask("Why was it introduced?", "s1")
+        agent.turns.ask("Tell me about the Python GIL.", "s1")
+        follow_up = agent.turns.ask("Why was it introduced?", "s1")
         assert "What do you mean" not in follow_up["answer"]  # the history was sent
         sent = server.openai_requests[-1]["messages"]
         assert not any(field in m or "reasoning_content" in m for m in sent)
@@ -54,7 +54,7 @@ def test_reasoning_streams_apart_and_never_reaches_history(tmp_path: Path, field
 def test_native_tool_calls_round_trip_in_openai_form(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as server:
         agent = openai_agent(tmp_path, server.openai_url)
-        payload = agent.ask("What major AI news broke this week?", "s1")
+        payload = agent.turns.ask("What major AI news broke this week?", "s1")
         assert [c["tool"] for c in payload["tool_calls"]] == ["web_search"]
         assert "Today's date: " in payload["tool_calls"][0]["result"]
         first, second = server.openai_requests[-2:]
@@ -69,7 +69,9 @@ def test_native_tool_calls_round_trip_in_openai_form(tmp_path: Path) -> None:
 
 def test_inline_think_tags_are_moved_to_thinking(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain(), think_mode="inline") as server:
-        payload = openai_agent(tmp_path, server.openai_url).ask("What is the capital of France?")
+        payload = openai_agent(tmp_path, server.openai_url).turns.ask(
+            "What is the capital of France?"
+        )
     assert "<think>" not in payload["answer"] and "Paris" in payload["answer"]
     assert payload["thinking"].strip()
 
@@ -81,21 +83,21 @@ def test_the_key_comes_from_the_environment_and_never_shows(
         monkeypatch.setenv("VLLM_KEY", "wrong-key-456")
         agent = openai_agent(tmp_path, server.openai_url, "VLLM_KEY")
         with pytest.raises(ModelUnavailable) as refused:
-            agent.ask("Hi")
+            agent.turns.ask("Hi")
         assert "VLLM_KEY" in refused.value.fix and "wrong-key-456" not in str(refused.value)
         monkeypatch.setenv("VLLM_KEY", "team-key-123")
         agent = openai_agent(tmp_path, server.openai_url, "VLLM_KEY")
-        assert agent.ask("Hi")["answer"] == "Hello."
+        assert agent.turns.ask("Hi")["answer"] == "Hello."
 
 
 def test_unknown_model_and_server_down_name_the_fix(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain(), models=["other:1b"]) as server:
         with pytest.raises(ModelUnavailable, match="not served") as missing:
-            openai_agent(tmp_path, server.openai_url).ask("Hi")
+            openai_agent(tmp_path, server.openai_url).turns.ask("Hi")
         assert "/models" in missing.value.fix
     nothing_there = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ModelUnavailable, match="Cannot reach") as down:
-        openai_agent(tmp_path, nothing_there).ask("Hi")
+        openai_agent(tmp_path, nothing_there).turns.ask("Hi")
     assert "base_url" in down.value.fix
 
 
@@ -104,7 +106,7 @@ def test_server_error_is_a_model_error_and_records_nothing(tmp_path: Path) -> No
     with FakeOllama(ScriptBrain([oom, oom])) as server:  # the client retries a 5xx once
         agent = openai_agent(tmp_path, server.openai_url)
         with pytest.raises(ModelError, match="CUDA out of memory"):
-            agent.ask("Hi", "s1")
+            agent.turns.ask("Hi", "s1")
         assert agent.services.turn_log.sessions() == []
         agent.close()
 

@@ -50,7 +50,7 @@ def test_openapi_documents_the_payloads_that_are_returned(tmp_path: Path) -> Non
     with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=30) as client:
         spec = client.get("/openapi.json").json()
         turn = client.post("/query", json={"query": "Where is Kelsby?", "session_id": "s1"})
-        agent.wait_idle(30)  # the turn has ended: its last checkpoint is saved
+        agent.turns.wait_idle(30)  # the turn has ended: its last checkpoint is saved
         history = client.get("/sessions/s1/history").json()
         rated = client.post(
             "/feedback", json={"session_id": "s1", "query_id": turn.json()["query_id"], "rating": 4}

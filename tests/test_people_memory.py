@@ -471,13 +471,13 @@ def test_alices_memory_never_reaches_bobs_prompts_over_http(tmp_path: Path) -> N
         for n, (said, _) in enumerate(ALICE_SAYS):
             answered = ask(alice, f"alice-{n // 5}", said)
             assert answered["answer"] and not answered.get("error")
-        assert agent.wait_idle(60)  # her turns' memory is written (ingest, critic)
+        assert agent.turns.wait_idle(60)  # her turns' memory is written (ingest, critic)
         stored = agent.services.memory_for("alice")
         assert stored is not None and stored.count() >= len(ALICE_SAYS)
 
         before_bob = len(fake.requests)
         answers = [ask(bob, f"bob-{n}", q) for n, q in enumerate(BOB_ASKS)]
-        assert agent.wait_idle(60)
+        assert agent.turns.wait_idle(60)
         bobs = fake.requests[before_bob:]
 
         # Bob's own prompts were built from memory too, just not Alice's.
@@ -506,11 +506,11 @@ def test_names_chosen_to_collide_never_share_memory_over_http(tmp_path: Path) ->
     with people_on_http(tmp_path, COLLIDING) as served:
         told = served.clients[first].post("/query", json={"query": "My locker code is 4417-01."})
         assert told.status_code == 200, told.text
-        assert served.agent.wait_idle(60)  # the turn is in the first one's memory
+        assert served.agent.turns.wait_idle(60)  # the turn is in the first one's memory
         before = len(served.fake.requests)
         asked = served.clients[second].post("/query", json={"query": "What is my locker code?"})
         assert asked.status_code == 200, asked.text
-        assert served.agent.wait_idle(60)
+        assert served.agent.turns.wait_idle(60)
         theirs = served.fake.requests[before:]
     assert theirs and not any("4417" in json.dumps(body) for body in theirs)
     assert "4417" not in asked.text

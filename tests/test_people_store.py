@@ -115,7 +115,7 @@ def test_a_research_list_from_before_owners_gets_the_column(tmp_path: Path) -> N
 
 
 def test_a_trusted_proxy_names_people_but_never_local_or_the_team(tmp_path: Path) -> None:
-    from local2.http.identity import Identify, networks
+    from local2.service import Identify, networks
 
     people = SqlitePeople(tmp_path / "c.sqlite")
     people.add("carol", admin=True)

@@ -163,7 +163,7 @@ def late_results(agent: Agent, session: str, query_id: str) -> list[dict[str, An
     """The ``critique.result`` entries for ``query_id`` in the session's head state."""
     return [
         e
-        for e in agent.state(session).get("event_log") or []
+        for e in agent.sessions.state(session).get("event_log") or []
         if e.get("subject") == "critique.result" and e.get("query_id") == query_id
     ]
 
@@ -188,7 +188,7 @@ def test_a_new_question_cancels_the_running_grade_which_comes_later(
         shown = wait_for(lambda: all_graded(client, session, [FRANCE, GIL]), "both grades")
     assert shown[FRANCE]["score"] == 4 and shown[GIL]["score"] == 4
     assert len(graded(fake, FRANCE, closed=False)) == 1  # judged once more, in full
-    assert agent.wait_idle(60)
+    assert agent.turns.wait_idle(60)
     # Each grade written once: one note per turn, one late critique.result, the audit record.
     assert noted_grades(agent.settings) == {FRANCE: 1, GIL: 1}
     late = late_results(agent, session, first["query_id"])
@@ -197,7 +197,7 @@ def test_a_new_question_cancels_the_running_grade_which_comes_later(
     assert record is not None and record["critique"]["score"] == 4
     subjects = [e["subject"] for e in record["events"]]
     assert subjects.count("critique.deferred") == 1 and subjects.count("critique.result") == 1
-    state = agent.state(session)
+    state = agent.sessions.state(session)
     assert state["pending_grades"] == {} and state["critique"]["score"] == 4  # the GIL turn's
     assert agent.services.memory is not None
     stored = agent.services.memory.list(100, kind="episodic")
@@ -231,8 +231,8 @@ def test_the_late_grade_forks_nothing(api: tuple[str, Agent], fake: FakeOllama) 
         wait_for(lambda: asked_to_grade(fake, FRANCE), "the critic to ask the judge")
         client.post("/query", json={"query": GIL, "session_id": "linear"})
         wait_for(lambda: all_graded(client, "linear", [FRANCE, GIL]), "both grades")
-    assert agent.wait_idle(60)
-    rows = agent.checkpoints("linear", 200)
+    assert agent.turns.wait_idle(60)
+    rows = agent.sessions.checkpoints("linear", 200)
     assert all(r["current"] and not r["abandoned"] for r in rows)
     parents = [r["parent_id"] for r in rows]
     assert len(set(parents)) == len(parents)  # no checkpoint has two children
@@ -240,11 +240,11 @@ def test_the_late_grade_forks_nothing(api: tuple[str, Agent], fake: FakeOllama) 
     assert head["source"] == "update" and head["next"] == []
     # The first turn's end is kept as it was: its grade owed, not rewritten.
     france_end = next(r for r in rows if r["query_id"] != head["query_id"] and r["next"] == [])
-    then = agent.state("linear", france_end["checkpoint_id"])
+    then = agent.sessions.state("linear", france_end["checkpoint_id"])
     assert then["critique"] is None and set(then["pending_grades"]) == {then["query_id"]}
     # The session continues from the head as always.
-    after = agent.ask(HELLO, "linear")
-    assert [t["user"] for t in agent.history("linear")] == [FRANCE, GIL, HELLO]
+    after = agent.turns.ask(HELLO, "linear")
+    assert [t["user"] for t in agent.sessions.history("linear")] == [FRANCE, GIL, HELLO]
     assert after["answer"]
 
 
@@ -301,9 +301,9 @@ def test_a_compare_turn_gives_way_and_its_judge_verdict_comes_later(
         client.post("/query", json={"query": GIL, "session_id": "pair"})
         wait_for(lambda: graded(fake, FRANCE, closed=True), "the judge's requests closed")
         wait_for(lambda: all_graded(client, "pair", [FRANCE, GIL]), "both grades")
-    assert agent.wait_idle(60)
+    assert agent.turns.wait_idle(60)
     # The verdict and both grades landed once: the judge's arena vote, the audit record.
-    votes = [v for v in agent.votes("judge") if v.query_id == pair["query_id"]]
+    votes = [v for v in agent.votes.all("judge") if v.query_id == pair["query_id"]]
     assert [v.winner for v in votes] == ["a"]
     record = show_run(agent.settings, pair["query_id"])
     assert record is not None
@@ -339,7 +339,7 @@ def test_a_retry_gives_way_keeping_the_attempt_shown(fake: FakeOllama, tmp_path:
         shown = history(client, "again")
     assert "Paris" in shown[0]["assistant"]  # the second attempt, the one the person saw
     assert turns[FRANCE]["score"] == 4
-    assert agent.wait_idle(60)
+    assert agent.turns.wait_idle(60)
     agent.close()
 
 
@@ -350,11 +350,13 @@ def test_a_server_stopped_with_grades_owed_gives_them_when_back(
     the session's state, and the server gives it when it starts again."""
     settings = settings_for(fake, tmp_path / "data")
     agent = Agent(settings, backend="ollama")
-    first = agent.start(FRANCE, "restart", tokens=False).until_answer()
+    first = agent.turns.start(FRANCE, "restart", tokens=False).until_answer()
     wait_for(lambda: asked_to_grade(fake, FRANCE), "the critic to ask the judge")
     judge.delay_s = 0.2  # the second answer is graded at once
-    agent.start(GIL, "restart", tokens=False).until_answer()
-    wait_for(lambda: agent.history("restart", grades=True)[-1].get("critique"), "GIL graded")
+    agent.turns.start(GIL, "restart", tokens=False).until_answer()
+    wait_for(
+        lambda: agent.sessions.history("restart", grades=True)[-1].get("critique"), "GIL graded"
+    )
     judge.delay_s = 60.0  # the first answer's late grade takes long: the server stops first
     wait_for(lambda: asked_to_grade(fake, FRANCE) == 2, "the late grade to start")
     agent.close(wait_s=0)
@@ -363,13 +365,13 @@ def test_a_server_stopped_with_grades_owed_gives_them_when_back(
     judge.delay_s = 0.2
     again = Agent(settings, backend="ollama")
     try:
-        assert set(again.state("restart")["pending_grades"]) == {first["query_id"]}
-        assert not again.history("restart", grades=True)[0].get("critique")
-        assert again.recover_grades() == 1
-        assert again.wait_idle(90)
-        shown = {t["user"]: t["critique"] for t in again.history("restart", grades=True)}
+        assert set(again.sessions.state("restart")["pending_grades"]) == {first["query_id"]}
+        assert not again.sessions.history("restart", grades=True)[0].get("critique")
+        assert again.late_grades.recover() == 1
+        assert again.turns.wait_idle(90)
+        shown = {t["user"]: t["critique"] for t in again.sessions.history("restart", grades=True)}
         assert shown[FRANCE]["score"] == 4
-        assert not again.state("restart")["pending_grades"]
+        assert not again.sessions.state("restart")["pending_grades"]
     finally:
         again.close()
     assert noted_grades(settings) == {FRANCE: 1, GIL: 1}

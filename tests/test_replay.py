@@ -129,7 +129,7 @@ def test_history_then_replay_with_a_new_question_keeps_the_original_branch(
             tools=[],
             memory=None,
             critic=None,
-        ).state(session)
+        ).sessions.state(session)
         assert state["model"] == "gemma3:1b"
 
 
@@ -141,31 +141,33 @@ def test_python_api_replay_and_fork(tmp_path: Path) -> None:
         agent = Agent(settings, memory=None, critic=None)
         try:
             for question in (FRANCE, GIL):
-                agent.ask(question, "s")
-            rows = agent.checkpoints("s", 100)
+                agent.turns.ask(question, "s")
+            rows = agent.sessions.checkpoints("s", 100)
             end_of_first = next(r for r in rows if r["next"] == [] and "Paris" in r["summary"])
 
             # A turn's end has nothing left to run...
             with pytest.raises(UnknownTurn, match="ends a turn"):
-                agent.replay("s", end_of_first["checkpoint_id"])
+                agent.timetravel.replay("s", end_of_first["checkpoint_id"])
             # ...but a new question forks from it: the GIL turn never happened there.
-            forked = agent.replay("s", end_of_first["checkpoint_id"], query=WHY)
+            forked = agent.timetravel.replay("s", end_of_first["checkpoint_id"], query=WHY)
             assert "What do you mean" in forked["answer"]
             assert forked["original"]["query"] == GIL
-            assert [t["user"] for t in agent.history("s")] == [FRANCE, WHY]
+            assert [t["user"] for t in agent.sessions.history("s")] == [FRANCE, WHY]
 
             # Without a question, resuming from mid-turn re-runs the rest of that turn.
             mid = next(r for r in rows if r["next"] == ["generate"] and GIL in r["summary"])
-            again = agent.replay("s", mid["checkpoint_id"])
+            again = agent.timetravel.replay("s", mid["checkpoint_id"])
             assert "Global Interpreter Lock" in again["answer"] and again["query"] == GIL
-            assert [t["user"] for t in agent.history("s")] == [FRANCE, GIL]
+            assert [t["user"] for t in agent.sessions.history("s")] == [FRANCE, GIL]
 
-            everything = {r["checkpoint_id"] for r in agent.checkpoints("s", 500)}
+            everything = {r["checkpoint_id"] for r in agent.sessions.checkpoints("s", 500)}
             assert {r["checkpoint_id"] for r in rows} <= everything
             assert set(forked["branch"]) <= everything
             # The state at any listed checkpoint can still be read.
-            assert agent.state("s", end_of_first["checkpoint_id"])["answer"].endswith("Paris.")
+            assert agent.sessions.state("s", end_of_first["checkpoint_id"])["answer"].endswith(
+                "Paris."
+            )
             with pytest.raises(UnknownTurn):
-                agent.replay("s", "no-such-checkpoint")
+                agent.timetravel.replay("s", "no-such-checkpoint")
         finally:
             agent.close()

@@ -96,7 +96,7 @@ def test_a_foreign_host_gets_403_from_the_api_and_the_app(
 ) -> None:
     url, agent, model = served
     port = port_of(url)
-    session = agent.ask("What is the capital of France?")["session_id"]
+    session = agent.turns.ask("What is the capital of France?")["session_id"]
     asked = len(model.seen)
     foreign = {"Host": f"{EVIL}:{port}"}
     with httpx.Client(base_url=url, timeout=30) as client:

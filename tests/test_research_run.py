@@ -393,8 +393,10 @@ def test_on_postgres_any_process_lists_and_resumes_a_run_but_never_runs_it_twice
             memory=None,
             critic=None,
         )
-        assert chat.ask("Hi", "shared-1")["answer"] == "Hello."  # a session named like the run
-        assert [t["user"] for t in chat.history("shared-1")] == ["Hi"]
+        assert (
+            chat.turns.ask("Hi", "shared-1")["answer"] == "Hello."
+        )  # a session named like the run
+        assert [t["user"] for t in chat.sessions.history("shared-1")] == ["Hi"]
         assert first.payload("shared-1")["report"] == payload["report"]
         chat.close()
         first.close()

@@ -23,9 +23,9 @@ def test_the_offline_agent_reads_with_a_model_that_never_answers(tmp_path: Path)
     try:
         assert (agent.info.model, agent.info.backend, agent.info.tools) == ("scripted", "none", ())
         with pytest.raises(ModelError, match="ran out of replies"):
-            agent.ask("Where is Kelsby?", "s1")
-        assert agent.sessions() == []
-        assert not agent.exists("s1")
+            agent.turns.ask("Where is Kelsby?", "s1")
+        assert agent.sessions.recent() == []
+        assert not agent.sessions.exists("s1")
     finally:
         agent.close()
     with pytest.raises(RuntimeError, match="ran out of replies"):

@@ -186,7 +186,7 @@ def test_the_payload_records_the_provider_of_each_call(
         ]
     )
     agent = Agent(settings, chat_model=model, tools=[tool], memory=None, critic=None)
-    payload = agent.ask("What is asyncio?", "s1")
+    payload = agent.turns.ask("What is asyncio?", "s1")
     assert payload["tool_calls"][0]["provider"] == "ddgs"
     assert payload["tool_calls"][0]["error"] is None
     fallback = next(e for e in payload["event_log"] if e["subject"] == "tool.fallback")

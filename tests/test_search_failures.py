@@ -162,7 +162,7 @@ def test_the_turn_shows_the_sentence_and_the_event_log_keeps_the_detail(tmp_path
     agent = Agent(
         settings, chat_model=model, native_tools=False, tools=[tool], memory=None, critic=None
     )
-    payload = agent.ask("What major AI news broke this week?", "s1")
+    payload = agent.turns.ask("What major AI news broke this week?", "s1")
     agent.close()
     answer = payload["answer"]
     assert "no network: this machine could not look up the search engines" in answer

@@ -212,25 +212,29 @@ def test_agent_on_postgres_keeps_turns_history_replay_and_ratings(
 ) -> None:
     settings = pg_settings(tmp_path, postgres_url)
     agent = quiet_agent(settings)
-    payloads = [agent.ask(f"question {i}", "team-1") for i in range(3)]
+    payloads = [agent.turns.ask(f"question {i}", "team-1") for i in range(3)]
     assert payloads[2]["answer"] == "question 2 <- after [question 0, question 1]"
     agent.close()
 
     again = quiet_agent(settings)  # a new process: everything comes from the database
-    assert [t["user"] for t in again.history("team-1")] == [f"question {i}" for i in range(3)]
-    rows = again.checkpoints("team-1", 100)
+    assert [t["user"] for t in again.sessions.history("team-1")] == [
+        f"question {i}" for i in range(3)
+    ]
+    rows = again.sessions.checkpoints("team-1", 100)
     assert rows[0]["current"] and rows[0]["node"] == "critique,ingest"
     start_of_2 = next(
         r for r in rows if r["next"] == ["generate"] and r["query_id"] == payloads[2]["query_id"]
     )
-    replayed = again.replay("team-1", start_of_2["checkpoint_id"], query="question two, again")
+    replayed = again.timetravel.replay(
+        "team-1", start_of_2["checkpoint_id"], query="question two, again"
+    )
     assert replayed["answer"] == "question two, again <- after [question 0, question 1]"
     assert replayed["original"]["query"] == "question 2"
-    assert [t["user"] for t in again.history("team-1")][-1] == "question two, again"
-    rated = again.feedback("team-1", replayed["query_id"], 5)
+    assert [t["user"] for t in again.sessions.history("team-1")][-1] == "question two, again"
+    rated = again.ratings.feedback("team-1", replayed["query_id"], 5)
     assert rated["rating"] == 5
-    assert again.history("team-1")[-1]["reward"]["rating"] == 5
-    assert {s["session_id"] for s in again.sessions()} == {"team-1"}
+    assert again.sessions.history("team-1")[-1]["reward"]["rating"] == 5
+    assert {s["session_id"] for s in again.sessions.recent()} == {"team-1"}
     again.close()
 
 
@@ -254,7 +258,7 @@ def test_postgres_storage_per_turn_stays_flat(tmp_path: Path, postgres_url: str)
     grown = []
     before = stored_bytes(postgres_url)
     for i in range(30):
-        agent.ask(f"Question number {i}?", "long")
+        agent.turns.ask(f"Question number {i}?", "long")
         after = stored_bytes(postgres_url)
         grown.append(after - before)
         before = after
@@ -276,12 +280,12 @@ def race_two_processes(tmp_path: Path, url: str, locks: list[SharedLocks | None]
     at the same moment; returns the session's history afterwards."""
     settings = pg_settings(tmp_path, url)
     agents = [quiet_agent(settings, [slow_echo], session_locks=lock) for lock in locks]
-    agents[0].ask("first", "shared")
+    agents[0].turns.ask("first", "shared")
     barrier = threading.Barrier(2)
 
     def turn(agent: Agent, question: str) -> None:
         barrier.wait()
-        agent.ask(question, "shared")
+        agent.turns.ask(question, "shared")
 
     threads = [
         threading.Thread(target=turn, args=(a, q))
@@ -291,7 +295,7 @@ def race_two_processes(tmp_path: Path, url: str, locks: list[SharedLocks | None]
         t.start()
     for t in threads:
         t.join(30)
-    history = [t["user"] for t in agents[0].history("shared")]
+    history = [t["user"] for t in agents[0].sessions.history("shared")]
     for agent in agents:
         agent.close()
     return history

@@ -309,8 +309,8 @@ def test_with_no_team_facts_a_turn_queries_only_the_persons_memory(
         assert shelf is not None
         queries = QueryLog(monkeypatch)
         for n in range(4):
-            agent.ask(f"My wifi router number {n} is in the attic.", person=Person("alice"))
-        agent.ask("Where is my wifi router?", person=Person("alice"))
+            agent.turns.ask(f"My wifi router number {n} is in the attic.", person=Person("alice"))
+        agent.turns.ask("Where is my wifi router?", person=Person("alice"))
         assert queries.names and not any(n.startswith(team_base) for n in queries.names)
         assert shelf.team.looks == 1  # once in the interval, not once per turn
         assert team_collections(settings) == {}
@@ -320,7 +320,7 @@ def test_with_no_team_facts_a_turn_queries_only_the_persons_memory(
         writer.save(WIFI, session_id="", query_id="")
         writer.close()
         shelf.team.check_s = 0.0
-        answered = agent.ask("When does the office wifi password rotate?", person=LOCAL)
+        answered = agent.turns.ask("When does the office wifi password rotate?", person=LOCAL)
         assert any(n.startswith(team_base) for n in queries.names)
         assert [h["kind"] for h in answered["memory_hits"]][:1] == [TEAM_KIND]
     finally:
@@ -373,7 +373,7 @@ def test_team_facts_reach_everyones_prompt_marked_and_nothing_a_turn_does_writes
                         "/query", json={"query": question, "session_id": session}
                     )
                     assert response.status_code == 200, response.text
-                    assert agent.wait_idle(60)  # its memory is written (ingest, critic)
+                    assert agent.turns.wait_idle(60)  # its memory is written (ingest, critic)
                     return response.json()
 
                 ask("alice", "alice-1", "Remember that my locker code is 4417-01.")

@@ -87,7 +87,7 @@ def test_a_new_tools_cue_extract_and_evidence_are_used(tmp_path: Path) -> None:
     answer = "High water at Kelsby is at 06:12 today; see charts/kelsby.pdf."
     agent = agent_with(tmp_path, [reply("Let me check."), reply(answer)], tides, searches)
     try:
-        payload = agent.ask("When are the tides at Kelsby today?", "s1")
+        payload = agent.turns.ask("When are the tides at Kelsby today?", "s1")
     finally:
         agent.close()
     # Its cue routed the question to it, and searching (the last resort) did not run,
@@ -104,7 +104,7 @@ def test_a_new_tools_result_is_quoted_by_its_own_extract(tmp_path: Path) -> None
     copied = f"<tool_output>\n{TIDES}\n</tool_output>"  # a small model parroting its input
     agent = agent_with(tmp_path, [reply("Let me check."), reply(copied)], tides, [])
     try:
-        payload = agent.ask("What are the tides at Kelsby?", "s1")
+        payload = agent.turns.ask("What are the tides at Kelsby?", "s1")
     finally:
         agent.close()
     assert payload["answer"].startswith("The model could not write an answer")

@@ -59,14 +59,14 @@ def ollama_agent(tmp_path: Path, url: str) -> Agent:
 
 def assert_only_finished_turns_count(agent: Agent, session: str, finished: list[str]) -> None:
     """The head is the last finished turn; what the dead turn left is abandoned, not current."""
-    rows = agent.checkpoints(session, 200)
+    rows = agent.sessions.checkpoints(session, 200)
     current = [r for r in rows if r["current"]]
     assert current[0]["next"] == [] and current[0]["summary"].startswith("A: ")
     dead = [r for r in rows if r["abandoned"]]
     assert dead, "the dead turn's checkpoints stay listed"
     assert not any(r["current"] for r in dead)
-    assert [t["user"] for t in agent.history(session)] == finished
-    assert agent.state(session)["query"] == finished[-1]
+    assert [t["user"] for t in agent.sessions.history(session)] == finished
+    assert agent.sessions.state(session)["query"] == finished[-1]
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ def slow_second() -> Iterator[FakeOllama]:
 def answered(tmp_path: Path, slow_second: FakeOllama) -> Iterator[Agent]:
     """An agent whose session "s" has one finished turn; its next answer streams slowly."""
     agent = ollama_agent(tmp_path, slow_second.url)
-    agent.ask(FRANCE, "s")
+    agent.turns.ask(FRANCE, "s")
     yield agent
     agent.close()
 
@@ -98,12 +98,12 @@ def test_stop_mid_answer_records_nothing_and_closes_the_model_stream(
     agent = answered
     tokens: list[str] = []
     with pytest.raises(TurnCancelled):
-        for kind, data in agent.stream("Tell me a long story.", "s"):
+        for kind, data in agent.turns.stream("Tell me a long story.", "s"):
             if kind == "token":
                 tokens.append(data)
                 if len(tokens) == 5:
                     stopped_at = time.monotonic()
-                    assert agent.is_running("s") and agent.stop("s")
+                    assert agent.turns.is_running("s") and agent.turns.stop("s")
     assert time.monotonic() - stopped_at < 1.0  # the caller is released at once
     assert len(tokens) < 20
     # The HTTP stream to the model was closed: the server saw its client go away.
@@ -111,31 +111,31 @@ def test_stop_mid_answer_records_nothing_and_closes_the_model_stream(
     assert slow_second.lines_sent < 100
     assert_only_finished_turns_count(agent, "s", [FRANCE])
 
-    after = agent.ask("And Germany?", "s")
+    after = agent.turns.ask("And Germany?", "s")
     assert after["answer"] == "Berlin is the capital of Germany."
     # The new turn continues from the first turn's end, not from the stopped turn.
-    assert [t["user"] for t in agent.history("s")] == [FRANCE, "And Germany?"]
-    rows = {r["checkpoint_id"]: r for r in agent.checkpoints("s", 200)}
+    assert [t["user"] for t in agent.sessions.history("s")] == [FRANCE, "And Germany?"]
+    rows = {r["checkpoint_id"]: r for r in agent.sessions.checkpoints("s", 200)}
     walk, chain = next(iter(rows)), []
     while walk in rows:
         chain.append(rows[walk])
         walk = rows[walk]["parent_id"]
     assert not any(r["abandoned"] for r in chain)
     assert all(r["current"] for r in chain) and chain[-1]["summary"] == "new turn"
-    assert not agent.stop("s")  # nothing left to stop
+    assert not agent.turns.stop("s")  # nothing left to stop
 
 
 def test_a_second_turn_of_a_busy_session_waits_or_is_refused(answered: Agent) -> None:
     agent = answered
-    running = agent.stream("Tell me a long story.", "s")
+    running = agent.turns.stream("Tell me a long story.", "s")
     next(running)
     with pytest.raises(SessionBusy):
-        next(agent.stream("Another question?", "s", wait=False))
+        next(agent.turns.stream("Another question?", "s", wait=False))
     done = threading.Event()
 
     def stop_soon() -> None:
         time.sleep(0.3)
-        agent.stop("s")
+        agent.turns.stop("s")
         done.set()
 
     threading.Thread(target=stop_soon, daemon=True).start()
@@ -144,7 +144,7 @@ def test_a_second_turn_of_a_busy_session_waits_or_is_refused(answered: Agent) ->
             pass
     assert done.is_set()
     # A waiting turn starts once the stopped one has wound down.
-    assert agent.ask("And Germany?", "s")["answer"].startswith("Berlin")
+    assert agent.turns.ask("And Germany?", "s")["answer"].startswith("Berlin")
 
 
 def test_a_stream_dropped_mid_answer_leaves_no_head_and_the_cli_marks_the_text(

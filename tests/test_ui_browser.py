@@ -179,7 +179,7 @@ def load_checkpoints(page: Any, needle: str = "turn(s)") -> None:
 
 
 def feedback_count(agent: Agent, session: str) -> int:
-    log = agent.state(session).get("event_log") or []
+    log = agent.sessions.state(session).get("event_log") or []
     return sum(e["subject"] == events.USER_FEEDBACK for e in log)
 
 
@@ -223,7 +223,7 @@ def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, br
     rate(page, 5)
     wait_text(page, "#local2-reward", "Recorded your rating 5/5 (excellent)")
     wait_text(page, "#local2-chat", "Your rating: 5/5 (excellent)")
-    [turn] = stack.agent.history(session)
+    [turn] = stack.agent.sessions.history(session)
     assert turn["reward"]["rating"] == 5 and feedback_count(stack.agent, session) == 1
     shot(page, "03-rated")
 
@@ -512,19 +512,21 @@ def test_stop_ends_a_running_turn_with_nothing_recorded(stack: Stack, browser: A
     assert page.input_value("#local2-question textarea") == "Tell me about the Python GIL."
     shot(page, "08-stopped")
     # Nothing was recorded: the history and the head are the first turn's.
-    assert [t["user"] for t in stack.agent.history(session)] == ["What is the capital of France?"]
+    assert [t["user"] for t in stack.agent.sessions.history(session)] == [
+        "What is the capital of France?"
+    ]
     # The abandoned mark is written as the turn unwinds, maybe after the screen says so.
     wait_for(
-        lambda: any(r["abandoned"] for r in stack.agent.checkpoints(session, 100)),
+        lambda: any(r["abandoned"] for r in stack.agent.sessions.checkpoints(session, 100)),
         "an abandoned checkpoint",
         timeout=30,
     )
-    rows = stack.agent.checkpoints(session, 100)
+    rows = stack.agent.sessions.checkpoints(session, 100)
     assert not any(r["current"] and "GIL" in r["summary"] for r in rows)
     # The next question continues from the first turn, and the stopped one cannot be rated.
     ask(page, NEWS)
     answered(page, "This week in AI")
-    assert [t["user"] for t in stack.agent.history(session)][-1] == NEWS
+    assert [t["user"] for t in stack.agent.sessions.history(session)][-1] == NEWS
     page.context.close()
 
 
@@ -535,7 +537,7 @@ def test_each_rating_control_writes_one_record(stack: Stack, browser: Any) -> No
     answered(page, "Paris")
     ask(page, "What is the Python GIL?")
     answered(page, "Global Interpreter Lock")
-    first, second = (t["query_id"] for t in stack.agent.history(session))
+    first, second = (t["query_id"] for t in stack.agent.sessions.history(session))
 
     # The buttons rate the last answer: one click, one record; the same again, none.
     rate(page, 4)
@@ -554,7 +556,8 @@ def test_each_rating_control_writes_one_record(stack: Stack, browser: Any) -> No
     wait_text(page, "#local2-reward", "Changed your rating of this answer from 2/5 to 5/5")
     assert feedback_count(stack.agent, session) == 3
     ratings = {
-        t["query_id"]: t["rating"]["rating"] for t in stack.agent.history(session, detail=True)
+        t["query_id"]: t["rating"]["rating"]
+        for t in stack.agent.sessions.history(session, detail=True)
     }
     assert ratings == {first: 5, second: 4}
     chat = text_of(page, "#local2-chat")
@@ -669,7 +672,7 @@ def test_a_replay_streams_tool_cards_on_its_own_clock(stack: Stack, browser: Any
     subjects = [row[1] for row in rows]
     assert subjects[0] == events.REPLAY_STARTED and times[0] == 0
     assert times == sorted(times) and max(times) < took  # counted from the replay's start
-    [turn] = stack.agent.history(session)
+    [turn] = stack.agent.sessions.history(session)
     assert turn["user"] == NEWS
     shot(page, "11-replay-clock")
     page.context.close()
@@ -694,7 +697,7 @@ def test_the_bubble_keeps_what_is_recorded_not_what_streamed(browser: Any, tmp_p
             )
             session = session_of(page)
             page.context.close()
-        (turn,) = agent.history(session)
+        (turn,) = agent.sessions.history(session)
         agent.close()
     assert turn["assistant"].startswith("The user's sister's name is Ines.")
     assert "similarity" not in turn["assistant"]

@@ -81,7 +81,7 @@ def test_compare_then_pick_b_and_the_next_turn_continues_from_b(
         ask(page, "Tell me about the Python GIL.")
         wait_text(page, "#local2-chat", "Global Interpreter Lock")
         page.wait_for_selector("#local2-rate-1:not([disabled])")
-        turns = agent.history(session)
+        turns = agent.sessions.history(session)
         assert turns[0]["assistant"].startswith("I don't know")
         seen = next(
             r["messages"]
@@ -126,11 +126,11 @@ def test_a_low_grade_offers_a_retry_that_is_graded_again_and_switchable(
         note = text_of(page, "#local2-retry-note")
         assert "first graded 1/5, this one 4/5" in note and "attempt 2" in note
         wait_text(page, "#local2-chat", "Paris")
-        assert agent.history(session)[-1]["assistant"] == "The capital of France is Paris."
+        assert agent.sessions.history(session)[-1]["assistant"] == "The capital of France is Paris."
         shot(page, "retry-02-second-attempt")
 
         page.click("#local2-show-1")
         wait_text(page, "#local2-reward", "continues from attempt 1")
-        assert agent.history(session)[-1]["assistant"].startswith("I don't know")
+        assert agent.sessions.history(session)[-1]["assistant"].startswith("I don't know")
         page.context.close()
     agent.close()

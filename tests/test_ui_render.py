@@ -228,7 +228,7 @@ def test_respond_streams_then_fills_panels_and_rating_records_reward(agent: Agen
     assert (
         "the next time it is opened" in rated[ui.chat_tab.ratings.reward_md]
     )  # memory is not open here
-    assert agent.history("s1")[0]["reward"]["rating"] == 5
+    assert agent.sessions.history("s1")[0]["reward"]["rating"] == 5
     assert "reward.event" in [row[1] for row in rated[ui.chat_tab.panels.events_df]["data"]]
     assert (
         meta(rated[ui.chat_tab.conversation.chatbot][-1])["title"] == "Your rating: 5/5 (excellent)"
@@ -269,7 +269,7 @@ def test_empty_question_and_unknown_session_get_a_note_not_an_error(agent: Agent
     with pytest.warns(UserWarning, match="empty"):  # gr.Warning, outside a browser
         [only] = outputs(ui, "   ", "s1")
     assert "empty" in value(only[ui.header.banner]) and only[ui.chat_tab.chat.question] == "   "
-    assert ui.chat_tab.conversation.chatbot not in only and not agent.exists("s1")
+    assert ui.chat_tab.conversation.chatbot not in only and not agent.sessions.exists("s1")
     missing = ui.chat_tab.sessions.resume_session("nope")
     assert "No session nope" in value(missing[ui.header.banner])
 
@@ -314,7 +314,7 @@ def test_fork_shows_the_new_branch_and_keeps_the_original(agent: Agent) -> None:
     travel, details = ui.time_travel, ui.time_travel.details
     outputs(ui, "first", "s1")
     outputs(ui, "then", "s1")
-    rows = agent.checkpoints("s1")
+    rows = agent.sessions.checkpoints("s1")
     loaded = travel.load_checkpoints("s1")
     assert [r[:3] for r in loaded[travel.tt_turns]["data"]] == [
         ["Turn 1", "first", "you said: first"],
@@ -327,7 +327,7 @@ def test_fork_shows_the_new_branch_and_keeps_the_original(agent: Agent) -> None:
     steps = shown[details.tt_pick]["choices"]
     assert steps and all("then" not in label for label, _ in steps)
     json.dumps(details.show_checkpoint("s1", steps[0][1])[details.tt_state])
-    head = agent.head_id("s1")
+    head = agent.sessions.head_id("s1")
     steps = list(travel.reruns.fork("s1", first_turn, "second", "s1", None))
     out = steps[-1]
     assert len(steps) > 2  # it streamed
@@ -351,7 +351,7 @@ def test_fork_shows_the_new_branch_and_keeps_the_original(agent: Agent) -> None:
     ]
     # The original branch is intact: its last checkpoint still holds the last answer.
     end = next(r for r in rows if not r["next"])
-    assert agent.state("s1", end["checkpoint_id"])["answer"] == "you said: then"
+    assert agent.sessions.state("s1", end["checkpoint_id"])["answer"] == "you said: then"
     # A replay from one of its steps (the details) answers that turn's question again.
     generate = next(
         cid for label, cid in shown[details.tt_pick]["choices"] if "next: generate" in label

@@ -22,9 +22,10 @@ import yaml
 from starlette.requests import Request
 
 from local2.contracts.people import LOCAL, Person
-from local2.http.identity import Guard, Identify, StripUntrustedUser, networks
+from local2.http.identity import StripUntrustedUser
 from local2.memory.owners import owner_folder
 from local2.models.scripted import ScriptedChatModel, reply
+from local2.service import Guard, Identify, networks
 from local2.service.access import Access
 from local2.service.agent import Agent
 from local2.storage.open import open_people
@@ -232,7 +233,7 @@ def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
     assert done[ui.chat_tab.conversation.chatbot][-1].content == "fine"
     assert agent.access.session_owner("s-alice") == "alice"
     mine, ids = done[ui.state.my_sessions], done[ui.state.query_ids]
-    first = agent.checkpoints("s-alice", limit=200)[-1]["checkpoint_id"]
+    first = agent.sessions.checkpoints("s-alice", limit=200)[-1]["checkpoint_id"]
 
     # Her list and her session are hers; to Bob, in the same browser, they are unknown.
     assert [c[1] for c in ui.chat_tab.sessions.on_load(mine, alice)[2]["choices"]] == ["s-alice"]
@@ -262,12 +263,12 @@ def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
     )
 
     # Nor may he change it: no rating, replay, Stop, second attempt or turn of his in it.
-    before = len(agent.checkpoints("s-alice", limit=1000))
+    before = len(agent.sessions.checkpoints("s-alice", limit=1000))
     assert (
         "No session"
         in ui.chat_tab.ratings.rate(5, "s-alice", None, ids, [], bob)[ui.header.banner]["value"]
     )
-    assert agent.history("s-alice")[0].get("reward") is None
+    assert agent.sessions.history("s-alice")[0].get("reward") is None
     replayed = list(travel.reruns.replay("s-alice", turn_id, None, None, bob))
     assert "No session" in replayed[-1][travel.tt_status]
     replayed = list(travel.reruns.replay_step("s-alice", first, turn_id, None, None, bob))
@@ -279,7 +280,7 @@ def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
     assert "No session" in retried[-1][ui.header.banner]["value"]
     asked = list(ui.chat_tab.chat.respond("mine now", "s-alice", [], {}, [], None, None, bob))
     assert "No session" in asked[-1][ui.header.banner]["value"]
-    assert len(agent.checkpoints("s-alice", limit=1000)) == before
+    assert len(agent.sessions.checkpoints("s-alice", limit=1000)) == before
     assert ui.chat_tab.ratings.rate(5, "s-alice", None, ids, [], alice)[
         ui.chat_tab.ratings.reward_md
     ].startswith("Recorded")

@@ -128,7 +128,7 @@ def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
     for question in QUESTIONS:
         ask(page, question)
         answered(page, ANSWERS[question])
-    checkpoints = stack.agent.checkpoints(session, limit=1000)
+    checkpoints = stack.agent.sessions.checkpoints(session, limit=1000)
     assert len(checkpoints) >= 4 * 6  # what the picker used to list, one by one
 
     open_time_travel(page, "4 turn(s)")
@@ -155,7 +155,7 @@ def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
     page.click("#tt-pick input")
     steps = page.locator("#tt-pick li[role=option]")
     labels = [steps.nth(i).inner_text() for i in range(steps.count())]
-    assert len(labels) == len(stack.agent.checkpoint_turns(session)[1]["checkpoints"])
+    assert len(labels) == len(stack.agent.sessions.checkpoint_turns(session)[1]["checkpoints"])
     assert any("after receive" in label for label in labels)
     steps.filter(has_text="after receive").first.click()
     wait_text(page, "#tt-state", QUESTIONS[1])  # the state at that step
@@ -207,7 +207,7 @@ def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
 
 def test_opening_another_session_clears_the_panes(stack: Stack, browser: Any, shots: Any) -> None:
     other = "tt-browser-other"
-    stack.agent.ask("What is the capital of Italy?", other)
+    stack.agent.turns.ask("What is the capital of Italy?", other)
     page = open_page(browser, stack.url, width=1280, height=900)
     ask(page, QUESTIONS[0])
     answered(page, ANSWERS[QUESTIONS[0]])

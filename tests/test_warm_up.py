@@ -17,22 +17,24 @@ from tests.test_memory_turns import ollama_agent
 def test_warm_up_asks_no_model_and_writes_nothing(tmp_path: Path) -> None:
     with FakeOllama(RuleBrain()) as server:
         agent = ollama_agent(tmp_path, server.url)
-        told = agent.ask("My favourite colour is teal.", "s")
-        assert agent.wait_idle(30)
+        told = agent.turns.ask("My favourite colour is teal.", "s")
+        assert agent.turns.wait_idle(30)
         memory = agent.services.memory
         assert memory is not None and memory.count() >= 1  # the index has something to load
         memory.embedder.close()  # as in a server that has just started: no client yet
         assert memory.embedder._client is None
-        requests, checkpoints = len(server.served), len(agent.checkpoints("s"))
+        requests, checkpoints = len(server.served), len(agent.sessions.checkpoints("s"))
 
         agent.warm_up()
 
         assert memory.embedder._client is not None  # made now, not by the first question
         assert len(server.served) == requests  # no chat, no embedding: the model is not used
-        assert len(agent.checkpoints("s")) == checkpoints
-        assert agent.history("s")[-1]["query_id"] == told["query_id"]
+        assert len(agent.sessions.checkpoints("s")) == checkpoints
+        assert agent.sessions.history("s")[-1]["query_id"] == told["query_id"]
         assert memory.count() >= 1
-        asked = agent.ask("What is my favourite colour?", "s")  # and turns still work after it
+        asked = agent.turns.ask(
+            "What is my favourite colour?", "s"
+        )  # and turns still work after it
         assert "teal" in asked["answer"].lower()
         agent.close()
 
@@ -52,5 +54,5 @@ def test_a_failing_warm_up_is_logged_and_changes_nothing(
         with caplog.at_level(logging.WARNING, logger="local2.service.agent"):
             agent.warm_up()
         assert "warm-up failed: RuntimeError: index unreadable" in caplog.text
-        assert "Paris" in agent.ask("What is the capital of France?", "t")["answer"]
+        assert "Paris" in agent.turns.ask("What is the capital of France?", "t")["answer"]
         agent.close()

@@ -28,7 +28,7 @@ def evaluated_tokens(agent: Agent, question: str) -> int:
     original = llama.eval
     llama.eval = lambda tokens: (counted.append(len(tokens)), original(tokens))[1]
     try:
-        for kind, _data in agent.stream(question, None):
+        for kind, _data in agent.turns.stream(question, None):
             if kind == "token":
                 break
     finally:

@@ -496,7 +496,7 @@ def test_the_turns_question_focuses_web_fetch_in_the_graph(serve, tmp_path: Path
     )
     agent = Agent(settings, chat_model=model, memory=None, critic=None)
     try:
-        payload = agent.ask("What was the lighthouse keeper's cat called?", "s1")
+        payload = agent.turns.ask("What was the lighthouse keeper's cat called?", "s1")
     finally:
         agent.close()
     [record] = payload["tool_calls"]

@@ -51,7 +51,7 @@ class ChatGrades:
             final = turn.until_final()
         except (Local2Error, TurnCancelled, RuntimeError):  # said by the turn's own events
             return
-        graded = self.agent.graded(final, GRADE_WAIT_S)  # one that gave way: given later
+        graded = self.agent.turns.graded(final, GRADE_WAIT_S)  # one that gave way: given later
         if graded.get("critique_pending"):
             return
         on_final(graded)

@@ -27,7 +27,7 @@ from local2.cli.render import TerminalView, print_json, show_item
 from local2.contracts import collect_turn
 
 if TYPE_CHECKING:
-    from local2.service import Rating
+    from local2.arena import Rating
 
 
 def retry(
@@ -52,7 +52,7 @@ def retry(
             agent = offline_agent(ctx)
             try:
                 agent.access.write_session(person, session_id)
-                result = agent.show(session_id, query_id, show)
+                result = agent.retries.show(session_id, query_id, show)
             finally:
                 agent.close()
             print_json(result) if as_json else out.print(
@@ -70,7 +70,7 @@ def retry(
         try:
             view: TerminalView = {}
             asks = approver(not as_json)  # a script reads --json: waiting calls are denied
-            items = agent.retry(session_id, query_id, asks, person=person)
+            items = agent.retries.retry(session_id, query_id, asks, person=person)
             payload = collect_turn(items, None if as_json else partial(show_item, state=view))
         finally:
             agent.close()
@@ -90,10 +90,10 @@ def arena(
 ) -> None:
     """Ratings per model from compare turns: Bradley-Terry with a 95% interval and vote
     counts, people's votes and the judge's apart (from your own sessions' votes)."""
+    from local2.arena import arena as table_of
+    from local2.arena import as_csv as csv_text
+    from local2.arena import as_json as json_text
     from local2.cli.people import access_of
-    from local2.service import arena as table_of
-    from local2.service import as_csv as csv_text
-    from local2.service import as_json as json_text
     from local2.service import own_votes
 
     settings = settings_of(ctx)

@@ -25,12 +25,12 @@ from local2.contracts import (
     Rate,
     RunSummary,
 )
-from local2.service import percent, say_duration, short_rate
+from local2.evals import percent, say_duration, short_rate
 
 
 def say_rate(rate: Rate, what: str) -> str:
     """``accuracy 61.0 % (95 % CI 51.2-70.0 %, 61 of 100)`` (the service's words)."""
-    from local2.service import say_rate as words
+    from local2.evals import say_rate as words
 
     return words(rate, what) if rate["n"] else f"{what}: nothing to count yet"
 

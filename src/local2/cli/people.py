@@ -22,7 +22,8 @@ from local2.contracts import LOCAL, LOCAL_NAME, Person
 
 if TYPE_CHECKING:
     from local2.config import Settings
-    from local2.service import Access, People
+    from local2.service import Access
+    from local2.storage import People
 
 TOKEN_ENV = "LOCAL2_TOKEN"
 LOCAL_STORES = ("sqlite", "memory")  # stores this machine alone reads: --as needs no token
@@ -61,7 +62,7 @@ def act_as(settings: Settings, name: str) -> Person:
     """The person ``--as NAME`` names, once this terminal may act for them (else
     :class:`~local2.errors.InvalidInput` saying why and what to do)."""
     from local2.errors import InvalidInput
-    from local2.service import check_name
+    from local2.storage import check_name
 
     if name != LOCAL_NAME:
         try:

@@ -68,7 +68,7 @@ def _run(
         agent = make_agent(ctx, backend, model, warmup)
     agent.turns.compare_default = compare.compare if compare else None
     warmup.add("first turn", agent.warm_up)
-    warmup.add("grades owed", agent.recover_grades)  # a server stopped with some: given now
+    warmup.add("grades owed", agent.late_grades.recover)  # a server stopped with some: given now
 
     def ready(url: str) -> None:
         # Set up and listening: the collector paused for start-up runs again from here on.

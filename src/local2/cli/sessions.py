@@ -58,7 +58,7 @@ def feedback(
         try:
             agent.access.write_session(person_of(ctx), session_id)
             if prefer is not None:
-                result = agent.prefer(session_id, query_id, prefer, comment)
+                result = agent.ratings.prefer(session_id, query_id, prefer, comment)
                 follows = (
                     f"the conversation continues from {str(result.get('continues')).upper()}"
                     if result["continues_history"]
@@ -66,7 +66,7 @@ def feedback(
                 )
                 out.print(f"Recorded preference {prefer} for {query_id}: {follows}.")
             if rating is not None:
-                result = agent.feedback(session_id, query_id, rating, comment)
+                result = agent.ratings.feedback(session_id, query_id, rating, comment)
                 out.print(rated(result))
         finally:
             agent.close()
@@ -88,7 +88,7 @@ def history(
         agent = offline_agent(ctx)
         try:
             agent.access.read_session(person_of(ctx), session_id)
-            rows = agent.checkpoints(session_id, limit)
+            rows = agent.sessions.checkpoints(session_id, limit)
         finally:
             agent.close()
     if as_json:
@@ -139,7 +139,7 @@ def replay(
         gc_pause.resume("replay")
         try:
             agent.access.write_session(person_of(ctx), session_id)
-            payload = agent.replay(session_id, checkpoint, query=query)
+            payload = agent.timetravel.replay(session_id, checkpoint, query=query)
         finally:
             agent.close()
     if as_json:
@@ -183,7 +183,7 @@ def sessions(
     with friendly_errors():
         agent = offline_agent(ctx)
         try:
-            rows = agent.sessions(limit, agent.access.listing_owner(person, everyone))
+            rows = agent.sessions.recent(limit, agent.access.listing_owner(person, everyone))
         finally:
             agent.close()
     if as_json:

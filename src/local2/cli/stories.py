@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the runner, httpx, rich and pydantic load when the command 
     from rich.table import Table
 
     from local2.config import Settings
-    from local2.service import StoryResult
+    from local2.stories import StoryResult
 
 PAGE_SERVER = "page_server"  # the `requires:` hint of stories that fetch the local pages
 
@@ -182,7 +182,7 @@ def register(app: typer.Typer) -> None:
 
         import httpx
 
-        from local2.service import load_stories, run_stories
+        from local2.stories import load_stories, run_stories
 
         stories_dir = directory or default_stories_dir()
         with friendly_errors():

@@ -75,7 +75,7 @@ def ask(
             session = session or new_session_id()
             add_files(agent.documents, person, attach, session)
         if as_json:  # a script reads the output: no one to ask, so waiting calls are denied
-            payload = agent.ask(
+            payload = agent.turns.ask(
                 query, session, approve=approver(False), options=compare, person=person
             )
             out.print_json(data=payload) if sys.stdout.isatty() else print(
@@ -84,7 +84,7 @@ def ask(
         else:
             view = hold_back(agent.info.native_tools)
             try:
-                payload = agent.ask(
+                payload = agent.turns.ask(
                     query,
                     session,
                     lambda k, d: show_item(k, d, view),
@@ -133,17 +133,17 @@ def chat_command(
         agent.access.write_session(person, session_id)
         if words[0] == "/prefer":
             choice = words[1] if len(words) > 1 else ""
-            result = agent.prefer(session_id, query_id, choice)
+            result = agent.ratings.prefer(session_id, query_id, choice)
             err.print(
                 f"[dim]Noted: {choice}. The conversation continues from "
                 f"{(result['continues'] or 'the answer shown').upper()}.[/]"
             )
         elif words[0] == "/show":
             attempt = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
-            agent.show(session_id, query_id, attempt)
+            agent.retries.show(session_id, query_id, attempt)
             err.print(f"[dim]The conversation continues from attempt {attempt}.[/]")
         else:
-            for kind, data in agent.retry(session_id, query_id, approve, person=person):
+            for kind, data in agent.retries.retry(session_id, query_id, approve, person=person):
                 on_item(kind, data)
                 if kind == "final":
                     last.payload = data
@@ -242,7 +242,9 @@ def chat_line(
             person,
         ):
             return
-        turn = agent.start(line, session_id, compare, wait=True, person=person, approve=approve)
+        turn = agent.turns.start(
+            line, session_id, compare, wait=True, person=person, approve=approve
+        )
         answered, ended = until_answer(turn, partial(show_item, state=view))
         last.payload = answered
         grades.last_query_id = answered.get("query_id")
@@ -252,7 +254,7 @@ def chat_line(
         abandon(view)
         report(exc)
     except KeyboardInterrupt:
-        agent.stop(session_id)
+        agent.turns.stop(session_id)
         abandon(view)
         report(TurnCancelled())
 

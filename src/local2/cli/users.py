@@ -22,7 +22,7 @@ from local2.cli.common import err, out, settings_of
 from local2.cli.errors import friendly_errors
 
 if TYPE_CHECKING:
-    from local2.service import People
+    from local2.storage import People
 
 T = TypeVar("T")
 

@@ -2,7 +2,7 @@
 
 The kinds are literal, so a reader's ``if kind == "final"`` is checked against them:
 
-- a turn (:meth:`local2.service.agent.Agent.stream`): ``event`` (an event-log entry),
+- a turn (``agent.turns.stream``): ``event`` (an event-log entry),
   ``thinking`` and ``token`` (text as the model streams it), ``respondent`` (one of two
   respondents' ``{id, kind, text}``), ``answer`` (the payload at publish, before the critic),
   ``approval`` (a tool call waits for the person), ``final`` (the payload at the end);

@@ -306,7 +306,7 @@ class AuditRun(TypedDict):
     path: str
 
 
-# -- what a turn asks for (built by the service: ``agent.turn_options``) -------------------
+# -- what a turn asks for (built by the service: ``agent.turns.options``) -------------------
 
 
 class FirstAttempt(TypedDict):

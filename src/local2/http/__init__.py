@@ -16,11 +16,6 @@ if TYPE_CHECKING:
     from local2.http.guard import content_security_policy as content_security_policy
     from local2.http.guard import is_loopback as is_loopback
     from local2.http.guard import split_host as split_host
-    from local2.http.identity import UNAUTHORISED as UNAUTHORISED
-    from local2.http.identity import Guard as Guard
-    from local2.http.identity import Identify as Identify
     from local2.http.identity import StripUntrustedUser as StripUntrustedUser
-    from local2.http.identity import identify as identify
-    from local2.http.identity import networks as networks
 else:
     __getattr__ = lazy_face(__name__, __file__)

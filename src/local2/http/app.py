@@ -10,7 +10,7 @@ is synchronous and one slow answer must not block other sessions. ``POST /query`
 exception: its turn runs in a worker of its own, so the handler starts it from the event loop
 and awaits the answer without a thread of its own. Beyond loopback a bearer token
 (``LOCAL2_API_TOKEN``, which means local on any bind) is required; with people configured,
-every request is one person's (:mod:`local2.http.identity`) and sees only what is theirs
+every request is one person's (:mod:`local2.service.sign_in`) and sees only what is theirs
 (:mod:`local2.service.access`).
 """
 
@@ -29,14 +29,14 @@ from local2.http.errors import add_error_handlers
 from local2.http.evals import eval_routes
 from local2.http.feedback import feedback_routes
 from local2.http.guard import is_loopback
-from local2.http.identity import Caller, Identify, identify, signed_in
+from local2.http.identity import Caller, signed_in
 from local2.http.library import library_routes
 from local2.http.openapi import returns
 from local2.http.research import research_routes
 from local2.http.search import search_routes
 from local2.http.sessions import session_routes
 from local2.http.turns import turn_routes
-from local2.service import Agent
+from local2.service import Agent, Identify, identify
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"
 
@@ -126,7 +126,7 @@ def create_api(
     who: Identify | None = None,
 ) -> FastAPI:
     """Add LoCAL2's routes to ``app`` (a new FastAPI app by default); each request is a
-    person's (:mod:`local2.http.identity`): ``who`` says whose, by default from ``token``
+    person's (:mod:`local2.service.sign_in`): ``who`` says whose, by default from ``token``
     and the bind address ``host``."""
     app = app or FastAPI(title="LoCAL2", version="0.1.0")
     add_error_handlers(app)

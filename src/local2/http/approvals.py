@@ -37,7 +37,7 @@ def approval_routes(agent: Agent) -> APIRouter:
     def pending(person: Caller, session_id: str) -> Waiting:
         """What a paused turn of this session waits on (``pending`` is null when nothing)."""
         agent.access.read_session(person, session_id)
-        return {"session_id": session_id, "pending": agent.pending_approval(session_id)}
+        return {"session_id": session_id, "pending": agent.approvals.pending(session_id)}
 
     @router.post("/sessions/{session_id}/approval", **returns(TurnPayload))
     def decide(person: Caller, session_id: str, body: ApprovalBody) -> TurnPayload:
@@ -47,6 +47,6 @@ def approval_routes(agent: Agent) -> APIRouter:
             raise InvalidInput("Give either approve (true/false) or decisions.")
         decision = body.approve if body.approve is not None else body.decisions
         assert decision is not None
-        return agent.decide(session_id, decision)
+        return agent.approvals.decide(session_id, decision)
 
     return router

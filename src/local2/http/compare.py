@@ -42,10 +42,10 @@ def compare_routes(agent: Agent) -> APIRouter:
         person: Caller, format: Literal["json", "csv"] = "json", everyone: bool = False
     ) -> PlainTextResponse:
         """The leaderboard from the caller's own votes (an admin's ``everyone``: all)."""
-        from local2.service import arena as table_of
-        from local2.service import as_csv, as_json
+        from local2.arena import arena as table_of
+        from local2.arena import as_csv, as_json
 
-        votes = agent.own_votes(person, everyone)
+        votes = agent.votes.own(person, everyone)
         table = table_of(votes)
         if format == "csv":
             return PlainTextResponse(as_csv(table), media_type="text/csv")
@@ -55,12 +55,12 @@ def compare_routes(agent: Agent) -> APIRouter:
     def retry(person: Caller, session_id: str, body: RetryBody) -> TurnPayload:
         """A second attempt at a low-graded answer, with the critic's feedback."""
         agent.access.write_session(person, session_id)
-        return collect_turn(agent.retry(session_id, body.query_id, person=person))
+        return collect_turn(agent.retries.retry(session_id, body.query_id, person=person))
 
     @router.post("/sessions/{session_id}/show", **returns(AttemptShown))
     def show(person: Caller, session_id: str, body: ShowBody) -> AttemptShown:
         """Continue the session from attempt 1 or 2 of a retried turn."""
         agent.access.write_session(person, session_id)
-        return agent.show(session_id, body.query_id, body.attempt)
+        return agent.retries.show(session_id, body.query_id, body.attempt)
 
     return router

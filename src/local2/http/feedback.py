@@ -41,10 +41,12 @@ def feedback_routes(agent: Agent) -> APIRouter:
         agent.access.write_session(person, body.session_id)
         preference: FeedbackResult = {}
         if body.preferred:
-            preference = agent.prefer(body.session_id, body.query_id, body.preferred, body.comment)
+            preference = agent.ratings.prefer(
+                body.session_id, body.query_id, body.preferred, body.comment
+            )
         if body.rating is None:
             return preference
-        rated = agent.feedback(body.session_id, body.query_id, body.rating, body.comment)
+        rated = agent.ratings.feedback(body.session_id, body.query_id, body.rating, body.comment)
         return {**rated, "preference": FeedbackResult(**preference)} if preference else rated
 
     return router

@@ -1,145 +1,34 @@
-"""Who a request is for: a person's bearer token, a trusted proxy's header, or local.
-
-- With nobody configured (``local2 users`` never used), everything is as it always was:
-  every request is :data:`~local2.contracts.people.LOCAL`'s; on loopback nothing is asked,
-  beyond it the single ``LOCAL2_API_TOKEN`` is needed.
-- With people configured, every request must say who it is: ``Authorization: Bearer
-  <token>`` (one of theirs), or, from an address in ``server.trusted_proxies``, the header
-  named by ``server.trusted_user_header`` (e.g. ``X-Forwarded-User`` from oauth2-proxy).
-  From any other address that header is removed before anything reads it
-  (:class:`StripUntrustedUser`), so no one can claim a name by sending it themselves.
-  Anything else is 401.
-- The single token, when set, always means local, whatever the bind; a token that is
-  nobody's is 401 everywhere.
-- Whether a request that brings no credential is local's is decided per request, and never
-  widens while serving (:class:`Guard`): once a credential was needed (bound beyond
-  loopback, or anyone configured), it stays needed when the people list empties, and such
-  a request gets 401 saying how to let someone in.
-"""
+"""Who a request is for, as the API's routes take it: the service's one rule
+(:class:`local2.service.Identify`, ``service/sign_in.py``) adapted to FastAPI, a 401 with
+its challenge when it names nobody, and the middleware that strips the trusted user header
+from a request no trusted proxy sent."""
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from local2.contracts import LOCAL, Person
-from local2.errors import InvalidInput
-from local2.service import Access, bearer, challenge, check_name
-
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-UNAUTHORISED = "missing or wrong bearer token"
-NO_ONE = (
-    "This LoCAL2 server needs a credential and has none it would accept: nobody is added "
-    "here and LOCAL2_API_TOKEN is not set."
-)
-NO_ONE_FIX = (
-    "Add a person (local2 users add NAME) and send their token as 'Authorization: Bearer "
-    "<token>', or set LOCAL2_API_TOKEN and restart the server."
-)
+from local2.contracts import Person
+from local2.service import Identify, Network, challenge, trusted
 
 
-def networks(addresses: Iterable[str]) -> tuple[Network, ...]:
-    """``server.trusted_proxies`` as networks: ``127.0.0.1``, ``10.0.0.0/8``, ``::1``."""
-    return tuple(ipaddress.ip_network(a.strip(), strict=False) for a in addresses if a.strip())
-
-
-def trusted(client: str | None, proxies: tuple[Network, ...]) -> bool:
-    if not client or not proxies:
-        return False
-    try:
-        address = ipaddress.ip_address(client)
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return any((mapped or address) in net for net in proxies)
-
-
-@dataclass(eq=False)
-class Guard:
-    """Whether a request that brings no credential is local's: only on a server that no one
-    beyond this machine reaches (bound to loopback) and that has had nobody configured since
-    it started. Asked per request; once the answer is no it stays no while the server runs,
-    so removing the last person never opens a server that was closed."""
-
-    loopback: bool = True
-    people_seen: bool = False  # anyone configured at start, or at any request since
-
-    def anonymous_is_local(self, configured: bool) -> bool:
-        """``configured``: whether anyone is configured now."""
-        if configured:
-            self.saw_people()
-        return self.loopback and not self.people_seen
-
-    def saw_people(self) -> None:
-        self.people_seen = True
-
-
-@dataclass(frozen=True)
-class Identify:
-    """The dependency every route takes its :class:`Person` from."""
-
-    access: Access
-    token: str | None = None  # LOCAL2_API_TOKEN, whatever the bind (None: not set)
-    user_header: str | None = None  # server.trusted_user_header
-    proxies: tuple[Network, ...] = ()
-    guard: Guard = field(default_factory=Guard)
-
-    def __call__(self, request: Request) -> Person:
-        person = self.person(
-            request.headers.get("authorization", ""),
-            request.headers.get(self.user_header) if self.user_header else None,
-            request.client.host if request.client else None,
+def person_of(who: Identify, request: Request) -> Person:
+    """The person ``who`` says sent ``request``; 401 with its challenge when nobody."""
+    person = who.person(
+        request.headers.get("authorization", ""),
+        request.headers.get(who.user_header) if who.user_header else None,
+        request.client.host if request.client else None,
+    )
+    if person is None:
+        authorization = request.headers.get("authorization")
+        raise HTTPException(
+            status_code=401,
+            detail=who.refusal(),
+            headers={"WWW-Authenticate": challenge(authorization)},
         )
-        if person is None:
-            authorization = request.headers.get("authorization")
-            raise HTTPException(
-                status_code=401,
-                detail=self.refusal(),
-                headers={"WWW-Authenticate": challenge(authorization)},
-            )
-        return person
-
-    def person(self, authorization: str, proxied: str | None, client: str | None) -> Person | None:
-        """Who sent a request with these headers from ``client``, or None (401)."""
-        if proxied and trusted(client, self.proxies):
-            return self._proxied(proxied.strip())
-        given = bearer(authorization)
-        if given:
-            return self._holder(given)
-        return LOCAL if self.guard.anonymous_is_local(self.access.configured()) else None
-
-    def _holder(self, given: str) -> Person | None:
-        """Whose token ``given`` is: local's (the single token), a person's, or no one's."""
-        if self.token and hmac.compare_digest(given.encode(), self.token.encode()):
-            return LOCAL
-        found = self.access.token_holder(given)
-        if found is not None:
-            self.guard.saw_people()  # people are here: never open to anonymous requests again
-        return found
-
-    def refusal(self) -> str | dict[str, str]:
-        """The 401's ``detail``: with no credential anyone could bring (nobody configured, no
-        single token), what to do about it; else that the token is missing or wrong."""
-        if self.token is None and not self.access.configured():
-            return {"error": NO_ONE, "fix": NO_ONE_FIX}
-        return UNAUTHORISED
-
-    def _proxied(self, name: str) -> Person | None:
-        """The proxy vouches for the name; whether they are an admin is ours to say. A name
-        that cannot be a person's (``local``, ``team``, or outside the naming rule) is no
-        one's: a proxy must not hand out this machine's own person or the team's memory."""
-        name = name.lower()
-        try:
-            check_name(name)
-        except InvalidInput:
-            return None
-        return self.access.named(name) or Person(name)
+    return person
 
 
 class StripUntrustedUser:
@@ -160,12 +49,12 @@ class StripUntrustedUser:
         await self.app(scope, receive, send)
 
 
-def signed_in(identify: Callable[[Request], Person]) -> Any:
+def signed_in(who: Identify) -> Any:
     """A dependency that says who the request is for (``request.state.person``), or 401
-    (:mod:`local2.http.identity`); routes take it as a :data:`Caller`."""
+    (:func:`person_of`); routes take it as a :data:`Caller`."""
 
     def authorised(request: Request) -> None:  # a thread: the lookup may reach Postgres
-        request.state.person = identify(request)
+        request.state.person = person_of(who, request)
 
     return authorised
 
@@ -176,11 +65,3 @@ async def current_person(request: Request) -> Person:
 
 
 Caller = Annotated[Person, Depends(current_person)]
-
-
-def identify(access: Access, token: str | None, server: object, loopback: bool = True) -> Identify:
-    """The :class:`Identify` dependency for these settings (``server``: ``settings.server``;
-    ``loopback``: whether the server is bound to loopback only)."""
-    header = getattr(server, "trusted_user_header", None) or None
-    guard = Guard(loopback, people_seen=access.configured())
-    return Identify(access, token, header, networks(getattr(server, "trusted_proxies", [])), guard)

@@ -37,6 +37,6 @@ def search_routes(agent: Agent) -> APIRouter:
         """Search your own text as the agent's tools do: each hit's passage that answers the
         query (with its page), its fused score and why it was found (its BM25 rank, its
         vector rank, and the best hit that names its file when a link found it)."""
-        return await run_in_threadpool(agent.search, person, q, within, k)
+        return await run_in_threadpool(agent.searcher.search, person, q, within, k)
 
     return router

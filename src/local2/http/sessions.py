@@ -38,21 +38,23 @@ def session_routes(agent: Agent) -> APIRouter:
         turns, when started and last updated, and the first question. ``limit``: 1-1000.
         ``everyone``: an admin's list of all sessions (written to the admin read log)."""
         owner = agent.access.listing_owner(person, everyone)
-        return agent.sessions(max(1, min(limit, 1000)), owner)
+        return agent.sessions.recent(max(1, min(limit, 1000)), owner)
 
     @router.get("/sessions/{session_id}/history", **returns(SessionHistory))
     def history(person: Caller, session_id: str, limit: int = 50) -> SessionHistory:
         """The session's clean turns, each with its critic's grade (``critique``; null until
         given), and its checkpoints (newest first, at most ``limit``)."""
         agent.access.read_session(person, session_id)
-        return agent.session(session_id, max(1, min(limit, 1000)))
+        return agent.sessions.session(session_id, max(1, min(limit, 1000)))
 
     @router.post("/sessions/{session_id}/replay", **returns(TurnPayload, "The new branch's turn."))
     def replay(person: Caller, session_id: str, body: ReplayBody) -> TurnPayload:
         """Re-run from a past checkpoint as a new branch; the payload also names the branch
         (``branch``, ``replayed_from``) and what the original answered (``original``)."""
         agent.access.write_session(person, session_id)
-        return agent.replay(session_id, body.checkpoint_id, query=body.query, model=body.model)
+        return agent.timetravel.replay(
+            session_id, body.checkpoint_id, query=body.query, model=body.model
+        )
 
     @router.post("/sessions/{session_id}/stop", **returns(StopResult, "The turn is stopping."))
     def stop(person: Caller, session_id: str) -> StopResult:
@@ -61,7 +63,7 @@ def session_routes(agent: Agent) -> APIRouter:
         it gets 409 with ``status: stopped``. 409 when nothing is running (or the answer is
         already out: the critic and memory then finish). Turns run by this process only."""
         agent.access.write_session(person, session_id)
-        if not agent.stop(session_id):
+        if not agent.turns.stop(session_id):
             raise NothingToStop(
                 f"Nothing to stop in session '{session_id}': no turn of it is running here, "
                 "or its answer is already out."

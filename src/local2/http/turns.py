@@ -68,7 +68,7 @@ def turn_options(agent: Agent, body: QueryBody) -> TurnOptions:
     given = body.model_fields_set & {"model_b", "temperature_b"}
     asked = body.model_b is not None or body.temperature_b is not None
     compare = None if asked or not given else False
-    return agent.turn_options(body.model_b, body.temperature_b, compare=compare)
+    return agent.turns.options(body.model_b, body.temperature_b, compare=compare)
 
 
 def answer_first(payload: TurnPayload, critic_on: bool) -> TurnPayload:
@@ -82,7 +82,7 @@ def graded_turn(agent: Agent, turn: BackgroundTurn) -> TurnPayload:
     """The turn's final payload with its own grade: given at its end, or, when the critic
     gave way to the session's next question, once given later (or ``critique_pending``
     still, after :data:`GRADE_WAIT_S`)."""
-    final = agent.graded(turn.until_final(), GRADE_WAIT_S)
+    final = agent.turns.graded(turn.until_final(), GRADE_WAIT_S)
     return {**final, "critique_pending": bool(final.get("critique_pending"))}
 
 
@@ -162,7 +162,7 @@ def turn_routes(agent: Agent) -> APIRouter:
         then the critique and ``done`` with the final payload. The turn runs to its end
         even if the client goes away."""
         options = turn_options(agent, body)
-        turn = agent.start(body.query, body.session_id, options, person=person)
+        turn = agent.turns.start(body.query, body.session_id, options, person=person)
         return event_stream(turn_frames(turn, critic_on, compare=options.compare is not None))
 
     return router

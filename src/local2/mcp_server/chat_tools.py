@@ -85,7 +85,7 @@ async def run_turn(agent: "Agent", turn: "BackgroundTurn", graded: bool) -> Turn
         if graded:
 
             def final() -> TurnPayload:
-                return agent.graded(turn.until_final(), GRADE_WAIT_S)
+                return agent.turns.graded(turn.until_final(), GRADE_WAIT_S)
 
             return await anyio.to_thread.run_sync(final, abandon_on_cancel=True)
         payload = await turn.answer()
@@ -93,7 +93,7 @@ async def run_turn(agent: "Agent", turn: "BackgroundTurn", graded: bool) -> Turn
         return payload
     except anyio.get_cancelled_exc_class():
         if turn.turn is not None:
-            agent.stop(turn.turn.session_id)
+            agent.turns.stop(turn.turn.session_id)
         raise
     except TurnCancelled:
         raise Conflict(STOPPED, "Ask again to get an answer.") from None
@@ -122,7 +122,7 @@ def add_chat_tools(server: MCPServer, agent: "Agent", person: Person | None) -> 
         memory). Returns the answer, what it cites, the critic's grade when ready, and the
         session id to go on in. The turn shows in the app like any other."""
         who = caller(person)
-        options = agent.turn_options(compare=False)
+        options = agent.turns.options(compare=False)
         turn = await agent.turns.begin(question, session_id, options, tokens=False, person=who)
         return answer_of(await run_turn(agent, turn, wait_for_grade), agent.info.critic)
 

@@ -1,7 +1,7 @@
 """``/mcp`` on ``local2 serve``: the MCP server over streamable HTTP, behind a gate.
 
 Every request says who it is exactly as the API's routes do
-(:class:`local2.http.identity.Identify`: a person's bearer token, the single
+(:class:`local2.service.sign_in.Identify`: a person's bearer token, the single
 ``LOCAL2_API_TOKEN``, a trusted proxy's header, or local on a loopback server nobody was
 added to); anything else is 401 before the MCP server reads a byte. :class:`PersonGate`
 puts the person in a context variable the SDK carries to the tool's handler
@@ -29,10 +29,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from local2.http import Identify
 from local2.mcp_server.caller import CALLER
 from local2.mcp_server.server import build_server
-from local2.service import challenge
+from local2.service import Identify, challenge
 
 if TYPE_CHECKING:
     from local2.service import Agent

@@ -1,7 +1,7 @@
 """The MCP ``search`` tool's one call into the service: the person's documents, the shared
 folders and their memory.
 
-The service's one search of a person's own text (``Agent.search(person, query, within,
+The service's one search of a person's own text (``agent.searcher.search(person, query, within,
 k)``: hybrid, each hit saying why it was found, what ``local2 search`` shows), one source at
 a time. The sources' scores are on different scales (a fused rank score, a similarity), so
 their hits are merged by rank: each source's best, then each one's second, and so on.
@@ -32,7 +32,7 @@ def search_own(
     ranked: list[tuple[int, int, SearchHit]] = []
     for order, source in enumerate(within or EVERYWHERE):
         try:
-            found = agent.search(person, query, source, k)["hits"]
+            found = agent.searcher.search(person, query, source, k)["hits"]
         except (InvalidInput, Unavailable):
             if within:  # asked for by name: said why not
                 raise

@@ -2,14 +2,14 @@
 
 langgraph.json names ``auth`` here (``auth.path``), so the server asks
 :func:`authenticate` who every request is for and the ``@auth.on`` handlers what they may
-touch; the same rules as the HTTP API (:mod:`local2.http.identity`), not a second mechanism:
+touch; the same rules as the HTTP API (:mod:`local2.service.sign_in`), not a second mechanism:
 
 - Who: a person's bearer token (``local2 users add``), the single ``LOCAL2_API_TOKEN``
   (local), a trusted proxy's ``server.trusted_user_header``, or, with nobody configured and
   no token set, local; anything else is 401. People are read from LoCAL2's conversation
   store (``storage.open.open_people``), opened once and kept; a SQLite store that does not
   exist yet has nobody in it and is not created here.
-- Access never widens while the server runs (:class:`~local2.http.identity.Guard`): the
+- Access never widens while the server runs (:class:`~local2.service.sign_in.Guard`): the
   platform's bind is not known here, so it counts as reachable from beyond this machine
   once a credential was needed (the single token set, or anyone configured at any request);
   from then on a request without a credential gets 401, with what to do, even when the
@@ -47,9 +47,8 @@ from langgraph_sdk import Auth
 
 from local2.config import Settings, load_settings
 from local2.contracts import LOCAL, LOCAL_NAME, Person
-from local2.http import Guard, Identify, networks
 from local2.platform.owners import PEOPLE, owned, owner_of, scope_of
-from local2.service import Access, challenge, people_alone
+from local2.service import Access, Guard, Identify, challenge, networks, people_alone
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"  # as local2.http.app reads it
 ADMIN = "admin"  # may read everyone's, audited
@@ -87,8 +86,8 @@ class Roster:
             return self._access
 
     def identify(self) -> Identify:
-        """Who requests are for, by LoCAL2's rule (:mod:`local2.http.identity`), with one
-        :class:`~local2.http.identity.Guard` for the life of the server."""
+        """Who requests are for, by LoCAL2's rule (:mod:`local2.service.sign_in`), with one
+        :class:`~local2.service.sign_in.Guard` for the life of the server."""
         access = self.access()
         server = self.settings.server
         token = os.environ.get(TOKEN_ENV) or None
@@ -113,7 +112,7 @@ class Roster:
         return person, alone
 
     def refusal(self) -> str:
-        """The 401's detail (:meth:`~local2.http.identity.Identify.refusal`), as one line."""
+        """The 401's detail (:meth:`~local2.service.sign_in.Identify.refusal`), as one line."""
         detail = self.identify().refusal()
         return detail if isinstance(detail, str) else f"{detail['error']} Fix: {detail['fix']}"
 

@@ -25,8 +25,10 @@ from langgraph.store.base import BaseStore
 
 from local2.config import Settings
 from local2.contracts import LOCAL_NAME
+from local2.graph import TurnGraph, TurnState
 from local2.platform.owners import OwnedStore, run_owner
-from local2.service import TurnGraph, TurnState, build_platform_graph, platform_store
+from local2.service import build_platform_graph
+from local2.storage import platform_store
 
 FIRST = "receive"  # the turn's first step in local2.graph.topology
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from local2.config import Settings
 from local2.platform.graph import identify, owners_store
-from local2.service import ResearchGraph, build_platform_research_graph
+from local2.research import ResearchGraph
+from local2.service import build_platform_research_graph
 
 
 def make_graph(settings: Settings | None = None) -> ResearchGraph:

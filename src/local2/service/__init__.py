@@ -1,11 +1,14 @@
-"""The service (docs/architecture.md): the :class:`~local2.service.agent.Agent` façade and its
-one-job parts, built in one place (:mod:`.wiring`). The surfaces (CLI, HTTP API, app) talk
-to the agent and to this face, nothing below it (an import-linter contract keeps them out).
+"""The service (docs/architecture.md): the :class:`~local2.service.agent.Agent`, which
+composes its one-job parts (``agent.turns``, ``agent.sessions``...: the "One way in" table),
+built in one place (:mod:`.wiring`). The surfaces (CLI, HTTP API, app) talk to the agent's
+parts and to this face, nothing below it but other packages' faces (an import-linter
+contract keeps them out).
 
-The face (below) is what a surface may use: the agent and how it is built, the turn options,
-and what the commands that open no agent need (stores opened alone, reports, the test
-stories). Each name is loaded on first use, so ``import local2.service`` costs nothing and a
-command pays only for what it uses.
+The face (below) lists only the service's own names: the agent and how it is built, the
+turn options, sign-in (:mod:`.sign_in`), and what the commands that open no agent need
+(stores opened alone, the desks, reports). A name of a package below (a vote's rating, the
+people roster) is imported from that package's face. Each name is loaded on first use, so
+``import local2.service`` costs nothing and a command pays only for what it uses.
 """
 
 from __future__ import annotations
@@ -15,27 +18,6 @@ from typing import TYPE_CHECKING
 from local2.faces import lazy_face
 
 if TYPE_CHECKING:
-    from local2.arena import Rating as Rating
-    from local2.arena import arena as arena
-    from local2.arena import as_csv as as_csv
-    from local2.arena import as_json as as_json
-    from local2.evals import percent as percent
-    from local2.evals import say_duration as say_duration
-    from local2.evals import say_rate as say_rate
-    from local2.evals import short_rate as short_rate
-    from local2.graph import TurnGraph as TurnGraph
-    from local2.graph import TurnState as TurnState
-    from local2.graph import turn_payload as turn_payload
-    from local2.memory import owner_folder as owner_folder
-    from local2.models import ScriptedChatModel as ScriptedChatModel
-    from local2.models import canonical as canonical
-    from local2.models import chat_models as chat_models
-    from local2.models import list_models as list_models
-    from local2.research import ResearchGraph as ResearchGraph
-    from local2.research import link_citations as link_citations
-    from local2.research import plain as plain
-    from local2.research import safe_url as safe_url
-    from local2.research import why_found as why_found
     from local2.service import wiring as wiring
     from local2.service.access import Access as Access
     from local2.service.access import opened_access as opened_access
@@ -63,8 +45,15 @@ if TYPE_CHECKING:
     from local2.service.opening import offline_parts as offline_parts
     from local2.service.opening import warming_agent as warming_agent
     from local2.service.research._research import Research as Research
+    from local2.service.sign_in import UNAUTHORISED as UNAUTHORISED
+    from local2.service.sign_in import Guard as Guard
+    from local2.service.sign_in import Identify as Identify
+    from local2.service.sign_in import Network as Network
     from local2.service.sign_in import bearer as bearer
     from local2.service.sign_in import challenge as challenge
+    from local2.service.sign_in import identify as identify
+    from local2.service.sign_in import networks as networks
+    from local2.service.sign_in import trusted as trusted
     from local2.service.warmup import Warmup as Warmup
     from local2.service.watches._desk import WatchDesk as WatchDesk
     from local2.service.watches._desk import open_watch_desk as open_watch_desk
@@ -74,15 +63,5 @@ if TYPE_CHECKING:
     from local2.service.wiring import build_platform_research_graph as build_platform_research_graph
     from local2.service.wiring import build_research_graph as build_research_graph
     from local2.service.wiring import wire as wire
-    from local2.storage import People as People
-    from local2.storage import check_name as check_name
-    from local2.storage import platform_store as platform_store
-    from local2.storage import private_dir as private_dir
-    from local2.storage import token_hash as token_hash
-    from local2.storage import write_private as write_private
-    from local2.storage import write_private_bytes as write_private_bytes
-    from local2.stories import StoryResult as StoryResult
-    from local2.stories import load_stories as load_stories
-    from local2.stories import run_stories as run_stories
 else:
     __getattr__ = lazy_face(__name__, __file__)

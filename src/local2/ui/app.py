@@ -4,7 +4,7 @@ Every browser tab gets its own session id (``gr.State``); the sessions a browser
 kept in its own ``localStorage`` (``gr.BrowserState``). With people configured, each signs in
 (:mod:`local2.ui.sign_in`), the top of the app says who, and every handler acts for that
 person: they see and continue only their own sessions, runs and votes. Handlers are sync
-generators over :meth:`Agent.stream`: the queue runs several at once, so one slow answer
+generators over ``agent.turns.stream``: the queue runs several at once, so one slow answer
 does not hold up anyone else's.
 
 The app is composed of parts, each an object given what it uses: the agent, the per-tab

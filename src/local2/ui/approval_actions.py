@@ -106,7 +106,7 @@ class ApprovalActions(UIPart):
             return
         yield self.approval.hide()
         view, chat, user = pending["view"], list(pending["chat"]), pending["user"]
-        items = self.agent.resume(session_id, approved)
+        items = self.agent.approvals.resume(session_id, approved)
         yield from self.chat.follow(
             items, view, chat, dict(ids or {}), user, session_id, mine, person
         )
@@ -119,7 +119,7 @@ class ApprovalActions(UIPart):
                 self.agent.access.write_session(self.person(request), session_id)
         except Local2Error as exc:
             return {stop: gr.update(interactive=False), self.banner: self.notice(exc)}
-        if session_id and self.agent.stop(session_id):
+        if session_id and self.agent.turns.stop(session_id):
             return {stop: gr.update(value="Stopping…", interactive=False)}
         return {
             stop: gr.update(interactive=False),

@@ -14,8 +14,10 @@ from typing import Any
 
 import gradio as gr
 
+from local2.arena import arena, as_csv, as_json
 from local2.errors import Local2Error
-from local2.service import arena, as_csv, as_json, owner_folder, private_dir, write_private
+from local2.memory import owner_folder
+from local2.storage import private_dir, write_private
 from local2.ui.base import UIPart, table
 from local2.ui.notices import notice_for
 from local2.ui.updates import Updates
@@ -96,7 +98,7 @@ class ArenaTab(UIPart):
             person = self.person(request)
         except Local2Error as exc:
             return {self.summary_md: notice_for(exc).markdown()}
-        votes = self.agent.own_votes(person)
+        votes = self.agent.votes.own(person)
         ratings = arena(votes)
         # A folder of the person's own under the data directory (0700, files 0600), never a
         # temp folder the machine's users share; two people's downloads never meet.

@@ -186,7 +186,7 @@ class Chat(UIPart):
         except InvalidId as exc:
             yield {self.banner: self.notice(exc), self.question: question}
             return
-        if self.agent.is_answering(session_id):
+        if self.agent.turns.is_answering(session_id):
             yield {self.banner: self.notice(BUSY), self.question: question}
             return
         options, problem = self.compare.options(*compare) if compare else (NO_OPTIONS, None)
@@ -203,7 +203,7 @@ class Chat(UIPart):
             return
 
         def items() -> Iterator[tuple[str, Any]]:  # a bad question raises inside follow
-            yield from agent.stream(
+            yield from agent.turns.stream(
                 question, session_id, checkpoint_id=branch, options=options, person=person
             )
 
@@ -301,7 +301,7 @@ class Chat(UIPart):
         )
         mine = self.sessions.remember(mine, session_id, view.query)
         try:
-            prompt = self.agent.prompt_messages(session_id)
+            prompt = self.agent.sessions.prompt_messages(session_id)
         except UnknownTurn:
             prompt = []
         paused = self.conversation.approval.hide()

@@ -88,7 +88,7 @@ class ComparePanel(UIPart):
         self.picker = picker
 
     def build_controls(self) -> None:
-        default = self.agent.compare_default  # serve --model-b: compare unless switched off
+        default = self.agent.turns.compare_default  # serve --model-b: compare unless switched off
         asked: Mapping[str, Any] = default or {}
         with gr.Row(equal_height=True, elem_id="local2-compare-row"):
             self.compare_on = gr.Checkbox(
@@ -171,7 +171,7 @@ class ComparePanel(UIPart):
             )
         try:
             # Compare with nothing changed: the same model again (another sample of it).
-            options = self.agent.turn_options((model or "").strip() or None, value, compare=True)
+            options = self.agent.turns.options((model or "").strip() or None, value, compare=True)
         except InvalidInput as exc:
             return NO_OPTIONS, exc.message
         return options, None
@@ -256,10 +256,10 @@ class ComparePanel(UIPart):
         """The side-by-side of ``query_id`` redrawn once its grades and the judge's verdict
         are given (also when they came after the turn's handler stopped following it); no
         change when the session has moved on from it."""
-        from local2.service import turn_payload
+        from local2.graph import turn_payload
 
         try:
-            view = turn_payload(self.agent.state(session_id))
+            view = turn_payload(self.agent.sessions.state(session_id))
         except Local2Error:
             return {}
         if view.get("query_id") != query_id or not view.get("respondents"):

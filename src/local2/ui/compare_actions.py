@@ -106,11 +106,11 @@ class CompareActions(UIPart):
             return {self.banner: self.notice("There is no compared answer to prefer.")}
         try:
             self.agent.access.write_session(self.person(request), session_id)
-            result = self.agent.prefer(session_id, query_id, choice)
+            result = self.agent.ratings.prefer(session_id, query_id, choice)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-        payload = self.agent.state(session_id)
-        from local2.service import turn_payload
+        payload = self.agent.sessions.state(session_id)
+        from local2.graph import turn_payload
 
         note = (
             f"Recorded: **{PREFER_LABELS[choice]}**. The conversation continues from "
@@ -135,12 +135,12 @@ class CompareActions(UIPart):
             return {self.banner: self.notice("There are no attempts to switch between.")}
         try:
             self.agent.access.write_session(self.person(request), session_id)
-            self.agent.show(session_id, query_id, attempt)
+            self.agent.retries.show(session_id, query_id, attempt)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-        from local2.service import turn_payload
+        from local2.graph import turn_payload
 
-        view = turn_payload(self.agent.state(session_id))
+        view = turn_payload(self.agent.sessions.state(session_id))
         return {
             **self._redrawn(session_id, f"The conversation continues from attempt {attempt}."),
             **self.panel.done(view),
@@ -170,7 +170,7 @@ class CompareActions(UIPart):
             role="user", content=f"{neutralise(question)}\n\n_(again, with the critic's feedback)_"
         )
         view = render.TurnView(question)
-        items = self.agent.retry(session_id, query_id, person=person)
+        items = self.agent.retries.retry(session_id, query_id, person=person)
         chat, ids = list(chat or []), dict(ids or {})
         yield {self.panel.retry_btn: gr.update(interactive=False)}
         yield from self.chat.follow(items, view, chat, ids, user, session_id, mine, person)

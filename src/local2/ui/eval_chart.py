@@ -18,7 +18,7 @@ from gradio.components.plot import PlotData
 from typing_extensions import TypedDict
 
 from local2.contracts import EvalProgress, EvalRunRow, QuestionResult
-from local2.service import say_duration, short_rate
+from local2.evals import say_duration, short_rate
 
 CHART_WIDTH = 640  # px of the plot itself (vega-embed cannot size to Gradio's container)
 RUN_COLUMNS = [

@@ -18,7 +18,7 @@ import gradio as gr
 
 from local2.contracts import Person
 from local2.errors import Local2Error
-from local2.service import say_rate
+from local2.evals import say_rate
 from local2.ui.base import table
 from local2.ui.eval_chart import (
     QUESTION_COLUMNS,

@@ -106,7 +106,7 @@ class GradesToCome(UIPart):
         waiting = awaiting(chat, ids)
         if not waiting or not session_id:
             return {self.grades_timer: gr.Timer(active=False)}
-        if self.agent.is_answering(session_id):  # the answer streaming owns the chat
+        if self.agent.turns.is_answering(session_id):  # the answer streaming owns the chat
             return skipped()
         try:
             person = self.person(request)
@@ -132,7 +132,7 @@ class GradesToCome(UIPart):
         """The grades given so far of ``query_ids``, as the session's history has them."""
         try:
             self.agent.access.read_session(person, session_id)
-            turns = self.agent.history(session_id, grades=True)
+            turns = self.agent.sessions.history(session_id, grades=True)
         except Local2Error:  # the session is gone, or not theirs: nothing to fill in
             return {}
         return {

@@ -25,7 +25,8 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
-from local2.service import owner_folder, private_dir, write_private_bytes
+from local2.memory import owner_folder
+from local2.storage import private_dir, write_private_bytes
 
 FOLDER = "library-exports"  # under the folder Gradio serves from
 NAME = "library.zip"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from local2.errors import ModelUnavailable
-from local2.service import canonical, chat_models, list_models
+from local2.models import canonical, chat_models, list_models
 
 if TYPE_CHECKING:
     from local2.service import Agent

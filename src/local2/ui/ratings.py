@@ -164,11 +164,11 @@ class Ratings(UIPart):
             return self._warn("There is no answer to rate yet.", kind="info")
         try:
             self.agent.access.write_session(self.person(request), session_id)
-            result = self.agent.feedback(session_id, query_id, rating)
+            result = self.agent.ratings.feedback(session_id, query_id, rating)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
         said = rating_said(rating, result, self.agent.info.memory)
-        state = self.agent.state(session_id)
+        state = self.agent.sessions.state(session_id)
         shown, ids = transcript.with_rating(list(chat or []), ids, query_id, rating)
         return {
             self.reward_md: said,
@@ -197,7 +197,7 @@ class Ratings(UIPart):
                 self.agent.access.read_session(self.person(request), session_id)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-        turn = self.agent.turn(session_id, query_id) if session_id and query_id else None
+        turn = self.agent.sessions.turn(session_id, query_id) if session_id and query_id else None
         if turn is None:
             return {
                 self.rate_label: "That turn was stopped before its answer, so there is nothing "

@@ -25,15 +25,9 @@ from local2.contracts import (
     ResearchPayload,
     ResearchSource,
 )
-from local2.service import (
-    link_citations,
-    owner_folder,
-    plain,
-    private_dir,
-    safe_url,
-    why_found,
-    write_private,
-)
+from local2.memory import owner_folder
+from local2.research import link_citations, plain, safe_url, why_found
+from local2.storage import private_dir, write_private
 from local2.ui.library_tab import is_entry_id, kept_link, kept_links
 from local2.ui.research_status import Doing
 from local2.ui.safe_markdown import neutralise

@@ -31,7 +31,7 @@ from local2.contracts import (
     ShownStep,
 )
 from local2.errors import Local2Error
-from local2.service import link_citations, plain
+from local2.research import link_citations, plain
 from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
 

@@ -26,7 +26,7 @@ import gradio as gr
 from local2 import events
 from local2.contracts import Person, ResearchSource, RunItem
 from local2.errors import Local2Error
-from local2.service import plain
+from local2.research import plain
 from local2.ui.notices import notice_for
 from local2.ui.research_shown import RunShown, RunView, sources_markdown
 from local2.ui.research_status import PLANNING

@@ -7,7 +7,7 @@ added, nothing is asked; beyond it every API call needs the bearer token from
 ``LOCAL2_API_TOKEN`` (the app asks for it as its password; it means local on any bind) and
 ``server.allowed_hosts`` must name the server. With people configured, each signs in to the
 app with their name and token, or a trusted proxy names them (:mod:`local2.ui.sign_in`).
-The API and the app share one :class:`~local2.http.identity.Guard`: what a request without
+The API and the app share one :class:`~local2.service.sign_in.Guard`: what a request without
 a credential may do never widens while the server runs.
 """
 
@@ -28,17 +28,16 @@ from local2.errors import UnsafeToServe
 from local2.http import (
     ContentSecurityPolicy,
     HostRules,
-    Identify,
     RequestGuard,
     StripUntrustedUser,
     content_security_policy,
     create_api,
-    identify,
     is_loopback,
     require_token,
 )
 from local2.mcp_server import MCP_PATH, mount_mcp
-from local2.service import Agent, private_dir
+from local2.service import Agent, Identify, identify
+from local2.storage import private_dir
 from local2.ui.sign_in import SignIn, SignInSwitch, proxied_user
 
 GRADIO_TEMP_DIR = "GRADIO_TEMP_DIR"  # where Gradio keeps the files it serves

@@ -73,7 +73,7 @@ class SessionPanel(UIPart):
         sessions = self.agent.access.own_only(person, used, lambda s: str(s["session_id"]))
         if self.settings.list_all_sessions:
             known = {s.get("session_id") for s in sessions}
-            recent = self.agent.sessions(MY_SESSIONS_KEPT, person.name)
+            recent = self.agent.sessions.recent(MY_SESSIONS_KEPT, person.name)
             sessions += [s for s in recent if s["session_id"] not in known]
         return render.session_choices(sessions)
 

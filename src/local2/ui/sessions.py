@@ -137,17 +137,19 @@ class Sessions(UIPart):
         turns: list[HistoryTurn] = []
         state: Mapping[str, Any] = {}
         prompt: list[Any] = []
-        if self.agent.exists(session_id):
-            state = self.agent.state(session_id, branch)
-            turns = self.agent.history(session_id, TURNS_SHOWN, checkpoint_id=branch, detail=True)
-            prompt = self.agent.prompt_messages(session_id, branch)
+        if self.agent.sessions.exists(session_id):
+            state = self.agent.sessions.state(session_id, branch)
+            turns = self.agent.sessions.history(
+                session_id, TURNS_SHOWN, checkpoint_id=branch, detail=True
+            )
+            prompt = self.agent.sessions.prompt_messages(session_id, branch)
         if turns and not turns[-1].get("critique"):
             turns[-1]["critique"] = state.get("critique")  # graded before grades were noted
         chat, ids = transcript.history_messages(turns)
         last: Mapping[str, Any] = turns[-1] if turns else {}
         view, panels, approval = self.conversation, self.panels, self.conversation.approval
         waiting = (
-            approval.waiting(self.agent.pending_approval(session_id), chat)
+            approval.waiting(self.agent.approvals.pending(session_id), chat)
             if branch is None
             else approval.hide()
         )
@@ -188,7 +190,7 @@ class Sessions(UIPart):
             readable = bool(session_id) and self._readable(request, session_id)
         except Local2Error as exc:  # signed out
             return {self.banner: self.notice(exc)}
-        if not readable or not self.agent.exists(session_id):
+        if not readable or not self.agent.sessions.exists(session_id):
             shown = session_id or "(none given)"
             return {
                 self.banner: gr.update(

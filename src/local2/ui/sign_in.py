@@ -9,12 +9,12 @@ How a browser gets in (:func:`local2.ui.server.create_app` mounts the app with o
   is local, as on the HTTP API.
 - ``server.trusted_user_header``: the reverse proxy has signed the person in and names them
   in that header; Gradio asks :func:`proxied_user` on every request and shows no login page.
-  The header counts only from ``server.trusted_proxies`` (:mod:`local2.http.identity`).
+  The header counts only from ``server.trusted_proxies`` (:mod:`local2.service.sign_in`).
 
 People are added, rotated and removed with the CLI, in another process, while the server
 runs. So on every request to the app (:class:`SignInSwitch`) the store is asked, in one
 statement, whether anyone is configured (the login page is turned on or off, and never off
-again once a credential was needed: :class:`~local2.http.identity.Guard`) and whether the
+again once a credential was needed: :class:`~local2.service.sign_in.Guard`) and whether the
 browser's sign-in still holds: each sign-in keeps the credential it was made with
 (:class:`Credential`, the hash of the person's token), and one whose person no longer has
 that token (rotated, removed, or removed and added again) is forgotten before Gradio reads
@@ -38,8 +38,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from local2.contracts import LOCAL, LOCAL_NAME, Person
 from local2.errors import Local2Error
-from local2.http import Guard, Identify
-from local2.service import Access, token_hash
+from local2.service import Access, Guard, Identify
+from local2.storage import token_hash
 
 TOKEN_MESSAGE = "This LoCAL2 server asks for its LOCAL2_API_TOKEN: enter it as the password."
 # Shown as plain text on Gradio's login page (no Markdown there).
@@ -191,7 +191,7 @@ class SignInSwitch:
 
     def is_api(self, scope: Scope) -> bool:
         """Whether the request is for one of the HTTP API's routes (they say who they are
-        for themselves, :mod:`local2.http.identity`): no store query, no thread hop."""
+        for themselves, :mod:`local2.service.sign_in`): no store query, no thread hop."""
         return any(route.matches(scope)[0] is Match.FULL for route in self.api_routes)
 
     def cookies(self, scope: Scope) -> list[str]:

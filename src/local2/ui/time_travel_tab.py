@@ -189,8 +189,9 @@ class TimeTravelTab(UIPart):
         return {self.tt_original: "", self.tt_edit: "", **self.details.cleared()}
 
     def turns(self, session_id: str) -> list[CheckpointTurn]:
-        """The session's turns (:meth:`Agent.checkpoint_turns`), in the conversation's order."""
-        return self.agent.checkpoint_turns(session_id, limit=CHECKPOINTS_READ)
+        """The session's turns (``agent.sessions.checkpoint_turns``), in the conversation's
+        order."""
+        return self.agent.sessions.checkpoint_turns(session_id, limit=CHECKPOINTS_READ)
 
     def load_checkpoints(
         self,

@@ -72,7 +72,7 @@ class TurnDetails(UIPart):
         mine = set(turn["checkpoints"])
         rows = [
             r
-            for r in self.agent.checkpoints(session_id, limit=CHECKPOINTS_READ)
+            for r in self.agent.sessions.checkpoints(session_id, limit=CHECKPOINTS_READ)
             if r["checkpoint_id"] in mine
         ]
         out: Updates = {
@@ -102,7 +102,7 @@ class TurnDetails(UIPart):
             return {self.tt_state: {}}
         try:
             self.agent.access.read_session(self.person(request), session_id)
-            state = self.agent.state(session_id, checkpoint_id)
+            state = self.agent.sessions.state(session_id, checkpoint_id)
         except Local2Error as exc:
             return {self.tt_state: {}, self.tt_status: notice_for(exc).markdown()}
         return {self.tt_state: render.state_view(state)}

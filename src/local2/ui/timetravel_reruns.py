@@ -180,7 +180,7 @@ class Reruns(UIPart):
             return
         try:
             self.agent.access.write_session(self.person(request), session_id)
-            state = self.agent.state(session_id, rerun.start)
+            state = self.agent.sessions.state(session_id, rerun.start)
         except Local2Error as exc:
             yield {self.travel.tt_status: notice_for(exc).markdown()}
             return
@@ -188,7 +188,7 @@ class Reruns(UIPart):
         question = query if query is not None else str(state.get("query") or "")
         stay_on = branch
         if session_id == current and branch is None:
-            stay_on = self.agent.head_id(session_id)  # what the Chat tab shows right now
+            stay_on = self.agent.sessions.head_id(session_id)  # what the Chat tab shows right now
         user = gr.ChatMessage(role="user", content=neutralise(question))
         view = render.TurnView(question)
         verb = "Forked" if query is not None else "Replayed"
@@ -198,7 +198,9 @@ class Reruns(UIPart):
             self.travel.tt_status: f"{verb[:-2]}ing…",
         }
         try:
-            for _ in live(self.agent.replay_stream(session_id, rerun.start, query=query), view):
+            for _ in live(
+                self.agent.timetravel.replay_stream(session_id, rerun.start, query=query), view
+            ):
                 yield {self.travel.tt_new: [user, *view.messages()]}
         except (Local2Error, TurnCancelled) as exc:  # a Stop: pressed in the Chat tab
             said = notice_for(exc)

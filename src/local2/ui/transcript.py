@@ -34,7 +34,7 @@ def rating_message(rating: int) -> ChatMessage:
 
 
 def turn_view(turn: Mapping[str, Any]) -> render.TurnView:
-    """A finished turn (a row of ``Agent.history(..., detail=True)``) as a TurnView."""
+    """A finished turn (a row of ``agent.sessions.history(..., detail=True)``) as a TurnView."""
     record = turn.get("record") or {}
     view = render.TurnView(str(turn.get("user") or ""))
     if record.get("thinking"):

@@ -36,9 +36,10 @@ class BackgroundTurn:
     or take :meth:`until_answer` and leave the rest to finish on its own.
 
     The worker (:meth:`local2.service.chat.Turns.launch`) feeds :meth:`put` and calls
-    :meth:`end`; items are those of :meth:`local2.service.agent.Agent.stream`. An exception the turn
-    raises is re-raised to the reader at the point it happened; a Stop asked for before the
-    answer (``turn``) ends the reading at once, while the worker winds down on its own.
+    :meth:`end`; items are those of ``agent.turns.stream``
+    (:meth:`local2.service.chat.TurnRunner.stream`). An exception the turn raises is
+    re-raised to the reader at the point it happened; a Stop asked for before the answer
+    (``turn``) ends the reading at once, while the worker winds down on its own.
     """
 
     def __init__(
@@ -48,7 +49,7 @@ class BackgroundTurn:
     ) -> None:
         self._items: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._on_done = on_done
-        # Set when a reader takes the answer (the turn's worker waits for it, see Agent.start).
+        # Set when a reader takes the answer (the turn's worker waits for it, see TurnRunner.start).
         self.handed_over = handed_over or threading.Event()
         self.answered = False
         self.payload: TurnPayload | None = None  # the final payload, when the turn ended

@@ -8,15 +8,25 @@ the turn log; the better-graded one continues the session, and the person may sw
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from local2 import events
-from local2.contracts import AttemptShown, FirstAttempt
+from local2.contracts import (
+    LOCAL,
+    Approver,
+    AttemptShown,
+    FirstAttempt,
+    Person,
+    StreamItem,
+    TurnOptions,
+)
 from local2.errors import CannotRetry, InvalidInput, UnknownTurn
 from local2.graph import Services, TurnGraph, event
 from local2.ids import check_session_id
 from local2.service.chat._running import Turns
 from local2.service.chat._sessions import SessionReader
+from local2.service.chat._turns import TurnRunner
 
 
 @dataclass(eq=False)
@@ -27,6 +37,21 @@ class Retries:
     graph: TurnGraph
     running: Turns
     reader: SessionReader
+    turns: TurnRunner
+
+    def retry(
+        self,
+        session_id: str,
+        query_id: str,
+        approve: Approver | None = None,
+        person: Person = LOCAL,
+    ) -> Iterator[StreamItem]:
+        """Try ``query_id`` again with its critique as context: a turn of ``person``'s,
+        streamed like one."""
+        session_id = check_session_id(session_id)  # once, for the request and the turn
+        query, first = self.retry_request(session_id, query_id)
+        options = TurnOptions(retry=first)
+        return self.turns.stream(query, session_id, approve, options=options, person=person)
 
     def retry_request(self, session_id: str, query_id: str) -> tuple[str, FirstAttempt]:
         """The question and the ``retry`` config for a second attempt at ``query_id``.

@@ -57,6 +57,15 @@ class SessionReader:
         live = self.running.running(session_id) is not None
         return branches.find_head(self.graph, thread_config(session_id), live=live)
 
+    def exists(self, session_id: str) -> bool:
+        """Whether the session has something to continue from (a turn that settled)."""
+        return self.head(session_id) is not None
+
+    def head_id(self, session_id: str) -> str | None:
+        """The id of the checkpoint the session continues from (its current branch's end)."""
+        head = self.head(session_id)
+        return checkpoint_id(head.config) if head is not None else None
+
     def head_or_unknown(self, session_id: str) -> StateSnapshot:
         """:meth:`head`; :class:`~local2.errors.UnknownTurn` when the session has none."""
         snapshot = self.head(session_id)

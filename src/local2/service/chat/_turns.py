@@ -63,7 +63,7 @@ def turn_options(
     compare: bool | None = None,
     default: CompareSpec | None = None,
 ) -> TurnOptions:
-    """A turn's options: the one way every surface builds them (``agent.turn_options`` adds
+    """A turn's options: the one way every surface builds them (``agent.turns.options`` adds
     the server's default). ``compare``: True, a second respondent answers (the same model
     again when neither value is given); False, none; None, one when ``model_b`` or
     ``temperature_b`` is given, else ``default`` (``serve --model-b``). A value that cannot

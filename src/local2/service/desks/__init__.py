@@ -3,6 +3,7 @@ documents and the folders' index, the library of what was read, their memory, a 
 their own text, what the MCP server reads on their behalf, and the audit log and votes
 they may read."""
 
+from local2.service.desks._audit import VoteDesk as VoteDesk
 from local2.service.desks._audit import audit_call as audit_call
 from local2.service.desks._audit import own_run as own_run
 from local2.service.desks._audit import own_runs as own_runs
@@ -27,6 +28,7 @@ __all__ = [
     "MemoryDesk",
     "OwnText",
     "Searcher",
+    "VoteDesk",
     "audit_call",
     "open_desk",
     "open_library",

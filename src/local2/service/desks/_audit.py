@@ -12,7 +12,8 @@ the votes a table of the conversation store, opened here and closed after.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from local2.config import Settings
@@ -22,7 +23,7 @@ from local2.service.access import Access
 
 if TYPE_CHECKING:
     from local2.contracts import AuditRun
-    from local2.storage import Vote
+    from local2.storage import Vote, Voter
 
 
 def own_runs(
@@ -66,6 +67,24 @@ def visible_votes(
     if access.listing_owner(person, everyone) is None:
         return list(votes)
     return access.own_only(person, votes, lambda vote: vote.session_id)
+
+
+@dataclass(eq=False)
+class VoteDesk:
+    """The arena's votes as an agent reads them: all of them (people's, the judge's), or
+    those of a person's own sessions."""
+
+    read: Callable[[Voter | None], list[Vote]]  # the vote log's votes, by voter or all
+    access: Access
+
+    def all(self, voter: Voter | None = None) -> list[Vote]:
+        """The arena's votes so far (people's or the judge's, or both), oldest first."""
+        return self.read(voter)
+
+    def own(self, person: Person, everyone: bool = False) -> list[Vote]:
+        """The votes of ``person``'s own sessions (an admin's ``everyone``: all, written
+        down as one admin read), oldest first."""
+        return visible_votes(self.access, person, self.all(), everyone)
 
 
 def own_votes(settings: Settings, access: Access, person: Person) -> list[Vote]:

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 
 class TurnService(Protocol):
-    """What answering in ask mode needs of an agent (:class:`~local2.service.agent.Agent`)."""
+    """What answering in ask mode needs of an agent's turns (``agent.turns``:
+    :class:`~local2.service.chat.TurnRunner`)."""
 
     def stream(
         self,
@@ -179,9 +180,9 @@ class InFlight:
 class AskAnswerer:
     """Each question a chat turn of ``person``'s in a new session of ``agent``, set aside
     (``set_aside``) from the person's conversations: tool calls a person would have to
-    approve are denied (nobody is there to answer)."""
+    approve are denied (nobody is there to answer). ``turns`` are the agent's."""
 
-    agent: TurnService
+    turns: TurnService
     person: Person
     meter: UsageMeter
     set_aside: Callable[[str], None]
@@ -193,7 +194,7 @@ class AskAnswerer:
         self.flight.begin(session_id)
         started = time.monotonic()
         try:
-            turn = self.agent.stream(
+            turn = self.turns.stream(
                 question.question, session_id, nobody, tokens=False, person=self.person
             )
             payload = collect_turn(turn)
@@ -215,7 +216,7 @@ class AskAnswerer:
 
     def stop(self) -> None:
         for session_id in self.flight.stop():
-            self.agent.stop(session_id)
+            self.turns.stop(session_id)
 
 
 @dataclass(eq=False)

@@ -35,7 +35,13 @@ from local2.contracts import (
 from local2.errors import EvalFileError, InvalidInput, RunBusy
 from local2.evals import EvalRun, Question, QuestionSet, load_set, make_manifest, select, summarize
 from local2.service.access import Access
-from local2.service.evals._answer import Answerer, AskAnswerer, ResearchAnswerer, UsageMeter
+from local2.service.evals._answer import (
+    Answerer,
+    AskAnswerer,
+    ResearchAnswerer,
+    TurnService,
+    UsageMeter,
+)
 from local2.service.evals._runner import QuestionLoop
 from local2.service.evals._runs import EvalRuns, held_elsewhere, run_lock
 from local2.service.evals._setup import (
@@ -51,7 +57,6 @@ from local2.service.wiring import ModelParts
 if TYPE_CHECKING:
     from filelock import FileLock
 
-    from local2.contracts import Approver, StreamItem
     from local2.graph import Services
     from local2.service.research._research import Research
 
@@ -66,17 +71,8 @@ class RunAgent(Protocol):
     @property
     def research(self) -> Research: ...
 
-    def stream(
-        self,
-        query: str,
-        session_id: str | None = None,
-        approve: Approver | None = None,
-        *,
-        tokens: bool = True,
-        person: Person = ...,
-    ) -> Iterator[StreamItem]: ...
-
-    def stop(self, session_id: str) -> bool: ...
+    @property
+    def turns(self) -> TurnService: ...
 
     def close(self, wait_s: float = ...) -> None: ...
 
@@ -102,7 +98,7 @@ class Answering:
         self.answerer: Answerer = (
             ResearchAnswerer(agent.research, person, self.meter, agent.research.index.set_aside)
             if mode == "research"
-            else AskAnswerer(agent, person, self.meter, agent.services.turn_log.set_aside)
+            else AskAnswerer(agent.turns, person, self.meter, agent.services.turn_log.set_aside)
         )
 
     def close(self) -> None:
