@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from local2.config import load_settings
 from local2.graph.answer_guard import (
     EARLIER_EXTRACT,
     RAW_OUTPUT,
@@ -27,9 +26,9 @@ from local2.service.agent import Agent
 from local2.tools.base import Tool
 from local2.tools.memory_tools import save_extract
 from local2.tools.web import SEARCH_CUE, fetch_extract, search_extract
-from tests.conftest import make_settings
+from tests.conftest import make_settings, tool_schemas
 
-SCHEMAS = {t.name: t.parameters for t in load_settings().generator.tools}
+SCHEMAS = tool_schemas()
 SEARCH_RESULT = (
     "Today's date: 2026-05-31\n\n"
     "[1] Title: Sodium-ion cells reach 200 Wh/kg\nSnippet: Researchers report sodium-ion "

@@ -19,18 +19,18 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from local2.cli.stories import serve_pages
-from local2.config import load_settings
 from local2.graph.answer_guard import unusable_reason
 from local2.models.backend import EMBEDDED_NAME
 from local2.models.scripted import ScriptedChatModel
 from local2.models.toolcall_text import parse_tool_calls
 from local2.service.agent import Agent
 from local2_testkit.embedded_run import load_questions, run_settings, with_pages
+from tests.conftest import tool_schemas
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUN_DIR = FIXTURES / "embedded_run"
 RECORDING = json.loads((RUN_DIR / "smollm2_outputs.json").read_text(encoding="utf-8"))
-SCHEMAS = {t.name: t.parameters for t in load_settings().generator.tools}
+SCHEMAS = tool_schemas()
 # Text that must never be an answer, written out here independently of the guard.
 NEVER_SHOWN = [
     re.compile(r"<\/?tool_output", re.I),
