@@ -253,7 +253,7 @@ def baseline_round(base: Any, parts: dict[str, Any]) -> float:
     """The same questions as plain turns of an agent with the run's settings, each graded by
     the same grader, without the runner: seconds per question."""
     from local2.contracts import collect_turn, nobody
-    from local2.service.evals._setup import make_grader, run_settings
+    from local2.service.evals import make_grader, run_settings
 
     qset = load_set(set_path("demo"))
     start = time.perf_counter()

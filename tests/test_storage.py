@@ -15,8 +15,8 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.store.memory import InMemoryStore
 
-from local2.config import SettingsError, load_settings
-from local2.errors import StorageUnavailable
+from local2.config import load_settings
+from local2.errors import SettingsError, StorageUnavailable
 from local2.graph.nodes.receive import unrecorded_turn
 from local2.models.scripted import ScriptedChatModel
 from local2.service.agent import Agent

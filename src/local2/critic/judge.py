@@ -130,3 +130,9 @@ class Critic:
         else:
             feedback = grade.feedback[:_MAX_FEEDBACK_CHARS]
         return {"score": grade.score, "feedback": feedback, "flags": flags}
+
+
+def make_critic(chat_model: BaseChatModel, settings: CriticSettings) -> Critic | None:
+    """The critic for these settings, or ``None`` when ``enabled: false``: how the graph
+    knows to skip the ``critique`` node's work."""
+    return Critic(chat_model, settings) if settings.enabled else None

@@ -6,15 +6,15 @@ citation keys that stay the same for the same sources.
 - :mod:`.bibtex`, :mod:`.ris`, :mod:`.csl`: one format each.
 """
 
-from typing import TYPE_CHECKING
+from local2.references.bibtex import to_bibtex
+from local2.references.csl import to_csl, to_csl_json
+from local2.references.names import citation_keys
+from local2.references.ris import to_ris
 
-from local2.faces import lazy_face
-
-if TYPE_CHECKING:
-    from local2.references.bibtex import to_bibtex as to_bibtex
-    from local2.references.csl import to_csl as to_csl
-    from local2.references.csl import to_csl_json as to_csl_json
-    from local2.references.names import citation_keys as citation_keys
-    from local2.references.ris import to_ris as to_ris
-else:
-    __getattr__ = lazy_face(__name__, __file__)
+__all__ = [
+    "citation_keys",
+    "to_bibtex",
+    "to_csl",
+    "to_csl_json",
+    "to_ris",
+]

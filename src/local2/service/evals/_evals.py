@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from local2.contracts import Approver, StreamItem
     from local2.graph import Services
-    from local2.service.research._research import Research
+    from local2.service.research import Research
 
 
 class RunAgent(Protocol):
