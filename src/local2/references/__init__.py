@@ -2,14 +2,14 @@
 from the ledger's records (``contracts/sources.py: CitedSource``) by pure functions, with
 citation keys that stay the same for the same sources.
 
-- :mod:`.names`: an author's name split for a citation style, a date's parts, the key;
-- :mod:`.bibtex`, :mod:`.ris`, :mod:`.csl`: one format each.
+- :mod:`._names`: an author's name split for a citation style, a date's parts, the key;
+- :mod:`._bibtex`, :mod:`._ris`, :mod:`._csl`: one format each.
 """
 
-from local2.references.bibtex import to_bibtex
-from local2.references.csl import to_csl, to_csl_json
-from local2.references.names import citation_keys
-from local2.references.ris import to_ris
+from local2.references._bibtex import to_bibtex
+from local2.references._csl import to_csl, to_csl_json
+from local2.references._names import citation_keys
+from local2.references._ris import to_ris
 
 __all__ = [
     "citation_keys",

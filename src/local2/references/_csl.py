@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from local2.contracts import CitedSource
-from local2.references.names import citation_keys, date_parts, read_day, record, split_name
+from local2.references._names import citation_keys, date_parts, read_day, record, split_name
 
 TYPES = {
     "paper": "article-journal",

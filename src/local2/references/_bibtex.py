@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from local2.contracts import CitedSource
-from local2.references.names import citation_keys, date_parts, read_day, record, split_name
+from local2.references._names import citation_keys, date_parts, read_day, record, split_name
 
 ENTRY_TYPES = {
     "paper": "article",
