@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from local2.arena.ratings import rate, strengths
-from local2.arena.report import arena, as_csv, as_json
+from local2.arena._ratings import rate, strengths
+from local2.arena._report import arena, as_csv, as_json
 from local2.storage.votes import SqliteVoteLog, StoreVoteLog, VoteLog
 
 

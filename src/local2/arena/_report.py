@@ -6,7 +6,7 @@ import csv
 import io
 import json
 
-from local2.arena.ratings import Rating, rate
+from local2.arena._ratings import Rating, rate
 from local2.storage import Vote
 
 GROUPS = {"people": "person", "judge": "judge"}  # table group -> voter
