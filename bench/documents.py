@@ -29,7 +29,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from local2.bounded.pool import WorkerPool
+from local2.bounded._pool import WorkerPool
 from local2.config.schema import DocumentsSettings
 from local2.documents.job import read_job
 from local2.documents.model import Limits

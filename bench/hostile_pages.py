@@ -28,8 +28,8 @@ from typing import Any
 
 import httpx
 
-from local2.bounded.child import status_mb
-from local2.bounded.pool import WorkerPool
+from local2.bounded._child import status_mb
+from local2.bounded._pool import WorkerPool
 from local2.config.schema import WebFetchSettings
 from local2.documents.extract import decode_body, extract_main_text
 from local2.errors import ExtractionFailed, ToolError

@@ -5,8 +5,8 @@ Used by web_fetch's page extraction (``tools/extract_worker``) and by the docume
 its job; :class:`pool.WorkerPool` keeps such workers warm and hands them one job at a time.
 """
 
-from local2.bounded.child import Limiter, OverBudget, headroom, serve, status_mb
-from local2.bounded.pool import WorkerPool, pool_for
+from local2.bounded._child import Limiter, OverBudget, headroom, serve, status_mb
+from local2.bounded._pool import WorkerPool, pool_for
 
 __all__ = [
     "Limiter",

@@ -5,7 +5,7 @@ thread cannot be stopped; a PDF stream that inflates to gigabytes took 3 GB here
 bytes go to a child process that limits its own address space (``RLIMIT_AS``: at start,
 and per job ``headroom_mb`` above what it already uses) and, per job, its CPU time
 (``RLIMIT_CPU``, which also ends it if the server dies mid-job). The server kills it at the
-job's deadline (:mod:`local2.bounded.pool`). A job is a function of the JSON header and the
+job's deadline (:mod:`local2.bounded._pool`). A job is a function of the JSON header and the
 body bytes returning a JSON-able reply; a reply with ``recycle`` ends the worker after it.
 """
 

@@ -1,7 +1,7 @@
 """The server's side: warm bounded workers, handed one job at a time, killed at the deadline.
 
 A worker is ``python -m <entry> <memory_mb>``, an entry module that runs
-:func:`local2.bounded.child.serve` with its job. Idle workers are kept warm (starting one
+:func:`local2.bounded._child.serve` with its job. Idle workers are kept warm (starting one
 imports its libraries), one can be started ahead of a job (:meth:`WorkerPool.prepare`) so
 its start overlaps a download, and an idle worker exits when the server does (its stdin
 closes). A worker is killed when the job's deadline passes or the caller cancels; its peak
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from local2.bounded.child import status_mb
+from local2.bounded._child import status_mb
 from local2.errors import ExtractionCancelled, ExtractionFailed, ExtractionTimeout
 
 MAX_IDLE = 2
