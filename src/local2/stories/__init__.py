@@ -5,7 +5,7 @@ service's face forwards these names one at a time, on first use.
 """
 
 from local2.errors import StoryError
-from local2.stories.runner import (
+from local2.stories._runner import (
     Story,
     StoryResult,
     TurnSpec,
