@@ -20,9 +20,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from local2.config import CriticSettings
 from local2.contracts import Critique, ToolCallRecord
-from local2.critic.grounding import grounding_flags
-from local2.critic.parse import Grade, parse_grade
-from local2.critic.prompt import build_prompt
+from local2.critic._grounding import grounding_flags
+from local2.critic._parse import Grade, parse_grade
+from local2.critic._prompt import build_prompt
 from local2.errors import JudgeTimeout
 from local2.models import Cancellation, cancellable_invoke, message_text
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable
 from urllib.parse import urlsplit
 
 from local2.contracts import ToolCallRecord
-from local2.critic.pages import unread_pages
+from local2.critic._pages import unread_pages
 from local2.retrieval import unstated_numbers
 
 _URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
