@@ -1,11 +1,11 @@
-from .archive import export_library as export_library
-from .archive import import_library as import_library
-from .index import as_document as as_document
-from .kept import Fetched as Fetched
-from .kept import Reader as Reader
-from .shelf import is_entry_id as is_entry_id
-from .store import ReadingLibrary as ReadingLibrary
-from .store import url_key as url_key
+from ._archive import export_library as export_library
+from ._archive import import_library as import_library
+from ._index import as_document as as_document
+from ._kept import Fetched as Fetched
+from ._kept import Reader as Reader
+from ._shelf import is_entry_id as is_entry_id
+from ._store import ReadingLibrary as ReadingLibrary
+from ._store import url_key as url_key
 
 __all__ = [
     "Fetched",

@@ -1,10 +1,10 @@
 """The library of what was read: every source kept once by its content, with its readings.
 
-:meth:`ReadingLibrary.keep` files a :class:`~.kept.Fetched` under its content's hash: new,
+:meth:`ReadingLibrary.keep` files a :class:`~._kept.Fetched` under its content's hash: new,
 its text (and a document's original file) is written and indexed; known, the reading is
 added to the entry (one reading per run or chat session). Over ``library.max_mb`` the
 oldest unpinned entries, by when last read, are evicted. :meth:`remove` takes an entry out
-of the index and off the disk. Everything is per person (:mod:`.shelf`): nothing one person
+of the index and off the disk. Everything is per person (:mod:`._shelf`): nothing one person
 kept can be listed, read or searched for anyone else.
 
 Not to be confused with :class:`local2.files.Library`, a person's own *uploaded* documents.
@@ -25,9 +25,9 @@ from local2.config import Settings
 from local2.contracts import Keep, LibraryEntry, LibraryHit, LibraryPage, Reading
 from local2.documents import page_sections
 from local2.files import Documents
-from local2.library.index import IndexQueue, LibraryIndexes, as_document
-from local2.library.kept import Fetched, Reader, entry_id
-from local2.library.shelf import Shelf, original_name
+from local2.library._index import IndexQueue, LibraryIndexes, as_document
+from local2.library._kept import Fetched, Reader, entry_id
+from local2.library._shelf import Shelf, original_name
 
 if TYPE_CHECKING:
     from local2.files import SearchHit as IndexHit

@@ -40,7 +40,7 @@ def original_name(url: str, fmt: str) -> str:
 
 
 class Shelf:
-    """One person's entries, text and originals (no index: :mod:`.store` keeps it beside)."""
+    """One person's entries, text and originals (no index: :mod:`._store` keeps it beside)."""
 
     def __init__(self, base: Path, owner: str | None) -> None:
         self.owner = owner
