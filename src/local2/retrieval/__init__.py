@@ -12,9 +12,9 @@ hybrid search over a person's own text all use it; ``tests/test_retrieval_one_pa
 fails for a second copy anywhere else.
 """
 
-from local2.retrieval.bm25 import Bm25, bm25_scores
-from local2.retrieval.fusion import Fused, fuse
-from local2.retrieval.passages import (
+from local2.retrieval._bm25 import Bm25, bm25_scores
+from local2.retrieval._fusion import Fused, fuse
+from local2.retrieval._passages import (
     MAX_PASSAGE,
     best_passage,
     choose,
@@ -22,8 +22,8 @@ from local2.retrieval.passages import (
     relevance,
     split_passages,
 )
-from local2.retrieval.quantities import NUMBER, normal_number, numbers, unstated_numbers
-from local2.retrieval.support import (
+from local2.retrieval._quantities import NUMBER, normal_number, numbers, unstated_numbers
+from local2.retrieval._support import (
     FRAME_WORDS,
     Support,
     as_written,
@@ -31,7 +31,7 @@ from local2.retrieval.support import (
     names,
     unstated_names,
 )
-from local2.retrieval.text import ends_sentence, sentences, terms, words
+from local2.retrieval._text import ends_sentence, sentences, terms, words
 
 __all__ = [
     "FRAME_WORDS",

@@ -3,7 +3,7 @@
 Research's verify holds each sentence of a report to the sources it cites, and the critic's
 grounding check holds a chat answer's figures to what the turn's tools returned; both ask
 "is what this says in that text?", and both ask it here. A claim is supported by evidence
-when every number it states (:func:`local2.retrieval.quantities.unstated_numbers`) and
+when every number it states (:func:`local2.retrieval._quantities.unstated_numbers`) and
 every proper name it states are in the evidence, and its content words (:func:`terms`,
 less the words that only frame a claim: "according", "also", "source") are found in one
 passage of each evidence text (:func:`split_passages`, the best ones chosen by BM25,
@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from local2.retrieval.passages import relevance, split_passages
-from local2.retrieval.quantities import unstated_numbers
-from local2.retrieval.text import terms, words
+from local2.retrieval._passages import relevance, split_passages
+from local2.retrieval._quantities import unstated_numbers
+from local2.retrieval._text import terms, words
 
 # Words that frame or link a claim rather than state it: a report's "according to the
 # source", "also", "in summary". They need not be in the evidence.

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from local2.documents import GAP, Passage, page_marker, truncate_paragraphs
-from local2.retrieval.bm25 import bm25_scores
-from local2.retrieval.text import sentences, terms
+from local2.retrieval._bm25 import bm25_scores
+from local2.retrieval._text import sentences, terms
 
 if TYPE_CHECKING:  # the web page worker imports this module, and not pydantic with the model
     from local2.documents import Document
