@@ -31,7 +31,7 @@ import httpx
 from local2.bounded._child import status_mb
 from local2.bounded._pool import WorkerPool
 from local2.config.schema import WebFetchSettings
-from local2.documents.extract import decode_body, extract_main_text
+from local2.documents._extract import decode_body, extract_main_text
 from local2.errors import ExtractionFailed, ToolError
 from local2.tools.web_fetch import WebFetch
 from local2_testkit.rss import peak_rss

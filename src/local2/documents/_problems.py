@@ -6,7 +6,7 @@ reports (or from how it died), so every surface shows one wording.
 
 from __future__ import annotations
 
-from local2.documents.model import FORMAT_NAMES, Format
+from local2.documents._model import FORMAT_NAMES, Format
 from local2.errors import DocumentTooLarge, DocumentUnreadable
 
 _SETTING = "in documents.yaml (local2/config/schema.py: DocumentsSettings)"

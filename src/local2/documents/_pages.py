@@ -8,8 +8,8 @@ one never gets to build the rest.
 
 from __future__ import annotations
 
-from local2.documents.model import UNITS, Format, Limits, Page
-from local2.documents.problems import over_limit
+from local2.documents._model import UNITS, Format, Limits, Page
+from local2.documents._problems import over_limit
 from local2.errors import DocumentUnreadable
 
 

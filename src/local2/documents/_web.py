@@ -6,9 +6,9 @@ from __future__ import annotations
 import html
 import re
 
-from local2.documents.extract import clean_text, decode_body, extract_page
-from local2.documents.model import Document, Limits
-from local2.documents.pages import PageBuilder
+from local2.documents._extract import clean_text, decode_body, extract_page
+from local2.documents._model import Document, Limits
+from local2.documents._pages import PageBuilder
 
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 

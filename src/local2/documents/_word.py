@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from lxml import etree
 
-from local2.documents.model import Document, Limits
-from local2.documents.pages import PageBuilder
-from local2.documents.problems import corrupt
-from local2.documents.safezip import SafeZip
-from local2.documents.xml import dc_title, local, parse
+from local2.documents._model import Document, Limits
+from local2.documents._pages import PageBuilder
+from local2.documents._problems import corrupt
+from local2.documents._safezip import SafeZip
+from local2.documents._xml import dc_title, local, parse
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 BODY = "word/document.xml"

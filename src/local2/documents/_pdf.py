@@ -7,11 +7,11 @@ characters) and maps ligatures to their letters. PDFium is not thread-safe, whic
 matter here: each worker process reads one document at a time.
 
 PDFium gives text in the order the file draws it; a page whose columns are drawn out of
-reading order is read region by region in the order :mod:`local2.documents.layout` finds
+reading order is read region by region in the order :mod:`local2.documents._layout` finds
 (about 0.5 ms a page to look, a few ms more to reorder; ``bench/documents.py``).
 
 A page with no text but something drawn on it (a scan, outlined text) is read by OCR when
-the engine is installed (:mod:`local2.documents.ocr`), else reported in ``no_text_pages``.
+the engine is installed (:mod:`local2.documents._ocr`), else reported in ``no_text_pages``.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ import ctypes
 import unicodedata
 from typing import Any
 
-from local2.documents.extract import clean_text
-from local2.documents.layout import Box, reading_regions
-from local2.documents.model import Document, Limits
-from local2.documents.ocr import INSTALL_HINT, PageOcr
-from local2.documents.pages import PageBuilder, check_page_count
-from local2.documents.problems import corrupt, encrypted
+from local2.documents._extract import clean_text
+from local2.documents._layout import Box, reading_regions
+from local2.documents._model import Document, Limits
+from local2.documents._ocr import INSTALL_HINT, PageOcr
+from local2.documents._pages import PageBuilder, check_page_count
+from local2.documents._problems import corrupt, encrypted
 from local2.errors import OcrUnavailable
 
 _LIGATURES = {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
@@ -55,7 +55,7 @@ def open_pdf(data: bytes) -> Any:
 
 
 def read_in_order(textpage: Any) -> str:
-    """The page's text, its columns read one after another (:mod:`local2.documents.layout`)."""
+    """The page's text, its columns read one after another (:mod:`local2.documents._layout`)."""
     raw = textpage.get_text_bounded()
     if len(raw) < _LAYOUT_MIN_CHARS:
         return str(raw)

@@ -12,10 +12,10 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from local2.documents.model import Document, Limits
-from local2.documents.pages import PageBuilder, check_page_count
-from local2.documents.problems import corrupt
-from local2.documents.safezip import SafeZip
+from local2.documents._model import Document, Limits
+from local2.documents._pages import PageBuilder, check_page_count
+from local2.documents._problems import corrupt
+from local2.documents._safezip import SafeZip
 
 
 def _wanted(name: str) -> bool:

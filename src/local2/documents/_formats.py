@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from local2.documents.model import Format
+from local2.documents._model import Format
 
 EXTENSIONS: dict[str, Format] = {
     ".pdf": "pdf",

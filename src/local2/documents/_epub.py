@@ -13,12 +13,12 @@ import posixpath
 import re
 from urllib.parse import unquote, urldefrag
 
-from local2.documents.extract import clean_text, decode_body, fast_text
-from local2.documents.model import Document, Limits
-from local2.documents.pages import PageBuilder, check_page_count
-from local2.documents.problems import corrupt
-from local2.documents.safezip import SafeZip
-from local2.documents.xml import dc_title, parse
+from local2.documents._extract import clean_text, decode_body, fast_text
+from local2.documents._model import Document, Limits
+from local2.documents._pages import PageBuilder, check_page_count
+from local2.documents._problems import corrupt
+from local2.documents._safezip import SafeZip
+from local2.documents._xml import dc_title, parse
 
 CONTAINER = "META-INF/container.xml"
 OPF = "{http://www.idpf.org/2007/opf}"

@@ -1,6 +1,6 @@
 """Reading a document from the server: its bytes to a bounded worker, a :class:`Document` back.
 
-This is the part's API (the readers themselves run in :mod:`local2.documents.job`). Every
+This is the part's API (the readers themselves run in :mod:`local2.documents._job`). Every
 failure is a :class:`DocumentUnreadable` whose message names what is wrong and the limit,
 and whose ``fix`` says what to do; the worker that failed is replaced, so the next
 document reads as usual.
@@ -17,9 +17,9 @@ from typing_extensions import Unpack
 
 from local2.bounded import WorkerPool, pool_for
 from local2.config import DocumentsSettings
-from local2.documents.formats import guess_format
-from local2.documents.model import FORMAT_NAMES, Document, Format, JobHeader, Limits
-from local2.documents.problems import over_limit, unsupported
+from local2.documents._formats import guess_format
+from local2.documents._model import FORMAT_NAMES, Document, Format, JobHeader, Limits
+from local2.documents._problems import over_limit, unsupported
 from local2.errors import (
     DocumentUnreadable,
     ExtractionCancelled,
@@ -27,7 +27,7 @@ from local2.errors import (
     ExtractionTimeout,
 )
 
-DOCUMENT_POOL = pool_for("local2.documents.job", "document reading")
+DOCUMENT_POOL = pool_for("local2.documents._job", "document reading")
 _MB = 1024 * 1024
 _BASE_MB = 512  # the worker itself: Python, PDFium, lxml
 

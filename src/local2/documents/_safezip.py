@@ -14,8 +14,8 @@ import io
 import zipfile
 from collections.abc import Callable
 
-from local2.documents.model import Format, Limits
-from local2.documents.problems import archive, corrupt
+from local2.documents._model import Format, Limits
+from local2.documents._problems import archive, corrupt
 
 _MB = 1024 * 1024
 _CHUNK = _MB

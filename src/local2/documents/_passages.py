@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from local2.documents.extract import truncate_paragraphs
+from local2.documents._extract import truncate_paragraphs
 
 if TYPE_CHECKING:  # the web page worker imports this module, and not pydantic with the model
-    from local2.documents.model import Document
+    from local2.documents._model import Document
 
 GAP = "[…]"
 
@@ -101,7 +101,7 @@ def page_link(url: str, page: int | None) -> str:
 def document_note(document: Document, url: str) -> str:
     """The line that opens a fetched document's text: what it is and how to cite a page,
     ``[Document: PDF, 40 pages, "Title"; cite a page as <url>#page=N]``."""
-    from local2.documents.model import FORMAT_LABELS
+    from local2.documents._model import FORMAT_LABELS
 
     count = document.page_count
     unit = document.unit

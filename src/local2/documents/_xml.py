@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from lxml import etree
 
-from local2.documents.model import Format
-from local2.documents.problems import corrupt
+from local2.documents._model import Format
+from local2.documents._problems import corrupt
 
 _PARSER = etree.XMLParser(
     resolve_entities=False,

@@ -1,4 +1,4 @@
-"""The document reader's worker: ``python -m local2.documents.job MEMORY_MB`` (bounded).
+"""The document reader's worker: ``python -m local2.documents._job MEMORY_MB`` (bounded).
 
 One job is one document: the header names its format and limits, the body is its bytes;
 the reply is the :class:`Document` or the reason it cannot be read. The format libraries
@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, NotRequired, TypedDict
 
 from local2.bounded import Limiter, serve
-from local2.documents.model import FORMATS, Document, DocumentWire, Format, Limits
-from local2.documents.ocr import PageOcr, ocr_installed
-from local2.documents.problems import corrupt, unsupported
+from local2.documents._model import FORMATS, Document, DocumentWire, Format, Limits
+from local2.documents._ocr import PageOcr, ocr_installed
+from local2.documents._problems import corrupt, unsupported
 from local2.errors import DocumentUnreadable
 
 Reader = Callable[[bytes, Limits], Document]
@@ -23,27 +23,27 @@ _OCR: list[PageOcr] = []  # one engine per worker, loaded on first use
 
 def _reader(fmt: Format, limits: Limits) -> Reader:
     if fmt == "pdf":
-        from local2.documents.pdf import read_pdf
+        from local2.documents._pdf import read_pdf
 
         engine = _ocr(limits)
         return lambda data, lim: read_pdf(data, lim, engine)
     if fmt == "docx":
-        from local2.documents.word import read_docx
+        from local2.documents._word import read_docx
 
         return read_docx
     if fmt == "pptx":
-        from local2.documents.slides import read_pptx
+        from local2.documents._slides import read_pptx
 
         return read_pptx
     if fmt == "odt":
-        from local2.documents.odt import read_odt
+        from local2.documents._odt import read_odt
 
         return read_odt
     if fmt == "epub":
-        from local2.documents.epub import read_epub
+        from local2.documents._epub import read_epub
 
         return read_epub
-    from local2.documents.web import read_html, read_text
+    from local2.documents._web import read_html, read_text
 
     return read_html if fmt == "html" else read_text
 
