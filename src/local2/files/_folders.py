@@ -1,8 +1,8 @@
 """What the file tools see for one person: the configured folders (``files.roots``), and
-that person's own documents as one more folder, ``my-documents/`` (:mod:`.own_documents`).
+that person's own documents as one more folder, ``my-documents/`` (:mod:`._own_documents`).
 
 One :class:`Folders` per agent (``services.files``): it opens the folders' index on first
-use, reads documents through one cache (:mod:`.reading`), and gives each tool call the
+use, reads documents through one cache (:mod:`._reading`), and gives each tool call the
 view of the person whose turn it is (:meth:`Folders.view`): someone else's documents are
 never in it.
 """
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from local2.config import Settings
-from local2.files.reading import DocumentReader, Documents
-from local2.files.sandbox import Sandbox
+from local2.files._reading import DocumentReader, Documents
+from local2.files._sandbox import Sandbox
 
 if TYPE_CHECKING:
-    from local2.files.index import FileIndex
-    from local2.files.own_documents import OwnDocuments
+    from local2.files._index import FileIndex
+    from local2.files._own_documents import OwnDocuments
     from local2.memory import Embedder
 
 
@@ -50,7 +50,7 @@ class Folders:
         self._lock = threading.Lock()
         self.own_documents: OwnDocuments | None = None
         if settings.documents.own:
-            from local2.files.own_documents import OwnDocuments
+            from local2.files._own_documents import OwnDocuments
 
             self.own_documents = OwnDocuments(settings, self.documents, self._embedder)
 
@@ -64,7 +64,7 @@ class Folders:
         """The configured folders' index (opened on first use)."""
         with self._lock:
             if self._index is None:
-                from local2.files.index import FileIndex
+                from local2.files._index import FileIndex
 
                 shared = (
                     self.own_documents.any_embedder() if self.own_documents is not None else None

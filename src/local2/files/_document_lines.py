@@ -1,7 +1,7 @@
 """Documents' lines, page by page, for ``grep_files``: without reading a document again when
 it can be helped.
 
-Where they come from, cheapest first: the documents read lately (:mod:`.reading`'s cache),
+Where they come from, cheapest first: the documents read lately (:mod:`._reading`'s cache),
 the index's chunks while the file's entry there is current (:meth:`FileIndex.current_files`:
 a document indexed once is not read again until it changes; one Chroma read for a batch of
 documents), else the document worker, within the caller's deadline as well as its own
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from local2.files.reading import Documents
-from local2.files.sandbox import FileRef, Sandbox
+from local2.files._reading import Documents
+from local2.files._sandbox import FileRef, Sandbox
 
 if TYPE_CHECKING:
     from local2.documents import Document
-    from local2.files.index import FileIndex, IndexedFile
+    from local2.files._index import FileIndex, IndexedFile
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 notes the best hits link to.
 
 Each side ranks its best ``CANDIDATES`` chunks (vectors: Chroma's nearest by cosine; BM25:
-:mod:`.lexical`, over the same chunks), and :func:`local2.retrieval.fuse` makes one ranking
+:mod:`._lexical`, over the same chunks), and :func:`local2.retrieval.fuse` makes one ranking
 of them. Then the ``LINKING`` best hits' links are followed: the files they name by title
 ("Felix Kelsorby" names ``Felix Kelsorby.md``, as a note's name is a link in a folder of
 notes) make a third ranking, fused with the two. A question about "the actor who played
@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from local2.files.lexical import Lexical
+from local2.files._lexical import Lexical
 from local2.memory import Embedder
 from local2.retrieval import Fused, best_passage, fuse
 

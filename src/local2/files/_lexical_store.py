@@ -43,7 +43,7 @@ KEEP_CHANGES = 20_000  # the log's length; a process further behind reads everyt
 @dataclass(frozen=True)
 class Row:
     """A chunk as the BM25 side keeps it: its file (id, path, path in its folder), its place
-    in the file and its terms (:func:`local2.files.lexical.chunk_terms`)."""
+    in the file and its terms (:func:`local2.files._lexical.chunk_terms`)."""
 
     file_id: str
     file: str

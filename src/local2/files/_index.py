@@ -4,7 +4,7 @@ Built by ``local2 index`` and kept up to date incrementally: a file whose size a
 are unchanged is skipped without reading, a file whose content hash is unchanged is not
 re-embedded, files that disappeared (or left the sandbox) are dropped. Each chunk keeps
 its file and line range, so a hit says where to read; a document's chunks (PDF, DOCX, ...,
-read by the document worker: :mod:`local2.files.reading`) are cut page by page and keep
+read by the document worker: :mod:`local2.files._reading`) are cut page by page and keep
 their page, so a hit names the file and the page. A file with no text, or a document its
 reader refuses, keeps one empty marker chunk, so it is not read again until it changes.
 Vectors come from an explicit :mod:`~local2.memory.embeddings` embedder recorded in the
@@ -39,12 +39,12 @@ from chromadb.errors import NotFoundError
 
 from local2.config import Settings
 from local2.errors import SandboxError
-from local2.files import hybrid
-from local2.files.hybrid import SearchHit
-from local2.files.lexical import Lexical, chunk_row, reconcile
-from local2.files.lexical_store import open_terms
-from local2.files.reading import Documents
-from local2.files.sandbox import UNREADABLE, FileRef, Sandbox, file_id
+from local2.files import _hybrid as hybrid
+from local2.files._hybrid import SearchHit
+from local2.files._lexical import Lexical, chunk_row, reconcile
+from local2.files._lexical_store import open_terms
+from local2.files._reading import Documents
+from local2.files._sandbox import UNREADABLE, FileRef, Sandbox, file_id
 from local2.memory import Embedder, chroma_client, make_embedder
 from local2.native_calls import native_call
 
@@ -195,7 +195,7 @@ class FileIndex:
 
     # each file's first chunk's Chroma metadata, by file id
     def _reconcile(self, indexed: dict[str, dict[str, Any]]) -> None:
-        """The terms kept made to match the chunks (:func:`.lexical.reconcile`)."""
+        """The terms kept made to match the chunks (:func:`._lexical.reconcile`)."""
         reconcile(self.collection, self.terms, indexed)
         self._bound = True
 
@@ -410,7 +410,7 @@ class FileIndex:
     def search(
         self, query: str, k: int = 5, files: Collection[str] | None = None
     ) -> list[SearchHit]:
-        """The ``k`` best chunks for ``query``, BM25 and vectors fused (:mod:`.hybrid`),
+        """The ``k`` best chunks for ``query``, BM25 and vectors fused (:mod:`._hybrid`),
         from files the sandbox still allows (``files``: only these file ids)."""
         if not query.strip() or k <= 0 or self.count() == 0 or (files is not None and not files):
             return []

@@ -1,7 +1,7 @@
 """The BM25 side of a file index: every chunk's terms, kept beside its vectors.
 
 Each chunk's terms are written as the chunk is, to a store beside the index
-(:mod:`.lexical_store`: a SQLite file beside an embedded index, a side collection on the
+(:mod:`._lexical_store`: a SQLite file beside an embedded index, a side collection on the
 team's Chroma server), so a chunk an unfinished build has written is searched by its words
 as by its vector, and a process's first search reads the terms back without tokenising
 anything, and the BM25 index a sync built and kept, where the store keeps one. After that,
@@ -23,7 +23,7 @@ from collections.abc import Collection
 from pathlib import PurePath
 from typing import Any
 
-from local2.files.lexical_store import Row, Rows, Terms
+from local2.files._lexical_store import Row, Rows, Terms
 from local2.retrieval import Bm25, terms
 
 # A file's title as a text writes it ("Kiss and Tell (1945 film)": its dots, apostrophes

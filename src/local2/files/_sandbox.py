@@ -9,7 +9,7 @@ foreign file in. Files are shown as ``<root name>/<path in root>`` (``notes/budg
 
 Documents (PDF, DOCX, PPTX, ODT, EPUB, HTML: :data:`DOCUMENT_SUFFIXES`) are files like any
 other here, under their own size cap (``documents.max_bytes``); their text is read by the
-document worker (:mod:`local2.files.reading`), never decoded as text.
+document worker (:mod:`local2.files._reading`), never decoded as text.
 """
 
 from __future__ import annotations

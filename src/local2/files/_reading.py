@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from local2.errors import DocumentUnreadable, SandboxError
-from local2.files.sandbox import UNREADABLE, FileRef, Sandbox
+from local2.files._sandbox import UNREADABLE, FileRef, Sandbox
 
 if TYPE_CHECKING:
     from local2.config import DocumentsSettings

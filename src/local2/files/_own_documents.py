@@ -14,7 +14,7 @@ among theirs is :class:`~local2.errors.UnknownDocument` whoever's it is.
 A document is read (by the document worker, within ``documents.yaml``'s limits) before
 anything is stored, then written, indexed and recorded; whatever fails on the way, what
 was written is removed, so a refused or failed upload leaves nothing half-stored. The file
-tools see a person's documents as one more folder, ``my-documents/`` (:mod:`.folders`).
+tools see a person's documents as one more folder, ``my-documents/`` (:mod:`._folders`).
 """
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ from local2.config import Settings
 from local2.contracts import DocumentHit, DocumentRecord
 from local2.documents import declared_format
 from local2.errors import DocumentTooLarge, UnknownDocument
-from local2.files.reading import Documents
-from local2.files.sandbox import DOCUMENT_SUFFIXES, Root, Sandbox, file_id
+from local2.files._reading import Documents
+from local2.files._sandbox import DOCUMENT_SUFFIXES, Root, Sandbox, file_id
 from local2.ids import is_document_id, new_document_id
 from local2.memory import owner_folder
 from local2.storage import claim_private, private_dir, write_private, write_private_bytes
 
 if TYPE_CHECKING:  # the index imports chromadb (seconds): when a person's is first opened
     from local2.documents import Document
-    from local2.files.index import FileIndex
+    from local2.files._index import FileIndex
     from local2.memory import Embedder
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class OwnDocuments:
         with self._lock:
             found = self._indexes.get(key)
             if found is None:
-                from local2.files.index import FileIndex
+                from local2.files._index import FileIndex
 
                 found = self._indexes[key] = FileIndex(
                     self.settings,
