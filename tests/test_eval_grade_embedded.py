@@ -20,7 +20,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
 from local2.evals import DEMO_PATH, load_set
-from local2.evals.grading import MATCH, PROMPT_VERSION
+from local2.evals._grading import MATCH, PROMPT_VERSION
 from local2.models.embedded import MODEL_NAME, EmbeddedChatModel
 from local2.service.agent import Agent
 from local2.service.evals._evals import Evals

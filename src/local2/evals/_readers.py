@@ -1,4 +1,4 @@
-"""The four set formats, each read into a :class:`~local2.evals.sets.QuestionSet`.
+"""The four set formats, each read into a :class:`~local2.evals._sets.QuestionSet`.
 
 - **SimpleQA's CSV** (``metadata``, ``problem``, ``answer``; ``question`` may stand for
   ``problem``): one gold answer per row, ids ``row-1``, ``row-2``... in file order.
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from local2.contracts import SetFormat
 from local2.errors import EvalFileError
-from local2.evals.sets import Question, QuestionSet, check_unique, fingerprint, format_of
+from local2.evals._sets import Question, QuestionSet, check_unique, fingerprint, format_of
 from local2.tools import (
     CorpusDocument,
     folder_files,

@@ -3,7 +3,7 @@
 A set is read from a path the person gives (or ``demo``, the set shipped in the package);
 nothing is ever downloaded. Its format comes from the path: a ``.csv`` is SimpleQA's, a
 ``.jsonl`` is LoCAL2's JSON lines, a ``.json`` is HotpotQA's, a folder holds documents and a
-questions file (:mod:`local2.evals.readers` reads each one). Where each public set is
+questions file (:mod:`local2.evals._readers` reads each one). Where each public set is
 published is in ``docs/evals.md``.
 """
 

@@ -12,11 +12,11 @@ import time
 from collections.abc import Iterable, Sequence
 
 from local2.contracts import Comparison, QuestionResult, RunSummary, TokenCounts
-from local2.evals.evidence import Reached, diagnose, evidence_recall
-from local2.evals.grading import GraderVerdict
-from local2.evals.scoring import best_f1, contains_gold, exact_match
-from local2.evals.sets import Question
-from local2.evals.stats import pair, rate, say_difference
+from local2.evals._evidence import Reached, diagnose, evidence_recall
+from local2.evals._grading import GraderVerdict
+from local2.evals._scoring import best_f1, contains_gold, exact_match
+from local2.evals._sets import Question
+from local2.evals._stats import pair, rate, say_difference
 
 
 def answered(

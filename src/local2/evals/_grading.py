@@ -22,7 +22,7 @@ from typing import Protocol, TypeVar
 
 from local2.contracts import GradeName
 from local2.critic import strip_thinking
-from local2.evals.scoring import contains_gold, normalize_answer
+from local2.evals._scoring import contains_gold, normalize_answer
 
 PROMPT_VERSION = "local2-qa-grader-1"
 

@@ -37,9 +37,9 @@ from local2.contracts import (
     Selection,
 )
 from local2.errors import EvalFileError, UnknownEvalRun
-from local2.evals.grading import PROMPT, PROMPT_VERSION
-from local2.evals.results import latest
-from local2.evals.sets import Question, QuestionSet
+from local2.evals._grading import PROMPT, PROMPT_VERSION
+from local2.evals._results import latest
+from local2.evals._sets import Question, QuestionSet
 from local2.ids import check_session_id
 
 MANIFEST = "manifest.json"
