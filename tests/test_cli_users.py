@@ -22,7 +22,7 @@ import pytest
 
 from local2.config import load_settings
 from local2.contracts.people import Person
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.ports import free_port
 from local2.service.agent import Agent
 from local2.storage.open import open_people

@@ -382,7 +382,7 @@ def test_a_cancelled_model_request_is_closed_before_its_first_byte() -> None:
     from langchain_ollama import ChatOllama
 
     from local2.errors import GaveWay
-    from local2.models.cancellable import Cancellation, cancellable_invoke
+    from local2.models._cancellable import Cancellation, cancellable_invoke
 
     with FakeOllama(RuleBrain(), delay_s=30.0) as server:
         chat = ChatOllama(model="qwen3:4b", base_url=server.url)

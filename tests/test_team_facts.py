@@ -35,7 +35,7 @@ from local2.memory.owners import collection_base
 from local2.memory.shelf import MemoryShelf
 from local2.memory.store import EngramStore
 from local2.memory.team import TEAM_KIND, TeamFacts, merged
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.desks._memory import MemoryDesk
 from local2.storage.people import check_name

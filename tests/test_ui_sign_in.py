@@ -24,7 +24,7 @@ from starlette.requests import Request
 from local2.contracts.people import LOCAL, Person
 from local2.http.identity import Guard, Identify, StripUntrustedUser, networks
 from local2.memory.owners import owner_folder
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.access import Access
 from local2.service.agent import Agent
 from local2.storage.open import open_people

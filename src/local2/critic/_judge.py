@@ -1,6 +1,6 @@
 """The critic: ask a judge model for a grade, within a deadline, and never guess one.
 
-Each request to the judge is cancellable (:mod:`local2.models.cancellable`): past
+Each request to the judge is cancellable (:mod:`local2.models._cancellable`): past
 ``timeout_s``, or when the person asks the next question while it grades (``cancel``, see
 docs/architecture.md, "A turn's path"), the request is cancelled and its connection closed,
 so the model stops generating. A deadline makes the grade ``null``; a cancel raises

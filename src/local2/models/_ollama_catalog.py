@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from local2.errors import ModelNotPulled, ModelUnavailable
-from local2.models.ollama_failures import describe_ollama_error
+from local2.models._ollama_failures import describe_ollama_error
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def embedded_notice(settings: Settings, reason: str) -> str:
 
 def make_embedded(settings: Settings) -> BaseChatModel:
     try:
-        from local2.models.embedded import EmbeddedChatModel
+        from local2.models._embedded import EmbeddedChatModel
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise ModelUnavailable(
             "The embedded model needs the optional extra.",
@@ -59,8 +59,8 @@ def embedded_backend(settings: Settings, name: str) -> ChatBackend:
 def ollama_backend(settings: Settings, name: str) -> ChatBackend:
     """The named Ollama model. Pulled or not is checked now; a server that is down is
     reported by the first question (so the app can start before Ollama does)."""
-    from local2.models.ollama import make_ollama_chat
-    from local2.models.ollama_catalog import require_model
+    from local2.models._ollama import make_ollama_chat
+    from local2.models._ollama_catalog import require_model
 
     info = None
     try:
@@ -76,7 +76,7 @@ def ollama_backend(settings: Settings, name: str) -> ChatBackend:
 def auto_backend(settings: Settings, name: str) -> ChatBackend:
     """Ollama when it answers (a missing model is an error, not a reason to switch), else
     the embedded model with a notice."""
-    from local2.models.ollama_catalog import ollama_models
+    from local2.models._ollama_catalog import ollama_models
 
     try:
         ollama_models(settings.ollama_host)
@@ -89,7 +89,7 @@ def auto_backend(settings: Settings, name: str) -> ChatBackend:
 
 def openai_backend(settings: Settings, name: str) -> ChatBackend:
     """An OpenAI-compatible server (vLLM, llama.cpp's server, LM Studio) on a GPU host."""
-    from local2.models.openai_compat import make_openai_chat
+    from local2.models._openai_compat import make_openai_chat
 
     return ChatBackend(make_openai_chat(settings, name), name, "openai")
 
