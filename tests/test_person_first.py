@@ -23,7 +23,7 @@ import pytest
 from local2.config import Settings, load_settings
 from local2.http.app import create_api
 from local2.service.agent import Agent
-from local2.storage.audit_log import show_run
+from local2.storage._audit_log import show_run
 from local2_testkit.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
 from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain, Served
 from tests.test_api import Served as ServedApi

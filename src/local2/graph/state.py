@@ -4,7 +4,7 @@ Two lifetimes live here. *Per-turn* fields (the working messages, thinking, tool
 memory hits, events, critique) are reset by ``receive`` at the start of each turn, so a
 checkpoint never carries more than one turn of them. *Session* fields survive across turns
 and stay small: the conversation itself lives in the append-only
-:class:`~local2.storage.turn_log.TurnLog` and the state keeps only ``history_head``, the id
+:class:`~local2.storage._turn_log.TurnLog` and the state keeps only ``history_head``, the id
 of the last turn visible from this checkpoint. Storage per turn is therefore O(new content),
 and any past checkpoint still names exactly the history it saw, so it can be replayed or
 forked.

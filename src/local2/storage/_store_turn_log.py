@@ -17,7 +17,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from local2.contracts import SessionSummary
-from local2.storage.turn_log import Turn, TurnLog
+from local2.storage._turn_log import Turn, TurnLog
 
 NAMESPACE = ("local2", "turns")
 NOTES = ("local2", "turn_notes")  # then the turn's id: what was learned after the answer

@@ -2,7 +2,7 @@
 
 Their queries are written once, with ``?`` parameters, in classes that only say *what* to
 run (``_fetch`` and ``_write``); this mixin runs them on SQLite, and
-``local2.storage.postgres.PooledSql`` runs the same statements on a Postgres pool.
+``local2.storage._postgres.PooledSql`` runs the same statements on a Postgres pool.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The one place that chooses where conversations, research runs and votes are kept.
 
 ``system.checkpointer`` chooses: ``sqlite`` (files under the data directory, the default),
-``postgres`` (a server several processes share; see :mod:`local2.storage.postgres`) or
+``postgres`` (a server several processes share; see :mod:`local2.storage._postgres`) or
 ``memory`` (nothing kept). Research runs follow the same choice (``research.sqlite``, or a
-schema of their own on Postgres, see :func:`local2.storage.postgres.research_saver`), so a
+schema of their own on Postgres, see :func:`local2.storage._postgres.research_saver`), so a
 run started through one ``local2 serve`` process can be read and resumed through any other.
 The parts of each are opened together so they share one connection pool, and closed
 together.
@@ -16,14 +16,14 @@ from pathlib import Path
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from local2.config import Settings
-from local2.storage.bundles import ResearchStorage, Storage
-from local2.storage.locks import SharedLocks
-from local2.storage.people import People, SqlitePeople, people_beside
-from local2.storage.research_runs import SqliteRunIndex
-from local2.storage.research_steers import SQLITE_SCHEMA as SQLITE_STEERS
-from local2.storage.research_steers import SqliteSteerInbox
-from local2.storage.turn_log import SqliteTurnLog, TurnLog
-from local2.storage.votes import SqliteVoteLog, VoteLog
+from local2.storage._bundles import ResearchStorage, Storage
+from local2.storage._locks import SharedLocks
+from local2.storage._people import People, SqlitePeople, people_beside
+from local2.storage._research_runs import SqliteRunIndex
+from local2.storage._research_steers import SQLITE_SCHEMA as SQLITE_STEERS
+from local2.storage._research_steers import SqliteSteerInbox
+from local2.storage._turn_log import SqliteTurnLog, TurnLog
+from local2.storage._votes import SqliteVoteLog, VoteLog
 
 
 def open_storage(
@@ -39,7 +39,7 @@ def open_storage(
         people = people_beside(turn_log)
         return Storage(checkpointer, turn_log, locks or SharedLocks(), [people.close], None, people)
     if kind == "postgres":
-        from local2.storage.postgres import open_postgres
+        from local2.storage._postgres import open_postgres
 
         assert settings.system.postgres_url, "load_settings() requires the URL"
         opened = open_postgres(settings.system.postgres_url, settings.system.postgres_pool_size)
@@ -50,7 +50,7 @@ def open_storage(
         opened = Storage(InMemorySaver(), log, SharedLocks(), [log.close])
         opened.people = people_beside(log)
     else:
-        from local2.storage.checkpointer import sqlite_checkpointer
+        from local2.storage._checkpointer import sqlite_checkpointer
 
         path = settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite"
         saver = sqlite_checkpointer(path)
@@ -72,7 +72,7 @@ def open_research_storage(
     """The configured storage; a ``checkpointer`` the caller supplies is used (and not closed)."""
     kind = settings.system.checkpointer
     if kind == "postgres":
-        from local2.storage.postgres import open_research_postgres
+        from local2.storage._postgres import open_research_postgres
 
         assert settings.system.postgres_url, "load_settings() requires the URL"
         opened = open_research_postgres(
@@ -92,7 +92,7 @@ def open_research_storage(
     inbox = SqliteSteerInbox.beside(index, SQLITE_STEERS)
     opened = ResearchStorage(checkpointer, index, SharedLocks(), inbox, [index.close])  # type: ignore[arg-type]  # a SqliteSaver or the one given
     if checkpointer is None:
-        from local2.storage.checkpointer import sqlite_checkpointer
+        from local2.storage._checkpointer import sqlite_checkpointer
 
         saver = opened.checkpointer = sqlite_checkpointer(path)
         opened.closers.append(saver.conn.close)
@@ -102,7 +102,7 @@ def open_research_storage(
 def open_people(settings: Settings) -> People:
     """People alone (``local2 users``, the platform's auth), in the conversation store."""
     if settings.system.checkpointer == "postgres":
-        from local2.storage.postgres import open_postgres_people
+        from local2.storage._postgres import open_postgres_people
 
         assert settings.system.postgres_url, "load_settings() requires the URL"
         return open_postgres_people(settings.system.postgres_url)
@@ -119,7 +119,7 @@ def votes_path(settings: Settings) -> str | Path:
 def open_votes(settings: Settings) -> VoteLog:
     """The configured vote log: on the team's Postgres with ``checkpointer: postgres``."""
     if settings.system.checkpointer == "postgres":
-        from local2.storage.postgres import open_postgres_votes
+        from local2.storage._postgres import open_postgres_votes
 
         assert settings.system.postgres_url, "load_settings() requires the URL"
         return open_postgres_votes(settings.system.postgres_url)

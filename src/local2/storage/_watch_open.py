@@ -4,7 +4,7 @@ chooses (``watches.sqlite`` in the data directory, the team's Postgres, or memor
 from __future__ import annotations
 
 from local2.config import Settings
-from local2.storage.watches import SqliteWatchStore, WatchStore
+from local2.storage._watches import SqliteWatchStore, WatchStore
 
 
 def open_watches(settings: Settings) -> WatchStore:
@@ -12,7 +12,7 @@ def open_watches(settings: Settings) -> WatchStore:
     kind = settings.system.checkpointer
     if kind == "postgres":
         # psycopg is loaded only for a team's server, as open.py does for the other stores.
-        from local2.storage.watch_postgres import open_postgres_watches
+        from local2.storage._watch_postgres import open_postgres_watches
 
         assert settings.system.postgres_url, "load_settings() requires the URL"
         return open_postgres_watches(

@@ -4,7 +4,7 @@
 people and whose each session is, and the arena's votes where the store keeps them);
 :class:`ResearchStorage` holds research runs (checkpoints, the run list, run locks, the
 runs' inboxes).
-:mod:`local2.storage.open` decides which engine fills them.
+:mod:`local2.storage._open` decides which engine fills them.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from local2.storage.locks import SharedLocks
-from local2.storage.people import People
-from local2.storage.research_runs import RunIndex
-from local2.storage.research_steers import SteerInbox
-from local2.storage.turn_log import TurnLog
-from local2.storage.votes import VoteLog
+from local2.storage._locks import SharedLocks
+from local2.storage._people import People
+from local2.storage._research_runs import RunIndex
+from local2.storage._research_steers import SteerInbox
+from local2.storage._turn_log import TurnLog
+from local2.storage._votes import VoteLog
 
 
 class ClosedTogether:

@@ -5,7 +5,7 @@ their token. Tokens are 32 random bytes, so a fast hash is enough: no dictionary
 applies to them, and a slow one (bcrypt, argon2) would cost every request its time. The
 token itself is printed once, by ``local2 users add`` or ``rotate``, and never stored.
 
-``local2_session_owners`` (created with the turn log, :mod:`local2.storage.turn_log`) says
+``local2_session_owners`` (created with the turn log, :mod:`local2.storage._turn_log`) says
 whose each session is, claimed by its first turn. A session
 with no row is :data:`~local2.contracts.people.LOCAL_NAME`'s (sessions from before people
 were configured, and every session of a one-person install, which writes no rows).
@@ -26,8 +26,8 @@ from typing import Any, TypedDict
 
 from local2.contracts import LOCAL_NAME, TEAM_NAME, Person
 from local2.errors import InvalidInput
-from local2.storage.sqlite import SqliteSql
-from local2.storage.turn_log import SQLITE_SCHEMA as TURNS_SCHEMA
+from local2.storage._sqlite import SqliteSql
+from local2.storage._turn_log import SQLITE_SCHEMA as TURNS_SCHEMA
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS local2_people (

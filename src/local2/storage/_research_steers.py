@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from local2.contracts import SteerRecord
-from local2.storage.sqlite import SqliteSql
+from local2.storage._sqlite import SqliteSql
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS research_steers (

@@ -2,7 +2,7 @@
 
 One turn at a time per session within a process is :class:`local2.service.chat.Turns`'s
 job; a store several processes share (Postgres) also needs a lock they all see
-(:class:`local2.storage.postgres.AdvisoryLocks`). A store only this process uses needs none:
+(:class:`local2.storage._postgres.AdvisoryLocks`). A store only this process uses needs none:
 this base class.
 """
 

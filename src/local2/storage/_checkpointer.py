@@ -17,7 +17,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from local2.storage.sqlite import quick_commits
+from local2.storage._sqlite import quick_commits
 
 SUFFIX = "+zlib"
 # Most writes of a turn are a few bytes (a node's decision, a counter). zlib makes them larger

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
-from local2.storage.sqlite import SqliteSql
-from local2.storage.watch_notes import WatchNotes
+from local2.storage._sqlite import SqliteSql
+from local2.storage._watch_notes import WatchNotes
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS local2_watches (

@@ -4,7 +4,7 @@ A vote names both respondents' models (their arena labels) and the winner: ``a``
 ``tie``. The person may change their mind: their vote on a turn replaces the earlier one;
 the judge votes once per turn. Votes are kept where the turn log is, so the arena spans
 every session that store holds: SQLite in the checkpoint database by default, the team's
-Postgres with ``system.checkpointer: postgres`` (``local2.storage.postgres``), LangGraph Server's
+Postgres with ``system.checkpointer: postgres`` (``local2.storage._postgres``), LangGraph Server's
 store when the graph runs there.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from local2.storage.sqlite import SqliteSql
+from local2.storage._sqlite import SqliteSql
 
 if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
@@ -139,7 +139,7 @@ class StoreVoteLog(VoteLog):
     def _store(self) -> BaseStore:
         if self._store_of is not None:
             return self._store_of()
-        from local2.storage.store_turn_log import platform_store
+        from local2.storage._store_turn_log import platform_store
 
         return platform_store()
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from local2.storage.audit_log import runs_dir, scrubbed
+from local2.storage._audit_log import runs_dir, scrubbed
 
 if TYPE_CHECKING:
     from local2.config import Settings

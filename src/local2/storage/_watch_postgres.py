@@ -5,7 +5,7 @@ A claim is one transaction (``conn.transaction()``): under READ COMMITTED a seco
 anew, finds ``next_due`` moved on and changes nothing, so its transaction is rolled back and
 it runs nothing. No process is special; the database coordinates.
 
-psycopg is imported here (and in :mod:`.postgres`), only with ``checkpointer: postgres``.
+psycopg is imported here (and in :mod:`._postgres`), only with ``checkpointer: postgres``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from local2.errors import StorageUnavailable
-from local2.storage.postgres import PooledSql, describe, open_pool, setup_schema
-from local2.storage.watches import POSTGRES_SCHEMA, Step, WatchStore
+from local2.storage._postgres import PooledSql, describe, open_pool, setup_schema
+from local2.storage._watches import POSTGRES_SCHEMA, Step, WatchStore
 
 
 class PostgresWatchStore(PooledSql, WatchStore):

@@ -8,8 +8,8 @@ branches share their common past and nothing is ever rewritten. Reading the wind
 prompt follows at most ``max_turns`` parent links, in one recursive query.
 
 Implementations: :class:`SqliteTurnLog` (the default, in the checkpoint file),
-``local2.storage.postgres.PostgresTurnLog`` (a team server) and
-``local2.storage.store_turn_log.StoreTurnLog`` (LangGraph Server's own store). The SQL ones
+``local2.storage._postgres.PostgresTurnLog`` (a team server) and
+``local2.storage._store_turn_log.StoreTurnLog`` (LangGraph Server's own store). The SQL ones
 share their queries here.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from local2.contracts import SessionSummary, TurnRecord
-from local2.storage.sqlite import SqliteSql
+from local2.storage._sqlite import SqliteSql
 
 TURN_COLUMNS = 'id, parent_id, session_id, query_id, "user", assistant, created_at'
 
@@ -98,7 +98,7 @@ FROM local2_turns t {owners}
 WHERE NOT EXISTS (SELECT 1 FROM local2_eval_sessions e WHERE e.session_id = t.session_id)
 {owned} GROUP BY t.session_id ORDER BY MAX(t.created_at) DESC LIMIT ?
 """
-# A session with no owner row is local's (see local2.storage.people).
+# A session with no owner row is local's (see local2.storage._people).
 OWNERS = "LEFT JOIN local2_session_owners o ON o.session_id = t.session_id"
 OWNED_BY = "AND COALESCE(o.owner, 'local') = ?"
 SET_ASIDE_SQL = (

@@ -28,20 +28,20 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from local2.errors import StorageUnavailable
-from local2.storage.bundles import ResearchStorage, Storage
-from local2.storage.checkpointer import CompressedSerializer
-from local2.storage.locks import SharedLocks
-from local2.storage.people import POSTGRES_SCHEMA as PEOPLE_SCHEMA
-from local2.storage.people import People
-from local2.storage.research_runs import OWNER_COLUMN_POSTGRES as RUNS_OWNER_PG
-from local2.storage.research_runs import POSTGRES_SCHEMA as RUNS_SCHEMA
-from local2.storage.research_runs import RunIndex
-from local2.storage.research_steers import POSTGRES_SCHEMA as STEERS_SCHEMA
-from local2.storage.research_steers import SteerInbox
-from local2.storage.turn_log import POSTGRES_SCHEMA as TURNS_SCHEMA
-from local2.storage.turn_log import SqlTurnLog
-from local2.storage.votes import POSTGRES_SCHEMA as VOTES_SCHEMA
-from local2.storage.votes import SqlVoteLog
+from local2.storage._bundles import ResearchStorage, Storage
+from local2.storage._checkpointer import CompressedSerializer
+from local2.storage._locks import SharedLocks
+from local2.storage._people import POSTGRES_SCHEMA as PEOPLE_SCHEMA
+from local2.storage._people import People
+from local2.storage._research_runs import OWNER_COLUMN_POSTGRES as RUNS_OWNER_PG
+from local2.storage._research_runs import POSTGRES_SCHEMA as RUNS_SCHEMA
+from local2.storage._research_runs import RunIndex
+from local2.storage._research_steers import POSTGRES_SCHEMA as STEERS_SCHEMA
+from local2.storage._research_steers import SteerInbox
+from local2.storage._turn_log import POSTGRES_SCHEMA as TURNS_SCHEMA
+from local2.storage._turn_log import SqlTurnLog
+from local2.storage._votes import POSTGRES_SCHEMA as VOTES_SCHEMA
+from local2.storage._votes import SqlVoteLog
 
 LOCK_SQL = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
 TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS locked"

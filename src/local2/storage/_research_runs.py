@@ -4,7 +4,7 @@ The checkpoints hold each run's state; this small table only makes ``research li
 ``GET /research`` cheap, without reading every run's checkpoints; runs set aside
 (``research_runs_set_aside``: an eval run's questions) are left out of the list.
 :class:`SqliteRunIndex` keeps it beside the run checkpoints in ``research.sqlite``;
-``local2.storage.postgres`` keeps it on the team's Postgres server (``checkpointer:
+``local2.storage._postgres`` keeps it on the team's Postgres server (``checkpointer:
 postgres``). Both share the queries here.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
-from local2.storage.sqlite import SqliteSql
+from local2.storage._sqlite import SqliteSql
 
 COLUMNS = ("run_id", "question", "model", "status", "created_at", "updated_at", "owner")
 
