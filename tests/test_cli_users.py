@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from local2.config import load_settings
-from local2.contracts.people import Person
+from local2.contracts._people import Person
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.ports import free_port
 from local2.service.agent import Agent

@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from local2.config.schema import CriticSettings
-from local2.contracts.records import Respondent
+from local2.contracts._records import Respondent
 from local2.critic import Critic
 from local2.critic._pairwise import build_relative_prompt, combine, judge_pair
 from local2.critic._parse import parse_choice

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from local2.contracts.people import LOCAL, Person
+from local2.contracts._people import LOCAL, Person
 from local2.errors import InvalidInput, UnknownTurn
 from local2.service.access import Access
 from local2.storage._people import People, SqlitePeople

@@ -17,7 +17,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from local2.config import load_settings
-from local2.contracts.people import LOCAL, Person
+from local2.contracts._people import LOCAL, Person
 from local2.platform.auth import Roster
 from local2.platform.graph import make_graph
 from local2.platform.owners import OwnedStore

@@ -23,8 +23,8 @@ import pytest
 from chromadb.api.models.Collection import Collection
 
 from local2.config import Settings, load_settings
-from local2.contracts.people import LOCAL, TEAM_NAME, Person, may_write_team_facts
-from local2.contracts.records import MemoryHit
+from local2.contracts._people import LOCAL, TEAM_NAME, Person, may_write_team_facts
+from local2.contracts._records import MemoryHit
 from local2.errors import InvalidInput, MemoryStoreError, ToolError
 from local2.graph.recall import TEAM_NOTE
 from local2.graph.services import Services

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from starlette.requests import Request
 
-from local2.contracts.people import LOCAL, Person
+from local2.contracts._people import LOCAL, Person
 from local2.http.identity import Guard, Identify, StripUntrustedUser, networks
 from local2.memory.owners import owner_folder
 from local2.models._scripted import ScriptedChatModel, reply

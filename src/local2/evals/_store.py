@@ -2,7 +2,7 @@
 
 - ``manifest.json``: what decides the results (set, mode, model, grader, prompt version,
   the selected questions, settings) and the run's status; replaced whole on each change.
-- ``results.jsonl``: one :class:`~local2.contracts.evals.QuestionResult` per line, appended
+- ``results.jsonl``: one :class:`~local2.contracts._evals.QuestionResult` per line, appended
   as each question finishes and flushed at once, so a killed run loses at most the question
   it was answering. A line cut short by the kill is set aside when the file is read and cut
   off before the next line is written; a question with a complete line is never asked

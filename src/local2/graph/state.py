@@ -94,7 +94,7 @@ class TurnState(TypedDict):
     # Input of a turn.
     query: str
     session_id: NotRequired[str | None]
-    # Whose session this is (local2.contracts.people): memory is recalled and kept as theirs.
+    # Whose session this is (local2.contracts._people): memory is recalled and kept as theirs.
     owner: NotRequired[str]
     # Per turn: reset by `receive`.
     query_id: NotRequired[str]

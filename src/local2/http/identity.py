@@ -1,7 +1,7 @@
 """Who a request is for: a person's bearer token, a trusted proxy's header, or local.
 
 - With nobody configured (``local2 users`` never used), everything is as it always was:
-  every request is :data:`~local2.contracts.people.LOCAL`'s; on loopback nothing is asked,
+  every request is :data:`~local2.contracts._people.LOCAL`'s; on loopback nothing is asked,
   beyond it the single ``LOCAL2_API_TOKEN`` is needed.
 - With people configured, every request must say who it is: ``Authorization: Bearer
   <token>`` (one of theirs), or, from an address in ``server.trusted_proxies``, the header

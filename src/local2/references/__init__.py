@@ -1,5 +1,5 @@
 """A report's references as they leave the app (issue 56): BibTeX, RIS and CSL-JSON, built
-from the ledger's records (``contracts/sources.py: CitedSource``) by pure functions, with
+from the ledger's records (``contracts/_sources.py: CitedSource``) by pure functions, with
 citation keys that stay the same for the same sources.
 
 - :mod:`._names`: an author's name split for a citation style, a date's parts, the key;

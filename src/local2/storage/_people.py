@@ -7,7 +7,7 @@ token itself is printed once, by ``local2 users add`` or ``rotate``, and never s
 
 ``local2_session_owners`` (created with the turn log, :mod:`local2.storage._turn_log`) says
 whose each session is, claimed by its first turn. A session
-with no row is :data:`~local2.contracts.people.LOCAL_NAME`'s (sessions from before people
+with no row is :data:`~local2.contracts._people.LOCAL_NAME`'s (sessions from before people
 were configured, and every session of a one-person install, which writes no rows).
 ``local2_admin_reads`` records every read an admin made of someone else's things.
 """

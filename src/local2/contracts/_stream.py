@@ -10,9 +10,9 @@ The kinds are literal, so a reader's ``if kind == "final"`` is checked against t
   ``event``, ``report`` (the payload at publish), ``followup`` (a follow-up's answer),
   ``awaiting_input`` (the run pauses for the person: what it waits for) and ``final``;
 - an eval run (:class:`local2.service.evals.Evals`): ``run`` (its id and what it asks,
-  first), ``progress`` (:class:`~local2.contracts.evals.EvalProgress`) as questions start and
+  first), ``progress`` (:class:`~local2.contracts._evals.EvalProgress`) as questions start and
   end, ``question`` (a question's record) and ``final``
-  (:class:`~local2.contracts.evals.EvalReport`).
+  (:class:`~local2.contracts._evals.EvalReport`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from local2.contracts.research import ResearchPayload
-    from local2.contracts.turn import TurnPayload
+    from local2.contracts._research import ResearchPayload
+    from local2.contracts._turn import TurnPayload
 
 TurnItemKind = Literal["event", "thinking", "token", "respondent", "answer", "approval", "final"]
 ResearchItemKind = Literal["run", "event", "report", "followup", "awaiting_input", "final"]

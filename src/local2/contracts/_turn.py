@@ -13,9 +13,9 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from local2.contracts._documents import DocumentHit
+from local2.contracts._records import CompareSpec, EventEntry, MemoryHit, Reward, SavedMemory
 from local2.contracts.approval import WaitingCall
-from local2.contracts.documents import DocumentHit
-from local2.contracts.records import CompareSpec, EventEntry, MemoryHit, Reward, SavedMemory
 
 
 class ToolCall(TypedDict):

@@ -8,7 +8,7 @@ from typing import Annotated, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from local2.contracts.search import Found
+from local2.contracts._search import Found
 
 Keep = Literal["all", "research", "off"]  # library.keep
 Sources = Literal["web", "library", "both"]  # where a research run looks

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from local2.contracts.records import EventEntry
-from local2.contracts.turn import Grade
+from local2.contracts._records import EventEntry
+from local2.contracts._turn import Grade
 
 # stopped: finished early because the person stopped it (its report is from what was read)
 # no_sources: finished with no usable source, so no report was written (see NoSources)

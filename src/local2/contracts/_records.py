@@ -2,7 +2,7 @@
 
 What one tool call did, one memory recalled, one event logged, one grade given: the turn's
 state holds lists of these (:mod:`local2.graph.state`), the turn payload shows them
-(:mod:`local2.contracts.turn`), and memory, the critic and the tools read and write them.
+(:mod:`local2.contracts._turn`), and memory, the critic and the tools read and write them.
 """
 
 from __future__ import annotations
