@@ -29,10 +29,10 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from local2.bounded._pool import WorkerPool
+from local2.bounded import WorkerPool
 from local2.config.schema import DocumentsSettings
+from local2.documents import Limits
 from local2.documents._job import read_job
-from local2.documents._model import Limits
 from local2.documents._ocr import PageOcr, ocr_installed
 from local2.documents._pdf import page_text, read_pdf
 from local2.documents._read import measure_reading

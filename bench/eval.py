@@ -37,8 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from local2.evals import load_set, set_path
-from local2.retrieval._bm25 import bm25_scores
-from local2.retrieval._text import terms
+from local2.retrieval import bm25_scores, terms
 from local2.tools.corpus import CorpusDocument, CorpusIndex
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

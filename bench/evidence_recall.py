@@ -80,9 +80,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import unquote
 
-from local2.evals import load_set
-from local2.evals._evidence import Reached, evidence_recall
-from local2.evals._sets import Question, QuestionSet
+from local2.evals import Question, QuestionSet, Reached, evidence_recall, load_set
 from local2_testkit.brains import Reply
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, Page

@@ -21,9 +21,8 @@ import time
 from pathlib import Path
 
 from local2.config import DocumentsSettings, load_settings
-from local2.documents._model import Document
-from local2.documents._read import read_document
-from local2.files._folders import Folders
+from local2.documents import Document, read_document
+from local2.files import Folders
 from local2_testkit import documents as corpus
 
 
