@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -65,7 +66,6 @@ def _reset_peak() -> None:
 
 def _limit_cpu(seconds: float) -> None:
     """Allow this job ``seconds`` of CPU on top of what the worker has used so far."""
-    import resource
 
     used = resource.getrusage(resource.RUSAGE_SELF)
     soft = int(used.ru_utime + used.ru_stime + seconds) + 1
@@ -81,7 +81,6 @@ def headroom(megabytes: float | None) -> Iterator[None]:
 
     The limit set at start stays the ceiling; after the block the worker may use it again.
     """
-    import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     size = status_mb("VmSize")
@@ -130,7 +129,6 @@ def serve(job: Job, memory_mb: int, subject: str, warm: Callable[[], None] | Non
 
     ``warm`` imports what every job needs, once, before the first one.
     """
-    import resource
 
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

@@ -19,6 +19,10 @@ import logging
 import re
 from typing import Literal
 
+import charset_normalizer
+import lxml.html
+from lxml import etree
+
 Favor = Literal["balanced", "precision", "recall"]
 
 # C0/C1 controls except tab and newline, plus invisible format characters that can hide or
@@ -72,8 +76,6 @@ def decode_body(body: bytes, header_charset: str | None, is_html: bool) -> str:
         match = _META_CHARSET.search(body[:8192])
         encoding = _codec(match.group(1).decode("ascii", "ignore")) if match else None
     if encoding is None:
-        import charset_normalizer
-
         best = charset_normalizer.from_bytes(body[:200_000]).best()
         encoding = _codec(best.encoding) if best is not None else None
     return body.decode(encoding or "utf-8", errors="replace")
@@ -81,6 +83,7 @@ def decode_body(body: bytes, header_charset: str | None, is_html: bool) -> str:
 
 def soup_text(html: str, drop_layout: bool = True) -> str:
     """BeautifulSoup ``get_text`` without scripts/styles (and, by default, nav/header/footer)."""
+    # bs4: 50 modules at import; only the extract worker reads pages
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html, "lxml")
@@ -91,6 +94,7 @@ def soup_text(html: str, drop_layout: bool = True) -> str:
 
 def extract_main_text(html: str, url: str | None = None, favor: Favor = "precision") -> str:
     """The page's main text, one paragraph per line; BeautifulSoup when trafilatura fails."""
+    # trafilatura: 216 modules at import; only the extract worker reads pages
     import trafilatura
 
     text = None
@@ -121,8 +125,6 @@ def fast_text(html: str, drop_layout: bool = True) -> str:
     well formed, attributes escaped) and block tags become line breaks by regex: all in C,
     where setting a newline on each of 700k elements in Python took 4 s.
     """
-    import lxml.html
-    from lxml import etree
 
     try:
         doc = lxml.html.document_fromstring(html)

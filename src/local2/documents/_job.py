@@ -15,6 +15,7 @@ from local2.bounded import Limiter, serve
 from local2.documents._model import FORMATS, Document, DocumentWire, Format, Limits
 from local2.documents._ocr import PageOcr, ocr_installed
 from local2.documents._problems import corrupt, unsupported
+from local2.documents._web import read_html, read_text
 from local2.errors import DocumentUnreadable
 
 Reader = Callable[[bytes, Limits], Document]
@@ -23,27 +24,31 @@ _OCR: list[PageOcr] = []  # one engine per worker, loaded on first use
 
 def _reader(fmt: Format, limits: Limits) -> Reader:
     if fmt == "pdf":
+        # a format's reader and library load with its first document (pypdfium2: 60 modules)
         from local2.documents._pdf import read_pdf
 
         engine = _ocr(limits)
         return lambda data, lim: read_pdf(data, lim, engine)
     if fmt == "docx":
+        # each format's reader and its library load with its first document
         from local2.documents._word import read_docx
 
         return read_docx
     if fmt == "pptx":
+        # each format's reader and its library load with its first document (pptx: 171 modules)
         from local2.documents._slides import read_pptx
 
         return read_pptx
     if fmt == "odt":
+        # each format's reader and its library load with its first document
         from local2.documents._odt import read_odt
 
         return read_odt
     if fmt == "epub":
+        # each format's reader and its library load with its first document
         from local2.documents._epub import read_epub
 
         return read_epub
-    from local2.documents._web import read_html, read_text
 
     return read_html if fmt == "html" else read_text
 
@@ -94,6 +99,7 @@ def _refusal(problem: DocumentUnreadable) -> DocumentReply:
 
 def _warm() -> None:
     """Import what most documents need (PDFs) before the first one; the rest on first use."""
+    # the worker's warm-up: these imports (pypdfium2: 60 modules) are what it makes early
     import pypdfium2  # noqa: F401
     from lxml import etree  # noqa: F401
 

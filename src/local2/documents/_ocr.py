@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from local2.bounded import headroom
 from local2.errors import OcrUnavailable
 
 OCR_PACKAGE = "rapidocr"
@@ -59,13 +60,13 @@ class PageOcr:
         return self._engine is not None
 
     def room(self) -> AbstractContextManager[None]:
-        from local2.bounded import headroom
 
         return headroom(self.memory_mb)
 
     def _load(self) -> Any:
         if not ocr_installed():
             raise OcrUnavailable("the OCR extra is not installed", INSTALL_HINT)
+        # rapidocr: the optional OCR extra, absent by default
         import rapidocr
         from rapidocr.utils import download_file
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from local2.documents._extract import truncate_paragraphs
+from local2.documents._model import FORMAT_LABELS
 
 if TYPE_CHECKING:  # the web page worker imports this module, and not pydantic with the model
     from local2.documents._model import Document
@@ -101,7 +102,6 @@ def page_link(url: str, page: int | None) -> str:
 def document_note(document: Document, url: str) -> str:
     """The line that opens a fetched document's text: what it is and how to cite a page,
     ``[Document: PDF, 40 pages, "Title"; cite a page as <url>#page=N]``."""
-    from local2.documents._model import FORMAT_LABELS
 
     count = document.page_count
     unit = document.unit

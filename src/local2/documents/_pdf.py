@@ -42,6 +42,7 @@ def page_text(raw: str) -> str:
 
 
 def open_pdf(data: bytes) -> Any:
+    # pypdfium2: 60 modules at import, only in the reading worker
     import pypdfium2 as pdfium
 
     try:
@@ -75,6 +76,7 @@ def _mostly_rtl(text: str) -> bool:
 
 def _raw() -> Any:
     """PDFium's C functions (imported where used: only the reading worker needs them)."""
+    # pypdfium2: 60 modules at import, only in the reading worker
     import pypdfium2.raw as pdfium_c
 
     return pdfium_c

@@ -24,6 +24,7 @@ def _wanted(name: str) -> bool:
 
 def shape_texts(shapes: Iterable[Any]) -> Iterator[str]:
     """The text of each shape, groups and tables included, in order."""
+    # pptx: 171 modules at import, only in the reading worker
     from pptx.shapes.group import GroupShape
 
     for shape in shapes:
@@ -37,6 +38,7 @@ def shape_texts(shapes: Iterable[Any]) -> Iterator[str]:
 
 
 def read_pptx(data: bytes, limits: Limits) -> Document:
+    # pptx: 171 modules at import, only in the reading worker
     import pptx
     from pptx.exc import PackageNotFoundError
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from local2.config import Settings
+from local2.files._own_documents import OwnDocuments
 from local2.files._reading import DocumentReader, Documents
 from local2.files._sandbox import Sandbox
 
@@ -50,8 +51,6 @@ class Folders:
         self._lock = threading.Lock()
         self.own_documents: OwnDocuments | None = None
         if settings.documents.own:
-            from local2.files._own_documents import OwnDocuments
-
             self.own_documents = OwnDocuments(settings, self.documents, self._embedder)
 
     @property
@@ -64,6 +63,7 @@ class Folders:
         """The configured folders' index (opened on first use)."""
         with self._lock:
             if self._index is None:
+                # _index brings Chroma and BM25: 768 modules at import, only on the first search
                 from local2.files._index import FileIndex
 
                 shared = (

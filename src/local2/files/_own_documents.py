@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, cast
 
 from local2.config import Settings
 from local2.contracts import DocumentHit, DocumentRecord
-from local2.documents import declared_format
+from local2.documents import declared_format, read_document
 from local2.errors import DocumentTooLarge, UnknownDocument
 from local2.files._reading import Documents
 from local2.files._sandbox import DOCUMENT_SUFFIXES, Root, Sandbox, file_id
@@ -108,6 +108,7 @@ class OwnDocuments:
         with self._lock:
             found = self._indexes.get(key)
             if found is None:
+                # _index brings Chroma and BM25: 768 modules at import, only on the first search
                 from local2.files._index import FileIndex
 
                 found = self._indexes[key] = FileIndex(
@@ -167,7 +168,6 @@ class OwnDocuments:
         """Read, keep and index a document of ``owner``'s (attached to ``session_id``, when
         given); a document that cannot be read, or over a limit, is refused and nothing of
         it stays. The session id's owner is the caller's to have checked."""
-        from local2.documents import read_document
 
         self._check_room(owner, len(data))
         document = read_document(data, self.cfg, name=name)

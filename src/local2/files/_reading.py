@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from local2.documents import read_document
 from local2.errors import DocumentUnreadable, SandboxError
 from local2.files._sandbox import UNREADABLE, FileRef, Sandbox
 
@@ -46,7 +47,6 @@ class ReadDocument:
 def _read_document(
     data: bytes, cfg: DocumentsSettings, *, name: str, deadline: float | None = None
 ) -> Document:
-    from local2.documents import read_document
 
     return read_document(data, cfg, name=name, deadline=deadline)
 

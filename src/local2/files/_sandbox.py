@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from charset_normalizer import from_bytes
+
 from local2.errors import SandboxError
 
 if TYPE_CHECKING:
@@ -300,7 +302,6 @@ def decode_text(data: bytes) -> str | None:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         pass
-    from charset_normalizer import from_bytes
 
     best = from_bytes(data).best()
     return None if best is None else str(best)

@@ -54,6 +54,7 @@ class LibraryIndexes:
         with self._lock:
             found = self._indexes.get(key)
             if found is None:
+                # the files index brings Chroma and BM25: 768 modules at import, first search only
                 from local2.files import FileIndex
 
                 private_dir(folder.parent)

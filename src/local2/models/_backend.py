@@ -14,6 +14,7 @@ from langchain_core.language_models import BaseChatModel
 
 from local2.config import Settings
 from local2.errors import ModelError, ModelNotPulled, ModelUnavailable
+from local2.models._ollama import make_ollama_chat
 
 # langchain-ollama (about a second to import) is imported only when Ollama is used.
 
@@ -43,6 +44,7 @@ def embedded_notice(settings: Settings, reason: str) -> str:
 
 def make_embedded(settings: Settings) -> BaseChatModel:
     try:
+        # llama-cpp-python and the embedded model: 739 modules at import, only when used
         from local2.models._embedded import EmbeddedChatModel
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise ModelUnavailable(
@@ -59,7 +61,7 @@ def embedded_backend(settings: Settings, name: str) -> ChatBackend:
 def ollama_backend(settings: Settings, name: str) -> ChatBackend:
     """The named Ollama model. Pulled or not is checked now; a server that is down is
     reported by the first question (so the app can start before Ollama does)."""
-    from local2.models._ollama import make_ollama_chat
+    # _ollama_catalog brings httpx's client, 177 modules at import: only when Ollama is the backend
     from local2.models._ollama_catalog import require_model
 
     info = None
@@ -76,6 +78,7 @@ def ollama_backend(settings: Settings, name: str) -> ChatBackend:
 def auto_backend(settings: Settings, name: str) -> ChatBackend:
     """Ollama when it answers (a missing model is an error, not a reason to switch), else
     the embedded model with a notice."""
+    # _ollama_catalog brings httpx's client, 177 modules at import: only when Ollama is the backend
     from local2.models._ollama_catalog import ollama_models
 
     try:
@@ -89,6 +92,7 @@ def auto_backend(settings: Settings, name: str) -> ChatBackend:
 
 def openai_backend(settings: Settings, name: str) -> ChatBackend:
     """An OpenAI-compatible server (vLLM, llama.cpp's server, LM Studio) on a GPU host."""
+    # langchain-openai: 1,420 modules at import, only for an OpenAI-compatible server
     from local2.models._openai_compat import make_openai_chat
 
     return ChatBackend(make_openai_chat(settings, name), name, "openai")

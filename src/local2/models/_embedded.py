@@ -36,6 +36,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
+from local2.models import _prefix_state as prefix_state
 from local2.models._llama_log import route_llama_log
 from local2.models._prompted_tools import message_text, prompted_messages
 from local2.retrieval import words
@@ -102,6 +103,7 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Llama, thr
         if key not in _cache:
             passive_openmp_waits()
             try:
+                # llama_cpp: 169 modules at import, an optional native library
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise ImportError(
@@ -285,7 +287,6 @@ class EmbeddedChatModel(BaseChatModel):
         With ``state_dir``, the state after that prefix is saved there and, on the next
         start, loaded instead of read again (:mod:`local2.models._prefix_state`). Returns
         how the prefix was had: ``"loaded"``, ``"read and saved"`` or ``"read"``."""
-        from local2.models import _prefix_state as prefix_state
 
         llama, lock = load_llama(self.resolved_path, self.n_ctx, self.n_threads)
         schemas = [convert_to_openai_tool(t) for t in tools]
@@ -319,7 +320,6 @@ class EmbeddedChatModel(BaseChatModel):
         """Before a prompt that opens like the warm-up's, load the saved state if the model
         now holds another prompt (a critic with ``grade_embedded`` or a research plan shares
         the loaded model): milliseconds, where reading that start again takes seconds."""
-        from local2.models import _prefix_state as prefix_state
 
         system = opening_system_turn(messages)
         prefix = self._prefix

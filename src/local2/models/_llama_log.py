@@ -55,6 +55,7 @@ def route_llama_log() -> None:
     with _installed:
         if _callback is not None:
             return
+        # llama_cpp: 169 modules at import; only once the embedded model loads
         import llama_cpp
         import llama_cpp._internals
         import llama_cpp.llama

@@ -17,6 +17,7 @@ def make_ollama_chat(
 ) -> ChatOllama:
     """ChatOllama for ``model``; ``info`` (from ``/api/show``) turns thinking off for a model
     without it, since Ollama refuses ``think: true`` there."""
+    # langchain_ollama with the ollama client: 247 modules at import, only when Ollama answers
     from langchain_ollama import ChatOllama
 
     gen = settings.generator

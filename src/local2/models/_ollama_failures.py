@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import httpx
+
 from local2.errors import ModelError, ModelNotPulled, ModelUnavailable
 
 
 def describe_ollama_error(exc: BaseException, *, host: str, model: str) -> ModelError:
     """Turn whatever the Ollama client raised into a :class:`ModelError` with its fix."""
-    import httpx
 
     try:
+        # ollama: 247 modules at import; an error from it means it is loaded already
         from ollama import ResponseError
     except ImportError:  # pragma: no cover - ollama is a dependency
         ResponseError = ()  # type: ignore[assignment,misc]  # no class to catch without ollama

@@ -38,6 +38,7 @@ SUFFIX = ".llamastate"
 def state_key(model_path: str, n_ctx: int, prompt: Any) -> str:
     """The file name for the state after reading ``prompt`` (any JSON-able description of
     it) with this model file, context size and llama.cpp."""
+    # llama_cpp: 169 modules at import, only with the embedded model
     import llama_cpp
 
     stat = os.stat(model_path)
@@ -54,6 +55,7 @@ def state_key(model_path: str, n_ctx: int, prompt: Any) -> str:
 def load(llama: Llama, path: Path) -> bool:
     """Put the saved state at ``path`` into ``llama``; False (and ``llama`` reset) if there is
     none or llama.cpp refuses it."""
+    # llama_cpp: 169 modules at import, only with the embedded model
     import llama_cpp
 
     if not path.is_file():
@@ -81,6 +83,7 @@ def load(llama: Llama, path: Path) -> bool:
 def save(llama: Llama, path: Path) -> None:
     """Write ``llama``'s state (the tokens it has read and their KV cache) to ``path``,
     atomically, and drop all but the newest :data:`KEEP` state files beside it."""
+    # llama_cpp: 169 modules at import, only with the embedded model
     import llama_cpp
 
     n = llama.n_tokens

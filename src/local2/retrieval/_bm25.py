@@ -30,6 +30,7 @@ class Bm25:
         ids = [[self.vocab.setdefault(t, len(self.vocab)) for t in doc] for doc in documents]
         self._model: Any = None
         if self.size:
+            # bm25s with numpy: 222 modules at import, only once there is something to index
             import bm25s  # type: ignore[import-untyped]  # bm25s ships no type hints
 
             self._model = bm25s.BM25(k1=k1, b=b, method="lucene")
@@ -50,6 +51,7 @@ class Bm25:
         """The index of ``size`` documents :meth:`save` kept in ``folder``."""
         index = cls([], k1=k1, b=b)
         if size:
+            # bm25s with numpy: 222 modules at import, only once there is something to index
             import bm25s
 
             model = bm25s.BM25.load(str(folder), show_progress=False)
@@ -60,6 +62,7 @@ class Bm25:
 
     def scores(self, query: Iterable[str]) -> NDArray[np.float32]:
         """Each document's score for the query's terms (each counted once)."""
+        # numpy: loaded with bm25s, only once there is an index
         import numpy as np
 
         wanted = [self.vocab[t] for t in dict.fromkeys(query) if t in self.vocab]
@@ -71,6 +74,7 @@ class Bm25:
     def top(self, query: Iterable[str], k: int) -> list[tuple[int, float]]:
         """The ``k`` best documents that have a term of the query: ``(index, score)``, best
         first, an earlier one first among equals."""
+        # numpy: loaded with bm25s, only once there is an index
         import numpy as np
 
         scores = self.scores(query)

@@ -39,17 +39,20 @@ def open_storage(
         people = people_beside(turn_log)
         return Storage(checkpointer, turn_log, locks or SharedLocks(), [people.close], None, people)
     if kind == "postgres":
+        # psycopg: 186 modules at import (about 1 s), only for a team's Postgres store
         from local2.storage._postgres import open_postgres
 
         assert settings.system.postgres_url, "load_settings() requires the URL"
         opened = open_postgres(settings.system.postgres_url, settings.system.postgres_pool_size)
     elif kind == "memory":
+        # LangGraph's checkpointers: 350 modules at import; open_people, open_votes need none
         from langgraph.checkpoint.memory import InMemorySaver
 
         log = SqliteTurnLog(":memory:")
         opened = Storage(InMemorySaver(), log, SharedLocks(), [log.close])
         opened.people = people_beside(log)
     else:
+        # LangGraph's checkpointers: 350 modules at import; open_people, open_votes need none
         from local2.storage._checkpointer import sqlite_checkpointer
 
         path = settings.system.checkpoint_path or settings.data_dir / "checkpoints.sqlite"
@@ -72,6 +75,7 @@ def open_research_storage(
     """The configured storage; a ``checkpointer`` the caller supplies is used (and not closed)."""
     kind = settings.system.checkpointer
     if kind == "postgres":
+        # psycopg: 186 modules at import, only for a team's Postgres store
         from local2.storage._postgres import open_research_postgres
 
         assert settings.system.postgres_url, "load_settings() requires the URL"
@@ -81,6 +85,7 @@ def open_research_storage(
         opened.checkpointer = checkpointer or opened.checkpointer
         return opened
     if kind == "memory":
+        # LangGraph's checkpointers: 350 modules at import; open_people, open_votes need none
         from langgraph.checkpoint.memory import InMemorySaver
 
         index = SqliteRunIndex(":memory:")
@@ -92,6 +97,7 @@ def open_research_storage(
     inbox = SqliteSteerInbox.beside(index, SQLITE_STEERS)
     opened = ResearchStorage(checkpointer, index, SharedLocks(), inbox, [index.close])  # type: ignore[arg-type]  # a SqliteSaver or the one given
     if checkpointer is None:
+        # LangGraph's checkpointers: 350 modules at import; open_people, open_votes need none
         from local2.storage._checkpointer import sqlite_checkpointer
 
         saver = opened.checkpointer = sqlite_checkpointer(path)
@@ -102,6 +108,7 @@ def open_research_storage(
 def open_people(settings: Settings) -> People:
     """People alone (``local2 users``, the platform's auth), in the conversation store."""
     if settings.system.checkpointer == "postgres":
+        # psycopg: 186 modules at import, only for a team's Postgres store
         from local2.storage._postgres import open_postgres_people
 
         assert settings.system.postgres_url, "load_settings() requires the URL"
@@ -119,6 +126,7 @@ def votes_path(settings: Settings) -> str | Path:
 def open_votes(settings: Settings) -> VoteLog:
     """The configured vote log: on the team's Postgres with ``checkpointer: postgres``."""
     if settings.system.checkpointer == "postgres":
+        # psycopg: 186 modules at import, only for a team's Postgres store
         from local2.storage._postgres import open_postgres_votes
 
         assert settings.system.postgres_url, "load_settings() requires the URL"

@@ -26,6 +26,7 @@ SET_ASIDE = ("local2", "eval_sessions")  # sessions kept out of the list: eval r
 
 def platform_store() -> BaseStore:
     """The store of the graph run in progress (LangGraph Server's, or the compiled one)."""
+    # langgraph.config: LangGraph's runtime, 726 modules at import; only in a Server run
     from langgraph.config import get_store
 
     store = get_store()

@@ -139,6 +139,7 @@ class StoreVoteLog(VoteLog):
     def _store(self) -> BaseStore:
         if self._store_of is not None:
             return self._store_of()
+        # _store_turn_log brings LangGraph's store (348 modules at import): Server votes only
         from local2.storage._store_turn_log import platform_store
 
         return platform_store()

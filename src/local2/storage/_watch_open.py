@@ -11,7 +11,7 @@ def open_watches(settings: Settings) -> WatchStore:
     """The configured watch store (closed by the caller)."""
     kind = settings.system.checkpointer
     if kind == "postgres":
-        # psycopg is loaded only for a team's server, as open.py does for the other stores.
+        # psycopg: 186 modules at import, only for a team's Postgres store (as _open.py does).
         from local2.storage._watch_postgres import open_postgres_watches
 
         assert settings.system.postgres_url, "load_settings() requires the URL"
