@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 from chromadb.errors import NotFoundError
 
+import local2.files._hybrid as hybrid
 from local2.config import Settings
 from local2.errors import SandboxError
-from local2.files import _hybrid as hybrid
 from local2.files._hybrid import SearchHit
 from local2.files._lexical import Lexical, chunk_row, reconcile
 from local2.files._lexical_store import open_terms

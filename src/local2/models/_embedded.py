@@ -36,7 +36,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
-from local2.models import _prefix_state as prefix_state
+import local2.models._prefix_state as prefix_state
 from local2.models._llama_log import route_llama_log
 from local2.models._prompted_tools import message_text, prompted_messages
 from local2.retrieval import words

@@ -1,6 +1,7 @@
 from ._plan import apply_edit as apply_edit
 from ._state import ResearchContext as ResearchContext
 from ._state import ResearchState as ResearchState
+from ._state import StepTools as StepTools
 from ._state import source_list as source_list
 from ._state import step_catalog as step_catalog
 from ._state import url_key as url_key
@@ -22,6 +23,7 @@ __all__ = [
     "ResearchGraph",
     "ResearchState",
     "StatedClaim",
+    "StepTools",
     "apply_edit",
     "compile_research_graph",
     "finished_status",
