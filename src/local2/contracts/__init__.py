@@ -8,7 +8,7 @@ the items its stream hands out, and the approval protocol.
 - :mod:`._sources`: what a citation needs to know about a source (its bibliographic record);
 - :mod:`._stream`: the literal kinds of stream items;
 - :mod:`.approval`: what a paused turn asks the person, and the answers it accepts;
-- :mod:`.tool_names`: the built-in tools' names.
+- :mod:`._tool_names`: the built-in tools' names.
 """
 
 import lazy_loader as lazy

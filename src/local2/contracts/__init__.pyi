@@ -95,6 +95,18 @@ from ._stream import StreamItem as StreamItem
 from ._stream import collect as collect
 from ._stream import collect_research as collect_research
 from ._stream import collect_turn as collect_turn
+from ._tool_names import BUILT_IN as BUILT_IN
+from ._tool_names import DIRECTORY_TREE as DIRECTORY_TREE
+from ._tool_names import FILE_METADATA as FILE_METADATA
+from ._tool_names import GREP_FILES as GREP_FILES
+from ._tool_names import LIST_FILES as LIST_FILES
+from ._tool_names import READ_FILE as READ_FILE
+from ._tool_names import RECALL_MEMORY as RECALL_MEMORY
+from ._tool_names import SAVE_MEMORY as SAVE_MEMORY
+from ._tool_names import SEARCH_FILES as SEARCH_FILES
+from ._tool_names import SEARCH_LIBRARY as SEARCH_LIBRARY
+from ._tool_names import WEB_FETCH as WEB_FETCH
+from ._tool_names import WEB_SEARCH as WEB_SEARCH
 from ._turn import NO_OPTIONS as NO_OPTIONS
 from ._turn import AgentInfo as AgentInfo
 from ._turn import ApprovalWait as ApprovalWait
@@ -138,18 +150,6 @@ from .approval import denial_error as denial_error
 from .approval import denial_text as denial_text
 from .approval import nobody as nobody
 from .approval import terminal_approver as terminal_approver
-from .tool_names import BUILT_IN as BUILT_IN
-from .tool_names import DIRECTORY_TREE as DIRECTORY_TREE
-from .tool_names import FILE_METADATA as FILE_METADATA
-from .tool_names import GREP_FILES as GREP_FILES
-from .tool_names import LIST_FILES as LIST_FILES
-from .tool_names import READ_FILE as READ_FILE
-from .tool_names import RECALL_MEMORY as RECALL_MEMORY
-from .tool_names import SAVE_MEMORY as SAVE_MEMORY
-from .tool_names import SEARCH_FILES as SEARCH_FILES
-from .tool_names import SEARCH_LIBRARY as SEARCH_LIBRARY
-from .tool_names import WEB_FETCH as WEB_FETCH
-from .tool_names import WEB_SEARCH as WEB_SEARCH
 
 __all__ = [
     "BUILT_IN",

@@ -16,7 +16,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from local2.contracts.tool_names import WEB_FETCH, WEB_SEARCH
+from local2.contracts._tool_names import WEB_FETCH, WEB_SEARCH
 
 WaitsFor = Literal["plan", "answer"]
 SteerKind = Literal["text", "add", "drop", "stop"]
