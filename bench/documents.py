@@ -29,13 +29,13 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from local2.bounded.pool import WorkerPool
+from local2.bounded import WorkerPool
 from local2.config.schema import DocumentsSettings
-from local2.documents.job import read_job
-from local2.documents.model import Limits
-from local2.documents.ocr import PageOcr, ocr_installed
-from local2.documents.pdf import page_text, read_pdf
-from local2.documents.read import measure_reading
+from local2.documents import Limits
+from local2.documents._job import read_job
+from local2.documents._ocr import PageOcr, ocr_installed
+from local2.documents._pdf import page_text, read_pdf
+from local2.documents._read import measure_reading
 from local2_testkit import documents as corpus
 from local2_testkit import hostile_documents as hostile
 from local2_testkit import pdf_layouts as layouts
@@ -183,7 +183,7 @@ def long_table(sample: Sample, repeat: int, cfg: DocumentsSettings) -> list[str]
         lines.append(
             f"| {name} | {quality(text, sample):.3f} | {took:.2f} | {1000 * took / n:.1f} |"
         )
-    pool = WorkerPool("local2.documents.job", "document reading")
+    pool = WorkerPool("local2.documents._job", "document reading")
     try:
         measure_reading(corpus.one_column_pdf().data, cfg, name="warm.pdf", pool=pool)
         reading = measure_reading(sample.data, cfg, name=sample.name, pool=pool)
@@ -274,7 +274,7 @@ def hostile_table(cfg: DocumentsSettings) -> list[str]:
         "|---|---:|---:|---|---|",
     ]
     normal = corpus.one_column_pdf().data
-    pool = WorkerPool("local2.documents.job", "document reading")
+    pool = WorkerPool("local2.documents._job", "document reading")
     try:
         for label, make in HOSTILE.items():
             data = make()

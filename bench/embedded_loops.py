@@ -18,7 +18,7 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 
-from local2.models.embedded import REPETITION_NOTE, EmbeddedChatModel
+from local2.models._embedded import REPETITION_NOTE, EmbeddedChatModel
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "embedded"
 

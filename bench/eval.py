@@ -37,8 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from local2.evals import load_set, set_path
-from local2.retrieval.bm25 import bm25_scores
-from local2.retrieval.text import terms
+from local2.retrieval import bm25_scores, terms
 from local2.tools.corpus import CorpusDocument, CorpusIndex
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -253,7 +252,7 @@ def baseline_round(base: Any, parts: dict[str, Any]) -> float:
     """The same questions as plain turns of an agent with the run's settings, each graded by
     the same grader, without the runner: seconds per question."""
     from local2.contracts import collect_turn, nobody
-    from local2.service.evals._setup import make_grader, run_settings
+    from local2.service.evals import make_grader, run_settings
 
     qset = load_set(set_path("demo"))
     start = time.perf_counter()

@@ -28,7 +28,7 @@ For each mode it reports:
 
 - **sentences**: the share of gold supporting sentences in the context the model receives
   when it writes the report (the compose request the server got, matched as
-  ``local2.evals.evidence`` matches: whole, or cut at a ``…``); beside it the share
+  ``local2.evals._evidence`` matches: whole, or cut at a ``…``); beside it the share
   ``local2 eval`` itself reports (every ledger entry's text);
 - **questions**: the share of questions with all their gold sentences in that context;
 - **time per question** (the run's own; the model answers at once and the web at once,
@@ -80,9 +80,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import unquote
 
-from local2.evals import load_set
-from local2.evals.evidence import Reached, evidence_recall
-from local2.evals.sets import Question, QuestionSet
+from local2.evals import Question, QuestionSet, Reached, evidence_recall, load_set
 from local2_testkit.brains import Reply
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, Page

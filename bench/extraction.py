@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from local2.documents.extract import decode_body, extract_main_text, soup_text
+from local2.documents._extract import decode_body, extract_main_text, soup_text
 
 CORPUS = Path(__file__).parent / "extraction_corpus"
 SHINGLE = 4

@@ -21,9 +21,8 @@ import time
 from pathlib import Path
 
 from local2.config import DocumentsSettings, load_settings
-from local2.documents.model import Document
-from local2.documents.read import read_document
-from local2.files.folders import Folders
+from local2.documents import Document, read_document
+from local2.files import Folders
 from local2_testkit import documents as corpus
 
 

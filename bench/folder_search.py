@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from local2.config import load_settings
-from local2.files import hybrid as hybrid_search
-from local2.files.index import FileIndex
+from local2.files import FileIndex
+from local2.files import _hybrid as hybrid_search
 
 HERE = Path(__file__).resolve().parent
 PUBLIC = HERE / "public" / "data" / "hotpot_dev_100.json"

@@ -30,7 +30,7 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import START, MessagesState, StateGraph
 
 from local2.config import load_settings
-from local2.models.scripted import ScriptedChatModel
+from local2.models import ScriptedChatModel
 from local2.service.agent import Agent
 
 _RNG = random.Random(2)

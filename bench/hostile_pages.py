@@ -28,10 +28,9 @@ from typing import Any
 
 import httpx
 
-from local2.bounded.child import status_mb
-from local2.bounded.pool import WorkerPool
+from local2.bounded import WorkerPool, status_mb
 from local2.config.schema import WebFetchSettings
-from local2.documents.extract import decode_body, extract_main_text
+from local2.documents import decode_body, extract_main_text
 from local2.errors import ExtractionFailed, ToolError
 from local2.tools.web_fetch import WebFetch
 from local2_testkit.rss import peak_rss

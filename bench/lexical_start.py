@@ -80,7 +80,7 @@ def settings_for(base: Path) -> Any:
 
 
 def build(base: Path) -> dict[str, Any]:
-    from local2.files.index import FileIndex
+    from local2.files import FileIndex
 
     if not (base / "notes").exists():
         make_folder(base / "notes")
@@ -91,7 +91,7 @@ def build(base: Path) -> dict[str, Any]:
 
 def measure(base: Path, round_: int) -> dict[str, float]:
     """One process's start: open, first search, warm search, the search after a change."""
-    from local2.files.index import FileIndex
+    from local2.files import FileIndex
 
     settings = settings_for(base)
     started = time.perf_counter()

@@ -44,7 +44,7 @@ def rounds_worker(n: int, keep: str | None) -> None:
     from langchain_ollama import ChatOllama
 
     from local2.config import load_settings
-    from local2.service.research._research import Research
+    from local2.service.research import Research
     from local2_testkit.ollama_server import FakeOllama
     from local2_testkit.research_brain import ResearchBrain
     from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides

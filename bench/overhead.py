@@ -51,7 +51,7 @@ from local2.cli.stories import serve_api
 from local2.config import load_settings
 from local2.http.app import create_api
 from local2.service.agent import Agent
-from local2.storage.audit_log import folder_name, runs_dir
+from local2.storage._audit_log import folder_name, runs_dir
 from local2_testkit.ollama_server import FakeOllama, RuleBrain, Served
 from local2_testkit.serve_process import ServeProcess
 

@@ -36,7 +36,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from local2.config import load_settings
 from local2.research._plan import plan_schema, schema_errors
 from local2.research.verify import check_sentence, cited_numbers, split_sentences
-from local2.service.research._research import Research
+from local2.service.research import Research
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides

@@ -43,8 +43,8 @@ sys.path.insert(0, str(HERE / "public"))
 
 from load import DEFAULT, load_beir  # noqa: E402
 
-from local2.files.hybrid import RRF_K  # noqa: E402
-from local2.files.index import FILES_B, FILES_K1  # noqa: E402
+from local2.files._hybrid import RRF_K  # noqa: E402
+from local2.files._index import FILES_B, FILES_K1  # noqa: E402
 from local2.memory.embeddings import MiniLMEmbedder  # noqa: E402
 from local2.retrieval import Bm25, fuse, terms  # noqa: E402
 

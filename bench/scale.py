@@ -43,8 +43,7 @@ from typing import Any, NamedTuple
 import httpx
 
 from local2.config import load_settings
-from local2.storage.open import open_people
-from local2.storage.people import People
+from local2.storage import People, open_people
 from local2_testkit.chroma_server import TempChroma
 from local2_testkit.ollama_server import FakeOllama, Reply
 from local2_testkit.postgres import TempPostgres

@@ -169,7 +169,7 @@ def main() -> None:
         add("python -c pass", [timed([sys.executable, "-c", "pass"], env) for _ in range(2 * n)])
         add("local2 --help", [timed([LOCAL2, "--help"], env) for _ in range(n)], "help")
         # The first ask on a new data directory reads the fixed prompt start and saves
-        # llama.cpp's state after it; later asks load that state (local2.models.prefix_state).
+        # llama.cpp's state after it; later asks load that state (local2.models._prefix_state).
         first, *asks = [ask(env, f"bench-{i}") for i in range(n + 1)]
         add("local2 ask --backend embedded, new data dir: first answer token", [first[0]])
         add("local2 ask --backend embedded: first answer token", [a[0] for a in asks], "token")

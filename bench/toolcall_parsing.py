@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from local2.config import load_settings
-from local2.models.toolcall_text import parse_tool_calls
+from local2.models import parse_tool_calls
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "toolcalls"
 

@@ -333,7 +333,7 @@ def embedded_drafts(cases: list[dict[str, Any]], per_set: int, cache: Path) -> N
     if missing:
         from local2.config import load_settings
         from local2.models import thinking_and_answer
-        from local2.models.backend import make_embedded
+        from local2.models._backend import make_embedded
         from local2.research._prompts import compose_messages
         from local2.research.report import CHARS_PER_TOKEN
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import json, sys, time
 from local2.storage import SqliteWatchStore
-from local2.storage.watch_postgres import open_postgres_watches
+from local2.storage._watch_postgres import open_postgres_watches
 from local2.watch import DueRuns, WatchScheduler, new_watch
 where, count, window, look = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 store = open_postgres_watches(where) if where.startswith("postgresql") else SqliteWatchStore(where)

@@ -30,8 +30,8 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
 
 from local2.service.agent import Agent
-from local2.models.backend import EMBEDDED_NAME
-from local2.models.embedded import EmbeddedChatModel
+from local2.models._backend import EMBEDDED_NAME
+from local2.models._embedded import EmbeddedChatModel
 from local2.cli.stories import serve_pages
 from local2_testkit.embedded_run import load_questions, run_settings, with_pages, without_pages
 

@@ -21,7 +21,7 @@ from local2.http.app import create_api
 from local2.ids import SESSION_ID_RULE
 from local2.service.agent import Agent
 from local2.service.chat import _running as running
-from local2.storage.audit_log import show_run
+from local2.storage._audit_log import show_run
 from local2_testkit.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
 from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain
 from tests.test_api import Served

@@ -19,9 +19,9 @@ from local2.graph.answer_guard import (
     without_listing_lines,
     wrap_untrusted,
 )
-from local2.models.prompted_tools import describe_tools
-from local2.models.scripted import ScriptedChatModel, reply
-from local2.models.toolcall_args import repair_message
+from local2.models._prompted_tools import describe_tools
+from local2.models._scripted import ScriptedChatModel, reply
+from local2.models._toolcall_args import repair_message
 from local2.service.agent import Agent
 from local2.tools.base import Tool
 from local2.tools.memory_tools import save_extract

@@ -15,7 +15,7 @@ import uvicorn
 from langchain_core.messages import AIMessage, BaseMessage
 
 from local2.http.app import create_api, require_token
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.ports import free_port
 from local2.service.agent import Agent
 from tests.conftest import make_settings, meet

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 
 from local2.http.app import create_api
-from local2.models.scripted import ScriptedChatModel
+from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from tests.conftest import make_settings
 from tests.test_api import Served

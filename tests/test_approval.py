@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 
 from local2.contracts.approval import answer, nobody
 from local2.errors import AwaitingApproval, UnknownTurn
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import Tool
 from tests.conftest import make_settings

@@ -139,7 +139,7 @@ def _imports_across_packages() -> list[tuple[str, list[str], list[str]]]:
             if parts[0] != "local2" or len(parts) < 2 or parts[1] == own:
                 continue
             if not (PACKAGE / parts[1] / "__init__.py").exists():
-                continue  # a base module (errors, events, ids, faces): all of it is public
+                continue  # a base module (errors, events, ids, ports): all of it is public
             where = f"{path.relative_to(PACKAGE)}:{node.lineno}"
             found.append((where, parts, [alias.name for alias in node.names]))
     return found
@@ -148,14 +148,14 @@ def _imports_across_packages() -> list[tuple[str, list[str], list[str]]]:
 def test_imports_across_packages_go_through_their_faces() -> None:
     """``from local2.tools import web_tools``, never ``from local2.tools.web import
     web_tools``, outside ``tools/`` (inside a package imports are free): what another package
-    uses is declared in its face, and mypy reads it there as the real type
-    (``scripts/faces_codemod.py`` rewrites the imports that bypass a face)."""
+    uses is declared in its face, and mypy reads it there as the real type (each face itself
+    is held by ``tests/test_exported_members.py``)."""
     bypassing = [
         f"{where}: {'.'.join(parts)}"
         for where, parts, _ in _imports_across_packages()
         if len(parts) > 2
     ]
-    assert not bypassing, "run scripts/faces_codemod.py; bypassing a face:\n" + "\n".join(bypassing)
+    assert not bypassing, "bypassing a face:\n" + "\n".join(bypassing)
 
 
 def test_packages_are_used_only_through_their_faces() -> None:

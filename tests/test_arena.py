@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from local2.arena.ratings import rate, strengths
-from local2.arena.report import arena, as_csv, as_json
-from local2.storage.votes import SqliteVoteLog, StoreVoteLog, VoteLog
+from local2.arena._ratings import rate, strengths
+from local2.arena._report import arena, as_csv, as_json
+from local2.storage._votes import SqliteVoteLog, StoreVoteLog, VoteLog
 
 
 def by_model(rows):  # type: ignore[no-untyped-def]
@@ -82,7 +82,7 @@ def vote_log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VoteLog
     if request.param == "sqlite":
         log: VoteLog = SqliteVoteLog(tmp_path / "db.sqlite")
     else:
-        from local2.storage.postgres import open_postgres_votes
+        from local2.storage._postgres import open_postgres_votes
 
         log = open_postgres_votes(request.getfixturevalue("postgres_url"))
     yield log

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from local2.cli import files as commands
 from local2.cli.main import main as cli_main
 from local2.config import load_settings
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.storage.audit_log import (
+from local2.storage._audit_log import (
     REDACTED,
     audit_record,
     audit_turn,

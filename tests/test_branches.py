@@ -12,7 +12,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, BaseMessage
 
 from local2 import events
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from tests.conftest import make_settings
 

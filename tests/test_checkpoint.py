@@ -7,7 +7,7 @@ import zlib
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from local2.storage.checkpointer import (
+from local2.storage._checkpointer import (
     MIN_COMPRESSED,
     SUFFIX,
     CompressedSerializer,

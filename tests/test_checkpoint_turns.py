@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from local2.models.scripted import ScriptedChatModel
+from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from tests.conftest import make_settings
 from tests.test_approval import Notes

@@ -11,7 +11,7 @@ import chromadb
 import pytest
 
 from local2.errors import ChromaUnavailable
-from local2.files.index import FileIndex
+from local2.files._index import FileIndex
 from local2.memory.chroma import chroma_client
 from local2.memory.embeddings import LexicalEmbedder
 from local2.memory.open import open_memory

@@ -21,12 +21,12 @@ import httpx
 import pytest
 
 from local2.config import load_settings
-from local2.contracts.people import Person
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.contracts._people import Person
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.ports import free_port
 from local2.service.agent import Agent
-from local2.storage.open import open_people
-from local2.storage.people import token_hash
+from local2.storage._open import open_people
+from local2.storage._people import token_hash
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.processes import end_group
 from local2_testkit.serve_process import ServeProcess

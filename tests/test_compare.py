@@ -19,7 +19,7 @@ import pytest
 from local2 import events
 from local2.config import load_settings
 from local2.errors import CannotRetry
-from local2.models.scripted import ScriptedChatModel
+from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2_testkit.brains import HedgingBrain, ModelBrains, Reply
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
@@ -423,7 +423,7 @@ def test_a_plain_turn_keeps_its_topology_and_a_compare_turn_is_checkpointed(
 def test_both_respondents_can_wait_for_approval_and_each_is_answered(tmp_path: Path) -> None:
     """A side effect in each branch pauses the turn; each request is decided in turn."""
     from local2.contracts.approval import answer
-    from local2.models.backend import ChatBackend
+    from local2.models._backend import ChatBackend
     from tests.test_approval import Notes, make_agent, obeying_script
 
     def two_obeying(where: Path, notes: Notes) -> Agent:

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from local2.bounded.pool import WorkerPool
+from local2.bounded._pool import WorkerPool
 from local2.config.schema import DocumentsSettings
-from local2.documents.read import Reading, measure_reading, read_document
+from local2.documents._read import Reading, measure_reading, read_document
 from local2.errors import DocumentUnreadable
 from local2_testkit import hostile_documents as hostile
 from local2_testkit.documents import Sample, docx_sample, one_column_pdf
@@ -24,7 +24,7 @@ MEMORY_ABOVE_BASELINE_MB = 200
 
 @pytest.fixture(scope="module")
 def pool() -> Iterator[WorkerPool]:
-    workers = WorkerPool("local2.documents.job", "document reading")
+    workers = WorkerPool("local2.documents._job", "document reading")
     yield workers
     workers.close()
 

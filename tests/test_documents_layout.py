@@ -15,9 +15,9 @@ import pypdfium2 as pdfium  # type: ignore[import-untyped]
 import pytest
 from rapidfuzz import fuzz
 
-from local2.documents.layout import Box, reading_regions
-from local2.documents.model import Limits
-from local2.documents.pdf import page_text, read_in_order, read_pdf
+from local2.documents._layout import Box, reading_regions
+from local2.documents._model import Limits
+from local2.documents._pdf import page_text, read_in_order, read_pdf
 from local2_testkit import pdf_layouts as layouts
 from local2_testkit.browser_pdfs import CHROMIUM, browser_samples
 from local2_testkit.documents import Sample, fonts

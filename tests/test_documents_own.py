@@ -1,4 +1,4 @@
-"""A person's own documents (files/own_documents.py): kept privately, per person, whole or not at
+"""A person's own documents (files/_own_documents.py): kept privately, per person, whole or not at
 all; limits named; a session's attached documents searched for its questions and given to
 the model as data, their passages counted as read by the critic."""
 
@@ -16,9 +16,9 @@ from local2.contracts import LOCAL
 from local2.critic import grounding_flags
 from local2.errors import DocumentTooLarge, DocumentUnreadable, UnknownDocument
 from local2.files import FileIndex, Folders, OwnDocuments
-from local2.files.own_documents import safe_name
+from local2.files._own_documents import safe_name
 from local2.graph.attached import attached_evidence, documents_block
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.desks._search import Searcher
 from local2_testkit import documents as samples

@@ -13,12 +13,12 @@ import zipfile
 import pytest
 
 from local2.config.schema import DocumentsSettings
-from local2.documents.formats import guess_format
-from local2.documents.model import Document, Limits
-from local2.documents.ocr import INSTALL_HINT, ocr_installed
-from local2.documents.pdf import read_pdf
-from local2.documents.read import read_document
-from local2.documents.word import read_docx
+from local2.documents._formats import guess_format
+from local2.documents._model import Document, Limits
+from local2.documents._ocr import INSTALL_HINT, ocr_installed
+from local2.documents._pdf import read_pdf
+from local2.documents._read import read_document
+from local2.documents._word import read_docx
 from local2_testkit import documents as corpus
 from local2_testkit.documents import Sample
 

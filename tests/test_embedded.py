@@ -11,15 +11,15 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import tool
 
 from local2.config import load_settings
-from local2.models import embedded
-from local2.models.embedded import (
+from local2.models import _embedded as embedded
+from local2.models._embedded import (
     MODEL_NAME,
     EmbeddedChatModel,
     default_model_path,
     load_llama,
     to_chat_messages,
 )
-from local2.models.prompted_tools import describe_tools
+from local2.models._prompted_tools import describe_tools
 
 
 @tool

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 SCRIPT = """
 import os
-from local2.models import embedded
+from local2.models import _embedded as embedded
 model = embedded.EmbeddedChatModel(max_tokens=4)
 model.invoke("Hi")
 print(os.environ.get("OMP_WAIT_POLICY"))
@@ -35,7 +35,7 @@ def test_a_process_that_used_the_model_exits_cleanly_with_it_freed() -> None:
 
 
 def test_close_models_frees_each_loaded_model_and_a_later_load_starts_afresh() -> None:
-    from local2.models import embedded
+    from local2.models import _embedded as embedded
 
     path = str(embedded.default_model_path())
     llama, _ = embedded.load_llama(path, 512, None)

@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from local2.config import load_settings
-from local2.models.embedded import REPETITION_NOTE, EmbeddedChatModel, RepetitionGuard
+from local2.models._embedded import REPETITION_NOTE, EmbeddedChatModel, RepetitionGuard
 
 CAPTURED = json.loads(
     (Path(__file__).parent / "fixtures" / "embedded" / "smollm2_outputs.json").read_text()

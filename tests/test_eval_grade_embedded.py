@@ -20,8 +20,8 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
 from local2.evals import DEMO_PATH, load_set
-from local2.evals.grading import MATCH, PROMPT_VERSION
-from local2.models.embedded import MODEL_NAME, EmbeddedChatModel
+from local2.evals._grading import MATCH, PROMPT_VERSION
+from local2.models._embedded import MODEL_NAME, EmbeddedChatModel
 from local2.service.agent import Agent
 from local2.service.evals._evals import Evals
 from local2.service.evals._setup import GRADE_MAX_TOKENS, GRADE_SCHEMA, make_grader

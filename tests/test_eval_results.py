@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import pytest
 
-from local2.contracts.evals import QuestionResult
+from local2.contracts._evals import QuestionResult
 from local2.errors import EvalFileError, InvalidId, UnknownEvalRun
 from local2.evals import (
     PROMPT_VERSION,

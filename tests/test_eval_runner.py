@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
-from local2.contracts.people import LOCAL, Person
+from local2.contracts._people import LOCAL, Person
 from local2.errors import RunBusy, UnknownEvalRun
 from local2.evals import DEMO_PATH, load_set
 from local2.service.agent import Agent

@@ -17,7 +17,7 @@ from fractions import Fraction
 import pytest
 
 from local2.evals import mcnemar_exact, pair, rate, say_difference, say_rate, wilson
-from local2.evals.stats import Z95, Paired
+from local2.evals._stats import Z95, Paired
 
 WILSON = [  # k, n, low, high (statsmodels)
     (0, 10, 0.0, 0.27753279986288926),

@@ -1,4 +1,5 @@
-"""A face's names load like ``import`` does, threads included."""
+"""A lazy face's names (``lazy_loader`` reading the package's ``__init__.pyi``) load like
+``import`` does, threads included."""
 
 from __future__ import annotations
 
@@ -11,15 +12,11 @@ from pathlib import Path
 import pytest
 
 INIT = """\
-from typing import TYPE_CHECKING
+import lazy_loader as lazy
 
-from local2.faces import lazy_face
-
-if TYPE_CHECKING:
-    from slowface.slow import value as value
-else:
-    __getattr__ = lazy_face(__name__, __file__)
+__getattr__, __dir__, __all__ = lazy.attach_stub(__name__, __file__)
 """
+STUB = "from .slow import value as value\n"
 
 SLOW = """\
 import faces_gate
@@ -42,6 +39,7 @@ def test_a_name_another_thread_is_still_importing_is_waited_for(
     monkeypatch.setitem(sys.modules, "faces_gate", gate)
     (tmp_path / "slowface").mkdir()
     (tmp_path / "slowface" / "__init__.py").write_text(INIT)
+    (tmp_path / "slowface" / "__init__.pyi").write_text(STUB)
     (tmp_path / "slowface" / "slow.py").write_text(SLOW)
     monkeypatch.syspath_prepend(str(tmp_path))
     got: dict[str, object] = {}

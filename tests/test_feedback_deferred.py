@@ -14,7 +14,7 @@ from typing import Any
 from local2.config import Settings, load_settings
 from local2.memory import deferred
 from local2.memory.store import EngramStore
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from tests.conftest import local2
 

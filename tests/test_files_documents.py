@@ -308,7 +308,7 @@ def test_an_unchanged_file_is_not_even_opened_again(tmp_path: Path, monkeypatch)
     """Chroma keeps a float to about 7 significant digits: a modification time compared as
     a float read back from it looked changed for some files (their bytes read and hashed at
     every sync). This one's time is such a value; it is compared to the nanosecond."""
-    from local2.files.sandbox import Sandbox
+    from local2.files._sandbox import Sandbox
 
     _, folders, _, _ = setup(tmp_path)
     lossy = 1_795_727_710_651_682_100  # 1795727710.6516821 comes back as ...710.651682

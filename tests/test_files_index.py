@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from local2.files.index import FileIndex, chunk_text
+from local2.files._index import FileIndex, chunk_text
 from local2.memory.embeddings import LexicalEmbedder, MiniLMEmbedder, minilm_available
 from tests.conftest import make_settings
 

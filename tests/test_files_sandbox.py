@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from local2.errors import SandboxError, ToolError
-from local2.files.sandbox import (
+from local2.files._sandbox import (
     AMBIGUOUS_PATH,
     FILE_NOT_FOUND,
     FILE_TOO_LARGE,

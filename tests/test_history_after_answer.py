@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from local2.http.app import create_api
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from tests.conftest import make_settings
 from tests.test_api import Served

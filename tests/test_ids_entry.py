@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage
 from local2 import ids
 from local2.errors import InvalidId
 from local2.ids import SESSION_ID_RULE
-from local2.models.scripted import ScriptedChatModel
+from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.service.wiring import build_graph
 from tests.conftest import local2, make_settings

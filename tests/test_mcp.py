@@ -352,7 +352,7 @@ def test_mcp_tool_through_a_whole_turn(tmp_path: Path) -> None:
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from local2.models.scripted import ScriptedChatModel, reply
+    from local2.models._scripted import ScriptedChatModel, reply
 
     settings = load_settings(
         overrides={

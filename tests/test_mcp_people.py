@@ -17,7 +17,7 @@ import typer
 from typer.testing import CliRunner
 
 from local2.cli import research as research_cli
-from local2.contracts.people import Person
+from local2.contracts._people import Person
 from local2.service.agent import Agent
 from local2.storage import list_calls
 from local2.ui.server import create_app

@@ -23,7 +23,7 @@ from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types import ResourceUpdatedNotification, TextResourceContents
 
 from local2.config import load_settings
-from local2.contracts.people import LOCAL
+from local2.contracts._people import LOCAL
 from local2.errors import UnknownTurn
 from local2.mcp_server.failures import ARGUMENTS_FIX
 from local2.mcp_server.following import follow

@@ -216,8 +216,8 @@ def test_a_second_independent_client_loads_and_calls_the_tools(
     import fastmcp  # a dev dependency
     from fastmcp.client.transports import StreamableHttpTransport
 
-    from local2.contracts.people import LOCAL
-    from local2.models.scripted import ScriptedChatModel, reply
+    from local2.contracts._people import LOCAL
+    from local2.models._scripted import ScriptedChatModel, reply
 
     agent = mcp_agent(stack["fake"], stack["web"], tmp_path / "data")
     text = "Kelsby bridge ledger\n\fThe toll of the Kelsby bridge paid for its repairs."

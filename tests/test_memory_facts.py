@@ -20,8 +20,8 @@ from local2.memory.facts import (
     third_person,
 )
 from local2.memory.verbatim import without_tool_text
-from local2.models.scripted import ScriptedChatModel, reply
-from local2.retrieval.text import sentences
+from local2.models._scripted import ScriptedChatModel, reply
+from local2.retrieval._text import sentences
 
 
 def _texts(message: str) -> list[tuple[str, str, str]]:

@@ -12,7 +12,7 @@ from local2.memory.embeddings import LexicalEmbedder, MiniLMEmbedder, OllamaEmbe
 from local2.memory.facts import USER_REQUEST, Fact
 from local2.memory.fallback import choose_embedder
 from local2.memory.store import EngramStore
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
 from tests.conftest import make_settings

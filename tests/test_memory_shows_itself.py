@@ -16,7 +16,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from local2.memory.relevance import about_the_person, names_theirs
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from tests.conftest import make_settings
 

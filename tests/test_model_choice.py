@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from local2.errors import ModelNotPulled
-from local2.models.backend import make_chat_model
-from local2.models.ollama_catalog import ModelInfo, list_models, parse_show
+from local2.models._backend import make_chat_model
+from local2.models._ollama_catalog import ModelInfo, list_models, parse_show
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeModel, FakeOllama, Reply, RuleBrain
 from tests.conftest import local2, make_settings, mock_search_config

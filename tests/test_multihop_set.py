@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 
 from local2.evals import load_set
-from local2.evals.evidence import Reached, evidence_recall
+from local2.evals._evidence import Reached, evidence_recall
 from local2.research._prompts import compose_messages
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"

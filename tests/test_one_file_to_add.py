@@ -19,9 +19,10 @@ import yaml
 from langchain_core.messages import AIMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from local2.config import SettingsError, load_settings, provider_names
+from local2.config import load_settings, provider_names
 from local2.config.schema import WebSearchSettings
-from local2.models.scripted import ScriptedChatModel
+from local2.errors import SettingsError
+from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.service.doctor import _search_check
 from local2.tools import provider_specs, unregister_provider, unregister_tools

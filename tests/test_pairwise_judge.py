@@ -10,11 +10,11 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from local2.config.schema import CriticSettings
-from local2.contracts.records import Respondent
+from local2.contracts._records import Respondent
 from local2.critic import Critic
-from local2.critic.pairwise import build_relative_prompt, combine, judge_pair
-from local2.critic.parse import parse_choice
-from local2.models.scripted import ScriptedChatModel
+from local2.critic._pairwise import build_relative_prompt, combine, judge_pair
+from local2.critic._parse import parse_choice
+from local2.models._scripted import ScriptedChatModel
 
 PARIS = "The capital of France is Paris."
 UNSURE = "I am not sure which city it is."

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from local2.documents.passages import GAP
-from local2.retrieval.bm25 import bm25_scores
-from local2.retrieval.passages import MAX_PASSAGE, split_passages
-from local2.retrieval.text import terms
+from local2.documents._passages import GAP
+from local2.retrieval._bm25 import bm25_scores
+from local2.retrieval._passages import MAX_PASSAGE, split_passages
+from local2.retrieval._text import terms
 from local2.tools.passages import focus
 
 WORD_LIST = "harbour bridge council vote repair ferry deck pivot engineer storm season boat"

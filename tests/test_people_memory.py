@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 
 from local2.cli.memory import memory_app
 from local2.config import Settings
-from local2.contracts.people import LOCAL, Person
+from local2.contracts._people import LOCAL, Person
 from local2.graph.remember import RETRY_FILE
 from local2.graph.remember import remember_turn as ingest
 from local2.graph.services import Services

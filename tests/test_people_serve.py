@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from local2.storage.open import open_people
+from local2.storage._open import open_people
 from local2_testkit.ollama_server import FakeOllama, Reply
 from local2_testkit.serve_process import ServeProcess
 from tests.conftest import make_settings

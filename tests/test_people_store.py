@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from local2.contracts.people import LOCAL, Person
+from local2.contracts._people import LOCAL, Person
 from local2.errors import InvalidInput, UnknownTurn
 from local2.service.access import Access
-from local2.storage.people import People, SqlitePeople
-from local2.storage.research_runs import SqliteRunIndex
-from local2.storage.turn_log import SqliteTurnLog
+from local2.storage._people import People, SqlitePeople
+from local2.storage._research_runs import SqliteRunIndex
+from local2.storage._turn_log import SqliteTurnLog
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -22,7 +22,7 @@ def people(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[People]:
     if request.param == "sqlite":
         store: Any = SqlitePeople(tmp_path / "checkpoints.sqlite")
     else:
-        from local2.storage.postgres import open_postgres_people
+        from local2.storage._postgres import open_postgres_people
 
         store = open_postgres_people(request.getfixturevalue("postgres_url"))
     yield store

@@ -23,7 +23,7 @@ import pytest
 from local2.config import Settings, load_settings
 from local2.http.app import create_api
 from local2.service.agent import Agent
-from local2.storage.audit_log import show_run
+from local2.storage._audit_log import show_run
 from local2_testkit.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
 from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain, Served
 from tests.test_api import Served as ServedApi
@@ -384,7 +384,7 @@ def test_a_cancelled_model_request_is_closed_before_its_first_byte() -> None:
     from langchain_ollama import ChatOllama
 
     from local2.errors import GaveWay
-    from local2.models.cancellable import Cancellation, cancellable_invoke
+    from local2.models._cancellable import Cancellation, cancellable_invoke
 
     with FakeOllama(RuleBrain(), delay_s=30.0) as server:
         chat = ChatOllama(model="qwen3:4b", base_url=server.url)

@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from local2.models import embedded, prefix_state
-from local2.models.embedded import EmbeddedChatModel, load_llama
+from local2.models._embedded import EmbeddedChatModel, load_llama
 from local2.service.warmup import prefix_state_dir, prompt_prefix_task
 from tests.conftest import make_settings
 

@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from local2.evals.readers import load_set
+from local2.evals._readers import load_set
 
 PUBLIC = Path(__file__).resolve().parents[1] / "bench" / "public"
 

@@ -12,10 +12,10 @@ import bibtexparser
 import rispy
 
 from local2.contracts import CitedSource, SourceMeta, web_meta
-from local2.references.bibtex import to_bibtex, verbatim
-from local2.references.csl import to_csl, to_csl_json
-from local2.references.names import citation_keys, split_name
-from local2.references.ris import to_ris
+from local2.references._bibtex import to_bibtex, verbatim
+from local2.references._csl import to_csl, to_csl_json
+from local2.references._names import citation_keys, split_name
+from local2.references._ris import to_ris
 from local2.tools.scholarly.hit import ScholarlyHit
 
 READ_AT = datetime(2025, 3, 1, 12, 0, tzinfo=UTC).timestamp()

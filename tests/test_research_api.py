@@ -174,7 +174,7 @@ def test_the_plan_shown_round_trips_edited(tmp_path: Path) -> None:
 def test_a_plan_step_with_an_unknown_field_is_still_refused() -> None:
     from pydantic import ValidationError
 
-    from local2.contracts.research_input import PlanEdit
+    from local2.contracts._research_input import PlanEdit
 
     step = {"id": "s1", "tool": "web_search", "args": {"query": "x"}, "requries": []}
     try:

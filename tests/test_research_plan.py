@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.research._plan import (
     Gaps,
     ask_structured,

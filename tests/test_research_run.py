@@ -13,7 +13,7 @@ import pytest
 
 from local2.config import load_settings
 from local2.errors import RunBusy
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.research._plan import call_key
 from local2.research._planner import keywords
 from local2.research.reflect import HOP_READ

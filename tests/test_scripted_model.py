@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 
 from local2.errors import ModelError
 from local2.models import ScriptedChatModel
-from local2.models.scripted import reply
+from local2.models._scripted import reply
 from local2.service import offline_agent
 from tests.conftest import make_settings
 

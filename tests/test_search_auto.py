@@ -20,7 +20,7 @@ import pytest
 
 from local2.config.schema import WebSearchSettings
 from local2.errors import ToolError
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import configured_tool
 from local2.tools.search.searxng import searxng_answers

@@ -17,13 +17,13 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from local2.config import load_settings
-from local2.contracts.people import LOCAL, Person
+from local2.contracts._people import LOCAL, Person
 from local2.platform.auth import Roster
 from local2.platform.graph import make_graph
 from local2.platform.owners import OwnedStore
 from local2.ports import free_port
 from local2.service.sign_in import challenge
-from local2.storage.open import open_people
+from local2.storage._open import open_people
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.conftest import make_settings
 from tests.test_server_graph import LANGGRAPH, ROOT

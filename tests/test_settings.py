@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from local2.config import SettingsError, load_settings
+from local2.config import load_settings
+from local2.errors import SettingsError
 
 
 def write(directory: Path, name: str, text: str) -> Path:

@@ -15,15 +15,15 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.store.memory import InMemoryStore
 
-from local2.config import SettingsError, load_settings
-from local2.errors import StorageUnavailable
+from local2.config import load_settings
+from local2.errors import SettingsError, StorageUnavailable
 from local2.graph.nodes.receive import unrecorded_turn
-from local2.models.scripted import ScriptedChatModel
+from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
-from local2.storage.locks import SharedLocks
-from local2.storage.open import open_storage
-from local2.storage.store_turn_log import StoreTurnLog
-from local2.storage.turn_log import SqliteTurnLog, TurnLog
+from local2.storage._locks import SharedLocks
+from local2.storage._open import open_storage
+from local2.storage._store_turn_log import StoreTurnLog
+from local2.storage._turn_log import SqliteTurnLog, TurnLog
 from tests.conftest import make_settings
 
 
@@ -171,7 +171,7 @@ def test_team_libraries_are_imported_only_when_configured() -> None:
 
     code = (
         "import sys, local2.cli, local2.service.agent, local2.http.app\n"
-        "import local2.storage.open, local2.service.doctor\n"
+        "import local2.storage._open, local2.service.doctor\n"
         "import local2.service.research._research\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'psycopg', 'psycopg_pool', 'langchain_openai', 'openai', 'chromadb'}))"
@@ -336,7 +336,7 @@ def test_processes_starting_together_set_up_the_database_once(postgres_url: str)
     """Two processes open a fresh database while a third holds the setup lock; when it lets
     go, one sets up (LangGraph builds its indexes CONCURRENTLY, which waits for every running
     statement) while the other waits for its turn without a statement of its own running."""
-    from local2.storage.postgres import SETUP_KEY, UNLOCK_SQL, open_postgres
+    from local2.storage._postgres import SETUP_KEY, UNLOCK_SQL, open_postgres
 
     holder = psycopg.connect(postgres_url, autocommit=True)
     holder.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (SETUP_KEY,))

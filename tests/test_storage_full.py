@@ -1,4 +1,4 @@
-"""Recognising a full disk from each store's own exception (``storage/full.py``)."""
+"""Recognising a full disk from each store's own exception (``storage/_full.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from local2.errors import StorageFull
-from local2.storage.full import is_disk_full, raise_if_full
+from local2.storage._full import is_disk_full, raise_if_full
 from tests.conftest import make_settings
 
 

@@ -23,8 +23,8 @@ import pytest
 from chromadb.api.models.Collection import Collection
 
 from local2.config import Settings, load_settings
-from local2.contracts.people import LOCAL, TEAM_NAME, Person, may_write_team_facts
-from local2.contracts.records import MemoryHit
+from local2.contracts._people import LOCAL, TEAM_NAME, Person, may_write_team_facts
+from local2.contracts._records import MemoryHit
 from local2.errors import InvalidInput, MemoryStoreError, ToolError
 from local2.graph.recall import TEAM_NOTE
 from local2.graph.services import Services
@@ -35,10 +35,10 @@ from local2.memory.owners import collection_base
 from local2.memory.shelf import MemoryShelf
 from local2.memory.store import EngramStore
 from local2.memory.team import TEAM_KIND, TeamFacts, merged
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.desks._memory import MemoryDesk
-from local2.storage.people import check_name
+from local2.storage._people import check_name
 from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools
 from local2_testkit.brains import Reply, RuleBrain, message_text, tool_names

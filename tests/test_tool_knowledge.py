@@ -16,7 +16,7 @@ from typing import Any
 
 from local2.config.schema import CriticSettings
 from local2.critic import Critic
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import Tool, ToolContext
 from local2.tools.routing import Cue

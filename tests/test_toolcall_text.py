@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from local2.models.toolcall_args import repair_message, validate_args
-from local2.models.toolcall_text import ParsedToolCalls, parse_tool_calls
+from local2.models._toolcall_args import repair_message, validate_args
+from local2.models._toolcall_text import ParsedToolCalls, parse_tool_calls
 
 FIXTURES = Path(__file__).parent / "fixtures" / "toolcalls"
 

@@ -13,7 +13,7 @@ from local2.contracts.approval import answer
 from local2.graph.context import TurnContext
 from local2.graph.services import Services
 from local2.graph.topology import compile_graph
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.wiring import wire
 from local2.tools.base import Tool
 from tests.conftest import make_settings

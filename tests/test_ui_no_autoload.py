@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 from langchain_core.messages import AIMessage
 
-from local2.models.scripted import ScriptedChatModel, reply
+from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.ui.server import create_app
 from tests.conftest import make_settings, screenshot_path

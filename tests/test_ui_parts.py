@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 import local2.ui
-from local2.models.scripted import ScriptedChatModel
+from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.ui.app import LocalUI
 from local2.ui.base import TabPart, UIPart

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from local2.storage.watch_postgres import open_postgres_watches
+from local2.storage._watch_postgres import open_postgres_watches
 from local2.watch import new_watch
 from tests.watch_worker import RAN_TABLE
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from local2.storage import SqliteWatchStore, WatchStore
-from local2.storage.watch_postgres import open_postgres_watches
+from local2.storage._watch_postgres import open_postgres_watches
 from local2.watch import DueRun, DueRuns, new_watch, parse_schedule
 
 HOUR = 3600.0

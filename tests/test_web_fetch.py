@@ -481,7 +481,7 @@ def test_https_to_the_vetted_address_keeps_sni_and_certificate_checks(
 def test_the_turns_question_focuses_web_fetch_in_the_graph(serve, tmp_path: Path) -> None:
     """Through a real turn: the person's question (not the model's arguments) picks the
     passages of a long page that reach the model."""
-    from local2.models.scripted import ScriptedChatModel, reply
+    from local2.models._scripted import ScriptedChatModel, reply
     from local2.service.agent import Agent
     from tests.conftest import make_settings
 

@@ -16,7 +16,7 @@ import time
 
 import psycopg
 
-from local2.storage.watch_postgres import open_postgres_watches
+from local2.storage._watch_postgres import open_postgres_watches
 from local2.watch import DueRun, DueRuns, WatchScheduler
 
 RAN_TABLE = """CREATE TABLE IF NOT EXISTS test_ran (

@@ -14,13 +14,6 @@ Importing this package imports nothing else (``import local2.cli`` leaves the ga
 collector alone); ``app`` is the Typer application, loaded on first use.
 """
 
-from __future__ import annotations
+import lazy_loader as lazy
 
-from typing import TYPE_CHECKING
-
-from local2.faces import lazy_face
-
-if TYPE_CHECKING:
-    from local2.cli.main import app as app
-else:
-    __getattr__ = lazy_face(__name__, __file__)
+__getattr__, __dir__, __all__ = lazy.attach_stub(__name__, __file__)

@@ -86,7 +86,8 @@ def main(
         ),
     ] = False,
 ) -> None:
-    from local2.config import SettingsError, config_dir_from_env, load_settings, quiet_logging
+    from local2.config import config_dir_from_env, load_settings, quiet_logging
+    from local2.errors import SettingsError
 
     try:
         ctx.obj = {"settings": load_settings(config), "config_dir": config_dir_from_env(config)}

@@ -4,7 +4,7 @@ the agent's tools use, at the terminal, so a person can check what the agent wil
 Each hit shows where it is (path, page), its fused score, the passage that answers and why
 it was found (its rank by words, BM25, and by meaning, the embedding, or the best hit that
 names its file: ``linked from notes/X.md``); ``--json`` prints
-the service's :class:`~local2.contracts.search.SearchHits` as it is (``{query, hits: [{source,
+the service's :class:`~local2.contracts._search.SearchHits` as it is (``{query, hits: [{source,
 path, page, score, passage, why}]}``; a library hit also ``entry_id``, ``title``, ``read_at``
 and ``runs``). The person is local, or ``--as NAME``: their
 documents and memory, never anyone else's.

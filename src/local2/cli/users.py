@@ -1,7 +1,7 @@
 """``local2 users add|list|remove|rotate|reads``: the people of a team server.
 
 Each person has a token of their own, kept only as a hash in the conversation store
-(:mod:`local2.storage.people`). ``add`` and ``rotate`` print it once, as the last line of
+(:mod:`local2.storage._people`). ``add`` and ``rotate`` print it once, as the last line of
 their output and alone on it (``TOKEN=$(local2 users add alice)`` takes just the token: what
 is said around it goes to stderr). Nothing else ever shows it: not ``list``, not a log.
 With nobody added, LoCAL2 is one person's as it always was.

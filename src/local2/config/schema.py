@@ -51,7 +51,7 @@ class OpenAISettings(Strict):
     api_key_env: str = "OPENAI_API_KEY"
 
 
-BackendName = Literal["auto", "ollama", "embedded", "openai"]  # models/backend.py: BUILDERS
+BackendName = Literal["auto", "ollama", "embedded", "openai"]  # models/_backend.py: BUILDERS
 
 
 class GeneratorSettings(Strict):

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
-from local2.contracts.records import EventEntry
+from local2.contracts._records import EventEntry
 from local2.errors import InvalidInput
 
 KIND: Literal["tool_approval"] = "tool_approval"

@@ -1,5 +1,5 @@
 """The documents attached to a session: for each of its questions, the passages most like
-the question are found in the person's own index (:mod:`local2.files.own_documents`) and given to
+the question are found in the person's own index (:mod:`local2.files._own_documents`) and given to
 the model as data, in the question's message beside the memories, and become the turn's
 ``document_hits`` (file, page, score), shown like memory hits.
 

@@ -4,7 +4,7 @@ Two lifetimes live here. *Per-turn* fields (the working messages, thinking, tool
 memory hits, events, critique) are reset by ``receive`` at the start of each turn, so a
 checkpoint never carries more than one turn of them. *Session* fields survive across turns
 and stay small: the conversation itself lives in the append-only
-:class:`~local2.storage.turn_log.TurnLog` and the state keeps only ``history_head``, the id
+:class:`~local2.storage._turn_log.TurnLog` and the state keeps only ``history_head``, the id
 of the last turn visible from this checkpoint. Storage per turn is therefore O(new content),
 and any past checkpoint still names exactly the history it saw, so it can be replayed or
 forked.
@@ -94,7 +94,7 @@ class TurnState(TypedDict):
     # Input of a turn.
     query: str
     session_id: NotRequired[str | None]
-    # Whose session this is (local2.contracts.people): memory is recalled and kept as theirs.
+    # Whose session this is (local2.contracts._people): memory is recalled and kept as theirs.
     owner: NotRequired[str]
     # Per turn: reset by `receive`.
     query_id: NotRequired[str]

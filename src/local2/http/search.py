@@ -1,6 +1,6 @@
 """``GET /search?q=&in=&k=``: a search of the caller's own text (the folders, their
 documents, their memory or their library), answered as
-:class:`~local2.contracts.search.SearchHits`, as ``local2 search --json`` prints it (a
+:class:`~local2.contracts._search.SearchHits`, as ``local2 search --json`` prints it (a
 library hit also names its kept copy, when it was read and by which runs). Each request is
 one person's: their documents, memory and library only."""
 

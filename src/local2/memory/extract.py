@@ -7,7 +7,7 @@ to it, so it cannot become a fact. On Ollama the reply is constrained by a JSON 
 that fails, falls back to the rules of :mod:`local2.memory.facts`. Every fact the model
 returns must be grounded in the text it names as its source, and facts about the person
 must come from the person's own words. The request gives way to the person's next question
-(``cancel``, :mod:`local2.models.cancellable`): it is cancelled and the rules' facts are kept,
+(``cancel``, :mod:`local2.models._cancellable`): it is cancelled and the rules' facts are kept,
 so the next question neither waits for it nor queues behind it at the model.
 """
 

@@ -1,8 +1,8 @@
 """The team's shared facts: written on purpose, recalled for everyone beside their own.
 
-Team facts are engrams of the reserved owner :data:`~local2.contracts.people.TEAM_NAME`, a
+Team facts are engrams of the reserved owner :data:`~local2.contracts._people.TEAM_NAME`, a
 collection family of their own (:mod:`local2.memory.owners`), written only by
-``local2 memory save --team`` (local or an admin; :func:`~local2.contracts.people.
+``local2 memory save --team`` (local or an admin; :func:`~local2.contracts._people.
 may_write_team_facts`). Nothing a turn or the model does writes them: every write path of a
 turn goes to its owner's store (``Services.memory_for``), and the shelf refuses the team's
 name as an owner (:meth:`local2.memory.shelf.MemoryShelf.of`).

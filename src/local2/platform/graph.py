@@ -1,7 +1,7 @@
 """The graph for LangGraph Server (``langgraph dev`` / ``langgraph up``), named in langgraph.json.
 
 LangGraph Server brings its own checkpointer and store: the graph is compiled without a
-checkpointer, and the clean turns (``local2.storage.store_turn_log``) and the arena's votes
+checkpointer, and the clean turns (``local2.storage._store_turn_log``) and the arena's votes
 go to the platform's store, so nothing about the conversation is kept in a local file. Model, tools,
 memory and critic come from the usual settings (``LOCAL2_CONFIG``, ``LOCAL2_HOME``,
 ``OLLAMA_HOST``; memory on a Chroma server with ``memory.chroma_url``). A run's input is

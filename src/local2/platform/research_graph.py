@@ -3,7 +3,7 @@
 A run's input is ``{"question": ..., "review": true, "clarify": "auto"}`` on a thread of its
 own (the thread is the run). A pause (the plan under review, a clarifying question) is the
 thread's interrupt, kept by the platform's checkpointer: Studio shows it with its form (the
-``response_schema`` of :class:`local2.contracts.research_input.ResearchInput`), and a run
+``response_schema`` of :class:`local2.contracts._research_input.ResearchInput`), and a run
 resumed with ``Command(resume={"approve": true})`` (or ``{"plan": ...}``, ``{"answer": ...}``)
 goes on from it. A follow-up is a new run on the same thread with ``{"followup": ...}``.
 Whose run it is comes from the platform's auth (``identify``, as for the chat graph). Says

@@ -1,20 +1,20 @@
 """A report's references as they leave the app (issue 56): BibTeX, RIS and CSL-JSON, built
-from the ledger's records (``contracts/sources.py: CitedSource``) by pure functions, with
+from the ledger's records (``contracts/_sources.py: CitedSource``) by pure functions, with
 citation keys that stay the same for the same sources.
 
-- :mod:`.names`: an author's name split for a citation style, a date's parts, the key;
-- :mod:`.bibtex`, :mod:`.ris`, :mod:`.csl`: one format each.
+- :mod:`._names`: an author's name split for a citation style, a date's parts, the key;
+- :mod:`._bibtex`, :mod:`._ris`, :mod:`._csl`: one format each.
 """
 
-from typing import TYPE_CHECKING
+from local2.references._bibtex import to_bibtex
+from local2.references._csl import to_csl, to_csl_json
+from local2.references._names import citation_keys
+from local2.references._ris import to_ris
 
-from local2.faces import lazy_face
-
-if TYPE_CHECKING:
-    from local2.references.bibtex import to_bibtex as to_bibtex
-    from local2.references.csl import to_csl as to_csl
-    from local2.references.csl import to_csl_json as to_csl_json
-    from local2.references.names import citation_keys as citation_keys
-    from local2.references.ris import to_ris as to_ris
-else:
-    __getattr__ = lazy_face(__name__, __file__)
+__all__ = [
+    "citation_keys",
+    "to_bibtex",
+    "to_csl",
+    "to_csl_json",
+    "to_ris",
+]

@@ -579,9 +579,9 @@ def skipped() -> Structured[Any]:
 # (or its description); a step that requires it (reading its results) is on that
 # sub-question. A step record keeps its sub-question's id under the key ``branch`` (the name
 # runs were checkpointed with, and the API shows; an edited plan sent back may carry it, or
-# ``subquestion``: both are ignored, :class:`~local2.contracts.research_input.PlanStepEdit`).
+# ``subquestion``: both are ignored, :class:`~local2.contracts._research_input.PlanStepEdit`).
 # The plan under review is shown as its sub-questions; the person's edit
-# (:class:`~local2.contracts.research_input.PlanEdit`) keeps, rewrites, removes, adds and
+# (:class:`~local2.contracts._research_input.PlanEdit`) keeps, rewrites, removes, adds and
 # reorders them, and :func:`apply_edit` turns it into exactly the steps that will run: a kept
 # sub-question keeps its steps (a rewritten one searches its new words), a new one searches
 # and reads its top results, a removed one's steps are gone.

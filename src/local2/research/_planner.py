@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 # What the person says to a running run, applied at its next step boundary.
 #
 # A say (``POST /research/{id}/steer``, the app's Send / Stop) goes into the run's inbox in the
-# store (:mod:`local2.storage.research_steers`), so it reaches the run in whichever process
+# store (:mod:`local2.storage._research_steers`), so it reaches the run in whichever process
 # runs it. ``execute``, the scheduler between steps (and so between rounds), reads what came
 # since the last say it applied and applies it before handing out the next steps:
 #
@@ -320,7 +320,7 @@ def notes_only(
 # The node that leads into a pause records it (``research.awaiting_input`` in the checkpointed
 # log); the pausing node (``ask``, ``review``) does nothing before ``interrupt()`` but build the
 # request from the state, so running it again on resume (LangGraph re-runs a node from its top)
-# repeats nothing. The answer is a :class:`~local2.contracts.research_input.ResearchInput`,
+# repeats nothing. The answer is a :class:`~local2.contracts._research_input.ResearchInput`,
 # given as ``response_schema`` so LangGraph validates it (nothing is saved when it does not
 # fit, and the pause can be answered again) and Studio shows its form. A plan edit that breaks
 # the rules is refused with its reasons: ``review`` records them and routes to itself, pausing

@@ -4,7 +4,7 @@ Every sentence of the draft is checked. A sentence that states something (:mod:`
 all but headings, the question restated and what was or was not found) must cite ``[n]``,
 its numbers must be in the ledger, and what it says must be in the sources it cites: its
 numbers and proper names in their text, its content words in a passage of each
-(:func:`local2.retrieval.support`, the one check the critic's grounding shares). An uncited
+(:func:`local2.retrieval._support`, the one check the critic's grounding shares). An uncited
 claim is unsupported, whatever it states, unless its paragraph cites further on ("A. B
 [2]." cites [2] for both, as people write): then it is held to that citation, and goes if
 that sentence goes. A sentence that states nothing may stay uncited if it brings no name or

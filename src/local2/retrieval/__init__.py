@@ -12,34 +12,50 @@ hybrid search over a person's own text all use it; ``tests/test_retrieval_one_pa
 fails for a second copy anywhere else.
 """
 
-from typing import TYPE_CHECKING
+from local2.retrieval._bm25 import Bm25, bm25_scores
+from local2.retrieval._fusion import Fused, fuse
+from local2.retrieval._passages import (
+    MAX_PASSAGE,
+    best_passage,
+    choose,
+    pick_passages,
+    relevance,
+    split_passages,
+)
+from local2.retrieval._quantities import NUMBER, normal_number, numbers, unstated_numbers
+from local2.retrieval._support import (
+    FRAME_WORDS,
+    Support,
+    as_written,
+    check_support,
+    names,
+    unstated_names,
+)
+from local2.retrieval._text import ends_sentence, sentences, terms, words
 
-from local2.faces import lazy_face
-
-if TYPE_CHECKING:
-    from local2.retrieval.bm25 import Bm25 as Bm25
-    from local2.retrieval.bm25 import bm25_scores as bm25_scores
-    from local2.retrieval.fusion import Fused as Fused
-    from local2.retrieval.fusion import fuse as fuse
-    from local2.retrieval.passages import MAX_PASSAGE as MAX_PASSAGE
-    from local2.retrieval.passages import best_passage as best_passage
-    from local2.retrieval.passages import choose as choose
-    from local2.retrieval.passages import pick_passages as pick_passages
-    from local2.retrieval.passages import relevance as relevance
-    from local2.retrieval.passages import split_passages as split_passages
-    from local2.retrieval.quantities import NUMBER as NUMBER
-    from local2.retrieval.quantities import normal_number as normal_number
-    from local2.retrieval.quantities import numbers as numbers
-    from local2.retrieval.quantities import unstated_numbers as unstated_numbers
-    from local2.retrieval.support import FRAME_WORDS as FRAME_WORDS
-    from local2.retrieval.support import Support as Support
-    from local2.retrieval.support import as_written as as_written
-    from local2.retrieval.support import check_support as check_support
-    from local2.retrieval.support import names as names
-    from local2.retrieval.support import unstated_names as unstated_names
-    from local2.retrieval.text import ends_sentence as ends_sentence
-    from local2.retrieval.text import sentences as sentences
-    from local2.retrieval.text import terms as terms
-    from local2.retrieval.text import words as words
-else:
-    __getattr__ = lazy_face(__name__, __file__)
+__all__ = [
+    "FRAME_WORDS",
+    "MAX_PASSAGE",
+    "NUMBER",
+    "Bm25",
+    "Fused",
+    "Support",
+    "as_written",
+    "best_passage",
+    "bm25_scores",
+    "check_support",
+    "choose",
+    "ends_sentence",
+    "fuse",
+    "names",
+    "normal_number",
+    "numbers",
+    "pick_passages",
+    "relevance",
+    "sentences",
+    "split_passages",
+    "terms",
+    "unstated_names",
+    "unstated_numbers",
+    "words",
+]

@@ -1,7 +1,7 @@
 """Whose each thing is, checked on every read and write a person asks for.
 
 Every surface asks here before it touches a session, a research run or a vote on a
-person's behalf (:class:`~local2.contracts.people.Person`): the HTTP API per request, the app
+person's behalf (:class:`~local2.contracts._people.Person`): the HTTP API per request, the app
 per signed-in person, the CLI as local (or ``--as``). Someone else's id answers exactly as
 an unknown one would (:class:`~local2.errors.NotFound` with the same message), so a person
 cannot tell that it exists. An admin may read everyone's, and each such read is written

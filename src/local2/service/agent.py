@@ -27,7 +27,7 @@ reaches each feature through its one part (``agent.turns.ask(...)``,
 - :attr:`Agent.evals` (:class:`~local2.service.evals.Evals`): eval runs, each answered by an
   agent :meth:`beside <Agent.beside>` this one (its sessions open in time travel here).
 
-A turn's items are ``(kind, data)`` pairs (:mod:`local2.contracts.stream`): events, thinking
+A turn's items are ``(kind, data)`` pairs (:mod:`local2.contracts._stream`): events, thinking
 and answer tokens as they happen, ``answer`` when publish ran, ``approval`` when a tool call
 waits for the person, ``final`` at the end. A turn paused for approval ends with a payload
 whose ``status`` is ``awaiting_approval``; ``agent.approvals.resume`` goes on. A turn can be

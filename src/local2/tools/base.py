@@ -29,7 +29,7 @@ class ToolContext:
     session_id: str
     query_id: str
     query: str = ""  # the person's question this turn
-    owner: str = "local"  # whose turn or run this is (local2.contracts.people)
+    owner: str = "local"  # whose turn or run this is (local2.contracts._people)
     max_results: int | None = None  # a search asked for more hits (research), else the setting
     purpose: Literal["chat", "research"] = "chat"  # what reads: the library keeps by it
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)

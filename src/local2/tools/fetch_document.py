@@ -19,7 +19,7 @@ and how to cite a page, then the passages, each page's under its own marker:
     [Page 12]
     ...
 
-(:func:`local2.documents.passages.page_sections` splits such text back into its pages.)
+(:func:`local2.documents._passages.page_sections` splits such text back into its pages.)
 """
 
 from __future__ import annotations

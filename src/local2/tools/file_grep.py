@@ -10,7 +10,7 @@ its page and its line on that page, so the model can read that page next
     papers/report.pdf, page 4:3: The Eling tidal mill was restored in 1980.
 
 A document's lines come from what is at hand first (read lately, or current in the index:
-:mod:`local2.files.document_lines`), so an indexed document is not read again; documents
+:mod:`local2.files._document_lines`), so an indexed document is not read again; documents
 that must be read go last, each through the document worker within what is left of the
 budget. The whole call is bounded by :data:`GREP_BUDGET_S` (a hostile pattern, or a huge
 or hostile document, cannot hang it) and by ``files.list_limit`` matches; a document its

@@ -1,6 +1,6 @@
 """``read_file`` of a document (PDF, DOCX, PPTX, ODT, EPUB, HTML): a range of its pages.
 
-The document is read by the document worker once (:mod:`local2.files.reading` keeps it), and
+The document is read by the document worker once (:mod:`local2.files._reading` keeps it), and
 ``pages`` (``"12"``, ``"12-14"``, ``"12-"``; from the first page when absent) picks what to
 show, whole pages while they fit ``files.max_chars``. The result is the file's evidence
 header, then each page under its own marker, so an answer can cite ``file, page N`` and the

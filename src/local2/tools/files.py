@@ -1,7 +1,7 @@
 """The local-files tools: read_file, list_files, grep_files, directory_tree, file_metadata
-and search_files, all confined to the sandbox of :mod:`local2.files.sandbox`.
+and search_files, all confined to the sandbox of :mod:`local2.files._sandbox`.
 
-Refusals are :class:`~local2.files.sandbox.SandboxError` (a :class:`ToolError`), so the model
+Refusals are :class:`~local2.files._sandbox.SandboxError` (a :class:`ToolError`), so the model
 reads ``[tool error: PATH_DENIED: ...]``. ``read_file`` puts its evidence (path, sha256,
 sizes, truncation) in a header the answer can cite and the critic can check, and emits it
 as a ``file.read`` event so the payload and the audit log carry it too.

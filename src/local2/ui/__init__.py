@@ -1,18 +1,14 @@
-"""The Gradio web app and the server that hosts it with the HTTP API."""
+"""The Gradio web app and the server that hosts it with the HTTP API.
 
-from __future__ import annotations
+Its face (``__init__.pyi``) is loaded on first use (``lazy_loader``): Gradio is imported by
+what needs it, not by ``import local2.ui``.
+"""
 
 import os
-from typing import TYPE_CHECKING
 
-from local2.faces import lazy_face
+import lazy_loader as lazy
 
 # Gradio reports usage to its makers unless told not to; LoCAL2 talks only to hosts you set.
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-if TYPE_CHECKING:
-    from local2.ui.app import build_ui as build_ui
-    from local2.ui.server import require_allowed_hosts as require_allowed_hosts
-    from local2.ui.server import serve as serve
-else:
-    __getattr__ = lazy_face(__name__, __file__)
+__getattr__, __dir__, __all__ = lazy.attach_stub(__name__, __file__)

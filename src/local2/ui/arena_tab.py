@@ -3,7 +3,7 @@ path").
 
 Two tables, from the votes of compared turns: the person's preferences and the judge's
 verdicts, each a Bradley-Terry rating per model with its 95% interval and vote counts
-(:mod:`local2.arena.ratings`), and both as CSV or JSON downloads. With people configured,
+(:mod:`local2.arena._ratings`), and both as CSV or JSON downloads. With people configured,
 the votes are those of the signed-in person's sessions only.
 """
 

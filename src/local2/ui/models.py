@@ -51,7 +51,8 @@ class ModelPicker:
 
     def agent_for(self, agent: Agent, name: str | None) -> Agent:
         """``agent``, or one sharing its sessions and memory that answers with ``name``.
-        Raises :class:`~local2.models.ollama_failures.ModelError` when that model cannot be used."""
+        Raises :class:`~local2.models._ollama_failures.ModelError` when that model cannot be
+        used."""
         if not name or canonical(name) == canonical(agent.info.model):
             return agent
         if name not in self._agents:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from html import escape
 
-from local2.retrieval.bm25 import bm25_scores
-from local2.retrieval.text import terms
+from local2.retrieval import bm25_scores, terms
 from local2_testkit.research_web import LoopbackWeb, Page
 
 BRIDGE_QUESTION = (

@@ -79,7 +79,7 @@ def _words(text: str) -> set[str]:
 
 def load_pages(directory: str | Path, names: Iterable[str] | None = None) -> list[Page]:
     """The ``*.html`` pages of ``directory`` with their ``<title>`` and main text."""
-    from local2.documents.extract import decode_body, extract_main_text
+    from local2.documents import decode_body, extract_main_text
 
     wanted = set(names) if names is not None else None
     pages = []

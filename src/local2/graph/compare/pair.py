@@ -9,7 +9,7 @@ compare -> respond(a) | respond(b) -> publish_pair -> critique_pair | ingest_pai
   the person prefers ``b`` (:mod:`local2.service.chat._ratings`), and is the turn's answer
   meanwhile; ``b``'s stays in the checkpoint.
 - ``critique_pair``: the judge grades each answer, then compares them in both orders
-  (:mod:`local2.critic.pairwise`) and emits ``pairwise.result``; or, when the person's next
+  (:mod:`local2.critic._pairwise`) and emits ``pairwise.result``; or, when the person's next
   question comes first, gives way: the pair is graded later (:mod:`local2.graph.owed`).
 - ``ingest_pair``: both answers become engrams, each with its ``respondent_id``.
 - ``settle_pair``: once both are done, the engrams get their grade and ``pairwise_winner``,

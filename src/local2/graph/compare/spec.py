@@ -2,7 +2,7 @@
 
 Respondent ``a`` is the agent's own model; ``b`` is another model, another temperature, or
 both. A turn compares when its context carries ``compare`` (a
-:class:`~local2.contracts.turn.CompareSpec`, the second respondent); it is context, not
+:class:`~local2.contracts._turn.CompareSpec`, the second respondent); it is context, not
 state, so the next turn is an ordinary one unless it asks again. Each respondent runs with
 a copy of the services holding its own chat model; tools, memory, the critic and the tool
 runner are shared.

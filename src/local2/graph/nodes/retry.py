@@ -3,7 +3,7 @@ path").
 
 When the critic grades an answer at or below ``critic.retry_below``, ``critique`` emits
 ``critique.retry_offered``. A retry is a turn whose context carries
-``retry`` (:class:`~local2.contracts.turn.FirstAttempt`: its turn, answer and critique):
+``retry`` (:class:`~local2.contracts._turn.FirstAttempt`: its turn, answer and critique):
 
 ```
 receive -> retry_context -> generate ... publish -> critique -> settle_retry

@@ -5,7 +5,7 @@ answer tokens as they happen, the payload at publish (``answer``), and at the en
 (``final``) with its ``status``. A tool call waiting for the person pauses the run
 (LangGraph ``interrupt``): the request is put to ``approve`` and the run goes on, or, with no
 one to ask, the payload says ``awaiting_approval``. Every finished turn is written to the
-audit log (:mod:`local2.storage.audit_log`). A run that ends owing grades (a critic that gave
+audit log (:mod:`local2.storage._audit_log`). A run that ends owing grades (a critic that gave
 way to the next question: ``pending_grades``) hands them to ``owe``
 (:mod:`local2.service.chat._late_grades`).
 """

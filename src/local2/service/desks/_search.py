@@ -1,6 +1,6 @@
 """A search of the person's own text, as every surface asks it (``local2 search``, ``GET
 /search``, the MCP ``search`` tool): the same retrieval the tools use, answered as
-:class:`~local2.contracts.search.SearchHits`.
+:class:`~local2.contracts._search.SearchHits`.
 
 - ``files``: the configured folders' index (``search_files``' hybrid search: BM25 and
   vectors fused, each hit's best passage for the query, with its page);

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from local2.contracts import Approver, ResearchPayload, StreamItem
-    from local2.service.research._research import Research
+    from local2.service.research import Research
 
 
 class TurnService(Protocol):

@@ -1,7 +1,7 @@
 """Eval runs as a service: start one, stream its progress, stop it, resume it, read and
 compare runs. One object the CLI, the HTTP API and the app share (:attr:`Agent.evals`).
 
-A run is a folder under ``<data dir>/evals/`` (:mod:`local2.evals.store`), whose manifest
+A run is a folder under ``<data dir>/evals/`` (:mod:`local2.evals._store`), whose manifest
 names its owner: everything here is that person's (an admin may read everyone's, each read
 written down), and someone else's run id answers exactly as an unknown one does
 (:mod:`local2.service.access`). While a run goes, the process holds a lock file in its
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from filelock import FileLock
 
     from local2.graph import Services
-    from local2.service.research._research import Research
+    from local2.service.research import Research
 
 
 class RunAgent(Protocol):

@@ -1,9 +1,9 @@
 """What a person sends a research run, checked before it reaches the run.
 
-A paused run's answer (:class:`~local2.contracts.research_input.ResearchInput`) is checked
+A paused run's answer (:class:`~local2.contracts._research_input.ResearchInput`) is checked
 against what it waits for, and an edited plan against the plan's rules, here, before the
 run resumes: a plan that breaks them is refused with the reasons (422) and the run stays
-paused, untouched. A say (:class:`~local2.contracts.research_input.Steer`) is checked
+paused, untouched. A say (:class:`~local2.contracts._research_input.Steer`) is checked
 against the run's sub-questions before it goes into the run's inbox.
 """
 

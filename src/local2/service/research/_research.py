@@ -84,7 +84,7 @@ def _indexed(storage: ResearchStorage, run_id: str, key: Literal["owner", "statu
 
 class Research:
     """Research runs over the agent's services, checkpointed where ``system.checkpointer``
-    says (:mod:`local2.storage.open`)."""
+    says (:mod:`local2.storage._open`)."""
 
     def __init__(
         self,

@@ -1,0 +1,5 @@
+from .main import app as app
+
+__all__ = [
+    "app",
+]

@@ -1,0 +1,93 @@
+from .base import Tool as Tool
+from .base import ToolContext as ToolContext
+from .base import ToolResult as ToolResult
+from .base import configured_tool as configured_tool
+from .base import declare as declare
+from .corpus.documents import CorpusDocument as CorpusDocument
+from .corpus.documents import folder_files as folder_files
+from .corpus.documents import json_lines as json_lines
+from .corpus.documents import pydantic_problem as pydantic_problem
+from .corpus.documents import read_folder as read_folder
+from .corpus.documents import reading as reading
+from .corpus.documents import write_documents as write_documents
+from .corpus.index import CorpusIndex as CorpusIndex
+from .corpus.index import open_corpus as open_corpus
+from .fallback import quoted as quoted
+from .library_keep import LibraryKeeper as LibraryKeeper
+from .library_tools import LIBRARY_EMPTY as LIBRARY_EMPTY
+from .library_tools import library_sourced as library_sourced
+from .mcp import load_mcp_tools as load_mcp_tools
+from .mcp import shutdown_mcp as shutdown_mcp
+from .memory_tools import format_hit as format_hit
+from .registry import built_in_schemas as built_in_schemas
+from .registry import default_tools as default_tools
+from .registry import register_tools as register_tools
+from .registry import unregister_tools as unregister_tools
+from .routing import route as route
+from .runner import Started as Started
+from .runner import ToolRunner as ToolRunner
+from .search.corpus import CorpusSettings as CorpusSettings
+from .search_chain import auto_reasons as auto_reasons
+from .search_chain import make_chain as make_chain
+from .search_failures import BAD_REPLY as BAD_REPLY
+from .search_failures import DOCTOR as DOCTOR
+from .search_failures import HTTP_STATUS as HTTP_STATUS
+from .search_failures import NO_NETWORK as NO_NETWORK
+from .search_failures import TIMEOUT as TIMEOUT
+from .search_failures import cause_of as cause_of
+from .search_registry import Precheck as Precheck
+from .search_registry import ProviderSpec as ProviderSpec
+from .search_registry import provider_spec as provider_spec
+from .search_registry import provider_specs as provider_specs
+from .search_registry import register_provider as register_provider
+from .search_registry import unregister_provider as unregister_provider
+from .trust import review as review
+from .web import web_tools as web_tools
+
+__all__ = [
+    "BAD_REPLY",
+    "DOCTOR",
+    "HTTP_STATUS",
+    "LIBRARY_EMPTY",
+    "NO_NETWORK",
+    "TIMEOUT",
+    "CorpusDocument",
+    "CorpusIndex",
+    "CorpusSettings",
+    "LibraryKeeper",
+    "Precheck",
+    "ProviderSpec",
+    "Started",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "ToolRunner",
+    "auto_reasons",
+    "built_in_schemas",
+    "cause_of",
+    "configured_tool",
+    "declare",
+    "default_tools",
+    "folder_files",
+    "format_hit",
+    "json_lines",
+    "library_sourced",
+    "load_mcp_tools",
+    "make_chain",
+    "open_corpus",
+    "provider_spec",
+    "provider_specs",
+    "pydantic_problem",
+    "quoted",
+    "read_folder",
+    "reading",
+    "register_provider",
+    "register_tools",
+    "review",
+    "route",
+    "shutdown_mcp",
+    "unregister_provider",
+    "unregister_tools",
+    "web_tools",
+    "write_documents",
+]
