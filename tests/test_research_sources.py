@@ -1,0 +1,189 @@
+"""A research run told its sources by name and scoped in time, through the real parts: the
+arXiv and PubMed APIs' recorded answers served on 127.0.0.1 to the real httpx client, the
+papers' open-access PDF on the same loopback server, the real SQLite checkpointer and
+ChatOllama against the test kit's Ollama-protocol server.
+
+``--sources arxiv,pubmed --since 2024-01-01``: the window is pushed into both APIs' filters
+(asserted on the requests the stub received), a planted 2019 paper the stub sends anyway
+never reaches any model request, the report cites in-scope papers with authors, date and
+DOI, reads the open-access PDF by page, marks the retracted paper and says its scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local2.config import load_settings
+from local2.errors import InvalidInput
+from local2.service.research._research import Research
+from local2_testkit.documents import pdf_of
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from tests.scholarly_stub import Reply, Stub, recorded, stub
+
+QUESTION = "Does sleep consolidate declarative memory?"
+ATOM = "application/atom+xml; charset=UTF-8"
+PLANTED = "Zorblax hibernation"  # the out-of-scope paper's words: never in a model request
+PDF_PAGES = [
+    ["Sleep and memory in adults.", "Methods: forty adults slept in the laboratory."],
+    [
+        "Results: slow-wave sleep consolidates declarative memory in adults.",
+        "Recall after sleep was 21 percent higher than after the same hours awake.",
+    ],
+]
+
+
+def arxiv_feed(pdf_url: str) -> bytes:
+    """Two entries: a 2024 preprint with its PDF on loopback, and a 2019 one (planted: the
+    stub sends it although the request's window leaves it out)."""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"
+      xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"
+      xmlns:arxiv="http://arxiv.org/schemas/atom">
+  <opensearch:totalResults>2</opensearch:totalResults>
+  <entry>
+    <id>http://arxiv.org/abs/2402.04321v1</id>
+    <published>2024-02-14T10:00:00Z</published>
+    <title>Slow-wave sleep consolidates declarative memory</title>
+    <summary>Slow-wave sleep consolidates declarative memory in adults, a laboratory study
+      of forty sleepers.</summary>
+    <author><name>Ada Lovelace</name></author>
+    <author><name>Grace Hopper</name></author>
+    <arxiv:doi>10.1000/sleep.2024.1</arxiv:doi>
+    <link title="pdf" href="{pdf_url}" rel="related" type="application/pdf"/>
+  </entry>
+  <entry>
+    <id>http://arxiv.org/abs/1901.00001v1</id>
+    <published>2019-01-02T10:00:00Z</published>
+    <title>{PLANTED} and memory</title>
+    <summary>{PLANTED} of rodents erases declarative memory of sleep.</summary>
+    <author><name>Old Author</name></author>
+  </entry>
+</feed>""".encode()
+
+
+@pytest.fixture
+def apis() -> Iterator[Stub]:
+    with stub(
+        {
+            "/api/query": [Reply(b"", ctype=ATOM)],
+            "/entrez/eutils/esearch.fcgi": [Reply(recorded("pubmed_esearch.json"))],
+            "/entrez/eutils/efetch.fcgi": [Reply(recorded("pubmed_efetch.xml"), ctype="text/xml")],
+            "/pdf/2402.04321": [Reply(pdf_of(PDF_PAGES, "Sleep"), ctype="application/pdf")],
+        }
+    ) as server:
+        server.replies["/api/query"] = [
+            Reply(arxiv_feed(server.url("/pdf/2402.04321")), ctype=ATOM)
+        ]
+        yield server
+
+
+def settings_for(fake: FakeOllama, apis: Stub, data: Path, **research: Any) -> Any:
+    host = apis.url("").removeprefix("http://")
+    return load_settings(
+        overrides={
+            "system": {"data_dir": str(data), "ollama_host": fake.url},
+            "generator": {"backend": "ollama"},
+            "memory": {"enabled": False},
+            "critic": {"enabled": False},
+            "web": {"fetch": {"allow_hosts": [host], "timeout_s": 5}},
+            "research": {"retry_backoff_s": 0.05, "max_rounds": 1, **research},
+            "scholarly": {
+                "arxiv": {"base_url": apis.url("/api/query")},
+                "pubmed": {"base_url": apis.url("/entrez/eutils"), "min_interval_s": 0},
+            },
+        }
+    )
+
+
+def run(settings: Any, **options: Any) -> dict[str, Any]:
+    research = Research(settings, backend="ollama")
+    try:
+        return dict(research.run(QUESTION, **options))
+    finally:
+        research.close()
+
+
+def model_text(fake: FakeOllama) -> str:
+    return "\n".join(str(b.get("messages")) for b in fake.chat_requests)
+
+
+def test_arxiv_and_pubmed_since_2024_cite_in_scope_papers_by_page_with_their_record(
+    apis: Stub, tmp_path: Path
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, apis, tmp_path / "data")
+        payload = run(settings, sources="arxiv,pubmed", scope={"since": "2024-01-01"})
+        asked_model = model_text(fake)
+    assert payload["status"] == "done", payload.get("no_sources")
+    assert payload["looks_at"] == ["arxiv", "pubmed"]
+    assert payload["scope"] is not None and payload["scope"]["since"] == "2024-01-01"
+    # the window went into both APIs' own filters
+    query = apis.asked("/api/query")[0]["search_query"][0]
+    assert "submittedDate:[202401010000 TO " in query
+    esearch = apis.asked("/entrez/eutils/esearch.fcgi")[0]
+    assert esearch["mindate"] == ["2024/01/01"] and esearch["datetype"] == ["pdat"]
+    # the planted 2019 paper reached no model request, nor the ledger
+    assert PLANTED not in asked_model
+    assert all(PLANTED not in s["title"] for s in payload["sources"])
+    report = payload["report"]
+    body, references = report.split("## References")
+    assert "_Scope: Sources published on or after 2024-01-01." in report
+    # the open-access PDF was read page by page, and a page of it is cited
+    pages = [s for s in payload["sources"] if "#page=" in s["url"] and s["kind"] == "page"]
+    assert pages, payload["sources"]
+    assert any(f"[{s['n']}]" in body for s in pages)
+    cited_page = next(s for s in pages if f"[{s['n']}]" in body)
+    assert cited_page["meta"]["doi"] == "10.1000/sleep.2024.1"  # the paper's record, per page
+    assert r"Ada Lovelace, Grace Hopper \(2024-02-14\)" in references
+    assert "doi:10.1000/sleep.2024.1" in references
+    # every source carries its record, and shows its date or "undated"
+    for source in payload["sources"]:
+        assert source["meta"]["provider"] in ("arxiv", "pubmed")
+        line = next(ln for ln in references.splitlines() if ln.startswith(f"[{source['n']}]"))
+        assert (source["meta"]["published"] or "undated") in line
+    # PubMed's retracted paper: marked wherever it is listed
+    retracted = [s for s in payload["sources"] if s["meta"]["retracted"]]
+    assert retracted and retracted[0]["meta"]["pmid"] == "38000002"
+    n = retracted[0]["n"]
+    line = next(ln for ln in references.splitlines() if ln.startswith(f"[{n}]"))
+    assert "**RETRACTED**" in line
+    if f"[{n}]" in body:  # and where it is cited
+        assert f"source [{n}] is RETRACTED" in report
+        assert f"[{n}] _(RETRACTED)_" in body
+
+
+def test_a_failing_source_is_left_out_and_the_run_goes_on(apis: Stub, tmp_path: Path) -> None:
+    apis.replies["/entrez/eutils/esearch.fcgi"] = [Reply(b"busy", status=503)]
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, apis, tmp_path / "data")
+        settings.scholarly.retry_backoff_s = 0.0
+        payload = run(settings, sources=["arxiv", "pubmed"])
+    assert payload["status"] == "done"
+    assert len(apis.asked("/entrez/eutils/esearch.fcgi")) == 2  # asked once more, then left
+    assert {s["meta"]["provider"] for s in payload["sources"]} == {"arxiv"}
+    said = [
+        n
+        for e in payload["event_log"]
+        if e["subject"].startswith("tool.") and e.get("notices")
+        for n in e["notices"]
+    ]
+    assert any("PubMed" in n and "goes on without it" in n for n in said), said
+
+
+def test_the_settings_default_and_refusals(apis: Stub, tmp_path: Path) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, apis, tmp_path / "data", sources=["arxiv"])
+        payload = run(settings)  # no sources given: research.sources
+        assert payload["looks_at"] == ["arxiv"]
+        with pytest.raises(InvalidInput, match="unknown source 'scholar'") as refused:
+            run(settings, sources="web,scholar")
+        assert "arxiv" in (refused.value.fix or "")
+        with pytest.raises(InvalidInput, match="after --until"):
+            run(settings, scope={"since": "2024-05-01", "until": "2024-01-01"})
+        with pytest.raises(InvalidInput, match="not a date"):
+            run(settings, scope={"since": "yesterday-ish"})
