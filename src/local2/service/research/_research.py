@@ -58,6 +58,7 @@ from local2.research import (
 )
 from local2.service.access import Access, no_run
 from local2.service.research._driver import Answerer, RunDriver, finished, run_config
+from local2.service.research._exports import Exported, export_format, export_run
 from local2.service.research._input import (
     check_input,
     check_plan_edit,
@@ -329,6 +330,14 @@ class Research:
         payload["status"] = self._status(run_id, snapshot)
         payload["awaiting"] = pending_request(snapshot)
         return payload
+
+    def export(
+        self, run_id: str, fmt: str, person: Person = LOCAL, access: Access | None = None
+    ) -> Exported:
+        """The run's references as ``fmt`` (bibtex, ris, csl) or its report (md), for its
+        owner; another person's run is as unknown as none (404)."""
+        export_format(fmt)  # an unknown format is refused before the run is looked up
+        return export_run(self.payload(run_id, person, access), fmt)
 
     def found(self, run_id: str) -> list[ResearchSource]:
         """Every source the run has found or read so far (the whole ledger), by number."""
