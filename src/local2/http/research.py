@@ -58,7 +58,7 @@ class ResearchBody(BaseModel):
         default=None,
         description="Where to look, by name: web, library, arxiv, pubmed, semantic_scholar, "
         "openalex, crossref, wikipedia (a list, or comma-separated; both: web and library; "
-        "library alone: no network; null: research.sources). An unknown name answers 400 "
+        "library alone: no network; null: research.sources). An unknown name answers 422 "
         "with the known ones.",
     )
     since: str | None = Field(
@@ -202,7 +202,7 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
     def references(person: Caller, run_id: str, format: str = "bibtex") -> PlainTextResponse:
         """The caller's run's references as a file: ``format`` bibtex, ris, csl (CSL-JSON),
         or md (the report); built from each source's record. An unknown format answers
-        400; another person's run 404, as an unknown one does."""
+        422; another person's run 404, as an unknown one does."""
         exported = agent.research.export(run_id, format, person, agent.access)
         disposition = f'attachment; filename="{exported.filename}"'
         return PlainTextResponse(

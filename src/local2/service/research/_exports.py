@@ -40,7 +40,8 @@ def export_format(value: str) -> str:
     name = ALIASES.get(name, name)
     if name not in FORMATS:
         raise InvalidInput(
-            f"unknown export format {value!r}", f"Choose among: {', '.join(FORMATS)}."
+            f"unknown export format {value!r}: the formats are {', '.join(FORMATS)}",
+            f"Choose among: {', '.join(FORMATS)}.",
         )
     return name
 
