@@ -12,6 +12,7 @@ DOI, reads the open-access PDF by page, marks the retracted paper and says its s
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +67,9 @@ def arxiv_feed(pdf_url: str) -> bytes:
 </feed>""".encode()
 
 
-@pytest.fixture
-def apis() -> Iterator[Stub]:
+@contextmanager
+def scholarly_apis() -> Iterator[Stub]:
+    """arXiv's and PubMed's recorded answers, and the preprint's PDF, on one loopback server."""
     with stub(
         {
             "/api/query": [Reply(b"", ctype=ATOM)],
@@ -79,6 +81,12 @@ def apis() -> Iterator[Stub]:
         server.replies["/api/query"] = [
             Reply(arxiv_feed(server.url("/pdf/2402.04321")), ctype=ATOM)
         ]
+        yield server
+
+
+@pytest.fixture
+def apis() -> Iterator[Stub]:
+    with scholarly_apis() as server:
         yield server
 
 

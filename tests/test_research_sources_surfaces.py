@@ -9,11 +9,13 @@ bibtexparser, RIS by rispy, CSL-JSON as JSON."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import bibtexparser
 import httpx
+import pytest
 import rispy
 
 from local2.service.agent import Agent
@@ -22,12 +24,13 @@ from local2_testkit.research_brain import ResearchBrain
 from tests.conftest import local2
 from tests.scholarly_stub import Stub
 from tests.test_api import Served
-from tests.test_research_sources import (  # noqa: F401  (apis: the loopback APIs' fixture)
-    PLANTED,
-    QUESTION,
-    apis,
-    settings_for,
-)
+from tests.test_research_sources import PLANTED, QUESTION, scholarly_apis, settings_for
+
+
+@pytest.fixture
+def apis() -> Iterator[Stub]:
+    with scholarly_apis() as server:
+        yield server
 
 
 def environment(apis: Stub, tmp_path: Path, ollama: str) -> dict[str, str]:
@@ -149,3 +152,43 @@ def test_the_api_takes_sources_and_scope_and_serves_the_references(
             )
             assert late.status_code == 422 and "after --until" in late.text
         agent.close()
+
+
+def test_mcp_research_takes_sources_and_scope_and_serves_a_resource_per_format(
+    apis: Stub, tmp_path: Path
+) -> None:
+    import anyio
+    from mcp_types import TextResourceContents
+
+    from local2.ui.server import create_app
+    from tests.mcp_clients import http_session, structured
+
+    async def used(mcp: str) -> dict[str, Any]:
+        async with http_session(mcp) as session:
+            args = {"question": QUESTION, "sources": "arxiv,pubmed", "since": "2024-01-01"}
+            result = structured(await session.call_tool("research", args))
+            run_id = result["run_id"]
+            texts = {}
+            for fmt in ("bibtex", "ris", "csl"):
+                read = await session.read_resource(f"local2://research/{run_id}/references.{fmt}")
+                content = read.contents[0]
+                assert isinstance(content, TextResourceContents)
+                texts[fmt] = (content.text, content.mime_type)
+            refused = await session.call_tool("research", {"question": QUESTION, "sources": "x"})
+            return {"result": result, "texts": texts, "refused": refused}
+
+    with FakeOllama(ResearchBrain()) as fake:
+        agent = Agent(settings_for(fake, apis, tmp_path / "data"), backend="ollama")
+        with Served(create_app(agent, ui=False)) as url:
+            got = anyio.run(used, f"{url}/mcp")
+        agent.close()
+    result = got["result"]
+    assert result["status"] == "done"
+    assert all(s["meta"]["provider"] in ("arxiv", "pubmed") for s in result["sources"])
+    bib, media = got["texts"]["bibtex"]
+    assert media == "application/x-bibtex"
+    assert len(bibtexparser.parse_string(bib).entries) == len(result["sources"])
+    assert len(rispy.loads(got["texts"]["ris"][0])) == len(result["sources"])
+    assert len(json.loads(got["texts"]["csl"][0])) == len(result["sources"])
+    refused = got["refused"]
+    assert refused.is_error and "unknown source 'x'" in refused.content[0].text
