@@ -195,3 +195,48 @@ def test_the_settings_default_and_refusals(apis: Stub, tmp_path: Path) -> None:
             run(settings, scope={"since": "2024-05-01", "until": "2024-01-01"})
         with pytest.raises(InvalidInput, match="not a date"):
             run(settings, scope={"since": "yesterday-ish"})
+
+
+def test_the_plan_may_send_each_search_to_one_source(apis: Stub, tmp_path: Path) -> None:
+    """A plan names the source of each search step (search_arxiv, search_pubmed): each goes
+    to that source alone, and the plan is offered them."""
+    plan = {
+        "goal": QUESTION,
+        "steps": [
+            {
+                "id": "s1",
+                "description": "Preprints",
+                "tool": "search_arxiv",
+                "args": {"query": "slow-wave sleep memory"},
+                "requires": [],
+            },
+            {
+                "id": "s2",
+                "description": "Papers",
+                "tool": "search_pubmed",
+                "args": {"query": "sleep declarative memory"},
+                "requires": [],
+            },
+            {
+                "id": "s3",
+                "description": "Write",
+                "tool": "compose",
+                "args": {},
+                "requires": ["s1", "s2"],
+            },
+        ],
+    }
+    brain = ResearchBrain(plans=[plan])
+    with FakeOllama(brain) as fake:
+        settings = settings_for(fake, apis, tmp_path / "data")
+        payload = run(settings, sources="arxiv,pubmed")
+        planned = "\n".join(str(r.get("format")) for r in fake.chat_requests if r.get("format"))
+    assert payload["status"] == "done"
+    assert "search_arxiv" in planned and "search_pubmed" in planned  # offered to the planner
+    tools = {s["id"]: s["tool"] for s in payload["steps"]}
+    assert tools == {"s1": "search_arxiv", "s2": "search_pubmed", "s3": "compose"}
+    assert apis.asked("/api/query")[0]["search_query"][0].startswith("all:slow")
+    assert apis.asked("/entrez/eutils/esearch.fcgi")[0]["term"] == ["sleep declarative memory"]
+    assert len(apis.asked("/api/query")) == 1  # each searched once: by its own step
+    by_step = {s["found_by"]: s["meta"]["provider"] for s in payload["sources"]}
+    assert by_step == {"s1": "arxiv", "s2": "pubmed"}

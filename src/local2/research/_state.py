@@ -33,7 +33,7 @@ from local2.contracts import (
     UnsupportedSentence,
 )
 from local2.graph import TurnContext, turn_list
-from local2.tools import Tool
+from local2.tools import SCHOLARLY_SOURCES, Tool
 
 if TYPE_CHECKING:
     from local2.graph import Services
@@ -484,7 +484,8 @@ class ResearchUpdate(TypedDict, total=False):
 FROM_STEP = "from_step"  # a reader's pseudo-arguments: read the top results of that step
 TOP = "top"
 MAX_TOP = 5
-SEARCH_NAMES = frozenset({WEB_SEARCH})  # searches whose results are web pages
+# searches whose results are web pages: the web's, and each source's alone (search_arxiv...)
+SEARCH_NAMES = frozenset({WEB_SEARCH, *(f"search_{n}" for n in SCHOLARLY_SOURCES)})
 DEFAULT_EXCLUDED = ("recall_memory",)
 _URL_ARGS = frozenset({"url", "uri", "href"})
 _TEXT_TYPES = ("string",)

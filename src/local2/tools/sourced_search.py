@@ -240,4 +240,49 @@ def sourced_tools(
     made = search or configured_tool(
         settings, "web_search", run, effects="read", output="untrusted"
     )
-    return {**tools, "web_search": dataclasses.replace(made, run=run, timeout_s=base + slowest)}
+    own = {
+        source_tool(p, scope, base + slowest).name: source_tool(p, scope, base + slowest)
+        for p in providers
+    }
+    if len(providers) < 2:
+        own = {}  # one source: web_search is that source already
+    return {
+        **tools,
+        **own,
+        "web_search": dataclasses.replace(made, run=run, timeout_s=base + slowest),
+    }
+
+
+def source_search_name(source: str) -> str:
+    """The tool that searches one source alone: ``search_arxiv``, ``search_pubmed``..."""
+    return f"search_{source}"
+
+
+KINDS = {
+    "arxiv": "preprints in physics, mathematics, computer science and biology",
+    "pubmed": "biomedical and life-science papers",
+    "semantic_scholar": "papers of every field, with citation counts",
+    "openalex": "papers of every field, with open-access links",
+    "crossref": "the DOI records of published works",
+    "wikipedia": "encyclopedia articles",
+}
+
+
+def source_tool(provider: PagedProvider, scope: Scope, timeout_s: float) -> Tool:
+    """A search of ``provider`` alone, so a plan may send a sub-question to one source (a
+    person's edit of the plan may change it); ``web_search`` asks them all."""
+    what = KINDS.get(provider.name, "works")
+    return Tool(
+        source_search_name(provider.name),
+        f"Search {provider.label} alone ({what}), within the run's scope; "
+        "returns titles, snippets and URLs, each with its record.",
+        {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "What to search for."}},
+            "required": ["query"],
+        },
+        SourcedSearch(scope, providers=[provider]),
+        timeout_s=timeout_s,
+        effects="read",
+        output="untrusted",
+    )
