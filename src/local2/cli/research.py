@@ -436,7 +436,11 @@ def show_text(markdown: str) -> None:
     out.print(markdown_text(markdown) if markdown.strip() else "", markup=False, end="")
 
 
-def check_sourcing(ctx: typer.Context, sources: str | None, scope: dict[str, Any]) -> None:
+def check_sourcing(
+    ctx: typer.Context,
+    sources: str | None,
+    scope: dict[str, Any],  # since, until, domains, exclude_domains as typed (JSON)
+) -> None:
     """An unknown source, a malformed date or ``--since`` after ``--until`` refused before
     any model is opened (exit 2, with what is accepted)."""
     from local2.errors import InvalidInput

@@ -187,6 +187,7 @@ class SourcedSearch:
         asked.notices += found.notices
         return asked
 
+    # ToolResult.data: JSON for the payload
     def _data(self, answers: Sequence[Asked], hits: Sequence[ScholarlyHit]) -> dict[str, Any]:
         """The result's account (``ToolResult.data``, JSON): the record of each hit by the
         URL it is listed under, each source's count, what the scope dropped, the notices."""

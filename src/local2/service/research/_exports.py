@@ -7,8 +7,8 @@ app's download buttons, MCP), so the file is the same wherever it is taken from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from local2.contracts import CitedSource, ResearchPayload
 from local2.errors import InvalidInput
@@ -68,7 +68,7 @@ def export_run(payload: ResearchPayload, value: str) -> Exported:
     """``payload``'s references (or report) in the format ``value`` names."""
     name = export_format(value)
     sources = cited_sources(payload)
-    makers: dict[str, Any] = {
+    makers: dict[str, Callable[[], str]] = {
         "bibtex": lambda: to_bibtex(sources),
         "ris": lambda: to_ris(sources),
         "csl": lambda: to_csl_json(sources),

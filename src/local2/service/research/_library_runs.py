@@ -22,8 +22,7 @@ from local2.library import ReadingLibrary
 from local2.research import ResearchContext, ResearchState
 from local2.service.research._driver import RunDriver
 from local2.storage import SteerInbox
-from local2.tools import library_sourced, sourced_tools
-from local2.tools.scholarly import Scope, parse_scope, parse_sources
+from local2.tools import Scope, library_sourced, parse_scope, parse_sources, sourced_tools
 
 SOURCES: tuple[Sources, ...] = ("web", "library", "both")
 KEEPS: tuple[Keep, ...] = ("all", "research", "off")
