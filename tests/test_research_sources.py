@@ -11,6 +11,7 @@ DOI, reads the open-access PDF by page, marks the retracted paper and says its s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -240,3 +241,77 @@ def test_the_plan_may_send_each_search_to_one_source(apis: Stub, tmp_path: Path)
     assert len(apis.asked("/api/query")) == 1  # each searched once: by its own step
     by_step = {s["found_by"]: s["meta"]["provider"] for s in payload["sources"]}
     assert by_step == {"s1": "arxiv", "s2": "pubmed"}
+
+
+def test_the_scope_goes_into_the_web_engines_own_filters_and_is_applied_to_their_hits(
+    tmp_path: Path,
+) -> None:
+    """SearXNG is told the window (time_range) and the sites (site: operators); a hit it
+    sends from a site left out never reaches the model; web hits are undated, kept, counted."""
+    results = {
+        "results": [
+            {"title": "Sleep in adults", "url": "https://sleep.example/a", "content": SLEEPY},
+            {"title": "Spam", "url": "https://spam.example/x", "content": f"{PLANTED} sleep"},
+            {"title": "Elsewhere", "url": "https://other.org/y", "content": f"{PLANTED} memory"},
+        ]
+    }
+    search_only = {  # nothing is read: the hits are all this test is about
+        "goal": QUESTION,
+        "steps": [
+            {
+                "id": "s1",
+                "description": "Search",
+                "tool": "web_search",
+                "args": {"query": QUESTION},
+                "requires": [],
+            },
+            {"id": "s2", "description": "Write", "tool": "compose", "args": {}, "requires": ["s1"]},
+        ],
+    }
+    with (
+        stub({"/search": [Reply(json.dumps(results).encode())]}) as engine,
+        FakeOllama(ResearchBrain(plans=[search_only])) as fake,
+    ):
+        settings = settings_for(fake, engine, tmp_path / "data")
+        settings.web.search.provider = "searxng"
+        settings.web.search.searxng_url = engine.url("")
+        scope = {
+            "since": "past week",
+            "domains": "sleep.example",
+            "exclude_domains": ["spam.example"],
+        }
+        payload = run(settings, sources="web", scope=scope)
+        asked_model = model_text(fake)
+    asked = engine.asked("/search")[0]
+    assert asked["time_range"] == ["week"]
+    assert asked["q"][0].endswith("site:sleep.example -site:spam.example")
+    assert PLANTED not in asked_model
+    assert [s["url"] for s in payload["sources"]] == ["https://sleep.example/a"]
+    assert payload["sources"][0]["meta"]["published"] is None  # a web hit: undated, kept
+    assert "1 of the sources are undated" in payload["report"]
+    assert "only from sleep.example; never from spam.example" in payload["report"]
+
+
+SLEEPY = "Slow-wave sleep consolidates declarative memory in adults."
+
+
+def test_each_engine_reads_the_window_its_own_way() -> None:
+    from datetime import date
+
+    from local2.tools.scholarly import parse_scope
+    from local2.tools.web_scope import brave_params, ddgs_params, searxng_params, tavily_params
+
+    today = date(2026, 12, 8)
+    month = parse_scope("past month", today=today)
+    assert searxng_params(month) in ({"time_range": "month"},)
+    assert ddgs_params(month) == {"timelimit": "m"}
+    old = parse_scope("2020-01-01", "2021-06", "nature.com", "spam.example", today=today)
+    assert searxng_params(old) == {} and ddgs_params(old) == {}  # no relative window ends then
+    assert brave_params(old) == {"freshness": "2020-01-01to2021-06-30"}
+    assert tavily_params(old) == {
+        "start_date": "2020-01-01",
+        "end_date": "2021-06-30",
+        "include_domains": ["nature.com"],
+        "exclude_domains": ["spam.example"],
+    }
+    assert tavily_params(parse_scope()) == {} and brave_params(parse_scope()) == {}

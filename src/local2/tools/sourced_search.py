@@ -43,6 +43,7 @@ from local2.tools.scholarly import (
     scholarly_provider,
 )
 from local2.tools.search_providers import SearchHit
+from local2.tools.web_scope import searching_within
 from local2.tools.web_search import format_hits
 
 _HIT = re.compile(
@@ -132,8 +133,9 @@ class SourcedSearch:
         wanted = ctx.max_results or DEFAULT_K
         share = max(3, ceil(wanted / max(1, len(self.names()))))
         answers: list[Asked] = []
-        if self.web is not None:
-            answers.append(self._own("web", self.web, with_sites(query, self.scope), ctx))
+        if self.web is not None:  # the engines push what they can of the scope (web_scope)
+            with searching_within(self.scope):
+                answers.append(self._own("web", self.web, with_sites(query, self.scope), ctx))
         if self.library is not None:
             answers.append(self._own("library", self.library, query, ctx, "document"))
         if self.providers:  # side by side: each API has its own pause (the client's gate)
