@@ -21,11 +21,10 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
+from local2.config.scholarly import ScholarlySettings
 from local2.config.search_registry import AUTO, ProviderSettings, provider_names, provider_settings
 
 P = TypeVar("P", bound=ProviderSettings)
-
-from local2.config.scholarly import ScholarlySettings
 
 
 class Strict(BaseModel):
