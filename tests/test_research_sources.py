@@ -69,10 +69,12 @@ def arxiv_feed(pdf_url: str) -> bytes:
 
 
 @contextmanager
-def scholarly_apis() -> Iterator[Stub]:
-    """arXiv's and PubMed's recorded answers, and the preprint's PDF, on one loopback server."""
+def scholarly_apis(more: dict[str, list[Reply]] | None = None) -> Iterator[Stub]:
+    """arXiv's and PubMed's recorded answers, and the preprint's PDF, on one loopback server
+    (``more``: other routes beside them)."""
     with stub(
         {
+            **(more or {}),
             "/api/query": [Reply(b"", ctype=ATOM)],
             "/entrez/eutils/esearch.fcgi": [Reply(recorded("pubmed_esearch.json"))],
             "/entrez/eutils/efetch.fcgi": [Reply(recorded("pubmed_efetch.xml"), ctype="text/xml")],
@@ -315,3 +317,23 @@ def test_each_engine_reads_the_window_its_own_way() -> None:
         "exclude_domains": ["spam.example"],
     }
     assert tavily_params(parse_scope()) == {} and brave_params(parse_scope()) == {}
+
+
+def test_with_crossref_a_retracted_preprint_found_on_arxiv_is_marked(tmp_path: Path) -> None:
+    """arXiv publishes no retraction; with crossref among the sources, its DOI is looked up
+    and Crossref's retraction data (updated-by: retraction) marks it in the report."""
+    crossref = {
+        "/works": [Reply(recorded("crossref_works.json"))],
+        "/works/10.1000/sleep.2024.1": [Reply(recorded("crossref_work.json"))],
+    }
+    with scholarly_apis(crossref) as apis, FakeOllama(ResearchBrain()) as fake:
+        settings = settings_for(fake, apis, tmp_path / "data")
+        settings.scholarly.crossref.base_url = apis.url("")
+        payload = run(settings, sources="arxiv,crossref")
+        looked_up = apis.asked("/works/10.1000/sleep.2024.1")
+    assert looked_up  # the preprint's DOI
+    preprint = [s for s in payload["sources"] if (s["meta"]["arxiv_id"] or "") == "2402.04321"]
+    assert preprint and all(s["meta"]["retracted"] for s in preprint)
+    references = payload["report"].split("## References")[1]
+    line = next(ln for ln in references.splitlines() if ln.startswith(f"[{preprint[0]['n']}]"))
+    assert "**RETRACTED**" in line
