@@ -121,6 +121,9 @@ def test_tools_are_listed_with_schemas_and_annotations(served: dict[str, Any]) -
     assert "report" in by_name["research"].output_schema["properties"]
     assert {t.uri_template for t in templates} == {
         "local2://research/{run_id}",
+        "local2://research/{run_id}/references.bibtex",
+        "local2://research/{run_id}/references.ris",
+        "local2://research/{run_id}/references.csl",
         "local2://documents/{document_id}",
         "local2://documents/{document_id}/page/{n}",
     }

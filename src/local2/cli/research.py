@@ -52,8 +52,9 @@ class Steering:
     clarify: str | None = None  # auto | never (None: auto at a terminal, else never)
     plan_file: Path | None = None
     answer: str | None = None
-    sources: str = "web"  # web | library | both (docs/library.md)
+    sources: str | None = None  # web,arxiv,library,... or web|library|both (None: the setting)
     keep: str | None = None  # all | research | off (None: library.keep)
+    scope: dict[str, Any] | None = None  # since, until, domains, exclude_domains (docs/research.md)
 
     def interactive(self) -> bool:
         return sys.stdin.isatty()
@@ -284,10 +285,14 @@ def run_research(
 def _library_line(steer: Steering, setting: str) -> str:
     """What the run reads from and keeps, in one line, when that is not the usual (the web,
     kept as library.keep says): a run kept off says so."""
+    names = [n.strip() for n in (steer.sources or "").split(",") if n.strip()]
     where = {
-        "library": "Sources: your library only (no network).",
-        "both": "Sources: your library first, the web for what it lacks.",
-    }.get(steer.sources, "")
+        ("library",): "Sources: your library only (no network).",
+        ("both",): "Sources: your library first, the web for what it lacks.",
+        ("web", "library"): "Sources: your library first, the web for what it lacks.",
+        ("web",): "",
+        (): "",
+    }.get(tuple(names), f"Sources: {', '.join(names)}.")
     keep = steer.keep or ("off" if setting == "off" else "")
     kept = {
         "off": "Keeping nothing this run reads (keep: off).",
@@ -340,8 +345,9 @@ def _run_items(
         review=steer.review,
         plan=steer.plan_edit(),
         answer=answer,
-        sources=cast(Any, steer.sources),
+        sources=steer.sources,
         keep=cast(Any, steer.keep),
+        scope=steer.scope,
     )
 
 
@@ -430,6 +436,41 @@ def show_text(markdown: str) -> None:
     out.print(markdown_text(markdown) if markdown.strip() else "", markup=False, end="")
 
 
+def check_sourcing(
+    ctx: typer.Context,
+    sources: str | None,
+    scope: dict[str, Any],  # since, until, domains, exclude_domains as typed (JSON)
+) -> None:
+    """An unknown source, a malformed date or ``--since`` after ``--until`` refused before
+    any model is opened (exit 2, with what is accepted)."""
+    from local2.errors import InvalidInput
+    from local2.service import run_scope, run_sources
+
+    try:
+        run_sources(sources, settings_of(ctx))
+        run_scope(scope, settings_of(ctx))
+    except InvalidInput as exc:
+        fail(str(exc), exc.fix, code=2)
+
+
+def export_run(ctx: typer.Context, run_id: str, fmt: str, out_file: Path | None) -> None:
+    """``local2 research export RUN_ID --format bibtex``: the run's references (or report)
+    on stdout, or written to ``--out``; an unknown or another person's run: exit 3."""
+    from local2.cli.people import access_of
+
+    reader = _offline(ctx)
+    try:
+        with friendly_errors(), access_of(settings_of(ctx)) as access:
+            exported = reader.export(run_id, fmt, person_of(ctx), access)
+    finally:
+        reader.close()
+    if out_file is not None:
+        out_file.write_text(exported.text, encoding="utf-8")
+        err.print(f"wrote {exported.format} to {out_file}", markup=False)
+        return
+    sys.stdout.write(exported.text if exported.text.endswith("\n") else exported.text + "\n")
+
+
 def _clarify_param(value: str | None) -> str | None:
     if value is not None and value not in ("auto", "never"):
         raise typer.BadParameter("auto or never")
@@ -496,12 +537,36 @@ ClarifyOpt = Annotated[
     ),
 ]
 SourcesOpt = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--sources",
-        help="web; library: your library alone, no network; both: the library first.",
-        callback=lambda value: _choice(value, "--sources", ("web", "library", "both")),
+        help="Where to look, comma-separated: web, library, arxiv, pubmed, semantic_scholar, "
+        "openalex, crossref, wikipedia (both: web,library; library alone: no network; "
+        "default research.sources).",
     ),
+]
+SinceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        help="Only sources published on or after: 2024-03-05, 2024-03, 2024 or 'past year'.",
+    ),
+]
+UntilOpt = Annotated[
+    str | None,
+    typer.Option("--until", help="Only sources published on or before (a date, as --since)."),
+]
+DomainsOpt = Annotated[
+    str | None,
+    typer.Option("--domains", help="Only sources on these hosts, comma-separated."),
+]
+ExcludeDomainsOpt = Annotated[
+    str | None,
+    typer.Option("--exclude-domains", help="Never sources on these hosts, comma-separated."),
+]
+FormatOpt = Annotated[
+    str,
+    typer.Option("--format", help="export: bibtex, ris, csl (CSL-JSON) or md (the report)."),
 ]
 KeepOpt = Annotated[
     str | None,
@@ -539,14 +604,20 @@ def register(app: typer.Typer) -> None:
         plan: PlanOpt = None,
         clarify: ClarifyOpt = None,
         answer: AnswerOpt = None,
-        sources: SourcesOpt = "web",
+        sources: SourcesOpt = None,
         keep: KeepOpt = None,
+        since: SinceOpt = None,
+        until: UntilOpt = None,
+        domains: DomainsOpt = None,
+        exclude_domains: ExcludeDomainsOpt = None,
+        fmt: FormatOpt = "bibtex",
     ) -> None:
         """Research a question: plan, search and read in rounds, then a verified report.
 
         The report cites only sources that were found or read; statements the sources do
         not support are removed and listed. `local2 research list` shows past runs;
-        `local2 research followup RUN_ID "QUESTION"` asks a follow-up on a finished report.
+        `local2 research followup RUN_ID "QUESTION"` asks a follow-up on a finished report;
+        `local2 research export RUN_ID --format bibtex` prints its references (ris, csl, md).
         """
         if question == "list" and not resume:
             show_runs(ctx, as_json, limit)
@@ -560,7 +631,15 @@ def register(app: typer.Typer) -> None:
             run_id, asked = more or ["", ""]
             run_followup(ctx, run_id_param(run_id) or "", asked, as_json)
             return
+        if question == "export" and not resume:
+            if len(more or []) != 1:
+                fail("Give the run: local2 research export RUN_ID --format bibtex", code=2)
+            export_run(ctx, run_id_param((more or [""])[0]) or "", fmt, out_file)
+            return
         if more:
             fail(f"Unexpected arguments: {' '.join(more)} (quote the question).", code=2)
-        steering = Steering(review, clarify, plan, answer, sources, keep)
+        scope = {"since": since, "until": until, "domains": domains}
+        scope["exclude_domains"] = exclude_domains
+        check_sourcing(ctx, sources, scope)
+        steering = Steering(review, clarify, plan, answer, sources, keep, scope)
         run_research(ctx, question, resume, as_json, out_file, max_rounds, backend, model, steering)

@@ -20,6 +20,14 @@ from .schema import WatchSettings as WatchSettings
 from .schema import WebFetchSettings as WebFetchSettings
 from .schema import WebSearchSettings as WebSearchSettings
 from .schema import WebSettings as WebSettings
+from .scholarly import ApiSettings as ApiSettings
+from .scholarly import ArxivSettings as ArxivSettings
+from .scholarly import CrossrefSettings as CrossrefSettings
+from .scholarly import OpenAlexSettings as OpenAlexSettings
+from .scholarly import PubmedSettings as PubmedSettings
+from .scholarly import ScholarlySettings as ScholarlySettings
+from .scholarly import SemanticScholarSettings as SemanticScholarSettings
+from .scholarly import WikipediaSettings as WikipediaSettings
 from .search_registry import ProviderSettings as ProviderSettings
 from .search_registry import provider_names as provider_names
 from .search_registry import provider_settings as provider_settings
@@ -28,16 +36,23 @@ from .search_registry import unregister_settings as unregister_settings
 
 __all__ = [
     "FILES_YAML",
+    "ApiSettings",
+    "ArxivSettings",
     "BackendName",
     "CriticRubric",
     "CriticSettings",
+    "CrossrefSettings",
     "DocumentsSettings",
     "GeneratorSettings",
     "LibrarySettings",
     "McpServer",
     "MemorySettings",
+    "OpenAlexSettings",
     "ProviderSettings",
+    "PubmedSettings",
     "ResearchSettings",
+    "ScholarlySettings",
+    "SemanticScholarSettings",
     "Settings",
     "ToolSchema",
     "ToolsSettings",
@@ -45,6 +60,7 @@ __all__ = [
     "WebFetchSettings",
     "WebSearchSettings",
     "WebSettings",
+    "WikipediaSettings",
     "add_root",
     "config_dir_from_env",
     "deep_merge",

@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
+from local2.config.scholarly import ScholarlySettings
 from local2.config.search_registry import AUTO, ProviderSettings, provider_names, provider_settings
 
 P = TypeVar("P", bound=ProviderSettings)
@@ -385,6 +386,11 @@ class ServerSettings(Strict):
     trusted_proxies: list[str] = Field(default_factory=list)
 
 
+RunSource = Literal[
+    "web", "library", "arxiv", "pubmed", "semantic_scholar", "openalex", "crossref", "wikipedia"
+]
+
+
 class ResearchSettings(Strict):
     """Research mode (docs/architecture.md, "Research"): budgets of a plan-execute-reflect run."""
 
@@ -417,6 +423,16 @@ class ResearchSettings(Strict):
     )  # one read step's fetches at once (2 extractors stay warm)
     # Read-only tools that never serve as a step (memory holds what was said, not sources).
     exclude_tools: list[str] = Field(default_factory=lambda: ["recall_memory"])
+    # Where a run looks when it is not told (docs/research.md, "Sources"): web, library and
+    # the scholarly sources by name (arxiv, pubmed, semantic_scholar, openalex, crossref,
+    # wikipedia); a run's --sources replaces the list.
+    sources: list[RunSource] = Field(default_factory=lambda: list[RunSource](["web"]), min_length=1)
+    # A run's scope when it is not told (docs/research.md, "Scope"): a date (2024-03-05,
+    # 2024-03, 2024) or "past week|month|year" for since; host names for the domains.
+    since: str | None = None
+    until: str | None = None
+    domains: list[str] = Field(default_factory=list)
+    exclude_domains: list[str] = Field(default_factory=list)
 
 
 class LibrarySettings(Strict):
@@ -465,6 +481,7 @@ class Settings(Strict):
     research: ResearchSettings = Field(default_factory=ResearchSettings)
     library: LibrarySettings = Field(default_factory=LibrarySettings)
     watch: WatchSettings = Field(default_factory=WatchSettings)
+    scholarly: ScholarlySettings = Field(default_factory=ScholarlySettings)
 
     # Resolved at load time (not read from YAML).
     @property

@@ -86,6 +86,7 @@ from ._search import SearchSource as SearchSource
 from ._search import Why as Why
 from ._sources import SOURCE_KINDS as SOURCE_KINDS
 from ._sources import CitedSource as CitedSource
+from ._sources import RunScope as RunScope
 from ._sources import SourceKind as SourceKind
 from ._sources import SourceMeta as SourceMeta
 from ._sources import web_meta as web_meta
@@ -254,6 +255,7 @@ __all__ = [
     "RoundRecord",
     "RunItem",
     "RunManifest",
+    "RunScope",
     "RunSettings",
     "RunSourcing",
     "RunState",

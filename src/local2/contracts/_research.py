@@ -8,6 +8,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from local2.contracts._records import EventEntry
+from local2.contracts._sources import RunScope, SourceMeta
 from local2.contracts._turn import Grade
 
 # stopped: finished early because the person stopped it (its report is from what was read)
@@ -159,6 +160,12 @@ class ResearchSource(TypedDict):
     kept_url: NotRequired[
         Annotated[str, Field(description="The kept copy over the API: /library/{id}.")]
     ]
+    meta: NotRequired[
+        Annotated[
+            SourceMeta,
+            Field(description="Its bibliographic record: date (null: undated), authors, DOI."),
+        ]
+    ]
 
 
 class SubQuestion(TypedDict):
@@ -268,6 +275,12 @@ class ResearchPayload(TypedDict):
     notes: Annotated[list[str], Field(description="What the person said during the run.")]
     followups: list[Followup]
     awaiting: Annotated[ResearchRequest | None, Field(description="What a paused run waits for.")]
+    looks_at: NotRequired[
+        Annotated[list[str], Field(description="The sources it searched: web, arxiv, ...")]
+    ]
+    scope: NotRequired[
+        Annotated[RunScope | None, Field(description="Its scope in time and place, or null.")]
+    ]
 
 
 class RunSourcing(TypedDict):

@@ -88,3 +88,15 @@ class CitedSource(TypedDict):
     read_at: float | None
     page: int | None
     meta: NotRequired[SourceMeta]
+
+
+class RunScope(TypedDict):
+    """A run's scope in time and place as it began (``--since 'past year'`` resolved to the
+    day it meant then, so a resumed run keeps the same window), and the sentence the report
+    carries."""
+
+    since: Annotated[str | None, Field(description="ISO date: sources published on or after.")]
+    until: Annotated[str | None, Field(description="ISO date: sources published on or before.")]
+    domains: Annotated[list[str], Field(description="Only sources on these hosts.")]
+    exclude_domains: Annotated[list[str], Field(description="Never sources on these hosts.")]
+    said: Annotated[str, Field(description="The scope in a sentence, as the report says it.")]

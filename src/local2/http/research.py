@@ -14,7 +14,8 @@ report is written from what was read, its ``status`` is ``stopped`` and ``stoppe
 why; it is never resumed into a search. ``POST /research/{run_id}/followup``
 asks a follow-up on the finished report and streams its answer (a ``followup`` event).
 ``GET /research/{run_id}`` returns a run's payload (``status`` says whether it finished or
-waits, ``awaiting`` what for); ``GET /research`` lists recent runs. Someone else's run
+waits, ``awaiting`` what for); ``GET /research/{run_id}/references?format=bibtex`` its
+references as a file (ris, csl, md); ``GET /research`` lists recent runs. Someone else's run
 answers 404 on each, as an unknown one does.
 """
 
@@ -24,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from fastapi import APIRouter
-from fastapi.responses import StreamingResponse
+from fastapi.responses import PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
@@ -40,7 +41,7 @@ from local2.contracts import (
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
 from local2.http.sse import closed_when_gone, closing, frame
-from local2.service import Agent
+from local2.service import EXPORT_FORMATS, Agent
 
 
 class ResearchBody(BaseModel):
@@ -53,10 +54,24 @@ class ResearchBody(BaseModel):
     )
     review: bool = Field(default=False, description="Pause with the plan before the first search.")
     plan: PlanEdit | None = Field(default=None, description="Your own plan, run as given.")
-    sources: Literal["web", "library", "both"] = Field(
-        default="web",
-        description="Where to look: the web; your library alone (no network); or both, the "
-        "library first and the web for what it lacks.",
+    sources: str | list[str] | None = Field(
+        default=None,
+        description="Where to look, by name: web, library, arxiv, pubmed, semantic_scholar, "
+        "openalex, crossref, wikipedia (a list, or comma-separated; both: web and library; "
+        "library alone: no network; null: research.sources). An unknown name answers 422 "
+        "with the known ones.",
+    )
+    since: str | None = Field(
+        default=None,
+        description="Only sources published on or after: 2024-03-05, 2024-03, 2024 or "
+        "'past week|month|year' (null: research.since).",
+    )
+    until: str | None = Field(
+        default=None, description="Only sources published on or before (a date, as since)."
+    )
+    domains: list[str] | None = Field(default=None, description="Only sources on these hosts.")
+    exclude_domains: list[str] | None = Field(
+        default=None, description="Never sources on these hosts."
     )
     keep: Literal["all", "research", "off"] | None = Field(
         default=None,
@@ -122,6 +137,7 @@ def add_run_routes(router: APIRouter, agent: Agent) -> None:
             plan=body.plan,
             sources=body.sources,
             keep=body.keep,
+            scope=body.model_dump(include={"since", "until", "domains", "exclude_domains"}),
         )
         return closed_when_gone(research_frames(items))
 
@@ -174,3 +190,23 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
     @router.get("/research/{run_id}", **returns(ResearchPayload, "The run's payload."))
     def run(person: Caller, run_id: str) -> ResearchPayload:
         return agent.research.payload(run_id, person, agent.access)
+
+    @router.get(
+        "/research/{run_id}/references",
+        response_class=PlainTextResponse,
+        responses={
+            200: {"content": {m: {} for _, m in EXPORT_FORMATS.values()}},
+            **ERROR_RESPONSES,
+        },
+    )
+    def references(person: Caller, run_id: str, format: str = "bibtex") -> PlainTextResponse:
+        """The caller's run's references as a file: ``format`` bibtex, ris, csl (CSL-JSON),
+        or md (the report); built from each source's record. An unknown format answers
+        422; another person's run 404, as an unknown one does."""
+        exported = agent.research.export(run_id, format, person, agent.access)
+        disposition = f'attachment; filename="{exported.filename}"'
+        return PlainTextResponse(
+            exported.text,
+            media_type=exported.media_type,
+            headers={"Content-Disposition": disposition},
+        )

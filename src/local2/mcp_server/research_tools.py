@@ -119,6 +119,28 @@ def add_run_tool(server: MCPServer, agent: "Agent", person: Person | None) -> No
             bool,
             Field(description="false: return the run id at once; follow it with research_status."),
         ] = True,
+        sources: Annotated[
+            str | None,
+            Field(
+                description="Where to look, comma-separated: web, library, arxiv, pubmed, "
+                "semantic_scholar, openalex, crossref, wikipedia (default: the settings')."
+            ),
+        ] = None,
+        since: Annotated[
+            str | None,
+            Field(
+                description="Only sources published on or after: 2024-03-05, 2024 or 'past year'."
+            ),
+        ] = None,
+        until: Annotated[
+            str | None, Field(description="Only sources published on or before (a date).")
+        ] = None,
+        domains: Annotated[
+            list[str] | None, Field(description="Only sources on these hosts.")
+        ] = None,
+        exclude_domains: Annotated[
+            list[str] | None, Field(description="Never sources on these hosts.")
+        ] = None,
     ) -> ResearchResult:
         """Research a question on the web (or the configured sources): plan, search, read,
         verify, and write a report cited by source. Each step is sent as a progress
@@ -127,9 +149,18 @@ def add_run_tool(server: MCPServer, agent: "Agent", person: Person | None) -> No
         the call stops the run; its report is written from what was read."""
         who = caller(person)
 
+        scope = {"since": since, "until": until, "domains": domains}
+        scope["exclude_domains"] = exclude_domains
+
         def start() -> Any:
             return agent.research.stream(
-                question, max_rounds=max_rounds, person=who, clarify=clarify, review=review
+                question,
+                max_rounds=max_rounds,
+                person=who,
+                clarify=clarify,
+                review=review,
+                sources=sources,
+                scope=scope,
             )
 
         items = await anyio.to_thread.run_sync(start)

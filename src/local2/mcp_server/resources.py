@@ -1,8 +1,9 @@
 """Resources and prompts: a research report as ``local2://research/{run_id}`` (Markdown), a
 document as ``local2://documents/{document_id}`` and one of its pages as
 ``local2://documents/{document_id}/page/{n}`` (text), and the prompts "Research this" and
-"What do my documents say about…". ``resources/list`` lists the reports and documents
-(:mod:`local2.mcp_server.listing`)."""
+"What do my documents say about…"; a run's references as BibTeX, RIS or CSL-JSON
+(``local2://research/{run_id}/references.bibtex``, ``.ris``, ``.csl``). ``resources/list``
+lists the reports and documents (:mod:`local2.mcp_server.listing`)."""
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -15,7 +16,7 @@ from local2.errors import InvalidInput, Local2Error
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import mcp_error
 from local2.mcp_server.listing import document_uri
-from local2.service import own_text_of
+from local2.service import EXPORT_FORMATS, own_text_of
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
     from local2.service import Agent
@@ -92,6 +93,8 @@ def add_resources(server: MCPServer, agent: "Agent", person: Person | None) -> N
         who = caller(person)
         return await answered(lambda: report_markdown(agent, run_id, who), ctx)
 
+    add_reference_resources(server, agent, person)
+
     @server.resource(
         "local2://documents/{document_id}",
         name="document",
@@ -115,6 +118,36 @@ def add_resources(server: MCPServer, agent: "Agent", person: Person | None) -> N
         return await answered(lambda: page_text(agent, document_id, n, who), ctx)
 
     add_prompts(server)
+
+
+REFERENCE_FORMATS = {"bibtex": "BibTeX", "ris": "RIS", "csl": "CSL-JSON"}
+
+
+def add_reference_resources(server: MCPServer, agent: "Agent", person: Person | None) -> None:
+    """One resource per export format: a run's references as BibTeX, RIS or CSL-JSON, built
+    from each source's record (``local2://research/{run_id}/references.bibtex``...)."""
+    for fmt, named in REFERENCE_FORMATS.items():
+        server.resource(
+            f"local2://research/{{run_id}}/references.{fmt}",
+            name=f"research_references_{fmt}",
+            title=f"A research run's references ({named})",
+            description=f"The references of one of your research runs as {named}.",
+            mime_type=EXPORT_FORMATS[fmt][1].split(";", 1)[0],
+        )(_references(agent, person, fmt))
+
+
+def _references(
+    agent: "Agent", person: Person | None, fmt: str
+) -> Callable[[str, Context[Any, Any]], Any]:
+    """The resource that reads a run's references as ``fmt`` (its parameters: the URI's)."""
+
+    async def references(run_id: str, ctx: Context) -> str:
+        who = caller(person)
+        return await answered(
+            lambda: agent.research.export(run_id, fmt, who, agent.access).text, ctx
+        )
+
+    return references
 
 
 def add_prompts(server: MCPServer) -> None:

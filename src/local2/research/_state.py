@@ -26,12 +26,14 @@ from local2.contracts import (
     ResearchCall,
     ResearchSource,
     RoundRecord,
+    RunScope,
+    SourceMeta,
     Sources,
     SubQuestion,
     UnsupportedSentence,
 )
 from local2.graph import TurnContext, turn_list
-from local2.tools import Tool
+from local2.tools import SCHOLARLY_SOURCES, Tool
 
 if TYPE_CHECKING:
     from local2.graph import Services
@@ -84,6 +86,7 @@ class Found(TypedDict):
     page: NotRequired[int | None]  # the page of a document it is
     why: NotRequired[Why]  # how a search found it (runs before 40: not said)
     kept: NotRequired[str | None]  # read from this kept copy of the person's library (lib-...)
+    meta: NotRequired[SourceMeta]  # its bibliographic record, as its source published it
 
 
 class Why(TypedDict):
@@ -109,6 +112,7 @@ class Source(TypedDict):
     page: NotRequired[int | None]
     why: NotRequired[Why | None]
     kept: NotRequired[str | None]  # the kept copy it was read from (research from the library)
+    meta: NotRequired[SourceMeta]  # its record (a page of a paper: the paper's)
 
 
 def url_key(url: str) -> str:
@@ -182,6 +186,8 @@ def file_sources(
                     known["kept"] = item.get("kept")
                 if item["title"] and known["title"] in ("", known["url"]):
                     known["title"] = item["title"]
+                if item.get("meta") and not known.get("meta"):
+                    known["meta"] = item["meta"]
                 touched.append(known["n"])
                 pages += 1
             continue
@@ -204,10 +210,20 @@ def file_sources(
         }
         if item.get("kept"):
             source["kept"] = item.get("kept")
+        meta = item.get("meta") or _record_of(by_url, item["url"])
+        if meta:
+            source["meta"] = meta
         entries.append(source)
         by_url[key] = source
         touched.append(source["n"])
     return entries, touched
+
+
+def _record_of(by_url: Mapping[str, Source], url: str) -> SourceMeta | None:
+    """The record of the work a page belongs to: ``paper.pdf#page=3`` is ``paper.pdf``'s."""
+    base = url.split("#page=", 1)[0]
+    known = by_url.get(url_key(base)) if base != url else None
+    return known.get("meta") if known is not None else None
 
 
 def pages_in(ledger: Iterable[Source]) -> int:
@@ -252,6 +268,8 @@ def _listed(source: Source) -> ResearchSource:
     if kept := source.get("kept"):  # read from the library: its kept copy too
         listed["kept_id"] = kept
         listed["kept_url"] = f"/library/{kept}"
+    if meta := source.get("meta"):
+        listed["meta"] = meta
     return listed
 
 
@@ -378,6 +396,10 @@ class ResearchState(TypedDict):
     # Where the run looks and what it keeps (docs/library.md), so a resume, an answer to a
     # pause or a follow-up, in this process or another, looks and keeps as the run began.
     looks_in: NotRequired[Sources]  # web | library | both
+    # the sources searched, by name (web, library, arxiv, ...: docs/research.md "Sources"),
+    # and the scope in time and place, as the run began
+    looks_at: NotRequired[list[str]]
+    scope: NotRequired[RunScope | None]
     keep: NotRequired[Keep | None]  # the run's own library.keep (None: the setting)
 
 
@@ -462,7 +484,8 @@ class ResearchUpdate(TypedDict, total=False):
 FROM_STEP = "from_step"  # a reader's pseudo-arguments: read the top results of that step
 TOP = "top"
 MAX_TOP = 5
-SEARCH_NAMES = frozenset({WEB_SEARCH})  # searches whose results are web pages
+# searches whose results are web pages: the web's, and each source's alone (search_arxiv...)
+SEARCH_NAMES = frozenset({WEB_SEARCH, *(f"search_{n}" for n in SCHOLARLY_SOURCES)})
 DEFAULT_EXCLUDED = ("recall_memory",)
 _URL_ARGS = frozenset({"url", "uri", "href"})
 _TEXT_TYPES = ("string",)

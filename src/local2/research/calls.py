@@ -16,10 +16,10 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, cast
 
 from local2 import events
-from local2.contracts import EventEntry
+from local2.contracts import EventEntry, SourceMeta
 from local2.errors import ToolError
 from local2.graph import Services, event
 from local2.research._state import CallRecord, Found, StepTool
@@ -111,6 +111,25 @@ def kept_copy(found: list[Found], result: ToolResult) -> None:
                 item["kept"] = kept
 
 
+def records(found: list[Found], result: ToolResult) -> None:
+    """What a search of the run's sources knew of each hit: its record, by the URL listed."""
+    known = result.data.get("records") if isinstance(result.data, dict) else None
+    if not isinstance(known, dict):
+        return
+    for item in found:
+        meta = known.get(item["url"])
+        if isinstance(meta, dict):
+            item["meta"] = cast(SourceMeta, meta)
+
+
+def notices_of(result: ToolResult | None) -> list[str]:
+    """What a search of several sources said (a source left out, one that failed)."""
+    said = (
+        result.data.get("notices") if result is not None and isinstance(result.data, dict) else None
+    )
+    return [str(n) for n in said] if isinstance(said, list) else []
+
+
 def call_with_retry(
     services: Services,
     spec: StepTool | None,
@@ -143,6 +162,7 @@ def call_with_retry(
         if result is not None:
             found = found_in(spec, args, result.text, step_id, title) if spec is not None else []
             kept_copy(found, result)
+            records(found, result)
             error = _soft_failure(spec, found, result)
         log.append(
             event(
@@ -154,6 +174,7 @@ def call_with_retry(
                 error=error,
                 chars=len(result.text) if result is not None else 0,
                 attempt=attempts,
+                **({"notices": notices} if (notices := notices_of(result)) else {}),
             )
         )
         if error is None or error.startswith(SKIPPED) or not is_transient(error) or attempts >= 2:

@@ -48,6 +48,16 @@ def finished_status(state: Mapping[str, Any]) -> RunStatus:
     return "no_sources" if state.get("no_sources") else "done"
 
 
+def looks_at(state: Mapping[str, Any]) -> list[str]:
+    """The sources a run searches, by name (a run from before ``--sources`` took names: its
+    ``web|library|both``)."""
+    if state.get("looks_at"):
+        return list(state["looks_at"])
+    return {"both": ["web", "library"]}.get(
+        str(state.get("looks_in")), [state.get("looks_in") or "web"]
+    )
+
+
 def research_payload(state: Mapping[str, Any]) -> ResearchPayload:
     event_log = list(state.get("event_log") or [])
     return {
@@ -77,4 +87,6 @@ def research_payload(state: Mapping[str, Any]) -> ResearchPayload:
         "notes": list(state.get("notes") or []),
         "followups": list(state.get("followups") or []),
         "awaiting": None,  # what a paused run waits for: the service knows it
+        "looks_at": looks_at(state),
+        "scope": state.get("scope"),
     }

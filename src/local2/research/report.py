@@ -152,7 +152,9 @@ def verify_report(state: ResearchState, runtime: Runtime[TurnContext]) -> Resear
         return no_sources_update(state)
     references = checked.references(ledger)
     why = "" if ledger else why_no_sources(state)
-    report = report_markdown(state["question"], checked, references, why)
+    scope = state.get("scope")
+    said = scope["said"] if scope else ""
+    report = report_markdown(state["question"], checked, references, why, said)
     unsupported = [u.as_dict() for u in checked.unsupported]
     sources = source_list(references)
     entry = event(

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from local2.contracts import ResearchSource, UnsupportedSentence
+from local2.contracts import ResearchSource, SourceMeta, UnsupportedSentence
 from local2.research._state import Source, find
 from local2.research.claims import is_heading, not_a_claim
 from local2.retrieval import (
@@ -315,10 +315,52 @@ def why_found(source: Mapping[str, Any]) -> str:
 KEPT_COPY = "kept copy"  # a reference read from the library names its entry after this
 
 
+RETRACTED = "RETRACTED"  # how a retracted work is marked, wherever it is cited
+UNDATED = "undated"
+
+
+def record_line(meta: SourceMeta | None) -> str:
+    """What a reference says of its work: authors, date (or "undated"), venue, ids; a
+    retracted work marked first."""
+    if not meta:
+        return UNDATED
+    authors = list(meta.get("authors") or [])
+    who = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
+    parts = [
+        f"{who} ({meta.get('published') or UNDATED})" if who else meta.get("published") or UNDATED
+    ]
+    if meta.get("venue"):
+        parts.append(str(meta["venue"]))
+    ids = [
+        f"doi:{meta['doi']}" if meta.get("doi") else "",
+        f"arXiv:{meta['arxiv_id']}" if meta.get("arxiv_id") else "",
+        f"PMID {meta['pmid']}" if meta.get("pmid") else "",
+    ]
+    parts += [i for i in ids if i]
+    line = plain(". ".join(parts))
+    return f"**{RETRACTED}** — {line}" if meta.get("retracted") else line
+
+
+def retracted(references: Iterable[Source]) -> list[int]:
+    """The numbers of the references whose work is retracted."""
+    return [s["n"] for s in references if (meta := s.get("meta")) and meta["retracted"]]
+
+
+def mark_retracted(body: str, numbers: Sequence[int]) -> str:
+    """Each citation of a retracted work followed by the mark, where it is cited."""
+    if not numbers:
+        return body
+    wanted = "|".join(str(n) for n in numbers)
+    return re.sub(rf"\[({wanted})\](?! _\({RETRACTED})", rf"[\1] _({RETRACTED})_", body)
+
+
 def references_markdown(references: Iterable[Source]) -> str:
     lines = []
     for s in references:
-        how = f"read {_when(s['read_at'])}" if s["kind"] == "page" else "search result"
+        meta = s.get("meta")
+        scholarly = meta is not None and meta.get("kind") in ("paper", "preprint")
+        unread = "abstract only (not read)" if scholarly else "search result"
+        how = f"read {_when(s['read_at'])}" if s["kind"] == "page" else unread
         found = why_found(s)
         how += f" ({plain(found)})" if found else ""
         url = safe_url(s["url"])
@@ -326,20 +368,38 @@ def references_markdown(references: Iterable[Source]) -> str:
         target = f"[{title}]({url})" if url else f"{title} ({plain(s['url'])})"
         kept = s.get("kept")
         copy = f" — {KEPT_COPY} `{kept}`" if kept else ""  # read from the library
-        lines.append(f"[{s['n']}] {target} — {how}{copy}")
+        lines.append(f"[{s['n']}] {target} — {record_line(meta)} — {how}{copy}")
     return "\n\n".join(lines)
 
 
 def report_markdown(
-    question: str, verified: Verified, references: Sequence[Source], why_empty: str = ""
+    question: str,
+    verified: Verified,
+    references: Sequence[Source],
+    why_empty: str = "",
+    scope: str = "",
 ) -> str:
-    """The report as a Markdown document: question, verified text, references from the
+    """The report as a Markdown document: question, the run's scope (``scope``: its
+    sentence), a warning for each retracted work cited, verified text, references from the
     ledger; ``why_empty`` says why there were no sources to report from."""
     parts = [f"# {question.strip()}"]
+    if scope:
+        undated = sum(1 for s in references if not ((m := s.get("meta")) and m["published"]))
+        kept = (
+            f" {undated} of the sources are undated, kept: nothing dates them outside it."
+            if undated and "published" in scope
+            else ""
+        )
+        parts.append(f"_Scope: {plain(scope)}{kept}_")
+    for n in retracted(references):
+        parts.append(
+            f"> **Warning:** source [{n}] is {RETRACTED}: what it says is not to be relied on."
+        )
     if why_empty:
         parts.append(f"_{plain(why_empty)}_")
     if verified.body or not why_empty:
-        parts.append(verified.body or "_No statement survived verification._")
+        body = mark_retracted(verified.body, retracted(references))
+        parts.append(body or "_No statement survived verification._")
     if references:
         parts += ["## References", references_markdown(references)]
     if verified.unsupported:

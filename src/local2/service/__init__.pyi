@@ -24,6 +24,12 @@ from .evals._evals import Evals as Evals
 from .opening import offline_agent as offline_agent
 from .opening import offline_parts as offline_parts
 from .opening import warming_agent as warming_agent
+from .research import EXPORT_FORMATS as EXPORT_FORMATS
+from .research import Exported as Exported
+from .research import export_format as export_format
+from .research import export_run as export_run
+from .research import run_scope as run_scope
+from .research import run_sources as run_sources
 from .research._research import Research as Research
 from .sign_in import UNAUTHORISED as UNAUTHORISED
 from .sign_in import Guard as Guard
@@ -45,6 +51,7 @@ from .wiring import build_research_graph as build_research_graph
 from .wiring import wire as wire
 
 __all__ = [
+    "EXPORT_FORMATS",
     "UNAUTHORISED",
     "Access",
     "Agent",
@@ -52,6 +59,7 @@ __all__ = [
     "DocumentDesk",
     "DocumentPages",
     "Evals",
+    "Exported",
     "Guard",
     "Identify",
     "LibraryDesk",
@@ -70,6 +78,8 @@ __all__ = [
     "build_platform_research_graph",
     "build_research_graph",
     "challenge",
+    "export_format",
+    "export_run",
     "identify",
     "networks",
     "offline_agent",
@@ -85,6 +95,8 @@ __all__ = [
     "own_votes",
     "people_alone",
     "run_checks",
+    "run_scope",
+    "run_sources",
     "trusted",
     "turn_options",
     "warming_agent",

@@ -26,6 +26,10 @@ from .registry import unregister_tools as unregister_tools
 from .routing import route as route
 from .runner import Started as Started
 from .runner import ToolRunner as ToolRunner
+from .scholarly import SCHOLARLY_SOURCES as SCHOLARLY_SOURCES
+from .scholarly import Scope as Scope
+from .scholarly import parse_scope as parse_scope
+from .scholarly import parse_sources as parse_sources
 from .search.corpus import CorpusSettings as CorpusSettings
 from .search_chain import auto_reasons as auto_reasons
 from .search_chain import make_chain as make_chain
@@ -41,6 +45,8 @@ from .search_registry import provider_spec as provider_spec
 from .search_registry import provider_specs as provider_specs
 from .search_registry import register_provider as register_provider
 from .search_registry import unregister_provider as unregister_provider
+from .sourced_search import SourcedSearch as SourcedSearch
+from .sourced_search import sourced_tools as sourced_tools
 from .trust import review as review
 from .web import web_tools as web_tools
 
@@ -50,6 +56,7 @@ __all__ = [
     "HTTP_STATUS",
     "LIBRARY_EMPTY",
     "NO_NETWORK",
+    "SCHOLARLY_SOURCES",
     "TIMEOUT",
     "CorpusDocument",
     "CorpusIndex",
@@ -57,6 +64,8 @@ __all__ = [
     "LibraryKeeper",
     "Precheck",
     "ProviderSpec",
+    "Scope",
+    "SourcedSearch",
     "Started",
     "Tool",
     "ToolContext",
@@ -75,6 +84,8 @@ __all__ = [
     "load_mcp_tools",
     "make_chain",
     "open_corpus",
+    "parse_scope",
+    "parse_sources",
     "provider_spec",
     "provider_specs",
     "pydantic_problem",
@@ -86,6 +97,7 @@ __all__ = [
     "review",
     "route",
     "shutdown_mcp",
+    "sourced_tools",
     "unregister_provider",
     "unregister_tools",
     "web_tools",

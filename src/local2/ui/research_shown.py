@@ -24,9 +24,11 @@ from local2.contracts import (
     ResearchCall,
     ResearchPayload,
     ResearchSource,
+    SourceMeta,
 )
 from local2.memory import owner_folder
 from local2.research import link_citations, plain, safe_url, why_found
+from local2.service import export_run
 from local2.storage import private_dir, write_private
 from local2.ui.library_tab import is_entry_id, kept_link, kept_links
 from local2.ui.research_status import Doing
@@ -159,6 +161,18 @@ class RunView:
         return neutralise("\n".join(lines) + (f"\n\n**Progress**\n{notes}" if notes else ""))
 
 
+def record_said(meta: SourceMeta | None) -> str:
+    """A source's date (or "undated"), where it was found and its flags, in a few words."""
+    if not meta:
+        return "undated"
+    said = [str(meta["published"] or "undated"), plain(str(meta["provider"]))]
+    if meta["kind"] == "preprint":
+        said.append("preprint")
+    if meta["retracted"]:
+        said.insert(0, "**RETRACTED**")
+    return " · ".join(said)
+
+
 def sources_markdown(sources: Sequence[ResearchSource]) -> str:
     if not sources:
         return "_Sources found and read appear here._"
@@ -168,6 +182,7 @@ def sources_markdown(sources: Sequence[ResearchSource]) -> str:
         url = safe_url(str(s.get("url") or ""))
         title = plain(str(s.get("title") or s.get("url") or ""))
         line = f"{s['n']}. [{title}]({url}) · {kind}" if url else f"{s['n']}. {title}"
+        line = f"{line} · {record_said(s.get('meta'))}"
         why = why_found(s)
         line = f"{line} · {plain(why)}" if why else line
         kept = str(s.get("kept_id") or "")
@@ -186,9 +201,17 @@ def report_file(data_dir: Path, person: Person, payload: ResearchPayload) -> Pat
     """The report as a Markdown file for ``person`` to download:
     ``<data_dir>/reports/<their folder>/report-<run>.md``, readable only by the server's
     user (folders 0700, the file 0600), never in a temp folder the machine's users share."""
-    folder = private_dir(private_dir(Path(data_dir) / REPORTS) / owner_folder(person.name))
     name = f"report-{payload.get('run_id') or 'run'}.md"  # run ids follow the session id rule
-    return write_private(folder / name, str(payload.get("report") or ""))
+    return private_file(data_dir, person, name, str(payload.get("report") or ""))
+
+
+def private_file(data_dir: Path, person: Person, name: str, text: str) -> Path:
+    """``text`` as ``<data_dir>/reports/<their folder>/<name>``, for ``person`` alone."""
+    folder = private_dir(private_dir(Path(data_dir) / REPORTS) / owner_folder(person.name))
+    return write_private(folder / name, text)
+
+
+EXPORTS = (("bibtex", "BibTeX"), ("ris", "RIS"), ("csl", "CSL-JSON"))  # the download buttons
 
 
 class RunShown:
@@ -201,6 +224,7 @@ class RunShown:
     sources: Any
     report: Any
     download: Any
+    exports: list[Any]  # a download button per format of EXPORTS
     followups: Any
     steer_note: Any
 
@@ -211,6 +235,7 @@ class RunShown:
             self.sources: sources_markdown([]),
             self.report: "",
             self.download: gr.update(visible=False),
+            **{b: gr.update(visible=False) for b in self.exports},
             self.followups: "",
             self.steer_note: "",
         }
@@ -240,7 +265,21 @@ class RunShown:
             self.sources: sources_markdown(payload.get("sources") or []),
             self.report: report_view(payload),
             self.download: gr.update(value=str(saved), visible=True),
+            **self._exported(payload, person),
         }
+
+    def _exported(self, payload: ResearchPayload, person: Person) -> Updates:
+        """The references as a file per format, each behind its download button (none
+        while the report cites nothing)."""
+        if not payload.get("sources"):
+            return {b: gr.update(visible=False) for b in self.exports}
+        data_dir = self.agent.settings.data_dir
+        shown: Updates = {}
+        for button, (fmt, _label) in zip(self.exports, EXPORTS, strict=True):
+            made = export_run(payload, fmt)
+            saved = private_file(data_dir, person, made.filename, made.text)
+            shown[button] = gr.update(value=str(saved), visible=True)
+        return shown
 
     def _no_sources(self, view: RunView, payload: ResearchPayload) -> Updates:
         """A run with no usable source: no report, what it tried and the next step."""
@@ -255,4 +294,5 @@ class RunShown:
             self.sources: sources_markdown([]),
             self.report: report_view(payload),
             self.download: gr.update(visible=False),
+            **{b: gr.update(visible=False) for b in self.exports},
         }

@@ -28,7 +28,7 @@ from local2.contracts import Person, ResearchSource, RunItem
 from local2.errors import Local2Error
 from local2.research import plain
 from local2.ui.notices import notice_for
-from local2.ui.research_shown import RunShown, RunView, sources_markdown
+from local2.ui.research_shown import EXPORTS, RunShown, RunView, sources_markdown
 from local2.ui.research_status import PLANNING
 from local2.ui.research_steer import Mode, ResearchSteer
 from local2.ui.sign_in import person_of
@@ -43,6 +43,30 @@ PAUSED = {
     "plan": "**The plan is ready: edit its sub-questions, then Approve.**",
     "answer": "**A question before planning: answer it below.**",
 }
+
+
+SCHOLARLY = [
+    ("arXiv", "arxiv"),
+    ("PubMed", "pubmed"),
+    ("Semantic Scholar", "semantic_scholar"),
+    ("OpenAlex (needs a key)", "openalex"),
+    ("Crossref", "crossref"),
+    ("Wikipedia", "wikipedia"),
+]
+
+
+def sources_shown(names: Sequence[str]) -> tuple[str, list[str]]:
+    """``research.sources`` as the tab shows it: web, library or both, and the others."""
+    own = [n for n in ("web", "library") if n in names]
+    base = "both" if len(own) == 2 else (own[0] if own else "web")
+    return base, [n for n in names if n not in ("web", "library")]
+
+
+def run_sources(base: str, more: Sequence[str]) -> str:
+    """The sources a run from the tab searches: the web, the library or both, and any
+    others ticked under "More sources"."""
+    names = {"web": ["web"], "library": ["library"], "both": ["web", "library"]}[base]
+    return ",".join([*names, *more])
 
 
 def run_choices(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -92,7 +116,17 @@ class ResearchTab(ResearchSteer, RunShown):
         for trigger in (self.start.click, self.question.submit):
             trigger(
                 self.run,
-                [self.question, self.rounds, self.review, self.sources_from],
+                [
+                    self.question,
+                    self.rounds,
+                    self.review,
+                    self.sources_from,
+                    self.more_sources,
+                    self.since,
+                    self.until,
+                    self.domains,
+                    self.exclude_domains,
+                ],
                 outputs,
                 concurrency_limit=concurrency_limit,
                 show_progress="minimal",
@@ -134,13 +168,56 @@ class ResearchTab(ResearchSteer, RunShown):
             label="Show me the plan before the first search",
             elem_id="research-review",
         )
+        base, extra = sources_shown(settings.sources)
         self.sources_from = gr.Radio(
             [("The web", "web"), ("My library only (no network)", "library"), ("Both", "both")],
-            value="web",
+            value=base,
             label="Sources",
             elem_id="research-sources-from",
         )
+        self.build_scope(extra)
         self.status = gr.Markdown("", elem_id="research-status")
+
+    def build_scope(self, extra: list[str]) -> None:
+        """Papers and encyclopedias besides, and a window in time and place: folded away
+        until a person opens it (one line for a newcomer)."""
+        settings = self.agent.settings.research
+        opened = bool(extra or settings.since or settings.until or settings.domains)
+        with gr.Accordion("More sources, dates and sites", open=opened, elem_id="research-scope"):
+            self.more_sources = gr.Dropdown(
+                SCHOLARLY,
+                value=extra,
+                multiselect=True,
+                label="Also search",
+                info="Papers and encyclopedias, each through its own public API.",
+                elem_id="research-more-sources",
+            )
+            with gr.Row():
+                self.since = gr.Textbox(
+                    value=settings.since or "",
+                    label="Published since",
+                    placeholder="2024-01-01, 2024 or past year",
+                    elem_id="research-since",
+                )
+                self.until = gr.Textbox(
+                    value=settings.until or "",
+                    label="Published until",
+                    placeholder="2025-06-30 (optional)",
+                    elem_id="research-until",
+                )
+            with gr.Row():
+                self.domains = gr.Textbox(
+                    value=", ".join(settings.domains),
+                    label="Only these sites",
+                    placeholder="nature.com, arxiv.org",
+                    elem_id="research-domains",
+                )
+                self.exclude_domains = gr.Textbox(
+                    value=", ".join(settings.exclude_domains),
+                    label="Never these sites",
+                    placeholder="example.com",
+                    elem_id="research-exclude-domains",
+                )
 
     def build_results(self) -> None:
         """The plan and sources beside the report (with its download and follow-ups)."""
@@ -153,9 +230,22 @@ class ResearchTab(ResearchSteer, RunShown):
             with gr.Column(scale=3):
                 gr.Markdown("#### Report")
                 self.report = gr.Markdown("", elem_id="research-report")
-                self.download = gr.DownloadButton(
-                    "Download report (Markdown)", visible=False, elem_id="research-download"
-                )
+                with gr.Row():
+                    self.download = gr.DownloadButton(
+                        "Download report (Markdown)",
+                        visible=False,
+                        size="sm",
+                        elem_id="research-download",
+                    )
+                    self.exports = [
+                        gr.DownloadButton(
+                            f"References ({label})",
+                            visible=False,
+                            size="sm",
+                            elem_id=f"research-download-{fmt}",
+                        )
+                        for fmt, label in EXPORTS
+                    ]
                 self.build_followup()
 
     def build_past_runs(self) -> None:
@@ -179,6 +269,7 @@ class ResearchTab(ResearchSteer, RunShown):
             self.sources,
             self.report,
             self.download,
+            *self.exports,
             self.question,
             self.run_id,
             self.pause_box,
@@ -212,6 +303,11 @@ class ResearchTab(ResearchSteer, RunShown):
         rounds: float | None,
         review: bool = True,
         sources: Any = "web",
+        more: Sequence[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        domains: str | None = None,
+        exclude_domains: str | None = None,
         request: gr.Request | None = None,
     ) -> Iterator[Updates]:
         if (question or "").strip():  # at once, before the run is opened: a clean page
@@ -224,7 +320,13 @@ class ResearchTab(ResearchSteer, RunShown):
                 person=person,
                 clarify="auto",
                 review=bool(review),
-                sources=sources or "web",
+                sources=run_sources(sources or "web", more or []),
+                scope={
+                    "since": since,
+                    "until": until,
+                    "domains": domains,
+                    "exclude_domains": exclude_domains,
+                },
             )
         except Local2Error as exc:
             yield {self.status: notice_for(exc).markdown()}

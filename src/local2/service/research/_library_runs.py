@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from local2.contracts import Keep, ResearchItem, Sources
+from local2.config import Settings
+from local2.contracts import Keep, ResearchItem, RunScope, Sources
 from local2.errors import InvalidInput
 from local2.graph import Services
 from local2.library import ReadingLibrary
 from local2.research import ResearchContext, ResearchState
 from local2.service.research._driver import RunDriver
 from local2.storage import SteerInbox
-from local2.tools import library_sourced
+from local2.tools import Scope, library_sourced, parse_scope, parse_sources, sourced_tools
 
 SOURCES: tuple[Sources, ...] = ("web", "library", "both")
 KEEPS: tuple[Keep, ...] = ("all", "research", "off")
@@ -33,6 +34,53 @@ def check_sources(sources: str) -> Sources:
         if sources == known:
             return known
     raise InvalidInput(f"Unknown sources {sources!r}.", "Use web, library or both.")
+
+
+ScopeAsked = Mapping[str, Any]  # since, until, domains, exclude_domains, as a person gave them
+SCOPE_KEYS = ("since", "until", "domains", "exclude_domains")
+
+
+def looks_in_of(names: Sequence[str]) -> Sources:
+    """``web|library|both`` of the sources named (what the library's rules read)."""
+    if "library" not in names:
+        return "web"
+    return "library" if len(names) == 1 else "both"
+
+
+def run_sources(value: str | Sequence[str] | None, settings: Settings) -> tuple[str, ...]:
+    """The sources a run searches: those given (``web,arxiv``, or ``web|library|both``), else
+    ``research.sources``; an unknown one is refused with the known ones."""
+    return parse_sources(value if value else list(settings.research.sources))
+
+
+def run_scope(asked: ScopeAsked | None, settings: Settings) -> RunScope | None:
+    """A run's scope as given (each key left out: ``research.<key>``), checked, its relative
+    dates resolved to days; ``None`` when it has none."""
+    research = settings.research
+    given = {k: v for k, v in (asked or {}).items() if k in SCOPE_KEYS and v not in (None, "", [])}
+    values = {k: given.get(k, getattr(research, k)) for k in SCOPE_KEYS}
+    scope = parse_scope(**values)
+    if not (scope.timed or scope.placed):
+        return None
+    return RunScope(
+        since=scope.since.isoformat() if scope.since else None,
+        until=scope.until.isoformat() if scope.until else None,
+        domains=list(scope.domains),
+        exclude_domains=list(scope.exclude_domains),
+        said=scope.describe(),
+    )
+
+
+def scope_of(record: RunScope | None) -> Scope:
+    """The :class:`Scope` a run's record says (an empty one for none)."""
+    if not record:
+        return Scope()
+    return parse_scope(
+        record.get("since"),
+        record.get("until"),
+        record.get("domains"),
+        record.get("exclude_domains"),
+    )
 
 
 def check_keep(keep: object) -> Keep:
@@ -47,6 +95,20 @@ def library_context(
 ) -> ResearchContext:
     """The context a run from the library runs in: its tools the library's."""
     tools = library_sourced(services.tools, services.settings, services.backend, library, sources)
+    return ResearchContext(dataclasses.replace(services, tools=tools), inbox=inbox)
+
+
+def sourced_context(
+    services: Services,
+    library: ReadingLibrary,
+    names: Sequence[str],
+    scope: RunScope | None,
+    inbox: SteerInbox | None,
+) -> ResearchContext:
+    """The context of a run told its sources by name or scoped: its ``web_search`` asks
+    each of them within the scope (:func:`local2.tools.sourced_tools`)."""
+    settings, backend = services.settings, services.backend
+    tools = sourced_tools(services.tools, settings, backend, library, names, scope_of(scope))
     return ResearchContext(dataclasses.replace(services, tools=tools), inbox=inbox)
 
 
@@ -114,30 +176,49 @@ class RunSources:
         self.library, self.driver, self.services, self.inbox = library, driver, services, inbox
 
     def begin(
-        self, run_id: str, graph_input: ResearchState, sources: str, keep: Keep | None
+        self,
+        run_id: str,
+        graph_input: ResearchState,
+        sources: str | Sequence[str] | None,
+        keep: Keep | None,
+        scope: ScopeAsked | None = None,
     ) -> Sources:
-        """A new run's ``sources`` and ``keep``, checked, in its first state and in force."""
-        checked = check_sources(sources)
+        """A new run's ``sources`` (names, or ``web|library|both``; none: the settings'),
+        ``scope`` and ``keep``, checked, in its first state and in force."""
+        names = run_sources(sources, self.services.settings)
+        record = run_scope(scope, self.services.settings)
+        checked = looks_in_of(names)
         graph_input["looks_in"] = checked
+        graph_input["looks_at"] = list(names)
+        graph_input["scope"] = record
         if keep is not None:
             graph_input["keep"] = check_keep(keep)
-        self._set(run_id, checked, keep)
+        self._set(run_id, names, record, keep)
         return checked
 
     def as_begun(self, run_id: str, values: dict[str, Any]) -> None:  # a checkpoint's values
         """A run going on looks and keeps as it began."""
         keep = values.get("keep")
         looks_in = check_sources(str(values.get("looks_in") or "web"))
-        self._set(run_id, looks_in, check_keep(keep) if keep else None)
+        names = values.get("looks_at") or parse_sources(looks_in)
+        self._set(run_id, names, values.get("scope"), check_keep(keep) if keep else None)
 
-    def _set(self, run_id: str, sources: Sources, keep: Keep | None) -> None:
+    def _set(
+        self, run_id: str, names: Sequence[str], scope: RunScope | None, keep: Keep | None
+    ) -> None:
         """``library``: the person's library alone, no network; ``both``: the library first;
-        ``keep`` instead of ``library.keep`` (``off``: nothing)."""
+        other sources by name, or a scope: each searched within it; ``keep`` instead of
+        ``library.keep`` (``off``: nothing)."""
         if keep is not None:
             self.library.run_keep[run_id] = keep
-        if sources != "web":
+        plain = set(names) <= {"web", "library"} and not scope
+        if plain and "library" in names:
             self.driver.contexts[run_id] = library_context(
-                self.services, self.library, sources, self.inbox
+                self.services, self.library, looks_in_of(names), self.inbox
+            )
+        elif not plain:
+            self.driver.contexts[run_id] = sourced_context(
+                self.services, self.library, names, scope, self.inbox
             )
 
     def ended(self, run_id: str) -> None:

@@ -18,7 +18,7 @@ asks for the pauses, or gives the plan, when a run starts.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from typing import Any, Literal, cast
 
@@ -40,7 +40,6 @@ from local2.contracts import (
     ResearchRun,
     ResearchSource,
     RunStatus,
-    Sources,
     Steer,
     SteerRecord,
     collect_research,
@@ -59,6 +58,7 @@ from local2.research import (
 )
 from local2.service.access import Access, no_run
 from local2.service.research._driver import Answerer, RunDriver, finished, run_config
+from local2.service.research._exports import Exported, export_format, export_run
 from local2.service.research._input import (
     check_input,
     check_plan_edit,
@@ -135,15 +135,18 @@ class Research:
         review: bool = False,
         plan: PlanEdit | dict[str, Any] | str | None = None,  # dict: the person's JSON
         answer: Answerer | None = None,
-        sources: Sources = "web",
+        sources: str | Sequence[str] | None = None,
         keep: Keep | None = None,
+        scope: Mapping[str, Any] | None = None,
     ) -> Iterator[ResearchItem]:
         """Start a run, ``person``'s; the question (and a ``plan`` given) is checked before
         anything runs. ``clarify="auto"``: the planner may ask one question first;
         ``review``: the run pauses with its plan before the first search; ``plan``: the
         person's own (sub-questions, or a whole plan), run as given; ``answer``: who answers
         a pause at once (none: the stream ends at the pause, see :meth:`input`); ``sources``
-        and ``keep``: where it looks and what it keeps (:class:`RunSources`)."""
+        and ``keep``: where it looks (``web,arxiv,library``; none: ``research.sources``) and
+        what it keeps; ``scope``: ``since``, ``until``, ``domains``, ``exclude_domains``
+        (each not given: ``research.<key>``) (:class:`RunSources`)."""
         from local2.errors import InvalidQuery
         from local2.graph import validate_query
 
@@ -173,7 +176,7 @@ class Research:
             given = read_plan(plan)
             check_plan_edit({"question": question.strip(), "round": 1}, given, self.services, False)
             graph_input["given_plan"] = given.model_dump(exclude_none=True)
-        checked = self.sourcing.begin(run_id, graph_input, sources, keep)
+        checked = self.sourcing.begin(run_id, graph_input, sources, keep, scope)
         items = self.driver.drive(
             graph_input, run_id, question.strip(), owner=person.name, answer=answer
         )
@@ -293,12 +296,13 @@ class Research:
         max_rounds: int | None = None,
         on_item: Callable[[str, Any], None] | None = None,
         person: Person = LOCAL,
-        sources: Sources = "web",
+        sources: str | Sequence[str] | None = None,
         keep: Keep | None = None,
+        scope: Mapping[str, Any] | None = None,
     ) -> ResearchPayload:
         """Run to the end and return the payload."""
         items = self.stream(
-            question, max_rounds=max_rounds, person=person, sources=sources, keep=keep
+            question, max_rounds=max_rounds, person=person, sources=sources, keep=keep, scope=scope
         )
         return collect_research(items, on_item)
 
@@ -326,6 +330,14 @@ class Research:
         payload["status"] = self._status(run_id, snapshot)
         payload["awaiting"] = pending_request(snapshot)
         return payload
+
+    def export(
+        self, run_id: str, fmt: str, person: Person = LOCAL, access: Access | None = None
+    ) -> Exported:
+        """The run's references as ``fmt`` (bibtex, ris, csl) or its report (md), for its
+        owner; another person's run is as unknown as none (404)."""
+        export_format(fmt)  # an unknown format is refused before the run is looked up
+        return export_run(self.payload(run_id, person, access), fmt)
 
     def found(self, run_id: str) -> list[ResearchSource]:
         """Every source the run has found or read so far (the whole ledger), by number."""

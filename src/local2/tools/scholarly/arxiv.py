@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from urllib.parse import urlsplit
 
 from lxml import etree
 
@@ -50,6 +51,13 @@ def search_query(query: str, scope: Scope) -> str:
     return text
 
 
+def _https(url: str | None) -> str | None:
+    """arXiv's own links in https (its feed writes http); a mirror's as it gave them."""
+    if url and url.startswith("http://") and (urlsplit(url).hostname or "").endswith("arxiv.org"):
+        return "https://" + url.removeprefix("http://")
+    return url or None
+
+
 def _entry(entry: etree._Element) -> ScholarlyHit | None:
     link = text_of(entry.find(f"{ATOM}id"))
     found = _ID.search(link)
@@ -72,7 +80,7 @@ def _entry(entry: etree._Element) -> ScholarlyHit | None:
         venue=journal or "arXiv",
         doi=doi,
         arxiv_id=arxiv_id,
-        pdf_url=(pdf or "").replace("http://", "https://", 1) or None,
+        pdf_url=_https(pdf),
         open_access=True,
         peer_reviewed=None if journal else False,  # a journal version exists, not this copy
         extra_urls=(f"https://doi.org/{doi}",) if doi else (),

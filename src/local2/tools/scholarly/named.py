@@ -47,8 +47,8 @@ def parse_sources(value: str | Sequence[str]) -> tuple[str, ...]:
         if not item:
             continue
         if item not in KNOWN_SOURCES and item not in ALIASES:
-            raise InvalidInput(
-                f"unknown source {item!r}",
+            raise InvalidInput(  # the known ones in the message too: an API's 422 says it alone
+                f"unknown source {item!r}: the known ones are {', '.join(KNOWN_SOURCES)}",
                 f"Choose among: {', '.join(KNOWN_SOURCES)} (comma-separated).",
             )
         names += ALIASES.get(item, (item,))

@@ -9,6 +9,7 @@ from local2.config import ProviderSettings, WebSearchSettings
 from local2.tools.search_failures import unavailable
 from local2.tools.search_providers import HttpJsonProvider, SearchHit, hits_from
 from local2.tools.search_registry import ProviderSpec, key_of, register_provider, when_key_set
+from local2.tools.web_scope import brave_params
 
 KEY_ENV = "BRAVE_API_KEY"
 
@@ -38,7 +39,7 @@ class BraveProvider(HttpJsonProvider):
             )
         data = self.get_json(
             self.url,
-            {"q": query, "count": min(max_results, 20)},
+            {"q": query, "count": min(max_results, 20), **brave_params()},  # web_scope
             {"Accept": "application/json", "X-Subscription-Token": key},
         )
         web = data.get("web") if isinstance(data, dict) else None

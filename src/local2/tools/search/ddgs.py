@@ -17,6 +17,7 @@ from local2.tools.search_failures import (
 )
 from local2.tools.search_providers import SearchHit, hits_from, search_timeout
 from local2.tools.search_registry import Precheck, Probe, ProviderSpec, register_provider
+from local2.tools.web_scope import ddgs_params
 
 
 class DdgsSettings(ProviderSettings):
@@ -63,7 +64,8 @@ class DdgsProvider:
                 "search unavailable: the ddgs package is not installed", "pip install ddgs"
             ) from None
         try:
-            items = self.client_factory(self.timeout_s).text(query, max_results=max_results)
+            client = self.client_factory(self.timeout_s)
+            items = client.text(query, max_results=max_results, **ddgs_params())  # web_scope
         except TimeoutException as exc:
             raise search_timeout(self.timeout_s, detail_of(exc)) from None
         except RatelimitException as exc:

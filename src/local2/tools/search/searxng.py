@@ -9,6 +9,7 @@ from local2.config import ProviderSettings, WebSearchSettings
 from local2.errors import ToolError
 from local2.tools.search_providers import HttpJsonProvider, SearchHit, hits_from, search_failed
 from local2.tools.search_registry import Probe, ProviderSpec, answers_http, register_provider
+from local2.tools.web_scope import searxng_params
 
 
 class SearxngSettings(ProviderSettings):
@@ -38,7 +39,7 @@ class SearxngProvider(HttpJsonProvider):
     def search(self, query: str, max_results: int) -> list[SearchHit]:
         data = self.get_json(
             f"{self.base_url}/search",
-            {"q": query, "format": "json"},
+            {"q": query, "format": "json", **searxng_params()},  # a run's window (web_scope)
             {"Accept": "application/json"},
         )
         return hits_from(

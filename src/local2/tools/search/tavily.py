@@ -10,6 +10,7 @@ from local2.config import ProviderSettings, WebSearchSettings
 from local2.tools.search_failures import cannot_connect, detail_of, unavailable
 from local2.tools.search_providers import SearchHit, hits_from, search_failed, search_timeout
 from local2.tools.search_registry import ProviderSpec, key_of, register_provider, when_key_set
+from local2.tools.web_scope import tavily_params
 
 KEY_ENV = "TAVILY_API_KEY"
 
@@ -49,6 +50,7 @@ class TavilyProvider:
                 max_results=max_results,
                 search_depth=self.search_depth,
                 timeout=self.timeout_s,
+                **tavily_params(),  # a run's window and domains (web_scope)
             )
         except errors.TimeoutError as exc:
             raise search_timeout(self.timeout_s, detail_of(exc)) from None
