@@ -35,6 +35,7 @@ from .search_failures import HTTP_STATUS as HTTP_STATUS
 from .search_failures import NO_NETWORK as NO_NETWORK
 from .search_failures import TIMEOUT as TIMEOUT
 from .search_failures import cause_of as cause_of
+from .search_failures import lasting_of as lasting_of
 from .search_registry import Precheck as Precheck
 from .search_registry import ProviderSpec as ProviderSpec
 from .search_registry import provider_spec as provider_spec
@@ -65,6 +66,7 @@ __all__ = [
     "auto_reasons",
     "built_in_schemas",
     "cause_of",
+    "lasting_of",
     "configured_tool",
     "declare",
     "default_tools",
