@@ -216,19 +216,27 @@ def test_the_api_and_mcp_show_no_sources(web: LoopbackWeb, tmp_path: Path) -> No
                 stored = client.get(f"/research/{done['run_id']}").json()
                 runs = client.get("/research").json()["runs"]
 
-            async def by_mcp() -> tuple[dict[str, Any], list[str], str]:
+            async def by_mcp() -> tuple[dict[str, Any], dict[str, Any], list[str], str]:
                 async with http_session(f"{url}/mcp") as session:
                     args = {"question": QUESTION, "max_rounds": 1, "clarify": "never"}
                     result = structured(await session.call_tool("research", args))
+                    status = structured(
+                        await session.call_tool("research_status", {"run_id": result["run_id"]})
+                    )
                     listed = [str(r.uri) for r in (await session.list_resources()).resources]
                     read = await session.read_resource(result["resource"])
-                    return result, listed, getattr(read.contents[0], "text", "")
+                    return result, status, listed, getattr(read.contents[0], "text", "")
 
-            mcp, listed, read = anyio.run(by_mcp)
+            mcp, status, listed, read = anyio.run(by_mcp)
         agent.close()
     assert done["status"] == stored["status"] == runs[0]["status"] == "no_sources"
     assert stored["no_sources"]["cause"] == "no_network"
     assert mcp["status"] == "no_sources" and "**Next step:**" in mcp["report"]
+    # The cause and the next step as fields, as the HTTP payload has them, in both tools.
+    assert mcp["no_sources"]["cause"] == status["no_sources"]["cause"] == "no_network"
+    assert mcp["no_sources"]["next_step"] == stored["no_sources"]["next_step"]
+    assert mcp["no_sources"]["tried"] == stored["no_sources"]["tried"]
+    assert status["status"] == "no_sources"
     # Not listed as a report (it has none); read by its URI, it is the notice.
     assert not [u for u in listed if u.startswith("local2://research/")], listed
     assert read == mcp["report"]
