@@ -4,8 +4,9 @@ The embedded demo model has no critic (it almost never writes a grade that parse
 prose is often wrong or nonsense; these answers are its real replies
 (tests/fixtures/embedded_run/smollm2_outputs.json). Its answer is kept only when what the
 turn's tools read supports every sentence of it, by the check research's verify uses; else
-only the person's message is (its facts; a turn record with no answer is not made). An answer graded by a critic, or one from a model whose critic
-was turned off by choice, is kept as before. Real Chroma, real rule-based fact extraction.
+only the person's message is (its facts: a turn record with no answer is not made). An
+answer graded by a critic, or one from a model whose critic was turned off by choice, is
+kept as before. Real Chroma, real rule-based fact extraction.
 """
 
 from __future__ import annotations
