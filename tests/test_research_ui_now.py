@@ -217,8 +217,8 @@ def test_a_paused_plan_shows_its_own_controls_and_a_new_run_starts_on_a_clean_pa
         assert tab.visible(STEERING) == PAUSED_PLAN
         plan = text_of(tab.page, "#research-plan")
         assert (
-            "(fallback): The model's plan could not be used (its reply was not a plan in the "
-            "form asked for), so a standard plan was used." in plan
+            "Plan for round 1: The model's plan could not be used (its reply was not a plan "
+            "in the form asked for), so a standard plan was used." in plan
         ), plan
         assert "JSON" not in plan, plan  # the planner's words: under Details only
         assert not tab.page.is_visible("#research-details")

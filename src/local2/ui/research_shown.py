@@ -40,6 +40,15 @@ if TYPE_CHECKING:
 # Plain symbols: they render without an emoji font.
 REPORTS = "reports"  # under the data directory
 ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
+# Where a plan came from, in words (a rule's plan says why instead: research/_planner.py)
+ORIGINS = {
+    "model": "the model's",
+    "repaired": "the model's, after one repair",
+    "person": "yours",
+    "hop": "the second hop the model did not name",
+    "clarify": "the model's, after your answer",
+    "followup": "for a follow-up",
+}
 # What a run that reads only the library searches and reads it with (tools/library_tools.py)
 LIBRARY_TOOLS = (WEB_SEARCH, WEB_FETCH)
 
@@ -134,8 +143,9 @@ class RunView:
                     s["id"] for s in entry.get("steps") or []
                 }:
                     del self.steps[step_id]  # replaced by this plan
-            why = f": {entry['why']}" if entry.get("why") else ""  # why a rule's plan
-            self.notes.append(f"Plan for round {entry.get('round')} ({entry.get('origin')}){why}")
+            origin = str(entry.get("origin") or "")
+            said = entry.get("why") or f"({ORIGINS.get(origin, origin)})"  # why a rule's plan
+            self.notes.append(f"Plan for round {entry.get('round')}: {said}")
             if entry.get("why_detail"):  # what was wrong with the model's plan, as it said
                 self.details.append(
                     f"Round {entry.get('round')}, the model's plan: {entry['why_detail']}"
