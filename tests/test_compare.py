@@ -516,3 +516,19 @@ def test_on_postgres_every_process_shares_the_arena(
     assert table["votes"] == {"people": 1, "judge": 1}
     assert table["people"][0]["model"] == WEAK and table["judge"][0]["model"] == STRONG
     assert not list(tmp_path.rglob("*.sqlite"))
+
+
+def test_a_compared_turn_that_only_asks_to_remember_says_what_was_saved(
+    server: FakeOllama, tmp_path: Path
+) -> None:
+    """As in chat: the save answers the turn ("Saved to memory: ..."), with no model asked and
+    nothing to compare (two models replying to a save wrote apologies, not what was kept)."""
+    agent = make_agent(tmp_path, server.url)
+    payload = agent.turns.ask(
+        "Remember that my favourite colour is green.", "s1", options=agent.turns.options(WEAK)
+    )
+    assert payload["answer"] == "Saved to memory: The user's favourite colour is green."
+    assert not generation_requests(server, STRONG) and not generation_requests(server, WEAK)
+    assert not payload.get("respondents") and not (payload.get("pairwise") or {}).get("winner")
+    assert agent.sessions.history("s1")[-1]["assistant"] == payload["answer"]
+    agent.close()

@@ -97,6 +97,48 @@ def test_no_network_ends_no_sources_with_what_was_tried_and_the_library_or_corpu
     assert "finished with no source" in str(refused.value)  # no report to follow up on
 
 
+@pytest.mark.usefixtures("no_network")
+def test_no_network_stops_searching_at_once_however_many_rounds_are_left(
+    web: LoopbackWeb, tmp_path: Path
+) -> None:
+    """No other words can reach a web that cannot be reached: after the first failed search
+    the model is asked for no other plan and no gaps, and the run ends ``no_sources``."""
+    brain = ResearchBrain()
+    with FakeOllama(brain) as fake:
+        settings = overrides(fake, web, tmp_path, provider="ddgs")
+        settings["research"].update(max_rounds=3)
+        research = Research(load_settings(overrides=settings))
+        payload = research.run(QUESTION)
+        research.close()
+    assert payload["status"] == "no_sources"
+    assert brain.requests == {"plan": 1}  # the first plan only: no replan, no reflection
+    searches = [s for s in payload["steps"] if s["tool"] == "web_search"]
+    assert [s["status"] for s in searches] == ["failed"]
+    assert searches[0]["calls"][0].get("lasting") is True
+    assert [p["origin"] for p in payload["plan"]] == ["model", "no-tools"]
+    why = payload["plan"][-1].get("why") or ""
+    assert why.startswith("The search cannot work from here (no network: ") and why.endswith(
+        "so no other search is tried."
+    ), why
+    assert len(payload["no_sources"]["tried"]) == 1  # type: ignore[index]
+
+
+def test_a_failure_that_may_pass_is_still_replanned(web: LoopbackWeb, tmp_path: Path) -> None:
+    """A server's error (503) is not lasting: the model plans other words, as before."""
+    web.search_failures = [503] * 10
+    brain = ResearchBrain()
+    with FakeOllama(brain) as fake, pytest.MonkeyPatch.context() as env:
+        env.setenv("BRAVE_API_KEY", "not-a-real-key")
+        settings = overrides(fake, web, tmp_path, provider="brave", brave_url=f"{web.url}/search")
+        research = Research(load_settings(overrides=settings))
+        payload = research.run(QUESTION)
+        research.close()
+    assert payload["status"] == "no_sources"
+    assert brain.requests["plan"] >= 2  # replanned by the model
+    searches = [s for s in payload["steps"] if s["tool"] == "web_search"]
+    assert len(searches) >= 2 and not any(c.get("lasting") for s in searches for c in s["calls"])
+
+
 def test_my_library_only_with_an_empty_library_says_so_and_what_to_do(
     web: LoopbackWeb, tmp_path: Path
 ) -> None:
@@ -115,7 +157,7 @@ def test_my_library_only_with_an_empty_library_says_so_and_what_to_do(
     # Nothing else is tried: no other search of an empty library can find anything.
     assert [p["origin"] for p in payload["plan"]] == ["model", "no-tools"]
     assert payload["plan"][-1].get("why") == (
-        "your library is empty, so no other search of it can find anything"
+        "Your library is empty, so no other search of it can find anything."
     )
     assert brain.requests["plan"] == 1
     assert "Research on the web first" in found["next_step"]
@@ -134,7 +176,8 @@ def test_a_provider_that_refused_names_the_key_to_check(web: LoopbackWeb, tmp_pa
         research = Research(load_settings(overrides=settings))
         payload = research.run(QUESTION)
         research.close()
-    assert web.searches()  # Brave was asked, through the loopback, and said 401
+    assert len(web.searches()) == 1  # Brave was asked once, through the loopback: 401
+    assert brain.requests["plan"] == 1  # a rejected key: no other words are tried
     found = payload["no_sources"]
     assert payload["status"] == "no_sources" and found is not None
     assert found["cause"] == "refused"
@@ -173,19 +216,27 @@ def test_the_api_and_mcp_show_no_sources(web: LoopbackWeb, tmp_path: Path) -> No
                 stored = client.get(f"/research/{done['run_id']}").json()
                 runs = client.get("/research").json()["runs"]
 
-            async def by_mcp() -> tuple[dict[str, Any], list[str], str]:
+            async def by_mcp() -> tuple[dict[str, Any], dict[str, Any], list[str], str]:
                 async with http_session(f"{url}/mcp") as session:
                     args = {"question": QUESTION, "max_rounds": 1, "clarify": "never"}
                     result = structured(await session.call_tool("research", args))
+                    status = structured(
+                        await session.call_tool("research_status", {"run_id": result["run_id"]})
+                    )
                     listed = [str(r.uri) for r in (await session.list_resources()).resources]
                     read = await session.read_resource(result["resource"])
-                    return result, listed, getattr(read.contents[0], "text", "")
+                    return result, status, listed, getattr(read.contents[0], "text", "")
 
-            mcp, listed, read = anyio.run(by_mcp)
+            mcp, status, listed, read = anyio.run(by_mcp)
         agent.close()
     assert done["status"] == stored["status"] == runs[0]["status"] == "no_sources"
     assert stored["no_sources"]["cause"] == "no_network"
     assert mcp["status"] == "no_sources" and "**Next step:**" in mcp["report"]
+    # The cause and the next step as fields, as the HTTP payload has them, in both tools.
+    assert mcp["no_sources"]["cause"] == status["no_sources"]["cause"] == "no_network"
+    assert mcp["no_sources"]["next_step"] == stored["no_sources"]["next_step"]
+    assert mcp["no_sources"]["tried"] == stored["no_sources"]["tried"]
+    assert status["status"] == "no_sources"
     # Not listed as a report (it has none); read by its URI, it is the notice.
     assert not [u for u in listed if u.startswith("local2://research/")], listed
     assert read == mcp["report"]

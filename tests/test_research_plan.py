@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from local2.research._plan import (
     check_plan,
     decode_json,
     fallback_plan,
+    fallback_words,
     gaps_schema,
     parse_plan,
     plan_schema,
@@ -48,24 +50,70 @@ def test_a_good_plan_passes_schema_and_rules() -> None:
 
 
 @pytest.mark.parametrize(
-    ("change", "expected"),
+    ("change", "expected", "said"),
     [
-        (lambda p: p["steps"][0].update(tool="shell"), "unknown tool 'shell'"),
-        (lambda p: p["steps"][0]["args"].update(query="<your query>"), "placeholder"),
-        (lambda p: p["steps"][1].update(requires=["s3"]), "not an earlier step"),
-        (lambda p: p["steps"][1].update(requires=["s2"]), "cannot require itself"),
-        (lambda p: p["steps"].pop(), "last step must use the tool 'compose'"),
-        (lambda p: p["steps"][1]["args"].update(from_step="s9"), "not an earlier web_search"),
-        (lambda p: p["steps"][0].update(args={}), "needs args.query"),
-        (lambda p: p["steps"][1].update(args={"url": "ftp://x"}), "not an http(s) URL"),
-        (lambda p: p["steps"][0].update(id="s2"), "used twice"),
-        (lambda p: p["steps"][0]["args"].update(query="a web search query"), "placeholder"),
+        (
+            lambda p: p["steps"][0].update(tool="shell"),
+            "unknown tool 'shell'",
+            "a step named a tool that does not exist",
+        ),
+        (
+            lambda p: p["steps"][0]["args"].update(query="<your query>"),
+            "placeholder",
+            "a step searched for a placeholder, not real words",
+        ),
+        (
+            lambda p: p["steps"][1].update(requires=["s3"]),
+            "not an earlier step",
+            "its steps were not in an order that can run",
+        ),
+        (
+            lambda p: p["steps"][1].update(requires=["s2"]),
+            "cannot require itself",
+            "its steps were not in an order that can run",
+        ),
+        (
+            lambda p: p["steps"].pop(),
+            "last step must use the tool 'compose'",
+            "it did not end by writing the report",
+        ),
+        (
+            lambda p: p["steps"][1]["args"].update(from_step="s9"),
+            "not an earlier web_search",
+            "a step read the results of a step that does not come before it",
+        ),
+        (
+            lambda p: p["steps"][0].update(args={}),
+            "needs args.query",
+            "a step lacked what its tool needs",
+        ),
+        (
+            lambda p: p["steps"][1].update(args={"url": "ftp://x"}),
+            "not an http(s) URL",
+            "a step gave its tool details it cannot use",
+        ),
+        (
+            lambda p: p["steps"][0].update(id="s2"),
+            "used twice",
+            "its steps were not in an order that can run",
+        ),
+        (
+            lambda p: p["steps"][0].update(args={"query": "tide mills", "from_step": "s0"}),
+            "reads no results of another step",
+            "a step used another step's results in a way its tool cannot",
+        ),
     ],
 )
-def test_rules_a_schema_cannot_express(change: Any, expected: str) -> None:
+def test_rules_a_schema_cannot_express(change: Any, expected: str, said: str) -> None:
+    """Each rule the plan breaks, and the one sentence the person reads for it (no tool
+    argument, step id or JSON in it: those are the planner's words, kept for the log)."""
     plan = default_plan("How do tide mills work?")
     change(plan)
-    assert any(expected in e for e in errors_of(plan)), errors_of(plan)
+    errors = errors_of(plan)
+    assert any(expected in e for e in errors), errors
+    sentence = fallback_words(errors[0])
+    assert sentence == f"The model's plan could not be used ({said}), so a standard plan was used."
+    assert not re.search(r"args\.|'s\d'|from_step|JSON", sentence), sentence
 
 
 def test_step_cap_and_forbidden_calls() -> None:

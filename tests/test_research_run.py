@@ -156,8 +156,17 @@ def test_when_every_search_fails_the_last_fallback_calls_no_tools_and_says_why(
     assert origins == ["model", "fallback", "model", "no-tools"]
     whys = [p.get("why") for p in payload["plan"]]  # a rule's plan says why it was used
     assert whys[0] is None and whys[2] is None
-    assert whys[1].startswith("the model's plan could not be used, even after one repair: ")
-    assert "not valid JSON" in whys[1] and whys[3]
+    # in the person's words, one sentence; the planner's own words kept for the log
+    assert whys[1] == (
+        "The model's plan could not be used (its reply was not a plan in the form asked for), "
+        "so a standard plan was used."
+    )
+    assert "not valid JSON" in payload["plan"][1].get("why_detail", "")
+    assert "JSON" not in whys[1] and "args." not in str(whys)
+    assert whys[3] == (
+        "The run had replanned 2 times, the most it may (research.max_replans), so it goes "
+        "on to the report."
+    )
     overview = f"{QUESTION} overview"  # the test brain's replan
     assert web.searches() == [QUESTION, keywords(QUESTION), overview]  # 404: no retry
     # No source, no report: the run ends no_sources, says what it tried and what to do,

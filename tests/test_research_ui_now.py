@@ -142,6 +142,60 @@ def test_a_run_names_its_current_step_from_the_first_second(tmp_path: Path, brow
         assert tab.visible(STEERING) == FOLLOW_UP
 
 
+def two_subquestions(first: str, second: str) -> dict[str, Any]:
+    """A plan that searches two things and reads the top results of each."""
+    plan = default_plan(first)
+    other = default_plan(second)["steps"][:2]
+    other[0]["id"], other[1]["id"] = "s3", "s4"
+    other[1]["args"]["from_step"], other[1]["requires"] = "s3", ["s3"]
+    compose = {**plan["steps"][2], "id": "s5", "requires": ["s2", "s4"]}
+    return {**plan, "steps": [*plan["steps"][:2], *other, compose]}
+
+
+def test_the_sub_question_picker_shows_with_two_to_pick_and_its_buttons_once_one_is(
+    tmp_path: Path, browser: Any
+) -> None:
+    """Two sub-questions running: the picker offers both, and Stop it / Drop it show only
+    once one is picked (before, they would act on nothing)."""
+    brain = ResearchBrain(plans=[two_subquestions(QUESTION, "Kelsby swing bridge history")])
+    with research_tab(browser, tmp_path, brain, delay_s=1.0) as tab:
+        tab.web.search_delay_s = 2.0
+        tab.web.slow_pages = {name: 8.0 for name in tab.web.pages}  # time to pick, read on
+        tab.ask(QUESTION, review=False)
+        tab.page.wait_for_selector("#research-branch", state="visible")
+        assert tab.visible(BRANCHES) == ["#research-branch"]  # nothing picked yet
+        tab.page.click("#research-branch input")
+        listed = tab.page.inner_text("ul[role=listbox]")
+        assert f"q1: {QUESTION}" in listed and "q2: Kelsby swing bridge history" in listed
+        tab.page.click("ul[role=listbox] li:has-text('q2: Kelsby')")
+        tab.page.wait_for_selector("#research-drop-branch", state="visible")
+        tab.shot("picked")
+        assert tab.visible(BRANCHES) == BRANCHES
+        assert "finished" not in text_of(tab.page, "#research-status")  # it runs meanwhile
+        wait_text(tab.page, "#research-status", "finished", timeout=60_000)
+
+
+def test_a_failed_sub_question_is_not_offered_to_stop_or_drop(tmp_path: Path, browser: Any) -> None:
+    """The first search fails and the replan searches other words: the failed one has
+    nothing to stop or leave out, so no picker shows, only the run's own controls."""
+    brain = ResearchBrain()
+    with research_tab(browser, tmp_path, brain, delay_s=1.0) as tab:
+        tab.web.search_failures = [404]
+        tab.web.search_delay_s = 1.0
+        tab.web.slow_pages = {name: 1.0 for name in tab.web.pages}
+        tab.ask(QUESTION, review=False)
+        seen: list[list[str]] = []
+        for _ in range(200):
+            seen.append(tab.visible(STEERING))
+            if "finished" in text_of(tab.page, "#research-status"):
+                break
+            tab.page.wait_for_timeout(150)
+        tab.shot("replanned")
+        assert "Replanned" in text_of(tab.page, "#research-plan")
+        assert RUNNING in seen  # it was seen running
+        assert not [v for v in seen if set(v) & set(BRANCHES)], seen
+
+
 def test_a_paused_plan_shows_its_own_controls_and_a_new_run_starts_on_a_clean_page(
     tmp_path: Path, browser: Any
 ) -> None:
@@ -162,8 +216,15 @@ def test_a_paused_plan_shows_its_own_controls_and_a_new_run_starts_on_a_clean_pa
         tab.shot("paused-plan")
         assert tab.visible(STEERING) == PAUSED_PLAN
         plan = text_of(tab.page, "#research-plan")
-        assert "fallback: the model's plan could not be used" in plan, plan
-        assert "not valid JSON" in plan, plan
+        assert (
+            "Plan for round 1: The model's plan could not be used (its reply was not a plan "
+            "in the form asked for), so a standard plan was used." in plan
+        ), plan
+        assert "JSON" not in plan, plan  # the planner's words: under Details only
+        assert not tab.page.is_visible("#research-details")
+        tab.page.get_by_text("Details", exact=True).click()
+        wait_text(tab.page, "#research-details", "the reply is not valid JSON")
+        tab.shot("paused-plan-details")
 
 
 def test_a_run_whose_every_search_fails_ends_no_sources_with_its_next_step(
@@ -193,16 +254,19 @@ def test_a_run_whose_every_search_fails_ends_no_sources_with_its_next_step(
         assert not [s for s in said if "Writing the report" in s], said  # nothing was written
         assert any("nothing to write a report from" in s for s in said), said
         # Then "My library only", on an empty library: a clean page, and it says so.
+        # The question stays in its box: "My library only" needs no retyping.
+        asked = tab.page.input_value("#research-question textarea")
+        assert asked == "What are the health benefits of green tea?", asked
         tab.page.evaluate("window.statuses = []")
         tab.page.click("#research-sources-from label:has-text('My library only')")
-        tab.ask("What are the health benefits of green tea?", review=False)
+        tab.page.click("#research-run")
         wait_text(tab.page, "#research-status", "empty library", timeout=60_000)
         tab.shot("no-sources-library")
         said = tab.page.evaluate("window.statuses")
         assert any("Searching your library for" in s for s in said), said
         plan = text_of(tab.page, "#research-plan")
         assert "web_search in your library" in plan and "no network" not in plan, plan
-        assert "your library is empty, so no other search of it can find anything" in plan
+        assert "Your library is empty, so no other search of it can find anything." in plan
         report = text_of(tab.page, "#research-report")
         assert "Your library is empty, so there was nothing to search" in report, report
         assert "no network" not in report and "try again later" not in report

@@ -157,6 +157,29 @@ def test_when_every_provider_fails_the_last_error_is_the_result(
     assert info.value.data["cause"] == "timeout"
 
 
+def test_every_provider_failing_for_a_lasting_cause_says_no_query_can_succeed(
+    api: Callable[..., ApiServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rejected key and then no network: no other words can succeed, and the error says so
+    (``data["lasting"]``); a rate limit before no network may pass, so it does not."""
+    monkeypatch.setenv("BRAVE_API_KEY", "k")
+    refused = api(lambda req: (401, {}))
+    cfg = WebSearchSettings(brave_url=refused.url, searxng_url=DEAD)
+    search = WebSearch(cfg, make_chain(cfg, ddgs_client=RecordedDDGS("no_network")))
+    with pytest.raises(ToolError) as info:
+        search({"query": "x"})
+    assert info.value.data["cause"] == "no_network" and info.value.data["lasting"] is True
+    limited = api(lambda req: (429, {}))
+    cfg = WebSearchSettings(brave_url=limited.url, searxng_url=DEAD)
+    search = WebSearch(cfg, make_chain(cfg, ddgs_client=RecordedDDGS("no_network")))
+    with pytest.raises(ToolError) as info:
+        search({"query": "x"})
+    assert info.value.data["cause"] == "no_network" and info.value.data["lasting"] is False
+    with pytest.raises(ToolError) as info:
+        ddgs_search("timeout")
+    assert info.value.data["lasting"] is False
+
+
 def test_mock_is_only_ever_a_configured_choice() -> None:
     assert "mock" not in [n for n, _ in auto_reasons(WebSearchSettings(), {"X": "1"})]
     text = WebSearch(WebSearchSettings(provider="mock"))({"query": "news"}).text

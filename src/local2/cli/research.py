@@ -114,11 +114,12 @@ class Checklist:
     def event(self, entry: dict[str, Any]) -> None:
         subject = entry.get("subject", "")
         if subject == events.RESEARCH_PLAN:
-            why = f": {entry['why']}" if entry.get("why") else ""  # why a rule's plan
             self.line(
-                f"[bold]Plan[/] (round {entry.get('round')}, {entry.get('origin')}"
-                f"{escape(why)}): {escape(str(entry.get('goal') or ''))}"
+                f"[bold]Plan[/] (round {entry.get('round')}, {entry.get('origin')}): "
+                f"{escape(str(entry.get('goal') or ''))}"
             )
+            if entry.get("why"):  # why a rule's plan was used, in one sentence
+                self.line(f"  {escape(str(entry['why']))}")
             for step in entry.get("steps") or []:
                 self.steps[step["id"]] = step
                 args = _args_text(step.get("args") or {})

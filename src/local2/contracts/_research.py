@@ -32,6 +32,9 @@ class ResearchCall(TypedDict):
     # rejected_key...) and its fix, as the tool named them
     cause: NotRequired[str]
     fix: NotRequired[str]
+    # every provider it tried failed for a cause no other query can cure (no network, a
+    # refused connection or key): the run searches that way no more
+    lasting: NotRequired[bool]
 
 
 class PlannedStep(TypedDict):
@@ -74,6 +77,7 @@ class PlanRecord(TypedDict):
     attempts: list[PlanAttempt]
     model_skipped: NotRequired[str]  # why the model was not asked (research/_plan.py)
     why: NotRequired[str]  # why a rule's plan (fallback, no-tools) was used, for the person
+    why_detail: NotRequired[str]  # what was wrong with the model's plan, the planner's words
 
 
 class RoundRecord(TypedDict):

@@ -79,7 +79,7 @@ def remember_turn(
     answer = state.get("answer") or ""
     if store is None or not answer.strip() or state.get("error"):
         return {}
-    unusable = guard_replaced(state) or _only_the_save(state)
+    unusable = guard_replaced(state) or _only_the_save(state) or unchecked(state, services)
     if unusable:  # nothing learnt from the reply: only the person's own message is remembered
         state = {**state, "answer": ""}
     distilled = _distill(state, services, give_way)
@@ -120,6 +120,30 @@ def guard_replaced(state: TurnState) -> str | None:
         if isinstance(entry, dict) and entry.get("subject") == ANSWER_FALLBACK:
             return str(entry.get("reason") or "replaced")
     return None
+
+
+UNCHECKED = "no critic can grade the demo model, and what the turn read does not support it"
+
+
+def unchecked(state: TurnState, services: Services) -> str | None:
+    """An answer that nothing can check is not a memory. With a critic, its grade checks
+    the answer (one graded failing is left out of recall:
+    :func:`local2.memory.ranking.is_bad`). The embedded demo model has none (its critic is
+    off: it almost never writes a grade that parses, service/wiring.py), and its prose is
+    often wrong or nonsense ("17 * 23 = 429", "I'm sorry for any confusion" over and over).
+    Its answer is kept only when what the turn's tools read supports every one of its
+    sentences, by the check research's ``verify`` holds a cited sentence to
+    (:func:`local2.retrieval.check_support`); else only the person's message is kept. (A
+    critic turned off by choice is the person's call: their answers are kept as before.)"""
+    if services.critic is not None or services.backend != "embedded":
+        return None
+    from local2.retrieval import check_support, sentences
+
+    evidence = [c["result"] for c in state.get("tool_calls") or [] if not c.get("error")]
+    claims = sentences(state.get("answer") or "")
+    if evidence and claims and all(check_support(c, evidence).supported for c in claims):
+        return None
+    return UNCHECKED
 
 
 def _only_the_save(state: TurnState) -> str | None:

@@ -46,6 +46,7 @@ from local2.graph.compare.respond import build_respondent_graph, fan_out, respon
 from local2.graph.context import TurnContext, contextual, current_context
 from local2.graph.loop import add_answer_loop
 from local2.graph.nodes.critique import critique
+from local2.graph.nodes.generate import saves_only
 from local2.graph.nodes.ingest import ingest
 from local2.graph.nodes.publish import publish
 from local2.graph.nodes.receive import receive
@@ -70,6 +71,8 @@ def after_receive(state: TurnState) -> Literal["generate", "compare", "retry_con
     (as the run's context says; a run without one: one respondent)."""
     if state.get("error"):
         return "__end__"
+    if saves_only(state):  # the save answers it, compared or not ("Saved to memory: ...")
+        return "generate"
     return answer_path(current_context())
 
 

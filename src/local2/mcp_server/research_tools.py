@@ -46,6 +46,7 @@ def result_of(payload: ResearchPayload, run_id: str | None = None) -> ResearchRe
         "unsupported": len(payload.get("unsupported") or []),
         "stopped": payload.get("stopped"),
         "awaiting": payload.get("awaiting"),
+        "no_sources": payload.get("no_sources"),
         "resource": report_uri(run_id),
     }
 
@@ -72,6 +73,7 @@ def started(run_id: str, question: str) -> ResearchResult:
         "unsupported": 0,
         "stopped": None,
         "awaiting": None,
+        "no_sources": None,
         "resource": report_uri(run_id),
     }
 
@@ -216,6 +218,7 @@ def add_reading_tools(server: MCPServer, agent: "Agent", person: Person | None) 
             "steps": len(steps),
             "sources": len(payload.get("sources") or []),
             "awaiting": payload.get("awaiting"),
+            "no_sources": payload.get("no_sources"),
         }
 
     @server.tool(title="A research run's report", annotations=READS)

@@ -12,6 +12,7 @@ from local2.contracts import (
     DocumentRecord,
     Grade,
     MemoryHit,
+    NoSources,
     ResearchRequest,
     ResearchRun,
     ResearchSource,
@@ -66,6 +67,13 @@ class ResearchResult(TypedDict):
         ResearchRequest | None,
         Field(description="What a paused run waits for: answer it with research_input."),
     ]
+    no_sources: Annotated[
+        NoSources | None,
+        Field(
+            description="Status no_sources: why nothing was found (cause: no_network, "
+            "empty_library, refused, ...), what was tried, and the one next step; else null."
+        ),
+    ]
     resource: Annotated[str, Field(description="The report as a resource (Markdown).")]
 
 
@@ -79,6 +87,13 @@ class ResearchStatus(TypedDict):
     steps: int
     sources: int
     awaiting: ResearchRequest | None
+    no_sources: Annotated[
+        NoSources | None,
+        Field(
+            description="Status no_sources: why nothing was found (cause: no_network, "
+            "empty_library, refused, ...), what was tried, and the one next step; else null."
+        ),
+    ]
 
 
 class SearchResult(TypedDict):

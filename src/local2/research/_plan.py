@@ -10,6 +10,7 @@ the person edits them, and how a model is asked for it.
 - **Sub-questions**: the run's steps grouped by what they look into, as the person sees,
   edits (:func:`apply_edit`) and steers them, and the step records a plan becomes
   (:func:`adopt`).
+- **Why a fallback was used**, in one sentence for the person (:func:`fallback_words`).
 
 The ``plan`` and ``replan`` nodes that use all of this are in :mod:`local2.research._planner`,
 with the pauses that wait for the person.
@@ -966,11 +967,13 @@ def adopt(
     followup: int = 0,
     model_skipped: str | None = None,
     why: str | None = None,
+    detail: str = "",
 ) -> ResearchUpdate:
     """Replace the pending steps by ``plan``'s, renumbered after every step so far and put
     on their sub-questions (new ones where they start one); ``model_skipped`` says why
     the model was not asked for it (:mod:`local2.research.gave_up`), ``why`` why a rule's
-    plan (a fallback) was used, in words for the person."""
+    plan (a fallback) was used, in words for the person, ``detail`` what was wrong with the
+    model's plan in the planner's words (:func:`fallback_words`)."""
     steps = state.get("steps") or {}
     order = list(state.get("order") or [])
     round_n = state.get("round") or 1
@@ -986,6 +989,8 @@ def adopt(
     skipped: dict[str, str] = {"model_skipped": model_skipped} if model_skipped else {}
     if why:
         skipped["why"] = why
+    if detail:
+        skipped["why_detail"] = detail
     entry = event(
         state,
         events.RESEARCH_PLAN,
@@ -1007,6 +1012,8 @@ def adopt(
         record = {"model_skipped": model_skipped, **record}
     if why:
         record["why"] = why
+    if detail:
+        record["why_detail"] = detail
     return {
         "goal": state.get("goal") or plan.goal,
         "steps": records,
@@ -1017,3 +1024,63 @@ def adopt(
         "event_log": [entry],
         "last_step": start + len(plan.steps) - 1,
     }
+
+
+# --- plan_words: why the rule's plan was used, in the person's words ---------------
+# The planner's own reasons are written for whoever debugs a plan ("step 's1': web_search
+# reads no results of another step: it takes no args.from_step"). A person reads one
+# sentence instead (:func:`fallback_words`): the kind of mistake, and that a standard plan
+# was used; the planner's words stay in the plan's record (``why_detail``) and event.
+
+# The planner's reasons (research/plan_schema.py, research/step_tools.py, and
+# research/structured.py's JSON and schema checks), each as a kind of mistake; the first
+# pattern that matches names it.
+_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"not valid JSON", re.I), "its reply was not a plan in the form asked for"),
+    (re.compile(r"placeholder", re.I), "a step searched for a placeholder, not real words"),
+    (re.compile(r"\bneeds args\.", re.I), "a step lacked what its tool needs"),
+    (
+        re.compile(r"from_step .* is not an earlier|must also be listed in requires", re.I),
+        "a step read the results of a step that does not come before it",
+    ),
+    (
+        re.compile(r"reads no results of another step|cannot read what|not both", re.I),
+        "a step used another step's results in a way its tool cannot",
+    ),
+    (re.compile(r"unknown tool", re.I), "a step named a tool that does not exist"),
+    (re.compile(r"steps; at most", re.I), "it had more steps than a plan may have"),
+    (
+        re.compile(r"last step must use|only the last step may be", re.I),
+        "it did not end by writing the report",
+    ),
+    (re.compile(r"searches or reads", re.I), "it neither searched nor read anything"),
+    (
+        re.compile(r"requires '|require itself|used twice", re.I),
+        "its steps were not in an order that can run",
+    ),
+    (
+        re.compile(r"failed before and is forbidden|repeats step", re.I),
+        "it repeated a search already made or already failed",
+    ),
+    (
+        re.compile(r"args\.|takes no args|http\(s\) URL", re.I),
+        "a step gave its tool details it cannot use",
+    ),
+)
+STANDARD = "so a standard plan was used"
+
+
+def mistake(detail: str) -> str:
+    """The kind of mistake a planner's reason names, in plain words."""
+    for pattern, said in _KINDS:
+        if pattern.search(detail):
+            return said
+    return "it did not follow the rules for a plan"
+
+
+def fallback_words(detail: str) -> str:
+    """One sentence for the person: the model's plan, what was wrong with it, and what
+    was done instead (``detail``: the planner's first reason, "" when none was given)."""
+    if not detail:
+        return f"The model's plan could not be used, {STANDARD}."
+    return f"The model's plan could not be used ({mistake(detail)}), {STANDARD}."

@@ -5,7 +5,8 @@ running run, applied at its next step boundary.
 - ``plan`` makes the first plan, and in later rounds the plan for the gaps ``reflect``
   named; ``replan`` replaces the steps still pending after a step failed for good. Both ask
   with the plan's JSON schema and take the fallback when the model's plan breaks the rules
-  (the plan itself: :mod:`local2.research._plan`).
+  (the plan itself: :mod:`local2.research._plan`), saying why in the person's words. A
+  search no other query can cure (no network) plans only the report (:func:`closed_search`).
 - ``ask`` and ``review`` pause the run (LangGraph ``interrupt``, over the run's
   checkpointer, so a pause survives a restart).
 - A say (``text``, ``add``, ``drop``, ``stop``) goes into the run's inbox in the store and is
@@ -52,6 +53,7 @@ from local2.research._plan import (
     call_key,
     check_plan,
     fallback_plan,
+    fallback_words,
     gave_up,
     new_subquestion,
     next_step_number,
@@ -614,26 +616,64 @@ def plan(
         reason, note = "the second hop the model did not name", None
     origin = "hop" if by_rule else asked.source
     why = fallback_why(asked, origin, bool(model_skipped))
-    adopted = adopt(view, chosen, origin, asked, reason, model_skipped=note, why=why)
+    detail = fallback_detail(asked) if why else ""
+    adopted = adopt(view, chosen, origin, asked, reason, model_skipped=note, why=why, detail=detail)
     if view.get("review") and not view.get("reviewed"):
         adopted = awaiting_plan(view, adopted)  # the person sees it before the first search
     return {**start, **adopted, **remember(asked, services)}
 
 
 def fallback_why(asked: Structured[Plan], origin: str, model_skipped: bool) -> str | None:
-    """Why the rule's plan was used instead of the model's, in words for the person (None:
-    the model's plan was used)."""
+    """Why the rule's plan was used instead of the model's, in one sentence for the person
+    (None: the model's plan was used); the planner's own words are :func:`fallback_detail`."""
     if origin not in ("fallback", "no-tools"):
         return None
     if model_skipped:
-        return "the model failed its plan's schema earlier in this run, so the rule plans"
+        return (
+            "The model's plans could not be used earlier in this run, so a standard plan was "
+            "used without asking it again."
+        )
     if origin == "no-tools":
-        return "every search it could still try had failed"
+        return "Every search still worth trying had failed, so no other search is made."
     if not asked.attempts:
-        return "the model was not asked"
+        return "The model was not asked, so a standard plan was used."
+    return fallback_words(fallback_detail(asked))
+
+
+def fallback_detail(asked: Structured[Plan] | None) -> str:
+    """What was wrong with the model's last plan, in the planner's words ("" when the model
+    was not asked): for the event log and the plan's record, not the person's sentence."""
+    if asked is None or not asked.attempts:
+        return ""
     errors = asked.attempts[-1].errors or asked.attempts[-1].schema_errors
-    said = f": {errors[0][:160]}" if errors else ""
-    return f"the model's plan could not be used, even after one repair{said}"
+    return errors[0][:200] if errors else ""
+
+
+# A search no other query can cure. When a step's search failed and every provider it tried
+# failed for a lasting cause (no network, a refused connection, a rejected key:
+# ``ToolError.data["lasting"]``, tools/search_failures.py), any other words would fail the
+# same way, and asking the model for another plan only costs its replies (tens of seconds
+# each on a small model). So ``replan`` plans only the report (with no source, the
+# ``no_sources`` notice) and ``reflect`` starts no new round; failures that may pass (a
+# timeout, a rate limit, a server's error) are replanned as before.
+
+
+def closed_search(state: ResearchState) -> str | None:
+    """The error of the run's first search that no other query can cure, or None."""
+    steps = state.get("steps") or {}
+    for step_id in state.get("order") or []:
+        step = steps.get(step_id) or {}
+        if step.get("status") != "failed" or step.get("tool") == COMPOSE:
+            continue
+        if any(c.get("lasting") and c.get("error") for c in step.get("calls") or []):
+            return str(step.get("error") or "the search failed")
+    return None
+
+
+def why_closed(error: str) -> str:
+    """Why no other search is planned, in the person's words."""
+    said = " ".join(error.split()).rstrip(".")
+    return f"The search cannot work from here ({said}), so no other search is tried."
 
 
 def after_plan(state: ResearchState) -> str:
@@ -751,11 +791,19 @@ def replan(
     why: str | None = None
     if replans > settings.max_replans:
         chosen, origin = fallback_plan([], tools, settings.read_top), "no-tools"
-        why = f"it had replanned {replans - 1} times (research.max_replans), the most it may"
+        why = (
+            f"The run had replanned {replans - 1} times, the most it may "
+            "(research.max_replans), so it goes on to the report."
+        )
     elif any(LIBRARY_EMPTY in str(steps[i].get("error") or "") for i in fresh):
         # the run reads only the library, and it is empty: no other search can find anything
         chosen, origin = fallback_plan([], tools, settings.read_top), "no-tools"
-        why = "your library is empty, so no other search of it can find anything"
+        why = "Your library is empty, so no other search of it can find anything."
+    elif (closed := closed_search(state)) is not None:
+        # no network, or every provider refused: any other words would fail the same way
+        chosen = fallback_plan([], tools, settings.read_top, goal=state["question"])
+        origin = "no-tools"
+        why = why_closed(closed)
     else:
         observations = [
             observation(steps[i]) for i in state.get("order") or [] if steps[i]["tool"] != COMPOSE
@@ -776,7 +824,14 @@ def replan(
             origin = "fallback" if len(chosen.steps) > 1 else "no-tools"
             why = fallback_why(asked, origin, False)
     adopted = adopt(
-        state, chosen, origin, asked, f"replan: {reason}", followup=_followup_n(state), why=why
+        state,
+        chosen,
+        origin,
+        asked,
+        f"replan: {reason}",
+        followup=_followup_n(state),
+        why=why,
+        detail=fallback_detail(asked) if why else "",
     )
     return {
         **adopted,

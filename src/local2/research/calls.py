@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from local2 import events
 from local2.contracts import EventEntry, SourceMeta
@@ -24,13 +24,22 @@ from local2.errors import ToolError
 from local2.graph import Services, event
 from local2.research._state import CallRecord, Found, StepTool
 from local2.research.readings import found_in
-from local2.tools import LIBRARY_EMPTY, TIMEOUT, ToolContext, ToolResult, cause_of
+from local2.tools import LIBRARY_EMPTY, TIMEOUT, ToolContext, ToolResult, cause_of, lasting_of
 
 _TRANSIENT = re.compile(r"timeout|timed out|\b(?:failed|status):? (?:429|5\d\d)\b", re.I)
 NO_TEXT = "(no readable text found on this page)"
 SKIPPED = "skipped: the read budget"  # how a call the budget of seconds cut off begins
 
-Reason = dict[str, str]  # a failed call's "cause" and "fix", when its tool named them
+
+class Reason(TypedDict, total=False):
+    """A failed call's cause and fix, when its tool named them, and whether no other query
+    of that tool can succeed (tools/search_failures.py, ``LASTING``)."""
+
+    cause: str
+    fix: str
+    lasting: bool
+
+
 Planned = tuple[str, dict[str, Any], str]  # (tool, args as the plan wrote them (JSON), title)
 
 
@@ -83,6 +92,8 @@ def reason_of(exc: ToolError) -> Reason:
         reason["cause"] = cause
     if exc.fix:
         reason["fix"] = exc.fix
+    if lasting_of(exc):
+        reason["lasting"] = True
     return reason
 
 
@@ -197,6 +208,8 @@ def _with_reason(record: CallRecord, reason: Reason) -> CallRecord:
         record["cause"] = reason["cause"]
     if record["error"] is not None and "fix" in reason:
         record["fix"] = reason["fix"]
+    if record["error"] is not None and reason.get("lasting"):
+        record["lasting"] = True
     return record
 
 

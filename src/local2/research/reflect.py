@@ -34,7 +34,7 @@ from local2.research._plan import (
     remember,
     skipped,
 )
-from local2.research._planner import person_brief, usable_ledger
+from local2.research._planner import closed_search, person_brief, usable_ledger
 from local2.research._prompts import (
     bridge_names,
     hop_queries,
@@ -89,6 +89,8 @@ def _why_stop(state: ResearchState, services: Services) -> str:
         return "a follow-up takes one round"
     if state.get("stopped"):
         return str(state["stopped"])
+    if closed_search(state) is not None:
+        return "the search cannot work from here"
     if hopped(state) and not gave_up(state, services):
         return HOP_READ
     if round_n >= (state.get("max_rounds") or settings.max_rounds):

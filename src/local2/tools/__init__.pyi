@@ -39,6 +39,7 @@ from .search_failures import HTTP_STATUS as HTTP_STATUS
 from .search_failures import NO_NETWORK as NO_NETWORK
 from .search_failures import TIMEOUT as TIMEOUT
 from .search_failures import cause_of as cause_of
+from .search_failures import lasting_of as lasting_of
 from .search_registry import Precheck as Precheck
 from .search_registry import ProviderSpec as ProviderSpec
 from .search_registry import provider_spec as provider_spec
@@ -80,6 +81,7 @@ __all__ = [
     "folder_files",
     "format_hit",
     "json_lines",
+    "lasting_of",
     "library_sourced",
     "load_mcp_tools",
     "make_chain",

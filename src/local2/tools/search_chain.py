@@ -4,7 +4,10 @@
 each provider's ``auto`` rule and rank): as shipped, Tavily when ``TAVILY_API_KEY`` is set,
 Brave when ``BRAVE_API_KEY`` is set, SearXNG when ``searxng_url`` answers, and ``ddgs``
 (keyless) last. A provider that fails hands the query to the next, and each hand-over is a
-``tool.fallback`` event; mock is never a fallback, only a configured choice.
+``tool.fallback`` event; mock is never a fallback, only a configured choice. When the last
+fails too, its error says whether every provider failed for a cause no other query can
+cure (``ToolError.data["lasting"]``: no network, a refused connection or key), so a research
+run stops searching the web instead of trying other words.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from local2 import events
 from local2.config import WebSearchSettings
 from local2.contracts import WEB_SEARCH
 from local2.errors import ToolError
-from local2.tools.search_failures import DOCTOR
+from local2.tools.search_failures import DOCTOR, lasting
 from local2.tools.search_providers import SearchHit, SearchProvider
 from local2.tools.search_registry import Probe, answers_http, provider_spec, provider_specs
 
@@ -105,10 +108,12 @@ class ProviderChain:
                 hits = provider.search(query, max_results)
             except ToolError as exc:
                 if i + 1 == len(chain):
+                    causes = [str(f.get("cause") or "") for f in fallbacks]
+                    causes.append(str(exc.data.get("cause") or ""))
                     raise ToolError(
                         str(exc),
                         fallback_events(fallbacks),
-                        {**exc.data, "provider": provider.name},
+                        {**exc.data, "provider": provider.name, "lasting": lasting(causes)},
                         exc.fix or SEARCH_FIX,
                     ) from None
                 fallbacks.append(_fallback(provider.name, exc, chain[i + 1].name))

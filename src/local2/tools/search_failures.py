@@ -32,6 +32,10 @@ RATE_LIMITED = "rate_limited"  # 429
 HTTP_STATUS = "http_status"  # another status
 BAD_REPLY = "bad_reply"  # an answer that is not what the API promises
 UNAVAILABLE = "unavailable"  # not installed, no key: nothing was asked
+# Causes no other query can cure: whatever words a search is given next, it fails the same
+# way until the machine, the key or the setting changes (a timeout, a rate limit or a
+# server's error may pass, and a reply that could not be read may be the query's).
+LASTING = frozenset({NO_NETWORK, REFUSED, REJECTED_KEY, FORBIDDEN, UNAVAILABLE})
 
 DOCTOR = "`local2 doctor` checks the search."
 OFFLINE_FIX = (
@@ -161,7 +165,19 @@ def unavailable(message: str, fix: str) -> ToolError:
     return _failure(message, UNAVAILABLE, f"{fix} {DOCTOR}".strip(), "")
 
 
+def lasting(causes: list[str]) -> bool:
+    """Whether every provider tried failed for a cause no other query can cure
+    (:data:`LASTING`): then no search of the web can succeed in this run."""
+    return bool(causes) and all(cause in LASTING for cause in causes)
+
+
 def cause_of(exc: ToolError) -> str:
     """The cause a failed search names (``""`` for a failure from before causes)."""
     cause = exc.data.get("cause")
     return cause if isinstance(cause, str) else ""
+
+
+def lasting_of(exc: ToolError) -> bool:
+    """Whether a failed search says no other query can succeed: every provider it tried
+    failed for a lasting cause (``ToolError.data["lasting"]``, set by the provider chain)."""
+    return exc.data.get("lasting") is True

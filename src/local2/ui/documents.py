@@ -101,7 +101,7 @@ class Attachments(UIPart):
                 value=table(DOCUMENT_COLUMNS, []),
                 interactive=False,
                 wrap=True,
-                column_widths=["22%", "10%", "20%", "48%"],
+                column_widths=["20%", "13%", "19%", "48%"],
                 max_height=800,  # attached_k hits of ~360 characters: all in view
                 elem_id="local2-document-hits",
             )

@@ -25,6 +25,7 @@ from local2.contracts import (
     ResearchPayload,
     ResearchSource,
     SourceMeta,
+    SubQuestion,
 )
 from local2.memory import owner_folder
 from local2.research import link_citations, plain, safe_url, why_found
@@ -41,6 +42,15 @@ if TYPE_CHECKING:
 # Plain symbols: they render without an emoji font.
 REPORTS = "reports"  # under the data directory
 ICONS = {"pending": "○", "running": "▸", "done": "✓", "failed": "✗", "skipped": "–"}
+# Where a plan came from, in words (a rule's plan says why instead: research/_planner.py)
+ORIGINS = {
+    "model": "the model's",
+    "repaired": "the model's, after one repair",
+    "person": "yours",
+    "hop": "the second hop the model did not name",
+    "clarify": "the model's, after your answer",
+    "followup": "for a follow-up",
+}
 # What a run that reads only the library searches and reads it with (tools/library_tools.py)
 LIBRARY_TOOLS = (WEB_SEARCH, WEB_FETCH)
 
@@ -71,11 +81,32 @@ class RunView:
     run_id: str = ""
     steps: dict[str, StepRow] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # the planner's own words, for Details
     sources: list[ResearchSource] = field(default_factory=list)
     payload: ResearchPayload | None = None
     doing: Doing = field(default_factory=Doing)  # what it does now, for the status line
     question: str = ""
-    branches: int = 0  # its open sub-questions: more than one, and one may be stopped
+    subquestions: list[SubQuestion] = field(default_factory=list)  # as last planned
+
+    def pickable(self) -> list[SubQuestion]:
+        """The sub-questions a person may stop or drop now: open, with a step still to run
+        or one that found something (one whose every step failed or was skipped has
+        nothing to stop and nothing to leave out)."""
+        kept = []
+        for q in self.subquestions:
+            states = {
+                str(step.get("status") or "pending")
+                for step in self.steps.values()
+                if step.get("branch") == q["id"]
+            }
+            if q.get("status") == "open" and states & {"pending", "running", "done"}:
+                kept.append(q)
+        return kept
+
+    @property
+    def branches(self) -> int:
+        """How many sub-questions there are to pick from (more than one: one may be stopped)."""
+        return len(self.pickable())
 
     def status(self) -> str:
         """The status line while it runs: the run, its question, and what it does now."""
@@ -88,6 +119,11 @@ class RunView:
             self.steps[str(step["id"])] = StepRow(**step)
         self.sources = list(payload.get("sources") or [])
         self.doing.found = len(self.sources)
+        for record in payload.get("plan") or []:
+            if record.get("why_detail"):
+                self.details.append(
+                    f"Round {record.get('round')}, the model's plan: {record['why_detail']}"
+                )
 
     # entry: an event entry, its own fields beside subject and t (as local2.events has them)
     def apply(self, entry: dict[str, Any]) -> None:
@@ -109,8 +145,13 @@ class RunView:
                     s["id"] for s in entry.get("steps") or []
                 }:
                     del self.steps[step_id]  # replaced by this plan
-            why = f": {entry['why']}" if entry.get("why") else ""  # why a rule's plan
-            self.notes.append(f"Plan for round {entry.get('round')} ({entry.get('origin')}{why})")
+            origin = str(entry.get("origin") or "")
+            said = entry.get("why") or f"({ORIGINS.get(origin, origin)})"  # why a rule's plan
+            self.notes.append(f"Plan for round {entry.get('round')}: {said}")
+            if entry.get("why_detail"):  # what was wrong with the model's plan, as it said
+                self.details.append(
+                    f"Round {entry.get('round')}, the model's plan: {entry['why_detail']}"
+                )
         elif subject == events.RESEARCH_STEP:
             known: StepRow = {"id": entry.get("id"), "tool": ""}
             step = self.steps.setdefault(str(entry.get("id")), known)
@@ -135,6 +176,12 @@ class RunView:
             how = "searching " + "; ".join(missing) if missing else "from the sources read"
             self.notes.append(f"Follow-up {entry.get('n')}: {how}")
         self.doing.apply(entry, self.steps)
+
+    def details_markdown(self) -> str:
+        """The planner's own words on the plans it could not use (the Details view)."""
+        if not self.details:
+            return "_Nothing to show: every plan was used as the model wrote it._"
+        return neutralise("\n".join(f"- {plain(d)[:400]}" for d in self.details))
 
     def checklist(self) -> str:
         if not self.steps:
@@ -227,17 +274,21 @@ class RunShown:
     exports: list[Any]  # a download button per format of EXPORTS
     followups: Any
     steer_note: Any
+    details: Any
+    branch: Any
 
     def cleared(self) -> dict[Any, Any]:
         """A new run's page: nothing left of the last run's plan, sources or report."""
         return {
             self.plan: "_The plan appears here._",
+            self.details: RunView().details_markdown(),
             self.sources: sources_markdown([]),
             self.report: "",
             self.download: gr.update(visible=False),
             **{b: gr.update(visible=False) for b in self.exports},
             self.followups: "",
             self.steer_note: "",
+            self.branch: gr.update(choices=[], value=None),  # nothing of the last run to pick
         }
 
     def _show(
@@ -262,6 +313,7 @@ class RunShown:
                 f"citations · {removed} unsupported statement(s) removed{grade}"
             ),
             self.plan: view.checklist(),
+            self.details: view.details_markdown(),
             self.sources: sources_markdown(payload.get("sources") or []),
             self.report: report_view(payload),
             self.download: gr.update(value=str(saved), visible=True),
@@ -291,6 +343,7 @@ class RunShown:
                 "the next step is below"
             ),
             self.plan: view.checklist(),
+            self.details: view.details_markdown(),
             self.sources: sources_markdown([]),
             self.report: report_view(payload),
             self.download: gr.update(visible=False),

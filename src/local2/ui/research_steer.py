@@ -49,6 +49,11 @@ HIDE = "l2-hidden"  # display: none (ui/app.py's CSS)
 Mode = Literal["idle", "plan", "answer", "running", "reported"]
 
 
+def picked(sub: str | None) -> tuple[Any, Any]:
+    """Stop it and Drop it, shown once there is a sub-question picked for them."""
+    return shown(bool(sub)), shown(bool(sub))
+
+
 def shown(visible: bool) -> Any:
     """A panel's update: shown, or hidden by :data:`HIDE` (and still mounted)."""
     return gr.update(elem_classes=[] if visible else [HIDE])
@@ -173,13 +178,19 @@ class ResearchSteer:
             with gr.Row() as self.branch_row:  # shown when there is more than one to choose
                 self.branch = gr.Dropdown(
                     choices=[],
-                    label="Sub-question",
+                    value=None,
+                    label="Stop or drop one sub-question",
                     scale=3,
                     allow_custom_value=True,  # an id typed while the list catches up
                     elem_id="research-branch",
                 )
-                self.stop_branch = gr.Button("Stop it", scale=1, elem_id="research-stop-branch")
-                self.drop_branch = gr.Button("Drop it", scale=1, elem_id="research-drop-branch")
+                # shown once a sub-question is picked: until then they would act on nothing
+                self.stop_branch = gr.Button(
+                    "Stop it", scale=1, elem_classes=[HIDE], elem_id="research-stop-branch"
+                )
+                self.drop_branch = gr.Button(
+                    "Drop it", scale=1, elem_classes=[HIDE], elem_id="research-drop-branch"
+                )
             self.stop_run = gr.Button(
                 "Stop and write the report", variant="stop", elem_id="research-stop"
             )
@@ -215,6 +226,7 @@ class ResearchSteer:
         self.stop_branch.click(self.stop_sub, [self.run_id, self.branch], notes)
         self.drop_branch.click(self.drop_sub, [self.run_id, self.branch], notes)
         self.stop_run.click(self.stop_all, [self.run_id], notes)
+        self.branch.change(picked, [self.branch], [self.stop_branch, self.drop_branch])
 
     # -- what the run shows ----------------------------------------------------------------
 
@@ -246,10 +258,8 @@ class ResearchSteer:
         }
 
     def branches(self, subquestions: Sequence[Mapping[str, Any]]) -> dict[Any, Any]:
-        """The open sub-questions, to stop or drop one."""
-        choices = [
-            (f"{q['id']}: {q['text']}", q["id"]) for q in subquestions if q.get("status") == "open"
-        ]
+        """The sub-questions there are to stop or drop (the caller picks which)."""
+        choices = [(f"{q['id']}: {q['text']}", q["id"]) for q in subquestions]
         return {self.branch: gr.update(choices=choices)}
 
     def ended(self, payload: ResearchPayload) -> tuple[Mode, dict[Any, Any]]:

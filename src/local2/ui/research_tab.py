@@ -225,6 +225,10 @@ class ResearchTab(ResearchSteer, RunShown):
             with gr.Column(scale=2):
                 gr.Markdown("#### Plan")
                 self.plan = gr.Markdown("_The plan appears here._", elem_id="research-plan")
+                with gr.Accordion("Details", open=False, elem_id="research-details-box"):
+                    self.details = gr.Markdown(
+                        RunView().details_markdown(), elem_id="research-details"
+                    )
                 gr.Markdown("#### Sources")
                 self.sources = gr.Markdown(sources_markdown([]), elem_id="research-sources")
             with gr.Column(scale=3):
@@ -266,6 +270,7 @@ class ResearchTab(ResearchSteer, RunShown):
         return [
             self.status,
             self.plan,
+            self.details,
             self.sources,
             self.report,
             self.download,
@@ -412,12 +417,12 @@ class ResearchTab(ResearchSteer, RunShown):
                 self.status: view.status() + extra,
                 self.plan: view.checklist(),
             }
-        return {
-            **self.cleared(),
-            self.run_id: view.run_id,
-            self.status: view.status() + extra,
-            self.question: data["question"] if question is None else "",
-        }
+        started = {**self.cleared(), self.run_id: view.run_id, self.status: view.status() + extra}
+        if question is None:  # a past run reopened: its question in the box
+            started[self.question] = data["question"]
+        # a question just asked stays in the box: asked again ("My library only" after a
+        # web run that found nothing), it needs no retyping
+        return started
 
     def _run_event(
         self,
@@ -433,9 +438,9 @@ class ResearchTab(ResearchSteer, RunShown):
         subject = str(data.get("subject") or "")
         shown: dict[Any, Any] = {}
         if subject in (events.RESEARCH_PLAN, events.RESEARCH_STEER):
-            subquestions = self.research.payload(view.run_id, person)["subquestions"]
-            view.branches = sum(1 for q in subquestions if q.get("status") == "open")
-            shown |= self.branches(subquestions)
+            view.subquestions = list(self.research.payload(view.run_id, person)["subquestions"])
+        if subject in (events.RESEARCH_PLAN, events.RESEARCH_STEER, events.RESEARCH_STEP):
+            shown |= self.branches(view.pickable())
         if subject == events.RESEARCH_STEP:
             view.sources = [ResearchSource(**s) for s in self.research.found(view.run_id)]
         elif now - last < REFRESH_S and not shown and not subject.startswith(IMMEDIATE):
@@ -443,6 +448,7 @@ class ResearchTab(ResearchSteer, RunShown):
         shown |= {
             self.status: view.status(),
             self.plan: view.checklist(),
+            self.details: view.details_markdown(),
             self.sources: sources_markdown(view.sources),
         }
         return shown, now

@@ -24,7 +24,14 @@ class TurnPanels:
                 value=table(render.MEMORY_COLUMNS, []),
                 interactive=False,
                 wrap=True,
-                column_widths=["30%", "21%", "12%", "13%", "12%", "12%"],  # fits; CSS: scrolls
+                column_widths=[
+                    "23%",
+                    "24%",
+                    "11%",
+                    "15%",
+                    "15%",
+                    "12%",
+                ],  # headers fit; CSS: scrolls
                 elem_id="local2-memory",
             )
         documents.build_hits()

@@ -210,12 +210,18 @@ def _repeated(
     return repeated
 
 
+def saves_only(state: TurnState) -> bool:
+    """The message only asked to remember, and the save was made: the save is the answer
+    (so a compared turn has nothing for two models to answer either)."""
+    return bool(state.get("memory_saved")) and only_requests(state.get("query") or "")
+
+
 def _saved_only(state: TurnState, services: Services) -> TurnUpdate | None:
     """A message that only asked to remember is answered by the save itself, in the
     person's words and without a model call (a small model, asked to reply to one, wrote
     "I'm sorry for any confusion..." and never said what was kept)."""
     saved = state.get("memory_saved") or []
-    if not saved or state.get("tool_calls") or not only_requests(state["query"]):
+    if state.get("tool_calls") or not saves_only(state):
         return None
     return {
         "thinking": [],
