@@ -46,7 +46,6 @@ from typing import Any
 
 from local2.config import load_settings
 from local2.files import FileIndex
-from local2.files import _hybrid as hybrid_search
 
 HERE = Path(__file__).resolve().parent
 PUBLIC = HERE / "public" / "data" / "hotpot_dev_100.json"
@@ -120,12 +119,10 @@ def bm25_only(index: FileIndex, query: str) -> list[str]:
 
 
 def hybrid(index: FileIndex, query: str, links: bool) -> list[str]:
-    linking = hybrid_search.LINKING
-    hybrid_search.LINKING = linking if links else 0
-    try:
-        return [Path(h.path).name for h in index.search(query, TOP)]
-    finally:
-        hybrid_search.LINKING = linking
+    """``FileIndex.search``, with the best hits' links followed or not (``files.link_notes``,
+    off by default)."""
+    index.link_notes = links
+    return [Path(h.path).name for h in index.search(query, TOP)]
 
 
 def measure(records: list[dict[str, Any]], rank: Callable[[str], list[str]]) -> dict[str, float]:
@@ -177,7 +174,10 @@ def run(args: argparse.Namespace) -> None:
         ("vectors only (before)", measure(records, lambda q: vectors_only(index, q))),
         ("BM25 only", measure(records, lambda q: bm25_only(index, q))),
         ("hybrid (RRF k=60)", measure(records, lambda q: hybrid(index, q, False))),
-        ("hybrid + links (search_files)", measure(records, lambda q: hybrid(index, q, True))),
+        (
+            "hybrid + links (search_files; files.link_notes)",
+            measure(records, lambda q: hybrid(index, q, True)),
+        ),
     ]
     print(
         f"{path.name}: {len(records)} questions, {files} files named by {args.names}, "
