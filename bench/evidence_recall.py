@@ -49,9 +49,15 @@ for development, 301-500 held out, run once for the figure reported.
 
 ``--against TREE`` runs each mode on this tree and on ``TREE`` (each in its own process, on
 this interpreter with that tree's ``src`` and ``testkit/src`` first) and reports both side by
-side. A mode's questions are run in ``--turns`` turns (4: every 4th question), each tree in
-its turn, in an order that swaps from turn to turn, so a load that comes and goes falls on
-both; the time ratio is given pooled and turn by turn.
+side; given again, on more trees (issue 55: main and the tree before the last round beside a
+branch). A mode's questions are run in ``--turns`` turns (4: every 4th question), each tree
+in its turn, in an order that turns from turn to turn, so a load that comes and goes falls on
+all; the time ratio is given pooled and turn by turn, and a last table puts each tree's
+sentences, questions, two-bridge comparisons (2WikiMultiHopQA's ``bridge_comparison``
+questions), pages read, ledger entries and median time beside the last tree's.
+
+The 2WikiMultiHopQA set is its dev questions 100-199 in HotpotQA's format
+(``bench/public/build.py --twowiki``; questions 0-99 are held out and never read).
 
 Offline; it talks only to 127.0.0.1 and starts and stops its own servers.
 
@@ -484,24 +490,52 @@ def merged(parts: list[Tally]) -> Tally:
 
 
 def both_trees(args: argparse.Namespace) -> tuple[list[Tally], dict[str, list[float]]]:
-    """Each mode on this tree and on ``--against``, its questions in ``--turns`` turns (every
-    K-th question), each tree a process a turn, in an order that swaps from turn to turn (A B,
-    B A, ...), so a load that comes and goes falls on both; and each turn's ratio of median
-    times (this tree / the other)."""
-    trees = [HERE, args.against]
+    """Each mode on this tree and on every ``--against`` tree, its questions in ``--turns``
+    turns (every K-th question), each tree a process a turn, in an order that turns from
+    turn to turn (A B C, B C A, ...; with two trees A B, B A), so a load that comes and goes
+    falls on all; and each turn's ratio of median times (this tree / the first ``--against``
+    tree)."""
+    trees = [HERE, *args.against]
     tallies: list[Tally] = []
     ratios: dict[str, list[float]] = {}
     for n, mode in enumerate(m for m in args.modes.split(",") if m):
         turns: dict[Path, list[Tally]] = {tree: [] for tree in trees}
         for turn in range(args.turns):
-            for tree in trees[:: 1 if (n + turn) % 2 == 0 else -1]:
+            shift = (n + turn) % len(trees)
+            for tree in trees[shift:] + trees[:shift]:
                 turns[tree].append(run_tree(tree, mode, f"{turn}/{args.turns}", args))
-            mine, other = (statistics.median(turns[t][-1].times) for t in trees)
+            mine, other = (statistics.median(turns[t][-1].times) for t in trees[:2])
             ratios.setdefault(mode, []).append(mine / other)
         ours = merged(turns[HERE])
         ours.tree = f"this tree ({HERE.name})"
-        tallies += [ours, merged(turns[args.against])]
+        tallies += [ours, *(merged(turns[t]) for t in trees[1:])]
     return tallies, ratios
+
+
+def two_bridge(t: Tally) -> str:
+    """The two-bridge comparisons (2WikiMultiHopQA's ``bridge_comparison``) complete."""
+    row = t.by_type.get("bridge_comparison")
+    return f"{pct(row[2], row[3])} ({row[2]}/{row[3]})" if row else "n/a"
+
+
+def summary(tallies: list[Tally], set_name: str) -> None:
+    """One row per mode and tree: what issue 55 compares, time against the last tree."""
+    print(
+        "\n| set | mode | tree | sentences reaching the model | questions complete | "
+        "two-bridge comparisons complete | pages read / ledger entries | "
+        "s per question, median | time / the last tree's |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for t in tallies:
+        last = [u for u in tallies if u.mode == t.mode][-1]
+        ratio = statistics.median(t.times) / statistics.median(last.times)
+        print(
+            f"| {set_name} | {t.mode} | {t.tree} | {pct(t.reached, t.sentences)} "
+            f"({t.reached}/{t.sentences}) | {pct(t.complete, t.questions)} "
+            f"({t.complete}/{t.questions}) | {two_bridge(t)} | "
+            f"{statistics.fmean(t.reads):.1f} / {statistics.fmean(t.ledger):.1f} | "
+            f"{statistics.median(t.times):.2f} | {ratio:.2f}x |"
+        )
 
 
 def row_of(t: Tally) -> str:
@@ -547,14 +581,15 @@ def report(
         where = ", ".join(f"{k} {v}" for k, v in sorted(t.where.items()))
         print(f"\n{t.mode}, {t.tree}: {types}. Lost sentences: {lost or 'none'}; {where}.")
     for mode, paired in ratios.items():
-        ours, before = (t for t in tallies if t.mode == mode)
+        ours, before = [t for t in tallies if t.mode == mode][:2]
         ratio = statistics.median(ours.times) / statistics.median(before.times)
         tokens = statistics.fmean(ours.prompt_tokens) / statistics.fmean(before.prompt_tokens)
         print(
-            f"\n{mode}: this tree / {args.against}: time per question (median) {ratio:.2f}x; "
+            f"\n{mode}: this tree / {before.tree}: time per question (median) {ratio:.2f}x; "
             f"turn by turn {statistics.median(paired):.2f}x (from {min(paired):.2f} to "
             f"{max(paired):.2f}, {len(paired)} turns); prompt tokens {tokens:.2f}x"
         )
+    summary(tallies, f"{args.set.name}{which}")
 
 
 def main() -> None:
@@ -566,7 +601,12 @@ def main() -> None:
     parser.add_argument("--set", type=Path, default=SET, help="a HotpotQA JSON set")
     parser.add_argument("--slice", help="questions A:B of the set (from 1, both included)")
     parser.add_argument("--modes", default="scripted,follows,fallback")
-    parser.add_argument("--against", type=Path, help="a tree to run beside this one")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        action="append",
+        help="a tree to run beside this one (again for more: the last is the time baseline)",
+    )
     parser.add_argument("--turns", type=int, default=4, help="--against: turns of each mode")
     parser.add_argument("--part", help=argparse.SUPPRESS)  # I/K: a turn's questions
     parser.add_argument("--engine-results", type=int, default=10)

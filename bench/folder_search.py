@@ -23,6 +23,11 @@ vector); hybrid's time is both sides, the fusion, the links and the best passage
 hit. ``--limit`` takes the first N questions (and only their paragraphs), ``--slice A:B``
 questions A to B (``hotpot_dev_500.json --slice 101:300``: held out from the 100 above);
 ``--keep DIR`` keeps the folder and its index there, so a second run does not embed again.
+``--names number`` names each note by its number (``0001.md``) instead of its title, so
+that no note's name is a word another note says (issue 55: the link ranking then finds
+nothing, and what is measured is the index alone); the note still starts ``# Title``.
+The 2WikiMultiHopQA set: ``--set bench/public/data/twowiki_dev_100-199.json``
+(``bench/public/build.py --twowiki``).
 
     .venv/bin/python bench/folder_search.py --set bench/public/data/hotpot_dev_100.json
 """
@@ -41,7 +46,6 @@ from typing import Any
 
 from local2.config import load_settings
 from local2.files import FileIndex
-from local2.files import _hybrid as hybrid_search
 
 HERE = Path(__file__).resolve().parent
 PUBLIC = HERE / "public" / "data" / "hotpot_dev_100.json"
@@ -53,13 +57,24 @@ def file_name(title: str) -> str:
     return re.sub(r"[^\w.,()' -]+", "_", title).strip(" .")[:120] + ".md"
 
 
-def write_folder(records: list[dict[str, Any]], folder: Path) -> int:
-    """One Markdown file per article; the number of files."""
+NAMES: dict[str, str] = {}  # with --names number: an article's title -> its file's name
+
+
+def note_name(title: str) -> str:
+    """An article's file: named by its title, or (``--names number``) by its number."""
+    return NAMES.get(title) or file_name(title)
+
+
+def write_folder(records: list[dict[str, Any]], folder: Path, numbered: bool = False) -> int:
+    """One Markdown file per article (named by its title, or ``numbered``: ``0001.md``, so
+    that no note's name is a word another note says); the number of files."""
     folder.mkdir(parents=True, exist_ok=True)
     seen: set[str] = set()
     for record in records:
         for title, sentences in record["context"]:
-            name = file_name(title)
+            if numbered:
+                NAMES.setdefault(title, f"{len(NAMES) + 1:04d}.md")
+            name = note_name(title)
             if name in seen:
                 continue
             seen.add(name)
@@ -104,18 +119,16 @@ def bm25_only(index: FileIndex, query: str) -> list[str]:
 
 
 def hybrid(index: FileIndex, query: str, links: bool) -> list[str]:
-    linking = hybrid_search.LINKING
-    hybrid_search.LINKING = linking if links else 0
-    try:
-        return [Path(h.path).name for h in index.search(query, TOP)]
-    finally:
-        hybrid_search.LINKING = linking
+    """``FileIndex.search``, with the best hits' links followed or not (``files.link_notes``,
+    off by default)."""
+    index.link_notes = links
+    return [Path(h.path).name for h in index.search(query, TOP)]
 
 
 def measure(records: list[dict[str, Any]], rank: Callable[[str], list[str]]) -> dict[str, float]:
     recalls, complete, times = [], 0, []
     for record in records:
-        gold = {file_name(title) for title, _ in record["supporting_facts"]}
+        gold = {note_name(title) for title, _ in record["supporting_facts"]}
         started = time.perf_counter()
         found = rank(record["question"])
         times.append((time.perf_counter() - started) * 1000)
@@ -142,7 +155,7 @@ def run(args: argparse.Namespace) -> None:
         records = records[int(first) - 1 : int(last)]
     records = records[: args.limit or None]
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="folder-search-"))
-    files = write_folder(records, base / "notes")
+    files = write_folder(records, base / "notes", numbered=args.names == "number")
     settings = load_settings(
         overrides={
             "system": {"data_dir": str(base / "data")},
@@ -161,10 +174,14 @@ def run(args: argparse.Namespace) -> None:
         ("vectors only (before)", measure(records, lambda q: vectors_only(index, q))),
         ("BM25 only", measure(records, lambda q: bm25_only(index, q))),
         ("hybrid (RRF k=60)", measure(records, lambda q: hybrid(index, q, False))),
-        ("hybrid + links (search_files)", measure(records, lambda q: hybrid(index, q, True))),
+        (
+            "hybrid + links (search_files; files.link_notes)",
+            measure(records, lambda q: hybrid(index, q, True)),
+        ),
     ]
     print(
-        f"{path.name}: {len(records)} questions, {files} files, {report.chunks} chunks; "
+        f"{path.name}: {len(records)} questions, {files} files named by {args.names}, "
+        f"{report.chunks} chunks; "
         f"embedder {index.embedder.name}; index built in {built:.1f} s "
         f"({report.added} added, {report.unchanged} unchanged); embedding a query: "
         f"{embedded.median_ms:.1f} ms median (left out of the times below)\n"
@@ -186,6 +203,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "lexical"])
     parser.add_argument("--keep", help="keep the folder and its index in this directory")
+    parser.add_argument(
+        "--names",
+        default="title",
+        choices=["title", "number"],
+        help="name each note by its article's title (a name another note may say) or number",
+    )
     run(parser.parse_args())
 
 

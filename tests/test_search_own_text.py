@@ -20,8 +20,9 @@ from local2.cli import search as search_commands
 from local2.cli.main import main as cli_main
 from local2.cli.search import why
 from local2.contracts._people import Person
-from local2.files import FileIndex, Folders, SearchHit, lexical
+from local2.files import FileIndex, Folders, SearchHit
 from local2.files import _index as index_module
+from local2.files import _lexical as lexical
 from local2.memory.embeddings import LexicalEmbedder
 from local2.service.desks._search import Searcher, open_searcher
 from local2.tools.files import hit_line
@@ -68,9 +69,9 @@ def indexed_folder(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def lexical_index(tmp_path: Path, root: Path) -> FileIndex:
-    settings = make_settings(tmp_path, files={"roots": [str(root)], "embedder": "lexical"})
-    return FileIndex(settings, embedder=LexicalEmbedder())
+def lexical_index(tmp_path: Path, root: Path, **files: Any) -> FileIndex:
+    files = {"roots": [str(root)], "embedder": "lexical", **files}
+    return FileIndex(make_settings(tmp_path, files=files), embedder=LexicalEmbedder())
 
 
 def test_a_hit_says_why_it_was_found_and_shows_the_passage_that_answers(tmp_path: Path) -> None:
@@ -90,9 +91,12 @@ def test_a_hit_says_why_it_was_found_and_shows_the_passage_that_answers(tmp_path
     assert top.passage != " ".join(top.text.split())[:360]  # not the chunk's first lines
 
 
-def test_the_files_the_best_hits_name_are_followed(tmp_path: Path) -> None:
+def test_the_files_the_best_hits_name_are_followed_unless_notes_do_not_link(
+    tmp_path: Path,
+) -> None:
     """A bridge question: its words find the film's note; the actor's note, which shares
-    none of them, comes up because the film's note names it by its title."""
+    none of them, comes up because the film's note names it by its title (notes that link
+    by name, ``files.link_notes``, on by default; off, no link is followed)."""
     root = tmp_path / "notes"
     root.mkdir()
     (root / "The Velvet Letter.md").write_text(
@@ -105,9 +109,12 @@ def test_the_files_the_best_hits_name_are_followed(tmp_path: Path) -> None:
     for n in range(8):
         (root / f"Other film {n}.md").write_text(f"{filler(60 + n)} A mystery film.\n")
     (root / "Report.md").write_text(f"{filler(70)}\n")
+    question = "In which town was the actor who played Konrad Quenholby in The Velvet Letter born?"
+    plain = lexical_index(tmp_path / "plain", root, link_notes=False)  # no link followed
+    plain.sync()
+    assert all(h.linked_rank is None for h in plain.search(question, 10))
     index = lexical_index(tmp_path, root)
     index.sync()
-    question = "In which town was the actor who played Konrad Quenholby in The Velvet Letter born?"
     hits = index.search(question, 3)
     names = [Path(h.path).name for h in hits]
     assert names[0] == "The Velvet Letter.md" and "Felix Kelsorby.md" in names

@@ -15,7 +15,15 @@ bench/public/data/):
   (``_id``, ``title``, ``text``; one document per distinct title), ``queries.jsonl``
   (``_id``, ``text``) and ``qrels/test.tsv`` (query-id, corpus-id, score: the gold titles).
 
+- with ``--twowiki 2wikimultihopqa_dev_200.jsonl`` (FlashRAG's repack of the first 200
+  2WikiMultiHopQA dev records, issue 55): ``twowiki_dev_100-199.json`` in the same HotpotQA
+  format, with each record's ``type`` (compositional, inference, comparison,
+  bridge_comparison) and its own supporting sentences, and ``beir_twowiki_100/``. Only
+  records 100-199 are read: records 0-99 are held out for checking from outside, and are
+  skipped unparsed.
+
     .venv/bin/python bench/public/build.py --source dev_subsampled.jsonl [--questions 100]
+    .venv/bin/python bench/public/build.py --twowiki 2wikimultihopqa_dev_200.jsonl
 """
 
 from __future__ import annotations
@@ -61,6 +69,55 @@ def hotpot_record(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+TWOWIKI_FIRST = 100  # records 0-99 of the 2Wiki file are held out: never parsed
+
+
+def twowiki_records(path: Path) -> list[dict[str, Any]]:
+    """2WikiMultiHopQA records 100-199 of FlashRAG's file in HotpotQA's format: each
+    paragraph's sentences joined as HotpotQA's are (each after the first with a leading
+    space), the record's own supporting sentences, its ``type``, and the first golden answer
+    the paragraphs write as given ("Alain Poiré", not "Alain Poire"). A title seen before
+    with other text (the same article tokenised twice) keeps its first text, when it has as
+    many sentences (so the supporting sentence numbers still hold): one page per title."""
+    records = []
+    first: dict[str, list[str]] = {}
+    with path.open(encoding="utf-8") as lines:
+        for i, line in enumerate(lines):
+            if i < TWOWIKI_FIRST:
+                continue  # held out: not parsed, not looked at
+            if i >= TWOWIKI_FIRST + 100:
+                break
+            raw = json.loads(line)
+            meta = raw["metadata"]
+            titles, contents = meta["context"]["title"], meta["context"]["content"]
+            context = [
+                [t, [s.strip() if n == 0 else " " + s.strip() for n, s in enumerate(c)]]
+                for t, c in zip(titles, contents, strict=True)
+            ]
+            for pair in context:
+                known = first.setdefault(pair[0], pair[1])
+                pair[1] = known if len(known) == len(pair[1]) else pair[1]
+            facts = meta["supporting_facts"]
+            text = " ".join(" ".join(c) for c in contents)
+            answers = raw["golden_answers"]
+            answer = next(
+                (a for a in answers if re.search(rf"\b{re.escape(a)}\b", text)), answers[0]
+            )
+            records.append(
+                {
+                    "_id": raw["id"],
+                    "question": raw["question"],
+                    "answer": answer,
+                    "type": meta["type"],
+                    "supporting_facts": [
+                        [t, int(n)] for t, n in zip(facts["title"], facts["sent_id"], strict=True)
+                    ],
+                    "context": context,
+                }
+            )
+    return records
+
+
 def beir_set(records: list[dict[str, Any]], out: Path) -> tuple[int, int]:
     """Writes corpus, queries and qrels; returns (documents, queries)."""
     corpus: dict[str, dict[str, str]] = {}
@@ -86,10 +143,20 @@ def beir_set(records: list[dict[str, Any]], out: Path) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, required=True, help="IRCoT's dev_subsampled.jsonl")
+    parser.add_argument("--source", type=Path, help="IRCoT's dev_subsampled.jsonl")
+    parser.add_argument("--twowiki", type=Path, help="2wikimultihopqa_dev_200.jsonl (FlashRAG)")
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
+    if args.twowiki is not None:
+        records = twowiki_records(args.twowiki)
+        args.out.mkdir(parents=True, exist_ok=True)
+        out = args.out / "twowiki_dev_100-199.json"
+        out.write_text(json.dumps(records, ensure_ascii=False, indent=1), encoding="utf-8")
+        docs, queries = beir_set(records, args.out / "beir_twowiki_100")
+        print(f"{out}: {len(records)} questions; beir_twowiki_100: {docs} documents")
+    if args.source is None:
+        return
     lines = args.source.read_text(encoding="utf-8").splitlines()
     records = [hotpot_record(json.loads(line)) for line in lines[: args.questions]]
     args.out.mkdir(parents=True, exist_ok=True)

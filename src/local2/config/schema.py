@@ -281,6 +281,11 @@ class FilesSettings(Strict):
     chunk_chars: int = Field(1200, ge=100)  # MiniLM reads ~256 tokens: keep chunks short
     embedder: Literal["auto", "ollama", "minilm", "lexical"] | None = None  # None: memory's
     search_k: int = Field(5, ge=1, le=20)
+    # A note's name is a link (Obsidian-style: "Felix Kelsorby" names Felix Kelsorby.md):
+    # the files the best hits name are a third ranking. On: on 2WikiMultiHopQA's paragraphs
+    # named by title, whose bridges are not hyperlinks, it lifts recall@5 0.71 to 0.78; on
+    # notes named otherwise it finds nothing (bench/folder_search.py, issue 55).
+    link_notes: bool = True
     auto_index: bool = True  # search_files brings the index up to date first
     index_wait_s: float = Field(15.0, ge=0)  # ... waiting this long, then searches what is in
     audit_log: bool = True  # every turn to <data_dir>/runs/<session>/<query_id>.json

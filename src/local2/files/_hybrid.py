@@ -76,20 +76,22 @@ def search(
     query: str,
     k: int,
     files: Collection[str] | None = None,
+    linking: int = 0,
 ) -> list[SearchHit]:
     """The ``k`` best chunks for ``query`` in ``collection``, both sides fused (``files``:
     only these file ids; ``allowed``: a chunk's file's display path, None once the sandbox no
-    longer lets it be read)."""
+    longer lets it be read; ``linking``: the best hits whose links are followed,
+    :data:`LINKING` with ``files.link_notes``, 0 for notes that do not link by name)."""
     n = max(CANDIDATES, 4 * k)
     vector = embedder.embed_query(query)
     similar = _nearest(collection, lexical, vector, n, files)
     by_vector = list(similar)
     by_words = [cid for cid, _ in lexical.search(query, n, files)]
     both = [f.item for f in fuse([by_vector, by_words], k=RRF_K)]
-    first = both[:LINKING]
+    first = both[:linking]
     # One read for the best hits' links and, mostly, for the hits shown: on a Chroma server
     # each read is a round trip (a hit only a link found is read after, if shown).
-    found = _read(collection, both[: k + LINKING], similar, vector)
+    found = _read(collection, both[: k + linking], similar, vector)
     named_by: dict[str, str] = {}  # a file's chunk -> the best hit that names it
     for cid in first:
         if cid in found:

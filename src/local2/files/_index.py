@@ -169,6 +169,7 @@ class FileIndex:
         self.terms = open_terms(self.client, self.name, None if _on_server(settings) else self.path)
         self._bound = self.terms.bind(str(self.collection.id))  # False: fill it from the chunks
         self.lexical = Lexical(self.terms, k1=FILES_K1, b=FILES_B)
+        self.link_notes = settings.files.link_notes  # a note's name is a link (Obsidian's)
 
     def _wanted_metadata(self) -> dict[str, Any]:  # the collection's Chroma metadata
         f = self.settings.files
@@ -417,8 +418,9 @@ class FileIndex:
         if not self._bound:  # an index of before: its terms are read from its chunks, once
             self._reconcile(self._indexed())
         self.lexical.refresh()
+        linking = hybrid.LINKING if self.link_notes else 0
         return hybrid.search(
-            self.collection, self.embedder, self.lexical, self._display, query, k, files
+            self.collection, self.embedder, self.lexical, self._display, query, k, files, linking
         )
 
     def _display(self, file: str) -> str | None:

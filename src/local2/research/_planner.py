@@ -80,6 +80,10 @@ from local2.tools import LIBRARY_EMPTY
 if TYPE_CHECKING:
     from local2.storage import SteerInbox
 
+# The rule's hop searches a name with the question's words: the name's page is its best
+# result not read yet, so that one is read (execute reads no more for it).
+HOP_READS = 1
+
 
 # --- steering ---------------------------------------------------------------------------
 # What the person says to a running run, applied at its next step boundary.
@@ -606,7 +610,7 @@ def plan(
     chosen = asked.value or fallback_plan(
         gaps or [answered_question(view)],
         tools,
-        settings.read_top,
+        HOP_READS if by_rule else settings.read_top,
         view.get("forbidden") or [],
         goal=view["question"],
     )

@@ -6,7 +6,6 @@ read is about yet.
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import zip_longest
@@ -16,6 +15,14 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from local2.research._plan import COMPOSE, FETCH, GOAL_CHARS, SEARCH, TEXT_CHARS
 from local2.research._state import FROM_STEP, TOP, Source, StepRecord, StepTool, StepTools
+from local2.research.chains import (
+    chain_queries,
+    chains,
+    names_in,
+    offers_choice,
+    relation_words,
+    subjects,
+)
 from local2.retrieval import bm25_scores, relevance, sentences, split_passages, terms
 
 # --- second_hop -------------------------------------------------------------------------
@@ -44,44 +51,15 @@ from local2.retrieval import bm25_scores, relevance, sentences, split_passages, 
 # capitalised word is as often a people's adjective, "American", as a name). A name weighing
 # less than half the weightiest is left out. Deterministic, and no model.
 #
-# A name is a run of capitalised words (joined by "of", "the", "de" ...), not at a sentence's
-# start unless it is more than one word or seen elsewhere too.
+# A name is a run of capitalised words (:func:`local2.research.chains.names_in`), not at a
+# sentence's start unless it is more than one word or seen elsewhere too. Before these, each
+# of the question's chains is followed (:mod:`local2.research.chains`: both films of a
+# comparison, then both directors).
 
 STRONG = 0.5  # a name weighs at least this share of the weightiest, or it is not searched
 SENTENCES = 8  # the sentences about the question's subject that names are taken from
 BEST_PAGES = 3  # the sources, best for the question first, whose sentences are read
 QUERY_CHARS = 80  # a gap query's length (_plan.TEXT_CHARS)
-
-_JOIN = r"(?:of|the|de|del|la|le|von|van|der|da|di|du)"  # not "and": two names, not one
-_CAP = r"[A-Z][\w'’.-]*[\w]"
-_NAME = re.compile(rf"\b{_CAP}(?:[ \t]+(?:{_JOIN}[ \t]+)*{_CAP})*")  # on one line
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
-_NOT_NAME_TEXT = """
-    the a an in on at of for by with from to and but or as he she it they his her its their
-    this that these those there here when where who what which while after before during
-    why how whose whom is are was were do does did can could should would will has have had
-    january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday"""
-_NOT_NAMES = frozenset(_NOT_NAME_TEXT.split())
-# The question's words as written, not local2.retrieval's terms: they go into the next
-# hop's search query (unstemmed, "half-brother" whole); terms() only says which to drop.
-_QUESTION_WORD = re.compile(r"[\w'’-]+")
-
-
-def _names_in(passage: str) -> list[tuple[str, bool]]:
-    """The capitalised runs of ``passage``: ``(name, at a sentence's start)``."""
-    found = []
-    for match in _NAME.finditer(passage):
-        words = match.group(0).split()
-        while words and words[0].lower() in _NOT_NAMES:  # "The Beatles" -> "Beatles"
-            words = words[1:]
-        while words and words[-1].lower() in _NOT_NAMES:
-            words = words[:-1]
-        if not words:
-            continue
-        starts = bool(_SENTENCE_START.search(passage[: match.start()]))
-        found.append((" ".join(words), starts and words[0] == match.group(0).split()[0]))
-    return found
 
 
 def _sentences(text: str) -> list[str]:
@@ -90,7 +68,7 @@ def _sentences(text: str) -> list[str]:
 
 def subject_terms(question: str) -> set[str]:
     """The terms of the names the question gives: what its subject is called."""
-    return set(terms(" ".join(name for name, _ in _names_in(question))))
+    return set(terms(" ".join(name for name, _ in names_in(question))))
 
 
 def _about_subject(
@@ -124,7 +102,7 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
     does not give, weightiest first (at most ``limit``)."""
     # A name the question gives is not a bridge; a common word it uses may be part of one
     # ("competes in a conference": the America East Conference).
-    asked = {w.lower() for name, _ in _names_in(question) for w in name.split()}
+    asked = {w.lower() for name, _ in names_in(question) for w in name.split()}
     sentences, scores, places = _about_subject(question, ledger)
     best = sorted(range(len(sentences)), key=lambda i: (places[i], -scores[i], i))[:SENTENCES]
     weight: dict[str, float] = defaultdict(float)
@@ -132,7 +110,7 @@ def bridge_names(question: str, ledger: Sequence[Source], limit: int = 3) -> lis
     for i in best:
         if scores[i] <= 0:
             continue
-        for name, at_start in _names_in(sentences[i]):
+        for name, at_start in names_in(sentences[i]):
             if any(w.lower() in asked for w in name.split()):
                 continue
             several = len(name.split()) > 1
@@ -148,7 +126,7 @@ def unread_names(question: str, ledger: Sequence[Source]) -> list[str]:
     title): a comparison's second subject the first search did not bring up."""
     titles = [s["title"].casefold() for s in ledger if s["kind"] == "page"]
     # A single capitalised word that starts the question is its first word, not a name.
-    found = _names_in(question)
+    found = names_in(question)
     names = dict.fromkeys(name for name, start in found if not start or " " in name)
     return [n for n in names if not any(n.casefold() in t for t in titles)]
 
@@ -163,32 +141,44 @@ def excerpt(text: str, question: str, chars: int) -> str:
     return flat if len(flat) <= chars else flat[:chars].rsplit(" ", 1)[0] + " …"
 
 
-def relation_words(question: str) -> str:
-    """What the question asks, without the names it gives: its content words in lower
-    case (a capitalised word of the question is one of its names, or its first word)."""
-    words = [w for w in _QUESTION_WORD.findall(question) if w[:1].islower() or w.isdigit()]
-    kept = [w for w in words if terms(w)]  # stopwords and the like out
-    return " ".join(dict.fromkeys(kept))
-
-
 def hop_queries(
-    question: str, ledger: Sequence[Source], done: Iterable[str], limit: int
+    question: str, ledger: Sequence[Source], done: Iterable[str], limit: int, budget: int = 0
 ) -> list[str]:
-    """The searches of the next hop: each bridge name with the question's relation words,
-    none the run has made (``done``: queries as :func:`local2.research.reflect.searched`
-    keeps them), at most ``limit``."""
+    """The searches of the next hop, none the run has made (``done``: queries as
+    :func:`local2.research.reflect.searched` keeps them), at most ``budget`` (``limit``
+    when it is more): each chain's next search (:func:`local2.research.chains.chain_queries`:
+    a subject's page, else its bridge's), and the weightiest bridge name of the best pages
+    with the question's relation words (first, when the question's names are not
+    alternatives but describe one subject together; not at all when every chain named its
+    next search); then, up to ``limit``, the other bridge names, one
+    of each kind in turn with the names the question gives that no page is about."""
     made = set(done)
     relation = relation_words(question)
-    queries: list[str] = []
+    most = max(budget, limit)
+    fresh = [q for q in chain_queries(question, ledger, most) if _new(q, made)]
     bridges = bridge_names(question, ledger, max(limit, 1) * 2)
     unread = unread_names(question, ledger)
     names = [n for pair in zip_longest(bridges, unread) for n in pair if n]  # one of each first
+    ruled: list[str] = []
     for name in dict.fromkeys(names):
         full = f"{name} {relation}".strip()
         query = full if len(full) <= QUERY_CHARS else full[:QUERY_CHARS].rsplit(" ", 1)[0]
-        if " ".join(query.lower().split()) not in made and query not in queries:
-            queries.append(query)
-    return queries[:limit]
+        if _new(query, made) and query not in ruled:
+            ruled.append(query)
+    # Alternatives are chains of their own; several names of one question describe one
+    # subject together ("Corliss Archer in the film Kiss and Tell"), whose bridge the best
+    # pages weigh best: its name first.
+    # When every chain named its next search, the best pages' weightiest name adds nothing.
+    apart = offers_choice(question) or len(subjects(question)) == 1
+    named = all(c.page is None or c.bridges for c in chains(question, ledger))
+    extra = [] if apart and named and fresh else ruled[:1]
+    queries = list(dict.fromkeys(fresh[:most] + extra if apart else extra + fresh[:most]))
+    queries += [q for q in ruled if q not in queries][: max(0, limit - len(queries))]
+    return queries[:most]
+
+
+def _new(query: str, made: set[str]) -> bool:
+    return " ".join(query.lower().split()) not in made
 
 
 def hopped(state: Mapping[str, Any]) -> bool:

@@ -36,6 +36,7 @@ from local2.contracts import LOCAL_NAME
 from local2.graph import Services, TurnContext, event
 from local2.research._plan import COMPOSE, call_key
 from local2.research._planner import inbox_of, take_says
+from local2.research._prompts import hopped
 from local2.research._state import (
     FROM_STEP,
     TOP,
@@ -282,7 +283,12 @@ def _hand_out(
         why = ""
         reader = tools.get(step["tool"])
         if reader is not None and reads_targets(reader, step["args"]):
-            wanted = read_share(steps, step, settings)
+            # The rule's hop reads a name's page: its top result not read yet, no more.
+            wanted = (
+                int(step["args"].get(TOP) or 1)
+                if hopped(view)
+                else read_share(steps, step, settings)
+            )
             targets = _read_targets(view, step, reader, room, banned, wanted)
             banned.update(url_key(t["url"]) for t in targets)
             room -= len(targets)

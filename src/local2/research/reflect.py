@@ -6,8 +6,12 @@ only describes its subject turns on (:mod:`local2.research._prompts`); when its 
 unusable, the second hop is made by rule: those names searched with the question's relation
 words. When the model names no gaps while the sources still name someone no search has
 looked up, the rule makes that hop once (``rule_hop``): a small model too often takes "the
-page says who" for the answer. The run composes after that round without asking again (a
-reflection costs a model reply; the hop is the rule's check, not a new line of research).
+page says who" for the answer. The hop follows each of the question's chains
+(:mod:`local2.research.chains`: both films of a comparison, then both directors), so after
+it, while rounds are left, the rule goes on with the chains it did not finish (a subject
+whose page it has only now read names its bridge only now), without asking the model again
+(a reflection costs a model reply; the hop is the rule's check, not a new line of research);
+when every chain is done, the run composes.
 A new round starts only with gaps, rounds left (``max_rounds``) and room in the ledger
 (``max_sources``); otherwise the run goes on to compose, as it does at once when the person
 stopped it or when it was answering a follow-up (one round).
@@ -49,6 +53,7 @@ from local2.research._state import (
     source_budget,
     step_catalog,
 )
+from local2.research.chains import chain_queries
 
 HOPS = 2  # bridge names searched by rule after a round (a failed reflection, or no gaps)
 HOP_READ = "the second hop the model did not name is read"
@@ -91,10 +96,10 @@ def _why_stop(state: ResearchState, services: Services) -> str:
         return str(state["stopped"])
     if closed_search(state) is not None:
         return "the search cannot work from here"
-    if hopped(state) and not gave_up(state, services):
-        return HOP_READ
     if round_n >= (state.get("max_rounds") or settings.max_rounds):
-        return f"round limit ({round_n}) reached"
+        # The rule's hop read, and no round left for its chains: what the run stops on.
+        chained = hopped(state) and not gave_up(state, services)
+        return HOP_READ if chained else f"round limit ({round_n}) reached"
     budget = source_budget(state, settings.max_sources)
     if pages_in(state.get("ledger") or []) >= budget:
         return f"source budget ({budget}) spent"
@@ -114,7 +119,15 @@ def reflect(
     origin = "none"
     kept: ResearchUpdate = {}  # what the run remembers: a model that failed, the rule's hop
     model_skipped = None
-    if not stop:
+    if not stop and hopped(state) and not gave_up(state, services):
+        # After the rule's hop, by rule again and no model asked: the chains it did not
+        # finish (a subject's page read only now, so its bridge is known only now).
+        done = searched(state)
+        chained = chain_queries(state["question"], usable_ledger(state), settings.max_gaps)
+        gaps = [q for q in chained if " ".join(q.lower().split()) not in done]
+        origin, stop = ("hop", "") if gaps else ("none", HOP_READ)
+        kept = {"rule_hop": round_n} if gaps else {}
+    elif not stop:
         ledger = usable_ledger(state)
         names = bridge_names(state["question"], ledger) + unread_names(state["question"], ledger)
         if gave_up(state, services):
@@ -136,7 +149,9 @@ def reflect(
         satisfied = asked.value is not None and not gaps
         # The second hop, by rule: the model failed its schema, or (once a run) named none.
         if asked.value is None or (satisfied and state.get("rule_hop") is None):
-            gaps = hop_queries(state["question"], ledger, done, min(HOPS, settings.max_gaps))
+            gaps = hop_queries(
+                state["question"], ledger, done, min(HOPS, settings.max_gaps), settings.max_gaps
+            )
             if gaps and satisfied:
                 origin, kept = "hop", {**kept, "rule_hop": round_n}
         stop = "" if gaps else "no gaps named"
