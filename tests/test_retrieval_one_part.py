@@ -32,7 +32,7 @@ _FUNCTIONS = {"terms", "_stem", "stem", "tokenize", "tokenise", "bm25_scores", "
 _FUNCTIONS_ALLOWED = {
     # verify's keeps a citation mark after a full stop with its sentence, on top of
     # local2.retrieval.sentences (which does the splitting)
-    "local2.research.verify": {"split_sentences"},
+    "local2.research._verify": {"split_sentences"},
 }
 _SENTENCE_SPLIT = re.compile(r"\(\?<=\[[^\]]*[.!?]")
 _CLASS = r"(?:\\w|\[(?:\\.|[^\]\\])*\])"  # \w, or a [...] class
