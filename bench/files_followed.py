@@ -163,7 +163,7 @@ def run_tree(tree: Path) -> dict[str, dict[str, int]]:
 
 def commit(tree: Path) -> str:
     found = subprocess.run(
-        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+        ["git", "-C", str(tree), "describe", "--always", "--dirty", "--abbrev=7"],
         stdout=subprocess.PIPE,
         text=True,
         check=False,

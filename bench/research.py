@@ -353,7 +353,7 @@ def rerank_part(repeat: int) -> None:
     )
     bm25_kib = max(peak_kib(lambda q=q, h=h: rerank(h, q, "s1")) for q, h in results.items())
 
-    from local2.memory.minilm import MiniLM
+    from local2.memory._embedders import MiniLM
 
     began = time.perf_counter()
     load_kib = 0.0

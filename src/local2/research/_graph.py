@@ -97,7 +97,7 @@ def compile_research_graph(
 ) -> ResearchGraph:
     """The research graph; a run passes ``ResearchContext(research_services(...), inbox)``,
     and one without (a notebook, a resume after a kill, LangGraph Server) gets ``services``
-    and ``inbox`` (see :mod:`local2.graph.context`). ``identify``: a first step that says
+    and ``inbox`` (see :mod:`local2.graph._turn`). ``identify``: a first step that says
     whose run it is (LangGraph Server's, from its auth: the graph then takes no context
     schema, as the Server passes its own dict)."""
     default = ResearchContext(services, inbox=inbox)
