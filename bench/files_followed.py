@@ -15,8 +15,9 @@ and tree; ``--show`` lists every file with its entries.
     .venv/bin/python bench/files_followed.py [--against ../base] [--show]
 
 ``--against TREE`` is another checkout (a worktree of main, say). It runs with the tree's own
-``.venv`` when it has one, or with this interpreter and the tree's ``src`` and test kit first
-on the path (the worker checks that ``local2`` was imported from that tree).
+``.venv`` when it has one, else with this interpreter, the tree's ``src`` and test kit first
+on the path either way (the worker checks that ``local2`` was imported from that tree).
+Printed beside the counts: the files entered per package, so what is left to merge shows.
 """
 
 from __future__ import annotations
@@ -147,9 +148,10 @@ def run_tree(tree: Path) -> dict[str, dict[str, int]]:
     venv = tree / ".venv" / "bin" / "python"
     env = dict(os.environ)
     python = str(venv) if venv.exists() else sys.executable
-    if not venv.exists():
-        paths = [str(tree / "src"), str(tree / "testkit" / "src")]
-        env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # The tree's own source first, whichever interpreter: a venv's editable install may
+    # point at another checkout (the worker checks where local2 came from).
+    paths = [str(tree / "src"), str(tree / "testkit" / "src")]
+    env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     done = subprocess.run(
         [python, str(HERE), "--worker", str(tree)],
         env=env,
@@ -161,9 +163,14 @@ def run_tree(tree: Path) -> dict[str, dict[str, int]]:
     return result
 
 
+def by_package(name: str) -> str:
+    """``graph/_turn.py`` -> ``graph``; a module at the package's root is the base."""
+    return name.split("/")[0] if "/" in name else "(root)"
+
+
 def commit(tree: Path) -> str:
     found = subprocess.run(
-        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+        ["git", "-C", str(tree), "describe", "--always", "--dirty", "--abbrev=7"],
         stdout=subprocess.PIPE,
         text=True,
         check=False,
@@ -197,6 +204,17 @@ def main() -> None:
             f"{part} {len(after[part]) / len(before[part]):.2f}x" for part in ("chat", "research")
         ]
         print(f"\nfiles followed, this tree against the other: {', '.join(ratios)}")
+    packages = sorted(
+        {by_package(name) for parts in counted.values() for e in parts.values() for name in e}
+    )
+    print("\n| package | " + " | ".join(f"{label}: chat / research" for label in counted) + " |")
+    print("|---|" + "---:|" * len(counted))
+    for package in packages:
+        cells = [
+            " / ".join(str(sum(by_package(n) == package for n in parts[part])) for part in parts)
+            for parts in counted.values()
+        ]
+        print(f"| {package} | " + " | ".join(cells) + " |")
     if args.show:
         for label, parts in counted.items():
             for part, entries in parts.items():

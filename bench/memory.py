@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from local2.config import load_settings
-from local2.memory.embeddings import MiniLMEmbedder
-from local2.memory.store import EngramStore
+from local2.memory._embedders import MiniLMEmbedder
+from local2.memory._store import EngramStore
 
 DIM = 384
 TOOLS = ["", "web_search", "web_search,web_fetch", "recall_memory"]
@@ -173,7 +173,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    # MiniLM runs on numpy with one BLAS thread (local2.memory.minilm).
+    # MiniLM runs on numpy with one BLAS thread (local2.memory._embedders).
     minilm = MiniLMEmbedder()
     minilm.embed_query("warm up")  # load the model outside the timings
     rows = []

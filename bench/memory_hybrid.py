@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 from local2.config import load_settings
-from local2.memory.embeddings import make_embedder
-from local2.memory.facts import rule_facts, third_person
+from local2.memory._embedders import make_embedder
+from local2.memory._facts import rule_facts, third_person
 from local2.retrieval import Bm25, fuse, terms
 
 HERE = Path(__file__).resolve().parent

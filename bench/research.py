@@ -35,7 +35,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from local2.config import load_settings
 from local2.research._plan import plan_schema, schema_errors
-from local2.research.verify import check_sentence, cited_numbers, split_sentences
+from local2.research._verify import check_sentence, cited_numbers, split_sentences
 from local2.service.research import Research
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2_testkit.research_brain import ResearchBrain, default_plan
@@ -315,8 +315,8 @@ def rerank_part(repeat: int) -> None:
 
     import numpy as np
 
+    from local2.research._execute import rerank
     from local2.research._state import search_hits
-    from local2.research.rerank import rerank
     from local2.tools.base import ToolContext
     from local2.tools.web_search import WebSearch
     from local2_testkit.bridge_web import bridge_pages
@@ -353,7 +353,7 @@ def rerank_part(repeat: int) -> None:
     )
     bm25_kib = max(peak_kib(lambda q=q, h=h: rerank(h, q, "s1")) for q, h in results.items())
 
-    from local2.memory.minilm import MiniLM
+    from local2.memory._embedders import MiniLM
 
     began = time.perf_counter()
     load_kib = 0.0

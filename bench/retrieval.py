@@ -11,7 +11,7 @@ and CPU seconds: on a shared machine CPU time is the steadier figure) and the qu
 offline embedder before.
 
 - **vectors**: ``MiniLMEmbedder`` with ``runtime="numpy"`` (float32, the old runtime) and
-  ``runtime="onnx"`` (int8, ``local2.memory.minilm_onnx``); cosine over all paragraphs.
+  ``runtime="onnx"`` (int8, ``local2.memory._embedders``); cosine over all paragraphs.
 - **bm25**: the product's BM25 (``local2.retrieval``: ``terms``, the one tokeniser, and
   ``Bm25`` on bm25s, with the files index's k1 1.2 and b 0.75), over the same title + text,
   as the files index's BM25 side ranks chunks; beside it, for reference, bm25s with its own
@@ -45,7 +45,7 @@ from load import DEFAULT, load_beir  # noqa: E402
 
 from local2.files._hybrid import RRF_K  # noqa: E402
 from local2.files._index import FILES_B, FILES_K1  # noqa: E402
-from local2.memory.embeddings import MiniLMEmbedder  # noqa: E402
+from local2.memory._embedders import MiniLMEmbedder  # noqa: E402
 from local2.retrieval import Bm25, fuse, terms  # noqa: E402
 
 FUSE_DEPTH = 100

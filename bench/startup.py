@@ -91,7 +91,7 @@ def ask(env: dict[str, str], session: str) -> tuple[tuple[float, float], tuple[f
 SEED = """
 import sys
 from local2.config import load_settings
-from local2.memory.store import EngramStore
+from local2.memory._store import EngramStore
 store = EngramStore.open(load_settings())
 for i in range(int(sys.argv[1])):
     print(store.save(f"Locker {i} has code {i}{i}{i}.", session_id="seed", query_id=f"seed-{i}"))

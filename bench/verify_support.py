@@ -264,7 +264,7 @@ def planted_claims(
     row: dict[str, Any], others: list[dict[str, Any]], i: int
 ) -> list[dict[str, str]]:
     """The claims planted in this question's scripted report (see the module docstring)."""
-    from local2.research.verify import claims
+    from local2.research._verify import claims
 
     n = numbered(row)
     gold = row["gold"] or [row["paragraphs"][0][0]]
@@ -335,7 +335,7 @@ def embedded_drafts(cases: list[dict[str, Any]], per_set: int, cache: Path) -> N
         from local2.models import thinking_and_answer
         from local2.models._backend import make_embedded
         from local2.research._prompts import compose_messages
-        from local2.research.report import CHARS_PER_TOKEN
+        from local2.research._report import CHARS_PER_TOKEN
 
         settings = load_settings(overrides={"generator": {"backend": "embedded"}})
         emb = settings.embedded
@@ -365,7 +365,7 @@ def embedded_drafts(cases: list[dict[str, Any]], per_set: int, cache: Path) -> N
 
 def sentences_of(body: str) -> list[str]:
     """The sentences of a verified body, as verify splits them (list marks aside)."""
-    from local2.research.verify import split_sentences
+    from local2.research._verify import split_sentences
 
     mark = re.compile(r"^(\s*(?:[-*+]|\d{1,3}[.)])\s+|\s*>\s*|\s*#{1,6}\s+)")
     out = []
@@ -377,7 +377,7 @@ def sentences_of(body: str) -> list[str]:
 
 def worker(cases_file: Path, out_file: Path) -> None:
     """Verify every draft of ``cases_file`` with this process's tree; write what it kept."""
-    from local2.research.verify import verify
+    from local2.research._verify import verify
 
     cases = json.loads(cases_file.read_text(encoding="utf-8"))
     results: dict[str, Any] = {}

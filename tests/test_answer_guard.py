@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from local2.graph.answer_guard import (
+from local2.graph._answer import (
     EARLIER_EXTRACT,
     RAW_OUTPUT,
     TEMPLATE_ECHO,

@@ -12,11 +12,10 @@ import pytest
 
 from local2.errors import ChromaUnavailable
 from local2.files._index import FileIndex
-from local2.memory.chroma import chroma_client
-from local2.memory.embeddings import LexicalEmbedder
-from local2.memory.open import open_memory
-from local2.memory.per_embedder import collection_name
-from local2.memory.store import EngramStore
+from local2.memory._embedders import LexicalEmbedder
+from local2.memory._owners import chroma_client
+from local2.memory._shelf import open_memory
+from local2.memory._store import EngramStore, collection_name
 from local2.ports import free_port
 from local2.service.doctor import run_checks
 from tests.conftest import make_settings

@@ -5,7 +5,7 @@ a person reads, with nothing lost."""
 from __future__ import annotations
 
 from local2.cli.plain_text import markdown_text
-from local2.research.verify import plain
+from local2.research._verify import plain
 
 REPORT = f"""# What are the health benefits of green tea?
 

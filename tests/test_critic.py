@@ -19,11 +19,10 @@ from local2.config import load_settings
 from local2.config.schema import CriticRubric, CriticSettings
 from local2.contracts._records import ToolCallRecord
 from local2.critic import Critic, build_prompt, default_rubric, grounding_flags, make_critic
-from local2.graph.grading import grade_turn as critique
-from local2.graph.services import Services
-from local2.graph.state import TurnState
-from local2.memory.embeddings import LexicalEmbedder
-from local2.memory.store import EngramStore
+from local2.graph._after import grade_turn as critique
+from local2.graph._turn import Services, TurnState
+from local2.memory._embedders import LexicalEmbedder
+from local2.memory._store import EngramStore
 
 SEARCH_RESULT = (
     "Today's date: 2025-01-01\n\n[1] Title: Python 3.13 released\n"

@@ -387,7 +387,7 @@ def test_every_setting_a_page_names_exists() -> None:
 
 # -- the code the pages point into --------------------------------------------------------
 
-# Where a path a page names may be: the package (``graph/nodes/receive.py``), the repository
+# Where a path a page names may be: the package (``graph/_turn.py``), the repository
 # (``bench/overhead.py``), the test kit (``local2_testkit/brains.py``).
 CODE_ROOTS = [
     ROOT / "src" / "local2",

@@ -17,7 +17,7 @@ from local2.critic import grounding_flags
 from local2.errors import DocumentTooLarge, DocumentUnreadable, UnknownDocument
 from local2.files import FileIndex, Folders, OwnDocuments
 from local2.files._own_documents import safe_name
-from local2.graph.attached import attached_evidence, documents_block
+from local2.graph._turn import attached_evidence, documents_block
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.desks._search import Searcher

@@ -19,7 +19,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from local2.cli.stories import serve_pages
-from local2.graph.answer_guard import unusable_reason
+from local2.graph._answer import unusable_reason
 from local2.models._backend import EMBEDDED_NAME
 from local2.models._scripted import ScriptedChatModel
 from local2.models._toolcall_text import parse_tool_calls
@@ -152,7 +152,7 @@ SAVED_TWICE = "- Remember that my dog's name is Rex."  # the second save, quoted
 SAVE_TURN = "- Q: Remember that my dog's name is Rex."  # q09's turn record: not kept, the fact is
 # Recorded, "What is my dog's name?" (q10) recalled the turn records of q01 and q03 beside the
 # fact. Now an answer of the demo model that nothing checked (no critic can grade it, and no
-# tool read anything that supports it: graph/remember.py ``unchecked``) is not kept, so those
+# tool read anything that supports it: graph/_turn.py ``unchecked``) is not kept, so those
 # records hold only their question, and are no longer recalled for an unrelated one.
 UNCHECKED_TURNS = (
     "- Q: What is the capital of France?",

@@ -13,7 +13,7 @@ from typing import Any
 
 from local2.config import Settings, load_settings
 from local2.memory import deferred
-from local2.memory.store import EngramStore
+from local2.memory._store import EngramStore
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from tests.conftest import local2
@@ -68,7 +68,7 @@ def test_cli_feedback_imports_no_chroma_and_memory_applies_it_when_opened(tmp_pa
 
     said, imported = rate(config, weekdays, 5)
     assert not {m for m in imported if m.split(".")[0] == "chromadb"}
-    assert "local2.memory.store" not in imported
+    assert "local2.memory._store" not in imported
     assert f"Recorded rating 5 for {weekdays['query_id']}" in said
     assert "when it is next opened" in said
     rate(config, weekdays, 1)  # changed before memory opened: the newer rating wins

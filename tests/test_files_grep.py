@@ -18,7 +18,7 @@ from local2.config import DocumentsSettings, Settings
 from local2.critic._grounding import grounding_flags
 from local2.documents import read_document
 from local2.files import Folders, file_id
-from local2.graph.answer_guard import UNTRUSTED_NOTE
+from local2.graph._answer import UNTRUSTED_NOTE
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools import file_grep

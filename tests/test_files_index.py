@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from local2.files._index import FileIndex, chunk_text
-from local2.memory.embeddings import LexicalEmbedder, MiniLMEmbedder, minilm_available
+from local2.memory._embedders import LexicalEmbedder, MiniLMEmbedder, minilm_available
 from tests.conftest import make_settings
 
 # Invented facts (no model knows them) and the question a person would ask, in other words.

@@ -1,4 +1,4 @@
-"""LangGraph's runs share one thread pool (``local2.graph.pool``): a turn starts no threads
+"""LangGraph's runs share one thread pool (``local2.graph._graph``): a turn starts no threads
 for its checkpoint writes, and a run that bounds its concurrency keeps a pool of its own."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from local2.config import load_settings
-from local2.graph import pool as graph_pool
+from local2.graph import _graph as graph_pool
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from local2.errors import ToolError
-from local2.graph.answer_guard import UNTRUSTED_NOTE
+from local2.graph._answer import UNTRUSTED_NOTE
 from local2.library import ReadingLibrary
 from local2.service.agent import Agent
 from local2.tools.base import ToolContext

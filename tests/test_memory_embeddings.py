@@ -8,7 +8,7 @@ import pytest
 
 from local2.config import load_settings
 from local2.errors import EmbeddingError
-from local2.memory.embeddings import (
+from local2.memory._embedders import (
     MINILM_NAME,
     LexicalEmbedder,
     MiniLMEmbedder,

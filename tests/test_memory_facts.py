@@ -8,18 +8,21 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from local2.errors import FactParseError
-from local2.memory.extract import FACTS_SCHEMA, answer_is_a_source, distill, parse_facts
-from local2.memory.facts import (
+from local2.memory._facts import (
     ANSWER,
+    FACTS_SCHEMA,
     USER_MESSAGE,
     USER_REQUEST,
+    answer_is_a_source,
+    distill,
     explicit_requests,
     fact_key,
     grounded,
+    parse_facts,
     rule_facts,
     third_person,
+    without_tool_text,
 )
-from local2.memory.verbatim import without_tool_text
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.retrieval._text import sentences
 

@@ -8,10 +8,14 @@ import pytest
 from typer.testing import CliRunner
 
 from local2.cli import app
-from local2.memory.embeddings import LexicalEmbedder, MiniLMEmbedder, OllamaEmbedder
-from local2.memory.facts import USER_REQUEST, Fact
-from local2.memory.fallback import choose_embedder
-from local2.memory.store import EngramStore
+from local2.memory._embedders import (
+    LexicalEmbedder,
+    MiniLMEmbedder,
+    OllamaEmbedder,
+    choose_embedder,
+)
+from local2.memory._facts import USER_REQUEST, Fact
+from local2.memory._store import EngramStore
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
@@ -23,7 +27,7 @@ SISTER = Fact("The user's sister's name is Ines.", "sister name", USER_REQUEST)
 @pytest.fixture
 def no_minilm(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a machine without the offline model package: the next fallback is lexical."""
-    monkeypatch.setattr("local2.memory.fallback.minilm_available", lambda: False)
+    monkeypatch.setattr("local2.memory._embedders.minilm_available", lambda: False)
 
 
 def test_the_configured_embedder_is_used_when_available(tmp_path: Path) -> None:

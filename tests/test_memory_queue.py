@@ -1,4 +1,4 @@
-"""The memory work queue (`local2.memory.jsonl_queue`): shared by processes, order kept."""
+"""The memory work queue (`local2.memory._owners`): shared by processes, order kept."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from local2.memory.jsonl_queue import JsonlQueue
+from local2.memory._owners import JsonlQueue
 
 WRITER = """
 import sys
-from local2.memory.jsonl_queue import JsonlQueue
+from local2.memory._owners import JsonlQueue
 
 queue = JsonlQueue(sys.argv[1])
 for i in range(int(sys.argv[3])):

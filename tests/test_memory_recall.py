@@ -7,9 +7,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from local2.memory.embeddings import LexicalEmbedder, OllamaEmbedder
-from local2.memory.facts import USER_MESSAGE, Fact
-from local2.memory.store import EngramStore
+from local2.memory._embedders import LexicalEmbedder, OllamaEmbedder
+from local2.memory._facts import USER_MESSAGE, Fact
+from local2.memory._store import EngramStore
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import Tool

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import BaseMessage
 
-from local2.memory.relevance import about_the_person, names_theirs
+from local2.memory._shelf import about_the_person, names_theirs
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from tests.conftest import make_settings

@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from local2.cli.memory import memory_app
 from local2.config import load_settings
-from local2.memory.embeddings import LexicalEmbedder, MiniLMEmbedder
-from local2.memory.facts import USER_MESSAGE, USER_REQUEST, Fact
-from local2.memory.store import (
+from local2.memory._embedders import LexicalEmbedder, MiniLMEmbedder
+from local2.memory._facts import USER_MESSAGE, USER_REQUEST, Fact
+from local2.memory._store import (
     EmbedderMismatchError,
     EngramStore,
     FactSaved,
@@ -199,8 +199,8 @@ def test_persists_across_processes(tmp_path):
     writer = textwrap.dedent(
         f"""
         from local2.config import load_settings
-        from local2.memory.embeddings import LexicalEmbedder
-        from local2.memory.store import EngramStore
+        from local2.memory._embedders import LexicalEmbedder
+        from local2.memory._store import EngramStore
         s = load_settings(overrides={{"system": {{"data_dir": {str(tmp_path)!r}}},
                                      "memory": {{"embedder": "lexical"}}}})
         store = EngramStore.open(s, LexicalEmbedder())

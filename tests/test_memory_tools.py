@@ -14,12 +14,11 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from local2.config import load_settings
 from local2.errors import ToolError
 from local2.events import MEMORY_INGEST_FAILED, MEMORY_INGESTED, MEMORY_RECALL
-from local2.graph.remember import RETRY_FILE
-from local2.graph.remember import remember_turn as ingest
-from local2.graph.services import Services
-from local2.memory.embeddings import LexicalEmbedder, OllamaEmbedder
-from local2.memory.open import open_memory
-from local2.memory.store import EngramStore
+from local2.graph._turn import RETRY_FILE, Services
+from local2.graph._turn import remember_turn as ingest
+from local2.memory._embedders import LexicalEmbedder, OllamaEmbedder
+from local2.memory._shelf import open_memory
+from local2.memory._store import EngramStore
 from local2.tools.base import ToolContext, ToolResult
 from local2.tools.memory_tools import humanize_age, memory_tools
 from local2_testkit.ollama_server import FakeOllama

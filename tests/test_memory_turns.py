@@ -169,8 +169,7 @@ def test_the_recall_started_ahead_is_the_turns_recall(tmp_path: Path) -> None:
     that search (nothing embedded twice) and its hits are those the node would find."""
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from local2.graph.context import TurnContext
-    from local2.graph.recall import RecallAhead, recall_ahead
+    from local2.graph._turn import RecallAhead, TurnContext, recall_ahead
 
     question = "What did I tell you about my favourite colour?"
     with FakeOllama(RuleBrain()) as server, ThreadPoolExecutor(1) as pool:

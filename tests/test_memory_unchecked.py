@@ -1,4 +1,4 @@
-"""An answer that nothing can check is not a memory (graph/remember.py ``unchecked``).
+"""An answer that nothing can check is not a memory (graph/_turn.py ``unchecked``).
 
 The embedded demo model has no critic (it almost never writes a grade that parses), and its
 prose is often wrong or nonsense; these answers are its real replies
@@ -18,10 +18,9 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from local2.graph.remember import UNCHECKED, remember_turn
-from local2.graph.services import Services
+from local2.graph._turn import UNCHECKED, Services, remember_turn
 from local2.memory import EngramStore
-from local2.memory.embeddings import LexicalEmbedder
+from local2.memory._embedders import LexicalEmbedder
 from tests.conftest import make_settings
 
 WEATHER = (

@@ -12,9 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from local2.memory.embeddings import MiniLMEmbedder, minilm_available
-from local2.memory.minilm_onnx import OnnxMiniLM, onnx_runtime_available, quantize_columns
-from local2.memory.store import EngramStore
+from local2.memory._embedders import (
+    MiniLMEmbedder,
+    OnnxMiniLM,
+    minilm_available,
+    onnx_runtime_available,
+    quantize_columns,
+)
+from local2.memory._store import EngramStore
 from tests.conftest import make_settings
 from tests.test_files_index import make_corpus, open_index, recall_at_k
 
@@ -119,8 +124,8 @@ def test_a_memory_built_by_the_numpy_runtime_keeps_working(tmp_path: Path) -> No
 def test_the_built_graph_is_kept_and_the_next_load_builds_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import local2.memory.minilm_onnx as minilm_onnx
-    from local2.memory.onnx_cache import cache_dir
+    import local2.memory._embedders as minilm_onnx
+    from local2.memory._embedders import cache_dir
 
     first = OnnxMiniLM(_model_dir(), workers=1)  # builds the graph unless it is kept already
     assert list(cache_dir().glob("minilm-int8-*.onnx"))
@@ -146,7 +151,7 @@ def fake_model(tmp_path: Path) -> tuple[Path, Path]:
 def test_a_kept_graph_is_named_by_what_it_was_built_from(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from local2.memory.onnx_cache import KEPT, graph_key, kept_graph
+    from local2.memory._embedders import KEPT, graph_key, kept_graph
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     model_dir, builder = fake_model(tmp_path)
@@ -175,8 +180,8 @@ def test_a_kept_graph_is_named_by_what_it_was_built_from(
 def test_an_unwritable_cache_builds_in_memory_and_a_damaged_copy_is_built_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import local2.memory.minilm_onnx as minilm_onnx
-    from local2.memory.onnx_cache import kept_graph
+    import local2.memory._embedders as minilm_onnx
+    from local2.memory._embedders import kept_graph
 
     model_dir, builder = fake_model(tmp_path)
     blocked = tmp_path / "a-file"

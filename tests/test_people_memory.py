@@ -31,16 +31,15 @@ from typer.testing import CliRunner
 from local2.cli.memory import memory_app
 from local2.config import Settings
 from local2.contracts._people import LOCAL, Person
-from local2.graph.remember import RETRY_FILE
-from local2.graph.remember import remember_turn as ingest
-from local2.graph.services import Services
+from local2.graph._turn import RETRY_FILE, Services
+from local2.graph._turn import remember_turn as ingest
 from local2.http.app import create_api
-from local2.memory import deferred, per_embedder
-from local2.memory.chroma import chroma_client
-from local2.memory.facts import Fact
-from local2.memory.owners import collection_base, owner_file
-from local2.memory.shelf import MemoryShelf
-from local2.memory.store import EngramStore
+from local2.memory import _store as per_embedder
+from local2.memory import deferred
+from local2.memory._facts import Fact
+from local2.memory._owners import chroma_client, collection_base, owner_file
+from local2.memory._shelf import MemoryShelf
+from local2.memory._store import EngramStore
 from local2.service.agent import Agent
 from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools

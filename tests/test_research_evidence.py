@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
+from local2.research._execute import rerank
 from local2.research._plan import SKIPPED
 from local2.research._prompts import (
     bridge_names,
@@ -22,7 +23,6 @@ from local2.research._prompts import (
     unread_names,
 )
 from local2.research._state import Found, Source
-from local2.research.rerank import rerank
 from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
@@ -355,7 +355,7 @@ def test_a_fetch_past_the_seconds_budget_is_recorded_as_skipped(
 
 
 def test_the_app_and_the_report_say_why_each_source_was_read() -> None:
-    from local2.research.verify import references_markdown
+    from local2.research._verify import references_markdown
     from local2.ui.research_shown import sources_markdown
 
     why = {"found_by": "s4", "query": "Shirley Temple government", "rank": 3, "score": 0.8125}

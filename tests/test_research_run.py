@@ -16,7 +16,7 @@ from local2.errors import RunBusy
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.research._plan import call_key
 from local2.research._planner import keywords
-from local2.research.reflect import HOP_READ
+from local2.research._report import HOP_READ
 from local2.service.agent import Agent
 from local2.service.research._research import Research
 from local2_testkit.ollama_server import FakeOllama

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from local2.research.reflect import HOP_READ
+from local2.research._report import HOP_READ
 from local2_testkit.bridge_web import (
     BRIDGE_FACT,
     BRIDGE_PAGE,

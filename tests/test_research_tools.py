@@ -277,7 +277,7 @@ def test_a_pdf_in_the_persons_folder_is_cited_by_file_and_page(tmp_path: Path) -
 def test_a_document_web_fetch_read_is_filed_page_by_page() -> None:
     """web_fetch of a PDF (issue 37's shape: a document note, then each passage's page under
     ``[Page N]``): one ledger source per page, each under <url>#page=N."""
-    from local2.research.readings import found_in
+    from local2.research._execute import found_in
 
     fetch = web_steps().get("web_fetch")
     assert fetch is not None

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from local2.config import load_settings
-from local2.research.verify import UNCITED
+from local2.research._verify import UNCITED
 from local2.service.research._research import Research
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain

@@ -4,7 +4,7 @@ the source it cites; references come from the ledger; URLs the model typed never
 from __future__ import annotations
 
 from local2.research._state import Found, file_sources, page_read, search_hits
-from local2.research.verify import (
+from local2.research._verify import (
     UNCITED,
     claims,
     link_citations,

@@ -32,7 +32,7 @@ _FUNCTIONS = {"terms", "_stem", "stem", "tokenize", "tokenise", "bm25_scores", "
 _FUNCTIONS_ALLOWED = {
     # verify's keeps a citation mark after a full stop with its sentence, on top of
     # local2.retrieval.sentences (which does the splitting)
-    "local2.research.verify": {"split_sentences"},
+    "local2.research._verify": {"split_sentences"},
 }
 _SENTENCE_SPLIT = re.compile(r"\(\?<=\[[^\]]*[.!?]")
 _CLASS = r"(?:\\w|\[(?:\\.|[^\]\\])*\])"  # \w, or a [...] class
@@ -40,8 +40,8 @@ _WORD_RUN = re.compile(rf"(?:\\b)?({_CLASS})(?:{_CLASS})?[+*](?:\\b)?")
 _WORD_CALLS = {"compile", "findall", "finditer", "split"}
 _TOKENISERS_ALLOWED = {
     # Each says why at the pattern: words that are not terms, on purpose.
-    "local2.memory.embeddings": {r"\w+"},  # the hashing embedder's recorded vectors
-    "local2.memory.facts": {r"[A-Za-z\u00c0-\u024f][\w'\u2019-]*|\d+(?:[.,:/-]\d+)*"},
+    "local2.memory._embedders": {r"\w+"},  # the hashing embedder's recorded vectors
+    "local2.memory._facts": {r"[A-Za-z\u00c0-\u024f][\w'\u2019-]*|\d+(?:[.,:/-]\d+)*"},
     "local2.research._planner": {r"[\w'.+-]+"},  # a search engine's words as written
     "local2.research._prompts": {r"[\w'’-]+"},  # the next hop's query words as written
     "local2.files._lexical": {r"[\w'’.-]+|[(),&]"},  # a file's title as a text writes it

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from local2.critic import grounding_flags
 from local2.research._state import Found, file_sources
-from local2.research.verify import verify
+from local2.research._verify import verify
 from local2.retrieval import as_written, check_support, split_passages, unstated_numbers
 from local2.retrieval._support import allowed_missing
 

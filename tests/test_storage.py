@@ -17,7 +17,7 @@ from langgraph.store.memory import InMemoryStore
 
 from local2.config import load_settings
 from local2.errors import SettingsError, StorageUnavailable
-from local2.graph.nodes.receive import unrecorded_turn
+from local2.graph._turn import unrecorded_turn
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.storage._locks import SharedLocks

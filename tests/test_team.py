@@ -22,7 +22,7 @@ import chromadb
 import httpx
 import pytest
 
-from local2.memory.per_embedder import collection_name
+from local2.memory._store import collection_name
 from local2_testkit.obeying import ObeyingBrain
 from local2_testkit.ollama_server import FakeOllama, Reply
 from local2_testkit.serve_process import ServeProcess

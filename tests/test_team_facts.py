@@ -26,15 +26,12 @@ from local2.config import Settings, load_settings
 from local2.contracts._people import LOCAL, TEAM_NAME, Person, may_write_team_facts
 from local2.contracts._records import MemoryHit
 from local2.errors import InvalidInput, MemoryStoreError, ToolError
-from local2.graph.recall import TEAM_NOTE
-from local2.graph.services import Services
+from local2.graph._turn import TEAM_NOTE, Services
 from local2.http.app import create_api
-from local2.memory import per_embedder
-from local2.memory.chroma import chroma_client
-from local2.memory.owners import collection_base
-from local2.memory.shelf import MemoryShelf
-from local2.memory.store import EngramStore
-from local2.memory.team import TEAM_KIND, TeamFacts, merged
+from local2.memory import _store as per_embedder
+from local2.memory._owners import chroma_client, collection_base
+from local2.memory._shelf import TEAM_KIND, MemoryShelf, TeamFacts, merged
+from local2.memory._store import EngramStore
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.desks._memory import MemoryDesk

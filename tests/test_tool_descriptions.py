@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from local2.config import load_settings
-from local2.memory.store import EngramStore
+from local2.memory._store import EngramStore
 from local2.tools.files import TOOL_NAMES as FILE_TOOLS
 from local2.tools.registry import built_in_schemas, default_tools
 from tests.conftest import make_settings

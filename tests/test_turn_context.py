@@ -1,4 +1,4 @@
-"""The typed turn context (local2.graph.context): what a run passes, and what a run that
+"""The typed turn context (local2.graph._turn): what a run passes, and what a run that
 passes none gets - a notebook's invoke, a replay, a resume, LangGraph Server's dict."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from local2.contracts.approval import answer
-from local2.graph.context import TurnContext
-from local2.graph.services import Services
-from local2.graph.topology import compile_graph
+from local2.graph._graph import compile_graph
+from local2.graph._turn import Services, TurnContext
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.wiring import wire
 from local2.tools.base import Tool

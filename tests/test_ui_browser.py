@@ -415,7 +415,7 @@ def test_memory_says_it_fell_back_and_recalls_a_fact_in_a_new_session(
     # Ollama serves the chat model but not the embedding model, and (as on a machine without
     # the offline model package) MiniLM cannot load: memory falls back to the lexical
     # embedder and the app says so, instead of switching memory off.
-    monkeypatch.setattr("local2.memory.fallback.minilm_available", lambda: False)
+    monkeypatch.setattr("local2.memory._embedders.minilm_available", lambda: False)
     with FakeOllama(RuleBrain(), models=["gemma4:12b"]) as fake:
         settings = load_settings(
             overrides={

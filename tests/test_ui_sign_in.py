@@ -23,7 +23,7 @@ from starlette.requests import Request
 
 from local2.contracts._people import LOCAL, Person
 from local2.http.identity import StripUntrustedUser
-from local2.memory.owners import owner_folder
+from local2.memory._owners import owner_folder
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service import Guard, Identify, networks
 from local2.service.access import Access

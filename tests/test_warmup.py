@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.memory.embeddings import MiniLMEmbedder, _load_minilm
+from local2.memory._embedders import MiniLMEmbedder, _load_minilm
 from local2.models._embedded import load_llama
 from local2.service.agent import Agent
 from local2.service.warmup import Warmup, embedder_task, prompt_prefix_task

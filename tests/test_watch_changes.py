@@ -7,7 +7,7 @@ from __future__ import annotations
 from local2.contracts import ResearchPayload
 from local2.research import research_payload, source_list
 from local2.research._state import Source
-from local2.research.verify import report_markdown, verify
+from local2.research._verify import report_markdown, verify
 from local2.watch import notice_text, what_changed
 from local2.watch.changes import SOURCES_GONE
 

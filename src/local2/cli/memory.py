@@ -4,7 +4,7 @@ Each command acts on the memory of the person it runs for (:func:`local2.cli.com
 local, or ``--as NAME``): their own engrams only. Someone else's engram id is as unknown as
 an id that never existed.
 
-``--team`` acts on the team's shared facts instead (:mod:`local2.memory.team`): recalled in
+``--team`` acts on the team's shared facts instead (:mod:`local2.memory._shelf`): recalled in
 everyone's turns, so only local (this terminal without ``--as``) or an admin may save or
 delete one (anyone else: exit 2); anyone may list, search and export them. This is the only
 way team facts are written: nothing a turn or the model does writes them."""

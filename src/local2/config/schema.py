@@ -224,7 +224,7 @@ class MemorySettings(Strict):
     auto_recall_k: int = Field(3, ge=1, le=20)
     auto_recall_min_similarity: float = Field(0.25, ge=-1.0, le=1.0)
     # A question not about the person (no "I", "my", "our", no one named as theirs) is
-    # offered a memory only above this floor (local2/memory/relevance.py; measured in
+    # offered a memory only above this floor (local2/memory/_shelf.py; measured in
     # bench/recall_quality.py with the offline embedder).
     auto_recall_general_min_similarity: float = Field(0.65, ge=-1.0, le=1.0)
     auto_recall_kinds: list[Literal["fact", "saved", "episodic"]] = Field(

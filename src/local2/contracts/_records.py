@@ -1,7 +1,7 @@
 """The records a turn keeps in its state, and the parts pass between them.
 
 What one tool call did, one memory recalled, one event logged, one grade given: the turn's
-state holds lists of these (:mod:`local2.graph.state`), the turn payload shows them
+state holds lists of these (:mod:`local2.graph._turn`), the turn payload shows them
 (:mod:`local2.contracts._turn`), and memory, the critic and the tools read and write them.
 """
 

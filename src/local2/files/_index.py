@@ -7,7 +7,7 @@ its file and line range, so a hit says where to read; a document's chunks (PDF, 
 read by the document worker: :mod:`local2.files._reading`) are cut page by page and keep
 their page, so a hit names the file and the page. A file with no text, or a document its
 reader refuses, keeps one empty marker chunk, so it is not read again until it changes.
-Vectors come from an explicit :mod:`~local2.memory.embeddings` embedder recorded in the
+Vectors come from an explicit :mod:`~local2.memory._embedders` embedder recorded in the
 collection; changing embedder or chunking rebuilds the index (it is derived data).
 
 A search need not wait for a long build (a folder of 500 PDFs): :meth:`FileIndex.refresh`

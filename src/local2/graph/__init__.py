@@ -1,15 +1,17 @@
 """The chat turn as a LangGraph graph (a feature: docs/architecture.md).
 
-- :mod:`.topology`: the graph, declared once like the transition table it comes from;
-- :mod:`.loop`: the answer loop (generate, approve, dispatch_tool, await_tool);
-- :mod:`.nodes`: one small function per node, ``(state, services[, config]) -> update``;
-- :mod:`.compare`: two respondents answering one question;
-- :mod:`.state`: the state schema; :mod:`.services`: what nodes are given;
-- :mod:`.payload`: the turn payload built from the state; :mod:`.prompt`: the prompt window;
-- :mod:`.branches`: which checkpoint a session continues from; :mod:`.pool`: one thread pool
-  for every run;
-- :mod:`.owed` and :mod:`.late_grades`: a grade that gave way to the next question, owed and
-  given later.
+- :mod:`._graph`: the graph, declared once like the transition table it comes from, the one
+  thread pool for every run, and a grade that gave way to the next question, given later;
+- :mod:`._turn`: what a turn is (state, services, context, events) and what it brings to the
+  model before it answers (``receive``: the question checked, memory recalled, attached
+  documents), and the turn remembered after;
+- :mod:`._answer`: the answer loop (generate, approve, dispatch_tool, await_tool), the prompt
+  window, the model call and the guard on its reply;
+- :mod:`._after`: publish and the turn payload, the critic's grade (or owed), ingest, retry;
+- :mod:`._compare`: two respondents answering one question;
+- :mod:`.branches`: which checkpoint a session continues from.
+
+The modules are the graph's own; this face is what other packages use.
 """
 
 import lazy_loader as lazy

@@ -24,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
 AFTER_PUBLISH = frozenset(
-    # and their counterparts in compare and retry turns (local2.graph.compare)
+    # and their counterparts in compare and retry turns (local2.graph._compare)
     {"critique", "ingest", "critique_pair", "ingest_pair", "settle_pair", "settle_retry"}
 )
 SEARCH_LIMIT = 500  # checkpoints looked through for the head (a dead turn leaves a handful)

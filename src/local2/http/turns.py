@@ -14,7 +14,7 @@ The stream's events (``event:`` name, ``data:`` one JSON object):
   ``POST /sessions/{id}/stop`` stopped the turn before its answer (what streamed is
   abandoned; nothing was recorded).
 
-On a compare turn (``model_b``, :mod:`local2.graph.compare`) both respondents answer at
+On a compare turn (``model_b``, :mod:`local2.graph._compare`) both respondents answer at
 once: every event's data carries ``respondent_id`` (``a``, ``b``, or null for the turn's
 shared ones such as the question and the judge's ``pairwise`` verdict), so
 ``token``/``thinking`` of the two can be told apart, and there is one ``critique`` per

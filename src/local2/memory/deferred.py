@@ -3,8 +3,8 @@
 ``local2 feedback`` rates a turn without opening memory: Chroma takes most of a second to
 import and open, and an embedded store may be open in the running app anyway. The rating is
 recorded in the session at once; its annotation of the turn's engrams waits in
-``<data_dir>/memory_annotations.jsonl`` (a :class:`~local2.memory.jsonl_queue.JsonlQueue`) and
-is applied by :meth:`EngramStore.open <local2.memory.store.EngramStore.open>` in any process,
+``<data_dir>/memory_annotations.jsonl`` (a :class:`~local2.memory._owners.JsonlQueue`) and
+is applied by :meth:`EngramStore.open <local2.memory._store.EngramStore.open>` in any process,
 and by a store already open (a running ``ui`` or ``serve``) before its next recall or
 listing. The same turn rated twice before then: the newest rating wins. A turn whose engrams
 were deleted meanwhile: nothing to annotate, nothing happens.
@@ -13,7 +13,7 @@ With memory open (the app, the API) the annotation is made at once, as before, a
 that were waiting, so an older queued rating never overwrites a newer one.
 
 Each person's annotations wait in a file of their own (``memory_annotations.<key>.jsonl``,
-:mod:`local2.memory.owners`; local's is the file above): only that person's store drains
+:mod:`local2.memory._owners`; local's is the file above): only that person's store drains
 it, so a rating can never land on, or be lost in, someone else's memory.
 """
 
@@ -24,15 +24,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
-from local2.memory.jsonl_queue import JsonlQueue
-from local2.memory.owners import is_local, owner_file
+from local2.memory._owners import JsonlQueue, is_local, owner_file
 
 if TYPE_CHECKING:
     from local2.config import Settings
 
 
 class EngramStore(Protocol):
-    """What annotations need of the engram store (:class:`local2.memory.store.EngramStore`,
+    """What annotations need of the engram store (:class:`local2.memory._store.EngramStore`,
     which applies this module's queue when it opens: it imports this module, not the
     reverse)."""
 

@@ -30,7 +30,7 @@ from local2.platform.owners import OwnedStore, run_owner
 from local2.service import build_platform_graph
 from local2.storage import platform_store
 
-FIRST = "receive"  # the turn's first step in local2.graph.topology
+FIRST = "receive"  # the turn's first step in local2.graph._graph
 
 
 def owners_store() -> BaseStore:
@@ -65,7 +65,7 @@ def identified(compiled: TurnGraph, store: BaseStore | None) -> TurnGraph:
     builder.compiled = False  # compiled again below, with the step in
     # The server passes its own dict as a run's context (its configurable values), which
     # LangGraph would try to turn into a TurnContext: without a schema it arrives as it is,
-    # and every node runs with the graph's default context (local2.graph.context).
+    # and every node runs with the graph's default context (local2.graph._turn).
     builder.context_schema = None
     builder.edges.discard((START, FIRST))
     builder.add_node("identify", identify_turn)

@@ -971,7 +971,7 @@ def adopt(
 ) -> ResearchUpdate:
     """Replace the pending steps by ``plan``'s, renumbered after every step so far and put
     on their sub-questions (new ones where they start one); ``model_skipped`` says why
-    the model was not asked for it (:mod:`local2.research.gave_up`), ``why`` why a rule's
+    the model was not asked for it (:func:`gave_up`), ``why`` why a rule's
     plan (a fallback) was used, in words for the person, ``detail`` what was wrong with the
     model's plan in the planner's words (:func:`fallback_words`)."""
     steps = state.get("steps") or {}
@@ -1032,8 +1032,8 @@ def adopt(
 # sentence instead (:func:`fallback_words`): the kind of mistake, and that a standard plan
 # was used; the planner's words stay in the plan's record (``why_detail``) and event.
 
-# The planner's reasons (research/plan_schema.py, research/step_tools.py, and
-# research/structured.py's JSON and schema checks), each as a kind of mistake; the first
+# The planner's reasons (research/_plan.py, research/_state.py, and
+# research/_plan.py's JSON and schema checks), each as a kind of mistake; the first
 # pattern that matches names it.
 _KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"not valid JSON", re.I), "its reply was not a plan in the form asked for"),

@@ -145,7 +145,7 @@ def hop_queries(
     question: str, ledger: Sequence[Source], done: Iterable[str], limit: int, budget: int = 0
 ) -> list[str]:
     """The searches of the next hop, none the run has made (``done``: queries as
-    :func:`local2.research.reflect.searched` keeps them), at most ``budget`` (``limit``
+    :func:`local2.research._report.searched` keeps them), at most ``budget`` (``limit``
     when it is more): each chain's next search (:func:`local2.research.chains.chain_queries`:
     a subject's page, else its bridge's), and the weightiest bridge name of the best pages
     with the question's relation words (first, when the question's names are not

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 
 # --- context ----------------------------------------------------------------------------
-# A research run's context: the chat graph's (:class:`~local2.graph.context.TurnContext`)
+# A research run's context: the chat graph's (:class:`~local2.graph._turn.TurnContext`)
 # and the run's inbox, through which what the person says reaches it while it runs.
 #
 # Like every context it is not checkpointed: the service passes it on every run and resume,

@@ -50,7 +50,7 @@ class ModelParts(TypedDict, total=False):
     """What a caller may supply instead of having it built from settings: a chat model
     chosen already (``backend``, ``model`` and ``native_tools`` say what it is; without it
     they choose one), the ``notice`` that choice needs, the tools, memory (None: off), the
-    shelf of everyone else's memory beside it (:mod:`local2.memory.shelf`; default: a new
+    shelf of everyone else's memory beside it (:mod:`local2.memory._shelf`; default: a new
     one around a real store), the critic (None: off) and the folders and people's own
     documents the file tools read (:class:`local2.files.Folders`; None: none)."""
 

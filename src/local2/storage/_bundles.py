@@ -40,7 +40,7 @@ class Storage(ClosedTogether):
     locks: SharedLocks
     closers: list[Callable[[], None]] = field(default_factory=list)
     # The arena's votes, when the store keeps them too (Postgres); else opened on first use
-    # (``local2.graph.compare.votes.votes_of``).
+    # (``local2.graph._compare.votes_of``).
     votes: VoteLog | None = None
     # People and whose each session is (None: the platform's own auth decides).
     people: People | None = None

@@ -1,7 +1,7 @@
 """Grades that gave way to the person's next question, given once their session is quiet.
 
 A turn whose critic gave way owes its grade in the session's state (``pending_grades``,
-:mod:`local2.graph.late_grades`). This part gives it:
+:mod:`local2.graph._graph`). This part gives it:
 
 - **Queued** when a run ends owing grades (:meth:`LateGrades.owe`, from
   :class:`~local2.service.chat.GraphRuns`): the state carries what the session owes

@@ -1,7 +1,7 @@
 """A second attempt at a low-graded answer, and the person's switch between the attempts.
 
 Only the session's last answer, graded by the critic, can be tried again; the retry is a turn
-whose model sees the critique (:mod:`local2.graph.nodes.retry`). Both attempts are kept in
+whose model sees the critique (:mod:`local2.graph._after`). Both attempts are kept in
 the turn log; the better-graded one continues the session, and the person may switch.
 """
 

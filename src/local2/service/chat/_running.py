@@ -21,7 +21,7 @@ to the person (~5 ms of a ``POST /query``, ``bench/overhead.py``).
 The person first (``critic.yield_to_new_turns``, on by default): when the next turn of a
 session asks for its lock while the last one still runs, that turn is asked to give way
 (``RunningTurn.give_way``): once its answer is out, its critic's request is cancelled and the
-grade owed (:mod:`local2.graph.owed`), memory keeps what it has, and the run ends in
+grade owed (:mod:`local2.graph._after`), memory keeps what it has, and the run ends in
 milliseconds. Other processes sharing the store are told too (``SharedLocks.announce``).
 Whatever else waits for a session to be quiet (:mod:`local2.service.chat._late_grades`) hears when a
 turn starts (``on_turn_start``) and when its lock is released (``on_idle``).

@@ -94,7 +94,7 @@ class TurnRunner:
     def __post_init__(self) -> None:
         self._background: set[BackgroundTurn] = set()  # turns finishing after start()
         self._background_guard = threading.Lock()
-        # Where a turn's memory recall runs while the graph starts (local2.graph.recall).
+        # Where a turn's memory recall runs while the graph starts (local2.graph._turn).
         self._ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="local2-recall")
         # A second respondent the app and the API use unless a request says otherwise
         # (``local2 serve --model-b``); see :meth:`options`.

@@ -3,7 +3,7 @@ search, delete, export and re-embed their own engrams, or the team's shared fact
 
 Each desk acts on one person's behalf (:class:`~local2.contracts._people.Person`): their own
 engrams only, so someone else's engram id is as unknown as one that never existed. With
-``team`` it acts on the team's shared facts (:mod:`local2.memory.team`) instead: anyone
+``team`` it acts on the team's shared facts (:mod:`local2.memory._shelf`) instead: anyone
 reads them, but only local or an admin may save, delete or re-embed one
 (:func:`~local2.contracts._people.may_write_team_facts`); anyone else's write is refused
 before anything is opened, so a refused write creates no team collection.

@@ -37,12 +37,22 @@ from langgraph.graph.state import CompiledStateGraph
 
 from local2.config import Settings
 from local2.graph import Services, TurnContext, contextual
+from local2.research._execute import after_execute, execute, run_step
 from local2.research._planner import after_ask, after_plan, after_review, ask, plan, replan, review
+from local2.research._report import (
+    after_publish,
+    after_reflect,
+    after_triage,
+    compose,
+    critique_run,
+    ingest_run,
+    publish,
+    reflect,
+    route_start,
+    triage,
+    verify_report,
+)
 from local2.research._state import ResearchContext, ResearchState, ResearchUpdate
-from local2.research.execute import after_execute, execute, run_step
-from local2.research.followup import after_publish, after_triage, route_start, triage
-from local2.research.reflect import after_reflect, reflect
-from local2.research.report import compose, critique_run, ingest_run, publish, verify_report
 
 if TYPE_CHECKING:
     from local2.storage import SteerInbox
@@ -87,7 +97,7 @@ def compile_research_graph(
 ) -> ResearchGraph:
     """The research graph; a run passes ``ResearchContext(research_services(...), inbox)``,
     and one without (a notebook, a resume after a kill, LangGraph Server) gets ``services``
-    and ``inbox`` (see :mod:`local2.graph.context`). ``identify``: a first step that says
+    and ``inbox`` (see :mod:`local2.graph._turn`). ``identify``: a first step that says
     whose run it is (LangGraph Server's, from its auth: the graph then takes no context
     schema, as the Server passes its own dict)."""
     default = ResearchContext(services, inbox=inbox)

@@ -1,18 +1,6 @@
-"""``verify``: keep only what the sources support, and build the references from the ledger.
-
-Every sentence of the draft is checked. A sentence that states something (:mod:`claims`:
-all but headings, the question restated and what was or was not found) must cite ``[n]``,
-its numbers must be in the ledger, and what it says must be in the sources it cites: its
-numbers and proper names in their text, its content words in a passage of each
-(:func:`local2.retrieval._support`, the one check the critic's grounding shares). An uncited
-claim is unsupported, whatever it states, unless its paragraph cites further on ("A. B
-[2]." cites [2] for both, as people write): then it is held to that citation, and goes if
-that sentence goes. A sentence that states nothing may stay uncited if it brings no name or
-number that neither the sources nor the question have. What fails
-is removed from the report and listed, with the reason, as unsupported. URLs the model
-typed never survive as links: a URL that is a ledger source becomes its citation, any other
-is dropped. The model's own reference list is discarded; the one appended is built from the
-ledger (title, URL, when read).
+"""Holding a report to its sources: which sentences state something (claims), ``verify``,
+which keeps only what the sources support and builds the references from the ledger, and
+the claims a finished report makes, read back from its Markdown.
 """
 
 from __future__ import annotations
@@ -24,17 +12,192 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local2.contracts import ResearchSource, SourceMeta, UnsupportedSentence
+from local2.models import REPETITION_NOTE
 from local2.research._state import Source, find
-from local2.research.claims import is_heading, not_a_claim
 from local2.retrieval import (
+    FRAME_WORDS,
     as_written,
     check_support,
     names,
     numbers,
     sentences,
+    terms,
     unstated_names,
     unstated_numbers,
 )
+
+# --- claims -----------------------------------------------------------------------------
+# Which sentences of a report state something, and so must cite a source that supports them.
+#
+# Every sentence is a claim except, by what its text says:
+#
+# - a heading (a Markdown heading, a line all in bold, a short label ending in ":", a short
+#   line written as a title);
+# - the question asked back, or restated: a sentence ending in "?", or one whose words are the
+#   question's own beside words of asking ("This report asks why ...", "The question is
+#   whether ...");
+# - a sentence that only says what was or was not found: made of nothing but words about the
+#   report, the sources and the search ("Here is what the sources say.", "No sources could
+#   be gathered, so there is nothing to report."), or in the words of a finding that is not
+#   there ("The sources do not say how much it cost.", "I could not find when it opened."),
+#   with no "but" or "although" after which a claim could follow;
+# - a pointer to a source ("See the survey [2] for details.");
+# - the embedded model's note that it stopped repeating itself.
+#
+# Such a sentence still must not bring a name or a number of its own (verify checks that).
+
+HEADING = "a heading"
+QUESTION = "the question"
+ABOUT_SOURCES = "says what was or was not found"
+WRITER_NOTE = "the model's own note"
+POINTER = "points to a source"
+
+# Words about the report, its sources and the search rather than about the world.
+REPORT_WORDS = FRAME_WORDS | frozenset(
+    terms(
+        """
+        above answer answered answers anything attempt attempted available below cannot
+        clear clearly data detail details directly enough explicitly find finding findings
+        follow following follows gather gathered gave give gives here list listed lists
+        none nothing numbered page pages provide provided provides question questions read
+        relevant search searched searches searching specific sufficient tried try unable
+        unfortunately write written
+        """
+    )
+)
+# Words of asking: beside the question's own words they restate it rather than answer it.
+ASKING_WORDS = frozenset(
+    terms(
+        """
+        address addresses ask asked asks concern concerns consider considers examine
+        examines explore explores investigate investigates look looks question questions
+        topic
+        """
+    )
+)
+_WH = re.compile(r"\b(?:why|how|what|which|who|whom|whose|when|where|whether|if)\b", re.I)
+_CONTRAST = re.compile(r"\b(?:but|however|although|though|yet|whereas|while)\b|;", re.I)
+
+_NOUNS = r"(?:sources?|search(?:es)?(?:\s+results?)?|pages?|documents?|texts?|articles?)"
+_SOURCES = rf"(?:the|these|those|my|our|its|any\s+of\s+the)\s+(?:\w+\s+)?{_NOUNS}"
+_SAY = (
+    r"(?:say|says|said|mention\w*|state[sd]?|give[sn]?|gave|provide[sd]?|contain\w*|"
+    r"answer\w*|include[sd]?|cover\w*|discuss\w*|address\w*|describe[sd]?|specif\w+|"
+    r"report\w*|explain\w*|tell|tells|told|list\w*|name[sd]?|identif\w+|show\w*|offer\w*|"
+    r"confirm\w*|indicate[sd]?|support\w*)"
+)
+# A finding that is not there: "No source says", "No sources could be gathered", "The
+# sources do not mention", "I could not find", "is not mentioned in the sources", "There is
+# no information in the pages". A source noun alone is not enough ("He had no source of
+# income", "No documents of the period survive" state something).
+NOT_FOUND = re.compile(
+    "|".join(
+        [
+            rf"\b(?:no|none\s+of\s+the|neither\s+of\s+the|not\s+one\s+of\s+the)\s+"
+            rf"(?:\w+\s+)?{_NOUNS}\s+(?:\w+\s+){{0,2}}?{_SAY}\b",
+            rf"\bno\s+(?:\w+\s+)?{_NOUNS}\s+(?:could|can|were|was)\s+(?:be\s+)?"
+            r"(?:found|gathered|read|retrieved|fetched|reached)\b",
+            rf"\b{_SOURCES}\s+(?:do|does|did|could|can|would)\s*(?:not|n't)\s+(?:\w+\s+)?{_SAY}\b",
+            r"\b(?:i|we)\s+(?:could|can|did|was|were)\s*(?:not|n't)\s+(?:\w+\s+)?"
+            r"(?:find|found|locate|identify|determine|confirm|see|gather|answer)\b",
+            r"\b(?:i|we)\s+found\s+no(?:thing)?\b",
+            rf"\bnot\s+(?:\w+\s+){{0,2}}?{_SAY}\s+(?:in|by)\s+{_SOURCES}\b",
+            r"\b(?:nothing|no\s+(?:information|mention|details?|data|evidence|answer))\s+"
+            rf"(?:\w+\s+){{0,3}}?(?:in|from|among)\s+{_SOURCES}\b",
+        ]
+    ),
+    re.I,
+)
+_POINTER = re.compile(r"^(?:for\s+(?:more|details|further)\b[^,]*,\s*)?see\b", re.I)
+_BOLD_LINE = re.compile(r"^\s*(\*\*|__)[^*_\n]+\1\s*:?\s*$")
+LABEL_WORDS = 6  # a line this short ending in ":" is a label ("Key findings:")
+
+
+# Words a title leaves in lower case ("Senate of New York State").
+_SMALL_WORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "at",
+        "de",
+        "der",
+        "di",
+        "du",
+        "for",
+        "from",
+        "in",
+        "la",
+        "le",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "van",
+        "von",
+    }
+)
+
+
+def _title_like(line: str) -> bool:
+    """A short line written as a title: no sentence's end, every word but the small ones
+    capitalised ("Introduction", "Senate of New York State", "Bharatpur, Rajasthan")."""
+    found = line.split()
+    if not found or len(found) > LABEL_WORDS or line.endswith((".", "!", "?", ";", ",")):
+        return False
+    return all(w[0].isupper() or w.lower() in _SMALL_WORDS for w in found if w[0].isalpha())
+
+
+def is_heading(line: str) -> bool:
+    """A Markdown heading, a line all in bold, a short label that ends in ":", or a short
+    line written as a title."""
+    stripped = line.strip()
+    if re.match(r"#{1,6}\s", stripped) or _BOLD_LINE.match(stripped):
+        return True
+    if stripped.endswith(":") and len(stripped.split()) <= LABEL_WORDS:
+        return True
+    return _title_like(stripped)
+
+
+def not_a_claim(sentence: str, question: str, *, heading: bool = False) -> str | None:
+    """Why ``sentence`` (citation marks taken out) states nothing, or None if it does."""
+    text = sentence.strip()
+    if heading or is_heading(text):
+        return HEADING
+    if text == REPETITION_NOTE.strip():
+        return WRITER_NOTE
+    if text.rstrip("*_ )\"'”’").endswith("?"):
+        return QUESTION
+    if _POINTER.match(text):
+        return POINTER
+    said = [t for t in terms(text) if t not in REPORT_WORDS]
+    if not said:
+        return ABOUT_SOURCES
+    asking = [t for t in said if t in ASKING_WORDS]
+    if set(said) - set(asking) <= set(terms(question)) and (asking or _WH.search(text)):
+        return QUESTION
+    if NOT_FOUND.search(text) and not _CONTRAST.search(text):
+        return ABOUT_SOURCES
+    return None
+
+
+# --- verify -----------------------------------------------------------------------------
+# ``verify``: keep only what the sources support, and build the references from the ledger.
+#
+# Every sentence of the draft is checked. A sentence that states something (:mod:`claims`:
+# all but headings, the question restated and what was or was not found) must cite ``[n]``,
+# its numbers must be in the ledger, and what it says must be in the sources it cites: its
+# numbers and proper names in their text, its content words in a passage of each
+# (:func:`local2.retrieval.support`, the one check the critic's grounding shares). An uncited
+# claim is unsupported, whatever it states, unless its paragraph cites further on ("A. B
+# [2]." cites [2] for both, as people write): then it is held to that citation, and goes if
+# that sentence goes. A sentence that states nothing may stay uncited if it brings no name or
+# number that neither the sources nor the question have. What fails
+# is removed from the report and listed, with the reason, as unsupported. URLs the model
+# typed never survive as links: a URL that is a ledger source becomes its citation, any other
+# is dropped. The model's own reference list is discarded; the one appended is built from the
+# ledger (title, URL, when read).
 
 CITATION = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
@@ -420,3 +583,48 @@ def link_citations(report: str, sources: Sequence[ResearchSource]) -> str:
 
     # Only citation marks: a reference line "[n] [title](url)" is left as it is.
     return re.sub(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\](?!\s*\[)", link, report)
+
+
+# --- stated_claims ----------------------------------------------------------------------
+# The claims a finished report makes, read back from its Markdown: each sentence that states
+# something (:func:`not_a_claim` above), without its citation marks, with the sources it cites.
+#
+# A watch compares two runs' reports by these (``local2.watch.changes``). The report is the
+# verified text under the question's heading; its "References" and "Removed as unsupported"
+# sections are the run's own lists, not claims.
+
+# The sections report_markdown adds after the verified text.
+_OWN_SECTIONS = re.compile(r"^#{1,6}\s+(?:references|removed as unsupported)\s*$", re.I)
+_MARKS = re.compile(rf"\s*{CITATION.pattern}")  # a citation mark, with the space before it
+_ITEM = re.compile(r"^\s*(?:[-*+>]|\d{1,3}[.)]|#{1,6})\s+")
+
+
+@dataclass(frozen=True)
+class StatedClaim:
+    """One claim of a report: what it says (marks out, spaces folded) and what it cites."""
+
+    text: str
+    cited: tuple[int, ...]
+
+
+def report_claims(report: str, question: str) -> list[StatedClaim]:
+    """The claims of ``report``, in order, each once."""
+    found: dict[str, StatedClaim] = {}
+    for line in lines_of(_verified_text(report)):
+        if not line.strip():
+            continue
+        body = _ITEM.sub("", line, count=1)
+        heading = line.lstrip().startswith("#") or is_heading(body)
+        for sentence in split_sentences(body):
+            text = " ".join(_MARKS.sub("", sentence).split())
+            if text and not_a_claim(text, question, heading=heading) is None:
+                found.setdefault(text, StatedClaim(text, tuple(cited_numbers(sentence))))
+    return list(found.values())
+
+
+def _verified_text(report: str) -> str:
+    lines = report.splitlines()
+    for i, line in enumerate(lines):
+        if _OWN_SECTIONS.match(line.strip()):
+            return "\n".join(lines[:i])
+    return report

@@ -1,1 +1,0 @@
-"""The graph's nodes: each a small function of (state, services) with one job."""
