@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from local2.models import embedded, prefix_state
+from local2.models import _embedded as embedded
+from local2.models import _prefix_state as prefix_state
 from local2.models._embedded import EmbeddedChatModel, load_llama
 from local2.service.warmup import prefix_state_dir, prompt_prefix_task
 from tests.conftest import make_settings

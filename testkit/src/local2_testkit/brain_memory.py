@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from local2.memory._facts import fact_key, message_sentences, third_person
+from local2.memory import fact_key, message_sentences, third_person
 
 _TAGGED = r"<{tag}>\n(.*?)\n</{tag}>"
 _MEMORY = re.compile(r"<memory>\n(.*?)\n</memory>\s*", re.S)
