@@ -51,6 +51,8 @@ TOOLS = {
     "remember",
     "list_documents",
     "list_research_runs",
+    "list_watches",
+    "add_watch",
 }
 
 
