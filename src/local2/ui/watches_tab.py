@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import gradio as gr
 
@@ -29,12 +30,22 @@ if TYPE_CHECKING:
     from local2.service import Agent
 
 COLUMNS = ["question", "when", "next run", "last run", "what changed", "unread", "id"]
+WIDTHS = ["23%", "19%", "14%", "13%", "13%", "6%", "12%"]  # fit 1280 px without scrolling
 UNREAD, READ = "●", "○"
+BODY_LINES = 8  # of a notice's body, in the list (the run has it all)
 EXAMPLES = "every Monday 07:00 · every 6 hours · 0 7 * * mon-fri"
 
 
-def when(at: float | None) -> str:
-    return "-" if at is None else dt.datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")
+def when(at: float | None, zone: str | None = None) -> str:
+    """A moment as the watch's person reads it: in the watch's own time zone, named."""
+    if at is None:
+        return "-"
+    try:
+        tz = ZoneInfo(zone) if zone else None
+    except (ZoneInfoNotFoundError, ValueError):
+        tz = None
+    moment = dt.datetime.fromtimestamp(at, tz).astimezone(tz)
+    return moment.strftime("%Y-%m-%d %H:%M %Z").strip()
 
 
 def changed_words(run: WatchRunView | None) -> str:
@@ -65,8 +76,8 @@ def watch_rows(
         [
             w["question"],
             f"{w['schedule']} ({w['timezone']})",
-            "paused" if w["paused"] else when(w["next_due"]),
-            when(_due(last.get(w["watch_id"]))),
+            "paused" if w["paused"] else when(w["next_due"], w["timezone"]),
+            when(_due(last.get(w["watch_id"])), w["timezone"]),
             changed_words(last.get(w["watch_id"])),
             unread.get(w["watch_id"], 0) or "",
             w["watch_id"],
@@ -86,7 +97,8 @@ def notices_markdown(notices: Sequence[NoticeView]) -> str:
     lines = []
     for n in notices:
         mark = UNREAD if n["unread"] else READ
-        body = neutralise(" ".join(n["body"].split())[:300])
+        said = [neutralise(" ".join(line.split())) for line in n["body"].splitlines()]
+        body = "  \n".join([line for line in said if line][:BODY_LINES])
         lines.append(
             f"{mark} **{neutralise(n['title'])}** ({when(n['created_at'])}, run "
             f"`{n['run_id']}`)  \n{body}"
@@ -117,7 +129,7 @@ class WatchesTab:
             "here you see first what changed since the last one.",
             elem_id="watches-intro",
         )
-        with gr.Row(equal_height=True):
+        with gr.Row():
             self.question = gr.Textbox(
                 label="Question to watch", scale=4, elem_id="watches-question"
             )
@@ -131,7 +143,7 @@ class WatchesTab:
             self.tz = gr.Textbox(
                 label="Time zone", value=self.timezone, scale=1, elem_id="watches-tz"
             )
-        with gr.Row(equal_height=True):
+        with gr.Row():
             self.notify = gr.Textbox(
                 label="Also tell (optional Apprise URL)",
                 placeholder="ntfy://ntfy.example.org/my-topic or mailto://user:pass@host",
@@ -141,9 +153,14 @@ class WatchesTab:
             self.add = gr.Button("Add watch", variant="primary", scale=1, elem_id="watches-add")
         self.status = gr.Markdown("", elem_id="watches-status")
         self.table = gr.Dataframe(
-            headers=COLUMNS, value=[], interactive=False, wrap=True, elem_id="watches-table"
+            headers=COLUMNS,
+            value=[],
+            interactive=False,
+            wrap=True,
+            column_widths=WIDTHS,
+            elem_id="watches-table",
         )
-        with gr.Row(equal_height=True):
+        with gr.Row():
             self.pick = gr.Textbox(label="Watch id (click a row)", scale=3, elem_id="watches-pick")
             self.pause = gr.Button("Pause / resume", scale=1, elem_id="watches-pause")
             self.remove = gr.Button("Remove", variant="stop", scale=1, elem_id="watches-remove")
