@@ -206,3 +206,23 @@ def test_each_persons_watches_and_feed_are_their_own(
     log = api.log()
     for token in (link["token"], renewed["token"], bobs["token"]):
         assert token.split(".")[-1] not in log
+
+
+def test_watch_enabled_false_leaves_due_runs_to_run_due(tmp_path: Path) -> None:
+    """Off in the server: a watch falls due and nothing runs it (`local2 watch run-due`
+    would); the API still adds and shows it."""
+    config = write_config(
+        tmp_path / "conf",
+        {"watch": {"enabled": False, "minimum_interval_s": 0, "look_every_s": 0.5}},
+    )
+    with (
+        ServeProcess(config, env={"LOCAL2_HOME": str(tmp_path / "data")}) as api,
+        httpx.Client(timeout=30) as client,
+    ):
+        added = client.post(f"{api.url}/watches", json={"question": QUESTION, "schedule": "2s"})
+        assert added.status_code == 201, added.text
+        due = added.json()["next_due"]
+        while time.time() < due + 5:
+            time.sleep(0.5)
+        shown = client.get(f"{api.url}/watches/{added.json()['watch_id']}").json()
+    assert shown["runs"] == [] and shown["watch"]["next_due"] == due
