@@ -25,7 +25,7 @@ from local2.storage.open import open_people
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, research_overrides
-from local2_testkit.serve_process import ServeProcess
+from local2_testkit.serve_process import ServeProcess, serve_processes
 from tests.conftest import make_settings
 from tests.test_watch_runner import BATTERY, GRID, PLANT, PLANT_AFTER, QUESTION
 
@@ -226,3 +226,44 @@ def test_watch_enabled_false_leaves_due_runs_to_run_due(tmp_path: Path) -> None:
             time.sleep(0.5)
         shown = client.get(f"{api.url}/watches/{added.json()['watch_id']}").json()
     assert shown["runs"] == [] and shown["watch"]["next_due"] == due
+
+
+def test_two_serves_on_postgres_run_each_due_time_once_as_research(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """The multi-process claim with real research runs: two ``local2 serve`` processes on one
+    Postgres (Debian's package), each with its scheduler, one watch every 15 s; each due time
+    is one research run, made by one of them, and both list the same runs."""
+    brain = ResearchBrain()
+    with LoopbackWeb([PLANT, GRID]) as web, FakeOllama(brain) as fake:
+        config = research_config(tmp_path / "conf", fake, web)
+        (config / "system.yaml").write_text(
+            yaml.safe_dump({"ollama_host": fake.url, "checkpointer": "postgres"})
+        )
+        env = {"LOCAL2_POSTGRES_URL": postgres_url}
+        homes = [tmp_path / "a", tmp_path / "b"]
+        with serve_processes(config, env, homes) as (a, b), httpx.Client(timeout=60) as client:
+            added = client.post(f"{a.url}/watches", json={"question": QUESTION, "schedule": EVERY})
+            assert added.status_code == 201, added.text
+            wid = added.json()["watch_id"]
+            runs = wait_for_runs(client, b.url, wid, 3, timeout_s=300)
+            client.post(f"{b.url}/watches/{wid}/pause")
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:  # a run claimed before the pause, let finish
+                shown = client.get(f"{a.url}/watches/{wid}").json()["runs"]
+                if all(r["status"] != "running" for r in shown):
+                    break
+                time.sleep(0.5)
+            research = [
+                client.get(f"{s.url}/research", params={"limit": 100}).json() for s in (a, b)
+            ]
+            logs = a.log() + b.log()
+    assert len(shown) >= 3 and all(r["status"] == "done" for r in shown), shown
+    dues = [r["due"] for r in shown]
+    assert len(set(dues)) == len(dues)  # each due time once
+    assert all(later - earlier >= 15 for later, earlier in zip(dues, dues[1:], strict=False))
+    run_ids = sorted(r["run_id"] for r in shown)
+    assert brain.requests["compose"] == len(shown)  # one report written per due time
+    for listed in research:  # one research run per due time, the same seen from both
+        assert sorted(r["run_id"] for r in listed["runs"]) == run_ids, listed
+    assert "Traceback" not in logs, logs
