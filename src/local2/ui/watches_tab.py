@@ -30,7 +30,15 @@ if TYPE_CHECKING:
     from local2.service import Agent
 
 COLUMNS = ["question", "when", "next run", "last run", "what changed", "unread", "id"]
-WIDTHS = ["23%", "19%", "14%", "13%", "13%", "6%", "12%"]  # fit 1280 px without scrolling
+WIDTHS: list[str | int] = [
+    "23%",
+    "19%",
+    "14%",
+    "13%",
+    "13%",
+    "6%",
+    "12%",
+]  # fit 1280 px without scrolling
 UNREAD, READ = "●", "○"
 BODY_LINES = 8  # of a notice's body, in the list (the run has it all)
 EXAMPLES = "every Monday 07:00 · every 6 hours · 0 7 * * mon-fri"
