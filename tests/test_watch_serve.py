@@ -22,7 +22,7 @@ import httpx
 import pytest
 import yaml
 
-from local2.storage.open import open_people
+from local2.storage import open_people
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, research_overrides
