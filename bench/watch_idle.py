@@ -1,6 +1,10 @@
-"""Scratch (issue 57, to be finished in a running ``local2 serve`` once watches are wired in):
-the watch scheduler's idle cost, as CPU seconds per hour of a process that runs only
-:class:`local2.watch.WatchScheduler`, with 100 watches defined against none, in one run.
+"""The watch scheduler's idle cost (issue 57), as CPU seconds per hour, in one run:
+
+- **in a running ``local2 serve``** (``--no-ui``, started cold as a person starts it): with
+  100 watches defined and the scheduler on, against the same server with none and against
+  ``watch.enabled: false`` (the baseline: serve without watches), side by side over the same
+  window; each process's CPU time (user + system, every thread) read from ``/proc``;
+- in a bare process that runs only :class:`local2.watch.WatchScheduler` (below).
 
 Four processes run side by side for the same window (SQLite with 0 and 100 watches, Postgres
 with 0 and 100, on the test kit's throwaway Postgres): each starts its scheduler, waits out
@@ -16,12 +20,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
+import time
+from contextlib import ExitStack
 from pathlib import Path
 
+from local2.storage import SqliteWatchStore
+from local2.watch import new_watch
+from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.postgres import TempPostgres
+from local2_testkit.serve_process import ServeProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
@@ -57,12 +68,77 @@ def apprise_first_use() -> tuple[float, float]:
     return float(cpu), float(wall)
 
 
+SERVES = (("off", 0), ("on", 0), ("on", 100))  # (watch.enabled, watches defined)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of the process ``pid`` so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def serve_home(base: Path, enabled: bool, count: int, look: float, ollama: str) -> Path:
+    """A config directory and data directory for one server, its watches defined."""
+    conf = base / "conf"
+    conf.mkdir(parents=True)
+    (conf / "system.yaml").write_text(f"ollama_host: {ollama}\n")
+    (conf / "generator.yaml").write_text("backend: ollama\n")
+    (conf / "memory.yaml").write_text("enabled: false\n")
+    (conf / "critic.yaml").write_text("enabled: false\n")
+    (conf / "watch.yaml").write_text(f"enabled: {str(enabled).lower()}\nlook_every_s: {look}\n")
+    data = base / "data"
+    data.mkdir()
+    store = SqliteWatchStore(data / "watches.sqlite")
+    for i in range(count):
+        store.add(new_watch(f"p{i % 10}", f"question {i}", "every monday 07:00", "Europe/Berlin"))
+    store.close()
+    return conf
+
+
+def measure_serves(tmp: Path, window: float, look: float) -> dict[tuple[str, int], float]:
+    """CPU seconds per hour of each server in :data:`SERVES`, over the same window."""
+    with FakeOllama() as fake, ExitStack() as stack:
+        servers = {}
+        for enabled, count in SERVES:
+            base = tmp / f"serve-{enabled}-{count}"
+            conf = serve_home(base, enabled == "on", count, look, fake.url)
+            server = ServeProcess(conf, env={"LOCAL2_HOME": str(base / "data")}, cold=True)
+            servers[(enabled, count)] = stack.enter_context(server)
+        time.sleep(10)  # start-up settled: the model's warm-up, the first look
+        pids = {key: s.process.pid for key, s in servers.items() if s.process is not None}
+        start = {key: cpu_seconds(pid) for key, pid in pids.items()}
+        began = time.monotonic()
+        time.sleep(window)
+        wall = time.monotonic() - began
+        return {key: (cpu_seconds(pid) - start[key]) / wall * 3600 for key, pid in pids.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--window", type=float, default=120.0)
     parser.add_argument("--look", type=float, default=30.0)
+    parser.add_argument("--bare", action="store_true", help="Also the bare scheduler processes.")
     args = parser.parse_args()
 
+    with tempfile.TemporaryDirectory() as tmp:
+        serves = measure_serves(Path(tmp), args.window, args.look)
+    print(f"window {args.window:g} s, looking every {args.look:g} s")
+    print("| local2 serve | watches | CPU s per hour | % of a core | vs watches off |")
+    print("|---|---:|---:|---:|---:|")
+    base = serves[("off", 0)]
+    for (enabled, count), per_hour in serves.items():
+        ratio = per_hour / base if base else float("nan")
+        added = per_hour - base
+        print(
+            f"| watch.enabled {enabled} | {count} | {per_hour:.2f} ({added:+.2f}) "
+            f"| {per_hour / 36:.4f} | {ratio:.2f}x |"
+        )
+    if args.bare:
+        bare(args.window, args.look)
+
+
+def bare(window: float, look: float) -> None:
+    """The scheduler alone, in processes that run nothing else (SQLite and Postgres)."""
     with TempPostgres() as pg, tempfile.TemporaryDirectory() as tmp:
         places = {
             ("sqlite", 0): str(Path(tmp) / "none.sqlite"),
@@ -72,7 +148,7 @@ def main() -> None:
         }
         procs = {
             key: subprocess.Popen(
-                [sys.executable, "-c", CHILD, where, str(key[1]), str(args.window), str(args.look)],
+                [sys.executable, "-c", CHILD, where, str(key[1]), str(window), str(look)],
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 text=True,
@@ -80,7 +156,7 @@ def main() -> None:
             for key, where in places.items()
         }
         results = {key: json.loads(proc.communicate()[0]) for key, proc in procs.items()}
-    print(f"window {args.window:g} s, looking every {args.look:g} s")
+    print("\nthe bare scheduler:")
     print("| store | watches | CPU s per hour | % of a core | vs none |")
     print("|---|---:|---:|---:|---:|")
     for engine in ("sqlite", "postgres"):

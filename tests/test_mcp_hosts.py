@@ -120,11 +120,23 @@ def test_the_typescript_sdk_over_stdio_from_the_printed_config(
     }
     plan = {"stdio": {"command": entry["command"], "args": entry["args"], "env": entry["env"]}}
     research = {"question": QUESTION, "max_rounds": 1, "clarify": "never"}
-    plan["steps"] = [*STEPS, {"op": "callTool", "name": "research", "arguments": research}]
+    watch = {"question": QUESTION, "schedule": "every Monday 07:00", "timezone": "Europe/Berlin"}
+    plan["steps"] = [
+        *STEPS,
+        {"op": "callTool", "name": "research", "arguments": research},
+        {"op": "callTool", "name": "add_watch", "arguments": watch},
+        {"op": "callTool", "name": "add_watch", "arguments": {**watch, "schedule": "61 7 * * *"}},
+        {"op": "callTool", "name": "list_watches", "arguments": {}},
+    ]
     found = ts_client(plan)
-    *got, researched = results(found)
+    *got, researched, watched, refused, watches = results(found)
     check_steps(got, person_setup["document"]["id"])
     assert researched["structuredContent"]["status"] == "done"  # BM25 ranked what was read
+    # A watch's structured content passes the SDK's check against the output schema.
+    assert watched["structuredContent"]["timezone"] == "Europe/Berlin", watched
+    said = json.loads(refused["content"][0]["text"])
+    assert refused["isError"] and said["status"] == 422 and "e.g." in said["fix"], said
+    assert watches["structuredContent"]["watches"] == [watched["structuredContent"]]
     assert "DEBUG" not in found["stderr"] and "Building index" not in found["stderr"]
     assert ts_sdk_version() == "1.32.2"
 

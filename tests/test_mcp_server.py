@@ -51,6 +51,8 @@ TOOLS = {
     "remember",
     "list_documents",
     "list_research_runs",
+    "list_watches",
+    "add_watch",
 }
 
 
@@ -538,6 +540,40 @@ def test_bad_input_gets_the_apis_words(served: dict[str, Any]) -> None:
     error = got["resource"]
     assert error is not None and error.error.message == api_unknown
     assert error.error.data["fix"] and error.error.code == -32002  # the handshake era's code
+
+
+def test_watches_are_listed_and_added_and_a_bad_one_refused_in_the_apis_words(
+    served: dict[str, Any],
+) -> None:
+    bad = {"question": "Kelsby bridge", "schedule": "61 7 * * *"}
+
+    async def called() -> dict[str, Any]:
+        async with http_session(served["mcp"]) as session:
+            added = await session.call_tool(
+                "add_watch",
+                {"question": "Kelsby bridge", "schedule": "every Monday 07:00",
+                 "timezone": "Europe/Berlin", "notify": ["json://kim:s3cret@127.0.0.1:9/x"]},
+            )  # fmt: skip
+            refused = await session.call_tool("add_watch", bad)
+            listed = await session.call_tool("list_watches", {})
+            return {"added": added, "refused": refused, "listed": listed}
+
+    got = anyio.run(called)
+    with httpx.Client(base_url=served["url"], timeout=30) as client:
+        api_refused = client.post("/watches", json=bad)
+        api_listed = client.get("/watches").json()["watches"]
+    added = structured(got["added"])
+    assert not got["added"].is_error and added["schedule"] == "every Monday 07:00"
+    [target] = added["targets"]
+    assert target.startswith("json://kim:****@127.0.0.1:9/x") and "s3cret" not in target
+    assert structured(got["listed"])["watches"] == api_listed
+    assert [w["watch_id"] for w in api_listed] == [added["watch_id"]]  # nothing half-made
+    refused = got["refused"]
+    assert refused.is_error and refused.structured_content is None  # text alone, as others
+    assert api_refused.status_code == 422
+    assert structured(refused) == {**api_refused.json()["detail"], "status": 422}
+    assert "e.g." in structured(refused)["fix"]
+    served["agent"].watches.remove(LOCAL, added["watch_id"])
 
 
 PAUSED = {"question": QUESTION, "max_rounds": 1, "clarify": "never", "review": True}

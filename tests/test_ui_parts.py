@@ -23,7 +23,7 @@ from local2.ui.research_shown import RunShown
 from local2.ui.research_steer import ResearchSteer
 from tests.conftest import make_settings
 
-TABS = ["chat", "time-travel", "arena", "research", "evaluate", "library"]
+TABS = ["chat", "time-travel", "arena", "research", "watches", "evaluate", "library"]
 
 
 @pytest.fixture

@@ -454,6 +454,10 @@ class LibrarySettings(Strict):
 class WatchSettings(Strict):
     """Watches (docs/watch.md): questions researched again on a schedule, and their limits."""
 
+    # Whether `local2 serve` and `local2 ui` run the scheduler (false: only `local2 watch
+    # run-due`, e.g. from a systemd timer, runs what is due; the API and the app still work).
+    enabled: bool = True
+    workers: int = Field(1, ge=1, le=8)  # due runs one server process runs at once
     max_per_person: int = Field(20, ge=1)  # watches one person may keep
     minimum_interval_s: float = Field(3600.0, ge=0)  # the closest two runs of one watch may be
     timezone: str = "UTC"  # a new watch's time zone when none is given (an IANA name)

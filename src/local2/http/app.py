@@ -2,7 +2,8 @@
 
 One router per feature (:mod:`~local2.http.turns`, :mod:`~local2.http.sessions`,
 :mod:`~local2.http.approvals`, :mod:`~local2.http.feedback`, :mod:`~local2.http.compare`,
-:mod:`~local2.http.research`, :mod:`~local2.http.documents`, :mod:`~local2.http.evals`),
+:mod:`~local2.http.research`, :mod:`~local2.http.documents`, :mod:`~local2.http.evals`,
+:mod:`~local2.http.watches`),
 errors answered once (:mod:`~local2.http.errors`).
 
 Handlers are plain ``def`` so FastAPI runs them in its thread pool: the SQLite checkpointer
@@ -36,6 +37,7 @@ from local2.http.research import research_routes
 from local2.http.search import search_routes
 from local2.http.sessions import session_routes
 from local2.http.turns import turn_routes
+from local2.http.watches import feed_routes, watch_routes
 from local2.service import Agent, Identify, identify
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"
@@ -101,6 +103,7 @@ ROUTERS = (
     search_routes,
     library_routes,
     eval_routes,
+    watch_routes,
 )
 
 
@@ -133,6 +136,8 @@ def create_api(
     if who is None:
         who = identify(agent.access, token, agent.settings.server, loopback=is_loopback(host))
     guarded = [Depends(signed_in(who))]
+    # Before /watches/{watch_id}: its own sign-in, or a feed token in the query.
+    app.include_router(feed_routes(agent, who))
     for routes in ROUTERS:
         app.include_router(routes(agent), dependencies=guarded)
     app.include_router(liveness_routes())

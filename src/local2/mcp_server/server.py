@@ -52,6 +52,7 @@ from local2.mcp_server.listing import page
 from local2.mcp_server.opening import OpeningAgent, WaitForAgent
 from local2.mcp_server.research_tools import add_research_tools
 from local2.mcp_server.resources import add_resources
+from local2.mcp_server.watch_tools import add_watch_tools
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
     from local2.service import Agent
@@ -251,6 +252,7 @@ def build_server(
     )
     add_chat_tools(server, agent, person)
     add_research_tools(server, agent, person)
+    add_watch_tools(server, agent, person)
     add_resources(server, agent, person)
     return server
 

@@ -43,6 +43,8 @@ from .sign_in import trusted as trusted
 from .warmup import Warmup as Warmup
 from .watches._desk import WatchDesk as WatchDesk
 from .watches._desk import open_watch_desk as open_watch_desk
+from .watches._feed import FEED_PATH as FEED_PATH
+from .watches._watching import Watching as Watching
 from .wiring import ModelParts as ModelParts
 from .wiring import build_graph as build_graph
 from .wiring import build_platform_graph as build_platform_graph
@@ -52,6 +54,7 @@ from .wiring import wire as wire
 
 __all__ = [
     "EXPORT_FORMATS",
+    "FEED_PATH",
     "UNAUTHORISED",
     "Access",
     "Agent",
@@ -71,6 +74,7 @@ __all__ = [
     "Searcher",
     "Warmup",
     "WatchDesk",
+    "Watching",
     "audit_call",
     "bearer",
     "build_graph",

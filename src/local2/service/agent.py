@@ -25,7 +25,9 @@ reaches each feature through its one part (``agent.turns.ask(...)``,
   own documents (add, attach to a session, list, remove); :attr:`Agent.searcher`
   (:class:`~local2.service.desks.Searcher`): a search of their own text;
 - :attr:`Agent.evals` (:class:`~local2.service.evals.Evals`): eval runs, each answered by an
-  agent :meth:`beside <Agent.beside>` this one (its sessions open in time travel here).
+  agent :meth:`beside <Agent.beside>` this one (its sessions open in time travel here);
+- :attr:`Agent.watches` (:class:`~local2.service.watches.WatchDesk`): each person's watches,
+  opened on first use; :meth:`Agent.start_watching` runs their scheduler in a server.
 
 A turn's items are ``(kind, data)`` pairs (:mod:`local2.contracts._stream`): events, thinking
 and answer tokens as they happen, ``answer`` when publish ran, ``approval`` when a tool call
@@ -63,6 +65,7 @@ from local2.service.desks import DocumentDesk, LibraryDesk, Searcher, VoteDesk, 
 if TYPE_CHECKING:
     from local2.service.evals import Evals
     from local2.service.research import Research
+    from local2.service.watches import WatchDesk, Watching
 from local2.service.warmup import first_turn
 from local2.service.wiring import ModelParts, Parts, Wired, rewire, wire
 
@@ -149,6 +152,8 @@ class Agent:
         self._research: Research | None = None
         self._research_guard = threading.Lock()
         self._evals: Evals | None = None
+        self._watches: WatchDesk | None = None
+        self._watching: Watching | None = None
 
     def _graph_runs(self, graph: TurnGraph, running: Turns) -> GraphRuns:
         """How the turns run: grades owed go to the late grader, and each finished turn is
@@ -192,6 +197,35 @@ class Agent:
                 self._evals = Evals(self.settings, self.access, base=self)
             return self._evals
 
+    @property
+    def watches(self) -> WatchDesk:
+        """Each person's watches, in the watch store beside their data (opened on first use)."""
+        with self._research_guard:
+            if self._watches is None:
+                from local2.service.watches import open_watch_desk
+
+                self._watches = open_watch_desk(self.settings)
+            return self._watches
+
+    def start_watching(self) -> bool:
+        """Run the watches' scheduler in this process (a server's, until :meth:`close`),
+        unless ``watch.enabled`` is false; whether it runs. Research opens when a run is due."""
+        if not self.settings.watch.enabled:
+            return False
+        if self._watching is None:
+            from local2.service.watches import Watching
+
+            self._watching = Watching(self.watches, lambda: self.research)
+            self._watching.start()
+        return True
+
+    def stop_watching(self) -> None:
+        """Stop this process's scheduler; a run going on is left to its lease (taken over by
+        another process, or by this one's next start)."""
+        if self._watching is not None:
+            self._watching.stop()
+            self._watching = None
+
     def beside(self, settings: Settings, **parts: Unpack[ModelParts]) -> Agent:
         """Another agent on this one's store and session locks, with its own settings and
         parts (an eval run's: its corpus, no memory). Its sessions are this store's: they
@@ -230,6 +264,7 @@ class Agent:
     def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Let turns still running (a critic grading) finish, and owed grades be given, then
         release everything (grades still owed stay owed in their sessions' state)."""
+        self.stop_watching()
         if self._evals is not None:
             self._evals.close()  # stops the runs still going: they resume later
         if not self.turns.wait_idle(wait_s):
@@ -240,6 +275,8 @@ class Agent:
         self.turns.close()
         if self._research is not None:
             self._research.close()
+        if self._watches is not None:
+            self._watches.close()
         self.services.close_memory_shelf()  # everyone's memory but local's, closed next
         if self.services.memory is not None and hasattr(self.services.memory, "close"):
             self.services.memory.close()

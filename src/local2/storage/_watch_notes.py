@@ -36,6 +36,11 @@ CREATE TABLE IF NOT EXISTS local2_watch_notices (
     read_at {time}
 );
 CREATE INDEX IF NOT EXISTS local2_watch_notices_owner ON local2_watch_notices (owner, created_at);
+CREATE TABLE IF NOT EXISTS local2_watch_feeds (
+    owner TEXT PRIMARY KEY,
+    secret TEXT NOT NULL,
+    created_at {time} NOT NULL
+);
 """
 NOTICE_FIELDS = "notice_id, owner, watch_id, due, run_id, title, body, created_at, read_at"
 DELIVERY_FIELDS = "watch_id, due, target, attempt, ok, error, at"
@@ -138,6 +143,26 @@ class WatchNotes(ABC):
             (owner, limit),
         )
         return [dict(zip(NoticeRow.__annotations__, r, strict=True)) for r in rows]  # type: ignore[misc]  # built from the row's own keys
+
+    def feed_secret(self, owner: str, new: str) -> str:
+        """``owner``'s feed secret: the one kept, or ``new`` kept now if there is none (the
+        first process to ask keeps its own; every other one reads it back)."""
+        self._write(
+            "INSERT INTO local2_watch_feeds (owner, secret, created_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (owner) DO NOTHING",
+            (owner, new, time.time()),
+        )
+        kept = self.kept_feed_secret(owner)
+        assert kept is not None  # kept just now, or before
+        return kept
+
+    def kept_feed_secret(self, owner: str) -> str | None:
+        rows = self._fetch("SELECT secret FROM local2_watch_feeds WHERE owner=?", (owner,))
+        return str(rows[0][0]) if rows else None
+
+    def forget_feed_secret(self, owner: str) -> None:
+        """The feed's address made void: the next one asked for has a new secret."""
+        self._write("DELETE FROM local2_watch_feeds WHERE owner=?", (owner,))
 
     def mark_read(self, owner: str, notice_ids: Sequence[str]) -> None:
         """Mark ``owner``'s notices read (another's ids are left alone)."""

@@ -32,6 +32,7 @@ from local2.ui.research_tab import ResearchTab
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
 from local2.ui.time_travel_tab import TimeTravelTab
+from local2.ui.watches_tab import WatchesTab
 
 CSS = """
 #local2-banner { border-left: 4px solid #d9534f; padding: 0.4em 0.8em; }
@@ -121,6 +122,7 @@ class LocalUI:
             self.time_travel,
             ArenaTab(agent),
             research,
+            WatchesTab(agent),
             EvaluateTab(agent, tabs, self.time_travel, research),
             LibraryTab(agent, tabs),
         ]

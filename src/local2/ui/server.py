@@ -195,7 +195,8 @@ def serve(
     ui: bool = True,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve until interrupted. Beyond loopback without ``LOCAL2_API_TOKEN`` (or people
+    """Serve until interrupted, the watches' scheduler running meanwhile (unless
+    ``watch.enabled`` is false). Beyond loopback without ``LOCAL2_API_TOKEN`` (or people
     added, each with a token) or ``server.allowed_hosts``:
     :class:`~local2.errors.UnsafeToServe`."""
     token = require_token(host, people=agent.access.configured())
@@ -204,7 +205,12 @@ def serve(
         keep_app_files_private(agent.settings.data_dir)
     sock = bind(host, port)
     app = create_app(agent, ui=ui, token=token, host=host, port=sock.getsockname()[1])
-    if on_ready is not None:
-        on_ready(url_of(sock))
-    config = uvicorn.Config(app, log_level="warning", access_log=False)
-    uvicorn.Server(config).run(sockets=[sock])
+    agent.start_watching()  # watches' due runs, claimed once across every server process
+    try:
+        if on_ready is not None:
+            on_ready(url_of(sock))
+        # No access log: a feed reader's address carries its feed token (docs/watch.md).
+        config = uvicorn.Config(app, log_level="warning", access_log=False)
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        agent.stop_watching()

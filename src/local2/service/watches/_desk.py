@@ -10,7 +10,7 @@ secrets masked, so no secret reaches the CLI, the API, the app, a log or an even
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, get_args
 
 from local2.config import Settings
@@ -27,6 +27,7 @@ from local2.contracts import (
 from local2.errors import InvalidInput, UnknownWatch
 from local2.notify import redacted, scrub, secrets_of
 from local2.service.research import Research
+from local2.service.watches._feed import WatchFeed
 from local2.service.watches._runner import WatchRunner
 from local2.storage import DeliveryRow, NoticeRow, WatchRow, WatchRunRow, WatchStore, open_watches
 from local2.watch import DueRun, DueRuns, add_watch, new_watch, parse_schedule
@@ -46,6 +47,9 @@ class WatchDesk:
         self.due = DueRuns(
             store, lease_s=settings.watch.lease_s, max_attempts=settings.watch.max_takeovers
         )
+        self.feed = WatchFeed(store, settings)
+        # Called after a watch is added or resumed here (the scheduler looks again at once).
+        self.changed: list[Callable[[], None]] = []
 
     def close(self) -> None:
         self.store.close()
@@ -76,7 +80,9 @@ class WatchDesk:
             options=_options(max_rounds, sources, keep),
             minimum_s=self.settings.watch.minimum_interval_s,
         )
-        return view(add_watch(self.store, row, max_per_person=self.settings.watch.max_per_person))
+        added = view(add_watch(self.store, row, max_per_person=self.settings.watch.max_per_person))
+        self._changed()
+        return added
 
     def watches(self, person: Person) -> list[WatchView]:
         return [view(row) for row in self.store.owned_by(person.name)]
@@ -103,12 +109,17 @@ class WatchDesk:
         row = self.own(person, watch_id)
         schedule = parse_schedule(row["schedule"], row["timezone"], anchor=row["anchor"])
         self.store.set_paused(watch_id, False, schedule.next_after_ts(time.time()))
+        self._changed()
         return view(self.own(person, watch_id))
 
     def remove(self, person: Person, watch_id: str) -> None:
         """The watch and its runs' records (the research runs themselves stay)."""
         self.own(person, watch_id)
         self.store.remove(watch_id)
+
+    def _changed(self) -> None:
+        for hook in list(self.changed):
+            hook()
 
     def own(self, person: Person, watch_id: str) -> WatchRow:
         row = self.store.get(watch_id.strip(), owner=person.name)
