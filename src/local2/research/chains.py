@@ -69,7 +69,7 @@ _NOT_NAME_TEXT = """
 _NOT_NAMES = frozenset(_NOT_NAME_TEXT.split())
 # The question's words as written, not local2.retrieval's terms: they go into the next
 # hop's search query (unstemmed, "half-brother" whole); terms() only says which to drop.
-_QUESTION_WORD = re.compile(r"[\w'’-]+")
+_EDGE_MARKS = '"“”‘’()[]{}.,;:!?/'  # stripped from a question's words, as written
 
 
 def names_in(passage: str) -> list[tuple[str, bool]]:
@@ -91,7 +91,8 @@ def names_in(passage: str) -> list[tuple[str, bool]]:
 def relation_words(question: str) -> str:
     """What the question asks, without the names it gives: its content words in lower
     case (a capitalised word of the question is one of its names, or its first word)."""
-    words = [w for w in _QUESTION_WORD.findall(question) if w[:1].islower() or w.isdigit()]
+    written = (w.strip(_EDGE_MARKS) for w in question.split())
+    words = [w for w in written if w[:1].islower() or w.isdigit()]
     kept = [w for w in words if terms(w)]  # stopwords and the like out
     return " ".join(dict.fromkeys(kept))
 
