@@ -110,7 +110,7 @@ def main() -> int:
     out = {
         "about": "Raw replies of the real embedded model to questions.yaml, recorded by "
         "scripts/capture_embedded_outputs.py through the real graph; replayed by "
-        "tests/test_embedded_replay.py.",
+        "tests/models/test_embedded_replay.py.",
         "model": EMBEDDED_NAME,
         "llama_cpp_python": importlib.metadata.version("llama-cpp-python"),
         "temperature": settings.embedded.temperature,

@@ -1,4 +1,4 @@
-"""One process's scheduler on a shared watch store, for tests/test_watch_processes.py (and
+"""One process's scheduler on a shared watch store, for tests/watch/test_watch_processes.py (and
 bench/watch_idle.py): ``python -m tests.watch_worker URL NAME [--hang-first] [--work S]``.
 
 Each run it makes is written to the ``test_ran`` table (no constraint: a due time run twice

@@ -19,7 +19,7 @@ so the evidence mostly reaches the model only if the page is read.
 
     .venv/bin/python bench/multihop/make_set.py [--seed 40] [--out bench/multihop/multihop.json]
 
-The same seed gives the same file, byte for byte (``tests/test_multihop_set.py`` checks it).
+The same seed gives the same file, byte for byte (``tests/house/test_multihop_set.py`` checks it).
 """
 
 from __future__ import annotations

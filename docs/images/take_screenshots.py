@@ -8,7 +8,7 @@ Ollama-protocol server (``FakeOllama``: ``RuleBrain`` for chat, ``ResearchBrain`
 ``EvalBrain`` for the demo set's eval runs) and the web is the test kit's loopback web over
 ``bench/extraction_corpus/pages``, so nothing leaves the machine. The first view is the app a
 newcomer opens: no Ollama, the embedded demo model and its notice. Debian's chromium is
-driven by Playwright, as ``tests/test_ui_browser.py`` does. Run from the repository root with
+driven by Playwright, as ``tests/ui/test_ui_browser.py`` does. Run from the repository root with
 the dev setup (``scripts/setup.sh --dev --browser``):
 
     PYTHONPATH=src:testkit/src .venv/bin/python docs/images/take_screenshots.py

@@ -21,7 +21,7 @@ glyph for writers that place each glyph):
 one region or PDFium's order already reads the regions one after another in that order:
 then the page's text is PDFium's, unchanged, so a page this analysis misjudges is only
 changed when PDFium's own order disagrees with it. Pure functions of the boxes, tested
-with boxes as well as PDFs (``tests/test_documents_layout.py``).
+with boxes as well as PDFs (``tests/documents/test_documents_layout.py``).
 """
 
 from __future__ import annotations

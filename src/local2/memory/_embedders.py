@@ -680,7 +680,7 @@ class MiniLMEmbedder:
     Two runtimes of the same model: int8 on onnxruntime (``local2.memory._embedders``) when
     it is installed, else float32 on numpy (``local2.memory._embedders``). Their vectors agree at
     cosine >= 0.99, so they share the model's name and a collection built by one is searched
-    by the other (``tests/test_minilm_onnx.py``). The weights load on first use (about a
+    by the other (``tests/models/test_minilm_onnx.py``). The weights load on first use (about a
     second), not when the embedder is made.
     """
 

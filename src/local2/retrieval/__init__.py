@@ -8,7 +8,7 @@ a claim's numbers, names and content words are in its evidence (:func:`check_sup
 :func:`unstated_numbers`: research's verify and the critic's grounding check). Page
 passages, research's rerank and second hop, the ``corpus`` provider, citation checks, the
 critic's grounding, eval evidence, memory facts, the embedded model's loop guard and the
-hybrid search over a person's own text all use it; ``tests/test_retrieval_one_part.py``
+hybrid search over a person's own text all use it; ``tests/retrieval/test_retrieval_one_part.py``
 fails for a second copy anywhere else.
 """
 

@@ -46,7 +46,7 @@ CSS = """
 /* Gradio drops a checkbox's min_width: on a phone its label wrapped letter by letter. */
 #local2-compare { min-width: min(160px, 100%) !important; }
 /* The question box stays in the first screen: the chat is as tall as what is left of it
-   (tests/test_ui_browser.py measures it at 1280x900 and 390x844). */
+   (tests/ui/test_ui_browser.py measures it at 1280x900 and 390x844). */
 @media (max-width: 640px) {
   #local2-header h2 { font-size: 1.25em; }
   #local2-header p { font-size: 0.85em; }

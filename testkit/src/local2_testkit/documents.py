@@ -1,5 +1,5 @@
 """Documents made at test time whose text is known: the corpus of ``bench/documents.py`` and
-``tests/test_documents_*.py``.
+``tests/documents/test_documents_*.py``.
 
 Each sample is the file's bytes and the text of each page as it was written. PDFs are made
 with reportlab (one and two columns, a table, footnotes, ligatures, Greek, Cyrillic and

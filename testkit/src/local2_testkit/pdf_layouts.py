@@ -1,5 +1,6 @@
 """PDF pages laid out as papers, reports and newsletters are, each drawn in reading order
-and out of it: the layout corpus of ``bench/documents.py`` and ``tests/test_documents_layout.py``.
+and out of it: the layout corpus of ``bench/documents.py`` and
+``tests/documents/test_documents_layout.py``.
 
 The text flows through reportlab frames (columns, a full-width title or table) in reading
 order; the frames are then drawn onto the page in the order a sample names, so the same

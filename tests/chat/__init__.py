@@ -1,0 +1,1 @@
+"""Tests of a chat turn: graph, answer, approvals, checkpoints, time travel, critic."""

@@ -1,0 +1,1 @@
+"""Tests of documents, the library of what was read, and folder search."""

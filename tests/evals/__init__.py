@@ -1,0 +1,1 @@
+"""Tests of local2 eval: sets, runner, grading, results."""

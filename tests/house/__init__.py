@@ -1,0 +1,1 @@
+"""Tests of the house's own rules: architecture, docs, errors, storage, start-up."""

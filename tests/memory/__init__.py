@@ -1,0 +1,1 @@
+"""Tests of memory: facts, recall, embeddings, the store."""

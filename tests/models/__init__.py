@@ -1,0 +1,1 @@
+"""Tests of chat models: Ollama, the embedded model, OpenAI, tool-call parsing."""

@@ -1,0 +1,1 @@
+"""Tests of people and sign-in on a team server."""

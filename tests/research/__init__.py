@@ -1,0 +1,1 @@
+"""Tests of research runs: plan, search, read, verify, steer."""

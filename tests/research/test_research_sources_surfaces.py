@@ -1,0 +1,194 @@
+"""Sources, scope and the references leaving the app, on each surface, through the real
+parts: ``local2 research`` as a real process, the HTTP API under uvicorn with httpx, and the
+MCP server's resources; the arXiv and PubMed APIs' recorded answers served on 127.0.0.1
+(``tests/research/test_research_sources.py``), ChatOllama against the Ollama-protocol server.
+
+The exports are read back by the libraries other tools read them with: BibTeX by
+bibtexparser, RIS by rispy, CSL-JSON as JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import bibtexparser
+import httpx
+import pytest
+import rispy
+
+from local2.service.agent import Agent
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from tests.conftest import local2
+from tests.http.test_api import Served
+from tests.research.test_research_sources import PLANTED, QUESTION, scholarly_apis, settings_for
+from tests.scholarly_stub import Stub
+
+
+@pytest.fixture
+def apis() -> Iterator[Stub]:
+    with scholarly_apis() as server:
+        yield server
+
+
+def environment(apis: Stub, tmp_path: Path, ollama: str) -> dict[str, str]:
+    conf = tmp_path / "conf"
+    conf.mkdir(exist_ok=True)
+    host = apis.url("").removeprefix("http://")
+    (conf / "web.yaml").write_text(f"fetch:\n  allow_hosts: ['{host}']\n")
+    (conf / "memory.yaml").write_text("enabled: false\n")
+    (conf / "critic.yaml").write_text("enabled: false\n")
+    (conf / "research.yaml").write_text("retry_backoff_s: 0.05\nmax_rounds: 1\n")
+    (conf / "scholarly.yaml").write_text(
+        f"arxiv:\n  base_url: {apis.url('/api/query')}\n"
+        f"pubmed:\n  base_url: {apis.url('/entrez/eutils')}\n  min_interval_s: 0\n"
+    )
+    return {
+        "OLLAMA_HOST": ollama,
+        "LOCAL2_HOME": str(tmp_path / "home"),
+        "LOCAL2_CONFIG": str(conf),
+        "NCBI_API_KEY": "sekret-ncbi-key-123",
+    }
+
+
+def test_the_command_researches_the_sources_named_and_exports_the_references(
+    apis: Stub, tmp_path: Path
+) -> None:
+    with FakeOllama(ResearchBrain()) as fake:
+        env = environment(apis, tmp_path, fake.url)
+        ran = local2(
+            "research",
+            QUESTION,
+            "--sources",
+            "arxiv,pubmed",
+            "--since",
+            "2024-01-01",
+            "--json",
+            env=env,
+        )
+    assert ran.returncode == 0, ran.stderr
+    assert "Sources: arxiv, pubmed." in ran.stderr
+    payload = json.loads(ran.stdout)
+    run_id = payload["run_id"]
+    assert payload["looks_at"] == ["arxiv", "pubmed"] and payload["status"] == "done"
+    assert PLANTED not in ran.stdout
+    # the key went to NCBI and nowhere a person reads
+    assert apis.asked("/entrez/eutils/esearch.fcgi")[0]["api_key"] == ["sekret-ncbi-key-123"]
+    assert "sekret" not in ran.stdout + ran.stderr
+
+    bib = local2("research", "export", run_id, "--format", "bibtex", env=env)
+    assert bib.returncode == 0, bib.stderr
+    entries = bibtexparser.parse_string(bib.stdout).entries
+    assert len(entries) == len(payload["sources"])
+    dois = {e.fields_dict["doi"].value for e in entries if "doi" in e.fields_dict}
+    assert "10.1000/sleep.2024.1" in dois
+    out = tmp_path / "refs.ris"
+    ris = local2("research", "export", run_id, "--format", "ris", "--out", str(out), env=env)
+    assert ris.returncode == 0, ris.stderr
+    read = rispy.loads(out.read_text())
+    assert any("Lovelace" in " ".join(r.get("authors", [])) for r in read)
+    csl = local2("research", "export", run_id, "--format", "csl-json", env=env)
+    assert {i["id"] for i in json.loads(csl.stdout)} == {e.key for e in entries}
+
+    unknown = local2("research", QUESTION, "--sources", "web,scholar", env=env)
+    assert unknown.returncode == 2 and "unknown source 'scholar'" in unknown.stderr
+    assert "arxiv" in unknown.stderr and "wikipedia" in unknown.stderr
+    window = local2("research", QUESTION, "--since", "2024-05", "--until", "2024-01", env=env)
+    assert window.returncode == 2 and "is after --until" in window.stderr
+    gone = local2("research", "export", "nosuchrun", "--format", "ris", env=env)
+    assert gone.returncode == 3, gone.stderr
+    fmt = local2("research", "export", run_id, "--format", "docx", env=env)
+    assert fmt.returncode == 2 and "unknown export format" in fmt.stderr
+
+
+def read_done(response: httpx.Response) -> dict[str, Any]:
+    name, payload = "", None
+    for line in response.iter_lines():
+        if line.startswith("event: "):
+            name = line.removeprefix("event: ")
+        elif line.startswith("data: ") and name == "done":
+            payload = json.loads(line.removeprefix("data: "))
+    assert payload is not None
+    return payload
+
+
+def test_the_api_takes_sources_and_scope_and_serves_the_references(
+    apis: Stub, tmp_path: Path
+) -> None:
+    from local2.http.app import create_api
+
+    with FakeOllama(ResearchBrain()) as fake:
+        agent = Agent(settings_for(fake, apis, tmp_path / "data"), backend="ollama")
+        with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=90) as client:
+            body = {
+                "question": QUESTION,
+                "sources": ["arxiv", "pubmed"],
+                "since": "2024-01-01",
+                "exclude_domains": ["example.org"],
+            }
+            with client.stream("POST", "/research", json=body) as response:
+                assert response.status_code == 200, response.read()
+                payload = read_done(response)
+            run_id = payload["run_id"]
+            assert payload["scope"]["exclude_domains"] == ["example.org"]
+            assert "never from example.org" in payload["report"]
+            got = client.get(f"/research/{run_id}/references", params={"format": "bibtex"})
+            assert got.status_code == 200
+            assert got.headers["content-type"].startswith("application/x-bibtex")
+            assert f'filename="{run_id}-references.bib"' in got.headers["content-disposition"]
+            keys = [e.key for e in bibtexparser.parse_string(got.text).entries]
+            assert len(keys) == len(payload["sources"])
+            csl = client.get(f"/research/{run_id}/references", params={"format": "csl"}).json()
+            assert sorted(i["id"] for i in csl) == sorted(keys)  # the same keys in each
+            assert client.get("/research/nope/references").status_code == 404
+            bad = client.get(f"/research/{run_id}/references", params={"format": "docx"})
+            assert bad.status_code == 422 and "bibtex" in bad.text
+            refused = client.post("/research", json={"question": QUESTION, "sources": "scholar"})
+            assert refused.status_code == 422 and "arxiv" in refused.text
+            late = client.post(
+                "/research", json={"question": QUESTION, "since": "2030", "until": "2020"}
+            )
+            assert late.status_code == 422 and "after --until" in late.text
+        agent.close()
+
+
+def test_mcp_research_takes_sources_and_scope_and_serves_a_resource_per_format(
+    apis: Stub, tmp_path: Path
+) -> None:
+    import anyio
+    from mcp_types import TextResourceContents
+
+    from local2.ui.server import create_app
+    from tests.mcp_clients import http_session, structured
+
+    async def used(mcp: str) -> dict[str, Any]:
+        async with http_session(mcp) as session:
+            args = {"question": QUESTION, "sources": "arxiv,pubmed", "since": "2024-01-01"}
+            result = structured(await session.call_tool("research", args))
+            run_id = result["run_id"]
+            texts = {}
+            for fmt in ("bibtex", "ris", "csl"):
+                read = await session.read_resource(f"local2://research/{run_id}/references.{fmt}")
+                content = read.contents[0]
+                assert isinstance(content, TextResourceContents)
+                texts[fmt] = (content.text, content.mime_type)
+            refused = await session.call_tool("research", {"question": QUESTION, "sources": "x"})
+            return {"result": result, "texts": texts, "refused": refused}
+
+    with FakeOllama(ResearchBrain()) as fake:
+        agent = Agent(settings_for(fake, apis, tmp_path / "data"), backend="ollama")
+        with Served(create_app(agent, ui=False)) as url:
+            got = anyio.run(used, f"{url}/mcp")
+        agent.close()
+    result = got["result"]
+    assert result["status"] == "done"
+    assert all(s["meta"]["provider"] in ("arxiv", "pubmed") for s in result["sources"])
+    bib, media = got["texts"]["bibtex"]
+    assert media == "application/x-bibtex"
+    assert len(bibtexparser.parse_string(bib).entries) == len(result["sources"])
+    assert len(rispy.loads(got["texts"]["ris"][0])) == len(result["sources"])
+    assert len(json.loads(got["texts"]["csl"][0])) == len(result["sources"])
+    refused = got["refused"]
+    assert refused.is_error and "unknown source 'x'" in refused.content[0].text

@@ -1,0 +1,110 @@
+"""The Research tab's sources and scope, in chromium at 1280x900 against the real Gradio app:
+a newcomer sees one folded line ("More sources, dates and sites"), not a wall of controls;
+opened, arXiv and PubMed are ticked and a date typed; the run searches them beside the
+loopback web, its sources panel shows each source's date or "undated", where it came from
+and the retraction mark, the report says its scope, and the references download as BibTeX
+and RIS (read back by bibtexparser and rispy). Screenshots: ``I56_SHOTS`` (default a temp
+folder outside the repository)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import bibtexparser
+import rispy
+
+from local2.config import load_settings
+from local2.service.agent import Agent
+from local2.ui.server import create_app
+from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_brain import ResearchBrain
+from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
+from tests.http.test_api import Served
+from tests.research.test_research_sources import PLANTED, scholarly_apis
+from tests.ui.test_ui_browser import BROWSER_MARKS, browser
+
+__all__ = ["browser"]  # the module-scoped browser fixture, shared with the chat UI tests
+pytestmark = BROWSER_MARKS
+
+CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
+QUESTION = "Does sleep consolidate declarative memory?"
+
+
+def shot(page: Any, folder: Path, name: str) -> None:
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def test_a_newcomer_sees_one_line_and_a_run_shows_dates_scope_and_downloads(
+    tmp_path: Path, browser: Any
+) -> None:
+    shots = Path(os.environ.get("I56_SHOTS") or tmp_path / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    with (
+        FakeOllama(ResearchBrain(), chunk_delay_s=0.01) as fake,
+        LoopbackWeb(load_pages(CORPUS)) as web,
+        scholarly_apis() as apis,
+    ):
+        overrides = research_overrides(web, tmp_path / "data")
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["memory"] = {"enabled": False}
+        overrides["research"].update(max_rounds=1)
+        overrides["web"]["fetch"]["allow_hosts"].append(apis.url("").removeprefix("http://"))
+        overrides["scholarly"] = {
+            "arxiv": {"base_url": apis.url("/api/query")},
+            "pubmed": {"base_url": apis.url("/entrez/eutils"), "min_interval_s": 0},
+        }
+        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        with Served(create_app(agent)) as url:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            page.goto(url)
+            page.click("button[role=tab]:has-text('Research')")
+            page.wait_for_selector("#research-question textarea")
+            page.wait_for_timeout(400)
+            shot(page, shots, "i56-01-fresh")
+            # folded: one line, none of its controls shown
+            assert page.is_visible("#research-scope")
+            assert "More sources, dates and sites" in page.inner_text("#research-scope")
+            for hidden in ("#research-more-sources", "#research-since", "#research-domains"):
+                assert not page.is_visible(hidden), hidden
+            assert not page.is_visible("#research-download-bibtex")
+
+            page.get_by_text("More sources, dates and sites").click()
+            page.wait_for_selector("#research-more-sources input")
+            for name in ("arXiv", "PubMed"):
+                page.click("#research-more-sources input")
+                page.click(f"ul[role=listbox] li:has-text('{name}')")
+            page.fill("#research-since textarea, #research-since input", "2024-01-01")
+            page.keyboard.press("Escape")
+            page.wait_for_timeout(400)  # the list closed
+            shot(page, shots, "i56-02-scope-open")
+            page.uncheck("#research-review input")
+            page.fill("#research-question textarea", QUESTION)
+            page.click("#research-run")
+            page.wait_for_function(
+                "() => document.querySelector('#research-status')?.innerText.includes('finished')",
+                timeout=90_000,
+            )
+            page.wait_for_selector("#research-download-bibtex", state="visible")
+            shot(page, shots, "i56-03-report")
+
+            sources = page.inner_text("#research-sources")
+            assert "2024-02-14 · arxiv · preprint" in sources, sources
+            assert "pubmed" in sources and "RETRACTED" in sources, sources
+            assert "undated" in sources  # the loopback web's pages carry no date
+            assert PLANTED not in page.inner_text("body")
+            report = page.inner_text("#research-report")
+            assert "Scope: Sources published on or after 2024-01-01." in report, report[:400]
+
+            with page.expect_download() as bib:
+                page.click("#research-download-bibtex")
+            entries = bibtexparser.parse_string(Path(str(bib.value.path())).read_text()).entries
+            assert any(e.fields_dict.get("doi") for e in entries)
+            with page.expect_download() as ris:
+                page.click("#research-download-ris")
+            assert rispy.loads(Path(str(ris.value.path())).read_text())
+            context.close()
+        agent.close()

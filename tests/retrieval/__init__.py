@@ -1,0 +1,1 @@
+"""Tests of retrieval: passages, support, the one retrieval part."""

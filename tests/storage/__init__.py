@@ -1,0 +1,1 @@
+"""Tests of storage: the stores, Chroma's server, a full disk."""

@@ -1,0 +1,1 @@
+"""Tests of the agent's tools: web search and fetch, scholarly sources, guards."""

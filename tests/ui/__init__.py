@@ -1,0 +1,1 @@
+"""Tests of the app (Gradio), most against the real server in chromium."""

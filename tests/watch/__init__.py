@@ -1,0 +1,1 @@
+"""Tests of watches: schedules, runs, what changed, notices."""
