@@ -151,10 +151,14 @@ def test_runs_are_charted_with_their_intervals_and_open_their_sessions(
 
 def test_a_run_shows_its_progress_and_stops(stack: Stack, browser: Any) -> None:  # noqa: F811
     page = open_evaluate(browser, stack.url)
+    assert not page.is_visible("#eval-stop")  # no run going
+    assert not page.is_visible("#eval-resume")  # nothing picked
     page.fill("#eval-limit input", "4")
     page.click("#eval-run")
     wait_text(page, "#eval-progress", "of ", timeout=60_000)
     wait_text(page, "#eval-status", "done", timeout=120_000)
+    page.wait_for_selector("#eval-stop", state="hidden")  # the run ended: nothing to stop
+    assert not page.is_visible("#eval-resume")  # the run picked is done: nothing to resume
     wait_text(page, "#eval-summary", "grader: ")  # the run that ended is picked and shown
     ended = text_of(page, "#eval-progress") + text_of(page, "#eval-status")
     ended += text_of(page, "#eval-summary")
@@ -174,17 +178,26 @@ def test_a_run_shows_its_progress_and_stops(stack: Stack, browser: Any) -> None:
         page.wait_for_function(  # one question done: the time left is known
             "() => /about \\d/.test(document.querySelector('#eval-progress')?.innerText || '')"
         )
+        assert page.is_visible("#eval-stop") and not page.is_visible("#eval-resume")
         shot(page, "evaluate-progress")
         page.click("#eval-stop")
         wait_text(page, "#eval-status", "stopped", timeout=120_000)
+        page.wait_for_selector("#eval-stop", state="hidden")
+        page.wait_for_selector("#eval-resume", state="visible")  # the stopped run, picked
     finally:
         stack.fake.delay_s = 0.0
     stopped = [r for r in stack.agent.evals.runs() if r["status"] == "stopped"]
     assert len(stopped) == 1 and stopped[0]["recorded"] < stopped[0]["questions"]
 
     # The stopped run, picked and resumed in the tab, finishes with every question.
+    done = next(r for r in stack.agent.evals.runs() if r["status"] == "done")["run_id"]
+    page.click("#eval-pick input")  # a done run picked: Resume does not apply
+    page.locator("#eval-pick li[role=option]").filter(has_text=done).first.click()
+    page.wait_for_selector("#eval-resume", state="hidden")
     page.click("#eval-pick input")
     page.locator("#eval-pick li[role=option]").filter(has_text=stopped[0]["run_id"]).first.click()
+    page.wait_for_selector("#eval-resume", state="visible")
+    shot(page, "evaluate-stopped-run-picked")
     page.click("#eval-resume")
     wait_text(page, "#eval-status", "done", timeout=120_000)
     resumed = next(r for r in stack.agent.evals.runs() if r["run_id"] == stopped[0]["run_id"])

@@ -98,8 +98,15 @@ def test_the_library_tab_lists_searches_opens_and_removes(
     assert hits.startswith("Eling mill report (lib-")  # the best hit first, with its page
     assert "400 kilograms" in hits and "by run run-one" in hits
 
+    # Only what applies: Export (the library holds something), no Open, Pin or Remove
+    # until an entry is picked; picked, they show.
+    entry_buttons = ["#library-open", "#library-pin", "#library-remove"]
+    assert page.is_visible("#library-export")
+    assert [b for b in entry_buttons if page.is_visible(b)] == []
     pdf = app["pdf"]["id"]
     page.fill("#library-pick textarea", pdf)
+    page.wait_for_selector("#library-open", state="visible")
+    assert all(page.is_visible(b) for b in entry_buttons)
     page.fill("#library-page input", "7")
     page.click("#library-open")
     page.wait_for_function(

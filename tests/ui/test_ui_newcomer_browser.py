@@ -204,3 +204,28 @@ def test_the_start_notices_show_once_with_no_dead_address_to_click(
         assert body.count("Cannot reach Ollama") == 1, body[:600]
         page.context.close()
     agent.close()
+
+
+def shown_ids(page: Any, ids: list[str]) -> list[str]:
+    """Which of the elements (by id) a person sees: laid out, not hidden by a class."""
+    return [i for i in ids if page.locator(f"#{i}").is_visible()]
+
+
+def test_empty_library_and_evaluate_offer_only_what_applies(app: str, browser: Any) -> None:
+    """A fresh machine: nothing kept, no eval run. The Library tab says how things get in
+    and offers no Open, Pin, Remove or Export; the Evaluate tab offers Run, not Stop (no run
+    going) nor Resume (nothing picked)."""
+    page = open_page(browser, app, width=1280, height=900)
+    page.get_by_role("tab", name="Library").click()
+    wait_text(page, "#library-status", "Nothing kept yet")
+    assert "research run" in text_of(page, "#library-status")  # how things get in
+    library = ["library-open", "library-pin", "library-remove", "library-export"]
+    assert page.locator("#library-search").is_visible()
+    assert shown_ids(page, library) == []
+    shot(page, "newcomer-library-empty")
+    page.get_by_role("tab", name="Evaluate").click()
+    page.wait_for_selector("#eval-run", state="visible")
+    page.wait_for_timeout(500)  # the tab's listing has come back
+    assert shown_ids(page, ["eval-run", "eval-stop", "eval-resume"]) == ["eval-run"]
+    shot(page, "newcomer-evaluate-empty")
+    page.context.close()

@@ -1,5 +1,6 @@
 """The app's Evaluate tab: run a question set with a progress bar and the time left, stop it,
-resume it; list the runs; chart accuracy with its 95 % interval per model, search provider
+resume it (Stop shown only while a run is going, Resume only with a stopped, failed or interrupted
+run picked); list the runs; chart accuracy with its 95 % interval per model, search provider
 and mode; and open any question's session (in the Time travel tab, or a research run in
 the Research tab).
 
@@ -33,6 +34,7 @@ from local2.ui.eval_chart import (
     started,
 )
 from local2.ui.notices import notice_for
+from local2.ui.research_steer import HIDE, shown
 from local2.ui.sign_in import person_of
 
 if TYPE_CHECKING:
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
 RUN_LIST = 100
 STOP_WAIT_S = 30.0  # how long Stop waits for the questions in flight to say how it ended
+RESUMABLE = frozenset({"stopped", "failed", "interrupted"})  # a run that has questions left
 
 
 @dataclass(frozen=True)
@@ -124,11 +127,16 @@ class EvaluateTab:
             )
 
     def _build_controls(self) -> None:
-        """Run, Stop and Resume, and the run's progress and status."""
+        """Run, Stop and Resume, and the run's progress and status. Stop shows only while
+        a run this browser follows is going, Resume only with a resumable run picked."""
         with gr.Row():
             self.run_btn = gr.Button("Run", variant="primary", elem_id="eval-run")
-            self.stop_btn = gr.Button("Stop", variant="stop", elem_id="eval-stop")
-            self.resume_btn = gr.Button("Resume the picked run", elem_id="eval-resume")
+            self.stop_btn = gr.Button(
+                "Stop", variant="stop", elem_id="eval-stop", elem_classes=[HIDE]
+            )
+            self.resume_btn = gr.Button(
+                "Resume the picked run", elem_id="eval-resume", elem_classes=[HIDE]
+            )
         self.running = gr.State("")  # the run this browser follows
         self.progress = gr.HTML("", elem_id="eval-progress")
         self.status = gr.Markdown("", elem_id="eval-status")
@@ -176,6 +184,8 @@ class EvaluateTab:
             *listing,
             self.summary,
             self.questions,
+            self.stop_btn,
+            self.resume_btn,
         ]
         self.run_btn.click(
             self.run,
@@ -190,6 +200,7 @@ class EvaluateTab:
         self.refresh.click(self.list_runs, [self.chart_set], listing)
         self.chart_set.change(self.draw, [self.chart_set], [self.chart])
         self.pick.change(self.show, [self.pick], [self.summary, self.questions])
+        self.pick.change(self.resumable, [self.pick], [self.resume_btn])
         targets = [opens.session, opens.tabs, opens.research_run]
         self.questions.select(self.open_question, [self.pick], targets).then(
             opens.load, [opens.session], opens.load_outputs
@@ -246,6 +257,8 @@ class EvaluateTab:
                     )
                     yield {
                         self.running: run_id,
+                        self.stop_btn: shown(True),
+                        self.resume_btn: shown(False),
                         self.status: f"Run `{run_id}` · {data['set']} · {data['mode']} · "
                         f"{data['model']} ({data['backend']}) · {judge}",
                     }
@@ -266,11 +279,14 @@ class EvaluateTab:
                         self.pick: gr.update(choices=choices, value=run_id),
                         self.summary: picked,
                         self.questions: questions,
+                        self.stop_btn: shown(False),
+                        self.resume_btn: shown(data["status"] in RESUMABLE),
                     }
         except Local2Error as exc:
             yield {
                 self.status: f"{notice_for(exc).markdown()}  \nResume the run later: `{run_id}`.",
                 self.running: "",
+                self.stop_btn: shown(False),
             }
 
     def stop(self, run_id: str | None, request: gr.Request | None = None) -> str:
@@ -317,6 +333,16 @@ class EvaluateTab:
             self.chart: accuracy_chart(rows, shown) if shown else None,
             self.set_pick: gr.update(choices=self.agent.evals.sets()),  # sets added since
         }
+
+    def resumable(self, run_id: str | None, request: gr.Request | None = None) -> Any:
+        """Resume, shown when the picked run has questions left and is not going."""
+        if not run_id:
+            return shown(False)
+        try:
+            status = self.agent.evals.show(run_id, self.person(request))["status"]
+        except Local2Error:
+            return shown(False)
+        return shown(status in RESUMABLE)
 
     def draw(self, chart_set: str | None, request: gr.Request | None = None) -> PlotData | None:
         return accuracy_chart(self._rows(request), chart_set) if chart_set else None

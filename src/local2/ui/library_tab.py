@@ -5,7 +5,8 @@ access, whether names come from a proxy) and the app's tabs, lays itself out ins
 ``gr.Tab`` and wires its own events. It shows the signed-in person's entries, newest first
 (title, site, when read, size, how often cited), a search whose hits name their page and when
 they were read, an entry's kept text (all of it or one page) and its original file, and Pin,
-Remove and Export.
+Remove and Export, each shown only when it applies (Open, Pin and Remove once an entry is
+picked, Export once something is kept); an empty library says how things get into it.
 
 Kept text is what a page said: it is shown as plain text in a read-only box, titles and
 passages with their Markdown neutralised, and nothing loads by itself.
@@ -29,6 +30,7 @@ from local2.contracts import LibraryEntry, LibraryHit, Person
 from local2.errors import Local2Error
 from local2.ui.library_exports import ExportFiles
 from local2.ui.notices import notice_for
+from local2.ui.research_steer import HIDE, shown
 from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
 
@@ -39,6 +41,10 @@ LEGACY_EXPORTS = "exports"  # <data_dir>/exports/<person>/library.zip, kept fore
 COLUMNS = ["title", "site", "read", "size", "cited", "pinned", "id"]
 OPEN_PARAM = "library"  # ?library=<id>: the app opens at this tab, that entry shown
 ENTRY_ID = r"lib-[0-9a-f]{12}"
+EMPTY = (
+    "Nothing kept yet. A research run keeps each page it reads here (so do chat turns, "
+    "with `library.keep: all`): run one in the Research tab, then Refresh."
+)
 _KEPT = re.compile(rf"kept copy `({ENTRY_ID})`")
 
 
@@ -121,7 +127,7 @@ class LibraryTab:
 
     def build(self, item: gr.Tab) -> None:
         self._build()
-        item.select(self.list_entries, None, [self.table, self.status])
+        item.select(self.list_entries, None, self.listed)
 
     def wire(self, demo: gr.Blocks) -> None:
         """The app opened at a link to a kept copy: this tab, the entry shown."""
@@ -151,10 +157,17 @@ class LibraryTab:
             self.page = gr.Number(
                 label="Page (0: all)", precision=0, minimum=0, scale=1, elem_id="library-page"
             )
-            self.open = gr.Button("Open", scale=1, elem_id="library-open")
-            self.pin = gr.Button("Pin / unpin", scale=1, elem_id="library-pin")
-            self.remove = gr.Button("Remove", variant="stop", scale=1, elem_id="library-remove")
-            self.export = gr.Button("Export", scale=1, elem_id="library-export")
+            # Shown only when they apply: Open, Pin and Remove once an entry is picked,
+            # Export once the library holds something (hidden by research_steer's class).
+            hidden = [HIDE]
+            self.open = gr.Button("Open", scale=1, elem_id="library-open", elem_classes=hidden)
+            self.pin = gr.Button("Pin / unpin", scale=1, elem_id="library-pin", elem_classes=hidden)
+            self.remove = gr.Button(
+                "Remove", variant="stop", scale=1, elem_id="library-remove", elem_classes=hidden
+            )
+            self.export = gr.Button(
+                "Export", scale=1, elem_id="library-export", elem_classes=hidden
+            )
         self.status = gr.Markdown("", elem_id="library-status")
         self.text = gr.Textbox(
             label="Kept text (as it was read: outside content)",
@@ -170,27 +183,38 @@ class LibraryTab:
             self.zip = gr.DownloadButton("Download export", visible=False, elem_id="library-zip")
         self._wire()
 
+    @property
+    def listed(self) -> list[Any]:
+        """What a listing updates: the table, the status and whether Export applies."""
+        return [self.table, self.status, self.export]
+
     def _wire(self) -> None:
-        self.refresh.click(self.list_entries, None, [self.table, self.status])
+        self.refresh.click(self.list_entries, None, self.listed)
+        self.pick.change(self.applies, [self.pick], [self.open, self.pin, self.remove])
         for trigger in (self.search_button.click, self.query.submit):
             trigger(self.search, [self.query], [self.hits])
         self.table.select(self.picked, None, [self.pick])
         self.open.click(self.show, [self.pick, self.page], [self.text, self.original, self.status])
-        self.pin.click(self.toggle_pin, [self.pick], [self.table, self.status])
-        self.remove.click(
-            self.drop, [self.pick], [self.table, self.status, self.text, self.pick, self.zip]
-        )
+        self.pin.click(self.toggle_pin, [self.pick], self.listed)
+        self.remove.click(self.drop, [self.pick], [*self.listed, self.text, self.pick, self.zip])
         self.export.click(self.export_zip, None, [self.zip, self.status])
 
     # -- handlers ---------------------------------------------------------------------------
 
-    def list_entries(self, request: gr.Request | None = None) -> tuple[Any, str]:
+    def list_entries(self, request: gr.Request | None = None) -> tuple[Any, str, Any]:
+        """The entries, what the list says (how things get in, when empty), and Export
+        shown only when there is something to export."""
         try:
             entries = self.desk.entries(self.person(request))
         except Local2Error as exc:
-            return [], notice_for(exc).markdown()
-        said = f"{len(entries)} entries." if entries else "Nothing kept yet."
-        return entry_rows(entries), said
+            return [], notice_for(exc).markdown(), shown(False)
+        said = f"{len(entries)} entries." if entries else EMPTY
+        return entry_rows(entries), said, shown(bool(entries))
+
+    def applies(self, entry_id: str | None) -> tuple[Any, Any, Any]:
+        """Open, Pin and Remove, shown once an entry is picked."""
+        picked = bool((entry_id or "").strip())
+        return shown(picked), shown(picked), shown(picked)
 
     def search(self, query: str, request: gr.Request | None = None) -> str:
         if not (query or "").strip():
@@ -221,25 +245,25 @@ class LibraryTab:
         )
         return found["text"], download, said
 
-    def toggle_pin(self, entry_id: str, request: gr.Request | None = None) -> tuple[Any, str]:
+    def toggle_pin(self, entry_id: str, request: gr.Request | None = None) -> tuple[Any, str, Any]:
         try:
             person = self.person(request)
             entry = self.desk.get(person, (entry_id or "").strip())
             entry = self.desk.pin(person, entry["id"], not entry["pinned"])
         except Local2Error as exc:
-            return gr.update(), notice_for(exc).markdown()
-        rows, _said = self.list_entries(request)
-        return rows, f"{'Pinned' if entry['pinned'] else 'Unpinned'} `{entry['id']}`."
+            return gr.update(), notice_for(exc).markdown(), gr.update()
+        rows, _said, export = self.list_entries(request)
+        return rows, f"{'Pinned' if entry['pinned'] else 'Unpinned'} `{entry['id']}`.", export
 
     def drop(self, entry_id: str, request: gr.Request | None = None) -> tuple[Any, ...]:
         """Remove the entry, and with it the person's export (it holds the entry)."""
         try:
             entry = self.desk.remove(self.person(request), (entry_id or "").strip())
         except Local2Error as exc:
-            return gr.update(), notice_for(exc).markdown(), gr.update(), gr.update(), gr.update()
-        rows, _said = self.list_entries(request)
+            return gr.update(), notice_for(exc).markdown(), *(gr.update(),) * 4
+        rows, _said, export = self.list_entries(request)
         said = f"Removed `{entry['id']}`: {neutralise(entry['title'])}."
-        return rows, said, "", "", gr.update(value=None, visible=False)
+        return rows, said, export, "", "", gr.update(value=None, visible=False)
 
     def export_zip(self, request: gr.Request | None = None) -> tuple[Any, str]:
         """The person's library as a zip to download, offered for a few minutes."""
