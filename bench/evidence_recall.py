@@ -96,7 +96,7 @@ HERE = Path(__file__).resolve().parents[1]
 
 
 def _engine_part(name: str) -> ModuleType:
-    """This tree's ``local2/retrieval/<name>.py``, loaded by path, whichever tree's code is
+    """This tree's ``local2/retrieval/_<name>.py``, loaded by path, whichever tree's code is
     first on the path: the search engine is the bench's, the same for every tree it runs."""
     path = HERE / "src" / "local2" / "retrieval" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"_evidence_engine_{name}", path)
@@ -106,8 +106,8 @@ def _engine_part(name: str) -> ModuleType:
     return module
 
 
-bm25_scores = _engine_part("bm25").bm25_scores
-terms = _engine_part("text").terms
+bm25_scores = _engine_part("_bm25").bm25_scores
+terms = _engine_part("_text").terms
 MODEL = "qwen3:4b"
 UNUSABLE = "I would rather not plan this in JSON."  # fails any schema, and its repair
 

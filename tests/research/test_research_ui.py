@@ -96,7 +96,7 @@ def test_research_tab_edits_the_plan_stops_a_branch_and_asks_a_follow_up(
     under the report, a follow-up is answered from the run's sources."""
     brain = ResearchBrain(plans=[branches(BRIDGE, OTTERS, MILL)])
     with FakeOllama(brain, chunk_delay_s=0.01) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
-        web.search_delay_s = 1.5  # slow enough to stop a branch before it starts
+        web.search_delay_s = 4.0  # slow enough to stop a branch before it starts, under load too
         overrides = research_overrides(web, tmp_path / "data")
         overrides["system"]["ollama_host"] = fake.url
         overrides["memory"] = {"enabled": False}

@@ -84,6 +84,7 @@ from ._search import SearchHit as SearchHit
 from ._search import SearchHits as SearchHits
 from ._search import SearchSource as SearchSource
 from ._search import Why as Why
+from ._sources import EXPORT_FORMATS as EXPORT_FORMATS
 from ._sources import SOURCE_KINDS as SOURCE_KINDS
 from ._sources import CitedSource as CitedSource
 from ._sources import RunScope as RunScope
@@ -156,6 +157,7 @@ __all__ = [
     "BUILT_IN",
     "DENIED",
     "DIRECTORY_TREE",
+    "EXPORT_FORMATS",
     "FILE_METADATA",
     "GREP_FILES",
     "LIST_FILES",

@@ -100,3 +100,13 @@ class RunScope(TypedDict):
     domains: Annotated[list[str], Field(description="Only sources on these hosts.")]
     exclude_domains: Annotated[list[str], Field(description="Never sources on these hosts.")]
     said: Annotated[str, Field(description="The scope in a sentence, as the report says it.")]
+
+
+# A report's references leave the app in these formats: name -> (file extension, MIME type).
+# Here, not beside the exporters, so a surface can name them without importing research.
+EXPORT_FORMATS: dict[str, tuple[str, str]] = {
+    "bibtex": ("bib", "application/x-bibtex; charset=utf-8"),
+    "ris": ("ris", "application/x-research-info-systems; charset=utf-8"),
+    "csl": ("json", "application/vnd.citationstyles.csl+json; charset=utf-8"),
+    "md": ("md", "text/markdown; charset=utf-8"),
+}

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from local2.contracts import (
+    EXPORT_FORMATS,
     PlanEdit,
     ResearchInput,
     ResearchItem,
@@ -41,7 +42,7 @@ from local2.contracts import (
 from local2.http.identity import Caller
 from local2.http.openapi import ERROR_RESPONSES, returns
 from local2.http.sse import closed_when_gone, closing, frame
-from local2.service import EXPORT_FORMATS, Agent
+from local2.service import Agent
 
 
 class ResearchBody(BaseModel):

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 
-from local2.contracts import Person, ResearchPayload
+from local2.contracts import EXPORT_FORMATS, Person, ResearchPayload
 from local2.errors import InvalidInput, Local2Error
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import mcp_error
 from local2.mcp_server.listing import document_uri
-from local2.service import EXPORT_FORMATS, own_text_of
+from local2.service import own_text_of
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
     from local2.service import Agent

@@ -24,7 +24,6 @@ from .evals._evals import Evals as Evals
 from .opening import offline_agent as offline_agent
 from .opening import offline_parts as offline_parts
 from .opening import warming_agent as warming_agent
-from .research import EXPORT_FORMATS as EXPORT_FORMATS
 from .research import Exported as Exported
 from .research import export_format as export_format
 from .research import export_run as export_run
@@ -53,7 +52,6 @@ from .wiring import build_research_graph as build_research_graph
 from .wiring import wire as wire
 
 __all__ = [
-    "EXPORT_FORMATS",
     "FEED_PATH",
     "UNAUTHORISED",
     "Access",

@@ -10,17 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from local2.contracts import CitedSource, ResearchPayload
+from local2.contracts import EXPORT_FORMATS, CitedSource, ResearchPayload
 from local2.errors import InvalidInput
 from local2.references import to_bibtex, to_csl_json, to_ris
 
 # format -> (file extension, media type); the names a person may type for each
-FORMATS: dict[str, tuple[str, str]] = {
-    "bibtex": ("bib", "application/x-bibtex; charset=utf-8"),
-    "ris": ("ris", "application/x-research-info-systems; charset=utf-8"),
-    "csl": ("json", "application/vnd.citationstyles.csl+json; charset=utf-8"),
-    "md": ("md", "text/markdown; charset=utf-8"),
-}
+FORMATS = EXPORT_FORMATS  # the contract's table (contracts/_sources.py)
 ALIASES = {"bib": "bibtex", "csl-json": "csl", "csljson": "csl", "json": "csl", "markdown": "md"}
 
 
