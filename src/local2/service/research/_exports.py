@@ -15,7 +15,6 @@ from local2.errors import InvalidInput
 from local2.references import to_bibtex, to_csl_json, to_ris
 
 # format -> (file extension, media type); the names a person may type for each
-FORMATS = EXPORT_FORMATS  # the contract's table (contracts/_sources.py)
 ALIASES = {"bib": "bibtex", "csl-json": "csl", "csljson": "csl", "json": "csl", "markdown": "md"}
 
 
@@ -33,10 +32,10 @@ def export_format(value: str) -> str:
     """``bib``, ``BibTeX``, ``csl-json``... as a format name, or refused with the list."""
     name = value.strip().lower()
     name = ALIASES.get(name, name)
-    if name not in FORMATS:
+    if name not in EXPORT_FORMATS:
         raise InvalidInput(
-            f"unknown export format {value!r}: the formats are {', '.join(FORMATS)}",
-            f"Choose among: {', '.join(FORMATS)}.",
+            f"unknown export format {value!r}: the formats are {', '.join(EXPORT_FORMATS)}",
+            f"Choose among: {', '.join(EXPORT_FORMATS)}.",
         )
     return name
 
@@ -69,7 +68,7 @@ def export_run(payload: ResearchPayload, value: str) -> Exported:
         "csl": lambda: to_csl_json(sources),
         "md": lambda: str(payload.get("report") or ""),
     }
-    ext, media = FORMATS[name]
+    ext, media = EXPORT_FORMATS[name]
     stem = "report" if name == "md" else "references"
     run_id = payload.get("run_id") or "run"
     return Exported(makers[name](), media, f"{run_id}-{stem}.{ext}", name)
