@@ -59,7 +59,7 @@ class _Writer:
         else:
             rel = paragraph.part.relate_to(href, RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
             link.set(self.qn("r:id"), rel)
-        paragraph._p.append(link)
+        _xml(paragraph).append(link)
         return link
 
     def run(self, text: str, style: _Style, code: bool = False) -> None:
@@ -128,16 +128,16 @@ class _Writer:
                 self.marker = ""  # Word's bullet style draws the bullet
             if name := str(token.attrs.get("id") or ""):
                 self.bookmarks += 1
-                start = self.element("w:bookmarkStart")
-                start.set(self.qn("w:id"), str(self.bookmarks))
-                start.set(self.qn("w:name"), name)
-                self.paragraph._p.append(start)
+                mark = self.element("w:bookmarkStart")
+                mark.set(self.qn("w:id"), str(self.bookmarks))
+                mark.set(self.qn("w:name"), name)
+                _xml(self.paragraph).append(mark)
                 self.open_mark = str(self.bookmarks)
         elif kind in ("paragraph_close", "heading_close"):
             if self.open_mark is not None and self.paragraph is not None:
                 end = self.element("w:bookmarkEnd")
                 end.set(self.qn("w:id"), self.open_mark)
-                self.paragraph._p.append(end)
+                _xml(self.paragraph).append(end)
                 self.open_mark = None
             self.paragraph = None
         elif kind in ("bullet_list_open", "ordered_list_open"):
@@ -158,6 +158,12 @@ class _Writer:
             self.doc.add_paragraph("—" * 12)
 
 
+def _xml(paragraph: Paragraph) -> Any:
+    """The paragraph's ``w:p`` element, to add what python-docx has no call for (a hyperlink,
+    a bookmark, a field)."""
+    return paragraph._p
+
+
 def _real(style: _Style) -> list[str]:
     """The innermost link that goes somewhere (a dropped link is text)."""
     return [href for href in style.links if href][-1:]
@@ -172,7 +178,7 @@ def _page_numbers(doc: DocxDocument) -> None:
     footer.alignment = WD_ALIGN_PARAGRAPH.CENTER
     field_ = OxmlElement("w:fldSimple")
     field_.set(qn("w:instr"), "PAGE")
-    footer._p.append(field_)
+    _xml(footer).append(field_)
 
 
 def to_docx(report: str, sources: Sequence[CitedSource]) -> bytes:

@@ -63,7 +63,7 @@ def _register() -> tuple[str, str]:
     if names[""] not in pdfmetrics.getRegisteredFontNames():
         for face, path in files.items():
             pdfmetrics.registerFont(TTFont(names[face], str(path)))
-            addMapping(family, "B" in face, "I" in face, names[face])
+            addMapping(family, 1 if "B" in face else 0, 1 if "I" in face else 0, names[face])
         if mono is not None:
             pdfmetrics.registerFont(TTFont("DejaVuSansMono", str(mono)))
     return family, "DejaVuSansMono" if mono is not None else "Courier"
@@ -134,19 +134,23 @@ class _Layout:
         self.target = ""
 
     def style(self) -> ParagraphStyle:
+        from reportlab.lib.colors import HexColor
         from reportlab.lib.styles import ParagraphStyle
 
         if self.heading:
             return self.headings.get(self.heading, self.body)
         indent = INDENT * (len(self.lists) + self.quotes)
         if self.target:  # an entry of the References: its later lines hang under the first
-            return ParagraphStyle("entry", parent=self.body, leftIndent=indent + 18, firstLineIndent=-18)
+            hang = 18.0
+            return ParagraphStyle(
+                "entry", parent=self.body, leftIndent=indent + hang, firstLineIndent=-hang
+            )
         return ParagraphStyle(
             f"at{indent}",
             parent=self.body,
             leftIndent=indent,
             bulletIndent=max(0.0, indent - INDENT + 4),
-            textColor="#444444" if self.quotes else "#1b1b1b",
+            textColor=HexColor("#444444" if self.quotes else "#1b1b1b"),
             spaceAfter=2 if self.lists else 5,
         )
 
@@ -186,7 +190,8 @@ class _Layout:
         elif kind in ("blockquote_open", "blockquote_close"):
             self.quotes += 1 if kind == "blockquote_open" else -1
         elif kind in ("fence", "code_block"):
-            self.flowables.append(Preformatted(token.content.rstrip("\n"), self.code, maxLineLength=95))
+            code = token.content.rstrip("\n")
+            self.flowables.append(Preformatted(code, self.code, maxLineLength=95))
         elif kind == "hr":
             self.flowables.append(HRFlowable(width="100%", thickness=0.5, color="#999999"))
 

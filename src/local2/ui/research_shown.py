@@ -17,6 +17,7 @@ import gradio as gr
 
 from local2 import events
 from local2.contracts import (
+    REPORT_FORMATS,
     WEB_FETCH,
     WEB_SEARCH,
     Person,
@@ -30,7 +31,7 @@ from local2.contracts import (
 from local2.memory import owner_folder
 from local2.research import link_citations, plain, safe_url, why_found
 from local2.service import export_run
-from local2.storage import private_dir, write_private
+from local2.storage import private_dir, write_private, write_private_bytes
 from local2.ui.library_tab import is_entry_id, kept_link, kept_links
 from local2.ui.research_status import Doing
 from local2.ui.safe_markdown import neutralise
@@ -252,13 +253,25 @@ def report_file(data_dir: Path, person: Person, payload: ResearchPayload) -> Pat
     return private_file(data_dir, person, name, str(payload.get("report") or ""))
 
 
-def private_file(data_dir: Path, person: Person, name: str, text: str) -> Path:
-    """``text`` as ``<data_dir>/reports/<their folder>/<name>``, for ``person`` alone."""
+def private_file(data_dir: Path, person: Person, name: str, text: str | bytes) -> Path:
+    """``text`` (or a file's bytes) as ``<data_dir>/reports/<their folder>/<name>``, for
+    ``person`` alone."""
     folder = private_dir(private_dir(Path(data_dir) / REPORTS) / owner_folder(person.name))
+    if isinstance(text, bytes):
+        return write_private_bytes(folder / name, text)
     return write_private(folder / name, text)
 
 
-EXPORTS = (("bibtex", "BibTeX"), ("ris", "RIS"), ("csl", "CSL-JSON"))  # the download buttons
+# The download buttons beside "Download report (Markdown)": the report in the other formats,
+# then its references (shown only where the report cites something).
+EXPORTS = (
+    ("html", "HTML"),
+    ("pdf", "PDF"),
+    ("docx", "Word"),
+    ("bibtex", "References (BibTeX)"),
+    ("ris", "References (RIS)"),
+    ("csl", "References (CSL-JSON)"),
+)
 
 
 class RunShown:
@@ -321,15 +334,18 @@ class RunShown:
         }
 
     def _exported(self, payload: ResearchPayload, person: Person) -> Updates:
-        """The references as a file per format, each behind its download button (none
-        while the report cites nothing)."""
-        if not payload.get("sources"):
-            return {b: gr.update(visible=False) for b in self.exports}
+        """The report (HTML, PDF, Word) and its references as a file per format, each behind
+        its download button; the references' none while the report cites nothing."""
         data_dir = self.agent.settings.data_dir
+        cites = bool(payload.get("sources"))
+        written = bool(str(payload.get("report") or "").strip())
         shown: Updates = {}
         for button, (fmt, _label) in zip(self.exports, EXPORTS, strict=True):
+            if not (cites if fmt not in REPORT_FORMATS else written):
+                shown[button] = gr.update(visible=False)
+                continue
             made = export_run(payload, fmt)
-            saved = private_file(data_dir, person, made.filename, made.text)
+            saved = private_file(data_dir, person, made.filename, made.data)
             shown[button] = gr.update(value=str(saved), visible=True)
         return shown
 

@@ -243,7 +243,7 @@ class ResearchTab(ResearchSteer, RunShown):
                     )
                     self.exports = [
                         gr.DownloadButton(
-                            f"References ({label})",
+                            label,
                             visible=False,
                             size="sm",
                             elem_id=f"research-download-{fmt}",
