@@ -39,9 +39,11 @@ LINK = "#0645ad"
 INDENT = 16.0  # points a list or quote is indented by
 
 
-def font_files(folder: Path = DEJAVU) -> tuple[str, dict[str, Path], Path | None]:
+def font_files(folder: Path | None = None) -> tuple[str, dict[str, Path], Path | None]:
     """The body family's name and files by face, and the code font's file: DejaVu where
-    Debian's files are, else the Vera that ships with ReportLab (code then in Courier)."""
+    Debian's files are (in ``folder``, default :data:`DEJAVU`), else the Vera that ships with
+    ReportLab (code then in Courier)."""
+    folder = folder or DEJAVU
     dejavu = {face: folder / names[0] for face, names in FACES.items()}
     if all(path.is_file() for path in dejavu.values()):
         mono = folder / MONO
@@ -111,7 +113,9 @@ class _Layout:
         from reportlab.lib.styles import ParagraphStyle
 
         self.mono = mono
-        self.body = ParagraphStyle("body", fontName=family, fontSize=BODY, leading=BODY * 1.4)
+        self.body = ParagraphStyle(
+            "body", fontName=family, bulletFontName=family, fontSize=BODY, leading=BODY * 1.4
+        )
         self.body.spaceAfter = 5
         self.headings = {
             level: ParagraphStyle(
