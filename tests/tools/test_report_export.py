@@ -125,6 +125,16 @@ def test_html_links_each_citation_to_its_reference_and_keeps_the_page() -> None:
     assert "<title>Does attention &lt;script&gt;" in page
 
 
+def test_an_entry_whose_title_names_its_page_does_not_say_it_twice() -> None:
+    paged = ledger()
+    paged[0]["title"] = "Sparse Attention for Long Clinical Notes, page 3"  # as research names it
+    verified = Verified("Sparse attention scales [1].", [], [1], 1, [])
+    parsed = _Anchors()
+    parsed.feed(to_html(report_markdown(QUESTION, verified, paged), cited()))
+    assert parsed.ids["ref-1"].startswith("[1] Sparse Attention for Long Clinical Notes, page 3")
+    assert ("#ref-1", "[1, p. 3]", "citation") in [(h, t, k) for h, k, t in parsed.links]
+
+
 def pdf_text(data: bytes) -> list[str]:
     """The PDF's pages as the project's own reader reads them."""
     read = read_document(data, load_settings().documents, name="report.pdf")

@@ -8,7 +8,7 @@ reading), and its tokens are changed once for every format (:func:`report_tokens
   reference, ``#ref-n``, and says the page where the source is a document's page
   (``[3, p. 12]``); a mark naming no reference stays as written;
 - each entry under "References" (``[n] [title](url) — ...``) is the target ``ref-n``, its
-  page said after the mark.
+  page said after the mark (unless its title says it: ``report.pdf, page 12``).
 
 A link out is kept only where it is http(s) (markdown-it drops ``javascript:`` and its kind
 already); everything else is text, escaped by the renderer.
@@ -105,6 +105,10 @@ def _inline(children: list[Token], pages: dict[int, int | None], entry: int | No
     as its number, with its page."""
     out: list[Token] = []
     in_link = 0
+    words = " ".join(c.content for c in children if c.type == "text")
+    page = pages.get(entry) if entry is not None else None
+    if page and re.search(rf"\bpage {page}\b", words, re.I):
+        page = None  # its title says the page already ("report.pdf, page 12")
     for i, token in enumerate(children):
         if token.type == "link_open":
             href = str(token.attrs.get("href") or "")
@@ -118,7 +122,6 @@ def _inline(children: list[Token], pages: dict[int, int | None], entry: int | No
             if entry is not None and i == 0:
                 own = _ENTRY.match(text)
                 if own:
-                    page = pages.get(entry)
                     head = f"[{entry}]" + (f" p. {page}," if page else "")
                     out.append(_text(head + " "))
                     text = text[own.end() :]
