@@ -460,13 +460,10 @@ def export_run(ctx: typer.Context, run_id: str, fmt: str, out_file: Path | None)
     2, before anything is read); an unknown or another person's run: exit 3."""
     from local2.cli.people import access_of
     from local2.contracts import BINARY_FORMATS
-    from local2.errors import InvalidInput
     from local2.service import export_format
 
-    try:
+    with friendly_errors():  # an unknown format: exit 2, with the list
         name = export_format(fmt)
-    except InvalidInput as exc:
-        fail(str(exc), exc.fix, code=2)
     if name in BINARY_FORMATS and out_file is None and sys.stdout.isatty():
         fail(
             f"A {name.upper()} file is not for a terminal: nothing was written.",

@@ -8,6 +8,7 @@ report, or, for a run that found no source, what it tried and the next step.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,6 +275,11 @@ EXPORTS = (
 )
 
 
+# The export files last written, by (data folder, person, run, format): the report's digest
+# and the file.
+_made: dict[tuple[str, str, str, str], tuple[str | None, Path]] = {}
+
+
 class RunShown:
     """Mixed into :class:`~local2.ui.research_tab.ResearchTab`: a run's page (the tab builds
     the parts)."""
@@ -339,14 +345,23 @@ class RunShown:
         data_dir = self.agent.settings.data_dir
         cites = bool(payload.get("sources"))
         written = bool(str(payload.get("report") or "").strip())
+        # A run shows its report twice (when written, when finished): the PDF and DOCX, a few
+        # hundred ms each (bench/report_exports.py), are written again only if it changed.
+        same = hashlib.sha256(repr((payload.get("report"), payload.get("sources"))).encode())
         shown: Updates = {}
         for button, (fmt, _label) in zip(self.exports, EXPORTS, strict=True):
             if not (cites if fmt not in REPORT_FORMATS else written):
                 shown[button] = gr.update(visible=False)
                 continue
-            made = export_run(payload, fmt)
-            saved = private_file(data_dir, person, made.filename, made.data)
-            shown[button] = gr.update(value=str(saved), visible=True)
+            key = (str(data_dir), person.name, str(payload.get("run_id")), fmt)
+            saved = _made.get(key, (None, Path()))
+            if saved[0] != same.hexdigest() or not saved[1].is_file():
+                made = export_run(payload, fmt)
+                path = private_file(data_dir, person, made.filename, made.data)
+                if len(_made) > 600:  # the last hundred runs or so
+                    _made.clear()
+                saved = _made[key] = (same.hexdigest(), path)
+            shown[button] = gr.update(value=str(saved[1]), visible=True)
         return shown
 
     def _no_sources(self, view: RunView, payload: ResearchPayload) -> Updates:
