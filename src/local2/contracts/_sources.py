@@ -109,4 +109,11 @@ EXPORT_FORMATS: dict[str, tuple[str, str]] = {
     "ris": ("ris", "application/x-research-info-systems; charset=utf-8"),
     "csl": ("json", "application/vnd.citationstyles.csl+json; charset=utf-8"),
     "md": ("md", "text/markdown; charset=utf-8"),
+    "html": ("html", "text/html; charset=utf-8"),
+    "pdf": ("pdf", "application/pdf"),
+    "docx": ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
 }
+# The formats that are the report itself (the rest are its references), and of them the
+# ones that are not text: written to a file, never to a terminal.
+REPORT_FORMATS = ("md", "html", "pdf", "docx")
+BINARY_FORMATS = ("pdf", "docx")

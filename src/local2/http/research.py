@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from fastapi import APIRouter
-from fastapi.responses import PlainTextResponse, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
@@ -194,20 +194,21 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
 
     @router.get(
         "/research/{run_id}/references",
-        response_class=PlainTextResponse,
+        response_class=Response,
         responses={
             200: {"content": {m: {} for _, m in EXPORT_FORMATS.values()}},
             **ERROR_RESPONSES,
         },
     )
-    def references(person: Caller, run_id: str, format: str = "bibtex") -> PlainTextResponse:
-        """The caller's run's references as a file: ``format`` bibtex, ris, csl (CSL-JSON),
-        or md (the report); built from each source's record. An unknown format answers
-        422; another person's run 404, as an unknown one does."""
+    def references(person: Caller, run_id: str, format: str = "bibtex") -> Response:
+        """The caller's run's references as a file: ``format`` bibtex, ris, csl (CSL-JSON);
+        or its report: md, html, pdf, docx (citations linked to the References, pages
+        kept). An unknown format answers 422, a run with no report yet 409 (html, pdf,
+        docx); another person's run 404, as an unknown one does."""
         exported = agent.research.export(run_id, format, person, agent.access)
         disposition = f'attachment; filename="{exported.filename}"'
-        return PlainTextResponse(
-            exported.text,
+        return Response(
+            exported.data,
             media_type=exported.media_type,
             headers={"Content-Disposition": disposition},
         )

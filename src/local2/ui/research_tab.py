@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from local2 import events
-from local2.contracts import Person, ResearchSource, RunItem
+from local2.contracts import REPORT_FORMATS, Person, ResearchSource, RunItem
 from local2.errors import Local2Error
 from local2.research import plain
 from local2.ui.notices import notice_for
@@ -234,6 +234,7 @@ class ResearchTab(ResearchSteer, RunShown):
             with gr.Column(scale=3):
                 gr.Markdown("#### Report")
                 self.report = gr.Markdown("", elem_id="research-report")
+                # the report in each format on one row, its references on the next
                 with gr.Row():
                     self.download = gr.DownloadButton(
                         "Download report (Markdown)",
@@ -242,15 +243,24 @@ class ResearchTab(ResearchSteer, RunShown):
                         elem_id="research-download",
                     )
                     self.exports = [
-                        gr.DownloadButton(
-                            f"References ({label})",
-                            visible=False,
-                            size="sm",
-                            elem_id=f"research-download-{fmt}",
-                        )
+                        self._export_button(fmt, label)
                         for fmt, label in EXPORTS
+                        if fmt in REPORT_FORMATS
+                    ]
+                with gr.Row():
+                    self.exports += [
+                        self._export_button(fmt, label)
+                        for fmt, label in EXPORTS
+                        if fmt not in REPORT_FORMATS
                     ]
                 self.build_followup()
+
+    @staticmethod
+    def _export_button(fmt: str, label: str) -> Any:
+        """A download button for one export format, shown once there is something to take."""
+        return gr.DownloadButton(
+            label, visible=False, size="sm", elem_id=f"research-download-{fmt}"
+        )
 
     def build_past_runs(self) -> None:
         """The past runs, to open one or resume it."""
