@@ -129,6 +129,7 @@ def test_every_cross_read_and_write_answers_as_unknown(team: dict[str, Any]) -> 
             ("GET", "/research/{}/references", {"params": {"format": fmt}})
             for fmt in ("ris", "csl", "md", "html", "pdf", "docx")
         ],
+        ("GET", "/research/{}/export", {"params": {"format": "pdf"}}),
     ]
     for method, path, body in research_calls:
         if not unknown_like(method, path, run_id, "nope-run", **body):

@@ -207,6 +207,11 @@ def test_the_api_takes_sources_and_scope_and_serves_the_references(
                 disposition = got.headers["content-disposition"]
                 assert disposition == f'attachment; filename="{run_id}-report.{fmt}"'
                 files[fmt] = got.content
+                # the issue's route name serves the same file
+                again = client.get(f"/research/{run_id}/export", params={"format": fmt})
+                assert again.status_code == 200 and again.headers["content-type"] == media
+                if fmt == "html":  # PDF and DOCX carry their time of making
+                    assert again.content == got.content
             settings = load_settings().documents
             pages = read_document(files["pdf"], settings, name="r.pdf").pages
             assert "References" in " ".join(p.text for p in pages)

@@ -14,9 +14,10 @@ report is written from what was read, its ``status`` is ``stopped`` and ``stoppe
 why; it is never resumed into a search. ``POST /research/{run_id}/followup``
 asks a follow-up on the finished report and streams its answer (a ``followup`` event).
 ``GET /research/{run_id}`` returns a run's payload (``status`` says whether it finished or
-waits, ``awaiting`` what for); ``GET /research/{run_id}/references?format=bibtex`` its
-references as a file (ris, csl, md); ``GET /research`` lists recent runs. Someone else's run
-answers 404 on each, as an unknown one does.
+waits, ``awaiting`` what for); ``GET /research/{run_id}/export?format=bibtex`` (or
+``/references``) its references as a file (ris, csl) or its report (md, html, pdf, docx);
+``GET /research`` lists recent runs. Someone else's run answers 404 on each, as an unknown
+one does.
 """
 
 from __future__ import annotations
@@ -192,14 +193,16 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
     def run(person: Caller, run_id: str) -> ResearchPayload:
         return agent.research.payload(run_id, person, agent.access)
 
-    @router.get(
-        "/research/{run_id}/references",
-        response_class=Response,
-        responses={
+    exported_file: dict[str, Any] = {
+        "response_class": Response,
+        "responses": {
             200: {"content": {m: {} for _, m in EXPORT_FORMATS.values()}},
             **ERROR_RESPONSES,
         },
-    )
+    }
+
+    @router.get("/research/{run_id}/export", **exported_file)
+    @router.get("/research/{run_id}/references", **exported_file)
     def references(person: Caller, run_id: str, format: str = "bibtex") -> Response:
         """The caller's run's references as a file: ``format`` bibtex, ris, csl (CSL-JSON);
         or its report: md, html, pdf, docx (citations linked to the References, pages
