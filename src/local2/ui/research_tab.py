@@ -65,7 +65,7 @@ BASES = [
 NO_PAPERS = (
     "Papers only searches the sources ticked under 'More sources, dates and sites', and none "
     "is ticked.",
-    "Tick arXiv, PubMed or another under 'Also search', or choose the web or your library.",
+    "Tick arXiv, PubMed or another there, or choose the web or your library.",
 )
 
 
@@ -154,15 +154,21 @@ class ResearchTab(ResearchSteer, RunShown):
         self.open.click(self.reopen, [self.past], outputs, concurrency_limit=concurrency_limit)
         # Papers only: the sources it searches are ticked in the fold, opened for them.
         self.sources_from.change(
-            lambda base: gr.update(open=True) if base == PAPERS else gr.update(),
-            [self.sources_from],
-            [self.scope_box],
+            self.papers_only, [self.sources_from], [self.scope_box, self.more_sources]
         )
         self.refresh.click(self.list_runs, None, [self.past])
         self.wire_steering(outputs, concurrency_limit)
 
     def wire(self, demo: gr.Blocks) -> None:
         """Nothing more: :meth:`build` wired it."""
+
+    @staticmethod
+    def papers_only(base: str) -> tuple[Any, Any]:
+        """The fold opened, its list named for what it is, when the papers alone are
+        searched; as it was otherwise."""
+        if base == PAPERS:
+            return gr.update(open=True), gr.update(label="Search these (papers only)")
+        return gr.update(), gr.update(label="Also search")
 
     def build_question(self) -> None:
         """The question, its rounds, the Research button and whether to review the plan."""
