@@ -5,6 +5,7 @@ from ._extract import decode_body as decode_body
 from ._extract import extract_main_text as extract_main_text
 from ._extract import extract_page as extract_page
 from ._extract import fast_text as fast_text
+from ._extract import published_date as published_date
 from ._extract import truncate_paragraphs as truncate_paragraphs
 from ._formats import declared_format as declared_format
 from ._formats import guess_format as guess_format
@@ -41,6 +42,7 @@ __all__ = [
     "page_marker",
     "page_sections",
     "pages_text",
+    "published_date",
     "read_document",
     "render_passages",
     "truncate_paragraphs",

@@ -117,12 +117,20 @@ def add_chat_tools(server: MCPServer, agent: "Agent", person: Person | None) -> 
         wait_for_grade: Annotated[
             bool, Field(description="true: return once the critic has graded the answer.")
         ] = False,
+        sources: Annotated[
+            str | None,
+            Field(
+                description="Where its web search looks, comma-separated: web, library, "
+                "arxiv, pubmed, semantic_scholar, openalex, crossref, wikipedia "
+                "(default: the settings')."
+            ),
+        ] = None,
     ) -> AskResult:
         """Ask LoCAL2 in a chat session (it may search, read your files and recall your
         memory). Returns the answer, what it cites, the critic's grade when ready, and the
         session id to go on in. The turn shows in the app like any other."""
         who = caller(person)
-        options = agent.turns.options(compare=False)
+        options = agent.turns.options(compare=False, sources=sources)
         turn = await agent.turns.begin(question, session_id, options, tokens=False, person=who)
         return answer_of(await run_turn(agent, turn, wait_for_grade), agent.info.critic)
 

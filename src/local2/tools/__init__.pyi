@@ -46,6 +46,7 @@ from .search_registry import provider_spec as provider_spec
 from .search_registry import provider_specs as provider_specs
 from .search_registry import register_provider as register_provider
 from .search_registry import unregister_provider as unregister_provider
+from .sourced_search import OUT_OF_SCOPE as OUT_OF_SCOPE
 from .sourced_search import SourcedSearch as SourcedSearch
 from .sourced_search import sourced_tools as sourced_tools
 from .trust import review as review
@@ -57,6 +58,7 @@ __all__ = [
     "HTTP_STATUS",
     "LIBRARY_EMPTY",
     "NO_NETWORK",
+    "OUT_OF_SCOPE",
     "SCHOLARLY_SOURCES",
     "TIMEOUT",
     "CorpusDocument",

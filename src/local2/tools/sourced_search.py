@@ -119,10 +119,12 @@ class SourcedSearch:
         library: ToolFn | None = None,
         providers: Sequence[PagedProvider] = (),
         today: Callable[[], dt.date] = dt.date.today,
+        k: int = DEFAULT_K,
     ) -> None:
         self.scope, self.web, self.library = scope, web, library
         self.providers = list(providers)
         self.today = today
+        self.k = k  # the hits a search gives when its call names no number
 
     def names(self) -> list[str]:
         """The sources asked, in order."""
@@ -134,7 +136,7 @@ class SourcedSearch:
         if not isinstance(query, str) or not query.strip():
             raise ToolError("missing query argument")
         query = " ".join(query.split())
-        wanted = ctx.max_results or DEFAULT_K
+        wanted = ctx.max_results or self.k
         share = max(3, ceil(wanted / max(1, len(self.names()))))
         answers: list[Asked] = []
         if self.web is not None:  # the engines push what they can of the scope (web_scope)
@@ -223,6 +225,47 @@ class SourcedSearch:
         }
 
 
+def dated_outside(published: str | None, scope: Scope) -> str | None:
+    """Why a page its own metadata dates ``published`` is outside ``scope``'s window, in
+    words, or ``None`` (inside, or undated: nothing dates it outside)."""
+    span = date_span(published)
+    if span is None:
+        return None
+    first, last = span
+    if scope.since and last < scope.since:
+        return f"the page says it was published {published}, before {scope.since.isoformat()}"
+    if scope.until and first > scope.until:
+        return f"the page says it was published {published}, after {scope.until.isoformat()}"
+    return None
+
+
+OUT_OF_SCOPE = "out of scope"  # how a page left out for its date begins, in the event log
+
+
+class ScopedFetch:
+    """``web_fetch`` within a run's window: a page whose own metadata (its ``published``:
+    ``article:published_time``, ``citation_date``, JSON-LD ``datePublished``...) dates it
+    outside ``since``/``until`` is not given to the model; the call fails with why (the
+    event log and the step's record say it was left out as out of scope). An undated page
+    is given as read."""
+
+    def __init__(self, fetch: ToolFn, scope: Scope) -> None:
+        self.fetch, self.scope = fetch, scope
+
+    def __call__(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        result = as_result(self.fetch(args, ctx))
+        published = result.data.get("published") if isinstance(result.data, dict) else None
+        why = dated_outside(published if isinstance(published, str) else None, self.scope)
+        if why is None:
+            return result
+        url = str(result.data.get("final_url") or result.data.get("url") or args.get("url"))
+        raise ToolError(
+            f"{OUT_OF_SCOPE}: {why}, outside the run's window; left out: {url}",
+            data={"out_of_scope": True, "published": published, "url": url},
+            fix="Widen --since/--until, or leave the page out.",
+        )
+
+
 def sourced_tools(
     tools: dict[str, Tool],
     settings: Settings,
@@ -230,12 +273,19 @@ def sourced_tools(
     library: ReadingLibrary,
     names: Sequence[str],
     scope: Scope,
+    *,
+    k: int = DEFAULT_K,
+    each_source: bool = True,
 ) -> dict[str, Tool]:
-    """A run's tools with ``web_search`` asking the sources ``names`` within ``scope``.
+    """A run's tools with ``web_search`` asking the sources ``names`` within ``scope``
+    (``k`` hits when a call names no number).
 
     ``web_fetch`` stays the web's (it reads the papers' PDFs and pages), the library's for a
     kept URL when the library is a source; with the library alone no tool that reaches
-    outside is left (:func:`~local2.tools.library_tools.library_sourced`)."""
+    outside is left (:func:`~local2.tools.library_tools.library_sourced`). A page
+    ``web_fetch`` reads whose own metadata dates it outside the scope's window is left out
+    (:class:`ScopedFetch`). ``each_source``: with more than one scholarly source, also a
+    ``search_<source>`` tool for each (a chat turn does without: its one ``web_search``)."""
     outside = [n for n in names if n != "library"]
     original = tools.get("web_search")
     web = original.run if "web" in names and original is not None else None
@@ -244,7 +294,7 @@ def sourced_tools(
     search = tools.get("web_search")
     lib = LibrarySearch(library, None, settings.library.search_k) if "library" in names else None
     providers = [scholarly_provider(n, settings.scholarly) for n in outside if n != "web"]
-    run = SourcedSearch(scope, web=web, library=lib, providers=providers)
+    run = SourcedSearch(scope, web=web, library=lib, providers=providers, k=k)
     base = search.timeout_s if search is not None and search.timeout_s else None
     base = base or settings.generator.tool_timeout_s
     # each API: a call, its one retry after at most max_backoff_s, and its pause
@@ -264,8 +314,14 @@ def sourced_tools(
         source_tool(p, scope, base + slowest).name: source_tool(p, scope, base + slowest)
         for p in providers
     }
-    if len(providers) < 2:
+    if len(providers) < 2 or not each_source:
         own = {}  # one source: web_search is that source already
+    fetch = tools.get("web_fetch")
+    if fetch is not None and scope.timed:
+        tools = {
+            **tools,
+            "web_fetch": dataclasses.replace(fetch, run=ScopedFetch(fetch.run, scope)),
+        }
     return {
         **tools,
         **own,
