@@ -193,6 +193,7 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
     def run(person: Caller, run_id: str) -> ResearchPayload:
         return agent.research.payload(run_id, person, agent.access)
 
+    # a library's own dict: FastAPI's route keywords, the same for both paths of one file
     exported_file: dict[str, Any] = {
         "response_class": Response,
         "responses": {
