@@ -268,3 +268,53 @@ def test_two_serves_on_postgres_run_each_due_time_once_as_research(
     for listed in research:  # one research run per due time, the same seen from both
         assert sorted(r["run_id"] for r in listed["runs"]) == run_ids, listed
     assert "Traceback" not in logs, logs
+
+
+def test_the_scheduler_in_local2_ui_runs_a_watch_and_stops_with_it(tmp_path: Path) -> None:
+    """``local2 ui`` (the real Gradio app and the API on one loopback server) runs the
+    scheduler as ``serve`` does: a seconds-scale watch added through its API runs at its due
+    time; stopped (SIGTERM, as Ctrl-C or systemd), the process ends promptly, its scheduler
+    said it stopped, and no run starts after it is gone."""
+    home = tmp_path / "data"
+    with (
+        LoopbackWeb([PLANT, GRID]) as web,
+        FakeOllama(ResearchBrain()) as fake,
+        httpx.Client(timeout=60) as client,
+    ):
+        app = ServeProcess(
+            research_config(tmp_path / "conf", fake, web),
+            env={"LOCAL2_HOME": str(home)},
+            command="ui",
+        )
+        with app:
+            page = client.get(f"{app.url}/")
+            assert page.status_code == 200 and "gradio" in page.text.lower(), page.text[:300]
+            added = client.post(
+                f"{app.url}/watches", json={"question": QUESTION, "schedule": "every 5 seconds"}
+            )
+            assert added.status_code == 201, added.text
+            watch = added.json()
+            [first, *_] = wait_for_runs(client, app.url, watch["watch_id"], 1)[::-1]
+            ended_at = time.time()
+            status = app.end()
+            log = app.log()
+        # The run happened at its due time, as an ordinary research run.
+        assert first["due"] == watch["next_due"] and first["status"] == "done", first
+        assert first["changes"]["first_run"] and len(first["changes"]["new_sources"]) == 2
+        # Stopped cleanly (not killed past its grace), the scheduler with it.
+        assert status is not None and status >= 0 and time.time() - ended_at < 20, (status, log)
+        assert "watches: the scheduler runs in this process" in log, log
+        assert "watches: the scheduler stopped in this process" in log, log
+        assert "Traceback" not in log, log
+        from local2.storage import SqliteWatchStore
+
+        store = SqliteWatchStore(home / "watches.sqlite")
+        try:
+            after_exit = store.runs(watch["watch_id"], 100)
+            time.sleep(7)  # past the next due time: nothing runs it any more
+            later = store.runs(watch["watch_id"], 100)
+            row = store.get(watch["watch_id"])
+        finally:
+            store.close()
+    assert later == after_exit and all(r["started_at"] < ended_at + 1 for r in later), later
+    assert row is not None and row["next_due"] is not None and row["next_due"] < time.time()
