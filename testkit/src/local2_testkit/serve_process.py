@@ -87,8 +87,10 @@ class ServeProcess:
             raise RuntimeError(f"{exc}\n{stuck}") from None
         return self
 
-    def log(self) -> str:
-        return self._log.read_text(errors="replace")[-3000:] if self._log.exists() else ""
+    def log(self, tail: int | None = 3000) -> str:
+        """The process's output so far: its last ``tail`` characters (None: all of it)."""
+        text = self._log.read_text(errors="replace") if self._log.exists() else ""
+        return text if tail is None else text[-tail:]
 
     def kill(self) -> None:
         """SIGKILL: no clean-up runs, connections drop, as in a crash."""
