@@ -18,8 +18,8 @@ import signal
 import socket
 import threading
 from collections.abc import Callable
-from types import FrameType
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import uvicorn
