@@ -78,7 +78,7 @@ class WatchView(TypedDict):
     targets: Annotated[list[str], Field(description="Apprise URLs, secrets masked (****).")]
     paused: bool
     next_due: Annotated[float | None, Field(description="Epoch seconds; null when paused.")]
-    options: dict[str, Any]  # the run's options: max_rounds, sources, keep
+    options: dict[str, Any]  # the run's options: max_rounds, sources, keep, scope
     created_at: float
 
 

@@ -226,7 +226,7 @@ class SourcedSearch:
     # ToolResult.data: JSON for the payload
     def _data(
         self, answers: Sequence[Asked], hits: Sequence[ScholarlyHit], scope: Scope
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]:  # ToolResult.data: JSON for the payload
         """The result's account (``ToolResult.data``, JSON): the record of each hit by the
         URL it is listed under, each source's count, what the scope dropped, the notices."""
         records: dict[str, SourceMeta] = {listed_url(h): h.meta() for h in hits}

@@ -14,12 +14,9 @@ a credential may do never widens while the server runs.
 from __future__ import annotations
 
 import os
-import signal
 import socket
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -191,19 +188,6 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}"
 
 
-def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)  # 143, as a shell reports a process ended by SIGTERM
-
-
-def stop_on_sigterm() -> None:
-    """SIGTERM (systemd, ``kill``, a container's stop) as an exit that runs the clean-ups.
-    uvicorn catches it, shuts the server down, then raises it again under the handler that
-    was there before: the default one would end the process before ``serve``'s and the
-    CLI's ``finally`` blocks run (the scheduler's stop, the agent's close)."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
-
-
 def serve(
     agent: Agent,
     host: str = "127.0.0.1",
@@ -221,7 +205,6 @@ def serve(
         keep_app_files_private(agent.settings.data_dir)
     sock = bind(host, port)
     app = create_app(agent, ui=ui, token=token, host=host, port=sock.getsockname()[1])
-    stop_on_sigterm()
     agent.start_watching()  # watches' due runs, claimed once across every server process
     try:
         if on_ready is not None:

@@ -174,8 +174,9 @@ SCOPE_KEYS = ("since", "until", "domains", "exclude_domains")
 
 # the watch's own scope as stored (JSON: WatchRow.options["scope"])
 def _scope(given: Mapping[str, Any] | None, settings: Settings) -> dict[str, Any]:
-    """The scope keys given, as typed (domains as a list), checked by research's own rules."""
-    kept: dict[str, Any] = {}
+    """The scope keys given, checked by research's own rules: dates as typed (``past year``
+    counts back from each run), domains as lists of host names."""
+    kept: dict[str, Any] = {}  # JSON, as WatchRow.options["scope"]
     for key in SCOPE_KEYS:
         value = (given or {}).get(key)
         if value in (None, "", []):
@@ -183,14 +184,20 @@ def _scope(given: Mapping[str, Any] | None, settings: Settings) -> dict[str, Any
         if key in ("domains", "exclude_domains"):
             value = [value] if isinstance(value, str) else list(value)
         kept[key] = value
-    run_scope(kept, settings)  # refused as `local2 research --since ...` refuses it
+    record = run_scope(kept, settings)  # refused as `local2 research --since ...` refuses it
+    for key in ("domains", "exclude_domains"):
+        if key in kept and record is not None:
+            kept[key] = record[key]  # normalised: nature.com for https://www.Nature.com
     return kept
 
 
 # the watch's options as stored (JSON: WatchRow.options)
 def _options(
-    max_rounds: int | None, sources: str, keep: str | None, scope: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    max_rounds: int | None,
+    sources: str,
+    keep: str | None,
+    scope: dict[str, Any] | None = None,  # JSON: WatchRow.options["scope"]
+) -> dict[str, Any]:  # JSON: WatchRow.options
     """The run's options, checked as the research command checks them."""
     if max_rounds is not None and not 1 <= max_rounds <= 10:
         raise InvalidInput(f"max_rounds {max_rounds} is out of range.", "Give 1 to 10, e.g. 2.")

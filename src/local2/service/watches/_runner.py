@@ -55,7 +55,7 @@ def delivery_backoff(settings: WatchSettings) -> Backoff:
 def run_scope_of(claim: DueRun) -> dict[str, Any]:
     """The due time's research scope: the watch's own (``options.scope``, as typed), and the
     first round from the day its last finished run started, in the watch's time zone."""
-    scope: dict[str, Any] = dict(claim.watch["options"].get("scope") or {})
+    scope: dict[str, Any] = dict(claim.watch["options"].get("scope") or {})  # JSON, as typed
     if claim.previous_started_at is not None:
         zone = ZoneInfo(claim.watch["timezone"])
         day = datetime.fromtimestamp(claim.previous_started_at, zone).date()
