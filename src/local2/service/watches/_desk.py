@@ -185,9 +185,11 @@ def _scope(given: Mapping[str, Any] | None, settings: Settings) -> dict[str, Any
             value = [value] if isinstance(value, str) else list(value)
         kept[key] = value
     record = run_scope(kept, settings)  # refused as `local2 research --since ...` refuses it
-    for key in ("domains", "exclude_domains"):
-        if key in kept and record is not None:
-            kept[key] = record[key]  # normalised: nature.com for https://www.Nature.com
+    if record is not None:  # domains normalised: nature.com for https://www.Nature.com
+        if "domains" in kept:
+            kept["domains"] = record["domains"]
+        if "exclude_domains" in kept:
+            kept["exclude_domains"] = record["exclude_domains"]
     return kept
 
 
