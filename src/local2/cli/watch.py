@@ -88,9 +88,30 @@ def add(
     keep: Annotated[
         str | None, typer.Option("--keep", help="all | research | off (library.keep).")
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Every run: only sources published on or after (2024-03-05, 2024 or "
+            "'past year', counted from each run).",
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Every run: only sources published on or before."),
+    ] = None,
+    domains: Annotated[
+        str | None,
+        typer.Option("--domains", help="Every run: only sources on these hosts, comma-separated."),
+    ] = None,
+    exclude_domains: Annotated[
+        str | None,
+        typer.Option("--exclude-domains", help="Every run: never these hosts, comma-separated."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add a watch: checked whole first (schedule, time zone, each Apprise URL)."""
+    """Add a watch: checked whole first (schedule, time zone, each Apprise URL, its scope).
+    Each run after the first looks first at what appeared since the last one."""
     with desk_of(ctx) as desk:
         watch = desk.add(
             person_of(ctx),
@@ -102,6 +123,12 @@ def add(
             max_rounds=max_rounds,
             sources=sources,
             keep=keep,
+            scope={
+                "since": since,
+                "until": until,
+                "domains": domains,
+                "exclude_domains": exclude_domains,
+            },
         )
     if as_json:
         print(json.dumps(watch, indent=2, ensure_ascii=False))

@@ -100,6 +100,16 @@ class RunScope(TypedDict):
     domains: Annotated[list[str], Field(description="Only sources on these hosts.")]
     exclude_domains: Annotated[list[str], Field(description="Never sources on these hosts.")]
     said: Annotated[str, Field(description="The scope in a sentence, as the report says it.")]
+    first_round_since: NotRequired[
+        Annotated[
+            str | None,
+            Field(
+                description="ISO date: the first round's searches look only at sources "
+                "published on or after it (a watch: what appeared since its last run); later "
+                "rounds search within the rest of the scope."
+            ),
+        ]
+    ]
 
 
 # A report's references leave the app in these formats: name -> (file extension, MIME type).

@@ -214,8 +214,10 @@ class WatchStore(WatchNotes, ABC):
 
     def start_now(self, watch_id: str, due: float, claimer: str, lease_s: float) -> str | None:
         """A run of the watch at ``due`` outside its schedule (``local2 watch run``): its
-        schedule is left as it is; the run's id, or None if it has a run at ``due``."""
+        schedule is left as it is; the run's id (:func:`now_run_id`), or None if it has a run
+        at ``due``."""
         now = time.time()
+        run_id = now_run_id(watch_id, due)
         taken = self._all_or_nothing(
             [
                 (
@@ -225,7 +227,7 @@ class WatchStore(WatchNotes, ABC):
                     (
                         watch_id,
                         due,
-                        run_id_for(watch_id, due),
+                        run_id,
                         RUNNING,
                         claimer,
                         now + lease_s,
@@ -234,7 +236,7 @@ class WatchStore(WatchNotes, ABC):
                 )
             ]
         )
-        return run_id_for(watch_id, due) if taken else None
+        return run_id if taken else None
 
     def lapsed(self, now: float, limit: int = 100) -> list[WatchRunRow]:
         """Runs still marked running whose lease ran out: their process stopped."""
@@ -368,6 +370,16 @@ def run_id_for(watch_id: str, due: float) -> str:
     """The research run of a due time: the same id whichever process runs it, so a run
     taken over from a process that died resumes from its checkpoints."""
     return f"{watch_id}-{int(due)}"
+
+
+def now_run_id(watch_id: str, due: float) -> str:
+    """The research run of a run made now (``local2 watch run``): its due time to the
+    millisecond, so two made in one second are two runs (a due time of whole seconds keeps
+    :func:`run_id_for`'s id)."""
+    millis = round(due * 1000)
+    if millis % 1000 == 0:
+        return run_id_for(watch_id, due)
+    return f"{watch_id}-{millis // 1000}-{millis % 1000:03d}"
 
 
 class SqliteWatchStore(SqliteSql, WatchStore):

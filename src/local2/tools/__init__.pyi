@@ -28,6 +28,7 @@ from .runner import Started as Started
 from .runner import ToolRunner as ToolRunner
 from .scholarly import SCHOLARLY_SOURCES as SCHOLARLY_SOURCES
 from .scholarly import Scope as Scope
+from .scholarly import parse_day as parse_day
 from .scholarly import parse_scope as parse_scope
 from .scholarly import parse_sources as parse_sources
 from .search.corpus import CorpusSettings as CorpusSettings
@@ -88,6 +89,7 @@ __all__ = [
     "load_mcp_tools",
     "make_chain",
     "open_corpus",
+    "parse_day",
     "parse_scope",
     "parse_sources",
     "provider_spec",

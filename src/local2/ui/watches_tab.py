@@ -65,8 +65,10 @@ def changed_words(run: WatchRunView | None) -> str:
         return run["status"]
     if changes["first_run"]:
         return f"first run: {len(changes['new_sources'])} sources"
+    since = changes.get("looked_first_since")
+    looked = f" (looked first since {since})" if since else ""
     if changes["nothing_new"]:
-        return "nothing new"
+        return f"nothing new{looked}"
     counts = [
         (len(changes["new_sources"]), "new source"),
         (len(changes["new_claims"]), "new claim"),
@@ -74,7 +76,7 @@ def changed_words(run: WatchRunView | None) -> str:
         (len(changes["no_longer_supported"]), "no longer supported"),
         (len(changes["sources_gone"]), "source gone"),
     ]
-    return ", ".join(f"{n} {what}" for n, what in counts if n)
+    return ", ".join(f"{n} {what}" for n, what in counts if n) + looked
 
 
 def watch_rows(

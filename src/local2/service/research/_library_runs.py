@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import date
 from typing import Any
 
 from local2.config import Settings
@@ -22,7 +23,14 @@ from local2.library import ReadingLibrary
 from local2.research import ResearchContext, ResearchState
 from local2.service.research._driver import RunDriver
 from local2.storage import SteerInbox
-from local2.tools import Scope, library_sourced, parse_scope, parse_sources, sourced_tools
+from local2.tools import (
+    Scope,
+    library_sourced,
+    parse_day,
+    parse_scope,
+    parse_sources,
+    sourced_tools,
+)
 
 SOURCES: tuple[Sources, ...] = ("web", "library", "both")
 KEEPS: tuple[Keep, ...] = ("all", "research", "off")
@@ -38,6 +46,8 @@ def check_sources(sources: str) -> Sources:
 
 ScopeAsked = Mapping[str, Any]  # since, until, domains, exclude_domains, as a person gave them
 SCOPE_KEYS = ("since", "until", "domains", "exclude_domains")
+# A later ``since`` for the first round alone (a watch's run: what appeared since the last one)
+FIRST_ROUND = "first_round_since"
 
 
 def looks_in_of(names: Sequence[str]) -> Sources:
@@ -53,26 +63,50 @@ def run_sources(value: str | Sequence[str] | None, settings: Settings) -> tuple[
     return parse_sources(value if value else list(settings.research.sources))
 
 
+def first_round_since(value: object, scope: Scope) -> date | None:
+    """The day the first round looks from (``value``: an ISO date), or ``None`` when it
+    narrows nothing: no day given, one not after the scope's own ``since``, or one after its
+    ``until`` (the person's own window holds: a window that ended is not looked past)."""
+    if value in (None, ""):
+        return None
+    day = value if isinstance(value, date) else parse_day(str(value), FIRST_ROUND, end=False)
+    if scope.since is not None and day <= scope.since:
+        return None
+    if scope.until is not None and day > scope.until:
+        return None
+    return day
+
+
+def first_round_said(day: date) -> str:
+    return f"The first round looks only at sources published on or after {day.isoformat()}."
+
+
 def run_scope(asked: ScopeAsked | None, settings: Settings) -> RunScope | None:
     """A run's scope as given (each key left out: ``research.<key>``), checked, its relative
-    dates resolved to days; ``None`` when it has none."""
+    dates resolved to days; ``None`` when it has none. ``first_round_since`` narrows the
+    first round alone (:func:`first_round_since`); every round keeps the rest."""
     research = settings.research
     given = {k: v for k, v in (asked or {}).items() if k in SCOPE_KEYS and v not in (None, "", [])}
     values = {k: given.get(k, getattr(research, k)) for k in SCOPE_KEYS}
     scope = parse_scope(**values)
-    if not (scope.timed or scope.placed):
+    first = first_round_since((asked or {}).get(FIRST_ROUND), scope)
+    if not (scope.timed or scope.placed or first):
         return None
-    return RunScope(
+    said = scope.describe()
+    record = RunScope(
         since=scope.since.isoformat() if scope.since else None,
         until=scope.until.isoformat() if scope.until else None,
         domains=list(scope.domains),
         exclude_domains=list(scope.exclude_domains),
-        said=scope.describe(),
+        said=" ".join(p for p in (said, first_round_said(first) if first else "") if p),
     )
+    if first is not None:
+        record["first_round_since"] = first.isoformat()
+    return record
 
 
 def scope_of(record: RunScope | None) -> Scope:
-    """The :class:`Scope` a run's record says (an empty one for none)."""
+    """The :class:`Scope` a run's record says for every round (an empty one for none)."""
     if not record:
         return Scope()
     return parse_scope(
@@ -81,6 +115,14 @@ def scope_of(record: RunScope | None) -> Scope:
         record.get("domains"),
         record.get("exclude_domains"),
     )
+
+
+def first_scope_of(record: RunScope | None) -> Scope | None:
+    """The first round's :class:`Scope` when it is narrower than the rest's, else ``None``."""
+    first = record.get("first_round_since") if record else None
+    if not first:
+        return None
+    return dataclasses.replace(scope_of(record), since=date.fromisoformat(str(first)))
 
 
 def check_keep(keep: object) -> Keep:
@@ -108,7 +150,15 @@ def sourced_context(
     """The context of a run told its sources by name or scoped: its ``web_search`` asks
     each of them within the scope (:func:`local2.tools.sourced_tools`)."""
     settings, backend = services.settings, services.backend
-    tools = sourced_tools(services.tools, settings, backend, library, names, scope_of(scope))
+    tools = sourced_tools(
+        services.tools,
+        settings,
+        backend,
+        library,
+        names,
+        scope_of(scope),
+        first_round=first_scope_of(scope),
+    )
     return ResearchContext(dataclasses.replace(services, tools=tools), inbox=inbox)
 
 
