@@ -32,6 +32,7 @@ from local2 import events
 from local2.cli import gc_pause
 from local2.cli.common import err, fail, id_param, offline_parts, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
+from local2.cli.render import listed_plainly
 from local2.contracts import Person, collect_research
 
 if TYPE_CHECKING:
@@ -199,11 +200,9 @@ def show_runs(ctx: typer.Context, as_json: bool, limit: int) -> None:
         rows = research.runs(limit, person_of(ctx).name)
     finally:
         research.close()
-    if as_json:
-        print(json.dumps(rows, indent=2, default=str))
-        return
-    if not rows:
-        err.print('No research runs yet: try local2 research "your question".')
+    if listed_plainly(
+        rows, as_json, 'No research runs yet: try local2 research "your question".', err
+    ):
         return
     from datetime import datetime
 

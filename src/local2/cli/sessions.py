@@ -26,7 +26,7 @@ from local2.cli.common import (
     person_of,
 )
 from local2.cli.errors import friendly_errors
-from local2.cli.render import rated
+from local2.cli.render import listed_plainly, rated
 
 
 def feedback(
@@ -186,11 +186,9 @@ def sessions(
             rows = agent.sessions.recent(limit, agent.access.listing_owner(person, everyone))
         finally:
             agent.close()
-    if as_json:
-        print(json.dumps(rows, indent=2, default=str))
-        return
-    if not rows:
-        err.print("No sessions yet: ask something with local2 ask or local2 chat.")
+    if listed_plainly(
+        rows, as_json, "No sessions yet: ask something with local2 ask or local2 chat.", err
+    ):
         return
     from datetime import datetime
 
