@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -195,11 +196,8 @@ def _offline(ctx: typer.Context) -> Any:
 
 
 def show_runs(ctx: typer.Context, as_json: bool, limit: int) -> None:
-    research = _offline(ctx)
-    try:
+    with closing(_offline(ctx)) as research:
         rows = research.runs(limit, person_of(ctx).name)
-    finally:
-        research.close()
     if listed_plainly(
         rows, as_json, 'No research runs yet: try local2 research "your question".', err
     ):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextlib import closing
 from typing import Annotated, Any
 
 import typer
@@ -180,12 +181,8 @@ def sessions(
             "token in LOCAL2_TOKEN)",
             code=2,
         )
-    with friendly_errors():
-        agent = offline_agent(ctx)
-        try:
-            rows = agent.sessions.recent(limit, agent.access.listing_owner(person, everyone))
-        finally:
-            agent.close()
+    with friendly_errors(), closing(offline_agent(ctx)) as agent:
+        rows = agent.sessions.recent(limit, agent.access.listing_owner(person, everyone))
     if listed_plainly(
         rows, as_json, "No sessions yet: ask something with local2 ask or local2 chat.", err
     ):
