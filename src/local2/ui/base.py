@@ -29,10 +29,16 @@ def table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:  # Gradi
 
 
 def reading_table(columns: list[str], elem_id: str, **layout: Any) -> gr.Dataframe:
-    """An empty table of ``columns`` that the person reads, not edits (long cells wrap);
-    ``layout``: its sizes (``column_widths``, ``max_height``)."""
+    """An empty table of ``columns`` that the person reads, not edits (long cells wrap),
+    redrawn with a :func:`table` or with its rows alone; ``layout``: its sizes
+    (``column_widths``, ``max_height``)."""
     return gr.Dataframe(
-        value=table(columns, []), interactive=False, wrap=True, elem_id=elem_id, **layout
+        value=table(columns, []),
+        headers=columns,
+        interactive=False,
+        wrap=True,
+        elem_id=elem_id,
+        **layout,
     )
 
 
