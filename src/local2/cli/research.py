@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -32,6 +33,7 @@ from local2 import events
 from local2.cli import gc_pause
 from local2.cli.common import err, fail, id_param, offline_parts, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
+from local2.cli.render import listed_plainly
 from local2.contracts import Person, collect_research
 
 if TYPE_CHECKING:
@@ -194,16 +196,11 @@ def _offline(ctx: typer.Context) -> Any:
 
 
 def show_runs(ctx: typer.Context, as_json: bool, limit: int) -> None:
-    research = _offline(ctx)
-    try:
+    with closing(_offline(ctx)) as research:
         rows = research.runs(limit, person_of(ctx).name)
-    finally:
-        research.close()
-    if as_json:
-        print(json.dumps(rows, indent=2, default=str))
-        return
-    if not rows:
-        err.print('No research runs yet: try local2 research "your question".')
+    if listed_plainly(
+        rows, as_json, 'No research runs yet: try local2 research "your question".', err
+    ):
         return
     from datetime import datetime
 

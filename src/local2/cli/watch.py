@@ -17,6 +17,7 @@ from rich.text import Text
 
 from local2.cli.common import JsonOpt, err, make_agent, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
+from local2.cli.render import listed_plainly
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -142,12 +143,9 @@ def list_watches(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Your watches, the oldest first."""
     with desk_of(ctx) as desk:
         watches = desk.watches(person_of(ctx))
-    if as_json:
-        print(json.dumps(watches, indent=2, ensure_ascii=False))
-    elif not watches:
-        out.print(NO_WATCHES)
-    for watch in [] if as_json else watches:
-        print_watch(watch)
+    if not listed_plainly(watches, as_json, NO_WATCHES):
+        for watch in watches:
+            print_watch(watch)
 
 
 @watch_app.command("show")

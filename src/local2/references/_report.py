@@ -70,6 +70,35 @@ class Report:
     pages: dict[int, int | None] = field(default_factory=dict)
 
 
+@dataclass
+class Nesting:
+    """Where an export is among the report's lists and quotes, as the DOCX and PDF writers
+    follow them: per open list its next number (0: a bullet list), and how deep in quotes."""
+
+    lists: list[list[int]] = field(default_factory=list)
+    quotes: int = 0
+    item: int = 0  # the number of the item opened last (0: a bullet)
+
+    def follow(self, token: Token) -> bool:
+        """Keep up with ``token`` if it opens or closes a list, an item or a quote (True);
+        an item that opens takes its list's next number (:attr:`item`)."""
+        kind = token.type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            start = int(token.attrs.get("start") or 1)
+            self.lists.append([start if kind == "ordered_list_open" else 0])
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            self.lists.pop()
+        elif kind == "list_item_open":
+            if self.lists:
+                number = self.item = self.lists[-1][0]
+                self.lists[-1][0] = number + 1 if number else 0
+        elif kind in ("blockquote_open", "blockquote_close"):
+            self.quotes += 1 if kind == "blockquote_open" else -1
+        else:
+            return False
+        return True
+
+
 def _text(content: str) -> Token:
     token = Token("text", "", 0)
     token.content = content

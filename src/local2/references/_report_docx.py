@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from markdown_it.token import Token
 
 from local2.contracts import CitedSource
-from local2.references._report import report_tokens
+from local2.references._report import Nesting, report_tokens
 
 if TYPE_CHECKING:
     from docx.document import Document as DocxDocument
@@ -44,8 +44,7 @@ class _Writer:
         self.element = OxmlElement
         self.qn = qn
         self.paragraph: Paragraph | None = None
-        self.lists: list[list[int]] = []  # per open list: [next number] (0: bullets)
-        self.quotes = 0
+        self.nesting = Nesting()
         self.marker = ""
         self.bookmarks = 0
         self.open_mark: str | None = None
@@ -111,12 +110,13 @@ class _Writer:
                 self.paragraph.add_run().add_break()
 
     def _paragraph_style(self) -> str:
-        if self.quotes:
+        lists = self.nesting.lists
+        if self.nesting.quotes:
             return "Quote"
-        if self.lists and not self.lists[-1][0]:
-            depth = min(len(self.lists), 3)
+        if lists and not lists[-1][0]:
+            depth = min(len(lists), 3)
             return "List Bullet" if depth == 1 else f"List Bullet {depth}"
-        return "List Paragraph" if self.lists else "Normal"
+        return "List Paragraph" if lists else "Normal"
 
     def block(self, token: Token) -> None:
         kind = token.type
@@ -124,7 +124,7 @@ class _Writer:
             self.paragraph = self.doc.add_heading("", level=min(int(token.tag[1:]), 9))
         elif kind == "paragraph_open":
             self.paragraph = self.doc.add_paragraph(style=self._paragraph_style())
-            if self.lists and self.lists[-1][0] == 0:
+            if self.nesting.lists and self.nesting.lists[-1][0] == 0:
                 self.marker = ""  # Word's bullet style draws the bullet
             if name := str(token.attrs.get("id") or ""):
                 self.bookmarks += 1
@@ -140,17 +140,10 @@ class _Writer:
                 _xml(self.paragraph).append(end)
                 self.open_mark = None
             self.paragraph = None
-        elif kind in ("bullet_list_open", "ordered_list_open"):
-            start = int(token.attrs.get("start") or 1)
-            self.lists.append([start if kind == "ordered_list_open" else 0])
-        elif kind in ("bullet_list_close", "ordered_list_close"):
-            self.lists.pop()
-        elif kind == "list_item_open" and self.lists:
-            number = self.lists[-1][0]
-            self.marker = f"{number}." if number else ""
-            self.lists[-1][0] = number + 1 if number else 0
-        elif kind in ("blockquote_open", "blockquote_close"):
-            self.quotes += 1 if kind == "blockquote_open" else -1
+        elif self.nesting.follow(token):
+            if kind == "list_item_open" and self.nesting.lists:
+                number = self.nesting.item
+                self.marker = f"{number}." if number else ""
         elif kind in ("fence", "code_block"):
             paragraph = self.doc.add_paragraph(style="No Spacing")
             paragraph.add_run(token.content.rstrip("\n")).font.name = MONO

@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape
 from markdown_it.token import Token
 
 from local2.contracts import CitedSource
-from local2.references._report import report_tokens
+from local2.references._report import Nesting, report_tokens
 
 if TYPE_CHECKING:
     from reportlab.lib.styles import ParagraphStyle
@@ -131,8 +131,7 @@ class _Layout:
         }
         self.code = ParagraphStyle("code", parent=self.body, fontName=mono, fontSize=BODY * 0.9)
         self.flowables: list[Any] = []
-        self.lists: list[list[int]] = []  # per open list: [next number] (0: bullets)
-        self.quotes = 0
+        self.nesting = Nesting()
         self.bullet = ""
         self.heading = 0
         self.target = ""
@@ -143,7 +142,7 @@ class _Layout:
 
         if self.heading:
             return self.headings.get(self.heading, self.body)
-        indent = INDENT * (len(self.lists) + self.quotes)
+        indent = INDENT * (len(self.nesting.lists) + self.nesting.quotes)
         if self.target:  # an entry of the References: its later lines hang under the first
             hang = 18.0
             return ParagraphStyle(
@@ -154,8 +153,8 @@ class _Layout:
             parent=self.body,
             leftIndent=indent,
             bulletIndent=max(0.0, indent - INDENT + 4),
-            textColor=HexColor("#444444" if self.quotes else "#1b1b1b"),
-            spaceAfter=2 if self.lists else 5,
+            textColor=HexColor("#444444" if self.nesting.quotes else "#1b1b1b"),
+            spaceAfter=2 if self.nesting.lists else 5,
         )
 
     def inline(self, children: Sequence[Token]) -> None:
@@ -182,17 +181,10 @@ class _Layout:
             self.target = str(token.attrs.get("id") or "")
         elif kind == "paragraph_close":
             self.target = ""
-        elif kind in ("bullet_list_open", "ordered_list_open"):
-            start = int(token.attrs.get("start") or 1)
-            self.lists.append([start if kind == "ordered_list_open" else 0])
-        elif kind in ("bullet_list_close", "ordered_list_close"):
-            self.lists.pop()
-        elif kind == "list_item_open" and self.lists:
-            number = self.lists[-1][0]
-            self.bullet = f"{number}." if number else "•"
-            self.lists[-1][0] = number + 1 if number else 0
-        elif kind in ("blockquote_open", "blockquote_close"):
-            self.quotes += 1 if kind == "blockquote_open" else -1
+        elif self.nesting.follow(token):
+            if kind == "list_item_open" and self.nesting.lists:
+                number = self.nesting.item
+                self.bullet = f"{number}." if number else "•"
         elif kind in ("fence", "code_block"):
             code = token.content.rstrip("\n")
             self.flowables.append(Preformatted(code, self.code, maxLineLength=95))

@@ -251,18 +251,8 @@ class WatchStore(WatchNotes, ABC):
             [
                 (
                     "UPDATE local2_watch_runs SET claimed_by=?, lease_until=?, "
-                    "attempts=attempts+1 WHERE watch_id=? AND due=? AND status=? "
-                    "AND claimed_by=? AND attempts=? AND lease_until<?",
-                    (
-                        claimer,
-                        now + lease_s,
-                        run["watch_id"],
-                        run["due"],
-                        RUNNING,
-                        run["claimed_by"],
-                        run["attempts"],
-                        now,
-                    ),
+                    f"attempts=attempts+1 {_AS_SEEN}",
+                    (claimer, now + lease_s, *_as_seen(run, now)),
                 )
             ]
         )
@@ -273,20 +263,8 @@ class WatchStore(WatchNotes, ABC):
         return self._all_or_nothing(
             [
                 (
-                    "UPDATE local2_watch_runs SET status=?, finished_at=?, error=? "
-                    "WHERE watch_id=? AND due=? AND status=? AND claimed_by=? AND attempts=? "
-                    "AND lease_until<?",
-                    (
-                        FAILED,
-                        now,
-                        reason,
-                        run["watch_id"],
-                        run["due"],
-                        RUNNING,
-                        run["claimed_by"],
-                        run["attempts"],
-                        now,
-                    ),
+                    f"UPDATE local2_watch_runs SET status=?, finished_at=?, error=? {_AS_SEEN}",
+                    (FAILED, now, reason, *_as_seen(run, now)),
                 )
             ]
         )
@@ -364,6 +342,19 @@ class WatchStore(WatchNotes, ABC):
             row["summary"] = None if r[10] is None else json.loads(r[10])
             out.append(row)  # type: ignore[arg-type]  # built from the row's own keys
         return out
+
+
+# A lapsed run still as it was seen: running, held by the same process at the same attempt,
+# its lease out. Taking it over and giving it up both change it only then (another process
+# that moved it first wins).
+_AS_SEEN = (
+    "WHERE watch_id=? AND due=? AND status=? AND claimed_by=? AND attempts=? AND lease_until<?"
+)
+
+
+def _as_seen(run: WatchRunRow, now: float) -> tuple[Any, ...]:
+    """The parameters of :data:`_AS_SEEN` for ``run``, seen lapsed at ``now``."""
+    return (run["watch_id"], run["due"], RUNNING, run["claimed_by"], run["attempts"], now)
 
 
 def run_id_for(watch_id: str, due: float) -> str:

@@ -198,18 +198,29 @@ class RunDriver:
         cancel = Cancellation()
         self._take(run_id, cancel)
         try:
-            if not self.storage.locks.acquire(run_id, blocking=False):
-                raise RunBusy(f"Run {run_id} is already running in another process.")
-            try:
+            with self._held(run_id) as locked:
+                if not locked:
+                    raise RunBusy(f"Run {run_id} is already running in another process.")
                 base = self.contexts.get(run_id, self.context)  # a run from the library: its own
                 yield dataclasses.replace(base, give_way=cancel if self.yielding else None)
+        finally:
+            self.grade_owed()
+
+    @contextmanager
+    def _held(self, run_id: str) -> Iterator[bool]:
+        """A run :meth:`_take` took, for the block: yields whether the store's lock on it was
+        got too (False: another process drives it), and then lets the run go here."""
+        try:
+            locked = self.storage.locks.acquire(run_id, blocking=False)
+            try:
+                yield locked
             finally:
-                self.storage.locks.release(run_id)
+                if locked:
+                    self.storage.locks.release(run_id)
         finally:
             with self._guard:
                 self.running.discard(run_id)
                 self._give_way.pop(run_id, None)
-            self.grade_owed()
 
     def _take(self, run_id: str, cancel: Cancellation) -> None:
         deadline = time.monotonic() + GIVE_WAY_WAIT_S
@@ -258,20 +269,13 @@ class RunDriver:
     def _grade_one(self, run_id: str) -> None:
         cancel = Cancellation()
         self._take(run_id, cancel)
-        try:
-            if not self.storage.locks.acquire(run_id, blocking=False):
+        with self._held(run_id) as locked:
+            if not locked:
                 return  # another process drives it now: it grades it
-            try:
-                values = cast(ResearchState, self.graph.get_state(run_config(run_id)).values)
-                if values.get("grade_owed"):
-                    update = late_grade(values, self.services, cancel if self.yielding else None)
-                    self.graph.update_state(run_config(run_id), update, as_node="critique")
-            finally:
-                self.storage.locks.release(run_id)
-        finally:
-            with self._guard:
-                self.running.discard(run_id)
-                self._give_way.pop(run_id, None)
+            values = cast(ResearchState, self.graph.get_state(run_config(run_id)).values)
+            if values.get("grade_owed"):
+                update = late_grade(values, self.services, cancel if self.yielding else None)
+                self.graph.update_state(run_config(run_id), update, as_node="critique")
 
     def close(self) -> None:
         """Let a grade in progress give way and end (before the store closes)."""
