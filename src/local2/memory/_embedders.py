@@ -28,6 +28,7 @@ import httpx
 from local2.config import Settings
 from local2.errors import EmbeddingError
 from local2.native_calls import native_call
+from local2.ports import tls_context
 from local2.storage import keep_newest
 
 if TYPE_CHECKING:
@@ -580,7 +581,7 @@ class OllamaEmbedder:
         answer, and a new client per call (TLS context, new connection) cost 10-25 ms."""
         with self._client_lock:
             if self._client is None:
-                self._client = httpx.Client(timeout=self.timeout_s)
+                self._client = httpx.Client(timeout=self.timeout_s, verify=tls_context())
             return self._client
 
     def _embed(self, inputs: list[str]) -> list[list[float]]:
@@ -630,7 +631,7 @@ class OllamaEmbedder:
     def available(self, timeout_s: float = 1.5) -> bool:
         """Quick check: Ollama answers and has this model pulled."""
         try:
-            resp = httpx.get(f"{self.host}/api/tags", timeout=timeout_s)
+            resp = httpx.get(f"{self.host}/api/tags", timeout=timeout_s, verify=tls_context())
             resp.raise_for_status()
             names = {m.get("name", "") for m in resp.json().get("models", [])}
         except (httpx.HTTPError, ValueError):

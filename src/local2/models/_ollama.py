@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from local2.config import Settings
+from local2.ports import tls_context
 
 if TYPE_CHECKING:  # imported when an Ollama model is made: it takes about a second
     from langchain_ollama import ChatOllama
@@ -31,5 +32,5 @@ def make_ollama_chat(
         keep_alive=gen.keep_alive,
         reasoning=reasoning,
         temperature=gen.temperature,
-        client_kwargs={"timeout": gen.request_timeout_s},
+        client_kwargs={"timeout": gen.request_timeout_s, "verify": tls_context()},
     )

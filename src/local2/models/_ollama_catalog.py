@@ -16,6 +16,7 @@ import httpx
 
 from local2.errors import ModelNotPulled, ModelUnavailable
 from local2.models._ollama_failures import describe_ollama_error
+from local2.ports import tls_context
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,10 @@ def _get(
     url = f"{host.rstrip('/')}{path}"
     try:
         if body is None:
-            return httpx.get(url, timeout=timeout_s, trust_env=False)
-        return httpx.post(url, json=body, timeout=timeout_s, trust_env=False)
+            return httpx.get(url, timeout=timeout_s, trust_env=False, verify=tls_context(False))
+        return httpx.post(
+            url, json=body, timeout=timeout_s, trust_env=False, verify=tls_context(False)
+        )
     except httpx.TimeoutException as exc:  # not answering counts as not there
         raise ModelUnavailable(
             f"Ollama at {host} did not answer within {timeout_s:g}s.",

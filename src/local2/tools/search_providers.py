@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from local2.errors import ToolError
+from local2.ports import tls_context
 from local2.tools.search_failures import (
     DOCTOR,
     RATE_FIX,
@@ -112,7 +113,10 @@ class HttpJsonProvider:
 
         try:
             with httpx.Client(
-                timeout=self.timeout_s, transport=self._transport, trust_env=False
+                timeout=self.timeout_s,
+                transport=self._transport,
+                trust_env=False,
+                verify=tls_context(False),
             ) as client:
                 response = client.get(url, params=params, headers=headers)
         except httpx.TimeoutException as exc:

@@ -25,6 +25,7 @@ from local2.config import (
     register_settings,
     unregister_settings,
 )
+from local2.ports import tls_context
 from local2.tools.search_providers import SearchProvider
 
 Probe = Callable[[str], bool]  # does anything answer HTTP at this URL (answers_http)
@@ -146,7 +147,7 @@ def answers_http(url: str) -> bool:
         if known and now - known[0] < PROBE_TTL_S:
             return known[1]
     try:
-        httpx.get(url, timeout=PROBE_TIMEOUT_S, trust_env=False)
+        httpx.get(url, timeout=PROBE_TIMEOUT_S, trust_env=False, verify=tls_context(False))
         answers = True
     except httpx.HTTPError:
         answers = False

@@ -47,6 +47,12 @@ def preload(modules: tuple[str, ...] = PRELOAD) -> None:
         importlib.import_module(name)
         if threads() != 1:
             raise SystemExit(f"fork_server: importing {name} started a thread; not forking")
+    # The TLS contexts every HTTP client of a command verifies with (local2.ports), made once
+    # here rather than in each child (about 25 ms of CPU each; they start no thread).
+    from local2.ports import tls_context
+
+    tls_context(True)
+    tls_context(False)
     gc.collect()
     gc.freeze()  # the preloaded objects stay in pages the children share
 

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from local2.ports import tls_context
+
 
 class Process(Protocol):
     """What these helpers use of a process: a ``subprocess.Popen``, or a forked child
@@ -34,15 +36,17 @@ def wait_until_answers(
 ) -> None:
     """Return once ``url`` answers 200; raise with the process's log if it exits or is slow."""
     deadline = time.monotonic() + timeout_s
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args!r} exited: {log()}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{url} did not answer in {timeout_s:.0f} s: {log()}")
-        time.sleep(0.2)
+    # One client for every try: a new one each 0.2 s would build its TLS context each time.
+    with httpx.Client(timeout=2, verify=tls_context()) as client:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{process.args!r} exited: {log()}")
+            with contextlib.suppress(httpx.HTTPError):
+                if client.get(url).status_code == 200:
+                    return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{url} did not answer in {timeout_s:.0f} s: {log()}")
+            time.sleep(0.2)
 
 
 def end_group(process: Process | None, grace_s: float = 15) -> None:

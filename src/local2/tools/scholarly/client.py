@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from local2.errors import ToolError
+from local2.ports import tls_context
 from local2.tools.scholarly.settings import ApiSettings, ScholarlySettings
 from local2.tools.search_failures import (
     DOCTOR,
@@ -174,6 +175,7 @@ class ApiClient:
                 timeout=self.api.timeout_s,
                 transport=self._transport,
                 trust_env=False,
+                verify=tls_context(False),
                 follow_redirects=True,
                 limits=httpx.Limits(max_connections=1),
                 headers={"User-Agent": self.common.user_agent, **headers},
