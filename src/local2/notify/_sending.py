@@ -22,7 +22,7 @@ from apprise.plugins import NotifyBase
 from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt, wait_exponential
 
 from local2.errors import InvalidInput
-from local2.notify.targets import plugin_for, scrub, secrets_of, shown
+from local2.notify._targets import plugin_for, scrub, secrets_of, shown
 
 log = logging.getLogger(__name__)
 APPRISE_LOGGER = "apprise"
