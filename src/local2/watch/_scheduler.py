@@ -4,7 +4,7 @@ Its job store is in memory and this process's own: APScheduler 3's stores must n
 shared between schedulers (its user guide). It decides only *when this process looks*: at the
 earliest due time in the watch table (a date trigger, re-armed after each look) and every
 ``look_every_s`` (for watches other processes added, and runs whose lease lapsed). *Who
-runs* a due time is the watch table's conditional update (:mod:`.due`). Claimed runs go to a
+runs* a due time is the watch table's conditional update (:mod:`._due`). Claimed runs go to a
 thread pool of ``workers``; their leases are renewed every third of a lease.
 """
 
@@ -21,7 +21,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from local2.watch.due import DueRuns, RunWatch
+from local2.watch._due import DueRuns, RunWatch
 
 log = logging.getLogger(__name__)
 LOOK, WAKE, RENEW = "local2-watch-look", "local2-watch-wake", "local2-watch-renew"

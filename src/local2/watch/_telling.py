@@ -17,8 +17,8 @@ from local2.contracts import WhatChanged
 from local2.errors import InvalidInput
 from local2.notify import Attempt, Backoff, deliver, redacted
 from local2.storage import NoticeRow, WatchStore
-from local2.watch.due import DueRun
-from local2.watch.notice import notice_text
+from local2.watch._due import DueRun
+from local2.watch._notice import notice_text
 
 NOTIFY_ON = ("changes", "always", "never")
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from local2.errors import InvalidInput
 from local2.storage import WatchRow, WatchStore, run_id_for
-from local2.watch.schedule import parse_schedule
+from local2.watch._schedule import parse_schedule
 
 log = logging.getLogger(__name__)
 DONE, FAILED = "done", "failed"

@@ -13,8 +13,8 @@ from typing import Any
 from local2.errors import InvalidInput
 from local2.notify import plugin_for
 from local2.storage import WatchRow, WatchStore
-from local2.watch.schedule import parse_schedule
-from local2.watch.telling import NOTIFY_ON
+from local2.watch._schedule import parse_schedule
+from local2.watch._telling import NOTIFY_ON
 
 MAX_QUESTION = 2000
 
