@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.config.schema import ToolsSettings
+from local2.config._schema import ToolsSettings
 from local2.errors import EvalFileError, SettingsError, ToolError
 from local2.research._plan import check_plan, parse_plan
 from local2.tools.base import ToolContext

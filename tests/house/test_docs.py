@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from local2 import events
 from local2.cli.main import app as cli_app
-from local2.config.schema import SECTIONS, Settings, WebSearchSettings
+from local2.config._schema import SECTIONS, Settings, WebSearchSettings
 from local2.http.app import create_api
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from local2.config import load_settings, provider_names
-from local2.config.schema import WebSearchSettings
+from local2.config._schema import WebSearchSettings
 from local2.errors import SettingsError
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.config.schema import ResearchSettings
+from local2.config._schema import ResearchSettings
 from local2.research._plan import plan_schema, schema_errors
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain

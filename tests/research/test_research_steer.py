@@ -19,7 +19,7 @@ import pytest
 from langgraph.types import Command
 
 from local2.config import load_settings
-from local2.config.schema import ResearchSettings
+from local2.config._schema import ResearchSettings
 from local2.errors import InvalidInput, RunNotReady
 from local2.service.research._research import Research
 from local2_testkit.ollama_server import FakeOllama

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from local2.config.schema import WebSearchSettings
+from local2.config._schema import WebSearchSettings
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from local2.config.schema import CriticSettings
+from local2.config._schema import CriticSettings
 from local2.critic import Critic
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent

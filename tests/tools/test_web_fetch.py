@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.config.schema import WebFetchSettings, WebSearchSettings
+from local2.config._schema import WebFetchSettings, WebSearchSettings
 from local2.errors import ToolError
 from local2.tools.base import ToolContext
 from local2.tools.web_fetch import WebFetch

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.config.schema import DocumentsSettings, WebFetchSettings
+from local2.config._schema import DocumentsSettings, WebFetchSettings
 from local2.critic import grounding_flags
 from local2.documents import page_sections
 from local2.errors import ToolError

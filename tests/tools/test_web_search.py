@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from local2.config import load_settings
-from local2.config.schema import WebSearchSettings
+from local2.config._schema import WebSearchSettings
 from local2.errors import ToolError
 from local2.tools.registry import built_in_schemas
 from local2.tools.search.mock import DEFAULT_MOCK_RESULTS

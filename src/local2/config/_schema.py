@@ -21,8 +21,8 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
-from local2.config.scholarly import ScholarlySettings
-from local2.config.search_registry import AUTO, ProviderSettings, provider_names, provider_settings
+from local2.config._scholarly import ScholarlySettings
+from local2.config._search_registry import AUTO, ProviderSettings, provider_names, provider_settings
 
 P = TypeVar("P", bound=ProviderSettings)
 
@@ -110,7 +110,7 @@ class SystemSettings(Strict):
 class WebSearchSettings(Strict):
     """``web.search``: the provider and what every provider shares; each provider's own keys
     (``searxng_url``, ``brave_url``, ...) are declared by its module
-    (:mod:`local2.config.search_registry`) and checked here, read with :meth:`of`."""
+    (:mod:`local2.config._search_registry`) and checked here, read with :meth:`of`."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
 

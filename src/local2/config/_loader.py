@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from local2.config.schema import SECTIONS, Settings
+from local2.config._schema import SECTIONS, Settings
 from local2.errors import SettingsError
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
