@@ -2,7 +2,7 @@
 
 Each error says what went wrong (``message``) and, where there is one, what to do about it
 (``fix``). The branches say what kind of failure it is, and each surface maps the branches
-once: to HTTP statuses (:mod:`local2.http.errors`), to exit codes and messages
+once: to HTTP statuses (:mod:`local2.http._errors`), to exit codes and messages
 (:mod:`local2.cli.errors`) and to the app's notices (:mod:`local2.ui.notices`)::
 
     Local2Error

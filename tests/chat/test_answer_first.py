@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from local2.config import load_settings
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.ids import SESSION_ID_RULE
 from local2.service.agent import Agent
 from local2.service.chat import _running as running

@@ -362,7 +362,7 @@ def test_a_retry_that_grades_lower_keeps_the_first_attempt(tmp_path: Path) -> No
 
 
 def test_http_api_compare_prefer_arena_and_retry(server: FakeOllama, tmp_path: Path) -> None:
-    from local2.http.app import create_api
+    from local2.http._app import create_api
     from tests.http.test_api import Served
 
     agent = make_agent(tmp_path, server.url)

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from tests.conftest import make_settings

@@ -10,7 +10,7 @@ import pytest
 
 from local2.cli.stories import serve_api
 from local2.errors import StoryError
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2.stories._runner import (
     EventChecks,

@@ -345,7 +345,7 @@ def test_a_research_plan_may_read_a_corpus_url() -> None:
 def test_a_session_pointed_at_a_corpus_searches_and_reads_it_offline(tmp_path: Path) -> None:
     """A turn through the HTTP API, on the Ollama-protocol test server, with web.offline on:
     web_search lists corpus URLs and web_fetch reads one from the corpus."""
-    from local2.http.app import create_api
+    from local2.http._app import create_api
     from local2.service.agent import Agent
     from local2_testkit.brains import Reply
     from local2_testkit.ollama_server import FakeOllama, ScriptBrain

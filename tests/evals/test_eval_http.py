@@ -22,7 +22,7 @@ import pytest
 
 from local2.config import load_settings
 from local2.evals import DEMO_PATH, load_set
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2_testkit.eval_brain import EvalBrain
 from local2_testkit.ollama_server import FakeOllama

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from local2 import events
 from local2.cli.main import app as cli_app
 from local2.config._schema import SECTIONS, Settings, WebSearchSettings
-from local2.http.app import create_api
+from local2.http._app import create_api
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -138,7 +138,7 @@ def test_each_request_checks_its_session_id_once(
     from typer.testing import CliRunner
 
     from local2.cli.main import app as cli
-    from local2.http.app import create_api
+    from local2.http._app import create_api
     from local2.ui.app import LocalUI
     from tests.http.test_api import Served
 

@@ -14,7 +14,7 @@ import pytest
 import uvicorn
 from langchain_core.messages import AIMessage, BaseMessage
 
-from local2.http.app import create_api, require_token
+from local2.http._app import create_api, require_token
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.ports import free_port
 from local2.service.agent import Agent

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from tests.chat.test_approval import Notes, obeying_script, page_tool

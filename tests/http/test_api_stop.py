@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, ScriptBrain
 from tests.conftest import make_settings

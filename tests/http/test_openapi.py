@@ -20,8 +20,8 @@ from local2.errors import (
     StorageUnavailable,
     UnknownTurn,
 )
-from local2.http.app import create_api
-from local2.http.errors import detail_of, status_of
+from local2.http._app import create_api
+from local2.http._errors import detail_of, status_of
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from tests.conftest import make_settings

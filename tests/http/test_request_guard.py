@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.http.guard import HostRules, content_security_policy, split_host
+from local2.http._guard import HostRules, content_security_policy, split_host
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.ui.server import create_app, require_allowed_hosts

@@ -27,7 +27,7 @@ from local2.contracts._people import LOCAL, TEAM_NAME, Person, may_write_team_fa
 from local2.contracts._records import MemoryHit
 from local2.errors import InvalidInput, MemoryStoreError, ToolError
 from local2.graph._turn import TEAM_NOTE, Services
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.memory import _store as per_embedder
 from local2.memory._owners import chroma_client, collection_base
 from local2.memory._shelf import TEAM_KIND, MemoryShelf, TeamFacts, merged

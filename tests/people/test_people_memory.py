@@ -33,7 +33,7 @@ from local2.config import Settings
 from local2.contracts._people import LOCAL, Person
 from local2.graph._turn import RETRY_FILE, Services
 from local2.graph._turn import remember_turn as ingest
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.memory import _store as per_embedder
 from local2.memory import deferred
 from local2.memory._facts import Fact

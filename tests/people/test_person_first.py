@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from local2.config import Settings, load_settings
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2.storage._audit_log import show_run
 from local2_testkit.brains import HEDGE_MARKER, HedgingBrain, ModelBrains

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from local2.config import load_settings
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain

@@ -117,7 +117,7 @@ def read_done(response: httpx.Response) -> dict[str, Any]:
 def test_the_api_takes_sources_and_scope_and_serves_the_references(
     apis: Stub, tmp_path: Path
 ) -> None:
-    from local2.http.app import create_api
+    from local2.http._app import create_api
 
     with FakeOllama(ResearchBrain()) as fake:
         agent = Agent(settings_for(fake, apis, tmp_path / "data"), backend="ollama")

@@ -22,7 +22,7 @@ import yaml
 from starlette.requests import Request
 
 from local2.contracts._people import LOCAL, Person
-from local2.http.identity import StripUntrustedUser
+from local2.http._identity import StripUntrustedUser
 from local2.memory._owners import owner_folder
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service import Guard, Identify, networks

@@ -2,7 +2,7 @@
 
 A tool that is refused (an unknown id, a question that cannot be asked, memory that is off)
 answers a tool result marked ``isError`` whose text is the API's ``{error, fix}``
-(:func:`local2.http.errors.problem`) with the status the API would answer, as JSON. It
+(:func:`local2.http._errors.problem`) with the status the API would answer, as JSON. It
 carries no ``structuredContent``: the TypeScript SDK's v1 client, which most hosts embed,
 checks structured content against the tool's output schema even on an error and would
 replace the server's words with its own schema complaint; an error result without it is the

@@ -3,7 +3,7 @@ desktop client (``local2 mcp``), and over streamable HTTP at ``/mcp`` on ``local
 (:mod:`local2.mcp_server.over_http`).
 
 On HTTP the transport sits behind the server's own guards: every request passes the
-Host/Origin check (:class:`~local2.http.guard.RequestGuard`, around the whole app, so the
+Host/Origin check (:class:`~local2.http._guard.RequestGuard`, around the whole app, so the
 SDK's own DNS-rebinding check is left off rather than kept as a second, different list;
 there, every request to ``/mcp``, a GET's event stream too, has its Origin checked, as the
 MCP specification asks) and says who it is as on every API route

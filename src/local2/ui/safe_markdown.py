@@ -12,7 +12,7 @@ research report):
   ``<iframe>``, ``<link rel=prefetch>`` or ``style="background:url(...)"`` survives;
 - code blocks and code spans are left exactly as written (Markdown shows them literally).
 
-The server's Content-Security-Policy (:mod:`local2.http.guard`) is the second wall.
+The server's Content-Security-Policy (:mod:`local2.http._guard`) is the second wall.
 """
 
 from __future__ import annotations

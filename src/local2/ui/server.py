@@ -1,7 +1,7 @@
 """One server for the app and the HTTP API: FastAPI routes first, the Gradio app at ``/``.
 
 LoCAL2 serves the app itself (uvicorn), so there is no Gradio share link or tunnel at all.
-Every request passes :class:`~local2.http.guard.RequestGuard` (Host and Origin checks)
+Every request passes :class:`~local2.http._guard.RequestGuard` (Host and Origin checks)
 and every response carries the app's Content-Security-Policy. Bound to loopback, with nobody
 added, nothing is asked; beyond it every API call needs the bearer token from
 ``LOCAL2_API_TOKEN`` (the app asks for it as its password; it means local on any bind) and

@@ -36,11 +36,11 @@ from starlette.concurrency import run_in_threadpool
 from local2 import events
 from local2.contracts import EventEntry, TurnOptions, TurnPayload
 from local2.errors import TurnCancelled
-from local2.http.bodies import session_id_field
-from local2.http.errors import stopped_response
-from local2.http.identity import Caller
-from local2.http.openapi import ERROR_RESPONSES, returns
-from local2.http.sse import event_stream, frame
+from local2.http._bodies import session_id_field
+from local2.http._errors import stopped_response
+from local2.http._identity import Caller
+from local2.http._openapi import ERROR_RESPONSES, returns
+from local2.http._sse import event_stream, frame
 from local2.service import Agent, BackgroundTurn
 
 Wait = Literal["answer", "critique"]

@@ -8,9 +8,9 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from local2.contracts import FeedbackResult
-from local2.http.bodies import session_id_field
-from local2.http.identity import Caller
-from local2.http.openapi import returns
+from local2.http._bodies import session_id_field
+from local2.http._identity import Caller
+from local2.http._openapi import returns
 from local2.service import Agent
 
 

@@ -39,9 +39,9 @@ from local2.contracts import (
     Steer,
     SteerRecord,
 )
-from local2.http.identity import Caller
-from local2.http.openapi import ERROR_RESPONSES, returns
-from local2.http.sse import closed_when_gone, closing, frame
+from local2.http._identity import Caller
+from local2.http._openapi import ERROR_RESPONSES, returns
+from local2.http._sse import closed_when_gone, closing, frame
 from local2.service import Agent
 
 
@@ -95,7 +95,7 @@ class ResearchRuns(TypedDict):
 def research_frames(items: Iterator[ResearchItem]) -> Iterator[str]:
     """A run's items as server-sent events; a paused run's end with ``awaiting_input``.
     Closed (its client went away), it closes ``items``: the run lets go of itself then,
-    ``interrupted`` and free to resume (:func:`~local2.http.sse.closed_when_gone`)."""
+    ``interrupted`` and free to resume (:func:`~local2.http._sse.closed_when_gone`)."""
     try:
         for kind, data in items:
             if kind == "event":

@@ -17,8 +17,8 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from local2.contracts import AttemptShown, TurnPayload, collect_turn
-from local2.http.identity import Caller
-from local2.http.openapi import returns
+from local2.http._identity import Caller
+from local2.http._openapi import returns
 from local2.service import Agent
 
 

@@ -1,10 +1,10 @@
 """The HTTP API: the same agent as the app, for scripts and the story runner.
 
-One router per feature (:mod:`~local2.http.turns`, :mod:`~local2.http.sessions`,
-:mod:`~local2.http.approvals`, :mod:`~local2.http.feedback`, :mod:`~local2.http.compare`,
-:mod:`~local2.http.research`, :mod:`~local2.http.documents`, :mod:`~local2.http.evals`,
-:mod:`~local2.http.watches`),
-errors answered once (:mod:`~local2.http.errors`).
+One router per feature (:mod:`~local2.http._turns`, :mod:`~local2.http._sessions`,
+:mod:`~local2.http._approvals`, :mod:`~local2.http._feedback`, :mod:`~local2.http._compare`,
+:mod:`~local2.http._research`, :mod:`~local2.http._documents`, :mod:`~local2.http._evals`,
+:mod:`~local2.http._watches`),
+errors answered once (:mod:`~local2.http._errors`).
 
 Handlers are plain ``def`` so FastAPI runs them in its thread pool: the SQLite checkpointer
 is synchronous and one slow answer must not block other sessions. ``POST /query`` is the
@@ -23,21 +23,21 @@ from fastapi import APIRouter, Depends, FastAPI
 from typing_extensions import TypedDict
 
 from local2.errors import UnsafeToServe
-from local2.http.approvals import approval_routes
-from local2.http.compare import compare_routes
-from local2.http.documents import document_routes
-from local2.http.errors import add_error_handlers
-from local2.http.evals import eval_routes
-from local2.http.feedback import feedback_routes
-from local2.http.guard import is_loopback
-from local2.http.identity import Caller, signed_in
-from local2.http.library import library_routes
-from local2.http.openapi import returns
-from local2.http.research import research_routes
-from local2.http.search import search_routes
-from local2.http.sessions import session_routes
-from local2.http.turns import turn_routes
-from local2.http.watches import feed_routes, watch_routes
+from local2.http._approvals import approval_routes
+from local2.http._compare import compare_routes
+from local2.http._documents import document_routes
+from local2.http._errors import add_error_handlers
+from local2.http._evals import eval_routes
+from local2.http._feedback import feedback_routes
+from local2.http._guard import is_loopback
+from local2.http._identity import Caller, signed_in
+from local2.http._library import library_routes
+from local2.http._openapi import returns
+from local2.http._research import research_routes
+from local2.http._search import search_routes
+from local2.http._sessions import session_routes
+from local2.http._turns import turn_routes
+from local2.http._watches import feed_routes, watch_routes
 from local2.service import Agent, Identify, identify
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"

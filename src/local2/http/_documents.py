@@ -21,8 +21,8 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from local2.contracts import DocumentRecord
 from local2.errors import DocumentTooLarge, InvalidInput
-from local2.http.identity import Caller
-from local2.http.openapi import returns
+from local2.http._identity import Caller
+from local2.http._openapi import returns
 from local2.service import Agent
 
 _MB = 1024 * 1024

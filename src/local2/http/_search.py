@@ -12,8 +12,8 @@ from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 
 from local2.contracts import SearchHits
-from local2.http.identity import Caller
-from local2.http.openapi import returns
+from local2.http._identity import Caller
+from local2.http._openapi import returns
 from local2.service import Agent
 
 

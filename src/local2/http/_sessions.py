@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from local2.contracts import SessionHistory, SessionSummary, TurnPayload
 from local2.errors import NothingToStop
-from local2.http.identity import Caller
-from local2.http.openapi import returns
+from local2.http._identity import Caller
+from local2.http._openapi import returns
 from local2.service import Agent
 
 

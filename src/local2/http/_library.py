@@ -22,8 +22,8 @@ from starlette.concurrency import run_in_threadpool
 
 from local2.contracts import LibraryEntry, LibraryHit, LibraryPage
 from local2.errors import InvalidInput, UnknownLibraryEntry
-from local2.http.identity import Caller
-from local2.http.openapi import returns
+from local2.http._identity import Caller
+from local2.http._openapi import returns
 from local2.service import Agent
 
 ZIP = "application/zip"

@@ -26,8 +26,8 @@ from typing_extensions import TypedDict
 
 from local2.contracts import LOCAL, NoticeView, Person, WatchDetail, WatchView
 from local2.errors import InvalidInput
-from local2.http.identity import Caller, person_of
-from local2.http.openapi import returns
+from local2.http._identity import Caller, person_of
+from local2.http._openapi import returns
 from local2.service import FEED_PATH, Agent, Identify
 
 ATOM = "application/atom+xml; charset=utf-8"

@@ -8,8 +8,8 @@ from typing_extensions import TypedDict
 
 from local2.contracts import PendingApproval, TurnPayload
 from local2.errors import InvalidInput
-from local2.http.identity import Caller
-from local2.http.openapi import returns
+from local2.http._identity import Caller
+from local2.http._openapi import returns
 from local2.service import Agent
 
 

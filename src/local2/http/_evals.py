@@ -4,7 +4,7 @@
 events: ``run`` first (its id, the set, the model, the grader), ``progress`` as questions
 start and end (with the time left), ``question`` with each question's record, and ``done``
 with the run's report, or ``error``/``stopped``. A client that goes away stops the run
-(:func:`~local2.http.sse.closed_when_gone`); it can be resumed. ``POST /eval/{run_id}/stop``
+(:func:`~local2.http._sse.closed_when_gone`); it can be resumed. ``POST /eval/{run_id}/stop``
 stops it from elsewhere. ``GET /eval`` lists the caller's runs, ``GET /eval/{run_id}`` shows
 one with every question, ``GET /eval/{run_a}/compare/{run_b}`` compares two (exact
 McNemar).
@@ -29,9 +29,9 @@ from typing_extensions import TypedDict
 from local2.config import BackendName
 from local2.contracts import Comparison, EvalDetail, EvalItem, EvalRunRow, Person
 from local2.errors import InvalidInput, NothingToStop
-from local2.http.identity import Caller
-from local2.http.openapi import ERROR_RESPONSES, returns
-from local2.http.sse import closed_when_gone, closing, frame
+from local2.http._identity import Caller
+from local2.http._openapi import ERROR_RESPONSES, returns
+from local2.http._sse import closed_when_gone, closing, frame
 from local2.service import Agent
 
 
