@@ -25,8 +25,8 @@ from mcp_types import ResourceUpdatedNotification, TextResourceContents
 from local2.config import load_settings
 from local2.contracts._people import LOCAL
 from local2.errors import UnknownTurn
-from local2.mcp_server.failures import ARGUMENTS_FIX
-from local2.mcp_server.following import follow
+from local2.mcp_server._failures import ARGUMENTS_FIX
+from local2.mcp_server._following import follow
 from local2.service.agent import Agent
 from local2.ui.server import create_app
 from local2_testkit.brains import Reply, RuleBrain, message_text

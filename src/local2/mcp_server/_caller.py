@@ -2,7 +2,7 @@
 
 Over stdio it is the person the command runs for (``local2 [--as NAME] mcp``). Over HTTP
 (``/mcp`` on ``local2 serve``) it is the person the request signed in as
-(:class:`local2.mcp_server.over_http.PersonGate` puts them in :data:`CALLER`, which the SDK
+(:class:`local2.mcp_server._over_http.PersonGate` puts them in :data:`CALLER`, which the SDK
 carries to the tool's handler).
 """
 

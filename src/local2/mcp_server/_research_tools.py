@@ -16,10 +16,10 @@ from pydantic import Field, ValidationError
 
 from local2.contracts import Person, PlanEdit, ResearchInput, ResearchPayload
 from local2.errors import InvalidInput, NotFound
-from local2.mcp_server.caller import caller
-from local2.mcp_server.failures import refusals
-from local2.mcp_server.following import follow, in_background
-from local2.mcp_server.shapes import ResearchResult, ResearchStatus, Runs
+from local2.mcp_server._caller import caller
+from local2.mcp_server._failures import refusals
+from local2.mcp_server._following import follow, in_background
+from local2.mcp_server._shapes import ResearchResult, ResearchStatus, Runs
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
     from local2.service import Agent

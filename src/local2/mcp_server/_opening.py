@@ -21,7 +21,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from local2.config import Settings
 from local2.errors import Local2Error
-from local2.mcp_server.failures import failed_call, mcp_error
+from local2.mcp_server._failures import failed_call, mcp_error
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
     from local2.service import Agent

@@ -3,7 +3,7 @@ document as ``local2://documents/{document_id}`` and one of its pages as
 ``local2://documents/{document_id}/page/{n}`` (text), and the prompts "Research this" and
 "What do my documents say about…"; a run's references as BibTeX, RIS or CSL-JSON
 (``local2://research/{run_id}/references.bibtex``, ``.ris``, ``.csl``). ``resources/list``
-lists the reports and documents (:mod:`local2.mcp_server.listing`)."""
+lists the reports and documents (:mod:`local2.mcp_server._listing`)."""
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -13,9 +13,9 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from local2.contracts import EXPORT_FORMATS, Person, ResearchPayload
 from local2.errors import InvalidInput, Local2Error
-from local2.mcp_server.caller import caller
-from local2.mcp_server.failures import mcp_error
-from local2.mcp_server.listing import document_uri
+from local2.mcp_server._caller import caller
+from local2.mcp_server._failures import mcp_error
+from local2.mcp_server._listing import document_uri
 from local2.service import own_text_of
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for

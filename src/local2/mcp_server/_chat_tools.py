@@ -17,10 +17,10 @@ from pydantic import Field
 from local2 import events
 from local2.contracts import WEB_FETCH, Person, TurnPayload
 from local2.errors import Conflict, TurnCancelled
-from local2.mcp_server.caller import caller
-from local2.mcp_server.failures import refusals
-from local2.mcp_server.search import search_own
-from local2.mcp_server.shapes import (
+from local2.mcp_server._caller import caller
+from local2.mcp_server._failures import refusals
+from local2.mcp_server._search import search_own
+from local2.mcp_server._shapes import (
     AskResult,
     Citation,
     Documents,

@@ -21,8 +21,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 
 from local2.contracts import Person
-from local2.mcp_server.caller import caller
-from local2.mcp_server.failures import said_in
+from local2.mcp_server._caller import caller
+from local2.mcp_server._failures import said_in
 from local2.service import audit_call
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for

@@ -46,7 +46,7 @@ from local2.errors import (
     UnknownRun,
     UnknownTurn,
 )
-from local2.mcp_server.shapes import Failure
+from local2.mcp_server._shapes import Failure
 
 logger = logging.getLogger(__name__)
 

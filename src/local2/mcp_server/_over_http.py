@@ -5,7 +5,7 @@ Every request says who it is exactly as the API's routes do
 ``LOCAL2_API_TOKEN``, a trusted proxy's header, or local on a loopback server nobody was
 added to); anything else is 401 before the MCP server reads a byte. :class:`PersonGate`
 puts the person in a context variable the SDK carries to the tool's handler
-(:data:`~local2.mcp_server.caller.CALLER`), and names them as the request's ``user``, so an
+(:data:`~local2.mcp_server._caller.CALLER`), and names them as the request's ``user``, so an
 MCP session is bound to the person who opened it (the SDK's session manager answers another
 credential's request for it as for an unknown session). Kept apart from the server itself:
 ``local2 mcp`` (stdio) imports none of FastAPI.
@@ -29,8 +29,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from local2.mcp_server.caller import CALLER
-from local2.mcp_server.server import build_server
+from local2.mcp_server._caller import CALLER
+from local2.mcp_server._server import build_server
 from local2.service import Identify, challenge
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from local2.contracts import Person, WatchView
-from local2.mcp_server.caller import caller
-from local2.mcp_server.failures import refusals
+from local2.mcp_server._caller import caller
+from local2.mcp_server._failures import refusals
 
 if TYPE_CHECKING:
     from local2.service import Agent

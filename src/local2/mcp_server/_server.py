@@ -1,14 +1,14 @@
 """LoCAL2 as an MCP server (the official ``mcp`` SDK's :class:`MCPServer`): over stdio for a
 desktop client (``local2 mcp``), and over streamable HTTP at ``/mcp`` on ``local2 serve``
-(:mod:`local2.mcp_server.over_http`).
+(:mod:`local2.mcp_server._over_http`).
 
 On HTTP the transport sits behind the server's own guards: every request passes the
 Host/Origin check (:class:`~local2.http._guard.RequestGuard`, around the whole app, so the
 SDK's own DNS-rebinding check is left off rather than kept as a second, different list;
 there, every request to ``/mcp``, a GET's event stream too, has its Origin checked, as the
 MCP specification asks) and says who it is as on every API route
-(:class:`~local2.mcp_server.over_http.PersonGate`). Over stdio the server answers before the
-agent has opened (:mod:`local2.mcp_server.opening`).
+(:class:`~local2.mcp_server._over_http.PersonGate`). Over stdio the server answers before the
+agent has opened (:mod:`local2.mcp_server._opening`).
 """
 
 from __future__ import annotations
@@ -43,16 +43,16 @@ from local2 import __version__
 from local2.config import quiet_logging
 from local2.contracts import Person
 from local2.errors import InvalidInput, Local2Error, NotFound
-from local2.mcp_server.audit import CallAudit, Transport
-from local2.mcp_server.caller import caller
-from local2.mcp_server.changes import ChangeWatch, Fingerprint, State, fingerprint, state_of, still
-from local2.mcp_server.chat_tools import add_chat_tools
-from local2.mcp_server.failures import bad_arguments, crashed, mcp_error, unknown_tool
-from local2.mcp_server.listing import page
-from local2.mcp_server.opening import OpeningAgent, WaitForAgent
-from local2.mcp_server.research_tools import add_research_tools
-from local2.mcp_server.resources import add_resources
-from local2.mcp_server.watch_tools import add_watch_tools
+from local2.mcp_server._audit import CallAudit, Transport
+from local2.mcp_server._caller import caller
+from local2.mcp_server._changes import ChangeWatch, Fingerprint, State, fingerprint, state_of, still
+from local2.mcp_server._chat_tools import add_chat_tools
+from local2.mcp_server._failures import bad_arguments, crashed, mcp_error, unknown_tool
+from local2.mcp_server._listing import page
+from local2.mcp_server._opening import OpeningAgent, WaitForAgent
+from local2.mcp_server._research_tools import add_research_tools
+from local2.mcp_server._resources import add_resources
+from local2.mcp_server._watch_tools import add_watch_tools
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
     from local2.service import Agent
@@ -73,9 +73,9 @@ class Local2Server(MCPServer[Any]):
     have, and a prompt it does not have or arguments a prompt lacks, answered as LoCAL2
     answers bad input (the SDK would say them in its own words, before any tool runs, and a
     prompt's with JSON-RPC code 0 and a traceback); ``resources/list`` listing the caller's
-    reports and documents (:mod:`local2.mcp_server.listing`); and what changes of them told
+    reports and documents (:mod:`local2.mcp_server._listing`); and what changes of them told
     to a session that listed them or subscribed to one, or to a 2026-07-28 client's listen
-    stream (:mod:`local2.mcp_server.changes`)."""
+    stream (:mod:`local2.mcp_server._changes`)."""
 
     def __init__(self, agent: Agent, person: Person | None, **settings: Any) -> None:
         super().__init__(**settings)
@@ -163,7 +163,7 @@ class Local2Server(MCPServer[Any]):
         self, ctx: ServerRequestContext[Any], params: SubscribeRequestParams
     ) -> EmptyResult:
         """``resources/subscribe``: the session is told ``notifications/resources/updated``
-        when the resource changes (:mod:`local2.mcp_server.changes`); a URI that names
+        when the resource changes (:mod:`local2.mcp_server._changes`); a URI that names
         nothing of the caller's is refused as reading it is."""
         who = caller(self.person)
         uri = str(params.uri)
@@ -234,7 +234,7 @@ def build_server(
     first: Sequence[ServerMiddleware[Any]] = (),
 ) -> MCPServer:
     """The MCP server over ``agent``: every call is ``person``'s (stdio), or, with none, the
-    person its HTTP request was signed in as (:class:`~local2.mcp_server.over_http.PersonGate`);
+    person its HTTP request was signed in as (:class:`~local2.mcp_server._over_http.PersonGate`);
     each written to the audit log with them (:class:`CallAudit`), after the ``first``
     middleware."""
     # Before the SDK's server, whose logging.basicConfig is then a no-op: its handler would
@@ -259,7 +259,7 @@ def build_server(
 
 def serve_stdio(opening: OpeningAgent, person: Person) -> None:
     """Serve MCP on this process's stdin and stdout until the client closes them, answering
-    from the start while ``opening`` opens the agent (:mod:`local2.mcp_server.opening`)."""
+    from the start while ``opening`` opens the agent (:mod:`local2.mcp_server._opening`)."""
     # The opening agent stands in for the agent: WaitForAgent holds back every request that
     # reads it until it has opened, and its settings are there from the start.
     server = build_server(cast("Agent", opening), person, first=[WaitForAgent(opening)])

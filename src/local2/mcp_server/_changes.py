@@ -44,7 +44,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from local2.contracts import Person
 from local2.errors import InvalidInput, NotFound
-from local2.mcp_server.listing import everything, short
+from local2.mcp_server._listing import everything, short
 
 if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need not wait for
     from local2.service import Agent
