@@ -87,7 +87,7 @@ def test_the_graph_invoked_directly_rejects_a_bad_thread_id(tmp_path: Path) -> N
 
 
 def test_the_app_refuses_a_pasted_bad_id_with_the_rule(tmp_path: Path) -> None:
-    from local2.ui.app import LocalUI
+    from local2.ui._app import LocalUI
 
     agent = scripted_agent(tmp_path)
     try:
@@ -139,7 +139,7 @@ def test_each_request_checks_its_session_id_once(
 
     from local2.cli.main import app as cli
     from local2.http._app import create_api
-    from local2.ui.app import LocalUI
+    from local2.ui._app import LocalUI
     from tests.http.test_api import Served
 
     model = ScriptedChatModel(replies=[slow_echo], repeat_last=True)
@@ -188,7 +188,7 @@ def test_each_request_checks_its_session_id_once(
 def test_an_app_turn_checks_its_session_id_once(tmp_path: Path, rule_applied: list[object]) -> None:
     """One question in the app (the session id comes back from the browser as text): the rule
     is applied once, though the turn, its panels and its history all read the session."""
-    from local2.ui.app import LocalUI
+    from local2.ui._app import LocalUI
 
     agent = scripted_agent(tmp_path)
     try:

@@ -356,7 +356,7 @@ def test_a_fetch_past_the_seconds_budget_is_recorded_as_skipped(
 
 def test_the_app_and_the_report_say_why_each_source_was_read() -> None:
     from local2.research._verify import references_markdown
-    from local2.ui.research_shown import sources_markdown
+    from local2.ui._research_shown import sources_markdown
 
     why = {"found_by": "s4", "query": "Shirley Temple government", "rank": 3, "score": 0.8125}
     source = {**page(2, "Shirley Temple", "She served as Chief of Protocol."), "why": why}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from local2.tools.registry import default_tools
 from local2.tools.routing import route
-from local2.ui.chat import EXAMPLE_PROMPT
+from local2.ui._chat import EXAMPLE_PROMPT
 from tests.conftest import make_settings
 
 

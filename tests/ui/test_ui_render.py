@@ -14,8 +14,8 @@ from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import Tool
-from local2.ui import render
-from local2.ui.app import LocalUI
+from local2.ui import _render as render
+from local2.ui._app import LocalUI
 from tests.conftest import make_settings
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}

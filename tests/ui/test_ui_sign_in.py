@@ -1,4 +1,4 @@
-"""Signing in to the app (local2.ui.sign_in): the login check, the trusted proxy's name, the
+"""Signing in to the app (local2.ui._sign_in): the login check, the trusted proxy's name, the
 person each handler acts for, and the real server turning its login page on as people are
 added by another process (uvicorn + httpx, the people in the agent's own SQLite store); an
 old sign-in signed out for good when its person is removed and added again or rotated (two
@@ -29,8 +29,8 @@ from local2.service import Guard, Identify, networks
 from local2.service.access import Access
 from local2.service.agent import Agent
 from local2.storage._open import open_people
-from local2.ui.server import create_app
-from local2.ui.sign_in import SignedOut, SignIn, person_of, proxied_user
+from local2.ui._server import create_app
+from local2.ui._sign_in import SignedOut, SignIn, person_of, proxied_user
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
@@ -221,7 +221,7 @@ def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
     nothing of Alice's session, and changes nothing in it."""
     import gradio as gr
 
-    from local2.ui.app import LocalUI
+    from local2.ui._app import LocalUI
 
     store = people_of(agent)
     store.add("alice")

@@ -1,6 +1,6 @@
-from .app import build_ui as build_ui
-from .server import require_allowed_hosts as require_allowed_hosts
-from .server import serve as serve
+from ._app import build_ui as build_ui
+from ._server import require_allowed_hosts as require_allowed_hosts
+from ._server import serve as serve
 
 __all__ = [
     "build_ui",
