@@ -47,7 +47,7 @@ from typing import Any
 import httpx
 import yaml
 
-from local2.cli.stories import serve_api
+from local2.cli._stories import serve_api
 from local2.config import load_settings
 from local2.http._app import create_api
 from local2.service.agent import Agent

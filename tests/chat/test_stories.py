@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from local2.cli.stories import serve_api
+from local2.cli._stories import serve_api
 from local2.errors import StoryError
 from local2.http._app import create_api
 from local2.service.agent import Agent

@@ -1,5 +1,5 @@
 """Each branch of the error hierarchy reaches the terminal once, the same way: a message, the
-fix when there is one, an exit code by branch (``cli/errors.py``), and never a traceback."""
+fix when there is one, an exit code by branch (``cli/_errors.py``), and never a traceback."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from local2.cli import render
-from local2.cli.main import app
+from local2.cli import _render as render
+from local2.cli._main import app
 from tests.conftest import local2
 from tests.house.test_docs import cli_commands
 

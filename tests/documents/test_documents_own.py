@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from local2.cli.search import why
+from local2.cli._search import why
 from local2.contracts import LOCAL
 from local2.critic import grounding_flags
 from local2.errors import DocumentTooLarge, DocumentUnreadable, UnknownDocument

@@ -15,10 +15,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from local2.cli import memory as memory_commands
-from local2.cli import search as search_commands
-from local2.cli.main import main as cli_main
-from local2.cli.search import why
+from local2.cli import _memory as memory_commands
+from local2.cli import _search as search_commands
+from local2.cli._main import main as cli_main
+from local2.cli._search import why
 from local2.contracts._people import Person
 from local2.files import FileIndex, Folders, SearchHit
 from local2.files import _index as index_module

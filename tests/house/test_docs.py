@@ -27,7 +27,7 @@ import yaml
 from pydantic import BaseModel
 
 from local2 import events
-from local2.cli.main import app as cli_app
+from local2.cli._main import app as cli_app
 from local2.config._schema import SECTIONS, Settings, WebSearchSettings
 from local2.http._app import create_api
 

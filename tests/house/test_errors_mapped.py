@@ -2,7 +2,7 @@
 
 The classes are found by walking the package (importing each module), so a new error class
 anywhere fails here until it joins a branch that ``http/_errors.py`` gives a status,
-``cli/errors.py`` an exit code and ``ui/_notices.py`` a notice.
+``cli/_errors.py`` an exit code and ``ui/_notices.py`` a notice.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pkgutil
 import pytest
 
 import local2
-from local2.cli.errors import EXIT_CODES, exit_code
+from local2.cli._errors import EXIT_CODES, exit_code
 from local2.errors import AwaitingApproval, Local2Error, ToolError, TurnCancelled
 from local2.http._errors import STATUSES, status_of
 from local2.ui._notices import notice_for

@@ -137,7 +137,7 @@ def test_each_request_checks_its_session_id_once(
     included)."""
     from typer.testing import CliRunner
 
-    from local2.cli.main import app as cli
+    from local2.cli._main import app as cli
     from local2.http._app import create_api
     from local2.ui._app import LocalUI
     from tests.http.test_api import Served
@@ -216,7 +216,7 @@ def test_a_chat_turn_checks_its_session_id_once(
     from typer.testing import CliRunner
 
     import local2.service as service
-    from local2.cli.main import app as cli
+    from local2.cli._main import app as cli
 
     agent = scripted_agent(tmp_path)
     monkeypatch.setattr(service, "warming_agent", lambda *_: agent)  # the scripted model

@@ -77,7 +77,7 @@ def test_what_the_stdio_server_imports_before_it_answers_is_not_the_agents() -> 
     heavy = {"langgraph", "langchain_core", "langsmith", "chromadb", "fastapi", "gradio"}
     heavy |= {"bm25s", "numpy", "onnxruntime"}
     probe = (
-        "import sys, local2.cli.main, local2.mcp_server._server;"
+        "import sys, local2.cli._main, local2.mcp_server._server;"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {heavy!r}))"
     )
     shown = subprocess.run(

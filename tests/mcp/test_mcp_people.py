@@ -16,7 +16,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from local2.cli import research as research_cli
+from local2.cli import _research as research_cli
 from local2.contracts._people import Person
 from local2.service.agent import Agent
 from local2.storage import list_calls

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.cli.stories import serve_pages
+from local2.cli._stories import serve_pages
 from local2.service.agent import Agent
 from local2_testkit.brain_memory import split_memory
 from local2_testkit.ollama_server import FakeOllama, RuleBrain

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from local2.cli.stories import serve_pages
+from local2.cli._stories import serve_pages
 from local2.graph._answer import unusable_reason
 from local2.models._backend import EMBEDDED_NAME
 from local2.models._scripted import ScriptedChatModel

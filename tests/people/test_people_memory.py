@@ -28,7 +28,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from typer.testing import CliRunner
 
-from local2.cli.memory import memory_app
+from local2.cli._memory import memory_app
 from local2.config import Settings
 from local2.contracts._people import LOCAL, Person
 from local2.graph._turn import RETRY_FILE, Services

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.cli.common import offline_parts
+from local2.cli._common import offline_parts
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2_testkit.serve_process import ServeProcess

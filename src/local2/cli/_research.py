@@ -6,7 +6,7 @@ id answers as an unknown one does. The run id is printed first (on stderr with `
 so stdout stays JSON), the checklist goes to stderr as steps start and finish, the report to
 stdout.
 
-The person steers (:mod:`local2.cli.research_prompt`): at a terminal the planner may ask one
+The person steers (:mod:`local2.cli._research_prompt`): at a terminal the planner may ask one
 clarifying question first (``--clarify auto``, the default there; ``never`` without a
 terminal); ``--review`` shows the plan before the first search, to approve, edit or stop
 (``stop`` there, or at the question, ends the run: its report says what was read);
@@ -29,9 +29,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from local2 import events
-from local2.cli import gc_pause
-from local2.cli.common import err, fail, id_param, offline_parts, out, person_of, settings_of
-from local2.cli.errors import friendly_errors
+from local2.cli import _gc_pause as gc_pause
+from local2.cli._common import err, fail, id_param, offline_parts, out, person_of, settings_of
+from local2.cli._errors import friendly_errors
 from local2.contracts import Person, collect_research
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class Steering:
     def plan_edit(self) -> Any:
         if self.plan_file is None:
             return None
-        from local2.cli.research_prompt import read_plan_file
+        from local2.cli._research_prompt import read_plan_file
 
         try:
             return read_plan_file(self.plan_file)
@@ -231,7 +231,7 @@ def _answerer(wanted: bool) -> Any:
     the pause), else no one (the run stays paused)."""
     if not wanted:
         return None
-    from local2.cli.research_prompt import terminal_answerer
+    from local2.cli._research_prompt import terminal_answerer
 
     return terminal_answerer(
         lambda prompt: err.input(f"[bold yellow]{escape(prompt)}[/]"),
@@ -307,7 +307,7 @@ def _finished_already(
 ) -> bool:
     """True when the run to resume has ended, finished or stopped (its report is shown
     again); an unknown or ended run needs no model."""
-    from local2.cli.people import access_of
+    from local2.cli._people import access_of
 
     reader = _offline(ctx)
     try:
@@ -370,7 +370,7 @@ def _follow_run(
 
 def _still_paused(payload: ResearchPayload, as_json: bool) -> None:
     """The run waits for the person, and no one answered here: how to answer it later."""
-    from local2.cli.research_prompt import describe_request
+    from local2.cli._research_prompt import describe_request
 
     request = payload.get("awaiting")
     run_id = payload.get("run_id")
@@ -432,7 +432,7 @@ def _finish(payload: ResearchPayload, as_json: bool, out_file: Path | None) -> N
 def show_text(markdown: str) -> None:
     """Markdown printed as plain text: a terminal shows no escapes or marks."""
     # markdown-it takes ~77 ms to import: only a command that prints a report pays for it.
-    from local2.cli.plain_text import markdown_text
+    from local2.cli._plain_text import markdown_text
 
     out.print(markdown_text(markdown) if markdown.strip() else "", markup=False, end="")
 
@@ -457,7 +457,7 @@ def check_sourcing(
 def export_run(ctx: typer.Context, run_id: str, fmt: str, out_file: Path | None) -> None:
     """``local2 research export RUN_ID --format bibtex``: the run's references (or report)
     on stdout, or written to ``--out``; an unknown or another person's run: exit 3."""
-    from local2.cli.people import access_of
+    from local2.cli._people import access_of
 
     reader = _offline(ctx)
     try:

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from local2.cli.common import BackendOpt, JsonOpt, ModelOpt, out, settings_of
+from local2.cli._common import BackendOpt, JsonOpt, ModelOpt, out, settings_of
 
 
 def doctor(

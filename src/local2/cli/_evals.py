@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from local2.cli import gc_pause
-from local2.cli.common import err, fail, id_param, offline_agent, person_of, settings_of
-from local2.cli.errors import friendly_errors
-from local2.cli.render import print_json
+from local2.cli import _gc_pause as gc_pause
+from local2.cli._common import err, fail, id_param, offline_agent, person_of, settings_of
+from local2.cli._errors import friendly_errors
+from local2.cli._render import print_json
 
 if TYPE_CHECKING:
     from local2.contracts import EvalDetail, EvalItem, EvalRunStart, Person
@@ -45,7 +45,7 @@ def _reader(ctx: typer.Context, access: Access) -> Evals:
 
 
 def list_runs(ctx: typer.Context, as_json: bool, everyone: bool) -> None:
-    from local2.cli.people import access_of
+    from local2.cli._people import access_of
 
     with friendly_errors(), access_of(settings_of(ctx)) as access:
         owner = access.listing_owner(person_of(ctx), everyone)
@@ -55,13 +55,13 @@ def list_runs(ctx: typer.Context, as_json: bool, everyone: bool) -> None:
     elif not rows:
         err.print("No eval runs yet: try local2 eval demo")
     else:
-        from local2.cli.eval_render import print_runs
+        from local2.cli._eval_render import print_runs
 
         print_runs(rows)
 
 
 def show_run(ctx: typer.Context, run_id: str, as_json: bool, csv_file: Path | None) -> None:
-    from local2.cli.people import access_of
+    from local2.cli._people import access_of
 
     with friendly_errors(), access_of(settings_of(ctx)) as access:
         evals = _reader(ctx, access)
@@ -71,27 +71,27 @@ def show_run(ctx: typer.Context, run_id: str, as_json: bool, csv_file: Path | No
     if as_json:
         print_json(detail)
     else:
-        from local2.cli.eval_render import print_report
+        from local2.cli._eval_render import print_report
 
         print_report(detail, questions=True)
 
 
 def compare_runs(ctx: typer.Context, run_a: str, run_b: str, as_json: bool) -> None:
-    from local2.cli.people import access_of
+    from local2.cli._people import access_of
 
     with friendly_errors(), access_of(settings_of(ctx)) as access:
         comparison = _reader(ctx, access).compare(run_a, run_b, person_of(ctx))
     if as_json:
         print_json(comparison)
     else:
-        from local2.cli.eval_render import print_comparison
+        from local2.cli._eval_render import print_comparison
 
         print_comparison(comparison, run_a, run_b)
 
 
 def run_set(ctx: typer.Context, set_name: str | None, resume: str | None, **flags: Any) -> None:
     """Start (or resume) a run and follow it to its end, then print its summary."""
-    from local2.cli.eval_render import ProgressBar, print_report
+    from local2.cli._eval_render import ProgressBar, print_report
 
     person = person_of(ctx)
     as_json, out_dir = flags.pop("as_json"), flags.pop("out_dir")

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from local2 import events
-from local2.cli.common import err, out
+from local2.cli._common import err, out
 
 if TYPE_CHECKING:
     from local2.contracts import DocumentPassage, Grade, TurnPayload

@@ -3,7 +3,7 @@
 Start-up matters here (``bench/startup.py``): this module imports only typer and rich;
 settings, the agent and everything heavy are imported inside the commands that use them.
 Started as the program, it first pauses the cyclic garbage collector for the imports
-(:mod:`local2.cli.gc_pause`); commands that keep running resume it once they are set up.
+(:mod:`local2.cli._gc_pause`); commands that keep running resume it once they are set up.
 
 Each command group is a module with ``register(app)``; this one only assembles them.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from local2.cli import gc_pause
+from local2.cli import _gc_pause as gc_pause
 
 # Started as the program (`local2 ...`), not imported by a test.
 if os.path.basename(sys.argv[0]) == "local2":
@@ -25,25 +25,25 @@ from typing import Annotated
 import typer
 
 from local2.cli import (
-    compare,
-    doctor,
-    documents,
-    evals,
-    files,
-    library,
-    mcp,
-    memory,
-    research,
-    search,
-    serve,
-    sessions,
-    stories,
-    turns,
-    users,
-    watch,
+    _compare as compare,
+    _doctor as doctor,
+    _documents as documents,
+    _evals as evals,
+    _files as files,
+    _library as library,
+    _mcp as mcp,
+    _memory as memory,
+    _research as research,
+    _search as search,
+    _serve as serve,
+    _sessions as sessions,
+    _stories as stories,
+    _turns as turns,
+    _users as users,
+    _watch as watch,
 )
-from local2.cli.common import fail
-from local2.cli.help_text import PlainHelpGroup
+from local2.cli._common import fail
+from local2.cli._help_text import PlainHelpGroup
 
 app = typer.Typer(
     name="local2",
@@ -95,8 +95,8 @@ def main(
     except SettingsError as exc:
         fail(f"Configuration error: {exc}")
     if as_name is not None:
-        from local2.cli.errors import friendly_errors
-        from local2.cli.people import act_as
+        from local2.cli._errors import friendly_errors
+        from local2.cli._people import act_as
 
         with friendly_errors():
             ctx.obj["person"] = act_as(ctx.obj["settings"], as_name)

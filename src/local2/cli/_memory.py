@@ -1,6 +1,6 @@
 """``local2 memory``: save, list, search, delete, export and re-embed what LoCAL2 remembers.
 
-Each command acts on the memory of the person it runs for (:func:`local2.cli.common.person_of`:
+Each command acts on the memory of the person it runs for (:func:`local2.cli._common.person_of`:
 local, or ``--as NAME``): their own engrams only. Someone else's engram id is as unknown as
 an id that never existed.
 
@@ -22,8 +22,8 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from local2.cli.common import person_of, settings_of
-from local2.cli.errors import friendly_errors
+from local2.cli._common import person_of, settings_of
+from local2.cli._errors import friendly_errors
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from local2.cli.common import JsonOpt, err, fail, out, person_of, settings_of
-from local2.cli.errors import friendly_errors
+from local2.cli._common import JsonOpt, err, fail, out, person_of, settings_of
+from local2.cli._errors import friendly_errors
 from local2.contracts import LibraryEntry, LibraryHit
 
 if TYPE_CHECKING:

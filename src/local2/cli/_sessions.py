@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from local2.cli import gc_pause
-from local2.cli.common import (
+from local2.cli import _gc_pause as gc_pause
+from local2.cli._common import (
     BackendOpt,
     JsonOpt,
     ModelOpt,
@@ -25,8 +25,8 @@ from local2.cli.common import (
     out,
     person_of,
 )
-from local2.cli.errors import friendly_errors
-from local2.cli.render import rated
+from local2.cli._errors import friendly_errors
+from local2.cli._render import rated
 
 
 def feedback(

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from local2.cli import gc_pause
-from local2.cli.common import err, fail, make_agent, out, settings_of
-from local2.cli.errors import friendly_errors
+from local2.cli import _gc_pause as gc_pause
+from local2.cli._common import err, fail, make_agent, out, settings_of
+from local2.cli._errors import friendly_errors
 from local2.ports import free_port
 
 if TYPE_CHECKING:  # the runner, httpx, rich and pydantic load when the command runs

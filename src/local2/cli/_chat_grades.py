@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from local2.cli.common import err
+from local2.cli._common import err
 from local2.errors import Local2Error, TurnCancelled
 
 if TYPE_CHECKING:

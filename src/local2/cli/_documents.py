@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from local2.cli.common import JsonOpt, err, fail, out, person_of, settings_of
-from local2.cli.errors import friendly_errors
+from local2.cli._common import JsonOpt, err, fail, out, person_of, settings_of
+from local2.cli._errors import friendly_errors
 from local2.contracts import DocumentRecord, Person
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ SessionAttach = Annotated[
 @contextmanager
 def desk_of(ctx: typer.Context) -> Iterator[DocumentDesk]:
     """The person's documents, with no agent opened (no model is needed to keep them)."""
-    from local2.cli.people import access_of
+    from local2.cli._people import access_of
     from local2.service import open_desk
 
     settings = settings_of(ctx)

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from local2.cli import gc_pause
-from local2.cli.chat_grades import PROMPT, ChatGrades
-from local2.cli.common import (
+from local2.cli import _gc_pause as gc_pause
+from local2.cli._chat_grades import PROMPT, ChatGrades
+from local2.cli._common import (
     BackendOpt,
     JsonOpt,
     ModelBOpt,
@@ -29,8 +29,8 @@ from local2.cli.common import (
     person_of,
     settings_of,
 )
-from local2.cli.errors import friendly_errors, report
-from local2.cli.render import abandon, hold_back, show_item
+from local2.cli._errors import friendly_errors, report
+from local2.cli._render import abandon, hold_back, show_item
 from local2.contracts import LOCAL, Person
 from local2.errors import Local2Error, TurnCancelled
 
@@ -69,7 +69,7 @@ def ask(
         agent = make_agent(ctx, backend, model)
         gc_pause.resume("ask")  # the turn may run for minutes
         if attach:
-            from local2.cli.documents import add_files
+            from local2.cli._documents import add_files
             from local2.ids import new_session_id
 
             session = session or new_session_id()

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from local2.cli import gc_pause
-from local2.cli.common import (
+from local2.cli import _gc_pause as gc_pause
+from local2.cli._common import (
     BackendOpt,
     ModelBOpt,  # the app's and the API's default second model
     TemperatureBOpt,
@@ -18,8 +18,8 @@ from local2.cli.common import (
     out,
     settings_of,
 )
-from local2.cli.errors import friendly_errors
-from local2.cli.people import configured as people_configured
+from local2.cli._errors import friendly_errors
+from local2.cli._people import configured as people_configured
 
 if TYPE_CHECKING:
     from local2.contracts import TurnOptions

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from local2.cli.common import err, out, settings_of
-from local2.cli.errors import friendly_errors
+from local2.cli._common import err, out, settings_of
+from local2.cli._errors import friendly_errors
 
 if TYPE_CHECKING:
     from local2.storage import People
@@ -36,7 +36,7 @@ NameArg = Annotated[str, typer.Argument(help="The person's name, e.g. alice or a
 @contextmanager
 def _people(ctx: typer.Context, create: bool = False) -> Iterator[People | None]:
     """The store's people (closed after); errors become a message and an exit code."""
-    from local2.cli.people import people_of
+    from local2.cli._people import people_of
     from local2.errors import InvalidInput
 
     settings = settings_of(ctx)

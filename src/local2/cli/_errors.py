@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import typer
 from rich.markup import escape
 
-from local2.cli.common import err
+from local2.cli._common import err
 from local2.errors import (
     Conflict,
     InvalidInput,

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from local2.cli import gc_pause
-from local2.cli.common import (
+from local2.cli import _gc_pause as gc_pause
+from local2.cli._common import (
     approver,
     err,
     make_agent,
@@ -22,8 +22,8 @@ from local2.cli.common import (
     person_of,
     settings_of,
 )
-from local2.cli.errors import friendly_errors
-from local2.cli.render import TerminalView, print_json, show_item
+from local2.cli._errors import friendly_errors
+from local2.cli._render import TerminalView, print_json, show_item
 from local2.contracts import collect_turn
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def arena(
     from local2.arena import arena as table_of
     from local2.arena import as_csv as csv_text
     from local2.arena import as_json as json_text
-    from local2.cli.people import access_of
+    from local2.cli._people import access_of
     from local2.service import own_votes
 
     settings = settings_of(ctx)

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from local2.cli.common import JsonOpt, err, make_agent, out, person_of, settings_of
-from local2.cli.errors import friendly_errors
+from local2.cli._common import JsonOpt, err, make_agent, out, person_of, settings_of
+from local2.cli._errors import friendly_errors
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -16,8 +16,8 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from local2.cli.common import config_dir_of, err, fail, out, person_of, settings_of
-from local2.cli.errors import friendly_errors
+from local2.cli._common import config_dir_of, err, fail, out, person_of, settings_of
+from local2.cli._errors import friendly_errors
 
 if TYPE_CHECKING:
     from local2.config import Settings
@@ -134,7 +134,7 @@ def runs_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Your logged turns, newest first."""
-    from local2.cli.people import access_of
+    from local2.cli._people import access_of
     from local2.service import own_runs
 
     settings = settings_of(ctx)
@@ -188,7 +188,7 @@ def runs_show(
     query_id: Annotated[str, typer.Argument(help="The turn's query id (or session/query_id).")],
 ) -> None:
     """One logged turn as JSON."""
-    from local2.cli.people import access_of
+    from local2.cli._people import access_of
     from local2.service import own_run
 
     settings = settings_of(ctx)

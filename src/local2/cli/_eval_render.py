@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
-from local2.cli.common import err, out
+from local2.cli._common import err, out
 from local2.contracts import (
     Comparison,
     EvalDetail,
