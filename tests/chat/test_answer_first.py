@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
+import local2.service.chat._running as running
 from local2.config import load_settings
 from local2.http._app import create_api
 from local2.ids import SESSION_ID_RULE
 from local2.service.agent import Agent
-from local2.service.chat import _running as running
 from local2.storage._audit_log import show_run
 from local2_testkit.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
 from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain

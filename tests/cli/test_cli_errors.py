@@ -69,7 +69,7 @@ def test_the_allowed_hosts_error_gives_a_real_example(host: str, tmp_path: Path)
 
 def test_an_ipv4_mapped_loopback_address_stays_on_this_machine() -> None:
     from local2.http._app import require_token
-    from local2.http._guard import is_loopback
+    from local2.ports import is_loopback
 
     assert is_loopback("::ffff:127.0.0.1") and is_loopback("[::ffff:127.0.0.2]")
     assert not is_loopback("::ffff:192.0.2.7")

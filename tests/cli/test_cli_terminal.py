@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from local2.cli import _render as render
+import local2.cli._render as render
 from local2.cli._main import app
 from tests.conftest import local2
 from tests.house.test_docs import cli_commands

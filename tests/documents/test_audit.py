@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from local2.cli import _files as commands
+import local2.cli._files as commands
 from local2.cli._main import main as cli_main
 from local2.config import load_settings
 from local2.models._scripted import ScriptedChatModel, reply

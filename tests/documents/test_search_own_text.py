@@ -15,14 +15,14 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from local2.cli import _memory as memory_commands
-from local2.cli import _search as search_commands
+import local2.cli._memory as memory_commands
+import local2.cli._search as search_commands
+import local2.files._index as index_module
+import local2.files._lexical as lexical
 from local2.cli._main import main as cli_main
 from local2.cli._search import why
 from local2.contracts._people import Person
 from local2.files import FileIndex, Folders, SearchHit
-from local2.files import _index as index_module
-from local2.files import _lexical as lexical
 from local2.memory._embedders import LexicalEmbedder
 from local2.service.desks._search import Searcher, open_searcher
 from local2.tools.files import hit_line

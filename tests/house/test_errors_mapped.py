@@ -1,7 +1,7 @@
 """Every exception class of the package is in the errors tree and every surface maps it.
 
 The classes are found by walking the package (importing each module), so a new error class
-anywhere fails here until it joins a branch that ``http/_errors.py`` gives a status,
+anywhere fails here until it joins a branch that ``service/_problems.py`` gives a status,
 ``cli/_errors.py`` an exit code and ``ui/_notices.py`` a notice.
 """
 
@@ -16,7 +16,7 @@ import pytest
 import local2
 from local2.cli._errors import EXIT_CODES, exit_code
 from local2.errors import AwaitingApproval, Local2Error, ToolError, TurnCancelled
-from local2.http._errors import STATUSES, status_of
+from local2.service._problems import STATUSES, status_of
 from local2.ui._notices import notice_for
 
 # Modules that do work when imported (LangGraph Server's graph is built from settings).

@@ -21,8 +21,9 @@ from local2.errors import (
     UnknownTurn,
 )
 from local2.http._app import create_api
-from local2.http._errors import detail_of, status_of
+from local2.http._errors import detail_of
 from local2.models._scripted import ScriptedChatModel, reply
+from local2.service import status_of
 from local2.service.agent import Agent
 from tests.conftest import make_settings
 from tests.http.test_api import Served

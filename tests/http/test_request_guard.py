@@ -13,10 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.http._guard import HostRules, content_security_policy, split_host
+from local2.http._guard import HostRules, content_security_policy
 from local2.models._scripted import ScriptedChatModel, reply
+from local2.ports import split_host
+from local2.server import create_app, require_allowed_hosts
 from local2.service.agent import Agent
-from local2.ui._server import create_app, require_allowed_hosts
 from tests.conftest import make_settings
 from tests.http.test_api import Served
 

@@ -27,8 +27,8 @@ import pytest
 
 from local2.config import load_settings
 from local2.contracts._people import LOCAL, Person
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit.mcp_hosts import langchain_client, ts_client, ts_sdk_version
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain

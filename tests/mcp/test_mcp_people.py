@@ -16,11 +16,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from local2.cli import _research as research_cli
+import local2.cli._research as research_cli
 from local2.contracts._people import Person
+from local2.server import create_app
 from local2.service.agent import Agent
 from local2.storage import list_calls
-from local2.ui._server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages

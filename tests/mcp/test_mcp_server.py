@@ -27,8 +27,8 @@ from local2.contracts._people import LOCAL
 from local2.errors import UnknownTurn
 from local2.mcp_server._failures import ARGUMENTS_FIX
 from local2.mcp_server._following import follow
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit.brains import Reply, RuleBrain, message_text
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan

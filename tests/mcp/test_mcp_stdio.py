@@ -21,8 +21,8 @@ from mcp import ClientSession
 from mcp_types import TextResourceContents
 
 from local2.config import load_settings
+from local2.server import create_app
 from local2.storage import list_calls
-from local2.ui._server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides

@@ -407,7 +407,7 @@ def test_the_app_puts_each_late_grade_under_its_own_answer() -> None:
     string keys too, as a browser's state may send them) and each filled with its grade."""
     from gradio import ChatMessage
 
-    from local2.ui import _render as render
+    import local2.ui._render as render
     from local2.ui._late_grades import GRADING, awaiting, with_grades
 
     def grading() -> ChatMessage:

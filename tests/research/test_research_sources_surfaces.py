@@ -160,7 +160,7 @@ def test_mcp_research_takes_sources_and_scope_and_serves_a_resource_per_format(
     import anyio
     from mcp_types import TextResourceContents
 
-    from local2.ui._server import create_app
+    from local2.server import create_app
     from tests.mcp_clients import http_session, structured
 
     async def used(mcp: str) -> dict[str, Any]:

@@ -16,8 +16,8 @@ import bibtexparser
 import rispy
 
 from local2.config import load_settings
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from local2.ui._server import create_app
+from local2.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from tests.chat.test_answer_first import SlowJudge
 from tests.http.test_api import Served

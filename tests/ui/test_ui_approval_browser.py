@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit.ollama_server import FakeOllama, ObeyingBrain
 from local2_testkit.sites import Site
 from tests.cli.test_cli_approval import PAGE, SECRET

@@ -25,8 +25,8 @@ import pytest
 
 from local2 import events
 from local2.config import load_settings
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit.ollama_server import FakeOllama, RuleBrain, ScriptBrain
 from tests.conftest import screenshot_path
 from tests.http.test_api import Served

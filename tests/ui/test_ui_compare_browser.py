@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit.brains import HedgingBrain, ModelBrains
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.http.test_api import Served

@@ -18,8 +18,8 @@ import pytest
 from local2.config import DocumentsSettings, load_settings
 from local2.documents import Document, read_document
 from local2.files import Folders
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf
 from local2_testkit.ollama_server import FakeOllama, RuleBrain

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from local2.evals import DEMO_PATH, load_set
-from local2.ui._server import create_app
+from local2.server import create_app
 from local2_testkit.eval_brain import ABSTAIN, EvalBrain
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain

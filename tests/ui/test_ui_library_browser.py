@@ -17,10 +17,10 @@ import pytest
 
 from local2.config import load_settings
 from local2.library import Fetched, Reader
+from local2.server import create_app
 from local2.service.agent import Agent
 from local2.ui._library_exports import served_folder
 from local2.ui._research_shown import report_view
-from local2.ui._server import create_app
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.http.test_api import Served

@@ -20,8 +20,8 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from local2.models._scripted import ScriptedChatModel, reply
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from tests.conftest import make_settings, screenshot_path
 from tests.http.test_api import Served
 from tests.ui.test_ui_browser import (

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from local2.config import load_settings
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit.brains import Reply
 from local2_testkit.ollama_server import FakeOllama
 from tests.http.test_api import Served

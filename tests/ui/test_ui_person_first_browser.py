@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.http.test_api import Served
 from tests.people.test_person_first import FRANCE, GIL, SlowJudge, asked_to_grade, graded, wait_for

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
+import local2.ui._render as render
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import Tool
-from local2.ui import _render as render
 from local2.ui._app import LocalUI
 from tests.conftest import make_settings
 

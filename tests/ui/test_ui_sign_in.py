@@ -25,11 +25,11 @@ from local2.contracts._people import LOCAL, Person
 from local2.http._identity import StripUntrustedUser
 from local2.memory._owners import owner_folder
 from local2.models._scripted import ScriptedChatModel, reply
+from local2.server import create_app
 from local2.service import Guard, Identify, networks
 from local2.service.access import Access
 from local2.service.agent import Agent
 from local2.storage._open import open_people
-from local2.ui._server import create_app
 from local2.ui._sign_in import SignedOut, SignIn, person_of, proxied_user
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from local2.ui._server import create_app
+from local2.server import create_app
 from local2_testkit.brains import Reply, last_user_index, message_text
 from local2_testkit.ollama_server import FakeOllama
 from tests.http.test_api import Served

@@ -15,8 +15,8 @@ import pytest
 
 from local2.config import load_settings
 from local2.contracts import LOCAL
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui._server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, research_overrides

@@ -7,8 +7,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import local2.ui._render as render
 from local2.contracts import QuestionResult
-from local2.ui import _render as render
 from local2.ui._arena_tab import summary_of
 from local2.ui._compare import answer_card, verdict_text
 from local2.ui._documents import document_rows

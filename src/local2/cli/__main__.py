@@ -1,6 +1,6 @@
 """``python -m local2.cli``: the ``local2`` command."""
 
-from local2.cli import _gc_pause as gc_pause
+import local2.cli._gc_pause as gc_pause
 
 gc_pause.pause()  # before the command's imports
 

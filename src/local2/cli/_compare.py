@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from local2.cli import _gc_pause as gc_pause
+import local2.cli._gc_pause as gc_pause
 from local2.cli._common import (
     approver,
     err,

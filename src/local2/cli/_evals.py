@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from local2.cli import _gc_pause as gc_pause
+import local2.cli._gc_pause as gc_pause
 from local2.cli._common import err, fail, id_param, offline_agent, person_of, settings_of
 from local2.cli._errors import friendly_errors
 from local2.cli._render import print_json

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from local2.cli import _gc_pause as gc_pause
+import local2.cli._gc_pause as gc_pause
 
 # Started as the program (`local2 ...`), not imported by a test.
 if os.path.basename(sys.argv[0]) == "local2":
@@ -24,24 +24,22 @@ from typing import Annotated
 
 import typer
 
-from local2.cli import (
-    _compare as compare,
-    _doctor as doctor,
-    _documents as documents,
-    _evals as evals,
-    _files as files,
-    _library as library,
-    _mcp as mcp,
-    _memory as memory,
-    _research as research,
-    _search as search,
-    _serve as serve,
-    _sessions as sessions,
-    _stories as stories,
-    _turns as turns,
-    _users as users,
-    _watch as watch,
-)
+import local2.cli._compare as compare
+import local2.cli._doctor as doctor
+import local2.cli._documents as documents
+import local2.cli._evals as evals
+import local2.cli._files as files
+import local2.cli._library as library
+import local2.cli._mcp as mcp
+import local2.cli._memory as memory
+import local2.cli._research as research
+import local2.cli._search as search
+import local2.cli._serve as serve
+import local2.cli._sessions as sessions
+import local2.cli._stories as stories
+import local2.cli._turns as turns
+import local2.cli._users as users
+import local2.cli._watch as watch
 from local2.cli._common import fail
 from local2.cli._help_text import PlainHelpGroup
 

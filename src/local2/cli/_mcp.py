@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from local2.cli import _gc_pause as gc_pause
+import local2.cli._gc_pause as gc_pause
 from local2.cli._common import BackendOpt, fail, make_agent, person_of
 from local2.cli._errors import report
 from local2.errors import Local2Error

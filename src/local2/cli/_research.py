@@ -28,8 +28,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+import local2.cli._gc_pause as gc_pause
 from local2 import events
-from local2.cli import _gc_pause as gc_pause
 from local2.cli._common import err, fail, id_param, offline_parts, out, person_of, settings_of
 from local2.cli._errors import friendly_errors
 from local2.contracts import Person, collect_research

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from local2.cli import _gc_pause as gc_pause
+import local2.cli._gc_pause as gc_pause
 from local2.cli._common import (
     BackendOpt,
     ModelBOpt,  # the app's and the API's default second model
@@ -44,7 +44,8 @@ def _run(
     with_ui: bool,
     compare: TurnOptions | None = None,
 ) -> None:
-    from local2.http import is_loopback, require_token
+    from local2.http import require_token
+    from local2.ports import is_loopback
 
     settings = settings_of(ctx).ui
     host = host or settings.host
@@ -54,7 +55,7 @@ def _run(
         # (local2 users add), each brings their own token: the single one is not needed.
         people = not is_loopback(host) and people_configured(settings_of(ctx))
         require_token(host, people=people)
-    from local2.ui import require_allowed_hosts, serve
+    from local2.server import require_allowed_hosts, serve
 
     with friendly_errors():
         require_allowed_hosts(host, settings_of(ctx).server.allowed_hosts)

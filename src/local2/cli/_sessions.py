@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from local2.cli import _gc_pause as gc_pause
+import local2.cli._gc_pause as gc_pause
 from local2.cli._common import (
     BackendOpt,
     JsonOpt,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from local2.cli import _gc_pause as gc_pause
+import local2.cli._gc_pause as gc_pause
 from local2.cli._common import err, fail, make_agent, out, settings_of
 from local2.cli._errors import friendly_errors
 from local2.ports import free_port

@@ -29,7 +29,6 @@ from local2.http._documents import document_routes
 from local2.http._errors import add_error_handlers
 from local2.http._evals import eval_routes
 from local2.http._feedback import feedback_routes
-from local2.http._guard import is_loopback
 from local2.http._identity import Caller, signed_in
 from local2.http._library import library_routes
 from local2.http._openapi import returns
@@ -38,6 +37,7 @@ from local2.http._search import search_routes
 from local2.http._sessions import session_routes
 from local2.http._turns import turn_routes
 from local2.http._watches import feed_routes, watch_routes
+from local2.ports import is_loopback
 from local2.service import Agent, Identify, identify
 
 TOKEN_ENV = "LOCAL2_API_TOKEN"

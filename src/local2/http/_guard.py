@@ -14,7 +14,6 @@ nothing in an answer can make the browser reach another host by itself.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,38 +23,12 @@ from urllib.parse import urlsplit
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from local2.ports import split_host
+
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 HOST_SETTING = "server.allowed_hosts"
 ORIGIN_SETTING = "server.cors_origins"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a bind address or host name stays on this machine."""
-    name = host.strip("[]").lower()
-    if name in ("localhost", "") or name.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is 127.0.0.1
-    return address.is_loopback or bool(mapped and mapped.is_loopback)
-
-
-def split_host(value: str) -> tuple[str, int | None]:
-    """``"Example.COM:80"`` -> ``("example.com", 80)``; IPv6 keeps no brackets."""
-    value = value.strip()
-    if value.startswith("["):
-        name, _, rest = value[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
-    else:
-        name, _, port = value.rpartition(":") if value.count(":") == 1 else (value, "", "")
-    try:
-        number = int(port) if port else None
-    except ValueError:
-        return "", None  # not a host at all: never allowed
-    return name.lower().rstrip("."), number
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# The error statuses routes can answer with (see :mod:`local2.http._errors`).
+# The error statuses routes can answer with (see :mod:`local2.service._problems`).
 # FastAPI's ``responses``: OpenAPI response objects by status (JSON schema documents)
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     422: {"description": "Invalid input: `detail` says what to change."},

@@ -19,7 +19,8 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import iterate_in_threadpool
 
 from local2.errors import Local2Error, TurnCancelled
-from local2.http._errors import problem, stopped
+from local2.http._errors import stopped
+from local2.service import problem
 
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 

@@ -2,7 +2,7 @@
 
 A tool that is refused (an unknown id, a question that cannot be asked, memory that is off)
 answers a tool result marked ``isError`` whose text is the API's ``{error, fix}``
-(:func:`local2.http._errors.problem`) with the status the API would answer, as JSON. It
+(:func:`local2.service._problems.problem`) with the status the API would answer, as JSON. It
 carries no ``structuredContent``: the TypeScript SDK's v1 client, which most hosts embed,
 checks structured content against the tool's output schema even on an error and would
 replace the server's words with its own schema complaint; an error result without it is the
@@ -47,6 +47,7 @@ from local2.errors import (
     UnknownTurn,
 )
 from local2.mcp_server._shapes import Failure
+from local2.service import invalid_fields, problem, status_of
 
 logger = logging.getLogger(__name__)
 
@@ -106,10 +107,6 @@ def fix_for(exc: Local2Error) -> str:
 
 def failure(exc: Local2Error) -> Failure:
     """``{error, fix, status}`` for ``exc``: what the API says and the status it answers."""
-    # Imported here, as in bad_arguments: local2.http's errors import FastAPI (about 0.6 s of
-    # CPU), which local2 mcp would otherwise load before it lists its tools.
-    from local2.http import problem, status_of
-
     said = problem(exc)
     error = str(said["error"]) or type(exc).__name__
     return {"error": error, "fix": fix_for(exc), "status": status_of(exc)}
@@ -149,8 +146,6 @@ def said_in(result: CallToolResult) -> Failure | None:
 def bad_arguments(errors: Any) -> CallToolResult:
     """Arguments the tool's input schema refuses (a missing question, ``k`` out of range, a
     wrong type), said as the API's 422 says the same mistake in a body."""
-    from local2.http import invalid_fields  # imported here: see failure()
-
     return failed_call(InvalidInput(invalid_fields(errors), ARGUMENTS_FIX))
 
 

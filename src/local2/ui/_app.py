@@ -129,5 +129,5 @@ class LocalUI:
 
 
 def build_ui(agent: Agent) -> gr.Blocks:
-    """The Gradio app for ``agent``, queue configured; mount it (see ``local2.ui._server``)."""
+    """The Gradio app for ``agent``, queue configured; mount it (``local2.ui._mount``)."""
     return LocalUI(agent).build()

@@ -13,10 +13,10 @@ from typing import Any, Protocol
 
 import gradio as gr
 
+import local2.ui._render as render
 from local2.contracts import Person
 from local2.errors import Local2Error, TurnCancelled
 from local2.service import Agent
-from local2.ui import _render as render
 from local2.ui._notices import Notice, notice_for
 from local2.ui._sign_in import person_of
 

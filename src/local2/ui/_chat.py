@@ -16,6 +16,7 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
 from local2.contracts import NO_OPTIONS, Person
 from local2.errors import (
     Conflict,
@@ -27,7 +28,6 @@ from local2.errors import (
 )
 from local2.ids import check_session_id, new_session_id
 from local2.service import Agent
-from local2.ui import _render as render
 from local2.ui._approval import Paused
 from local2.ui._base import UIPart, live, table
 from local2.ui._compare import ComparePanel

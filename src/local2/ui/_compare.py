@@ -19,10 +19,10 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
 from local2.contracts import NO_OPTIONS, PairwiseVerdict, RespondentAnswer, TurnOptions
 from local2.errors import InvalidInput, Local2Error
 from local2.service import Agent
-from local2.ui import _render as render
 from local2.ui._base import UIPart
 from local2.ui._models import ModelPicker
 from local2.ui._safe_markdown import neutralise

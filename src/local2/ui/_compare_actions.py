@@ -13,9 +13,9 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
 from local2.errors import Local2Error
 from local2.service import Agent
-from local2.ui import _render as render
 from local2.ui._base import UIPart
 from local2.ui._chat import Chat
 from local2.ui._compare import PREFER_LABELS, ComparePanel

@@ -7,8 +7,8 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
 from local2.contracts import LOCAL_NAME, AgentInfo, Person
-from local2.ui import _render as render
 from local2.ui._approval import code_span
 from local2.ui._base import UIPart
 from local2.ui._models import ModelPicker

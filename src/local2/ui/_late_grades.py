@@ -15,10 +15,10 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
 from local2.contracts import Grade, Person
 from local2.errors import Local2Error
 from local2.service import Agent
-from local2.ui import _render as render
 from local2.ui._base import UIPart
 from local2.ui._compare import ComparePanel
 from local2.ui._conversation import Conversation

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import local2.ui._render as render
 from local2.errors import AwaitingApproval, Local2Error, ModelError, TurnCancelled, Unavailable
-from local2.ui import _render as render
 
 STOPPED = "you pressed Stop. Nothing was recorded for it."
 WAITING = "A tool call in this session is waiting: approve or deny it first."

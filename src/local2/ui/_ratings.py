@@ -13,9 +13,10 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
+import local2.ui._transcript as transcript
 from local2.errors import Local2Error
 from local2.service import Agent
-from local2.ui import _render as render, _transcript as transcript
 from local2.ui._base import UIPart, table
 from local2.ui._conversation import Conversation
 from local2.ui._safe_markdown import neutralise

@@ -12,7 +12,7 @@ research report):
   ``<iframe>``, ``<link rel=prefetch>`` or ``style="background:url(...)"`` survives;
 - code blocks and code spans are left exactly as written (Markdown shows them literally).
 
-The server's Content-Security-Policy (:mod:`local2.http._guard`) is the second wall.
+The server's Content-Security-Policy (``local2.http``'s guard) is the second wall.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from local2.http import split_host
+from local2.ports import split_host
 
 _image_hosts: frozenset[str] = frozenset()
 

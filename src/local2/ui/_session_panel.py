@@ -13,9 +13,9 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
 from local2.contracts import Person
 from local2.service import Agent
-from local2.ui import _render as render
 from local2.ui._base import UIPart
 from local2.ui._session_state import SessionState
 from local2.ui._updates import Updates

@@ -17,11 +17,12 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
+import local2.ui._transcript as transcript
 from local2.contracts import HistoryTurn, Person
 from local2.errors import InvalidId, Local2Error, NotFound
 from local2.ids import check_session_id, new_session_id
 from local2.service import Agent
-from local2.ui import _render as render, _transcript as transcript
 from local2.ui._base import UIPart, table
 from local2.ui._conversation import Conversation
 from local2.ui._documents import Attachments

@@ -1,6 +1,6 @@
 """Signing in to the app, and the person each of its handlers acts for.
 
-How a browser gets in (:func:`local2.ui._server.create_app` mounts the app with one of these):
+How a browser gets in (:func:`local2.ui.mount_ui` mounts the app with one of these):
 
 - Nobody configured (``local2 users`` never used): as always. Nothing is asked on loopback;
   beyond it the password is ``LOCAL2_API_TOKEN`` (any user name). Everything is local's.

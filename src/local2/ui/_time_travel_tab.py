@@ -20,11 +20,12 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
+import local2.ui._turn_list as turn_list
 from local2.contracts import CheckpointTurn
 from local2.errors import InvalidId, Local2Error, NotFound
 from local2.ids import check_session_id
 from local2.service import Agent
-from local2.ui import _render as render, _turn_list as turn_list
 from local2.ui._base import UIPart, table
 from local2.ui._notices import notice_for
 from local2.ui._session_panel import SessionPanel

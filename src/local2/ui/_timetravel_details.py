@@ -11,9 +11,9 @@ from typing import Any
 
 import gradio as gr
 
+import local2.ui._render as render
 from local2.contracts import CheckpointTurn
 from local2.errors import Local2Error
-from local2.ui import _render as render
 from local2.ui._base import UIPart, table
 from local2.ui._notices import notice_for
 from local2.ui._updates import Updates

@@ -13,10 +13,11 @@ from typing import Any, Protocol
 
 import gradio as gr
 
+import local2.ui._render as render
+import local2.ui._turn_list as turn_list
 from local2.contracts import CheckpointTurn
 from local2.errors import InvalidInput, Local2Error, NotFound, TurnCancelled
 from local2.service import Agent
-from local2.ui import _render as render, _turn_list as turn_list
 from local2.ui._base import UIPart, live, table
 from local2.ui._notices import Notice, notice_for
 from local2.ui._safe_markdown import neutralise

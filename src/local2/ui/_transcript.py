@@ -13,8 +13,8 @@ from typing import Any, cast
 
 from gradio import ChatMessage
 
+import local2.ui._render as render
 from local2.contracts import TurnPayload
-from local2.ui import _render as render
 from local2.ui._safe_markdown import neutralise
 
 RATING_WORDS = {1: "wrong", 2: "poor", 3: "okay", 4: "good", 5: "excellent"}

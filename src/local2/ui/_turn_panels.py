@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import gradio as gr
 
-from local2.ui import _render as render
+import local2.ui._render as render
 from local2.ui._base import table
 
 if TYPE_CHECKING:

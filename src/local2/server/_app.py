@@ -1,4 +1,6 @@
-"""One server for the app and the HTTP API: FastAPI routes first, the Gradio app at ``/``.
+"""One server for the app, the HTTP API and ``/mcp``: FastAPI routes first, the Gradio app
+at ``/`` (:func:`local2.ui.mount_ui`). A host, above the surfaces it puts together on one
+port: they are independent of one another (pyproject.toml's contracts).
 
 LoCAL2 serves the app itself (uvicorn), so there is no Gradio share link or tunnel at all.
 Every request passes :class:`~local2.http._guard.RequestGuard` (Host and Origin checks)
@@ -6,7 +8,7 @@ and every response carries the app's Content-Security-Policy. Bound to loopback,
 added, nothing is asked; beyond it every API call needs the bearer token from
 ``LOCAL2_API_TOKEN`` (the app asks for it as its password; it means local on any bind) and
 ``server.allowed_hosts`` must name the server. With people configured, each signs in to the
-app with their name and token, or a trusted proxy names them (:mod:`local2.ui._sign_in`).
+app with their name and token, or a trusted proxy names them (``local2.ui``'s sign-in).
 The API and the app share one :class:`~local2.service.sign_in.Guard`: what a request without
 a credential may do never widens while the server runs.
 """
@@ -17,11 +19,9 @@ import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
-from starlette.routing import Mount
 
 from local2.config import Settings
 from local2.errors import UnsafeToServe
@@ -32,13 +32,13 @@ from local2.http import (
     StripUntrustedUser,
     content_security_policy,
     create_api,
-    is_loopback,
     require_token,
 )
 from local2.mcp_server import MCP_PATH, mount_mcp
+from local2.ports import is_loopback
 from local2.service import Agent, Identify, identify
 from local2.storage import private_dir
-from local2.ui._sign_in import SignIn, SignInSwitch, proxied_user
+from local2.ui import mount_ui
 
 GRADIO_TEMP_DIR = "GRADIO_TEMP_DIR"  # where Gradio keeps the files it serves
 
@@ -89,55 +89,6 @@ def add_guards(app: FastAPI, settings: Settings, host: str, who: Identify) -> No
     header = who.user_header
     if header:  # around every route and the app: no one else's header reaches them
         app.add_middleware(StripUntrustedUser, header=header, proxies=who.proxies)
-
-
-def mount_ui(
-    app: FastAPI, agent: Agent, token: str | None, who: Identify, host: str, port: int
-) -> FastAPI:
-    """``app`` with the Gradio app mounted at ``/``, and people signed in to it: by the
-    trusted proxy's header, or at Gradio's login page while anyone is configured."""
-    import gradio as gr
-
-    from local2.ui._app import CSS, THEME, build_ui
-    from local2.ui._safe_markdown import set_image_hosts
-
-    settings = agent.settings
-    set_image_hosts(settings.ui.image_hosts)
-    sign_in = SignIn(agent.access, token, who.guard)  # the API's rule, one guard for both
-    # Behind a trusted proxy it names each person on every request (no login page);
-    # otherwise SignInSwitch turns Gradio's login page on and off as people come and go.
-    # proxied: keyword arguments for Gradio's mount_gradio_app
-    proxied: dict[str, Any] = {"auth_dependency": proxied_user(who)} if who.user_header else {}
-    app = gr.mount_gradio_app(
-        app,
-        build_ui(agent),
-        path="/",
-        server_name=host,
-        server_port=port,
-        footer_links=["api"],
-        run_history=False,
-        ssr_mode=False,
-        css=CSS,
-        theme=THEME,
-        max_file_size=settings.documents.max_bytes,  # the attach box: refused as it arrives
-        **proxied,
-    )
-    if not proxied:
-        api = [route for route in app.routes if not isinstance(route, Mount)]
-        app.add_middleware(
-            SignInSwitch, gradio=mounted_gradio(app), sign_in=sign_in, api_routes=api
-        )
-    return app
-
-
-def mounted_gradio(app: FastAPI) -> Any:
-    """The Gradio app mounted at ``/`` in ``app`` (its ``auth`` and sign-ins)."""
-    from gradio.routes import App
-
-    for route in app.routes:
-        if isinstance(route, Mount) and isinstance(route.app, App):
-            return route.app
-    raise LookupError("no Gradio app is mounted")  # mount_gradio_app always mounts one
 
 
 def require_allowed_hosts(host: str, allowed: list[str]) -> None:
