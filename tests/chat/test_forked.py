@@ -17,7 +17,7 @@ import pytest
 
 from local2_testkit.forked import ForkServer
 from local2_testkit.processes import end_group
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 PROBE = """\
 import atexit, json, os, sys, threading, time

@@ -16,7 +16,7 @@ from pathlib import Path
 from local2.ports import free_port
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2_testkit.processes import end_group
-from tests.chat.test_feedback_deferred import lexical_config
+from tests.chat.helpers import lexical_config
 
 
 def python(code: str, *args: str, env: dict[str, str] | None = None) -> str:

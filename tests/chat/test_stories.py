@@ -25,7 +25,7 @@ from local2.stories._runner import (
 )
 from local2_testkit.brains import Reply
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 STORIES = Path(__file__).parents[1] / "stories"
 ROOT = Path(__file__).parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 
 def broken_config(tmp_path: Path) -> dict[str, str]:

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 import local2.cli._render as render
 from local2.cli._main import app
-from tests.conftest import local2
-from tests.house.test_docs import cli_commands
+from tests.house.helpers import cli_commands
+from tests.kit.helpers import local2
 
 TYPE_DEBRIS = re.compile(r"<(?:bool|str|int|float|path|file|list\[|[a-z]+ range)[^>]*>")
 

@@ -27,7 +27,7 @@ from local2.storage._audit_log import (
     write_audit,
 )
 from local2.tools.files import file_tools
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 FAKE_OPENAI = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2"
 SECRETS_FILE = (

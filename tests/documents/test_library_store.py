@@ -17,7 +17,7 @@ from local2.errors import InvalidInput, UnknownLibraryEntry
 from local2.library import Fetched, Reader, ReadingLibrary, export_library, import_library
 from local2.library._index import LibraryIndexes
 from local2_testkit import documents as samples
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 FACT = "The Eling tidal mill grinds 400 kilograms of flour on a spring tide."
 

@@ -28,7 +28,7 @@ from local2.service.desks._search import Searcher, open_searcher
 from local2.tools.files import hit_line
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 # A fact no model knows, at the end of a long paragraph of a PDF's page 3: past the first
 # lines of its chunk, so only the passage that answers shows it.

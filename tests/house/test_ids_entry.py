@@ -19,7 +19,7 @@ from local2.ids import SESSION_ID_RULE
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.service.wiring import build_graph
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 BAD = ["team/alice", "../../x", "..", "a b"]
 
@@ -140,7 +140,7 @@ def test_each_request_checks_its_session_id_once(
     from local2.cli._main import app as cli
     from local2.http._app import create_api
     from local2.ui._app import LocalUI
-    from tests.http.test_api import Served
+    from tests.kit.served import Served
 
     model = ScriptedChatModel(replies=[slow_echo], repeat_last=True)
     settings = make_settings(tmp_path)

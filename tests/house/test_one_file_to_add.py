@@ -28,7 +28,7 @@ from local2.service.doctor import _search_check
 from local2.tools import provider_specs, unregister_provider, unregister_tools
 from local2.tools.registry import default_tools
 from local2.tools.search_chain import auto_reasons, make_chain
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

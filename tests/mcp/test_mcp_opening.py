@@ -16,7 +16,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from local2_testkit.ollama_server import FakeOllama
-from tests.mcp_clients import stdio_session, structured, write_config
+from tests.kit.mcp_clients import stdio_session, structured, write_config
 
 MISSING = "not-pulled:7b"
 

@@ -40,8 +40,8 @@ from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools
 from local2_testkit.brains import Reply, RuleBrain, message_text, tool_names
 from local2_testkit.ollama_server import FakeOllama
-from tests.conftest import bearer_clients, local2
-from tests.http.test_api import Served
+from tests.kit.helpers import bearer_clients, local2
+from tests.kit.served import Served
 
 WIFI = "The office wifi password rotates on Mondays."
 FREEZE = "Deploys are frozen on Fridays after noon."

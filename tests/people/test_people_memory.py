@@ -44,8 +44,8 @@ from local2.service.agent import Agent
 from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import bearer_clients, make_settings
-from tests.http.test_api import Served
+from tests.kit.helpers import bearer_clients, make_settings
+from tests.kit.served import Served
 
 # Chroma's rule for a collection name.
 CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")

@@ -9,28 +9,21 @@ bibtexparser, RIS by rispy, CSL-JSON as JSON."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import bibtexparser
 import httpx
-import pytest
 import rispy
 
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from tests.conftest import local2
-from tests.http.test_api import Served
-from tests.research.test_research_sources import PLANTED, QUESTION, scholarly_apis, settings_for
-from tests.scholarly_stub import Stub
-
-
-@pytest.fixture
-def apis() -> Iterator[Stub]:
-    with scholarly_apis() as server:
-        yield server
+from tests.kit.browser import app_served
+from tests.kit.helpers import local2
+from tests.kit.scholarly_stub import Stub
+from tests.kit.served import Served
+from tests.research.sources_helpers import PLANTED, QUESTION, settings_for
 
 
 def environment(apis: Stub, tmp_path: Path, ollama: str) -> dict[str, str]:
@@ -160,8 +153,7 @@ def test_mcp_research_takes_sources_and_scope_and_serves_a_resource_per_format(
     import anyio
     from mcp_types import TextResourceContents
 
-    from local2.server import create_app
-    from tests.mcp_clients import http_session, structured
+    from tests.kit.mcp_clients import http_session, structured
 
     async def used(mcp: str) -> dict[str, Any]:
         async with http_session(mcp) as session:
@@ -179,7 +171,7 @@ def test_mcp_research_takes_sources_and_scope_and_serves_a_resource_per_format(
 
     with FakeOllama(ResearchBrain()) as fake:
         agent = Agent(settings_for(fake, apis, tmp_path / "data"), backend="ollama")
-        with Served(create_app(agent, ui=False)) as url:
+        with app_served(agent, ui=False) as url:
             got = anyio.run(used, f"{url}/mcp")
         agent.close()
     result = got["result"]

@@ -24,7 +24,7 @@ from local2.storage._locks import SharedLocks
 from local2.storage._open import open_storage
 from local2.storage._store_turn_log import StoreTurnLog
 from local2.storage._turn_log import SqliteTurnLog, TurnLog
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 
 def pg_settings(tmp_path: Path, url: str, **overrides: Any) -> Any:

@@ -21,7 +21,7 @@ from local2.ui._app import LocalUI
 from local2.ui._base import TabPart, UIPart
 from local2.ui._research_shown import RunShown
 from local2.ui._research_steer import ResearchSteer
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 TABS = ["chat", "time-travel", "arena", "research", "watches", "evaluate", "library"]
 

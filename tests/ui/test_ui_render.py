@@ -16,7 +16,7 @@ from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import Tool
 from local2.ui._app import LocalUI
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 

@@ -24,46 +24,11 @@ from local2.ports import free_port
 from local2.service import Research, WatchDesk, open_watch_desk
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from local2_testkit.research_web import LoopbackWeb, Page, research_overrides
+from local2_testkit.research_web import LoopbackWeb, research_overrides
+from tests.watch.helpers import BATTERY, GRID, PLANT, PLANT_AFTER, QUESTION
 
-QUESTION = "What is the state of the Kestrel solar plant?"
 SECRET = "hunter2-s3cret-token"
 HOUR = 3600.0
-
-
-def page(name: str, title: str, *sentences: str) -> Page:
-    body = "".join(f"<p>{s}</p>" for s in sentences)
-    html = (
-        f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
-        f"{body}</article></body></html>"
-    )
-    return Page(name, title, html, " ".join(sentences))
-
-
-PLANT = page(
-    "kestrel-plant",
-    "Kestrel solar plant output",
-    "The Kestrel solar plant produces 40 MW of power for the region.",
-    "Engineers at the Kestrel solar plant check its panels every week.",
-)
-PLANT_AFTER = page(
-    "kestrel-plant",
-    "Kestrel solar plant output",
-    "The Kestrel solar plant produces 55 MW of power for the region.",
-    "Engineers at the Kestrel solar plant check its panels every week.",
-)
-GRID = page(
-    "kestrel-grid",
-    "Kestrel solar plant grid link",
-    "The Kestrel solar plant feeds the Northern grid through two power lines.",
-    "The grid operator of the Kestrel solar plant publishes its load each month.",
-)
-BATTERY = page(
-    "kestrel-battery",
-    "Kestrel solar plant batteries",
-    "The Kestrel solar plant added a battery bank of 12 MWh in March.",
-    "The batteries of the Kestrel solar plant store power for the evening.",
-)
 
 
 class Hook:

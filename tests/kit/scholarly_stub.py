@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from local2_testkit.web_server import LocalServer, Route
 
-RECORDED = Path(__file__).parent / "fixtures" / "scholarly"
+RECORDED = Path(__file__).parents[1] / "fixtures" / "scholarly"
 _EPOCHS = itertools.count(1)
 
 

@@ -1,5 +1,5 @@
 """One process's scheduler on a shared watch store, for tests/watch/test_watch_processes.py (and
-bench/watch_idle.py): ``python -m tests.watch_worker URL NAME [--hang-first] [--work S]``.
+bench/watch_idle.py): ``python -m tests.kit.watch_worker URL NAME [--hang-first] [--work S]``.
 
 Each run it makes is written to the ``test_ran`` table (no constraint: a due time run twice
 would show twice), a row when it starts and one when it ends. ``--hang-first``: the first

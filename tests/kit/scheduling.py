@@ -10,7 +10,7 @@ Only the order changes: every test still runs, in its own file's worker.
 
 Refresh the weights from a run's output (``pytest ... --durations=0 > run.txt``):
 
-    python -m tests.scheduling run.txt    # rewrites tests/durations.json
+    python -m tests.kit.scheduling run.txt    # rewrites tests/durations.json
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from xdist.scheduler import LoadFileScheduling
 
-DURATIONS = Path(__file__).with_name("durations.json")
+DURATIONS = Path(__file__).parents[1] / "durations.json"
 
 
 def recorded_seconds(path: Path = DURATIONS) -> dict[str, float]:
@@ -65,6 +65,14 @@ class HeaviestFileFirst(LoadFileScheduling):
             self.workqueue.update(reordered)
             self._ordered = True
         super()._assign_work_unit(node)
+
+
+def make_scheduler(config: Any, log: Any) -> HeaviestFileFirst | None:
+    """The scheduler of ``--dist loadfile`` (the conftest's ``pytest_xdist_make_scheduler``);
+    None leaves xdist's own for every other mode."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    return HeaviestFileFirst(config, log)
 
 
 def seconds_per_file(report: str) -> dict[str, float]:
