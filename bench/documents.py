@@ -30,7 +30,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from local2.bounded import WorkerPool
-from local2.config.schema import DocumentsSettings
+from local2.config._schema import DocumentsSettings
 from local2.documents import Limits
 from local2.documents._job import read_job
 from local2.documents._ocr import PageOcr, ocr_installed

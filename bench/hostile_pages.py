@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from local2.bounded import WorkerPool, status_mb
-from local2.config.schema import WebFetchSettings
+from local2.config._schema import WebFetchSettings
 from local2.documents import decode_body, extract_main_text
 from local2.errors import ExtractionFailed, ToolError
 from local2.tools.web_fetch import WebFetch

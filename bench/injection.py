@@ -339,7 +339,7 @@ def browser_hits(agent: Agent, att: Site, sessions: list[str]) -> dict[str, int]
     import uvicorn
     from playwright.sync_api import sync_playwright
 
-    from local2.ui.server import bind, create_app, url_of
+    from local2.server import bind, create_app, url_of
 
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(create_app(agent), log_level="warning"))

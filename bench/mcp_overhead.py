@@ -29,9 +29,9 @@ from typing import Any
 import anyio
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/mcp_clients.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/kit/mcp_clients.py
 
-from tests.mcp_clients import http_session, stdio_session, write_config
+from tests.kit.mcp_clients import http_session, stdio_session, write_config
 
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.serve_process import ServeProcess

@@ -1,6 +1,6 @@
 """Time outside the model: what a turn through the HTTP API costs beyond the model's own time.
 
-The real stack on loopback: uvicorn serving ``local2.http.app``, the agent with its SQLite
+The real stack on loopback: uvicorn serving ``local2.http._app``, the agent with its SQLite
 checkpointer, Chroma memory (embeddings from the fake Ollama's ``/api/embed``), the critic
 and the default tools, and ``ChatOllama`` talking to the Ollama-protocol test server
 (``local2_testkit.ollama_server``) whose every chat reply waits ``--delay`` seconds, then
@@ -47,9 +47,9 @@ from typing import Any
 import httpx
 import yaml
 
-from local2.cli.stories import serve_api
+from local2.cli._stories import serve_api
 from local2.config import load_settings
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2.storage._audit_log import folder_name, runs_dir
 from local2_testkit.ollama_server import FakeOllama, RuleBrain, Served

@@ -29,7 +29,7 @@ from pydoc_data.topics import topics
 
 from page_text_pairs import PAIRS
 
-from local2.config.schema import WebFetchSettings
+from local2.config._schema import WebFetchSettings
 from local2.documents import truncate_paragraphs
 from local2.tools.base import ToolContext
 from local2.tools.passages import focus

@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from local2.cli.stories import serve_pages
+from local2.cli._stories import serve_pages
 from local2.config import load_settings
 from local2.graph import _turn as remembering
 from local2.memory._embedders import MiniLMEmbedder

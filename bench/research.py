@@ -106,7 +106,7 @@ def library_off() -> dict[str, dict[str, str]]:
     """Settings that keep no read in the library: the bench times research, not the library
     (bench/library.py does), and loads no embedder. A tree from before the library (issue
     46) has no such setting, and keeps nothing anyway."""
-    from local2.config.schema import Settings
+    from local2.config._schema import Settings
 
     return {"library": {"keep": "off"}} if "library" in Settings.model_fields else {}
 

@@ -32,7 +32,7 @@ from pydantic import PrivateAttr
 from local2.service.agent import Agent
 from local2.models._backend import EMBEDDED_NAME
 from local2.models._embedded import EmbeddedChatModel
-from local2.cli.stories import serve_pages
+from local2.cli._stories import serve_pages
 from local2_testkit.embedded_run import load_questions, run_settings, with_pages, without_pages
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,22 +1,20 @@
-"""Shared fixtures: isolated data directories and settings for every test."""
+"""The fixtures every folder's tests may use: isolated data directories and settings, local
+servers, the team-scale parts, the browser. Helpers that are not fixtures are in
+``tests/kit/``; a folder's own fixtures are in its conftest."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from local2.config import Settings, load_settings
-from local2_testkit.forked import run_local2
 from local2_testkit.web_server import LocalServer, Route
+from tests.kit.helpers import SCREENSHOTS, bearer_clients, make_settings
 
 # llama.cpp's OpenMP threads sleep at barriers instead of spinning, for this process (its
 # tests import llama_cpp before the product would set it) and every ``local2`` it starts:
@@ -34,15 +32,10 @@ sys.dont_write_bytecode = False
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` hands out the heaviest test files first (tests/scheduling.py)."""
-    if config.getoption("dist", None) != "loadfile":
-        return None
-    from tests.scheduling import HeaviestFileFirst
+    """``--dist loadfile`` hands out the heaviest test files first (tests/kit/scheduling.py)."""
+    from tests.kit.scheduling import make_scheduler  # xdist's own modules, for -n runs only
 
-    return HeaviestFileFirst(config, log)
-
-
-_SCREENSHOTS: list[Path] = []  # this run's screenshot folder, once the session made it
+    return make_scheduler(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -50,13 +43,8 @@ def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the browser tests keep their screenshots: a folder under pytest's temp folder
     (``--basetemp``), never the repository's tracked files."""
     folder = tmp_path_factory.mktemp("screenshots", numbered=False)
-    _SCREENSHOTS.append(folder)
+    SCREENSHOTS.append(folder)
     return folder
-
-
-def screenshot_path(name: str) -> Path:
-    """The file of the screenshot ``name`` in this run's folder."""
-    return _SCREENSHOTS[-1] / f"{name}.png"
 
 
 @pytest.fixture(autouse=True)
@@ -74,32 +62,6 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     return home
-
-
-def meet(barrier: threading.Barrier, timeout: float = 10) -> bool:
-    """Whether everyone the barrier waits for arrived within ``timeout``: work that runs at
-    once meets; run one after the other, the first waits alone and the barrier breaks (a
-    test of concurrency that does not depend on the machine's speed)."""
-    try:
-        barrier.wait(timeout=timeout)
-    except threading.BrokenBarrierError:
-        return False
-    return True
-
-
-def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    base: dict[str, Any] = {"system": {"data_dir": str(tmp_path / "data")}}
-    for section, values in overrides.items():
-        base[section] = {**base.get(section, {}), **values}
-    return load_settings(overrides=base)
-
-
-def mock_search_config(directory: Path) -> Path:
-    """A config directory whose web search is the canned mock provider (for ``LOCAL2_CONFIG``
-    in tests that start ``local2`` and need search results without the internet)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "web.yaml").write_text("search:\n  provider: mock\n")
-    return directory
 
 
 @pytest.fixture
@@ -127,23 +89,6 @@ def fake_ollama() -> Iterator[Any]:
 
     with FakeOllama() as server:
         yield server
-
-
-def local2(
-    *args: str,
-    env: Mapping[str, str],
-    stdin: str | None = None,
-    cwd: Path | None = None,
-    timeout: float = 180,
-    cold: bool = False,
-) -> subprocess.CompletedProcess[str]:
-    """Run the ``local2`` command as a person would: a real process with ``env`` added.
-
-    The process is forked from a warm one that has the command's libraries imported
-    (``local2_testkit.forked``: same arguments, environment, pipes and exit code, without
-    an interpreter's start each time); ``cold`` starts a new interpreter, for a test about
-    the start itself. ``LOCAL2_TESTS_COLD=1`` starts every command cold."""
-    return run_local2(args, {**os.environ, **env}, stdin, cwd, timeout, cold=cold)
 
 
 # -- the team-scale parts, started once per test session on loopback -------------------------
@@ -185,29 +130,46 @@ def chroma_server() -> Iterator[Any]:
         yield server
 
 
-@contextmanager
-def bearer_clients(
-    url: str, tokens: Mapping[str, str], timeout: float = 60
-) -> Iterator[dict[str, httpx.Client]]:
-    """One HTTP client per person, each sending that person's bearer token; closed after."""
-    with ExitStack() as stack:
-        yield {
-            name: stack.enter_context(
-                httpx.Client(
-                    base_url=url, timeout=timeout, headers={"Authorization": f"Bearer {token}"}
-                )
-            )
-            for name, token in tokens.items()
-        }
+# -- the browser tests' chromium (tests/kit/browser.py: its pages, the app's parts on them) ----
 
 
-def tool_schemas() -> dict[str, dict[str, Any]]:
-    """Every shipped tool's parameters by name: what the model is told (each tool declares
-    its schema beside its code, so the modules that declare them are imported here)."""
-    import local2.tools.files
-    import local2.tools.library_tools
-    import local2.tools.memory_tools
-    import local2.tools.web  # noqa: F401
-    from local2.tools.base import declared_tools
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's chromium under Playwright, one per test module (its pages: ``open_page``)."""
+    from playwright.sync_api import sync_playwright
 
-    return {name: schema.parameters for name, schema in declared_tools().items()}
+    from tests.kit.browser import BROWSER_ARGS, CHROMIUM
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        yield chromium
+        chromium.close()
+
+
+# -- a team on one served API (the documents' and the search's HTTP tests) -------------------
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """Alice and Bob, each with a bearer client, on one agent served over HTTP."""
+    # Imported here: the API and the agent, for the tests that ask for a team only.
+    from local2.http import create_api
+    from local2.service import Agent
+    from local2_testkit.ollama_server import FakeOllama, RuleBrain
+    from tests.kit.served import Served
+
+    with FakeOllama(RuleBrain()) as fake:
+        settings = load_settings(
+            overrides={
+                "system": {"data_dir": str(tmp_path / "data"), "ollama_host": fake.url},
+                "memory": {"embedder": "lexical"},
+                "documents": {"max_bytes": 50_000},
+            }
+        )
+        agent = Agent(settings, backend="ollama")
+        people = agent.storage.people
+        assert people is not None
+        tokens = {name: people.add(name) for name in ("alice", "bob")}
+        with Served(create_api(agent)) as url, bearer_clients(url, tokens, timeout=120) as c:
+            yield {"agent": agent, "alice": c["alice"], "bob": c["bob"], "fake": fake}
+        agent.close()

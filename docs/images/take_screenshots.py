@@ -2,7 +2,7 @@
 docs/documents.md's and docs/evals.md's. The tests keep theirs in their temp folder; these
 are taken by hand, when the app's looks change.
 
-The app runs as it does for a person (``local2.ui.server.create_app`` over a real ``Agent``,
+The app runs as it does for a person (``local2.server.create_app`` over a real ``Agent``,
 real memory, the real critic, served by uvicorn on 127.0.0.1); its model is the test kit's
 Ollama-protocol server (``FakeOllama``: ``RuleBrain`` for chat, ``ResearchBrain`` for research,
 ``EvalBrain`` for the demo set's eval runs) and the web is the test kit's loopback web over
@@ -29,8 +29,8 @@ from playwright.sync_api import sync_playwright
 from local2.config import load_settings
 from local2.evals import DEMO_PATH, load_set
 from local2.ports import free_port
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit import documents as samples
 from local2_testkit.brains import RuleBrain
 from local2_testkit.eval_brain import EvalBrain

@@ -2,8 +2,9 @@
 
 Each error says what went wrong (``message``) and, where there is one, what to do about it
 (``fix``). The branches say what kind of failure it is, and each surface maps the branches
-once: to HTTP statuses (:mod:`local2.http.errors`), to exit codes and messages
-(:mod:`local2.cli.errors`) and to the app's notices (:mod:`local2.ui.notices`)::
+once: to HTTP statuses (:mod:`local2.service._problems`, which the API answers and the MCP
+server says), to exit codes and messages (:mod:`local2.cli._errors`) and to the app's
+notices (:mod:`local2.ui._notices`)::
 
     Local2Error
     ├── InvalidInput          the request cannot be done as asked (422, exit 2)

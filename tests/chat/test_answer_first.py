@@ -16,31 +16,16 @@ from typing import Any
 import httpx
 import pytest
 
+import local2.service.chat._running as running
 from local2.config import load_settings
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.ids import SESSION_ID_RULE
 from local2.service.agent import Agent
-from local2.service.chat import _running as running
 from local2.storage._audit_log import show_run
 from local2_testkit.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
-from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain
-from tests.http.test_api import Served
-
-CRITIC_DELAY_S = 2.0
-
-
-class SlowJudge:
-    """RuleBrain, whose grading replies take ``CRITIC_DELAY_S``."""
-
-    def __init__(self) -> None:
-        self.rules = RuleBrain()
-
-    def __call__(self, request: dict[str, Any]) -> Reply:
-        reply = self.rules(request)
-        if "[RESULT]" in reply.content:
-            reply.delay_s = CRITIC_DELAY_S
-        return reply
-
+from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama
+from tests.chat.helpers import CRITIC_DELAY_S, SlowJudge
+from tests.kit.served import Served
 
 WEAK = "hedge:1b"  # a second model for compare turns: it says it does not know
 

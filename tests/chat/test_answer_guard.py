@@ -26,7 +26,7 @@ from local2.service.agent import Agent
 from local2.tools.base import Tool
 from local2.tools.memory_tools import save_extract
 from local2.tools.web import SEARCH_CUE, fetch_extract, search_extract
-from tests.conftest import make_settings, tool_schemas
+from tests.kit.helpers import make_settings, tool_schemas
 
 SCHEMAS = tool_schemas()
 SEARCH_RESULT = (

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from local2 import events
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 THINK_S = 0.4
 

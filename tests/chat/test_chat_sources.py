@@ -19,42 +19,21 @@ import anyio
 import httpx
 import pytest
 
-from local2.config import Settings
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui.server import create_app
-from local2_testkit.brains import Reply, message_text, tool_names
+from local2_testkit.brains import message_text
 from local2_testkit.ollama_server import FakeOllama
-from tests.http.test_api import Served
-from tests.mcp_clients import http_session, structured
-from tests.research.test_research_sources import scholarly_apis, settings_for
-from tests.scholarly_stub import Stub
-
-QUESTION = "What does research say about sleep and declarative memory?"
-PREPRINT = "Slow-wave sleep consolidates declarative memory"  # arXiv's 2024 entry's title
-
-
-def searcher(request: dict[str, Any]) -> Reply:
-    """Searches once, then answers with the first title the search gave."""
-    messages = request.get("messages") or []
-    if messages and messages[-1].get("role") == "tool":
-        text = message_text(messages[-1])
-        title = next((ln for ln in text.splitlines() if "Title:" in ln), "nothing found")
-        return Reply(content=f"The search found: {title.split('Title:', 1)[1].strip()}")
-    if "web_search" in tool_names(request):
-        return Reply(tool_calls=[{"name": "web_search", "arguments": {"query": "sleep memory"}}])
-    return Reply(content="No tools were offered.")
+from tests.chat.sources_helpers import PREPRINT, QUESTION, chat_settings, searcher
+from tests.kit.mcp_clients import http_session, structured
+from tests.kit.scholarly_stub import Stub
+from tests.kit.served import Served
+from tests.research.sources_helpers import scholarly_apis
 
 
 @pytest.fixture
 def apis() -> Iterator[Stub]:
     with scholarly_apis() as server:
         yield server
-
-
-def chat_settings(fake: FakeOllama, apis: Stub, data: Path) -> Settings:
-    settings = settings_for(fake, apis, data)
-    settings.web.search.provider = "mock"  # the web, when it is asked: canned, offline
-    return settings
 
 
 def tool_messages(fake: FakeOllama) -> str:

@@ -12,15 +12,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
-from tests.chat.test_chat_sources import PREPRINT, QUESTION, chat_settings, searcher
-from tests.http.test_api import Served
-from tests.research.test_research_sources import scholarly_apis
-from tests.ui.test_ui_browser import BROWSER_MARKS, answered, ask, browser, open_page, wait_text
+from tests.chat.sources_helpers import PREPRINT, QUESTION, chat_settings, searcher
+from tests.kit.browser import BROWSER_MARKS, answered, ask, open_page, wait_text
+from tests.kit.served import Served
+from tests.research.sources_helpers import scholarly_apis
 
-__all__ = ["browser"]
 pytestmark = BROWSER_MARKS
 FOLD = "#local2-chat-sources-box"
 PICKER = "#local2-chat-sources"

@@ -13,9 +13,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
-from tests.chat.test_approval import Notes
-from tests.chat.test_approval import make_agent as approval_agent
-from tests.conftest import make_settings
+from tests.chat.helpers import Notes
+from tests.chat.helpers import make_agent as approval_agent
+from tests.kit.helpers import make_settings
 
 QUESTIONS = [
     "What is the capital of France?",

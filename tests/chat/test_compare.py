@@ -23,7 +23,7 @@ from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2_testkit.brains import HedgingBrain, ModelBrains, Reply
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2, meet
+from tests.kit.helpers import local2, meet
 
 STRONG, WEAK = "qwen3:4b", "hedge:1b"
 MODELS = [STRONG, WEAK, "rules:2b", "broken:1b", "nomic-embed-text"]
@@ -362,8 +362,8 @@ def test_a_retry_that_grades_lower_keeps_the_first_attempt(tmp_path: Path) -> No
 
 
 def test_http_api_compare_prefer_arena_and_retry(server: FakeOllama, tmp_path: Path) -> None:
-    from local2.http.app import create_api
-    from tests.http.test_api import Served
+    from local2.http._app import create_api
+    from tests.kit.served import Served
 
     agent = make_agent(tmp_path, server.url)
     with Served(create_api(agent)) as url, httpx.Client(base_url=url, timeout=60) as client:
@@ -424,7 +424,7 @@ def test_both_respondents_can_wait_for_approval_and_each_is_answered(tmp_path: P
     """A side effect in each branch pauses the turn; each request is decided in turn."""
     from local2.contracts.approval import answer
     from local2.models._backend import ChatBackend
-    from tests.chat.test_approval import Notes, make_agent, obeying_script
+    from tests.chat.helpers import Notes, make_agent, obeying_script
 
     def two_obeying(where: Path, notes: Notes) -> Agent:
         agent = make_agent(where, notes)

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from local2 import events
 from local2.config import load_settings
-from local2.config.schema import CriticRubric, CriticSettings
+from local2.config._schema import CriticRubric, CriticSettings
 from local2.contracts._records import ToolCallRecord
 from local2.critic import Critic, build_prompt, default_rubric, grounding_flags, make_critic
 from local2.graph._after import grade_turn as critique

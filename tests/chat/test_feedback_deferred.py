@@ -16,17 +16,10 @@ from local2.memory import deferred
 from local2.memory._store import EngramStore
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from tests.conftest import local2
+from tests.chat.helpers import lexical_config
+from tests.kit.helpers import local2
 
 QUERY = "When does the harbour ferry leave?"
-
-
-def lexical_config(tmp_path: Path) -> Path:
-    config = tmp_path / "conf"
-    config.mkdir()
-    (config / "memory.yaml").write_text("embedder: lexical\n")
-    (config / "critic.yaml").write_text("enabled: false\n")
-    return config
 
 
 def two_turns(settings: Settings) -> tuple[Agent, dict[str, Any], dict[str, Any]]:

@@ -17,7 +17,7 @@ import pytest
 
 from local2_testkit.forked import ForkServer
 from local2_testkit.processes import end_group
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 PROBE = """\
 import atexit, json, os, sys, threading, time
@@ -32,7 +32,7 @@ if sys.argv[1:] == ["hang"]:
 done = []
 worker = threading.Thread(target=lambda: (time.sleep(0.3), done.append(1)))
 worker.start()  # not a daemon: the shutdown waits for it
-warm = "local2.cli.main" in sys.modules
+warm = "local2.cli._main" in sys.modules
 print(json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "probe": os.environ.get("PROBE"),
                   "stdin": line, "args": sys.argv[1:], "modules": warm}))
 sys.stderr.write("to stderr\\r\\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 from local2.ports import free_port
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2_testkit.processes import end_group
-from tests.chat.test_feedback_deferred import lexical_config
+from tests.chat.helpers import lexical_config
 
 
 def python(code: str, *args: str, env: dict[str, str] | None = None) -> str:
@@ -35,7 +35,7 @@ def test_pause_then_resume_freezes_and_turns_the_collector_back_on() -> None:
     said = python(
         """
 import gc, json
-from local2.cli import gc_pause
+import local2.cli._gc_pause as gc_pause
 seen = {"paused": gc_pause.pause(), "off": not gc.isenabled()}
 seen["resumed"] = gc_pause.resume("test")
 seen |= {"on": gc.isenabled(), "frozen": gc.get_freeze_count(), "by": gc_pause.state.resumed_by}
@@ -52,7 +52,7 @@ def test_the_safety_net_resumes_a_pause_nobody_ended() -> None:
     said = python(
         """
 import gc, json, time
-from local2.cli import gc_pause
+import local2.cli._gc_pause as gc_pause
 gc_pause.pause(safety_s=0.2)
 deadline = time.monotonic() + 60
 while not gc.isenabled() and time.monotonic() < deadline:
@@ -67,7 +67,7 @@ def test_a_collector_someone_else_turned_off_stays_off() -> None:
     said = python(
         """
 import gc
-from local2.cli import gc_pause
+import local2.cli._gc_pause as gc_pause
 gc.disable()
 print(gc_pause.pause(), gc_pause.resume("test"), gc.isenabled())
 """
@@ -97,7 +97,7 @@ print("enabled:", gc.isenabled())
 # put out of reach first, so only the command itself can have turned the collector on.
 WATCHED = """
 import gc, json, os, runpy, sys, threading, time, urllib.request
-from local2.cli import gc_pause
+import local2.cli._gc_pause as gc_pause
 
 gc_pause.SAFETY_S = 3600.0
 report, url = sys.argv[1], sys.argv[2]

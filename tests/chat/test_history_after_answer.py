@@ -13,11 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from tests.conftest import make_settings
-from tests.http.test_api import Served
+from tests.kit.helpers import make_settings
+from tests.kit.served import Served
 
 TURNS = 30
 

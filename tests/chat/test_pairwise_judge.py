@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from local2.config.schema import CriticSettings
+from local2.config._schema import CriticSettings
 from local2.contracts._records import Respondent
 from local2.critic import Critic
 from local2.critic._pairwise import build_relative_prompt, combine, judge_pair

@@ -18,7 +18,7 @@ from local2.models import _embedded as embedded
 from local2.models import _prefix_state as prefix_state
 from local2.models._embedded import EmbeddedChatModel, load_llama
 from local2.service.warmup import prefix_state_dir, prompt_prefix_task
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow

@@ -12,8 +12,8 @@ import pytest
 from local2.errors import UnknownTurn
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2 as run_local2
-from tests.conftest import make_settings
+from tests.kit.helpers import local2 as run_local2
+from tests.kit.helpers import make_settings
 
 FRANCE = "What is the capital of France?"
 GIL = "Tell me about the Python GIL."

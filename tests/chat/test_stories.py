@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from local2.cli.stories import serve_api
+from local2.cli._stories import serve_api
 from local2.errors import StoryError
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2.stories._runner import (
     EventChecks,
@@ -25,7 +25,7 @@ from local2.stories._runner import (
 )
 from local2_testkit.brains import Reply
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 STORIES = Path(__file__).parents[1] / "stories"
 ROOT = Path(__file__).parents[2]

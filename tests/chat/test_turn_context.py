@@ -15,7 +15,7 @@ from local2.graph._turn import Services, TurnContext
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.wiring import wire
 from local2.tools.base import Tool
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 URL = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}

@@ -25,7 +25,7 @@ import pytest
 from local2.errors import SessionBusy, TurnCancelled
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 FRANCE = "What is the capital of France?"
 LONG = " ".join(f"word{i}" for i in range(400))  # a long answer, streamed a word at a time

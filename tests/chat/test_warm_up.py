@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.memory.test_memory_turns import ollama_agent
+from tests.memory.helpers import ollama_agent
 
 
 def test_warm_up_asks_no_model_and_writes_nothing(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from local2.memory._embedders import MiniLMEmbedder, _load_minilm
 from local2.models._embedded import load_llama
 from local2.service.agent import Agent
 from local2.service.warmup import Warmup, embedder_task, prompt_prefix_task
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from local2_testkit.ollama_server import FakeModel, FakeOllama, RuleBrain, ScriptBrain
-from tests.conftest import local2, mock_search_config
+from tests.kit.helpers import local2, mock_search_config
 
 
 def test_ask_json_then_follow_up_in_the_same_session(tmp_path: Path) -> None:

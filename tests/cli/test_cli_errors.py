@@ -1,5 +1,5 @@
 """Each branch of the error hierarchy reaches the terminal once, the same way: a message, the
-fix when there is one, an exit code by branch (``cli/errors.py``), and never a traceback."""
+fix when there is one, an exit code by branch (``cli/_errors.py``), and never a traceback."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 
 def broken_config(tmp_path: Path) -> dict[str, str]:
@@ -68,8 +68,8 @@ def test_the_allowed_hosts_error_gives_a_real_example(host: str, tmp_path: Path)
 
 
 def test_an_ipv4_mapped_loopback_address_stays_on_this_machine() -> None:
-    from local2.http.app import require_token
-    from local2.http.guard import is_loopback
+    from local2.http._app import require_token
+    from local2.ports import is_loopback
 
     assert is_loopback("::ffff:127.0.0.1") and is_loopback("[::ffff:127.0.0.2]")
     assert not is_loopback("::ffff:192.0.2.7")

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from local2_testkit.ollama_server import FakeOllama
-from tests.cli.test_cli_approval import Terminal
-from tests.people.test_person_first import FRANCE, GIL, SlowJudge, asked_to_grade, graded, wait_for
+from tests.cli.helpers import Terminal
+from tests.people.helpers import FRANCE, GIL, SlowJudge, asked_to_grade, graded, wait_for
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
-"""A report printed at a terminal is plain text: ``local2.cli.plain_text`` turns the Markdown
+"""A report printed at a terminal is plain text: ``local2.cli._plain_text`` turns the Markdown
 LoCAL2 writes (escaped titles and errors, emphasis, links, lists, struck sentences) into what
 a person reads, with nothing lost."""
 
 from __future__ import annotations
 
-from local2.cli.plain_text import markdown_text
+from local2.cli._plain_text import markdown_text
 from local2.research._verify import plain
 
 REPORT = f"""# What are the health benefits of green tea?

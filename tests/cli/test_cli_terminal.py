@@ -12,10 +12,10 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from local2.cli import render
-from local2.cli.main import app
-from tests.conftest import local2
-from tests.house.test_docs import cli_commands
+import local2.cli._render as render
+from local2.cli._main import app
+from tests.house.helpers import cli_commands
+from tests.kit.helpers import local2
 
 TYPE_DEBRIS = re.compile(r"<(?:bool|str|int|float|path|file|list\[|[a-z]+ range)[^>]*>")
 

@@ -30,7 +30,7 @@ from local2.storage._people import token_hash
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.processes import end_group
 from local2_testkit.serve_process import ServeProcess
-from tests.conftest import bearer_clients, local2
+from tests.kit.helpers import bearer_clients, local2
 
 NO_ENV: dict[str, str] = {}
 

@@ -11,8 +11,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from local2.cli import files as commands
-from local2.cli.main import main as cli_main
+import local2.cli._files as commands
+from local2.cli._main import main as cli_main
 from local2.config import load_settings
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
@@ -27,7 +27,7 @@ from local2.storage._audit_log import (
     write_audit,
 )
 from local2.tools.files import file_tools
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 FAKE_OPENAI = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2"
 SECRETS_FILE = (

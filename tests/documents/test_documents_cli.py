@@ -9,7 +9,7 @@ from pathlib import Path
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 FACT = "The Eling tidal mill was restored by the parish council in 1980."
 

@@ -11,54 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-import pytest
-
-from local2.config import load_settings
-from local2.http.app import create_api
 from local2.service.agent import Agent
-from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf
-from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import bearer_clients
-from tests.http.test_api import Served
+from tests.documents.helpers import ALICE_FACT, PDF, pdf_with, upload
 
-PDF = "application/pdf"
-ALICE_FACT = "The Eling tidal mill was restored by the parish council in 1980."
 BOB_FACT = "The Hurst lighthouse lantern burns paraffin from October to March."
-
-
-def pdf_with(fact: str, page: int = 3, pages: int = 5) -> bytes:
-    return samples.pdf_of(
-        [
-            [" ".join(samples.sentences(n, 4))] + ([fact] if n == page else [])
-            for n in range(1, pages + 1)
-        ]
-    )
-
-
-@pytest.fixture
-def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    with FakeOllama(RuleBrain()) as fake:
-        settings = load_settings(
-            overrides={
-                "system": {"data_dir": str(tmp_path / "data"), "ollama_host": fake.url},
-                "memory": {"embedder": "lexical"},
-                "documents": {"max_bytes": 50_000},
-            }
-        )
-        agent = Agent(settings, backend="ollama")
-        people = agent.storage.people
-        assert people is not None
-        tokens = {name: people.add(name) for name in ("alice", "bob")}
-        with Served(create_api(agent)) as url, bearer_clients(url, tokens, timeout=120) as c:
-            yield {"agent": agent, "alice": c["alice"], "bob": c["bob"], "fake": fake}
-        agent.close()
-
-
-def upload(client: httpx.Client, name: str, data: bytes, session: str | None = None) -> Any:
-    form = {"session_id": session} if session else None
-    return client.post("/documents", files={"file": (name, data, PDF)}, data=form)
 
 
 def documents_folder(agent: Agent, person: str) -> Path:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from local2.cli.search import why
+from local2.cli._search import why
 from local2.contracts import LOCAL
 from local2.critic import grounding_flags
 from local2.errors import DocumentTooLarge, DocumentUnreadable, UnknownDocument
@@ -23,7 +23,7 @@ from local2.service.agent import Agent
 from local2.service.desks._search import Searcher
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 FACT = "The Eling tidal mill was restored by the parish council in 1980."
 

@@ -13,95 +13,14 @@ from typing import Any
 
 import pytest
 
-from local2.config import DocumentsSettings
-from local2.documents import Document, page_sections, read_document
+from local2.documents import page_sections
 from local2.errors import ToolError
-from local2.files import FileIndex, Folders
-from local2.tools.base import Tool, ToolContext, ToolResult
-from local2.tools.files import file_tools
+from local2.files import FileIndex
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2, make_settings
-
-CTX = ToolContext(session_id="s", query_id="q")
-
-# Facts no model knows, one per document, each on a page of its own.
-MILL = "The Eling tidal mill was restored by the parish council in 1980."
-LANTERN = "The Hurst lighthouse lantern burns paraffin from October to March."
-FERRY = "The Kelsby ferry timetable lists eleven crossings on Sundays."
-WHARF = "Quarryman Oswin Tadley repaired the wharf crane with ash timber."
-ALMANAC = "Almanac note: herring shoals arrive when the hawthorn blossoms."
-
-
-def filler(seed: int) -> str:
-    return " ".join(samples.sentences(seed, 5))
-
-
-def mixed_folder(root: Path) -> dict[str, tuple[str, int, str]]:
-    """A folder of documents of every kind, and for each fact: (question, file, page)."""
-    root.mkdir(parents=True, exist_ok=True)
-    pdf = [[filler(n)] for n in range(1, 7)]
-    pdf[3].append(MILL)
-    (root / "report.pdf").write_bytes(samples.pdf_of(pdf, "Parish report"))
-    (root / "lights.docx").write_bytes(
-        samples.docx_of([[filler(11)], [filler(12), LANTERN], [filler(13)]])
-    )
-    (root / "ferry.pptx").write_bytes(
-        samples.pptx_of([("Ferries", filler(21)), ("Timetable", FERRY), ("Fares", filler(22))])
-    )
-    (root / "notes.odt").write_bytes(samples.odt_sample().data)
-    (root / "tales.epub").write_bytes(samples.epub_sample().data)
-    (root / "wharf.html").write_text(
-        f"<html><head><title>Wharf</title></head><body><p>{filler(31)}</p>"
-        f"<p>{WHARF}</p></body></html>"
-    )
-    (root / "almanac.md").write_text(f"# Almanac\n\n{filler(41)}\n\n{ALMANAC}\n")
-    return {
-        "mill": ("When was the Eling tidal mill restored?", "report.pdf", 4),
-        "lantern": ("What does the Hurst lighthouse lantern burn?", "lights.docx", 2),
-        "ferry": ("How many Kelsby ferry crossings on Sundays?", "ferry.pptx", 2),
-        "wharf": ("Who repaired the wharf crane?", "wharf.html", 1),
-    }
-
-
-class CountingReader:
-    """The real document worker, counting what it is asked to read (and optionally held
-    until released, to stand for a slow build)."""
-
-    def __init__(self, hold: threading.Event | None = None) -> None:
-        self.names: list[str] = []
-        self.deadlines: list[float | None] = []  # the caller's, each reading's
-        self.hold = hold
-        self.started = threading.Event()
-
-    def __call__(
-        self, data: bytes, cfg: DocumentsSettings, *, name: str, deadline: float | None = None
-    ) -> Document:
-        self.names.append(name)
-        self.deadlines.append(deadline)
-        self.started.set()
-        if self.hold is not None:
-            assert self.hold.wait(120), "the test never released the reader"
-        return read_document(data, cfg, name=name, deadline=deadline)
-
-
-def setup(tmp_path: Path, reader: CountingReader | None = None, **files: Any):
-    folder = tmp_path / "papers"
-    facts = mixed_folder(folder)
-    settings = make_settings(
-        tmp_path,
-        files={"roots": [str(folder)], "embedder": "lexical", **files},
-        memory={"embedder": "lexical"},
-    )
-    folders = Folders(settings, reader=reader)
-    tools = {t.name: t for t in file_tools(settings, folders=folders)}
-    return settings, folders, tools, facts
-
-
-def run(tool: Tool, **args: Any) -> ToolResult:
-    out = tool.run(args, CTX)
-    return out if isinstance(out, ToolResult) else ToolResult(text=out)
+from tests.documents.helpers import FERRY, MILL, CountingReader, filler, mixed_folder, run, setup
+from tests.kit.helpers import local2
 
 
 def test_a_folder_of_mixed_documents_is_searched_and_hits_name_file_and_page(

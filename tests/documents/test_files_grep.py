@@ -26,8 +26,7 @@ from local2.tools.base import Tool, ToolContext
 from local2.tools.files import file_tools
 from local2_testkit import documents as samples
 from local2_testkit import hostile_documents as hostile
-from tests.conftest import make_settings
-from tests.documents.test_files_documents import (
+from tests.documents.helpers import (
     ALMANAC,
     FERRY,
     LANTERN,
@@ -38,6 +37,7 @@ from tests.documents.test_files_documents import (
     run,
     setup,
 )
+from tests.kit.helpers import make_settings
 
 FACTS = "tidal mill|lighthouse lantern|ferry timetable|wharf crane|herring shoals"
 DOCUMENTS = ["ferry.pptx", "lights.docx", "notes.odt", "report.pdf", "tales.epub", "wharf.html"]

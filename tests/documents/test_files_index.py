@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import time
 from pathlib import Path
 from typing import Any
@@ -11,111 +10,8 @@ import pytest
 
 from local2.files._index import FileIndex, chunk_text
 from local2.memory._embedders import LexicalEmbedder, MiniLMEmbedder, minilm_available
-from tests.conftest import make_settings
-
-# Invented facts (no model knows them) and the question a person would ask, in other words.
-PLANTED = [
-    (
-        "garden.md",
-        "The garden budget for 2025 is 1200 euros, approved by Marta.",
-        "How much money can we spend on the garden this year?",
-    ),
-    (
-        "wifi.txt",
-        "The cabin wifi password is larch-meadow-42.",
-        "What is the password for the internet at the cabin?",
-    ),
-    (
-        "office.md",
-        "The office door code changed to 7391 in March.",
-        "Which code opens the office door now?",
-    ),
-    (
-        "health.md",
-        "My dentist appointment is on 14 March at 9:30 with Dr Okafor.",
-        "When is my next dentist visit?",
-    ),
-    (
-        "allergies.txt",
-        "Tomas is allergic to peanuts and carries an epipen.",
-        "What food allergy does Tomas have?",
-    ),
-    (
-        "heliotrope.md",
-        "Project Heliotrope's deadline moved to the 30th of June.",
-        "When is the Heliotrope project due?",
-    ),
-    (
-        "parking.txt",
-        "I parked the car on level 3 of the Greenway garage, spot 112.",
-        "Where did I leave the car in the garage?",
-    ),
-    (
-        "books.md",
-        "Ines lent me her copy of The Glass Orchard; return it by Friday.",
-        "Which book do I have to give back to Ines?",
-    ),
-    (
-        "boiler.md",
-        "The boiler service company is Hearthwell, phone 555-0142.",
-        "Who services the boiler and how do I call them?",
-    ),
-    (
-        "tyres.csv",
-        "item,value\nwinter tyre pressure,2.4 bar front and 2.6 bar rear\n",
-        "What pressure should the winter tyres have?",
-    ),
-]
-
-FILLER = [
-    "We talked about the weekly planning meeting and who takes notes.",
-    "The weather was grey all week, with rain on most afternoons.",
-    "Remember to water the tomatoes and check the compost bin.",
-    "The quarterly report needs charts for sales and support tickets.",
-    "A new cafe opened near the station; the croissants are good.",
-    "Sort the photos from the summer holiday into albums.",
-    "The bike needs a new chain and the brakes adjusted.",
-    "Call grandma on Sunday afternoon to hear about her trip.",
-    "Read two chapters of the history book before the club meets.",
-    "Clean the gutters before autumn and fix the fence gate.",
-    "The team retrospective found the release checklist too long.",
-    "Try the lentil soup recipe with smoked paprika and lemon.",
-    "Renew the library card and the museum membership.",
-    "The printer at work jams when the tray is overfilled.",
-    "Plan the route for the hiking weekend in the hills.",
-]
-
-
-def make_corpus(root: Path, n_filler: int = 50, seed: int = 7) -> dict[str, str]:
-    """Filler notes with the planted facts hidden in the middle of some; fact file -> query."""
-    rng = random.Random(seed)
-    root.mkdir(parents=True, exist_ok=True)
-    for i in range(n_filler):
-        lines = [f"# Notes {i}", "", *rng.sample(FILLER, 6)]
-        (root / f"notes-{i:03d}.md").write_text("\n".join(lines) + "\n")
-    queries = {}
-    for name, fact, question in PLANTED:
-        if name.endswith(".csv"):
-            body = fact
-        else:
-            before, after = rng.sample(FILLER, 3), rng.sample(FILLER, 3)
-            body = "\n".join([f"# {name.split('.')[0].title()}", "", *before, fact, *after]) + "\n"
-        (root / name).write_text(body)
-        queries[name] = question
-    return queries
-
-
-def recall_at_k(index: FileIndex, queries: dict[str, str], k: int = 3) -> float:
-    found = 0
-    for name, question in queries.items():
-        hits = index.search(question, k)
-        found += any(h.path.endswith("/" + name) for h in hits)
-    return found / len(queries)
-
-
-def open_index(tmp_path: Path, root: Path, embedder: Any, **files: Any) -> FileIndex:
-    settings = make_settings(tmp_path, files={"roots": [str(root)], **files})
-    return FileIndex(settings, embedder=embedder)
+from tests.documents.helpers import make_corpus, open_index, recall_at_k
+from tests.kit.helpers import make_settings
 
 
 def test_chunks_keep_line_ranges_and_prefer_paragraph_ends() -> None:

@@ -17,7 +17,7 @@ from local2.files._sandbox import (
     Sandbox,
 )
 from local2.tools.registry import default_tools
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 EXTS = [".md", ".txt", ".json", ".csv", ".py", ".yaml"]
 

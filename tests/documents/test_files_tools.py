@@ -17,7 +17,7 @@ from local2.service.agent import Agent
 from local2.tools import file_grep
 from local2.tools.base import Tool, ToolContext, ToolResult
 from local2.tools.files import file_tools
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 CTX = ToolContext(session_id="s", query_id="q")
 BUDGET = (

@@ -15,7 +15,7 @@ from local2.library import Fetched, Reader, ReadingLibrary
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 FACT = "The Eling tidal mill grinds 400 kilograms of flour on a spring tide."
 URL = "http://mills.example/report.pdf"

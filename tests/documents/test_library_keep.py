@@ -22,7 +22,7 @@ from local2_testkit import documents as samples
 from local2_testkit.brains import Reply
 from local2_testkit.ollama_server import FakeOllama, ScriptBrain
 from local2_testkit.web_server import send
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 FACT = "The Eling tidal mill grinds 400 kilograms of flour on a spring tide."
 PDF_MEDIA = "application/pdf"

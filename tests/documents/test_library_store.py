@@ -17,7 +17,7 @@ from local2.errors import InvalidInput, UnknownLibraryEntry
 from local2.library import Fetched, Reader, ReadingLibrary, export_library, import_library
 from local2.library._index import LibraryIndexes
 from local2_testkit import documents as samples
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 FACT = "The Eling tidal mill grinds 400 kilograms of flour on a spring tide."
 
@@ -133,7 +133,7 @@ def test_export_and_import_move_a_library_between_people(tmp_path: Path) -> None
 
 
 def test_the_apps_export_is_one_per_person_and_goes_when_old(tmp_path: Path) -> None:
-    from local2.ui.library_exports import ExportFiles
+    from local2.ui._library_exports import ExportFiles
 
     exports = ExportFiles(tmp_path / "served", ttl_s=600)
     first = exports.write("alice", b"one")

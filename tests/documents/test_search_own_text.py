@@ -15,20 +15,20 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from local2.cli import memory as memory_commands
-from local2.cli import search as search_commands
-from local2.cli.main import main as cli_main
-from local2.cli.search import why
+import local2.cli._memory as memory_commands
+import local2.cli._search as search_commands
+import local2.files._index as index_module
+import local2.files._lexical as lexical
+from local2.cli._main import main as cli_main
+from local2.cli._search import why
 from local2.contracts._people import Person
 from local2.files import FileIndex, Folders, SearchHit
-from local2.files import _index as index_module
-from local2.files import _lexical as lexical
 from local2.memory._embedders import LexicalEmbedder
 from local2.service.desks._search import Searcher, open_searcher
 from local2.tools.files import hit_line
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 # A fact no model knows, at the end of a long paragraph of a PDF's page 3: past the first
 # lines of its chunk, so only the passage that answers shows it.

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from local2.evals import match_grade, rate
-from local2.ui.eval_chart import accuracy_chart, chart_points, progress_bar
+from local2.ui._eval_chart import accuracy_chart, chart_points, progress_bar
 
 
 def row(run: str, model: str, k: int, n: int, **fields: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import pytest
 from local2.evals import DEMO_PATH, load_set
 from local2_testkit.eval_brain import ABSTAIN, EvalBrain
 from local2_testkit.ollama_server import FakeOllama
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 QUESTIONS = load_set(DEMO_PATH).questions[:8]
 DEMO_LIMIT = 5  # the demo's first questions, on the real embedded model

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.config.schema import ToolsSettings
+from local2.config._schema import ToolsSettings
 from local2.errors import EvalFileError, SettingsError, ToolError
 from local2.research._plan import check_plan, parse_plan
 from local2.tools.base import ToolContext
@@ -31,7 +31,7 @@ from local2.tools.corpus.serve import OFFLINE_REFUSAL
 from local2.tools.trust import review
 from local2.tools.web import web_tools
 from local2_testkit.results import web_steps
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 DOCS = [
     CorpusDocument("tides", "Tides of Saltmere", "The tide at Saltmere rises 9 metres at springs."),
@@ -345,11 +345,11 @@ def test_a_research_plan_may_read_a_corpus_url() -> None:
 def test_a_session_pointed_at_a_corpus_searches_and_reads_it_offline(tmp_path: Path) -> None:
     """A turn through the HTTP API, on the Ollama-protocol test server, with web.offline on:
     web_search lists corpus URLs and web_fetch reads one from the corpus."""
-    from local2.http.app import create_api
+    from local2.http._app import create_api
     from local2.service.agent import Agent
     from local2_testkit.brains import Reply
     from local2_testkit.ollama_server import FakeOllama, ScriptBrain
-    from tests.http.test_api import Served
+    from tests.kit.served import Served
 
     path = write_documents(DOCS, tmp_path / "notes.jsonl")
     search = Reply(tool_calls=[{"name": "web_search", "arguments": {"query": "Saltmere tide"}}])

@@ -25,7 +25,7 @@ from local2.models._embedded import MODEL_NAME, EmbeddedChatModel
 from local2.service.agent import Agent
 from local2.service.evals._evals import Evals
 from local2.service.evals._setup import GRADE_MAX_TOKENS, GRADE_SCHEMA, make_grader
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow

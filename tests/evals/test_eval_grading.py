@@ -11,7 +11,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from local2.config.schema import CriticSettings
+from local2.config._schema import CriticSettings
 from local2.critic import Critic
 from local2.evals import (
     NUDGE,

@@ -22,13 +22,13 @@ import pytest
 
 from local2.config import load_settings
 from local2.evals import DEMO_PATH, load_set
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2_testkit.eval_brain import EvalBrain
 from local2_testkit.ollama_server import FakeOllama
-from tests.conftest import bearer_clients
-from tests.http.test_api import Served
-from tests.research.test_research_api import read_events
+from tests.kit.helpers import bearer_clients
+from tests.kit.served import Served
+from tests.research.helpers import read_events
 
 QUESTIONS = load_set(DEMO_PATH).questions[:3]
 

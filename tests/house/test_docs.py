@@ -22,14 +22,13 @@ from typing import Any
 from unittest.mock import MagicMock
 
 import pytest
-import typer
 import yaml
 from pydantic import BaseModel
 
 from local2 import events
-from local2.cli.main import app as cli_app
-from local2.config.schema import SECTIONS, Settings, WebSearchSettings
-from local2.http.app import create_api
+from local2.config._schema import SECTIONS, Settings, WebSearchSettings
+from local2.http._app import create_api
+from tests.house.helpers import cli_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -159,28 +158,6 @@ def test_every_python_yaml_and_json_block_parses() -> None:
 
 
 # -- the command line ---------------------------------------------------------------------
-
-
-def cli_commands() -> dict[tuple[str, ...], set[str]]:
-    """Every command's path (``("memory", "save")``) and its long options."""
-    found: dict[tuple[str, ...], set[str]] = {}
-
-    def walk(command: Any, path: tuple[str, ...]) -> None:
-        subcommands = getattr(command, "commands", None)
-        if subcommands:
-            for name, sub in subcommands.items():
-                walk(sub, (*path, name))
-            return
-        found[path] = {
-            opt
-            for param in command.params
-            if param.param_type_name == "option"
-            for opt in param.opts
-            if opt.startswith("--")
-        }
-
-    walk(typer.main.get_command(cli_app), ())
-    return found
 
 
 def sections(page: str) -> dict[str, str]:

@@ -1,8 +1,8 @@
 """Every exception class of the package is in the errors tree and every surface maps it.
 
 The classes are found by walking the package (importing each module), so a new error class
-anywhere fails here until it joins a branch that ``http/errors.py`` gives a status,
-``cli/errors.py`` an exit code and ``ui/notices.py`` a notice.
+anywhere fails here until it joins a branch that ``service/_problems.py`` gives a status,
+``cli/_errors.py`` an exit code and ``ui/_notices.py`` a notice.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pkgutil
 import pytest
 
 import local2
-from local2.cli.errors import EXIT_CODES, exit_code
+from local2.cli._errors import EXIT_CODES, exit_code
 from local2.errors import AwaitingApproval, Local2Error, ToolError, TurnCancelled
-from local2.http.errors import STATUSES, status_of
-from local2.ui.notices import notice_for
+from local2.service._problems import STATUSES, status_of
+from local2.ui._notices import notice_for
 
 # Modules that do work when imported (LangGraph Server's graph is built from settings).
 NOT_IMPORTED = {"local2.platform.graph", "local2.cli.__main__"}
@@ -28,7 +28,7 @@ INTERNAL = {
     "local2.tools.file_grep._OutOfTime": "grep's budget spent, turned into a note in its result",
 }
 # Errors one surface raises for itself, which no other surface can meet.
-SURFACE_ONLY = {"local2.ui.sign_in.SignedOut"}
+SURFACE_ONLY = {"local2.ui._sign_in.SignedOut"}
 
 
 def exception_classes() -> dict[str, type[BaseException]]:

@@ -157,3 +157,50 @@ def test_private_part_names_the_owning_package() -> None:
     assert private_part("local2.service.chat._turns.TurnRunner") == "local2.service.chat"
     assert private_part(".".join(["local2", "storage", "open"])) is None  # a public path
     assert private_part("local2.__init__") is None
+
+
+# The packages whose every module is private (``_modules``, as httpx spells it): what other
+# packages use is the face alone. A package joins this list when its modules are renamed
+# (contracts, graph, memory, research and tools keep a public module or more for now); only
+# what runs a package as a program stays public (``cli/__main__.py``: ``python -m
+# local2.cli``).
+PRIVATE_MODULES = [
+    "arena",
+    "bounded",
+    "critic",
+    "documents",
+    "evals",
+    "files",
+    "library",
+    "models",
+    "references",
+    "retrieval",
+    "storage",
+    "stories",
+    "service.chat",
+    "service.desks",
+    "service.evals",
+    "service.research",
+    "service.watches",
+    "cli",
+    "config",
+    "http",
+    "mcp_server",
+    "notify",
+    "server",
+    "ui",
+    "watch",
+]
+PROGRAMS = {"__init__", "__main__"}
+
+
+@pytest.mark.parametrize("package", PRIVATE_MODULES)
+def test_every_module_of_the_package_is_private(package: str) -> None:
+    folder = PACKAGE.joinpath(*package.split("."))
+    assert (folder / "__init__.py").is_file(), f"{package} moved: update the list"
+    public = sorted(
+        path.name
+        for path in folder.glob("*.py")
+        if path.stem not in PROGRAMS and not path.stem.startswith("_")
+    )
+    assert public == [], f"local2.{package}: name them _modules, used through the face"

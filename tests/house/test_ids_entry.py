@@ -19,7 +19,7 @@ from local2.ids import SESSION_ID_RULE
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.service.wiring import build_graph
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 BAD = ["team/alice", "../../x", "..", "a b"]
 
@@ -87,7 +87,7 @@ def test_the_graph_invoked_directly_rejects_a_bad_thread_id(tmp_path: Path) -> N
 
 
 def test_the_app_refuses_a_pasted_bad_id_with_the_rule(tmp_path: Path) -> None:
-    from local2.ui.app import LocalUI
+    from local2.ui._app import LocalUI
 
     agent = scripted_agent(tmp_path)
     try:
@@ -137,10 +137,10 @@ def test_each_request_checks_its_session_id_once(
     included)."""
     from typer.testing import CliRunner
 
-    from local2.cli.main import app as cli
-    from local2.http.app import create_api
-    from local2.ui.app import LocalUI
-    from tests.http.test_api import Served
+    from local2.cli._main import app as cli
+    from local2.http._app import create_api
+    from local2.ui._app import LocalUI
+    from tests.kit.served import Served
 
     model = ScriptedChatModel(replies=[slow_echo], repeat_last=True)
     settings = make_settings(tmp_path)
@@ -188,7 +188,7 @@ def test_each_request_checks_its_session_id_once(
 def test_an_app_turn_checks_its_session_id_once(tmp_path: Path, rule_applied: list[object]) -> None:
     """One question in the app (the session id comes back from the browser as text): the rule
     is applied once, though the turn, its panels and its history all read the session."""
-    from local2.ui.app import LocalUI
+    from local2.ui._app import LocalUI
 
     agent = scripted_agent(tmp_path)
     try:
@@ -216,7 +216,7 @@ def test_a_chat_turn_checks_its_session_id_once(
     from typer.testing import CliRunner
 
     import local2.service as service
-    from local2.cli.main import app as cli
+    from local2.cli._main import app as cli
 
     agent = scripted_agent(tmp_path)
     monkeypatch.setattr(service, "warming_agent", lambda *_: agent)  # the scripted model

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from local2.config import load_settings, provider_names
-from local2.config.schema import WebSearchSettings
+from local2.config._schema import WebSearchSettings
 from local2.errors import SettingsError
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
@@ -28,7 +28,7 @@ from local2.service.doctor import _search_check
 from local2.tools import provider_specs, unregister_provider, unregister_tools
 from local2.tools.registry import default_tools
 from local2.tools.search_chain import auto_reasons, make_chain
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

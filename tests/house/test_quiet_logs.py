@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from local2_testkit.serve_process import ServeProcess
-from tests.mcp_clients import write_config
+from tests.kit.mcp_clients import write_config
 
 DEBUG_LINE = "Building index from IDs"
 PASSAGE = "The toll of the Kelsby bridge paid for its repairs."

@@ -6,8 +6,13 @@ from collections import OrderedDict
 from pathlib import Path
 from types import SimpleNamespace
 
-from tests.conftest import pytest_xdist_make_scheduler
-from tests.scheduling import DURATIONS, HeaviestFileFirst, heaviest_first, recorded_seconds
+from tests.kit.scheduling import (
+    DURATIONS,
+    HeaviestFileFirst,
+    heaviest_first,
+    make_scheduler,
+    recorded_seconds,
+)
 
 
 def test_recorded_files_go_by_their_seconds_and_new_ones_by_their_count() -> None:
@@ -36,12 +41,12 @@ def test_only_loadfile_gets_the_heaviest_first_scheduler() -> None:
     def config(dist: str) -> SimpleNamespace:
         return SimpleNamespace(getoption=lambda name, default=None: dist)
 
-    assert pytest_xdist_make_scheduler(config("load"), None) is None  # type: ignore[arg-type]
+    assert make_scheduler(config("load"), None) is None
     assert HeaviestFileFirst.__mro__[1].__name__ == "LoadFileScheduling"
 
 
 def test_seconds_per_file_sums_the_phases_of_a_durations_report() -> None:
-    from tests.scheduling import seconds_per_file
+    from tests.kit.scheduling import seconds_per_file
 
     report = """..... [100%]
 ============================= slowest durations ==============================

@@ -7,42 +7,16 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from langchain_core.messages import AIMessage, BaseMessage
 
-from local2.http.app import create_api, require_token
+from local2.http._app import create_api, require_token
 from local2.models._scripted import ScriptedChatModel, reply
-from local2.ports import free_port
 from local2.service.agent import Agent
-from tests.conftest import make_settings, meet
-
-
-class Served:
-    def __init__(self, app: Any) -> None:
-        self.port = free_port()
-        # A browser's open event stream would hold a graceful shutdown until join's 10 s ran
-        # out: after 1 s what is still open is cancelled.
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=1
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        deadline = time.time() + 20
-        while not self.server.started:
-            assert time.time() < deadline, "server did not start"
-            time.sleep(0.05)
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+from tests.kit.helpers import make_settings, meet
+from tests.kit.served import Served
 
 
 def echo(messages: list[BaseMessage]) -> AIMessage:

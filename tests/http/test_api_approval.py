@@ -7,12 +7,12 @@ from pathlib import Path
 
 import httpx
 
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
-from tests.chat.test_approval import Notes, obeying_script, page_tool
-from tests.conftest import make_settings
-from tests.http.test_api import Served
+from tests.chat.helpers import Notes, obeying_script, page_tool
+from tests.kit.helpers import make_settings
+from tests.kit.served import Served
 
 
 def test_a_paused_turn_over_http(tmp_path: Path) -> None:

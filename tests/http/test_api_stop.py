@@ -12,11 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, ScriptBrain
-from tests.conftest import make_settings
-from tests.http.test_api import Served
+from tests.kit.helpers import make_settings
+from tests.kit.served import Served
 
 WORDS = " ".join(f"word{n}" for n in range(200))  # after 2 s, a word every 50 ms
 

@@ -20,12 +20,13 @@ from local2.errors import (
     StorageUnavailable,
     UnknownTurn,
 )
-from local2.http.app import create_api
-from local2.http.errors import detail_of, status_of
+from local2.http._app import create_api
+from local2.http._errors import detail_of
 from local2.models._scripted import ScriptedChatModel, reply
+from local2.service import status_of
 from local2.service.agent import Agent
-from tests.conftest import make_settings
-from tests.http.test_api import Served
+from tests.kit.helpers import make_settings
+from tests.kit.served import Served
 
 
 def resolve(spec: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

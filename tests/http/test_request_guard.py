@@ -13,12 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.http.guard import HostRules, content_security_policy, split_host
+from local2.http._guard import HostRules, content_security_policy
 from local2.models._scripted import ScriptedChatModel, reply
+from local2.ports import split_host
+from local2.server import require_allowed_hosts
 from local2.service.agent import Agent
-from local2.ui.server import create_app, require_allowed_hosts
-from tests.conftest import make_settings
-from tests.http.test_api import Served
+from tests.kit.browser import app_served
+from tests.kit.helpers import make_settings
 
 EVIL = "evil.example"
 
@@ -82,7 +83,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Agent, ScriptedChatModel]]:
     model = ScriptedChatModel(replies=[reply("Paris.")], repeat_last=True)
     settings = make_settings(tmp_path, server={"cors_origins": ["http://localhost:3000"]})
     agent = Agent(settings, chat_model=model, tools=[], memory=None, critic=None)
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         yield url, agent, model
     agent.close()
 
@@ -176,7 +177,7 @@ def test_preflight_from_a_foreign_origin_is_not_granted(
 
 
 def test_serving_beyond_loopback_without_host_names_is_refused(tmp_path: Path) -> None:
-    from tests.conftest import local2
+    from tests.kit.helpers import local2
 
     done = local2("ui", "--host", "0.0.0.0", env={"LOCAL2_API_TOKEN": "t" * 32}, timeout=120)
     assert done.returncode == 2

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.documents.test_documents_http import ALICE_FACT, pdf_with, team, upload
-
-__all__ = ["team"]  # the fixture: two people on one served agent
+from tests.documents.helpers import ALICE_FACT, pdf_with, upload
 
 
 def test_search_finds_a_persons_document_for_them_alone(team: dict[str, Any]) -> None:

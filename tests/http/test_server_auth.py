@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -21,12 +15,11 @@ from local2.contracts._people import LOCAL, Person
 from local2.platform.auth import Roster
 from local2.platform.graph import make_graph
 from local2.platform.owners import OwnedStore
-from local2.ports import free_port
 from local2.service.sign_in import challenge
 from local2.storage._open import open_people
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import make_settings
-from tests.http.test_server_graph import LANGGRAPH, ROOT
+from tests.http.helpers import LANGGRAPH, ROOT, langgraph_dev
+from tests.kit.helpers import make_settings
 
 QUESTION = "Tell me about the Python GIL."
 
@@ -95,44 +88,6 @@ def test_the_platform_graph_takes_the_owner_from_the_auth_not_the_input(tmp_path
     (hers,) = store.search(("people", "alice", "local2", "turns"))
     assert hers.key == state["history_head"]
     assert [t.key for t in store.search(("local2", "turns"))] == [local["history_head"]]
-
-
-@contextmanager
-def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
-    """``langgraph dev`` on the shipped langgraph.json, from a stand-in for the checkout."""
-    port = free_port()
-    (tmp_path / "langgraph.json").write_text((ROOT / "langgraph.json").read_text())
-    (tmp_path / "src").symlink_to(ROOT / "src", target_is_directory=True)
-    command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload"]
-    command += ["--host", "127.0.0.1", "--port", str(port)]
-    with (tmp_path / "langgraph.log").open("w") as log:
-        server = subprocess.Popen(
-            command,
-            cwd=tmp_path,
-            # no version check: its thread asks the package index (the network) and makes
-            # a logging handler while uvicorn configures logging, a race that killed the
-            # server at start-up under load ("'StreamHandler' object has no attribute
-            # 'stream'")
-            env={**os.environ, "LANGGRAPH_NO_VERSION_CHECK": "true", **env},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                assert server.poll() is None, (tmp_path / "langgraph.log").read_text()
-                assert time.monotonic() < deadline, "langgraph dev did not start"
-                try:
-                    if httpx.get(f"{base}/ok", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.5)
-            yield base
-        finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(30)
 
 
 def server_env(ollama_url: str, single_token: str) -> dict[str, str]:

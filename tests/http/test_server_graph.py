@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,8 @@ from langgraph.store.memory import InMemoryStore
 
 from local2.platform.graph import make_graph
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import make_settings
-
-ROOT = Path(__file__).parents[2]
-LANGGRAPH = Path(sys.executable).with_name("langgraph")
+from tests.http.helpers import LANGGRAPH, ROOT
+from tests.kit.helpers import make_settings
 
 
 def test_langgraph_json_names_the_module_graph() -> None:
@@ -48,7 +45,7 @@ def test_factory_builds_a_graph_without_its_own_checkpointer(tmp_path: Path) -> 
 def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Any:
     """``langgraph dev`` serving the shipped langgraph.json (test_server_auth's, which
     imports this module's names)."""
-    from tests.http.test_server_auth import langgraph_dev as serve
+    from tests.http.helpers import langgraph_dev as serve
 
     return serve(tmp_path, env)
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from local2.config import Settings, load_settings
-from local2.config.schema import McpServer
+from local2.config._schema import McpServer
 from local2.errors import ToolError
 from local2.ports import free_port
 from local2.tools.base import Tool, ToolContext

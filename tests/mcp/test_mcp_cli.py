@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from local2_testkit.ollama_server import FakeOllama, Reply, ScriptBrain
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 pytestmark = pytest.mark.slow
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp_units_server.py"

@@ -28,14 +28,13 @@ import pytest
 from local2.config import load_settings
 from local2.contracts._people import LOCAL, Person
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.mcp_hosts import langchain_client, ts_client, ts_sdk_version
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.http.test_api import Served
-from tests.mcp.test_mcp_server import CORPUS, QUESTION
-from tests.mcp_clients import write_config
+from tests.kit.browser import app_served
+from tests.kit.mcp_clients import write_config
+from tests.mcp.helpers import CORPUS, QUESTION
 
 LEDGER = "Kelsby bridge ledger\n\fThe toll of the Kelsby bridge paid for its repairs."
 STEPS: list[dict[str, Any]] = [
@@ -249,7 +248,7 @@ def team(person_setup: dict[str, Any]) -> Iterator[dict[str, Any]]:
     assert people is not None
     token = people.add("carol")
     agent.documents.add(Person("carol"), "ledger.txt", LEDGER.encode())
-    with Served(create_app(agent, ui=False)) as url:
+    with app_served(agent, ui=False) as url:
         yield {"url": url, "token": token, "agent": agent}
 
 

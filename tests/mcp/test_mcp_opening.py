@@ -1,4 +1,4 @@
-"""``local2 mcp`` answers before its agent has opened (local2.mcp_server.opening): the
+"""``local2 mcp`` answers before its agent has opened (local2.mcp_server._opening): the
 listings need nothing of it, a call waits for it, and an agent that cannot open (here: the
 configured model is not pulled in the Ollama-protocol test server) is every call's refusal,
 in the words the command prints on stderr, while the listings go on answering. Started by
@@ -16,7 +16,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from local2_testkit.ollama_server import FakeOllama
-from tests.mcp_clients import stdio_session, structured, write_config
+from tests.kit.mcp_clients import stdio_session, structured, write_config
 
 MISSING = "not-pulled:7b"
 
@@ -77,7 +77,7 @@ def test_what_the_stdio_server_imports_before_it_answers_is_not_the_agents() -> 
     heavy = {"langgraph", "langchain_core", "langsmith", "chromadb", "fastapi", "gradio"}
     heavy |= {"bm25s", "numpy", "onnxruntime"}
     probe = (
-        "import sys, local2.cli.main, local2.mcp_server.server;"
+        "import sys, local2.cli._main, local2.mcp_server._server;"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {heavy!r}))"
     )
     shown = subprocess.run(

@@ -16,17 +16,16 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from local2.cli import research as research_cli
+import local2.cli._research as research_cli
 from local2.contracts._people import Person
 from local2.service.agent import Agent
 from local2.storage import list_calls
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages
-from tests.http.test_api import Served
-from tests.mcp.test_mcp_server import CORPUS, QUESTION, mcp_agent
-from tests.mcp_clients import http_session, structured
+from tests.kit.browser import app_served
+from tests.kit.mcp_clients import http_session, structured
+from tests.mcp.helpers import CORPUS, QUESTION, mcp_agent
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -50,7 +49,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         people = agent.storage.people
         assert people is not None
         tokens = {name: people.add(name) for name in ("alice", "bob")}
-        with Served(create_app(agent, ui=False)) as url:
+        with app_served(agent, ui=False) as url:
             yield {"agent": agent, "url": url, "mcp": f"{url}/mcp", "tokens": tokens}
         agent.close()
 

@@ -12,7 +12,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ListResourcesResult, Resource
 
 import local2.errors as errors
-from local2.mcp_server import failures, listing
+import local2.mcp_server._failures as failures
+import local2.mcp_server._listing as listing
 from local2.service.sign_in import bearer, challenge
 
 

@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import suppress
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,22 +21,19 @@ from mcp import Client
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types import ResourceUpdatedNotification, TextResourceContents
 
-from local2.config import load_settings
 from local2.contracts._people import LOCAL
 from local2.errors import UnknownTurn
-from local2.mcp_server.failures import ARGUMENTS_FIX
-from local2.mcp_server.following import follow
+from local2.mcp_server._failures import ARGUMENTS_FIX
+from local2.mcp_server._following import follow
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.brains import Reply, RuleBrain, message_text
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan
-from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.http.test_api import Served
-from tests.mcp_clients import http_session, structured
+from local2_testkit.research_web import LoopbackWeb, load_pages
+from tests.kit.browser import app_served
+from tests.kit.mcp_clients import http_session, structured
+from tests.mcp.helpers import CORPUS, QUESTION, mcp_agent
 
-CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
-QUESTION = "Why did Kelsby keep its bridge?"
 READ = "Read this page and tell me what it says:"
 TOOLS = {
     "ask",
@@ -73,20 +69,13 @@ class ReadingBrain(ResearchBrain):
         return super().__call__(request)
 
 
-def mcp_agent(fake: FakeOllama, web: LoopbackWeb, data: Path) -> Agent:
-    overrides = research_overrides(web, data)
-    overrides["system"]["ollama_host"] = fake.url
-    overrides["memory"] = {"embedder": "lexical"}
-    return Agent(load_settings(overrides=overrides), backend="ollama")
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     data = tmp_path_factory.mktemp("mcp-server")
     brain = ReadingBrain()
     with FakeOllama(brain) as fake, LoopbackWeb(load_pages(CORPUS)) as web:
         agent = mcp_agent(fake, web, data)
-        with Served(create_app(agent, ui=False)) as url:
+        with app_served(agent, ui=False) as url:
             mcp = f"{url}/mcp"
             yield {"agent": agent, "url": url, "mcp": mcp, "web": web, "fake": fake, "brain": brain}
         agent.close()

@@ -22,14 +22,13 @@ from mcp_types import TextResourceContents
 
 from local2.config import load_settings
 from local2.storage import list_calls
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 from local2_testkit.serve_process import ServeProcess
-from tests.http.test_api import Served
-from tests.mcp.test_mcp_server import CORPUS, QUESTION, mcp_agent
-from tests.mcp_clients import http_session, stdio_session, structured, write_config
+from tests.kit.browser import app_served
+from tests.kit.mcp_clients import http_session, stdio_session, structured, write_config
+from tests.mcp.helpers import CORPUS, QUESTION, mcp_agent
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +239,7 @@ def test_a_second_independent_client_loads_and_calls_the_tools(
             return tools, result, said
 
     try:
-        with Served(create_app(agent, ui=True)) as url:
+        with app_served(agent, ui=True) as url:
             tools, result, said = anyio.run(loaded, f"{url}/mcp")
         answered = result.structured_content
         assert agent.access.session_owner(answered["session_id"]) == "local"

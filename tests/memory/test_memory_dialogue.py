@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from local2.cli.stories import serve_pages
+from local2.cli._stories import serve_pages
 from local2.service.agent import Agent
 from local2_testkit.brain_memory import split_memory
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 PAGE = """<html><head><title>Family names</title></head><body><article>
 <h1>Popular family names in Portugal</h1>

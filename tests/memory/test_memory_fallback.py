@@ -19,7 +19,7 @@ from local2.memory._store import EngramStore
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 SISTER = Fact("The user's sister's name is Ines.", "sister name", USER_REQUEST)
 

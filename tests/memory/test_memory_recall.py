@@ -13,7 +13,7 @@ from local2.memory._store import EngramStore
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import Tool
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 PAGE = (
     "URL: http://127.0.0.1:8/family\nExtracted text:\nThe registry lists the most common "

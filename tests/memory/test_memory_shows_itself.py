@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage
 from local2.memory._shelf import about_the_person, names_theirs
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 COLOUR = "The user's favourite colour is green."
 SAVED = f"Saved to memory: {COLOUR}"

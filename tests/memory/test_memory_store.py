@@ -17,7 +17,7 @@ import pytest
 from chromadb.config import Settings as ChromaSettings
 from typer.testing import CliRunner
 
-from local2.cli.memory import memory_app
+from local2.cli._memory import memory_app
 from local2.config import load_settings
 from local2.memory._embedders import LexicalEmbedder, MiniLMEmbedder
 from local2.memory._facts import USER_MESSAGE, USER_REQUEST, Fact

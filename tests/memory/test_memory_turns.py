@@ -12,20 +12,10 @@ from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2_testkit.brain_memory import split_memory
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
+from tests.memory.helpers import ollama_agent
 
 FACTS = json.loads((Path(__file__).parents[1] / "fixtures" / "planted_facts.json").read_text())
-
-
-def ollama_agent(tmp_path: Path, url: str) -> Agent:
-    settings = make_settings(
-        tmp_path,
-        system={"ollama_host": url},
-        generator={"backend": "ollama"},
-        memory={"embedder": "ollama"},
-        web={"search": {"provider": "mock"}},  # canned results, should the model search
-    )
-    return Agent(settings, backend="ollama")
 
 
 def test_a_fact_told_in_one_session_is_recalled_in_another(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from local2.graph._turn import UNCHECKED, Services, remember_turn
 from local2.memory import EngramStore
 from local2.memory._embedders import LexicalEmbedder
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 WEATHER = (
     "Weather in Lisbon today\nLisbon, Portugal: 20 °C now, sunny, a high of 24 °C and no rain "

@@ -27,7 +27,7 @@ from local2.contracts._people import LOCAL, TEAM_NAME, Person, may_write_team_fa
 from local2.contracts._records import MemoryHit
 from local2.errors import InvalidInput, MemoryStoreError, ToolError
 from local2.graph._turn import TEAM_NOTE, Services
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.memory import _store as per_embedder
 from local2.memory._owners import chroma_client, collection_base
 from local2.memory._shelf import TEAM_KIND, MemoryShelf, TeamFacts, merged
@@ -40,8 +40,8 @@ from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools
 from local2_testkit.brains import Reply, RuleBrain, message_text, tool_names
 from local2_testkit.ollama_server import FakeOllama
-from tests.conftest import bearer_clients, local2
-from tests.http.test_api import Served
+from tests.kit.helpers import bearer_clients, local2
+from tests.kit.served import Served
 
 WIFI = "The office wifi password rotates on Mondays."
 FREEZE = "Deploys are frozen on Fridays after noon."

@@ -8,7 +8,7 @@ from local2.config import load_settings
 from local2.graph._answer import unusable_reason
 from local2.service.agent import Agent
 from local2.tools.web_search import CANNED_NOTE
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 pytestmark = pytest.mark.slow

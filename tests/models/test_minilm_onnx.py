@@ -20,8 +20,8 @@ from local2.memory._embedders import (
     quantize_columns,
 )
 from local2.memory._store import EngramStore
-from tests.conftest import make_settings
-from tests.documents.test_files_index import make_corpus, open_index, recall_at_k
+from tests.documents.helpers import make_corpus, open_index, recall_at_k
+from tests.kit.helpers import make_settings
 
 pytestmark = [
     pytest.mark.slow,

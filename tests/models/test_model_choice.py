@@ -16,8 +16,8 @@ from local2.models._backend import make_chat_model
 from local2.models._ollama_catalog import ModelInfo, list_models, parse_show
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeModel, FakeOllama, Reply, RuleBrain
-from tests.conftest import local2, make_settings, mock_search_config
-from tests.tools.test_web_search import BRAVE_BODY, ApiServer
+from tests.kit.helpers import local2, make_settings, mock_search_config
+from tests.tools.helpers import BRAVE_BODY, ApiServer
 
 TOOLS = ("completion", "tools", "thinking")
 NO_TOOLS = FakeModel("gemma3:1b", ("completion",), context_length=32768, parameter_size="1B")

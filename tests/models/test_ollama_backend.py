@@ -9,7 +9,7 @@ import pytest
 from local2.errors import ModelError, ModelUnavailable
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, LoopBrain, Reply, RuleBrain, ScriptBrain
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 
 def ollama_agent(tmp_path: Path, url: str, **gen: object) -> Agent:

@@ -13,7 +13,7 @@ from local2.ports import free_port
 from local2.service.agent import Agent
 from local2.service.doctor import SEED_MODEL
 from local2_testkit.ollama_server import FakeOllama, Reply, RuleBrain, ScriptBrain
-from tests.conftest import local2, make_settings, mock_search_config
+from tests.kit.helpers import local2, make_settings, mock_search_config
 
 
 def openai_agent(tmp_path: Path, base_url: str, key_env: str = "OPENAI_API_KEY") -> Agent:

@@ -13,7 +13,7 @@ from local2.errors import ModelError
 from local2.models import ScriptedChatModel
 from local2.models._scripted import reply
 from local2.service import offline_agent
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 
 def test_the_offline_agent_reads_with_a_model_that_never_answers(tmp_path: Path) -> None:

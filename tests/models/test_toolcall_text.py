@@ -159,7 +159,7 @@ def test_empty_and_plain_text() -> None:
 
 def test_shipped_config_schemas_parse_a_call() -> None:
     from local2.config import load_settings
-    from tests.conftest import tool_schemas
+    from tests.kit.helpers import tool_schemas
 
     enabled = load_settings().generator.enabled_tools
     tools = {name: schema for name, schema in tool_schemas().items() if name in enabled}

@@ -18,14 +18,14 @@ import httpx
 import pytest
 
 from local2.config import load_settings
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.conftest import bearer_clients
-from tests.http.test_api import Served
-from tests.research.test_research_api import read_events
+from tests.kit.helpers import bearer_clients
+from tests.kit.served import Served
+from tests.research.helpers import read_events
 
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
 

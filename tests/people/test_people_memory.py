@@ -28,12 +28,12 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from typer.testing import CliRunner
 
-from local2.cli.memory import memory_app
+from local2.cli._memory import memory_app
 from local2.config import Settings
 from local2.contracts._people import LOCAL, Person
 from local2.graph._turn import RETRY_FILE, Services
 from local2.graph._turn import remember_turn as ingest
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.memory import _store as per_embedder
 from local2.memory import deferred
 from local2.memory._facts import Fact
@@ -44,8 +44,8 @@ from local2.service.agent import Agent
 from local2.tools.base import ToolContext
 from local2.tools.memory_tools import memory_tools
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import bearer_clients, make_settings
-from tests.http.test_api import Served
+from tests.kit.helpers import bearer_clients, make_settings
+from tests.kit.served import Served
 
 # Chroma's rule for a collection name.
 CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")

@@ -27,7 +27,7 @@ import pytest
 from local2.storage._open import open_people
 from local2_testkit.ollama_server import FakeOllama, Reply
 from local2_testkit.serve_process import ServeProcess
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 PEOPLE = ("alice", "bob")
 SESSIONS_EACH, TURNS, RACES = 4, 4, 4

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -21,76 +20,25 @@ import httpx
 import pytest
 
 from local2.config import Settings, load_settings
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2.storage._audit_log import show_run
 from local2_testkit.brains import HEDGE_MARKER, HedgingBrain, ModelBrains
-from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, Reply, RuleBrain, Served
-from tests.http.test_api import Served as ServedApi
-
-JUDGE_DELAY_S = 3.0
-HELD_S = 120.0  # the longest a held judge waits to be let go
-WEAK = "hedge:1b"  # a second model for compare turns: it says it does not know
-FRANCE = "What is the capital of France?"
-GIL = "What is the Python GIL?"
-HELLO = "Hello there"
-
-
-class SlowJudge:
-    """A brain whose grading replies (absolute and relative) wait ``delay_s`` first, and its
-    other replies ``answer_delay_s``. Grading requests asked while ``open`` is clear are held
-    until it is set (at most ``HELD_S``): the judge at work for as long as a test looks."""
-
-    def __init__(self, brain: Any = None) -> None:
-        self.brain = brain or RuleBrain()
-        self.delay_s = JUDGE_DELAY_S
-        self.answer_delay_s = 0.0
-        self.open = threading.Event()
-        self.open.set()
-
-    def __call__(self, request: dict[str, Any]) -> Reply:
-        reply = self.brain(request)
-        if isinstance(reply, str):
-            reply = Reply(content=reply)
-        grading = "[RESULT]" in reply.content
-        if grading:
-            self.open.wait(HELD_S)
-        reply.delay_s = self.delay_s if grading else self.answer_delay_s
-        return reply
-
-
-def is_grading(body: dict[str, Any], question: str | None = None) -> bool:
-    """A judge's request (absolute or relative), about ``question`` if given."""
-    text = "\n".join(str(m.get("content")) for m in body.get("messages") or [])
-    judged = "###Response to evaluate" in text or "###Response A" in text
-    return judged and (question is None or question in text)
-
-
-def asked_to_grade(fake: FakeOllama, question: str) -> int:
-    """How many grading requests about ``question`` the server has received."""
-    return sum(1 for body in fake.chat_requests if is_grading(body, question))
-
-
-def graded(fake: FakeOllama, question: str, *, closed: bool) -> list[Served]:
-    """The grading requests about ``question`` the server ended: closed by the client before
-    their reply (``closed``), or answered."""
-    with fake.lock:
-        served = list(fake.served)
-    return [
-        r
-        for r in served
-        if r.path == "/api/chat" and is_grading(r.body, question) and r.closed_by_client == closed
-    ]
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 90.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, RuleBrain
+from tests.kit.served import Served as ServedApi
+from tests.people.helpers import (
+    FRANCE,
+    GIL,
+    HELLO,
+    WEAK,
+    SlowJudge,
+    all_graded,
+    asked_to_grade,
+    graded,
+    grades,
+    history,
+    wait_for,
+)
 
 
 def settings_for(fake: FakeOllama, data: Path, **sections: dict[str, Any]) -> Settings:
@@ -126,23 +74,6 @@ def api(fake: FakeOllama, tmp_path: Path) -> Iterator[tuple[str, Agent]]:
     with served as url:
         yield url, agent
     agent.close()
-
-
-def history(client: httpx.Client, session: str) -> list[dict[str, Any]]:
-    reply = client.get(f"/sessions/{session}/history")
-    reply.raise_for_status()
-    turns: list[dict[str, Any]] = reply.json()["turns"]
-    return turns
-
-
-def grades(client: httpx.Client, session: str) -> dict[str, Any]:
-    """Each turn's grade as ``GET /sessions/{id}/history`` shows it, by question."""
-    return {t["user"]: t.get("critique") for t in history(client, session)}
-
-
-def all_graded(client: httpx.Client, session: str, questions: list[str]) -> dict[str, Any]:
-    shown = grades(client, session)
-    return shown if all(shown.get(q) for q in questions) else {}
 
 
 def noted_grades(settings: Settings) -> dict[str, int]:
@@ -407,8 +338,8 @@ def test_the_app_puts_each_late_grade_under_its_own_answer() -> None:
     string keys too, as a browser's state may send them) and each filled with its grade."""
     from gradio import ChatMessage
 
-    from local2.ui import render
-    from local2.ui.late_grades import GRADING, awaiting, with_grades
+    import local2.ui._render as render
+    from local2.ui._late_grades import GRADING, awaiting, with_grades
 
     def grading() -> ChatMessage:
         return ChatMessage(role="assistant", content="…", metadata={"title": GRADING})

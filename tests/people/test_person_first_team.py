@@ -18,7 +18,7 @@ import pytest
 
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.serve_process import serve_processes
-from tests.people.test_person_first import (
+from tests.people.helpers import (
     FRANCE,
     GIL,
     HELLO,

@@ -26,7 +26,7 @@ from local2.memory._store import collection_name
 from local2_testkit.obeying import ObeyingBrain
 from local2_testkit.ollama_server import FakeOllama, Reply
 from local2_testkit.serve_process import ServeProcess
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 SESSIONS, TURNS = 16, 5
 AFTER = re.compile(r"^(?P<question>.*) <- after \[(?P<before>.*)\]$", re.DOTALL)

@@ -5,7 +5,6 @@ by the fetch guard); ``keep: off`` keeps nothing; a refused page is not kept."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +17,10 @@ from local2.service.research._research import Research
 from local2.tools.netguard import NetGuard
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from local2_testkit.research_web import LoopbackWeb, load_pages
+from local2_testkit.research_web import LoopbackWeb
 
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
 QUESTION = "Why did Kelsby keep its harbour swing bridge?"
-
-
-@pytest.fixture(scope="module")
-def pages() -> list[Any]:
-    return load_pages(CORPUS)
 
 
 @pytest.fixture
@@ -66,12 +60,6 @@ def run(settings: Any, **options: Any) -> dict[str, Any]:
         return dict(research.run(QUESTION, **options))
     finally:
         research.close()
-
-
-@pytest.fixture
-def web(pages: list[Any]) -> Iterator[LoopbackWeb]:
-    with LoopbackWeb(pages) as served:
-        yield served
 
 
 def cited_urls(payload: dict[str, Any]) -> set[str]:

@@ -12,33 +12,12 @@ from typing import Any
 
 import httpx
 
-from local2.config import load_settings
-from local2.http.app import create_api
-from local2.service.agent import Agent
+from local2.http._app import create_api
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.http.test_api import Served
-
-CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
-
-
-def research_agent(fake: FakeOllama, web: LoopbackWeb, tmp_path: Path) -> Agent:
-    """An agent over the fake Ollama and the loopback web, memory off."""
-    overrides = research_overrides(web, tmp_path / "data")
-    overrides["system"]["ollama_host"] = fake.url
-    overrides["memory"] = {"enabled": False}
-    return Agent(load_settings(overrides=overrides), backend="ollama")
-
-
-def read_events(response: httpx.Response) -> list[tuple[str, Any]]:
-    received, name = [], ""
-    for line in response.iter_lines():
-        if line.startswith("event: "):
-            name = line.removeprefix("event: ")
-        elif line.startswith("data: "):
-            received.append((name, json.loads(line.removeprefix("data: "))))
-    return received
+from local2_testkit.research_web import LoopbackWeb, load_pages
+from tests.kit.served import Served
+from tests.research.helpers import CORPUS, read_events, research_agent
 
 
 def post_events(client: httpx.Client, path: str, body: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -30,8 +30,8 @@ from local2_testkit.bridge_web import BridgeWeb, page_html
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import Page
-from tests.conftest import local2
-from tests.research.test_research_cli import environment
+from tests.kit.helpers import local2
+from tests.research.helpers import environment
 
 QUESTION = (
     "Which film has the director who was born later, The Glass Orchard or Midnight at Pell Street?"

@@ -18,38 +18,20 @@ from pathlib import Path
 
 import pytest
 
-from local2.config.schema import ResearchSettings
+from local2.config._schema import ResearchSettings
 from local2.research._plan import plan_schema, schema_errors
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages
 from local2_testkit.results import web_steps
-from tests.conftest import local2
-
-CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
-QUESTION = "Why did Kelsby keep its harbour swing bridge?"
+from tests.kit.helpers import local2
+from tests.research.helpers import CORPUS, QUESTION, environment
 
 
 @pytest.fixture
 def web() -> Iterator[LoopbackWeb]:
     with LoopbackWeb(load_pages(CORPUS)) as served:
         yield served
-
-
-def environment(web: LoopbackWeb, tmp_path: Path, ollama: str, memory: bool = False) -> dict:
-    conf = tmp_path / "conf"
-    conf.mkdir(exist_ok=True)
-    (conf / "web.yaml").write_text(
-        f"search:\n  provider: searxng\n  searxng_url: {web.url}\n"
-        f"fetch:\n  allow_hosts: ['{web.host}']\n"
-    )
-    (conf / "memory.yaml").write_text(f"enabled: {str(memory).lower()}\n")
-    (conf / "research.yaml").write_text("retry_backoff_s: 0.05\n")
-    return {
-        "OLLAMA_HOST": ollama,
-        "LOCAL2_HOME": str(tmp_path / "home"),
-        "LOCAL2_CONFIG": str(conf),
-    }
 
 
 def test_research_report_keeps_only_real_citations_and_sources_read(

@@ -20,9 +20,17 @@ import pytest
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages
-from tests.conftest import local2
-from tests.research.test_research_cli import CORPUS, QUESTION, environment
-from tests.research.test_research_steer import BRIDGE, MILL, OTTERS, branches, plan_requests
+from tests.kit.helpers import local2
+from tests.research.helpers import (
+    BRIDGE,
+    CORPUS,
+    MILL,
+    OTTERS,
+    QUESTION,
+    branches,
+    environment,
+    plan_requests,
+)
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, Page, research_overrides
-from tests.research.test_research_run import research
+from tests.research.helpers import plan, read, research, search
 
 QUESTION = BRIDGE_QUESTION
 
@@ -45,32 +45,6 @@ def run_once(web: LoopbackWeb, tmp_path: Path, brain: ResearchBrain, **section: 
             return run.run(QUESTION, max_rounds=section.pop("max_rounds", 1))
         finally:
             run.close()
-
-
-def plan(*steps: dict[str, Any]) -> dict[str, Any]:
-    last = steps[-1]["id"]
-    compose = {"id": "c", "description": "Write", "tool": "compose", "args": {}, "requires": [last]}
-    return {"goal": "Answer", "steps": [*steps, compose]}
-
-
-def search(step_id: str, query: str) -> dict[str, Any]:
-    return {
-        "id": step_id,
-        "description": "Search",
-        "tool": "web_search",
-        "args": {"query": query},
-        "requires": [],
-    }
-
-
-def read(step_id: str, source: str, top: int, *requires: str) -> dict[str, Any]:
-    return {
-        "id": step_id,
-        "description": "Read",
-        "tool": "web_fetch",
-        "args": {"from_step": source, "top": top},
-        "requires": [source, *requires],
-    }
 
 
 def hit(url: str, title: str, text: str) -> Found:
@@ -356,7 +330,7 @@ def test_a_fetch_past_the_seconds_budget_is_recorded_as_skipped(
 
 def test_the_app_and_the_report_say_why_each_source_was_read() -> None:
     from local2.research._verify import references_markdown
-    from local2.ui.research_shown import sources_markdown
+    from local2.ui._research_shown import sources_markdown
 
     why = {"found_by": "s4", "query": "Shirley Temple government", "rank": 3, "score": 0.8125}
     source = {**page(2, "Shirley Temple", "She served as Chief of Protocol."), "why": why}

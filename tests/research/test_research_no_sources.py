@@ -25,13 +25,12 @@ from local2.errors import RunNotReady
 from local2.service.agent import Agent
 from local2.service.research import Research
 from local2.tools.search import ddgs
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.http.test_api import Served
-from tests.mcp_clients import http_session, structured
-from tests.tools.test_search_auto import RecordedDDGS
+from tests.kit.browser import app_served
+from tests.kit.mcp_clients import http_session, structured
+from tests.tools.helpers import RecordedDDGS
 
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
 QUESTION = "What are the health benefits of green tea?"
@@ -208,7 +207,7 @@ def test_the_api_and_mcp_show_no_sources(web: LoopbackWeb, tmp_path: Path) -> No
     with FakeOllama(ResearchBrain()) as fake:
         settings = overrides(fake, web, tmp_path, provider="ddgs")
         agent = Agent(load_settings(overrides=settings), backend="ollama")
-        with Served(create_app(agent, ui=False)) as url:
+        with app_served(agent, ui=False) as url:
             with httpx.Client(base_url=url, timeout=120) as client:
                 with client.stream("POST", "/research", json={"question": QUESTION}) as response:
                     lines = [line for line in response.iter_lines() if line.startswith("data: ")]

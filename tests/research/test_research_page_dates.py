@@ -20,8 +20,8 @@ from typing import Any
 from local2.documents import published_date
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from tests.research.test_research_sources import model_text, run, settings_for
-from tests.scholarly_stub import Reply, Stub, stub
+from tests.kit.scholarly_stub import Reply, Stub, stub
+from tests.research.sources_helpers import model_text, run, settings_for
 
 QUESTION = "How do tide tables predict the tides?"
 OLD_WORDS = "Quentharian harmonic ledger"  # only in the 2019 page's text

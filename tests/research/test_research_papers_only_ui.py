@@ -4,35 +4,31 @@ person searches only the scholarly sources they ticked, neither the web nor the 
 Chosen with none ticked, the run is refused with what to do (nothing runs); choosing it
 opens the fold where the sources are ticked; with arXiv and PubMed ticked the run asks
 those APIs (recorded answers on 127.0.0.1) and the loopback web is never searched, every
-source in the panel is a paper or preprint with its date. Screenshots: ``I56_SHOTS``
-(default a temp folder outside the repository)."""
+source in the panel is a paper or preprint with its date. Screenshots go to the run's
+screenshot folder (tests/kit/browser.py: shot)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from local2.config import load_settings
+from local2.server import create_app
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.http.test_api import Served
-from tests.research.test_research_sources import QUESTION, scholarly_apis
-from tests.research.test_research_sources_ui import CORPUS, shot
-from tests.ui.test_ui_browser import BROWSER_MARKS, browser, wait_text
+from tests.kit.browser import BROWSER_MARKS, shot, wait_text
+from tests.kit.served import Served
+from tests.research.helpers import CORPUS
+from tests.research.sources_helpers import QUESTION, scholarly_apis
 
-__all__ = ["browser"]
 pytestmark = BROWSER_MARKS
 
 
 def test_papers_only_searches_the_ticked_sources_and_never_the_web(
     tmp_path: Path, browser: Any
 ) -> None:
-    shots = Path(os.environ.get("I56_SHOTS") or tmp_path / "shots")
-    shots.mkdir(parents=True, exist_ok=True)
     with (
         FakeOllama(ResearchBrain(), chunk_delay_s=0.01) as fake,
         LoopbackWeb(load_pages(CORPUS)) as web,
@@ -64,7 +60,7 @@ def test_papers_only_searches_the_ticked_sources_and_never_the_web(
             page.click("#research-run")  # none ticked: refused, with what to do
             wait_text(page, "#research-status", "none is ticked")
             page.wait_for_timeout(300)
-            shot(page, shots, "i56p-01-none-ticked")
+            shot(page, "i56p-01-none-ticked", full_page=True)
             assert "Tick arXiv, PubMed or another" in page.inner_text("#research-status")
             assert not apis.paths() and not web.searches()
 
@@ -73,14 +69,14 @@ def test_papers_only_searches_the_ticked_sources_and_never_the_web(
                 page.click(f"ul[role=listbox] li:has-text('{name}')")
             page.keyboard.press("Escape")
             page.wait_for_timeout(400)
-            shot(page, shots, "i56p-02-ticked")
+            shot(page, "i56p-02-ticked", full_page=True)
             page.click("#research-run")
             page.wait_for_function(
                 "() => document.querySelector('#research-status')?.innerText.includes('finished')",
                 timeout=90_000,
             )
             page.wait_for_timeout(300)
-            shot(page, shots, "i56p-03-report")
+            shot(page, "i56p-03-report", full_page=True)
             sources = page.inner_text("#research-sources")
             context.close()
         agent.close()

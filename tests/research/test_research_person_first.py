@@ -17,8 +17,8 @@ from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages
-from tests.people.test_person_first import SlowJudge, asked_to_grade, graded, wait_for
-from tests.research.test_research_api import CORPUS, research_agent
+from tests.people.helpers import SlowJudge, asked_to_grade, graded, wait_for
+from tests.research.helpers import CORPUS, research_agent
 
 QUESTION = "Why did Kelsby keep its bridge?"
 SLOW_S = 6.0

@@ -30,7 +30,7 @@ from local2.research._state import StepTools
 from local2.service.wiring import wire
 from local2_testkit.research_brain import default_plan
 from local2_testkit.results import web_steps
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 TOOLS = web_steps()
 CAPTURED = Path(__file__).parents[1] / "fixtures" / "research" / "smollm2_replies.json"

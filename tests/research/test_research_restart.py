@@ -15,8 +15,7 @@ from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages
 from local2_testkit.serve_process import ServeProcess
-from tests.research.test_research_api import read_events
-from tests.research.test_research_steer import BRIDGE, OTTERS, branches, plan_requests
+from tests.research.helpers import BRIDGE, OTTERS, branches, plan_requests, read_events
 
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
 

@@ -5,7 +5,6 @@ SQLite checkpointer (and real Chroma where memory is on)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,32 +20,8 @@ from local2.service.agent import Agent
 from local2.service.research._research import Research
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan
-from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-
-CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
-QUESTION = "Why did Kelsby keep its harbour swing bridge?"
-
-
-@pytest.fixture(scope="module")
-def pages() -> list[Any]:
-    return load_pages(CORPUS)
-
-
-@pytest.fixture
-def web(pages: list[Any]) -> Iterator[LoopbackWeb]:
-    with LoopbackWeb(pages) as served:
-        yield served
-
-
-def research(
-    fake: FakeOllama, web: LoopbackWeb, tmp_path: Path, memory: bool = False, **section: Any
-) -> Research:
-    overrides = research_overrides(web, tmp_path / "data")
-    overrides["system"]["ollama_host"] = fake.url
-    overrides["generator"] = {"backend": "ollama"}
-    overrides["memory"] = {"enabled": memory}
-    overrides["research"].update(section)
-    return Research(load_settings(overrides=overrides), backend="ollama")
+from local2_testkit.research_web import LoopbackWeb, research_overrides
+from tests.research.helpers import QUESTION, research
 
 
 def subjects(payload: dict[str, Any]) -> list[str]:

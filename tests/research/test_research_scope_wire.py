@@ -24,8 +24,8 @@ from ddgs.engines.duckduckgo import Duckduckgo
 
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from tests.research.test_research_sources import model_text, run, settings_for
-from tests.scholarly_stub import Reply, stub
+from tests.kit.scholarly_stub import Reply, stub
+from tests.research.sources_helpers import model_text, run, settings_for
 
 DDG_PAGE = (
     Path(__file__).parents[1] / "fixtures" / "ddgs" / "duckduckgo_results.html"

@@ -19,8 +19,8 @@ from local2_testkit.bridge_web import (
 )
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from tests.conftest import local2
-from tests.research.test_research_cli import environment
+from tests.kit.helpers import local2
+from tests.research.helpers import environment
 
 
 def test_the_second_hop_reads_and_cites_the_page_only_the_bridging_name_finds(

@@ -27,9 +27,7 @@ from local2_testkit.bridge_web import BRIDGE_QUESTION, BridgeWeb, bridge_pages
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb
-from tests.research.test_research_evidence import plan, read, search
-from tests.research.test_research_run import research
-from tests.research.test_research_steer import compose_prompt
+from tests.research.helpers import compose_prompt, plan, read, research, search
 
 RADIO = "Meet Corliss Archer"
 

@@ -16,14 +16,12 @@ import os
 import pty
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import bibtexparser
 import docx
 import httpx
-import pytest
 import rispy
 
 from local2.config import load_settings
@@ -31,16 +29,11 @@ from local2.documents import read_document
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from tests.conftest import local2
-from tests.http.test_api import Served
-from tests.research.test_research_sources import PLANTED, QUESTION, scholarly_apis, settings_for
-from tests.scholarly_stub import Stub
-
-
-@pytest.fixture
-def apis() -> Iterator[Stub]:
-    with scholarly_apis() as server:
-        yield server
+from tests.kit.browser import app_served
+from tests.kit.helpers import local2
+from tests.kit.scholarly_stub import Stub
+from tests.kit.served import Served
+from tests.research.sources_helpers import PLANTED, QUESTION, settings_for
 
 
 def environment(apis: Stub, tmp_path: Path, ollama: str) -> dict[str, str]:
@@ -166,7 +159,7 @@ def read_done(response: httpx.Response) -> dict[str, Any]:
 def test_the_api_takes_sources_and_scope_and_serves_the_references(
     apis: Stub, tmp_path: Path
 ) -> None:
-    from local2.http.app import create_api
+    from local2.http._app import create_api
 
     with FakeOllama(ResearchBrain()) as fake:
         agent = Agent(settings_for(fake, apis, tmp_path / "data"), backend="ollama")
@@ -235,8 +228,7 @@ def test_mcp_research_takes_sources_and_scope_and_serves_a_resource_per_format(
     import anyio
     from mcp_types import BlobResourceContents, TextResourceContents
 
-    from local2.ui.server import create_app
-    from tests.mcp_clients import http_session, structured
+    from tests.kit.mcp_clients import http_session, structured
 
     async def used(mcp: str) -> dict[str, Any]:
         async with http_session(mcp) as session:
@@ -265,7 +257,7 @@ def test_mcp_research_takes_sources_and_scope_and_serves_a_resource_per_format(
 
     with FakeOllama(ResearchBrain()) as fake:
         agent = Agent(settings_for(fake, apis, tmp_path / "data"), backend="ollama")
-        with Served(create_app(agent, ui=False)) as url:
+        with app_served(agent, ui=False) as url:
             got = anyio.run(used, f"{url}/mcp")
         agent.close()
     result = got["result"]

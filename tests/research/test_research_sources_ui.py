@@ -20,15 +20,12 @@ import rispy
 from local2.config import load_settings
 from local2.documents import read_document
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.http.test_api import Served
-from tests.research.test_research_sources import PLANTED, scholarly_apis
-from tests.ui.test_ui_browser import BROWSER_MARKS, browser
+from tests.kit.browser import BROWSER_MARKS, app_served
+from tests.research.sources_helpers import PLANTED, scholarly_apis
 
-__all__ = ["browser"]  # the module-scoped browser fixture, shared with the chat UI tests
 pytestmark = BROWSER_MARKS
 
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
@@ -59,7 +56,7 @@ def test_a_newcomer_sees_one_line_and_a_run_shows_dates_scope_and_downloads(
             "pubmed": {"base_url": apis.url("/entrez/eutils"), "min_interval_s": 0},
         }
         agent = Agent(load_settings(overrides=overrides), backend="ollama")
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             page = context.new_page()
             page.set_default_timeout(30_000)

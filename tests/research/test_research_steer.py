@@ -11,7 +11,6 @@ twice; follow-ups come from the ledger, searching only what it lacks."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,56 +18,25 @@ import pytest
 from langgraph.types import Command
 
 from local2.config import load_settings
-from local2.config.schema import ResearchSettings
+from local2.config._schema import ResearchSettings
 from local2.errors import InvalidInput, RunNotReady
 from local2.service.research._research import Research
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb, research_overrides
-from tests.research.test_research_run import QUESTION, pages, research, web
-
-BRIDGE, OTTERS, MILL = "Kelsby harbour bridge", "otters Lune survey", "tide mill Europe"
-
-
-__all__ = ["pages", "web"]  # the loopback web of test_research_run, shared
-
-
-def branches(*queries: str, top: int = 1) -> dict[str, Any]:
-    """A plan with one sub-question per query: search it, read its top result; compose."""
-    steps: list[dict[str, Any]] = []
-    for n, query in enumerate(queries):
-        steps += [
-            {
-                "id": f"a{n}",
-                "description": "",
-                "tool": "web_search",
-                "args": {"query": query},
-                "requires": [],
-            },
-            {
-                "id": f"b{n}",
-                "description": "",
-                "tool": "web_fetch",
-                "args": {"from_step": f"a{n}", "top": top},
-                "requires": [f"a{n}"],
-            },
-        ]
-    compose = {"id": "c", "description": "", "tool": "compose", "args": {}, "requires": []}
-    return {"goal": "g", "steps": [*steps, compose]}
-
-
-def plan_requests(fake: FakeOllama) -> list[dict[str, Any]]:
-    return [r for r in fake.chat_requests if (r.get("format") or {}).get("title") == "ResearchPlan"]
-
-
-def compose_prompt(fake: FakeOllama) -> str:
-    """The last report request's prompt: the question, what the person said, the sources."""
-    composed = [
-        r
-        for r in fake.chat_requests
-        if str(r["messages"][0]["content"]).startswith("You write a research report")
-    ]
-    return str(composed[-1]["messages"][-1]["content"])
+from tests.research.helpers import (
+    BRIDGE,
+    MILL,
+    OTTERS,
+    QUESTION,
+    branches,
+    compose_prompt,
+    paused,
+    plan_requests,
+    research,
+    run_of,
+    steer_at_first_step,
+)
 
 
 def started_twice(payload: dict[str, Any]) -> list[str]:
@@ -78,13 +46,6 @@ def started_twice(payload: dict[str, Any]) -> list[str]:
         if e["subject"] == "research.step" and e.get("status") == "started"
     )
     return [i for i, n in started.items() if n > 1]
-
-
-def paused(items: list[tuple[str, Any]]) -> dict[str, Any]:
-    kinds = [k for k, _ in items]
-    assert kinds[-2:] == ["awaiting_input", "final"], kinds
-    assert items[-1][1]["status"] == "awaiting_input"
-    return dict(items[-2][1])
 
 
 def test_the_run_executes_exactly_the_plan_the_person_approved(
@@ -203,27 +164,6 @@ def test_clarify_never_sends_no_question_to_ask(web: LoopbackWeb, tmp_path: Path
         run.close()
     assert payload["status"] == "done" and payload["clarification"] is None
     assert "clarify" not in plan_requests(fake)[0]["format"]["properties"]
-
-
-def steer_at_first_step(
-    run: Research, items: Iterator[tuple[str, Any]], says: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """Read the run's items; while its first step runs, put ``says`` in its inbox."""
-    payload: dict[str, Any] = {}
-    said = False
-    for kind, data in items:
-        if kind == "event" and data["subject"] == "research.step" and not said:
-            said = True
-            for say in says:
-                run.steer(run_of(run), say)
-        if kind == "final":
-            payload = data
-    return payload
-
-
-def run_of(run: Research) -> str:
-    (only,) = run.driver.running
-    return only
 
 
 def test_says_apply_at_the_next_step_boundary_and_reach_the_next_plan(

@@ -18,18 +18,17 @@ from local2.errors import InvalidInput, RunNotReady
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb
-from tests.research.test_research_run import QUESTION, pages, research, web
-from tests.research.test_research_steer import (
+from tests.research.helpers import (
     BRIDGE,
     MILL,
     OTTERS,
+    QUESTION,
     branches,
     paused,
     plan_requests,
+    research,
     steer_at_first_step,
 )
-
-__all__ = ["pages", "web"]  # the loopback web of test_research_run, shared
 
 STOPPED_WHY = "the person stopped the run"
 NOTHING_READ = "the person stopped the run before anything was searched or read"

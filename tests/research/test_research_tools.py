@@ -21,7 +21,7 @@ from local2.tools.files import file_tools
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.results import web_steps
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 BUDGET = (
     "# Household budget 2025\n\n"

@@ -9,22 +9,11 @@ from typing import Any
 
 from local2.config import load_settings
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.http.test_api import Served
-from tests.research.test_research_steer import BRIDGE, MILL, OTTERS, branches
-from tests.ui.test_ui_browser import (
-    BROWSER_MARKS,
-    browser,
-    open_page,
-    shot,
-    text_of,
-    wait_text,
-)
-
-__all__ = ["browser"]  # the module-scoped browser fixture, shared with the chat UI tests
+from tests.kit.browser import BROWSER_MARKS, app_served, open_page, shot, text_of, wait_text
+from tests.research.helpers import BRIDGE, MILL, OTTERS, branches
 
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
 
@@ -46,7 +35,7 @@ def test_research_tab_shows_the_plan_sources_and_a_verified_report(
         overrides["system"]["ollama_host"] = fake.url
         overrides["memory"] = {"enabled": False}
         agent = Agent(load_settings(overrides=overrides), backend="ollama")
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             page = open_page(browser, url)
             page.click("button[role=tab]:has-text('Research')")
             page.fill("#research-question textarea", "Why did Kelsby keep its bridge?")
@@ -102,7 +91,7 @@ def test_research_tab_edits_the_plan_stops_a_branch_and_asks_a_follow_up(
         overrides["memory"] = {"enabled": False}
         overrides["research"].update(max_rounds=1, max_parallel=1)
         agent = Agent(load_settings(overrides=overrides), backend="ollama")
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             page = open_page(browser, url)
             page.click("button[role=tab]:has-text('Research')")
             page.fill("#research-question textarea", "Why did Kelsby keep its bridge?")
@@ -160,7 +149,7 @@ def test_research_tab_stop_at_the_plan_review_ends_the_run(tmp_path: Path, brows
         overrides["memory"] = {"enabled": False}
         overrides["research"].update(max_rounds=2)
         agent = Agent(load_settings(overrides=overrides), backend="ollama")
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             page = open_page(browser, url)
             page.click("button[role=tab]:has-text('Research')")
             page.fill("#research-question textarea", "Why did Kelsby keep its bridge?")

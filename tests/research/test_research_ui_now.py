@@ -18,15 +18,11 @@ import pytest
 from local2.config import load_settings
 from local2.service.agent import Agent
 from local2.tools.search import ddgs
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain, default_plan
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.http.test_api import Served
-from tests.tools.test_search_auto import RecordedDDGS
-from tests.ui.test_ui_browser import BROWSER_MARKS, browser, text_of, wait_text
-
-__all__ = ["browser"]  # the module-scoped browser fixture, shared with the chat UI tests
+from tests.kit.browser import BROWSER_MARKS, app_served, text_of, wait_text
+from tests.tools.helpers import RecordedDDGS
 
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
 QUESTION = "Why did Kelsby keep its bridge?"
@@ -91,7 +87,7 @@ def research_tab(
         agent = Agent(load_settings(overrides=overrides), backend="ollama")
         shots = tmp_path / "shots"
         shots.mkdir()
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             page = context.new_page()
             page.set_default_timeout(30_000)

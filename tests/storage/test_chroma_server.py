@@ -18,7 +18,7 @@ from local2.memory._shelf import open_memory
 from local2.memory._store import EngramStore, collection_name
 from local2.ports import free_port
 from local2.service.doctor import run_checks
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 
 def server_settings(tmp_path: Path, url: str, **sections: Any) -> Any:

@@ -16,11 +16,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.cli.common import offline_parts
+from local2.cli._common import offline_parts
 from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2_testkit.serve_process import ServeProcess
-from tests.conftest import local2, make_settings
+from tests.kit.helpers import local2, make_settings
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
 

@@ -24,7 +24,7 @@ from local2.storage._locks import SharedLocks
 from local2.storage._open import open_storage
 from local2.storage._store_turn_log import StoreTurnLog
 from local2.storage._turn_log import SqliteTurnLog, TurnLog
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 
 def pg_settings(tmp_path: Path, url: str, **overrides: Any) -> Any:
@@ -170,7 +170,7 @@ def test_team_libraries_are_imported_only_when_configured() -> None:
     import sys
 
     code = (
-        "import sys, local2.cli, local2.service.agent, local2.http.app\n"
+        "import sys, local2.cli, local2.service.agent, local2.http._app\n"
         "import local2.storage._open, local2.service.doctor\n"
         "import local2.service.research._research\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & "

@@ -11,7 +11,7 @@ import pytest
 
 from local2.errors import StorageFull
 from local2.storage._full import is_disk_full, raise_if_full
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 
 def test_each_store_saying_full_becomes_storage_full(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from local2.config.schema import WebFetchSettings
+from local2.config._schema import WebFetchSettings
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
@@ -27,8 +27,8 @@ from local2.tools.extract_worker import POOL
 from local2.tools.web_fetch import WebFetch
 from local2_testkit.rss import peak_rss
 from local2_testkit.web_server import LocalServer, gzip_bomb, send, send_encoded
-from tests.conftest import make_settings
-from tests.tools.test_web_fetch import text_of
+from tests.kit.helpers import make_settings
+from tests.tools.helpers import text_of
 
 NORMAL = (
     b"<html><head><title>Kelsby harbour</title></head><body><nav>Home News</nav><article>"

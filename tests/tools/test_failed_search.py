@@ -14,12 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from local2.http.app import create_api
+from local2.http._app import create_api
 from local2.service.agent import Agent
 from local2_testkit.brains import Reply, RuleBrain
 from local2_testkit.ollama_server import FakeOllama, ScriptBrain
-from tests.conftest import local2, make_settings
-from tests.http.test_api import Served
+from tests.kit.helpers import local2, make_settings
+from tests.kit.served import Served
 
 
 @pytest.mark.slow

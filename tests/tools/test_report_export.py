@@ -28,7 +28,7 @@ from local2.references import _report_pdf, to_docx, to_html, to_pdf
 from local2.research._state import Source
 from local2.research._verify import Unsupported, Verified, report_markdown
 from local2.service.research._exports import export_run
-from tests.tools.test_references_export import sources
+from tests.tools.references_helpers import sources
 
 QUESTION = "Does attention <script>alert(1)</script> scale to long notes?"
 BODY = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from local2.ui.safe_markdown import neutralise
+from local2.ui._safe_markdown import neutralise
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from local2.tools.scholarly.settings import (
     ScholarlySettings,
     SemanticScholarSettings,
 )
-from tests.scholarly_stub import FakeClock, Reply, Stub, stub
+from tests.kit.scholarly_stub import FakeClock, Reply, Stub, stub
 
 PATH = "/graph/v1/paper/search"
 

@@ -27,7 +27,7 @@ from local2.tools.scholarly.settings import (
     SemanticScholarSettings,
     WikipediaSettings,
 )
-from tests.scholarly_stub import FakeClock, Reply, Stub, recorded, stub
+from tests.kit.scholarly_stub import FakeClock, Reply, Stub, recorded, stub
 
 KEYS = ("NCBI_API_KEY", "SEMANTIC_SCHOLAR_API_KEY", "OPENALEX_API_KEY", "CROSSREF_PLUS_API_TOKEN")
 ATOM = "application/atom+xml; charset=UTF-8"

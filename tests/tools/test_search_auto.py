@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import ddgs.exceptions
 import pytest
 
-from local2.config.schema import WebSearchSettings
+from local2.config._schema import WebSearchSettings
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
@@ -27,12 +26,9 @@ from local2.tools.search.searxng import searxng_answers
 from local2.tools.search_chain import auto_reasons, make_chain
 from local2.tools.web_search import CANNED_NOTE, WebSearch
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.conftest import local2, make_settings, mock_search_config
-from tests.tools.test_web_search import SEARXNG_BODY, ApiServer
+from tests.kit.helpers import local2, make_settings, mock_search_config
+from tests.tools.helpers import RECORDED, SEARXNG_BODY, ApiServer, RecordedDDGS
 
-RECORDED = json.loads(
-    (Path(__file__).parents[1] / "fixtures" / "ddgs" / "recorded.json").read_text(encoding="utf-8")
-)
 TODAY = dt.date(2026, 5, 31)
 DEAD = "http://127.0.0.1:9"  # nothing listens on the discard port
 NO_ENV: dict[str, str] = {}
@@ -50,24 +46,6 @@ def api() -> Iterator[Callable[..., ApiServer]]:
     yield start
     for server in servers:
         server.close()
-
-
-class RecordedDDGS:
-    """Stands in for ``ddgs.DDGS``: replays one recorded outcome of the real client."""
-
-    def __init__(self, case: str, log: list[dict[str, Any]] | None = None) -> None:
-        self.case = RECORDED[case]
-        self.log = log if log is not None else []
-
-    def __call__(self, timeout_s: float) -> RecordedDDGS:
-        self.log.append({"timeout_s": timeout_s})
-        return self
-
-    def text(self, query: str, max_results: int = 10, **kwargs: Any) -> list[dict[str, str]]:
-        self.log.append({"query": query, "max_results": max_results})
-        if "raises" in self.case:
-            raise getattr(ddgs.exceptions, self.case["raises"])(self.case["message"])
-        return list(self.case["returns"])
 
 
 def ddgs_search(case: str, query: str = "python asyncio tutorial", **cfg: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from local2.config.schema import WebSearchSettings
+from local2.config._schema import WebSearchSettings
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
@@ -27,9 +27,8 @@ from local2.tools.base import configured_tool
 from local2.tools.search.ddgs import DdgsProvider
 from local2.tools.search_chain import make_chain
 from local2.tools.web_search import WebSearch
-from tests.conftest import make_settings
-from tests.tools.test_search_auto import RECORDED, RecordedDDGS
-from tests.tools.test_web_search import ApiServer
+from tests.kit.helpers import make_settings
+from tests.tools.helpers import RECORDED, ApiServer, RecordedDDGS
 
 DOCTOR = "`local2 doctor` checks the search."
 BRAVE = "https://api.search.brave.com/res/v1/web/search"  # never reached: no lookup succeeds

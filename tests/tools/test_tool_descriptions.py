@@ -8,7 +8,7 @@ from local2.config import load_settings
 from local2.memory._store import EngramStore
 from local2.tools.files import TOOL_NAMES as FILE_TOOLS
 from local2.tools.registry import built_in_schemas, default_tools
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "local2"
 WEB_AND_MEMORY = ["web_search", "web_fetch", "recall_memory", "save_memory"]

@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from local2.config.schema import CriticSettings
+from local2.config._schema import CriticSettings
 from local2.critic import Critic
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import Tool, ToolContext
 from local2.tools.routing import Cue
 from local2.tools.web import SEARCH_CUE
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 TIDES = "Harbour: Kelsby\nHigh water 06:12 and 18:40.\nChart: charts/kelsby.pdf"
 _HARBOUR = re.compile(r"\btides? (?:at|in|for) (\w+)", re.I)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from local2.config.schema import ToolsSettings
+from local2.config._schema import ToolsSettings
 from local2.tools.base import Tool
 from local2.tools.trust import normalise_url, review, turn_context
 

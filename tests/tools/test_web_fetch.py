@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from local2.config.schema import WebFetchSettings, WebSearchSettings
+from local2.config._schema import WebFetchSettings, WebSearchSettings
 from local2.errors import ToolError
 from local2.tools.base import ToolContext
 from local2.tools.web_fetch import WebFetch
 from local2.tools.web_search import WebSearch
 from local2_testkit.results import extracted_text
 from local2_testkit.web_server import redirect, send
+from tests.tools.helpers import text_of
 
 PAGES = Path(__file__).parents[1] / "fixtures" / "pages"
 
@@ -25,12 +26,6 @@ def fetcher(**cfg: object) -> WebFetch:
     cfg.setdefault("allow_hosts", ["127.0.0.1"])
     cfg.setdefault("timeout_s", 5.0)
     return WebFetch(WebFetchSettings(**cfg))
-
-
-def text_of(result_text: str) -> str:
-    head, sep, body = result_text.partition("\nExtracted text:\n")
-    assert sep and head.startswith("URL: ")
-    return body
 
 
 # --- extraction -------------------------------------------------------------------------
@@ -483,7 +478,7 @@ def test_the_turns_question_focuses_web_fetch_in_the_graph(serve, tmp_path: Path
     passages of a long page that reach the model."""
     from local2.models._scripted import ScriptedChatModel, reply
     from local2.service.agent import Agent
-    from tests.conftest import make_settings
+    from tests.kit.helpers import make_settings
 
     paragraphs = long_page(fact_at=38, count=400)
     server = serve({"/harbour": send("\n".join(paragraphs).encode(), "text/plain")})
@@ -507,7 +502,7 @@ def test_the_turns_question_focuses_web_fetch_in_the_graph(serve, tmp_path: Path
 
 def test_page_budget_is_the_chosen_backends_context(tmp_path: Path) -> None:
     from local2.tools.web import web_tools
-    from tests.conftest import make_settings
+    from tests.kit.helpers import make_settings
 
     settings = make_settings(tmp_path)
     budgets = {

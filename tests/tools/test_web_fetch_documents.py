@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from local2.config.schema import DocumentsSettings, WebFetchSettings
+from local2.config._schema import DocumentsSettings, WebFetchSettings
 from local2.critic import grounding_flags
 from local2.documents import page_sections
 from local2.errors import ToolError
@@ -23,7 +23,7 @@ from local2_testkit.hostile_documents import encrypted_pdf, truncated
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from local2_testkit.results import extracted_text
 from local2_testkit.web_server import send
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 MILL = "The tidal mill at Eling was restored by the parish council in 1980 after the great flood."
 PDF_MEDIA = "application/pdf"

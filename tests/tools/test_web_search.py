@@ -4,74 +4,23 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from local2.config import load_settings
-from local2.config.schema import WebSearchSettings
+from local2.config._schema import WebSearchSettings
 from local2.errors import ToolError
 from local2.tools.registry import built_in_schemas
 from local2.tools.search.mock import DEFAULT_MOCK_RESULTS
 from local2.tools.web import web_tools
 from local2.tools.web_search import CANNED_NOTE, WebSearch
+from tests.tools.helpers import BRAVE_BODY, SEARXNG_BODY, ApiServer
 
 TODAY = dt.date(2026, 5, 31)
 KEY = "sk-test-secret-key-123"
-
-
-class ApiServer:
-    """Answers every GET/POST with ``reply(path, query, headers, body) -> (status, obj)``."""
-
-    def __init__(self, reply: Callable[..., tuple[int, object]], delay: float = 0.0):
-        self.requests: list[dict[str, object]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _answer(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                parts = urlsplit(self.path)
-                req = {
-                    "method": self.command,
-                    "path": parts.path,
-                    "query": {k: v[0] for k, v in parse_qs(parts.query).items()},
-                    "headers": {k.lower(): v for k, v in self.headers.items()},
-                    "json": json.loads(body) if body else None,
-                }
-                outer.requests.append(req)
-                time.sleep(delay)
-                status, obj = reply(req)
-                data = json.dumps(obj).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            do_GET = do_POST = _answer
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -178,31 +127,6 @@ def test_control_characters_stripped_from_results(tmp_path: Path) -> None:
 
 # --- SearXNG -----------------------------------------------------------------------------
 
-SEARXNG_BODY = {
-    "query": "llama tool calling",
-    "number_of_results": 2,
-    "results": [
-        {
-            "url": "https://one.example/a",
-            "title": "First result",
-            "content": "The first snippet.",
-            "engine": "duckduckgo",
-            "score": 2.0,
-            "publishedDate": None,
-        },
-        {
-            "url": "https://two.example/b",
-            "title": "Second result",
-            "content": "The second snippet.",
-            "engine": "bing",
-            "score": 1.0,
-        },
-    ],
-    "answers": [],
-    "suggestions": ["llama tools"],
-    "unresponsive_engines": [],
-}
-
 
 def test_searxng_json_api(api) -> None:
     server = api(lambda req: (200, SEARXNG_BODY))
@@ -249,28 +173,6 @@ def test_unreachable_provider_is_a_clear_error() -> None:
 
 
 # --- Brave -------------------------------------------------------------------------------
-
-BRAVE_BODY = {
-    "type": "search",
-    "query": {"original": "llama tool calling"},
-    "web": {
-        "type": "search",
-        "results": [
-            {
-                "title": "First result",
-                "url": "https://one.example/a",
-                "description": "The first snippet.",
-                "age": "2 days ago",
-                "language": "en",
-            },
-            {
-                "title": "Second result",
-                "url": "https://two.example/b",
-                "description": "The second snippet.",
-            },
-        ],
-    },
-}
 
 
 def test_brave_api(api, monkeypatch) -> None:

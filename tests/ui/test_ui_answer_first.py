@@ -10,14 +10,12 @@ from typing import Any
 
 import pytest
 
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
-from tests.chat.test_answer_first import SlowJudge
-from tests.http.test_api import Served
-from tests.ui.test_ui_browser import (  # the browser fixture and page helpers
+from tests.chat.helpers import SlowJudge
+from tests.kit.browser import (
     CHROMIUM,
+    app_served,
     ask,
-    browser,  # noqa: F401
     make_agent,
     open_page,
     shot,
@@ -46,14 +44,14 @@ def judged(fake: FakeOllama) -> list[float]:
 def slow_judge(tmp_path: Path) -> Iterator[tuple[str, FakeOllama]]:
     with FakeOllama(SlowJudge()) as fake:
         agent = make_agent(tmp_path, fake.url)
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             yield url, fake
         agent.close()
 
 
 def test_the_grade_arrives_after_the_answer(
     slow_judge: tuple[str, FakeOllama],
-    browser: Any,  # noqa: F811
+    browser: Any,
 ) -> None:
     url, fake = slow_judge
     page = open_page(browser, url)

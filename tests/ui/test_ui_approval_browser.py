@@ -17,15 +17,10 @@ import pytest
 
 from local2.config import load_settings
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama, ObeyingBrain
 from local2_testkit.sites import Site
-from tests.cli.test_cli_approval import PAGE, SECRET
-from tests.http.test_api import Served
-from tests.ui import test_ui_browser
-from tests.ui.test_ui_browser import ask, open_page, shot, text_of, wait_text
-
-browser = test_ui_browser.browser  # the same chromium fixture (one per module)
+from tests.cli.helpers import PAGE, SECRET
+from tests.kit.browser import app_served, ask, open_page, shot, text_of, wait_text
 
 pytestmark = [
     pytest.mark.slow,
@@ -56,7 +51,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             }
         )
         agent = Agent(settings, backend="ollama")
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             yield Stack(url, agent, attacker, pages.url("/kestrel"))
         agent.close()
 

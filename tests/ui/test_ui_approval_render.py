@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from local2.ui.approval import describe
-from local2.ui.render import TurnView
+from local2.ui._approval import describe
+from local2.ui._render import TurnView
 
 ASKED = {
     "subject": "tool.approval.requested",

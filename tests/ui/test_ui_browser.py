@@ -2,7 +2,7 @@
 
 The agent talks to a fake Ollama over HTTP (``RuleBrain``: it searches the web for "news this
 week" questions and thinks out loud), with real memory and the real critic. Screenshots of
-each stage go to the run's temp folder (``tests/conftest.py: screenshot_path``); the docs'
+each stage go to the run's temp folder (``tests/kit/helpers.py: screenshot_path``); the docs'
 pictures are taken by hand with ``docs/images/take_screenshots.py``.
 """
 
@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,172 +25,44 @@ import pytest
 from local2 import events
 from local2.config import load_settings
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama, RuleBrain, ScriptBrain
-from tests.conftest import screenshot_path
-from tests.http.test_api import Served
-from tests.people.test_person_first import wait_for
+from tests.kit.browser import (
+    BROWSER_MARKS,
+    NEWS,
+    Stack,
+    answered,
+    app_served,
+    ask,
+    chat_to_top,
+    load_checkpoints,
+    make_agent,
+    open_page,
+    rate,
+    resume,
+    session_of,
+    shot,
+    table_rows,
+    text_of,
+    wait_text,
+)
+from tests.people.helpers import wait_for
 
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-NEWS = "What major AI news broke this week?"
-
-# Every browser test's marks: slow, and skipped without Debian's chromium.
-BROWSER_MARKS = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium: scripts/setup.sh --browser"
-    ),
-]
 pytestmark = BROWSER_MARKS
-
-
-@dataclass
-class Stack:
-    url: str
-    agent: Agent
-    fake: FakeOllama
-
-
-def make_agent(data_dir: Path, ollama_url: str, **kwargs: Any) -> Agent:
-    settings = load_settings(
-        overrides={
-            "system": {"ollama_host": ollama_url, "data_dir": str(data_dir)},
-            "generator": {"backend": "ollama"},
-            "web": {"search": {"provider": "mock"}},
-        }
-    )
-    return Agent(settings, backend="ollama", **kwargs)
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     fake = FakeOllama(RuleBrain(), chunk_delay_s=0.02).start()
     agent = make_agent(tmp_path_factory.mktemp("ui"), fake.url)
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         yield Stack(url, agent, fake)
     agent.close()
     fake.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        yield chromium
-        chromium.close()
-
-
-def open_page(browser: Any, url: str, width: int = 1500, height: int = 1250) -> Any:
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(url)
-    page.wait_for_selector("#local2-question textarea")
-    page.wait_for_function("document.querySelector('#local2-session code')?.innerText.length > 8")
-    return page
-
-
-def shot(page: Any, name: str, full_page: bool = False) -> None:
-    # Mostly not full_page: resizing the viewport re-renders the chat and closes opened
-    # sections (fine for a first look at a phone-sized page).
-    page.screenshot(path=str(screenshot_path(name)), full_page=full_page)
-
-
-def chat_to_top(page: Any) -> None:
-    """Scroll the conversation to its first message (it follows the newest by itself)."""
-    page.wait_for_timeout(500)  # let the chat's own scroll to the newest message happen first
-    page.evaluate(
-        """() => document.querySelectorAll('#local2-chat *').forEach(el => {
-            const style = getComputedStyle(el).overflowY;
-            if ((style === 'auto' || style === 'scroll') && el.scrollHeight > el.clientHeight)
-                el.scrollTop = 0; })"""
-    )
-    page.wait_for_timeout(200)
-
-
-def text_of(page: Any, selector: str) -> str:
-    return page.inner_text(selector)
-
-
-def wait_text(page: Any, selector: str, needle: str, timeout: float = 30_000) -> None:
-    """Until the element's text holds ``needle``; a timeout says what the element showed."""
-    try:
-        page.wait_for_function(
-            "([sel, needle]) => (document.querySelector(sel)?.innerText || '').includes(needle)",
-            arg=[selector, needle],
-            timeout=timeout,
-        )
-    except Exception as exc:
-        if type(exc).__name__ != "TimeoutError":  # playwright's own, imported with the browser
-            raise
-        shown = page.evaluate("(sel) => document.querySelector(sel)?.innerText ?? null", selector)
-        raise AssertionError(f"{selector} never showed {needle!r}; it shows: {shown!r}") from None
-
-
-def ask(page: Any, question: str) -> None:
-    page.fill("#local2-question textarea", question)
-    page.click("#local2-send")
-
-
-def session_of(page: Any) -> str:
-    return text_of(page, "#local2-session code").strip()
-
-
-def table_rows(page: Any, selector: str) -> list[list[str]]:
-    """The cells of a ``gr.Dataframe`` as shown (its data rows, not its sizing rows)."""
-    return page.evaluate(
-        """(sel) => [...document.querySelectorAll(sel + ' [role=row]')]
-            .map(r => [...r.querySelectorAll('.body-cell')].map(c => c.innerText.trim()))
-            .filter(cells => cells.length)""",
-        selector,
-    )
-
-
-def answered(page: Any, needle: str) -> None:
-    """Wait for a turn to finish: its answer is on screen and the rating buttons are back."""
-    wait_text(page, "#local2-chat", needle)
-    page.wait_for_selector("#local2-rate-1:not([disabled])")
-
-
-def load_checkpoints(page: Any, needle: str = "turn(s)") -> None:
-    """Press Load turns until the status says ``needle``. Once, under load, a press
-    just after the Time travel tab opened (its parts mount as it opens) showed nothing for
-    30 s; a person presses again, and so does this, at most three times."""
-    for attempt in range(3):
-        page.click("#tt-load")
-        try:
-            wait_text(page, "#tt-status", needle, timeout=10_000)
-            return
-        except AssertionError:
-            if attempt == 2:
-                raise
-
-
 def feedback_count(agent: Agent, session: str) -> int:
     log = agent.sessions.state(session).get("event_log") or []
     return sum(e["subject"] == events.USER_FEEDBACK for e in log)
-
-
-def rate(page: Any, rating: int) -> None:
-    page.wait_for_selector(f"#local2-rate-{rating}:not([disabled])")
-    page.click(f"#local2-rate-{rating}")
-
-
-def resume(page: Any, session: str) -> None:
-    page.fill("#local2-session-pick input", session)
-    page.keyboard.press("Enter")
-    page.click("#local2-resume")
 
 
 def test_a_question_streams_thinking_a_tool_call_and_the_answer(stack: Stack, browser: Any) -> None:
@@ -395,7 +266,7 @@ def test_unreachable_model_and_empty_question_show_clear_notes(
     browser: Any, tmp_path: Path
 ) -> None:
     agent = make_agent(tmp_path, "http://127.0.0.1:9", memory=None, critic=None)
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         page = open_page(browser, url)
         page.click("#local2-send")
         wait_text(page, "#local2-banner", "empty")
@@ -425,7 +296,7 @@ def test_memory_says_it_fell_back_and_recalls_a_fact_in_a_new_session(
             }
         )
         agent = Agent(settings, backend="ollama", critic=None)
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             page = open_page(browser, url)
             notice = text_of(page, "#local2-notice")
             assert "fallback embedder lexical-hash-512" in notice and "ollama serve" in notice
@@ -447,7 +318,7 @@ def test_memory_says_it_fell_back_and_recalls_a_fact_in_a_new_session(
 
 def test_api_alone_serves_no_app(stack: Stack, tmp_path: Path) -> None:
     agent = make_agent(tmp_path, stack.fake.url, memory=None, critic=None)
-    with Served(create_app(agent, ui=False)) as url:
+    with app_served(agent, ui=False) as url:
         assert httpx.get(f"{url}/health").json()["status"] == "ok"
         assert httpx.get(f"{url}/").status_code == 404
     agent.close()
@@ -612,7 +483,7 @@ def test_first_view_shows_the_top_and_tables_are_readable_on_a_phone(
     notice = "Ollama did not answer, so the embedded demo model answers (a weak demo model)."
     agent = make_agent(tmp_path, stack.fake.url, memory=None, critic=None)
     agent.notices = [notice]  # as the embedded fallback sets it
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         page = open_page(browser, url, width=1280, height=800)
         time.sleep(1.0)  # anything that would scroll (autofocus) has happened by now
         assert page.evaluate("window.scrollY") == 0
@@ -687,7 +558,7 @@ def test_the_bubble_keeps_what_is_recorded_not_what_streamed(browser: Any, tmp_p
     )
     with FakeOllama(ScriptBrain([echo["reply"]]), chunk_delay_s=0.1) as fake:
         agent = make_agent(tmp_path / "data", fake.url, memory=None, critic=None)
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             page = open_page(browser, url)
             ask(page, "Who is Ines?")
             wait_text(page, "#local2-chat", "similarity 0.62")  # streamed as it came...

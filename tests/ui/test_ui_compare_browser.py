@@ -13,13 +13,11 @@ from typing import Any
 import pytest
 
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.brains import HedgingBrain, ModelBrains
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.http.test_api import Served
-from tests.ui import test_ui_browser
-from tests.ui.test_ui_browser import (
+from tests.kit.browser import (
     BROWSER_MARKS,
+    app_served,
     ask,
     make_agent,
     open_page,
@@ -29,8 +27,7 @@ from tests.ui.test_ui_browser import (
     text_of,
     wait_text,
 )
-
-browser = test_ui_browser.browser  # the same chromium fixture (one per module)
+from tests.kit.served import Served
 
 pytestmark = BROWSER_MARKS
 
@@ -47,7 +44,7 @@ def fake() -> Iterator[FakeOllama]:
 
 def served(tmp_path: Path, fake: FakeOllama, model: str) -> tuple[Agent, Served]:
     agent = make_agent(tmp_path, fake.url, model=model)
-    return agent, Served(create_app(agent))
+    return agent, app_served(agent)
 
 
 def test_compare_then_pick_b_and_the_next_turn_continues_from_b(

@@ -13,11 +13,19 @@ from typing import Any
 import pytest
 
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.brains import HedgingBrain, ModelBrains
 from local2_testkit.ollama_server import DEFAULT_MODELS, FakeOllama, RuleBrain
-from tests.http.test_api import Served
-from tests.people.test_person_first import (
+from tests.kit.browser import (
+    BROWSER_MARKS,
+    app_served,
+    ask,
+    make_agent,
+    open_page,
+    shot,
+    text_of,
+    wait_text,
+)
+from tests.people.helpers import (
     FRANCE,
     HELD_S,
     JUDGE_DELAY_S,
@@ -27,18 +35,6 @@ from tests.people.test_person_first import (
     graded,
     wait_for,
 )
-from tests.ui.test_ui_browser import (
-    BROWSER_MARKS,
-    ask,
-    browser,
-    make_agent,
-    open_page,
-    shot,
-    text_of,
-    wait_text,
-)
-
-__all__ = ["browser"]  # the fixture, shared with the app's other browser tests
 
 pytestmark = BROWSER_MARKS
 JUDGING = "the judge is comparing"
@@ -49,7 +45,7 @@ def stack(tmp_path: Path) -> Iterator[tuple[str, Agent, FakeOllama]]:
     judge = SlowJudge(ModelBrains({WEAK: HedgingBrain()}, default=RuleBrain()))
     with FakeOllama(judge, models=[*DEFAULT_MODELS, WEAK]) as fake:
         agent = make_agent(tmp_path / "data", fake.url)
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             yield url, agent, fake
         agent.close()
 

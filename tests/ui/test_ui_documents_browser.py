@@ -19,14 +19,12 @@ from local2.config import DocumentsSettings, load_settings
 from local2.documents import Document, read_document
 from local2.files import Folders
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.http.test_api import Served
-from tests.ui.test_ui_browser import (
+from tests.kit.browser import (
     BROWSER_MARKS,
-    CHROMIUM,
+    app_served,
     ask,
     chat_to_top,
     open_page,
@@ -80,23 +78,11 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     )
     reader = HeldReader()
     agent = Agent(settings, backend="ollama", files=Folders(settings, reader=reader))
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         yield {"url": url, "agent": agent, "reader": reader, "base": base}
     reader.release.set()
     agent.close()
     fake.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
-        )
-        yield chromium
-        chromium.close()
 
 
 def attach(page: Any, *paths: Path) -> None:

@@ -15,22 +15,20 @@ from typing import Any
 import pytest
 
 from local2.evals import DEMO_PATH, load_set
-from local2.ui.server import create_app
 from local2_testkit.eval_brain import ABSTAIN, EvalBrain
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from tests.conftest import screenshot_path
-from tests.http.test_api import Served
-from tests.ui.test_ui_browser import (
+from tests.kit.browser import (
     BROWSER_MARKS,
     Stack,
-    browser,  # noqa: F401  (the module's browser fixture)
+    app_served,
     make_agent,
     shot,
     table_rows,
     text_of,
     wait_text,
 )
+from tests.kit.helpers import screenshot_path
 
 QUESTIONS = load_set(DEMO_PATH).questions
 
@@ -68,7 +66,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     brain.answers = {}
     finish(agent.evals.start("demo", limit=3, mode="research", backend="ollama"))
     brain.answers = answers(6)
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         yield Stack(url, agent, fake)
     agent.close()
     fake.stop()
@@ -89,7 +87,7 @@ def open_evaluate(chromium: Any, url: str) -> Any:
 
 def test_runs_are_charted_with_their_intervals_and_open_their_sessions(
     stack: Stack,
-    browser: Any,  # noqa: F811
+    browser: Any,
 ) -> None:
     page = open_evaluate(browser, stack.url)
     rows = table_rows(page, "#eval-runs")
@@ -149,7 +147,7 @@ def test_runs_are_charted_with_their_intervals_and_open_their_sessions(
     page.context.close()
 
 
-def test_a_run_shows_its_progress_and_stops(stack: Stack, browser: Any) -> None:  # noqa: F811
+def test_a_run_shows_its_progress_and_stops(stack: Stack, browser: Any) -> None:
     page = open_evaluate(browser, stack.url)
     assert not page.is_visible("#eval-stop")  # no run going
     assert not page.is_visible("#eval-resume")  # nothing picked

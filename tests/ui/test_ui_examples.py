@@ -9,8 +9,8 @@ from pathlib import Path
 
 from local2.tools.registry import default_tools
 from local2.tools.routing import route
-from local2.ui.chat import EXAMPLE_PROMPT
-from tests.conftest import make_settings
+from local2.ui._chat import EXAMPLE_PROMPT
+from tests.kit.helpers import make_settings
 
 
 def test_the_chat_boxs_example_needs_no_web(tmp_path: Path) -> None:

@@ -18,13 +18,11 @@ import pytest
 from local2.config import load_settings
 from local2.library import Fetched, Reader
 from local2.service.agent import Agent
-from local2.ui.library_exports import served_folder
-from local2.ui.research_shown import report_view
-from local2.ui.server import create_app
+from local2.ui._library_exports import served_folder
+from local2.ui._research_shown import report_view
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.http.test_api import Served
-from tests.ui.test_ui_browser import BROWSER_MARKS, CHROMIUM, open_page, shot, wait_text
+from tests.kit.browser import BROWSER_MARKS, app_served, open_page, shot, wait_text
 
 FACT = "The Eling tidal mill grinds 400 kilograms of flour on a spring tide."
 PDF_URL = "http://mills.example/eling-report.pdf"
@@ -61,22 +59,10 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         Reader("research", run_id="run-two"),
     )
     library.settle()
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         yield {"url": url, "agent": agent, "pdf": pdf, "page": page}
     agent.close()
     fake.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
-        )
-        yield chromium
-        chromium.close()
 
 
 def test_the_library_tab_lists_searches_opens_and_removes(

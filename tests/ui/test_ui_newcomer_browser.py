@@ -18,14 +18,12 @@ from typing import Any
 import pytest
 
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.http.test_api import Served
-from tests.ui import test_ui_browser
-from tests.ui.test_ui_browser import (
+from tests.kit.browser import (
     BROWSER_MARKS,
     NEWS,
     answered,
+    app_served,
     make_agent,
     open_page,
     rate,
@@ -33,8 +31,6 @@ from tests.ui.test_ui_browser import (
     text_of,
     wait_text,
 )
-
-browser = test_ui_browser.browser  # the same chromium fixture (one per module)
 
 pytestmark = BROWSER_MARKS
 
@@ -61,7 +57,7 @@ def app(fake: FakeOllama, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """The app with the critic off, as the embedded model runs it, and its notices."""
     agent = make_agent(tmp_path_factory.mktemp("newcomer"), fake.url, critic=None)
     agent.notices = list(NOTICES)
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         yield url
     agent.close()
 
@@ -194,7 +190,7 @@ def test_the_start_notices_show_once_with_no_dead_address_to_click(
     dead = "http://127.0.0.1:9"  # nothing listens there: the picker finds no Ollama either
     agent: Agent = make_agent(tmp_path, dead, memory=None, critic=None)
     agent.notices = [NOTICES[0].replace("http://127.0.0.1:11434", dead)]
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         page = open_page(browser, url, width=1280, height=900)
         notice = text_of(page, "#local2-notice")
         assert notice.count("Cannot reach Ollama") == 1

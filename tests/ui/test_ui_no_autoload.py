@@ -21,17 +21,14 @@ from langchain_core.messages import AIMessage
 
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.ui.server import create_app
-from tests.conftest import make_settings, screenshot_path
-from tests.http.test_api import Served
-from tests.ui.test_ui_browser import (
-    BROWSER_ARGS,
+from tests.kit.browser import (
     BROWSER_MARKS,
-    CHROMIUM,
+    app_served,
     ask,
     open_page,
     wait_text,
 )
+from tests.kit.helpers import make_settings, screenshot_path
 
 pytestmark = BROWSER_MARKS
 
@@ -114,10 +111,8 @@ class PlantingCritic:
 
 
 def test_planted_images_frames_css_and_prefetch_cause_no_request(
-    attacker: Attacker, tmp_path: Path
+    attacker: Attacker, tmp_path: Path, browser: Any
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     text = planted(attacker.port)
     answer: AIMessage = reply(text, thinking=f"Thinking about it. {text}")
     settings = make_settings(tmp_path, ui={"image_hosts": [f"allowed.localhost:{attacker.port}"]})
@@ -128,8 +123,7 @@ def test_planted_images_frames_css_and_prefetch_cause_no_request(
         memory=None,
         critic=PlantingCritic(text.replace("MARKER-ANSWER", "MARKER-CRITIC")),
     )
-    with Served(create_app(agent)) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+    with app_served(agent) as url:
         page = open_page(browser, url)
         seen: list[str] = []
         page.on("request", lambda request: seen.append(request.url))
@@ -151,7 +145,7 @@ def test_planted_images_frames_css_and_prefetch_cause_no_request(
         page.wait_for_timeout(1500)  # time for any lazy or deferred load to fire
         page.screenshot(path=str(screenshot_path("21-planted-answer")))
         chat = page.inner_text("#local2-chat")
-        browser.close()
+        page.context.close()
     agent.close()
 
     app_origin = urlsplit(url).netloc

@@ -1,4 +1,4 @@
-"""What the app shows for each branch of the error hierarchy (``ui/notices.py``)."""
+"""What the app shows for each branch of the error hierarchy (``ui/_notices.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from local2.errors import (
     TurnCancelled,
     UnknownTurn,
 )
-from local2.ui.notices import STOPPED, WAITING, notice_for
+from local2.ui._notices import STOPPED, WAITING, notice_for
 
 
 def test_a_part_to_repair_is_an_error_with_its_fix() -> None:

@@ -17,11 +17,11 @@ from langchain_core.messages import AIMessage
 import local2.ui
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
-from local2.ui.app import LocalUI
-from local2.ui.base import TabPart, UIPart
-from local2.ui.research_shown import RunShown
-from local2.ui.research_steer import ResearchSteer
-from tests.conftest import make_settings
+from local2.ui._app import LocalUI
+from local2.ui._base import TabPart, UIPart
+from local2.ui._research_shown import RunShown
+from local2.ui._research_steer import ResearchSteer
+from tests.kit.helpers import make_settings
 
 TABS = ["chat", "time-travel", "arena", "research", "watches", "evaluate", "library"]
 
@@ -52,19 +52,19 @@ def test_no_part_is_mixed_into_another() -> None:
 
 
 def test_each_tab_is_its_own_module_named_after_it(agent: Agent) -> None:
-    """A tab is one module ``ui/<name>_tab.py`` whose ``<Name>Tab`` is the part the app lists
-    (``time-travel``: ``time_travel_tab.TimeTravelTab``), and no other module holds a tab."""
+    """A tab is one module ``ui/_<name>_tab.py`` whose ``<Name>Tab`` is the part the app lists
+    (``time-travel``: ``_time_travel_tab.TimeTravelTab``), and no other module holds a tab."""
     ui = LocalUI(agent)
     ui.build()
     for part in ui.parts:
         name = part.tab_id.replace("-", "_")
         camel = "".join(word.capitalize() for word in name.split("_"))
         cls = type(part)
-        assert (cls.__module__, cls.__name__) == (f"local2.ui.{name}_tab", f"{camel}Tab")
+        assert (cls.__module__, cls.__name__) == (f"local2.ui._{name}_tab", f"{camel}Tab")
     modules = {info.name for info in pkgutil.iter_modules(local2.ui.__path__)}
     tabs = {m for m in modules if m.endswith("_tab")}
-    assert tabs == {f"{p.tab_id.replace('-', '_')}_tab" for p in ui.parts}
-    assert "tabs" not in modules  # no module of adapters beside the tabs
+    assert tabs == {f"_{p.tab_id.replace('-', '_')}_tab" for p in ui.parts}
+    assert not {"tabs", "_tabs"} & modules  # no module of adapters beside the tabs
 
 
 class Extra:

@@ -19,13 +19,11 @@ import pytest
 
 from local2.config import load_settings
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.brains import Reply
 from local2_testkit.ollama_server import FakeOllama
-from tests.http.test_api import Served
-from tests.ui import test_ui_browser
-from tests.ui.test_ui_browser import (
+from tests.kit.browser import (
     BROWSER_MARKS,
+    app_served,
     ask,
     load_checkpoints,
     resume,
@@ -39,7 +37,6 @@ ALICE_ASKS = "Where did I leave the lighthouse key?"
 ALICE_ANSWER = "Under the blue stone by the lighthouse door."
 BOB_ASKS = "What should I cook tonight?"
 BOB_ANSWER = "A mushroom risotto."
-browser = test_ui_browser.browser  # the same chromium fixture (one per module)
 
 pytestmark = BROWSER_MARKS
 
@@ -77,7 +74,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
         people = agent.storage.people
         assert people is not None
         tokens = {name: people.add(name) for name in ("alice", "bob")}
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             yield Team(url, agent, tokens)
         agent.close()
 

@@ -10,21 +10,9 @@ from typing import Any
 import pytest
 
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
-from tests.http.test_api import Served
-from tests.people.test_person_first import FRANCE, GIL, SlowJudge, asked_to_grade, graded, wait_for
-from tests.ui.test_ui_browser import (
-    BROWSER_MARKS,
-    ask,
-    browser,
-    make_agent,
-    open_page,
-    shot,
-    wait_text,
-)
-
-__all__ = ["browser"]  # the fixture, shared with the app's other browser tests
+from tests.kit.browser import BROWSER_MARKS, app_served, ask, make_agent, open_page, shot, wait_text
+from tests.people.helpers import FRANCE, GIL, SlowJudge, asked_to_grade, graded, wait_for
 
 pytestmark = BROWSER_MARKS
 CHAT = "#local2-chat"
@@ -35,7 +23,7 @@ GRADED = "Critic: 4/5"
 def stack(tmp_path: Path) -> Iterator[tuple[str, Agent, FakeOllama]]:
     with FakeOllama(SlowJudge(RuleBrain()), chunk_delay_s=0.01) as fake:
         agent = make_agent(tmp_path / "data", fake.url)
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             yield url, agent, fake
         agent.close()
 

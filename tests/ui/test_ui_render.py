@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
+import local2.ui._render as render
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools.base import Tool
-from local2.ui import render
-from local2.ui.app import LocalUI
-from tests.conftest import make_settings
+from local2.ui._app import LocalUI
+from tests.kit.helpers import make_settings
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 

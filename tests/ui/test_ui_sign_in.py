@@ -1,4 +1,4 @@
-"""Signing in to the app (local2.ui.sign_in): the login check, the trusted proxy's name, the
+"""Signing in to the app (local2.ui._sign_in): the login check, the trusted proxy's name, the
 person each handler acts for, and the real server turning its login page on as people are
 added by another process (uvicorn + httpx, the people in the agent's own SQLite store); an
 old sign-in signed out for good when its person is removed and added again or rotated (two
@@ -22,22 +22,23 @@ import yaml
 from starlette.requests import Request
 
 from local2.contracts._people import LOCAL, Person
-from local2.http.identity import StripUntrustedUser
+from local2.http._identity import StripUntrustedUser
 from local2.memory._owners import owner_folder
 from local2.models._scripted import ScriptedChatModel, reply
+from local2.server import create_app
 from local2.service import Guard, Identify, networks
 from local2.service.access import Access
 from local2.service.agent import Agent
 from local2.storage._open import open_people
-from local2.ui.server import create_app
-from local2.ui.sign_in import SignedOut, SignIn, person_of, proxied_user
+from local2.ui._sign_in import SignedOut, SignIn, person_of, proxied_user
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
 from local2_testkit.serve_process import ServeProcess
-from tests.app_calls import call_handler
-from tests.conftest import bearer_clients, make_settings
-from tests.http.test_api import Served
+from tests.kit.app_calls import call_handler
+from tests.kit.browser import app_served
+from tests.kit.helpers import bearer_clients, make_settings
+from tests.kit.served import Served
 
 HEADER = "X-Forwarded-User"
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "extraction_corpus" / "pages"
@@ -171,7 +172,7 @@ def user_of(client: httpx.Client) -> Any:
 
 
 def test_the_app_asks_for_a_sign_in_once_someone_is_added(agent: Agent) -> None:
-    with Served(create_app(agent)) as url, httpx.Client(base_url=url, timeout=30) as browser:
+    with app_served(agent) as url, httpx.Client(base_url=url, timeout=30) as browser:
         assert browser.get("/config").status_code == 200  # one person: nothing asked
         token = people_of(agent).add("alice")  # another process adds her
         assert browser.get("/config").status_code == 401
@@ -221,7 +222,7 @@ def test_every_app_handler_acts_for_the_signed_in_person(agent: Agent) -> None:
     nothing of Alice's session, and changes nothing in it."""
     import gradio as gr
 
-    from local2.ui.app import LocalUI
+    from local2.ui._app import LocalUI
 
     store = people_of(agent)
     store.add("alice")
@@ -298,7 +299,7 @@ def test_a_rotated_token_signs_that_person_out_of_the_app(agent: Agent) -> None:
     people = people_of(agent)
     alice, bob = people.add("alice"), people.add("bob")
     with (
-        Served(create_app(agent)) as url,
+        app_served(agent) as url,
         httpx.Client(base_url=url, timeout=30) as hers,
         httpx.Client(base_url=url, timeout=30) as his,
     ):
@@ -322,8 +323,8 @@ def test_an_old_sign_in_never_comes_back(tmp_path: Path) -> None:
     people = people_of(agents[0])
     tokens = {"alice": people.add("alice"), "bob": people.add("bob")}
     with (
-        Served(create_app(agents[0])) as first,
-        Served(create_app(agents[1])) as second,
+        app_served(agents[0]) as first,
+        app_served(agents[1]) as second,
         bearer_clients(first, tokens) as api,
         httpx.Client(base_url=first, timeout=30) as hers,
         httpx.Client(base_url=second, timeout=30) as hers_too,

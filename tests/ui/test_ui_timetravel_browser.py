@@ -7,32 +7,29 @@ it: a four-turn session, its turns picked by question, one forked.
 - the picker lists turns by question, not thirty checkpoints named by the graph's steps;
 - opening another session clears what the panes showed of the last one.
 
-Screenshots go to the test's temp folder, never into the repository.
+Screenshots go to the run's temp folder (tests/kit/browser.py: shot), never into the repository.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from local2.ui.server import create_app
 from local2_testkit.brains import Reply, last_user_index, message_text
 from local2_testkit.ollama_server import FakeOllama
-from tests.http.test_api import Served
-from tests.ui.test_ui_browser import (
-    BROWSER_ARGS,
+from tests.kit.browser import (
     BROWSER_MARKS,
-    CHROMIUM,
     Stack,
+    app_served,
     ask,
     make_agent,
     open_page,
     resume,
     session_of,
+    shot,
     table_rows,
     text_of,
     wait_text,
@@ -66,31 +63,10 @@ def geography(request: dict[str, Any]) -> Reply:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     fake = FakeOllama(geography, chunk_delay_s=0.01).start()
     agent = make_agent(tmp_path_factory.mktemp("tt"), fake.url, memory=None, critic=None)
-    with Served(create_app(agent)) as url:
+    with app_served(agent) as url:
         yield Stack(url, agent, fake)
     agent.close()
     fake.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Any:
-    folder = tmp_path / "shots"
-    folder.mkdir()
-
-    def shot(page: Any, name: str) -> None:
-        page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
-
-    return shot
 
 
 def answered(page: Any, needle: str) -> None:
@@ -121,7 +97,7 @@ def pick_turn(page: Any, label: str) -> list[str]:
 
 
 def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
-    stack: Stack, browser: Any, shots: Any
+    stack: Stack, browser: Any
 ) -> None:
     page = open_page(browser, stack.url, width=1280, height=900)
     session = session_of(page)
@@ -137,7 +113,7 @@ def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
     ]
     # The newest turn is picked, its own question and answer beside it.
     wait_text(page, "#tt-original", ANSWERS[QUESTIONS[3]])
-    shots(page, "01-turns-loaded")
+    shot(page, "timetravel-01-turns-loaded", full_page=True)
 
     offered = pick_turn(page, "Turn 2")
     assert offered == [f"Turn {n} · {q}" for n, q in enumerate(QUESTIONS, 1)]
@@ -148,7 +124,7 @@ def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
     assert QUESTIONS[1] in original and "Turn 2" in original
     assert ANSWERS[QUESTIONS[0]] not in original  # not the turn before's answer
     assert page.input_value("#tt-edit textarea") == QUESTIONS[1]
-    shots(page, "02-turn-2-picked")
+    shot(page, "timetravel-02-turn-2-picked", full_page=True)
 
     # The steps inside the turn are in the details, and only that turn's.
     page.click("#tt-details button")
@@ -159,7 +135,7 @@ def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
     assert any("after receive" in label for label in labels)
     steps.filter(has_text="after receive").first.click()
     wait_text(page, "#tt-state", QUESTIONS[1])  # the state at that step
-    shots(page, "03-details")
+    shot(page, "timetravel-03-details", full_page=True)
     page.click("#tt-details button")  # closed again
 
     page.fill("#tt-edit textarea", FORKED)
@@ -179,7 +155,7 @@ def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
         ["Turn 2", QUESTIONS[1], ANSWERS[QUESTIONS[1]], "other"],
         ["Turn 2 (fork)", FORKED, ANSWERS[FORKED], "current · new"],
     ]
-    shots(page, "04-forked")
+    shot(page, "timetravel-04-forked", full_page=True)
     page.click("#tt-details button")  # the turn's own steps, now mostly on the other branch
     wait_text(page, "#tt-checkpoints", "other")
     page.click("#tt-details button")
@@ -194,7 +170,7 @@ def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
         table_rows(page, "#tt-turns")
     )
     assert ANSWERS[QUESTIONS[0]] not in text_of(page, "#tt-original")
-    shots(page, "05-replayed")
+    shot(page, "timetravel-05-replayed", full_page=True)
 
     # The fork, picked by a click on its row, shows its own answer on the left too.
     page.locator("#tt-turns .body-cell").filter(has_text=FORKED).first.click()
@@ -205,7 +181,7 @@ def test_a_forks_panes_show_their_own_turns_and_the_picker_lists_questions(
     page.context.close()
 
 
-def test_opening_another_session_clears_the_panes(stack: Stack, browser: Any, shots: Any) -> None:
+def test_opening_another_session_clears_the_panes(stack: Stack, browser: Any) -> None:
     other = "tt-browser-other"
     stack.agent.turns.ask("What is the capital of Italy?", other)
     page = open_page(browser, stack.url, width=1280, height=900)
@@ -230,7 +206,7 @@ def test_opening_another_session_clears_the_panes(stack: Stack, browser: Any, sh
     assert table_rows(page, "#tt-turns") == [
         ["Turn 1", "What is the capital of Italy?", "The capital of Italy is Rome.", "current"]
     ]
-    shots(page, "06-other-session")
+    shot(page, "timetravel-06-other-session", full_page=True)
 
     # A new, empty session: nothing to pick, nothing shown.
     page.click("button[role=tab]:has-text('Chat')")
@@ -243,5 +219,5 @@ def test_opening_another_session_clears_the_panes(stack: Stack, browser: Any, sh
     assert text_of(page, "#tt-original").strip() == ""
     assert "Rome" not in text_of(page, "#tt-new")
     assert table_rows(page, "#tt-turns") == []
-    shots(page, "07-new-session")
+    shot(page, "timetravel-07-new-session", full_page=True)
     page.context.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,13 +17,11 @@ import pytest
 from local2.config import load_settings
 from local2.contracts import LOCAL
 from local2.service.agent import Agent
-from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, research_overrides
-from tests.http.test_api import Served
-from tests.ui.test_ui_browser import BROWSER_MARKS, CHROMIUM, open_page, shot, wait_text
-from tests.watch.test_watch_runner import (
+from tests.kit.browser import BROWSER_MARKS, app_served, open_page, shot, wait_text
+from tests.watch.helpers import (
     BATTERY,
     GRID,
     OLD,
@@ -36,7 +33,6 @@ from tests.watch.test_watch_runner import (
 )
 
 pytestmark = BROWSER_MARKS
-SHOTS = Path("/tmp/i57-shots")
 
 
 @pytest.fixture(scope="module")
@@ -52,27 +48,9 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         watch = agent.watches.add(LOCAL, QUESTION, "every Monday 07:00", timezone="Europe/Berlin")
         ran = agent.watches.run_now(LOCAL, watch["watch_id"], agent.research)
         assert ran["status"] == "done", ran
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             yield {"url": url, "agent": agent, "watch": watch, "ran": ran}
         agent.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
-        )
-        yield chromium
-        chromium.close()
-
-
-def snap(page: Any, name: str) -> None:
-    shot(page, name)
-    SHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 def test_the_watches_tab_lists_adds_pauses_removes_and_marks_read(
@@ -88,7 +66,7 @@ def test_the_watches_tab_lists_adds_pauses_removes_and_marks_read(
     assert "first run: 2 sources" in table  # what the last run found, shown first
     notices = page.inner_text("#watches-notices")
     assert notices.startswith("● ") and "first run" in notices and app["ran"]["run_id"] in notices
-    snap(page, "watches-1-listed")
+    shot(page, "watches-1-listed")
 
     # A bad schedule: refused with an example, nothing added, what was typed kept to fix.
     page.fill("#watches-question textarea", "Kestrel battery storage")
@@ -98,7 +76,7 @@ def test_the_watches_tab_lists_adds_pauses_removes_and_marks_read(
     assert "e.g." in page.inner_text("#watches-status")
     assert page.input_value("#watches-question textarea") == "Kestrel battery storage"
     assert len(desk.watches(LOCAL)) == 1
-    snap(page, "watches-2-refused")
+    shot(page, "watches-2-refused")
 
     page.fill("#watches-schedule textarea", "every day at 06:30")
     page.click("#watches-add")
@@ -107,7 +85,7 @@ def test_the_watches_tab_lists_adds_pauses_removes_and_marks_read(
     wait_text(page, "#watches-table", added["watch_id"])
     assert page.input_value("#watches-question textarea") == ""
     assert "no run yet" in page.inner_text("#watches-table")
-    snap(page, "watches-3-added")
+    shot(page, "watches-3-added")
 
     page.get_by_text("every day at 06:30 (UTC)").click()  # a row picks its watch
     page.wait_for_function(
@@ -118,7 +96,7 @@ def test_the_watches_tab_lists_adds_pauses_removes_and_marks_read(
     wait_text(page, "#watches-status", f"Paused {added['watch_id']}")
     wait_text(page, "#watches-table", "paused")
     assert desk.show(LOCAL, added["watch_id"])["watch"]["paused"]
-    snap(page, "watches-4-paused")
+    shot(page, "watches-4-paused")
     page.click("#watches-pause")
     wait_text(page, "#watches-status", f"Resumed {added['watch_id']}")
     assert not desk.show(LOCAL, added["watch_id"])["watch"]["paused"]
@@ -135,7 +113,7 @@ def test_the_watches_tab_lists_adds_pauses_removes_and_marks_read(
         arg=added["watch_id"],
     )
     assert [w["watch_id"] for w in desk.watches(LOCAL)] == [first]
-    snap(page, "watches-5-removed")
+    shot(page, "watches-5-removed")
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +139,7 @@ def rerun(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         }
         second = agent.watches.run_now(LOCAL, watch["watch_id"], agent.research)
         assert first["status"] == second["status"] == "done", (first, second)
-        with Served(create_app(agent)) as url:
+        with app_served(agent) as url:
             yield {"url": url, "watch": watch, "second": second, "since": since}
         agent.close()
 
@@ -179,9 +157,6 @@ def test_a_later_run_shows_it_looked_first_at_what_appeared_since(
     wait_text(page, "#watches-notices", rerun["second"]["run_id"])
     notices = page.inner_text("#watches-notices")
     assert f"It looked first at what appeared since {since}." in notices, notices
-    shots = Path("/tmp/shots/i57-since")
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "watches-looked-first.png"))
+    shot(page, "watches-6-looked-first")
     page.locator("#watches-notices").scroll_into_view_if_needed()
-    page.screenshot(path=str(shots / "watches-looked-first-notice.png"))
-    snap(page, "watches-6-looked-first")
+    shot(page, "watches-7-looked-first-notice")

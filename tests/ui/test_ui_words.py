@@ -7,15 +7,15 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import local2.ui._render as render
 from local2.contracts import QuestionResult
-from local2.ui import render
-from local2.ui.arena_tab import summary_of
-from local2.ui.compare import answer_card, verdict_text
-from local2.ui.documents import document_rows
-from local2.ui.eval_chart import QUESTION_COLUMNS, grader_words, progress_bar, question_rows
-from local2.ui.header import note
-from local2.ui.models import ModelPicker
-from local2.ui.ratings import rating_said
+from local2.ui._arena_tab import summary_of
+from local2.ui._compare import answer_card, verdict_text
+from local2.ui._documents import document_rows
+from local2.ui._eval_chart import QUESTION_COLUMNS, grader_words, progress_bar, question_rows
+from local2.ui._header import note
+from local2.ui._models import ModelPicker
+from local2.ui._ratings import rating_said
 
 INTERNALS = ("→", "engram", "user.feedback", "reward.event", "`")
 

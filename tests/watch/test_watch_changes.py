@@ -9,7 +9,7 @@ from local2.research import research_payload, source_list
 from local2.research._state import Source
 from local2.research._verify import report_markdown, verify
 from local2.watch import notice_text, what_changed
-from local2.watch.changes import SOURCES_GONE
+from local2.watch._changes import SOURCES_GONE
 
 QUESTION = "What is the state of the Kestrel solar plant?"
 PLANT = "https://news.example.org/kestrel"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import local2
+from tests.kit.helpers import local2
 
 SECRET = "hunter2-s3cret-token"
 HOOK = f"json://alice:{SECRET}@127.0.0.1:9/hook"

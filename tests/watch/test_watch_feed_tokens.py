@@ -19,7 +19,7 @@ from local2.errors import InvalidInput
 from local2.service.watches._feed import KEY_ENV, WatchFeed, digest
 from local2.storage import SqliteWatchStore, WatchStore
 from local2.storage._watch_postgres import open_postgres_watches
-from tests.conftest import make_settings
+from tests.kit.helpers import make_settings
 
 ALICE, BOB = Person("alice"), Person("bob")
 OLD_SECRET = "an-older-locals-plain-secret-0123456789"

@@ -19,7 +19,7 @@ import pytest
 
 from local2.storage._watch_postgres import open_postgres_watches
 from local2.watch import new_watch
-from tests.watch_worker import RAN_TABLE
+from tests.kit.watch_worker import RAN_TABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ class Workers:
 
     def start(self, name: str, *extra: str) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.watch_worker", self.url, name, *extra],
+            [sys.executable, "-m", "tests.kit.watch_worker", self.url, name, *extra],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,

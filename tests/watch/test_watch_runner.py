@@ -10,16 +10,14 @@ called gone (its claims not "no longer supported"); a later round searches any d
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 import logging
 import threading
 from collections.abc import Iterator
-from datetime import date, datetime, timedelta
+from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -30,46 +28,20 @@ from local2.ports import free_port
 from local2.service import Research, WatchDesk, open_watch_desk
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from local2_testkit.research_web import LoopbackWeb, Page, research_overrides
+from local2_testkit.research_web import LoopbackWeb, research_overrides
+from tests.watch.helpers import (
+    BATTERY,
+    GRID,
+    OLD,
+    PLANT,
+    PLANT_AFTER,
+    QUESTION,
+    dated,
+    since_of,
+)
 
-QUESTION = "What is the state of the Kestrel solar plant?"
 SECRET = "hunter2-s3cret-token"
 HOUR = 3600.0
-
-
-def page(name: str, title: str, *sentences: str) -> Page:
-    body = "".join(f"<p>{s}</p>" for s in sentences)
-    html = (
-        f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
-        f"{body}</article></body></html>"
-    )
-    return Page(name, title, html, " ".join(sentences))
-
-
-PLANT = page(
-    "kestrel-plant",
-    "Kestrel solar plant output",
-    "The Kestrel solar plant produces 40 MW of power for the region.",
-    "Engineers at the Kestrel solar plant check its panels every week.",
-)
-PLANT_AFTER = page(
-    "kestrel-plant",
-    "Kestrel solar plant output",
-    "The Kestrel solar plant produces 55 MW of power for the region.",
-    "Engineers at the Kestrel solar plant check its panels every week.",
-)
-GRID = page(
-    "kestrel-grid",
-    "Kestrel solar plant grid link",
-    "The Kestrel solar plant feeds the Northern grid through two power lines.",
-    "The grid operator of the Kestrel solar plant publishes its load each month.",
-)
-BATTERY = page(
-    "kestrel-battery",
-    "Kestrel solar plant batteries",
-    "The Kestrel solar plant added a battery bank of 12 MWh in March.",
-    "The batteries of the Kestrel solar plant store power for the evening.",
-)
 
 
 class Hook:
@@ -227,19 +199,6 @@ def test_another_persons_watch_is_as_unknown_as_none(web: LoopbackWeb, tmp_path:
         assert desk.show(alice, watch["watch_id"])["runs"] == []  # bob's tries ran nothing
         research.close()
         desk.close()
-
-
-def dated(page: Page, day: date) -> Page:
-    return dataclasses.replace(page, published=day)
-
-
-OLD = date.today() - timedelta(days=90)  # long before any run of these tests
-
-
-def since_of(desk: WatchDesk, watch_id: str) -> str:
-    """The day the watch's latest finished run started, in its time zone (Europe/Berlin)."""
-    [run] = [r for r in desk.show(LOCAL, watch_id)["runs"] if r["status"] == "done"][:1]
-    return datetime.fromtimestamp(run["started_at"], ZoneInfo("Europe/Berlin")).date().isoformat()
 
 
 def test_a_later_run_looks_first_at_what_appeared_since_the_last_one(

@@ -28,8 +28,8 @@ from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, research_overrides
 from local2_testkit.serve_process import ServeProcess, serve_processes
-from tests.conftest import make_settings
-from tests.watch.test_watch_runner import BATTERY, GRID, PLANT, PLANT_AFTER, QUESTION
+from tests.kit.helpers import make_settings
+from tests.watch.helpers import BATTERY, GRID, PLANT, PLANT_AFTER, QUESTION
 
 EVERY = "every 15 seconds"
 

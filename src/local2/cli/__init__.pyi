@@ -1,4 +1,4 @@
-from .main import app as app
+from ._main import app as app
 
 __all__ = [
     "app",

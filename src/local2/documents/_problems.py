@@ -9,7 +9,7 @@ from __future__ import annotations
 from local2.documents._model import FORMAT_NAMES, Format
 from local2.errors import DocumentTooLarge, DocumentUnreadable
 
-_SETTING = "in documents.yaml (local2/config/schema.py: DocumentsSettings)"
+_SETTING = "in documents.yaml (local2/config/_schema.py: DocumentsSettings)"
 
 
 def over_limit(reason: str, what: str, key: str) -> DocumentUnreadable:

@@ -2,9 +2,9 @@
 redacted, a notice sent with retries and a record per attempt, a person's Atom feed.
 """
 
-from local2.notify.feed import FeedEntry, atom_feed
-from local2.notify.sending import Attempt, Backoff, deliver
-from local2.notify.targets import plugin_for, redacted, scrub, secrets_of, shown
+from local2.notify._feed import FeedEntry, atom_feed
+from local2.notify._sending import Attempt, Backoff, deliver
+from local2.notify._targets import plugin_for, redacted, scrub, secrets_of, shown
 
 __all__ = [
     "Attempt",

@@ -50,7 +50,7 @@ from local2.contracts import LOCAL, LOCAL_NAME, Person
 from local2.platform.owners import PEOPLE, owned, owner_of, scope_of
 from local2.service import Access, Guard, Identify, challenge, networks, people_alone
 
-TOKEN_ENV = "LOCAL2_API_TOKEN"  # as local2.http.app reads it
+TOKEN_ENV = "LOCAL2_API_TOKEN"  # as local2.http._app reads it
 ADMIN = "admin"  # may read everyone's, audited
 ONE_PERSON = "one-person"  # nobody configured: everything is local's, nothing filtered
 STORE_READS = frozenset({"get", "search", "list_namespaces"})

@@ -589,7 +589,7 @@ def link_citations(report: str, sources: Sequence[ResearchSource]) -> str:
 # The claims a finished report makes, read back from its Markdown: each sentence that states
 # something (:func:`not_a_claim` above), without its citation marks, with the sources it cites.
 #
-# A watch compares two runs' reports by these (``local2.watch.changes``). The report is the
+# A watch compares two runs' reports by these (``local2.watch._changes``). The report is the
 # verified text under the question's heading; its "References" and "Removed as unsupported"
 # sections are the run's own lists, not claims.
 

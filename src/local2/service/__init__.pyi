@@ -1,4 +1,8 @@
 from . import wiring as wiring
+from ._problems import Problem as Problem
+from ._problems import invalid_fields as invalid_fields
+from ._problems import problem as problem
+from ._problems import status_of as status_of
 from .access import Access as Access
 from .access import opened_access as opened_access
 from .access import people_alone as people_alone
@@ -68,6 +72,7 @@ __all__ = [
     "ModelParts",
     "Network",
     "OwnText",
+    "Problem",
     "Research",
     "Searcher",
     "Warmup",
@@ -83,6 +88,7 @@ __all__ = [
     "export_format",
     "export_run",
     "identify",
+    "invalid_fields",
     "networks",
     "offline_agent",
     "offline_parts",
@@ -96,9 +102,11 @@ __all__ = [
     "own_text_of",
     "own_votes",
     "people_alone",
+    "problem",
     "run_checks",
     "run_scope",
     "run_sources",
+    "status_of",
     "trusted",
     "turn_options",
     "warming_agent",

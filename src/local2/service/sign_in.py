@@ -2,7 +2,7 @@
 on ``local2 serve``, LangGraph Server's auth): a person's bearer token, a trusted proxy's
 header, or local; and how a 401 says what kind of sign-in this is, so a host meets the same
 challenge wherever it signs in. The surfaces adapt it to their framework (the API's
-dependency: :mod:`local2.http.identity`); none of them holds a rule of its own.
+dependency: :mod:`local2.http._identity`); none of them holds a rule of its own.
 
 - With nobody configured (``local2 users`` never used), everything is as it always was:
   every request is :data:`~local2.contracts.people.LOCAL`'s; on loopback nothing is asked,

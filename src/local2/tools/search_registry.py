@@ -1,7 +1,7 @@
 """The search providers, each registered by its own module in :mod:`local2.tools.search`.
 
 A provider is one file: its class, its settings (a
-:class:`~local2.config.search_registry.ProviderSettings` of its keys under ``web.search``),
+:class:`~local2.config._search_registry.ProviderSettings` of its keys under ``web.search``),
 how it is made from them, whether and why ``auto`` tries it, the key it reads from the
 environment, and what ``local2 doctor`` checks before a test search. It ends with
 ``register_provider(ProviderSpec(...))``; the settings (the names ``web.search.provider``

@@ -1,9 +1,7 @@
-from .app import build_ui as build_ui
-from .server import require_allowed_hosts as require_allowed_hosts
-from .server import serve as serve
+from ._app import build_ui as build_ui
+from ._mount import mount_ui as mount_ui
 
 __all__ = [
     "build_ui",
-    "require_allowed_hosts",
-    "serve",
+    "mount_ui",
 ]

@@ -1,16 +1,16 @@
-from .changes import what_changed as what_changed
-from .create import add_watch as add_watch
-from .create import new_watch as new_watch
-from .due import DueRun as DueRun
-from .due import DueRuns as DueRuns
-from .due import RunWatch as RunWatch
-from .notice import notice_text as notice_text
-from .schedule import Schedule as Schedule
-from .schedule import parse_schedule as parse_schedule
-from .scheduler import WatchScheduler as WatchScheduler
-from .telling import NOTIFY_ON as NOTIFY_ON
-from .telling import should_tell as should_tell
-from .telling import tell as tell
+from ._changes import what_changed as what_changed
+from ._create import add_watch as add_watch
+from ._create import new_watch as new_watch
+from ._due import DueRun as DueRun
+from ._due import DueRuns as DueRuns
+from ._due import RunWatch as RunWatch
+from ._notice import notice_text as notice_text
+from ._schedule import Schedule as Schedule
+from ._schedule import parse_schedule as parse_schedule
+from ._scheduler import WatchScheduler as WatchScheduler
+from ._telling import NOTIFY_ON as NOTIFY_ON
+from ._telling import should_tell as should_tell
+from ._telling import tell as tell
 
 __all__ = [
     "NOTIFY_ON",

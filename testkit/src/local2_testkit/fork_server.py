@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass, field
 
 # What a command imports before it does anything, none of which starts a thread.
-PRELOAD = ("local2.cli.main", "local2.service.agent", "langchain_ollama", "local2.http.app")
+PRELOAD = ("local2.cli._main", "local2.service.agent", "langchain_ollama", "local2.http._app")
 MAX_REQUEST = 1 << 20
 STDIO = 3  # stdin, stdout, stderr
 

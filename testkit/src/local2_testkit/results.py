@@ -3,7 +3,7 @@ page text, and the web tools as research steps."""
 
 from __future__ import annotations
 
-from local2.config.schema import Settings
+from local2.config import Settings
 from local2.research import StepTools
 from local2.tools.web import web_tools
 from local2.tools.web_fetch import RESULT_HEAD

@@ -2,7 +2,7 @@
 opens, stopped when it closes, off with ``watch.enabled: false``.
 
 Every server process runs one, each looking at the same watch table; the table's claims
-decide who runs a due time (:mod:`local2.watch.due`), so several processes on one Postgres
+decide who runs a due time (:mod:`local2.watch._due`), so several processes on one Postgres
 run each due time once and none of them is special. The research a due time needs is opened
 only when one comes (``research``, called then), so a server whose watches never fall due
 pays for looking alone (``bench/watch_idle.py``).

@@ -1,5 +1,5 @@
 """The scholarly providers' settings, as the providers import them: the ``scholarly:``
-settings block (``local2/config/scholarly.py``, shipped in ``scholarly.yaml``)."""
+settings block (``local2/config/_scholarly.py``, shipped in ``scholarly.yaml``)."""
 
 from local2.config import (
     ApiSettings,
