@@ -144,7 +144,7 @@ FIGURE_DIGITS = 2  # a lone digit ("3 ways", "1.") is not taken for a figure in 
 def unsupported_numbers(answer: str, seen: str) -> list[str]:
     """Figures in ``answer`` that ``seen`` (what the turn's tools returned and what the model
     was told) does not contain: a small model's invented price or version. The same check
-    as a report sentence's numbers against its source (``local2.retrieval._support``)."""
+    as a report sentence's numbers against its source (``local2.retrieval._relevance``)."""
     return unstated_numbers(_URL.sub(" ", answer), seen, shortest=FIGURE_DIGITS)
 
 
