@@ -8,13 +8,15 @@ so the model stops generating. A deadline makes the grade ``null``; a cancel rai
 The request starts without the graph's context, so the judge's tokens never reach
 LangGraph's ``messages`` stream as if they were the answer.
 
-The judge's prompt (:func:`build_prompt`): Prometheus absolute grading, plus this turn's tool results as evidence.
+The judge's prompt (:func:`build_prompt`): Prometheus absolute grading, plus this turn's
+tool results as evidence.
 
 The wording follows Prometheus (v1/v2) so a Prometheus judge sees the format it was trained
 on; the evidence section is the one addition, delimited as data because tool output is
 untrusted and may itself contain instructions or a fake ``[RESULT]``.
 
-The grade (:func:`parse_grade`): read a judge's grade from the END of its output, or say why there is none.
+The grade (:func:`parse_grade`): read from the END of the judge's output, or say why there
+is none.
 
 The original parser searched the whole text and matched the ``[RESULT]`` of the prompt
 template quoted back by the judge, scoring everything 5. Here a score counts only when it
