@@ -22,7 +22,7 @@ from local2.cli.search import why
 from local2.contracts._people import Person
 from local2.files import FileIndex, Folders, SearchHit
 from local2.files import _index as index_module
-from local2.files import _lexical as lexical
+from local2.files import _index as lexical
 from local2.memory._embedders import LexicalEmbedder
 from local2.service.desks._search import Searcher, open_searcher
 from local2.tools.files import hit_line
