@@ -40,7 +40,7 @@ first lines).
 The BM25 side of a file index: every chunk's terms, kept beside its vectors.
 
 Each chunk's terms are written as the chunk is, to a store beside the index
-(:mod:`._lexical_store`: a SQLite file beside an embedded index, a side collection on the
+(:func:`open_terms`: a SQLite file beside an embedded index, a side collection on the
 team's Chroma server), so a chunk an unfinished build has written is searched by its words
 as by its vector, and a process's first search reads the terms back without tokenising
 anything, and the BM25 index a sync built and kept, where the store keeps one. After that,
