@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from local2.config.schema import CriticSettings
 from local2.contracts._records import Respondent
 from local2.critic import Critic
-from local2.critic._judge import parse_choice
+from local2.critic._critic import parse_choice
 from local2.critic._pairwise import build_relative_prompt, combine, judge_pair
 from local2.models._scripted import ScriptedChatModel
 

@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from local2.config import DocumentsSettings, Settings
-from local2.critic._grounding import grounding_flags
+from local2.critic._critic import grounding_flags
 from local2.documents import read_document
 from local2.files import Folders, file_id
 from local2.graph._answer import UNTRUSTED_NOTE
