@@ -6,11 +6,11 @@ from ._extract import extract_main_text as extract_main_text
 from ._extract import extract_page as extract_page
 from ._extract import fast_text as fast_text
 from ._extract import truncate_paragraphs as truncate_paragraphs
-from ._formats import declared_format as declared_format
-from ._formats import guess_format as guess_format
 from ._model import Document as Document
 from ._model import Limits as Limits
 from ._model import Page as Page
+from ._model import declared_format as declared_format
+from ._model import guess_format as guess_format
 from ._passages import GAP as GAP
 from ._passages import Passage as Passage
 from ._passages import document_note as document_note
