@@ -22,7 +22,7 @@ from local2.graph._answer import (
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.models._toolcalls import describe_tools, repair_message
 from local2.service.agent import Agent
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from local2.tools.memory_tools import save_extract
 from local2.tools.web import SEARCH_CUE, fetch_extract, search_extract
 from tests.conftest import make_settings, tool_schemas

@@ -16,7 +16,7 @@ from local2.contracts.approval import answer, nobody
 from local2.errors import AwaitingApproval, UnknownTurn
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from tests.conftest import make_settings
 
 URL = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}

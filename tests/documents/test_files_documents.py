@@ -17,7 +17,7 @@ from local2.config import DocumentsSettings
 from local2.documents import Document, page_sections, read_document
 from local2.errors import ToolError
 from local2.files import FileIndex, Folders
-from local2.tools.base import Tool, ToolContext, ToolResult
+from local2.tools._base import Tool, ToolContext, ToolResult
 from local2.tools.files import file_tools
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf

@@ -22,7 +22,7 @@ from local2.graph._answer import UNTRUSTED_NOTE
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools import file_grep
-from local2.tools.base import Tool, ToolContext
+from local2.tools._base import Tool, ToolContext
 from local2.tools.files import file_tools
 from local2_testkit import documents as samples
 from local2_testkit import hostile_documents as hostile

@@ -15,7 +15,7 @@ from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools import file_grep
-from local2.tools.base import Tool, ToolContext, ToolResult
+from local2.tools._base import Tool, ToolContext, ToolResult
 from local2.tools.files import file_tools
 from tests.conftest import local2, make_settings
 

@@ -14,7 +14,7 @@ from local2.errors import ToolError
 from local2.graph._answer import UNTRUSTED_NOTE
 from local2.library import ReadingLibrary
 from local2.service.agent import Agent
-from local2.tools.base import ToolContext
+from local2.tools._base import ToolContext
 from local2.tools.library_keep import LibraryKeeper
 from local2.tools.library_tools import SearchLibrary
 from local2.tools.web_fetch import WebFetch

@@ -22,7 +22,7 @@ from local2.config.schema import WebSearchSettings
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools.base import configured_tool
+from local2.tools._base import configured_tool
 from local2.tools.search.searxng import searxng_answers
 from local2.tools.search_chain import auto_reasons, make_chain
 from local2.tools.web_search import CANNED_NOTE, WebSearch

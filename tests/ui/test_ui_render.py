@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from local2.ui import render
 from local2.ui.app import LocalUI
 from tests.conftest import make_settings

@@ -1,8 +1,10 @@
-from .base import Tool as Tool
-from .base import ToolContext as ToolContext
-from .base import ToolResult as ToolResult
-from .base import configured_tool as configured_tool
-from .base import declare as declare
+from ._base import Started as Started
+from ._base import Tool as Tool
+from ._base import ToolContext as ToolContext
+from ._base import ToolResult as ToolResult
+from ._base import ToolRunner as ToolRunner
+from ._base import configured_tool as configured_tool
+from ._base import declare as declare
 from .corpus.documents import CorpusDocument as CorpusDocument
 from .corpus.documents import folder_files as folder_files
 from .corpus.documents import json_lines as json_lines
@@ -24,8 +26,6 @@ from .registry import default_tools as default_tools
 from .registry import register_tools as register_tools
 from .registry import unregister_tools as unregister_tools
 from .routing import route as route
-from .runner import Started as Started
-from .runner import ToolRunner as ToolRunner
 from .scholarly import SCHOLARLY_SOURCES as SCHOLARLY_SOURCES
 from .scholarly import Scope as Scope
 from .scholarly import parse_scope as parse_scope

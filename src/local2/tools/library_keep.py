@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from local2.config import Settings
 from local2.library import Fetched, Reader, ReadingLibrary
-from local2.tools.base import ToolContext
+from local2.tools._base import ToolContext
 
 
 class LibraryKeeper:

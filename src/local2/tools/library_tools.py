@@ -23,7 +23,7 @@ from local2.documents import document_note, render_passages
 from local2.errors import ToolError
 from local2.library import Reader, ReadingLibrary, as_document
 from local2.retrieval import pick_passages
-from local2.tools.base import (
+from local2.tools._base import (
     Tool,
     ToolContext,
     ToolFn,

@@ -34,7 +34,7 @@ from local2.config import Settings
 from local2.contracts import SourceKind, SourceMeta
 from local2.errors import ToolError
 from local2.library import ReadingLibrary
-from local2.tools.base import Tool, ToolContext, ToolFn, ToolResult, as_result, configured_tool
+from local2.tools._base import Tool, ToolContext, ToolFn, ToolResult, as_result, configured_tool
 from local2.tools.library_tools import LibrarySearch, library_sourced
 from local2.tools.scholarly import (
     CrossrefProvider,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from local2.config import Settings
-from local2.tools.base import Tool, configured_tool
+from local2.tools._base import Tool, configured_tool
 from local2.tools.corpus import corpus_fetch
 from local2.tools.fallback import EXCERPT_CHARS, SNIPPET_CHARS, cut
 from local2.tools.library_keep import LibraryKeeper

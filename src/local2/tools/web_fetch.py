@@ -45,7 +45,7 @@ from local2.errors import (
     ToolError,
 )
 from local2.library import Fetched
-from local2.tools.base import ToolContext, ToolResult, declare
+from local2.tools._base import ToolContext, ToolResult, declare
 from local2.tools.extract_worker import POOL
 from local2.tools.fetch_document import (
     VAGUE_TYPES,

@@ -15,7 +15,7 @@ from local2.config import ToolSchema, WebSearchSettings
 from local2.contracts import WEB_SEARCH
 from local2.documents import clean_text
 from local2.errors import ToolError
-from local2.tools.base import ToolContext, ToolResult, declare
+from local2.tools._base import ToolContext, ToolResult, declare
 from local2.tools.search_chain import ProviderChain, SearchAnswer, fallback_events, make_chain
 from local2.tools.search_providers import SearchHit, SearchProvider
 
