@@ -24,9 +24,8 @@ from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.doctor import run_checks
 from local2.tools._base import configured_tool
+from local2.tools._search import WebSearch, make_chain
 from local2.tools.search.ddgs import DdgsProvider
-from local2.tools.search_chain import make_chain
-from local2.tools.web_search import WebSearch
 from tests.conftest import make_settings
 from tests.tools.test_search_auto import RECORDED, RecordedDDGS
 from tests.tools.test_web_search import ApiServer

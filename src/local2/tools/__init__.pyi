@@ -5,6 +5,14 @@ from ._base import ToolResult as ToolResult
 from ._base import ToolRunner as ToolRunner
 from ._base import configured_tool as configured_tool
 from ._base import declare as declare
+from ._search import Precheck as Precheck
+from ._search import ProviderSpec as ProviderSpec
+from ._search import auto_reasons as auto_reasons
+from ._search import make_chain as make_chain
+from ._search import provider_spec as provider_spec
+from ._search import provider_specs as provider_specs
+from ._search import register_provider as register_provider
+from ._search import unregister_provider as unregister_provider
 from .corpus.documents import CorpusDocument as CorpusDocument
 from .corpus.documents import folder_files as folder_files
 from .corpus.documents import json_lines as json_lines
@@ -31,8 +39,6 @@ from .scholarly import Scope as Scope
 from .scholarly import parse_scope as parse_scope
 from .scholarly import parse_sources as parse_sources
 from .search.corpus import CorpusSettings as CorpusSettings
-from .search_chain import auto_reasons as auto_reasons
-from .search_chain import make_chain as make_chain
 from .search_failures import BAD_REPLY as BAD_REPLY
 from .search_failures import DOCTOR as DOCTOR
 from .search_failures import HTTP_STATUS as HTTP_STATUS
@@ -40,12 +46,6 @@ from .search_failures import NO_NETWORK as NO_NETWORK
 from .search_failures import TIMEOUT as TIMEOUT
 from .search_failures import cause_of as cause_of
 from .search_failures import lasting_of as lasting_of
-from .search_registry import Precheck as Precheck
-from .search_registry import ProviderSpec as ProviderSpec
-from .search_registry import provider_spec as provider_spec
-from .search_registry import provider_specs as provider_specs
-from .search_registry import register_provider as register_provider
-from .search_registry import unregister_provider as unregister_provider
 from .sourced_search import SourcedSearch as SourcedSearch
 from .sourced_search import sourced_tools as sourced_tools
 from .trust import review as review
