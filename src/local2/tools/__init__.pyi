@@ -13,6 +13,8 @@ from ._search import provider_spec as provider_spec
 from ._search import provider_specs as provider_specs
 from ._search import register_provider as register_provider
 from ._search import unregister_provider as unregister_provider
+from ._web_fetch import RESULT_HEAD as RESULT_HEAD
+from ._web_fetch import LibraryKeeper as LibraryKeeper
 from .corpus.documents import CorpusDocument as CorpusDocument
 from .corpus.documents import folder_files as folder_files
 from .corpus.documents import json_lines as json_lines
@@ -23,7 +25,6 @@ from .corpus.documents import write_documents as write_documents
 from .corpus.index import CorpusIndex as CorpusIndex
 from .corpus.index import open_corpus as open_corpus
 from .fallback import quoted as quoted
-from .library_keep import LibraryKeeper as LibraryKeeper
 from .library_tools import LIBRARY_EMPTY as LIBRARY_EMPTY
 from .library_tools import library_sourced as library_sourced
 from .mcp import load_mcp_tools as load_mcp_tools
@@ -57,6 +58,7 @@ __all__ = [
     "HTTP_STATUS",
     "LIBRARY_EMPTY",
     "NO_NETWORK",
+    "RESULT_HEAD",
     "SCHOLARLY_SOURCES",
     "TIMEOUT",
     "CorpusDocument",

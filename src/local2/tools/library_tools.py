@@ -33,8 +33,8 @@ from local2.tools._base import (
     declare,
 )
 from local2.tools._search import WEB_SEARCH_TOOL, SearchHit, format_hits
+from local2.tools._web_fetch import RESULT_HEAD, WEB_FETCH_TOOL, question_for
 from local2.tools.passages import focus
-from local2.tools.web_fetch import RESULT_HEAD, WEB_FETCH_TOOL, question_for
 
 # What the model is told about it: written here only (generator.tools may tune it).
 SEARCH_LIBRARY_TOOL = declare(
