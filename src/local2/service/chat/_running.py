@@ -26,7 +26,8 @@ milliseconds. Other processes sharing the store are told too (``SharedLocks.anno
 Whatever else waits for a session to be quiet (:mod:`local2.service.chat._late_grades`) hears when a
 turn starts (``on_turn_start``) and when its lock is released (``on_idle``).
 
-One run of the chat graph, as stream items: LangGraph's streams in, ``(kind, data)`` out.
+The graph's run (:class:`GraphRuns`): one run of the chat graph, as stream items, LangGraph's
+streams in, ``(kind, data)`` out.
 
 A turn, a resumed approval and a replay all run the graph the same way: events, thinking and
 answer tokens as they happen, the payload at publish (``answer``), and at the end the payload

@@ -14,7 +14,8 @@ also ends a paused run); :meth:`Research.followup` asks
 a follow-up on a finished report; ``stream(..., clarify="auto", review=True, plan=...)``
 asks for the pauses, or gives the plan, when a run starts.
 
-Running a research run: one at a time per run, its stream as items, its pauses.
+The driver (:class:`RunDriver`): running a research run, one at a time per run, its stream
+as items, its pauses.
 
 :class:`RunDriver` is what :class:`~local2.service.research.Research` runs a run with, for
 every way a run goes on (a start, a resume, an answer to a pause, a follow-up): the run is
@@ -29,7 +30,7 @@ critic does; the run ends at once, its grade owed, and the grade is given once n
 here (:meth:`RunDriver.grade_owed`, in the background; a grade owed when this process ends is
 not given: it is only a grade, and the run says it is owed).
 
-Research and the library (docs/library.md): a run's sources (``web``, ``library`` or
+The library's part (:class:`RunSources`, docs/library.md): a run's sources (``web``, ``library`` or
 ``both``), what it keeps (``library.keep``, or its own ``keep``), and, when it ends, its
 citations recorded on the entries it read.
 
