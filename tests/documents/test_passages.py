@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from local2.documents._passages import GAP
+from local2.documents._extract import GAP
 from local2.retrieval._relevance import MAX_PASSAGE, bm25_scores, split_passages
 from local2.retrieval._text import terms
 from local2.tools.passages import focus

@@ -48,7 +48,7 @@ and how to cite a page, then the passages, each page's under its own marker:
     [Page 12]
     ...
 
-(:func:`local2.documents._passages.page_sections` splits such text back into its pages.)
+(:func:`local2.documents._extract.page_sections` splits such text back into its pages.)
 
 What ``web_fetch`` read, kept in the reader's library (``library.keep``): a research
 run's reads with ``research`` or ``all``, a chat turn's with ``all``; nothing with ``off``,
