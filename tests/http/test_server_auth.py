@@ -109,7 +109,11 @@ def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
         server = subprocess.Popen(
             command,
             cwd=tmp_path,
-            env={**os.environ, **env},
+            # no version check: its thread asks the package index (the network) and makes
+            # a logging handler while uvicorn configures logging, a race that killed the
+            # server at start-up under load ("'StreamHandler' object has no attribute
+            # 'stream'")
+            env={**os.environ, "LANGGRAPH_NO_VERSION_CHECK": "true", **env},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -126,6 +126,9 @@ def test_tools_are_listed_with_schemas_and_annotations(served: dict[str, Any]) -
         "local2://research/{run_id}/references.bibtex",
         "local2://research/{run_id}/references.ris",
         "local2://research/{run_id}/references.csl",
+        "local2://research/{run_id}/report.html",
+        "local2://research/{run_id}/report.pdf",
+        "local2://research/{run_id}/report.docx",
         "local2://documents/{document_id}",
         "local2://documents/{document_id}/page/{n}",
     }

@@ -123,6 +123,13 @@ def test_every_cross_read_and_write_answers_as_unknown(team: dict[str, Any]) -> 
         ("POST", "/research/{}/input", {"json": {"approve": True}}),
         ("POST", "/research/{}/steer", {"json": {"text": "skip pricing"}}),
         ("POST", "/research/{}/followup", {"json": {"question": "Why?"}}),
+        # the run's references and report leaving the app, in every format (issue 56)
+        ("GET", "/research/{}/references", {}),
+        *[
+            ("GET", "/research/{}/references", {"params": {"format": fmt}})
+            for fmt in ("ris", "csl", "md", "html", "pdf", "docx")
+        ],
+        ("GET", "/research/{}/export", {"params": {"format": "pdf"}}),
     ]
     for method, path, body in research_calls:
         if not unknown_like(method, path, run_id, "nope-run", **body):
@@ -148,6 +155,8 @@ def test_every_cross_read_and_write_answers_as_unknown(team: dict[str, Any]) -> 
     assert own.status_code in (200, 409), own.text
     assert alice.get("/sessions/alice-1/approval").json()["pending"] is None
     assert alice.get(f"/research/{run_id}").json()["status"] == "done"
+    own_pdf = alice.get(f"/research/{run_id}/references", params={"format": "pdf"})
+    assert own_pdf.status_code == 200 and own_pdf.content.startswith(b"%PDF-")
     assert [r["run_id"] for r in alice.get("/research").json()["runs"]] == [run_id]
     assert {s["session_id"] for s in bob.get("/sessions").json()} == {"bob-1"}
 

@@ -2,8 +2,9 @@
 a newcomer sees one folded line ("More sources, dates and sites"), not a wall of controls;
 opened, arXiv and PubMed are ticked and a date typed; the run searches them beside the
 loopback web, its sources panel shows each source's date or "undated", where it came from
-and the retraction mark, the report says its scope, and the references download as BibTeX
-and RIS (read back by bibtexparser and rispy). Screenshots: ``I56_SHOTS`` (default a temp
+and the retraction mark, the report says its scope, the references download as BibTeX and
+RIS (read back by bibtexparser and rispy) and the report as PDF and Word (read back by the
+project's document reader and python-docx). Screenshots: ``I56_SHOTS`` (default a temp
 folder outside the repository)."""
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import bibtexparser
+import docx
 import rispy
 
 from local2.config import load_settings
+from local2.documents import read_document
 from local2.service.agent import Agent
 from local2.ui.server import create_app
 from local2_testkit.ollama_server import FakeOllama
@@ -106,5 +109,18 @@ def test_a_newcomer_sees_one_line_and_a_run_shows_dates_scope_and_downloads(
             with page.expect_download() as ris:
                 page.click("#research-download-ris")
             assert rispy.loads(Path(str(ris.value.path())).read_text())
+            # the report itself beside the Markdown: the PDF read back by our reader
+            with page.expect_download() as pdf:
+                page.click("#research-download-pdf")
+            assert pdf.value.suggested_filename.endswith("-report.pdf")
+            data = Path(str(pdf.value.path())).read_bytes()
+            read = read_document(data, load_settings().documents, name="report.pdf")
+            text = " ".join(" ".join(p.text for p in read.pages).split())
+            assert QUESTION in text and "References" in text and "RETRACTED" in text
+            with page.expect_download() as word:
+                page.click("#research-download-docx")
+            document = docx.Document(str(word.value.path()))
+            assert "References" in [p.text for p in document.paragraphs]
+            assert page.is_visible("#research-download-html")
             context.close()
         agent.close()

@@ -3,11 +3,13 @@ at 1280x900: a watch that ran once (a real research run: ChatOllama against the 
 Ollama-protocol server, SearXNG and web_fetch on a loopback web) is listed with its next
 run and what its last run found, its notice marked unread; a bad schedule is refused with
 an example and nothing is added; a new watch is added, paused, resumed and removed; notices
-are marked read."""
+are marked read. A watch run twice in one second (the pages changed between) shows that its
+second run looked first at what appeared since the first, in its row and its notice."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,16 @@ from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb, research_overrides
 from tests.http.test_api import Served
 from tests.ui.test_ui_browser import BROWSER_MARKS, CHROMIUM, open_page, shot, wait_text
-from tests.watch.test_watch_runner import GRID, PLANT, QUESTION
+from tests.watch.test_watch_runner import (
+    BATTERY,
+    GRID,
+    OLD,
+    PLANT,
+    PLANT_AFTER,
+    QUESTION,
+    dated,
+    since_of,
+)
 
 pytestmark = BROWSER_MARKS
 SHOTS = Path("/tmp/i57-shots")
@@ -125,3 +136,52 @@ def test_the_watches_tab_lists_adds_pauses_removes_and_marks_read(
     )
     assert [w["watch_id"] for w in desk.watches(LOCAL)] == [first]
     snap(page, "watches-5-removed")
+
+
+@pytest.fixture(scope="module")
+def rerun(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A watch run now twice in a row, its pages changed between (dated: old, then today)."""
+    base = tmp_path_factory.mktemp("watches-rerun")
+    with (
+        LoopbackWeb([dated(PLANT, OLD), dated(GRID, OLD)]) as web,
+        FakeOllama(ResearchBrain()) as fake,
+    ):
+        overrides: dict[str, Any] = research_overrides(web, base / "data")
+        overrides["system"]["ollama_host"] = fake.url
+        overrides["generator"] = {"backend": "ollama"}
+        overrides["memory"] = {"enabled": False}
+        overrides["research"].update(max_rounds=1)
+        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        watch = agent.watches.add(LOCAL, QUESTION, "every Monday 07:00", timezone="Europe/Berlin")
+        first = agent.watches.run_now(LOCAL, watch["watch_id"], agent.research)
+        since = since_of(agent.watches, watch["watch_id"])
+        today = date.today()
+        web.pages = {
+            p.name: p for p in (dated(PLANT_AFTER, today), dated(GRID, OLD), dated(BATTERY, today))
+        }
+        second = agent.watches.run_now(LOCAL, watch["watch_id"], agent.research)
+        assert first["status"] == second["status"] == "done", (first, second)
+        with Served(create_app(agent)) as url:
+            yield {"url": url, "watch": watch, "second": second, "since": since}
+        agent.close()
+
+
+def test_a_later_run_shows_it_looked_first_at_what_appeared_since(
+    rerun: dict[str, Any], browser: Any
+) -> None:
+    since = rerun["since"]
+    page = open_page(browser, rerun["url"], width=1280, height=900)
+    page.get_by_role("tab", name="Watches").click()
+    wait_text(page, "#watches-table", rerun["watch"]["watch_id"])
+    table = page.inner_text("#watches-table")
+    assert f"1 new source, 1 new claim, 1 revised (looked first since {since})" in table, table
+    assert "gone" not in table and "no longer" not in table
+    wait_text(page, "#watches-notices", rerun["second"]["run_id"])
+    notices = page.inner_text("#watches-notices")
+    assert f"It looked first at what appeared since {since}." in notices, notices
+    shots = Path("/tmp/shots/i57-since")
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "watches-looked-first.png"))
+    page.locator("#watches-notices").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "watches-looked-first-notice.png"))
+    snap(page, "watches-6-looked-first")

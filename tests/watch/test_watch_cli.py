@@ -68,3 +68,20 @@ def test_add_list_show_pause_resume_remove_with_the_secret_never_shown(tmp_path:
     assert json.loads(local2("watch", "list", "--json", env=env).stdout) == []
     for done in [*outputs, paused, resumed, nothing, removed]:
         assert SECRET not in done.stdout + done.stderr
+
+
+def test_a_watch_keeps_a_scope_of_its_own_checked_as_research_checks_it(tmp_path: Path) -> None:
+    env = environment(tmp_path)
+    base = ["watch", "add", "EU AI Act guidance", "--every", "every Monday 07:00"]
+    refused = local2(*base, "--since", "yesterday-ish", env=env)
+    assert refused.returncode == 2 and "--since 'yesterday-ish' is not a date" in refused.stderr
+    both = local2(*base, "--domains", "europa.eu", "--exclude-domains", "europa.eu", env=env)
+    assert both.returncode == 2 and "both in --domains and in --exclude-domains" in both.stderr
+    assert json.loads(local2("watch", "list", "--json", env=env).stdout) == []
+    added = local2(
+        *base, "--since", "past year", "--domains", "europa.eu,https://www.Nature.com/x",
+        "--json", env=env,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    scope = json.loads(added.stdout)["options"]["scope"]
+    assert scope == {"since": "past year", "domains": ["europa.eu", "nature.com"]}

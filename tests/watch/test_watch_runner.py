@@ -2,18 +2,24 @@
 ChatOllama against the test kit's Ollama-protocol server, SearXNG and web_fetch against a
 loopback web whose pages change between runs, the real SQLite checkpointer), what changed
 against the last run, "nothing new", notices to a loopback webhook through Apprise, a failed
-run retried, and no Apprise secret in any log, view or run."""
+run retried, and no Apprise secret in any log, view or run. A run after the first looks
+first at what appeared since the last one: its first round's searches carry SearXNG's
+``time_range``, the report says so, and a source of last time it did not look for is not
+called gone (its claims not "no longer supported"); a later round searches any date."""
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 import threading
 from collections.abc import Iterator
+from datetime import date, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -221,3 +227,112 @@ def test_another_persons_watch_is_as_unknown_as_none(web: LoopbackWeb, tmp_path:
         assert desk.show(alice, watch["watch_id"])["runs"] == []  # bob's tries ran nothing
         research.close()
         desk.close()
+
+
+def dated(page: Page, day: date) -> Page:
+    return dataclasses.replace(page, published=day)
+
+
+OLD = date.today() - timedelta(days=90)  # long before any run of these tests
+
+
+def since_of(desk: WatchDesk, watch_id: str) -> str:
+    """The day the watch's latest finished run started, in its time zone (Europe/Berlin)."""
+    [run] = [r for r in desk.show(LOCAL, watch_id)["runs"] if r["status"] == "done"][:1]
+    return datetime.fromtimestamp(run["started_at"], ZoneInfo("Europe/Berlin")).date().isoformat()
+
+
+def test_a_later_run_looks_first_at_what_appeared_since_the_last_one(
+    hook: Hook, tmp_path: Path
+) -> None:
+    with (
+        LoopbackWeb([dated(PLANT, OLD), dated(GRID, OLD)]) as web,
+        FakeOllama(ResearchBrain()) as fake,
+    ):
+        research, desk = opened(fake, web, tmp_path)
+        watch = desk.add(
+            LOCAL, QUESTION, "every 1 hour", timezone="Europe/Berlin", targets=[hook.url]
+        )
+        assert watch["next_due"] is not None
+        [first] = desk.run_due(research, now=watch["next_due"] + 1)
+        since = since_of(desk, watch["watch_id"])
+        searched_first = web.search_params()
+        # The plant's page is updated today, a battery page appears; the grid page is as old.
+        today = date.today()
+        web.pages = {
+            p.name: p for p in (dated(PLANT_AFTER, today), dated(GRID, OLD), dated(BATTERY, today))
+        }
+        served_before = len(web.pages_served())
+        [second] = desk.run_due(research, now=watch["next_due"] + HOUR + 1)
+        searched_second = web.search_params()[len(searched_first) :]
+        read_second = web.pages_served()[served_before:]
+        payload = research.payload(second["run_id"])
+        notices = desk.notices(LOCAL)
+        battery, grid = web.page_url("kestrel-battery"), web.page_url("kestrel-grid")
+        research.close()
+        desk.close()
+
+    # The first run looked at any date; the second asked the engine for what is recent
+    # (SearXNG's own filter: since is today, so the last day), in every search it made.
+    assert first["status"] == second["status"] == "done"
+    assert searched_first and all("time_range" not in p for p in searched_first), searched_first
+    assert first["changes"] is not None and first["changes"].get("looked_first_since") is None
+    assert searched_second and all(p.get("time_range") == "day" for p in searched_second)
+    assert "kestrel-grid" not in read_second  # the old page was not found, so not read
+    # The report says the run's scope, and the payload keeps it.
+    assert payload["scope"] is not None and payload["scope"]["first_round_since"] == since
+    said = f"The first round looks only at sources published on or after {since}."
+    assert payload["scope"]["said"] == said
+    assert f"_Scope: {said}" in payload["report"]
+    # What changed: exactly the new source and the changed claim; the grid page, not looked
+    # at this time, is not gone, and its claims are not "no longer supported".
+    changed = second["changes"]
+    assert changed is not None and not changed["nothing_new"]
+    assert [s["url"] for s in changed["new_sources"]] == [battery]
+    assert [c["claim"] for c in changed["new_claims"]] == [
+        "The Kestrel solar plant added a battery bank of 12 MWh in March."
+    ]
+    [revised] = changed["revised_claims"]
+    assert "40 MW" in revised["before"]["claim"] and "55 MW" in revised["after"]["claim"]
+    assert changed["sources_gone"] == [] and changed["no_longer_supported"] == []
+    assert changed.get("looked_first_since") == since
+    assert [s["url"] for s in changed.get("not_looked_at", [])] == [grid]
+    # ... and the notice says it looked first at what appeared since that day.
+    assert "source gone" not in notices[0]["title"] and "no longer" not in notices[0]["title"]
+    assert f"It looked first at what appeared since {since}." in notices[0]["body"]
+    assert f"It looked first at what appeared since {since}." in hook.bodies[-1]["message"]
+
+
+def test_a_later_round_of_a_watch_run_searches_any_date(tmp_path: Path) -> None:
+    """The look-first day holds for the first round alone: the run's second round (a gap the
+    model named) searches without it and finds last time's grid page again, so it is
+    neither gone nor "not looked at"."""
+    brain = ResearchBrain(gaps=[[], ["Kestrel solar plant grid link power lines"]])
+    with (
+        LoopbackWeb([dated(PLANT, OLD), dated(GRID, OLD)]) as web,
+        FakeOllama(brain) as fake,
+    ):
+        research, desk = opened(fake, web, tmp_path)
+        watch = desk.add(LOCAL, QUESTION, "every 1 hour", timezone="Europe/Berlin", max_rounds=2)
+        assert watch["next_due"] is not None
+        desk.run_due(research, now=watch["next_due"] + 1)
+        asked_before = len(web.search_params())
+        today = date.today()
+        web.pages = {
+            p.name: p for p in (dated(PLANT_AFTER, today), dated(GRID, OLD), dated(BATTERY, today))
+        }
+        [second] = desk.run_due(research, now=watch["next_due"] + HOUR + 1)
+        searched = web.search_params()[asked_before:]
+        payload = research.payload(second["run_id"])
+        battery, grid = web.page_url("kestrel-battery"), web.page_url("kestrel-grid")
+        research.close()
+        desk.close()
+
+    rounds = sorted({s["round"] for s in payload["steps"] if s["calls"]})
+    assert rounds == [1, 2], payload["steps"]
+    assert [p.get("time_range") for p in searched] == ["day", None], searched
+    changed = second["changes"]
+    assert changed is not None and changed.get("looked_first_since") is not None
+    assert [s["url"] for s in changed["new_sources"]] == [battery]
+    assert changed["sources_gone"] == [] and changed.get("not_looked_at") == []
+    assert grid in {s["url"] for s in payload["sources"]}

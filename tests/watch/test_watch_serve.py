@@ -11,6 +11,7 @@ example and nothing is kept.
 from __future__ import annotations
 
 import itertools
+import signal
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -268,3 +269,53 @@ def test_two_serves_on_postgres_run_each_due_time_once_as_research(
     for listed in research:  # one research run per due time, the same seen from both
         assert sorted(r["run_id"] for r in listed["runs"]) == run_ids, listed
     assert "Traceback" not in logs, logs
+
+
+def test_the_scheduler_in_local2_ui_runs_a_watch_and_stops_with_it(tmp_path: Path) -> None:
+    """``local2 ui`` (the real Gradio app and the API on one loopback server) runs the
+    scheduler as ``serve`` does: a seconds-scale watch added through its API runs at its due
+    time; stopped (SIGTERM, as systemd or ``kill`` stops it), the process ends promptly and
+    no run starts after it is gone: its next due time comes and stays unclaimed."""
+    home = tmp_path / "data"
+    with (
+        LoopbackWeb([PLANT, GRID]) as web,
+        FakeOllama(ResearchBrain()) as fake,
+        httpx.Client(timeout=60) as client,
+    ):
+        config = research_config(tmp_path / "conf", fake, web)
+        (config / "system.yaml").write_text(
+            yaml.safe_dump({"ollama_host": fake.url, "log_level": "INFO"})
+        )
+        app = ServeProcess(config, env={"LOCAL2_HOME": str(home)}, command="ui")
+        with app:
+            page = client.get(f"{app.url}/")
+            assert page.status_code == 200 and "gradio" in page.text.lower(), page.text[:300]
+            added = client.post(
+                f"{app.url}/watches", json={"question": QUESTION, "schedule": "every 5 seconds"}
+            )
+            assert added.status_code == 201, added.text
+            watch = added.json()
+            [first, *_] = wait_for_runs(client, app.url, watch["watch_id"], 1)[::-1]
+            ended_at = time.time()
+            status = app.end()
+            log = app.log(tail=None)
+        # The run happened at its due time, as an ordinary research run.
+        assert first["due"] == watch["next_due"] and first["status"] == "done", first
+        assert first["changes"]["first_run"] and len(first["changes"]["new_sources"]) == 2
+        # Stopped promptly by SIGTERM (not killed past its grace): uvicorn shuts the server
+        # down and raises the signal again, which ends the process, its scheduler with it.
+        assert status == -signal.SIGTERM and time.time() - ended_at < 20, (status, log[-3000:])
+        assert "watches: the scheduler runs in this process" in log, log[-3000:]
+        assert "Traceback" not in log, log[-3000:]
+        from local2.storage import SqliteWatchStore
+
+        store = SqliteWatchStore(home / "watches.sqlite")
+        try:
+            after_exit = store.runs(watch["watch_id"], 100)
+            time.sleep(7)  # past the next due time: nothing runs it any more
+            later = store.runs(watch["watch_id"], 100)
+            row = store.get(watch["watch_id"])
+        finally:
+            store.close()
+    assert later == after_exit and all(r["started_at"] < ended_at + 1 for r in later), later
+    assert row is not None and row["next_due"] is not None and row["next_due"] < time.time()

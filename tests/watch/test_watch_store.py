@@ -214,3 +214,32 @@ def test_removing_a_watch_removes_what_was_kept_of_it(engine: Any) -> None:
     assert store.get(row["watch_id"]) is None
     assert store.runs(row["watch_id"]) == [] and store.deliveries(row["watch_id"]) == []
     assert not store.remove(row["watch_id"])
+
+
+def test_two_runs_made_now_in_one_second_are_two_runs(engine: Any) -> None:
+    """``local2 watch run`` twice in one second: two runs (ids count milliseconds for runs
+    made now), each comparing with the one before; the same millisecond is refused."""
+    store = engine()
+    row = hourly()
+    store.add(row)
+    seen: list[DueRun] = []
+
+    def ran(claim: DueRun) -> dict[str, Any]:
+        seen.append(claim)
+        return {"nothing_new": True}
+
+    due = DueRuns(store, claimer="p", lease_s=30)
+    second = float(int(time.time()))
+    first = due.run_now(row, ran, now=second + 0.25)
+    again = due.run_now(row, ran, now=second + 0.75)
+    assert first is not None and again is not None
+    assert first.run_id == f"{row['watch_id']}-{int(second)}-250"
+    assert again.run_id == f"{row['watch_id']}-{int(second)}-750"
+    assert again.previous_run_id == first.run_id  # the second compares with the first
+    assert again.previous_started_at is not None
+    assert due.run_now(row, ran, now=second + 0.75) is None  # that very millisecond: taken
+    runs = store.runs(row["watch_id"])
+    assert [r["run_id"] for r in runs] == [again.run_id, first.run_id]
+    assert [r["status"] for r in runs] == ["done", "done"] and len(seen) == 2
+    whole = due.run_now(row, ran, now=second + 2)
+    assert whole is not None and whole.run_id == f"{row['watch_id']}-{int(second) + 2}"

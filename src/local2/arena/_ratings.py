@@ -20,8 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TypedDict
+from dataclasses import asdict, dataclass
 
 BASE_RATING = 1000.0
 SCALE = 400.0
@@ -33,7 +32,8 @@ TOLERANCE = 1e-9
 Game = tuple[str, str, str]  # model_a, model_b, winner ("a" | "b" | "tie")
 
 
-class RatingRow(TypedDict):
+@dataclass(frozen=True)
+class Rating:
     """A model's rating as the arena's JSON and tables show it."""
 
     model: str
@@ -45,29 +45,8 @@ class RatingRow(TypedDict):
     losses: int
     ties: int
 
-
-@dataclass(frozen=True)
-class Rating:
-    model: str
-    rating: float
-    ci_low: float
-    ci_high: float
-    votes: int
-    wins: int
-    losses: int
-    ties: int
-
-    def as_dict(self) -> RatingRow:
-        return {
-            "model": self.model,
-            "rating": self.rating,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "votes": self.votes,
-            "wins": self.wins,
-            "losses": self.losses,
-            "ties": self.ties,
-        }
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
 
 
 def _scores(games: Sequence[Game]) -> tuple[dict[str, float], dict[tuple[str, str], int]]:

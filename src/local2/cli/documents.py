@@ -20,6 +20,7 @@ from rich.text import Text
 
 from local2.cli.common import JsonOpt, err, fail, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
+from local2.cli.render import listed_plainly
 from local2.contracts import DocumentRecord, Person
 
 if TYPE_CHECKING:
@@ -91,13 +92,8 @@ def list_documents(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Your documents, newest first."""
     with desk_of(ctx) as desk:
         records = desk.records(person_of(ctx))
-    if as_json:
-        print(json.dumps(records, indent=2, ensure_ascii=False))
-        return
-    if not records:
-        out.print("No documents yet: local2 documents add FILE")
-        return
-    out.print(documents_table(records))
+    if not listed_plainly(records, as_json, "No documents yet: local2 documents add FILE"):
+        out.print(documents_table(records))
 
 
 def documents_table(records: list[DocumentRecord]) -> Table:

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from local2.cli.common import config_dir_of, err, fail, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
+from local2.cli.render import listed_plainly
 
 if TYPE_CHECKING:
     from local2.config import Settings
@@ -140,11 +141,7 @@ def runs_list(
     settings = settings_of(ctx)
     with friendly_errors(), access_of(settings) as access:
         rows = own_runs(settings, access, person_of(ctx), session, limit)
-    if as_json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
-        return
-    if not rows:
-        out.print("No runs logged yet.")
+    if listed_plainly(rows, as_json, "No runs logged yet."):
         return
     table = runs_table(rows)
     # Never narrower than the table's narrowest form (whole ids): a terminal wraps the

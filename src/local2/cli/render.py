@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
@@ -236,3 +237,15 @@ def rated(result: Mapping[str, Any]) -> str:
 
 def print_json(payload: Any) -> None:
     print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+
+
+def listed_plainly(rows: Sequence[Any], as_json: bool, empty: str, to: Console = out) -> bool:
+    """What a list command prints before any table: the rows as JSON (``--json``), or
+    ``empty`` on ``to`` when there are none. True when it printed either (then no table)."""
+    if as_json:
+        print_json(rows)
+        return True
+    if not rows:
+        to.print(empty)
+        return True
+    return False

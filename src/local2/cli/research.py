@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -32,6 +33,7 @@ from local2 import events
 from local2.cli import gc_pause
 from local2.cli.common import err, fail, id_param, offline_parts, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
+from local2.cli.render import listed_plainly
 from local2.contracts import Person, collect_research
 
 if TYPE_CHECKING:
@@ -194,16 +196,11 @@ def _offline(ctx: typer.Context) -> Any:
 
 
 def show_runs(ctx: typer.Context, as_json: bool, limit: int) -> None:
-    research = _offline(ctx)
-    try:
+    with closing(_offline(ctx)) as research:
         rows = research.runs(limit, person_of(ctx).name)
-    finally:
-        research.close()
-    if as_json:
-        print(json.dumps(rows, indent=2, default=str))
-        return
-    if not rows:
-        err.print('No research runs yet: try local2 research "your question".')
+    if listed_plainly(
+        rows, as_json, 'No research runs yet: try local2 research "your question".', err
+    ):
         return
     from datetime import datetime
 
@@ -456,20 +453,37 @@ def check_sourcing(
 
 def export_run(ctx: typer.Context, run_id: str, fmt: str, out_file: Path | None) -> None:
     """``local2 research export RUN_ID --format bibtex``: the run's references (or report)
-    on stdout, or written to ``--out``; an unknown or another person's run: exit 3."""
+    on stdout, or written to ``--out``; a PDF or DOCX is never written to a terminal (exit
+    2, before anything is read); an unknown or another person's run: exit 3."""
     from local2.cli.people import access_of
+    from local2.contracts import BINARY_FORMATS
+    from local2.service import export_format
 
+    with friendly_errors():  # an unknown format: exit 2, with the list
+        name = export_format(fmt)
+    if name in BINARY_FORMATS and out_file is None and sys.stdout.isatty():
+        fail(
+            f"A {name.upper()} file is not for a terminal: nothing was written.",
+            f"Write it to a file: local2 research export {run_id} --format {name} "
+            f"--out report.{name} (or redirect: > report.{name}).",
+            code=2,
+        )
     reader = _offline(ctx)
     try:
         with friendly_errors(), access_of(settings_of(ctx)) as access:
-            exported = reader.export(run_id, fmt, person_of(ctx), access)
+            exported = reader.export(run_id, name, person_of(ctx), access)
     finally:
         reader.close()
     if out_file is not None:
-        out_file.write_text(exported.text, encoding="utf-8")
+        out_file.write_bytes(exported.data)
         err.print(f"wrote {exported.format} to {out_file}", markup=False)
         return
-    sys.stdout.write(exported.text if exported.text.endswith("\n") else exported.text + "\n")
+    if exported.binary:
+        sys.stdout.buffer.write(exported.data)
+        sys.stdout.buffer.flush()
+        return
+    text = exported.text
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def _clarify_param(value: str | None) -> str | None:
@@ -567,7 +581,11 @@ ExcludeDomainsOpt = Annotated[
 ]
 FormatOpt = Annotated[
     str,
-    typer.Option("--format", help="export: bibtex, ris, csl (CSL-JSON) or md (the report)."),
+    typer.Option(
+        "--format",
+        help="export: bibtex, ris, csl (CSL-JSON); or the report: md, html, pdf, docx "
+        "(pdf and docx to --out FILE or a redirect, never a terminal).",
+    ),
 ]
 KeepOpt = Annotated[
     str | None,
@@ -618,7 +636,8 @@ def register(app: typer.Typer) -> None:
         The report cites only sources that were found or read; statements the sources do
         not support are removed and listed. `local2 research list` shows past runs;
         `local2 research followup RUN_ID "QUESTION"` asks a follow-up on a finished report;
-        `local2 research export RUN_ID --format bibtex` prints its references (ris, csl, md).
+        `local2 research export RUN_ID --format bibtex` prints its references (ris, csl) or
+        the report (md, html; pdf and docx with `--out FILE`).
         """
         if question == "list" and not resume:
             show_runs(ctx, as_json, limit)

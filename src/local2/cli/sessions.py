@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextlib import closing
 from typing import Annotated, Any
 
 import typer
@@ -26,7 +27,7 @@ from local2.cli.common import (
     person_of,
 )
 from local2.cli.errors import friendly_errors
-from local2.cli.render import rated
+from local2.cli.render import listed_plainly, rated
 
 
 def feedback(
@@ -180,17 +181,11 @@ def sessions(
             "token in LOCAL2_TOKEN)",
             code=2,
         )
-    with friendly_errors():
-        agent = offline_agent(ctx)
-        try:
-            rows = agent.sessions.recent(limit, agent.access.listing_owner(person, everyone))
-        finally:
-            agent.close()
-    if as_json:
-        print(json.dumps(rows, indent=2, default=str))
-        return
-    if not rows:
-        err.print("No sessions yet: ask something with local2 ask or local2 chat.")
+    with friendly_errors(), closing(offline_agent(ctx)) as agent:
+        rows = agent.sessions.recent(limit, agent.access.listing_owner(person, everyone))
+    if listed_plainly(
+        rows, as_json, "No sessions yet: ask something with local2 ask or local2 chat.", err
+    ):
         return
     from datetime import datetime
 

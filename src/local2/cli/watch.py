@@ -17,6 +17,7 @@ from rich.text import Text
 
 from local2.cli.common import JsonOpt, err, make_agent, out, person_of, settings_of
 from local2.cli.errors import friendly_errors
+from local2.cli.render import listed_plainly
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -88,9 +89,30 @@ def add(
     keep: Annotated[
         str | None, typer.Option("--keep", help="all | research | off (library.keep).")
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Every run: only sources published on or after (2024-03-05, 2024 or "
+            "'past year', counted from each run).",
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Every run: only sources published on or before."),
+    ] = None,
+    domains: Annotated[
+        str | None,
+        typer.Option("--domains", help="Every run: only sources on these hosts, comma-separated."),
+    ] = None,
+    exclude_domains: Annotated[
+        str | None,
+        typer.Option("--exclude-domains", help="Every run: never these hosts, comma-separated."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add a watch: checked whole first (schedule, time zone, each Apprise URL)."""
+    """Add a watch: checked whole first (schedule, time zone, each Apprise URL, its scope).
+    Each run after the first looks first at what appeared since the last one."""
     with desk_of(ctx) as desk:
         watch = desk.add(
             person_of(ctx),
@@ -102,6 +124,12 @@ def add(
             max_rounds=max_rounds,
             sources=sources,
             keep=keep,
+            scope={
+                "since": since,
+                "until": until,
+                "domains": domains,
+                "exclude_domains": exclude_domains,
+            },
         )
     if as_json:
         print(json.dumps(watch, indent=2, ensure_ascii=False))
@@ -115,12 +143,9 @@ def list_watches(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Your watches, the oldest first."""
     with desk_of(ctx) as desk:
         watches = desk.watches(person_of(ctx))
-    if as_json:
-        print(json.dumps(watches, indent=2, ensure_ascii=False))
-    elif not watches:
-        out.print(NO_WATCHES)
-    for watch in [] if as_json else watches:
-        print_watch(watch)
+    if not listed_plainly(watches, as_json, NO_WATCHES):
+        for watch in watches:
+            print_watch(watch)
 
 
 @watch_app.command("show")

@@ -107,6 +107,11 @@ class SystemSettings(Strict):
     log_level: str = "WARNING"
 
 
+RunSource = Literal[
+    "web", "library", "arxiv", "pubmed", "semantic_scholar", "openalex", "crossref", "wikipedia"
+]
+
+
 class WebSearchSettings(Strict):
     """``web.search``: the provider and what every provider shares; each provider's own keys
     (``searxng_url``, ``brave_url``, ...) are declared by its module
@@ -120,6 +125,10 @@ class WebSearchSettings(Strict):
     provider: str = AUTO
     max_results: int = Field(5, ge=1, le=50)
     timeout_s: float = Field(15.0, gt=0)
+    # Where a chat turn's web_search looks when the turn does not say (docs/chat.md, "Where
+    # web search looks"): web (the provider above), library and the scholarly sources by name,
+    # as research.sources takes them.
+    sources: list[RunSource] = Field(default_factory=lambda: list[RunSource](["web"]), min_length=1)
 
     @field_validator("provider")
     @classmethod
@@ -389,11 +398,6 @@ class ServerSettings(Strict):
     # X-Forwarded-User from oauth2-proxy), honoured only from these addresses or networks.
     trusted_user_header: str | None = None
     trusted_proxies: list[str] = Field(default_factory=list)
-
-
-RunSource = Literal[
-    "web", "library", "arxiv", "pubmed", "semantic_scholar", "openalex", "crossref", "wikipedia"
-]
 
 
 class ResearchSettings(Strict):

@@ -84,7 +84,9 @@ from ._search import SearchHit as SearchHit
 from ._search import SearchHits as SearchHits
 from ._search import SearchSource as SearchSource
 from ._search import Why as Why
+from ._sources import BINARY_FORMATS as BINARY_FORMATS
 from ._sources import EXPORT_FORMATS as EXPORT_FORMATS
+from ._sources import REPORT_FORMATS as REPORT_FORMATS
 from ._sources import SOURCE_KINDS as SOURCE_KINDS
 from ._sources import CitedSource as CitedSource
 from ._sources import RunScope as RunScope
@@ -154,6 +156,7 @@ from .approval import nobody as nobody
 from .approval import terminal_approver as terminal_approver
 
 __all__ = [
+    "BINARY_FORMATS",
     "BUILT_IN",
     "DENIED",
     "DIRECTORY_TREE",
@@ -166,6 +169,7 @@ __all__ = [
     "NO_OPTIONS",
     "READ_FILE",
     "RECALL_MEMORY",
+    "REPORT_FORMATS",
     "SAVE_MEMORY",
     "SEARCH_FILES",
     "SEARCH_LIBRARY",

@@ -11,6 +11,8 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
+from local2.contracts._sources import SourceMeta
+
 
 class PendingCall(TypedDict):
     """A tool call the model asked for (natively, written as text, or the keyword router
@@ -31,6 +33,10 @@ class ToolCallRecord(TypedDict):
     duration_s: float
     provider: NotRequired[str]  # the service that answered, e.g. the search provider
     fix: NotRequired[str]  # what to do about the error, when the tool knows
+    # A search of several sources (chat's sources picker): each hit's record, by its URL,
+    # and what the search said of a source left out (docs/chat.md, "Where web search looks").
+    sources: NotRequired[dict[str, SourceMeta]]
+    notices: NotRequired[list[str]]
 
 
 class MemoryHit(TypedDict):

@@ -100,6 +100,16 @@ class RunScope(TypedDict):
     domains: Annotated[list[str], Field(description="Only sources on these hosts.")]
     exclude_domains: Annotated[list[str], Field(description="Never sources on these hosts.")]
     said: Annotated[str, Field(description="The scope in a sentence, as the report says it.")]
+    first_round_since: NotRequired[
+        Annotated[
+            str | None,
+            Field(
+                description="ISO date: the first round's searches look only at sources "
+                "published on or after it (a watch: what appeared since its last run); later "
+                "rounds search within the rest of the scope."
+            ),
+        ]
+    ]
 
 
 # A report's references leave the app in these formats: name -> (file extension, MIME type).
@@ -109,4 +119,11 @@ EXPORT_FORMATS: dict[str, tuple[str, str]] = {
     "ris": ("ris", "application/x-research-info-systems; charset=utf-8"),
     "csl": ("json", "application/vnd.citationstyles.csl+json; charset=utf-8"),
     "md": ("md", "text/markdown; charset=utf-8"),
+    "html": ("html", "text/html; charset=utf-8"),
+    "pdf": ("pdf", "application/pdf"),
+    "docx": ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
 }
+# The formats that are the report itself (the rest are its references), and of them the
+# ones that are not text: written to a file, never to a terminal.
+REPORT_FORMATS = ("md", "html", "pdf", "docx")
+BINARY_FORMATS = ("pdf", "docx")

@@ -15,6 +15,7 @@ from typing_extensions import TypedDict
 
 from local2.contracts._documents import DocumentHit
 from local2.contracts._records import CompareSpec, EventEntry, MemoryHit, Reward, SavedMemory
+from local2.contracts._sources import SourceMeta
 from local2.contracts.approval import WaitingCall
 
 
@@ -28,6 +29,8 @@ class ToolCall(TypedDict):
     duration_s: float | None
     provider: NotRequired[str]  # the service that answered, e.g. the search provider
     fix: NotRequired[str]  # what to do about the error, when the tool knows
+    sources: NotRequired[dict[str, SourceMeta]]  # a search of several sources: each hit's record
+    notices: NotRequired[list[str]]  # a source such a search left out, and why
 
 
 class Grade(TypedDict, total=False):
@@ -323,11 +326,14 @@ class FirstAttempt(TypedDict):
 
 @dataclass(frozen=True)
 class TurnOptions:
-    """What one turn asks for besides its question: a second respondent (``compare``) or a
-    second attempt (``retry``). Surfaces get it from the service, never build it."""
+    """What one turn asks for besides its question: a second respondent (``compare``), a
+    second attempt (``retry``), or where its ``web_search`` looks (``sources``, names as
+    research takes them: ``web``, ``library``, ``arxiv``...; empty: ``web.search.sources``).
+    Surfaces get it from the service, never build it."""
 
     compare: CompareSpec | None = None
     retry: FirstAttempt | None = None
+    sources: tuple[str, ...] = ()
 
 
 NO_OPTIONS = TurnOptions()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -47,6 +47,24 @@ class WhatChanged(TypedDict):
     new_claims: list[ClaimChange]
     revised_claims: list[ClaimRevised]
     no_longer_supported: list[ClaimWithdrawn]
+    looked_first_since: NotRequired[
+        Annotated[
+            str | None,
+            Field(
+                description="ISO date: this run's first round looked only at sources published "
+                "on or after it (the day the last run started); null: it looked at any date."
+            ),
+        ]
+    ]
+    not_looked_at: NotRequired[
+        Annotated[
+            list[SourceChange],
+            Field(
+                description="Last run's sources this run did not search for (dated before "
+                "looked_first_since or undated, and no later round looked): not gone."
+            ),
+        ]
+    ]
 
 
 class WatchView(TypedDict):
@@ -60,7 +78,7 @@ class WatchView(TypedDict):
     targets: Annotated[list[str], Field(description="Apprise URLs, secrets masked (****).")]
     paused: bool
     next_due: Annotated[float | None, Field(description="Epoch seconds; null when paused.")]
-    options: dict[str, Any]  # the run's options: max_rounds, sources, keep
+    options: dict[str, Any]  # the run's options: max_rounds, sources, keep, scope
     created_at: float
 
 

@@ -12,6 +12,7 @@ from ._extract import page_link as page_link
 from ._extract import page_marker as page_marker
 from ._extract import page_sections as page_sections
 from ._extract import pages_text as pages_text
+from ._extract import published_date as published_date
 from ._extract import render_passages as render_passages
 from ._extract import truncate_paragraphs as truncate_paragraphs
 from ._model import Document as Document
@@ -41,6 +42,7 @@ __all__ = [
     "page_marker",
     "page_sections",
     "pages_text",
+    "published_date",
     "read_document",
     "render_passages",
     "truncate_paragraphs",

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import codecs
 import html as htmllib
+import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING, Literal
 
 import charset_normalizer
@@ -163,6 +165,103 @@ def extract_page(
     if tags > max_elements:
         return fast_text(html), f"fast: {tags:,} tags over the {max_elements:,} cap"
     return extract_main_text(html, url, favor), "trafilatura"
+
+
+# --- the page's own date ------------------------------------------------------------------
+# When a page says it was published, in its metadata only: meta tags (Open Graph's
+# ``article:published_time``, Highwire's ``citation_publication_date``/``citation_date`` as
+# Google Scholar reads them, Dublin Core, schema.org's ``itemprop="datePublished"``) and
+# JSON-LD's ``datePublished``. Not a date the text mentions, nor one in the URL: htmldate's
+# and trafilatura's date search falls back on those (a history page would be dated by the
+# year it is about), and a page dated wrongly would be left out of a run's window wrongly.
+# The most specific names first; a modified date is never read as the published one.
+_PUBLISHED_NAMES = (
+    "article:published_time",
+    "og:article:published_time",
+    "citation_publication_date",
+    "citation_date",
+    "citation_online_date",
+    "dc.date.issued",
+    "dcterms.issued",
+    "dc.date",
+    "dcterms.date",
+    "dcterms.created",
+    "prism.publicationdate",
+    "datepublished",
+    "parsely-pub-date",
+    "sailthru.date",
+    "pubdate",
+    "publishdate",
+    "publication_date",
+    "date",
+)
+_RANK = {name: n for n, name in enumerate(_PUBLISHED_NAMES)}
+_ISO_DAY = re.compile(r"^\s*(\d{4})(?:[-/.](\d{1,2})(?:[-/.](\d{1,2}))?)?(?:$|[T\s])")
+_HEAD_CAP = 400_000  # metadata sits in the head and the first JSON-LD blocks
+
+
+def _iso(value: str) -> str | None:
+    """``2019-05-14T08:00:00Z``, ``2019/05/14``, ``2019-05`` or ``2019`` as ISO (as precise
+    as given), or ``None`` for anything else (a date the calendar has not, a word)."""
+    found = _ISO_DAY.match(value or "")
+    if not found:
+        return None
+    year, month, day = (int(p) if p else 0 for p in found.groups())
+    if not 1000 <= year <= 2999:
+        return None
+    try:
+        if day:
+            return date(year, month, day).isoformat()
+        if month:
+            return f"{date(year, month, 1).isoformat()[:7]}"
+    except ValueError:
+        return None
+    return f"{year:04d}"
+
+
+def _json_dates(value: object) -> Iterator[str]:
+    """Every ``datePublished`` in a JSON-LD value (its ``@graph`` and nested objects)."""
+    if isinstance(value, dict):
+        published = value.get("datePublished")
+        if isinstance(published, str):
+            yield published
+        for inner in value.values():
+            if isinstance(inner, dict | list):
+                yield from _json_dates(inner)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _json_dates(item)
+
+
+def published_date(html: str) -> str | None:
+    """The date a page's own metadata says it was published (ISO, as precise as it says:
+    ``2019-05-14``, ``2019-05``, ``2019``), or ``None`` when it says none."""
+    try:
+        doc = lxml.html.document_fromstring(html[:_HEAD_CAP])
+    except (etree.ParserError, ValueError):
+        return None
+    best: tuple[int, str] | None = None
+    for meta in doc.iter("meta"):
+        name = (meta.get("property") or meta.get("name") or meta.get("itemprop") or "").lower()
+        rank = _RANK.get(name.strip())
+        day = _iso(meta.get("content") or "") if rank is not None else None
+        if rank is not None and day and (best is None or rank < best[0]):
+            best = (rank, day)
+    if best is not None:
+        return best[1]
+    for node in doc.xpath('//*[@itemprop="datePublished"]'):
+        day = _iso(node.get("datetime") or node.get("content") or node.text_content())
+        if day:
+            return day
+    for script in doc.xpath('//script[@type="application/ld+json"]'):
+        try:
+            data = json.loads(script.text or "")
+        except ValueError:
+            continue
+        for value in _json_dates(data):
+            if day := _iso(value):
+                return day
+    return None
 
 
 def truncate_paragraphs(text: str, max_chars: int, marker: str = "\n[… truncated]") -> str:

@@ -673,16 +673,17 @@ class SearchHit:
     linked_from: str | None = None  # the display path of the best hit that names it
     passage: str = ""  # the chunk's best passage for the query
 
-    def found_by(self) -> str:
+    def found_by(self, named: str = "linked from {}", named_rank: str = "linked #{}") -> str:
         """Why it was found, as ``local2 search`` says it: ``words #2, meaning #1`` (its rank
         by BM25 and by similarity; a side that missed it is left out), or ``linked from
-        notes/X.md`` (a best hit names it by its title)."""
+        notes/X.md`` (a best hit names it by its title: ``named`` with that hit's path, or
+        ``named_rank`` with its rank among the linked files when the path is not known)."""
         ranks = (("words", self.bm25_rank), ("meaning", self.vector_rank))
         said = [f"{side} #{rank}" for side, rank in ranks if rank is not None]
         if self.linked_from:
-            said.append(f"linked from {self.linked_from}")
+            said.append(named.format(self.linked_from))
         elif self.linked_rank is not None:
-            said.append(f"linked #{self.linked_rank}")
+            said.append(named_rank.format(self.linked_rank))
         return ", ".join(said)
 
 

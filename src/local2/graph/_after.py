@@ -60,7 +60,7 @@ def _tool_call(call: Any) -> ToolCall:
     out = cast(
         ToolCall, {k: call.get(k) for k in ("tool", "args", "result", "error", "duration_s")}
     )
-    for optional in ("provider", "fix"):
+    for optional in ("provider", "fix", "sources", "notices"):
         if call.get(optional):
             out[optional] = call[optional]
     return out

@@ -869,8 +869,15 @@ class _Round:
         duration = now - started.started_at
         self.log.extend(event(self.state, subject, **payload) for subject, payload in emitted)
         if result is not None:
-            self.finish(call, result.text, None, duration, data.get("provider"))
+            notices = [str(n) for n in data.get("notices") or []]  # a source left out
+            said: dict[str, object] = {"notices": notices} if notices else {}
+            self.finish(call, result.text, None, duration, data.get("provider"), None, **said)
             self.hits.extend(data.get("memory_hits", []))
+            record = self.records[call["id"]]
+            if isinstance(data.get("records"), dict) and data["records"]:  # a sourced search
+                record["sources"] = dict(data["records"])
+            if notices:
+                record["notices"] = notices
         else:
             text = f"[tool error: {error}]"
             # the client's own account stays in the event log, never in what is shown

@@ -14,9 +14,10 @@ report is written from what was read, its ``status`` is ``stopped`` and ``stoppe
 why; it is never resumed into a search. ``POST /research/{run_id}/followup``
 asks a follow-up on the finished report and streams its answer (a ``followup`` event).
 ``GET /research/{run_id}`` returns a run's payload (``status`` says whether it finished or
-waits, ``awaiting`` what for); ``GET /research/{run_id}/references?format=bibtex`` its
-references as a file (ris, csl, md); ``GET /research`` lists recent runs. Someone else's run
-answers 404 on each, as an unknown one does.
+waits, ``awaiting`` what for); ``GET /research/{run_id}/export?format=bibtex`` (or
+``/references``) its references as a file (ris, csl) or its report (md, html, pdf, docx);
+``GET /research`` lists recent runs. Someone else's run answers 404 on each, as an unknown
+one does.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from fastapi import APIRouter
-from fastapi.responses import PlainTextResponse, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
@@ -192,22 +193,26 @@ def add_steer_and_read_routes(router: APIRouter, agent: Agent) -> None:
     def run(person: Caller, run_id: str) -> ResearchPayload:
         return agent.research.payload(run_id, person, agent.access)
 
-    @router.get(
-        "/research/{run_id}/references",
-        response_class=PlainTextResponse,
-        responses={
+    # a library's own dict: FastAPI's route keywords, the same for both paths of one file
+    exported_file: dict[str, Any] = {
+        "response_class": Response,
+        "responses": {
             200: {"content": {m: {} for _, m in EXPORT_FORMATS.values()}},
             **ERROR_RESPONSES,
         },
-    )
-    def references(person: Caller, run_id: str, format: str = "bibtex") -> PlainTextResponse:
-        """The caller's run's references as a file: ``format`` bibtex, ris, csl (CSL-JSON),
-        or md (the report); built from each source's record. An unknown format answers
-        422; another person's run 404, as an unknown one does."""
+    }
+
+    @router.get("/research/{run_id}/export", **exported_file)
+    @router.get("/research/{run_id}/references", **exported_file)
+    def references(person: Caller, run_id: str, format: str = "bibtex") -> Response:
+        """The caller's run's references as a file: ``format`` bibtex, ris, csl (CSL-JSON);
+        or its report: md, html, pdf, docx (citations linked to the References, pages
+        kept). An unknown format answers 422, a run with no report yet 409 (html, pdf,
+        docx); another person's run 404, as an unknown one does."""
         exported = agent.research.export(run_id, format, person, agent.access)
         disposition = f'attachment; filename="{exported.filename}"'
-        return PlainTextResponse(
-            exported.text,
+        return Response(
+            exported.data,
             media_type=exported.media_type,
             headers={"Content-Disposition": disposition},
         )

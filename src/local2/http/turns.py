@@ -60,15 +60,24 @@ class QueryBody(BaseModel):
     )
     model_b: str | None = Field(default=None, description="A second respondent's model.")
     temperature_b: float | None = Field(default=None, ge=0, le=2)
+    sources: str | list[str] | None = Field(
+        default=None,
+        description="Where the turn's web_search looks: web, library, arxiv, pubmed, "
+        "semantic_scholar, openalex, crossref, wikipedia (a list, or comma-separated; "
+        "null: web.search.sources). An unknown name answers 422 with the known ones.",
+    )
 
 
 def turn_options(agent: Agent, body: QueryBody) -> TurnOptions:
     """The options of a ``/query`` body: its ``model_b``/``temperature_b``, or the server's
-    default (``serve --model-b``) when it names neither (both given as null: none)."""
+    default (``serve --model-b``) when it names neither (both given as null: none); and its
+    ``sources``."""
     given = body.model_fields_set & {"model_b", "temperature_b"}
     asked = body.model_b is not None or body.temperature_b is not None
     compare = None if asked or not given else False
-    return agent.turns.options(body.model_b, body.temperature_b, compare=compare)
+    return agent.turns.options(
+        body.model_b, body.temperature_b, compare=compare, sources=body.sources
+    )
 
 
 def answer_first(payload: TurnPayload, critic_on: bool) -> TurnPayload:

@@ -53,6 +53,19 @@ class WatchBody(BaseModel):
     max_rounds: int | None = Field(default=None, ge=1, le=10)
     sources: Literal["web", "library", "both"] = "web"
     keep: Literal["all", "research", "off"] | None = None
+    since: str | None = Field(
+        default=None,
+        description="Every run: only sources published on or after 2024-03-05, 2024-03, 2024 "
+        "or 'past week|month|year' (counted from each run). Each run after the first also "
+        "looks first at what appeared since the last one.",
+    )
+    until: str | None = Field(
+        default=None, description="Every run: only sources published on or before (a date)."
+    )
+    domains: list[str] | None = Field(default=None, description="Only sources on these hosts.")
+    exclude_domains: list[str] | None = Field(
+        default=None, description="Never sources on these hosts."
+    )
 
 
 class ReadBody(BaseModel):
@@ -108,6 +121,7 @@ def watch_routes(agent: Agent) -> APIRouter:
                 max_rounds=body.max_rounds,
                 sources=body.sources,
                 keep=body.keep,
+                scope=body.model_dump(include={"since", "until", "domains", "exclude_domains"}),
             )
         )
 
@@ -124,7 +138,7 @@ def watch_routes(agent: Agent) -> APIRouter:
 
     @router.get("/watches/feed/link", **returns(FeedLink))
     def feed_link(request: Request, person: Caller) -> FeedLink:
-        return _link(request, agent.watches.feed.token(person))
+        return _link(request, refused(lambda: agent.watches.feed.token(person)))
 
     @router.post("/watches/feed/link", **returns(FeedLink, "A new link; the old one is void."))
     def renew_feed_link(request: Request, person: Caller) -> FeedLink:
@@ -180,7 +194,11 @@ def _feed_reader(agent: Agent, who: Identify, request: Request, token: str | Non
     if person is None and name and who.user_header:  # names come from the proxy here
         person = Person(name)
     if person is None:  # unknown, voided, or its person removed since
-        raise HTTPException(401, detail="This feed link is not valid (any more).")
+        raise HTTPException(
+            401,
+            detail="This feed link is not valid (any more). Get its current address from "
+            "GET /watches/feed/link or the app's Watches tab.",
+        )
     return person
 
 

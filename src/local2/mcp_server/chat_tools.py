@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from local2 import events
 from local2.contracts import WEB_FETCH, Person, TurnPayload
 from local2.errors import Conflict, TurnCancelled
+from local2.mcp_server._hints import ADDS, READS, WORKS
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import refusals
 from local2.mcp_server.search import search_own
@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need n
     from local2.service import Agent, BackgroundTurn
 
 GRADE_WAIT_S = 600.0  # as POST /query?wait=critique waits for a grade that gave way
-READS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
 STOPPED = "The turn was stopped before its answer: nothing was recorded."
 
 
@@ -102,12 +101,7 @@ async def run_turn(agent: "Agent", turn: "BackgroundTurn", graded: bool) -> Turn
 def add_chat_tools(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     """Register ``ask`` and the tools over documents and memory on ``server``."""
 
-    @server.tool(
-        title="Ask LoCAL2",
-        annotations=ToolAnnotations(
-            readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True
-        ),
-    )
+    @server.tool(title="Ask LoCAL2", annotations=WORKS)
     @refusals
     async def ask(
         question: Annotated[str, Field(description="The question, as you would type it.")],
@@ -117,12 +111,20 @@ def add_chat_tools(server: MCPServer, agent: "Agent", person: Person | None) -> 
         wait_for_grade: Annotated[
             bool, Field(description="true: return once the critic has graded the answer.")
         ] = False,
+        sources: Annotated[
+            str | None,
+            Field(
+                description="Where its web search looks, comma-separated: web, library, "
+                "arxiv, pubmed, semantic_scholar, openalex, crossref, wikipedia "
+                "(default: the settings')."
+            ),
+        ] = None,
     ) -> AskResult:
         """Ask LoCAL2 in a chat session (it may search, read your files and recall your
         memory). Returns the answer, what it cites, the critic's grade when ready, and the
         session id to go on in. The turn shows in the app like any other."""
         who = caller(person)
-        options = agent.turns.options(compare=False)
+        options = agent.turns.options(compare=False, sources=sources)
         turn = await agent.turns.begin(question, session_id, options, tokens=False, person=who)
         return answer_of(await run_turn(agent, turn, wait_for_grade), agent.info.critic)
 
@@ -184,12 +186,7 @@ def add_memory_tools(server: MCPServer, agent: "Agent", person: Person | None) -
         hits: Any = await anyio.to_thread.run_sync(lambda: own_text_of(agent).recall(who, query, k))
         return {"query": query, "memories": hits}
 
-    @server.tool(
-        title="Remember something",
-        annotations=ToolAnnotations(
-            readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
-        ),
-    )
+    @server.tool(title="Remember something", annotations=ADDS)
     @refusals
     async def remember(
         text: Annotated[str, Field(description="What to remember, in your words.")],

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from local2.contracts import Person, PlanEdit, ResearchInput, ResearchPayload
 from local2.errors import InvalidInput, NotFound
+from local2.mcp_server._hints import READS, WORKS
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import refusals
 from local2.mcp_server.following import follow, in_background
@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # the agent's module imports the graph: what a listing need n
 
 RunId = Annotated[str, Field(description="The run's id, as research returned it.")]
 FIRST_STATE_S = 10.0
-READS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
 
 
 def report_uri(run_id: str) -> str:
@@ -87,11 +86,6 @@ def research_input(
     except ValidationError as exc:
         said = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
         raise InvalidInput(said, "Send exactly one of approve, plan, answer or stop.") from None
-
-
-WORKS = ToolAnnotations(
-    readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True
-)
 
 
 def add_research_tools(server: MCPServer, agent: "Agent", person: Person | None) -> None:

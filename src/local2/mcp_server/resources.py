@@ -2,8 +2,10 @@
 document as ``local2://documents/{document_id}`` and one of its pages as
 ``local2://documents/{document_id}/page/{n}`` (text), and the prompts "Research this" and
 "What do my documents say about…"; a run's references as BibTeX, RIS or CSL-JSON
-(``local2://research/{run_id}/references.bibtex``, ``.ris``, ``.csl``). ``resources/list``
-lists the reports and documents (:mod:`local2.mcp_server.listing`)."""
+(``local2://research/{run_id}/references.bibtex``, ``.ris``, ``.csl``) and its report as
+HTML, PDF or DOCX (``local2://research/{run_id}/report.html``, ``.pdf``, ``.docx``: the two
+binary ones as blobs). ``resources/list`` lists the reports and documents
+(:mod:`local2.mcp_server.listing`)."""
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -121,11 +123,13 @@ def add_resources(server: MCPServer, agent: "Agent", person: Person | None) -> N
 
 
 REFERENCE_FORMATS = {"bibtex": "BibTeX", "ris": "RIS", "csl": "CSL-JSON"}
+REPORT_FILES = {"html": "HTML", "pdf": "PDF", "docx": "DOCX (Word)"}
 
 
 def add_reference_resources(server: MCPServer, agent: "Agent", person: Person | None) -> None:
     """One resource per export format: a run's references as BibTeX, RIS or CSL-JSON, built
-    from each source's record (``local2://research/{run_id}/references.bibtex``...)."""
+    from each source's record (``local2://research/{run_id}/references.bibtex``...), and its
+    report as HTML, PDF or DOCX (``.../report.pdf``...), citations linked to the References."""
     for fmt, named in REFERENCE_FORMATS.items():
         server.resource(
             f"local2://research/{{run_id}}/references.{fmt}",
@@ -134,18 +138,31 @@ def add_reference_resources(server: MCPServer, agent: "Agent", person: Person | 
             description=f"The references of one of your research runs as {named}.",
             mime_type=EXPORT_FORMATS[fmt][1].split(";", 1)[0],
         )(_references(agent, person, fmt))
+    for fmt, named in REPORT_FILES.items():
+        server.resource(
+            f"local2://research/{{run_id}}/report.{fmt}",
+            name=f"research_report_{fmt}",
+            title=f"A research report ({named})",
+            description=(
+                f"The verified report of one of your research runs as {named}, each "
+                "citation linked to its entry under References, a document's page kept."
+            ),
+            mime_type=EXPORT_FORMATS[fmt][1].split(";", 1)[0],
+        )(_references(agent, person, fmt))
 
 
 def _references(
     agent: "Agent", person: Person | None, fmt: str
 ) -> Callable[[str, Context[Any, Any]], Any]:
-    """The resource that reads a run's references as ``fmt`` (its parameters: the URI's)."""
+    """The resource that reads a run's references (or report) as ``fmt``, its parameters the
+    URI's: text for a text format, bytes (a blob) for PDF and DOCX."""
 
-    async def references(run_id: str, ctx: Context) -> str:
+    async def references(run_id: str, ctx: Context) -> str | bytes:
         who = caller(person)
-        return await answered(
-            lambda: agent.research.export(run_id, fmt, who, agent.access).text, ctx
+        exported = await answered(
+            lambda: agent.research.export(run_id, fmt, who, agent.access), ctx
         )
+        return exported.data if exported.binary else exported.text
 
     return references
 

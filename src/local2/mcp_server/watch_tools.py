@@ -10,21 +10,16 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from local2.contracts import Person, WatchView
+from local2.mcp_server._hints import ADDS, READS
 from local2.mcp_server.caller import caller
 from local2.mcp_server.failures import refusals
 
 if TYPE_CHECKING:
     from local2.service import Agent
-
-READS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
-ADDS = ToolAnnotations(
-    readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
-)
 
 
 class WatchList(TypedDict):

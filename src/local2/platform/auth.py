@@ -209,13 +209,24 @@ async def read_thread(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Fil
     return None
 
 
-# -- threads (the sessions) and their runs ------------------------------------------------
+# -- what a person creates or changes: threads (the sessions), assistants, crons -----------
 
 
-@auth.on.threads.create
-async def create_thread(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+@auth.on(resources=["threads", "assistants", "crons"], actions="create")
+async def create_owned(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """What a person creates is theirs: a thread, an assistant or a cron."""
     mark_owner(ctx, value)
     return own_only(ctx)  # an id that is someone else's thread: 409, never theirs returned
+
+
+@auth.on(resources=["threads", "crons"], actions="update")
+async def update_owned(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """A change to a thread or a cron: the person's own, and it stays theirs."""
+    keep_owner(ctx, value)
+    return own_only(ctx)
+
+
+# -- threads and their runs -----------------------------------------------------------------
 
 
 @auth.on.threads.create_run
@@ -242,24 +253,12 @@ async def search_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.
     return own_only(ctx)
 
 
-@auth.on.threads.update
-async def update_thread(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
-    keep_owner(ctx, value)
-    return own_only(ctx)
-
-
 @auth.on.threads.delete
 async def delete_thread(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
     return own_only(ctx)
 
 
 # -- assistants -----------------------------------------------------------------------------
-
-
-@auth.on.assistants.create
-async def create_assistant(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
-    mark_owner(ctx, value)
-    return own_only(ctx)
 
 
 @auth.on.assistants(actions=["read", "search"])
@@ -279,20 +278,8 @@ async def change_assistant(ctx: Auth.types.AuthContext, value: Any) -> Auth.type
 # -- crons ----------------------------------------------------------------------------------
 
 
-@auth.on.crons.create
-async def create_cron(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
-    mark_owner(ctx, value)
-    return own_only(ctx)
-
-
 @auth.on.crons(actions=["read", "search", "delete"])
 async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
-    return own_only(ctx)
-
-
-@auth.on.crons.update
-async def update_cron(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
-    keep_owner(ctx, value)
     return own_only(ctx)
 
 

@@ -786,6 +786,7 @@ def run_step(payload: StepRun, runtime: Runtime[TurnContext]) -> ResearchUpdate:
         owner=payload.get("owner") or LOCAL_NAME,
         max_results=search_results(services) if spec is not None and spec.finds_urls else None,
         purpose="research",
+        round=step.get("round"),
     )
     log = [event(timing, events.RESEARCH_STEP, id=step["id"], status="started")]
     began = time.time()

@@ -74,8 +74,9 @@ from local2.research._state import (
     StepTool,
     StepTools,
     step_catalog,
+    url_key,
 )
-from local2.tools import LIBRARY_EMPTY
+from local2.tools import LIBRARY_EMPTY, OUT_OF_SCOPE
 
 if TYPE_CHECKING:
     from local2.storage import SteerInbox
@@ -135,13 +136,33 @@ def answered_question(state: ResearchState) -> str:
 
 
 def usable_ledger(state: ResearchState) -> list[Source]:
-    """The ledger without the sources of dropped sub-questions (numbers unchanged)."""
+    """The ledger without the sources of dropped sub-questions, nor the hits whose page,
+    once read, dated itself outside the run's window (numbers unchanged)."""
     ledger = state.get("ledger") or []
     dropped = {q["id"] for q in state.get("subquestions") or [] if q["status"] == DROPPED}
-    if not dropped:
+    outside = dated_outside(state)
+    if not dropped and not outside:
         return list(ledger)
     steps = state.get("steps") or {}
-    return [s for s in ledger if (steps.get(s["step"]) or {}).get("branch") not in dropped]
+    return [
+        s
+        for s in ledger
+        if (steps.get(s["step"]) or {}).get("branch") not in dropped
+        and url_key(s["url"]) not in outside
+    ]
+
+
+def dated_outside(state: ResearchState) -> set[str]:
+    """The URL keys of the pages a read left out as out of scope: their own metadata dates
+    them outside the run's window (``web_fetch`` within it: tools' ``ScopedFetch``), so the
+    search's undated hit of each goes no further either."""
+    keys: set[str] = set()
+    for step in (state.get("steps") or {}).values():
+        for call in step.get("calls") or []:
+            url = call["args"].get("url")
+            if str(call.get("error") or "").startswith(OUT_OF_SCOPE) and isinstance(url, str):
+                keys.add(url_key(url))
+    return keys
 
 
 def inbox_of(runtime: Runtime[TurnContext]) -> SteerInbox | None:

@@ -597,6 +597,9 @@ def link_citations(report: str, sources: Sequence[ResearchSource]) -> str:
 _OWN_SECTIONS = re.compile(r"^#{1,6}\s+(?:references|removed as unsupported)\s*$", re.I)
 _MARKS = re.compile(rf"\s*{CITATION.pattern}")  # a citation mark, with the space before it
 _ITEM = re.compile(r"^\s*(?:[-*+>]|\d{1,3}[.)]|#{1,6})\s+")
+# What report_markdown itself writes around the body: the scope's line and why there were no
+# sources (a line in _italics_), and a retracted source's warning: none of them a claim.
+_OWN_NOTE = re.compile(r"^(?:_.*_|> \*\*Warning:\*\* .*)$")
 
 
 @dataclass(frozen=True)
@@ -611,7 +614,7 @@ def report_claims(report: str, question: str) -> list[StatedClaim]:
     """The claims of ``report``, in order, each once."""
     found: dict[str, StatedClaim] = {}
     for line in lines_of(_verified_text(report)):
-        if not line.strip():
+        if not line.strip() or _OWN_NOTE.match(line.strip()):
             continue
         body = _ITEM.sub("", line, count=1)
         heading = line.lstrip().startswith("#") or is_heading(body)

@@ -3,7 +3,8 @@ person's Atom feed) and a delivery record per attempt to send it through Apprise
 
 A notice's id is its run's (watch and due time), so a run taken over from a process that
 died and run again still leaves one notice. A delivery's ``target`` is the Apprise URL as
-``url(privacy=True)`` shows it: its secrets are never stored here.
+``url(privacy=True)`` shows it: its secrets are never stored here. A person's feed token is
+kept as a record that holds no token (a nonce and a hash: ``local2.service.watches._feed``).
 """
 
 from __future__ import annotations
@@ -145,8 +146,8 @@ class WatchNotes(ABC):
         return [dict(zip(NoticeRow.__annotations__, r, strict=True)) for r in rows]  # type: ignore[misc]  # built from the row's own keys
 
     def feed_secret(self, owner: str, new: str) -> str:
-        """``owner``'s feed secret: the one kept, or ``new`` kept now if there is none (the
-        first process to ask keeps its own; every other one reads it back)."""
+        """``owner``'s feed token's record: the one kept, or ``new`` kept now if there is none
+        (the first process to ask keeps its own; every other one reads it back)."""
         self._write(
             "INSERT INTO local2_watch_feeds (owner, secret, created_at) VALUES (?, ?, ?) "
             "ON CONFLICT (owner) DO NOTHING",
@@ -163,6 +164,20 @@ class WatchNotes(ABC):
     def forget_feed_secret(self, owner: str) -> None:
         """The feed's address made void: the next one asked for has a new secret."""
         self._write("DELETE FROM local2_watch_feeds WHERE owner=?", (owner,))
+
+    def forget_feed_secrets_unlike(self, prefix: str) -> list[str]:
+        """Void every kept record that does not start with ``prefix`` (an older store's, which
+        held the secret itself); whose they were."""
+        rows = self._fetch(
+            "SELECT owner FROM local2_watch_feeds WHERE secret NOT LIKE ?", (prefix + "%",)
+        )
+        owners = sorted(str(r[0]) for r in rows)
+        for owner in owners:
+            self._write(
+                "DELETE FROM local2_watch_feeds WHERE owner=? AND secret NOT LIKE ?",
+                (owner, prefix + "%"),
+            )
+        return owners
 
     def mark_read(self, owner: str, notice_ids: Sequence[str]) -> None:
         """Mark ``owner``'s notices read (another's ids are left alone)."""

@@ -214,8 +214,10 @@ class WatchStore(WatchNotes, ABC):
 
     def start_now(self, watch_id: str, due: float, claimer: str, lease_s: float) -> str | None:
         """A run of the watch at ``due`` outside its schedule (``local2 watch run``): its
-        schedule is left as it is; the run's id, or None if it has a run at ``due``."""
+        schedule is left as it is; the run's id (:func:`now_run_id`), or None if it has a run
+        at ``due``."""
         now = time.time()
+        run_id = now_run_id(watch_id, due)
         taken = self._all_or_nothing(
             [
                 (
@@ -225,7 +227,7 @@ class WatchStore(WatchNotes, ABC):
                     (
                         watch_id,
                         due,
-                        run_id_for(watch_id, due),
+                        run_id,
                         RUNNING,
                         claimer,
                         now + lease_s,
@@ -234,7 +236,7 @@ class WatchStore(WatchNotes, ABC):
                 )
             ]
         )
-        return run_id_for(watch_id, due) if taken else None
+        return run_id if taken else None
 
     def lapsed(self, now: float, limit: int = 100) -> list[WatchRunRow]:
         """Runs still marked running whose lease ran out: their process stopped."""
@@ -249,18 +251,8 @@ class WatchStore(WatchNotes, ABC):
             [
                 (
                     "UPDATE local2_watch_runs SET claimed_by=?, lease_until=?, "
-                    "attempts=attempts+1 WHERE watch_id=? AND due=? AND status=? "
-                    "AND claimed_by=? AND attempts=? AND lease_until<?",
-                    (
-                        claimer,
-                        now + lease_s,
-                        run["watch_id"],
-                        run["due"],
-                        RUNNING,
-                        run["claimed_by"],
-                        run["attempts"],
-                        now,
-                    ),
+                    f"attempts=attempts+1 {_AS_SEEN}",
+                    (claimer, now + lease_s, *_as_seen(run, now)),
                 )
             ]
         )
@@ -271,20 +263,8 @@ class WatchStore(WatchNotes, ABC):
         return self._all_or_nothing(
             [
                 (
-                    "UPDATE local2_watch_runs SET status=?, finished_at=?, error=? "
-                    "WHERE watch_id=? AND due=? AND status=? AND claimed_by=? AND attempts=? "
-                    "AND lease_until<?",
-                    (
-                        FAILED,
-                        now,
-                        reason,
-                        run["watch_id"],
-                        run["due"],
-                        RUNNING,
-                        run["claimed_by"],
-                        run["attempts"],
-                        now,
-                    ),
+                    f"UPDATE local2_watch_runs SET status=?, finished_at=?, error=? {_AS_SEEN}",
+                    (FAILED, now, reason, *_as_seen(run, now)),
                 )
             ]
         )
@@ -364,10 +344,33 @@ class WatchStore(WatchNotes, ABC):
         return out
 
 
+# A lapsed run still as it was seen: running, held by the same process at the same attempt,
+# its lease out. Taking it over and giving it up both change it only then (another process
+# that moved it first wins).
+_AS_SEEN = (
+    "WHERE watch_id=? AND due=? AND status=? AND claimed_by=? AND attempts=? AND lease_until<?"
+)
+
+
+def _as_seen(run: WatchRunRow, now: float) -> tuple[Any, ...]:
+    """The parameters of :data:`_AS_SEEN` for ``run``, seen lapsed at ``now``."""
+    return (run["watch_id"], run["due"], RUNNING, run["claimed_by"], run["attempts"], now)
+
+
 def run_id_for(watch_id: str, due: float) -> str:
     """The research run of a due time: the same id whichever process runs it, so a run
     taken over from a process that died resumes from its checkpoints."""
     return f"{watch_id}-{int(due)}"
+
+
+def now_run_id(watch_id: str, due: float) -> str:
+    """The research run of a run made now (``local2 watch run``): its due time to the
+    millisecond, so two made in one second are two runs (a due time of whole seconds keeps
+    :func:`run_id_for`'s id)."""
+    millis = round(due * 1000)
+    if millis % 1000 == 0:
+        return run_id_for(watch_id, due)
+    return f"{watch_id}-{millis // 1000}-{millis % 1000:03d}"
 
 
 class SqliteWatchStore(SqliteSql, WatchStore):

@@ -37,6 +37,7 @@ from .registry import unregister_tools as unregister_tools
 from .routing import route as route
 from .scholarly import SCHOLARLY_SOURCES as SCHOLARLY_SOURCES
 from .scholarly import Scope as Scope
+from .scholarly import parse_day as parse_day
 from .scholarly import parse_scope as parse_scope
 from .scholarly import parse_sources as parse_sources
 from .search.corpus import CorpusSettings as CorpusSettings
@@ -47,6 +48,7 @@ from .search_failures import NO_NETWORK as NO_NETWORK
 from .search_failures import TIMEOUT as TIMEOUT
 from .search_failures import cause_of as cause_of
 from .search_failures import lasting_of as lasting_of
+from .sourced_search import OUT_OF_SCOPE as OUT_OF_SCOPE
 from .sourced_search import SourcedSearch as SourcedSearch
 from .sourced_search import sourced_tools as sourced_tools
 from .trust import review as review
@@ -58,6 +60,7 @@ __all__ = [
     "HTTP_STATUS",
     "LIBRARY_EMPTY",
     "NO_NETWORK",
+    "OUT_OF_SCOPE",
     "RESULT_HEAD",
     "SCHOLARLY_SOURCES",
     "TIMEOUT",
@@ -88,6 +91,7 @@ __all__ = [
     "load_mcp_tools",
     "make_chain",
     "open_corpus",
+    "parse_day",
     "parse_scope",
     "parse_sources",
     "provider_spec",

@@ -45,6 +45,7 @@ class ToolContext:
     owner: str = "local"  # whose turn or run this is (local2.contracts._people)
     max_results: int | None = None  # a search asked for more hits (research), else the setting
     purpose: Literal["chat", "research"] = "chat"  # what reads: the library keeps by it
+    round: int | None = None  # the research round of the step asking (its first may be scoped)
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 

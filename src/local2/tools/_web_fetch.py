@@ -878,6 +878,7 @@ class WebFetch:
             "passages_shown": page["passages_shown"],
             "passages_total": page["passages_total"],
             "extraction": page["method"],
+            "published": page.get("published"),  # the page's own metadata's date, or None
         }
         if sink is not None and page.get("full_text"):
             text = str(page["full_text"])

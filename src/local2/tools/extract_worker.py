@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from local2.bounded import Limiter, OverBudget, pool_for, serve
-from local2.documents import MAX_ELEMENTS, clean_text, decode_body, extract_page, fast_text
+from local2.documents import (
+    MAX_ELEMENTS,
+    clean_text,
+    decode_body,
+    extract_page,
+    fast_text,
+    published_date,
+)
 from local2.tools.passages import focus
 
 EMPTY_TEXT = "(no readable text found on this page)"
@@ -34,6 +41,7 @@ class PageReply(TypedDict):
     passages_total: int
     method: str
     recycle: bool  # trafilatura was interrupted mid-way: the worker is not reused
+    published: str | None  # the date the page's own metadata says it was published
 
 
 def page_job(header: Mapping[str, Any], body: bytes, limit: Limiter | None = None) -> PageReply:
@@ -45,6 +53,7 @@ def page_job(header: Mapping[str, Any], body: bytes, limit: Limiter | None = Non
     kind = header.get("kind", "html")
     decoded = decode_body(body, header.get("charset"), kind == "html")
     method = "text"
+    published = published_date(decoded) if kind == "html" else None
     if kind == "html":
         guard = limit(float(header["extract_s"])) if limit and header.get("extract_s") else None
         try:
@@ -71,6 +80,7 @@ def page_job(header: Mapping[str, Any], body: bytes, limit: Limiter | None = Non
         "passages_total": shown.passages_total,
         "method": method,
         "recycle": method.endswith("time budget"),
+        "published": published,
     }
 
 

@@ -379,13 +379,7 @@ def hit_line(hit: SearchHit) -> str:
     ``chapter 2``), ``notes/a.md (lines 3-9, similarity 0.61; meaning #1)`` for a text
     file's lines (``words``: its BM25 rank, ``meaning``: its rank by similarity, ``named by
     notes/b.md``: a file that best hit names by its title)."""
-    ranks = (("words", hit.bm25_rank), ("meaning", hit.vector_rank))
-    said = [f"{side} #{rank}" for side, rank in ranks if rank is not None]
-    if hit.linked_from:
-        said.append(f"named by {hit.linked_from}")
-    elif hit.linked_rank is not None:
-        said.append(f"named by a hit #{hit.linked_rank}")
-    why = ", ".join(said)
+    why = hit.found_by(named="named by {}", named_rank="named by a hit #{}")
     note = f"similarity {hit.similarity:.2f}" + (f"; {why}" if why else "")
     if hit.page is not None:
         return f"{hit.path}, {hit.unit} {hit.page} ({note})"

@@ -5,7 +5,9 @@ Each chosen source is asked in turn: the run's own web search (its engines, with
 domains pushed as ``site:`` operators, the one filter every engine reads), the library, and
 the scholarly providers (each pushes the scope into its own API's filter where it has one).
 The scope is then applied to every hit (:func:`local2.tools.scholarly.apply_scope`), so a hit
-outside it never reaches the model; an undated hit is kept and counted. The hits are
+outside it never reaches the model; an undated hit is kept and counted. A run may give its
+first round a narrower scope (``first_round``: a watch's run looks first at what appeared
+since its last one); a step of a later round searches within the run's own scope. The hits are
 interleaved source by source (the run reranks them after), and the result text keeps
 ``web_search``'s shape, so the ledger numbers and cites them as it does web hits; each hit's
 bibliographic record goes in the result's data (``records``, by URL) for the ledger.
@@ -117,10 +119,20 @@ class SourcedSearch:
         library: ToolFn | None = None,
         providers: Sequence[PagedProvider] = (),
         today: Callable[[], dt.date] = dt.date.today,
+        k: int = DEFAULT_K,
+        first_round: Scope | None = None,
     ) -> None:
         self.scope, self.web, self.library = scope, web, library
+        self.first_round = first_round
         self.providers = list(providers)
         self.today = today
+        self.k = k  # the hits a search gives when its call names no number
+
+    def scope_for(self, ctx: ToolContext) -> Scope:
+        """The scope of the step asking: the first round's when it has one of its own."""
+        if self.first_round is not None and (ctx.round or 1) <= 1:
+            return self.first_round
+        return self.scope
 
     def names(self) -> list[str]:
         """The sources asked, in order."""
@@ -132,21 +144,22 @@ class SourcedSearch:
         if not isinstance(query, str) or not query.strip():
             raise ToolError("missing query argument")
         query = " ".join(query.split())
-        wanted = ctx.max_results or DEFAULT_K
+        scope = self.scope_for(ctx)
+        wanted = ctx.max_results or self.k
         share = max(3, ceil(wanted / max(1, len(self.names()))))
         answers: list[Asked] = []
         if self.web is not None:  # the engines push what they can of the scope (web_scope)
-            with searching_within(self.scope):
-                answers.append(self._own("web", self.web, with_sites(query, self.scope), ctx))
+            with searching_within(scope):
+                answers.append(self._own("web", self.web, with_sites(query, scope), ctx, scope))
         if self.library is not None:
-            answers.append(self._own("library", self.library, query, ctx, "document"))
+            answers.append(self._own("library", self.library, query, ctx, scope, "document"))
         if self.providers:  # side by side: each API has its own pause (the client's gate)
             with ThreadPoolExecutor(len(self.providers), thread_name_prefix="local2-src") as pool:
                 answers += list(
-                    pool.map(lambda p: self._scholarly(p, query, share), self.providers)
+                    pool.map(lambda p: self._scholarly(p, query, share, scope), self.providers)
                 )
         hits = self._retractions(interleave(answers, wanted), answers)
-        data = self._data(answers, hits)
+        data = self._data(answers, hits, scope)
         if not hits and all(a.failed for a in answers):
             failed = "; ".join(f"{a.source}: {a.failed}" for a in answers)
             raise ToolError(f"search error: every source failed ({failed})"[:600])
@@ -169,7 +182,13 @@ class SourcedSearch:
             return hits
 
     def _own(
-        self, name: str, tool: ToolFn, query: str, ctx: ToolContext, kind: SourceKind = "web"
+        self,
+        name: str,
+        tool: ToolFn,
+        query: str,
+        ctx: ToolContext,
+        scope: Scope,
+        kind: SourceKind = "web",
     ) -> Asked:
         """The web search's or the library's hits, the scope applied to them."""
         asked = Asked(name)
@@ -181,13 +200,13 @@ class SourcedSearch:
             return asked
         provider = str(result.data.get("provider") or name)
         scoped = apply_scope(
-            [from_web_hit(h, provider, kind) for h in listed_hits(result.text)], self.scope
+            [from_web_hit(h, provider, kind) for h in listed_hits(result.text)], scope
         )
         asked.hits = [h for h in scoped.kept if isinstance(h, ScholarlyHit)]
         asked.dropped, asked.undated = len(scoped.dropped), scoped.undated
         return asked
 
-    def _scholarly(self, provider: PagedProvider, query: str, share: int) -> Asked:
+    def _scholarly(self, provider: PagedProvider, query: str, share: int, scope: Scope) -> Asked:
         asked = Asked(provider.name)
         left_out = provider.notice()
         if left_out:
@@ -195,7 +214,7 @@ class SourcedSearch:
             asked.notices.append(left_out)
             return asked
         try:
-            found = provider.find(query, share, self.scope)
+            found = provider.find(query, share, scope)
         except ToolError as exc:
             asked.failed = str(exc)[:300]
             asked.notices.append(f"{provider.label}: {asked.failed} (the run goes on without it)")
@@ -205,7 +224,9 @@ class SourcedSearch:
         return asked
 
     # ToolResult.data: JSON for the payload
-    def _data(self, answers: Sequence[Asked], hits: Sequence[ScholarlyHit]) -> dict[str, Any]:
+    def _data(
+        self, answers: Sequence[Asked], hits: Sequence[ScholarlyHit], scope: Scope
+    ) -> dict[str, Any]:  # ToolResult.data: JSON for the payload
         """The result's account (``ToolResult.data``, JSON): the record of each hit by the
         URL it is listed under, each source's count, what the scope dropped, the notices."""
         records: dict[str, SourceMeta] = {listed_url(h): h.meta() for h in hits}
@@ -216,9 +237,50 @@ class SourcedSearch:
             "records": records,
             "by_source": {a.source: len(a.hits) for a in answers},
             "dropped": sum(a.dropped for a in answers),
-            "undated": sum(1 for h in hits if self.scope.timed and date_span(h.published) is None),
+            "undated": sum(1 for h in hits if scope.timed and date_span(h.published) is None),
             "notices": [n for a in answers for n in a.notices],
         }
+
+
+def dated_outside(published: str | None, scope: Scope) -> str | None:
+    """Why a page its own metadata dates ``published`` is outside ``scope``'s window, in
+    words, or ``None`` (inside, or undated: nothing dates it outside)."""
+    span = date_span(published)
+    if span is None:
+        return None
+    first, last = span
+    if scope.since and last < scope.since:
+        return f"the page says it was published {published}, before {scope.since.isoformat()}"
+    if scope.until and first > scope.until:
+        return f"the page says it was published {published}, after {scope.until.isoformat()}"
+    return None
+
+
+OUT_OF_SCOPE = "out of scope"  # how a page left out for its date begins, in the event log
+
+
+class ScopedFetch:
+    """``web_fetch`` within a run's window: a page whose own metadata (its ``published``:
+    ``article:published_time``, ``citation_date``, JSON-LD ``datePublished``...) dates it
+    outside ``since``/``until`` is not given to the model; the call fails with why (the
+    event log and the step's record say it was left out as out of scope). An undated page
+    is given as read."""
+
+    def __init__(self, fetch: ToolFn, scope: Scope) -> None:
+        self.fetch, self.scope = fetch, scope
+
+    def __call__(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        result = as_result(self.fetch(args, ctx))
+        published = result.data.get("published") if isinstance(result.data, dict) else None
+        why = dated_outside(published if isinstance(published, str) else None, self.scope)
+        if why is None:
+            return result
+        url = str(result.data.get("final_url") or result.data.get("url") or args.get("url"))
+        raise ToolError(
+            f"{OUT_OF_SCOPE}: {why}, outside the run's window; left out: {url}",
+            data={"out_of_scope": True, "published": published, "url": url},
+            fix="Widen --since/--until, or leave the page out.",
+        )
 
 
 def sourced_tools(
@@ -228,12 +290,21 @@ def sourced_tools(
     library: ReadingLibrary,
     names: Sequence[str],
     scope: Scope,
+    *,
+    k: int = DEFAULT_K,
+    each_source: bool = True,
+    first_round: Scope | None = None,
 ) -> dict[str, Tool]:
-    """A run's tools with ``web_search`` asking the sources ``names`` within ``scope``.
+    """A run's tools with ``web_search`` asking the sources ``names`` within ``scope``
+    (``k`` hits when a call names no number; the first round's steps within
+    ``first_round``, when it is given).
 
     ``web_fetch`` stays the web's (it reads the papers' PDFs and pages), the library's for a
     kept URL when the library is a source; with the library alone no tool that reaches
-    outside is left (:func:`~local2.tools.library_tools.library_sourced`)."""
+    outside is left (:func:`~local2.tools.library_tools.library_sourced`). A page
+    ``web_fetch`` reads whose own metadata dates it outside the scope's window is left out
+    (:class:`ScopedFetch`). ``each_source``: with more than one scholarly source, also a
+    ``search_<source>`` tool for each (a chat turn does without: its one ``web_search``)."""
     outside = [n for n in names if n != "library"]
     original = tools.get("web_search")
     web = original.run if "web" in names and original is not None else None
@@ -242,7 +313,9 @@ def sourced_tools(
     search = tools.get("web_search")
     lib = LibrarySearch(library, None, settings.library.search_k) if "library" in names else None
     providers = [scholarly_provider(n, settings.scholarly) for n in outside if n != "web"]
-    run = SourcedSearch(scope, web=web, library=lib, providers=providers)
+    run = SourcedSearch(
+        scope, web=web, library=lib, providers=providers, k=k, first_round=first_round
+    )
     base = search.timeout_s if search is not None and search.timeout_s else None
     base = base or settings.generator.tool_timeout_s
     # each API: a call, its one retry after at most max_backoff_s, and its pause
@@ -259,11 +332,17 @@ def sourced_tools(
         settings, "web_search", run, effects="read", output="untrusted"
     )
     own = {
-        source_tool(p, scope, base + slowest).name: source_tool(p, scope, base + slowest)
+        source_search_name(p.name): source_tool(p, scope, base + slowest, first_round)
         for p in providers
     }
-    if len(providers) < 2:
+    if len(providers) < 2 or not each_source:
         own = {}  # one source: web_search is that source already
+    fetch = tools.get("web_fetch")
+    if fetch is not None and scope.timed:
+        tools = {
+            **tools,
+            "web_fetch": dataclasses.replace(fetch, run=ScopedFetch(fetch.run, scope)),
+        }
     return {
         **tools,
         **own,
@@ -286,7 +365,9 @@ KINDS = {
 }
 
 
-def source_tool(provider: PagedProvider, scope: Scope, timeout_s: float) -> Tool:
+def source_tool(
+    provider: PagedProvider, scope: Scope, timeout_s: float, first_round: Scope | None = None
+) -> Tool:
     """A search of ``provider`` alone, so a plan may send a sub-question to one source (a
     person's edit of the plan may change it); ``web_search`` asks them all."""
     what = KINDS.get(provider.name, "works")
@@ -299,7 +380,7 @@ def source_tool(provider: PagedProvider, scope: Scope, timeout_s: float) -> Tool
             "properties": {"query": {"type": "string", "description": "What to search for."}},
             "required": ["query"],
         },
-        SourcedSearch(scope, providers=[provider]),
+        SourcedSearch(scope, providers=[provider], first_round=first_round),
         timeout_s=timeout_s,
         effects="read",
         output="untrusted",

@@ -46,38 +46,33 @@ class ApprovalActions(UIPart):
             state.query_ids,
             state.my_sessions,
         ]
-        for button, handler in (
-            (self.approval.approve, self.approve),
-            (self.approval.deny, self.deny),
+        for button, approved, name in (
+            (self.approval.approve, True, "approve"),
+            (self.approval.deny, False, "deny"),
         ):
             button.click(
-                handler,
+                self._decider(approved),
                 decision_inputs,
                 outputs,
+                api_name=name,
                 concurrency_limit=self.settings.concurrency_limit,
             )
         stop = self.chat.stop_btn
         stop.click(self.stop_turn, [state.session_id], [stop, self.banner], queue=False)
 
-    def approve(
-        self,
-        session_id: str | None,
-        pending: Any,
-        ids: Any,
-        mine: Any,
-        request: gr.Request | None = None,
-    ) -> Iterator[Updates]:
-        yield from self._decide(True, session_id, pending, ids, mine, request)
+    def _decider(self, approved: bool) -> Any:
+        """The handler of Approve (``approved``) or of Deny."""
 
-    def deny(
-        self,
-        session_id: str | None,
-        pending: Any,
-        ids: Any,
-        mine: Any,
-        request: gr.Request | None = None,
-    ) -> Iterator[Updates]:
-        yield from self._decide(False, session_id, pending, ids, mine, request)
+        def decide(
+            session_id: str | None,
+            pending: Any,
+            ids: Any,
+            mine: Any,
+            request: gr.Request | None = None,
+        ) -> Iterator[Updates]:
+            yield from self._decide(approved, session_id, pending, ids, mine, request)
+
+        return decide
 
     def _decide(
         self,

@@ -28,6 +28,20 @@ def table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:  # Gradi
     return {"headers": columns, "data": rows}
 
 
+def reading_table(columns: list[str], elem_id: str, **layout: Any) -> gr.Dataframe:
+    """An empty table of ``columns`` that the person reads, not edits (long cells wrap),
+    redrawn with a :func:`table` or with its rows alone; ``layout``: its sizes
+    (``column_widths``, ``max_height``)."""
+    return gr.Dataframe(
+        value=table(columns, []),
+        headers=columns,
+        interactive=False,
+        wrap=True,
+        elem_id=elem_id,
+        **layout,
+    )
+
+
 class TabPart(Protocol):
     """A tab of the app: laid out inside its open ``gr.Tab`` (``build``), then its events
     wired once every tab is laid out (``wire``), so it may send to another tab's components."""

@@ -30,6 +30,7 @@ from local2.service import Agent
 from local2.ui import render
 from local2.ui.approval import Paused
 from local2.ui.base import UIPart, live, table
+from local2.ui.chat_sources import ChatSources
 from local2.ui.compare import ComparePanel
 from local2.ui.conversation import Conversation
 from local2.ui.documents import Attachments
@@ -81,8 +82,10 @@ class Chat(UIPart):
         ratings: Ratings,
         grades: GradesToCome,
         sessions: SessionPanel,
+        sources: ChatSources | None = None,
     ) -> None:
         super().__init__(agent)
+        self.sources = sources
         self.state = state
         self.header = header
         self.banner = header.banner
@@ -153,6 +156,7 @@ class Chat(UIPart):
             state.branch,
             self.header.model_pick,
             *self.compare.inputs(),
+            *(self.sources.inputs() if self.sources is not None else []),
         ]
         for trigger in (self.question.submit, self.send.click):
             trigger(
@@ -176,10 +180,14 @@ class Chat(UIPart):
         branch: str | None = None,
         model: str | None = None,
         request: gr.Request | None = None,  # who is signed in (Gradio fills it in)
-        *compare: Any,  # the Compare switch, model B, temperature B (local2.ui.compare)
+        # the Compare switch, model B, temperature B (local2.ui.compare), then the sources
+        # picked (local2.ui.chat_sources)
+        *more: Any,
     ) -> Iterator[Updates]:
-        """Stream one turn into the chat (answered by ``model`` from the picker) as the
-        signed-in person's; errors become a banner, never a traceback."""
+        """Stream one turn into the chat (answered by ``model`` from the picker, its web
+        search looking where the sources picker says) as the signed-in person's; errors
+        become a banner, never a traceback."""
+        compare, picked = more[:3], (more[3] if len(more) > 3 else None)
         chat, ids, question = list(chat or []), dict(ids or {}), question or ""
         try:  # the turn's one check of its id: the service and the panels are handed it checked
             session_id = check_session_id(session_id) if session_id else new_session_id()
@@ -193,6 +201,12 @@ class Chat(UIPart):
         if problem:
             yield {self.banner: self.notice(problem), self.question: question}
             return
+        if self.sources is not None and len(more) > 3:
+            try:
+                options = self.agent.turns.with_sources(options, self.sources.asked(picked))
+            except InvalidInput as exc:
+                yield {self.banner: self.notice(exc), self.question: question}
+                return
         user = gr.ChatMessage(role="user", content=neutralise(question))
         view = render.TurnView(question, grading=self.agent.info.critic)
         try:

@@ -8,6 +8,8 @@ What uses what (each is given the parts before it that it draws into or calls):
   :class:`~local2.ui.documents.Attachments`: drawn into by the parts below.
 - :class:`~local2.ui.ratings.Ratings`: the rating row; shows a rating in the chat.
 - :class:`~local2.ui.compare.ComparePanel`: the compare switch, a pair, the retry row.
+- :class:`~local2.ui.chat_sources.ChatSources`: where web search looks (folded), kept in the
+  browser.
 - :class:`~local2.ui.late_grades.GradesToCome`: grades given after the next question.
 - :class:`~local2.ui.chat.Chat`: the question and its turn, streamed into all of the above
   and the session panel (:class:`~local2.ui.session_panel.SessionPanel`, the app's, shared with
@@ -26,6 +28,7 @@ import gradio as gr
 from local2.service import Agent
 from local2.ui.approval_actions import ApprovalActions
 from local2.ui.chat import Chat
+from local2.ui.chat_sources import ChatSources
 from local2.ui.compare import ComparePanel
 from local2.ui.compare_actions import CompareActions
 from local2.ui.conversation import Conversation
@@ -61,6 +64,7 @@ class ChatTab:
         self.documents = Attachments(agent, state, banner)
         self.ratings = Ratings(agent, state, banner, self.conversation, self.panels)
         self.compare = ComparePanel(agent, header.picker)
+        self.sources = ChatSources(agent, agent.settings.data_dir)
         self.grades = GradesToCome(agent, state, self.conversation, self.compare)
         self.chat = Chat(
             agent,
@@ -73,6 +77,7 @@ class ChatTab:
             self.ratings,
             self.grades,
             session_panel,
+            self.sources,
         )
         self.approvals = ApprovalActions(agent, state, self.chat)
         self.sessions = Sessions(
@@ -98,6 +103,7 @@ class ChatTab:
                 self.chat.build()
                 self.documents.build_attach()
                 self.compare.build_controls()
+                self.sources.build()
                 self.conversation.build_approval()
                 self.compare.build_panel()
                 self.conversation.build_critic()
@@ -110,6 +116,7 @@ class ChatTab:
     def wire(self, demo: gr.Blocks) -> None:
         self.sessions.wire(demo)
         self.chat.wire()
+        self.sources.wire(demo)
         self.approvals.wire()
         self.compare_actions.wire()
         self.grades.wire()

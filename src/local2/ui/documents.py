@@ -20,7 +20,7 @@ import gradio as gr
 from local2.contracts import DocumentHit, DocumentRecord, Person
 from local2.errors import Local2Error
 from local2.service import Agent
-from local2.ui.base import UIPart, table
+from local2.ui.base import UIPart, reading_table, table
 from local2.ui.safe_markdown import neutralise
 from local2.ui.session_state import SessionState
 
@@ -97,13 +97,11 @@ class Attachments(UIPart):
     def build_hits(self) -> None:
         """The document hits of the turn (and Index folders), among the turn's panels."""
         with gr.Accordion("Document hits of this turn", open=True):
-            self.document_df = gr.Dataframe(
-                value=table(DOCUMENT_COLUMNS, []),
-                interactive=False,
-                wrap=True,
+            self.document_df = reading_table(
+                DOCUMENT_COLUMNS,
+                "local2-document-hits",
                 column_widths=["20%", "13%", "19%", "48%"],
                 max_height=800,  # attached_k hits of ~360 characters: all in view
-                elem_id="local2-document-hits",
             )
         folders = self.agent.documents.files
         if folders is not None and folders.configured:

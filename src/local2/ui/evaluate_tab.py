@@ -20,7 +20,7 @@ import gradio as gr
 from local2.contracts import Person
 from local2.errors import Local2Error
 from local2.evals import say_rate
-from local2.ui.base import table
+from local2.ui.base import reading_table, table
 from local2.ui.eval_chart import (
     QUESTION_COLUMNS,
     QUESTION_WIDTHS,
@@ -149,24 +149,14 @@ class EvaluateTab:
             )
             self.refresh = gr.Button("Refresh", scale=0, size="sm", elem_id="eval-refresh")
         self.chart = gr.Plot(label="Accuracy with 95 % intervals", elem_id="eval-chart")
-        self.runs = gr.Dataframe(
-            value=table(RUN_COLUMNS, []),
-            interactive=False,
-            wrap=True,
-            max_height=300,
-            column_widths=RUN_WIDTHS,
-            elem_id="eval-runs",
+        self.runs = reading_table(
+            RUN_COLUMNS, "eval-runs", max_height=300, column_widths=RUN_WIDTHS
         )
         gr.Markdown("_Pick a run to see its questions._")
         self.pick = gr.Dropdown(choices=[], label="Run", elem_id="eval-pick")
         self.summary = gr.Markdown("", elem_id="eval-summary")
-        self.questions = gr.Dataframe(
-            value=table(QUESTION_COLUMNS, []),
-            interactive=False,
-            wrap=True,
-            max_height=520,
-            column_widths=QUESTION_WIDTHS,
-            elem_id="eval-questions",
+        self.questions = reading_table(
+            QUESTION_COLUMNS, "eval-questions", max_height=520, column_widths=QUESTION_WIDTHS
         )
         gr.Markdown(
             "_Click a question to open its session in Time travel (a research run: picked "

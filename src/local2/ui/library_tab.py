@@ -28,6 +28,7 @@ import gradio as gr
 
 from local2.contracts import LibraryEntry, LibraryHit, Person
 from local2.errors import Local2Error
+from local2.ui.base import reading_table
 from local2.ui.library_exports import ExportFiles
 from local2.ui.notices import notice_for
 from local2.ui.research_steer import HIDE, shown
@@ -145,13 +146,7 @@ class LibraryTab:
             self.search_button = gr.Button("Search", scale=1, elem_id="library-search")
             self.refresh = gr.Button("Refresh", scale=1, elem_id="library-refresh")
         self.hits = gr.Markdown("", elem_id="library-hits")
-        self.table = gr.Dataframe(
-            headers=COLUMNS,
-            value=[],
-            interactive=False,
-            wrap=True,
-            elem_id="library-entries",
-        )
+        self.table = reading_table(COLUMNS, "library-entries")
         with gr.Row():
             self.pick = gr.Textbox(label="Entry id", scale=3, elem_id="library-pick")
             self.page = gr.Number(

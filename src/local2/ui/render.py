@@ -103,6 +103,9 @@ class ToolCall:
     error: str | None = None
     duration: float | None = None
     fix: str | None = None  # what to do about the error, when the tool knows
+    # a search of several sources: each hit's record by its URL, and a source left out
+    sources: Mapping[str, Mapping[str, Any]] | None = None
+    notices: Sequence[str] = ()
 
     @property
     def done(self) -> bool:
@@ -219,6 +222,8 @@ class TurnView:
             call.result = record.get("result")
             call.error = record.get("error")
             call.fix = record.get("fix")
+            call.sources = record.get("sources")
+            call.notices = record.get("notices") or ()
             if (duration := record.get("duration_s")) is not None:
                 call.duration = float(duration)
 
@@ -328,10 +333,30 @@ def tool_content(call: ToolCall) -> str:
         if len(text) > RESULT_PREVIEW_CHARS:
             more = f"\n… ({len(text) - RESULT_PREVIEW_CHARS} more characters)"
             text = text[:RESULT_PREVIEW_CHARS]
+        if call.sources:
+            parts += [
+                f"**Sources** ({len(call.sources)})",
+                fenced(records_text(call.sources), "text"),
+            ]
+        if call.notices:
+            parts.append("**Left out:** " + neutralise(short("; ".join(call.notices), 500)))
         parts += [f"**Result** ({len(call.result)} characters)", fenced(text + more, "text")]
     elif not call.done:
         parts.append("_Running…_")
     return "\n\n".join(parts)
+
+
+def records_text(records: Mapping[str, Mapping[str, Any]]) -> str:
+    """A sourced search's hits, one a line: date (or "undated"), who found it, its kind, a
+    retraction, and the URL it is listed under."""
+    lines = []
+    for url, meta in records.items():
+        said = [str(meta.get("published") or "undated"), str(meta.get("provider") or "?")]
+        said.append(str(meta.get("kind") or "web"))
+        if meta.get("retracted"):
+            said.insert(0, "RETRACTED")
+        lines.append(f"{' · '.join(said)} — {url}")
+    return "\n".join(lines)
 
 
 def critic_message(critique: Grade) -> ChatMessage:

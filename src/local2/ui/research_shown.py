@@ -8,6 +8,7 @@ report, or, for a run that found no source, what it tried and the next step.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ import gradio as gr
 
 from local2 import events
 from local2.contracts import (
+    REPORT_FORMATS,
     WEB_FETCH,
     WEB_SEARCH,
     Person,
@@ -30,7 +32,7 @@ from local2.contracts import (
 from local2.memory import owner_folder
 from local2.research import link_citations, plain, safe_url, why_found
 from local2.service import export_run
-from local2.storage import private_dir, write_private
+from local2.storage import private_dir, write_private, write_private_bytes
 from local2.ui.library_tab import is_entry_id, kept_link, kept_links
 from local2.ui.research_status import Doing
 from local2.ui.safe_markdown import neutralise
@@ -252,13 +254,30 @@ def report_file(data_dir: Path, person: Person, payload: ResearchPayload) -> Pat
     return private_file(data_dir, person, name, str(payload.get("report") or ""))
 
 
-def private_file(data_dir: Path, person: Person, name: str, text: str) -> Path:
-    """``text`` as ``<data_dir>/reports/<their folder>/<name>``, for ``person`` alone."""
+def private_file(data_dir: Path, person: Person, name: str, text: str | bytes) -> Path:
+    """``text`` (or a file's bytes) as ``<data_dir>/reports/<their folder>/<name>``, for
+    ``person`` alone."""
     folder = private_dir(private_dir(Path(data_dir) / REPORTS) / owner_folder(person.name))
+    if isinstance(text, bytes):
+        return write_private_bytes(folder / name, text)
     return write_private(folder / name, text)
 
 
-EXPORTS = (("bibtex", "BibTeX"), ("ris", "RIS"), ("csl", "CSL-JSON"))  # the download buttons
+# The download buttons beside "Download report (Markdown)": the report in the other formats,
+# then its references (shown only where the report cites something).
+EXPORTS = (
+    ("html", "HTML"),
+    ("pdf", "PDF"),
+    ("docx", "Word"),
+    ("bibtex", "References (BibTeX)"),
+    ("ris", "References (RIS)"),
+    ("csl", "References (CSL-JSON)"),
+)
+
+
+# The export files last written, by (data folder, person, run, format): the report's digest
+# and the file.
+_made: dict[tuple[str, str, str, str], tuple[str | None, Path]] = {}
 
 
 class RunShown:
@@ -321,16 +340,28 @@ class RunShown:
         }
 
     def _exported(self, payload: ResearchPayload, person: Person) -> Updates:
-        """The references as a file per format, each behind its download button (none
-        while the report cites nothing)."""
-        if not payload.get("sources"):
-            return {b: gr.update(visible=False) for b in self.exports}
+        """The report (HTML, PDF, Word) and its references as a file per format, each behind
+        its download button; the references' none while the report cites nothing."""
         data_dir = self.agent.settings.data_dir
+        cites = bool(payload.get("sources"))
+        written = bool(str(payload.get("report") or "").strip())
+        # A run shows its report twice (when written, when finished): the PDF and DOCX, a few
+        # hundred ms each (bench/report_exports.py), are written again only if it changed.
+        same = hashlib.sha256(repr((payload.get("report"), payload.get("sources"))).encode())
         shown: Updates = {}
         for button, (fmt, _label) in zip(self.exports, EXPORTS, strict=True):
-            made = export_run(payload, fmt)
-            saved = private_file(data_dir, person, made.filename, made.text)
-            shown[button] = gr.update(value=str(saved), visible=True)
+            if not (cites if fmt not in REPORT_FORMATS else written):
+                shown[button] = gr.update(visible=False)
+                continue
+            key = (str(data_dir), person.name, str(payload.get("run_id")), fmt)
+            saved = _made.get(key, (None, Path()))
+            if saved[0] != same.hexdigest() or not saved[1].is_file():
+                made = export_run(payload, fmt)
+                path = private_file(data_dir, person, made.filename, made.data)
+                if len(_made) > 600:  # the last hundred runs or so
+                    _made.clear()
+                saved = _made[key] = (same.hexdigest(), path)
+            shown[button] = gr.update(value=str(saved[1]), visible=True)
         return shown
 
     def _no_sources(self, view: RunView, payload: ResearchPayload) -> Updates:

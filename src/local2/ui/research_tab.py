@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from local2 import events
-from local2.contracts import Person, ResearchSource, RunItem
-from local2.errors import Local2Error
+from local2.contracts import REPORT_FORMATS, Person, ResearchSource, RunItem
+from local2.errors import InvalidInput, Local2Error
 from local2.research import plain
 from local2.ui.notices import notice_for
 from local2.ui.research_shown import EXPORTS, RunShown, RunView, sources_markdown
@@ -55,16 +55,36 @@ SCHOLARLY = [
 ]
 
 
+PAPERS = "papers"  # the scholarly sources ticked under "More sources" alone
+BASES = [
+    ("The web", "web"),
+    ("My library only (no network)", "library"),
+    ("Both", "both"),
+    ("Papers only (those ticked below)", PAPERS),
+]
+NO_PAPERS = (
+    "Papers only searches the sources ticked under 'More sources, dates and sites', and none "
+    "is ticked.",
+    "Tick arXiv, PubMed or another there, or choose the web or your library.",
+)
+
+
 def sources_shown(names: Sequence[str]) -> tuple[str, list[str]]:
-    """``research.sources`` as the tab shows it: web, library or both, and the others."""
+    """``research.sources`` as the tab shows it: web, library or both, and the others (only
+    others: papers only)."""
     own = [n for n in ("web", "library") if n in names]
-    base = "both" if len(own) == 2 else (own[0] if own else "web")
-    return base, [n for n in names if n not in ("web", "library")]
+    more = [n for n in names if n not in ("web", "library")]
+    base = "both" if len(own) == 2 else (own[0] if own else (PAPERS if more else "web"))
+    return base, more
 
 
 def run_sources(base: str, more: Sequence[str]) -> str:
     """The sources a run from the tab searches: the web, the library or both, and any
-    others ticked under "More sources"."""
+    others ticked under "More sources"; papers only: those alone (none ticked: refused)."""
+    if base == PAPERS:
+        if not more:
+            raise InvalidInput(*NO_PAPERS)
+        return ",".join(more)
     names = {"web": ["web"], "library": ["library"], "both": ["web", "library"]}[base]
     return ",".join([*names, *more])
 
@@ -132,11 +152,23 @@ class ResearchTab(ResearchSteer, RunShown):
                 show_progress="minimal",
             )
         self.open.click(self.reopen, [self.past], outputs, concurrency_limit=concurrency_limit)
+        # Papers only: the sources it searches are ticked in the fold, opened for them.
+        self.sources_from.change(
+            self.papers_only, [self.sources_from], [self.scope_box, self.more_sources]
+        )
         self.refresh.click(self.list_runs, None, [self.past])
         self.wire_steering(outputs, concurrency_limit)
 
     def wire(self, demo: gr.Blocks) -> None:
         """Nothing more: :meth:`build` wired it."""
+
+    @staticmethod
+    def papers_only(base: str) -> tuple[Any, Any]:
+        """The fold opened, its list named for what it is, when the papers alone are
+        searched; as it was otherwise."""
+        if base == PAPERS:
+            return gr.update(open=True), gr.update(label="Search these (papers only)")
+        return gr.update(), gr.update(label="Also search")
 
     def build_question(self) -> None:
         """The question, its rounds, the Research button and whether to review the plan."""
@@ -170,7 +202,7 @@ class ResearchTab(ResearchSteer, RunShown):
         )
         base, extra = sources_shown(settings.sources)
         self.sources_from = gr.Radio(
-            [("The web", "web"), ("My library only (no network)", "library"), ("Both", "both")],
+            BASES,
             value=base,
             label="Sources",
             elem_id="research-sources-from",
@@ -183,7 +215,9 @@ class ResearchTab(ResearchSteer, RunShown):
         until a person opens it (one line for a newcomer)."""
         settings = self.agent.settings.research
         opened = bool(extra or settings.since or settings.until or settings.domains)
-        with gr.Accordion("More sources, dates and sites", open=opened, elem_id="research-scope"):
+        with gr.Accordion(
+            "More sources, dates and sites", open=opened, elem_id="research-scope"
+        ) as self.scope_box:
             self.more_sources = gr.Dropdown(
                 SCHOLARLY,
                 value=extra,
@@ -234,6 +268,7 @@ class ResearchTab(ResearchSteer, RunShown):
             with gr.Column(scale=3):
                 gr.Markdown("#### Report")
                 self.report = gr.Markdown("", elem_id="research-report")
+                # the report in each format on one row, its references on the next
                 with gr.Row():
                     self.download = gr.DownloadButton(
                         "Download report (Markdown)",
@@ -242,15 +277,24 @@ class ResearchTab(ResearchSteer, RunShown):
                         elem_id="research-download",
                     )
                     self.exports = [
-                        gr.DownloadButton(
-                            f"References ({label})",
-                            visible=False,
-                            size="sm",
-                            elem_id=f"research-download-{fmt}",
-                        )
+                        self._export_button(fmt, label)
                         for fmt, label in EXPORTS
+                        if fmt in REPORT_FORMATS
+                    ]
+                with gr.Row():
+                    self.exports += [
+                        self._export_button(fmt, label)
+                        for fmt, label in EXPORTS
+                        if fmt not in REPORT_FORMATS
                     ]
                 self.build_followup()
+
+    @staticmethod
+    def _export_button(fmt: str, label: str) -> Any:
+        """A download button for one export format, shown once there is something to take."""
+        return gr.DownloadButton(
+            label, visible=False, size="sm", elem_id=f"research-download-{fmt}"
+        )
 
     def build_past_runs(self) -> None:
         """The past runs, to open one or resume it."""

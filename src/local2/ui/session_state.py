@@ -13,8 +13,9 @@ from pathlib import Path
 import gradio as gr
 
 
-def _browser_secret(data_dir: Path) -> str:
-    """A per-installation key for the browser's session list, so it survives restarts."""
+def browser_secret(data_dir: Path) -> str:
+    """A per-installation key for what the browser keeps (its sessions, its sources), so it
+    survives restarts."""
     path = data_dir / "ui_secret"
     try:
         return path.read_text().strip() or _new_secret(path)
@@ -52,6 +53,6 @@ class SessionState:
             query_ids=gr.State({}),
             branch=gr.State(None),
             my_sessions=gr.BrowserState(
-                [], storage_key="local2-sessions", secret=_browser_secret(data_dir)
+                [], storage_key="local2-sessions", secret=browser_secret(data_dir)
             ),
         )

@@ -25,7 +25,7 @@ from local2.errors import InvalidId, Local2Error, NotFound
 from local2.ids import check_session_id
 from local2.service import Agent
 from local2.ui import render, turn_list
-from local2.ui.base import UIPart, table
+from local2.ui.base import UIPart, reading_table, table
 from local2.ui.notices import notice_for
 from local2.ui.session_panel import SessionPanel
 from local2.ui.session_state import SessionState
@@ -105,13 +105,11 @@ class TimeTravelTab(UIPart):
 
     def _build_picker(self) -> None:
         """The turns, the one picked, its question to edit, and what to do with it."""
-        self.tt_turns = gr.Dataframe(
-            value=table(turn_list.TURN_COLUMNS, []),
-            interactive=False,
-            wrap=True,
+        self.tt_turns = reading_table(
+            turn_list.TURN_COLUMNS,
+            "tt-turns",
             max_height=340,
             column_widths=["120px", "380px", "560px", "150px"],
-            elem_id="tt-turns",
         )
         gr.Markdown(BRANCHES, elem_id="tt-branches")
         self.tt_turn = gr.Dropdown(

@@ -14,7 +14,7 @@ import gradio as gr
 from local2.contracts import CheckpointTurn
 from local2.errors import Local2Error
 from local2.ui import render
-from local2.ui.base import UIPart, table
+from local2.ui.base import UIPart, reading_table, table
 from local2.ui.notices import notice_for
 from local2.ui.updates import Updates
 
@@ -37,13 +37,11 @@ class TurnDetails(UIPart):
             elem_id="tt-details",
         ):
             gr.Markdown(ABOUT)
-            self.tt_checkpoints = gr.Dataframe(
-                value=table(render.CHECKPOINT_COLUMNS, []),
-                interactive=False,
-                wrap=True,
+            self.tt_checkpoints = reading_table(
+                render.CHECKPOINT_COLUMNS,
+                "tt-checkpoints",
                 max_height=320,
                 column_widths=["250px", "60px", "120px", "150px", "120px", "280px", "120px"],
-                elem_id="tt-checkpoints",
             )
             with gr.Row():
                 self.tt_pick = gr.Dropdown(

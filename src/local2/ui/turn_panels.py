@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import gradio as gr
 
 from local2.ui import render
-from local2.ui.base import table
+from local2.ui.base import reading_table
 
 if TYPE_CHECKING:
     from local2.ui.documents import Attachments
@@ -20,10 +20,9 @@ class TurnPanels:
     def build(self, documents: Attachments) -> None:
         """Lay out the panels, the document hits (``documents``'s) among them."""
         with gr.Accordion("Memory hits of this turn", open=True):
-            self.memory_df = gr.Dataframe(
-                value=table(render.MEMORY_COLUMNS, []),
-                interactive=False,
-                wrap=True,
+            self.memory_df = reading_table(
+                render.MEMORY_COLUMNS,
+                "local2-memory",
                 column_widths=[
                     "23%",
                     "24%",
@@ -32,16 +31,11 @@ class TurnPanels:
                     "15%",
                     "12%",
                 ],  # headers fit; CSS: scrolls
-                elem_id="local2-memory",
             )
         documents.build_hits()
         with gr.Accordion("Messages the model saw (thinking removed)", open=False):
             self.prompt_json = gr.JSON(value=[], elem_id="local2-prompt")
         with gr.Accordion("Event log", open=False):
-            self.events_df = gr.Dataframe(
-                value=table(render.EVENT_COLUMNS, []),
-                interactive=False,
-                wrap=True,
-                column_widths=["14%", "32%", "54%"],
-                elem_id="local2-events",
+            self.events_df = reading_table(
+                render.EVENT_COLUMNS, "local2-events", column_widths=["14%", "32%", "54%"]
             )

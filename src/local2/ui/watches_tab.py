@@ -22,6 +22,7 @@ import gradio as gr
 
 from local2.contracts import NoticeView, Person, WatchRunView, WatchView
 from local2.errors import Local2Error
+from local2.ui.base import reading_table
 from local2.ui.notices import notice_for
 from local2.ui.safe_markdown import neutralise
 from local2.ui.sign_in import person_of
@@ -65,8 +66,10 @@ def changed_words(run: WatchRunView | None) -> str:
         return run["status"]
     if changes["first_run"]:
         return f"first run: {len(changes['new_sources'])} sources"
+    since = changes.get("looked_first_since")
+    looked = f" (looked first since {since})" if since else ""
     if changes["nothing_new"]:
-        return "nothing new"
+        return f"nothing new{looked}"
     counts = [
         (len(changes["new_sources"]), "new source"),
         (len(changes["new_claims"]), "new claim"),
@@ -74,7 +77,7 @@ def changed_words(run: WatchRunView | None) -> str:
         (len(changes["no_longer_supported"]), "no longer supported"),
         (len(changes["sources_gone"]), "source gone"),
     ]
-    return ", ".join(f"{n} {what}" for n, what in counts if n)
+    return ", ".join(f"{n} {what}" for n, what in counts if n) + looked
 
 
 def watch_rows(
@@ -160,14 +163,7 @@ class WatchesTab:
             )
             self.add = gr.Button("Add watch", variant="primary", scale=1, elem_id="watches-add")
         self.status = gr.Markdown("", elem_id="watches-status")
-        self.table = gr.Dataframe(
-            headers=COLUMNS,
-            value=[],
-            interactive=False,
-            wrap=True,
-            column_widths=WIDTHS,
-            elem_id="watches-table",
-        )
+        self.table = reading_table(COLUMNS, "watches-table", column_widths=WIDTHS)
         with gr.Row():
             self.pick = gr.Textbox(label="Watch id (click a row)", scale=3, elem_id="watches-pick")
             self.pause = gr.Button("Pause / resume", scale=1, elem_id="watches-pause")

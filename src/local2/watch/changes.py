@@ -8,6 +8,13 @@ tokeniser): the same words, figures included, is the same claim, however it is c
 words the same but not all (or another figure) is the claim revised; else it is new. A claim
 of last time that this run's verification removed, or whose every source is gone and is not
 said again, is no longer supported. When none of this happened the run found nothing new.
+
+A run that looked first at what appeared since the last one (its first round scoped to
+``first_round_since``: :mod:`local2.service.watches._runner`) and searched no later round did
+not look for what it was not told to: a source of last time that it lacks, dated before that
+day or undated, is *not looked at* this time (``not_looked_at``), not gone, and a claim of last
+time that only such sources support is not counted as no longer supported. A source dated on
+or after that day that this run lacks was looked for, and is gone as in any run.
 """
 
 from __future__ import annotations
@@ -43,18 +50,22 @@ def what_changed(previous: ResearchPayload | None, current: ResearchPayload) -> 
     """``current`` against ``previous`` (None: the watch's first run, all of it new)."""
     now_sources = _sources(current["sources"])
     now_claims = _claims(current)
+    since = looked_first_since(current)
     if previous is None:
-        return _changes(True, list(now_sources.values()), [], [c.change for c in now_claims])
+        found = _changes(True, list(now_sources.values()), [], [c.change for c in now_claims])
+        return {**found, "looked_first_since": since, "not_looked_at": []}
     before_sources = _sources(previous["sources"])
     before_claims = _claims(previous)
     new, revised, matched = _match(now_claims, before_claims)
-    gone_urls = set(before_sources) - set(now_sources)
+    missing = set(before_sources) - set(now_sources)
+    unseen = _not_looked_at(previous, missing, since) if only_first_round(current) else set()
+    gone_urls = missing - unseen
     withdrawn = _withdrawn(
         [c for i, c in enumerate(before_claims) if i not in matched],
         _unsupported(current),
         {before_sources[u]["url"] for u in gone_urls},
     )
-    return _changes(
+    found = _changes(
         False,
         [s for u, s in now_sources.items() if u not in before_sources],
         [before_sources[u] for u in before_sources if u in gone_urls],
@@ -62,6 +73,48 @@ def what_changed(previous: ResearchPayload | None, current: ResearchPayload) -> 
         revised,
         withdrawn,
     )
+    return {
+        **found,
+        "looked_first_since": since,
+        "not_looked_at": [before_sources[u] for u in before_sources if u in unseen],
+    }
+
+
+def looked_first_since(payload: ResearchPayload) -> str | None:
+    """The day the run's first round looked from (ISO), or ``None``: it looked at any date."""
+    scope = payload.get("scope")
+    return (scope.get("first_round_since") or None) if scope else None
+
+
+def only_first_round(payload: ResearchPayload) -> bool:
+    """Whether every search of the run was one of its first round (scoped to its day)."""
+    if looked_first_since(payload) is None:
+        return False
+    return all((s.get("round") or 1) <= 1 for s in payload["steps"] if s.get("calls"))
+
+
+def _not_looked_at(previous: ResearchPayload, missing: set[str], since: str | None) -> set[str]:
+    """Of last run's sources this run lacks, those it did not search for: dated before
+    ``since`` or undated (the engines were asked for what appeared since)."""
+    if since is None:
+        return set()
+    unseen = set()
+    for source in previous["sources"]:
+        key = url_key(source["url"]) if source.get("url") else ""
+        if key in missing and not _dated_on_or_after(source, since):
+            unseen.add(key)
+    return unseen
+
+
+def _dated_on_or_after(source: ResearchSource, day: str) -> bool:
+    """Whether ``source`` is dated ``day`` (ISO) or later; a year or a month counts to its
+    last day (``2024-03`` is on or after ``2024-03-20``)."""
+    meta = source.get("meta")
+    published = str((meta["published"] if meta else None) or "")[:10]
+    if not published[:4].isdigit():
+        return False
+    last = published + ("-12-31" if len(published) == 4 else "-31" if len(published) == 7 else "")
+    return last >= day
 
 
 def _changes(

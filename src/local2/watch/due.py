@@ -32,13 +32,15 @@ DONE, FAILED = "done", "failed"
 @dataclass(frozen=True)
 class DueRun:
     """A due time this process claimed: the watch, the time, its research run's id, the how-
-    manieth process takes it on, and the last finished run to compare with."""
+    manieth process takes it on, and the last finished run to compare with (and when that
+    run started: this one looks first at what appeared since)."""
 
     watch: WatchRow = field(repr=False)  # its targets hold secrets: never in a repr
     due: float
     run_id: str
     attempt: int
     previous_run_id: str | None
+    previous_started_at: float | None = None
 
 
 # Runs a claimed due time to its end; what it returns (what changed) is kept with the run.
@@ -82,7 +84,7 @@ class DueRuns:
                 continue
             watch = self.store.get(run["watch_id"])
             if watch is not None and self.store.take_over(run, self.claimer, self.lease_s):
-                claimed.append(self._due_run(watch, run["due"], run["attempts"] + 1))
+                claimed.append(self._due_run(watch, run["due"], run["attempts"] + 1, run["run_id"]))
         return claimed
 
     def _claim_one(self, watch_id: str, due: float, now: float) -> DueRun | None:
@@ -95,16 +97,25 @@ class DueRuns:
             log.error("watch %s cannot be scheduled: %s", watch_id, exc.message)
             return None
         next_due = schedule.next_after_ts(max(now, due))
-        if self.store.claim(watch_id, due, next_due, self.claimer, self.lease_s) is None:
+        run_id = self.store.claim(watch_id, due, next_due, self.claimer, self.lease_s)
+        if run_id is None:
             return None
-        return self._due_run(watch, due, 1)
+        return self._due_run(watch, due, 1, run_id)
 
-    def _due_run(self, watch: WatchRow, due: float, attempt: int) -> DueRun:
+    def _due_run(
+        self, watch: WatchRow, due: float, attempt: int, run_id: str | None = None
+    ) -> DueRun:
         with self._guard:
             self._held.add((watch["watch_id"], due))
         last = self.store.last_done(watch["watch_id"], before=due)
-        previous = last["run_id"] if last else None
-        return DueRun(watch, due, run_id_for(watch["watch_id"], due), attempt, previous)
+        return DueRun(
+            watch,
+            due,
+            run_id or run_id_for(watch["watch_id"], due),
+            attempt,
+            last["run_id"] if last else None,
+            last["started_at"] if last else None,
+        )
 
     def run(self, claim: DueRun, runner: RunWatch) -> bool:
         """Run one claim to its end and record how it ended; whether it succeeded."""
@@ -124,11 +135,13 @@ class DueRuns:
 
     def run_now(self, watch: WatchRow, runner: RunWatch, now: float | None = None) -> DueRun | None:
         """Run ``watch`` once now, outside its schedule, here (``local2 watch run``); the
-        claim, or None if it already has a run due this very second."""
-        due = float(int(time.time() if now is None else now))  # run ids count seconds
-        if self.store.start_now(watch["watch_id"], due, self.claimer, self.lease_s) is None:
+        claim, or None if it already has a run due this very millisecond (run ids count them
+        for runs made now: two in one second are two runs)."""
+        due = round(time.time() if now is None else now, 3)
+        run_id = self.store.start_now(watch["watch_id"], due, self.claimer, self.lease_s)
+        if run_id is None:
             return None
-        claim = self._due_run(watch, due, 1)
+        claim = self._due_run(watch, due, 1, run_id)
         with self.renewing():
             self.run(claim, runner)
         return claim

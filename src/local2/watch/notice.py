@@ -14,8 +14,11 @@ def notice_text(question: str, changes: WhatChanged, link: str) -> tuple[str, st
     topic = " ".join(question.split())
     if len(topic) > 80:
         topic = topic[:79].rstrip() + "…"
+    since = changes.get("looked_first_since")
+    looked = [f"It looked first at what appeared since {since}."] if since else []
     if changes["nothing_new"]:
-        return f"{topic}: {NOTHING_NEW}", f"Nothing changed since the last run.\n\n{link}"
+        body = " ".join(["Nothing changed since the last run.", *looked])
+        return f"{topic}: {NOTHING_NEW}", f"{body}\n\n{link}"
     counts = [
         (len(changes["new_sources"]), "new source", "new sources"),
         (len(changes["new_claims"]), "new claim", "new claims"),
@@ -46,7 +49,7 @@ def notice_text(question: str, changes: WhatChanged, link: str) -> tuple[str, st
         ("Sources gone", [f"{s['title']} <{s['url']}>" for s in changes["sources_gone"]]),
     ]
     parts = [_section(name, items) for name, items in sections if items]
-    return title, "\n\n".join([*parts, link])
+    return title, "\n\n".join([*parts, *looked, link])
 
 
 def _section(name: str, items: list[str]) -> str:

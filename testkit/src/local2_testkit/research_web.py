@@ -3,10 +3,13 @@
 One HTTP server on 127.0.0.1 serves ``/search?q=..&format=json`` (SearXNG's JSON API, so
 the real ``searxng`` provider talks to it) and ``/pages/<name>`` (captured HTML pages, e.g.
 ``bench/extraction_corpus/pages``). Search results are the pages ranked by the words they
-share with the query. Failures are scripted: the next searches can answer with given HTTP
-statuses, a page can answer with a status or late, page responses can be held back until
-released (to kill a run in the middle of a step), and pages can be served only when fetched
-side by side (a barrier).
+share with the query; a page may carry a date (``Page.published``), which its result shows as
+SearXNG's ``publishedDate``, and a search with SearXNG's ``time_range`` (day, week, month,
+year) leaves out the pages dated before that window (an undated page is kept, as an engine
+that knows no date keeps it). Every search's parameters are recorded. Failures are
+scripted: the next searches can answer with given HTTP statuses, a page can answer with a
+status or late, page responses can be held back until released (to kill a run in the middle
+of a step), and pages can be served only when fetched side by side (a barrier).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -68,6 +72,7 @@ class Page:
     title: str
     html: str
     text: str  # main text, for snippets and ranking
+    published: date | None = None  # its date, for time_range and publishedDate
 
     def words(self) -> set[str]:
         return _words(f"{self.title} {self.text}")
@@ -93,6 +98,10 @@ def load_pages(directory: str | Path, names: Iterable[str] | None = None) -> lis
     return pages
 
 
+# SearXNG's time_range: how many days back each reaches
+_WINDOWS = {"day": 1, "week": 7, "month": 31, "year": 366}
+
+
 @dataclass
 class Hit:
     """One request the server answered."""
@@ -101,6 +110,7 @@ class Hit:
     query: str
     status: int
     at: float = field(default_factory=time.time)
+    params: dict[str, str] = field(default_factory=dict)  # each query parameter's first value
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -114,15 +124,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         web = self.server.web
         parts = urlsplit(self.path)
+        params = {k: v[0] for k, v in parse_qs(parts.query).items()}
         if parts.path == "/search":
-            query = (parse_qs(parts.query).get("q") or [""])[0]
-            status, body, kind = web._search(query)
+            query = params.get("q", "")
+            status, body, kind = web._search(query, params.get("time_range"))
         elif parts.path.startswith("/pages/"):
             query = ""
             status, body, kind = web._page(parts.path.removeprefix("/pages/"))
         else:
             query, status, body, kind = "", 404, b"not found", "text/plain"
-        web._record(Hit(parts.path, query, status))
+        web._record(Hit(parts.path, query, status, params=params))
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
@@ -196,6 +207,11 @@ class LoopbackWeb:
         with self._lock:
             return [h.query for h in self.hits if h.path == "/search"]
 
+    def search_params(self) -> list[dict[str, str]]:
+        """Each search's query parameters (``q``, ``format``, ``time_range``...), in order."""
+        with self._lock:
+            return [dict(h.params) for h in self.hits if h.path == "/search"]
+
     def pages_served(self) -> list[str]:
         with self._lock:
             return [h.path.removeprefix("/pages/") for h in self.hits if h.path != "/search"]
@@ -207,21 +223,29 @@ class LoopbackWeb:
         scored = [(len(wanted & p.words()), p.name, p) for p in self.pages.values()]
         return [p for score, _, p in sorted(scored, key=lambda s: (-s[0], s[1])) if score > 0]
 
-    def _search(self, query: str) -> tuple[int, bytes, str]:
+    def _search(self, query: str, time_range: str | None = None) -> tuple[int, bytes, str]:
         if self.search_delay_s:
             time.sleep(self.search_delay_s)
         with self._lock:
             failure = self.search_failures.pop(0) if self.search_failures else None
         if failure is not None:
             return failure, json.dumps({"error": "scripted failure"}).encode(), "application/json"
+        back = _WINDOWS.get(time_range or "")
+        start = date.today() - timedelta(days=back) if back is not None else None
+        ranked = [
+            p
+            for p in self.rank(query)
+            if start is None or p.published is None or p.published >= start
+        ]
         results = [
             {
                 "url": self.page_url(p.name),
                 "title": p.title,
                 "content": " ".join(p.text.split())[:300],
                 "engine": "loopback",
+                **({"publishedDate": p.published.isoformat()} if p.published else {}),
             }
-            for p in self.rank(query)[: self.max_results]
+            for p in ranked[: self.max_results]
         ]
         body = {"query": query, "number_of_results": len(results), "results": results}
         return 200, json.dumps(body).encode(), "application/json"

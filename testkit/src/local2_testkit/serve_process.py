@@ -6,8 +6,9 @@ with ServeProcess(config_dir, env={"LOCAL2_POSTGRES_URL": url}) as api:
 with serve_processes(config_dir, env, [home_a, home_b]) as (a, b):  # started side by side
     ...
 
-``ui=True`` serves the app too; ``host="0.0.0.0"`` binds every address (it is still reached
-at 127.0.0.1).
+``ui=True`` serves the app too; ``command="ui"`` starts ``local2 ui`` instead (the app and
+the API, as a person opens the app); ``host="0.0.0.0"`` binds every address (it is still
+reached at 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class ServeProcess:
         start_timeout_s: float = 300.0,  # a loaded CI machine imports slowly
         host: str = "127.0.0.1",
         ui: bool = False,
+        command: str = "serve",  # or "ui": `local2 ui`, which always serves the app
         args: tuple[str, ...] = (),  # more options for `serve`, e.g. ("--backend", "ollama")
         # A new interpreter, as a person's server starts: what benchmarks measure (a forked
         # one shares the warm process's frozen, preloaded heap).
@@ -45,7 +47,8 @@ class ServeProcess:
         self.cold = cold
         self.env = dict(env or {})
         self.host = host
-        self.ui = ui
+        self.ui = ui or command == "ui"
+        self.command = command
         self.args = args
         self.start_timeout_s = start_timeout_s
         self.port = 0
@@ -63,7 +66,7 @@ class ServeProcess:
         """Start the process without waiting (start several, then :meth:`wait_ready` each)."""
         self.port = free_port()
         command = ["--config", str(self.config_dir)]
-        command += ["serve", *([] if self.ui else ["--no-ui"]), *self.args]
+        command += [self.command, *([] if self.ui else ["--no-ui"]), *self.args]
         command += ["--host", self.host, "--port", str(self.port)]
         env = {**os.environ, "PYTHONFAULTHANDLER": "1", **self.env}
         with self._log.open("wb") as log:  # forked from the warm local2 (local2_testkit.forked)
@@ -84,14 +87,23 @@ class ServeProcess:
             raise RuntimeError(f"{exc}\n{stuck}") from None
         return self
 
-    def log(self) -> str:
-        return self._log.read_text(errors="replace")[-3000:] if self._log.exists() else ""
+    def log(self, tail: int | None = 3000) -> str:
+        """The process's output so far: its last ``tail`` characters (None: all of it)."""
+        text = self._log.read_text(errors="replace") if self._log.exists() else ""
+        return text if tail is None else text[-tail:]
 
     def kill(self) -> None:
         """SIGKILL: no clean-up runs, connections drop, as in a crash."""
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(10)
+
+    def end(self, grace_s: float = 20) -> int | None:
+        """SIGTERM, as a person's Ctrl-C or systemd stops it (SIGKILL past ``grace_s``); its
+        exit status. The log stays readable until :meth:`stop`."""
+        process = self.process
+        end_group(process, grace_s=grace_s)
+        return None if process is None else process.poll()
 
     def stop(self) -> None:
         end_group(self.process, grace_s=20)

@@ -11,9 +11,10 @@ way, and a grade owed that way is given once the session is quiet
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -45,11 +46,13 @@ from local2.graph import (
     validate_query,
 )
 from local2.ids import CheckedId, check_session_id, new_session_id
+from local2.library import ReadingLibrary
 from local2.service.access import Access
 from local2.service.chat._background import BackgroundTurn
 from local2.service.chat._late_grades import LateGrades, with_late_grade
 from local2.service.chat._running import GraphRuns, RunningTurn, Turns, pending_in, thread_of
 from local2.service.chat._sessions import SessionReader
+from local2.tools import Scope, Tool, parse_sources, sourced_tools
 
 Produce = Callable[[RunningTurn], Iterator[StreamItem]]
 MEMORY_WAIT_S = 5.0  # the longest a next question's recall waits for the last turn's memory
@@ -61,20 +64,63 @@ def turn_options(
     *,
     compare: bool | None = None,
     default: CompareSpec | None = None,
+    sources: str | Sequence[str] | None = None,
 ) -> TurnOptions:
     """A turn's options: the one way every surface builds them (``agent.turns.options`` adds
     the server's default). ``compare``: True, a second respondent answers (the same model
     again when neither value is given); False, none; None, one when ``model_b`` or
-    ``temperature_b`` is given, else ``default`` (``serve --model-b``). A value that cannot
-    be used raises :class:`~local2.errors.InvalidInput` saying what to give instead."""
+    ``temperature_b`` is given, else ``default`` (``serve --model-b``). ``sources``: where
+    the turn's ``web_search`` looks (``web,arxiv``, or a list; none: ``web.search.sources``).
+    A value that cannot be used (an unknown source: the known ones are listed) raises
+    :class:`~local2.errors.InvalidInput` saying what to give instead."""
+    names = parse_sources(sources) if sources else ()
     spec = compare_spec(model_b, temperature_b)
     if compare is False:
-        return NO_OPTIONS
-    if spec is None and compare is None:
+        spec = None
+    elif spec is None and compare is None:
         spec = default
-    if spec is None and compare:
+    elif spec is None and compare:
         spec = {"model": None, "temperature": None}
-    return TurnOptions(compare=spec) if spec else NO_OPTIONS
+    return TurnOptions(compare=spec, sources=names) if spec or names else NO_OPTIONS
+
+
+class ChatSources:
+    """The tools of a chat turn told where its ``web_search`` looks: the same sourced search
+    as research's (:func:`local2.tools.sourced_tools`, no scope), made once per choice of
+    sources and kept, so each scholarly API's pause between calls holds across turns. Only
+    ``web_search`` changes (no ``search_<source>`` tool is added to a turn's tools), and it
+    keeps ``web.search.max_results``; a turn with no ``web_search`` (tools off) is left as
+    it is."""
+
+    def __init__(self, settings: Settings, services: Services) -> None:
+        self.settings, self.services = settings, services
+        self._made: dict[tuple[str, ...], dict[str, Tool]] = {}
+        self._guard = threading.Lock()
+
+    def names(self, asked: Sequence[str]) -> tuple[str, ...]:
+        """The sources a turn searches: those it asked for, else ``web.search.sources``."""
+        return tuple(asked) or tuple(self.settings.web.search.sources)
+
+    def services_for(self, asked: Sequence[str]) -> Services:
+        names = self.names(asked)
+        if names == ("web",) or "web_search" not in self.services.tools:
+            return self.services
+        with self._guard:
+            tools = self._made.get(names)
+            if tools is None:
+                settings, services = self.settings, self.services
+                tools = sourced_tools(
+                    services.tools,
+                    settings,
+                    services.backend,
+                    ReadingLibrary.shared(settings),
+                    names,
+                    Scope(),
+                    k=settings.web.search.max_results,
+                    each_source=False,
+                )
+                self._made[names] = tools
+        return dataclasses.replace(self.services, tools=tools)
 
 
 @dataclass(eq=False)
@@ -98,6 +144,7 @@ class TurnRunner:
         # A second respondent the app and the API use unless a request says otherwise
         # (``local2 serve --model-b``); see :meth:`options`.
         self.compare_default: CompareSpec | None = None
+        self.sources = ChatSources(self.settings, self.services)  # where web_search looks
 
     def options(
         self,
@@ -105,9 +152,17 @@ class TurnRunner:
         temperature_b: float | None = None,
         *,
         compare: bool | None = None,
+        sources: str | Sequence[str] | None = None,
     ) -> TurnOptions:
         """:func:`turn_options`, with this server's default second respondent."""
-        return turn_options(model_b, temperature_b, compare=compare, default=self.compare_default)
+        return turn_options(
+            model_b, temperature_b, compare=compare, default=self.compare_default, sources=sources
+        )
+
+    def with_sources(self, options: TurnOptions, sources: str | Sequence[str]) -> TurnOptions:
+        """``options`` with the turn's ``web_search`` looking in ``sources`` (an unknown one
+        refused with the known ones listed)."""
+        return dataclasses.replace(options, sources=parse_sources(sources))
 
     def set_compare_default(self, model_b: str | None, temperature_b: float | None) -> None:
         """The second respondent of every turn that names none (``serve --model-b``)."""
@@ -146,7 +201,8 @@ class TurnRunner:
             if waiting is not None:
                 raise AwaitingApproval(waiting)
             config = self.reader.continue_from(session_id, checkpoint_id, latest)
-            context = TurnContext(self.services, options.compare, options.retry, ahead)
+            services = self.sources.services_for(options.sources)
+            context = TurnContext(services, options.compare, options.retry, ahead)
             turn_input: TurnState = {"query": query, "session_id": session_id, "owner": owner}
             yield from self.runs.run(
                 turn_input, config, turn, approve, context=context, tokens=tokens

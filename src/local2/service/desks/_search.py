@@ -118,19 +118,9 @@ class Searcher:
 
 def _shared(hit: LibraryHit) -> SearchHit:
     """A library hit as the shared contract has it: where (the URL, its page), and its kept
-    copy, when it was read and by which runs."""
-    return SearchHit(
-        source="library",
-        path=hit["path"],
-        page=hit["page"],
-        score=hit["score"],
-        passage=hit["passage"],
-        why=hit["why"],
-        entry_id=hit["entry_id"],
-        title=hit["title"],
-        read_at=hit["read_at"],
-        runs=list(hit["runs"]),
-    )
+    copy, when it was read and by which runs. A library hit is one already (the shared hit
+    and the library's own fields): a copy of it, with a list of runs of its own."""
+    return {**hit, "source": "library", "runs": list(hit["runs"])}
 
 
 def _file_hit(source: SearchSource, hit: FileHit) -> SearchHit:

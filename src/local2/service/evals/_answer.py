@@ -177,91 +177,103 @@ class InFlight:
 
 
 @dataclass(eq=False)
-class AskAnswerer:
-    """Each question a chat turn of ``person``'s in a new session of ``agent``, set aside
-    (``set_aside``) from the person's conversations: tool calls a person would have to
-    approve are denied (nobody is there to answer). ``turns`` are the agent's."""
+class Asking:
+    """What both answerers keep of their run: whom they ask for (``person``), the tokens'
+    meter, how a question's session (or research run) is set aside from the person's own,
+    and the ones in flight."""
 
-    turns: TurnService
     person: Person
     meter: UsageMeter
     set_aside: Callable[[str], None]
     flight: InFlight = field(default_factory=InFlight)
 
+    def begin(self, answer_id: str) -> float:
+        """Set ``answer_id`` (a session, a research run) aside and in flight; returns when
+        its answering started (``time.monotonic``)."""
+        self.set_aside(answer_id)
+        self.flight.begin(answer_id)
+        return time.monotonic()
+
+    def asked(
+        self, answer_id: str, started: float, answer: str, reached: list[Reached], tools: list[str]
+    ) -> Asked:
+        """What answering in ``answer_id`` gave, with its tokens and seconds."""
+        return Asked(
+            answer=answer,
+            reached=reached,
+            tools=tools,
+            session_id=answer_id,
+            tokens=self.meter.take(answer_id),
+            time_s=time.monotonic() - started,
+        )
+
+
+@dataclass(eq=False)
+class AskAnswerer:
+    """Each question a chat turn of the person's in a new session of the agent, set aside
+    from their conversations: tool calls a person would have to approve are denied (nobody
+    is there to answer). ``turns`` are the agent's."""
+
+    turns: TurnService
+    asking: Asking
+
     def __call__(self, question: Question) -> Asked:
         session_id = new_session_id()
-        self.set_aside(session_id)
-        self.flight.begin(session_id)
-        started = time.monotonic()
+        started = self.asking.begin(session_id)
         try:
             turn = self.turns.stream(
-                question.question, session_id, nobody, tokens=False, person=self.person
+                question.question, session_id, nobody, tokens=False, person=self.asking.person
             )
             payload = collect_turn(turn)
         finally:
-            self.flight.end(session_id)
+            self.asking.flight.end(session_id)
         reached = reached_from_turn(
             payload.get("tool_calls") or [],
             payload.get("memory_hits") or [],
             document_texts(cast(Mapping[str, Any], payload).get("document_hits") or []),
         )
-        return Asked(
-            answer=str(payload.get("answer") or ""),
-            reached=reached,
-            tools=[str(c.get("tool")) for c in payload.get("tool_calls") or []],
-            session_id=session_id,
-            tokens=self.meter.take(session_id),
-            time_s=time.monotonic() - started,
-        )
+        answer = str(payload.get("answer") or "")
+        tools = [str(c.get("tool")) for c in payload.get("tool_calls") or []]
+        return self.asking.asked(session_id, started, answer, reached, tools)
 
     def stop(self) -> None:
-        for session_id in self.flight.stop():
+        for session_id in self.asking.flight.stop():
             self.turns.stop(session_id)
 
 
 @dataclass(eq=False)
 class ResearchAnswerer:
-    """Each question a research run of ``person``'s, set aside (``set_aside``) from their
-    list of runs; what reached the model is the run's ledger (every search hit and page it
-    found or read), its answer the report."""
+    """Each question a research run of the person's, set aside from their list of runs;
+    what reached the model is the run's ledger (every search hit and page it found or
+    read), its answer the report."""
 
     research: Research
-    person: Person
-    meter: UsageMeter
-    set_aside: Callable[[str], None]
-    flight: InFlight = field(default_factory=InFlight)
+    asking: Asking
 
     def __call__(self, question: Question) -> Asked:
         run_id = new_run_id()
-        self.set_aside(run_id)
-        self.flight.begin(run_id)
-        started = time.monotonic()
+        started = self.asking.begin(run_id)
         payload: ResearchPayload | None = None
-        items = self.research.stream(question.question, run_id=run_id, person=self.person)
+        items = self.research.stream(question.question, run_id=run_id, person=self.asking.person)
         try:
             for kind, data in items:
-                if self.flight.stopped.is_set():
+                if self.asking.flight.stopped.is_set():
                     raise TurnCancelled(f"research run {run_id} stopped")
                 if kind == "final":
                     payload = data
         finally:
             if isinstance(items, Generator):
                 items.close()  # a Stop: the run ends here, resumable like any other
-            self.flight.end(run_id)
+            self.asking.flight.end(run_id)
         values = self.research.graph.get_state(
             {"configurable": {"thread_id": run_id, "checkpoint_ns": ""}}
         ).values
         ledger = (values or {}).get("ledger") or []
         reached = [Reached(f"research:{s.get('kind')}", str(s.get("text") or "")) for s in ledger]
         steps = (payload.get("steps") or []) if payload else []
-        return Asked(
-            answer=str((payload.get("report") if payload else None) or ""),
-            reached=reached,
-            tools=[str(s["tool"]) for s in steps if s.get("tool")],
-            session_id=run_id,
-            tokens=self.meter.take(run_id),
-            time_s=time.monotonic() - started,
-        )
+        answer = str((payload.get("report") if payload else None) or "")
+        tools = [str(s["tool"]) for s in steps if s.get("tool")]
+        return self.asking.asked(run_id, started, answer, reached, tools)
 
     def stop(self) -> None:
-        self.flight.stop()  # each run ends at its next step
+        self.asking.flight.stop()  # each run ends at its next step

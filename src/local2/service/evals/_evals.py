@@ -38,6 +38,7 @@ from local2.service.access import Access
 from local2.service.evals._answer import (
     Answerer,
     AskAnswerer,
+    Asking,
     ResearchAnswerer,
     TurnService,
     UsageMeter,
@@ -96,9 +97,13 @@ class Answering:
         self.meter = UsageMeter()
         self.meter.attach(agent.services.chat_model)
         self.answerer: Answerer = (
-            ResearchAnswerer(agent.research, person, self.meter, agent.research.index.set_aside)
+            ResearchAnswerer(
+                agent.research, Asking(person, self.meter, agent.research.index.set_aside)
+            )
             if mode == "research"
-            else AskAnswerer(agent.turns, person, self.meter, agent.services.turn_log.set_aside)
+            else AskAnswerer(
+                agent.turns, Asking(person, self.meter, agent.services.turn_log.set_aside)
+            )
         )
 
     def close(self) -> None:

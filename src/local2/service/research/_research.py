@@ -48,6 +48,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -105,7 +106,14 @@ from local2.service.research._input import (
 )
 from local2.service.wiring import ModelParts, wire
 from local2.storage import ResearchStorage, SteerInbox, open_research_storage
-from local2.tools import Scope, library_sourced, parse_scope, parse_sources, sourced_tools
+from local2.tools import (
+    Scope,
+    library_sourced,
+    parse_day,
+    parse_scope,
+    parse_sources,
+    sourced_tools,
+)
 
 Clarify = Literal["auto", "never"]  # auto: the planner may ask one question before planning
 
@@ -573,18 +581,29 @@ class RunDriver:
         cancel = Cancellation()
         self._take(run_id, cancel)
         try:
-            if not self.storage.locks.acquire(run_id, blocking=False):
-                raise RunBusy(f"Run {run_id} is already running in another process.")
-            try:
+            with self._held(run_id) as locked:
+                if not locked:
+                    raise RunBusy(f"Run {run_id} is already running in another process.")
                 base = self.contexts.get(run_id, self.context)  # a run from the library: its own
                 yield dataclasses.replace(base, give_way=cancel if self.yielding else None)
+        finally:
+            self.grade_owed()
+
+    @contextmanager
+    def _held(self, run_id: str) -> Iterator[bool]:
+        """A run :meth:`_take` took, for the block: yields whether the store's lock on it was
+        got too (False: another process drives it), and then lets the run go here."""
+        try:
+            locked = self.storage.locks.acquire(run_id, blocking=False)
+            try:
+                yield locked
             finally:
-                self.storage.locks.release(run_id)
+                if locked:
+                    self.storage.locks.release(run_id)
         finally:
             with self._guard:
                 self.running.discard(run_id)
                 self._give_way.pop(run_id, None)
-            self.grade_owed()
 
     def _take(self, run_id: str, cancel: Cancellation) -> None:
         deadline = time.monotonic() + GIVE_WAY_WAIT_S
@@ -633,20 +652,13 @@ class RunDriver:
     def _grade_one(self, run_id: str) -> None:
         cancel = Cancellation()
         self._take(run_id, cancel)
-        try:
-            if not self.storage.locks.acquire(run_id, blocking=False):
+        with self._held(run_id) as locked:
+            if not locked:
                 return  # another process drives it now: it grades it
-            try:
-                values = cast(ResearchState, self.graph.get_state(run_config(run_id)).values)
-                if values.get("grade_owed"):
-                    update = late_grade(values, self.services, cancel if self.yielding else None)
-                    self.graph.update_state(run_config(run_id), update, as_node="critique")
-            finally:
-                self.storage.locks.release(run_id)
-        finally:
-            with self._guard:
-                self.running.discard(run_id)
-                self._give_way.pop(run_id, None)
+            values = cast(ResearchState, self.graph.get_state(run_config(run_id)).values)
+            if values.get("grade_owed"):
+                update = late_grade(values, self.services, cancel if self.yielding else None)
+                self.graph.update_state(run_config(run_id), update, as_node="critique")
 
     def close(self) -> None:
         """Let a grade in progress give way and end (before the store closes)."""
@@ -670,6 +682,8 @@ def check_sources(sources: str) -> Sources:
 
 ScopeAsked = Mapping[str, Any]  # since, until, domains, exclude_domains, as a person gave them
 SCOPE_KEYS = ("since", "until", "domains", "exclude_domains")
+# A later ``since`` for the first round alone (a watch's run: what appeared since the last one)
+FIRST_ROUND = "first_round_since"
 
 
 def looks_in_of(names: Sequence[str]) -> Sources:
@@ -685,26 +699,50 @@ def run_sources(value: str | Sequence[str] | None, settings: Settings) -> tuple[
     return parse_sources(value if value else list(settings.research.sources))
 
 
+def first_round_since(value: object, scope: Scope) -> date | None:
+    """The day the first round looks from (``value``: an ISO date), or ``None`` when it
+    narrows nothing: no day given, one not after the scope's own ``since``, or one after its
+    ``until`` (the person's own window holds: a window that ended is not looked past)."""
+    if value in (None, ""):
+        return None
+    day = value if isinstance(value, date) else parse_day(str(value), FIRST_ROUND, end=False)
+    if scope.since is not None and day <= scope.since:
+        return None
+    if scope.until is not None and day > scope.until:
+        return None
+    return day
+
+
+def first_round_said(day: date) -> str:
+    return f"The first round looks only at sources published on or after {day.isoformat()}."
+
+
 def run_scope(asked: ScopeAsked | None, settings: Settings) -> RunScope | None:
     """A run's scope as given (each key left out: ``research.<key>``), checked, its relative
-    dates resolved to days; ``None`` when it has none."""
+    dates resolved to days; ``None`` when it has none. ``first_round_since`` narrows the
+    first round alone (:func:`first_round_since`); every round keeps the rest."""
     research = settings.research
     given = {k: v for k, v in (asked or {}).items() if k in SCOPE_KEYS and v not in (None, "", [])}
     values = {k: given.get(k, getattr(research, k)) for k in SCOPE_KEYS}
     scope = parse_scope(**values)
-    if not (scope.timed or scope.placed):
+    first = first_round_since((asked or {}).get(FIRST_ROUND), scope)
+    if not (scope.timed or scope.placed or first):
         return None
-    return RunScope(
+    said = scope.describe()
+    record = RunScope(
         since=scope.since.isoformat() if scope.since else None,
         until=scope.until.isoformat() if scope.until else None,
         domains=list(scope.domains),
         exclude_domains=list(scope.exclude_domains),
-        said=scope.describe(),
+        said=" ".join(p for p in (said, first_round_said(first) if first else "") if p),
     )
+    if first is not None:
+        record["first_round_since"] = first.isoformat()
+    return record
 
 
 def scope_of(record: RunScope | None) -> Scope:
-    """The :class:`Scope` a run's record says (an empty one for none)."""
+    """The :class:`Scope` a run's record says for every round (an empty one for none)."""
     if not record:
         return Scope()
     return parse_scope(
@@ -713,6 +751,14 @@ def scope_of(record: RunScope | None) -> Scope:
         record.get("domains"),
         record.get("exclude_domains"),
     )
+
+
+def first_scope_of(record: RunScope | None) -> Scope | None:
+    """The first round's :class:`Scope` when it is narrower than the rest's, else ``None``."""
+    first = record.get("first_round_since") if record else None
+    if not first:
+        return None
+    return dataclasses.replace(scope_of(record), since=date.fromisoformat(str(first)))
 
 
 def check_keep(keep: object) -> Keep:
@@ -740,7 +786,15 @@ def sourced_context(
     """The context of a run told its sources by name or scoped: its ``web_search`` asks
     each of them within the scope (:func:`local2.tools.sourced_tools`)."""
     settings, backend = services.settings, services.backend
-    tools = sourced_tools(services.tools, settings, backend, library, names, scope_of(scope))
+    tools = sourced_tools(
+        services.tools,
+        settings,
+        backend,
+        library,
+        names,
+        scope_of(scope),
+        first_round=first_scope_of(scope),
+    )
     return ResearchContext(dataclasses.replace(services, tools=tools), inbox=inbox)
 
 

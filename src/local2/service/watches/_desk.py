@@ -10,7 +10,7 @@ secrets masked, so no secret reaches the CLI, the API, the app, a log or an even
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, get_args
 
 from local2.config import Settings
@@ -26,7 +26,7 @@ from local2.contracts import (
 )
 from local2.errors import InvalidInput, UnknownWatch
 from local2.notify import redacted, scrub, secrets_of
-from local2.service.research import Research
+from local2.service.research import Research, run_scope
 from local2.service.watches._feed import WatchFeed
 from local2.service.watches._runner import WatchRunner
 from local2.storage import DeliveryRow, NoticeRow, WatchRow, WatchRunRow, WatchStore, open_watches
@@ -68,8 +68,11 @@ class WatchDesk:
         max_rounds: int | None = None,
         sources: str = "web",
         keep: str | None = None,
+        scope: Mapping[str, Any] | None = None,  # since, until, domains, exclude_domains (JSON)
     ) -> WatchView:
-        """A new watch of ``person``'s, checked whole first (nothing half-created)."""
+        """A new watch of ``person``'s, checked whole first (nothing half-created). ``scope``:
+        the watch's own, for every run and round, kept as typed (``past year`` counts back
+        from each run) and checked now as research checks it."""
         row = new_watch(
             person.name,
             question,
@@ -77,7 +80,7 @@ class WatchDesk:
             timezone or self.settings.watch.timezone,
             targets=targets,
             notify_on=notify_on,
-            options=_options(max_rounds, sources, keep),
+            options=_options(max_rounds, sources, keep, _scope(scope, self.settings)),
             minimum_s=self.settings.watch.minimum_interval_s,
         )
         added = view(add_watch(self.store, row, max_per_person=self.settings.watch.max_per_person))
@@ -139,7 +142,7 @@ class WatchDesk:
         claim = self.due.run_now(self.own(person, watch_id), self.runner(research))
         if claim is None:
             raise InvalidInput(
-                f"Watch {watch_id} has a run due this second already.", "Try again in a second."
+                f"Watch {watch_id} has a run made this very moment already.", "Try again."
             )
         return self._ran(claim)
 
@@ -166,8 +169,37 @@ class WatchDesk:
         self.store.mark_read(person.name, notice_ids)
 
 
+SCOPE_KEYS = ("since", "until", "domains", "exclude_domains")
+
+
+# the watch's own scope as stored (JSON: WatchRow.options["scope"])
+def _scope(given: Mapping[str, Any] | None, settings: Settings) -> dict[str, Any]:
+    """The scope keys given, checked by research's own rules: dates as typed (``past year``
+    counts back from each run), domains as lists of host names."""
+    kept: dict[str, Any] = {}  # JSON, as WatchRow.options["scope"]
+    for key in SCOPE_KEYS:
+        value = (given or {}).get(key)
+        if value in (None, "", []):
+            continue
+        if key in ("domains", "exclude_domains"):
+            value = [value] if isinstance(value, str) else list(value)
+        kept[key] = value
+    record = run_scope(kept, settings)  # refused as `local2 research --since ...` refuses it
+    if record is not None:  # domains normalised: nature.com for https://www.Nature.com
+        if "domains" in kept:
+            kept["domains"] = record["domains"]
+        if "exclude_domains" in kept:
+            kept["exclude_domains"] = record["exclude_domains"]
+    return kept
+
+
 # the watch's options as stored (JSON: WatchRow.options)
-def _options(max_rounds: int | None, sources: str, keep: str | None) -> dict[str, Any]:
+def _options(
+    max_rounds: int | None,
+    sources: str,
+    keep: str | None,
+    scope: dict[str, Any] | None = None,  # JSON: WatchRow.options["scope"]
+) -> dict[str, Any]:  # JSON: WatchRow.options
     """The run's options, checked as the research command checks them."""
     if max_rounds is not None and not 1 <= max_rounds <= 10:
         raise InvalidInput(f"max_rounds {max_rounds} is out of range.", "Give 1 to 10, e.g. 2.")
@@ -182,6 +214,8 @@ def _options(max_rounds: int | None, sources: str, keep: str | None) -> dict[str
         options["max_rounds"] = max_rounds
     if keep is not None:
         options["keep"] = keep
+    if scope:
+        options["scope"] = scope
     return options
 
 

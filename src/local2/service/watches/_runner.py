@@ -8,6 +8,16 @@ failed (:class:`~local2.watch.DueRuns` keeps the error) and the schedule goes on
 moved to the next due time when this one was claimed. A run taken over from a process that
 died resumes the same way. Telling never fails the run: a delivery that fails is retried
 and recorded by :func:`~local2.watch.tell`, and a notice that cannot be kept is logged.
+
+A run after the first looks first at what appeared since the last one: its first round
+searches only sources published on or after the day the watch's last finished run started,
+in the watch's time zone (``first_round_since``: pushed into each provider's own date filter,
+SearXNG's ``time_range`` and the scholarly APIs' ones, and applied to dated hits); later
+rounds search any date, and what changed does not call a source of last time that the run
+did not look for "gone" (:func:`~local2.watch.what_changed`). A scope of the watch's own
+(``since``/``until``/``domains``/``exclude_domains``) holds for every round, and the look-first
+day narrows its first round only when it is later than the watch's ``since`` and not past its
+``until`` (the person's window wins).
 """
 
 from __future__ import annotations
@@ -15,7 +25,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
@@ -37,6 +49,18 @@ def delivery_backoff(settings: WatchSettings) -> Backoff:
         first_wait_s=settings.delivery_wait_s,
         max_wait_s=settings.delivery_max_wait_s,
     )
+
+
+# what research.stream takes as its scope (JSON: since, until, domains, ...)
+def run_scope_of(claim: DueRun) -> dict[str, Any]:
+    """The due time's research scope: the watch's own (``options.scope``, as typed), and the
+    first round from the day its last finished run started, in the watch's time zone."""
+    scope: dict[str, Any] = dict(claim.watch["options"].get("scope") or {})  # JSON, as typed
+    if claim.previous_started_at is not None:
+        zone = ZoneInfo(claim.watch["timezone"])
+        day = datetime.fromtimestamp(claim.previous_started_at, zone).date()
+        scope["first_round_since"] = day.isoformat()
+    return scope
 
 
 def run_link(settings: WatchSettings, run_id: str) -> str:
@@ -111,6 +135,7 @@ class WatchRunner:
                 max_rounds=options.get("max_rounds"),
                 sources=options.get("sources", "web"),
                 keep=options.get("keep"),
+                scope=run_scope_of(claim),
             )
             payload = collect_research(items)
         if payload["status"] not in FINISHED:

@@ -56,3 +56,4 @@ class Watching:
             if self.poke in self.desk.changed:
                 self.desk.changed.remove(self.poke)
             self.scheduler.stop(wait=False)
+            log.info("watches: the scheduler stopped in this process")
