@@ -102,11 +102,12 @@ def _engine_part(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"_evidence_engine_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
 
-bm25_scores = _engine_part("_bm25").bm25_scores
+bm25_scores = _engine_part("_relevance").bm25_scores
 terms = _engine_part("_text").terms
 MODEL = "qwen3:4b"
 UNUSABLE = "I would rather not plan this in JSON."  # fails any schema, and its repair

@@ -24,7 +24,7 @@ from folder_index import Counting, make_folder
 from local2.config import Settings, load_settings
 from local2.files import Folders
 from local2.tools import file_grep
-from local2.tools.base import ToolContext
+from local2.tools._base import ToolContext
 from local2.tools.files import file_tools
 
 PATTERN = r"harbour \w+ bell"

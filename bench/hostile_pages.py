@@ -32,7 +32,7 @@ from local2.bounded import WorkerPool, status_mb
 from local2.config._schema import WebFetchSettings
 from local2.documents import decode_body, extract_main_text
 from local2.errors import ExtractionFailed, ToolError
-from local2.tools.web_fetch import WebFetch
+from local2.tools._web_fetch import WebFetch
 from local2_testkit.rss import peak_rss
 from local2_testkit.web_server import LocalServer, gzip_bomb, send, send_encoded
 

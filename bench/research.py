@@ -317,8 +317,8 @@ def rerank_part(repeat: int) -> None:
 
     from local2.research._execute import rerank
     from local2.research._state import search_hits
-    from local2.tools.base import ToolContext
-    from local2.tools.web_search import WebSearch
+    from local2.tools._base import ToolContext
+    from local2.tools._search import WebSearch
     from local2_testkit.bridge_web import bridge_pages
 
     def median_ms(fn: Any) -> float:

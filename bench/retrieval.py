@@ -43,8 +43,11 @@ sys.path.insert(0, str(HERE / "public"))
 
 from load import DEFAULT, load_beir  # noqa: E402
 
-from local2.files._hybrid import RRF_K  # noqa: E402
-from local2.files._index import FILES_B, FILES_K1  # noqa: E402
+from local2.files._index import (  # noqa: E402
+    FILES_B,
+    FILES_K1,
+    RRF_K,
+)
 from local2.memory._embedders import MiniLMEmbedder  # noqa: E402
 from local2.retrieval import Bm25, fuse, terms  # noqa: E402
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from local2_testkit.ollama_server import Reply, RuleBrain
 from tests.kit.helpers import make_settings
 

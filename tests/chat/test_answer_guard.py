@@ -19,11 +19,10 @@ from local2.graph._answer import (
     without_listing_lines,
     wrap_untrusted,
 )
-from local2.models._prompted_tools import describe_tools
 from local2.models._scripted import ScriptedChatModel, reply
-from local2.models._toolcall_args import repair_message
+from local2.models._toolcalls import describe_tools, repair_message
 from local2.service.agent import Agent
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from local2.tools.memory_tools import save_extract
 from local2.tools.web import SEARCH_CUE, fetch_extract, search_extract
 from tests.kit.helpers import make_settings, tool_schemas

@@ -6,8 +6,7 @@ import time
 
 import pytest
 
-from local2.critic._parse import parse_grade, strip_thinking
-from local2.critic._prompt import build_prompt
+from local2.critic._critic import build_prompt, parse_grade, strip_thinking
 
 TEMPLATE_LINE = (
     '"Feedback: (write a feedback for criteria) [RESULT] (an integer number between 1 and 5)"'

@@ -15,7 +15,7 @@ from local2.errors import InvalidQuery, ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.wiring import build_graph
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from tests.kit.helpers import make_settings, meet
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}

@@ -12,8 +12,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from local2.config._schema import CriticSettings
 from local2.contracts._records import Respondent
 from local2.critic import Critic
+from local2.critic._critic import parse_choice
 from local2.critic._pairwise import build_relative_prompt, combine, judge_pair
-from local2.critic._parse import parse_choice
 from local2.models._scripted import ScriptedChatModel
 
 PARIS = "The capital of France is Paris."

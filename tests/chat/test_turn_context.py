@@ -14,7 +14,7 @@ from local2.graph._graph import compile_graph
 from local2.graph._turn import Services, TurnContext
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.wiring import wire
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from tests.kit.helpers import make_settings
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from local2.bounded._pool import WorkerPool
+from local2.bounded._workers import WorkerPool
 from local2.config._schema import DocumentsSettings
 from local2.documents._read import Reading, measure_reading, read_document
 from local2.errors import DocumentUnreadable

@@ -8,16 +8,16 @@ import random
 
 import pytest
 
-from local2.documents._model import Document, Limits, Page
-from local2.documents._passages import (
+from local2.documents._extract import (
     GAP,
     Passage,
     page_link,
     pages_text,
     render_passages,
 )
+from local2.documents._model import Document, Limits, Page
 from local2.documents._pdf import read_pdf
-from local2.retrieval._passages import pick_passages
+from local2.retrieval._relevance import pick_passages
 from local2_testkit.documents import long_pdf, paragraphs
 
 FACT = "The pivot bearing of the Kelsby swing bridge was cast in Sheffield in 1893."

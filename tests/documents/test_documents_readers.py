@@ -13,8 +13,7 @@ import zipfile
 import pytest
 
 from local2.config._schema import DocumentsSettings
-from local2.documents._formats import guess_format
-from local2.documents._model import Document, Limits
+from local2.documents._model import Document, Limits, guess_format
 from local2.documents._ocr import INSTALL_HINT, ocr_installed
 from local2.documents._pdf import read_pdf
 from local2.documents._read import read_document

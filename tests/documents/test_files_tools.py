@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from local2.critic._grounding import grounding_flags
+from local2.critic._critic import grounding_flags
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools import file_grep
-from local2.tools.base import Tool, ToolContext, ToolResult
+from local2.tools._base import Tool, ToolContext, ToolResult
 from local2.tools.files import file_tools
 from tests.kit.helpers import local2, make_settings
 

@@ -1,4 +1,4 @@
-"""What web_fetch keeps in the library (tools/library_keep.py), through a real fetch on a
+"""What web_fetch keeps in the library (tools/_web_fetch.py), through a real fetch on a
 loopback server: a PDF's pages and its original file, a page's whole text (not only the
 passages shown), chat turns' reads only with keep: all, nothing refused, failed or cut at
 a limit, and search_library finding what was kept."""
@@ -14,10 +14,9 @@ from local2.errors import ToolError
 from local2.graph._answer import UNTRUSTED_NOTE
 from local2.library import ReadingLibrary
 from local2.service.agent import Agent
-from local2.tools.base import ToolContext
-from local2.tools.library_keep import LibraryKeeper
+from local2.tools._base import ToolContext
+from local2.tools._web_fetch import LibraryKeeper, WebFetch
 from local2.tools.library_tools import SearchLibrary
-from local2.tools.web_fetch import WebFetch
 from local2_testkit import documents as samples
 from local2_testkit.brains import Reply
 from local2_testkit.ollama_server import FakeOllama, ScriptBrain

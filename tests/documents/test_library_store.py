@@ -15,7 +15,7 @@ import pytest
 
 from local2.errors import InvalidInput, UnknownLibraryEntry
 from local2.library import Fetched, Reader, ReadingLibrary, export_library, import_library
-from local2.library._index import LibraryIndexes
+from local2.library._store import LibraryIndexes
 from local2_testkit import documents as samples
 from tests.kit.helpers import make_settings
 

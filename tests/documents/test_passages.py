@@ -6,9 +6,8 @@ import random
 
 import pytest
 
-from local2.documents._passages import GAP
-from local2.retrieval._bm25 import bm25_scores
-from local2.retrieval._passages import MAX_PASSAGE, split_passages
+from local2.documents._extract import GAP
+from local2.retrieval._relevance import MAX_PASSAGE, bm25_scores, split_passages
 from local2.retrieval._text import terms
 from local2.tools.passages import focus
 

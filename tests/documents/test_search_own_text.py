@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import local2.cli._memory as memory_commands
 import local2.cli._search as search_commands
 import local2.files._index as index_module
-import local2.files._lexical as lexical
+import local2.files._index as lexical
 from local2.cli._main import main as cli_main
 from local2.cli._search import why
 from local2.contracts._people import Person

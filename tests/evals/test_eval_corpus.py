@@ -15,7 +15,7 @@ import pytest
 from local2.config._schema import ToolsSettings
 from local2.errors import EvalFileError, SettingsError, ToolError
 from local2.research._plan import check_plan, parse_plan
-from local2.tools.base import ToolContext
+from local2.tools._base import ToolContext
 from local2.tools.corpus import (
     CorpusDocument,
     CorpusIndex,
@@ -295,7 +295,7 @@ def test_reading_a_corpus_url_never_waits_for_approval() -> None:
     """A corpus read leaves nothing: it needs no approval even with private data in context,
     where a web URL nobody gave does."""
 
-    from local2.tools.base import Tool
+    from local2.tools._base import Tool
 
     fetch = Tool("web_fetch", "", {}, lambda a, c: "", effects="read", url_arg="url")
     state = {

@@ -23,8 +23,8 @@ from local2.ui._notices import notice_for
 NOT_IMPORTED = {"local2.platform.graph", "local2.cli.__main__"}
 # Exceptions that never leave the module that raises them.
 INTERNAL = {
-    "local2.bounded._child.OverBudget": "a bounded worker's own timer, caught inside its job",
-    "local2.tools.web_fetch._Cancelled": "a cancelled download, turned into a ToolError",
+    "local2.bounded._workers.OverBudget": "a bounded worker's own timer, caught inside its job",
+    "local2.tools._web_fetch._Cancelled": "a cancelled download, turned into a ToolError",
     "local2.tools.file_grep._OutOfTime": "grep's budget spent, turned into a note in its result",
 }
 # Errors one surface raises for itself, which no other surface can meet.

@@ -26,8 +26,8 @@ from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.service.doctor import _search_check
 from local2.tools import provider_specs, unregister_provider, unregister_tools
+from local2.tools._search import auto_reasons, make_chain
 from local2.tools.registry import default_tools
-from local2.tools.search_chain import auto_reasons, make_chain
 from tests.kit.helpers import make_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ from typing import Any
 
 from local2.config import ProviderSettings, WebSearchSettings
 from local2.tools import Precheck, ProviderSpec, register_provider
-from local2.tools.search_providers import SearchHit
+from local2.tools._search import SearchHit
 
 
 class EchoSettings(ProviderSettings):

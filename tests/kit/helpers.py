@@ -91,6 +91,6 @@ def tool_schemas() -> dict[str, dict[str, Any]]:
     import local2.tools.library_tools
     import local2.tools.memory_tools
     import local2.tools.web  # noqa: F401
-    from local2.tools.base import declared_tools
+    from local2.tools._base import declared_tools
 
     return {name: schema.parameters for name, schema in declared_tools().items()}

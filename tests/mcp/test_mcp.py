@@ -17,7 +17,7 @@ from local2.config import Settings, load_settings
 from local2.config._schema import McpServer
 from local2.errors import ToolError
 from local2.ports import free_port
-from local2.tools.base import Tool, ToolContext
+from local2.tools._base import Tool, ToolContext
 from local2.tools.mcp import (
     MAX_NAME,
     McpServerStatus,

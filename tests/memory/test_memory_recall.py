@@ -12,7 +12,7 @@ from local2.memory._facts import USER_MESSAGE, Fact
 from local2.memory._store import EngramStore
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from tests.kit.helpers import make_settings
 
 PAGE = (

@@ -36,7 +36,7 @@ from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.desks._memory import MemoryDesk
 from local2.storage._people import check_name
-from local2.tools.base import ToolContext
+from local2.tools._base import ToolContext
 from local2.tools.memory_tools import memory_tools
 from local2_testkit.brains import Reply, RuleBrain, message_text, tool_names
 from local2_testkit.ollama_server import FakeOllama

@@ -19,7 +19,7 @@ from local2.models._embedded import (
     load_llama,
     to_chat_messages,
 )
-from local2.models._prompted_tools import describe_tools
+from local2.models._toolcalls import describe_tools
 
 
 @tool

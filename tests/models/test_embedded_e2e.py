@@ -7,7 +7,7 @@ import pytest
 from local2.config import load_settings
 from local2.graph._answer import unusable_reason
 from local2.service.agent import Agent
-from local2.tools.web_search import CANNED_NOTE
+from local2.tools._search import CANNED_NOTE
 from tests.kit.helpers import local2, make_settings
 
 pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")

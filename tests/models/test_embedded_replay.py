@@ -22,7 +22,7 @@ from local2.cli._stories import serve_pages
 from local2.graph._answer import unusable_reason
 from local2.models._backend import EMBEDDED_NAME
 from local2.models._scripted import ScriptedChatModel
-from local2.models._toolcall_text import parse_tool_calls
+from local2.models._toolcalls import parse_tool_calls
 from local2.service.agent import Agent
 from local2_testkit.embedded_run import load_questions, run_settings, with_pages
 from tests.kit.helpers import tool_schemas

@@ -10,8 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from local2.models._toolcall_args import repair_message, validate_args
-from local2.models._toolcall_text import ParsedToolCalls, parse_tool_calls
+from local2.models._toolcalls import (
+    ParsedToolCalls,
+    parse_tool_calls,
+    repair_message,
+    validate_args,
+)
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "toolcalls"
 

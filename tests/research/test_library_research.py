@@ -14,7 +14,7 @@ from local2.config import load_settings
 from local2.contracts import collect_research
 from local2.library import ReadingLibrary
 from local2.service.research._research import Research
-from local2.tools.netguard import NetGuard
+from local2.tools._web_fetch import NetGuard
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.research_web import LoopbackWeb

@@ -44,7 +44,7 @@ _TOKENISERS_ALLOWED = {
     "local2.memory._facts": {r"[A-Za-z\u00c0-\u024f][\w'\u2019-]*|\d+(?:[.,:/-]\d+)*"},
     "local2.research._planner": {r"[\w'.+-]+"},  # a search engine's words as written
     "local2.research._prompts": {r"[\w'’-]+"},  # the next hop's query words as written
-    "local2.files._lexical": {r"[\w'’.-]+|[(),&]"},  # a file's title as a text writes it
+    "local2.files._index": {r"[\w'’.-]+|[(),&]"},  # a file's title as a text writes it
 }
 
 

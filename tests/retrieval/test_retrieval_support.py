@@ -1,4 +1,4 @@
-"""The one check of support (``local2.retrieval._support``): a claim's numbers and names must be
+"""The one check of support (``local2.retrieval._relevance``): a claim's numbers and names must be
 in its evidence, and its content words in one passage of it; research's verify and the
 critic's grounding check ask it the same way."""
 
@@ -8,7 +8,7 @@ from local2.critic import grounding_flags
 from local2.research._state import Found, file_sources
 from local2.research._verify import verify
 from local2.retrieval import as_written, check_support, split_passages, unstated_numbers
-from local2.retrieval._support import allowed_missing
+from local2.retrieval._relevance import allowed_missing
 
 PAGE = (
     "Felix Kelsorby\n"

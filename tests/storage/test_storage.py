@@ -20,7 +20,7 @@ from local2.errors import SettingsError, StorageUnavailable
 from local2.graph._turn import unrecorded_turn
 from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
-from local2.storage._locks import SharedLocks
+from local2.storage._bundles import SharedLocks
 from local2.storage._open import open_storage
 from local2.storage._store_turn_log import StoreTurnLog
 from local2.storage._turn_log import SqliteTurnLog, TurnLog

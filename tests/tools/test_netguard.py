@@ -7,7 +7,7 @@ import ipaddress
 import pytest
 
 from local2.errors import FetchRefused
-from local2.tools.netguard import NetGuard, parse_ip_host, parse_legacy_ipv4
+from local2.tools._web_fetch import NetGuard, parse_ip_host, parse_legacy_ipv4
 
 
 def no_dns(host: str, port: int) -> list[str]:

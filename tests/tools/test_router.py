@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from local2.tools.files import SEARCH_FILES_CUE
 from local2.tools.memory_tools import RECALL_CUE, SAVE_CUE
 from local2.tools.routing import route

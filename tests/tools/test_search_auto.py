@@ -21,10 +21,9 @@ from local2.config._schema import WebSearchSettings
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools.base import configured_tool
+from local2.tools._base import configured_tool
+from local2.tools._search import CANNED_NOTE, WebSearch, auto_reasons, make_chain
 from local2.tools.search.searxng import searxng_answers
-from local2.tools.search_chain import auto_reasons, make_chain
-from local2.tools.web_search import CANNED_NOTE, WebSearch
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.kit.helpers import local2, make_settings, mock_search_config
 from tests.tools.helpers import RECORDED, SEARXNG_BODY, ApiServer, RecordedDDGS

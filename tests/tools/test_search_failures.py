@@ -23,10 +23,9 @@ from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.service.doctor import run_checks
-from local2.tools.base import configured_tool
+from local2.tools._base import configured_tool
+from local2.tools._search import WebSearch, make_chain
 from local2.tools.search.ddgs import DdgsProvider
-from local2.tools.search_chain import make_chain
-from local2.tools.web_search import WebSearch
 from tests.kit.helpers import make_settings
 from tests.tools.helpers import RECORDED, ApiServer, RecordedDDGS
 

@@ -18,7 +18,7 @@ from local2.config._schema import CriticSettings
 from local2.critic import Critic
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools.base import Tool, ToolContext
+from local2.tools._base import Tool, ToolContext
 from local2.tools.routing import Cue
 from local2.tools.web import SEARCH_CUE
 from tests.kit.helpers import make_settings

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from local2.config._schema import ToolsSettings
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from local2.tools.trust import normalise_url, review, turn_context
 
 NO_ARGS = {"type": "object", "properties": {}}

@@ -12,9 +12,9 @@ import pytest
 
 from local2.config._schema import WebFetchSettings, WebSearchSettings
 from local2.errors import ToolError
-from local2.tools.base import ToolContext
-from local2.tools.web_fetch import WebFetch
-from local2.tools.web_search import WebSearch
+from local2.tools._base import ToolContext
+from local2.tools._search import WebSearch
+from local2.tools._web_fetch import WebFetch
 from local2_testkit.results import extracted_text
 from local2_testkit.web_server import redirect, send
 from tests.tools.helpers import text_of

@@ -16,8 +16,8 @@ from local2.config._schema import DocumentsSettings, WebFetchSettings
 from local2.critic import grounding_flags
 from local2.documents import page_sections
 from local2.errors import ToolError
-from local2.tools.base import ToolContext
-from local2.tools.web_fetch import WebFetch
+from local2.tools._base import ToolContext
+from local2.tools._web_fetch import WebFetch
 from local2_testkit import documents as samples
 from local2_testkit.hostile_documents import encrypted_pdf, truncated
 from local2_testkit.ollama_server import FakeOllama, RuleBrain

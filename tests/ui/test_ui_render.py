@@ -14,7 +14,7 @@ import local2.ui._render as render
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools.base import Tool
+from local2.tools._base import Tool
 from local2.ui._app import LocalUI
 from tests.kit.helpers import make_settings
 

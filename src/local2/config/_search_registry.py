@@ -5,7 +5,7 @@ The settings must know every provider to refuse a misspelt name or key at start-
 provider is code in ``local2.tools`` (a layer above). So the registry of their settings is
 here and the providers fill it: the first time a name or key must be checked,
 :func:`provider_settings` imports, once, every module of :data:`PROVIDERS_PACKAGE` (one per
-provider, each calling ``local2.tools.search_registry.register_provider``). That is this layer's one
+provider, each calling ``local2.tools._search.register_provider``). That is this layer's one
 import by name of a module above it, plugin discovery as a plugin registry does it. Those
 modules import nothing costly at their top (their HTTP clients load with the first search),
 so loading settings costs what it did.
@@ -21,7 +21,7 @@ from importlib.util import find_spec
 from pydantic import BaseModel, ConfigDict
 
 PROVIDERS_PACKAGE = "local2.tools.search"  # one module per provider
-AUTO = "auto"  # not a provider: the chain of those that can serve now (tools/search_chain.py)
+AUTO = "auto"  # not a provider: the chain of those that can serve now (tools/_search.py)
 
 
 class ProviderSettings(BaseModel):

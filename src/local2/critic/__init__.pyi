@@ -1,13 +1,13 @@
-from ._grounding import find_urls as find_urls
-from ._grounding import grounding_flags as grounding_flags
-from ._judge import Critic as Critic
-from ._judge import make_critic as make_critic
+from ._critic import Critic as Critic
+from ._critic import Grade as Grade
+from ._critic import build_prompt as build_prompt
+from ._critic import default_rubric as default_rubric
+from ._critic import find_urls as find_urls
+from ._critic import grounding_flags as grounding_flags
+from ._critic import make_critic as make_critic
+from ._critic import parse_grade as parse_grade
+from ._critic import strip_thinking as strip_thinking
 from ._pairwise import judge_pair as judge_pair
-from ._parse import Grade as Grade
-from ._parse import parse_grade as parse_grade
-from ._parse import strip_thinking as strip_thinking
-from ._prompt import build_prompt as build_prompt
-from ._prompt import default_rubric as default_rubric
 
 __all__ = [
     "Critic",

@@ -7,7 +7,7 @@ gives no parseable choice there is no verdict (``winner: None``) - never a guess
 
 The prompt follows Prometheus' relative form (``###Response A`` / ``###Response B``,
 ``[RESULT] (A or B)``), with each response's own tool results as the evidence it must be
-grounded in, fenced as data like in :mod:`local2.critic._prompt`.
+grounded in, fenced as data like in :mod:`local2.critic._critic`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,7 @@ from typing import Any
 
 from local2.config import CriticRubric
 from local2.contracts import Critique, Respondent, ToolCallRecord, Verdict
-from local2.critic._judge import Critic
-from local2.critic._parse import Choice, parse_choice
-from local2.critic._prompt import default_rubric, format_evidence
+from local2.critic._critic import Choice, Critic, default_rubric, format_evidence, parse_choice
 from local2.errors import JudgeTimeout
 from local2.models import Cancellation
 

@@ -17,8 +17,7 @@ from typing_extensions import Unpack
 
 from local2.bounded import WorkerPool, pool_for
 from local2.config import DocumentsSettings
-from local2.documents._formats import guess_format
-from local2.documents._model import FORMAT_NAMES, Document, Format, JobHeader, Limits
+from local2.documents._model import FORMAT_NAMES, Document, Format, JobHeader, Limits, guess_format
 from local2.documents._problems import over_limit, unsupported
 from local2.errors import (
     DocumentUnreadable,

@@ -3,9 +3,9 @@ from ._document_lines import kept_lines as kept_lines
 from ._document_lines import read_lines as read_lines
 from ._folders import FileView as FileView
 from ._folders import Folders as Folders
-from ._hybrid import SearchHit as SearchHit
 from ._index import FileIndex as FileIndex
 from ._index import Progress as Progress
+from ._index import SearchHit as SearchHit
 from ._index import SyncReport as SyncReport
 from ._own_documents import OwnDocuments as OwnDocuments
 from ._reading import DocumentReader as DocumentReader

@@ -22,9 +22,7 @@ from typing import Any, cast
 from local2.contracts import LibraryEntry
 from local2.documents import page_sections
 from local2.errors import InvalidInput
-from local2.library._kept import Fetched, Reader, entry_id
-from local2.library._shelf import is_entry_id
-from local2.library._store import ReadingLibrary
+from local2.library._store import Fetched, Reader, ReadingLibrary, entry_id, is_entry_id
 
 INDEX = "library.json"
 VERSION = 1

@@ -1,37 +1,67 @@
 """The library of what was read: every source kept once by its content, with its readings.
 
-:meth:`ReadingLibrary.keep` files a :class:`~._kept.Fetched` under its content's hash: new,
+:meth:`ReadingLibrary.keep` files a :class:`Fetched` under its content's hash: new,
 its text (and a document's original file) is written and indexed; known, the reading is
 added to the entry (one reading per run or chat session). Over ``library.max_mb`` the
 oldest unpinned entries, by when last read, are evicted. :meth:`remove` takes an entry out
-of the index and off the disk. Everything is per person (:mod:`._shelf`): nothing one person
+of the index and off the disk. Everything is per person (:class:`Shelf`): nothing one person
 kept can be listed, read or searched for anyone else.
 
 Not to be confused with :class:`local2.files.Library`, a person's own *uploaded* documents.
+
+The kept (:class:`Fetched`): what a read leaves to keep, the source as it was read, and who read it.
+
+Made by ``web_fetch`` when a fetch succeeds (a refused or failed fetch makes none) and by an
+import; the library files it under its content's hash, so a page read twice is one entry
+with two readings.
+
+The shelf (:class:`Shelf`): each person's library on disk, one folder of theirs, readable
+by the server's user only.
+
+    <base>/<person>/entries/<id>.json      what the entry is, its readings (0600)
+    <base>/<person>/text/<id>.txt          its text as read, a document's pages marked
+    <base>/<person>/originals/<id>/<name>  a document's original file
+
+``<base>`` is ``library.dir`` or ``<data_dir>/library``; ``<person>`` is the folder name of
+:func:`local2.memory.owner_folder` (``local``, or a key ending in a hash), as for documents.
+Nothing here knows another person's folder: an id not among theirs is unknown, whoever's.
+
+The index (:class:`LibraryIndexes`): each person's library as a search index, the same
+:class:`~local2.files.FileIndex` as their folders and documents (its own Chroma collection,
+``<files.index_collection>-library-<person>``), over the kept texts, a document's chunks
+page by page. Whatever the files index learns (hybrid BM25 and vectors, the best passage as
+the excerpt) the library gets too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import re
+import shutil
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
 from local2.config import Settings
 from local2.contracts import Keep, LibraryEntry, LibraryHit, LibraryPage, Reading
-from local2.documents import page_sections
-from local2.files import Documents
-from local2.library._index import IndexQueue, LibraryIndexes, as_document
-from local2.library._kept import Fetched, Reader, entry_id
-from local2.library._shelf import Shelf, original_name
+from local2.documents import Document, Page, page_sections
+from local2.errors import UnknownLibraryEntry
+from local2.files import Documents, Root, Sandbox
+from local2.memory import owner_folder
+from local2.storage import private_dir, write_private, write_private_bytes
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the index imports chromadb (seconds): opened on first use
+    from local2.files import FileIndex, SearchHit
     from local2.files import SearchHit as IndexHit
     from local2.memory import Embedder
+
 
 log = logging.getLogger(__name__)
 FOLDER = "library"  # under the data directory
@@ -391,3 +421,289 @@ def library_hit(entry: LibraryEntry, hit: IndexHit) -> LibraryHit:
         "read_at": entry["last_read"],
         "runs": runs,
     }
+
+
+PAGE_MARK = "[Page {n}]"  # how a kept text marks its pages (documents.page_sections reads it)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One source as it was read: its text page by page, and a document's original file."""
+
+    url: str  # as asked for
+    final_url: str  # after redirects
+    title: str
+    format: str  # html, text, pdf, docx, pptx, odt, epub
+    pages: tuple[tuple[int, str], ...]  # (page, text); a web page is page 1
+    original: bytes | None = None  # a document's file as downloaded
+    content_type: str = ""
+
+    @property
+    def text(self) -> str:
+        """The whole text, a document's pages each under its marker."""
+        if len(self.pages) == 1 and self.original is None:
+            return self.pages[0][1]
+        return "\n\n".join(f"{PAGE_MARK.format(n=n)}\n{text}" for n, text in self.pages)
+
+    @property
+    def sha256(self) -> str:
+        """The content's hash: a document's file, a page's text (markup that changes on
+        every load, a date or an ad, does not make a new entry)."""
+        data = self.original if self.original is not None else self.text.encode("utf-8")
+        return hashlib.sha256(data).hexdigest()
+
+    @property
+    def site(self) -> str:
+        try:
+            return urlsplit(self.url).hostname or ""
+        except ValueError:
+            return ""
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Who read it: a research run (``run_id``) or a chat turn (``session_id`` and the
+    turn's ``query_id``)."""
+
+    by: str  # research | chat | import
+    run_id: str | None = None
+    session_id: str | None = None
+    owner: str | None = None
+    cited: tuple[int, ...] = field(default=())
+    query_id: str | None = None
+
+
+def entry_id(owner_key: str, sha256: str) -> str:
+    """The entry's id: the same content is the same entry (per person: ids never tell one
+    person's library from another's)."""
+    return "lib-" + hashlib.sha256(f"{owner_key}\n{sha256}".encode()).hexdigest()[:12]
+
+
+ID = re.compile(r"^lib-[0-9a-f]{12}$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
+
+
+def is_entry_id(value: object) -> bool:
+    return isinstance(value, str) and ID.fullmatch(value) is not None
+
+
+def original_name(url: str, fmt: str) -> str:
+    """A safe file name for a document's original, from its URL, ending in its format."""
+    base = url.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    stem = _UNSAFE.sub("_", base).strip(" ._")[:80] or "document"
+    suffix = f".{fmt}"
+    return stem if stem.lower().endswith(suffix) else f"{Path(stem).stem or stem}{suffix}"
+
+
+class Shelf:
+    """One person's entries, text and originals (no index: :mod:`._store` keeps it beside)."""
+
+    def __init__(self, base: Path, owner: str | None) -> None:
+        self.owner = owner
+        self.key = owner_folder(owner)
+        self.folder = base / self.key
+
+    def record_path(self, entry_id: str) -> Path:
+        return self.folder / "entries" / f"{entry_id}.json"
+
+    def text_path(self, entry_id: str) -> Path:
+        return self.folder / "text" / f"{entry_id}.txt"
+
+    def original_path(self, entry: LibraryEntry) -> Path | None:
+        if not entry["original"]:
+            return None
+        return self.folder / "originals" / entry["id"] / entry["original"]
+
+    def entries(self) -> list[LibraryEntry]:
+        """The person's entries, the last read first."""
+        found = []
+        for path in (self.folder / "entries").glob("lib-*.json"):
+            with suppress(OSError, ValueError):
+                found.append(cast(LibraryEntry, json.loads(path.read_text(encoding="utf-8"))))
+        found.sort(key=lambda e: (-e["last_read"], e["id"]))
+        return found
+
+    def find(self, entry_id: str) -> LibraryEntry | None:
+        path = self.record_path(entry_id)
+        if not is_entry_id(entry_id) or not path.is_file():
+            return None
+        return cast(LibraryEntry, json.loads(path.read_text(encoding="utf-8")))
+
+    def get(self, entry_id: str) -> LibraryEntry:
+        """The entry ``entry_id`` of this person's; :class:`UnknownLibraryEntry` for any other."""
+        found = self.find(entry_id)
+        if found is None:
+            raise UnknownLibraryEntry(
+                f"No entry '{entry_id}' in your library.",
+                "List yours with `local2 library list` or GET /library.",
+            )
+        return found
+
+    def save(self, entry: LibraryEntry) -> None:
+        private_dir(self.folder.parent)
+        private_dir(self.folder)
+        write_private(self.record_path(entry["id"]), json.dumps(entry, ensure_ascii=False))
+
+    def write_text(self, entry_id: str, text: str) -> Path:
+        private_dir(self.folder)
+        return write_private(self.text_path(entry_id), text)
+
+    def write_original(self, entry: LibraryEntry, data: bytes) -> None:
+        path = self.original_path(entry)
+        if path is not None:
+            private_dir(self.folder)
+            private_dir(path.parent.parent)
+            write_private_bytes(path, data)
+
+    def read_text(self, entry_id: str) -> str:
+        try:
+            return self.text_path(entry_id).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+
+    def drop(self, entry_id: str) -> None:
+        """Remove the entry's record, text and original from disk."""
+        self.record_path(entry_id).unlink(missing_ok=True)
+        self.text_path(entry_id).unlink(missing_ok=True)
+        shutil.rmtree(self.folder / "originals" / entry_id, ignore_errors=True)
+
+
+LABEL = "library"
+# One model loaded per process, whichever library: by embedder and the Ollama it asks (an
+# Ollama embedder holds its server's address; another server is another embedder).
+_EMBEDDERS: dict[tuple[str, str], Embedder] = {}
+
+
+class LibraryIndexes:
+    """Everyone's library index, opened per person on first use (thread-safe)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        documents: Documents,
+        embedder: Callable[[], Embedder | None] = lambda: None,
+    ) -> None:
+        self.settings = settings
+        self.documents = documents
+        self._embedder = embedder
+        self._indexes: dict[str, FileIndex] = {}
+        self._lock = threading.Lock()
+
+    def _sandbox(self, folder: Path) -> Sandbox:
+        text = private_dir(folder / "text").resolve()
+        sandbox = Sandbox.of_root(Root(LABEL, text), self.settings)
+        sandbox.extensions = frozenset({".txt"})
+        return sandbox
+
+    def of(self, key: str, folder: Path) -> FileIndex:
+        """The index of the person whose folder is ``folder`` (``key``: its name)."""
+        with self._lock:
+            found = self._indexes.get(key)
+            if found is None:
+                # the files index brings Chroma and BM25: 768 modules at import, first search only
+                from local2.files import FileIndex
+
+                private_dir(folder.parent)
+                name = self.settings.files.embedder or self.settings.memory.embedder
+                wanted = (str(name), str(self.settings.system.ollama_host or ""))
+                shared = self._embedder() or self.any_embedder() or _EMBEDDERS.get(wanted)
+                found = self._indexes[key] = FileIndex(
+                    self.settings,
+                    self._sandbox(folder),
+                    embedder=shared,
+                    name=f"{self.settings.files.index_collection}-library-{key}",
+                    documents=self.documents,
+                )
+                _EMBEDDERS.setdefault(wanted, found.embedder)
+            return found
+
+    def any_embedder(self) -> Embedder | None:
+        return next((i.embedder for i in self._indexes.values()), None)
+
+    def add(self, key: str, folder: Path, text_path: Path, doc: Document) -> None:
+        """Index one kept text (in place of what the index had of it)."""
+        index = self.of(key, folder)
+        ref = index.sandbox.admit(index.sandbox.roots[0], text_path)
+        if ref is None:
+            raise RuntimeError(f"{text_path} is not in the library's folder")
+        index.add_document(ref, doc, text_path.read_bytes())
+
+    def remove(self, key: str, folder: Path, text_path: Path) -> None:
+        self.of(key, folder).remove_file(text_path.resolve())
+
+    def search(self, key: str, folder: Path, query: str, k: int) -> list[SearchHit]:
+        return self.of(key, folder).search(query, k)
+
+
+def as_document(fmt: str, title: str, pages: tuple[tuple[int, str], ...]) -> Document:
+    """The kept text as the index takes a document: its pages, each under its number."""
+    formats = ("pdf", "docx", "pptx", "odt", "epub", "html", "text")
+    known: Any = fmt if fmt in formats else "text"  # one of the Document's formats
+    return Document(
+        format=known,
+        title=title,
+        pages=tuple(Page(number=n, text=text) for n, text in pages),
+    )
+
+
+class IndexQueue:
+    """What was kept, indexed in the library's own thread: the run that read it goes on.
+    Indexing starts once nothing more was kept for ``quiet_s`` (a run reading page after
+    page is not slowed by the indexing of what it read), or at once while someone waits
+    in :meth:`settle`."""
+
+    def __init__(self, indexes: LibraryIndexes, quiet_s: float) -> None:
+        self.indexes = indexes
+        self.quiet_s = quiet_s
+        self._queue: list[tuple[str, Path, Path, Document]] = []  # to index, in order
+        self._pending = 0
+        self._settled = threading.Condition()
+        self._worker: threading.Thread | None = None
+        self._last = 0.0  # when something was last kept
+        self._hurry = 0  # how many wait in settle(): while any does, index now
+
+    def add(self, key: str, folder: Path, text_path: Path, doc: Document) -> None:
+        with self._settled:
+            self._pending += 1
+            self._last = time.monotonic()
+            self._queue.append((key, folder, text_path, doc))
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(
+                    target=self._run, name="local2-library-index", daemon=True
+                )
+                self._worker.start()
+            self._settled.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._settled:
+                while (
+                    not self._hurry and (wait := self._last + self.quiet_s - time.monotonic()) > 0
+                ):
+                    self._settled.wait(wait)
+                if not self._queue:
+                    self._worker = None
+                    return
+                key, folder, text_path, doc = self._queue.pop(0)
+            try:
+                if text_path.is_file():  # not removed meanwhile
+                    self.indexes.add(key, folder, text_path, doc)
+            except Exception as exc:  # kept on disk, listed and shown; not found by search
+                log.warning("library: could not index %s: %s", text_path.stem, exc)
+            finally:
+                with self._settled:
+                    self._pending -= 1
+                    self._settled.notify_all()
+
+    def _quiet_left(self) -> float:
+        return self._last + self.quiet_s - time.monotonic()
+
+    def settle(self, timeout_s: float | None = None) -> bool:
+        """Wait until everything queued is indexed; False when ``timeout_s`` passed first."""
+        with self._settled:
+            self._hurry += 1
+            self._settled.notify_all()
+            try:
+                return self._settled.wait_for(lambda: self._pending == 0, timeout_s)
+            finally:
+                self._hurry -= 1

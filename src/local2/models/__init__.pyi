@@ -8,20 +8,20 @@ from ._ollama_catalog import chat_models as chat_models
 from ._ollama_catalog import has_model as has_model
 from ._ollama_catalog import list_models as list_models
 from ._ollama_failures import describe_ollama_error as describe_ollama_error
-from ._prompted_tools import CALL_INSTRUCTION as CALL_INSTRUCTION
-from ._prompted_tools import CALL_TEMPLATE as CALL_TEMPLATE
-from ._prompted_tools import RESULT_PREFIX as RESULT_PREFIX
-from ._prompted_tools import TOOLS_HEADER as TOOLS_HEADER
-from ._prompted_tools import prompted_messages as prompted_messages
 from ._scripted import ScriptedChatModel as ScriptedChatModel
 from ._thinking import message_text as message_text
 from ._thinking import thinking_and_answer as thinking_and_answer
-from ._toolcall_args import REPAIR_HEADER as REPAIR_HEADER
-from ._toolcall_args import REPAIR_TOOLS_LINE as REPAIR_TOOLS_LINE
-from ._toolcall_args import repair_message as repair_message
-from ._toolcall_args import validate_args as validate_args
-from ._toolcall_text import ParsedToolCalls as ParsedToolCalls
-from ._toolcall_text import parse_tool_calls as parse_tool_calls
+from ._toolcalls import CALL_INSTRUCTION as CALL_INSTRUCTION
+from ._toolcalls import CALL_TEMPLATE as CALL_TEMPLATE
+from ._toolcalls import REPAIR_HEADER as REPAIR_HEADER
+from ._toolcalls import REPAIR_TOOLS_LINE as REPAIR_TOOLS_LINE
+from ._toolcalls import RESULT_PREFIX as RESULT_PREFIX
+from ._toolcalls import TOOLS_HEADER as TOOLS_HEADER
+from ._toolcalls import ParsedToolCalls as ParsedToolCalls
+from ._toolcalls import parse_tool_calls as parse_tool_calls
+from ._toolcalls import prompted_messages as prompted_messages
+from ._toolcalls import repair_message as repair_message
+from ._toolcalls import validate_args as validate_args
 
 __all__ = [
     "CALL_INSTRUCTION",

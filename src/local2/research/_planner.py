@@ -90,7 +90,7 @@ HOP_READS = 1
 # What the person says to a running run, applied at its next step boundary.
 #
 # A say (``POST /research/{id}/steer``, the app's Send / Stop) goes into the run's inbox in the
-# store (:mod:`local2.storage._research_steers`), so it reaches the run in whichever process
+# store (:mod:`local2.storage._research_runs`), so it reaches the run in whichever process
 # runs it. ``execute``, the scheduler between steps (and so between rounds), reads what came
 # since the last say it applied and applies it before handing out the next steps:
 #

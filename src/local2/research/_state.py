@@ -128,7 +128,7 @@ def url_key(url: str) -> str:
 
 
 def search_hits(text: str, step: str, at: float | None = None) -> list[Found]:
-    """The hits in a ``web_search`` result text (``tools.web_search.format_hits``)."""
+    """The hits in a ``web_search`` result text (``tools._search.format_hits``)."""
     when = time.time() if at is None else at
     return [
         Found(

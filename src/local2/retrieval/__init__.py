@@ -12,26 +12,34 @@ hybrid search over a person's own text all use it; ``tests/retrieval/test_retrie
 fails for a second copy anywhere else.
 """
 
-from local2.retrieval._bm25 import Bm25, bm25_scores
-from local2.retrieval._fusion import Fused, fuse
-from local2.retrieval._passages import (
+from local2.retrieval._relevance import (
+    FRAME_WORDS,
     MAX_PASSAGE,
+    Bm25,
+    Fused,
+    Support,
+    as_written,
     best_passage,
+    bm25_scores,
+    check_support,
     choose,
+    fuse,
+    names,
     pick_passages,
     relevance,
     split_passages,
-)
-from local2.retrieval._quantities import NUMBER, normal_number, numbers, unstated_numbers
-from local2.retrieval._support import (
-    FRAME_WORDS,
-    Support,
-    as_written,
-    check_support,
-    names,
     unstated_names,
 )
-from local2.retrieval._text import ends_sentence, sentences, terms, words
+from local2.retrieval._text import (
+    NUMBER,
+    ends_sentence,
+    normal_number,
+    numbers,
+    sentences,
+    terms,
+    unstated_numbers,
+    words,
+)
 
 __all__ = [
     "FRAME_WORDS",

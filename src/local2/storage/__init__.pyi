@@ -3,11 +3,11 @@ from ._audit_log import audit_turn as audit_turn
 from ._audit_log import list_runs as list_runs
 from ._audit_log import show_run as show_run
 from ._bundles import ResearchStorage as ResearchStorage
+from ._bundles import SharedLocks as SharedLocks
 from ._bundles import Storage as Storage
 from ._call_log import list_calls as list_calls
 from ._call_log import write_call as write_call
 from ._full import raise_if_full as raise_if_full
-from ._locks import SharedLocks as SharedLocks
 from ._open import open_people as open_people
 from ._open import open_research_storage as open_research_storage
 from ._open import open_storage as open_storage
@@ -25,7 +25,7 @@ from ._private_files import private_dir as private_dir
 from ._private_files import write_private as write_private
 from ._private_files import write_private_bytes as write_private_bytes
 from ._research_runs import RunRow as RunRow
-from ._research_steers import SteerInbox as SteerInbox
+from ._research_runs import SteerInbox as SteerInbox
 from ._sqlite import SqliteSql as SqliteSql
 from ._store_turn_log import StoreTurnLog as StoreTurnLog
 from ._store_turn_log import platform_store as platform_store

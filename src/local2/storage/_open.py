@@ -16,12 +16,9 @@ from pathlib import Path
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from local2.config import Settings
-from local2.storage._bundles import ResearchStorage, Storage
-from local2.storage._locks import SharedLocks
+from local2.storage._bundles import ResearchStorage, SharedLocks, Storage
 from local2.storage._people import People, SqlitePeople, people_beside
-from local2.storage._research_runs import SqliteRunIndex
-from local2.storage._research_steers import SQLITE_SCHEMA as SQLITE_STEERS
-from local2.storage._research_steers import SqliteSteerInbox
+from local2.storage._research_runs import SQLITE_STEERS, SqliteRunIndex, SqliteSteerInbox
 from local2.storage._turn_log import SqliteTurnLog, TurnLog
 from local2.storage._votes import SqliteVoteLog, VoteLog
 

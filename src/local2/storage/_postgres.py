@@ -28,16 +28,14 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from local2.errors import StorageUnavailable
-from local2.storage._bundles import ResearchStorage, Storage
+from local2.storage._bundles import ResearchStorage, SharedLocks, Storage
 from local2.storage._checkpointer import CompressedSerializer
-from local2.storage._locks import SharedLocks
 from local2.storage._people import POSTGRES_SCHEMA as PEOPLE_SCHEMA
 from local2.storage._people import People
 from local2.storage._research_runs import OWNER_COLUMN_POSTGRES as RUNS_OWNER_PG
 from local2.storage._research_runs import POSTGRES_SCHEMA as RUNS_SCHEMA
-from local2.storage._research_runs import RunIndex
-from local2.storage._research_steers import POSTGRES_SCHEMA as STEERS_SCHEMA
-from local2.storage._research_steers import SteerInbox
+from local2.storage._research_runs import POSTGRES_STEERS as STEERS_SCHEMA
+from local2.storage._research_runs import RunIndex, SteerInbox
 from local2.storage._turn_log import POSTGRES_SCHEMA as TURNS_SCHEMA
 from local2.storage._turn_log import SqlTurnLog
 from local2.storage._votes import POSTGRES_SCHEMA as VOTES_SCHEMA

@@ -1,8 +1,20 @@
-from .base import Tool as Tool
-from .base import ToolContext as ToolContext
-from .base import ToolResult as ToolResult
-from .base import configured_tool as configured_tool
-from .base import declare as declare
+from ._base import Started as Started
+from ._base import Tool as Tool
+from ._base import ToolContext as ToolContext
+from ._base import ToolResult as ToolResult
+from ._base import ToolRunner as ToolRunner
+from ._base import configured_tool as configured_tool
+from ._base import declare as declare
+from ._search import Precheck as Precheck
+from ._search import ProviderSpec as ProviderSpec
+from ._search import auto_reasons as auto_reasons
+from ._search import make_chain as make_chain
+from ._search import provider_spec as provider_spec
+from ._search import provider_specs as provider_specs
+from ._search import register_provider as register_provider
+from ._search import unregister_provider as unregister_provider
+from ._web_fetch import RESULT_HEAD as RESULT_HEAD
+from ._web_fetch import LibraryKeeper as LibraryKeeper
 from .corpus.documents import CorpusDocument as CorpusDocument
 from .corpus.documents import folder_files as folder_files
 from .corpus.documents import json_lines as json_lines
@@ -13,7 +25,6 @@ from .corpus.documents import write_documents as write_documents
 from .corpus.index import CorpusIndex as CorpusIndex
 from .corpus.index import open_corpus as open_corpus
 from .fallback import quoted as quoted
-from .library_keep import LibraryKeeper as LibraryKeeper
 from .library_tools import LIBRARY_EMPTY as LIBRARY_EMPTY
 from .library_tools import library_sourced as library_sourced
 from .mcp import load_mcp_tools as load_mcp_tools
@@ -24,16 +35,12 @@ from .registry import default_tools as default_tools
 from .registry import register_tools as register_tools
 from .registry import unregister_tools as unregister_tools
 from .routing import route as route
-from .runner import Started as Started
-from .runner import ToolRunner as ToolRunner
 from .scholarly import SCHOLARLY_SOURCES as SCHOLARLY_SOURCES
 from .scholarly import Scope as Scope
 from .scholarly import parse_day as parse_day
 from .scholarly import parse_scope as parse_scope
 from .scholarly import parse_sources as parse_sources
 from .search.corpus import CorpusSettings as CorpusSettings
-from .search_chain import auto_reasons as auto_reasons
-from .search_chain import make_chain as make_chain
 from .search_failures import BAD_REPLY as BAD_REPLY
 from .search_failures import DOCTOR as DOCTOR
 from .search_failures import HTTP_STATUS as HTTP_STATUS
@@ -41,12 +48,6 @@ from .search_failures import NO_NETWORK as NO_NETWORK
 from .search_failures import TIMEOUT as TIMEOUT
 from .search_failures import cause_of as cause_of
 from .search_failures import lasting_of as lasting_of
-from .search_registry import Precheck as Precheck
-from .search_registry import ProviderSpec as ProviderSpec
-from .search_registry import provider_spec as provider_spec
-from .search_registry import provider_specs as provider_specs
-from .search_registry import register_provider as register_provider
-from .search_registry import unregister_provider as unregister_provider
 from .sourced_search import OUT_OF_SCOPE as OUT_OF_SCOPE
 from .sourced_search import SourcedSearch as SourcedSearch
 from .sourced_search import sourced_tools as sourced_tools
@@ -60,6 +61,7 @@ __all__ = [
     "LIBRARY_EMPTY",
     "NO_NETWORK",
     "OUT_OF_SCOPE",
+    "RESULT_HEAD",
     "SCHOLARLY_SOURCES",
     "TIMEOUT",
     "CorpusDocument",

@@ -2,7 +2,7 @@
 
 When a small model cannot write an answer, the turn shows what its tools found instead
 (:func:`local2.graph._answer.fallback_answer`). Each tool may say how its result
-is best quoted (:attr:`local2.tools.base.Tool.extract`, next to the code that formats the
+is best quoted (:attr:`local2.tools._base.Tool.extract`, next to the code that formats the
 result); any other tool's result is quoted as it came.
 """
 

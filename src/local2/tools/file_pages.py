@@ -27,7 +27,7 @@ from local2.documents import pages_text
 from local2.errors import ToolError
 from local2.events import FILE_READ
 from local2.files import Documents, FileRef, Sandbox
-from local2.tools.base import ToolResult
+from local2.tools._base import ToolResult
 
 CUT = "[… truncated]"  # how pages_text ends a page it had to cut (truncate_paragraphs)
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:(-|–|to)\s*(\d*)\s*)?$")

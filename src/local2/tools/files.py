@@ -43,7 +43,7 @@ from local2.contracts import (
 from local2.errors import SandboxError, ToolError
 from local2.events import FILE_READ, FILE_SEARCH
 from local2.files import FileRef, FileView, Folders, Sandbox, human_size
-from local2.tools.base import Evidence, Tool, ToolContext, ToolResult, configured_tool, declare
+from local2.tools._base import Evidence, Tool, ToolContext, ToolResult, configured_tool, declare
 from local2.tools.file_grep import grep
 from local2.tools.file_pages import read_pages
 from local2.tools.routing import Cue

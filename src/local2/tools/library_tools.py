@@ -23,7 +23,7 @@ from local2.documents import document_note, render_passages
 from local2.errors import ToolError
 from local2.library import Reader, ReadingLibrary, as_document
 from local2.retrieval import pick_passages
-from local2.tools.base import (
+from local2.tools._base import (
     Tool,
     ToolContext,
     ToolFn,
@@ -32,10 +32,9 @@ from local2.tools.base import (
     configured_tool,
     declare,
 )
+from local2.tools._search import WEB_SEARCH_TOOL, SearchHit, format_hits
+from local2.tools._web_fetch import RESULT_HEAD, WEB_FETCH_TOOL, question_for
 from local2.tools.passages import focus
-from local2.tools.search_providers import SearchHit
-from local2.tools.web_fetch import RESULT_HEAD, WEB_FETCH_TOOL, question_for
-from local2.tools.web_search import WEB_SEARCH_TOOL, format_hits
 
 # What the model is told about it: written here only (generator.tools may tune it).
 SEARCH_LIBRARY_TOOL = declare(

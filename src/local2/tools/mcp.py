@@ -46,7 +46,7 @@ from mcp.shared.exceptions import MCPError
 
 from local2.config import McpServer, Settings
 from local2.errors import ToolError
-from local2.tools.base import Tool, ToolContext
+from local2.tools._base import Tool, ToolContext
 
 log = logging.getLogger(__name__)
 

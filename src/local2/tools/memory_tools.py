@@ -17,7 +17,7 @@ from local2.contracts import RECALL_MEMORY, SAVE_MEMORY, MemoryHit
 from local2.errors import EmbeddingError, ToolError
 from local2.events import MEMORY_RECALL, MEMORY_SAVED
 from local2.memory import TEAM_KIND, EngramStore, MemoryShelf, is_local, recall_with_team
-from local2.tools.base import Tool, ToolContext, ToolResult, configured_tool, declare
+from local2.tools._base import Tool, ToolContext, ToolResult, configured_tool, declare
 from local2.tools.fallback import SNIPPET_CHARS, cut, quoted
 from local2.tools.routing import Cue
 
@@ -221,7 +221,7 @@ def _own_store(stores: Callable[[str], Any], ctx: ToolContext) -> Any:
 def memory_tools(memory: EngramStore | MemoryShelf, settings: Settings) -> list[Tool]:
     """The two memory tools over each person's own memory (``memory``: everyone's shelf, or
     local's store); schemas from config when present. The call's
-    :attr:`ToolContext.owner <local2.tools.base.ToolContext.owner>` says whose."""
+    :attr:`ToolContext.owner <local2.tools._base.ToolContext.owner>` says whose."""
     if isinstance(memory, EngramStore):
         memory = MemoryShelf(memory)
     stores, team = stores_of(memory), team_of(memory)

@@ -3,7 +3,7 @@
 Cutting a page at its first few thousand characters drops the answer whenever it sits
 further down. Instead the page's best passages for the question (the person's query plus
 what the model asked for) that fit the budget are shown in page order, gaps marked, with a
-closing note of what was left out; the picking is :mod:`local2.retrieval._passages`', which
+closing note of what was left out; the picking is :mod:`local2.retrieval._relevance`', which
 documents of many pages use too. A page that fits the budget is shown whole.
 """
 

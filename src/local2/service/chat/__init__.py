@@ -5,10 +5,10 @@ rest of the service uses."""
 
 from local2.service.chat._approvals import Approvals as Approvals
 from local2.service.chat._background import BackgroundTurn as BackgroundTurn
-from local2.service.chat._graph_runs import GraphRuns as GraphRuns
 from local2.service.chat._late_grades import LateGrades as LateGrades
 from local2.service.chat._ratings import Ratings as Ratings
 from local2.service.chat._retries import Retries as Retries
+from local2.service.chat._running import GraphRuns as GraphRuns
 from local2.service.chat._running import Turns as Turns
 from local2.service.chat._sessions import SessionReader as SessionReader
 from local2.service.chat._sessions import checkpoint_id as checkpoint_id

@@ -25,8 +25,7 @@ from local2.contracts import (
 from local2.errors import UnknownTurn
 from local2.graph import TurnGraph
 from local2.ids import check_session_id
-from local2.service.chat._graph_runs import GraphRuns, pending_in, thread_config
-from local2.service.chat._running import RunningTurn, Turns
+from local2.service.chat._running import GraphRuns, RunningTurn, Turns, pending_in, thread_config
 
 
 @dataclass(eq=False)

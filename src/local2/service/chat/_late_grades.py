@@ -49,8 +49,7 @@ from local2.graph import (
     pairwise_verdict,
 )
 from local2.models import Cancellation
-from local2.service.chat._graph_runs import thread_of
-from local2.service.chat._running import Turns
+from local2.service.chat._running import Turns, thread_of
 from local2.service.chat._sessions import SessionReader
 from local2.storage import add_late_grade
 

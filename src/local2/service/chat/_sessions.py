@@ -25,8 +25,7 @@ from local2.errors import UnknownTurn
 from local2.graph import Services, TurnGraph, TurnState, branches, build_prompt, prompt_as_json
 from local2.ids import check_session_id
 from local2.service.chat._checkpoint_turns import group_turns
-from local2.service.chat._graph_runs import thread_config, thread_of
-from local2.service.chat._running import Turns
+from local2.service.chat._running import Turns, thread_config, thread_of
 
 checkpoint_id = branches.checkpoint_id
 

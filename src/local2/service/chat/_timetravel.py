@@ -39,8 +39,7 @@ from local2.graph import (
     validate_query,
 )
 from local2.ids import check_session_id
-from local2.service.chat._graph_runs import GraphRuns, thread_config
-from local2.service.chat._running import RunningTurn, Turns
+from local2.service.chat._running import GraphRuns, RunningTurn, Turns, thread_config
 from local2.service.chat._sessions import SessionReader
 
 

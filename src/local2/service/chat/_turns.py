@@ -2,7 +2,7 @@
 
 One turn at a time per session (:class:`~local2.service.chat.Turns`, in this process and in
 every process sharing the store). A turn streams events, thinking and answer tokens as they
-happen (:mod:`local2.service.chat._graph_runs`); a turn started in the background
+happen (:mod:`local2.service.chat._running`); a turn started in the background
 (:meth:`TurnRunner.start`) runs to its end whoever reads it, so the critic and memory finish
 after the answer has gone. The person first: the session's next question makes them give
 way, and a grade owed that way is given once the session is quiet
@@ -49,9 +49,8 @@ from local2.ids import CheckedId, check_session_id, new_session_id
 from local2.library import ReadingLibrary
 from local2.service.access import Access
 from local2.service.chat._background import BackgroundTurn
-from local2.service.chat._graph_runs import GraphRuns, pending_in, thread_of
 from local2.service.chat._late_grades import LateGrades, with_late_grade
-from local2.service.chat._running import RunningTurn, Turns
+from local2.service.chat._running import GraphRuns, RunningTurn, Turns, pending_in, thread_of
 from local2.service.chat._sessions import SessionReader
 from local2.tools import Scope, Tool, parse_sources, sourced_tools
 

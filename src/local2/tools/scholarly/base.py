@@ -5,7 +5,7 @@ A provider writes only :meth:`PagedProvider.page` (one call of its API: the hits
 page, the total and where the next page starts) and says what of a scope it pushes
 (:attr:`PagedProvider.pushes`); paging, de-duplication and the scope applied to the hits are
 here, once. ``search(query, max_results)`` makes each one a web search provider too
-(``tools/search_providers.py: SearchProvider``).
+(``tools/_search.py: SearchProvider``).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any, ClassVar, Protocol
 from lxml import etree
 
 from local2.errors import ToolError
+from local2.tools._search import SearchHit
 from local2.tools.scholarly.client import Answer, ApiClient, Malformed
 from local2.tools.scholarly.hit import ScholarlyHit, date_span
 from local2.tools.scholarly.scope import Pushed, Scope, apply_scope
-from local2.tools.search_providers import SearchHit
 
 # No entities, no network, no huge trees: an API's XML is data from outside.
 MAX_PAGES = 5  # calls a find makes at most (arXiv's pause makes each one three seconds)

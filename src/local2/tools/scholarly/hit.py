@@ -1,6 +1,6 @@
 """A search hit that carries what a citation needs, and a provider's answer.
 
-:class:`ScholarlyHit` *is* a :class:`~local2.tools.search_providers.SearchHit` (title, URL,
+:class:`ScholarlyHit` *is* a :class:`~local2.tools._search.SearchHit` (title, URL,
 snippet) with the bibliographic record its source published, so whatever takes a web hit
 (``web_search``'s formatting, research's ledger, the reranker) takes it unchanged, and a web
 hit maps into it (:func:`from_web_hit`) with every field unknown.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from local2.contracts import SourceKind, SourceMeta
-from local2.tools.search_providers import SearchHit
+from local2.tools._search import SearchHit
 
 _ISO = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 

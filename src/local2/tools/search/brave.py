@@ -6,10 +6,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from local2.config import ProviderSettings, WebSearchSettings
+from local2.tools._search import (
+    HttpJsonProvider,
+    ProviderSpec,
+    SearchHit,
+    brave_params,
+    hits_from,
+    key_of,
+    register_provider,
+    when_key_set,
+)
 from local2.tools.search_failures import unavailable
-from local2.tools.search_providers import HttpJsonProvider, SearchHit, hits_from
-from local2.tools.search_registry import ProviderSpec, key_of, register_provider, when_key_set
-from local2.tools.web_scope import brave_params
 
 KEY_ENV = "BRAVE_API_KEY"
 

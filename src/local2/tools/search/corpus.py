@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from local2.config import ProviderSettings, WebSearchSettings
-from local2.tools.search_providers import SearchProvider
-from local2.tools.search_registry import ProviderSpec, register_provider
+from local2.tools._search import ProviderSpec, SearchProvider, register_provider
 
 
 class CorpusSettings(ProviderSettings):

@@ -8,6 +8,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from local2.config import ProviderSettings, WebSearchSettings
+from local2.tools._search import (
+    Precheck,
+    Probe,
+    ProviderSpec,
+    SearchHit,
+    ddgs_params,
+    hits_from,
+    register_provider,
+    search_timeout,
+)
 from local2.tools.search_failures import (
     RATE_FIX,
     cannot_connect,
@@ -15,9 +25,6 @@ from local2.tools.search_failures import (
     status_failure,
     unavailable,
 )
-from local2.tools.search_providers import SearchHit, hits_from, search_timeout
-from local2.tools.search_registry import Precheck, Probe, ProviderSpec, register_provider
-from local2.tools.web_scope import ddgs_params
 
 
 class DdgsSettings(ProviderSettings):

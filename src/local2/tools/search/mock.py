@@ -8,8 +8,7 @@ from typing import Any
 
 from local2.config import ProviderSettings, WebSearchSettings
 from local2.errors import ToolError
-from local2.tools.search_providers import SearchHit, hits_from
-from local2.tools.search_registry import Precheck, ProviderSpec, register_provider
+from local2.tools._search import Precheck, ProviderSpec, SearchHit, hits_from, register_provider
 
 
 class MockSettings(ProviderSettings):

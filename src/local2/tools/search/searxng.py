@@ -7,9 +7,17 @@ from typing import Any
 
 from local2.config import ProviderSettings, WebSearchSettings
 from local2.errors import ToolError
-from local2.tools.search_providers import HttpJsonProvider, SearchHit, hits_from, search_failed
-from local2.tools.search_registry import Probe, ProviderSpec, answers_http, register_provider
-from local2.tools.web_scope import searxng_params
+from local2.tools._search import (
+    HttpJsonProvider,
+    Probe,
+    ProviderSpec,
+    SearchHit,
+    answers_http,
+    hits_from,
+    register_provider,
+    search_failed,
+    searxng_params,
+)
 
 
 class SearxngSettings(ProviderSettings):

@@ -7,10 +7,18 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from local2.config import ProviderSettings, WebSearchSettings
+from local2.tools._search import (
+    ProviderSpec,
+    SearchHit,
+    hits_from,
+    key_of,
+    register_provider,
+    search_failed,
+    search_timeout,
+    tavily_params,
+    when_key_set,
+)
 from local2.tools.search_failures import cannot_connect, detail_of, unavailable
-from local2.tools.search_providers import SearchHit, hits_from, search_failed, search_timeout
-from local2.tools.search_registry import ProviderSpec, key_of, register_provider, when_key_set
-from local2.tools.web_scope import tavily_params
 
 KEY_ENV = "TAVILY_API_KEY"
 

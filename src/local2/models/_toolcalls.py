@@ -3,10 +3,27 @@
 Small models often print their calls: Hermes/Qwen ``<tool_call>`` tags, LFM2
 ``<|tool_call_start|>``, Mistral ``[TOOL_CALLS]``, Llama ``<|python_tag|>`` or a pythonic
 ``[fn(a='x')]``, or a bare JSON object. This module finds them in that order, checks the
-arguments against the tool's schema (:mod:`local2.models._toolcall_args`) and returns the
+arguments against the tool's schema (:func:`validate_args`, below) and returns the
 prose that is left. Model output is untrusted: it is read with ``json`` and
 ``ast.literal_eval`` on single argument nodes only, never evaluated, and a name that is not a
 registered tool is never a call.
+
+A tool call's arguments, checked against the tool's JSON schema, and the one message
+that tells a model how to repair a call that could not be used.
+
+Small models slip in small ways (a number as a string, an invented extra key, ``null`` for
+an optional argument): those are fixed in place; what is still wrong becomes a readable
+error, and the model gets one chance to repair it.
+
+Tools for a model that cannot call them natively: described in its prompt, called in text.
+
+The embedded demo model and Ollama models whose capabilities lack ``tools`` get the tool list
+in their system prompt and are asked to write ``<tool_call>{json}</tool_call>``; the graph's
+text parser reads the calls. Their earlier calls are shown back in that same written form
+and tool results as user turns, since such models were not trained on a ``tool`` role
+(Ollama's templates for them drop it).
+
+The wording lives here once, so the answer guard can recognise a model that echoes it.
 """
 
 from __future__ import annotations
@@ -14,13 +31,193 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
 from local2.contracts import PendingCall
 from local2.ids import new_call_id
-from local2.models._toolcall_args import Schemas, validate_args
+
+# Each tool's JSON schema by name, as the tool (or its MCP server) wrote it: outside data.
+Schemas = Mapping[str, dict[str, Any]]  # each tool's arguments as a JSON schema document
+
+_TYPE_OF: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+
+
+def _coerce(value: Any, kind: Any) -> Any:
+    """Fix the obvious slips (``"3"`` for an integer, ``"true"``); leave the rest to the schema."""
+    if not isinstance(kind, str) or kind not in _TYPE_OF:
+        return value
+    if kind in ("integer", "number") and isinstance(value, bool):
+        return value
+    if isinstance(value, _TYPE_OF[kind]) and not (kind == "string" and isinstance(value, bool)):
+        return value
+    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if kind == "integer":
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and re.fullmatch(r"\s*[-+]?\d+\s*", value):
+            return int(value)
+    if kind == "number" and isinstance(value, str):
+        try:
+            return float(value) if re.search(r"[.eE]", value) else int(value)
+        except ValueError:
+            return value
+    if kind == "boolean" and isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    if kind in ("array", "object") and isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        return parsed if isinstance(parsed, _TYPE_OF[kind]) else value
+    return value
+
+
+# args as the model wrote them (JSON), checked against the tool's JSON schema document
+def validate_args(args: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """Check ``args`` against a JSON schema; return readable errors (empty when valid).
+
+    ``args`` is fixed in place first: obvious type slips are coerced, ``None`` values are
+    dropped, and keys the schema does not list are removed (small models invent extras),
+    unless the schema explicitly allows additional properties.
+    """
+    props = schema.get("properties")
+    dropped: list[str] = []
+    if isinstance(props, dict) and props:
+        extra_ok = bool(schema.get("additionalProperties"))
+        for key in list(args):
+            if args[key] is None or (key not in props and not extra_ok):
+                if args.pop(key) is not None:
+                    dropped.append(key)
+            elif key in props and isinstance(props[key], dict):
+                args[key] = _coerce(args[key], props[key].get("type"))
+    errors: list[str] = []
+    for name in schema.get("required", []):
+        value = args.get(name)
+        if name not in args:
+            errors.append(f"missing required argument '{name}'")
+        elif isinstance(value, str) and not value.strip():
+            errors.append(f"argument '{name}' is empty")
+    try:
+        validator = jsonschema.Draft202012Validator(schema)
+        found = sorted(validator.iter_errors(args), key=lambda e: list(e.path))
+    except jsonschema.SchemaError as exc:  # a broken tool schema is not the model's fault
+        return [*errors, f"tool schema is invalid: {exc.message}"]
+    for err in found:
+        if err.validator == "required":
+            continue  # reported above, in the wording the repair message uses
+        where = ".".join(str(p) for p in err.path)
+        errors.append(f"argument '{where}': {err.message}" if where else err.message)
+    if errors:  # only worth saying when the call failed anyway
+        errors += [f"unknown argument '{key}'" for key in dropped]
+    return errors
+
+
+REPAIR_HEADER = "Your tool call could not be used:"
+REPAIR_TOOLS_LINE = "Tools and their arguments (* = required):"
+
+
+def repair_message(errors: list[str], tools: Schemas) -> str:
+    """One message telling the model what was wrong and how a correct call looks."""
+    named = [n for n in tools if any(e.startswith(f"{n}:") for e in errors)]
+    lines = [REPAIR_HEADER]
+    lines += [f"- {e}" for e in errors] or ["- the call could not be read"]
+    lines.append("")
+    lines.append(
+        "To call a tool, reply with only one JSON object per call, inside tags: "
+        '<tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call>'
+    )
+    lines.append(REPAIR_TOOLS_LINE)
+    for name in named or list(tools):
+        lines.append(f"- {name}({_signature(tools[name])})")
+    lines.append("Or, if no tool is needed, answer the question directly.")
+    return "\n".join(lines)
+
+
+def _signature(schema: Mapping[str, Any]) -> str:
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    parts = []
+    for key, spec in props.items():
+        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
+        parts.append(f"{key}{'*' if key in required else ''}: {kind}")
+    return ", ".join(parts)
+
+
+TOOLS_HEADER = "You can use these tools:"
+CALL_TEMPLATE = (
+    '<tool_call>{"name": "<tool name>", "arguments": {"<argument>": "<value>"}}</tool_call>'
+)
+CALL_INSTRUCTION = "To use a tool, reply with only this and nothing else:"
+ANSWER_INSTRUCTION = "Otherwise answer the user directly."
+RESULT_PREFIX = "Result of {name}:"
+
+
+def message_text(content: str | list[Any]) -> str:
+    if isinstance(content, str):
+        return content
+    parts = [p if isinstance(p, str) else p.get("text", "") for p in content]
+    return "\n".join(p for p in parts if p)
+
+
+# tools: OpenAI function schemas (JSON schema documents), as LangChain binds them
+def describe_tools(tools: Sequence[dict[str, Any]]) -> str:
+    """A compact tool list and the exact call format, sized for a small model's attention."""
+    lines = [TOOLS_HEADER]
+    for tool in tools:
+        function = tool.get("function", tool)
+        props = (function.get("parameters") or {}).get("properties") or {}
+        args = ", ".join(f"{name}: {spec.get('type', 'any')}" for name, spec in props.items())
+        description = (function.get("description") or "").strip().splitlines()
+        lines.append(f"- {function['name']}({args}): {description[0] if description else ''}")
+    lines.append(f"{CALL_INSTRUCTION}\n{CALL_TEMPLATE}\n{ANSWER_INSTRUCTION}")
+    return "\n".join(lines)
+
+
+def written_call(name: str, args: dict[str, Any]) -> str:  # args as the model wrote them
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': args})}</tool_call>"
+
+
+def prompted_messages(
+    messages: Sequence[BaseMessage],
+    tools: Sequence[dict[str, Any]] | None = None,  # OpenAI function schemas (JSON schema)
+) -> list[BaseMessage]:
+    """``messages`` for a model without native tools: one leading system turn (plus the tool
+    list when ``tools``), earlier calls as written calls, tool results as user turns."""
+    system = [message_text(m.content) for m in messages if isinstance(m, SystemMessage)]
+    if tools:
+        system.append(describe_tools(tools))
+    text = "\n\n".join(s for s in system if s)
+    out: list[BaseMessage] = [SystemMessage(text)] if text else []
+    call_names: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            continue
+        if isinstance(message, AIMessage):
+            written = message_text(message.content)
+            for call in message.tool_calls:
+                call_names[call.get("id") or ""] = call["name"]
+                written += written_call(call["name"], call["args"])
+            out.append(AIMessage(written))
+        elif isinstance(message, ToolMessage):
+            name = message.name or call_names.get(message.tool_call_id, "tool")
+            result = message_text(message.content)
+            out.append(HumanMessage(f"{RESULT_PREFIX.format(name=name)}\n{result}"))
+        else:
+            out.append(message)
+    return out
 
 
 @dataclass

@@ -13,6 +13,48 @@ Long pages are cut to the passages most relevant to the question (the turn's que
 model's arguments), within a share of ``num_ctx`` (``passages``). A PDF or office file is
 read by the document worker instead, under a larger cap and a longer deadline, and its
 passages are picked across its pages, each under its page (:mod:`.fetch_document`).
+
+SSRF guard: decide whether a URL may be fetched, and which address to connect to.
+
+A model-chosen URL is attacker-controlled input (a web page can tell the model to fetch
+``http://169.254.169.254/``). Every hop of a fetch is vetted here: the scheme, the host
+name (cloud-metadata names), every address the name resolves to (loopback, private,
+link-local, multicast, reserved, unspecified, CGNAT, IPv4 embedded in IPv6), and the
+legacy IPv4 spellings ``inet_aton`` accepts (``2130706433``, ``0177.0.0.1``,
+``0x7f000001``, ``127.1``). The caller then connects to one of the vetted addresses
+(:attr:`Target.addresses`) instead of resolving the name again, which closes the
+DNS-rebinding window between check and connect. Residual risk: a trusted host listed in
+``allow_hosts`` is not address-checked at all, and an HTTP proxy (which we never use:
+``trust_env=False``) would resolve names itself.
+
+``web_fetch`` of a document (PDF, DOCX, PPTX, ODT, EPUB): its pages read in the document
+worker (:mod:`local2.documents`), the passages for the question picked across its pages.
+
+A document is told from a web page by its media type, its first bytes or, when the server
+labels it vaguely (``application/octet-stream``), the extension of the URL's path. It may be
+larger than a page (``web.fetch.max_document_bytes``) and take longer
+(``web.fetch.document_timeout_s``); a download cut at the cap is refused, since a truncated
+PDF has no trailer to read.
+
+The result keeps web_fetch's shape (``URL: <url>\nExtracted text:\n...``) so every reader
+of fetch results goes on working; the text opens with one line saying what the document is
+and how to cite a page, then the passages, each page's under its own marker:
+
+    URL: https://example.org/report.pdf
+    Extracted text:
+    [Document: PDF, 40 pages, "Annual report"; cite a page as https://example.org/report.pdf#page=N]
+    [Page 3]
+    ...
+    [Page 12]
+    ...
+
+(:func:`local2.documents._extract.page_sections` splits such text back into its pages.)
+
+What ``web_fetch`` read, kept in the reader's library (``library.keep``): a research
+run's reads with ``research`` or ``all``, a chat turn's with ``all``; nothing with ``off``,
+nor for a run started with ``keep: off`` (:attr:`ReadingLibrary.run_keep`), whatever the
+setting. A fetch that was refused or failed reaches no keeper. Settings with no data
+directory (a bare ``Settings()``) keep nothing: there is nowhere to keep it.
 """
 
 from __future__ import annotations
@@ -21,40 +63,384 @@ import asyncio
 import ipaddress
 import logging
 import re
+import socket
 import ssl
 import threading
 import time
 import zlib
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
-from urllib.parse import urlsplit
+from pathlib import PurePosixPath
+from typing import Any, Protocol, TypedDict, TypeVar
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
 from local2.bounded import WorkerPool
-from local2.config import DocumentsSettings, ToolSchema, WebFetchSettings
+from local2.config import DocumentsSettings, Settings, ToolSchema, WebFetchSettings
 from local2.contracts import WEB_FETCH
-from local2.documents import Document, Favor, clean_text
+from local2.documents import (
+    Document,
+    Favor,
+    clean_text,
+    declared_format,
+    document_note,
+    guess_format,
+    page_link,
+    read_document,
+    render_passages,
+)
 from local2.errors import (
+    DocumentUnreadable,
     ExtractionCancelled,
     ExtractionFailed,
     ExtractionTimeout,
     FetchRefused,
     ToolError,
 )
-from local2.library import Fetched
-from local2.tools.base import ToolContext, ToolResult, declare
+from local2.library import Fetched, Reader, ReadingLibrary
+from local2.retrieval import pick_passages
+from local2.tools._base import ToolContext, ToolResult, declare
 from local2.tools.extract_worker import POOL
-from local2.tools.fetch_document import (
-    VAGUE_TYPES,
-    DocumentOptions,
-    Reader,
-    document_result,
-    is_document,
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], list[str]]
+
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+
+METADATA_HOSTS = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "metadata.azure.internal",
+        "instance-data",
+        "instance-data.ec2.internal",
+    }
 )
-from local2.tools.netguard import NetGuard, Resolver, Target, system_resolve
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean
+        "169.254.170.2",  # AWS ECS task metadata
+        "169.254.169.123",  # AWS time sync
+        "fd00:ec2::254",  # AWS IMDS over IPv6
+        "100.100.100.200",  # Alibaba Cloud
+        "192.0.0.192",  # Oracle Cloud (legacy)
+    )
+)
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_CATEGORIES: tuple[tuple[str, str], ...] = (
+    ("is_unspecified", "unspecified"),
+    ("is_loopback", "loopback"),
+    ("is_link_local", "link-local"),
+    ("is_multicast", "multicast"),
+    ("is_private", "private"),
+    ("is_reserved", "reserved"),
+    ("is_site_local", "site-local"),
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A vetted hop: the URL as asked, and the addresses it is safe to connect to."""
+
+    url: httpx.URL
+    host: str
+    port: int
+    addresses: tuple[str, ...]
+    trusted: bool
+
+
+def system_resolve(host: str, port: int) -> list[str]:
+    """All addresses ``host`` resolves to, in the resolver's order."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    seen: dict[str, None] = {}
+    for info in infos:
+        seen.setdefault(str(info[4][0]).split("%", 1)[0], None)
+    return list(seen)
+
+
+def _legacy_ipv4_part(text: str) -> int | None:
+    try:
+        if text[:2].lower() == "0x":
+            return int(text[2:] or "0", 16)
+        if len(text) > 1 and text.startswith("0"):
+            return int(text[1:], 8)
+        return int(text, 10)
+    except ValueError:
+        return None
+
+
+def parse_legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """Parse the forms ``inet_aton`` accepts (1-4 parts, decimal/octal/hex), or None."""
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4 or any(not p for p in parts):
+        return None
+    values = [_legacy_ipv4_part(p) for p in parts]
+    if any(v is None or v < 0 for v in values):
+        return None
+    nums = [int(v) for v in values if v is not None]
+    *head, last = nums
+    if any(v > 255 for v in head) or last >= 256 ** (5 - len(nums)):
+        return None
+    value = 0
+    for v in head:
+        value = value << 8 | v
+    value = value << 8 * (5 - len(nums)) | last
+    return ipaddress.IPv4Address(value)
+
+
+def parse_ip_host(host: str) -> IPAddress | None:
+    """The IP address a URL host denotes literally (any spelling), or None for a name."""
+    bare = host.strip("[]").split("%", 1)[0]
+    try:
+        return ipaddress.ip_address(bare)
+    except ValueError:
+        return parse_legacy_ipv4(bare.rstrip("."))
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def refusal_reason(ip: IPAddress) -> str | None:
+    """The kind of address ``ip`` is when refused (``loopback``), or None when public."""
+    if ip in METADATA_ADDRESSES:
+        return "cloud metadata"
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = _embedded_ipv4(ip)
+        if inner is not None:
+            why = refusal_reason(inner)
+            return f"IPv4-embedded {why}" if why else None
+    for attr, label in _CATEGORIES:
+        if getattr(ip, attr, False):
+            return label
+    if ip.version == 4 and ip in _CGNAT:
+        return "carrier-grade NAT"
+    if not ip.is_global:
+        return "not globally routable"
+    return None
+
+
+def _norm_host(host: str) -> str:
+    return host.strip("[]").rstrip(".").lower()
+
+
+class NetGuard:
+    """Vets URLs against the SSRF rules; ``allow_hosts`` entries skip the address checks.
+
+    An entry is a host name (``localhost``), an IP literal (``127.0.0.1``), a host with a
+    port (``localhost:8080``, only that port) or a wildcard suffix (``*.example.org``).
+    Matching is on the URL's host as written, never on what it resolves to, so allowing
+    ``localhost`` does not allow a redirect to ``127.0.0.1``.
+    """
+
+    def __init__(self, allow_hosts: Iterable[str] = (), resolver: Resolver = system_resolve):
+        self._allow = [a.strip().lower() for a in allow_hosts if a.strip()]
+        self._resolve = resolver
+
+    def is_trusted(self, host: str, port: int) -> bool:
+        name = _norm_host(host)
+        ip = parse_ip_host(name)
+        for entry in self._allow:
+            entry_host, entry_port = entry, None
+            if entry.count(":") == 1 or entry.startswith("["):
+                head, _, tail = entry.rpartition(":")
+                if tail.isdigit():
+                    entry_host, entry_port = head, int(tail)
+            if entry_port is not None and entry_port != port:
+                continue
+            entry_host = _norm_host(entry_host)
+            if entry_host.startswith("*."):
+                if name.endswith(entry_host[1:]):
+                    return True
+                continue
+            entry_ip = parse_ip_host(entry_host) if ip is not None else None
+            if name == entry_host or (ip is not None and entry_ip == ip):
+                return True
+        return False
+
+    def vet(self, url: str | httpx.URL) -> Target:
+        """Check one hop; raise :class:`FetchRefused` naming the reason."""
+        raw = str(url).strip()
+        try:
+            split = urlsplit(raw)
+            explicit_port = split.port
+        except ValueError as exc:
+            raise FetchRefused(f"invalid URL: {exc}") from None
+        scheme = split.scheme.lower()
+        if scheme not in ALLOWED_SCHEMES:
+            given = f"{scheme}:" if scheme else repr(raw[:100])
+            raise FetchRefused(f"only http:// and https:// URLs can be fetched, not {given}")
+        name = _norm_host(split.hostname or "")
+        if not name:
+            raise FetchRefused("URL has no host")
+        port = explicit_port or (443 if scheme == "https" else 80)
+        trusted = self.is_trusted(name, port)
+        literal = parse_ip_host(name)
+        if not trusted:
+            if name in METADATA_HOSTS:
+                raise FetchRefused(f"refused cloud metadata host {name}")
+            if literal is not None:
+                why = refusal_reason(literal)
+                if why:
+                    raise FetchRefused(f"refused {why} address {literal} (host {name})")
+        try:
+            parsed = httpx.URL(raw)
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise FetchRefused(f"invalid URL: {exc}") from None
+        if literal is not None:
+            return Target(parsed, name, port, (str(literal),), trusted)
+        try:
+            addresses = self._resolve(name, port)
+        except (OSError, UnicodeError) as exc:
+            raise FetchRefused(f"cannot resolve host {name!r} ({exc})") from None
+        if not addresses:
+            raise FetchRefused(f"cannot resolve host {name!r}")
+        if not trusted:
+            for addr in addresses:
+                why = refusal_reason(ipaddress.ip_address(addr))
+                if why:
+                    raise FetchRefused(f"refused {why} address {addr} ({name} resolves to it)")
+        return Target(parsed, name, port, tuple(addresses), trusted)
+
+
+# Formats that are documents rather than pages (HTML and text stay web_fetch's own path).
+DOCUMENT_FORMATS = frozenset({"pdf", "docx", "pptx", "odt", "epub"})
+VAGUE_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"})
+
+DocumentReader = Callable[..., Document]
+
+
+class DocumentOptions(TypedDict, total=False):
+    """How :func:`document_result` reads a document, when not as usual: another reader, and
+    who is given the whole document read (the library)."""
+
+    reader: DocumentReader
+    seen: Callable[[Document], None] | None
+
+
+def url_name(url: str) -> str:
+    """The file name at the end of a URL's path (``/papers/a%20b.pdf`` -> ``a b.pdf``)."""
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return ""
+    return PurePosixPath(unquote(path)).name
+
+
+def is_document(media_type: str, url: str, head: bytes = b"") -> bool:
+    """Whether a response is a document: by its bytes when they are there, else by its
+    media type, else (a vague type) by the extension of the URL's path."""
+    if head:
+        return guess_format(url_name(url), media_type, head) in DOCUMENT_FORMATS
+    vague = media_type in VAGUE_TYPES
+    return declared_format(url_name(url) if vague else "", media_type) in DOCUMENT_FORMATS
+
+
+def document_result(
+    url: str,
+    body: bytes,
+    media_type: str,
+    question: str,
+    budget_chars: int,
+    cfg: DocumentsSettings,
+    deadline: float,
+    cancel: threading.Event | None,
+    reader: DocumentReader = read_document,
+    seen: Callable[[Document], None] | None = None,
+) -> tuple[str, dict[str, Any]]:  # the text, and the data for ToolResult.data
+    """The text the model reads of a fetched document and the data kept beside it
+    (``seen``: given the whole document read, for the library)."""
+    try:
+        document = reader(
+            body,
+            cfg,
+            name=url_name(url),
+            media_type=media_type,
+            deadline=deadline,
+            cancel=cancel,
+        )
+    except DocumentUnreadable as exc:
+        if exc.reason == "timeout":
+            raise TimeoutError from None  # web_fetch's own "fetch timeout after Ns"
+        if exc.reason == "cancelled":
+            raise ToolError(f"fetch cancelled: {url}") from None
+        raise ToolError(f"fetch error: {exc.message}", fix=exc.fix) from None
+    if seen is not None:
+        seen(document)
+    note = document_note(document, url)
+    passages = pick_passages(document, question, max(budget_chars - len(note) - 1, 200))
+    shown = sorted({p.page for p in passages})
+    body_text = render_passages(passages, document.unit) or _nothing(document)
+    data: dict[str, Any] = {  # ToolResult.data: what the model was shown of the document
+        "document": {
+            "format": document.format,
+            "title": document.title,
+            "unit": document.unit,
+            "pages": document.page_count,
+            "pages_shown": shown,
+            "no_text_pages": list(document.no_text_pages),
+            "ocr_pages": list(document.ocr_pages),
+            "notes": list(document.notes),
+        },
+        "page_links": {str(page): page_link(url, page) for page in shown},
+        "chars": document.chars,
+        "chars_shown": sum(len(p.text) for p in passages),
+        "passages_shown": len(passages),
+        "extraction": f"document:{document.format}",
+    }
+    return f"{note}\n{body_text}", data
+
+
+def _nothing(document: Document) -> str:
+    """What the model reads of a document with no text at all (a scan, OCR off)."""
+    return " ".join(["(The document has no text layer.)", *document.notes])
+
+
+class LibraryKeeper:
+    """``web_fetch``'s keeper: which reads to keep, and keeping them."""
+
+    def __init__(self, settings: Settings, library: ReadingLibrary | None = None) -> None:
+        self.settings = settings
+        self._library = library
+
+    @property
+    def library(self) -> ReadingLibrary | None:
+        """The process's library over the settings' folder (opened on first use)."""
+        if self._library is None and self.settings.system.data_dir is not None:
+            self._library = ReadingLibrary.shared(self.settings)
+        return self._library
+
+    def wants(self, ctx: ToolContext | None) -> bool:
+        library = self.library
+        if ctx is None or library is None:
+            return False
+        mode = library.keep_mode(ctx.session_id)
+        return mode == "all" or (mode == "research" and ctx.purpose == "research")
+
+    def keep(self, fetched: Fetched, ctx: ToolContext | None) -> None:
+        if ctx is None or self.library is None or not self.wants(ctx):
+            return
+        if ctx.purpose == "research":
+            reader = Reader("research", run_id=ctx.session_id, owner=ctx.owner)
+        else:
+            reader = Reader(
+                "chat", session_id=ctx.session_id, owner=ctx.owner, query_id=ctx.query_id
+            )
+        self.library.keep(fetched, reader)
+
 
 log = logging.getLogger(__name__)
 # What the model is told about it: written here only (generator.tools may tune it).
@@ -272,7 +658,7 @@ class WebFetch:
         num_ctx: int = 32000,
         pool: WorkerPool = POOL,
         documents: DocumentsSettings | None = None,
-        read_document: Reader | None = None,
+        read_document: DocumentReader | None = None,
     ):
         self.cfg = cfg
         self.documents = documents or DocumentsSettings()
