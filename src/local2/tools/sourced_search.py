@@ -47,6 +47,7 @@ from local2.tools.scholarly import (
     apply_scope,
     date_span,
     from_web_hit,
+    outside_window,
     scholarly_provider,
 )
 
@@ -245,15 +246,8 @@ class SourcedSearch:
 def dated_outside(published: str | None, scope: Scope) -> str | None:
     """Why a page its own metadata dates ``published`` is outside ``scope``'s window, in
     words, or ``None`` (inside, or undated: nothing dates it outside)."""
-    span = date_span(published)
-    if span is None:
-        return None
-    first, last = span
-    if scope.since and last < scope.since:
-        return f"the page says it was published {published}, before {scope.since.isoformat()}"
-    if scope.until and first > scope.until:
-        return f"the page says it was published {published}, after {scope.until.isoformat()}"
-    return None
+    why = outside_window(published, scope)
+    return f"the page says it was {why}" if why else None
 
 
 OUT_OF_SCOPE = "out of scope"  # how a page left out for its date begins, in the event log

@@ -19,18 +19,11 @@ import gradio as gr
 
 from local2.service import Agent
 from local2.ui._base import UIPart
+from local2.ui._research_tab import SCHOLARLY
 from local2.ui._session_state import browser_secret
 
-SOURCES = [
-    ("The web", "web"),
-    ("My library", "library"),
-    ("arXiv", "arxiv"),
-    ("PubMed", "pubmed"),
-    ("Semantic Scholar", "semantic_scholar"),
-    ("OpenAlex (needs a key)", "openalex"),
-    ("Crossref", "crossref"),
-    ("Wikipedia", "wikipedia"),
-]
+# the scholarly sources named as the Research tab names them
+SOURCES = [("The web", "web"), ("My library", "library"), *SCHOLARLY]
 _LABELS = {name: label.split(" (")[0] for label, name in SOURCES}
 TITLE = "Where web search looks"
 

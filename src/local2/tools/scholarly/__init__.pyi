@@ -16,6 +16,7 @@ from .scope import Scope as Scope
 from .scope import Scoped as Scoped
 from .scope import apply_scope as apply_scope
 from .scope import outside as outside
+from .scope import outside_window as outside_window
 from .scope import parse_day as parse_day
 from .scope import parse_scope as parse_scope
 from .settings import ScholarlySettings as ScholarlySettings
@@ -38,6 +39,7 @@ __all__ = [
     "date_span",
     "from_web_hit",
     "outside",
+    "outside_window",
     "parse_day",
     "parse_scope",
     "parse_sources",

@@ -222,7 +222,13 @@ def outside(hit: SearchHit, scope: Scope) -> str | None:
             return f"on {excluded}, which is excluded"
     if scope.domains and not any(on_domain(h, scope.domains) for h in hosts):
         return f"on {hosts[0] if hosts else 'no domain'}, not one of {', '.join(scope.domains)}"
-    published = hit.published if isinstance(hit, ScholarlyHit) else None
+    return outside_window(hit.published if isinstance(hit, ScholarlyHit) else None, scope)
+
+
+def outside_window(published: str | None, scope: Scope) -> str | None:
+    """Why what is dated ``published`` falls outside ``scope``'s window, in words
+    ("published 2019-04-02, before 2024-01-01"), or ``None`` (inside, or undated: nothing
+    dates it outside)."""
     span = date_span(published)
     if span is None:
         return None
