@@ -622,7 +622,10 @@ def test_a_subscribed_report_is_told_updated_until_its_run_is_done(
     done, run_updates, text, document_updates, documents = anyio.run(followed)
     assert done["status"] == "done" and text == done["report"]
     assert run_updates and set(run_updates) == {done["resource"]}
-    assert document_updates == [documents["kept"]]
+    # the run may still be told once more (its grade lands after the report), never a document
+    # it did not subscribe to
+    assert set(document_updates) - set(documents.values()) <= {done["resource"]}
+    assert [u for u in document_updates if u in documents.values()] == [documents["kept"]]
 
 
 def test_a_2026_client_hears_changes_on_its_listen_stream(served: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ host is the control: it must load, proving the browser would have fetched the ot
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -131,11 +132,14 @@ def test_planted_images_frames_css_and_prefetch_cause_no_request(
         wait_text(page, "#local2-chat", "MARKER-ANSWER")
         wait_text(page, "#local2-chat", "Critic: 2/5")  # graded; the section may be open or not
         page.locator("#local2-chat [role=button]").filter(has_text="Thinking").first.click()
-        for _ in range(5):  # a grade's redraw may close the section again: open it till shown
+        # a grade's redraw may close the section again: open it till shown (a loaded machine
+        # redraws late, so by time, not by a count of tries)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
             if "MARKER-CRITIC" in page.inner_text("#local2-chat"):
                 break
             page.locator("#local2-chat [role=button]").filter(has_text="Critic").first.click()
-            page.wait_for_timeout(500)
+            page.wait_for_timeout(1000)
         wait_text(page, "#local2-chat", "MARKER-CRITIC")
         wait_text(page, "#local2-chat", "Thinking about it.")
         page.wait_for_function(
