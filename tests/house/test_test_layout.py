@@ -25,7 +25,7 @@ def feature_folders() -> list[Path]:
 
 
 @functools.cache
-def tests_modules() -> list[Path]:
+def modules_of_the_tests() -> list[Path]:
     """Every module of the tests (test modules, conftests, helpers, the kit)."""
     return sorted(p for p in TESTS.rglob("*.py") if "fixtures" not in p.relative_to(TESTS).parts)
 
@@ -67,7 +67,7 @@ def test_no_test_module_imports_another_test_module_or_a_conftest() -> None:
     helper moves to a helpers module, a fixture to a conftest (pytest gives it by name)."""
     reaching = [
         f"{path.relative_to(ROOT)}:{line}: {file.relative_to(ROOT)}"
-        for path in tests_modules()
+        for path in modules_of_the_tests()
         for line, file in imported_files(path)
         if is_test_module(file)
     ]
