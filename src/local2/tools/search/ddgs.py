@@ -18,7 +18,7 @@ from local2.tools._search import (
     register_provider,
     search_timeout,
 )
-from local2.tools.search_failures import (
+from local2.tools._search_failures import (
     RATE_FIX,
     cannot_connect,
     detail_of,

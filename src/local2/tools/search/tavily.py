@@ -18,7 +18,7 @@ from local2.tools._search import (
     tavily_params,
     when_key_set,
 )
-from local2.tools.search_failures import cannot_connect, detail_of, unavailable
+from local2.tools._search_failures import cannot_connect, detail_of, unavailable
 
 KEY_ENV = "TAVILY_API_KEY"
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from local2.retrieval import Bm25, split_passages, terms
-from local2.tools.corpus.documents import CorpusDocument, corpus_name, load_documents, signature
-from local2.tools.corpus.urls import corpus_url
+from local2.tools._corpus.documents import CorpusDocument, corpus_name, load_documents, signature
+from local2.tools._corpus.urls import corpus_url
 
 if TYPE_CHECKING:
     import numpy as np
