@@ -23,6 +23,7 @@ from local2.documents import (
     fast_text,
     published_date,
 )
+from local2.retrieval import bm25_scores
 from local2.tools._passages import focus
 
 EMPTY_TEXT = "(no readable text found on this page)"
@@ -85,9 +86,9 @@ def page_job(header: Mapping[str, Any], body: bytes, limit: Limiter | None = Non
 
 
 def _warm() -> None:
-    import trafilatura  # noqa: F401  (paid once, before the first page)
-
-    from local2.retrieval import bm25_scores
+    # In the worker, paid once before the first page: trafilatura is about 0.3 s of imports
+    # (python -X importtime), which the server, importing this module for POOL, does not pay.
+    import trafilatura  # noqa: F401
 
     bm25_scores([["warm"]], ["warm"], k1=1.2, b=0.75)  # BM25's imports (numpy), paid once too
 

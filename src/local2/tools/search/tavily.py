@@ -39,6 +39,8 @@ class TavilyProvider:
         self.search_depth = search_depth
 
     def search(self, query: str, max_results: int) -> list[SearchHit]:
+        # With the first search, not here: the settings import this module to learn its
+        # keys, and tavily with requests is about 0.2 s of imports (python -X importtime).
         import requests
         from tavily import TavilyClient, errors
 
