@@ -215,7 +215,8 @@ def test_private_part_names_the_owning_package() -> None:
 # packages use is the face alone. A package joins this list when its modules are renamed
 # (contracts, graph, memory and research keep a public module or more for now); only
 # what runs a package as a program stays public (``cli/__main__.py``: ``python -m
-# local2.cli``).
+# local2.cli``). A package's folders are held above (``ALL_PRIVATE``, ``PLUG_IN_FOLDERS``:
+# ``tools/search/``, the search providers' plug-in folder, is the one public folder).
 PRIVATE_MODULES = [
     "arena",
     "bounded",
