@@ -38,7 +38,7 @@ from typing import Any
 
 from local2.evals import load_set, set_path
 from local2.retrieval import bm25_scores, terms
-from local2.tools.corpus import CorpusDocument, CorpusIndex
+from local2.tools._corpus import CorpusDocument, CorpusIndex
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 

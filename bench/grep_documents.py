@@ -21,11 +21,11 @@ from pathlib import Path
 
 from folder_index import Counting, make_folder
 
+import local2.tools._file_grep as file_grep
 from local2.config import Settings, load_settings
 from local2.files import Folders
-from local2.tools import file_grep
 from local2.tools._base import ToolContext
-from local2.tools.files import file_tools
+from local2.tools._files import file_tools
 
 PATTERN = r"harbour \w+ bell"
 CTX = ToolContext(session_id="bench", query_id="bench")

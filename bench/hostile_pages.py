@@ -77,7 +77,7 @@ class MeasuredPool(WorkerPool):
     """
 
     def __init__(self) -> None:
-        super().__init__("local2.tools.extract_worker", "page extraction")
+        super().__init__("local2.tools._extract_worker", "page extraction")
         self.peak_mb: float | None = None
         self.polled_mb = 0.0
         self._polling = threading.Event()

@@ -38,7 +38,7 @@ from pathlib import Path
 from local2.config import load_settings
 from local2.contracts.approval import nobody
 from local2.service.agent import Agent
-from local2.tools.trust import effects_of
+from local2.tools._trust import effects_of
 from local2_testkit.obeying import images, instructions
 from local2_testkit.ollama_server import FakeOllama, ObeyingBrain
 from local2_testkit.sites import Site

@@ -32,8 +32,8 @@ from page_text_pairs import PAIRS
 from local2.config._schema import WebFetchSettings
 from local2.documents import truncate_paragraphs
 from local2.tools._base import ToolContext
+from local2.tools._passages import focus
 from local2.tools._web_fetch import WebFetch
-from local2.tools.passages import focus
 from local2_testkit.results import extracted_text
 from local2_testkit.web_server import LocalServer, send
 

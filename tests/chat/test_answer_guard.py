@@ -23,8 +23,8 @@ from local2.models._scripted import ScriptedChatModel, reply
 from local2.models._toolcalls import describe_tools, repair_message
 from local2.service.agent import Agent
 from local2.tools._base import Tool
-from local2.tools.memory_tools import save_extract
-from local2.tools.web import SEARCH_CUE, fetch_extract, search_extract
+from local2.tools._memory_tools import save_extract
+from local2.tools._web import SEARCH_CUE, fetch_extract, search_extract
 from tests.kit.helpers import make_settings, tool_schemas
 
 SCHEMAS = tool_schemas()

@@ -14,7 +14,7 @@ from local2.config import DocumentsSettings
 from local2.documents import Document, read_document
 from local2.files import FileIndex, Folders
 from local2.tools._base import Tool, ToolContext, ToolResult
-from local2.tools.files import file_tools
+from local2.tools._files import file_tools
 from local2_testkit import documents as samples
 from tests.kit.helpers import make_settings
 

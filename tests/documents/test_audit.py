@@ -26,7 +26,7 @@ from local2.storage._audit_log import (
     show_run,
     write_audit,
 )
-from local2.tools.files import file_tools
+from local2.tools._files import file_tools
 from tests.kit.helpers import make_settings
 
 FAKE_OPENAI = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2"

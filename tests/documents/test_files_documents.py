@@ -205,7 +205,7 @@ def test_index_alone_opens_chroma_only_when_asked(tmp_path: Path) -> None:
 def test_the_document_tools_are_read_only_and_say_what_they_return(tmp_path: Path) -> None:
     """What research plans steps over: every tool that reads documents declares it only
     reads, whose text it returns, and whether it returns content or merely names files."""
-    from local2.tools.registry import default_tools
+    from local2.tools._registry import default_tools
 
     settings, folders, _, _ = setup(tmp_path)
     tools = {t.name: t for t in default_tools(settings, None, folders=folders, mcp=False)}

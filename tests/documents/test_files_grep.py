@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+import local2.tools._file_grep as file_grep
 from local2.config import DocumentsSettings, Settings
 from local2.critic._critic import grounding_flags
 from local2.documents import read_document
@@ -21,9 +22,8 @@ from local2.files import Folders, file_id
 from local2.graph._answer import UNTRUSTED_NOTE
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools import file_grep
 from local2.tools._base import Tool, ToolContext
-from local2.tools.files import file_tools
+from local2.tools._files import file_tools
 from local2_testkit import documents as samples
 from local2_testkit import hostile_documents as hostile
 from tests.documents.helpers import (

@@ -16,7 +16,7 @@ from local2.files._sandbox import (
     PATH_DENIED,
     Sandbox,
 )
-from local2.tools.registry import default_tools
+from local2.tools._registry import default_tools
 from tests.kit.helpers import make_settings
 
 EXTS = [".md", ".txt", ".json", ".csv", ".py", ".yaml"]

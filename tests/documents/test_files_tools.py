@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+import local2.tools._file_grep as file_grep
 from local2.critic._critic import grounding_flags
 from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
-from local2.tools import file_grep
 from local2.tools._base import Tool, ToolContext, ToolResult
-from local2.tools.files import file_tools
+from local2.tools._files import file_tools
 from tests.kit.helpers import local2, make_settings
 
 CTX = ToolContext(session_id="s", query_id="q")

@@ -15,8 +15,8 @@ from local2.graph._answer import UNTRUSTED_NOTE
 from local2.library import ReadingLibrary
 from local2.service.agent import Agent
 from local2.tools._base import ToolContext
+from local2.tools._library_tools import SearchLibrary
 from local2.tools._web_fetch import LibraryKeeper, WebFetch
-from local2.tools.library_tools import SearchLibrary
 from local2_testkit import documents as samples
 from local2_testkit.brains import Reply
 from local2_testkit.ollama_server import FakeOllama, ScriptBrain

@@ -9,7 +9,7 @@ import pytest
 from local2.documents._extract import GAP
 from local2.retrieval._relevance import MAX_PASSAGE, bm25_scores, split_passages
 from local2.retrieval._text import terms
-from local2.tools.passages import focus
+from local2.tools._passages import focus
 
 WORD_LIST = "harbour bridge council vote repair ferry deck pivot engineer storm season boat"
 WORDS = WORD_LIST.split()

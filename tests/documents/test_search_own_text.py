@@ -25,7 +25,7 @@ from local2.contracts._people import Person
 from local2.files import FileIndex, Folders, SearchHit
 from local2.memory._embedders import LexicalEmbedder
 from local2.service.desks._search import Searcher, open_searcher
-from local2.tools.files import hit_line
+from local2.tools._files import hit_line
 from local2_testkit import documents as samples
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.kit.helpers import local2, make_settings

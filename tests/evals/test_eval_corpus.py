@@ -16,7 +16,7 @@ from local2.config._schema import ToolsSettings
 from local2.errors import EvalFileError, SettingsError, ToolError
 from local2.research._plan import check_plan, parse_plan
 from local2.tools._base import ToolContext
-from local2.tools.corpus import (
+from local2.tools._corpus import (
     CorpusDocument,
     CorpusIndex,
     corpus_name,
@@ -27,9 +27,9 @@ from local2.tools.corpus import (
     parse_corpus_url,
     write_documents,
 )
-from local2.tools.corpus.serve import OFFLINE_REFUSAL
-from local2.tools.trust import review
-from local2.tools.web import web_tools
+from local2.tools._corpus.serve import OFFLINE_REFUSAL
+from local2.tools._trust import review
+from local2.tools._web import web_tools
 from local2_testkit.results import web_steps
 from tests.kit.helpers import make_settings
 
@@ -199,7 +199,7 @@ def test_the_same_query_gives_the_same_hits_in_another_process(tmp_path: Path) -
     ]
     path = write_documents(docs, tmp_path / "c.jsonl")
     script = (
-        "import json,sys; from pathlib import Path; from local2.tools.corpus import open_corpus;"
+        "import json,sys; from pathlib import Path; from local2.tools._corpus import open_corpus;"
         "ix=open_corpus(Path(sys.argv[1]));"
         "print(json.dumps([[h.document.id, h.score] for q in ('harbour mill', 'tide keeper salt',"
         " 'oats') for h in ix.search(q, 8)]))"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import datetime as dt
 
 from local2.evals import Reached, diagnose, evidence_recall, reached_from_turn
+from local2.tools._passages import focus
 from local2.tools._search import SearchHit, format_hits
-from local2.tools.passages import focus
 
 GOLD = "The Saltmere Tidal Mill was built in 1781 to a design by the engineer Tamsin Greve."
 OTHER = "Tamsin Greve was born in Harrowby, the daughter of a millwright."

@@ -20,7 +20,7 @@ from local2.evals import (
     select,
     set_path,
 )
-from local2.tools.corpus import CorpusIndex
+from local2.tools._corpus import CorpusIndex
 
 SIMPLEQA_HEADER = "metadata,problem,answer\n"
 SIMPLEQA_ROW = (

@@ -146,7 +146,7 @@ def _imports_across_packages() -> list[tuple[str, list[str], list[str]]]:
 
 
 def test_imports_across_packages_go_through_their_faces() -> None:
-    """``from local2.tools import web_tools``, never ``from local2.tools.web import
+    """``from local2.tools import web_tools``, never ``from local2.tools._web import
     web_tools``, outside ``tools/`` (inside a package imports are free): what another package
     uses is declared in its face, and mypy reads it there as the real type (each face itself
     is held by ``tests/house/test_exported_members.py``)."""

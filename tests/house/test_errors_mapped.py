@@ -25,7 +25,7 @@ NOT_IMPORTED = {"local2.platform.graph", "local2.cli.__main__"}
 INTERNAL = {
     "local2.bounded._workers.OverBudget": "a bounded worker's own timer, caught inside its job",
     "local2.tools._web_fetch._Cancelled": "a cancelled download, turned into a ToolError",
-    "local2.tools.file_grep._OutOfTime": "grep's budget spent, turned into a note in its result",
+    "local2.tools._file_grep._OutOfTime": "grep's budget spent, turned into a note in its result",
 }
 # Errors one surface raises for itself, which no other surface can meet.
 SURFACE_ONLY = {"local2.ui._sign_in.SignedOut"}

@@ -82,7 +82,14 @@ ALL_PRIVATE = (
     "local2.storage",
     "local2.service.chat",
     "local2.service.research",
+    "local2.tools",
 )
+# The one public folder among the private ones: ``tools/search/`` is the search providers'
+# plug-in folder, the extension point docs/architecture.md ("A web search provider") names.
+# A provider is one file there, which the settings import by that package's name
+# (``local2.config._search_registry.PROVIDERS_PACKAGE``), so its name and its modules' names
+# are public; every other folder of a merged package is private (``tools/_corpus/``).
+PLUG_IN_FOLDERS = {"local2.tools": ("search",)}
 
 
 def test_there_are_faces_to_check() -> None:
@@ -98,6 +105,26 @@ def test_a_merged_package_has_only_private_modules(package: str) -> None:
     modules = sorted(path.name for path in folder.glob("*.py"))
     assert "__init__.py" in modules  # the folder is there: the check below is not vacuous
     assert [name for name in modules if not name.startswith("_")] == []
+    folders = sorted(
+        path.parent.name
+        for path in folder.glob("*/__init__.py")
+        if not path.parent.name.startswith("_")
+    )
+    assert folders == sorted(PLUG_IN_FOLDERS.get(package, ()))
+
+
+def test_the_plug_in_folders_are_there() -> None:
+    """A plug-in folder moved or renamed fails here, not silently (the check above would
+    then pass with one public folder fewer)."""
+    from local2.config._search_registry import PROVIDERS_PACKAGE
+
+    assert PROVIDERS_PACKAGE == "local2.tools.search"
+    for package, folders in PLUG_IN_FOLDERS.items():
+        root = PACKAGE.parent.joinpath(*package.split("."))
+        for name in folders:
+            plug_ins = [p for p in (root / name).glob("*.py") if p.name != "__init__.py"]
+            assert plug_ins, f"{package}.{name}: no plug-in there"
+            assert [p.name for p in plug_ins if p.name.startswith("_")] == []
 
 
 @pytest.mark.parametrize("init", FACES, ids=package_name)
@@ -186,9 +213,10 @@ def test_private_part_names_the_owning_package() -> None:
 
 # The packages whose every module is private (``_modules``, as httpx spells it): what other
 # packages use is the face alone. A package joins this list when its modules are renamed
-# (contracts, graph, memory, research and tools keep a public module or more for now); only
+# (contracts, graph, memory and research keep a public module or more for now); only
 # what runs a package as a program stays public (``cli/__main__.py``: ``python -m
-# local2.cli``).
+# local2.cli``). A package's folders are held above (``ALL_PRIVATE``, ``PLUG_IN_FOLDERS``:
+# ``tools/search/``, the search providers' plug-in folder, is the one public folder).
 PRIVATE_MODULES = [
     "arena",
     "bounded",
@@ -207,6 +235,7 @@ PRIVATE_MODULES = [
     "service.evals",
     "service.research",
     "service.watches",
+    "tools",
     "cli",
     "config",
     "http",

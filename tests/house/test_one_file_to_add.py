@@ -26,8 +26,8 @@ from local2.models._scripted import ScriptedChatModel
 from local2.service.agent import Agent
 from local2.service.doctor import _search_check
 from local2.tools import provider_specs, unregister_provider, unregister_tools
+from local2.tools._registry import default_tools
 from local2.tools._search import auto_reasons, make_chain
-from local2.tools.registry import default_tools
 from tests.kit.helpers import make_settings
 
 ROOT = Path(__file__).resolve().parents[2]

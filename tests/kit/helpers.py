@@ -87,10 +87,10 @@ def bearer_clients(
 def tool_schemas() -> dict[str, dict[str, Any]]:
     """Every shipped tool's parameters by name: what the model is told (each tool declares
     its schema beside its code, so the modules that declare them are imported here)."""
-    import local2.tools.files
-    import local2.tools.library_tools
-    import local2.tools.memory_tools
-    import local2.tools.web  # noqa: F401
+    import local2.tools._files
+    import local2.tools._library_tools
+    import local2.tools._memory_tools
+    import local2.tools._web  # noqa: F401
     from local2.tools._base import declared_tools
 
     return {name: schema.parameters for name, schema in declared_tools().items()}

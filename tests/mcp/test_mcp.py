@@ -18,7 +18,7 @@ from local2.config._schema import McpServer
 from local2.errors import ToolError
 from local2.ports import free_port
 from local2.tools._base import Tool, ToolContext
-from local2.tools.mcp import (
+from local2.tools._mcp import (
     MAX_NAME,
     McpServerStatus,
     load_mcp_tools,

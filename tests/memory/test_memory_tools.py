@@ -20,7 +20,7 @@ from local2.memory._embedders import LexicalEmbedder, OllamaEmbedder
 from local2.memory._shelf import open_memory
 from local2.memory._store import EngramStore
 from local2.tools._base import ToolContext, ToolResult
-from local2.tools.memory_tools import humanize_age, memory_tools
+from local2.tools._memory_tools import humanize_age, memory_tools
 from local2_testkit.ollama_server import FakeOllama
 
 CTX = ToolContext(session_id="s1", query_id="q-now")

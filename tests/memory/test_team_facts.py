@@ -37,7 +37,7 @@ from local2.service.agent import Agent
 from local2.service.desks._memory import MemoryDesk
 from local2.storage._people import check_name
 from local2.tools._base import ToolContext
-from local2.tools.memory_tools import memory_tools
+from local2.tools._memory_tools import memory_tools
 from local2_testkit.brains import Reply, RuleBrain, message_text, tool_names
 from local2_testkit.ollama_server import FakeOllama
 from tests.kit.helpers import bearer_clients, local2

@@ -42,7 +42,7 @@ from local2.memory._shelf import MemoryShelf
 from local2.memory._store import EngramStore
 from local2.service.agent import Agent
 from local2.tools._base import ToolContext
-from local2.tools.memory_tools import memory_tools
+from local2.tools._memory_tools import memory_tools
 from local2_testkit.ollama_server import FakeOllama, RuleBrain
 from tests.kit.helpers import bearer_clients, make_settings
 from tests.kit.served import Served

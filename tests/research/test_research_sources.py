@@ -207,8 +207,8 @@ SLEEPY = "Slow-wave sleep consolidates declarative memory in adults."
 def test_each_engine_reads_the_window_its_own_way() -> None:
     from datetime import date
 
+    from local2.tools._scholarly import parse_scope
     from local2.tools._search import brave_params, ddgs_params, searxng_params, tavily_params
-    from local2.tools.scholarly import parse_scope
 
     today = date(2026, 12, 8)
     month = parse_scope("past month", today=today)

@@ -17,7 +17,7 @@ from local2.research._plan import check_plan, parse_plan, plan_schema
 from local2.research._state import StepTools, step_catalog
 from local2.service.research._research import Research
 from local2.tools._base import Tool, ToolContext
-from local2.tools.files import file_tools
+from local2.tools._files import file_tools
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
 from local2_testkit.results import web_steps

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from local2.contracts import CitedSource, SourceMeta, web_meta
-from local2.tools.scholarly.hit import ScholarlyHit
+from local2.tools._scholarly.hit import ScholarlyHit
 
 READ_AT = datetime(2025, 3, 1, 12, 0, tzinfo=UTC).timestamp()
 

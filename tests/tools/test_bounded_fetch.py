@@ -23,8 +23,8 @@ from local2.errors import ToolError
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools._base import Tool, ToolContext
+from local2.tools._extract_worker import POOL
 from local2.tools._web_fetch import WebFetch
-from local2.tools.extract_worker import POOL
 from local2_testkit.rss import peak_rss
 from local2_testkit.web_server import LocalServer, gzip_bomb, send, send_encoded
 from tests.kit.helpers import make_settings

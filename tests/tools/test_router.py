@@ -8,10 +8,10 @@ import re
 import pytest
 
 from local2.tools._base import Tool
-from local2.tools.files import SEARCH_FILES_CUE
-from local2.tools.memory_tools import RECALL_CUE, SAVE_CUE
-from local2.tools.routing import route
-from local2.tools.web import FETCH_CUE, SEARCH_CUE
+from local2.tools._files import SEARCH_FILES_CUE
+from local2.tools._memory_tools import RECALL_CUE, SAVE_CUE
+from local2.tools._routing import route
+from local2.tools._web import FETCH_CUE, SEARCH_CUE
 
 ALL = ("web_search", "web_fetch", "recall_memory", "save_memory")
 CUES = {

@@ -14,8 +14,8 @@ import pytest
 from pydantic import ValidationError
 
 from local2.errors import ToolError
-from local2.tools.scholarly.client import Answer, ApiClient, Malformed
-from local2.tools.scholarly.settings import (
+from local2.tools._scholarly.client import Answer, ApiClient, Malformed
+from local2.tools._scholarly.settings import (
     ArxivSettings,
     ScholarlySettings,
     SemanticScholarSettings,

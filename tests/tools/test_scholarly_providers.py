@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from local2.errors import InvalidInput, ToolError
-from local2.tools.scholarly.base import PagedProvider
-from local2.tools.scholarly.crossref import CrossrefProvider
-from local2.tools.scholarly.hit import ScholarlyHit
-from local2.tools.scholarly.named import KNOWN_SOURCES, parse_sources, scholarly_provider
-from local2.tools.scholarly.scope import parse_scope
-from local2.tools.scholarly.settings import (
+from local2.tools._scholarly.base import PagedProvider
+from local2.tools._scholarly.crossref import CrossrefProvider
+from local2.tools._scholarly.hit import ScholarlyHit
+from local2.tools._scholarly.named import KNOWN_SOURCES, parse_sources, scholarly_provider
+from local2.tools._scholarly.scope import parse_scope
+from local2.tools._scholarly.settings import (
     ArxivSettings,
     CrossrefSettings,
     OpenAlexSettings,

@@ -9,9 +9,9 @@ from datetime import date
 import pytest
 
 from local2.errors import InvalidInput
+from local2.tools._scholarly.hit import ScholarlyHit, date_parts, date_span, from_web_hit, iso_date
+from local2.tools._scholarly.scope import Scope, apply_scope, outside, parse_scope
 from local2.tools._search import SearchHit
-from local2.tools.scholarly.hit import ScholarlyHit, date_parts, date_span, from_web_hit, iso_date
-from local2.tools.scholarly.scope import Scope, apply_scope, outside, parse_scope
 
 TODAY = date(2025, 3, 31)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from local2.config import load_settings
 from local2.memory._store import EngramStore
-from local2.tools.files import TOOL_NAMES as FILE_TOOLS
-from local2.tools.registry import built_in_schemas, default_tools
+from local2.tools._files import TOOL_NAMES as FILE_TOOLS
+from local2.tools._registry import built_in_schemas, default_tools
 from tests.kit.helpers import make_settings
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "local2"

@@ -19,8 +19,8 @@ from local2.critic import Critic
 from local2.models._scripted import ScriptedChatModel, reply
 from local2.service.agent import Agent
 from local2.tools._base import Tool, ToolContext
-from local2.tools.routing import Cue
-from local2.tools.web import SEARCH_CUE
+from local2.tools._routing import Cue
+from local2.tools._web import SEARCH_CUE
 from tests.kit.helpers import make_settings
 
 TIDES = "Harbour: Kelsby\nHigh water 06:12 and 18:40.\nChart: charts/kelsby.pdf"

@@ -9,7 +9,7 @@ import pytest
 
 from local2.config._schema import ToolsSettings
 from local2.tools._base import Tool
-from local2.tools.trust import normalise_url, review, turn_context
+from local2.tools._trust import normalise_url, review, turn_context
 
 NO_ARGS = {"type": "object", "properties": {}}
 

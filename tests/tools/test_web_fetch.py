@@ -501,7 +501,7 @@ def test_the_turns_question_focuses_web_fetch_in_the_graph(serve, tmp_path: Path
 
 
 def test_page_budget_is_the_chosen_backends_context(tmp_path: Path) -> None:
-    from local2.tools.web import web_tools
+    from local2.tools._web import web_tools
     from tests.kit.helpers import make_settings
 
     settings = make_settings(tmp_path)

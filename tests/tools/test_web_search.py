@@ -13,10 +13,10 @@ import pytest
 from local2.config import load_settings
 from local2.config._schema import WebSearchSettings
 from local2.errors import ToolError
+from local2.tools._registry import built_in_schemas
 from local2.tools._search import CANNED_NOTE, WebSearch
-from local2.tools.registry import built_in_schemas
+from local2.tools._web import web_tools
 from local2.tools.search.mock import DEFAULT_MOCK_RESULTS
-from local2.tools.web import web_tools
 from tests.tools.helpers import BRAVE_BODY, SEARXNG_BODY, ApiServer
 
 TODAY = dt.date(2026, 5, 31)

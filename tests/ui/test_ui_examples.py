@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from local2.tools.registry import default_tools
-from local2.tools.routing import route
+from local2.tools._registry import default_tools
+from local2.tools._routing import route
 from local2.ui._chat import EXAMPLE_PROMPT
 from tests.kit.helpers import make_settings
 

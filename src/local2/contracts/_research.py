@@ -28,7 +28,7 @@ class ResearchCall(TypedDict):
     duration_s: float
     attempts: int
     chars: int
-    # a failed search's cause (tools/search_failures.py: no_network, refused, timeout,
+    # a failed search's cause (tools/_search_failures.py: no_network, refused, timeout,
     # rejected_key...) and its fix, as the tool named them
     cause: NotRequired[str]
     fix: NotRequired[str]

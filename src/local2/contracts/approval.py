@@ -2,7 +2,7 @@
 "Trust boundaries").
 
 The ``approve`` node pauses the graph with LangGraph's ``interrupt(request)`` when a tool call
-must wait (see :mod:`local2.tools.trust`). Whoever runs the turn resumes it with
+must wait (see :mod:`local2.tools._trust`). Whoever runs the turn resumes it with
 ``Command(resume=answer(request, decision))``: the app from its Approve / Deny buttons, the
 API from ``POST /sessions/{id}/approval``, ``local2 chat`` from a prompt on the terminal.
 With no one to ask, :func:`nobody` denies, and the model is told so.

@@ -64,7 +64,7 @@ MAX_ELEMENTS = 50_000  # above this many tags trafilatura is skipped for fast_te
 
 logging.getLogger("trafilatura").setLevel(logging.ERROR)
 # The parsers are imported where used: the server only decodes and cleans, and the
-# extraction worker (``local2.tools.extract_worker``) imports them once when it starts.
+# extraction worker (``local2.tools._extract_worker``) imports them once when it starts.
 
 
 def clean_text(text: str) -> str:

@@ -687,7 +687,7 @@ def _answered(
 # ``approve``: the tool calls that need the person wait for them (docs/architecture.md, "Trust
 # boundaries").
 #
-# Which calls wait is :func:`local2.tools.trust.review`. If any do, the graph pauses here with
+# Which calls wait is :func:`local2.tools._trust.review`. If any do, the graph pauses here with
 # LangGraph's ``interrupt()`` (the checkpoint keeps the request, so the turn can be resumed
 # later, from another process, or replayed). On resume the node runs again from the top and
 # ``interrupt()`` returns the answer; refused calls are marked ``denied`` so ``dispatch_tool``

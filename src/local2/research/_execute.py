@@ -247,7 +247,7 @@ SKIPPED = "skipped: the read budget"  # how a call the budget of seconds cut off
 
 class Reason(TypedDict, total=False):
     """A failed call's cause and fix, when its tool named them, and whether no other query
-    of that tool can succeed (tools/search_failures.py, ``LASTING``)."""
+    of that tool can succeed (tools/_search_failures.py, ``LASTING``)."""
 
     cause: str
     fix: str

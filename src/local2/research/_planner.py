@@ -676,7 +676,7 @@ def fallback_detail(asked: Structured[Plan] | None) -> str:
 
 # A search no other query can cure. When a step's search failed and every provider it tried
 # failed for a lasting cause (no network, a refused connection, a rejected key:
-# ``ToolError.data["lasting"]``, tools/search_failures.py), any other words would fail the
+# ``ToolError.data["lasting"]``, tools/_search_failures.py), any other words would fail the
 # same way, and asking the model for another plan only costs its replies (tens of seconds
 # each on a small model). So ``replan`` plans only the report (with no source, the
 # ``no_sources`` notice) and ``reflect`` starts no new round; failures that may pass (a

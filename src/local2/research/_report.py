@@ -428,7 +428,7 @@ NEXT_STEPS = {
 
 def step_outcome(step: StepRecord) -> tuple[str, str]:
     """A failed step as one kind and the fix its tool named: from the cause a failed search
-    names (``ToolError.data["cause"]``, tools/search_failures.py) where its call has one, else
+    names (``ToolError.data["cause"]``, tools/_search_failures.py) where its call has one, else
     from its error's words (a read, an empty library, a tool from before causes)."""
     for call in reversed(step.get("calls") or []):
         cause = call.get("cause")

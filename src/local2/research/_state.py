@@ -492,7 +492,7 @@ _TEXT_TYPES = ("string",)
 
 
 # What a reader of URLs reads: a web page, or a document of an offline corpus (corpus://,
-# which web_search lists and web_fetch reads with no connection: local2.tools.corpus).
+# which web_search lists and web_fetch reads with no connection: local2.tools._corpus).
 _URL = re.compile(r"(?:https?|corpus)://[^\s/]+", re.IGNORECASE)
 
 

@@ -6,7 +6,7 @@ A text is split into passages (runs of whole lines, long paragraphs at sentence 
 scored against the question with BM25, a passage next to a strong one gaining a little (a
 heading's paragraph), and the best ones that fit the budget are kept in reading order.
 Lexical scoring is light (no model in the fetch path) and measured good enough by
-``bench/page_text.py``. One picker serves a web page (``tools/passages.py: focus``), a
+``bench/page_text.py``. One picker serves a web page (``tools/_passages.py: focus``), a
 document of many pages (:func:`pick_passages`, whose passages never straddle a page and
 carry its number) and a search hit (:func:`best_passage`: the part of a chunk that answers).
 

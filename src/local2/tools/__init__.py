@@ -1,5 +1,5 @@
 """The tools the model may call: each one carries its schema, its description (from
-``generator.yaml``) and what else is known about it; :mod:`.registry` lists the defaults."""
+``generator.yaml``) and what else is known about it; :mod:`._registry` lists the defaults."""
 
 import lazy_loader as lazy
 

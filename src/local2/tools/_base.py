@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from local2.config import Settings, ToolSchema
-    from local2.tools.fallback import Extract
+    from local2.tools._fallback import Extract
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ Evidence = Literal["content", "listing"]
 @dataclass(frozen=True)
 class Cue:
     """When a question's words alone ask for a tool, and with which arguments: the keyword
-    router (:mod:`local2.tools.routing`) for models that cannot call tools."""
+    router (:mod:`local2.tools._routing`) for models that cannot call tools."""
 
     args: Callable[[str, dt.date], dict[str, str] | None]  # (question, today) -> args or None
     rank: int = 50  # cues are tried in rank order (lower first)

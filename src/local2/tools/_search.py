@@ -19,7 +19,7 @@ Search providers: each turns a query into a list of hits, or raises ``ToolError`
 All providers raise the same strings (``search timeout after Ns``,
 ``search failed: <status>``), adding a short explanation for 401/403/429 that names the
 environment variable to check but never its value; a search that never reached its
-provider says why in the person's words (:mod:`local2.tools.search_failures`: no network,
+provider says why in the person's words (:mod:`local2.tools._search_failures`: no network,
 a refused connection), its client's own text kept for the event log only.
 
 The search providers, each registered by its own module in :mod:`local2.tools.search`.
@@ -34,7 +34,7 @@ documentation's checks read this registry, so none of them names a provider.
 
 A research run's scope pushed into the web engines' own filters, where they have them.
 
-The run's search (:mod:`local2.tools.sourced_search`) sets the scope for the one web search
+The run's search (:mod:`local2.tools._sourced_search`) sets the scope for the one web search
 it makes (:func:`searching_within`, a context variable: the engines are called in that
 thread), and each engine adds what its API reads of it: SearXNG ``time_range``, Brave
 ``freshness`` (a date range), Tavily ``start_date``/``end_date`` and its domain lists,
@@ -72,7 +72,7 @@ from local2.documents import clean_text
 from local2.errors import ToolError
 from local2.ports import tls_context
 from local2.tools._base import ToolContext, ToolResult, declare
-from local2.tools.search_failures import (
+from local2.tools._search_failures import (
     DOCTOR,
     RATE_FIX,
     bad_reply,
@@ -322,7 +322,7 @@ def answers_http(url: str) -> bool:
 
 
 class WebScope(Protocol):
-    """What the engines' filters read of a run's scope: a :class:`local2.tools.scholarly.Scope`
+    """What the engines' filters read of a run's scope: a :class:`local2.tools._scholarly.Scope`
     is one. Read by its shape, since the scope's module is above this one (its hits are this
     module's :class:`SearchHit`)."""
 
@@ -439,7 +439,7 @@ class Fallback(TypedDict):
     error: str  # in the person's words
     next: str
     detail: NotRequired[str]  # the client's own text (the event log's only)
-    cause: NotRequired[str]  # local2.tools.search_failures' name for it
+    cause: NotRequired[str]  # local2.tools._search_failures' name for it
 
 
 @dataclass

@@ -6,7 +6,7 @@ by hand and re-vetted; the body is streamed with a byte cap that also bounds dec
 (a gzip bomb is refused); and one deadline covers the whole fetch (DNS, connects,
 redirects, a server trickling one byte at a time, and extraction). The download is async
 because ``asyncio.timeout`` bounds it all, where per-read timeouts do not; extraction runs
-in a limited worker process (``extract_worker``, on :mod:`local2.bounded`) that is killed at
+in a limited worker process (``_extract_worker``, on :mod:`local2.bounded`) that is killed at
 the deadline. Either stops early when the tool call is cancelled (``ToolContext.cancel``).
 
 Long pages are cut to the passages most relevant to the question (the turn's query plus the
@@ -102,7 +102,7 @@ from local2.errors import (
 from local2.library import Fetched, Reader, ReadingLibrary
 from local2.retrieval import pick_passages
 from local2.tools._base import ToolContext, ToolResult, declare
-from local2.tools.extract_worker import POOL
+from local2.tools._extract_worker import POOL
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]

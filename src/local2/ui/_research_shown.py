@@ -53,7 +53,7 @@ ORIGINS = {
     "clarify": "the model's, after your answer",
     "followup": "for a follow-up",
 }
-# What a run that reads only the library searches and reads it with (tools/library_tools.py)
+# What a run that reads only the library searches and reads it with (tools/_library_tools.py)
 LIBRARY_TOOLS = (WEB_SEARCH, WEB_FETCH)
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from local2.config import Settings
 from local2.research import StepTools
-from local2.tools import RESULT_HEAD
-from local2.tools.web import web_tools
+from local2.tools import RESULT_HEAD, web_tools
 
 
 def extracted_text(result: str) -> str:

@@ -35,7 +35,7 @@ The library's part (:class:`RunSources`, docs/library.md): a run's sources (``we
 citations recorded on the entries it read.
 
 A run from the library gets services of its own whose ``web_search`` and ``web_fetch`` are
-the library's (:func:`local2.tools.library_tools.library_sourced`); with ``library`` no
+the library's (:func:`local2.tools._library_tools.library_sourced`); with ``library`` no
 tool that reaches outside is left, so the run opens no connection.
 """
 

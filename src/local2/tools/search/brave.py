@@ -16,7 +16,7 @@ from local2.tools._search import (
     register_provider,
     when_key_set,
 )
-from local2.tools.search_failures import unavailable
+from local2.tools._search_failures import unavailable
 
 KEY_ENV = "BRAVE_API_KEY"
 

@@ -1,4 +1,4 @@
-"""BM25 over your own documents at ``corpus_path`` (:mod:`local2.tools.corpus`); never part
+"""BM25 over your own documents at ``corpus_path`` (:mod:`local2.tools._corpus`); never part
 of ``auto``. With ``web.offline``, the only provider there is."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class CorpusSettings(ProviderSettings):
 
 def _make(cfg: WebSearchSettings, hooks: Mapping[str, Any]) -> SearchProvider:
     # The index (bm25s) loads when the corpus is chosen, not when settings learn its key.
-    from local2.tools.corpus import CorpusProvider
+    from local2.tools._corpus import CorpusProvider
 
     path = cfg.of(CorpusSettings).corpus_path
     if path is None:  # refused by the settings (CorpusSettings.needs)

@@ -18,7 +18,7 @@ from local2.tools._search import (
     register_provider,
     search_timeout,
 )
-from local2.tools.search_failures import (
+from local2.tools._search_failures import (
     RATE_FIX,
     cannot_connect,
     detail_of,
@@ -32,6 +32,8 @@ class DdgsSettings(ProviderSettings):
 
 
 def _ddgs_client(timeout_s: float) -> Any:
+    # ddgs with the first search, not here: the settings import this module to learn its
+    # keys, every command, and ddgs is about 15 ms of imports (python -X importtime).
     from ddgs import DDGS
 
     return DDGS(timeout=max(1, round(timeout_s)))
@@ -64,7 +66,7 @@ class DdgsProvider:
         self.client_factory = client_factory or _ddgs_client
 
     def search(self, query: str, max_results: int) -> list[SearchHit]:
-        try:
+        try:  # with the first search, as in _ddgs_client; a missing ddgs is told here
             from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
         except ImportError:
             raise unavailable(

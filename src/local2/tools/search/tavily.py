@@ -18,7 +18,7 @@ from local2.tools._search import (
     tavily_params,
     when_key_set,
 )
-from local2.tools.search_failures import cannot_connect, detail_of, unavailable
+from local2.tools._search_failures import cannot_connect, detail_of, unavailable
 
 KEY_ENV = "TAVILY_API_KEY"
 
@@ -39,6 +39,8 @@ class TavilyProvider:
         self.search_depth = search_depth
 
     def search(self, query: str, max_results: int) -> list[SearchHit]:
+        # With the first search, not here: the settings import this module to learn its
+        # keys, and tavily with requests is about 0.2 s of imports (python -X importtime).
         import requests
         from tavily import TavilyClient, errors
 

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 from local2.config import ToolsSettings
 from local2.contracts import DENIED, WEB_SEARCH, Preceding, WaitingCall
 from local2.tools._base import Effects, Tool
-from local2.tools.corpus import is_corpus_url
+from local2.tools._corpus import is_corpus_url
 
 SEARCH_TOOLS = frozenset({WEB_SEARCH})  # their result URLs count as given for this turn
 PREVIEW_CHARS = 600

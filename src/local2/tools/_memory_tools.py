@@ -18,8 +18,8 @@ from local2.errors import EmbeddingError, ToolError
 from local2.events import MEMORY_RECALL, MEMORY_SAVED
 from local2.memory import TEAM_KIND, EngramStore, MemoryShelf, is_local, recall_with_team
 from local2.tools._base import Tool, ToolContext, ToolResult, configured_tool, declare
-from local2.tools.fallback import SNIPPET_CHARS, cut, quoted
-from local2.tools.routing import Cue
+from local2.tools._fallback import SNIPPET_CHARS, cut, quoted
+from local2.tools._routing import Cue
 
 # What the model is told about it: written here only (generator.tools may tune it).
 RECALL_MEMORY_TOOL = declare(

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from local2.documents import pages_text
+from local2.documents import page_sections, pages_text
 from local2.errors import ToolError
 from local2.events import FILE_READ
 from local2.files import Documents, FileRef, Sandbox
@@ -89,8 +89,6 @@ def read_pages(
 
 
 def _sections(text: str) -> list[tuple[int, str]]:
-    from local2.documents import page_sections
-
     return page_sections(text)
 
 

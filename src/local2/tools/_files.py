@@ -44,9 +44,9 @@ from local2.errors import SandboxError, ToolError
 from local2.events import FILE_READ, FILE_SEARCH
 from local2.files import FileRef, FileView, Folders, Sandbox, human_size
 from local2.tools._base import Evidence, Tool, ToolContext, ToolResult, configured_tool, declare
-from local2.tools.file_grep import grep
-from local2.tools.file_pages import read_pages
-from local2.tools.routing import Cue
+from local2.tools._file_grep import grep
+from local2.tools._file_pages import read_pages
+from local2.tools._routing import Cue
 
 if TYPE_CHECKING:  # the index imports chromadb (seconds): when a search first needs it
     from local2.files import FileIndex, SearchHit

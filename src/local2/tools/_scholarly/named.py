@@ -13,15 +13,15 @@ from collections.abc import Callable, Sequence
 import httpx
 
 from local2.errors import InvalidInput
-from local2.tools.scholarly.arxiv import ArxivProvider
-from local2.tools.scholarly.base import PagedProvider
-from local2.tools.scholarly.client import SYSTEM_CLOCK, ApiClient, Clock
-from local2.tools.scholarly.crossref import CrossrefProvider
-from local2.tools.scholarly.openalex import OpenAlexProvider
-from local2.tools.scholarly.pubmed import PubmedProvider
-from local2.tools.scholarly.semantic_scholar import SemanticScholarProvider
-from local2.tools.scholarly.settings import ScholarlySettings
-from local2.tools.scholarly.wikipedia import WikipediaProvider
+from local2.tools._scholarly.arxiv import ArxivProvider
+from local2.tools._scholarly.base import PagedProvider
+from local2.tools._scholarly.client import SYSTEM_CLOCK, ApiClient, Clock
+from local2.tools._scholarly.crossref import CrossrefProvider
+from local2.tools._scholarly.openalex import OpenAlexProvider
+from local2.tools._scholarly.pubmed import PubmedProvider
+from local2.tools._scholarly.semantic_scholar import SemanticScholarProvider
+from local2.tools._scholarly.settings import ScholarlySettings
+from local2.tools._scholarly.wikipedia import WikipediaProvider
 
 SCHOLARLY_SOURCES = ("arxiv", "pubmed", "semantic_scholar", "openalex", "crossref", "wikipedia")
 RUN_SOURCES = ("web", "library")

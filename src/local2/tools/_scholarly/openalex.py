@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from local2.contracts import SourceKind
-from local2.tools.scholarly.base import (
+from local2.tools._scholarly.base import (
     Page,
     PagedProvider,
     as_dict,
@@ -22,11 +22,11 @@ from local2.tools.scholarly.base import (
     json_object,
     next_offset,
 )
-from local2.tools.scholarly.client import Answer, ApiClient, Malformed
-from local2.tools.scholarly.hit import ScholarlyHit, iso_date
-from local2.tools.scholarly.scope import Pushed, Scope
-from local2.tools.scholarly.settings import OpenAlexSettings
-from local2.tools.search_failures import unavailable
+from local2.tools._scholarly.client import Answer, ApiClient, Malformed
+from local2.tools._scholarly.hit import ScholarlyHit, iso_date
+from local2.tools._scholarly.scope import Pushed, Scope
+from local2.tools._scholarly.settings import OpenAlexSettings
+from local2.tools._search_failures import unavailable
 
 MAX_RESULTS = 10_000
 PREPRINT_TYPES = {"preprint", "posted-content"}

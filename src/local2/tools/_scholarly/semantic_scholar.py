@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from local2.tools.scholarly.base import (
+from local2.tools._scholarly.base import (
     Page,
     PagedProvider,
     as_dict,
@@ -21,10 +21,10 @@ from local2.tools.scholarly.base import (
     json_object,
     next_offset,
 )
-from local2.tools.scholarly.client import Answer, ApiClient, Malformed
-from local2.tools.scholarly.hit import ScholarlyHit, iso_date
-from local2.tools.scholarly.scope import Pushed, Scope
-from local2.tools.scholarly.settings import SemanticScholarSettings
+from local2.tools._scholarly.client import Answer, ApiClient, Malformed
+from local2.tools._scholarly.hit import ScholarlyHit, iso_date
+from local2.tools._scholarly.scope import Pushed, Scope
+from local2.tools._scholarly.settings import SemanticScholarSettings
 
 FIELDS = (
     "paperId,title,abstract,url,venue,year,publicationDate,authors,externalIds,"

@@ -27,8 +27,8 @@ import httpx
 
 from local2.errors import ToolError
 from local2.ports import tls_context
-from local2.tools.scholarly.settings import ApiSettings, ScholarlySettings
-from local2.tools.search_failures import (
+from local2.tools._scholarly.settings import ApiSettings, ScholarlySettings
+from local2.tools._search_failures import (
     DOCTOR,
     UNREACHABLE,
     bad_reply,

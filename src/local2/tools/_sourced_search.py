@@ -4,7 +4,7 @@ within what scope (``--since/--until/--domains/--exclude-domains``).
 Each chosen source is asked in turn: the run's own web search (its engines, with the
 domains pushed as ``site:`` operators, the one filter every engine reads), the library, and
 the scholarly providers (each pushes the scope into its own API's filter where it has one).
-The scope is then applied to every hit (:func:`local2.tools.scholarly.apply_scope`), so a hit
+The scope is then applied to every hit (:func:`local2.tools._scholarly.apply_scope`), so a hit
 outside it never reaches the model; an undated hit is kept and counted. A run may give its
 first round a narrower scope (``first_round``: a watch's run looks first at what appeared
 since its last one); a step of a later round searches within the run's own scope. The hits are
@@ -37,9 +37,8 @@ from local2.contracts import SourceKind, SourceMeta
 from local2.errors import ToolError
 from local2.library import ReadingLibrary
 from local2.tools._base import Tool, ToolContext, ToolFn, ToolResult, as_result, configured_tool
-from local2.tools._search import SearchHit, format_hits, searching_within
-from local2.tools.library_tools import LibrarySearch, library_sourced
-from local2.tools.scholarly import (
+from local2.tools._library_tools import LibrarySearch, library_sourced
+from local2.tools._scholarly import (
     CrossrefProvider,
     PagedProvider,
     ScholarlyHit,
@@ -50,6 +49,7 @@ from local2.tools.scholarly import (
     outside_window,
     scholarly_provider,
 )
+from local2.tools._search import SearchHit, format_hits, searching_within
 
 _HIT = re.compile(
     r"^\[\d+\] Title: (?P<title>.*)\nSnippet: (?P<snippet>.*)\nURL: (?P<url>.*)$", re.M
@@ -295,7 +295,7 @@ def sourced_tools(
 
     ``web_fetch`` stays the web's (it reads the papers' PDFs and pages), the library's for a
     kept URL when the library is a source; with the library alone no tool that reaches
-    outside is left (:func:`~local2.tools.library_tools.library_sourced`). A page
+    outside is left (:func:`~local2.tools._library_tools.library_sourced`). A page
     ``web_fetch`` reads whose own metadata dates it outside the scope's window is left out
     (:class:`ScopedFetch`). ``each_source``: with more than one scholarly source, also a
     ``search_<source>`` tool for each (a chat turn does without: its one ``web_search``)."""

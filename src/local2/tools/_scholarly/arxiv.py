@@ -16,17 +16,17 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 from local2.retrieval import terms, words
-from local2.tools.scholarly.base import (
+from local2.tools._scholarly.base import (
     Page,
     PagedProvider,
     next_offset,
     text_of,
     xml_root,
 )
-from local2.tools.scholarly.client import Answer, ApiClient, Malformed
-from local2.tools.scholarly.hit import ScholarlyHit, iso_date
-from local2.tools.scholarly.scope import Pushed, Scope
-from local2.tools.scholarly.settings import ArxivSettings
+from local2.tools._scholarly.client import Answer, ApiClient, Malformed
+from local2.tools._scholarly.hit import ScholarlyHit, iso_date
+from local2.tools._scholarly.scope import Pushed, Scope
+from local2.tools._scholarly.settings import ArxivSettings
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"

@@ -8,6 +8,9 @@ from typing import Any
 from local2.config import Settings, ToolSchema
 from local2.contracts import BUILT_IN, SEARCH_LIBRARY
 from local2.tools._base import Tool, declared_tools
+from local2.tools._files import file_tools
+from local2.tools._library_tools import library_tool
+from local2.tools._web import web_tools
 
 ToolMaker = Callable[[Settings], list[Tool]]
 _registered: dict[str, ToolMaker] = {}
@@ -36,16 +39,14 @@ def default_tools(
     ``mcp=False`` leaves out MCP servers' tools (and starts none). The file tools read
     ``folders`` (:class:`local2.files.Folders`: the configured folders and each person's
     own documents), offered when either is on."""
-    from local2.tools.web import web_tools
-
     enabled = set(settings.generator.enabled_tools)
     tools: list[Tool] = list(web_tools(settings, backend))
     if SEARCH_LIBRARY in enabled:  # opt-in: generator.enabled_tools
-        from local2.tools.library_tools import library_tool
-
         tools.append(library_tool(settings))
     if memory is not None:
-        from local2.tools.memory_tools import memory_tools
+        # Memory's tools bring local2.memory and Chroma (about 0.45-0.85 s of imports,
+        # python -X importtime), which a run with memory.enabled: false never loads.
+        from local2.tools._memory_tools import memory_tools
 
         tools.extend(memory_tools(memory, settings))
     for made in list(_registered.values()):  # a registered tool: offered when enabled
@@ -54,11 +55,10 @@ def default_tools(
     # As the agent's wiring decides (service/wiring.py: default_folders): the same tools
     # whoever asks, the embedded model's warm-up included.
     if folders is not None or settings.files.roots or settings.documents.own:
-        from local2.tools.files import file_tools
-
         tools.extend(file_tools(settings, folders=folders))
     if mcp and settings.mcp.servers:
-        from local2.tools.mcp import load_mcp_tools
+        # The MCP SDK is about 0.4-1.5 s of imports (python -X importtime): only with servers.
+        from local2.tools._mcp import load_mcp_tools
 
         mcp_tools, _statuses = load_mcp_tools(settings)
         tools.extend(mcp_tools)
@@ -67,7 +67,8 @@ def default_tools(
 
 def built_in_schemas() -> dict[str, ToolSchema]:
     """What the model is told about each built-in tool, as declared beside its code."""
-    from local2.tools import files, library_tools, memory_tools, web  # their declarations
+    # The web, library and file tools' declarations are imported above; memory's with
+    # Chroma, as default_tools says.
+    import local2.tools._memory_tools  # noqa: F401
 
-    del files, library_tools, memory_tools, web
     return {name: s for name, s in declared_tools().items() if name in BUILT_IN}

@@ -18,11 +18,11 @@ from typing import Any
 from local2.documents import clean_text
 from local2.errors import EvalFileError, ToolError
 from local2.tools._base import ToolContext, ToolFn, ToolResult
+from local2.tools._corpus.index import CorpusIndex, open_corpus
+from local2.tools._corpus.urls import parse_corpus_url
+from local2.tools._passages import focus
 from local2.tools._search import SearchHit
 from local2.tools._web_fetch import RESULT_HEAD, question_for
-from local2.tools.corpus.index import CorpusIndex, open_corpus
-from local2.tools.corpus.urls import parse_corpus_url
-from local2.tools.passages import focus
 
 OFFLINE_REFUSAL = (
     "fetch error: this session reads only its corpus (web.offline: true): use a corpus:// URL "

@@ -32,9 +32,10 @@ from local2.tools._base import (
     configured_tool,
     declare,
 )
+from local2.tools._passages import focus
 from local2.tools._search import WEB_SEARCH_TOOL, SearchHit, format_hits
+from local2.tools._web import context_tokens
 from local2.tools._web_fetch import RESULT_HEAD, WEB_FETCH_TOOL, question_for
-from local2.tools.passages import focus
 
 # What the model is told about it: written here only (generator.tools may tune it).
 SEARCH_LIBRARY_TOOL = declare(
@@ -194,8 +195,6 @@ def library_sourced(
     """A run's tools with ``web_search`` and ``web_fetch`` served from the library
     (``sources``: ``library``, no network at all, every other outside tool left out;
     ``both``, the library first and the web for what it lacks)."""
-    from local2.tools.web import context_tokens
-
     both = sources == "both"
     fetch_cfg = settings.web.fetch
     budget = fetch_cfg.max_chars or int(

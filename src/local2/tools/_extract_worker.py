@@ -1,6 +1,6 @@
 """Page text made in a bounded worker process (:mod:`local2.bounded`), for ``web_fetch``.
 
-The downloaded bytes go to a worker (``python -m local2.tools.extract_worker``) that
+The downloaded bytes go to a worker (``python -m local2.tools._extract_worker``) that
 decodes, extracts, cleans and picks the passages to show, and sends back only that text.
 Besides the worker's memory and CPU limits, a timer moves a slow trafilatura run to the
 linear fallback. Starting a worker imports trafilatura (~0.75 s), so one is started when a
@@ -23,7 +23,8 @@ from local2.documents import (
     fast_text,
     published_date,
 )
-from local2.tools.passages import focus
+from local2.retrieval import bm25_scores
+from local2.tools._passages import focus
 
 EMPTY_TEXT = "(no readable text found on this page)"
 
@@ -85,14 +86,14 @@ def page_job(header: Mapping[str, Any], body: bytes, limit: Limiter | None = Non
 
 
 def _warm() -> None:
-    import trafilatura  # noqa: F401  (paid once, before the first page)
-
-    from local2.retrieval import bm25_scores
+    # In the worker, paid once before the first page: trafilatura is about 0.3 s of imports
+    # (python -X importtime), which the server, importing this module for POOL, does not pay.
+    import trafilatura  # noqa: F401
 
     bm25_scores([["warm"]], ["warm"], k1=1.2, b=0.75)  # BM25's imports (numpy), paid once too
 
 
-POOL = pool_for("local2.tools.extract_worker", "page extraction")
+POOL = pool_for("local2.tools._extract_worker", "page extraction")
 
 
 if __name__ == "__main__":

@@ -9,11 +9,11 @@ from typing import Any
 
 from local2.config import Settings
 from local2.tools._base import Tool, configured_tool
+from local2.tools._corpus import corpus_fetch
+from local2.tools._fallback import EXCERPT_CHARS, SNIPPET_CHARS, cut
+from local2.tools._routing import Cue, first_url
 from local2.tools._search import WEB_SEARCH_TOOL, WebSearch
 from local2.tools._web_fetch import WEB_FETCH_TOOL, LibraryKeeper, WebFetch
-from local2.tools.corpus import corpus_fetch
-from local2.tools.fallback import EXCERPT_CHARS, SNIPPET_CHARS, cut
-from local2.tools.routing import Cue, first_url
 from local2.tools.search.corpus import CorpusSettings
 
 # Margin over the tool's own timeout so its precise message wins over the graph's generic one.

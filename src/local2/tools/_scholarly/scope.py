@@ -18,8 +18,8 @@ from datetime import date, timedelta
 from urllib.parse import urlsplit
 
 from local2.errors import InvalidInput
+from local2.tools._scholarly.hit import ScholarlyHit, date_span
 from local2.tools._search import SearchHit
-from local2.tools.scholarly.hit import ScholarlyHit, date_span
 
 DATE_FORMS = "a date (2024-03-05, 2024-03 or 2024) or 'past week', 'past month', 'past year'"
 _RELATIVE = re.compile(r"^(?:past|last)\s+(?:(\d{1,4})\s+)?(day|week|month|year)s?$")

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from local2.contracts import SourceKind
 from local2.errors import ToolError
-from local2.tools.scholarly.base import (
+from local2.tools._scholarly.base import (
     Page,
     PagedProvider,
     as_dict,
@@ -28,10 +28,10 @@ from local2.tools.scholarly.base import (
     json_object,
     next_offset,
 )
-from local2.tools.scholarly.client import Answer, ApiClient, Malformed
-from local2.tools.scholarly.hit import ScholarlyHit, date_parts
-from local2.tools.scholarly.scope import Pushed, Scope
-from local2.tools.scholarly.settings import CrossrefSettings
+from local2.tools._scholarly.client import Answer, ApiClient, Malformed
+from local2.tools._scholarly.hit import ScholarlyHit, date_parts
+from local2.tools._scholarly.scope import Pushed, Scope
+from local2.tools._scholarly.settings import CrossrefSettings
 
 MAX_OFFSET = 10_000
 RETRACTING = {"retraction", "withdrawal", "removal"}

@@ -15,7 +15,7 @@ from datetime import date
 
 from lxml import etree
 
-from local2.tools.scholarly.base import (
+from local2.tools._scholarly.base import (
     Page,
     PagedProvider,
     json_object,
@@ -23,10 +23,10 @@ from local2.tools.scholarly.base import (
     text_of,
     xml_root,
 )
-from local2.tools.scholarly.client import Answer, ApiClient, Malformed
-from local2.tools.scholarly.hit import ScholarlyHit, date_parts
-from local2.tools.scholarly.scope import Pushed, Scope
-from local2.tools.scholarly.settings import PubmedSettings
+from local2.tools._scholarly.client import Answer, ApiClient, Malformed
+from local2.tools._scholarly.hit import ScholarlyHit, date_parts
+from local2.tools._scholarly.scope import Pushed, Scope
+from local2.tools._scholarly.settings import PubmedSettings
 
 MONTHS = {
     m: i

@@ -14,11 +14,11 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from local2.tools.scholarly.base import Page, PagedProvider, json_object, next_offset
-from local2.tools.scholarly.client import Answer, ApiClient, Malformed
-from local2.tools.scholarly.hit import ScholarlyHit, iso_date
-from local2.tools.scholarly.scope import Scope
-from local2.tools.scholarly.settings import WikipediaSettings
+from local2.tools._scholarly.base import Page, PagedProvider, json_object, next_offset
+from local2.tools._scholarly.client import Answer, ApiClient, Malformed
+from local2.tools._scholarly.hit import ScholarlyHit, iso_date
+from local2.tools._scholarly.scope import Scope
+from local2.tools._scholarly.settings import WikipediaSettings
 
 _TAG = re.compile(r"<[^>]+>")
 

@@ -17,10 +17,10 @@ from typing import Any, ClassVar, Protocol
 from lxml import etree
 
 from local2.errors import ToolError
+from local2.tools._scholarly.client import Answer, ApiClient, Malformed
+from local2.tools._scholarly.hit import ScholarlyHit, date_span
+from local2.tools._scholarly.scope import Pushed, Scope, apply_scope
 from local2.tools._search import SearchHit
-from local2.tools.scholarly.client import Answer, ApiClient, Malformed
-from local2.tools.scholarly.hit import ScholarlyHit, date_span
-from local2.tools.scholarly.scope import Pushed, Scope, apply_scope
 
 # No entities, no network, no huge trees: an API's XML is data from outside.
 MAX_PAGES = 5  # calls a find makes at most (arXiv's pause makes each one three seconds)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from local2.retrieval import Bm25, split_passages, terms
-from local2.tools.corpus.documents import CorpusDocument, corpus_name, load_documents, signature
-from local2.tools.corpus.urls import corpus_url
+from local2.tools._corpus.documents import CorpusDocument, corpus_name, load_documents, signature
+from local2.tools._corpus.urls import corpus_url
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,6 +75,8 @@ class CorpusIndex:
 
     def search(self, query: str, k: int) -> list[CorpusHit]:
         """The ``k`` best documents for ``query`` (fewer when fewer match any of its words)."""
+        # numpy (about 0.1 s of imports) loads with the first search, as in local2.retrieval's
+        # Bm25: this module is imported with the web tools (serve.py: corpus_fetch).
         import numpy as np
 
         wanted = [t for t in dict.fromkeys(terms(query)) if t in self.vocab]
@@ -92,7 +94,7 @@ class CorpusIndex:
     def _best_documents(self, scores: NDArray[np.float32], room: int, k: int) -> list[CorpusHit]:
         """The best passage of each of the top ``k`` documents among the top ``room``
         passages (and any tied with the last), highest score first, earlier passage first."""
-        import numpy as np
+        import numpy as np  # with the first search: see search
 
         if room <= 0:
             return []
