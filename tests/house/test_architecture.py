@@ -295,3 +295,94 @@ def test_every_untyped_dict_says_what_outside_data_it_holds() -> None:
         for line in _untyped_dicts_without_a_why(path)
     ]
     assert not bare, "type it, or say what outside data it is:\n" + "\n".join(bare)
+
+
+# Issue 54: imports sit at the top of a module. One left inside a function says why on its
+# line, or on the comment line above it (or above the run of imports it opens with): the
+# measured cost it keeps off a start-up, or the circle it breaks. tools/ is another
+# engineer's branch until it lands; the lead removes it from here then.
+NOT_YET_CHECKED_FOR_FUNCTION_IMPORTS = ("tools",)
+
+
+def _function_imports_without_a_why(source: str) -> list[int]:
+    """The lines of the imports inside functions of ``source`` (not under
+    ``if TYPE_CHECKING:``) with no comment on their own lines, on the line just above them,
+    or on a comment line above an earlier import of the run of imports they belong to."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    commented = {t.start[0] for t in tokens if t.type == tokenize.COMMENT}
+
+    def comment_above(statement: ast.stmt) -> bool:
+        line = statement.lineno
+        return line > 1 and lines[line - 2].lstrip().startswith("#")
+
+    bare: list[int] = []
+
+    def walk(node: ast.AST, in_function: bool) -> None:
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            covered = False  # by a comment line above an earlier import of this run
+            for statement in body:
+                if not isinstance(statement, ast.Import | ast.ImportFrom):
+                    covered = False
+                    continue
+                covered = covered or comment_above(statement)
+                own = set(range(statement.lineno, (statement.end_lineno or 0) + 1))
+                if in_function and not (covered or own & commented):
+                    bare.append(statement.lineno)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            inner = in_function or isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+            )
+            walk(child, inner)
+
+    walk(tree, False)
+    return bare
+
+
+def test_an_import_inside_a_function_says_why_it_is_not_at_the_top() -> None:
+    """Issue 54: plain imports at the top of the module; one that stays inside a function
+    names, in a comment, the start-up cost it keeps away (``# lazy: chromadb: ~0.6 s ...``)
+    or the import circle it breaks."""
+    skipped = [PACKAGE / name for name in NOT_YET_CHECKED_FOR_FUNCTION_IMPORTS]
+    bare = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not any(folder in path.parents for folder in skipped)
+        for line in _function_imports_without_a_why(path.read_text(encoding="utf-8"))
+    ]
+    assert not bare, (
+        "move it to the top, or say on its line (or the line above) what it costs at start-up "
+        "or which circle it breaks:\n" + "\n".join(bare)
+    )
+
+
+def test_the_function_import_check_tells_a_bare_import_from_an_explained_one() -> None:
+    """The check itself: a bare import inside a function is found, a commented one, a run
+    under one comment, a module-level one and one under ``TYPE_CHECKING`` are not."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import json\n"
+        "if TYPE_CHECKING:\n"
+        "    import os\n"
+        "def bare():\n"
+        "    import csv\n"
+        "def explained():\n"
+        "    import csv  # lazy: 2 ms\n"
+        "    # lazy: 40 ms\n"
+        "    import decimal\n"
+        "\n"
+        "    import fractions\n"
+        "    x = 1\n"
+        "    import uuid\n"
+        "class Held:\n"
+        "    def method(self):\n"
+        "        if self:\n"
+        "            from http import server\n"
+    )
+    assert _function_imports_without_a_why(source) == [6, 14, 18]

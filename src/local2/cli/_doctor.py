@@ -14,6 +14,7 @@ def doctor(
 ) -> None:
     """Check Ollama and its models (tools, thinking, context), the data directory, web search
     and MCP servers."""
+    # lazy: pydantic, httpx, local2.config: ~453 ms, 173 modules at local2 --help
     from rich.table import Table
 
     from local2.service import run_checks

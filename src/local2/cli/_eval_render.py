@@ -26,11 +26,11 @@ from local2.contracts import (
     RunSummary,
 )
 from local2.evals import percent, say_duration, short_rate
+from local2.evals import say_rate as words
 
 
 def say_rate(rate: Rate, what: str) -> str:
     """``accuracy 61.0 % (95 % CI 51.2-70.0 %, 61 of 100)`` (the service's words)."""
-    from local2.evals import say_rate as words
 
     return words(rate, what) if rate["n"] else f"{what}: nothing to count yet"
 

@@ -25,6 +25,7 @@ EntryArg = Annotated[str, typer.Argument(help="The entry's id (lib-...).")]
 
 
 def desk_of(ctx: typer.Context) -> LibraryDesk:
+    # lazy: pydantic, charset_normalizer, local2.service: ~109 ms, 109 modules at local2 --help
     from local2.service import open_library
 
     return open_library(settings_of(ctx))
@@ -39,7 +40,7 @@ def size(n: int) -> str:
 
 
 def entries_table(entries: list[LibraryEntry]) -> Table:
-    from rich.table import Table
+    from rich.table import Table  # lazy: rich: ~5 ms, 4 modules at local2 --help
 
     table = Table()
     for name in ("id", "title", "site", "read", "size", "cited", "pin"):

@@ -20,6 +20,7 @@ from local2.cli._common import (
 )
 from local2.cli._errors import friendly_errors
 from local2.cli._people import configured as people_configured
+from local2.ports import is_loopback
 
 if TYPE_CHECKING:
     from local2.contracts import TurnOptions
@@ -44,8 +45,8 @@ def _run(
     with_ui: bool,
     compare: TurnOptions | None = None,
 ) -> None:
+    # lazy: langgraph, langchain_core, local2.service: ~2.0 s, 1457 modules at local2 --help
     from local2.http import require_token
-    from local2.ports import is_loopback
 
     settings = settings_of(ctx).ui
     host = host or settings.host
@@ -55,12 +56,13 @@ def _run(
         # (local2 users add), each brings their own token: the single one is not needed.
         people = not is_loopback(host) and people_configured(settings_of(ctx))
         require_token(host, people=people)
+    # lazy: langgraph, langchain_core, local2.service: ~3.1 s, 1667 modules at local2 --help
     from local2.server import require_allowed_hosts, serve
 
     with friendly_errors():
         require_allowed_hosts(host, settings_of(ctx).server.allowed_hosts)
 
-    from local2.service import Warmup
+    from local2.service import Warmup  # lazy: local2.service: ~6 ms, 5 modules at local2 --help
 
     # The model's warm-up waits until the app is built: on two cores it would slow the
     # page's start by seconds, and the first question comes later anyway.

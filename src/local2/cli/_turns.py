@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -29,6 +30,7 @@ from local2.cli._common import (
     person_of,
     settings_of,
 )
+from local2.cli._documents import add_files
 from local2.cli._errors import friendly_errors, report
 from local2.cli._render import abandon, hold_back, show_item
 from local2.contracts import LOCAL, Person
@@ -69,7 +71,7 @@ def ask(
         agent = make_agent(ctx, backend, model)
         gc_pause.resume("ask")  # the turn may run for minutes
         if attach:
-            from local2.cli._documents import add_files
+            # lazy: local2.ids: ~1 ms, 1 module at local2 --help
             from local2.ids import new_session_id
 
             session = session or new_session_id()
@@ -167,7 +169,7 @@ def chat(
     With --model-b every question is answered by both models; /prefer a|b|tie picks the
     answer the conversation continues from. After a low grade, /retry tries again.
     """
-    from local2.ids import new_session_id
+    from local2.ids import new_session_id  # lazy: local2.ids: ~1 ms, 1 module at local2 --help
 
     compare = compare_options(model_b, temperature_b)
     person = person_of(ctx)
@@ -202,7 +204,6 @@ def chat(
 def load_chat_agent(ctx: typer.Context, backend: str | None, model: str | None) -> Agent:
     """Make the chat's agent, saying what loads and how long it took (the first start is
     slow: the person should know it is working)."""
-    import time
 
     gen = settings_of(ctx).generator
     what = f"{backend or gen.backend} model" + (f" {model}" if model else "")

@@ -32,6 +32,7 @@ NO_WATCHES = 'No watches yet: local2 watch add "QUESTION" --every "every Monday 
 
 @contextmanager
 def desk_of(ctx: typer.Context) -> Iterator[WatchDesk]:
+    # lazy: langgraph, langchain_core, local2.tools: ~1.2 s, 1314 modules at local2 --help
     from local2.service import open_watch_desk
 
     with friendly_errors():

@@ -68,6 +68,8 @@ class PageOcr:
             raise OcrUnavailable("the OCR extra is not installed", INSTALL_HINT)
         # rapidocr: the optional OCR extra, absent by default
         import rapidocr
+
+        # lazy: rapidocr, numpy: ~288 ms, 337 modules at import
         from rapidocr.utils import download_file
 
         # a missing model file is refused, never fetched (DownloadFile.run is a classmethod)

@@ -112,6 +112,7 @@ def default_factory(services: Services) -> ModelFactory:
     lock = threading.Lock()
 
     def make(model: str | None, temperature: float | None) -> Any:
+        # lazy: local2.models, local2.ports: ~7 ms, 3 modules at import
         from local2.models import make_chat_model
 
         backend = services.backend
@@ -185,7 +186,7 @@ def specs(services: Services, spec_b: CompareSpec) -> dict[str, RespondentSpec]:
 def votes_of(services: Services) -> VoteLog:
     """The arena's vote log, opened on first use."""
     if services.votes is None:
-        from local2.storage import open_votes
+        from local2.storage import open_votes  # lazy: local2.storage: ~76 ms, 4 modules at import
 
         services.votes = open_votes(services.settings)
     return services.votes
@@ -524,7 +525,7 @@ def judge_respondents(
 ) -> tuple[dict[str, Critique], Verdict]:
     """The judge grades each answer, then compares them in both orders (the critic is on);
     :class:`~local2.errors.GaveWay` when ``give_way`` is set first."""
-    from local2.critic import judge_pair
+    from local2.critic import judge_pair  # lazy: yaml, local2.critic: ~64 ms, 21 modules at import
 
     views = {rid: respondent_view(state, rid) for rid in RESPONDENT_IDS}
     records = state.get("respondents") or {}

@@ -137,6 +137,7 @@ def install() -> bool:
     """Have LangGraph's runs use :func:`executor_for_config`; False if LangGraph no longer
     has the hook (then each run makes its own pool, as LangGraph does by default)."""
     try:
+        # not at the top: LangGraph's private module, tried (a release without it is no failure)
         from langgraph.pregel import _executor
     except ImportError:
         return False

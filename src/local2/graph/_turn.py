@@ -80,6 +80,7 @@ from local2.memory import (
     without_tool_text,
 )
 from local2.models import Cancellation
+from local2.retrieval import check_support, sentences
 from local2.storage import TurnLog, VoteLog
 from local2.tools import Tool, ToolContext, ToolRunner
 
@@ -935,7 +936,6 @@ def unchecked(state: TurnState, services: Services) -> str | None:
     critic turned off by choice is the person's call: their answers are kept as before.)"""
     if services.critic is not None or services.backend != "embedded":
         return None
-    from local2.retrieval import check_support, sentences
 
     evidence = [c["result"] for c in state.get("tool_calls") or [] if not c.get("error")]
     claims = sentences(state.get("answer") or "")

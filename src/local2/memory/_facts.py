@@ -427,6 +427,7 @@ def _tagged(tag: str, text: str) -> str:
 
 
 def extraction_messages(message: str, answer: str | None) -> list[Any]:
+    # lazy: langchain_core, pydantic: ~86 ms, 182 modules at import
     from langchain_core.messages import HumanMessage, SystemMessage
 
     parts = [_tagged("user_message", message)]
@@ -452,6 +453,7 @@ def parse_facts(text: str) -> list[_FactOut]:
 
 
 def _reply_text(reply: Any) -> str:
+    # lazy: langchain_core, pydantic, local2.models: ~99 ms, 187 modules at import
     from local2.models import thinking_and_answer
 
     return thinking_and_answer(reply)[1]
@@ -466,6 +468,7 @@ def ask_model(
 ) -> str:
     """One extraction call; on Ollama the JSON schema constrains decoding, thinking is off.
     ``cancel`` set: the request is cancelled (:class:`~local2.errors.GaveWay`)."""
+    # lazy: langchain_core, pydantic, local2.models: ~484 ms, 646 modules at import
     from local2.models import cancellable_invoke
 
     prompt = extraction_messages(message, answer)

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 from local2.config import Settings
 from local2.contracts import TEAM_NAME, MemoryHit
 from local2.errors import MemoryStoreError
-from local2.memory._owners import collection_base, is_local, legacy_collection_base
+from local2.memory._owners import (
+    chroma_client,
+    collection_base,
+    is_local,
+    legacy_collection_base,
+    release_client,
+)
 
 if TYPE_CHECKING:
     from local2.contracts import MemoryHit
@@ -107,7 +113,6 @@ class TeamFacts:
     def _written(self) -> bool:
         """Whether any collection of the team's family exists (without creating one; its
         name under the short key of before counts too: opening the store moves it)."""
-        from local2.memory._owners import chroma_client
         from local2.memory._store import family  # chromadb: only once memory is in use
 
         if self._client is None:
@@ -122,7 +127,6 @@ class TeamFacts:
 
     def release(self) -> None:
         """Let go of the client that looked for the team's collections."""
-        from local2.memory._owners import release_client
 
         with self._lock:
             client, self._client = self._client, None
@@ -312,6 +316,7 @@ class MemoryShelf:
 
     def _open(self, name: str) -> EngramStore:
         """``name``'s store on local's Chroma, with local's embedder (not loaded again)."""
+        # lazy: chromadb, numpy, local2.memory: ~636 ms, 705 modules at import
         from local2.memory._store import EngramStore
 
         store = EngramStore.open(
@@ -360,6 +365,8 @@ def open_memory_noting(settings: Settings) -> tuple[EngramStore | None, str | No
     if not settings.memory.enabled:
         return None, None
     try:
+        # lazy: chromadb, numpy: ~0.6 s, 705 modules at import; a failing import is one more
+        # reason memory is off for this run, said like the others
         from local2.memory._store import EngramStore
 
         store = EngramStore.open(settings)

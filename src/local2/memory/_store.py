@@ -25,9 +25,9 @@ from chromadb.errors import NotFoundError
 
 from local2.config import MemorySettings, Settings
 from local2.contracts import LOCAL_NAME
-from local2.errors import EmbedderMismatchError, MemoryStoreError
+from local2.errors import EmbedderMismatchError, EmbeddingError, MemoryStoreError
 from local2.memory import deferred
-from local2.memory._embedders import Embedder
+from local2.memory._embedders import Embedder, choose_embedder
 from local2.memory._facts import Fact
 from local2.memory._owners import (
     chroma_client,
@@ -685,7 +685,6 @@ class EngramStore(Engrams):
         ``memory.collection``); ``owns_embedder=False``: closing leaves the embedder open for
         the stores that share it.
         """
-        from local2.memory._embedders import choose_embedder
 
         client = chroma_client(settings, "chroma")
         base = collection_base(settings.memory.collection, owner)
@@ -942,8 +941,6 @@ class EngramStore(Engrams):
 
 def configured_embedder(settings: Settings) -> Embedder:
     """The embedder ``memory.embedder`` asks for (``auto``: the best available), no fallback."""
-    from local2.errors import EmbeddingError
-    from local2.memory._embedders import choose_embedder
 
     choice = choose_embedder(settings)
     if choice.missed is not None and settings.memory.embedder != "auto":

@@ -57,6 +57,8 @@ def route_llama_log() -> None:
             return
         # llama_cpp: 169 modules at import; only once the embedded model loads
         import llama_cpp
+
+        # lazy: llama_cpp, numpy: ~122 ms, 181 modules at import
         import llama_cpp._internals
         import llama_cpp.llama
 

@@ -43,7 +43,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import httpx
-from langgraph_sdk import Auth
+from langgraph_sdk import Auth, get_client
 
 from local2.config import Settings, load_settings
 from local2.contracts import LOCAL, LOCAL_NAME, Person
@@ -182,7 +182,6 @@ _looking_up: ContextVar[bool] = ContextVar("local2_looking_up", default=False)
 
 async def thread_owner(thread_id: object) -> str | None:
     """The owner of a thread (None: no such thread), asked of the server in process."""
-    from langgraph_sdk import get_client
 
     marker = _looking_up.set(True)
     try:

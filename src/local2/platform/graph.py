@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.graph import START
 from langgraph.store.base import BaseStore
 
@@ -35,7 +36,6 @@ FIRST = "receive"  # the turn's first step in local2.graph._graph
 
 def owners_store() -> BaseStore:
     """The platform's store as the run's owner sees it: their own part of it."""
-    from langgraph.config import get_config
 
     store, owner = platform_store(), run_owner(get_config())
     return store if owner == LOCAL_NAME else OwnedStore(store, owner)

@@ -37,6 +37,7 @@ class _Writer:
     """Tokens written into a python-docx document one after another."""
 
     def __init__(self, doc: DocxDocument) -> None:
+        # lazy: docx, lxml: ~55 ms, 103 modules at import
         from docx.oxml import OxmlElement
         from docx.oxml.ns import qn
 
@@ -50,6 +51,7 @@ class _Writer:
         self.open_mark: str | None = None
 
     def _hyperlink(self, paragraph: Paragraph, href: str) -> Any:
+        # lazy: docx, lxml: ~51 ms, 103 modules at import
         from docx.opc.constants import RELATIONSHIP_TYPE
 
         link = self.element("w:hyperlink")
@@ -62,7 +64,7 @@ class _Writer:
         return link
 
     def run(self, text: str, style: _Style, code: bool = False) -> None:
-        from docx.shared import RGBColor
+        from docx.shared import RGBColor  # lazy: docx, lxml: ~37 ms, 103 modules at import
 
         paragraph = self.paragraph
         if paragraph is None:
@@ -163,6 +165,7 @@ def _real(style: _Style) -> list[str]:
 
 
 def _page_numbers(doc: DocxDocument) -> None:
+    # lazy: docx, lxml: ~56 ms, 103 modules at import
     from docx.enum.text import WD_ALIGN_PARAGRAPH
     from docx.oxml import OxmlElement
     from docx.oxml.ns import qn

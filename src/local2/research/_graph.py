@@ -52,7 +52,7 @@ from local2.research._report import (
     triage,
     verify_report,
 )
-from local2.research._state import ResearchContext, ResearchState, ResearchUpdate
+from local2.research._state import ResearchContext, ResearchState, ResearchUpdate, step_catalog
 
 if TYPE_CHECKING:
     from local2.storage import SteerInbox
@@ -147,7 +147,6 @@ def add_edges(graph: StateGraph[ResearchState, TurnContext], identify: Any) -> N
 def research_services(services: Services) -> Services:
     """The chat services with only the tools a step may call, those that only read
     (:mod:`local2.research._state`): research causes no effects."""
-    from local2.research._state import step_catalog
 
     tools = {n: services.tools[n] for n in step_catalog(services).names()}
     return dataclasses.replace(services, tools=tools)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import jsonschema
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -146,7 +147,6 @@ def decode_json(text: str) -> tuple[Any, str | None]:
 
 
 def schema_errors(data: Any, schema: dict[str, Any]) -> list[str]:  # a JSON schema document
-    import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)
     return [

@@ -645,7 +645,7 @@ class StepTools:
     def check(self, tool_name: str, args: Mapping[str, Any]) -> list[str]:
         """What is wrong with ``args`` for ``tool_name``, against the tool's own JSON schema
         (a reader's target may come from ``from_step`` instead)."""
-        import jsonschema
+        import jsonschema  # lazy: jsonschema, attr: ~62 ms, 39 modules at import
 
         tool = self.tools.get(tool_name)
         if tool is None:

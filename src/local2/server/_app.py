@@ -22,6 +22,7 @@ from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 
 from local2.config import Settings
 from local2.errors import UnsafeToServe
@@ -77,8 +78,6 @@ def add_guards(app: FastAPI, settings: Settings, host: str, who: Identify) -> No
         every_request=(MCP_PATH,),  # MCP: every request's Origin (a GET's stream too)
     )
     if settings.server.cors_origins:
-        from starlette.middleware.cors import CORSMiddleware
-
         # Gradio adds its own CORS for local origins unless the parent app configures CORS.
         app.add_middleware(
             CORSMiddleware,

@@ -178,6 +178,7 @@ class Agent:
         (:class:`~local2.service.research.Research`), opened on first use."""
         with self._research_guard:
             if self._research is None:
+                # lazy: markdown_it, mdurl, local2.research: ~65 ms, 91 modules at import
                 from local2.service.research import Research
 
                 research = Research(self.settings, services=self.services, notice=self.notice)
@@ -192,6 +193,7 @@ class Agent:
         on first use."""
         with self._research_guard:
             if self._evals is None:
+                # lazy: local2.evals, local2.service: ~31 ms, 21 modules at import
                 from local2.service.evals import Evals
 
                 self._evals = Evals(self.settings, self.access, base=self)
@@ -202,6 +204,7 @@ class Agent:
         """Each person's watches, in the watch store beside their data (opened on first use)."""
         with self._research_guard:
             if self._watches is None:
+                # lazy: apscheduler, markdown_it, local2.research: ~148 ms, 210 modules at import
                 from local2.service.watches import open_watch_desk
 
                 self._watches = open_watch_desk(self.settings)
@@ -213,6 +216,7 @@ class Agent:
         if not self.settings.watch.enabled:
             return False
         if self._watching is None:
+            # lazy: apscheduler, markdown_it, local2.research: ~147 ms, 210 modules at import
             from local2.service.watches import Watching
 
             self._watching = Watching(self.watches, lambda: self.research)

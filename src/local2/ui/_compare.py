@@ -22,6 +22,7 @@ import gradio as gr
 import local2.ui._render as render
 from local2.contracts import NO_OPTIONS, PairwiseVerdict, RespondentAnswer, TurnOptions
 from local2.errors import InvalidInput, Local2Error
+from local2.graph import turn_payload
 from local2.service import Agent
 from local2.ui._base import UIPart
 from local2.ui._models import ModelPicker
@@ -256,7 +257,6 @@ class ComparePanel(UIPart):
         """The side-by-side of ``query_id`` redrawn once its grades and the judge's verdict
         are given (also when they came after the turn's handler stopped following it); no
         change when the session has moved on from it."""
-        from local2.graph import turn_payload
 
         try:
             view = turn_payload(self.agent.sessions.state(session_id))

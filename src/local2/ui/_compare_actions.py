@@ -15,6 +15,7 @@ import gradio as gr
 
 import local2.ui._render as render
 from local2.errors import Local2Error
+from local2.graph import turn_payload
 from local2.service import Agent
 from local2.ui._base import UIPart
 from local2.ui._chat import Chat
@@ -110,7 +111,6 @@ class CompareActions(UIPart):
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
         payload = self.agent.sessions.state(session_id)
-        from local2.graph import turn_payload
 
         note = (
             f"Recorded: **{PREFER_LABELS[choice]}**. The conversation continues from "
@@ -138,7 +138,6 @@ class CompareActions(UIPart):
             self.agent.retries.show(session_id, query_id, attempt)
         except Local2Error as exc:
             return {self.banner: self.notice(exc)}
-        from local2.graph import turn_payload
 
         view = turn_payload(self.agent.sessions.state(session_id))
         return {

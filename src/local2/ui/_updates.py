@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
+import gradio as gr
 from gradio.blocks import Block
 
 Updates: TypeAlias = dict[Block, Any]  # Gradio's shape: a component -> its value or update
@@ -12,7 +13,6 @@ Updates: TypeAlias = dict[Block, Any]  # Gradio's shape: a component -> its valu
 
 def skipped() -> Updates:
     """Gradio's "leave every output as it is" (``gr.skip()``)."""
-    import gradio as gr
 
     nothing: Updates = gr.skip()
     return nothing

@@ -24,6 +24,7 @@ from local2.contracts import (
 from local2.errors import UnknownTurn
 from local2.graph import Services, TurnGraph, TurnState, branches, build_prompt, prompt_as_json
 from local2.ids import check_session_id
+from local2.models import prompted_messages
 from local2.service.chat._checkpoint_turns import group_turns
 from local2.service.chat._running import Turns, thread_config, thread_of
 
@@ -178,8 +179,6 @@ class SessionReader:
             window = window[:-1]
         messages = build_prompt(gen.system_prompt, window, working, gen.history_token_budget)
         if not self.services.native_tools:  # its tools were described in its prompt
-            from local2.models import prompted_messages
-
             schemas = [t.schema() for t in self.services.tools.values()]
             messages = prompted_messages(messages, schemas or None)
         return prompt_as_json(messages)

@@ -68,6 +68,7 @@ class LibraryDesk:
         )
         if not (fetched and session and query) or self.library.keep_mode(session) != "all":
             return
+        # lazy: langchain_core, pydantic, local2.models: ~525 ms, 547 modules at MCP start
         from local2.critic import find_urls
 
         urls = find_urls(str(state.get("answer") or ""))

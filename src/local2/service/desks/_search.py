@@ -29,6 +29,8 @@ from local2.contracts import (
     Why,
 )
 from local2.errors import InvalidInput
+from local2.service.desks._library import LibraryDesk
+from local2.service.desks._memory import MemoryDesk
 
 if TYPE_CHECKING:
     from local2.config import Settings
@@ -156,6 +158,7 @@ def services_recall(services: Services) -> Recall:
     team's facts (nothing when memory is off for them)."""
 
     def recall(person: Person, query: str, k: int) -> list[MemoryHit]:
+        # lazy: local2.memory: ~4 ms, 1 module at MCP start
         from local2.memory import recall_with_team
 
         store = services.memory_for(person.name)
@@ -169,18 +172,15 @@ def services_recall(services: Services) -> Recall:
 def open_searcher(settings: Settings) -> Searcher:
     """A searcher for a command that opens no agent (``local2 search``): the folders' index,
     each person's documents, and each person's memory opened for the search alone."""
-    from local2.files import Folders
+    from local2.files import Folders  # lazy: local2.files: ~3 ms, 2 modules at MCP start
 
     def recall(person: Person, query: str, k: int) -> list[MemoryHit]:
-        from local2.service.desks._memory import MemoryDesk
 
         desk = MemoryDesk(settings, person)
         try:
             return desk.search(query, k)
         finally:
             desk.close()
-
-    from local2.service.desks._library import LibraryDesk
 
     library = LibraryDesk(settings)
     memory = recall if settings.memory.enabled else None

@@ -77,8 +77,8 @@ from local2.contracts import (
     SteerRecord,
     collect_research,
 )
-from local2.errors import GaveWay, InvalidInput, RunBusy
-from local2.graph import Services
+from local2.errors import GaveWay, InvalidInput, InvalidQuery, RunBusy
+from local2.graph import Services, validate_query
 from local2.ids import check_session_id, new_run_id
 from local2.library import ReadingLibrary
 from local2.models import Cancellation
@@ -91,6 +91,7 @@ from local2.research import (
     late_grade,
     research_payload,
     research_services,
+    source_list,
 )
 from local2.service.access import Access, no_run
 from local2.service.research._exports import Exported, export_format, export_run
@@ -189,8 +190,6 @@ class Research:
         and ``keep``: where it looks (``web,arxiv,library``; none: ``research.sources``) and
         what it keeps; ``scope``: ``since``, ``until``, ``domains``, ``exclude_domains``
         (each not given: ``research.<key>``) (:class:`RunSources`)."""
-        from local2.errors import InvalidQuery
-        from local2.graph import validate_query
 
         problem = validate_query(question, self.settings.generator.max_query_chars)
         if problem:
@@ -292,8 +291,6 @@ class Research:
     ) -> Iterator[ResearchItem]:
         """Ask a follow-up on ``person``'s finished report, in the run's own thread: answered
         from its ledger, searching only for what the ledger lacks."""
-        from local2.errors import InvalidQuery
-        from local2.graph import validate_query
 
         problem = validate_query(question, self.settings.generator.max_query_chars)
         if problem:
@@ -383,7 +380,6 @@ class Research:
 
     def found(self, run_id: str) -> list[ResearchSource]:
         """Every source the run has found or read so far (the whole ledger), by number."""
-        from local2.research import source_list
 
         values = self.graph.get_state(run_config(run_id)).values or {}
         return source_list(values.get("ledger") or [])
