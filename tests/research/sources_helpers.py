@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from local2.config import load_settings
+from local2.service.agent import Agent
 from local2.service.research._research import Research
 from local2_testkit.documents import pdf_of
 from local2_testkit.ollama_server import FakeOllama
+from local2_testkit.research_web import LoopbackWeb, research_overrides
 from tests.kit.scholarly_stub import Reply, Stub, recorded, stub
 
 QUESTION = "Does sleep consolidate declarative memory?"
@@ -108,3 +110,18 @@ def run(settings: Any, **options: Any) -> dict[str, Any]:
 
 def model_text(fake: FakeOllama) -> str:
     return "\n".join(str(b.get("messages")) for b in fake.chat_requests)
+
+
+def scholarly_agent(fake: FakeOllama, web: LoopbackWeb, apis: Stub, data: Path) -> Agent:
+    """The app's agent for a research run over the loopback web and the recorded arXiv and
+    PubMed APIs (their PDFs fetched from the stub), one round, no memory."""
+    overrides = research_overrides(web, data)
+    overrides["system"]["ollama_host"] = fake.url
+    overrides["memory"] = {"enabled": False}
+    overrides["research"].update(max_rounds=1)
+    overrides["web"]["fetch"]["allow_hosts"].append(apis.url("").removeprefix("http://"))
+    overrides["scholarly"] = {
+        "arxiv": {"base_url": apis.url("/api/query")},
+        "pubmed": {"base_url": apis.url("/entrez/eutils"), "min_interval_s": 0},
+    }
+    return Agent(load_settings(overrides=overrides), backend="ollama")

@@ -12,16 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from local2.config import load_settings
-from local2.server import create_app
-from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
-from tests.kit.browser import BROWSER_MARKS, shot, wait_text
-from tests.kit.served import Served
+from local2_testkit.research_web import LoopbackWeb, load_pages
+from tests.kit.browser import BROWSER_MARKS, app_served, shot, wait_text
 from tests.research.helpers import CORPUS
-from tests.research.sources_helpers import QUESTION, scholarly_apis
+from tests.research.sources_helpers import QUESTION, scholarly_agent, scholarly_apis
 
 pytestmark = BROWSER_MARKS
 
@@ -34,17 +30,8 @@ def test_papers_only_searches_the_ticked_sources_and_never_the_web(
         LoopbackWeb(load_pages(CORPUS)) as web,
         scholarly_apis() as apis,
     ):
-        overrides = research_overrides(web, tmp_path / "data")
-        overrides["system"]["ollama_host"] = fake.url
-        overrides["memory"] = {"enabled": False}
-        overrides["research"].update(max_rounds=1)
-        overrides["web"]["fetch"]["allow_hosts"].append(apis.url("").removeprefix("http://"))
-        overrides["scholarly"] = {
-            "arxiv": {"base_url": apis.url("/api/query")},
-            "pubmed": {"base_url": apis.url("/entrez/eutils"), "min_interval_s": 0},
-        }
-        agent = Agent(load_settings(overrides=overrides), backend="ollama")
-        with Served(create_app(agent)) as url:
+        agent = scholarly_agent(fake, web, apis, tmp_path / "data")
+        with app_served(agent) as url:
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             page = context.new_page()
             page.set_default_timeout(30_000)

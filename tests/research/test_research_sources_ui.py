@@ -19,12 +19,11 @@ import rispy
 
 from local2.config import load_settings
 from local2.documents import read_document
-from local2.service.agent import Agent
 from local2_testkit.ollama_server import FakeOllama
 from local2_testkit.research_brain import ResearchBrain
-from local2_testkit.research_web import LoopbackWeb, load_pages, research_overrides
+from local2_testkit.research_web import LoopbackWeb, load_pages
 from tests.kit.browser import BROWSER_MARKS, app_served
-from tests.research.sources_helpers import PLANTED, scholarly_apis
+from tests.research.sources_helpers import PLANTED, scholarly_agent, scholarly_apis
 
 pytestmark = BROWSER_MARKS
 
@@ -46,16 +45,7 @@ def test_a_newcomer_sees_one_line_and_a_run_shows_dates_scope_and_downloads(
         LoopbackWeb(load_pages(CORPUS)) as web,
         scholarly_apis() as apis,
     ):
-        overrides = research_overrides(web, tmp_path / "data")
-        overrides["system"]["ollama_host"] = fake.url
-        overrides["memory"] = {"enabled": False}
-        overrides["research"].update(max_rounds=1)
-        overrides["web"]["fetch"]["allow_hosts"].append(apis.url("").removeprefix("http://"))
-        overrides["scholarly"] = {
-            "arxiv": {"base_url": apis.url("/api/query")},
-            "pubmed": {"base_url": apis.url("/entrez/eutils"), "min_interval_s": 0},
-        }
-        agent = Agent(load_settings(overrides=overrides), backend="ollama")
+        agent = scholarly_agent(fake, web, apis, tmp_path / "data")
         with app_served(agent) as url:
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             page = context.new_page()
